@@ -1,0 +1,101 @@
+# ibsmd — top-level Makefile.  See README.md.
+CC       ?= gcc
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BUILD    := build
+PKGS     := libibumad libibmad libevent libevent_pthreads yaml-0.1 jansson libsystemd
+# Recursive (=) so that `make deps` can install the packages first.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDLIBS   = $(PKG_LIBS) -lpthread -lm
+
+# The core library: everything but main() of each program.
+CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c \
+	sm/state.c sm/program.c sm/sweep.c sm/daemon.c sm/control.c sm/ctlcmds.c sm/route.c \
+	routing/engine.c routing/minhop.c \
+	mad/txn.c mad/smp.c mad/umad.c
+IBSMD_SRCS   := sm/main.c
+IBSMCTL_SRCS := sm/ibsmctl.c
+UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+SHIMS        := $(BUILD)/libmaddrop.so
+
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
+
+.PHONY: all deps demo check unit sim bench install clean
+all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(SHIMS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(BUILD)/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+
+$(BUILD)/libibsmd.a: $(CORE_OBJS)
+	$(AR) rcs $@ $^
+$(BUILD)/libibsmd-san.a: $(SAN_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/ibsmd: $(IBSMD_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/ibsmctl: $(IBSMCTL_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# LD_PRELOAD test shim in front of libumad2sim.so: drops / counts MADs.
+$(BUILD)/libmaddrop.so: tests/shims/maddrop.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
+
+# Unit tests: each tests/unit/test_X.c is linked twice, plain and with ASan+UBSan.
+$(BUILD)/unit/%: tests/unit/%.c $(BUILD)/libibsmd.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS) $(shell pkg-config --libs check)
+$(BUILD)/unit-san/%: tests/unit/%.c $(BUILD)/libibsmd-san.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< $(BUILD)/libibsmd-san.a $(LDLIBS) $(shell pkg-config --libs check)
+
+unit: $(UNIT_TESTS:%=$(BUILD)/unit/%) $(UNIT_TESTS:%=$(BUILD)/unit-san/%)
+	@set -e; for t in $(UNIT_TESTS); do \
+		echo "== unit $$t"; CK_FORK=yes $(BUILD)/unit/$$t; \
+		echo "== unit $$t (asan+ubsan)"; CK_FORK=yes ASAN_OPTIONS=detect_leaks=1 $(BUILD)/unit-san/$$t; \
+	done
+
+sim: all
+	tests/sim/run-all.sh
+
+deps:
+	@tests/deps.sh
+
+check: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) sim
+
+demo: deps
+	$(MAKE) all
+	tests/demo.sh
+
+bench: deps
+	$(MAKE) all
+	tests/bench.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)/etc/ibsmd $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -m 755 $(BUILD)/ibsmd $(DESTDIR)$(PREFIX)/sbin/ibsmd
+	install -m 755 $(BUILD)/ibsmctl $(DESTDIR)$(PREFIX)/bin/ibsmctl
+	install -m 644 man/ibsmd.8 man/ibsmctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 644 man/ibsmd.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 etc/ibsmd.yaml $(DESTDIR)/etc/ibsmd/ibsmd.yaml.example
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|' etc/ibsmd.service.in > $(DESTDIR)$(PREFIX)/lib/systemd/system/ibsmd.service
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,504 @@
+#include "txn.h"
+
+#include <infiniband/mad.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { T_FREE, T_QUEUED, T_INFLIGHT };
+
+struct txn {
+	uint8_t mad[MAD_SIZE];
+	uint32_t len;
+	uint32_t dest;		/* index into dests[] (0 = unlimited) */
+	struct mad_addr to;
+	txn_done_fn done;
+	void *arg;
+	uint64_t deadline;
+	uint32_t tid;
+	uint32_t next, prev;	/* queue or in-flight list links */
+	uint8_t state;
+	uint8_t tries;
+};
+
+struct dest_q {
+	uint32_t head, tail;	/* queued transactions */
+	uint32_t inflight;
+	uint32_t ready_next;
+	uint8_t ready;
+};
+
+#define NIL UINT32_MAX
+
+struct txn_engine {
+	struct txn_params p;
+	struct mad_transport *t;
+	txn_clock_fn clock;
+	void *clock_arg;
+	txn_arm_fn arm;
+	void *arm_arg;
+	int64_t armed;
+
+	struct txn *pool;
+	uint32_t pool_cap, free_head;
+	struct dest_q *dests;
+	uint32_t n_dests;
+	uint32_t ready_head, ready_tail;
+	uint32_t fl_head, fl_tail;	/* in flight, oldest deadline first */
+	uint32_t n_inflight, n_queued;
+
+	uint32_t *tid_slot;	/* tid & mask -> pool index */
+	uint32_t tid_mask;
+	uint32_t next_tid;
+
+	struct txn_stats stats;
+};
+
+static void dispatch(struct txn_engine *e);
+
+static uint64_t now(struct txn_engine *e)
+{
+	return e->clock(e->clock_arg);
+}
+
+static void rearm(struct txn_engine *e)
+{
+	int64_t d = txn_next_deadline(e);
+	if (d != e->armed) {
+		e->armed = d;
+		if (e->arm)
+			e->arm(e->arm_arg, d);
+	}
+}
+
+static int grow_pool(struct txn_engine *e)
+{
+	uint32_t cap = e->pool_cap ? e->pool_cap * 2 : 1024;
+	struct txn *p = realloc(e->pool, (size_t)cap * sizeof(*p));
+	if (!p)
+		return -1;
+	for (uint32_t i = e->pool_cap; i < cap; i++) {
+		p[i].state = T_FREE;
+		p[i].next = i + 1 < cap ? i + 1 : e->free_head;
+	}
+	e->free_head = e->pool_cap;
+	e->pool = p;
+	e->pool_cap = cap;
+	return 0;
+}
+
+static int size_tid_table(struct txn_engine *e)
+{
+	uint32_t n = 64;
+	while (n < (uint32_t)e->p.window * 4)
+		n <<= 1;
+	if (n <= e->tid_mask + 1)
+		return 0;
+	uint32_t *s = malloc(n * sizeof(*s));
+	if (!s)
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		s[i] = NIL;
+	/* re-home what is in flight */
+	for (uint32_t i = e->fl_head; i != NIL; i = e->pool[i].next)
+		s[e->pool[i].tid & (n - 1)] = i;
+	free(e->tid_slot);
+	e->tid_slot = s;
+	e->tid_mask = n - 1;
+	return 0;
+}
+
+struct txn_engine *txn_new(const struct txn_params *p,
+			   struct mad_transport *t, txn_clock_fn clock,
+			   void *clock_arg)
+{
+	struct txn_engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->p = *p;
+	e->t = t;
+	e->clock = clock;
+	e->clock_arg = clock_arg;
+	e->armed = -1;
+	e->free_head = NIL;
+	e->ready_head = e->ready_tail = NIL;
+	e->fl_head = e->fl_tail = NIL;
+	e->next_tid = 1;
+	e->tid_mask = 0;
+	e->dests = calloc(1, sizeof(*e->dests));
+	if (!e->dests || grow_pool(e) < 0 || size_tid_table(e) < 0) {
+		txn_free(e);
+		return NULL;
+	}
+	e->dests[0].head = e->dests[0].tail = NIL;
+	e->n_dests = 1;
+	return e;
+}
+
+void txn_free(struct txn_engine *e)
+{
+	if (!e)
+		return;
+	free(e->pool);
+	free(e->dests);
+	free(e->tid_slot);
+	free(e);
+}
+
+void txn_set_arm(struct txn_engine *e, txn_arm_fn arm, void *arg)
+{
+	e->arm = arm;
+	e->arm_arg = arg;
+	e->armed = -1;
+	rearm(e);
+}
+
+void txn_set_params(struct txn_engine *e, const struct txn_params *p)
+{
+	e->p = *p;
+	size_tid_table(e);
+	dispatch(e);
+	rearm(e);
+}
+
+static struct txn_attr_stats *attr_stats(struct txn_engine *e, uint16_t attr)
+{
+	struct txn_stats *s = &e->stats;
+	for (int i = 0; i < s->n_attrs; i++)
+		if (s->attrs[i].attr == attr)
+			return &s->attrs[i];
+	if (s->n_attrs < TXN_MAX_ATTRS) {
+		s->attrs[s->n_attrs].attr = attr;
+		memset(&s->attrs[s->n_attrs].c, 0, sizeof(s->attrs[0].c));
+		return &s->attrs[s->n_attrs++];
+	}
+	s->attrs[TXN_MAX_ATTRS].attr = 0xffff;
+	return &s->attrs[TXN_MAX_ATTRS];
+}
+
+static uint16_t mad_attr(const uint8_t *mad)
+{
+	return (uint16_t)mad_get_field((void *)mad, 0, IB_MAD_ATTRID_F);
+}
+
+#define COUNT(e, mad, field) do { \
+	(e)->stats.all.field++; \
+	attr_stats((e), mad_attr(mad))->c.field++; \
+} while (0)
+
+static int ensure_dest(struct txn_engine *e, uint32_t d)
+{
+	if (d < e->n_dests)
+		return 0;
+	uint32_t n = e->n_dests;
+	while (n <= d)
+		n *= 2;
+	struct dest_q *q = realloc(e->dests, (size_t)n * sizeof(*q));
+	if (!q)
+		return -1;
+	for (uint32_t i = e->n_dests; i < n; i++) {
+		memset(&q[i], 0, sizeof(q[i]));
+		q[i].head = q[i].tail = NIL;
+	}
+	e->dests = q;
+	e->n_dests = n;
+	return 0;
+}
+
+static int dest_has_room(const struct txn_engine *e, uint32_t d)
+{
+	return d == 0 || e->dests[d].inflight < (uint32_t)e->p.window_per_node;
+}
+
+static void make_ready(struct txn_engine *e, uint32_t d)
+{
+	struct dest_q *q = &e->dests[d];
+	if (q->ready || q->head == NIL || !dest_has_room(e, d))
+		return;
+	q->ready = 1;
+	q->ready_next = NIL;
+	if (e->ready_tail == NIL)
+		e->ready_head = d;
+	else
+		e->dests[e->ready_tail].ready_next = d;
+	e->ready_tail = d;
+}
+
+static uint32_t pop_ready(struct txn_engine *e)
+{
+	uint32_t d = e->ready_head;
+	if (d == NIL)
+		return NIL;
+	e->ready_head = e->dests[d].ready_next;
+	if (e->ready_head == NIL)
+		e->ready_tail = NIL;
+	e->dests[d].ready = 0;
+	return d;
+}
+
+static void fl_append(struct txn_engine *e, uint32_t i)
+{
+	struct txn *x = &e->pool[i];
+	x->next = NIL;
+	x->prev = e->fl_tail;
+	if (e->fl_tail == NIL)
+		e->fl_head = i;
+	else
+		e->pool[e->fl_tail].next = i;
+	e->fl_tail = i;
+}
+
+static void fl_remove(struct txn_engine *e, uint32_t i)
+{
+	struct txn *x = &e->pool[i];
+	if (x->prev == NIL)
+		e->fl_head = x->next;
+	else
+		e->pool[x->prev].next = x->next;
+	if (x->next == NIL)
+		e->fl_tail = x->prev;
+	else
+		e->pool[x->next].prev = x->prev;
+}
+
+static uint32_t alloc_tid(struct txn_engine *e)
+{
+	for (;;) {
+		uint32_t tid = e->next_tid++;
+		if (!tid)
+			continue;
+		if (e->tid_slot[tid & e->tid_mask] == NIL)
+			return tid;
+	}
+}
+
+static void send_one(struct txn_engine *e, uint32_t i)
+{
+	struct txn *x = &e->pool[i];
+	mad_set_field64(x->mad, 0, IB_MAD_TRID_F, x->tid);
+	x->state = T_INFLIGHT;
+	x->deadline = now(e) + (uint64_t)e->p.timeout_ms;
+	fl_append(e, i);
+	e->n_inflight++;
+	e->dests[x->dest].inflight++;
+	COUNT(e, x->mad, sent);
+	if (x->tries == 0 &&
+	    mad_get_field(x->mad, 0, IB_MAD_METHOD_F) == IB_MAD_METHOD_SET)
+		e->stats.sets++;
+	if (x->tries > 0)
+		COUNT(e, x->mad, retries);
+	x->tries++;
+	/*
+	 * A send that fails at once is treated like a lost MAD: the timer
+	 * retries it, so a transient transport error costs one timeout.
+	 */
+	if (mad_transport_send(e->t, x->mad, x->len, &x->to) < 0)
+		COUNT(e, x->mad, errors);
+}
+
+static void dispatch(struct txn_engine *e)
+{
+	while (e->n_inflight < (uint32_t)e->p.window) {
+		uint32_t d = pop_ready(e);
+		if (d == NIL)
+			break;
+		struct dest_q *q = &e->dests[d];
+		uint32_t i = q->head;
+		q->head = e->pool[i].next;
+		if (q->head == NIL)
+			q->tail = NIL;
+		e->n_queued--;
+		struct txn *x = &e->pool[i];
+		x->tid = alloc_tid(e);
+		e->tid_slot[x->tid & e->tid_mask] = i;
+		send_one(e, i);
+		make_ready(e, d);
+	}
+}
+
+int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
+	       const struct mad_addr *to, uint32_t dest, txn_done_fn done,
+	       void *arg)
+{
+	if (len > MAD_SIZE)
+		return -1;
+	uint32_t d = dest == TXN_NO_DEST ? 0 : dest + 1;
+	if (ensure_dest(e, d) < 0)
+		return -1;
+	if (e->free_head == NIL && grow_pool(e) < 0)
+		return -1;
+	uint32_t i = e->free_head;
+	struct txn *x = &e->pool[i];
+	e->free_head = x->next;
+	memcpy(x->mad, mad, len);
+	x->len = (uint32_t)len;
+	x->to = *to;
+	x->dest = d;
+	x->done = done;
+	x->arg = arg;
+	x->tries = 0;
+	x->tid = 0;
+	x->state = T_QUEUED;
+	x->next = NIL;
+	struct dest_q *q = &e->dests[d];
+	if (q->tail == NIL)
+		q->head = i;
+	else
+		e->pool[q->tail].next = i;
+	q->tail = i;
+	e->n_queued++;
+	make_ready(e, d);
+	dispatch(e);
+	rearm(e);
+	return 0;
+}
+
+/* Takes i out of flight and frees it; returns the callback to run. */
+static void finish(struct txn_engine *e, uint32_t i, int status,
+		   const uint8_t *resp, size_t len)
+{
+	struct txn *x = &e->pool[i];
+	fl_remove(e, i);
+	e->n_inflight--;
+	e->dests[x->dest].inflight--;
+	e->tid_slot[x->tid & e->tid_mask] = NIL;
+	txn_done_fn done = x->done;
+	void *arg = x->arg;
+	uint32_t d = x->dest;
+	x->state = T_FREE;
+	x->next = e->free_head;
+	e->free_head = i;
+	if (status != TXN_OK)
+		e->stats.failed++;
+	make_ready(e, d);
+	dispatch(e);
+	rearm(e);
+	done(arg, status, resp, len);
+}
+
+/* A failed attempt: retry at once if the budget allows, else fail. */
+static void attempt_failed(struct txn_engine *e, uint32_t i, int status)
+{
+	struct txn *x = &e->pool[i];
+	if (x->tries <= e->p.retries) {
+		fl_remove(e, i);
+		e->n_inflight--;
+		e->dests[x->dest].inflight--;
+		send_one(e, i);
+		rearm(e);
+		return;
+	}
+	finish(e, i, status, NULL, 0);
+}
+
+int txn_recv(struct txn_engine *e, const uint8_t *mad, size_t len,
+	     int status)
+{
+	if (len < 24)
+		return 0;
+	uint32_t tid = (uint32_t)mad_get_field64((void *)mad, 0, IB_MAD_TRID_F);
+	uint32_t i = e->tid_slot[tid & e->tid_mask];
+	if (!tid || i == NIL || e->pool[i].tid != tid ||
+	    e->pool[i].state != T_INFLIGHT) {
+		e->stats.unsolicited++;
+		return 0;
+	}
+	struct txn *x = &e->pool[i];
+	/* Our own request bounced back by the transport (status 110 &c.). */
+	if (status) {
+		COUNT(e, x->mad, errors);
+		attempt_failed(e, i, TXN_ERROR);
+		return 1;
+	}
+	/* Only a response answers; a request with our TID is not for us. */
+	if (!(mad[3] & IB_MAD_RESPONSE) ||
+	    mad_attr(mad) != mad_attr(x->mad)) {
+		e->stats.unsolicited++;
+		return 0;
+	}
+	COUNT(e, x->mad, recv);
+	finish(e, i, TXN_OK, mad, len);
+	return 1;
+}
+
+void txn_expire(struct txn_engine *e)
+{
+	uint64_t t = now(e);
+	while (e->fl_head != NIL && e->pool[e->fl_head].deadline <= t) {
+		uint32_t i = e->fl_head;
+		COUNT(e, e->pool[i].mad, timeouts);
+		attempt_failed(e, i, TXN_TIMEOUT);
+	}
+	rearm(e);
+}
+
+int64_t txn_next_deadline(const struct txn_engine *e)
+{
+	if (e->fl_head == NIL)
+		return -1;
+	return (int64_t)e->pool[e->fl_head].deadline;
+}
+
+void txn_cancel_all(struct txn_engine *e)
+{
+	for (uint32_t d = 0; d < e->n_dests; d++) {
+		struct dest_q *q = &e->dests[d];
+		while (q->head != NIL) {
+			uint32_t i = q->head;
+			q->head = e->pool[i].next;
+			e->n_queued--;
+			struct txn *x = &e->pool[i];
+			txn_done_fn done = x->done;
+			void *arg = x->arg;
+			x->state = T_FREE;
+			x->next = e->free_head;
+			e->free_head = i;
+			done(arg, TXN_CANCELLED, NULL, 0);
+		}
+		q->tail = NIL;
+		q->ready = 0;
+	}
+	e->ready_head = e->ready_tail = NIL;
+	while (e->fl_head != NIL)
+		finish(e, e->fl_head, TXN_CANCELLED, NULL, 0);
+	rearm(e);
+}
+
+uint32_t txn_inflight(const struct txn_engine *e)
+{
+	return e->n_inflight;
+}
+
+uint32_t txn_queued(const struct txn_engine *e)
+{
+	return e->n_queued;
+}
+
+const struct txn_stats *txn_get_stats(const struct txn_engine *e)
+{
+	return &e->stats;
+}
+
+void txn_reset_stats(struct txn_engine *e)
+{
+	memset(&e->stats, 0, sizeof(e->stats));
+}
+
+const char *txn_attr_name(uint16_t attr)
+{
+	switch (attr) {
+	case 0x0002: return "Notice";
+	case 0x0010: return "NodeDescription";
+	case 0x0011: return "NodeInfo";
+	case 0x0012: return "SwitchInfo";
+	case 0x0014: return "GUIDInfo";
+	case 0x0015: return "PortInfo";
+	case 0x0016: return "P_KeyTable";
+	case 0x0017: return "SLtoVLMappingTable";
+	case 0x0018: return "VLArbitrationTable";
+	case 0x0019: return "LinearForwardingTable";
+	case 0x001b: return "MulticastForwardingTable";
+	case 0x0020: return "SMInfo";
+	case 0xffff: return "other";
+	}
+	return "vendor";
+}

@@ -1,0 +1,92 @@
+/*
+ * The transaction table: every request the SM originates goes through it.
+ * It owns TIDs (matched on their low 32 bits: ibsim and umad2sim rewrite
+ * the upper ones), per-request timeouts and retries on its own clock
+ * (umad2sim ignores umad_send's), a global window of requests in flight
+ * and a per-destination one, and counters per attribute.
+ *
+ * It does no I/O of its own beyond mad_transport_send() and has no timer:
+ * the owner calls txn_expire() when txn_next_deadline() passes (the
+ * arm callback says when that changes).  That keeps it unit-testable
+ * with a fake transport and a fake clock.
+ */
+#ifndef IBSMD_TXN_H
+#define IBSMD_TXN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+#define TXN_OK        0
+#define TXN_TIMEOUT  -1	/* no answer after all retries */
+#define TXN_ERROR    -2	/* every attempt came back with an error status */
+#define TXN_CANCELLED -3
+
+#define TXN_NO_DEST  UINT32_MAX	/* no per-destination limit */
+#define TXN_MAX_ATTRS 24
+
+typedef void (*txn_done_fn)(void *arg, int status, const uint8_t *resp,
+			    size_t len);
+typedef uint64_t (*txn_clock_fn)(void *arg);	/* milliseconds, monotonic */
+typedef void (*txn_arm_fn)(void *arg, int64_t deadline_ms);	/* -1 = none */
+
+struct txn_params {
+	int timeout_ms;
+	int retries;
+	int window;
+	int window_per_node;
+};
+
+struct txn_counters {
+	uint64_t sent, recv, timeouts, retries, errors;
+};
+
+struct txn_attr_stats {
+	uint16_t attr;
+	struct txn_counters c;
+};
+
+struct txn_stats {
+	struct txn_counters all;
+	uint64_t sets;			/* requests sent with method Set */
+	uint64_t failed;		/* transactions that ended with no answer */
+	uint64_t unsolicited;		/* received MADs that matched nothing */
+	int n_attrs;
+	struct txn_attr_stats attrs[TXN_MAX_ATTRS + 1];	/* last: "other" */
+};
+
+struct txn_engine;
+
+struct txn_engine *txn_new(const struct txn_params *p,
+			   struct mad_transport *t, txn_clock_fn clock,
+			   void *clock_arg);
+void txn_free(struct txn_engine *e);
+void txn_set_arm(struct txn_engine *e, txn_arm_fn arm, void *arg);
+void txn_set_params(struct txn_engine *e, const struct txn_params *p);
+
+/*
+ * Queues a request (the TID field is overwritten).  dest is a small
+ * integer naming the destination (a node index) for the per-destination
+ * window, or TXN_NO_DEST.  done is called exactly once, from
+ * txn_recv/txn_expire/txn_cancel_all, never from txn_submit itself.
+ * Returns 0 or -1 (ENOMEM).
+ */
+int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
+	       const struct mad_addr *to, uint32_t dest, txn_done_fn done,
+	       void *arg);
+/* Offers a received MAD; returns 1 if it answered a transaction, else 0. */
+int txn_recv(struct txn_engine *e, const uint8_t *mad, size_t len,
+	     int status);
+/* Retries or fails the transactions whose deadline has passed. */
+void txn_expire(struct txn_engine *e);
+int64_t txn_next_deadline(const struct txn_engine *e);
+/* Fails every queued and in-flight transaction with TXN_CANCELLED. */
+void txn_cancel_all(struct txn_engine *e);
+uint32_t txn_inflight(const struct txn_engine *e);
+uint32_t txn_queued(const struct txn_engine *e);
+const struct txn_stats *txn_get_stats(const struct txn_engine *e);
+void txn_reset_stats(struct txn_engine *e);
+const char *txn_attr_name(uint16_t attr);
+
+#endif

@@ -1,0 +1,338 @@
+#include "umad.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <infiniband/mad.h>
+#include <infiniband/umad.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "../sm/log.h"
+
+struct rx {
+	struct rx *next;
+	struct mad_addr from;
+	int status;
+	uint32_t len;
+	uint8_t mad[];
+};
+
+struct umad_be {
+	int fd;
+	int issm_fd;
+	int agents[256];	/* class -> agent id, -1 */
+	char ca[UMAD_CA_NAME_LEN];
+	int port;
+	void *sendbuf;
+	int evfd;
+	struct event *ev;
+	mad_recv_fn cb;
+	void *cb_arg;
+	pthread_t thread;
+	int thread_started;
+	volatile int closing;	/* set by be_close: errors are expected */
+	pthread_mutex_t lock;
+	struct rx *head, *tail;	/* received, not yet handed over */
+};
+
+/* Classes an SM's port may receive: the SM's own, the SA's, and the
+ * rest so that a stray MAD is dropped instead of crashing umad2sim. */
+static const struct {
+	uint8_t cls, version, rmpp, server;
+} agent_classes[] = {
+	{ 0x81, 1, 0, 1 },	/* directed-route SMP */
+	{ 0x01, 1, 0, 1 },	/* LID-routed SMP: traps, SMInfo */
+	{ 0x03, 2, 1, 1 },	/* SA */
+	{ 0x04, 1, 0, 0 },	/* performance management */
+	{ 0x05, 1, 0, 0 },	/* baseboard management */
+	{ 0x06, 1, 0, 0 },	/* device management */
+	{ 0x07, 2, 0, 0 },	/* communication management */
+	{ 0x08, 1, 0, 0 },	/* SNMP tunnelling */
+	{ 0x09, 1, 0, 0 },	/* vendor range 1 */
+	{ 0x0a, 1, 0, 0 },
+	{ 0x21, 2, 0, 0 },	/* congestion control */
+};
+
+static void *receiver(void *arg)
+{
+	struct umad_be *b = arg;
+	size_t bufsz = umad_size() + 4096;
+	uint8_t *buf = malloc(bufsz);
+	if (!buf)
+		return NULL;
+	for (;;) {
+		int len = 4096;
+		int r = umad_recv(b->fd, buf, &len, -1);
+		if (r < 0) {
+			if (r == -EINTR || r == -EAGAIN || r == -ENOSPC)
+				continue;
+			if (__atomic_load_n(&b->closing, __ATOMIC_ACQUIRE))
+				break;
+			log_err("umad_recv: %s", strerror(-r));
+			usleep(100000);
+			continue;
+		}
+		if (len < 24 || len > 4096)
+			continue;
+		struct rx *x = malloc(sizeof(*x) + (size_t)len);
+		if (!x)
+			continue;
+		ib_mad_addr_t *a = umad_get_mad_addr(buf);
+		memset(&x->from, 0, sizeof(x->from));
+		x->from.lid = be16toh(a->lid);
+		x->from.qpn = be32toh(a->qpn);
+		x->from.qkey = be32toh(a->qkey);
+		x->from.sl = a->sl;
+		x->status = umad_status(buf);
+		x->len = (uint32_t)len;
+		x->next = NULL;
+		memcpy(x->mad, umad_get_mad(buf), (size_t)len);
+		pthread_mutex_lock(&b->lock);
+		if (b->tail)
+			b->tail->next = x;
+		else
+			b->head = x;
+		b->tail = x;
+		pthread_mutex_unlock(&b->lock);
+		uint64_t one = 1;
+		if (write(b->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			log_err("eventfd write: %s", strerror(errno));
+	}
+	return NULL;
+}
+
+static void on_rx(evutil_socket_t fd, short what, void *arg)
+{
+	struct umad_be *b = arg;
+	uint64_t n;
+	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_err("eventfd read: %s", strerror(errno));
+	pthread_mutex_lock(&b->lock);
+	struct rx *x = b->head;
+	b->head = b->tail = NULL;
+	pthread_mutex_unlock(&b->lock);
+	while (x) {
+		struct rx *next = x->next;
+		b->cb(b->cb_arg, x->mad, x->len, &x->from, x->status);
+		free(x);
+		x = next;
+	}
+}
+
+static int be_send(void *ctx, const uint8_t *mad, size_t len,
+		   const struct mad_addr *to)
+{
+	struct umad_be *b = ctx;
+	int agent = b->agents[mad[1]];
+	if (agent < 0) {
+		log_warn("no agent for class 0x%02x", mad[1]);
+		return -1;
+	}
+	memset(b->sendbuf, 0, umad_size());
+	umad_set_addr(b->sendbuf, (int)to->lid, (int)to->qpn, to->sl,
+		      (int)to->qkey);
+	memcpy(umad_get_mad(b->sendbuf), mad, len);
+	int r = umad_send(b->fd, agent, b->sendbuf, (int)len, 0, 0);
+	if (r < 0) {
+		log_debug("umad_send: %s", strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+static void be_close(void *ctx)
+{
+	struct umad_be *b = ctx;
+	if (!b)
+		return;
+	__atomic_store_n(&b->closing, 1, __ATOMIC_RELEASE);
+	if (b->ev)
+		event_free(b->ev);
+	/* The receiver stays blocked in umad_recv; the process is ending. */
+	if (b->issm_fd >= 0)
+		close(b->issm_fd);
+	if (b->evfd >= 0)
+		close(b->evfd);
+	free(b->sendbuf);
+}
+
+static int port_usable(const umad_port_t *p, int want_active)
+{
+	return p->phys_state == 5 && (!want_active || p->state == 4) &&
+	       strcmp(p->link_layer, "Ethernet") != 0;
+}
+
+/* Finds the port: by GUID, by CA/port, or the first usable one. */
+static int pick_port(const struct umad_port_sel *sel, char *ca, int *port,
+		     char *err, size_t errlen)
+{
+	char names[32][UMAD_CA_NAME_LEN];
+	int n = umad_get_cas_names(names, 32);
+	if (n <= 0) {
+		snprintf(err, errlen, "no InfiniBand device found");
+		return -1;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < n; i++) {
+			if (sel->ca && strcmp(sel->ca, names[i]))
+				continue;
+			umad_ca_t c;
+			if (umad_get_ca(names[i], &c) < 0)
+				continue;
+			int found = 0;
+			for (int p = 1; p <= c.numports && !found; p++) {
+				umad_port_t *up = c.ports[p];
+				if (!up)
+					continue;
+				if (sel->guid) {
+					found = be64toh(up->port_guid) == sel->guid;
+				} else if (sel->port) {
+					found = p == sel->port;
+				} else {
+					found = port_usable(up, pass == 0);
+				}
+				if (found) {
+					memcpy(ca, names[i], UMAD_CA_NAME_LEN);
+					ca[UMAD_CA_NAME_LEN - 1] = '\0';
+					*port = p;
+				}
+			}
+			umad_release_ca(&c);
+			if (found)
+				return 0;
+		}
+		if (sel->guid || sel->port)
+			break;
+	}
+	if (sel->guid)
+		snprintf(err, errlen, "no local port with GUID 0x%016llx",
+			 (unsigned long long)sel->guid);
+	else if (sel->port)
+		snprintf(err, errlen, "no port %d on %s", sel->port,
+			 sel->ca ? sel->ca : "any local CA");
+	else
+		snprintf(err, errlen, "no local port with its physical link up%s%s",
+			 sel->ca ? " on " : "", sel->ca ? sel->ca : "");
+	return -1;
+}
+
+static int register_agents(struct umad_be *b, char *err, size_t errlen)
+{
+	for (int i = 0; i < 256; i++)
+		b->agents[i] = -1;
+	for (size_t i = 0; i < sizeof(agent_classes) / sizeof(agent_classes[0]); i++) {
+		long mask[16 / sizeof(long)];
+		memset(mask, 0, sizeof(mask));
+		if (agent_classes[i].server) {
+			/* Get, Set, Send, Trap, Report, TrapRepress, GetTable,
+			 * GetTraceTable, GetMulti, Delete */
+			static const int methods[] = { 1, 2, 3, 5, 6, 7, 0x12, 0x13, 0x14, 0x15 };
+			for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++)
+				mask[methods[m] / (8 * sizeof(long))] |=
+					1L << (methods[m] % (8 * sizeof(long)));
+		}
+		int id = umad_register(b->fd, agent_classes[i].cls,
+				       agent_classes[i].version,
+				       agent_classes[i].rmpp,
+				       agent_classes[i].server ? mask : NULL);
+		if (id < 0) {
+			if (agent_classes[i].server) {
+				snprintf(err, errlen,
+					 "cannot register class 0x%02x: %s",
+					 agent_classes[i].cls, strerror(-id));
+				return -1;
+			}
+			log_info("class 0x%02x not registered: %s",
+				 agent_classes[i].cls, strerror(-id));
+			continue;
+		}
+		b->agents[agent_classes[i].cls] = id;
+	}
+	return 0;
+}
+
+static void fill_port_facts(struct mad_transport *t, struct umad_be *b)
+{
+	umad_port_t p;
+	if (umad_get_port(b->ca, b->port, &p) < 0)
+		return;
+	t->port_guid = be64toh(p.port_guid);
+	t->lid = p.base_lid;
+	t->sm_lid = p.sm_lid;
+	t->port_state = (int)p.state;
+	t->port_num = b->port;
+	snprintf(t->ca_name, sizeof(t->ca_name), "%s", b->ca);
+	umad_release_port(&p);
+}
+
+int umad_transport_refresh(struct mad_transport *t)
+{
+	if (t->send != be_send)
+		return -1;
+	fill_port_facts(t, t->ctx);
+	return 0;
+}
+
+int umad_transport_open(struct mad_transport *t, struct event_base *base,
+			const struct umad_port_sel *sel, mad_recv_fn cb,
+			void *cb_arg, char *err, size_t errlen)
+{
+	/* Lives to the end of the process: the receiver thread holds it. */
+	struct umad_be *b = calloc(1, sizeof(*b));
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	b->fd = b->issm_fd = b->evfd = -1;
+	if (umad_init() < 0) {
+		snprintf(err, errlen, "cannot initialise libibumad");
+		return -1;
+	}
+	if (pick_port(sel, b->ca, &b->port, err, errlen) < 0)
+		return -1;
+	b->fd = umad_open_port(b->ca, b->port);
+	if (b->fd < 0) {
+		snprintf(err, errlen, "cannot open %s port %d: %s", b->ca,
+			 b->port, strerror(-b->fd));
+		return -1;
+	}
+	if (register_agents(b, err, errlen) < 0)
+		return -1;
+	char path[256];
+	if (umad_get_issm_path(b->ca, b->port, path, sizeof(path)) == 0)
+		b->issm_fd = open(path, O_RDWR);
+	if (b->issm_fd < 0)
+		log_warn("cannot set IsSM on %s port %d (%s): other nodes will not see an SM here",
+			 b->ca, b->port, strerror(errno));
+	b->sendbuf = calloc(1, umad_size() + MAD_SIZE);
+	b->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!b->sendbuf || b->evfd < 0) {
+		snprintf(err, errlen, "out of resources: %s", strerror(errno));
+		return -1;
+	}
+	b->cb = cb;
+	b->cb_arg = cb_arg;
+	pthread_mutex_init(&b->lock, NULL);
+	b->ev = event_new(base, b->evfd, EV_READ | EV_PERSIST, on_rx, b);
+	if (!b->ev || event_add(b->ev, NULL) < 0) {
+		snprintf(err, errlen, "cannot watch the receive queue");
+		return -1;
+	}
+	if (pthread_create(&b->thread, NULL, receiver, b) != 0) {
+		snprintf(err, errlen, "cannot start the receiver thread");
+		return -1;
+	}
+	pthread_detach(b->thread);
+	b->thread_started = 1;
+	memset(t, 0, sizeof(*t));
+	t->ctx = b;
+	t->send = be_send;
+	t->close = be_close;
+	fill_port_facts(t, b);
+	return 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * The umad backend: a local port opened through libibumad (the kernel, or
+ * ibsim under libumad2sim.so).  A receiver thread blocks in umad_recv()
+ * (the umad fd under umad2sim is a fake number no poller can watch) and
+ * hands MADs to the event loop through an eventfd.
+ */
+#ifndef IBSMD_UMAD_H
+#define IBSMD_UMAD_H
+
+#include <event2/event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+struct umad_port_sel {
+	const char *ca;		/* NULL: any */
+	int port;		/* 0: any */
+	uint64_t guid;		/* 0: not by GUID */
+};
+
+/*
+ * Opens the port, registers agents for every class that may arrive,
+ * claims IsSM, starts the receiver.  Fills t (send/close/ctx and the
+ * local port's facts).  Returns 0 or -1 with a message in err.
+ */
+int umad_transport_open(struct mad_transport *t, struct event_base *base,
+			const struct umad_port_sel *sel, mad_recv_fn cb,
+			void *cb_arg, char *err, size_t errlen);
+/* Re-reads the local port's LID, SM LID and state (for ibsmctl status). */
+int umad_transport_refresh(struct mad_transport *t);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * Routing engines: pure functions from the fabric model (with LIDs
+ * assigned) to unicast forwarding tables.  No I/O, no MADs.
+ */
+#ifndef IBSMD_ENGINE_H
+#define IBSMD_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sm/fabric.h"
+
+#define LFT_DROP 0xff
+
+/* One row per switch; row r belongs to node sw_node[r]. */
+struct lft_tables {
+	uint32_t n_sw;
+	uint32_t max_lid;	/* each row has max_lid + 1 entries */
+	uint32_t *sw_node;	/* row -> node index */
+	uint32_t *row_of_node;	/* node index -> row, FAB_NONE for non-switches */
+	uint8_t *port;		/* n_sw * (max_lid + 1) output ports */
+};
+
+struct route_opts {
+	int n_roots;
+	const char (*roots)[64];	/* node descriptions or GUIDs */
+};
+
+struct routing_engine {
+	const char *name;
+	/* Returns 0, or -1 with a reason in err (the caller may fall back). */
+	int (*route)(const struct fabric *f, const struct route_opts *o,
+		     struct lft_tables *t, char *err, size_t errlen);
+};
+
+const struct routing_engine *routing_engine_find(const char *name);
+/* Space-separated names of all engines, for messages. */
+const char *routing_engine_names(void);
+
+int lft_tables_alloc(struct lft_tables *t, const struct fabric *f);
+void lft_tables_free(struct lft_tables *t);
+static inline uint8_t *lft_row(const struct lft_tables *t, uint32_t row)
+{
+	return t->port + (size_t)row * (t->max_lid + 1);
+}
+
+#endif

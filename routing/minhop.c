@@ -1,0 +1,188 @@
+/*
+ * minhop: shortest paths over switch-to-switch links; among the ports on
+ * a shortest path, the one with the fewest LIDs routed through it so far
+ * (ties: the lowest port number).  Like OpenSM's, it is not deadlock-free
+ * on fabrics with cycles (meshes, tori).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+struct sw_graph {
+	uint32_t n;		/* switches (rows) */
+	uint32_t *adj_off;	/* n + 1 offsets into adj[] */
+	uint32_t *adj_row;	/* neighbour row */
+	uint8_t *adj_port;	/* local port towards it */
+};
+
+static int usable_link(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (!(p->flags & FPORT_PRESENT) || p->remote == FAB_NONE)
+		return 0;
+	const struct fab_port *r = &f->ports[p->remote];
+	return (r->flags & FPORT_PRESENT) && p->phys_state == PHYS_LINKUP &&
+	       r->phys_state == PHYS_LINKUP;
+}
+
+static int build_graph(const struct fabric *f, const struct lft_tables *t,
+		       struct sw_graph *g)
+{
+	uint32_t m = 0;
+	g->n = t->n_sw;
+	g->adj_off = calloc((size_t)g->n + 1, sizeof(*g->adj_off));
+	if (!g->adj_off)
+		return -1;
+	for (uint32_t r = 0; r < g->n; r++) {
+		const struct fab_node *n = &f->nodes[t->sw_node[r]];
+		for (int p = 1; p <= n->nports; p++) {
+			uint32_t pi = n->first_port + p;
+			if (usable_link(f, pi) &&
+			    f->nodes[f->ports[f->ports[pi].remote].node].type == FAB_SWITCH)
+				m++;
+		}
+	}
+	g->adj_row = malloc(((size_t)m + 1) * sizeof(*g->adj_row));
+	g->adj_port = malloc((size_t)m + 1);
+	if (!g->adj_row || !g->adj_port)
+		return -1;
+	m = 0;
+	for (uint32_t r = 0; r < g->n; r++) {
+		const struct fab_node *n = &f->nodes[t->sw_node[r]];
+		g->adj_off[r] = m;
+		for (int p = 1; p <= n->nports; p++) {
+			uint32_t pi = n->first_port + p;
+			if (!usable_link(f, pi))
+				continue;
+			uint32_t rn = f->ports[f->ports[pi].remote].node;
+			if (f->nodes[rn].type != FAB_SWITCH)
+				continue;
+			g->adj_row[m] = t->row_of_node[rn];
+			g->adj_port[m] = (uint8_t)p;
+			m++;
+		}
+	}
+	g->adj_off[g->n] = m;
+	return 0;
+}
+
+static void free_graph(struct sw_graph *g)
+{
+	free(g->adj_off);
+	free(g->adj_row);
+	free(g->adj_port);
+}
+
+/* BFS hop counts from row src; unreachable = UINT32_MAX. */
+static void bfs(const struct sw_graph *g, uint32_t src, uint32_t *dist,
+		uint32_t *queue)
+{
+	for (uint32_t i = 0; i < g->n; i++)
+		dist[i] = UINT32_MAX;
+	uint32_t qh = 0, qt = 0;
+	dist[src] = 0;
+	queue[qt++] = src;
+	while (qh < qt) {
+		uint32_t u = queue[qh++];
+		for (uint32_t e = g->adj_off[u]; e < g->adj_off[u + 1]; e++) {
+			uint32_t v = g->adj_row[e];
+			if (dist[v] == UINT32_MAX) {
+				dist[v] = dist[u] + 1;
+				queue[qt++] = v;
+			}
+		}
+	}
+}
+
+/* The switch row and port where a LID's port attaches, or -1. */
+static int lid_attach(const struct fabric *f, const struct lft_tables *t,
+		      uint32_t lid, uint32_t *row, uint8_t *port)
+{
+	uint32_t pi = f->lid_port[lid];
+	if (pi == FAB_NONE)
+		return -1;
+	const struct fab_port *p = &f->ports[pi];
+	if (f->nodes[p->node].type == FAB_SWITCH) {
+		*row = t->row_of_node[p->node];
+		*port = 0;
+		return 0;
+	}
+	if (!usable_link(f, pi))
+		return -1;
+	const struct fab_port *r = &f->ports[p->remote];
+	if (f->nodes[r->node].type != FAB_SWITCH)
+		return -1;
+	*row = t->row_of_node[r->node];
+	*port = r->num;
+	return 0;
+}
+
+static int minhop_route(const struct fabric *f, const struct route_opts *o,
+			struct lft_tables *t, char *err, size_t errlen)
+{
+	struct sw_graph g = { 0 };
+	uint32_t *dist = malloc(((size_t)t->n_sw + 1) * sizeof(*dist));
+	uint32_t *queue = malloc(((size_t)t->n_sw + 1) * sizeof(*queue));
+	uint32_t *load = calloc((size_t)t->n_sw * 256, sizeof(*load));
+	/* LIDs grouped by the switch they attach to: one BFS per switch */
+	uint32_t *first = malloc(((size_t)t->n_sw + 1) * sizeof(*first));
+	uint32_t *next = malloc(((size_t)t->max_lid + 1) * sizeof(*next));
+	uint8_t *aport = malloc((size_t)t->max_lid + 1);
+	int rc = -1;
+	if (!dist || !queue || !load || !first || !next || !aport ||
+	    build_graph(f, t, &g) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		first[r] = UINT32_MAX;
+	for (uint32_t lid = t->max_lid; lid >= 1; lid--) {
+		uint32_t row;
+		if (lid_attach(f, t, lid, &row, &aport[lid]) < 0)
+			continue;
+		next[lid] = first[row];
+		first[row] = lid;
+	}
+	for (uint32_t d = 0; d < t->n_sw; d++) {
+		if (first[d] == UINT32_MAX)
+			continue;
+		bfs(&g, d, dist, queue);
+		for (uint32_t lid = first[d]; lid != UINT32_MAX; lid = next[lid]) {
+			lft_row(t, d)[lid] = aport[lid];
+			for (uint32_t s = 0; s < t->n_sw; s++) {
+				if (s == d || dist[s] == UINT32_MAX)
+					continue;
+				uint32_t best = UINT32_MAX;
+				uint8_t bp = LFT_DROP;
+				for (uint32_t e = g.adj_off[s]; e < g.adj_off[s + 1]; e++) {
+					if (dist[g.adj_row[e]] + 1 != dist[s])
+						continue;
+					uint32_t l = load[(size_t)s * 256 + g.adj_port[e]];
+					if (l < best) {
+						best = l;
+						bp = g.adj_port[e];
+					}
+				}
+				lft_row(t, s)[lid] = bp;
+				load[(size_t)s * 256 + bp]++;
+			}
+		}
+	}
+	rc = 0;
+out:
+	free_graph(&g);
+	free(dist);
+	free(queue);
+	free(load);
+	free(first);
+	free(next);
+	free(aport);
+	return rc;
+}
+
+const struct routing_engine minhop_engine = {
+	.name = "minhop",
+	.route = minhop_route,
+};

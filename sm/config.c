@@ -1,0 +1,879 @@
+/*
+ * The fabric policy: a YAML file of nested mappings (ibsmd.yaml(5)),
+ * read with libyaml's event API.  The schema is a set of static key
+ * tables; each key names its type, its range and where it lives in
+ * struct config.  The first error stops the parse and is reported as
+ * "FILE:LINE:COL: message", LINE and COL 1-based.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "config.h"
+#include "log.h"
+
+/* Routing engines the policy and -R may name (routing/<name>.c). */
+static const char *const engine_names[] = {
+	"minhop", "updn", "ftree", "dmodk",
+};
+#define N_ENGINE_NAMES (sizeof(engine_names) / sizeof(engine_names[0]))
+
+#define TAG_STR "tag:yaml.org,2002:str"
+#define TAG_INT "tag:yaml.org,2002:int"
+
+enum key_type {
+	K_MAP,		/* nested mapping: sub */
+	K_INT,		/* int in min..max */
+	K_U64,		/* uint64_t, min..UINT64_MAX */
+	K_STR,		/* char[len], not empty */
+	K_ENUM,		/* int, one of names[] */
+	K_LOGLEVEL,	/* int, log_level_parse() */
+	K_LIST,		/* a scalar or a sequence of scalars into char[][] */
+};
+
+struct key {
+	const char *name;
+	enum key_type type;
+	size_t off;			/* value (or list array) in struct config */
+	long long min, max;		/* K_INT; K_U64 uses min only */
+	size_t len;			/* K_STR, K_LIST: bytes per string */
+	const struct key *sub;		/* K_MAP */
+	const char *const *names;	/* K_ENUM: NULL-terminated, index = value */
+	size_t count_off;		/* K_LIST: int count in struct config */
+	int max_items;			/* K_LIST */
+	int is_engine;			/* K_LIST: names must be known engines */
+	/* K_MAP: run before and after the nested keys are parsed */
+	void (*reset)(struct config *);
+	int (*check)(const struct config *, char *, size_t);
+};
+
+#define CFG(f)		offsetof(struct config, f)
+#define INT(n, f, lo, hi) { .name = n, .type = K_INT, .off = CFG(f), \
+			    .min = lo, .max = hi }
+#define U64(n, f, lo)	{ .name = n, .type = K_U64, .off = CFG(f), .min = lo }
+#define STR(n, f)	{ .name = n, .type = K_STR, .off = CFG(f), \
+			  .len = sizeof(((struct config *)0)->f) }
+#define ENUM(n, f, v)	{ .name = n, .type = K_ENUM, .off = CFG(f), .names = v }
+#define MAP(n, t)	{ .name = n, .type = K_MAP, .sub = t }
+#define MAP_CHECKED(n, t, r, c) { .name = n, .type = K_MAP, .sub = t, \
+				  .reset = r, .check = c }
+#define LIST(n, f, cnt, eng) { .name = n, .type = K_LIST, .off = CFG(f), \
+	.len = sizeof(((struct config *)0)->f[0]), .count_off = CFG(cnt), \
+	.max_items = sizeof(((struct config *)0)->f) / \
+		     sizeof(((struct config *)0)->f[0]), .is_engine = eng }
+#define END		{ .name = NULL }
+
+/* Enum fields are stored through an int pointer. */
+_Static_assert(sizeof(enum qos_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum signalling) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum lid_scheme) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum tristate) == sizeof(int), "enum size");
+
+/* Indexed by the enum values of config.h. */
+static const char *const qos_modes[] = { "none", "vftree", "voqsw", NULL };
+static const char *const signallings[] = {
+	"hybrid", "wildcard", "repath-only", NULL
+};
+static const char *const lid_schemes[] = { "dynamic", "prepopulated", NULL };
+static const char *const tristates[] = { "auto", "on", "off", NULL };
+
+/* port: replaces the whole local port selection, {ca, num} or {guid}. */
+static void port_reset(struct config *c)
+{
+	memset(c->port_ca, 0, sizeof(c->port_ca));
+	c->port_num = 0;
+	c->port_guid = 0;
+}
+
+static int port_check(const struct config *c, char *msg, size_t len)
+{
+	if (c->port_guid != 0 && (c->port_ca[0] != '\0' || c->port_num != 0)) {
+		snprintf(msg, len, "give either ca/num or guid, not both");
+		return -1;
+	}
+	return 0;
+}
+
+static const struct key port_keys[] = {
+	STR("ca", port_ca),
+	INT("num", port_num, 1, 254),
+	U64("guid", port_guid, 1),
+	END
+};
+static const struct key sm_keys[] = {
+	INT("priority", sm_priority, 0, 15),
+	INT("subnet_timeout", subnet_timeout, 0, 31),
+	INT("poll_ms", sminfo_poll_ms, 100, 600000),
+	INT("poll_retries", sminfo_poll_retries, 1, 100),
+	END
+};
+static const struct key sweep_keys[] = {
+	INT("interval_s", sweep_interval_s, 0, 3600),
+	END
+};
+static const struct key mad_keys[] = {
+	INT("timeout_ms", mad_timeout_ms, 1, 60000),
+	INT("retries", mad_retries, 0, 20),
+	INT("window", mad_window, 1, 4096),
+	INT("window_per_node", mad_window_per_node, 1, 256),
+	END
+};
+static const struct key routing_keys[] = {
+	LIST("engine", engines, n_engines, 1),
+	LIST("roots", roots, n_roots, 0),
+	END
+};
+static const struct key qos_keys[] = {
+	ENUM("mode", qos_mode, qos_modes),
+	INT("max_vls", qos_max_vls, 1, 15),
+	END
+};
+static const struct key events_keys[] = {
+	ENUM("signalling", signalling, signallings),
+	END
+};
+static const struct key virt_keys[] = {
+	ENUM("lid_scheme", lid_scheme, lid_schemes),
+	ENUM("extended_lids", extended_lids, tristates),
+	LIST("vswitches", vswitches, n_vswitches, 0),
+	END
+};
+static const struct key ports_keys[] = {
+	INT("hoq_life", hoq_life, 0, 31),
+	INT("leaf_hoq_life", leaf_hoq_life, 0, 31),
+	INT("vl_stall_count", vl_stall_count, 0, 7),
+	INT("max_op_vls", max_op_vls, 1, 5),
+	END
+};
+static const struct key top_keys[] = {
+	MAP_CHECKED("port", port_keys, port_reset, port_check),
+	U64("subnet_prefix", subnet_prefix, 0),
+	MAP("sm", sm_keys),
+	STR("state_dir", state_dir),
+	{ .name = "log_level", .type = K_LOGLEVEL, .off = CFG(log_level) },
+	MAP("sweep", sweep_keys),
+	MAP("mad", mad_keys),
+	INT("lmc", lmc, 0, 7),
+	MAP("routing", routing_keys),
+	MAP("qos", qos_keys),
+	MAP("events", events_keys),
+	MAP("virtualization", virt_keys),
+	MAP("ports", ports_keys),
+	END
+};
+
+#define MAX_KEYS_PER_MAP 16
+#define KEY_PATH_LEN 160
+
+struct parse {
+	yaml_parser_t parser;
+	yaml_event_t ev;		/* the current event */
+	int have_ev;
+	const char *path;
+	struct config *c;
+	char *err;
+	size_t errlen;
+};
+
+static void set_str(char *dst, size_t len, const char *s)
+{
+	memset(dst, 0, len);
+	memcpy(dst, s, strlen(s));
+}
+
+static void *field(struct config *c, size_t off)
+{
+	return (char *)c + off;
+}
+
+static int engine_known(const char *name)
+{
+	for (size_t i = 0; i < N_ENGINE_NAMES; i++)
+		if (!strcmp(name, engine_names[i]))
+			return 1;
+	return 0;
+}
+
+static void engine_list_text(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_ENGINE_NAMES && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s",
+				 i ? " " : "", engine_names[i]);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* "FILE:LINE:COL: " + message, mark 0-based as libyaml keeps it. */
+static int fail_at(struct parse *p, yaml_mark_t mark, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail_at(struct parse *p, yaml_mark_t mark, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (char *s = msg; *s != '\0'; s++)	/* keys and values are echoed */
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+	seterr(p->err, p->errlen, "%s:%zu:%zu: %s", p->path, mark.line + 1,
+	       mark.column + 1, msg);
+	return -1;
+}
+
+/* The reader reports a byte offset only: turn it into line and column. */
+static yaml_mark_t offset_mark(const char *path, size_t offset)
+{
+	yaml_mark_t m = { .index = offset, .line = 0, .column = 0 };
+	FILE *f;
+	int ch;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		return m;
+	for (size_t i = 0; i < offset && (ch = getc(f)) != EOF; i++) {
+		if (ch == '\n') {
+			m.line++;
+			m.column = 0;
+		} else if ((ch & 0xc0) != 0x80) {
+			m.column++;	/* count characters, not UTF-8 bytes */
+		}
+	}
+	fclose(f);
+	return m;
+}
+
+static int syntax_error(struct parse *p)
+{
+	yaml_parser_t *y = &p->parser;
+	yaml_mark_t mark = y->problem_mark;
+	const char *problem = y->problem ? y->problem : "unknown error";
+
+	switch (y->error) {
+	case YAML_MEMORY_ERROR:
+		return fail_at(p, mark, "out of memory");
+	case YAML_READER_ERROR:
+		return fail_at(p, offset_mark(p->path, y->problem_offset),
+			       "%s", problem);
+	default:
+		if (y->context != NULL)
+			return fail_at(p, mark, "syntax error: %s %s",
+				       problem, y->context);
+		return fail_at(p, mark, "syntax error: %s", problem);
+	}
+}
+
+/* Advances to the next event; fails on a YAML syntax error. */
+static int next_event(struct parse *p)
+{
+	if (p->have_ev) {
+		yaml_event_delete(&p->ev);
+		p->have_ev = 0;
+	}
+	if (!yaml_parser_parse(&p->parser, &p->ev))
+		return syntax_error(p);
+	p->have_ev = 1;
+	return 0;
+}
+
+/* Advances to the next event; fails on a syntax error or an alias. */
+static int next(struct parse *p)
+{
+	if (next_event(p) == -1)
+		return -1;
+	if (p->ev.type == YAML_ALIAS_EVENT)
+		return fail_at(p, p->ev.start_mark,
+			       "aliases (*%s) are not supported",
+			       (const char *)p->ev.data.alias.anchor);
+	return 0;
+}
+
+static const char *scalar(const struct parse *p)
+{
+	return (const char *)p->ev.data.scalar.value;
+}
+
+static const char *scalar_tag(const struct parse *p)
+{
+	return (const char *)p->ev.data.scalar.tag;
+}
+
+/* A plain, untagged ~, null or empty scalar: YAML's null. */
+static int is_null(const struct parse *p)
+{
+	const char *s = scalar(p);
+
+	if (p->ev.type != YAML_SCALAR_EVENT || scalar_tag(p) != NULL ||
+	    p->ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	return !strcmp(s, "") || !strcmp(s, "~") || !strcmp(s, "null") ||
+	    !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
+
+static const char *event_kind(const struct parse *p)
+{
+	switch (p->ev.type) {
+	case YAML_MAPPING_START_EVENT:
+		return "a mapping";
+	case YAML_SEQUENCE_START_EVENT:
+		return "a sequence";
+	case YAML_SCALAR_EVENT:
+		return is_null(p) ? "nothing" : "a scalar";
+	default:
+		return "something else";
+	}
+}
+
+/* The current event must be a scalar usable as text. */
+static int want_string(struct parse *p, const char *key, const char *what)
+{
+	const char *tag;
+
+	if (p->ev.type != YAML_SCALAR_EVENT || is_null(p))
+		return fail_at(p, p->ev.start_mark, "%s: expected %s, got %s",
+			       key, what, event_kind(p));
+	tag = scalar_tag(p);
+	if (tag != NULL && strcmp(tag, TAG_STR))
+		return fail_at(p, p->ev.start_mark,
+			       "%s: expected %s, got a value tagged %s",
+			       key, what, tag);
+	return 0;
+}
+
+/*
+ * Parses decimal or 0x hex digits with an optional leading '-'.
+ * Returns 0, -1 when s is no integer, -2 when it does not fit 64 bits.
+ */
+static int parse_integer(const char *s, int *neg, uint64_t *v)
+{
+	unsigned base = 10;
+	int ndigits = 0;
+
+	*neg = 0;
+	*v = 0;
+	if (*s == '-') {
+		*neg = 1;
+		s++;
+	}
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	for (; *s != '\0'; s++, ndigits++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -1;
+		if (*v > (UINT64_MAX - d) / base) {
+			/* keep scanning: "99999999999999999999x" is junk */
+			while (*++s != '\0')
+				if (!((*s >= '0' && *s <= '9') || (base == 16 &&
+				    ((*s >= 'a' && *s <= 'f') ||
+				     (*s >= 'A' && *s <= 'F')))))
+					return -1;
+			return -2;
+		}
+		*v = *v * base + d;
+	}
+	return ndigits > 0 ? 0 : -1;
+}
+
+/* The current event must be a plain (or !!int) integer scalar. */
+static int want_integer(struct parse *p, const char *key, int *neg,
+			uint64_t *v, int *overflow)
+{
+	const char *tag;
+	int rc;
+
+	*overflow = 0;
+	if (p->ev.type != YAML_SCALAR_EVENT || is_null(p))
+		return fail_at(p, p->ev.start_mark,
+			       "%s: expected an integer, got %s",
+			       key, event_kind(p));
+	tag = scalar_tag(p);
+	if (tag != NULL ? strcmp(tag, TAG_INT) != 0 :
+	    p->ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return fail_at(p, p->ev.start_mark,
+			       "%s: expected an integer, got the string '%s'",
+			       key, scalar(p));
+	rc = parse_integer(scalar(p), neg, v);
+	if (rc == -1)
+		return fail_at(p, p->ev.start_mark,
+			       "%s: expected an integer, got '%s'",
+			       key, scalar(p));
+	*overflow = rc == -2;
+	return 0;
+}
+
+static int set_int(struct parse *p, const struct key *k, const char *key)
+{
+	long long val = 0;
+	uint64_t v;
+	int neg, overflow;
+
+	if (want_integer(p, key, &neg, &v, &overflow) == -1)
+		return -1;
+	if (!overflow && v <= (uint64_t)LLONG_MAX)
+		val = neg ? -(long long)v : (long long)v;
+	if (overflow || v > (uint64_t)LLONG_MAX || val < k->min ||
+	    val > k->max)
+		return fail_at(p, p->ev.start_mark,
+			       "%s: %s is out of range %lld..%lld",
+			       key, scalar(p), k->min, k->max);
+	*(int *)field(p->c, k->off) = (int)val;
+	return 0;
+}
+
+static int set_u64(struct parse *p, const struct key *k, const char *key)
+{
+	uint64_t v;
+	int neg, overflow;
+
+	if (want_integer(p, key, &neg, &v, &overflow) == -1)
+		return -1;
+	if (overflow || (neg && v != 0) || v < (uint64_t)k->min)
+		return fail_at(p, p->ev.start_mark,
+			       "%s: %s is out of range 0x%llx..0x%llx",
+			       key, scalar(p), (unsigned long long)k->min,
+			       (unsigned long long)UINT64_MAX);
+	*(uint64_t *)field(p->c, k->off) = v;
+	return 0;
+}
+
+static int set_string(struct parse *p, const struct key *k, const char *key)
+{
+	const char *s;
+
+	if (want_string(p, key, "a string") == -1)
+		return -1;
+	s = scalar(p);
+	if (*s == '\0')
+		return fail_at(p, p->ev.start_mark, "%s: must not be empty",
+			       key);
+	if (strlen(s) >= k->len)
+		return fail_at(p, p->ev.start_mark,
+			       "%s: '%s' is too long (at most %zu characters)",
+			       key, s, k->len - 1);
+	set_str(field(p->c, k->off), k->len, s);
+	return 0;
+}
+
+static int set_enum(struct parse *p, const struct key *k, const char *key)
+{
+	char choices[128] = "";
+	const char *s;
+
+	if (want_string(p, key, "a name") == -1)
+		return -1;
+	s = scalar(p);
+	for (int i = 0; k->names[i] != NULL; i++) {
+		if (!strcmp(s, k->names[i])) {
+			*(int *)field(p->c, k->off) = i;
+			return 0;
+		}
+		strncat(choices, i ? ", " : "", sizeof(choices) -
+			strlen(choices) - 1);
+		strncat(choices, k->names[i], sizeof(choices) -
+			strlen(choices) - 1);
+	}
+	return fail_at(p, p->ev.start_mark, "%s: '%s' is not one of %s",
+		       key, s, choices);
+}
+
+static int set_loglevel(struct parse *p, const struct key *k, const char *key)
+{
+	int level;
+
+	if (want_string(p, key, "a log level") == -1)
+		return -1;
+	if ((level = log_level_parse(scalar(p))) < 0)
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not one of "
+			       "error, warn, notice, info, debug",
+			       key, scalar(p));
+	*(int *)field(p->c, k->off) = level;
+	return 0;
+}
+
+/* Appends the current scalar to a list key; *n counts the items so far. */
+static int list_item(struct parse *p, const struct key *k, const char *key,
+		     int *n)
+{
+	char *items = field(p->c, k->off);
+	const char *s;
+
+	if (want_string(p, key, k->is_engine ? "an engine name" : "a string")
+	    == -1)
+		return -1;
+	s = scalar(p);
+	if (*s == '\0')
+		return fail_at(p, p->ev.start_mark,
+			       "%s: empty names are not allowed", key);
+	if (strlen(s) >= k->len)
+		return fail_at(p, p->ev.start_mark,
+			       "%s: '%s' is too long (at most %zu characters)",
+			       key, s, k->len - 1);
+	if (*n >= k->max_items)
+		return fail_at(p, p->ev.start_mark,
+			       "%s: more than %d entries", key, k->max_items);
+	if (k->is_engine) {
+		char known[128];
+
+		if (!engine_known(s)) {
+			engine_list_text(known, sizeof(known));
+			return fail_at(p, p->ev.start_mark,
+				       "%s: unknown routing engine '%s' "
+				       "(known: %s)", key, s, known);
+		}
+		for (int i = 0; i < *n; i++)
+			if (!strcmp(items + (size_t)i * k->len, s))
+				return fail_at(p, p->ev.start_mark,
+					       "%s: engine '%s' is listed "
+					       "twice", key, s);
+	}
+	set_str(items + (size_t)*n * k->len, k->len, s);
+	(*n)++;
+	return 0;
+}
+
+/*
+ * A list key: one scalar, a sequence of scalars, or (but not for the
+ * engine) nothing, which empties the list.
+ */
+static int set_list(struct parse *p, const struct key *k, const char *key)
+{
+	int *count = field(p->c, k->count_off);
+	yaml_mark_t start = p->ev.start_mark;
+	int n = 0;
+
+	memset(field(p->c, k->off), 0, (size_t)k->max_items * k->len);
+	*count = 0;
+	if (p->ev.type == YAML_SCALAR_EVENT && is_null(p) && !k->is_engine)
+		return 0;
+	if (p->ev.type == YAML_SCALAR_EVENT) {
+		if (list_item(p, k, key, &n) == -1)
+			return -1;
+		*count = n;
+		return 0;
+	}
+	if (p->ev.type != YAML_SEQUENCE_START_EVENT)
+		return fail_at(p, start, "%s: expected a name or a sequence of "
+			       "names, got %s", key, event_kind(p));
+	for (;;) {
+		if (next(p) == -1)
+			return -1;
+		if (p->ev.type == YAML_SEQUENCE_END_EVENT)
+			break;
+		if (list_item(p, k, key, &n) == -1)
+			return -1;
+	}
+	if (n == 0 && k->is_engine)
+		return fail_at(p, start, "%s: the engine list is empty", key);
+	*count = n;
+	return 0;
+}
+
+static int parse_mapping(struct parse *p, const struct key *table,
+			 const char *prefix);
+
+/* A nested mapping; "sweep:" with nothing after it sets nothing. */
+static int set_map(struct parse *p, const struct key *k, const char *key,
+		   yaml_mark_t keymark)
+{
+	char msg[256];
+
+	if (p->ev.type != YAML_MAPPING_START_EVENT && !is_null(p))
+		return fail_at(p, p->ev.start_mark,
+			       "%s: expected a mapping, got %s",
+			       key, event_kind(p));
+	if (k->reset != NULL)
+		k->reset(p->c);
+	if (p->ev.type == YAML_MAPPING_START_EVENT &&
+	    parse_mapping(p, k->sub, key) == -1)
+		return -1;
+	if (k->check != NULL && k->check(p->c, msg, sizeof(msg)) == -1)
+		return fail_at(p, keymark, "%s: %s", key, msg);
+	return 0;
+}
+
+/* The current event is the value of key k (full dotted name key). */
+static int parse_value(struct parse *p, const struct key *k, const char *key,
+		       yaml_mark_t keymark)
+{
+	switch (k->type) {
+	case K_MAP:
+		return set_map(p, k, key, keymark);
+	case K_INT:
+		return set_int(p, k, key);
+	case K_U64:
+		return set_u64(p, k, key);
+	case K_STR:
+		return set_string(p, k, key);
+	case K_ENUM:
+		return set_enum(p, k, key);
+	case K_LOGLEVEL:
+		return set_loglevel(p, k, key);
+	case K_LIST:
+		return set_list(p, k, key);
+	}
+	return fail_at(p, p->ev.start_mark, "%s: internal error", key);
+}
+
+/* Where (1-based) each key of a table was first seen; line 0 = not yet. */
+struct seen {
+	size_t line[MAX_KEYS_PER_MAP];
+	size_t column[MAX_KEYS_PER_MAP];
+};
+
+/* Called with the MAPPING-START event current; ends on MAPPING-END. */
+static int parse_mapping(struct parse *p, const struct key *table,
+			 const char *prefix)
+{
+	struct seen seen;
+	char key[KEY_PATH_LEN];
+	yaml_mark_t keymark;
+
+	memset(&seen, 0, sizeof(seen));
+	for (;;) {
+		const struct key *k;
+		size_t i;
+
+		if (next(p) == -1)
+			return -1;
+		if (p->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if (p->ev.type != YAML_SCALAR_EVENT || is_null(p))
+			return fail_at(p, p->ev.start_mark,
+				       "%s%skeys must be names, not %s",
+				       prefix, *prefix ? ": " : "",
+				       event_kind(p));
+		snprintf(key, sizeof(key), "%s%s%s", prefix,
+			 *prefix ? "." : "", scalar(p));
+		for (i = 0, k = table; k->name != NULL; i++, k++)
+			if (!strcmp(k->name, scalar(p)))
+				break;
+		if (k->name == NULL)
+			return fail_at(p, p->ev.start_mark,
+				       "unknown key '%s'", key);
+		if (i >= MAX_KEYS_PER_MAP)
+			return fail_at(p, p->ev.start_mark,
+				       "%s: internal error: table too big", key);
+		if (seen.line[i] != 0)
+			return fail_at(p, p->ev.start_mark,
+				       "duplicate key '%s' (first at line %zu, "
+				       "column %zu)", key, seen.line[i],
+				       seen.column[i]);
+		keymark = p->ev.start_mark;
+		seen.line[i] = keymark.line + 1;
+		seen.column[i] = keymark.column + 1;
+		if (next(p) == -1 || parse_value(p, k, key, keymark) == -1)
+			return -1;
+	}
+}
+
+/* Pass 1: the whole file is well-formed YAML. */
+static int check_syntax(struct parse *p)
+{
+	do {
+		if (next_event(p) == -1)
+			return -1;
+	} while (p->ev.type != YAML_STREAM_END_EVENT);
+	return 0;
+}
+
+/* Pass 2: nothing, or one document holding a mapping (or nothing). */
+static int parse_stream(struct parse *p)
+{
+	if (next(p) == -1)
+		return -1;
+	if (p->ev.type != YAML_STREAM_START_EVENT)
+		return fail_at(p, p->ev.start_mark, "expected a YAML stream");
+	if (next(p) == -1)
+		return -1;
+	if (p->ev.type == YAML_STREAM_END_EVENT)
+		return 0;			/* empty file: all defaults */
+	if (next(p) == -1)			/* past DOCUMENT-START */
+		return -1;
+	if (p->ev.type == YAML_MAPPING_START_EVENT) {
+		if (parse_mapping(p, top_keys, "") == -1)
+			return -1;
+	} else if (!is_null(p)) {
+		return fail_at(p, p->ev.start_mark,
+			       "the policy must be a mapping of keys, not %s",
+			       event_kind(p));
+	}
+	if (next(p) == -1)			/* DOCUMENT-END */
+		return -1;
+	if (next(p) == -1)
+		return -1;
+	if (p->ev.type != YAML_STREAM_END_EVENT)
+		return fail_at(p, p->ev.start_mark,
+			       "only one YAML document is allowed");
+	return 0;
+}
+
+void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->port_num = 0;
+	c->port_guid = 0;
+	c->subnet_prefix = 0xfe80000000000000ULL;
+	c->sm_priority = 0;
+	set_str(c->state_dir, sizeof(c->state_dir), "/var/lib/ibsmd");
+	c->log_level = LOG_NOTICE;
+	c->sweep_interval_s = 10;
+	c->mad_timeout_ms = 200;
+	c->mad_retries = 3;
+	c->mad_window = 256;
+	c->mad_window_per_node = 16;
+	c->lmc = 0;
+	c->n_engines = 1;
+	set_str(c->engines[0], sizeof(c->engines[0]), "minhop");
+	c->n_roots = 0;
+	c->qos_mode = QOS_NONE;
+	c->qos_max_vls = 4;
+	c->signalling = SIG_HYBRID;
+	c->lid_scheme = LID_DYNAMIC;
+	c->extended_lids = TRI_AUTO;
+	c->n_vswitches = 0;
+	c->subnet_timeout = 18;
+	c->hoq_life = 18;
+	c->leaf_hoq_life = 16;
+	c->vl_stall_count = 7;
+	c->max_op_vls = 5;
+	c->sminfo_poll_ms = 10000;
+	c->sminfo_poll_retries = 4;
+}
+
+/* Runs one pass over the file f with a fresh parser. */
+static int run_pass(struct parse *p, FILE *f, int (*pass)(struct parse *))
+{
+	int rc;
+
+	rewind(f);
+	if (!yaml_parser_initialize(&p->parser)) {
+		seterr(p->err, p->errlen, "%s: out of memory", p->path);
+		return -1;
+	}
+	yaml_parser_set_input_file(&p->parser, f);
+	rc = pass(p);
+	if (p->have_ev) {
+		yaml_event_delete(&p->ev);
+		p->have_ev = 0;
+	}
+	yaml_parser_delete(&p->parser);
+	return rc;
+}
+
+/*
+ * Syntax errors are reported first, wherever they are: a stray
+ * indentation can turn the lines before it into a different value.
+ */
+int config_load(struct config *c, const char *path, char *err, size_t errlen)
+{
+	struct parse p;
+	FILE *f;
+	int rc;
+
+	if ((f = fopen(path, "rb")) == NULL) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	memset(&p, 0, sizeof(p));
+	p.path = path;
+	p.c = c;
+	p.err = err;
+	p.errlen = errlen;
+	rc = run_pass(&p, f, check_syntax);
+	if (rc == 0)
+		rc = run_pass(&p, f, parse_stream);
+	fclose(f);
+	return rc;
+}
+
+int config_set_engines(struct config *c, const char *list, char *err,
+		       size_t errlen)
+{
+	char names[CFG_MAX_ENGINES][CFG_NAME_LEN];
+	char known[128];
+	const char *s = list, *end;
+	int n = 0;
+
+	memset(names, 0, sizeof(names));
+	for (;;) {
+		size_t len;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		end = s + strcspn(s, ",");
+		len = (size_t)(end - s);
+		while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+			len--;
+		if (len == 0) {
+			seterr(err, errlen, "empty routing engine name in '%s'",
+			       list);
+			return -1;
+		}
+		if (len >= CFG_NAME_LEN) {
+			seterr(err, errlen, "routing engine name too long in "
+			       "'%s'", list);
+			return -1;
+		}
+		if (n >= CFG_MAX_ENGINES) {
+			seterr(err, errlen, "more than %d routing engines in "
+			       "'%s'", CFG_MAX_ENGINES, list);
+			return -1;
+		}
+		memcpy(names[n], s, len);
+		if (!engine_known(names[n])) {
+			engine_list_text(known, sizeof(known));
+			seterr(err, errlen, "unknown routing engine '%s' "
+			       "(known: %s)", names[n], known);
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			if (!strcmp(names[i], names[n])) {
+				seterr(err, errlen, "routing engine '%s' is "
+				       "listed twice", names[n]);
+				return -1;
+			}
+		}
+		n++;
+		if (*end == '\0')
+			break;
+		s = end + 1;
+	}
+	memcpy(c->engines, names, sizeof(c->engines));
+	c->n_engines = n;
+	return 0;
+}

@@ -1,0 +1,68 @@
+/*
+ * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
+ * struct config from a file; every error names file:line:column.
+ */
+#ifndef IBSMD_CONFIG_H
+#define IBSMD_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CFG_MAX_ENGINES 8
+#define CFG_MAX_ROOTS   64
+#define CFG_MAX_PATTERNS 64
+#define CFG_NAME_LEN    64
+
+enum qos_mode { QOS_NONE, QOS_VFTREE, QOS_VOQSW };
+enum signalling { SIG_HYBRID, SIG_WILDCARD, SIG_REPATH_ONLY };
+enum lid_scheme { LID_DYNAMIC, LID_PREPOPULATED };
+enum tristate { TRI_AUTO, TRI_ON, TRI_OFF };
+
+struct config {
+	/* port: {ca: NAME, num: N} or {guid: 0x...} */
+	char port_ca[CFG_NAME_LEN];
+	int port_num;			/* 0 = not given */
+	uint64_t port_guid;		/* 0 = not given */
+	uint64_t subnet_prefix;		/* default 0xfe80000000000000 */
+	int sm_priority;		/* 0..15, default 0 */
+	char state_dir[256];		/* default /var/lib/ibsmd */
+	int log_level;			/* enum log_level (sm/log.h), default notice */
+	int sweep_interval_s;		/* 0..3600, default 10; 0 = no light sweep */
+	int mad_timeout_ms;		/* 1..60000, default 200 */
+	int mad_retries;		/* 0..20, default 3 */
+	int mad_window;			/* 1..4096, default 256 */
+	int mad_window_per_node;	/* 1..256, default 16 */
+	int lmc;			/* 0..7, default 0 */
+	int n_engines;			/* routing.engine: a name or a list */
+	char engines[CFG_MAX_ENGINES][CFG_NAME_LEN];	/* default {"minhop"} */
+	int n_roots;			/* routing.roots */
+	char roots[CFG_MAX_ROOTS][CFG_NAME_LEN];
+	enum qos_mode qos_mode;		/* default none */
+	int qos_max_vls;		/* 1..15, default 4 */
+	enum signalling signalling;	/* events.signalling, default hybrid */
+	enum lid_scheme lid_scheme;	/* virtualization.lid_scheme, default dynamic */
+	enum tristate extended_lids;	/* virtualization.extended_lids, default auto */
+	int n_vswitches;
+	char vswitches[CFG_MAX_PATTERNS][CFG_NAME_LEN];
+	/* SM-side port parameters (defaults as OpenSM's) */
+	int subnet_timeout;		/* sm.subnet_timeout 0..31, default 18 */
+	int hoq_life;			/* ports.hoq_life 0..31, default 18 */
+	int leaf_hoq_life;		/* ports.leaf_hoq_life 0..31, default 16 */
+	int vl_stall_count;		/* ports.vl_stall_count 0..7, default 7 */
+	int max_op_vls;			/* ports.max_op_vls 1..5, default 5 */
+	int sminfo_poll_ms;		/* sm.poll_ms 100..600000, default 10000 */
+	int sminfo_poll_retries;	/* sm.poll_retries 1..100, default 4 */
+};
+
+/* Fills c with the built-in defaults. */
+void config_defaults(struct config *c);
+/*
+ * Parses path over the defaults already in c.  Returns 0, or -1 with a
+ * message "FILE:LINE:COL: what is wrong (key 'a.b')" in err.
+ */
+int config_load(struct config *c, const char *path, char *err, size_t errlen);
+/* Validates/parses a routing engine list "a,b,c" (the -R option). */
+int config_set_engines(struct config *c, const char *list, char *err,
+		       size_t errlen);
+
+#endif

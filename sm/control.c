@@ -1,0 +1,910 @@
+/*
+ * The control socket.  Server side: an evconnlistener on an AF_UNIX stream
+ * socket, one bufferevent per client, one JSON request per line, one JSON
+ * reply per request.  Client side: a blocking call for ibsmctl, and the
+ * human-readable rendering of a reply.
+ */
+#include "control.h"
+#include "log.h"
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+
+#define OUT_HIGH	(1024 * 1024)	/* queued output that pauses reading */
+#define REPLY_MAX	(1024L * 1024 * 1024)	/* client: largest reply accepted */
+#define LISTEN_BACKLOG	64
+
+struct client {
+	TAILQ_ENTRY(client) entry;
+	struct control *ctl;
+	struct bufferevent *bev;
+	int discarding;		/* skipping the rest of an over-long line */
+	int paused;		/* output above OUT_HIGH: not reading */
+	int closing;		/* peer sent EOF: free once output is drained */
+};
+TAILQ_HEAD(client_list, client);
+
+struct control {
+	struct event_base *base;
+	struct evconnlistener *listener;
+	struct event *resume;	/* re-enables accept after EMFILE & co */
+	control_handler handler;
+	void *ctx;
+	struct client_list clients;
+	size_t nclients;
+	dev_t dev;
+	ino_t ino;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+static void process_input(struct client *);
+
+/* ---------------------------------------------------------------- replies */
+
+/* {"ok":false,"error":msg}; bytes that are not UTF-8 become '?'. */
+static json_t *error_reply(const char *msg)
+{
+	json_t *s = json_string(msg);
+	if (s == NULL) {
+		char clean[512];
+		size_t i;
+		for (i = 0; msg[i] != '\0' && i < sizeof(clean) - 1; i++)
+			clean[i] = (unsigned char)msg[i] < 0x80 ? msg[i] : '?';
+		clean[i] = '\0';
+		s = json_string(clean);
+	}
+	return json_pack("{s:b,s:o*}", "ok", 0, "error", s);
+}
+
+static void send_reply(struct client *cl, json_t *reply)
+{
+	struct evbuffer *out = bufferevent_get_output(cl->bev);
+	char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+
+	if (text == NULL) {
+		json_t *oom = error_reply("out of memory formatting the reply");
+		text = oom ? json_dumps(oom, JSON_COMPACT) : NULL;
+		json_decref(oom);
+	}
+	if (text == NULL || evbuffer_add(out, text, strlen(text)) == -1 ||
+	    evbuffer_add(out, "\n", 1) == -1)
+		log_err("control: cannot queue a reply");
+	free(text);
+}
+
+static void send_error(struct client *cl, const char *msg)
+{
+	json_t *reply = error_reply(msg);
+	send_reply(cl, reply);
+	json_decref(reply);
+}
+
+/* --------------------------------------------------------------- requests */
+
+/* Checks the request's shape; *args gets a new reference. */
+static int check_request(json_t *req, const char **cmd, json_t **args,
+    char *err, size_t errlen)
+{
+	if (!json_is_object(req)) {
+		snprintf(err, errlen, "request is not a JSON object");
+		return -1;
+	}
+	json_t *c = json_object_get(req, "cmd");
+	if (!json_is_string(c) || json_string_length(c) == 0) {
+		snprintf(err, errlen, "request has no \"cmd\" string");
+		return -1;
+	}
+	json_t *a = json_object_get(req, "args");
+	if (a == NULL) {
+		*args = json_array();
+	} else {
+		size_t i;
+		json_t *v;
+		if (!json_is_array(a)) {
+			snprintf(err, errlen, "\"args\" is not an array of strings");
+			return -1;
+		}
+		json_array_foreach(a, i, v) {
+			if (!json_is_string(v)) {
+				snprintf(err, errlen,
+				    "\"args\" is not an array of strings");
+				return -1;
+			}
+		}
+		*args = json_incref(a);
+	}
+	if (*args == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	*cmd = json_string_value(c);
+	return 0;
+}
+
+/* Runs the handler; returns the full reply or NULL with *err. */
+static json_t *run_handler(struct control *c, const char *cmd, json_t *args,
+    char *err, size_t errlen)
+{
+	err[0] = '\0';
+	json_t *res = c->handler(c->ctx, cmd, args, err, errlen);
+	if (res == NULL) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "command \"%s\" failed", cmd);
+		return NULL;
+	}
+	if (!json_is_object(res)) {
+		log_err("control: handler for \"%s\" returned a non-object",
+		    cmd);
+		json_decref(res);
+		snprintf(err, errlen, "command \"%s\": internal error",
+		    cmd);
+		return NULL;
+	}
+	json_t *reply = json_object();
+	if (reply == NULL || json_object_set_new(reply, "ok", json_true()) ||
+	    json_object_update(reply, res) ||
+	    (!json_is_false(json_object_get(reply, "ok")) &&
+	    json_object_set_new(reply, "ok", json_true()))) {
+		json_decref(reply);
+		json_decref(res);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	json_decref(res);
+	return reply;
+}
+
+static json_t *dispatch(struct control *c, const char *line, size_t len,
+    char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *req = json_loadb(line, len, 0, &jerr);
+	if (req == NULL) {
+		snprintf(err, errlen, "invalid JSON at column %d: %s",
+		    jerr.column, jerr.text);
+		return NULL;
+	}
+	const char *cmd;
+	json_t *args;
+	json_t *reply = NULL;
+	if (check_request(req, &cmd, &args, err, errlen) == 0) {
+		reply = run_handler(c, cmd, args, err, errlen);
+		json_decref(args);
+	}
+	json_decref(req);
+	return reply;
+}
+
+static int blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return 0;
+	return 1;
+}
+
+static void handle_line(struct client *cl, const char *line, size_t len)
+{
+	char err[512];
+
+	if (blank(line, len))
+		return;
+	json_t *reply = dispatch(cl->ctl, line, len, err, sizeof(err));
+	if (reply == NULL) {
+		log_info("control: request rejected: %s", err);
+		send_error(cl, err);
+		return;
+	}
+	send_reply(cl, reply);
+	json_decref(reply);
+}
+
+/* ---------------------------------------------------------------- clients */
+
+static void client_free(struct client *cl)
+{
+	struct control *c = cl->ctl;
+
+	TAILQ_REMOVE(&c->clients, cl, entry);
+	c->nclients--;
+	bufferevent_free(cl->bev);
+	free(cl);
+}
+
+static void process_input(struct client *cl)
+{
+	struct evbuffer *in = bufferevent_get_input(cl->bev);
+	struct evbuffer *out = bufferevent_get_output(cl->bev);
+	char err[64];
+
+	while (!cl->paused) {
+		size_t eol_len = 0;
+		struct evbuffer_ptr eol = evbuffer_search_eol(in, NULL,
+		    &eol_len, EVBUFFER_EOL_LF);
+		size_t avail = evbuffer_get_length(in);
+
+		snprintf(err, sizeof(err), "request line longer than %d bytes",
+		    CONTROL_MAX_LINE);
+		if (eol.pos < 0) {
+			/* No full line yet: wait, unless it is already too long. */
+			if (!cl->discarding && avail > CONTROL_MAX_LINE) {
+				send_error(cl, err);
+				cl->discarding = 1;
+			}
+			if (cl->discarding)
+				evbuffer_drain(in, avail);
+			return;
+		}
+		size_t len = (size_t)eol.pos;
+		if (cl->discarding)
+			cl->discarding = 0;	/* tail of a line answered above */
+		else if (len > CONTROL_MAX_LINE)
+			send_error(cl, err);
+		else if (len > 0) {
+			const char *line = (const char *)evbuffer_pullup(in, len);
+			if (line != NULL)
+				handle_line(cl, line, len);
+			else
+				send_error(cl, "out of memory");
+		}
+		evbuffer_drain(in, len + eol_len);
+
+		if (evbuffer_get_length(out) > OUT_HIGH) {
+			/* The client is not reading its replies: stop reading. */
+			cl->paused = 1;
+			bufferevent_disable(cl->bev, EV_READ);
+		}
+	}
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+	process_input(arg);
+}
+
+/* Called when the output buffer has drained. */
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+	struct client *cl = arg;
+
+	if (cl->closing) {
+		client_free(cl);
+		return;
+	}
+	if (cl->paused) {
+		cl->paused = 0;
+		bufferevent_enable(cl->bev, EV_READ);
+		process_input(cl);
+	}
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct client *cl = arg;
+
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
+		/* Half-closed: deliver the replies, then let go. */
+		cl->closing = 1;
+		bufferevent_disable(bev, EV_READ);
+		return;
+	}
+	if (what & BEV_EVENT_ERROR)
+		log_debug("control: client error: %s",
+		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	if (evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+		log_debug("control: client left in the middle of a request");
+	client_free(cl);
+}
+
+/* Too many clients: say so (best effort, never blocking) and hang up. */
+static void refuse_client(evutil_socket_t fd)
+{
+	json_t *reply = error_reply("too many control clients");
+	char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+
+	if (text != NULL) {
+		size_t n = strlen(text);
+		text[n] = '\n';	/* overwrites the NUL; length is n + 1 */
+		(void)send(fd, text, n + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	free(text);
+	json_decref(reply);
+	close(fd);
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct control *c = arg;
+
+	if (c->nclients >= CONTROL_MAX_CLIENTS) {
+		log_warn("control: %d clients already, connection refused",
+		    CONTROL_MAX_CLIENTS);
+		refuse_client(fd);
+		return;
+	}
+	struct client *cl = calloc(1, sizeof(*cl));
+	struct bufferevent *bev = bufferevent_socket_new(c->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (cl == NULL || bev == NULL) {
+		log_err("control: out of memory accepting a client");
+		free(cl);
+		if (bev != NULL)
+			bufferevent_free(bev);
+		else
+			close(fd);
+		return;
+	}
+	cl->ctl = c;
+	cl->bev = bev;
+	bufferevent_setcb(bev, read_cb, write_cb, event_cb, cl);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&c->clients, cl, entry);
+	c->nclients++;
+}
+
+static void resume_accept(evutil_socket_t fd, short what, void *arg)
+{
+	struct control *c = arg;
+
+	evconnlistener_enable(c->listener);
+}
+
+static void accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct control *c = arg;
+	int e = EVUTIL_SOCKET_ERROR();
+	struct timeval one_second = { 1, 0 };
+
+	log_warn("control socket %s: accept: %s", c->path, strerror(e));
+	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+		/* Out of descriptors: the listener would spin; back off. */
+		evconnlistener_disable(l);
+		evtimer_add(c->resume, &one_second);
+	}
+}
+
+/* ----------------------------------------------------------- the listener */
+
+/* mkdir -p of path's directory, mode 0755. */
+static int make_parent(const char *path, char *err, size_t errlen)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(dir, 0755) == 0) {
+			(void)chmod(dir, 0755);	/* whatever the umask */
+		} else if (errno != EEXIST) {
+			snprintf(err, errlen, "cannot create directory %s: %s",
+			    dir, strerror(errno));
+			return -1;
+		}
+		*p = saved;
+		if (saved == '\0')
+			break;
+	}
+	if (stat(dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a directory", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* 1: something listens on sun; 0: nothing (stale file); -1: errno. */
+static int probe_listener(const struct sockaddr_un *sun)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	int r = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	int e = errno;
+	close(fd);
+	if (r == 0 || e == EAGAIN || e == EINPROGRESS)
+		return 1;	/* EAGAIN: alive, its backlog is full */
+	if (e == ECONNREFUSED)
+		return 0;
+	errno = e;
+	return -1;
+}
+
+static int bind_0660(int fd, const struct sockaddr_un *sun)
+{
+	mode_t old = umask(0117);
+	int r = bind(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	int e = errno;
+	umask(old);
+	errno = e;
+	return r;
+}
+
+/* Binds and listens on path, replacing a stale socket; returns the fd. */
+static int listen_on(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
+
+	if (path == NULL || path[0] == '\0') {
+		snprintf(err, errlen, "no control socket path");
+		return -1;
+	}
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "control socket path %s is longer than "
+		    "%zu bytes", path, sizeof(sun.sun_path) - 1);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if (make_parent(path, err, errlen) == -1)
+		return -1;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (bind_0660(fd, &sun) == -1) {
+		if (errno != EADDRINUSE) {
+			snprintf(err, errlen, "cannot bind %s: %s", path,
+			    strerror(errno));
+			goto fail;
+		}
+		if (lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "%s exists and is not a socket",
+			    path);
+			goto fail;
+		}
+		switch (probe_listener(&sun)) {
+		case 1:
+			snprintf(err, errlen, "another daemon is already "
+			    "listening on %s", path);
+			goto fail;
+		case -1:
+			snprintf(err, errlen, "cannot probe %s: %s", path,
+			    strerror(errno));
+			goto fail;
+		}
+		log_notice("control: removing stale socket %s", path);
+		if ((unlink(path) == -1 && errno != ENOENT) ||
+		    bind_0660(fd, &sun) == -1) {
+			snprintf(err, errlen, "cannot replace stale socket "
+			    "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+	}
+	if (chmod(path, 0660) == -1 || listen(fd, LISTEN_BACKLOG) == -1) {
+		snprintf(err, errlen, "cannot set up %s: %s", path,
+		    strerror(errno));
+		unlink(path);
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+static void ignore_sigpipe(void)
+{
+	struct sigaction sa;
+
+	if (sigaction(SIGPIPE, NULL, &sa) == 0 &&
+	    !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_IGN;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGPIPE, &sa, NULL);
+	}
+}
+
+struct control *control_open(struct event_base *base, const char *path,
+    control_handler h, void *ctx, char *err, size_t errlen)
+{
+	struct stat st;
+	struct control *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	TAILQ_INIT(&c->clients);
+	c->base = base;
+	c->handler = h;
+	c->ctx = ctx;
+	int fd = listen_on(path, err, errlen);
+	if (fd == -1) {
+		free(c);
+		return NULL;
+	}
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	if (stat(path, &st) == 0) {
+		c->dev = st.st_dev;
+		c->ino = st.st_ino;
+	}
+	c->resume = evtimer_new(base, resume_accept, c);
+	c->listener = evconnlistener_new(base, accept_cb, c,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	if (c->resume == NULL || c->listener == NULL) {
+		snprintf(err, errlen, "cannot listen on %s: out of memory",
+		    path);
+		if (c->listener == NULL)
+			close(fd);
+		control_close(c);
+		return NULL;
+	}
+	evconnlistener_set_error_cb(c->listener, accept_error_cb);
+	ignore_sigpipe();
+	return c;
+}
+
+void control_close(struct control *c)
+{
+	struct client *cl;
+	struct stat st;
+
+	if (c == NULL)
+		return;
+	while ((cl = TAILQ_FIRST(&c->clients)) != NULL)
+		client_free(cl);
+	if (c->listener != NULL)
+		evconnlistener_free(c->listener);
+	if (c->resume != NULL)
+		event_free(c->resume);
+	/* Unlink only our own socket, not a successor's. */
+	if (lstat(c->path, &st) == 0 && st.st_dev == c->dev &&
+	    st.st_ino == c->ino)
+		unlink(c->path);
+	free(c);
+}
+
+size_t control_client_count(const struct control *c)
+{
+	return c->nclients;
+}
+
+/* ------------------------------------------------------------ client side */
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static char *build_request(const char *cmd, const char *const *args,
+    size_t nargs, char *err, size_t errlen)
+{
+	json_t *req = json_object();
+	json_t *a = json_array();
+	char *text = NULL;
+
+	if (req == NULL || a == NULL) {
+		snprintf(err, errlen, "out of memory");
+		json_decref(req);
+		json_decref(a);
+		return NULL;
+	}
+	if (json_object_set_new(req, "cmd", json_string(cmd)) == -1) {
+		snprintf(err, errlen, "command \"%s\" is not UTF-8", cmd);
+		json_decref(req);
+		json_decref(a);
+		return NULL;
+	}
+	if (json_object_set_new(req, "args", a) == -1) {
+		snprintf(err, errlen, "out of memory");
+		json_decref(req);
+		return NULL;
+	}
+	for (size_t i = 0; i < nargs; i++) {
+		if (json_array_append_new(a, json_string(args[i])) == -1) {
+			snprintf(err, errlen, "argument \"%s\" is not UTF-8",
+			    args[i]);
+			json_decref(req);
+			return NULL;
+		}
+	}
+	text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (text == NULL) {
+		snprintf(err, errlen, "out of memory");
+	} else if (strlen(text) > CONTROL_MAX_LINE) {
+		snprintf(err, errlen, "request longer than %d bytes",
+		    CONTROL_MAX_LINE);
+		free(text);
+		text = NULL;
+	}
+	return text;
+}
+
+static int connect_to(const char *path, int timeout_ms, char *err,
+    size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+
+	if (path[0] == '\0' || strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "cannot connect to %s: path empty or "
+		    "too long", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* Bounds connect (full backlog) and send (daemon not reading). */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		int e = errno;
+		snprintf(err, errlen, "cannot connect to %s: %s%s", path,
+		    strerror(e), e == ENOENT || e == ECONNREFUSED ?
+		    " (is ibsmd running?)" : "");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int send_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads up to the first '\n'; returns the line (NUL-terminated), or NULL. */
+static char *read_line(int fd, const char *path, int timeout_ms,
+    size_t *lenp, char *err, size_t errlen)
+{
+	long deadline = now_ms() + timeout_ms;
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	while (buf != NULL) {
+		char *nl = memchr(buf, '\n', len);
+		if (nl != NULL) {
+			*nl = '\0';
+			*lenp = (size_t)(nl - buf);
+			return buf;
+		}
+		if (len == cap) {
+			char *bigger = cap < REPLY_MAX ? realloc(buf, cap * 2) :
+			    NULL;
+			if (bigger == NULL) {
+				snprintf(err, errlen, "reply from %s too large",
+				    path);
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		long left = deadline - now_ms();
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int r = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			snprintf(err, errlen, "no reply from %s within %g s",
+			    path, timeout_ms / 1000.0);
+			break;
+		}
+		ssize_t n = r == -1 ? -1 : read(fd, buf + len, cap - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "%s: %s before a reply", path,
+			    n == 0 ? "connection closed" : strerror(errno));
+			break;
+		}
+		len += (size_t)n;
+	}
+	if (buf == NULL)
+		snprintf(err, errlen, "out of memory");
+	free(buf);
+	return NULL;
+}
+
+json_t *control_call(const char *path, const char *cmd,
+    const char *const *args, size_t nargs, int timeout_ms,
+    char *err, size_t errlen)
+{
+	char *req = build_request(cmd, args, nargs, err, errlen);
+	if (req == NULL)
+		return NULL;
+	int fd = connect_to(path, timeout_ms, err, errlen);
+	if (fd == -1) {
+		free(req);
+		return NULL;
+	}
+	size_t reqlen = strlen(req);
+	req[reqlen] = '\n';	/* the NUL becomes the line's end */
+	int sent = send_all(fd, req, reqlen + 1);
+	free(req);
+	if (sent == -1) {
+		snprintf(err, errlen, "cannot send to %s: %s", path,
+		    errno == EAGAIN ? "timed out" : strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	size_t len = 0;
+	char *line = read_line(fd, path, timeout_ms, &len, err, errlen);
+	close(fd);
+	if (line == NULL)
+		return NULL;
+	json_error_t jerr;
+	json_t *reply = json_loadb(line, len, 0, &jerr);
+	free(line);
+	if (reply == NULL || !json_is_boolean(json_object_get(reply, "ok"))) {
+		snprintf(err, errlen, "malformed reply from %s: %s", path,
+		    reply == NULL ? jerr.text : "no \"ok\" member");
+		json_decref(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+/* ----------------------------------------------------- text rendering */
+
+static int is_scalar(const json_t *v)
+{
+	return !json_is_object(v) && !json_is_array(v);
+}
+
+static void print_scalar(FILE *fp, const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		fputs(json_string_value(v), fp);
+		break;
+	case JSON_INTEGER:
+		fprintf(fp, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		fprintf(fp, "%.15g", json_real_value(v));
+		break;
+	case JSON_TRUE:
+		fputs("true", fp);
+		break;
+	case JSON_FALSE:
+		fputs("false", fp);
+		break;
+	default:
+		fputs("-", fp);
+		break;
+	}
+}
+
+static int all_scalars(const json_t *a)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(a, i, v)
+		if (!is_scalar(v))
+			return 0;
+	return 1;
+}
+
+static void print_scalar_list(FILE *fp, const json_t *a)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(a, i, v) {
+		if (i > 0)
+			fputs(", ", fp);
+		print_scalar(fp, v);
+	}
+}
+
+static void print_object(FILE *, const json_t *, int, const char *);
+
+static void print_array_block(FILE *fp, const json_t *a, int indent)
+{
+	size_t i;
+	json_t *v;
+	const json_t *prev = NULL;
+
+	json_array_foreach(a, i, v) {
+		if (prev != NULL && (json_is_object(v) || json_is_object(prev)))
+			fputc('\n', fp);
+		if (json_is_object(v) && json_object_size(v) > 0) {
+			print_object(fp, v, indent, NULL);
+		} else if (json_is_array(v) && !all_scalars(v)) {
+			print_array_block(fp, v, indent + 2);
+		} else {
+			fprintf(fp, "%*s", indent, "");
+			if (json_is_array(v))
+				print_scalar_list(fp, v);
+			else if (json_is_object(v))
+				fputs("(none)", fp);
+			else
+				print_scalar(fp, v);
+			fputc('\n', fp);
+		}
+		prev = v;
+	}
+}
+
+static void print_member(FILE *fp, const char *key, const json_t *v,
+    int indent)
+{
+	fprintf(fp, "%*s%s:", indent, "", key);
+	if (is_scalar(v)) {
+		fputc(' ', fp);
+		print_scalar(fp, v);
+		fputc('\n', fp);
+	} else if (json_is_object(v) ? json_object_size(v) == 0 :
+	    json_array_size(v) == 0) {
+		fputs(" (none)\n", fp);
+	} else if (json_is_object(v)) {
+		fputc('\n', fp);
+		print_object(fp, v, indent + 2, NULL);
+	} else if (all_scalars(v)) {
+		fputc(' ', fp);
+		print_scalar_list(fp, v);
+		fputc('\n', fp);
+	} else {
+		fputc('\n', fp);
+		print_array_block(fp, v, indent + 2);
+	}
+}
+
+static void print_object(FILE *fp, const json_t *obj, int indent,
+    const char *skip)
+{
+	const char *key;
+	json_t *v;
+
+	/* json_object_foreach wants a non-const object; it only reads. */
+	json_object_foreach((json_t *)obj, key, v) {
+		if (skip == NULL || strcmp(key, skip) != 0)
+			print_member(fp, key, v, indent);
+	}
+}
+
+void control_print_text(FILE *fp, const json_t *reply)
+{
+	const json_t *text = json_object_get(reply, "text");
+
+	if (json_is_string(text)) {
+		const char *s = json_string_value(text);
+		size_t n = strlen(s);
+		fputs(s, fp);
+		if (n > 0 && s[n - 1] != '\n')
+			fputc('\n', fp);
+		return;
+	}
+	if (json_is_object(reply))
+		print_object(fp, reply, 0, "ok");
+}

@@ -1,0 +1,131 @@
+/* The control-socket commands the daemon answers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "control.h"
+#include "daemon.h"
+#include "log.h"
+
+static json_t *mad_stats_json(const struct sm *sm)
+{
+	json_t *o = json_object();
+	if (!sm->txn)
+		return o;
+	const struct txn_stats *st = txn_get_stats(sm->txn);
+	json_object_set_new(o, "sent", json_integer((json_int_t)st->all.sent));
+	json_object_set_new(o, "received", json_integer((json_int_t)st->all.recv));
+	json_object_set_new(o, "timeouts", json_integer((json_int_t)st->all.timeouts));
+	json_object_set_new(o, "retries", json_integer((json_int_t)st->all.retries));
+	json_object_set_new(o, "errors", json_integer((json_int_t)st->all.errors));
+	json_object_set_new(o, "sets", json_integer((json_int_t)st->sets));
+	json_object_set_new(o, "failed", json_integer((json_int_t)st->failed));
+	json_object_set_new(o, "unsolicited", json_integer((json_int_t)st->unsolicited));
+	json_object_set_new(o, "in_flight", json_integer(txn_inflight(sm->txn)));
+	json_t *attrs = json_array();
+	for (int i = 0; i <= TXN_MAX_ATTRS; i++) {
+		const struct txn_attr_stats *a = &st->attrs[i];
+		if (i == st->n_attrs && i < TXN_MAX_ATTRS)
+			i = TXN_MAX_ATTRS;
+		if (!a->c.sent && !a->c.recv)
+			continue;
+		char id[8];
+		snprintf(id, sizeof(id), "0x%04x", a->attr);
+		json_array_append_new(attrs, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I}",
+			"attribute", txn_attr_name(a->attr), "id", id,
+			"sent", (json_int_t)a->c.sent, "received", (json_int_t)a->c.recv,
+			"timeouts", (json_int_t)a->c.timeouts,
+			"retries", (json_int_t)a->c.retries,
+			"errors", (json_int_t)a->c.errors));
+	}
+	json_object_set_new(o, "per_attribute", attrs);
+	return o;
+}
+
+static json_t *status_json(const struct sm *sm)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "state", json_string(sm_state_name(sm->state)));
+	json_object_set_new(o, "priority", json_integer(sm->cfg.sm_priority));
+	char g[24];
+	snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->tr.port_guid);
+	json_object_set_new(o, "port_guid", json_string(g));
+	json_object_set_new(o, "sm_lid", json_integer(sm->my_lid));
+	json_object_set_new(o, "sweeping", json_string(sm->busy == 1 ? "heavy" :
+						       sm->busy == 2 ? "light" : "no"));
+	json_object_set_new(o, "heavy_sweeps", json_integer(sm->heavy_sweeps));
+	json_object_set_new(o, "light_sweeps", json_integer(sm->light_sweeps));
+	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->last_sweep_time));
+	if (sm->state == SMS_STANDBY) {
+		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->master_guid);
+		json_object_set_new(o, "master_guid", json_string(g));
+		json_object_set_new(o, "master_lid", json_integer(sm->master_lid));
+		json_object_set_new(o, "master_priority", json_integer(sm->master_priority));
+	}
+	const struct sweep_summary *s = &sm->last;
+	if (s->valid) {
+		json_t *l = json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:i}",
+			"switches", s->switches, "cas", s->cas, "ports", s->ports,
+			"lids", s->lids, "max_lid", s->max_lid,
+			"routing", s->routing ? s->routing : "none",
+			"sweep_ms", (json_int_t)s->sweep_ms,
+			"route_ms", (json_int_t)s->route_ms,
+			"mads_sent", (json_int_t)s->mads_sent,
+			"mad_timeouts", (json_int_t)s->mad_timeouts,
+			"mad_retries", (json_int_t)s->mad_retries,
+			"unresponsive", s->unresponsive,
+			"lft_blocks", s->prog.lft_blocks,
+			"portinfo_sets", s->prog.portinfo_sets);
+		json_object_set_new(o, "last_heavy_sweep", l);
+	}
+	json_object_set_new(o, "mads", mad_stats_json(sm));
+	return o;
+}
+
+json_t *sm_control(void *ctx, const char *cmd, json_t *args, char *err,
+		   size_t errlen)
+{
+	struct sm *sm = ctx;
+	size_t nargs = json_array_size(args);
+	if (!strcmp(cmd, "status")) {
+		if (nargs) {
+			snprintf(err, errlen, "status takes no arguments");
+			return NULL;
+		}
+		return status_json(sm);
+	}
+	if (!strcmp(cmd, "sweep")) {
+		int heavy = 0;
+		for (size_t i = 0; i < nargs; i++) {
+			const char *a = json_string_value(json_array_get(args, i));
+			if (a && !strcmp(a, "--heavy")) {
+				heavy = 1;
+			} else {
+				snprintf(err, errlen, "sweep: unknown argument '%s' (only --heavy)",
+					 a ? a : "?");
+				return NULL;
+			}
+		}
+		if (sm->state != SMS_MASTER && !heavy) {
+			snprintf(err, errlen, "not MASTER (state %s): only a heavy sweep can be asked for",
+				 sm_state_name(sm->state));
+			return NULL;
+		}
+		if (heavy || !sm->model) {
+			sm_request_heavy(sm, "requested over the control socket");
+		} else if (!sm->busy) {
+			sm_request_light(sm);
+		}
+		return json_pack("{s:s}", "requested", heavy ? "heavy" : "light");
+	}
+	if (!strcmp(cmd, "reroute")) {
+		if (nargs) {
+			snprintf(err, errlen, "reroute takes no arguments");
+			return NULL;
+		}
+		if (sm_request_reroute(sm, err, errlen) < 0)
+			return NULL;
+		return json_pack("{s:s}", "requested", "reroute");
+	}
+	snprintf(err, errlen, "unknown command '%s' (status, sweep, reroute)", cmd);
+	return NULL;
+}

@@ -1,0 +1,844 @@
+#include "daemon.h"
+
+#include <errno.h>
+#include <infiniband/mad.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+
+#include "../mad/umad.h"
+#include "control.h"
+#include "dump.h"
+#include "log.h"
+#include "route.h"
+#include "state.h"
+
+#define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
+#define ONCE_MAX_RESWEEPS 2
+
+static void heavy_start(struct sm *sm);
+static void light_start(struct sm *sm);
+static void route_and_program(struct sm *sm, int first);
+static void after_discovery(struct sm *sm);
+static void send_sminfo_queries(struct sm *sm);
+
+uint64_t sm_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t clock_cb(void *arg)
+{
+	(void)arg;
+	return sm_now_ms();
+}
+
+const char *sm_state_name(int state)
+{
+	switch (state) {
+	case SMS_NOTACTIVE: return "NOTACTIVE";
+	case SMS_DISCOVERING: return "DISCOVERING";
+	case SMS_STANDBY: return "STANDBY";
+	case SMS_MASTER: return "MASTER";
+	}
+	return "?";
+}
+
+static void set_timer(struct event *ev, uint64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
+	event_add(ev, &tv);
+}
+
+/* ---- transaction timer ---- */
+
+static void on_txn_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct sm *sm = arg;
+	txn_expire(sm->txn);
+}
+
+static void arm_txn(void *arg, int64_t deadline)
+{
+	struct sm *sm = arg;
+	if (deadline < 0) {
+		event_del(sm->txn_timer);
+		return;
+	}
+	uint64_t now = sm_now_ms();
+	set_timer(sm->txn_timer, (uint64_t)deadline > now ? (uint64_t)deadline - now : 0);
+}
+
+/* ---- finishing ---- */
+
+static void stop_loop(struct sm *sm, int code)
+{
+	sm->exit_code = code;
+	sm->stopping = 1;
+	event_base_loopbreak(sm->base);
+}
+
+static void schedule_light(struct sm *sm)
+{
+	if (sm->once || sm->cfg.sweep_interval_s <= 0)
+		return;
+	set_timer(sm->sweep_timer, (uint64_t)sm->cfg.sweep_interval_s * 1000);
+}
+
+/* Starts whatever sweep was asked for while we were busy. */
+static void on_kick(evutil_socket_t fd, short what, void *arg)
+{
+	struct sm *sm = arg;
+	if (sm->busy || sm->stopping)
+		return;
+	if (sm->heavy_wanted)
+		heavy_start(sm);
+}
+
+static void kick(struct sm *sm)
+{
+	event_active(sm->kick, EV_TIMEOUT, 0);
+}
+
+void sm_request_heavy(struct sm *sm, const char *reason)
+{
+	if (!sm->heavy_wanted)
+		snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "%s", reason);
+	sm->heavy_wanted = 1;
+	kick(sm);
+}
+
+void sm_print_summary(const struct sweep_summary *s, const char *state)
+{
+	printf("subnet up: switches=%u cas=%u ports=%u lids=%u max_lid=%u routing=%s "
+	       "sweep_ms=%llu route_ms=%llu mads_sent=%llu mad_timeouts=%llu "
+	       "mad_retries=%llu mad_errors=%llu unresponsive=%u lft_blocks=%u "
+	       "portinfo_sets=%u state=%s\n",
+	       s->switches, s->cas, s->ports, s->lids, s->max_lid,
+	       s->routing ? s->routing : "none",
+	       (unsigned long long)s->sweep_ms, (unsigned long long)s->route_ms,
+	       (unsigned long long)s->mads_sent,
+	       (unsigned long long)s->mad_timeouts,
+	       (unsigned long long)s->mad_retries,
+	       (unsigned long long)s->mad_errors, s->unresponsive,
+	       s->prog.lft_blocks, s->prog.portinfo_sets, state);
+	fflush(stdout);
+}
+
+static void sweep_counters(struct sm *sm, struct sweep_summary *s)
+{
+	const struct txn_stats *st = txn_get_stats(sm->txn);
+	s->mads_sent = st->all.sent - sm->sweep_base.sent;
+	s->mad_timeouts = st->all.timeouts - sm->sweep_base.timeouts;
+	s->mad_retries = st->all.retries - sm->sweep_base.retries;
+	s->mad_errors = st->all.errors - sm->sweep_base.errors;
+	s->sweep_ms = sm_now_ms() - sm->sweep_start_ms;
+}
+
+/* ---- STANDBY ---- */
+
+static void poll_master(struct sm *sm);
+
+static void on_poll_answer(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct sm *sm = arg;
+	if (sm->state != SMS_STANDBY)
+		return;
+	struct smp_sminfo info;
+	if (status == TXN_OK && !smp_status(resp)) {
+		smp_decode_sminfo(resp + SMP_DATA_OFFS, &info);
+		if (info.state == SMS_MASTER) {
+			sm->poll_failures = 0;
+			set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+			return;
+		}
+		log_notice("the master SM 0x%016llx is now %s; sweeping to elect a new one",
+			   (unsigned long long)sm->master_guid,
+			   sm_state_name(info.state));
+		sm_request_heavy(sm, "master left MASTER state");
+		return;
+	}
+	if (++sm->poll_failures >= sm->cfg.sminfo_poll_retries) {
+		log_notice("the master SM 0x%016llx did not answer %d polls; sweeping to elect a new one",
+			   (unsigned long long)sm->master_guid, sm->poll_failures);
+		sm_request_heavy(sm, "master SM lost");
+		return;
+	}
+	set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+}
+
+static void poll_master(struct sm *sm)
+{
+	uint8_t mad[MAD_SIZE];
+	struct mad_addr to;
+	smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_SMINFO, 0, sm->master_path,
+		    sm->master_hops);
+	smp_dr_address(&to);
+	if (txn_submit(sm->txn, mad, sizeof(mad), &to, TXN_NO_DEST,
+		       on_poll_answer, sm) < 0)
+		set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+}
+
+static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct sm *sm = arg;
+	if (sm->state == SMS_STANDBY && !sm->busy)
+		poll_master(sm);
+}
+
+static void enter_standby(struct sm *sm, const struct remote_sm *m)
+{
+	const struct fabric *f = &sm->disc->f;
+	int first = sm->state != SMS_STANDBY;
+	sm->state = SMS_STANDBY;
+	sm->master_guid = m->info.guid;
+	sm->master_priority = m->info.priority;
+	sm->master_lid = f->ports[m->port].hw_lid;
+	sm->master_hops = discovery_port_path(f, m->port, sm->master_path);
+	sm->poll_failures = 0;
+	if (first)
+		log_notice("entering STANDBY: master SM 0x%016llx (priority %d, LID %u) is in charge",
+			   (unsigned long long)m->info.guid, m->info.priority,
+			   sm->master_lid);
+	sm_notify(sm, "STANDBY");
+	if (sm->once) {
+		printf("standby: master_guid=0x%016llx master_priority=%d master_lid=%u priority=%d\n",
+		       (unsigned long long)m->info.guid, m->info.priority,
+		       sm->master_lid, sm->cfg.sm_priority);
+		fflush(stdout);
+		stop_loop(sm, 1);
+		return;
+	}
+	set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+}
+
+/* ---- election ---- */
+
+/* Does SM a (priority, guid) outrank b?  Higher priority, then lower GUID. */
+static int outranks(int pa, uint64_t ga, int pb, uint64_t gb)
+{
+	return pa != pb ? pa > pb : ga < gb;
+}
+
+static void elect(struct sm *sm)
+{
+	const struct remote_sm *master = NULL, *better = NULL;
+	for (uint32_t i = 0; i < sm->n_sms; i++) {
+		const struct remote_sm *r = &sm->sms[i];
+		if (!r->answered)
+			continue;
+		if (r->info.state == SMS_MASTER) {
+			if (!master || outranks(r->info.priority, r->info.guid,
+						master->info.priority, master->info.guid))
+				master = r;
+		} else if (r->info.state == SMS_DISCOVERING ||
+			   r->info.state == SMS_STANDBY) {
+			if (outranks(r->info.priority, r->info.guid,
+				     sm->cfg.sm_priority, sm->tr.port_guid) &&
+			    (!better || outranks(r->info.priority, r->info.guid,
+						 better->info.priority, better->info.guid)))
+				better = r;
+		}
+	}
+	/*
+	 * Never fight a master: one already running keeps the subnet (a
+	 * lower-priority master hands over to us when it polls us).
+	 */
+	if (master && !(sm->state == SMS_MASTER &&
+			outranks(sm->cfg.sm_priority, sm->tr.port_guid,
+				 master->info.priority, master->info.guid))) {
+		enter_standby(sm, master);
+		return;
+	}
+	if (!master && better && sm->state != SMS_MASTER) {
+		log_notice("SM 0x%016llx outranks us (priority %d); waiting in STANDBY",
+			   (unsigned long long)better->info.guid, better->info.priority);
+		enter_standby(sm, better);
+		return;
+	}
+	after_discovery(sm);
+}
+
+static void on_sminfo_answer(void *arg, int status, const uint8_t *resp,
+			     size_t len)
+{
+	struct remote_sm *r = arg;
+	struct sm *sm = r->owner;
+	if (status == TXN_OK && !smp_status(resp)) {
+		smp_decode_sminfo(resp + SMP_DATA_OFFS, &r->info);
+		r->answered = 1;
+		log_info("SM 0x%016llx: %s, priority %d",
+			 (unsigned long long)r->info.guid,
+			 sm_state_name(r->info.state), r->info.priority);
+	} else {
+		log_info("IsSM port 0x%016llx does not answer SMInfo; not an SM",
+			 (unsigned long long)sm->disc->f.ports[r->port].guid);
+	}
+	if (--sm->sms_pending == 0)
+		elect(sm);
+}
+
+/* ---- heavy sweep ---- */
+
+static void free_sms(struct sm *sm)
+{
+	free(sm->sms);
+	sm->sms = NULL;
+	sm->n_sms = sm->sms_pending = 0;
+}
+
+static void on_discovered(void *arg, struct discovery *d)
+{
+	struct sm *sm = arg;
+	if (d->cancelled) {
+		return;
+	}
+	if (d->failed) {
+		log_err("discovery failed: the local port does not answer");
+		sm->busy = 0;
+		discovery_free(sm->disc);
+		sm->disc = NULL;
+		if (sm->once) {
+			stop_loop(sm, 1);
+			return;
+		}
+		sm->heavy_wanted = 1;
+		snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "retry after failure");
+		set_timer(sm->sweep_timer, 1000);
+		return;
+	}
+	if (discovery_compact(d) < 0) {
+		log_err("out of memory after discovery");
+		stop_loop(sm, 1);
+		return;
+	}
+	send_sminfo_queries(sm);
+}
+
+static void send_sminfo_queries(struct sm *sm)
+{
+	const struct fabric *f = &sm->disc->f;
+	uint32_t own = f->sm_node == FAB_NONE ? FAB_NONE :
+		       fabric_port(f, f->sm_node, f->sm_port);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		if ((f->ports[i].flags & FPORT_ISSM) && i != own)
+			n++;
+	free_sms(sm);
+	if (n)
+		sm->sms = calloc(n, sizeof(*sm->sms));
+	if (!sm->sms) {
+		elect(sm);
+		return;
+	}
+	sm->n_sms = n;
+	sm->sms_pending = 1;	/* held until every query is queued */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < f->n_ports; i++) {
+		if (!(f->ports[i].flags & FPORT_ISSM) || i == own)
+			continue;
+		struct remote_sm *r = &sm->sms[k++];
+		uint8_t mad[MAD_SIZE], path[FAB_MAX_HOPS + 1];
+		struct mad_addr to;
+		r->owner = sm;
+		r->port = i;
+		int hops = discovery_port_path(f, i, path);
+		if (hops < 0)
+			continue;
+		smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_SMINFO, 0, path, hops);
+		smp_dr_address(&to);
+		if (txn_submit(sm->txn, mad, sizeof(mad), &to, f->ports[i].node,
+			       on_sminfo_answer, r) == 0)
+			sm->sms_pending++;
+	}
+	if (--sm->sms_pending == 0)
+		elect(sm);
+}
+
+static void finish_sweep(struct sm *sm)
+{
+	sm->busy = 0;
+	sm->last_sweep_time = (uint64_t)time(NULL);
+	if (sm->heavy_wanted)
+		kick(sm);
+	else if (sm->state == SMS_MASTER)
+		schedule_light(sm);
+}
+
+static void write_dumps(struct sm *sm)
+{
+	const struct fabric *f = &sm->model->f;
+	if (sm->dump_topology) {
+		FILE *fp = fopen(sm->dump_topology, "w");
+		if (!fp || dump_topology(f, fp) < 0)
+			log_err("cannot write %s: %s", sm->dump_topology, strerror(errno));
+		if (fp)
+			fclose(fp);
+	}
+	if (sm->dump_lfts) {
+		FILE *fp = fopen(sm->dump_lfts, "w");
+		if (!fp || dump_lfts(f, &sm->lft, fp) < 0)
+			log_err("cannot write %s: %s", sm->dump_lfts, strerror(errno));
+		if (fp)
+			fclose(fp);
+	}
+}
+
+static void on_programmed(void *arg, const struct program_stats *ps)
+{
+	struct sm *sm = arg;
+	struct sweep_summary *s = &sm->last;
+	/* sm->prog is freed when the next one starts: we may be inside program_start */
+	s->prog = *ps;
+	s->unresponsive = sm->model->unresponsive + ps->failed_ports;
+	sweep_counters(sm, s);
+	s->valid = 1;
+	sm->heavy_sweeps++;
+	sm_print_summary(s, sm_state_name(sm->state));
+	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u ports activated%s",
+		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
+		   ps->portinfo_sets, ps->switchinfo_sets, ps->pkey_sets,
+		   ps->activations, ps->failed ? " (some writes failed)" : "");
+	write_dumps(sm);
+	sm_notify(sm, "MASTER");
+	if (sm->once) {
+		if (ps->failed_ports && sm->extra_sweeps < ONCE_MAX_RESWEEPS) {
+			sm->extra_sweeps++;
+			sm_request_heavy(sm, "writes failed");
+			sm->busy = 0;
+			return;
+		}
+		stop_loop(sm, ps->failed_ports ? 1 : 0);
+		return;
+	}
+	if (ps->failed_ports)
+		sm_request_heavy(sm, "some writes failed");
+	finish_sweep(sm);
+}
+
+static void save_lids(struct sm *sm)
+{
+	char err[512];
+	if (lids_record(&sm->model->f, &sm->guid2lid) < 0 ||
+	    state_save_guid2lid(sm->cfg.state_dir, &sm->guid2lid, err, sizeof(err)) < 0)
+		log_err("cannot save the LID table: %s", err);
+}
+
+/* MASTER: LIDs, routes, writes. */
+static void after_discovery(struct sm *sm)
+{
+	struct discovery *d = sm->disc;
+	struct fabric *f = &d->f;
+	if (sm->state != SMS_MASTER) {
+		log_notice("entering MASTER state (priority %d)", sm->cfg.sm_priority);
+		sm->state = SMS_MASTER;
+		event_del(sm->poll_timer);
+	}
+	int first = !sm->ever_master;
+	sm->ever_master = 1;
+	sm->act_count++;
+	/* the new model replaces the old one */
+	discovery_free(sm->model);
+	sm->model = d;
+	sm->disc = NULL;
+	struct sweep_summary *s = &sm->last;
+	memset(s, 0, sizeof(*s));
+	if (lids_assign(f, &sm->guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
+		log_err("LID assignment: out of memory");
+		stop_loop(sm, 1);
+		return;
+	}
+	if (s->lids_rep.exhausted)
+		log_err("LID space exhausted: %u ports have no LID", s->lids_rep.exhausted);
+	save_lids(sm);
+	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
+	sm->my_lid = f->ports[own].lid;
+	fabric_counts(f, &s->switches, &s->cas, &s->ports);
+	s->max_lid = f->max_lid;
+	for (uint32_t l = 1; l <= f->max_lid; l++)
+		if (f->lid_port[l] != FAB_NONE)
+			s->lids++;
+	route_and_program(sm, first);
+}
+
+/* Routes the current model and writes what differs. */
+static void route_and_program(struct sm *sm, int first)
+{
+	struct fabric *f = &sm->model->f;
+	struct sweep_summary *s = &sm->last;
+	if (sm_route(&sm->cfg, sm->routing_override, f, &sm->lft,
+		     &sm->engine_used, &s->route_ms) < 0) {
+		if (sm->once) {
+			stop_loop(sm, 1);
+			return;
+		}
+		finish_sweep(sm);
+		return;
+	}
+	s->routing = sm->engine_used;
+	struct program_params pp = {
+		.subnet_prefix = sm->cfg.subnet_prefix,
+		.sm_lid = sm->my_lid,
+		.subnet_timeout = sm->cfg.subnet_timeout,
+		.hoq_life = sm->cfg.hoq_life,
+		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
+		.vl_stall_count = sm->cfg.vl_stall_count,
+		.max_op_vls = sm->cfg.max_op_vls,
+		.client_rereg = first,
+		.extra_rounds = LOCAL_EXTRA_ROUNDS,
+	};
+	program_free(sm->prog);
+	sm->prog = NULL;
+	sm->prog = program_start(sm->txn, sm->model, &sm->lft, sm->cache, &pp,
+				 on_programmed, sm);
+	if (!sm->prog) {
+		log_err("out of memory planning the writes");
+		stop_loop(sm, 1);
+	}
+}
+
+static void heavy_start(struct sm *sm)
+{
+	sm->heavy_wanted = 0;
+	sm->busy = 1;
+	event_del(sm->sweep_timer);
+	log_notice("heavy sweep: %s", sm->heavy_reason[0] ? sm->heavy_reason : "start");
+	sm->heavy_reason[0] = '\0';
+	if (sm->state != SMS_MASTER && sm->state != SMS_STANDBY)
+		sm->state = SMS_DISCOVERING;
+	const struct txn_stats *st = txn_get_stats(sm->txn);
+	sm->sweep_base = st->all;
+	sm->sweep_start_ms = sm_now_ms();
+	discovery_free(sm->disc);
+	sm->disc = discovery_start(sm->txn, LOCAL_EXTRA_ROUNDS, on_discovered, sm);
+	if (!sm->disc) {
+		log_err("out of memory starting discovery");
+		stop_loop(sm, 1);
+	}
+}
+
+/* ---- light sweep: SwitchInfo of every switch ---- */
+
+static void light_done(struct sm *sm)
+{
+	sm->light_sweeps++;
+	if (sm->light_changes) {
+		sm_request_heavy(sm, sm->heavy_reason[0] ? sm->heavy_reason :
+				 "light sweep saw a change");
+		sm->busy = 0;
+		return;
+	}
+	finish_sweep(sm);
+}
+
+struct light_q {
+	struct sm *sm;
+	uint32_t node;
+};
+
+static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct light_q *q = arg;
+	struct sm *sm = q->sm;
+	if (status == TXN_CANCELLED) {
+		free(q);
+		return;
+	}
+	const struct fab_node *n = &sm->model->f.nodes[q->node];
+	if (status != TXN_OK || smp_status(resp)) {
+		if (!sm->light_changes)
+			snprintf(sm->heavy_reason, sizeof(sm->heavy_reason),
+				 "switch 0x%016llx \"%s\" stopped answering",
+				 (unsigned long long)n->guid, n->desc);
+		sm->light_changes++;
+	} else {
+		struct smp_switchinfo si;
+		smp_decode_switchinfo(resp + SMP_DATA_OFFS, &si);
+		if (si.port_state_change || si.lft_top != sm->lft.max_lid) {
+			if (!sm->light_changes)
+				snprintf(sm->heavy_reason, sizeof(sm->heavy_reason),
+					 "light sweep: port state change on switch 0x%016llx \"%s\"",
+					 (unsigned long long)n->guid, n->desc);
+			sm->light_changes++;
+		}
+	}
+	free(q);
+	if (--sm->light_pending == 0)
+		light_done(sm);
+}
+
+static void light_start(struct sm *sm)
+{
+	const struct fabric *f = &sm->model->f;
+	sm->busy = 2;
+	sm->light_changes = 0;
+	sm->light_pending = 1;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		if (f->nodes[i].type != FAB_SWITCH)
+			continue;
+		struct light_q *q = malloc(sizeof(*q));
+		if (!q)
+			continue;
+		q->sm = sm;
+		q->node = i;
+		uint8_t mad[MAD_SIZE];
+		struct mad_addr to;
+		smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_SWITCH_INFO, 0,
+			    f->nodes[i].dr_path, f->nodes[i].dr_len);
+		smp_dr_address(&to);
+		if (txn_submit(sm->txn, mad, sizeof(mad), &to, i, on_light_answer, q) < 0)
+			free(q);
+		else
+			sm->light_pending++;
+	}
+	if (--sm->light_pending == 0)
+		light_done(sm);
+}
+
+void sm_request_light(struct sm *sm)
+{
+	if (!sm->busy && sm->model && sm->state == SMS_MASTER)
+		light_start(sm);
+}
+
+int sm_request_reroute(struct sm *sm, char *err, size_t errlen)
+{
+	if (sm->state != SMS_MASTER || !sm->model) {
+		snprintf(err, errlen, "not MASTER of a configured subnet (state %s)",
+			 sm_state_name(sm->state));
+		return -1;
+	}
+	if (sm->busy) {
+		snprintf(err, errlen, "a sweep is running; try again when it is done");
+		return -1;
+	}
+	log_notice("reroute: recomputing routes without rediscovery");
+	sm->busy = 1;
+	event_del(sm->sweep_timer);
+	sm->sweep_base = txn_get_stats(sm->txn)->all;
+	sm->sweep_start_ms = sm_now_ms();
+	sm->model->unresponsive = 0;
+	route_and_program(sm, 0);
+	return 0;
+}
+
+static void on_sweep_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct sm *sm = arg;
+	if (sm->busy)
+		return;
+	if (sm->heavy_wanted || !sm->model) {
+		heavy_start(sm);
+		return;
+	}
+	if (sm->state == SMS_MASTER)
+		light_start(sm);
+}
+
+/* ---- MADs that are not answers to our requests ---- */
+
+static void reply(struct sm *sm, uint8_t *mad, const struct mad_addr *from)
+{
+	struct mad_addr to = *from;
+	if (smp_class(mad) == IB_SMI_DIRECT_CLASS)
+		to.lid = 0xffff;
+	if (mad_transport_send(&sm->tr, mad, MAD_SIZE, &to) < 0)
+		log_warn("cannot send a response (attribute 0x%04x)", smp_attr(mad));
+}
+
+static void my_sminfo(const struct sm *sm, struct smp_sminfo *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->guid = sm->tr.port_guid;
+	s->priority = (uint8_t)sm->cfg.sm_priority;
+	s->state = (uint8_t)sm->state;
+	s->act_count = sm->act_count;
+}
+
+static void handle_sminfo(struct sm *sm, const uint8_t *in, const struct mad_addr *from)
+{
+	uint8_t mad[MAD_SIZE];
+	memcpy(mad, in, MAD_SIZE);
+	int method = smp_method(in);
+	if (method == IB_MAD_METHOD_SET) {
+		uint32_t mod = smp_attr_mod(in);
+		struct smp_sminfo other;
+		smp_decode_sminfo(in + SMP_DATA_OFFS, &other);
+		if (mod == SMA_HANDOVER && sm->state == SMS_STANDBY) {
+			log_notice("handover from SM 0x%016llx: taking over",
+				   (unsigned long long)other.guid);
+			sm->state = SMS_MASTER;
+			event_del(sm->poll_timer);
+			devcache_clear(sm->cache);
+			sm_request_heavy(sm, "handover");
+		} else {
+			log_info("SMInfo Set (modifier %u) from SM 0x%016llx ignored in state %s",
+				 mod, (unsigned long long)other.guid,
+				 sm_state_name(sm->state));
+		}
+	} else if (method != IB_MAD_METHOD_GET) {
+		return;
+	}
+	struct smp_sminfo me;
+	my_sminfo(sm, &me);
+	smp_encode_sminfo(smp_data(mad), &me);
+	smp_make_response(mad, 0);
+	reply(sm, mad, from);
+}
+
+static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr *from)
+{
+	const uint8_t *data = in + SMP_DATA_OFFS;
+	unsigned trap = mad_get_field((void *)data, 0, IB_NOTICE_TRAP_NUMBER_F);
+	unsigned issuer = mad_get_field((void *)data, 0, IB_NOTICE_ISSUER_LID_F);
+	int generic = mad_get_field((void *)data, 0, IB_NOTICE_IS_GENERIC_F);
+	/* TrapRepress: same TID, back to the issuer */
+	uint8_t mad[MAD_SIZE];
+	memcpy(mad, in, MAD_SIZE);
+	mad[3] = IB_MAD_METHOD_TRAP_REPRESS;
+	struct mad_addr to = *from;
+	if (smp_class(in) == IB_SMI_DIRECT_CLASS)
+		to.lid = 0xffff;
+	else if (!to.lid)
+		to.lid = issuer;
+	if (mad_transport_send(&sm->tr, mad, MAD_SIZE, &to) < 0)
+		log_info("cannot send TrapRepress to LID %u", to.lid);
+	if (!generic) {
+		log_info("vendor trap from LID %u", issuer);
+		return;
+	}
+	switch (trap) {
+	case 128:
+	case 144:
+	case 145: {
+		char why[96];
+		snprintf(why, sizeof(why), "trap %u from LID %u", trap, issuer);
+		log_notice("%s: heavy sweep", why);
+		if (sm->state == SMS_MASTER)
+			sm_request_heavy(sm, why);
+		break;
+	}
+	default:
+		log_notice("trap %u from LID %u", trap, issuer);
+	}
+}
+
+static void on_mad(void *arg, const uint8_t *mad, size_t len,
+		   const struct mad_addr *from, int status)
+{
+	struct sm *sm = arg;
+	if (len < 64)
+		return;
+	if (log_get_level() >= LOG_DEBUG)
+		log_debug("recv: class 0x%02x method 0x%02x attr 0x%04x tid 0x%016llx status %d len %zu",
+			  smp_class(mad), smp_method(mad), smp_attr(mad),
+			  (unsigned long long)mad_get_field64((void *)mad, 0, IB_MAD_TRID_F),
+			  status, len);
+	if (txn_recv(sm->txn, mad, len, status))
+		return;
+	if (status || len < MAD_SIZE)
+		return;
+	int cls = smp_class(mad), method = smp_method(mad);
+	if (method & IB_MAD_RESPONSE)
+		return;	/* a late answer to something we gave up on */
+	if (cls == IB_SMI_CLASS || cls == IB_SMI_DIRECT_CLASS) {
+		if (smp_attr(mad) == IB_ATTR_SMINFO) {
+			handle_sminfo(sm, mad, from);
+			return;
+		}
+		if (method == IB_MAD_METHOD_TRAP && smp_attr(mad) == 0x0002) {
+			handle_trap(sm, mad, from);
+			return;
+		}
+	}
+	log_debug("dropped a MAD: class 0x%02x method 0x%02x attribute 0x%04x from LID %u",
+		  cls, method, smp_attr(mad), from->lid);
+}
+
+/* ---- set-up ---- */
+
+void sm_notify(struct sm *sm, const char *what)
+{
+	char st[128];
+	snprintf(st, sizeof(st), "READY=1\nSTATUS=%s, %u heavy sweeps", what,
+		 sm->heavy_sweeps);
+	sd_notify(0, st);
+}
+
+int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
+{
+	sm->base = base;
+	sm->state = SMS_DISCOVERING;
+	sm->cache = devcache_new();
+	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
+	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);
+	sm->poll_timer = evtimer_new(base, on_poll_timer, sm);
+	sm->kick = event_new(base, -1, 0, on_kick, sm);
+	if (!sm->cache || !sm->txn_timer || !sm->sweep_timer || !sm->poll_timer || !sm->kick) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (state_load_guid2lid(sm->cfg.state_dir, &sm->guid2lid, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+int sm_start(struct sm *sm, char *err, size_t errlen)
+{
+	struct umad_port_sel sel = {
+		.ca = sm->cfg.port_ca[0] ? sm->cfg.port_ca : NULL,
+		.port = sm->cfg.port_num,
+		.guid = sm->cfg.port_guid,
+	};
+	if (umad_transport_open(&sm->tr, sm->base, &sel, on_mad, sm, err, errlen) < 0)
+		return -1;
+	sm->have_transport = 1;
+	log_notice("bound to %s port %d (GUID 0x%016llx), priority %d",
+		   sm->tr.ca_name, sm->tr.port_num,
+		   (unsigned long long)sm->tr.port_guid, sm->cfg.sm_priority);
+	struct txn_params tp = {
+		.timeout_ms = sm->cfg.mad_timeout_ms,
+		.retries = sm->cfg.mad_retries,
+		.window = sm->cfg.mad_window,
+		.window_per_node = sm->cfg.mad_window_per_node,
+	};
+	sm->txn = txn_new(&tp, &sm->tr, clock_cb, NULL);
+	if (!sm->txn) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	txn_set_arm(sm->txn, arm_txn, sm);
+	sm_request_heavy(sm, "start-up");
+	return 0;
+}
+
+void sm_shutdown(struct sm *sm)
+{
+	if (sm->txn) {
+		txn_set_arm(sm->txn, NULL, NULL);
+		txn_cancel_all(sm->txn);
+	}
+	program_free(sm->prog);
+	discovery_free(sm->disc);
+	discovery_free(sm->model);
+	lft_tables_free(&sm->lft);
+	devcache_free(sm->cache);
+	guid_map_free(&sm->guid2lid);
+	free_sms(sm);
+	txn_free(sm->txn);
+	if (sm->have_transport && sm->tr.close)
+		sm->tr.close(sm->tr.ctx);
+	if (sm->txn_timer)
+		event_free(sm->txn_timer);
+	if (sm->sweep_timer)
+		event_free(sm->sweep_timer);
+	if (sm->poll_timer)
+		event_free(sm->poll_timer);
+	if (sm->kick)
+		event_free(sm->kick);
+}

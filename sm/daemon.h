@@ -1,0 +1,123 @@
+/*
+ * The SM's context and its life: SM state (DISCOVERING, STANDBY, MASTER),
+ * heavy sweeps (discover -> elect -> LIDs -> route -> program), light
+ * sweeps, traps, SMInfo, and the control-socket commands.  Everything runs
+ * on one libevent loop; this struct is the only mutable state.
+ */
+#ifndef IBSMD_DAEMON_H
+#define IBSMD_DAEMON_H
+
+#include <event2/event.h>
+#include <stdint.h>
+
+#include "../mad/smp.h"
+#include "../mad/transport.h"
+#include "../mad/txn.h"
+#include "../routing/engine.h"
+#include "config.h"
+#include "fabric.h"
+#include "lids.h"
+#include "program.h"
+#include "sweep.h"
+
+struct control;
+
+struct sweep_summary {
+	uint32_t switches, cas, ports, lids, max_lid;
+	uint32_t unresponsive;
+	uint64_t sweep_ms, route_ms;
+	uint64_t mads_sent, mad_timeouts, mad_retries, mad_errors;
+	const char *routing;
+	struct program_stats prog;
+	struct lid_report lids_rep;
+	int valid;
+};
+
+struct sm;
+
+struct remote_sm {
+	struct sm *owner;
+	uint32_t port;		/* port index in the discovery */
+	struct smp_sminfo info;
+	int answered;
+};
+
+struct sm {
+	struct config cfg;
+	char config_path[4096];
+	struct event_base *base;
+	struct mad_transport tr;
+	int have_transport;
+	struct txn_engine *txn;
+	struct event *txn_timer;
+	struct event *sweep_timer;	/* light sweeps */
+	struct event *poll_timer;	/* STANDBY: polling the master */
+	struct event *kick;		/* deferred: start a requested sweep */
+	struct control *ctl;
+	const char *socket_path;
+	const char *routing_override;
+
+	int state;			/* enum sm_state */
+	int once;
+	int exit_code;
+	int stopping;
+	const char *dump_lfts;
+	const char *dump_topology;
+
+	/* the sweep in progress */
+	int busy;			/* 0 idle, 1 heavy, 2 light */
+	int heavy_wanted;
+	char heavy_reason[128];
+	struct discovery *disc;		/* being built */
+	struct program *prog;
+	struct remote_sm *sms;
+	uint32_t n_sms, sms_pending;
+	uint32_t light_pending, light_changes;
+	uint64_t sweep_start_ms;
+	struct txn_counters sweep_base;
+	uint64_t route_ms;
+	int extra_sweeps;		/* --once: re-sweeps after failures */
+
+	/* the model of the last heavy sweep, with its tables */
+	struct discovery *model;
+	struct lft_tables lft;
+	const char *engine_used;
+	struct devcache *cache;
+	struct guid_map guid2lid;
+	int ever_master;
+	uint32_t my_lid;
+
+	/* STANDBY */
+	uint64_t master_guid;
+	uint32_t master_lid;
+	int master_priority;
+	uint8_t master_path[FAB_MAX_HOPS + 1];
+	int master_hops;
+	int poll_failures;
+
+	uint32_t act_count;
+	uint32_t heavy_sweeps, light_sweeps;
+	uint64_t last_sweep_time;	/* wall clock, seconds */
+	struct sweep_summary last;
+};
+
+int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen);
+/* Opens the local port and starts the first heavy sweep. */
+int sm_start(struct sm *sm, char *err, size_t errlen);
+void sm_request_heavy(struct sm *sm, const char *reason);
+void sm_request_light(struct sm *sm);
+/* Recomputes routes on the current model and writes what changed. */
+int sm_request_reroute(struct sm *sm, char *err, size_t errlen);
+/* The control-socket command handler (sm/ctlcmds.c). */
+struct json_t;
+struct json_t *sm_control(void *ctx, const char *cmd, struct json_t *args,
+			  char *err, size_t errlen);
+void sm_shutdown(struct sm *sm);
+/* Tells systemd (Type=notify) where we are. */
+void sm_notify(struct sm *sm, const char *what);
+const char *sm_state_name(int state);
+/* Prints the summary line ("subnet up: ...") to stdout and flushes it. */
+void sm_print_summary(const struct sweep_summary *s, const char *state);
+uint64_t sm_now_ms(void);
+
+#endif

@@ -1,0 +1,223 @@
+#include "fabric.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ULL;
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+int guid_map_init(struct guid_map *m, uint32_t cap)
+{
+	uint32_t c = 16;
+	while (c < cap)
+		c <<= 1;
+	m->keys = calloc(c, sizeof(*m->keys));
+	m->vals = calloc(c, sizeof(*m->vals));
+	if (!m->keys || !m->vals) {
+		free(m->keys);
+		free(m->vals);
+		m->keys = NULL;
+		m->vals = NULL;
+		return -1;
+	}
+	m->cap = c;
+	m->used = 0;
+	return 0;
+}
+
+void guid_map_free(struct guid_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static int guid_map_grow(struct guid_map *m)
+{
+	struct guid_map n;
+	if (guid_map_init(&n, m->cap * 2) < 0)
+		return -1;
+	for (uint32_t i = 0; i < m->cap; i++)
+		if (m->keys[i] && guid_map_put(&n, m->keys[i], m->vals[i]) < 0) {
+			guid_map_free(&n);
+			return -1;
+		}
+	guid_map_free(m);
+	*m = n;
+	return 0;
+}
+
+int guid_map_put(struct guid_map *m, uint64_t key, uint32_t val)
+{
+	if (!key)
+		return -1;
+	if (!m->cap && guid_map_init(m, 64) < 0)
+		return -1;
+	if ((m->used + 1) * 2 > m->cap && guid_map_grow(m) < 0)
+		return -1;
+	uint32_t mask = m->cap - 1;
+	for (uint32_t i = hash64(key) & mask;; i = (i + 1) & mask) {
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
+			return 0;
+		}
+		if (!m->keys[i]) {
+			m->keys[i] = key;
+			m->vals[i] = val;
+			m->used++;
+			return 0;
+		}
+	}
+}
+
+uint32_t guid_map_get(const struct guid_map *m, uint64_t key)
+{
+	if (!m->cap || !key)
+		return FAB_NONE;
+	uint32_t mask = m->cap - 1;
+	for (uint32_t i = hash64(key) & mask; m->keys[i]; i = (i + 1) & mask)
+		if (m->keys[i] == key)
+			return m->vals[i];
+	return FAB_NONE;
+}
+
+void fabric_init(struct fabric *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->sm_node = FAB_NONE;
+}
+
+void fabric_free(struct fabric *f)
+{
+	free(f->nodes);
+	free(f->ports);
+	free(f->lid_port);
+	guid_map_free(&f->node_by_guid);
+	fabric_init(f);
+}
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	uint32_t c = *cap ? *cap : 64;
+	while (c < need)
+		c *= 2;
+	void *p = realloc(*arr, (size_t)c * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+uint32_t fabric_add_node(struct fabric *f, uint8_t type, uint8_t nports,
+			 uint64_t guid)
+{
+	uint32_t np = (uint32_t)nports + 1;
+	if (grow((void **)&f->nodes, &f->cap_nodes, f->n_nodes + 1,
+		 sizeof(*f->nodes)) < 0 ||
+	    grow((void **)&f->ports, &f->cap_ports, f->n_ports + np,
+		 sizeof(*f->ports)) < 0)
+		return FAB_NONE;
+	uint32_t ni = f->n_nodes;
+	if (guid && guid_map_put(&f->node_by_guid, guid, ni) < 0)
+		return FAB_NONE;
+	struct fab_node *n = &f->nodes[ni];
+	memset(n, 0, sizeof(*n));
+	n->guid = guid;
+	n->type = type;
+	n->nports = nports;
+	n->first_port = f->n_ports;
+	for (uint32_t i = 0; i < np; i++) {
+		struct fab_port *p = &f->ports[f->n_ports + i];
+		memset(p, 0, sizeof(*p));
+		p->node = ni;
+		p->num = (uint8_t)i;
+		p->remote = FAB_NONE;
+	}
+	f->n_nodes++;
+	f->n_ports += np;
+	return ni;
+}
+
+uint32_t fabric_find_node(const struct fabric *f, uint64_t guid)
+{
+	return guid_map_get(&f->node_by_guid, guid);
+}
+
+void fabric_link(struct fabric *f, uint32_t pa, uint32_t pb)
+{
+	struct fab_port *a = &f->ports[pa], *b = &f->ports[pb];
+	if (a->remote != FAB_NONE && a->remote != pb)
+		f->ports[a->remote].remote = FAB_NONE;
+	if (b->remote != FAB_NONE && b->remote != pa)
+		f->ports[b->remote].remote = FAB_NONE;
+	a->remote = pb;
+	b->remote = pa;
+}
+
+int fabric_index_lids(struct fabric *f)
+{
+	uint32_t max = 0, span = 1u << f->lmc;
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		if (fabric_is_endport(f, i) && f->ports[i].lid &&
+		    f->ports[i].lid + span - 1 > max)
+			max = f->ports[i].lid + span - 1;
+	uint32_t *lp = malloc(((size_t)max + 1) * sizeof(*lp));
+	if (!lp)
+		return -1;
+	for (uint32_t l = 0; l <= max; l++)
+		lp[l] = FAB_NONE;
+	for (uint32_t i = 0; i < f->n_ports; i++) {
+		if (!fabric_is_endport(f, i) || !f->ports[i].lid)
+			continue;
+		for (uint32_t k = 0; k < span; k++)
+			lp[f->ports[i].lid + k] = i;
+	}
+	free(f->lid_port);
+	f->lid_port = lp;
+	f->max_lid = max;
+	return 0;
+}
+
+void fabric_counts(const struct fabric *f, uint32_t *sw, uint32_t *ca,
+		   uint32_t *ports)
+{
+	uint32_t s = 0, c = 0, p = 0;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		if (f->nodes[i].type == FAB_SWITCH)
+			s++;
+		else
+			c++;
+	}
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		if ((f->ports[i].flags & FPORT_PRESENT) &&
+		    (f->ports[i].num != 0 ||
+		     f->nodes[f->ports[i].node].type == FAB_SWITCH))
+			p++;
+	*sw = s;
+	*ca = c;
+	*ports = p;
+}
+
+const char *fabric_node_type_str(uint8_t type)
+{
+	switch (type) {
+	case FAB_CA:
+		return "CA";
+	case FAB_SWITCH:
+		return "Switch";
+	case FAB_ROUTER:
+		return "Router";
+	}
+	return "?";
+}

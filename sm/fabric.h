@@ -1,0 +1,148 @@
+/*
+ * The fabric model: plain arrays indexed by small integers.
+ *
+ * nodes[] holds every node; each node owns the contiguous slice
+ * ports[first_port .. first_port + nports] (port 0 included, also for CAs,
+ * where it is simply unused).  Links are port indices (remote).  The model
+ * is built by a live sweep, by the topology-file parser or by the emulator,
+ * and read by the LID allocator, the routing engines and the dumpers.
+ */
+#ifndef IBSMD_FABRIC_H
+#define IBSMD_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAB_NONE      UINT32_MAX
+#define FAB_DESC_LEN  64
+#define FAB_MAX_HOPS  63
+
+enum fab_node_type {
+	FAB_CA = 1,
+	FAB_SWITCH = 2,
+	FAB_ROUTER = 3,
+};
+
+/* IB PortState values (PortInfo:PortState). */
+enum fab_port_state {
+	PORT_NOP = 0,
+	PORT_DOWN = 1,
+	PORT_INIT = 2,
+	PORT_ARMED = 3,
+	PORT_ACTIVE = 4,
+};
+
+#define PHYS_LINKUP 5
+
+/* fab_port.flags */
+#define FPORT_PRESENT  0x01	/* the port exists and answered PortInfo */
+#define FPORT_ISSM     0x02	/* CapabilityMask.IsSM */
+#define FPORT_NOANSWER 0x04	/* the port was asked and never answered */
+
+struct fab_port {
+	uint32_t node;		/* owning node index */
+	uint32_t remote;	/* peer port index or FAB_NONE */
+	uint64_t guid;		/* port GUID (switch ports share port 0's) */
+	uint32_t lid;		/* LID the SM assigned (base LID of the range) */
+	uint32_t hw_lid;	/* LID read from the device in the last sweep */
+	uint32_t hw_sm_lid;	/* MasterSMLID read from the device */
+	uint32_t capmask;
+	uint8_t num;		/* port number on its node */
+	uint8_t flags;
+	uint8_t state;		/* enum fab_port_state, as read */
+	uint8_t phys_state;
+	uint8_t lmc;		/* as read */
+	uint8_t width_active;
+	uint8_t speed_active;
+	uint8_t mtu_cap;
+	uint8_t vl_cap;
+	uint8_t neighbor_mtu;	/* as read */
+	uint8_t oper_vls;	/* as read */
+};
+
+struct fab_node {
+	uint64_t guid;
+	uint64_t sys_guid;
+	uint32_t first_port;	/* index of this node's port 0 in ports[] */
+	uint32_t vendor_id;
+	uint16_t device_id;
+	uint16_t partition_cap;
+	uint8_t type;		/* enum fab_node_type */
+	uint8_t nports;		/* number of physical ports (not counting 0) */
+	uint8_t flags;
+	uint8_t dr_len;		/* directed route from the SM port */
+	uint8_t dr_path[FAB_MAX_HOPS + 1];	/* dr_path[1..dr_len] */
+	char desc[FAB_DESC_LEN + 1];
+	/* switches only */
+	uint32_t lft_cap;	/* LinearFDBCap */
+	uint32_t lft_top;	/* LinearFDBTop, as read */
+	uint16_t mft_cap;
+	uint8_t port_state_change;
+	uint8_t enhanced_port0;
+	uint8_t lifetime;
+	uint16_t partition_enf_cap;
+};
+
+/* fab_node.flags */
+#define FNODE_NOANSWER 0x01	/* some query to the node never answered */
+
+struct guid_map {
+	uint64_t *keys;		/* 0 = empty slot */
+	uint32_t *vals;
+	uint32_t cap;		/* power of two */
+	uint32_t used;
+};
+
+struct fabric {
+	struct fab_node *nodes;
+	uint32_t n_nodes, cap_nodes;
+	struct fab_port *ports;
+	uint32_t n_ports, cap_ports;
+	struct guid_map node_by_guid;	/* node GUID -> node index */
+	uint32_t sm_node;	/* node holding the SM's port, FAB_NONE if unknown */
+	uint8_t sm_port;	/* port number of the SM's port on sm_node */
+	uint32_t max_lid;	/* highest LID assigned (after LID assignment) */
+	uint8_t lmc;		/* subnet LMC */
+	uint32_t *lid_port;	/* LID -> port index (FAB_NONE), n = max_lid + 1 */
+};
+
+void fabric_init(struct fabric *f);
+void fabric_free(struct fabric *f);
+/* Adds a node with ports 0..nports; returns its index or FAB_NONE on ENOMEM. */
+uint32_t fabric_add_node(struct fabric *f, uint8_t type, uint8_t nports,
+			 uint64_t guid);
+uint32_t fabric_find_node(const struct fabric *f, uint64_t guid);
+/* Connects two port indices (both directions); a previous link of either is undone. */
+void fabric_link(struct fabric *f, uint32_t pa, uint32_t pb);
+static inline uint32_t fabric_port(const struct fabric *f, uint32_t node,
+				   unsigned num)
+{
+	return f->nodes[node].first_port + num;
+}
+static inline struct fab_port *fabric_portp(const struct fabric *f,
+					    uint32_t node, unsigned num)
+{
+	return &f->ports[f->nodes[node].first_port + num];
+}
+/* An end port holds a LID: a CA/router port or a switch's port 0. */
+static inline int fabric_is_endport(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	const struct fab_node *n = &f->nodes[p->node];
+	if (!(p->flags & FPORT_PRESENT))
+		return 0;
+	return n->type == FAB_SWITCH ? p->num == 0 : p->num != 0;
+}
+/* Rebuilds lid_port[] from ports[].lid and f->lmc; returns 0 or -1 (ENOMEM). */
+int fabric_index_lids(struct fabric *f);
+/* Counts switches, CAs (nodes of type CA or router) and present ports. */
+void fabric_counts(const struct fabric *f, uint32_t *sw, uint32_t *ca,
+		   uint32_t *ports);
+const char *fabric_node_type_str(uint8_t type);
+
+int guid_map_init(struct guid_map *m, uint32_t cap);
+void guid_map_free(struct guid_map *m);
+int guid_map_put(struct guid_map *m, uint64_t key, uint32_t val);
+uint32_t guid_map_get(const struct guid_map *m, uint64_t key);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * ibsmctl: sends one command to a running ibsmd over its control socket
+ * and prints the reply, as text or (--json) as the JSON document.
+ */
+#include "control.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IBSMCTL_VERSION	"ibsmctl 0.1"
+#define REPLY_TIMEOUT_MS	30000
+
+static void usage(FILE *fp)
+{
+	fputs("usage: ibsmctl [-s SOCKET] [--json] COMMAND [args...]\n"
+	    "  -s, --socket PATH  control socket (default $IBSMD_SOCKET, else "
+	    CONTROL_DEFAULT_SOCKET ")\n"
+	    "  -j, --json         print the reply as one JSON document\n"
+	    "  -h, --help / -V, --version\n"
+	    "commands:\n"
+	    "  status                 state, sweeps, counts, routing, MAD stats\n"
+	    "  topology               nodes, ports, links as the SM sees them\n"
+	    "  lids                   GUID -> LID (and vLID) table\n"
+	    "  routes SWITCH          one switch's LFT (GUID, LID or "
+	    "description)\n"
+	    "  verify                 check the programmed routes\n"
+	    "  sweep [--heavy]        request a sweep\n"
+	    "  reroute                recompute and push routes\n"
+	    "  reload                 re-read the policy (same as SIGHUP)\n"
+	    "  subscribers            SA event subscriptions\n"
+	    "  vm list | create | destroy | migrate ...\n", fp);
+}
+
+static const char *socket_path(const char *opt)
+{
+	const char *env = getenv("IBSMD_SOCKET");
+
+	if (opt != NULL)
+		return opt;
+	if (env != NULL && env[0] != '\0')
+		return env;
+	return CONTROL_DEFAULT_SOCKET;
+}
+
+/* Prints a successful reply; returns the exit status. */
+static int print_reply(const json_t *reply, int as_json)
+{
+	if (as_json) {
+		if (json_dumpf(reply, stdout, JSON_INDENT(2)) == 0)
+			putchar('\n');
+	} else {
+		control_print_text(stdout, reply);
+	}
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		perror("ibsmctl: stdout");
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "socket",	required_argument,	NULL, 's' },
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ "version",	no_argument,		NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *sock = NULL;
+	int as_json = 0, ch;
+
+	/* '+': options end at COMMAND; what follows belongs to it. */
+	while ((ch = getopt_long(argc, argv, "+s:jhV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			sock = optarg;
+			break;
+		case 'j':
+			as_json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			puts(IBSMCTL_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fputs("ibsmctl: no command given\n", stderr);
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[optind];
+	const char **args = calloc((size_t)argc, sizeof(*args));
+	size_t nargs = 0;
+	if (args == NULL) {
+		perror("ibsmctl");
+		return 1;
+	}
+	/* "--json" after the command is taken as the option, too. */
+	for (int i = optind + 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			as_json = 1;
+		else
+			args[nargs++] = argv[i];
+	}
+
+	char err[1024];
+	const char *path = socket_path(sock);
+	json_t *reply = control_call(path, cmd, args, nargs, REPLY_TIMEOUT_MS,
+	    err, sizeof(err));
+	free(args);
+	if (reply == NULL) {
+		fprintf(stderr, "ibsmctl: %s\n", err);
+		return 1;
+	}
+	int status;
+	if (json_is_false(json_object_get(reply, "ok"))) {
+		const char *why = json_string_value(json_object_get(reply,
+		    "error"));
+		fprintf(stderr, "ibsmctl: %s\n",
+		    why != NULL ? why : "command rejected by ibsmd");
+		status = 1;
+	} else {
+		status = print_reply(reply, as_json);
+	}
+	json_decref(reply);
+	return status;
+}

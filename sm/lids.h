@@ -1,0 +1,32 @@
+/*
+ * LID assignment: a pure function of the fabric, the persisted GUID->LID
+ * table and the LMC.  In order of precedence: the persisted LID of a port,
+ * the LID the port already holds, then the lowest free aligned range, each
+ * pass in port-GUID order so that the result does not depend on the order
+ * discovery ran in.  Persisted LIDs of absent ports stay reserved.
+ */
+#ifndef IBSMD_LIDS_H
+#define IBSMD_LIDS_H
+
+#include "fabric.h"
+
+#define LID_UCAST_MAX 0xBFFF
+
+struct lid_report {
+	uint32_t kept_persisted;	/* from the state file */
+	uint32_t kept_existing;		/* already on the port */
+	uint32_t assigned;		/* newly given */
+	uint32_t conflicts;		/* persisted or existing LIDs not honoured */
+	uint32_t exhausted;		/* ports left without a LID */
+};
+
+/*
+ * Sets ports[].lid for every end port, f->lmc, and rebuilds the LID
+ * index.  persisted may be NULL.  Returns 0 or -1 (ENOMEM).
+ */
+int lids_assign(struct fabric *f, const struct guid_map *persisted,
+		uint8_t lmc, struct lid_report *rep);
+/* Adds every end port's GUID -> LID to m (entries of absent ports stay). */
+int lids_record(const struct fabric *f, struct guid_map *m);
+
+#endif

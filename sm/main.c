@@ -1,0 +1,357 @@
+/* ibsmd: options, modes (--once, daemon, --offline), signals. */
+#include <errno.h>
+#include <event2/event.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "daemon.h"
+#include "dump.h"
+#include "lids.h"
+#include "log.h"
+#include "route.h"
+#include "topo.h"
+
+#define VERSION "0.1"
+#define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
+#define EXIT_CONFIG 78
+
+struct options {
+	const char *config;
+	const char *ca;
+	int port;
+	uint64_t guid;
+	int once;
+	const char *routing;
+	const char *state_dir;
+	const char *socket;
+	const char *offline;
+	const char *emulate;
+	int verify;
+	const char *dump_lfts;
+	const char *dump_topology;
+	int log_level;
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: ibsmd [options]\n"
+"  -c, --config FILE      YAML fabric policy (default " DEFAULT_CONFIG " if it exists)\n"
+"  -d, --ca NAME          local CA to bind\n"
+"  -p, --port NUM         local port number on that CA\n"
+"  -g, --guid GUID        local port to bind, by port GUID\n"
+"  -o, --once             bring the subnet up once, print the summary line, exit\n"
+"  -R, --routing ENGINE   routing engine(s), overrides the policy (%s)\n"
+"  -S, --state-dir DIR    persistent state (default /var/lib/ibsmd)\n"
+"  -s, --socket PATH      control socket (default " CONTROL_DEFAULT_SOCKET ")\n"
+"      --offline TOPO     no fabric: read a topology file, assign LIDs, route, exit\n"
+"      --dump-lfts FILE   write every switch's LFT (dump_fts -n format)\n"
+"      --dump-topology FILE  write the fabric as ibnetdiscover output, with LIDs\n"
+"      --log-level LEVEL  error, warn, notice (default), info, debug\n"
+"  -h, --help             this text\n"
+"  -V, --version          the version\n", routing_engine_names());
+}
+
+enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_DUMP_LFTS,
+       OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE };
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "ca", required_argument, NULL, 'd' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "guid", required_argument, NULL, 'g' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "routing", required_argument, NULL, 'R' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "offline", required_argument, NULL, OPT_OFFLINE },
+		{ "emulate", required_argument, NULL, OPT_EMULATE },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "dump-lfts", required_argument, NULL, OPT_DUMP_LFTS },
+		{ "dump-topology", required_argument, NULL, OPT_DUMP_TOPO },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+	memset(o, 0, sizeof(*o));
+	o->log_level = -1;
+	while ((c = getopt_long(argc, argv, "c:d:p:g:oR:S:s:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case 'd': o->ca = optarg; break;
+		case 'p':
+			errno = 0;
+			o->port = (int)strtol(optarg, &end, 10);
+			if (errno || *end || o->port < 1 || o->port > 254) {
+				fprintf(stderr, "ibsmd: bad port number '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'g':
+			errno = 0;
+			o->guid = strtoull(optarg, &end, 16);
+			if (errno || *end || !o->guid) {
+				fprintf(stderr, "ibsmd: bad GUID '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'o': o->once = 1; break;
+		case 'R': o->routing = optarg; break;
+		case 'S': o->state_dir = optarg; break;
+		case 's': o->socket = optarg; break;
+		case OPT_OFFLINE: o->offline = optarg; break;
+		case OPT_EMULATE: o->emulate = optarg; break;
+		case OPT_VERIFY: o->verify = 1; break;
+		case OPT_DUMP_LFTS: o->dump_lfts = optarg; break;
+		case OPT_DUMP_TOPO: o->dump_topology = optarg; break;
+		case OPT_LOG_LEVEL:
+			o->log_level = log_level_parse(optarg);
+			if (o->log_level < 0) {
+				fprintf(stderr, "ibsmd: bad log level '%s' (error, warn, notice, info, debug)\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': printf("ibsmd %s\n", VERSION); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ibsmd: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (o->offline && o->once) {
+		fprintf(stderr, "ibsmd: --offline and --once do not combine\n");
+		return -1;
+	}
+	if (o->emulate) {
+		fprintf(stderr, "ibsmd: --emulate is not built yet (the emulator issue)\n");
+		return -1;
+	}
+	if (o->verify) {
+		fprintf(stderr, "ibsmd: --verify is not built yet (the routing issue)\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int load_config(struct config *cfg, const struct options *o)
+{
+	char err[1024];
+	config_defaults(cfg);
+	const char *path = o->config;
+	if (!path && access(DEFAULT_CONFIG, F_OK) == 0)
+		path = DEFAULT_CONFIG;
+	if (path && config_load(cfg, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: %s\n", err);
+		return -1;
+	}
+	if (o->routing && config_set_engines(cfg, o->routing, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: -R: %s\n", err);
+		return -2;
+	}
+	if (o->state_dir)
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", o->state_dir);
+	if (o->ca) {
+		snprintf(cfg->port_ca, sizeof(cfg->port_ca), "%s", o->ca);
+		cfg->port_guid = 0;
+	}
+	if (o->port) {
+		cfg->port_num = o->port;
+		cfg->port_guid = 0;
+	}
+	if (o->guid) {
+		cfg->port_guid = o->guid;
+		cfg->port_ca[0] = '\0';
+		cfg->port_num = 0;
+	}
+	return 0;
+}
+
+static int write_file(const char *path, int (*fn)(FILE *, const void *, const void *),
+		      const void *a, const void *b)
+{
+	FILE *fp = fopen(path, "w");
+	if (!fp) {
+		fprintf(stderr, "ibsmd: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	int rc = fn(fp, a, b);
+	if (fclose(fp) != 0 || rc < 0) {
+		fprintf(stderr, "ibsmd: cannot write %s\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int w_topo(FILE *fp, const void *a, const void *b)
+{
+	(void)b;
+	return dump_topology(a, fp);
+}
+
+static int w_lfts(FILE *fp, const void *a, const void *b)
+{
+	return dump_lfts(a, b, fp);
+}
+
+static int run_offline(const struct config *cfg, const struct options *o)
+{
+	char err[1024];
+	struct fabric f;
+	struct lft_tables t = { 0 };
+	struct sweep_summary s = { 0 };
+	uint64_t t0 = sm_now_ms();
+	fabric_init(&f);
+	if (topo_load(&f, o->offline, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: %s\n", err);
+		fabric_free(&f);
+		return 1;
+	}
+	int rc = 1;
+	if (lids_assign(&f, NULL, (uint8_t)cfg->lmc, &s.lids_rep) < 0) {
+		fprintf(stderr, "ibsmd: out of memory\n");
+		goto out;
+	}
+	if (s.lids_rep.exhausted)
+		log_err("LID space exhausted: %u ports have no LID", s.lids_rep.exhausted);
+	if (sm_route(cfg, NULL, &f, &t, &s.routing, &s.route_ms) < 0)
+		goto out;
+	fabric_counts(&f, &s.switches, &s.cas, &s.ports);
+	s.max_lid = f.max_lid;
+	for (uint32_t l = 1; l <= f.max_lid; l++)
+		if (f.lid_port[l] != FAB_NONE)
+			s.lids++;
+	s.sweep_ms = sm_now_ms() - t0;
+	if (o->dump_topology && write_file(o->dump_topology, w_topo, &f, NULL) < 0)
+		goto out;
+	if (o->dump_lfts && write_file(o->dump_lfts, w_lfts, &f, &t) < 0)
+		goto out;
+	sm_print_summary(&s, "offline");
+	rc = 0;
+out:
+	lft_tables_free(&t);
+	fabric_free(&f);
+	return rc;
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct sm *sm = arg;
+	if (sig == SIGHUP) {
+		struct config c;
+		char err[1024];
+		config_defaults(&c);
+		if (sm->config_path[0] &&
+		    config_load(&c, sm->config_path, err, sizeof(err)) < 0) {
+			log_err("SIGHUP: policy not reloaded: %s", err);
+		} else if (sm->config_path[0]) {
+			/* what the command line set stays */
+			snprintf(c.state_dir, sizeof(c.state_dir), "%s", sm->cfg.state_dir);
+			memcpy(c.port_ca, sm->cfg.port_ca, sizeof(c.port_ca));
+			c.port_num = sm->cfg.port_num;
+			c.port_guid = sm->cfg.port_guid;
+			if (sm->routing_override) {
+				c.n_engines = sm->cfg.n_engines;
+				memcpy(c.engines, sm->cfg.engines, sizeof(c.engines));
+			}
+			sm->cfg = c;
+			log_set_level(c.log_level);
+			log_notice("SIGHUP: policy reloaded from %s", sm->config_path);
+		}
+		sm_request_heavy(sm, "SIGHUP");
+		return;
+	}
+	log_notice("signal %d: stopping", (int)sig);
+	sm->stopping = 1;
+	event_base_loopbreak(sm->base);
+}
+
+static int run_fabric(struct config *cfg, const struct options *o)
+{
+	char err[1024];
+	struct sm *sm = calloc(1, sizeof(*sm));
+	struct event_base *base = event_base_new();
+	struct event *sigs[4] = { NULL };
+	int rc = 1;
+	if (!sm || !base) {
+		fprintf(stderr, "ibsmd: out of memory\n");
+		goto out;
+	}
+	sm->cfg = *cfg;
+	if (o->config)
+		snprintf(sm->config_path, sizeof(sm->config_path), "%s", o->config);
+	else if (access(DEFAULT_CONFIG, F_OK) == 0)
+		snprintf(sm->config_path, sizeof(sm->config_path), "%s", DEFAULT_CONFIG);
+	sm->once = o->once;
+	sm->routing_override = o->routing;
+	sm->dump_lfts = o->dump_lfts;
+	sm->dump_topology = o->dump_topology;
+	if (sm_init(sm, base, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: %s\n", err);
+		goto out;
+	}
+	if (!o->once) {
+		sm->socket_path = o->socket ? o->socket : CONTROL_DEFAULT_SOCKET;
+		sm->ctl = control_open(base, sm->socket_path, sm_control, sm, err, sizeof(err));
+		if (!sm->ctl) {
+			fprintf(stderr, "ibsmd: control socket: %s\n", err);
+			goto out;
+		}
+	}
+	int signums[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	for (int i = 0; i < 3; i++) {
+		sigs[i] = evsignal_new(base, signums[i], on_signal, sm);
+		if (sigs[i])
+			event_add(sigs[i], NULL);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (sm_start(sm, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: %s\n", err);
+		goto out;
+	}
+	event_base_dispatch(base);
+	rc = sm->stopping && !o->once ? 0 : sm->exit_code;
+out:
+	if (sm) {
+		if (sm->ctl)
+			control_close(sm->ctl);
+		sm_shutdown(sm);
+	}
+	for (int i = 0; i < 4; i++)
+		if (sigs[i])
+			event_free(sigs[i]);
+	if (base)
+		event_base_free(base);
+	free(sm);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct config cfg;
+	if (parse_args(argc, argv, &o) < 0)
+		return 2;
+	int r = load_config(&cfg, &o);
+	if (r == -1)
+		return EXIT_CONFIG;
+	if (r == -2)
+		return 2;
+	log_set_level(o.log_level >= 0 ? o.log_level : cfg.log_level);
+	if (o.offline)
+		return run_offline(&cfg, &o);
+	return run_fabric(&cfg, &o);
+}

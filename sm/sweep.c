@@ -1,0 +1,494 @@
+#include "sweep.h"
+
+#include <infiniband/mad.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mad/smp.h"
+#include "log.h"
+
+enum q_kind { Q_NODEINFO, Q_NODEDESC, Q_PORTINFO, Q_SWITCHINFO };
+
+struct query {
+	struct discovery *d;
+	struct query *next;	/* retry list */
+	uint32_t node;		/* target node; for NodeInfo the parent (or FAB_NONE) */
+	uint8_t kind;
+	uint8_t port;		/* PortInfo: its port; NodeInfo: the parent's port */
+	uint8_t hops;
+	uint8_t path[FAB_MAX_HOPS + 1];
+};
+
+struct pending_q {
+	struct query *head;
+};
+
+static void submit(struct discovery *d, struct query *q);
+
+static const char *kind_name(int k)
+{
+	static const char *const n[] = { "NodeInfo", "NodeDescription",
+					 "PortInfo", "SwitchInfo" };
+	return n[k];
+}
+
+static int grow_raw(struct discovery *d)
+{
+	struct fabric *f = &d->f;
+	if (f->cap_ports > d->raw_ports_cap) {
+		void *p = realloc(d->pi_raw, (size_t)f->cap_ports * 64);
+		if (!p)
+			return -1;
+		d->pi_raw = p;
+		d->raw_ports_cap = f->cap_ports;
+	}
+	if (f->cap_nodes > d->raw_nodes_cap) {
+		void *p = realloc(d->si_raw, (size_t)f->cap_nodes * 64);
+		if (!p)
+			return -1;
+		d->si_raw = p;
+		d->raw_nodes_cap = f->cap_nodes;
+	}
+	return 0;
+}
+
+static struct query *new_query(struct discovery *d, int kind, uint32_t node,
+			       int port, const uint8_t *path, int hops)
+{
+	struct query *q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->d = d;
+	q->kind = (uint8_t)kind;
+	q->node = node;
+	q->port = (uint8_t)port;
+	q->hops = (uint8_t)hops;
+	memcpy(q->path, path, (size_t)hops + 1);
+	return q;
+}
+
+static void ask(struct discovery *d, int kind, uint32_t node, int port,
+		const uint8_t *path, int hops)
+{
+	struct query *q = new_query(d, kind, node, port, path, hops);
+	if (!q) {
+		log_err("discovery: out of memory");
+		d->unresponsive++;
+		return;
+	}
+	submit(d, q);
+}
+
+/* Queries about a node seen for the first time. */
+static void explore_node(struct discovery *d, uint32_t ni, int local_port,
+			 const uint8_t *path, int hops)
+{
+	struct fab_node *n = &d->f.nodes[ni];
+	ask(d, Q_NODEDESC, ni, 0, path, hops);
+	if (n->type == FAB_SWITCH) {
+		ask(d, Q_SWITCHINFO, ni, 0, path, hops);
+		for (int p = 0; p <= n->nports; p++)
+			ask(d, Q_PORTINFO, ni, p, path, hops);
+	} else {
+		ask(d, Q_PORTINFO, ni, local_port, path, hops);
+	}
+}
+
+static void on_nodeinfo(struct discovery *d, struct query *q,
+			const uint8_t *data)
+{
+	struct fabric *f = &d->f;
+	struct smp_nodeinfo ni;
+	smp_decode_nodeinfo(data, &ni);
+	if (!ni.node_guid || !ni.nports || ni.local_port > ni.nports ||
+	    (ni.type != FAB_SWITCH && ni.local_port == 0) ||
+	    ni.type < FAB_CA || ni.type > FAB_ROUTER) {
+		log_warn("discovery: bad NodeInfo (guid 0x%016llx type %u ports %u local %u); ignored",
+			 (unsigned long long)ni.node_guid, ni.type, ni.nports,
+			 ni.local_port);
+		d->unresponsive++;
+		return;
+	}
+	uint32_t n = fabric_find_node(f, ni.node_guid);
+	int is_new = n == FAB_NONE;
+	if (is_new) {
+		n = fabric_add_node(f, ni.type, ni.nports, ni.node_guid);
+		if (n == FAB_NONE || grow_raw(d) < 0) {
+			log_err("discovery: out of memory");
+			d->unresponsive++;
+			return;
+		}
+		struct fab_node *nd = &f->nodes[n];
+		nd->sys_guid = ni.sys_guid;
+		nd->vendor_id = ni.vendor_id;
+		nd->device_id = ni.device_id;
+		nd->partition_cap = ni.partition_cap;
+		nd->dr_len = q->hops;
+		memcpy(nd->dr_path, q->path, (size_t)q->hops + 1);
+		if (ni.type == FAB_SWITCH)
+			for (int p = 0; p <= ni.nports; p++)
+				fabric_portp(f, n, p)->guid = ni.port_guid;
+	} else if (f->nodes[n].type != ni.type ||
+		   f->nodes[n].nports != ni.nports) {
+		log_warn("discovery: GUID 0x%016llx seen as two different nodes; second one ignored",
+			 (unsigned long long)ni.node_guid);
+		d->unresponsive++;
+		return;
+	}
+	struct fab_port *lp = fabric_portp(f, n, ni.local_port);
+	if (q->node == FAB_NONE) {
+		f->sm_node = n;
+		f->sm_port = ni.local_port;
+	} else {
+		uint32_t parent = fabric_port(f, q->node, q->port);
+		uint32_t here = fabric_port(f, n, ni.local_port);
+		if (lp->remote != FAB_NONE && lp->remote != parent) {
+			log_warn("discovery: port 0x%016llx[%u] reached over two links; keeping the first",
+				 (unsigned long long)ni.node_guid, ni.local_port);
+			return;
+		}
+		fabric_link(f, parent, here);
+	}
+	if (ni.type != FAB_SWITCH && !lp->guid) {
+		lp->guid = ni.port_guid;
+		if (!is_new)	/* another port of a known CA */
+			ask(d, Q_PORTINFO, n, ni.local_port, q->path, q->hops);
+	}
+	if (is_new)
+		explore_node(d, n, ni.local_port, q->path, q->hops);
+}
+
+static void decode_portinfo(struct fab_port *p, const uint8_t *data)
+{
+	p->hw_lid = smp_pi_get(data, IB_PORT_LID_F);
+	p->hw_sm_lid = smp_pi_get(data, IB_PORT_SMLID_F);
+	p->capmask = smp_pi_get(data, IB_PORT_CAPMASK_F);
+	p->state = (uint8_t)smp_pi_get(data, IB_PORT_STATE_F);
+	p->phys_state = (uint8_t)smp_pi_get(data, IB_PORT_PHYS_STATE_F);
+	p->lmc = (uint8_t)smp_pi_get(data, IB_PORT_LMC_F);
+	p->width_active = (uint8_t)smp_pi_get(data, IB_PORT_LINK_WIDTH_ACTIVE_F);
+	p->speed_active = (uint8_t)smp_pi_get(data, IB_PORT_LINK_SPEED_ACTIVE_F);
+	p->mtu_cap = (uint8_t)smp_pi_get(data, IB_PORT_MTU_CAP_F);
+	p->vl_cap = (uint8_t)smp_pi_get(data, IB_PORT_VL_CAP_F);
+	p->neighbor_mtu = (uint8_t)smp_pi_get(data, IB_PORT_NEIGHBOR_MTU_F);
+	p->oper_vls = (uint8_t)smp_pi_get(data, IB_PORT_OPER_VLS_F);
+	p->flags |= FPORT_PRESENT;
+	if (p->capmask & CAP_IS_SM)
+		p->flags |= FPORT_ISSM;
+	else
+		p->flags &= (uint8_t)~FPORT_ISSM;
+}
+
+static void on_portinfo(struct discovery *d, struct query *q,
+			const uint8_t *data)
+{
+	struct fabric *f = &d->f;
+	uint32_t pi = fabric_port(f, q->node, q->port);
+	struct fab_port *p = &f->ports[pi];
+	memcpy(d->pi_raw[pi], data, 64);
+	decode_portinfo(p, data);
+	if (p->num == 0 || p->phys_state != PHYS_LINKUP || p->remote != FAB_NONE)
+		return;
+	const struct fab_node *n = &f->nodes[q->node];
+	/* Walk on from switches, and from the SM's own node. */
+	if (n->type != FAB_SWITCH && q->node != f->sm_node)
+		return;
+	if (q->hops + 1 > FAB_MAX_HOPS) {
+		log_warn("discovery: path too long beyond 0x%016llx[%u]",
+			 (unsigned long long)n->guid, p->num);
+		return;
+	}
+	uint8_t path[FAB_MAX_HOPS + 1];
+	memcpy(path, q->path, (size_t)q->hops + 1);
+	path[q->hops + 1] = p->num;
+	ask(d, Q_NODEINFO, q->node, p->num, path, q->hops + 1);
+}
+
+static void on_switchinfo(struct discovery *d, struct query *q,
+			  const uint8_t *data)
+{
+	struct fab_node *n = &d->f.nodes[q->node];
+	struct smp_switchinfo si;
+	smp_decode_switchinfo(data, &si);
+	memcpy(d->si_raw[q->node], data, 64);
+	n->lft_cap = si.lft_cap;
+	n->lft_top = si.lft_top;
+	n->mft_cap = si.mft_cap;
+	n->lifetime = si.lifetime;
+	n->port_state_change = si.port_state_change;
+	n->enhanced_port0 = si.enhanced_port0;
+	n->partition_enf_cap = si.partition_enf_cap;
+}
+
+static void give_up(struct discovery *d, struct query *q, int status)
+{
+	struct fabric *f = &d->f;
+	const char *why = status == TXN_TIMEOUT ? "no answer" :
+			  status == TXN_ERROR ? "send errors" : "error status";
+	d->unresponsive++;
+	switch (q->kind) {
+	case Q_NODEINFO:
+		log_warn("unresponsive: neighbour of 0x%016llx[%u] (%s to NodeInfo); left out",
+			 (unsigned long long)f->nodes[q->node].guid, q->port, why);
+		break;
+	case Q_PORTINFO:
+		fabric_portp(f, q->node, q->port)->flags |= FPORT_NOANSWER;
+		if (f->nodes[q->node].type == FAB_SWITCH && q->port == 0)
+			f->nodes[q->node].flags |= FNODE_NOANSWER;
+		log_warn("unresponsive: 0x%016llx[%u] \"%s\" (%s to PortInfo); left out",
+			 (unsigned long long)f->nodes[q->node].guid, q->port,
+			 f->nodes[q->node].desc, why);
+		break;
+	default:
+		if (q->kind == Q_SWITCHINFO)
+			f->nodes[q->node].flags |= FNODE_NOANSWER;
+		log_warn("unresponsive: node 0x%016llx \"%s\" (%s to %s)%s",
+			 (unsigned long long)f->nodes[q->node].guid,
+			 f->nodes[q->node].desc, why, kind_name(q->kind),
+			 q->kind == Q_SWITCHINFO ? "; left out" : "");
+	}
+}
+
+static void finish_if_idle(struct discovery *d)
+{
+	if (d->outstanding)
+		return;
+	if (d->retry->head && d->rounds < d->max_rounds && !d->cancelled) {
+		struct query *q = d->retry->head;
+		d->retry->head = NULL;
+		d->rounds++;
+		log_info("discovery: asking again, round %d", d->rounds + 1);
+		while (q) {
+			struct query *next = q->next;
+			submit(d, q);
+			q = next;
+		}
+		return;
+	}
+	while (d->retry->head) {
+		struct query *q = d->retry->head;
+		d->retry->head = q->next;
+		if (!d->cancelled)
+			give_up(d, q, TXN_TIMEOUT);
+		free(q);
+	}
+	d->done(d->done_arg, d);
+}
+
+static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct query *q = arg;
+	struct discovery *d = q->d;
+	d->outstanding--;
+	if (status == TXN_CANCELLED) {
+		d->cancelled = 1;
+		free(q);
+		finish_if_idle(d);
+		return;
+	}
+	if (status == TXN_OK && smp_status(resp) != 0) {
+		log_debug("discovery: %s status 0x%x", kind_name(q->kind),
+			  smp_status(resp));
+		status = TXN_ERROR;
+	}
+	if (status != TXN_OK) {
+		if (q->kind == Q_NODEINFO && q->node == FAB_NONE) {
+			log_err("the local port does not answer NodeInfo");
+			d->failed = 1;
+			free(q);
+		} else {
+			q->next = d->retry->head;
+			d->retry->head = q;
+		}
+		finish_if_idle(d);
+		return;
+	}
+	const uint8_t *data = resp + SMP_DATA_OFFS;
+	switch (q->kind) {
+	case Q_NODEINFO:
+		on_nodeinfo(d, q, data);
+		break;
+	case Q_NODEDESC:
+		smp_decode_nodedesc(data, d->f.nodes[q->node].desc);
+		break;
+	case Q_PORTINFO:
+		on_portinfo(d, q, data);
+		break;
+	case Q_SWITCHINFO:
+		on_switchinfo(d, q, data);
+		break;
+	}
+	free(q);
+	finish_if_idle(d);
+}
+
+static void submit(struct discovery *d, struct query *q)
+{
+	static const uint16_t attrs[] = { IB_ATTR_NODE_INFO, IB_ATTR_NODE_DESC,
+					  IB_ATTR_PORT_INFO, IB_ATTR_SWITCH_INFO };
+	uint8_t mad[MAD_SIZE];
+	struct mad_addr to;
+	uint32_t mod = q->kind == Q_PORTINFO ? q->port : 0;
+	smp_init_dr(mad, IB_MAD_METHOD_GET, attrs[q->kind], mod, q->path,
+		    q->hops);
+	smp_dr_address(&to);
+	uint32_t dest = q->node == FAB_NONE ? TXN_NO_DEST : q->node;
+	d->outstanding++;
+	d->mads++;
+	if (txn_submit(d->txn, mad, sizeof(mad), &to, dest, on_answer, q) < 0) {
+		d->outstanding--;
+		log_err("discovery: cannot queue %s", kind_name(q->kind));
+		d->unresponsive++;
+		free(q);
+	}
+}
+
+struct discovery *discovery_start(struct txn_engine *txn, int extra_rounds,
+				  void (*done)(void *, struct discovery *),
+				  void *arg)
+{
+	struct discovery *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->retry = calloc(1, sizeof(*d->retry));
+	if (!d->retry) {
+		free(d);
+		return NULL;
+	}
+	fabric_init(&d->f);
+	d->txn = txn;
+	d->done = done;
+	d->done_arg = arg;
+	d->max_rounds = extra_rounds;
+	uint8_t path[FAB_MAX_HOPS + 1] = { 0 };
+	struct query *q = new_query(d, Q_NODEINFO, FAB_NONE, 0, path, 0);
+	if (!q) {
+		discovery_free(d);
+		return NULL;
+	}
+	submit(d, q);
+	return d;
+}
+
+void discovery_free(struct discovery *d)
+{
+	if (!d)
+		return;
+	while (d->retry && d->retry->head) {
+		struct query *q = d->retry->head;
+		d->retry->head = q->next;
+		free(q);
+	}
+	free(d->retry);
+	fabric_free(&d->f);
+	free(d->pi_raw);
+	free(d->si_raw);
+	free(d);
+}
+
+static int node_kept(const struct fabric *f, uint32_t n)
+{
+	const struct fab_node *nd = &f->nodes[n];
+	if (nd->flags & FNODE_NOANSWER)
+		return 0;
+	/* a node none of whose ports answered is not there for us */
+	for (int p = 0; p <= nd->nports; p++)
+		if (f->ports[nd->first_port + p].flags & FPORT_PRESENT)
+			return 1;
+	return 0;
+}
+
+int discovery_compact(struct discovery *d)
+{
+	struct fabric *f = &d->f, g;
+	uint32_t *nmap = malloc(((size_t)f->n_nodes + 1) * sizeof(*nmap));
+	if (!nmap)
+		return -1;
+	fabric_init(&g);
+	uint8_t (*pi)[64] = NULL, (*si)[64] = NULL;
+	int rc = -1;
+	for (uint32_t n = 0; n < f->n_nodes; n++) {
+		nmap[n] = FAB_NONE;
+		if (!node_kept(f, n))
+			continue;
+		const struct fab_node *on = &f->nodes[n];
+		uint32_t m = fabric_add_node(&g, on->type, on->nports, on->guid);
+		if (m == FAB_NONE)
+			goto out;
+		uint32_t fp = g.nodes[m].first_port;
+		g.nodes[m] = *on;
+		g.nodes[m].first_port = fp;
+		nmap[n] = m;
+	}
+	pi = malloc((size_t)(g.n_ports ? g.n_ports : 1) * 64);
+	si = malloc((size_t)(g.n_nodes ? g.n_nodes : 1) * 64);
+	if (!pi || !si)
+		goto out;
+	for (uint32_t n = 0; n < f->n_nodes; n++) {
+		uint32_t m = nmap[n];
+		if (m == FAB_NONE)
+			continue;
+		memcpy(si[m], d->si_raw[n], 64);
+		for (int p = 0; p <= f->nodes[n].nports; p++) {
+			uint32_t op = f->nodes[n].first_port + p;
+			uint32_t np = g.nodes[m].first_port + p;
+			struct fab_port port = f->ports[op];
+			memcpy(pi[np], d->pi_raw[op], 64);
+			port.node = m;
+			port.remote = FAB_NONE;
+			if (port.flags & FPORT_NOANSWER)
+				port.flags &= (uint8_t)~FPORT_PRESENT;
+			g.ports[np] = port;
+		}
+	}
+	for (uint32_t op = 0; op < f->n_ports; op++) {
+		const struct fab_port *a = &f->ports[op];
+		if (a->remote == FAB_NONE || op > a->remote)
+			continue;
+		const struct fab_port *b = &f->ports[a->remote];
+		uint32_t ma = nmap[a->node], mb = nmap[b->node];
+		if (ma == FAB_NONE || mb == FAB_NONE)
+			continue;
+		uint32_t pa = fabric_port(&g, ma, a->num), pb = fabric_port(&g, mb, b->num);
+		if (!(g.ports[pa].flags & FPORT_PRESENT) ||
+		    !(g.ports[pb].flags & FPORT_PRESENT))
+			continue;
+		fabric_link(&g, pa, pb);
+	}
+	g.sm_node = f->sm_node == FAB_NONE ? FAB_NONE : nmap[f->sm_node];
+	g.sm_port = f->sm_port;
+	fabric_free(f);
+	*f = g;
+	free(d->pi_raw);
+	free(d->si_raw);
+	d->pi_raw = pi;
+	d->si_raw = si;
+	d->raw_ports_cap = g.n_ports;
+	d->raw_nodes_cap = g.n_nodes;
+	pi = si = NULL;
+	rc = 0;
+out:
+	if (rc < 0)
+		fabric_free(&g);
+	free(pi);
+	free(si);
+	free(nmap);
+	return rc;
+}
+
+int discovery_port_path(const struct fabric *f, uint32_t port, uint8_t *path)
+{
+	const struct fab_port *p = &f->ports[port];
+	const struct fab_node *n = &f->nodes[p->node];
+	if (n->type == FAB_SWITCH || p->node == f->sm_node || p->remote == FAB_NONE) {
+		memcpy(path, n->dr_path, (size_t)n->dr_len + 1);
+		return n->dr_len;
+	}
+	const struct fab_port *r = &f->ports[p->remote];
+	const struct fab_node *rn = &f->nodes[r->node];
+	if (rn->dr_len + 1 > FAB_MAX_HOPS)
+		return -1;
+	memcpy(path, rn->dr_path, (size_t)rn->dr_len + 1);
+	path[rn->dr_len + 1] = r->num;
+	return rn->dr_len + 1;
+}

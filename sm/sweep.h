@@ -1,0 +1,51 @@
+/*
+ * Discovery: an asynchronous, pipelined directed-route walk of the fabric.
+ * A switch's neighbours are queried as soon as its PortInfo says a link
+ * is up, not level by level; the transaction table bounds what is in
+ * flight.  The result is a fresh fabric model plus the raw PortInfo and
+ * SwitchInfo blocks the configuration step starts its Sets from.
+ */
+#ifndef IBSMD_SWEEP_H
+#define IBSMD_SWEEP_H
+
+#include <stdint.h>
+
+#include "../mad/txn.h"
+#include "fabric.h"
+
+struct discovery {
+	struct fabric f;
+	uint8_t (*pi_raw)[64];	/* per port index: PortInfo as read */
+	uint8_t (*si_raw)[64];	/* per node index: SwitchInfo as read */
+	uint32_t raw_ports_cap, raw_nodes_cap;
+	uint32_t unresponsive;	/* ports/nodes left out: never answered */
+	uint32_t mads;		/* requests this discovery submitted */
+	uint32_t outstanding;
+	int rounds;		/* extra rounds for queries that failed */
+	int max_rounds;
+	struct pending_q *retry;	/* queries to ask again next round */
+	struct txn_engine *txn;
+	void (*done)(void *arg, struct discovery *d);
+	void *done_arg;
+	int failed;		/* the local port itself did not answer */
+	int cancelled;
+};
+
+/*
+ * Starts discovery from the local port.  done() runs on the loop when no
+ * query is left.  Returns NULL on ENOMEM.
+ */
+struct discovery *discovery_start(struct txn_engine *txn, int extra_rounds,
+				  void (*done)(void *, struct discovery *),
+				  void *arg);
+void discovery_free(struct discovery *d);
+/*
+ * Removes nodes and ports that never answered (and links to them), so
+ * that every later stage sees only what can be configured.  Returns 0
+ * or -1 (ENOMEM).
+ */
+int discovery_compact(struct discovery *d);
+/* The DR path to a port's node; CA ports are reached through their own link. */
+int discovery_port_path(const struct fabric *f, uint32_t port, uint8_t *path);
+
+#endif

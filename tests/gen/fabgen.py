@@ -1,0 +1,413 @@
+#!/usr/bin/env python3
+"""fabgen: write ibsim net files for the end-to-end tests.
+
+Every record is preceded by an explicit `switchguid=0x...` or
+`caguid=0x...` line, so a node's GUIDs do not depend on record order:
+
+    switch n  node/port GUID   0x0002c90100000000 + n
+    host n    node GUID        0x0002c90200000000 + 4*n
+              port p GUID      node GUID + p   (ibsim's rule; p <= 2)
+
+Names (ibsim node ids, which are also the NodeDescriptions):
+    switches  "L<level>-S<index>"  level 0 = the leaves (hosts attach there),
+                                   index counted per level
+    hosts     "H-<n>"
+
+Subcommands:
+    ftree2 --radix K [--leaves L --spines S --hosts-per-leaf H] [--parallel N]
+    ftree3 --radix K                 3-level fat tree (K pods of K/2+K/2)
+    kary   --k K --n N               k-ary-n-tree, switches of 2K ports
+    mesh   --x X --y Y [--hosts H]   2-D mesh of switches, H hosts each
+    random --switches N --radix R --hosts H --seed S [--extra-links E]
+Global options (before or after the subcommand):
+    --shuffle SEED   emit records (and port lines) in a shuffled order
+    --add-host       add one extra host on a free switch port
+    --dual-port N    make N hosts dual-ported (port 2 to another switch)
+    -o FILE          output file (default stdout)
+
+A one-line summary goes to stderr.
+"""
+
+import argparse
+import random
+import sys
+
+SWITCH_GUID_BASE = 0x0002c90100000000
+CA_GUID_BASE = 0x0002c90200000000
+CA_GUID_STRIDE = 4
+MAX_PORTS = 254
+
+
+class FabgenError(Exception):
+    pass
+
+
+class Fabric:
+    """Nodes and cables; ports are 1-based, a port holds at most one cable."""
+
+    def __init__(self):
+        self.switches = []      # dicts: name, level, nports, peers
+        self.hosts = []
+        self.by_name = {}
+        self.nlinks = 0
+
+    def _add(self, kind, name, nports, level):
+        if name in self.by_name:
+            raise FabgenError("duplicate node name %s" % name)
+        if not 1 <= nports <= MAX_PORTS:
+            raise FabgenError("%s: bad port count %d" % (name, nports))
+        node = {"kind": kind, "name": name, "nports": nports,
+                "level": level, "peers": {}}
+        seq = self.switches if kind == "S" else self.hosts
+        node["seq"] = len(seq)
+        seq.append(node)
+        self.by_name[name] = node
+        return node
+
+    def add_switch(self, level, index, nports):
+        return self._add("S", "L%d-S%d" % (level, index), nports, level)
+
+    def add_host(self, nports=1):
+        return self._add("H", "H-%d" % len(self.hosts), nports, -1)
+
+    def free_port(self, node):
+        for p in range(1, node["nports"] + 1):
+            if p not in node["peers"]:
+                return p
+        return 0
+
+    def nfree(self, node):
+        return node["nports"] - len(node["peers"])
+
+    def link(self, a, pa, b, pb):
+        if a is b:
+            raise FabgenError("%s: self link" % a["name"])
+        for n, p in ((a, pa), (b, pb)):
+            if not 1 <= p <= n["nports"]:
+                raise FabgenError("%s has no port %d" % (n["name"], p))
+            if p in n["peers"]:
+                raise FabgenError("%s port %d already cabled" % (n["name"], p))
+        a["peers"][pa] = (b, pb)
+        b["peers"][pb] = (a, pa)
+        self.nlinks += 1
+
+    def link_free(self, a, b):
+        pa, pb = self.free_port(a), self.free_port(b)
+        if not pa or not pb:
+            raise FabgenError("no free port to link %s and %s"
+                              % (a["name"], b["name"]))
+        self.link(a, pa, b, pb)
+
+    def guid(self, node):
+        if node["kind"] == "S":
+            return SWITCH_GUID_BASE + node["seq"]
+        return CA_GUID_BASE + CA_GUID_STRIDE * node["seq"]
+
+
+# ---------------------------------------------------------------- topologies
+
+def gen_ftree2(fab, radix, leaves, spines, hosts_per_leaf, parallel):
+    half = radix // 2
+    leaves = half if leaves is None else leaves
+    spines = half if spines is None else spines
+    hpl = half if hosts_per_leaf is None else hosts_per_leaf
+    if min(leaves, spines, parallel) < 1 or hpl < 0:
+        raise FabgenError("ftree2: counts must be positive")
+    if hpl + spines * parallel > radix:
+        raise FabgenError("ftree2: a leaf needs %d ports (%d hosts + %d spines"
+                          " x %d), radix is %d" % (hpl + spines * parallel,
+                                                   hpl, spines, parallel, radix))
+    if leaves * parallel > radix:
+        raise FabgenError("ftree2: a spine needs %d ports, radix is %d"
+                          % (leaves * parallel, radix))
+    lsw = [fab.add_switch(0, i, radix) for i in range(leaves)]
+    ssw = [fab.add_switch(1, i, radix) for i in range(spines)]
+    for leaf in lsw:
+        for j in range(hpl):
+            fab.link(leaf, j + 1, fab.add_host(), 1)
+    for li, leaf in enumerate(lsw):
+        for si, spine in enumerate(ssw):
+            for k in range(parallel):
+                fab.link(leaf, hpl + si * parallel + k + 1,
+                         spine, li * parallel + k + 1)
+
+
+def gen_ftree3(fab, radix):
+    if radix < 2 or radix % 2:
+        raise FabgenError("ftree3: radix must be even and >= 2")
+    h = radix // 2
+    edge = [[fab.add_switch(0, p * h + j, radix) for j in range(h)]
+            for p in range(radix)]
+    agg = [[fab.add_switch(1, p * h + i, radix) for i in range(h)]
+           for p in range(radix)]
+    core = [fab.add_switch(2, c, radix) for c in range(h * h)]
+    for p in range(radix):
+        for j in range(h):
+            for k in range(h):
+                fab.link(edge[p][j], k + 1, fab.add_host(), 1)
+    for p in range(radix):
+        for j in range(h):
+            for i in range(h):
+                fab.link(edge[p][j], h + i + 1, agg[p][i], j + 1)
+        for i in range(h):
+            for c in range(h):
+                fab.link(agg[p][i], h + c + 1, core[i * h + c], p + 1)
+
+
+def gen_kary(fab, k, n):
+    """k-ary-n-tree: n levels of k^(n-1) switches with 2k ports, k^n hosts.
+
+    A switch is (level m, digits w[0..n-2]); (m, w) links up to (m+1, w')
+    when w' differs from w only in digit d = n-2-m: up port k+1+w'[d] on
+    the lower switch, down port 1+w[d] on the upper one.
+    """
+    if k < 1 or n < 1 or 2 * k > MAX_PORTS:
+        raise FabgenError("kary: need k >= 1, n >= 1, 2k <= %d" % MAX_PORTS)
+    per_level = k ** (n - 1)
+    sw = [[fab.add_switch(m, i, 2 * k) for i in range(per_level)]
+          for m in range(n)]
+
+    def digit(i, d):
+        return (i // k ** d) % k
+
+    for i in range(per_level):
+        for j in range(k):
+            fab.link(sw[0][i], j + 1, fab.add_host(), 1)
+    for m in range(n - 1):
+        d = n - 2 - m
+        for i in range(per_level):
+            wd = digit(i, d)
+            for v in range(k):
+                up = i + (v - wd) * k ** d
+                fab.link(sw[m][i], k + 1 + v, sw[m + 1][up], 1 + wd)
+
+
+def gen_mesh(fab, x, y, hosts):
+    if x < 1 or y < 1 or hosts < 0:
+        raise FabgenError("mesh: need x, y >= 1 and hosts >= 0")
+    # ports 1:+x 2:-x 3:+y 4:-y, hosts on 5..
+    sw = [[fab.add_switch(0, j * x + i, 4 + max(hosts, 1)) for i in range(x)]
+          for j in range(y)]
+    for j in range(y):
+        for i in range(x):
+            for hi in range(hosts):
+                fab.link(sw[j][i], 5 + hi, fab.add_host(), 1)
+    for j in range(y):
+        for i in range(x):
+            if i + 1 < x:
+                fab.link(sw[j][i], 1, sw[j][i + 1], 2)
+            if j + 1 < y:
+                fab.link(sw[j][i], 3, sw[j + 1][i], 4)
+
+
+def gen_random(fab, nsw, radix, nhosts, seed, extra):
+    if nsw < 1 or radix < 2 or nhosts < 0:
+        raise FabgenError("random: need switches >= 1, radix >= 2, hosts >= 0")
+    if nsw > 1 and radix < 2:
+        raise FabgenError("random: radix too small to connect")
+    if nsw * radix - 2 * (nsw - 1) < nhosts:
+        raise FabgenError("random: %d hosts do not fit" % nhosts)
+    rng = random.Random(seed)
+    sw = [fab.add_switch(0, i, radix) for i in range(nsw)]
+    # Host ports are reserved first so the spanning tree cannot eat them.
+    want = [0] * nsw
+    for _ in range(nhosts):
+        cand = [i for i in range(nsw)
+                if radix - want[i] > (1 if nsw > 1 else 0)]
+        if not cand:
+            raise FabgenError("random: cannot place hosts and stay connected")
+        want[rng.choice(cand)] += 1
+    spare = [radix - w for w in want]
+    # Random spanning tree: attach each switch to an earlier one with room.
+    order = list(range(nsw))
+    rng.shuffle(order)
+    placed = [order[0]]
+    for s in order[1:]:
+        cand = [t for t in placed if spare[t] > 0]
+        if not cand or spare[s] < 1:
+            raise FabgenError("random: ports too few for a spanning tree"
+                              " (try fewer hosts or a larger radix)")
+        t = rng.choice(cand)
+        fab.link_free(sw[s], sw[t])
+        spare[s] -= 1
+        spare[t] -= 1
+        placed.append(s)
+    # Extra links close cycles (no parallel links, no self links).
+    tries = 0
+    while extra > 0 and tries < 100 * (extra + nsw):
+        tries += 1
+        a, b = rng.randrange(nsw), rng.randrange(nsw)
+        if a == b or spare[a] < 1 or spare[b] < 1:
+            continue
+        if any(peer is sw[b] for peer, _ in sw[a]["peers"].values()):
+            continue
+        fab.link_free(sw[a], sw[b])
+        spare[a] -= 1
+        spare[b] -= 1
+        extra -= 1
+    for i in range(nsw):
+        for _ in range(want[i]):
+            fab.link_free(sw[i], fab.add_host())
+
+
+# ------------------------------------------------------------- modifiers
+
+def switches_by_level(fab):
+    return sorted(fab.switches, key=lambda s: (s["level"], s["seq"]))
+
+
+def add_extra_host(fab):
+    for s in switches_by_level(fab):
+        if fab.free_port(s):
+            fab.link_free(s, fab.add_host())
+            return
+    raise FabgenError("--add-host: no free switch port")
+
+
+def make_dual_port(fab, count):
+    if count > len(fab.hosts):
+        raise FabgenError("--dual-port %d: only %d hosts"
+                          % (count, len(fab.hosts)))
+    for h in fab.hosts[:count]:
+        if 1 not in h["peers"]:
+            raise FabgenError("%s: port 1 is not cabled" % h["name"])
+        first = h["peers"][1][0]
+        h["nports"] = 2
+        for s in switches_by_level(fab):
+            if s is not first and fab.free_port(s):
+                fab.link(h, 2, s, fab.free_port(s))
+                break
+        else:
+            raise FabgenError("--dual-port: no free port on a second switch"
+                              " for %s" % h["name"])
+
+
+# ---------------------------------------------------------------- output
+
+def records(fab):
+    """One record per node; hosts first, so a client without SIM_HOST
+    lands on H-0."""
+    out = []
+    for node in fab.hosts + fab.switches:
+        if node["kind"] == "S":
+            head = ["switchguid=0x%016x" % fab.guid(node),
+                    'Switch\t%d "%s"' % (node["nports"], node["name"])]
+        else:
+            head = ["caguid=0x%016x" % fab.guid(node),
+                    'Hca\t%d "%s"' % (node["nports"], node["name"])]
+        ports = ['[%d]\t"%s"[%d]' % (p, peer["name"], rp)
+                 for p, (peer, rp) in sorted(node["peers"].items())]
+        out.append((head, ports))
+    return out
+
+
+def render(fab, shuffle_seed, title):
+    recs = records(fab)
+    if shuffle_seed is not None:
+        rng = random.Random(shuffle_seed)
+        rng.shuffle(recs)
+        for _, ports in recs:
+            rng.shuffle(ports)
+    lines = ["# %s" % title,
+             "# generated by tests/gen/fabgen.py: %d switches, %d hosts,"
+             " %d links" % (len(fab.switches), len(fab.hosts), fab.nlinks),
+             ""]
+    for head, ports in recs:
+        lines.extend(head)
+        lines.extend(ports)
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv):
+    glob = argparse.ArgumentParser(add_help=False)
+    glob.add_argument("--shuffle", type=int, metavar="SEED")
+    glob.add_argument("--add-host", action="store_true")
+    glob.add_argument("--dual-port", type=int, default=0, metavar="N")
+    glob.add_argument("-o", "--output", metavar="FILE")
+
+    ap = argparse.ArgumentParser(prog="fabgen.py", parents=[glob],
+                                 description="write ibsim net files")
+    sub = ap.add_subparsers(dest="topo", required=True)
+
+    p = sub.add_parser("ftree2", parents=[glob], help="2-level fat tree")
+    p.add_argument("--radix", type=int, required=True)
+    p.add_argument("--leaves", type=int)
+    p.add_argument("--spines", type=int)
+    p.add_argument("--hosts-per-leaf", type=int)
+    p.add_argument("--parallel", type=int, default=1)
+
+    p = sub.add_parser("ftree3", parents=[glob], help="3-level fat tree")
+    p.add_argument("--radix", type=int, required=True)
+
+    p = sub.add_parser("kary", parents=[glob], help="k-ary-n-tree")
+    p.add_argument("--k", type=int, required=True)
+    p.add_argument("--n", type=int, required=True)
+
+    p = sub.add_parser("mesh", parents=[glob], help="2-D mesh")
+    p.add_argument("--x", type=int, required=True)
+    p.add_argument("--y", type=int, required=True)
+    p.add_argument("--hosts", type=int, default=1)
+
+    p = sub.add_parser("random", parents=[glob], help="irregular fabric")
+    p.add_argument("--switches", type=int, required=True)
+    p.add_argument("--radix", type=int, required=True)
+    p.add_argument("--hosts", type=int, required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--extra-links", type=int)
+
+    # Global options may come before the subcommand: the subparser would
+    # reset them to their defaults, so parse them separately first.
+    pre, _ = glob.parse_known_args(argv)
+    args = ap.parse_args(argv)
+    for key in ("shuffle", "output"):
+        if getattr(args, key) is None:
+            setattr(args, key, getattr(pre, key))
+    args.add_host = args.add_host or pre.add_host
+    args.dual_port = args.dual_port or pre.dual_port
+    return args
+
+
+def build(args):
+    fab = Fabric()
+    if args.topo == "ftree2":
+        gen_ftree2(fab, args.radix, args.leaves, args.spines,
+                   args.hosts_per_leaf, args.parallel)
+    elif args.topo == "ftree3":
+        gen_ftree3(fab, args.radix)
+    elif args.topo == "kary":
+        gen_kary(fab, args.k, args.n)
+    elif args.topo == "mesh":
+        gen_mesh(fab, args.x, args.y, args.hosts)
+    else:
+        extra = args.switches if args.extra_links is None else args.extra_links
+        gen_random(fab, args.switches, args.radix, args.hosts, args.seed,
+                   extra)
+    if args.add_host:
+        add_extra_host(fab)
+    if args.dual_port:
+        make_dual_port(fab, args.dual_port)
+    return fab
+
+
+def main(argv):
+    args = parse_args(argv)
+    try:
+        fab = build(args)
+    except FabgenError as e:
+        print("fabgen: %s" % e, file=sys.stderr)
+        return 2
+    text = render(fab, args.shuffle, "fabgen.py " + " ".join(argv))
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    print("fabgen: %s: switches=%d hosts=%d links=%d"
+          % (args.topo, len(fab.switches), len(fab.hosts), fab.nlinks),
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,628 @@
+/*
+ * Unit tests for the YAML policy parser (sm/config.c).  Each policy is
+ * written to a temporary file from a string, so no data directory is
+ * needed; the shipped example etc/ibsmd.yaml is read from the repository
+ * root, where `make unit` runs the tests.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "sm/config.h"
+#include "sm/log.h"
+
+struct loaded {
+	struct config c;
+	char path[64];
+	char err[512];
+	int rc;
+};
+
+/* Writes text (len bytes) to a new temporary file named in path[64]. */
+static void write_temp(char *path, const char *text, size_t len)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, 64, "/tmp/test_config_XXXXXX.yaml");
+	fd = mkstemps(path, 5);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Loads text (len bytes) over the defaults. */
+static void load_bytes(struct loaded *l, const char *text, size_t len)
+{
+	memset(l, 0, sizeof(*l));
+	write_temp(l->path, text, len);
+	config_defaults(&l->c);
+	l->rc = config_load(&l->c, l->path, l->err, sizeof(l->err));
+	unlink(l->path);
+}
+
+static void load(struct loaded *l, const char *text)
+{
+	load_bytes(l, text, strlen(text));
+}
+
+static void load_ok(struct loaded *l, const char *text)
+{
+	load(l, text);
+	ck_assert_msg(l->rc == 0, "unexpected error: %s", l->err);
+}
+
+/* The load must fail with exactly "PATH:" + where_what. */
+static void load_fails(const char *text, const char *where_what)
+{
+	struct loaded l;
+	char want[600];
+
+	load(&l, text);
+	ck_assert_int_eq(l.rc, -1);
+	snprintf(want, sizeof(want), "%s:%s", l.path, where_what);
+	ck_assert_str_eq(l.err, want);
+}
+
+START_TEST(test_defaults)
+{
+	struct config c;
+
+	memset(&c, 0xa5, sizeof(c));
+	config_defaults(&c);
+	ck_assert_str_eq(c.port_ca, "");
+	ck_assert_int_eq(c.port_num, 0);
+	ck_assert_uint_eq(c.port_guid, 0);
+	ck_assert_uint_eq(c.subnet_prefix, 0xfe80000000000000ULL);
+	ck_assert_int_eq(c.sm_priority, 0);
+	ck_assert_str_eq(c.state_dir, "/var/lib/ibsmd");
+	ck_assert_int_eq(c.log_level, LOG_NOTICE);
+	ck_assert_int_eq(c.sweep_interval_s, 10);
+	ck_assert_int_eq(c.mad_timeout_ms, 200);
+	ck_assert_int_eq(c.mad_retries, 3);
+	ck_assert_int_eq(c.mad_window, 256);
+	ck_assert_int_eq(c.mad_window_per_node, 16);
+	ck_assert_int_eq(c.lmc, 0);
+	ck_assert_int_eq(c.n_engines, 1);
+	ck_assert_str_eq(c.engines[0], "minhop");
+	ck_assert_int_eq(c.n_roots, 0);
+	ck_assert_int_eq(c.qos_mode, QOS_NONE);
+	ck_assert_int_eq(c.qos_max_vls, 4);
+	ck_assert_int_eq(c.signalling, SIG_HYBRID);
+	ck_assert_int_eq(c.lid_scheme, LID_DYNAMIC);
+	ck_assert_int_eq(c.extended_lids, TRI_AUTO);
+	ck_assert_int_eq(c.n_vswitches, 0);
+	ck_assert_int_eq(c.subnet_timeout, 18);
+	ck_assert_int_eq(c.hoq_life, 18);
+	ck_assert_int_eq(c.leaf_hoq_life, 16);
+	ck_assert_int_eq(c.vl_stall_count, 7);
+	ck_assert_int_eq(c.max_op_vls, 5);
+	ck_assert_int_eq(c.sminfo_poll_ms, 10000);
+	ck_assert_int_eq(c.sminfo_poll_retries, 4);
+}
+END_TEST
+
+/* Files that set nothing leave the defaults byte for byte. */
+START_TEST(test_empty_policies)
+{
+	static const char *const texts[] = {
+		"",
+		"# only a comment\n\n   # and another\n",
+		"---\n",
+		"--- ~\n...\n",
+		"sweep:\nmad:\nrouting: ~\n",
+	};
+	struct config def;
+	struct loaded l;
+
+	config_defaults(&def);
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		load_ok(&l, texts[i]);
+		ck_assert_msg(memcmp(&l.c, &def, sizeof(def)) == 0,
+			      "policy %zu changed the defaults", i);
+	}
+}
+END_TEST
+
+static const char full_policy[] =
+	"# every key, none at its default\n"
+	"port:\n"
+	"  ca: mlx5_1\n"
+	"  num: 2\n"
+	"subnet_prefix: 0xfec0000000000001\n"
+	"sm:\n"
+	"  priority: 15\n"
+	"  subnet_timeout: 20\n"
+	"  poll_ms: 2500\n"
+	"  poll_retries: 9\n"
+	"state_dir: \"/srv/ibsmd state\"\n"
+	"log_level: debug\n"
+	"sweep: {interval_s: 0}\n"
+	"mad:\n"
+	"  timeout_ms: 0x3e8\n"
+	"  retries: 20\n"
+	"  window: 4096\n"
+	"  window_per_node: 1\n"
+	"lmc: 2\n"
+	"routing:\n"
+	"  engine: [ftree, updn, minhop]\n"
+	"  roots: [\"S-S0\", 0x0002c90200000001]\n"
+	"qos:\n"
+	"  mode: vftree\n"
+	"  max_vls: 8\n"
+	"events:\n"
+	"  signalling: repath-only\n"
+	"virtualization:\n"
+	"  lid_scheme: prepopulated\n"
+	"  extended_lids: on\n"
+	"  vswitches:\n"
+	"    - \"V-*\"\n"
+	"    - 'hv 7'\n"
+	"ports:\n"
+	"  hoq_life: 31\n"
+	"  leaf_hoq_life: 0\n"
+	"  vl_stall_count: 3\n"
+	"  max_op_vls: 1\n";
+
+START_TEST(test_full_policy)
+{
+	struct loaded l;
+
+	load_ok(&l, full_policy);
+	ck_assert_str_eq(l.c.port_ca, "mlx5_1");
+	ck_assert_int_eq(l.c.port_num, 2);
+	ck_assert_uint_eq(l.c.port_guid, 0);
+	ck_assert_uint_eq(l.c.subnet_prefix, 0xfec0000000000001ULL);
+	ck_assert_int_eq(l.c.sm_priority, 15);
+	ck_assert_int_eq(l.c.subnet_timeout, 20);
+	ck_assert_int_eq(l.c.sminfo_poll_ms, 2500);
+	ck_assert_int_eq(l.c.sminfo_poll_retries, 9);
+	ck_assert_str_eq(l.c.state_dir, "/srv/ibsmd state");
+	ck_assert_int_eq(l.c.log_level, LOG_DEBUG);
+	ck_assert_int_eq(l.c.sweep_interval_s, 0);
+	ck_assert_int_eq(l.c.mad_timeout_ms, 1000);
+	ck_assert_int_eq(l.c.mad_retries, 20);
+	ck_assert_int_eq(l.c.mad_window, 4096);
+	ck_assert_int_eq(l.c.mad_window_per_node, 1);
+	ck_assert_int_eq(l.c.lmc, 2);
+	ck_assert_int_eq(l.c.n_engines, 3);
+	ck_assert_str_eq(l.c.engines[0], "ftree");
+	ck_assert_str_eq(l.c.engines[1], "updn");
+	ck_assert_str_eq(l.c.engines[2], "minhop");
+	ck_assert_int_eq(l.c.n_roots, 2);
+	ck_assert_str_eq(l.c.roots[0], "S-S0");
+	ck_assert_str_eq(l.c.roots[1], "0x0002c90200000001");
+	ck_assert_int_eq(l.c.qos_mode, QOS_VFTREE);
+	ck_assert_int_eq(l.c.qos_max_vls, 8);
+	ck_assert_int_eq(l.c.signalling, SIG_REPATH_ONLY);
+	ck_assert_int_eq(l.c.lid_scheme, LID_PREPOPULATED);
+	ck_assert_int_eq(l.c.extended_lids, TRI_ON);
+	ck_assert_int_eq(l.c.n_vswitches, 2);
+	ck_assert_str_eq(l.c.vswitches[0], "V-*");
+	ck_assert_str_eq(l.c.vswitches[1], "hv 7");
+	ck_assert_int_eq(l.c.hoq_life, 31);
+	ck_assert_int_eq(l.c.leaf_hoq_life, 0);
+	ck_assert_int_eq(l.c.vl_stall_count, 3);
+	ck_assert_int_eq(l.c.max_op_vls, 1);
+}
+END_TEST
+
+START_TEST(test_other_values)
+{
+	struct loaded l;
+
+	load_ok(&l, "port: {guid: 0x0002C90300A1B2C3}\n"
+		"log_level: WARNING\n"
+		"qos: {mode: voqsw}\n"
+		"events: {signalling: wildcard}\n"
+		"virtualization: {extended_lids: off}\n"
+		"subnet_prefix: 18302628885633695744\n"
+		"sm: {priority: !!int 7}\n");
+	ck_assert_uint_eq(l.c.port_guid, 0x0002c90300a1b2c3ULL);
+	ck_assert_str_eq(l.c.port_ca, "");
+	ck_assert_int_eq(l.c.log_level, LOG_WARN);
+	ck_assert_int_eq(l.c.qos_mode, QOS_VOQSW);
+	ck_assert_int_eq(l.c.signalling, SIG_WILDCARD);
+	ck_assert_int_eq(l.c.extended_lids, TRI_OFF);
+	ck_assert_uint_eq(l.c.subnet_prefix, 0xfe00000000000000ULL);
+	ck_assert_int_eq(l.c.sm_priority, 7);
+
+	load_ok(&l, "virtualization: {extended_lids: auto, "
+		"lid_scheme: dynamic}\n");
+	ck_assert_int_eq(l.c.extended_lids, TRI_AUTO);
+	ck_assert_int_eq(l.c.lid_scheme, LID_DYNAMIC);
+}
+END_TEST
+
+/* The shipped example sets every key to its default. */
+START_TEST(test_example_policy)
+{
+	struct config c, def;
+	char err[512] = "";
+
+	config_defaults(&def);
+	config_defaults(&c);
+	c.lmc = 5;
+	c.n_roots = 3;
+	ck_assert_msg(config_load(&c, "etc/ibsmd.yaml", err, sizeof(err))
+		      == 0, "etc/ibsmd.yaml: %s", err);
+	ck_assert(memcmp(&c, &def, sizeof(c)) == 0);
+}
+END_TEST
+
+START_TEST(test_engine_scalar_and_sequence)
+{
+	struct loaded l;
+
+	load_ok(&l, "routing:\n  engine: ftree\n");
+	ck_assert_int_eq(l.c.n_engines, 1);
+	ck_assert_str_eq(l.c.engines[0], "ftree");
+	ck_assert_str_eq(l.c.engines[1], "");
+
+	load_ok(&l, "routing:\n  engine:\n    - dmodk\n    - updn\n");
+	ck_assert_int_eq(l.c.n_engines, 2);
+	ck_assert_str_eq(l.c.engines[0], "dmodk");
+	ck_assert_str_eq(l.c.engines[1], "updn");
+
+	load_ok(&l, "routing: {engine: [minhop]}\n");
+	ck_assert_int_eq(l.c.n_engines, 1);
+	ck_assert_str_eq(l.c.engines[0], "minhop");
+
+	/* roots and vswitches take a single name too, or nothing */
+	load_ok(&l, "routing: {roots: S-S0}\nvirtualization:\n"
+		"  vswitches:\n");
+	ck_assert_int_eq(l.c.n_roots, 1);
+	ck_assert_str_eq(l.c.roots[0], "S-S0");
+	ck_assert_int_eq(l.c.n_vswitches, 0);
+
+	load_fails("routing:\n  engine: [ftree, bogus]\n",
+		   "2:19: routing.engine: unknown routing engine 'bogus' "
+		   "(known: minhop updn ftree dmodk)");
+	load_fails("routing:\n  engine: Ftree\n",
+		   "2:11: routing.engine: unknown routing engine 'Ftree' "
+		   "(known: minhop updn ftree dmodk)");
+	load_fails("routing:\n  engine: []\n",
+		   "2:11: routing.engine: the engine list is empty");
+	load_fails("routing:\n  engine:\n",
+		   "2:10: routing.engine: expected an engine name, "
+		   "got nothing");
+	load_fails("routing:\n  engine: [ftree, minhop, ftree]\n",
+		   "2:27: routing.engine: engine 'ftree' is listed twice");
+	load_fails("routing:\n  engine: [[ftree]]\n",
+		   "2:12: routing.engine: expected an engine name, "
+		   "got a sequence");
+	load_fails("routing:\n  engine: {ftree: 1}\n",
+		   "2:11: routing.engine: expected a name or a sequence of "
+		   "names, got a mapping");
+}
+END_TEST
+
+START_TEST(test_list_limits)
+{
+	char text[8192];
+	struct loaded l;
+	size_t n;
+	int i;
+
+	n = (size_t)snprintf(text, sizeof(text), "routing:\n  roots:\n");
+	for (i = 0; i < CFG_MAX_ROOTS; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "    - S-%d\n", i);
+	load_ok(&l, text);
+	ck_assert_int_eq(l.c.n_roots, CFG_MAX_ROOTS);
+	ck_assert_str_eq(l.c.roots[CFG_MAX_ROOTS - 1], "S-63");
+
+	snprintf(text + n, sizeof(text) - n, "    - S-extra\n");
+	load_fails(text, "67:7: routing.roots: more than 64 entries");
+
+	memset(text, 0, sizeof(text));
+	strcpy(text, "routing: {roots: [");
+	memset(text + strlen(text), 'x', CFG_NAME_LEN);
+	strcat(text, "]}\n");
+	load_fails(text, "1:19: routing.roots: '"
+		   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		   "' is too long (at most 63 characters)");
+	load_fails("virtualization: {vswitches: ['']}\n",
+		   "1:30: virtualization.vswitches: empty names are not "
+		   "allowed");
+}
+END_TEST
+
+START_TEST(test_unknown_key)
+{
+	load_fails("sweep:\n  intervl_s: 5\n",
+		   "2:3: unknown key 'sweep.intervl_s'");
+	load_fails("lmc: 1\nrouting_engine: ftree\n",
+		   "2:1: unknown key 'routing_engine'");
+	load_fails("port: {ca: mlx5_0, port: 1}\n",
+		   "1:20: unknown key 'port.port'");
+	load_fails("routing:\n  engine: ftree\n  root: [a]\n",
+		   "3:3: unknown key 'routing.root'");
+	/* control characters are not echoed */
+	load_fails("\"lmc\\e[2J\": 1\n", "1:1: unknown key 'lmc?[2J'");
+	/* keys are case-sensitive */
+	load_fails("LMC: 1\n", "1:1: unknown key 'LMC'");
+}
+END_TEST
+
+START_TEST(test_wrong_type)
+{
+	load_fails("sweep:\n  interval_s: [1, 2]\n",
+		   "2:15: sweep.interval_s: expected an integer, "
+		   "got a sequence");
+	load_fails("sweep: 5\n",
+		   "1:8: sweep: expected a mapping, got a scalar");
+	load_fails("lmc: true\n",
+		   "1:6: lmc: expected an integer, got 'true'");
+	load_fails("lmc: 1.5\n",
+		   "1:6: lmc: expected an integer, got '1.5'");
+	load_fails("lmc: 3abc\n",
+		   "1:6: lmc: expected an integer, got '3abc'");
+	load_fails("lmc: 0x\n",
+		   "1:6: lmc: expected an integer, got '0x'");
+	load_fails("lmc: +1\n",
+		   "1:6: lmc: expected an integer, got '+1'");
+	load_fails("lmc: \"3\"\n",
+		   "1:6: lmc: expected an integer, got the string '3'");
+	load_fails("lmc:\n",
+		   "1:5: lmc: expected an integer, got nothing");
+	load_fails("mad: {window: {a: 1}}\n",
+		   "1:15: mad.window: expected an integer, got a mapping");
+	load_fails("state_dir: [/a]\n",
+		   "1:12: state_dir: expected a string, got a sequence");
+}
+END_TEST
+
+START_TEST(test_wrong_type_strings)
+{
+	load_fails("state_dir: ~\n",
+		   "1:12: state_dir: expected a string, got nothing");
+	load_fails("port: {ca: [mlx5_0]}\n",
+		   "1:12: port.ca: expected a string, got a sequence");
+	load_fails("port: {ca: !!int 5}\n",
+		   "1:12: port.ca: expected a string, got a value tagged "
+		   "tag:yaml.org,2002:int");
+	load_fails("port: {ca: \"\"}\n",
+		   "1:12: port.ca: must not be empty");
+	load_fails("qos:\n  mode: fast\n",
+		   "2:9: qos.mode: 'fast' is not one of none, vftree, voqsw");
+	load_fails("events: {signalling: repath_only}\n",
+		   "1:22: events.signalling: 'repath_only' is not one of "
+		   "hybrid, wildcard, repath-only");
+	load_fails("virtualization: {extended_lids: yes}\n",
+		   "1:33: virtualization.extended_lids: 'yes' is not one of "
+		   "auto, on, off");
+	load_fails("log_level: loud\n",
+		   "1:12: log_level: 'loud' is not one of error, warn, "
+		   "notice, info, debug");
+	load_fails("log_level: 3\n",
+		   "1:12: log_level: '3' is not one of error, warn, "
+		   "notice, info, debug");
+	load_fails("[lmc, 1]\n",
+		   "1:1: the policy must be a mapping of keys, not a "
+		   "sequence");
+	load_fails("lmc\n",
+		   "1:1: the policy must be a mapping of keys, not a scalar");
+	load_fails("? [a, b]\n: 1\n",
+		   "1:3: keys must be names, not a sequence");
+	load_fails("sweep:\n  ~: 1\n",
+		   "2:3: sweep: keys must be names, not nothing");
+}
+END_TEST
+
+START_TEST(test_out_of_range)
+{
+	load_fails("sweep:\n  interval_s: 99999\n",
+		   "2:15: sweep.interval_s: 99999 is out of range 0..3600");
+	load_fails("lmc: -1\n", "1:6: lmc: -1 is out of range 0..7");
+	load_fails("lmc: 8\n", "1:6: lmc: 8 is out of range 0..7");
+	load_fails("lmc: -0x8000000000000000\n",
+		   "1:6: lmc: -0x8000000000000000 is out of range 0..7");
+	load_fails("lmc: 99999999999999999999\n",
+		   "1:6: lmc: 99999999999999999999 is out of range 0..7");
+	load_fails("mad: {timeout_ms: 0}\n",
+		   "1:19: mad.timeout_ms: 0 is out of range 1..60000");
+	load_fails("mad: {window: 0x1001}\n",
+		   "1:15: mad.window: 0x1001 is out of range 1..4096");
+	load_fails("sm: {priority: 16}\n",
+		   "1:16: sm.priority: 16 is out of range 0..15");
+	load_fails("sm: {poll_ms: 99}\n",
+		   "1:15: sm.poll_ms: 99 is out of range 100..600000");
+	load_fails("port: {num: 255}\n",
+		   "1:13: port.num: 255 is out of range 1..254");
+	load_fails("port: {num: 0}\n",
+		   "1:13: port.num: 0 is out of range 1..254");
+	load_fails("port: {guid: 0}\n",
+		   "1:14: port.guid: 0 is out of range "
+		   "0x1..0xffffffffffffffff");
+	load_fails("subnet_prefix: 0x1fe80000000000000\n",
+		   "1:16: subnet_prefix: 0x1fe80000000000000 is out of range "
+		   "0x0..0xffffffffffffffff");
+	load_fails("subnet_prefix: -1\n",
+		   "1:16: subnet_prefix: -1 is out of range "
+		   "0x0..0xffffffffffffffff");
+	load_fails("ports:\n  max_op_vls: 6\n",
+		   "2:15: ports.max_op_vls: 6 is out of range 1..5");
+	load_fails("ports:\n  vl_stall_count: 8\n",
+		   "2:19: ports.vl_stall_count: 8 is out of range 0..7");
+	load_fails("qos: {max_vls: 16}\n",
+		   "1:16: qos.max_vls: 16 is out of range 1..15");
+}
+END_TEST
+
+START_TEST(test_duplicate_key)
+{
+	load_fails("lmc: 1\nsweep: {interval_s: 1}\nlmc: 2\n",
+		   "3:1: duplicate key 'lmc' (first at line 1, column 1)");
+	load_fails("mad:\n  retries: 1\n  window: 8\n  retries: 2\n",
+		   "4:3: duplicate key 'mad.retries' (first at line 2, "
+		   "column 3)");
+	load_fails("routing: {engine: ftree}\nrouting: {roots: [a]}\n",
+		   "2:1: duplicate key 'routing' (first at line 1, "
+		   "column 1)");
+}
+END_TEST
+
+START_TEST(test_syntax_error)
+{
+	static const char bad_utf8[] = "lmc: 1\nstate_dir: \"/x\xff\"\n";
+
+	load_fails("lmc: 1\n  sweep: 2\n",
+		   "2:8: syntax error: mapping values are not allowed in "
+		   "this context");
+	load_fails("routing: {engine: [ftree\nlmc: 1\n",
+		   "2:4: syntax error: did not find expected ',' or ']' "
+		   "while parsing a flow sequence");
+	load_fails("state_dir: \"/var/lib\n",
+		   "2:1: syntax error: found unexpected end of stream "
+		   "while scanning a quoted scalar");
+	load_fails("lmc: 1\n\tsweep: {}\n",
+		   "2:1: syntax error: found a tab character that violates "
+		   "indentation while scanning a plain scalar");
+	{
+		struct loaded l;
+		char want[600];
+
+		load_bytes(&l, bad_utf8, sizeof(bad_utf8) - 1);
+		ck_assert_int_eq(l.rc, -1);
+		snprintf(want, sizeof(want), "%s:2:15: invalid leading "
+			 "UTF-8 octet", l.path);
+		ck_assert_str_eq(l.err, want);
+	}
+}
+END_TEST
+
+START_TEST(test_structure_errors)
+{
+	load_fails("lmc: 1\n---\nlmc: 2\n",
+		   "2:1: only one YAML document is allowed");
+	load_fails("sweep: &s {interval_s: 5}\nmad: *s\n",
+		   "2:6: aliases (*s) are not supported");
+	load_fails("port: {ca: mlx5_0, guid: 0x2}\n",
+		   "1:1: port: give either ca/num or guid, not both");
+	load_fails("port:\n  guid: 0x2\n  num: 1\n",
+		   "1:1: port: give either ca/num or guid, not both");
+}
+END_TEST
+
+/* A port mapping replaces the whole local port selection. */
+START_TEST(test_port_replaces)
+{
+	static const char text[] = "port: {guid: 0x99}\n";
+	struct config c;
+	char path[64], err[256];
+
+	config_defaults(&c);
+	snprintf(c.port_ca, sizeof(c.port_ca), "mlx4_0");
+	c.port_num = 2;
+	write_temp(path, text, sizeof(text) - 1);
+	ck_assert_int_eq(config_load(&c, path, err, sizeof(err)), 0);
+	unlink(path);
+	ck_assert_uint_eq(c.port_guid, 0x99);
+	ck_assert_str_eq(c.port_ca, "");
+	ck_assert_int_eq(c.port_num, 0);
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	struct config c;
+	char err[256];
+
+	config_defaults(&c);
+	ck_assert_int_eq(config_load(&c, "/nonexistent/ibsmd.yaml", err,
+				     sizeof(err)), -1);
+	ck_assert_str_eq(err, "/nonexistent/ibsmd.yaml: No such file or "
+			 "directory");
+}
+END_TEST
+
+START_TEST(test_set_engines)
+{
+	struct config c;
+	char err[256];
+
+	config_defaults(&c);
+	ck_assert_int_eq(config_set_engines(&c, "ftree,minhop", err,
+					    sizeof(err)), 0);
+	ck_assert_int_eq(c.n_engines, 2);
+	ck_assert_str_eq(c.engines[0], "ftree");
+	ck_assert_str_eq(c.engines[1], "minhop");
+
+	ck_assert_int_eq(config_set_engines(&c, " updn , dmodk", err,
+					    sizeof(err)), 0);
+	ck_assert_int_eq(c.n_engines, 2);
+	ck_assert_str_eq(c.engines[0], "updn");
+	ck_assert_str_eq(c.engines[1], "dmodk");
+
+	ck_assert_int_eq(config_set_engines(&c, "ftree", err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(c.n_engines, 1);
+	ck_assert_str_eq(c.engines[0], "ftree");
+	ck_assert_str_eq(c.engines[1], "");
+
+	/* errors leave the list alone */
+	ck_assert_int_eq(config_set_engines(&c, "minhop,fattree", err,
+					    sizeof(err)), -1);
+	ck_assert_str_eq(err, "unknown routing engine 'fattree' "
+			 "(known: minhop updn ftree dmodk)");
+	ck_assert_int_eq(c.n_engines, 1);
+	ck_assert_str_eq(c.engines[0], "ftree");
+
+	ck_assert_int_eq(config_set_engines(&c, "", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "empty routing engine name in ''");
+	ck_assert_int_eq(config_set_engines(&c, "ftree,,minhop", err,
+					    sizeof(err)), -1);
+	ck_assert_str_eq(err, "empty routing engine name in 'ftree,,minhop'");
+	ck_assert_int_eq(config_set_engines(&c, "minhop,", err,
+					    sizeof(err)), -1);
+	ck_assert_int_eq(config_set_engines(&c, "updn,updn", err,
+					    sizeof(err)), -1);
+	ck_assert_str_eq(err, "routing engine 'updn' is listed twice");
+	ck_assert_int_eq(c.n_engines, 1);
+	ck_assert_str_eq(c.engines[0], "ftree");
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config");
+
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_empty_policies);
+	tcase_add_test(tc, test_full_policy);
+	tcase_add_test(tc, test_other_values);
+	tcase_add_test(tc, test_example_policy);
+	tcase_add_test(tc, test_engine_scalar_and_sequence);
+	tcase_add_test(tc, test_list_limits);
+	tcase_add_test(tc, test_unknown_key);
+	tcase_add_test(tc, test_wrong_type);
+	tcase_add_test(tc, test_wrong_type_strings);
+	tcase_add_test(tc, test_out_of_range);
+	tcase_add_test(tc, test_duplicate_key);
+	tcase_add_test(tc, test_syntax_error);
+	tcase_add_test(tc, test_structure_errors);
+	tcase_add_test(tc, test_port_replaces);
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_set_engines);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,915 @@
+/*
+ * The control socket: a server on a temporary path, driven from the same
+ * process through non-blocking client sockets while the loop is pumped.
+ */
+#include "sm/control.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BIG_BLOB	200000
+#define WAIT_MS		5000
+
+static char tmpdir[64];
+static char sockpath[128];
+static struct event_base *base;
+static struct control *ctl;
+static int handler_calls;
+
+/* -------------------------------------------------------------- handler */
+
+static json_t *test_handler(void *ctx, const char *cmd, json_t *args,
+    char *err, size_t errlen)
+{
+	int *calls = ctx;
+
+	(*calls)++;
+	if (strcmp(cmd, "echo") == 0)
+		return json_pack("{s:O}", "args", args);
+	if (strcmp(cmd, "fail") == 0) {
+		snprintf(err, errlen, "nope");
+		return NULL;
+	}
+	if (strcmp(cmd, "failsilent") == 0)
+		return NULL;
+	if (strcmp(cmd, "notok") == 0)
+		return json_pack("{s:b,s:s}", "ok", 0, "error", "custom");
+	if (strcmp(cmd, "okfive") == 0)
+		return json_pack("{s:i,s:i}", "x", 1, "ok", 5);
+	if (strcmp(cmd, "array") == 0)
+		return json_array();
+	if (strcmp(cmd, "count") == 0)
+		return json_pack("{s:i}", "n", *calls);
+	if (strcmp(cmd, "big") == 0) {
+		char *blob = malloc(BIG_BLOB + 1);
+		if (blob == NULL)
+			return NULL;
+		memset(blob, 'x', BIG_BLOB);
+		blob[BIG_BLOB] = '\0';
+		json_t *r = json_pack("{s:s}", "blob", blob);
+		free(blob);
+		return r;
+	}
+	snprintf(err, errlen, "unknown command \"%s\"", cmd);
+	return NULL;
+}
+
+/* -------------------------------------------------------------- fixture */
+
+static void make_paths(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ibsmd-ctl-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	/* A sub-directory that does not exist yet: control_open creates it. */
+	snprintf(sockpath, sizeof(sockpath), "%s/run/ibsmd.sock", tmpdir);
+}
+
+static void remove_paths(void)
+{
+	char sub[160];
+
+	unlink(sockpath);
+	snprintf(sub, sizeof(sub), "%s/run", tmpdir);
+	rmdir(sub);
+	rmdir(tmpdir);
+}
+
+static void setup(void)
+{
+	char err[256] = "";
+
+	make_paths();
+	handler_calls = 0;
+	base = event_base_new();
+	ck_assert_ptr_nonnull(base);
+	ctl = control_open(base, sockpath, test_handler, &handler_calls, err,
+	    sizeof(err));
+	ck_assert_msg(ctl != NULL, "control_open: %s", err);
+}
+
+static void teardown(void)
+{
+	control_close(ctl);
+	ctl = NULL;
+	event_base_free(base);
+	base = NULL;
+	remove_paths();
+}
+
+/* --------------------------------------------------------- test client */
+
+struct conn {
+	int fd;
+	char *buf;
+	size_t len, cap;
+};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Runs the server's loop a little, then waits briefly on fd. */
+static void pump(int fd, short events)
+{
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	if (fd >= 0) {
+		struct pollfd p = { .fd = fd, .events = events };
+		poll(&p, 1, 2);
+	}
+	event_base_loop(base, EVLOOP_NONBLOCK);
+}
+
+static void set_sun(struct sockaddr_un *sun, const char *path)
+{
+	size_t n = strlen(path);
+
+	ck_assert_uint_lt(n, sizeof(sun->sun_path));
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	memcpy(sun->sun_path, path, n + 1);
+}
+
+static int raw_connect(const char *path, int nonblock)
+{
+	struct sockaddr_un sun;
+	set_sun(&sun, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | (nonblock ? SOCK_NONBLOCK : 0),
+	    0);
+	ck_assert_int_ge(fd, 0);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static struct conn *conn_open(void)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	ck_assert_ptr_nonnull(c);
+	c->fd = raw_connect(sockpath, 1);
+	ck_assert_int_ge(c->fd, 0);
+	c->cap = 4096;
+	c->buf = malloc(c->cap);
+	ck_assert_ptr_nonnull(c->buf);
+	pump(-1, 0);
+	return c;
+}
+
+static void conn_close(struct conn *c)
+{
+	close(c->fd);
+	free(c->buf);
+	free(c);
+}
+
+static void conn_send(struct conn *c, const char *data, size_t len)
+{
+	long deadline = now_ms() + WAIT_MS;
+
+	while (len > 0) {
+		ssize_t n = send(c->fd, data, len, MSG_NOSIGNAL);
+		if (n > 0) {
+			data += n;
+			len -= (size_t)n;
+		} else {
+			ck_assert_msg(n == -1 && errno == EAGAIN, "send: %s",
+			    strerror(errno));
+			ck_assert_msg(now_ms() < deadline, "send timed out");
+		}
+		pump(c->fd, POLLOUT);
+	}
+	pump(-1, 0);
+}
+
+static void conn_sends(struct conn *c, const char *s)
+{
+	conn_send(c, s, strlen(s));
+}
+
+/* Reads more into c->buf; returns bytes read, 0 on EOF, -1 if none yet. */
+static ssize_t conn_fill(struct conn *c)
+{
+	if (c->cap - c->len < 65536) {
+		c->cap *= 2;
+		c->buf = realloc(c->buf, c->cap);
+		ck_assert_ptr_nonnull(c->buf);
+	}
+	ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len - 1,
+	    MSG_DONTWAIT);
+	if (n > 0)
+		c->len += (size_t)n;
+	if (n == -1)
+		ck_assert_msg(errno == EAGAIN, "recv: %s", strerror(errno));
+	return n;
+}
+
+/* The next reply line (malloc'ed, without '\n'); fails the test on timeout. */
+static char *conn_line(struct conn *c)
+{
+	long deadline = now_ms() + WAIT_MS;
+
+	for (;;) {
+		char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+		if (nl != NULL) {
+			size_t n = (size_t)(nl - c->buf);
+			char *line = strndup(c->buf, n);
+			memmove(c->buf, nl + 1, c->len - n - 1);
+			c->len -= n + 1;
+			return line;
+		}
+		ck_assert_msg(now_ms() < deadline, "no reply line");
+		pump(c->fd, POLLIN);
+		ck_assert_msg(conn_fill(c) != 0, "EOF instead of a reply");
+	}
+}
+
+static json_t *conn_reply(struct conn *c)
+{
+	json_error_t jerr;
+	char *line = conn_line(c);
+	json_t *r = json_loads(line, 0, &jerr);
+	ck_assert_msg(r != NULL, "reply is not JSON: %s (%s)", line, jerr.text);
+	ck_assert(json_is_object(r));
+	free(line);
+	return r;
+}
+
+/* True when the server closed the connection (within WAIT_MS). */
+static int conn_eof(struct conn *c)
+{
+	long deadline = now_ms() + WAIT_MS;
+
+	while (now_ms() < deadline) {
+		pump(c->fd, POLLIN);
+		ssize_t n = conn_fill(c);
+		if (n == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void wait_clients(size_t n)
+{
+	long deadline = now_ms() + WAIT_MS;
+
+	while (control_client_count(ctl) != n && now_ms() < deadline)
+		pump(-1, 0);
+	ck_assert_uint_eq(control_client_count(ctl), n);
+}
+
+static void assert_error(json_t *r, const char *fragment)
+{
+	ck_assert(json_is_false(json_object_get(r, "ok")));
+	const char *e = json_string_value(json_object_get(r, "error"));
+	ck_assert_ptr_nonnull(e);
+	ck_assert_msg(strstr(e, fragment) != NULL, "error \"%s\" lacks \"%s\"",
+	    e, fragment);
+	json_decref(r);
+}
+
+static void assert_echo(json_t *r, const char *first_arg)
+{
+	ck_assert(json_is_true(json_object_get(r, "ok")));
+	json_t *args = json_object_get(r, "args");
+	ck_assert(json_is_array(args));
+	if (first_arg == NULL)
+		ck_assert_uint_eq(json_array_size(args), 0);
+	else
+		ck_assert_str_eq(json_string_value(json_array_get(args, 0)),
+		    first_arg);
+	json_decref(r);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+START_TEST(good_request)
+{
+	struct conn *c = conn_open();
+	struct stat st;
+
+	conn_sends(c, "{\"cmd\":\"echo\",\"args\":[\"--heavy\",\"b\"]}\n");
+	char *line = conn_line(c);
+	ck_assert_str_eq(line, "{\"ok\":true,\"args\":[\"--heavy\",\"b\"]}");
+	free(line);
+	conn_sends(c, "{\"cmd\":\"echo\"}\n");	/* args optional */
+	assert_echo(conn_reply(c), NULL);
+	ck_assert_int_eq(handler_calls, 2);
+
+	ck_assert_int_eq(stat(sockpath, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0660);
+	char sub[160];
+	snprintf(sub, sizeof(sub), "%s/run", tmpdir);
+	ck_assert_int_eq(stat(sub, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0755);
+	conn_close(c);
+}
+END_TEST
+
+START_TEST(rejected_commands)
+{
+	struct conn *c = conn_open();
+
+	conn_sends(c, "{\"cmd\":\"fail\",\"args\":[]}\n");
+	char *line = conn_line(c);
+	ck_assert_str_eq(line, "{\"ok\":false,\"error\":\"nope\"}");
+	free(line);
+	conn_sends(c, "{\"cmd\":\"failsilent\"}\n");
+	assert_error(conn_reply(c), "failsilent");
+	conn_sends(c, "{\"cmd\":\"frobnicate\"}\n");
+	assert_error(conn_reply(c), "unknown command \"frobnicate\"");
+	conn_sends(c, "{\"cmd\":\"notok\"}\n");
+	assert_error(conn_reply(c), "custom");
+	conn_sends(c, "{\"cmd\":\"array\"}\n");
+	assert_error(conn_reply(c), "internal error");
+
+	/* A result's own non-false "ok" is replaced, and stays first. */
+	conn_sends(c, "{\"cmd\":\"okfive\"}\n");
+	line = conn_line(c);
+	ck_assert_str_eq(line, "{\"ok\":true,\"x\":1}");
+	free(line);
+	conn_close(c);
+}
+END_TEST
+
+START_TEST(garbage_lines)
+{
+	static const char *const garbage[] = {
+		"hello",
+		"[\"cmd\",\"echo\"]",
+		"{}",
+		"{\"args\":[]}",
+		"{\"cmd\":5}",
+		"{\"cmd\":\"\"}",
+		"{\"cmd\":\"echo\",\"args\":\"x\"}",
+		"{\"cmd\":\"echo\",\"args\":[1]}",
+		"{\"cmd\":\"echo\",\"args\":[\"a\",null]}",
+		"{\"cmd\":\"echo\"} trailing",
+		"{\"cmd\":\"echo\"",
+		"\xff\xfe{\"cmd\"",
+		"{\"cmd\":\"\xc3\"}",
+		"\"just a string\"",
+	};
+	struct conn *c = conn_open();
+	char line[128];
+
+	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+		snprintf(line, sizeof(line), "%s\n", garbage[i]);
+		conn_sends(c, line);
+		json_t *r = conn_reply(c);
+		ck_assert_msg(json_is_false(json_object_get(r, "ok")),
+		    "garbage %zu accepted", i);
+		ck_assert(json_string_length(json_object_get(r, "error")) > 0);
+		json_decref(r);
+	}
+	ck_assert_int_eq(handler_calls, 0);
+	/* Blank lines are skipped; the connection still works. */
+	conn_sends(c, "\n  \r\n{\"cmd\":\"echo\",\"args\":[\"still\"]}\r\n");
+	assert_echo(conn_reply(c), "still");
+	ck_assert_uint_eq(control_client_count(ctl), 1);
+	conn_close(c);
+}
+END_TEST
+
+/* A valid echo request of exactly len bytes (len >= 40). */
+static char *sized_request(size_t len)
+{
+	static const char head[] = "{\"cmd\":\"echo\",\"args\":[\"";
+	static const char tail[] = "\"]}";
+	char *s = malloc(len + 2);
+	ck_assert_ptr_nonnull(s);
+	size_t fill = len - strlen(head) - strlen(tail);
+
+	memcpy(s, head, strlen(head));
+	memset(s + strlen(head), 'y', fill);
+	memcpy(s + strlen(head) + fill, tail, strlen(tail));
+	s[len] = '\n';
+	s[len + 1] = '\0';
+	return s;
+}
+
+START_TEST(overlong_line)
+{
+	struct conn *c = conn_open();
+	size_t big = CONTROL_MAX_LINE + 5000;
+	char *junk = malloc(big);
+	ck_assert_ptr_nonnull(junk);
+
+	/* Sent in pieces: the server sees the limit pass before the '\n'. */
+	memset(junk, 'a', big);
+	conn_send(c, junk, big);
+	assert_error(conn_reply(c), "longer than");
+	conn_send(c, junk, big);	/* more of the same line: no reply */
+	conn_sends(c, "\n{\"cmd\":\"echo\",\"args\":[\"after\"]}\n");
+	assert_echo(conn_reply(c), "after");
+	free(junk);
+
+	/* One byte over, in one piece with its '\n'. */
+	char *s = sized_request(CONTROL_MAX_LINE + 1);
+	conn_sends(c, s);
+	free(s);
+	assert_error(conn_reply(c), "longer than");
+	/* Exactly at the limit: accepted (26 bytes of JSON around "yyy..."). */
+	s = sized_request(CONTROL_MAX_LINE);
+	conn_sends(c, s);
+	free(s);
+	json_t *r = conn_reply(c);
+	ck_assert(json_is_true(json_object_get(r, "ok")));
+	ck_assert_uint_eq(json_string_length(json_array_get(
+	    json_object_get(r, "args"), 0)), CONTROL_MAX_LINE - 26);
+	json_decref(r);
+	ck_assert_int_eq(handler_calls, 2);
+	conn_close(c);
+}
+END_TEST
+
+START_TEST(two_requests_one_connection)
+{
+	struct conn *c = conn_open();
+
+	/* In one write... */
+	conn_sends(c, "{\"cmd\":\"echo\",\"args\":[\"one\"]}\n"
+	    "{\"cmd\":\"echo\",\"args\":[\"two\"]}\n");
+	assert_echo(conn_reply(c), "one");
+	assert_echo(conn_reply(c), "two");
+	/* ...and one after the other on the same connection. */
+	conn_sends(c, "{\"cmd\":\"count\"}\n");
+	json_t *r = conn_reply(c);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "n")), 3);
+	json_decref(r);
+	/* A request split across writes. */
+	conn_sends(c, "{\"cmd\":\"ec");
+	conn_sends(c, "ho\",\"args\":[\"split\"]}");
+	conn_sends(c, "\n");
+	assert_echo(conn_reply(c), "split");
+	conn_close(c);
+}
+END_TEST
+
+START_TEST(disconnect_mid_request)
+{
+	struct conn *c = conn_open();
+	struct conn *d = conn_open();
+
+	wait_clients(2);
+	conn_sends(c, "{\"cmd\":\"echo\",\"ar");
+	conn_close(c);
+	wait_clients(1);
+	ck_assert_int_eq(handler_calls, 0);	/* half a request is dropped */
+
+	/* A client that leaves with replies still queued. */
+	conn_sends(d, "{\"cmd\":\"big\"}\n{\"cmd\":\"big\"}\n");
+	conn_close(d);
+	wait_clients(0);
+}
+END_TEST
+
+START_TEST(half_close_gets_reply)
+{
+	struct conn *c = conn_open();
+
+	conn_sends(c, "{\"cmd\":\"big\"}\n");
+	shutdown(c->fd, SHUT_WR);
+	char *line = conn_line(c);
+	ck_assert_uint_gt(strlen(line), BIG_BLOB);
+	free(line);
+	ck_assert(conn_eof(c));
+	wait_clients(0);
+	conn_close(c);
+}
+END_TEST
+
+START_TEST(many_clients)
+{
+	enum { N = 100 };
+	struct conn *c[N];
+	char req[64], want[16];
+
+	for (int i = 0; i < N; i++)
+		c[i] = conn_open();
+	wait_clients(N);
+	for (int i = 0; i < N; i++) {
+		snprintf(req, sizeof(req),
+		    "{\"cmd\":\"echo\",\"args\":[\"c%d\"]}\n", i);
+		conn_sends(c[i], req);
+	}
+	for (int i = N - 1; i >= 0; i--) {
+		snprintf(want, sizeof(want), "c%d", i);
+		assert_echo(conn_reply(c[i]), want);
+	}
+	for (int i = 0; i < N; i++)
+		conn_close(c[i]);
+	wait_clients(0);
+}
+END_TEST
+
+START_TEST(too_many_clients)
+{
+	struct conn *c[CONTROL_MAX_CLIENTS + 1];
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		c[i] = conn_open();
+	wait_clients(CONTROL_MAX_CLIENTS);
+	struct conn *extra = conn_open();
+	assert_error(conn_reply(extra), "too many");
+	ck_assert(conn_eof(extra));
+	conn_close(extra);
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		conn_close(c[i]);
+	wait_clients(0);
+	extra = conn_open();	/* room again */
+	conn_sends(extra, "{\"cmd\":\"echo\"}\n");
+	assert_echo(conn_reply(extra), NULL);
+	conn_close(extra);
+}
+END_TEST
+
+START_TEST(slow_reader_backpressure)
+{
+	enum { N = 40 };
+	struct conn *c = conn_open();
+	char *reqs = malloc(N * 16 + 1);
+	ck_assert_ptr_nonnull(reqs);
+
+	reqs[0] = '\0';
+	for (int i = 0; i < N; i++)
+		strcat(reqs, "{\"cmd\":\"big\"}\n");
+	conn_sends(c, reqs);
+	free(reqs);
+	/* The client reads nothing: the server must stop taking requests. */
+	for (int i = 0; i < 200; i++)
+		pump(-1, 0);
+	ck_assert_int_gt(handler_calls, 0);
+	ck_assert_int_lt(handler_calls, N);
+	for (int i = 0; i < N; i++) {
+		json_t *r = conn_reply(c);
+		ck_assert_uint_eq(json_string_length(json_object_get(r,
+		    "blob")), BIG_BLOB);
+		json_decref(r);
+	}
+	ck_assert_int_eq(handler_calls, N);
+	conn_close(c);
+}
+END_TEST
+
+/* A socket file left behind by a daemon that died. */
+static void make_stale_socket(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	set_sun(&sun, path);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	close(fd);
+}
+
+START_TEST(stale_socket_replaced)
+{
+	char err[256] = "";
+	struct stat st;
+
+	make_paths();
+	char sub[160];
+	snprintf(sub, sizeof(sub), "%s/run", tmpdir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	make_stale_socket(sockpath);
+	ck_assert_int_eq(raw_connect(sockpath, 0), -1);
+	ck_assert_int_eq(errno, ECONNREFUSED);
+
+	base = event_base_new();
+	ctl = control_open(base, sockpath, test_handler, &handler_calls, err,
+	    sizeof(err));
+	ck_assert_msg(ctl != NULL, "control_open: %s", err);
+	ck_assert_int_eq(stat(sub, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);	/* existing: untouched */
+	struct conn *c = conn_open();
+	conn_sends(c, "{\"cmd\":\"echo\",\"args\":[\"fresh\"]}\n");
+	assert_echo(conn_reply(c), "fresh");
+	conn_close(c);
+	teardown();
+}
+END_TEST
+
+START_TEST(second_open_refused)
+{
+	char err[256] = "";
+	struct event_base *b2 = event_base_new();
+
+	struct control *again = control_open(b2, sockpath, test_handler,
+	    &handler_calls, err, sizeof(err));
+	ck_assert_ptr_null(again);
+	ck_assert_msg(strstr(err, "already listening") != NULL &&
+	    strstr(err, sockpath) != NULL, "err: %s", err);
+	event_base_free(b2);
+	/* The first server's socket is still there and still answers. */
+	struct conn *c = conn_open();
+	conn_sends(c, "{\"cmd\":\"echo\",\"args\":[\"first\"]}\n");
+	assert_echo(conn_reply(c), "first");
+	conn_close(c);
+}
+END_TEST
+
+START_TEST(not_a_socket_refused)
+{
+	char err[256] = "";
+	char path[160];
+
+	make_paths();
+	snprintf(path, sizeof(path), "%s/plain", tmpdir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	base = event_base_new();
+	ck_assert_ptr_null(control_open(base, path, test_handler, NULL, err,
+	    sizeof(err)));
+	ck_assert_msg(strstr(err, "not a socket") != NULL, "err: %s", err);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	unlink(path);
+
+	char longpath[200];
+	memset(longpath, 'p', sizeof(longpath) - 1);
+	longpath[0] = '/';
+	longpath[sizeof(longpath) - 1] = '\0';
+	ck_assert_ptr_null(control_open(base, longpath, test_handler, NULL,
+	    err, sizeof(err)));
+	ck_assert_msg(strstr(err, "longer than") != NULL, "err: %s", err);
+	event_base_free(base);
+	remove_paths();
+}
+END_TEST
+
+START_TEST(close_unlinks_own_socket_only)
+{
+	struct conn *c = conn_open();
+
+	wait_clients(1);
+	control_close(ctl);
+	ctl = NULL;
+	ck_assert_int_eq(access(sockpath, F_OK), -1);
+	ck_assert(conn_eof(c));
+	conn_close(c);
+
+	/* A successor's socket file is left alone. */
+	char err[256] = "";
+	ctl = control_open(base, sockpath, test_handler, &handler_calls, err,
+	    sizeof(err));
+	ck_assert_msg(ctl != NULL, "%s", err);
+	unlink(sockpath);
+	make_stale_socket(sockpath);
+	control_close(ctl);
+	ctl = NULL;
+	ck_assert_int_eq(access(sockpath, F_OK), 0);
+}
+END_TEST
+
+/* ------------------------------------------------ control_call (client) */
+
+static atomic_int stop_loop;
+
+static void *loop_thread(void *arg)
+{
+	while (!atomic_load(&stop_loop)) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(500);
+	}
+	return NULL;
+}
+
+START_TEST(client_call)
+{
+	pthread_t t;
+	char err[512];
+	const char *args[] = { "a", "--heavy" };
+
+	atomic_store(&stop_loop, 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, loop_thread, NULL), 0);
+
+	json_t *r = control_call(sockpath, "echo", args, 2, 5000, err,
+	    sizeof(err));
+	ck_assert_msg(r != NULL, "control_call: %s", err);
+	ck_assert(json_is_true(json_object_get(r, "ok")));
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r,
+	    "args"), 1)), "--heavy");
+	json_decref(r);
+
+	r = control_call(sockpath, "fail", NULL, 0, 5000, err, sizeof(err));
+	ck_assert_ptr_nonnull(r);
+	ck_assert(json_is_false(json_object_get(r, "ok")));
+	ck_assert_str_eq(json_string_value(json_object_get(r, "error")),
+	    "nope");
+	json_decref(r);
+
+	r = control_call(sockpath, "big", NULL, 0, 5000, err, sizeof(err));
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(json_string_length(json_object_get(r, "blob")),
+	    BIG_BLOB);
+	json_decref(r);
+
+	/* Too long to send: refused before connecting. */
+	char *huge = malloc(CONTROL_MAX_LINE + 1);
+	ck_assert_ptr_nonnull(huge);
+	memset(huge, 'z', CONTROL_MAX_LINE);
+	huge[CONTROL_MAX_LINE] = '\0';
+	const char *hargs[] = { huge };
+	ck_assert_ptr_null(control_call(sockpath, "echo", hargs, 1, 5000,
+	    err, sizeof(err)));
+	ck_assert_msg(strstr(err, "longer than") != NULL, "err: %s", err);
+	free(huge);
+
+	atomic_store(&stop_loop, 1);
+	pthread_join(t, NULL);
+}
+END_TEST
+
+/* Answers its three clients with: not JSON, a reply without "ok", nothing. */
+static void *bad_server(void *arg)
+{
+	static const char *const answers[] = { "not json\n", "[1]\n", NULL };
+	int lfd = *(int *)arg;
+	char buf[256];
+
+	for (int i = 0; i < 3; i++) {
+		int fd = accept(lfd, NULL, NULL);
+		if (fd < 0)
+			break;
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n > 0 && answers[i] != NULL)
+			n = send(fd, answers[i], strlen(answers[i]),
+			    MSG_NOSIGNAL);
+		(void)n;
+		close(fd);
+	}
+	return NULL;
+}
+
+START_TEST(client_errors)
+{
+	char err[512];
+	char path[160];
+
+	make_paths();
+	snprintf(path, sizeof(path), "%s/absent.sock", tmpdir);
+	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 1000, err,
+	    sizeof(err)));
+	ck_assert_msg(strstr(err, "cannot connect") != NULL &&
+	    strstr(err, path) != NULL, "err: %s", err);
+
+	/* Listening, never answering: the call times out. */
+	struct sockaddr_un sun;
+	set_sun(&sun, path);
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	long t0 = now_ms();
+	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 300, err,
+	    sizeof(err)));
+	long took = now_ms() - t0;
+	ck_assert_msg(strstr(err, "no reply") != NULL, "err: %s", err);
+	ck_assert_int_ge(took, 250);
+	ck_assert_int_lt(took, 3000);
+
+	/* Drain the timed-out connection, then answer badly. */
+	ck_assert_int_eq(fcntl(lfd, F_SETFL, O_NONBLOCK), 0);
+	int afd;
+	while ((afd = accept(lfd, NULL, NULL)) >= 0)
+		close(afd);
+	ck_assert_int_eq(fcntl(lfd, F_SETFL, 0), 0);
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, bad_server, &lfd), 0);
+	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 5000, err,
+	    sizeof(err)));
+	ck_assert_msg(strstr(err, "malformed reply") != NULL, "err: %s", err);
+	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 5000, err,
+	    sizeof(err)));
+	ck_assert_msg(strstr(err, "malformed reply") != NULL, "err: %s", err);
+	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 5000, err,
+	    sizeof(err)));
+	ck_assert_msg(strstr(err, "connection closed") != NULL, "err: %s",
+	    err);
+	pthread_join(t, NULL);
+	close(lfd);
+	unlink(path);
+	remove_paths();
+}
+END_TEST
+
+/* ---------------------------------------------------------- text output */
+
+static char *render(const char *reply_json)
+{
+	char *out = NULL;
+	size_t len = 0;
+	json_t *r = json_loads(reply_json, 0, NULL);
+	ck_assert_ptr_nonnull(r);
+	FILE *fp = open_memstream(&out, &len);
+	control_print_text(fp, r);
+	fclose(fp);
+	json_decref(r);
+	return out;
+}
+
+START_TEST(text_rendering)
+{
+	char *s = render("{\"ok\":true,\"state\":\"MASTER\",\"sweeps\":3,"
+	    "\"ratio\":0.5,\"up\":true,\"down\":false,\"sm\":null,"
+	    "\"routing\":{\"engine\":\"minhop\",\"lmc\":0,"
+	    "\"opts\":{\"roots\":[\"S0\",\"S1\"]}},"
+	    "\"switches\":[{\"guid\":\"0x1\",\"ports\":36},"
+	    "{\"guid\":\"0x2\",\"ports\":18}],"
+	    "\"empty\":[],\"nothing\":{},\"mixed\":[1,{\"a\":2}]}");
+	ck_assert_str_eq(s,
+	    "state: MASTER\n"
+	    "sweeps: 3\n"
+	    "ratio: 0.5\n"
+	    "up: true\n"
+	    "down: false\n"
+	    "sm: -\n"
+	    "routing:\n"
+	    "  engine: minhop\n"
+	    "  lmc: 0\n"
+	    "  opts:\n"
+	    "    roots: S0, S1\n"
+	    "switches:\n"
+	    "  guid: 0x1\n"
+	    "  ports: 36\n"
+	    "\n"
+	    "  guid: 0x2\n"
+	    "  ports: 18\n"
+	    "empty: (none)\n"
+	    "nothing: (none)\n"
+	    "mixed:\n"
+	    "  1\n"
+	    "\n"
+	    "  a: 2\n");
+	free(s);
+
+	/* A "text" member is the whole rendering, verbatim. */
+	s = render("{\"ok\":true,\"count\":2,\"text\":\"LID  GUID\\n1    0x1\"}");
+	ck_assert_str_eq(s, "LID  GUID\n1    0x1\n");
+	free(s);
+	s = render("{\"ok\":true,\"text\":\"done\\n\"}");
+	ck_assert_str_eq(s, "done\n");
+	free(s);
+	s = render("{\"ok\":true}");
+	ck_assert_str_eq(s, "");
+	free(s);
+}
+END_TEST
+
+static Suite *control_suite(void)
+{
+	Suite *s = suite_create("control");
+	TCase *server = tcase_create("server");
+	TCase *alone = tcase_create("standalone");
+
+	tcase_add_checked_fixture(server, setup, teardown);
+	tcase_set_timeout(server, 30);
+	tcase_add_test(server, good_request);
+	tcase_add_test(server, rejected_commands);
+	tcase_add_test(server, garbage_lines);
+	tcase_add_test(server, overlong_line);
+	tcase_add_test(server, two_requests_one_connection);
+	tcase_add_test(server, disconnect_mid_request);
+	tcase_add_test(server, half_close_gets_reply);
+	tcase_add_test(server, many_clients);
+	tcase_add_test(server, too_many_clients);
+	tcase_add_test(server, slow_reader_backpressure);
+	tcase_add_test(server, second_open_refused);
+	tcase_add_test(server, close_unlinks_own_socket_only);
+	tcase_add_test(server, client_call);
+	suite_add_tcase(s, server);
+
+	tcase_set_timeout(alone, 30);
+	tcase_add_test(alone, stale_socket_replaced);
+	tcase_add_test(alone, not_a_socket_refused);
+	tcase_add_test(alone, client_errors);
+	tcase_add_test(alone, text_rendering);
+	suite_add_tcase(s, alone);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(control_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
