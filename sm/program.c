@@ -197,6 +197,16 @@ static void desired(const struct program *pr, uint32_t pi, struct pi_cache *w)
 	}
 }
 
+/* Do two records ask the device for the same PortInfo? */
+static int pi_same(const struct pi_cache *a, const struct pi_cache *b)
+{
+	return a->valid && b->valid && a->lid == b->lid &&
+	       a->sm_lid == b->sm_lid && a->lmc == b->lmc &&
+	       a->mtu == b->mtu && a->opvls == b->opvls && a->hoq == b->hoq &&
+	       a->stall == b->stall && a->timeout == b->timeout &&
+	       a->prefix == b->prefix;
+}
+
 static void encode_pi(const struct program *pr, uint32_t pi,
 		      const struct pi_cache *w, int state, int rereg,
 		      uint8_t *out)
@@ -269,8 +279,7 @@ static void plan_port(struct program *pr, uint32_t pi)
 		state = PORT_ARMED;
 	if (ln && (p->state == PORT_INIT || p->state == PORT_ARMED))
 		pr->want_active[pi] = 1;
-	int differs = !cached || !cached->valid ||
-		      memcmp(cached, &w, sizeof(w)) != 0 ||
+	int differs = !cached || !pi_same(cached, &w) ||
 		      (ep && (p->hw_lid != w.lid || p->hw_sm_lid != w.sm_lid ||
 			      p->lmc != w.lmc));
 	if (differs || state || rereg) {
@@ -350,8 +359,11 @@ static void record_success(struct program *pr, struct op *o)
 		pr->st.portinfo_sets++;
 		if (o->state == PORT_ACTIVE)
 			pr->st.activations++;
-		if (nc)
+		if (nc) {
+			uint8_t pkey = nc->ports[o->port].pkey;
 			desired(pr, pi, &nc->ports[o->port]);
+			nc->ports[o->port].pkey = pkey;
+		}
 		/* the model now says what the device holds */
 		if (o->state)
 			p->state = o->state;
