@@ -51,6 +51,7 @@ struct txn_engine {
 	uint32_t next_tid;
 
 	struct txn_stats stats;
+	int cancelling;
 };
 
 static void dispatch(struct txn_engine *e);
@@ -319,7 +320,7 @@ int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
 	       const struct mad_addr *to, uint32_t dest, txn_done_fn done,
 	       void *arg)
 {
-	if (len > MAD_SIZE)
+	if (len > MAD_SIZE || e->cancelling)
 		return -1;
 	uint32_t d = dest == TXN_NO_DEST ? 0 : dest + 1;
 	if (ensure_dest(e, d) < 0)
@@ -428,6 +429,7 @@ void txn_expire(struct txn_engine *e)
 		COUNT(e, e->pool[i].mad, timeouts);
 		attempt_failed(e, i, TXN_TIMEOUT);
 	}
+	e->armed = -2;	/* the timer fired: always arm it again */
 	rearm(e);
 }
 
@@ -440,26 +442,46 @@ int64_t txn_next_deadline(const struct txn_engine *e)
 
 void txn_cancel_all(struct txn_engine *e)
 {
+	/*
+	 * Detach everything first: the callbacks may look at the engine, and
+	 * while cancelling it accepts no new request.
+	 */
+	uint32_t list = NIL;
+	e->cancelling = 1;
 	for (uint32_t d = 0; d < e->n_dests; d++) {
 		struct dest_q *q = &e->dests[d];
 		while (q->head != NIL) {
 			uint32_t i = q->head;
 			q->head = e->pool[i].next;
-			e->n_queued--;
-			struct txn *x = &e->pool[i];
-			txn_done_fn done = x->done;
-			void *arg = x->arg;
-			x->state = T_FREE;
-			x->next = e->free_head;
-			e->free_head = i;
-			done(arg, TXN_CANCELLED, NULL, 0);
+			e->pool[i].next = list;
+			list = i;
 		}
 		q->tail = NIL;
 		q->ready = 0;
+		q->inflight = 0;
 	}
 	e->ready_head = e->ready_tail = NIL;
-	while (e->fl_head != NIL)
-		finish(e, e->fl_head, TXN_CANCELLED, NULL, 0);
+	e->n_queued = 0;
+	while (e->fl_head != NIL) {
+		uint32_t i = e->fl_head;
+		fl_remove(e, i);
+		e->tid_slot[e->pool[i].tid & e->tid_mask] = NIL;
+		e->pool[i].next = list;
+		list = i;
+	}
+	e->n_inflight = 0;
+	while (list != NIL) {
+		uint32_t i = list;
+		struct txn *x = &e->pool[i];
+		list = x->next;
+		txn_done_fn done = x->done;
+		void *arg = x->arg;
+		x->state = T_FREE;
+		x->next = e->free_head;
+		e->free_head = i;
+		done(arg, TXN_CANCELLED, NULL, 0);
+	}
+	e->cancelling = 0;
 	rearm(e);
 }
 

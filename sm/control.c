@@ -231,14 +231,14 @@ static void process_input(struct client *cl)
 	struct evbuffer *out = bufferevent_get_output(cl->bev);
 	char err[64];
 
+	snprintf(err, sizeof(err), "request line longer than %d bytes",
+	    CONTROL_MAX_LINE);
 	while (!cl->paused) {
 		size_t eol_len = 0;
 		struct evbuffer_ptr eol = evbuffer_search_eol(in, NULL,
 		    &eol_len, EVBUFFER_EOL_LF);
 		size_t avail = evbuffer_get_length(in);
 
-		snprintf(err, sizeof(err), "request line longer than %d bytes",
-		    CONTROL_MAX_LINE);
 		if (eol.pos < 0) {
 			/* No full line yet: wait, unless it is already too long. */
 			if (!cl->discarding && avail > CONTROL_MAX_LINE) {

@@ -126,6 +126,17 @@ json_t *sm_control(void *ctx, const char *cmd, json_t *args, char *err,
 			return NULL;
 		return json_pack("{s:s}", "requested", "reroute");
 	}
-	snprintf(err, errlen, "unknown command '%s' (status, sweep, reroute)", cmd);
+	if (!strcmp(cmd, "reload")) {
+		if (nargs) {
+			snprintf(err, errlen, "reload takes no arguments");
+			return NULL;
+		}
+		if (sm_reload(sm, err, errlen) < 0)
+			return NULL;
+		sm_request_heavy(sm, "policy reloaded");
+		return json_pack("{s:s}", "reloaded", sm->config_path[0] ?
+				 sm->config_path : "(no policy file)");
+	}
+	snprintf(err, errlen, "unknown command '%s' (status, sweep, reroute, reload)", cmd);
 	return NULL;
 }

@@ -393,6 +393,8 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 {
 	struct sm *sm = arg;
 	struct sweep_summary *s = &sm->last;
+	if (ps->cancelled)
+		return;
 	/* sm->prog is freed when the next one starts: we may be inside program_start */
 	s->prog = *ps;
 	s->unresponsive = sm->model->unresponsive + ps->failed_ports;
@@ -761,6 +763,42 @@ static void on_mad(void *arg, const uint8_t *mad, size_t len,
 }
 
 /* ---- set-up ---- */
+
+int sm_reload(struct sm *sm, char *err, size_t errlen)
+{
+	if (!sm->config_path[0]) {
+		log_notice("no policy file to reload; keeping the built-in defaults");
+		return 0;
+	}
+	struct config c;
+	config_defaults(&c);
+	if (config_load(&c, sm->config_path, err, errlen) < 0)
+		return -1;
+	/* what the command line set stays */
+	snprintf(c.state_dir, sizeof(c.state_dir), "%s", sm->cfg.state_dir);
+	memcpy(c.port_ca, sm->cfg.port_ca, sizeof(c.port_ca));
+	c.port_num = sm->cfg.port_num;
+	c.port_guid = sm->cfg.port_guid;
+	if (sm->routing_override) {
+		c.n_engines = sm->cfg.n_engines;
+		memcpy(c.engines, sm->cfg.engines, sizeof(c.engines));
+	}
+	if (sm->log_level_override >= 0)
+		c.log_level = sm->log_level_override;
+	sm->cfg = c;
+	log_set_level(c.log_level);
+	if (sm->txn) {
+		struct txn_params tp = {
+			.timeout_ms = c.mad_timeout_ms,
+			.retries = c.mad_retries,
+			.window = c.mad_window,
+			.window_per_node = c.mad_window_per_node,
+		};
+		txn_set_params(sm->txn, &tp);
+	}
+	log_notice("policy reloaded from %s", sm->config_path);
+	return 0;
+}
 
 void sm_notify(struct sm *sm, const char *what)
 {

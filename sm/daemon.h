@@ -56,6 +56,7 @@ struct sm {
 	struct control *ctl;
 	const char *socket_path;
 	const char *routing_override;
+	int log_level_override;		/* --log-level, or -1 */
 
 	int state;			/* enum sm_state */
 	int once;
@@ -113,6 +114,12 @@ struct json_t;
 struct json_t *sm_control(void *ctx, const char *cmd, struct json_t *args,
 			  char *err, size_t errlen);
 void sm_shutdown(struct sm *sm);
+/*
+ * Re-reads the policy file (SIGHUP, ibsmctl reload); what the command line
+ * set is kept.  Returns 0, or -1 with the file:line:column reason in err,
+ * and then nothing changed.
+ */
+int sm_reload(struct sm *sm, char *err, size_t errlen);
 /* Tells systemd (Type=notify) where we are. */
 void sm_notify(struct sm *sm, const char *what);
 const char *sm_state_name(int state);

@@ -167,11 +167,13 @@ void fabric_link(struct fabric *f, uint32_t pa, uint32_t pb)
 
 int fabric_index_lids(struct fabric *f)
 {
-	uint32_t max = 0, span = 1u << f->lmc;
-	for (uint32_t i = 0; i < f->n_ports; i++)
+	uint32_t max = 0;
+	for (uint32_t i = 0; i < f->n_ports; i++) {
+		uint32_t span = 1u << fabric_port_lmc(f, i);
 		if (fabric_is_endport(f, i) && f->ports[i].lid &&
 		    f->ports[i].lid + span - 1 > max)
 			max = f->ports[i].lid + span - 1;
+	}
 	uint32_t *lp = malloc(((size_t)max + 1) * sizeof(*lp));
 	if (!lp)
 		return -1;
@@ -180,6 +182,7 @@ int fabric_index_lids(struct fabric *f)
 	for (uint32_t i = 0; i < f->n_ports; i++) {
 		if (!fabric_is_endport(f, i) || !f->ports[i].lid)
 			continue;
+		uint32_t span = 1u << fabric_port_lmc(f, i);
 		for (uint32_t k = 0; k < span; k++)
 			lp[f->ports[i].lid + k] = i;
 	}

@@ -133,6 +133,15 @@ static inline int fabric_is_endport(const struct fabric *f, uint32_t pi)
 		return 0;
 	return n->type == FAB_SWITCH ? p->num == 0 : p->num != 0;
 }
+/*
+ * The LMC an end port uses: the subnet's, except a base (not enhanced)
+ * switch port 0, which has a single LID.
+ */
+static inline uint8_t fabric_port_lmc(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_node *n = &f->nodes[f->ports[pi].node];
+	return (n->type == FAB_SWITCH && !n->enhanced_port0) ? 0 : f->lmc;
+}
 /* Rebuilds lid_port[] from ports[].lid and f->lmc; returns 0 or -1 (ENOMEM). */
 int fabric_index_lids(struct fabric *f);
 /* Counts switches, CAs (nodes of type CA or router) and present ports. */

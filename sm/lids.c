@@ -41,7 +41,6 @@ static void take(uint8_t *used, uint32_t lid, uint32_t span)
 int lids_assign(struct fabric *f, const struct guid_map *persisted,
 		uint8_t lmc, struct lid_report *rep)
 {
-	uint32_t span = 1u << lmc;
 	memset(rep, 0, sizeof(*rep));
 	f->lmc = lmc;
 	uint8_t *used = calloc(LID_UCAST_MAX + 2, 1);
@@ -73,6 +72,8 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 			while (e < n && eps[e].guid < pkeys[i])
 				e++;
 			int present = e < n && eps[e].guid == pkeys[i];
+			uint32_t span = present ? 1u << fabric_port_lmc(f, eps[e].port) :
+					1u << lmc;
 			if (!range_ok(used, lid, span)) {
 				if (present)
 					rep->conflicts++;
@@ -88,6 +89,7 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 	/* 2. the LID a port already holds */
 	for (uint32_t e = 0; e < n; e++) {
 		struct fab_port *p = &f->ports[eps[e].port];
+		uint32_t span = 1u << fabric_port_lmc(f, eps[e].port);
 		if (p->lid || !p->hw_lid)
 			continue;
 		if (range_ok(used, p->hw_lid, span)) {
@@ -98,20 +100,24 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 			rep->conflicts++;
 		}
 	}
-	/* 3. the rest, packed low */
-	uint32_t next = span;
+	/* 3. the rest, packed low: the lowest free aligned range */
+	uint32_t low = 1;	/* below it every LID is taken */
 	for (uint32_t e = 0; e < n; e++) {
 		struct fab_port *p = &f->ports[eps[e].port];
+		uint32_t span = 1u << fabric_port_lmc(f, eps[e].port);
 		if (p->lid)
 			continue;
-		while (next <= LID_UCAST_MAX && !range_ok(used, next, span))
-			next += span;
-		if (next > LID_UCAST_MAX) {
+		while (low <= LID_UCAST_MAX && used[low])
+			low++;
+		uint32_t lid = (low + span - 1) / span * span;
+		while (lid <= LID_UCAST_MAX && !range_ok(used, lid, span))
+			lid += span;
+		if (lid > LID_UCAST_MAX) {
 			rep->exhausted++;
 			continue;
 		}
-		p->lid = next;
-		take(used, next, span);
+		p->lid = lid;
+		take(used, lid, span);
 		rep->assigned++;
 	}
 	free(used);

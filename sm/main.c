@@ -251,26 +251,9 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct sm *sm = arg;
 	if (sig == SIGHUP) {
-		struct config c;
 		char err[1024];
-		config_defaults(&c);
-		if (sm->config_path[0] &&
-		    config_load(&c, sm->config_path, err, sizeof(err)) < 0) {
+		if (sm_reload(sm, err, sizeof(err)) < 0)
 			log_err("SIGHUP: policy not reloaded: %s", err);
-		} else if (sm->config_path[0]) {
-			/* what the command line set stays */
-			snprintf(c.state_dir, sizeof(c.state_dir), "%s", sm->cfg.state_dir);
-			memcpy(c.port_ca, sm->cfg.port_ca, sizeof(c.port_ca));
-			c.port_num = sm->cfg.port_num;
-			c.port_guid = sm->cfg.port_guid;
-			if (sm->routing_override) {
-				c.n_engines = sm->cfg.n_engines;
-				memcpy(c.engines, sm->cfg.engines, sizeof(c.engines));
-			}
-			sm->cfg = c;
-			log_set_level(c.log_level);
-			log_notice("SIGHUP: policy reloaded from %s", sm->config_path);
-		}
 		sm_request_heavy(sm, "SIGHUP");
 		return;
 	}
@@ -296,6 +279,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	else if (access(DEFAULT_CONFIG, F_OK) == 0)
 		snprintf(sm->config_path, sizeof(sm->config_path), "%s", DEFAULT_CONFIG);
 	sm->once = o->once;
+	sm->log_level_override = o->log_level;
 	sm->routing_override = o->routing;
 	sm->dump_lfts = o->dump_lfts;
 	sm->dump_topology = o->dump_topology;

@@ -140,6 +140,7 @@ struct program {
 	struct op *retry;
 	uint32_t outstanding;
 	int phase;		/* 1: configure and arm, 2: activate */
+	int cancelled;
 	int rounds;
 };
 
@@ -469,8 +470,12 @@ static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 	struct program *pr = o->pr;
 	pr->outstanding--;
 	if (status == TXN_CANCELLED) {
+		/* shutting down: no more writes, no second phase */
+		pr->cancelled = 1;
+		pr->st.cancelled = 1;
 		free(o);
-		maybe_done(pr);
+		if (!pr->outstanding)
+			pr->done(pr->done_arg, &pr->st);
 		return;
 	}
 	if (status != TXN_OK) {

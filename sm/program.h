@@ -31,6 +31,7 @@ struct program_stats {
 	uint32_t activations;
 	uint32_t failed;	/* writes that never succeeded */
 	uint32_t failed_ports;	/* distinct ports left unconfigured */
+	int cancelled;		/* the transaction table was cancelled */
 };
 
 struct devcache;

@@ -1,0 +1,241 @@
+/*
+ * Persistent GUID -> LID table (sm/state.c) in a temporary directory.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sm/fabric.h"
+#include "sm/state.h"
+
+static char dir[256];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/ibsmd-state-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void rm_rf(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d) {
+		unlink(path);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char p[512];
+		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+		rm_rf(p);
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+static void teardown(void)
+{
+	rm_rf(dir);
+}
+
+static void write_file(const char *name, const char *text)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *fp = fopen(p, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* Names in a directory, sorted, space-separated. */
+static void list_dir(const char *path, char *out, size_t outlen)
+{
+	char names[16][256];
+	int n = 0;
+	DIR *d = opendir(path);
+	ck_assert_ptr_nonnull(d);
+	struct dirent *de;
+	while ((de = readdir(d)) && n < 16)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			snprintf(names[n++], sizeof(names[0]), "%s", de->d_name);
+	closedir(d);
+	qsort(names, (size_t)n, sizeof(names[0]),
+	      (int (*)(const void *, const void *))strcmp);
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (i)
+			strncat(out, " ", outlen - strlen(out) - 1);
+		strncat(out, names[i], outlen - strlen(out) - 1);
+	}
+}
+
+START_TEST(t_roundtrip)
+{
+	struct guid_map m = { 0 }, r = { 0 };
+	char err[512] = "";
+	/* enough entries to make the table grow */
+	for (uint32_t i = 1; i <= 300; i++)
+		ck_assert_int_eq(guid_map_put(&m, 0x0002c90000000000ULL + i * 7,
+					      i + 0x100), 0);
+	ck_assert_int_eq(guid_map_put(&m, 0xffffffffffffffffULL, 0xbfff), 0);
+	ck_assert_int_eq(state_save_guid2lid(dir, &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.used, m.used);
+	for (uint32_t i = 0; i < m.cap; i++)
+		if (m.keys[i])
+			ck_assert_uint_eq(guid_map_get(&r, m.keys[i]), m.vals[i]);
+	guid_map_free(&m);
+	guid_map_free(&r);
+}
+END_TEST
+
+START_TEST(t_replaced_atomically)
+{
+	struct guid_map m = { 0 }, r = { 0 };
+	char err[512] = "", path[512], old[512], names[1024];
+	ck_assert_int_eq(guid_map_put(&m, 0x10, 1), 0);
+	ck_assert_int_eq(state_save_guid2lid(dir, &m, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/guid2lid", dir);
+	snprintf(old, sizeof(old), "%s/old", dir);
+	/* a second name for the first file's inode */
+	ck_assert_int_eq(link(path, old), 0);
+
+	ck_assert_int_eq(guid_map_put(&m, 0x10, 7), 0);
+	ck_assert_int_eq(guid_map_put(&m, 0x20, 8), 0);
+	ck_assert_int_eq(state_save_guid2lid(dir, &m, err, sizeof(err)), 0);
+	list_dir(dir, names, sizeof(names));
+	ck_assert_str_eq(names, "guid2lid old");	/* no temp file left */
+
+	/* the new content is a new file: the old inode was never rewritten */
+	struct stat a, b;
+	ck_assert_int_eq(stat(path, &a), 0);
+	ck_assert_int_eq(stat(old, &b), 0);
+	ck_assert_uint_ne(a.st_ino, b.st_ino);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.used, 2);
+	ck_assert_uint_eq(guid_map_get(&r, 0x10), 7);
+	ck_assert_uint_eq(guid_map_get(&r, 0x20), 8);
+	guid_map_free(&r);
+
+	ck_assert_int_eq(rename(old, path), 0);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.used, 1);
+	ck_assert_uint_eq(guid_map_get(&r, 0x10), 1);
+	guid_map_free(&m);
+	guid_map_free(&r);
+}
+END_TEST
+
+START_TEST(t_creates_directory)
+{
+	struct guid_map m = { 0 }, r = { 0 };
+	char err[512] = "", sub[512], names[1024];
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	ck_assert_int_eq(guid_map_put(&m, 0x1234, 42), 0);
+	ck_assert_int_eq(state_save_guid2lid(sub, &m, err, sizeof(err)), 0);
+	list_dir(sub, names, sizeof(names));
+	ck_assert_str_eq(names, "guid2lid");
+	ck_assert_int_eq(state_load_guid2lid(sub, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(guid_map_get(&r, 0x1234), 42);
+	guid_map_free(&m);
+	guid_map_free(&r);
+}
+END_TEST
+
+START_TEST(t_missing_is_empty)
+{
+	struct guid_map r = { 0 };
+	char err[512] = "";
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.used, 0);
+	ck_assert_str_eq(err, "");
+	guid_map_free(&r);
+}
+END_TEST
+
+START_TEST(t_comments_and_blanks)
+{
+	struct guid_map r = { 0 };
+	char err[512] = "";
+	write_file("guid2lid", "# header\n\n  0x00000000000000aa 3\n"
+		   "\t# indented comment\n0xbb\t4\n   \n");
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.used, 2);
+	ck_assert_uint_eq(guid_map_get(&r, 0xaa), 3);
+	ck_assert_uint_eq(guid_map_get(&r, 0xbb), 4);
+	guid_map_free(&r);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	int line;
+} corrupt[] = {
+	{ "0x10 1\nbogus\n", 2 },
+	{ "0x10 1\n0x20\n", 2 },		/* no LID */
+	{ "# c\n\n0x10 1 extra\n", 3 },		/* trailing junk */
+	{ "0x10 0\n", 1 },			/* LID 0 */
+	{ "0x10 1\n0x20 2\n0x30 49152\n", 3 },	/* multicast LID */
+	{ "0x0 5\n", 1 },			/* GUID 0 */
+	{ "0x10 -1\n", 1 },
+};
+
+START_TEST(t_corrupt)
+{
+	struct guid_map r = { 0 };
+	char err[512] = "", want[600];
+	write_file("guid2lid", corrupt[_i].text);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s/guid2lid:%d:", dir, corrupt[_i].line);
+	if (strncmp(err, want, strlen(want)))
+		ck_abort_msg("error \"%s\" does not start with \"%s\"", err, want);
+	guid_map_free(&r);
+}
+END_TEST
+
+START_TEST(t_unreadable_dir)
+{
+	struct guid_map m = { 0 };
+	char err[512] = "", f[512];
+	/* the state "directory" is a plain file: saving must fail, cleanly */
+	write_file("plain", "x\n");
+	snprintf(f, sizeof(f), "%s/plain", dir);
+	ck_assert_int_eq(guid_map_put(&m, 0x10, 1), 0);
+	ck_assert_int_eq(state_save_guid2lid(f, &m, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, f));
+	guid_map_free(&m);
+}
+END_TEST
+
+static Suite *state_suite(void)
+{
+	Suite *s = suite_create("state");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, t_roundtrip);
+	tcase_add_test(tc, t_replaced_atomically);
+	tcase_add_test(tc, t_creates_directory);
+	tcase_add_test(tc, t_missing_is_empty);
+	tcase_add_test(tc, t_comments_and_blanks);
+	tcase_add_loop_test(tc, t_corrupt, 0,
+			    (int)(sizeof(corrupt) / sizeof(corrupt[0])));
+	tcase_add_test(tc, t_unreadable_dir);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(state_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
