@@ -130,8 +130,9 @@ static int minhop_route(const struct fabric *f, const struct route_opts *o,
 	uint32_t *first = malloc(((size_t)t->n_sw + 1) * sizeof(*first));
 	uint32_t *next = malloc(((size_t)t->max_lid + 1) * sizeof(*next));
 	uint8_t *aport = malloc((size_t)t->max_lid + 1);
+	uint32_t *order = malloc(((size_t)t->n_sw + 1) * sizeof(*order));
 	int rc = -1;
-	if (!dist || !queue || !load || !first || !next || !aport ||
+	if (!dist || !queue || !load || !first || !next || !aport || !order ||
 	    build_graph(f, t, &g) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
@@ -145,9 +146,20 @@ static int minhop_route(const struct fabric *f, const struct route_opts *o,
 		next[lid] = first[row];
 		first[row] = lid;
 	}
-	for (uint32_t d = 0; d < t->n_sw; d++) {
-		if (first[d] == UINT32_MAX)
-			continue;
+	/*
+	 * Destinations in LID order, one switch at a time (its LIDs share a
+	 * BFS): the balance then depends on the LIDs, not on the order the
+	 * switches were discovered in.
+	 */
+	uint32_t n_dest = 0;
+	for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
+		uint32_t row;
+		uint8_t port;
+		if (lid_attach(f, t, lid, &row, &port) == 0 && first[row] == lid)
+			order[n_dest++] = row;
+	}
+	for (uint32_t k = 0; k < n_dest; k++) {
+		uint32_t d = order[k];
 		bfs(&g, d, dist, queue);
 		for (uint32_t lid = first[d]; lid != UINT32_MAX; lid = next[lid]) {
 			lft_row(t, d)[lid] = aport[lid];
@@ -179,6 +191,7 @@ out:
 	free(first);
 	free(next);
 	free(aport);
+	free(order);
 	return rc;
 }
 

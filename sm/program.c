@@ -121,6 +121,7 @@ struct op {
 	uint32_t node;
 	uint32_t block;
 	uint8_t kind, port, hops, state;
+	uint8_t verify;		/* a Get to see where a refused state change stands */
 	uint8_t data[64];
 	uint8_t path[FAB_MAX_HOPS + 1];
 };
@@ -464,6 +465,24 @@ static void maybe_done(struct program *pr)
 	pr->done(pr->done_arg, &pr->st);
 }
 
+static void verify_answer(struct program *pr, struct op *o, int st,
+			  const uint8_t *resp)
+{
+	if (st) {
+		record_failure(pr, o, "invalid PortState transition");
+		return;
+	}
+	unsigned now = smp_pi_get(resp + SMP_DATA_OFFS, IB_PORT_STATE_F);
+	if (now >= o->state && now <= PORT_ACTIVE) {
+		record_success(pr, o);
+		return;
+	}
+	char why[64];
+	snprintf(why, sizeof(why), "PortState %u refused; the port is in state %u",
+		 o->state, now);
+	record_failure(pr, o, why);
+}
+
 static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 {
 	struct op *o = arg;
@@ -485,6 +504,23 @@ static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 		return;
 	}
 	int st = smp_status(resp);
+	if (o->verify) {
+		verify_answer(pr, o, st, resp);
+		free(o);
+		maybe_done(pr);
+		return;
+	}
+	/*
+	 * A state change refused as invalid may be our own retry of a Set
+	 * whose answer was lost: the port is already there.  Look before
+	 * calling it a failure.
+	 */
+	if (st == 0x1c && o->kind == OP_PORTINFO && o->state) {
+		o->verify = 1;
+		submit(pr, o);
+		maybe_done(pr);
+		return;
+	}
 	if (st) {
 		char why[48];
 		snprintf(why, sizeof(why), "MAD status 0x%04x", st);
@@ -509,8 +545,10 @@ static void submit(struct program *pr, struct op *o)
 		mod = o->block;
 	else if (o->kind == OP_PKEY && pr->f->nodes[o->node].type == FAB_SWITCH)
 		mod = (uint32_t)o->port << 16;
-	smp_init_dr(mad, IB_MAD_METHOD_SET, attrs[o->kind], mod, o->path, o->hops);
-	memcpy(smp_data(mad), o->data, 64);
+	smp_init_dr(mad, o->verify ? IB_MAD_METHOD_GET : IB_MAD_METHOD_SET,
+		    attrs[o->kind], mod, o->path, o->hops);
+	if (!o->verify)
+		memcpy(smp_data(mad), o->data, 64);
 	smp_dr_address(&to);
 	pr->outstanding++;
 	if (txn_submit(pr->txn, mad, sizeof(mad), &to, o->node, on_answer, o) < 0) {

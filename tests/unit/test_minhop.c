@@ -489,6 +489,91 @@ START_TEST(t_deterministic)
 }
 END_TEST
 
+
+/* A 2-level tree of 6 leaves, 4 spines, 3 hosts a leaf, as net text; perm orders the records. */
+static char *tree_text(const int *perm)
+{
+	enum { L = 6, S = 4, H = 3, N = L + S + L * H };
+	size_t cap = 65536, len = 0;
+	char *t = malloc(cap);
+	ck_assert_ptr_nonnull(t);
+	for (int k = 0; k < N; k++) {
+		int i = perm[k];
+		if (i < L) {
+			len += (size_t)snprintf(t + len, cap - len,
+				"switchguid=0x%x\nSwitch\t8 \"L%d\"\n", 0x100 + i, i);
+			for (int h = 0; h < H; h++)
+				len += (size_t)snprintf(t + len, cap - len,
+					"[%d]\t\"H%d\"[1]\n", h + 1, i * H + h);
+			for (int sp = 0; sp < S; sp++)
+				len += (size_t)snprintf(t + len, cap - len,
+					"[%d]\t\"S%d\"[%d]\n", H + 1 + sp, sp, i + 1);
+		} else if (i < L + S) {
+			int sp = i - L;
+			len += (size_t)snprintf(t + len, cap - len,
+				"switchguid=0x%x\nSwitch\t8 \"S%d\"\n", 0x200 + sp, sp);
+			for (int l = 0; l < L; l++)
+				len += (size_t)snprintf(t + len, cap - len,
+					"[%d]\t\"L%d\"[%d]\n", l + 1, l, H + 1 + sp);
+		} else {
+			int h = i - L - S;
+			len += (size_t)snprintf(t + len, cap - len,
+				"caguid=0x%x\nHca\t1 \"H%d\"\n[1]\t\"L%d\"[%d]\n",
+				0x1000 + 4 * h, h, h / H, h % H + 1);
+		}
+		len += (size_t)snprintf(t + len, cap - len, "\n");
+		ck_assert_uint_lt(len, cap);
+	}
+	return t;
+}
+
+static void build_text(struct fabric *f, char *text)
+{
+	char err[256] = "";
+	struct lid_report rep;
+	fabric_init(f);
+	if (topo_parse_string(f, text, "tree.net", err, sizeof(err)) != 0)
+		ck_abort_msg("parse: %s", err);
+	free(text);
+	ck_assert_int_eq(lids_assign(f, NULL, 0, &rep), 0);
+}
+
+/* The same fabric listed in another order gives the same tables, entry by entry. */
+START_TEST(t_order_independent)
+{
+	enum { N = 6 + 4 + 18 };
+	int fwd[N], mixed[N];
+	for (int i = 0; i < N; i++) {
+		fwd[i] = i;
+		mixed[i] = (i * 11 + 5) % N;	/* 11 is prime to 28: a permutation */
+	}
+	struct fabric f, g;
+	struct lft_tables a, b;
+	build_text(&f, tree_text(fwd));
+	build_text(&g, tree_text(mixed));
+	route(&f, &a);
+	route(&g, &b);
+	ck_assert_uint_eq(a.max_lid, b.max_lid);
+	int compared = 0;
+	for (uint32_t r = 0; r < a.n_sw; r++) {
+		uint64_t guid = f.nodes[a.sw_node[r]].guid;
+		uint32_t gn = fabric_find_node(&g, guid);
+		ck_assert_uint_ne(gn, FAB_NONE);
+		uint32_t gr = b.row_of_node[gn];
+		for (uint32_t lid = 1; lid <= a.max_lid; lid++, compared++)
+			if (lft_row(&a, r)[lid] != lft_row(&b, gr)[lid])
+				ck_abort_msg("switch 0x%llx LID %u: port %u vs %u",
+					     (unsigned long long)guid, lid,
+					     lft_row(&a, r)[lid], lft_row(&b, gr)[lid]);
+	}
+	ck_assert_int_eq(compared, 10 * 28);
+	lft_tables_free(&a);
+	lft_tables_free(&b);
+	fabric_free(&f);
+	fabric_free(&g);
+}
+END_TEST
+
 static Suite *minhop_suite(void)
 {
 	Suite *s = suite_create("minhop");
@@ -502,6 +587,7 @@ static Suite *minhop_suite(void)
 	tcase_add_test(tc, t_parallel_links_split);
 	tcase_add_test(tc, t_lmc_ranges_routed);
 	tcase_add_test(tc, t_deterministic);
+	tcase_add_test(tc, t_order_independent);
 	suite_add_tcase(s, tc);
 	return s;
 }
