@@ -195,12 +195,18 @@ static void enter_standby(struct sm *sm, const struct remote_sm *m)
 {
 	const struct fabric *f = &sm->disc->f;
 	int first = sm->state != SMS_STANDBY;
+	struct remote_sm master = *m;	/* m lives in sm->sms */
+	m = &master;
 	sm->state = SMS_STANDBY;
 	sm->master_guid = m->info.guid;
 	sm->master_priority = m->info.priority;
 	sm->master_lid = f->ports[m->port].hw_lid;
 	sm->master_hops = discovery_port_path(f, m->port, sm->master_path);
 	sm->poll_failures = 0;
+	/* the sweep ends here: a standby keeps no model and touches nothing */
+	discovery_free(sm->disc);
+	sm->disc = NULL;
+	sm->busy = 0;
 	if (first)
 		log_notice("entering STANDBY: master SM 0x%016llx (priority %d, LID %u) is in charge",
 			   (unsigned long long)m->info.guid, m->info.priority,

@@ -480,7 +480,12 @@ int discovery_port_path(const struct fabric *f, uint32_t port, uint8_t *path)
 {
 	const struct fab_port *p = &f->ports[port];
 	const struct fab_node *n = &f->nodes[p->node];
-	if (n->type == FAB_SWITCH || p->node == f->sm_node || p->remote == FAB_NONE) {
+	/*
+	 * A CA answers Sets only for the port a packet came in on: reach each
+	 * CA port through its own link; only the SM's own port is at hop 0.
+	 */
+	if (n->type == FAB_SWITCH || p->remote == FAB_NONE ||
+	    (p->node == f->sm_node && p->num == f->sm_port)) {
 		memcpy(path, n->dr_path, (size_t)n->dr_len + 1);
 		return n->dr_len;
 	}

@@ -1,0 +1,37 @@
+# tests/sim/common.sh: what the ibsmd end-to-end tests share (sources lib.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+IBSMD="$SIM_ROOT/build/ibsmd"
+IBSMCTL="$SIM_ROOT/build/ibsmctl"
+SIM_LIDS="$SIM_ROOT/tests/sim/lids_of.py"
+[ -x "$IBSMD" ] || fail "build/ibsmd is missing: run make"
+
+# gen ARGS... -o FILE: the fabric generator
+gen() {
+	python3 "$SIM_FABGEN" "$@" 2>/dev/null || fail "fabgen $*"
+}
+
+# ibsmd_once HOST STATE_DIR [ibsmd options]: one bring-up; stdout in
+# $SIM_TMP/once.out, stderr in $SIM_TMP/once.err; returns ibsmd's status.
+ibsmd_once() {
+	local host=$1 state=$2
+	shift 2
+	on_host "$host" "$IBSMD" --once -S "$state" "$@" \
+		>"$SIM_TMP/once.out" 2>"$SIM_TMP/once.err"
+}
+
+# summary KEY: a value from the last summary line of $SIM_TMP/once.out
+summary() {
+	grep '^subnet up:' "$SIM_TMP/once.out" | tail -n 1 |
+		tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# check_up PREFIX: dump with infiniband-diags and verify; fail with the report.
+check_up() {
+	local prefix=$1
+	sim_dump "$prefix" || fail "infiniband-diags could not dump the fabric: $(tail -n 3 "$prefix.err")"
+	sim_check "$prefix" >"$prefix.check" 2>&1 || {
+		head -n 30 "$prefix.check" >&2
+		fail "check_fabric.py found problems ($prefix)"
+	}
+}

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Bring-up with --once on several fabrics, checked with infiniband-diags only:
+# every cabled port Active with a LID, every CA port reaches every LID, no loop.
+. "$(dirname "$0")/common.sh"
+
+bringup() {
+	local name=$1 net=$2
+	sim_start "$net"
+	ibsmd_once H-0 "$SIM_TMP/state-$name" || {
+		cat "$SIM_TMP/once.err" >&2
+		fail "$name: ibsmd --once exited non-zero"
+	}
+	[ "$(summary unresponsive)" = 0 ] || fail "$name: unresponsive=$(summary unresponsive)"
+	check_up "$SIM_TMP/$name"
+	pass "$name: $(grep '^subnet up' "$SIM_TMP/once.out" | cut -c1-80)...; $(tail -n 1 "$SIM_TMP/$name.check")"
+}
+
+gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 3 --parallel 2 -o "$SIM_TMP/par.net"
+bringup parallel "$SIM_TMP/par.net"
+sim_stop
+
+gen random --switches 16 --radix 8 --hosts 24 --seed 4 -o "$SIM_TMP/rnd.net"
+bringup irregular "$SIM_TMP/rnd.net"
+sim_stop
+
+gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 2 --dual-port 2 -o "$SIM_TMP/dual.net"
+bringup dual-port "$SIM_TMP/dual.net"
+sim_stop

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Daemon mode (10 s light sweep): subnet up, sminfo from a host answered by
+# ibsmd, an unchanged heavy sweep writes nothing, Unlink of a host's link
+# re-sweeps within 2 s because of the trap and the other hosts stay routed,
+# ReLink brings the host back within one light-sweep interval, ibsmctl.
+. "$(dirname "$0")/common.sh"
+
+net="$SIM_TMP/ft.net"
+gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$net"
+sock="$SIM_TMP/ibsmd.sock"
+log="$SIM_TMP/daemon.log"
+ctl() { "$IBSMCTL" -s "$sock" "$@"; }
+sweeps() { grep -c '^subnet up:' "$log"; }
+last_summary() { grep '^subnet up:' "$log" | tail -n 1; }
+more_sweeps_than() { [ "$(sweeps)" -gt "$1" ]; }
+
+sim_start "$net"
+on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
+daemon=$SIM_LAST_PID
+wait_until 20 grep -q '^subnet up:' "$log" || fail "no 'subnet up' from the daemon: $(tail -n 5 "$log")"
+hosts=$(last_summary | grep -o 'cas=[0-9]*')
+ctl status | grep -q '^state: MASTER' || fail "ibsmctl status: $(ctl status 2>&1 | head -n 3)"
+check_up "$SIM_TMP/up"
+pass "daemon up ($hosts), MASTER, fabric checked with infiniband-diags"
+
+smlid=$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["sm_lid"])')
+out=$(on_host H-5 sminfo 2>&1) || fail "sminfo from H-5: $out"
+grep -q "sm lid $smlid .*SMINFO_MASTER" <<<"$out" || fail "sminfo (ibsmd's LID is $smlid): $out"
+pass "sminfo from H-5 answered by ibsmd: $out"
+
+n=$(sweeps)
+ctl sweep --heavy >/dev/null || fail "ibsmctl sweep --heavy"
+wait_until 10 more_sweeps_than "$n" || fail "no heavy sweep after ibsmctl sweep --heavy"
+last_summary | grep -q 'lft_blocks=0 portinfo_sets=0' || fail "an unchanged heavy sweep wrote: $(last_summary)"
+pass "unchanged heavy sweep sends only Gets: $(last_summary | grep -o 'mads_sent=[0-9]*')"
+
+n=$(sweeps)
+t0=$(date +%s%N)
+sim_cmd 'Unlink "H-7"[1]' >/dev/null
+wait_until 2 more_sweeps_than "$n" || fail "no heavy sweep within 2 s of Unlink: $(tail -n 3 "$log")"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+grep -q 'trap 128 from LID' "$log" || fail "the log does not name the trap"
+last_summary | grep -q "cas=$(( ${hosts#cas=} - 1 ))" || fail "after Unlink: $(last_summary)"
+check_up "$SIM_TMP/unlinked"
+pass "Unlink: heavy sweep ${ms} ms later because of trap 128; remaining hosts routed"
+
+n=$(sweeps)
+sim_cmd 'ReLink "H-7"[1]' >/dev/null
+wait_until 11 more_sweeps_than "$n" || fail "H-7 not back within one light-sweep interval"
+last_summary | grep -q "$hosts" || fail "after ReLink: $(last_summary)"
+check_up "$SIM_TMP/relinked"
+pass "ReLink: H-7 back ($(last_summary | grep -o 'cas=[0-9]*')), fabric checked"
+
+ctl reroute >/dev/null || fail "ibsmctl reroute"
+out=$(ctl nosuchcommand 2>&1) && fail "an unknown command was accepted"
+grep -q "unknown command" <<<"$out" || fail "unknown command: $out"
+printf 'this is not json\n' | timeout 5 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(sys.stdin.buffer.read()); print(s.recv(4096).decode())' "$sock" 2>/dev/null | grep -q '"ok": *false' ||
+	fail "garbage on the control socket got no error reply"
+ctl status >/dev/null || fail "the daemon stopped answering after garbage"
+pass "ibsmctl reroute; unknown command and garbage rejected, daemon still answers"
+
+kill -TERM "$daemon"
+wait_pid "$daemon" 5 || fail "the daemon did not stop on SIGTERM"
+[ -e "$sock" ] && fail "the control socket was left behind"
+pass "SIGTERM: stopped, socket removed"
