@@ -26,3 +26,11 @@ sim_stop
 gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 2 --dual-port 2 -o "$SIM_TMP/dual.net"
 bringup dual-port "$SIM_TMP/dual.net"
 sim_stop
+
+# binding: by CA name and port, and a GUID that is not there
+sim_start "$SIM_ROOT/etc/demo.net"
+ibsmd_once H-0 "$SIM_TMP/state-bind" -d ibsim0 -p 1 || fail "-d ibsim0 -p 1: $(tail -n 2 "$SIM_TMP/once.err")"
+ibsmd_once H-0 "$SIM_TMP/state-bind" -g 0x1234 && fail "-g with an absent GUID succeeded"
+grep -q "no local port with GUID 0x0000000000001234" "$SIM_TMP/once.err" || fail "-g: $(cat "$SIM_TMP/once.err")"
+pass "binds by CA name and port; an absent port GUID is a clear error"
+sim_stop

@@ -28,6 +28,15 @@ out=$(on_host H-5 sminfo 2>&1) || fail "sminfo from H-5: $out"
 grep -q "sm lid $smlid .*SMINFO_MASTER" <<<"$out" || fail "sminfo (ibsmd's LID is $smlid): $out"
 pass "sminfo from H-5 answered by ibsmd: $out"
 
+# what ibsmd wrote, read back with smpquery: SM LID, GID prefix, LMC, P_Key 0xffff
+pi=$(on_host H-4 smpquery -D portinfo 0 2>&1) || fail "smpquery portinfo: $pi"
+grep -Eq "^SMLid:\.+$smlid$" <<<"$pi" || fail "H-4's SM LID is not $smlid: $(grep SMLid <<<"$pi")"
+grep -Eq "^GidPrefix:\.+0xfe80000000000000$" <<<"$pi" || fail "GID prefix: $(grep GidPrefix <<<"$pi")"
+grep -Eq "^LinkState:\.+Active$" <<<"$pi" || fail "link state: $(grep LinkState <<<"$pi")"
+pk=$(on_host H-4 smpquery -D pkeys 0 2>&1) || fail "smpquery pkeys: $pk"
+grep -q "0xffff" <<<"$pk" || fail "no default partition: $pk"
+pass "H-4's PortInfo and P_Key table read back: SM LID $smlid, subnet prefix, Active, 0xffff"
+
 n=$(sweeps)
 ctl sweep --heavy >/dev/null || fail "ibsmctl sweep --heavy"
 wait_until 10 more_sweeps_than "$n" || fail "no heavy sweep after ibsmctl sweep --heavy"
@@ -50,6 +59,10 @@ wait_until 11 more_sweeps_than "$n" || fail "H-7 not back within one light-sweep
 last_summary | grep -q "$hosts" || fail "after ReLink: $(last_summary)"
 check_up "$SIM_TMP/relinked"
 pass "ReLink: H-7 back ($(last_summary | grep -o 'cas=[0-9]*')), fabric checked"
+
+light() { [ "$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["light_sweeps"])')" -ge 1 ]; }
+wait_until 12 light || fail "no light sweep within the 10 s interval"
+pass "light sweeps run every sweep.interval_s (10 s by default)"
 
 ctl reroute >/dev/null || fail "ibsmctl reroute"
 out=$(ctl nosuchcommand 2>&1) && fail "an unknown command was accepted"
