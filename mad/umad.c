@@ -93,14 +93,16 @@ static void *receiver(void *arg)
 		x->next = NULL;
 		memcpy(x->mad, umad_get_mad(buf), (size_t)len);
 		pthread_mutex_lock(&b->lock);
+		int was_empty = b->head == NULL;
 		if (b->tail)
 			b->tail->next = x;
 		else
 			b->head = x;
 		b->tail = x;
 		pthread_mutex_unlock(&b->lock);
+		/* the loop takes the whole queue at once: wake it only when it was empty */
 		uint64_t one = 1;
-		if (write(b->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		if (was_empty && write(b->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			log_err("eventfd write: %s", strerror(errno));
 	}
 	return NULL;

@@ -15,7 +15,9 @@ Checks:
      ports' LID ranges overlap;
   3. for every CA port as source and every assigned LID as destination,
      following the LFTs from the CA's switch reaches the port owning that
-     LID, with no loop, no hole and no dead end.
+     LID, with no loop, no hole and no dead end; the same from every
+     switch (traps and SMP replies start there) unless --ca-only.
+     max_hops counts links from the source CA port.
 The routes are resolved per (switch, destination LID) with memoisation,
 not per pair, so a 3456-host fabric takes seconds.
 
@@ -315,7 +317,7 @@ class _DestRoutes:
                           topo.name(*self.dest), reason))
 
 
-def check_routes(topo, lfts, owner, rep):
+def check_routes(topo, lfts, owner, rep, switch_sources):
     router = Router(topo, lfts, rep)
     sources = []    # (CA guid, port, first switch index or peer CA tuple)
     for (guid, port), far in sorted(topo.links.items()):
@@ -325,11 +327,20 @@ def check_routes(topo, lfts, owner, rep):
             sources.append((guid, port, router.idx[far[0]]))
         else:
             sources.append((guid, port, far))
-    pairs = bad = 0
+    pairs = bad = sw_pairs = 0
     max_hops = 0
     for lid in sorted(owner):
         dest = owner[lid]
         routes = router.resolve(lid, dest)
+        if switch_sources:
+            # Switch-originated traffic (traps to the SM, replies of LID
+            # routed SMPs) needs every switch to route every LID.
+            for i, g in enumerate(router.sw):
+                if (g, 0) == dest:
+                    continue
+                sw_pairs += 1
+                if routes.hops(i) is None:
+                    bad += 1
         for guid, port, first in sources:
             if (guid, port) == dest:
                 continue
@@ -346,7 +357,7 @@ def check_routes(topo, lfts, owner, rep):
                 bad += 1
             else:
                 max_hops = max(max_hops, h)
-    return pairs, bad, max_hops
+    return pairs, sw_pairs, bad, max_hops
 
 
 def main(argv):
@@ -355,6 +366,8 @@ def main(argv):
     ap.add_argument("--lfts", required=True, help="dump_fts -n output")
     ap.add_argument("--links", help="iblinkinfo --line output")
     ap.add_argument("--max-report", type=int, default=20)
+    ap.add_argument("--ca-only", action="store_true",
+                    help="route only from CA ports, not from every switch")
     args = ap.parse_args(argv)
     try:
         topo = parse_topo(args.topo)
@@ -370,12 +383,13 @@ def main(argv):
     else:
         nstates = check_states(topo, states, rep)
     owner = check_lids(topo, rep)
-    pairs, bad, max_hops = check_routes(topo, lfts, owner, rep)
+    pairs, sw_pairs, bad, max_hops = check_routes(topo, lfts, owner, rep,
+                                                  not args.ca_only)
     nsw = sum(1 for n in topo.nodes.values() if n["type"] == "SW")
     summary = ("switches=%d cas=%d ca_ports=%d lids=%d ports_checked=%d"
-               " pairs=%d bad_pairs=%d max_hops=%d"
+               " pairs=%d switch_pairs=%d bad_pairs=%d max_hops=%d"
                % (nsw, len(topo.nodes) - nsw, len(topo.portguid), len(owner),
-                  nstates, pairs, bad, max_hops))
+                  nstates, pairs, sw_pairs, bad, max_hops))
     if rep.count == 0:
         print("check_fabric: OK: %s" % summary)
         return 0
