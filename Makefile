@@ -17,7 +17,7 @@ LDLIBS   = $(PKG_LIBS) -lpthread -lm
 CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c \
 	sm/state.c sm/program.c sm/sweep.c sm/daemon.c sm/control.c sm/ctlcmds.c sm/route.c \
 	routing/engine.c routing/minhop.c \
-	mad/txn.c mad/smp.c mad/umad.c
+	mad/txn.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c
 IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))

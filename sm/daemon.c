@@ -9,6 +9,7 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
+#include "../mad/emu.h"
 #include "../mad/umad.h"
 #include "control.h"
 #include "dump.h"
@@ -832,15 +833,9 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	return 0;
 }
 
-int sm_start(struct sm *sm, char *err, size_t errlen)
+/* The transport is open: create the transaction table and sweep. */
+static int sm_begin(struct sm *sm, char *err, size_t errlen)
 {
-	struct umad_port_sel sel = {
-		.ca = sm->cfg.port_ca[0] ? sm->cfg.port_ca : NULL,
-		.port = sm->cfg.port_num,
-		.guid = sm->cfg.port_guid,
-	};
-	if (umad_transport_open(&sm->tr, sm->base, &sel, on_mad, sm, err, errlen) < 0)
-		return -1;
 	sm->have_transport = 1;
 	log_notice("bound to %s port %d (GUID 0x%016llx), priority %d",
 		   sm->tr.ca_name, sm->tr.port_num,
@@ -859,6 +854,28 @@ int sm_start(struct sm *sm, char *err, size_t errlen)
 	txn_set_arm(sm->txn, arm_txn, sm);
 	sm_request_heavy(sm, "start-up");
 	return 0;
+}
+
+int sm_start(struct sm *sm, char *err, size_t errlen)
+{
+	struct umad_port_sel sel = {
+		.ca = sm->cfg.port_ca[0] ? sm->cfg.port_ca : NULL,
+		.port = sm->cfg.port_num,
+		.guid = sm->cfg.port_guid,
+	};
+	if (umad_transport_open(&sm->tr, sm->base, &sel, on_mad, sm, err, errlen) < 0)
+		return -1;
+	return sm_begin(sm, err, errlen);
+}
+
+int sm_start_emulated(struct sm *sm, struct emu *e, char *err, size_t errlen)
+{
+	if (emu_attach(e, sm->base, sm->cfg.port_guid, &sm->tr, on_mad, sm,
+		       err, errlen) < 0)
+		return -1;
+	if (emu_set_issm(e, sm->tr.port_guid, 1) < 0)
+		log_warn("emulator: cannot set IsSM on the SM's port");
+	return sm_begin(sm, err, errlen);
 }
 
 void sm_shutdown(struct sm *sm)

@@ -105,6 +105,12 @@ struct sm {
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen);
 /* Opens the local port and starts the first heavy sweep. */
 int sm_start(struct sm *sm, char *err, size_t errlen);
+/*
+ * The same on an in-process emulated fabric: binds to the port of GUID
+ * cfg.port_guid, or to the first CA port of the topology when it is 0.
+ */
+struct emu;
+int sm_start_emulated(struct sm *sm, struct emu *e, char *err, size_t errlen);
 void sm_request_heavy(struct sm *sm, const char *reason);
 void sm_request_light(struct sm *sm);
 /* Recomputes routes on the current model and writes what changed. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../mad/emu.h"
 #include "control.h"
 #include "daemon.h"
 #include "dump.h"
@@ -51,6 +52,7 @@ static void usage(FILE *fp)
 "  -S, --state-dir DIR    persistent state (default /var/lib/ibsmd)\n"
 "  -s, --socket PATH      control socket (default " CONTROL_DEFAULT_SOCKET ")\n"
 "      --offline TOPO     no fabric: read a topology file, assign LIDs, route, exit\n"
+"      --emulate TOPO     run against an in-process emulated fabric built from TOPO\n"
 "      --dump-lfts FILE   write every switch's LFT (dump_fts -n format)\n"
 "      --dump-topology FILE  write the fabric as ibnetdiscover output, with LIDs\n"
 "      --log-level LEVEL  error, warn, notice (default), info, debug\n"
@@ -136,8 +138,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsmd: --offline and --once do not combine\n");
 		return -1;
 	}
-	if (o->emulate) {
-		fprintf(stderr, "ibsmd: --emulate is not built yet (the emulator issue)\n");
+	if (o->emulate && o->offline) {
+		fprintf(stderr, "ibsmd: --emulate and --offline do not combine\n");
 		return -1;
 	}
 	if (o->verify) {
@@ -268,6 +270,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	struct sm *sm = calloc(1, sizeof(*sm));
 	struct event_base *base = event_base_new();
 	struct event *sigs[4] = { NULL };
+	struct emu *emu = NULL;
 	int rc = 1;
 	if (!sm || !base) {
 		fprintf(stderr, "ibsmd: out of memory\n");
@@ -302,7 +305,20 @@ static int run_fabric(struct config *cfg, const struct options *o)
 			event_add(sigs[i], NULL);
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (sm_start(sm, err, sizeof(err)) < 0) {
+	if (o->emulate) {
+		struct fabric topo;
+		fabric_init(&topo);
+		if (topo_load(&topo, o->emulate, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ibsmd: %s\n", err);
+			goto out;
+		}
+		emu = emu_new(&topo, err, sizeof(err));
+		fabric_free(&topo);
+		if (!emu || sm_start_emulated(sm, emu, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ibsmd: emulator: %s\n", err);
+			goto out;
+		}
+	} else if (sm_start(sm, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: %s\n", err);
 		goto out;
 	}
@@ -313,6 +329,17 @@ out:
 		if (sm->ctl)
 			control_close(sm->ctl);
 		sm_shutdown(sm);
+	}
+	if (emu) {
+		uint32_t nv = emu_violations(emu);
+		for (uint32_t i = 0; i < nv && i < 20; i++)
+			log_err("emulator: spec violation: %s", emu_violation(emu, i));
+		if (nv) {
+			log_err("emulator: %u spec violations by the SM", nv);
+			if (rc == 0)
+				rc = 1;
+		}
+		emu_free(emu);
 	}
 	for (int i = 0; i < 4; i++)
 		if (sigs[i])

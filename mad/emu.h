@@ -1,0 +1,173 @@
+/*
+ * The in-process fabric emulator: a second backend for mad/transport.h.
+ *
+ * emu_new() builds emulated devices from a topology (sm/topo.h): every
+ * node gets an SMA written from the IB specification (vol. 1, ch. 14) with
+ * its own MAD encoders and decoders, so that a wrong offset in the SM's
+ * codec shows up against this one.  Devices start as fresh hardware: LIDs
+ * 0, cabled ports Init/LinkUp, the others Down/Polling, switch port 0
+ * Active, LFTs all 0xFF, LinearFDBCap 49152, P_Key entry 0 = 0xFFFF.
+ *
+ * emu_attach() plugs a client (an SM, later a host) into one port and
+ * fills a struct mad_transport for it.  send() only queues; MADs travel
+ * and answers arrive later, from the event loop, in batches.  Directed
+ * route follows the spec's hop pointer rules (C14-9, C14-13: DR SMPs
+ * pass only through switches, need physical LinkUp on every link, any
+ * PortState); LID-routed MADs follow the programmed LFTs and need every
+ * output port Active and the DLID within LinearFDBTop, or they are lost.
+ * Nothing lost is ever reported to the sender: it times out, as on
+ * hardware.  SMInfo and every non-SMP MAD go to the client attached to
+ * the destination port (SMInfo only when it claims IsSM), like ibsim.
+ *
+ * A client's MAD that only a broken SM would send (an invalid PortState
+ * transition, an impossible PortInfo value, a LID-routed MAD to a LID the
+ * LFTs do not reach, a directed route through a CA, ...) is refused or
+ * lost as hardware would, and recorded in the violation log, which tests
+ * check to be empty.  Losses made by the fault model are never violations.
+ *
+ * Fault and timing model, reproducible for a given seed and the same
+ * sequence of calls: global loss (each packet: a request, an answer, a
+ * trap), loss at chosen ports (packets arriving at the port over its
+ * link), a fixed and a random latency per packet (random latency
+ * reorders), dead nodes or ports, links pulled and plugged back.
+ */
+#ifndef IBSMD_EMU_H
+#define IBSMD_EMU_H
+
+#include <event2/event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+struct fabric;
+struct emu;
+
+struct emu_counters {
+	uint64_t received;	/* MADs clients sent */
+	uint64_t answered;	/* answers the emulated SMAs produced */
+	uint64_t delivered;	/* MADs handed to clients */
+	uint64_t dropped;	/* lost, all reasons (the three below) */
+	uint64_t dropped_fault;	/* by the loss model or a dead node/port */
+	uint64_t dropped_route;	/* no path: link down, LFT, port state, hops */
+	uint64_t dropped_other;	/* nobody to take it, malformed */
+	uint64_t traps_sent;	/* traps the devices sent (before routing) */
+	uint64_t trap_represses;	/* TrapRepress received by devices */
+	uint64_t client_reregs;	/* PortInfo:ClientReregister set on a CA port */
+};
+
+/*
+ * Builds the devices of topo (copied: topo may be freed afterwards).
+ * Returns NULL with a message in err on failure.
+ */
+struct emu *emu_new(const struct fabric *topo, char *err, size_t errlen);
+/* Frees everything; the transports it filled must not be used after. */
+void emu_free(struct emu *e);
+
+/*
+ * Attaches a client to the port with GUID port_guid (a CA port GUID, or a
+ * switch GUID for its port 0; 0 = port 1 of the first CA in the topology,
+ * as ibsim does) and fills t: send() queues and returns 0 (-1 for a MAD
+ * it cannot take: bad length, closed transport), close() detaches, and
+ * the port's facts (GUID, number, LID, SM LID, state) as they are now.
+ * The port claims IsSM.  Every client of one emulator must use the same
+ * event base.  cb receives answers and unsolicited MADs from the loop.
+ */
+int emu_attach(struct emu *e, struct event_base *base, uint64_t port_guid,
+	       struct mad_transport *t, mad_recv_fn cb, void *arg, char *err,
+	       size_t errlen);
+/* Re-reads the facts of the client's port into t (LID, SM LID, state). */
+int emu_transport_refresh(struct mad_transport *t);
+/* Sets or clears CapabilityMask.IsSM on a client's port. */
+int emu_set_issm(struct emu *e, uint64_t port_guid, int on);
+
+/* ---- fault and timing model ---- */
+
+void emu_set_seed(struct emu *e, uint64_t seed);
+/* Every packet is lost with this probability (percent, 0-100). */
+void emu_set_loss(struct emu *e, double percent);
+/*
+ * Packets arriving at the port over its link are lost with this
+ * probability.  guid: a node GUID with port its number, or a CA port
+ * GUID with port 0.  Returns 0 or -1 (no such port).
+ */
+int emu_set_port_loss(struct emu *e, uint64_t guid, int port, double percent);
+/* Each packet takes fixed_us plus a uniform 0..random_us more. */
+void emu_set_latency(struct emu *e, uint32_t fixed_us, uint32_t random_us);
+/*
+ * A dead port's SMA ignores every SMP arriving through it (port 0 of a
+ * node GUID: the whole node, also as a directed-route hop).  LID-routed
+ * forwarding through a dead switch goes on: it is hardware.
+ */
+int emu_set_dead(struct emu *e, uint64_t guid, int port, int dead);
+/*
+ * Pulls the cable of a port: both ends go Down/Polling, switches at
+ * either end set PortStateChange and send trap 128 to their SM LID (if
+ * their LFTs reach it).  emu_link_up plugs it back: both ends Init/LinkUp,
+ * the same PortStateChange and traps.  Returns 0, or -1 for no such port
+ * or no cable.
+ */
+int emu_link_down(struct emu *e, uint64_t guid, int port);
+int emu_link_up(struct emu *e, uint64_t guid, int port);
+/* The most packets one loop callback handles before yielding (default 2048). */
+void emu_set_max_batch(struct emu *e, unsigned n);
+
+/* ---- inspection (guid/port as for emu_set_port_loss); -1: no such port ---- */
+
+int emu_port_state(const struct emu *e, uint64_t guid, int port);
+int emu_port_phys_state(const struct emu *e, uint64_t guid, int port);
+int emu_port_lid(const struct emu *e, uint64_t guid, int port);
+int emu_port_smlid(const struct emu *e, uint64_t guid, int port);
+int emu_port_lmc(const struct emu *e, uint64_t guid, int port);
+int emu_port_oper_vls(const struct emu *e, uint64_t guid, int port);
+int emu_port_neighbor_mtu(const struct emu *e, uint64_t guid, int port);
+/* The P_Key table entry, or -1. */
+int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index);
+/* A switch's LFT entry for lid (0xff = none), or -1 if not a switch. */
+int emu_lft_entry(const struct emu *e, uint64_t sw_guid, uint32_t lid);
+int emu_lft_top(const struct emu *e, uint64_t sw_guid);
+int emu_port_state_change(const struct emu *e, uint64_t sw_guid);
+/* Packets in flight. */
+uint32_t emu_pending(const struct emu *e);
+void emu_get_counters(const struct emu *e, struct emu_counters *c);
+
+/* The violation log: how many were seen, and the text of the first ones. */
+uint32_t emu_violations(const struct emu *e);
+const char *emu_violation(const struct emu *e, uint32_t i);
+/* For vendor attribute handlers: records a violation. */
+void emu_add_violation(struct emu *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- vendor extension point ---- */
+
+/* One SMP for an attribute handler. */
+struct emu_smp {
+	uint32_t node;		/* node index, 0 .. emu_n_nodes() - 1 */
+	uint64_t node_guid;
+	uint8_t node_type;	/* 1 CA, 2 switch, 3 router */
+	uint8_t nports;
+	uint8_t in_port;	/* the port the SMP arrived on */
+	uint8_t method;		/* 0x01 Get, 0x02 Set */
+	int lid_routed;
+	uint16_t attr;
+	uint32_t attr_mod;
+	uint8_t *data;		/* 64 bytes: the request's, then the answer's */
+};
+
+/*
+ * Returns the MAD status of the answer (0, 0x1c, ...), or -1 to send no
+ * answer.  The handler keeps its own per-node state (indexed by s->node).
+ */
+typedef int (*emu_attr_fn)(void *ctx, struct emu *e, struct emu_smp *s);
+
+/*
+ * Routes SMP Get/Set of attr_id to fn before the built-in attributes.
+ * Returns 0, or -1 when the table is full.
+ */
+int emu_register_attr(struct emu *e, uint16_t attr_id, emu_attr_fn fn,
+		      void *ctx);
+uint32_t emu_n_nodes(const struct emu *e);
+/* The node index of a node GUID, or UINT32_MAX. */
+uint32_t emu_node_index(const struct emu *e, uint64_t guid);
+
+#endif
