@@ -1,0 +1,228 @@
+/*
+ * The SM's real code (sweep, LIDs, routing, writes, activation) against the
+ * in-process emulator: losses, a port that never answers, and the end state
+ * read back from the emulated devices, not from the SM's memory.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mad/emu.h"
+#include "sm/daemon.h"
+#include "sm/log.h"
+#include "sm/topo.h"
+
+/* 2 spines, 4 leaves, 3 hosts a leaf, plus a spare switch with no hosts */
+static char *tree_text(void)
+{
+	size_t cap = 32768, n = 0;
+	char *t = malloc(cap);
+	ck_assert_ptr_nonnull(t);
+#define PUT(...) (n += (size_t)snprintf(t + n, cap - n, __VA_ARGS__))
+	for (int l = 0; l < 4; l++) {
+		PUT("switchguid=0x%x\nSwitch\t8 \"L%d\"\n", 0x100 + l, l);
+		for (int h = 0; h < 3; h++)
+			PUT("[%d]\t\"H%d\"[1]\n", h + 1, l * 3 + h);
+		PUT("[7]\t\"S0\"[%d]\n[8]\t\"S1\"[%d]\n\n", l + 1, l + 1);
+	}
+	for (int s = 0; s < 2; s++) {
+		PUT("switchguid=0x%x\nSwitch\t8 \"S%d\"\n", 0x200 + s, s);
+		for (int l = 0; l < 4; l++)
+			PUT("[%d]\t\"L%d\"[%d]\n", l + 1, l, 7 + s);
+		PUT("\n");
+	}
+	for (int h = 0; h < 12; h++)
+		PUT("caguid=0x%x\nHca\t1 \"H%d\"\n[1]\t\"L%d\"[%d]\n\n",
+		    0x1000 + 4 * h, h, h / 3, h % 3 + 1);
+#undef PUT
+	ck_assert_uint_lt(n, cap);
+	return t;
+}
+
+struct run {
+	struct fabric topo;
+	struct emu *e;
+	struct event_base *base;
+	struct sm *sm;
+	char state[64];
+	int rc;
+};
+
+static void setup_run(struct run *r)
+{
+	char err[256] = "", *text = tree_text();
+	memset(r, 0, sizeof(*r));
+	fabric_init(&r->topo);
+	ck_assert_msg(topo_parse_string(&r->topo, text, "tree.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	r->e = emu_new(&r->topo, err, sizeof(err));
+	ck_assert_msg(r->e != NULL, "%s", err);
+	emu_set_seed(r->e, 42);
+	r->base = event_base_new();
+	r->sm = calloc(1, sizeof(*r->sm));
+	ck_assert_ptr_nonnull(r->base);
+	ck_assert_ptr_nonnull(r->sm);
+	config_defaults(&r->sm->cfg);
+	r->sm->cfg.mad_timeout_ms = 20;	/* losses cost 20 ms, not 200 */
+	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-smemu.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	snprintf(r->sm->cfg.state_dir, sizeof(r->sm->cfg.state_dir), "%s", r->state);
+	r->sm->once = 1;
+	r->sm->log_level_override = -1;
+	log_set_level(LOG_ERROR);
+}
+
+static void bring_up(struct run *r)
+{
+	char err[256] = "";
+	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(event_base_dispatch(r->base), 0);
+	r->rc = r->sm->exit_code;
+}
+
+static void teardown_run(struct run *r)
+{
+	char cmd[128];
+	sm_shutdown(r->sm);
+	free(r->sm);
+	emu_free(r->e);
+	event_base_free(r->base);
+	fabric_free(&r->topo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The device-side end state: every port's state and LID, every LFT entry. */
+static char *end_state(const struct run *r)
+{
+	const struct fabric *f = &r->topo;
+	size_t cap = 1 << 20, n = 0;
+	char *s = malloc(cap);
+	ck_assert_ptr_nonnull(s);
+	s[0] = '\0';
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		for (int p = nd->type == FAB_SWITCH ? 0 : 1; p <= nd->nports; p++)
+			n += (size_t)snprintf(s + n, cap - n, "%llx[%d] state %d lid %d smlid %d\n",
+				(unsigned long long)nd->guid, p,
+				emu_port_state(r->e, nd->guid, p),
+				emu_port_lid(r->e, nd->guid, p),
+				emu_port_smlid(r->e, nd->guid, p));
+		if (nd->type != FAB_SWITCH)
+			continue;
+		for (uint32_t lid = 1; lid <= 40; lid++)
+			n += (size_t)snprintf(s + n, cap - n, "%llx lid %u -> %d\n",
+				(unsigned long long)nd->guid, lid,
+				emu_lft_entry(r->e, nd->guid, lid));
+	}
+	ck_assert_uint_lt(n, cap);
+	return s;
+}
+
+/* Every linked port Active, every end port with a LID, no violation. */
+static void assert_up(const struct run *r, uint64_t skip_guid)
+{
+	const struct fabric *f = &r->topo;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		if (nd->guid == skip_guid)
+			continue;
+		for (int p = 1; p <= nd->nports; p++) {
+			const struct fab_port *fp = fabric_portp(f, i, p);
+			if (fp->remote == FAB_NONE ||
+			    f->nodes[f->ports[fp->remote].node].guid == skip_guid)
+				continue;
+			ck_assert_msg(emu_port_state(r->e, nd->guid, p) == PORT_ACTIVE,
+				      "%s[%d] is in state %d", nd->desc, p,
+				      emu_port_state(r->e, nd->guid, p));
+			if (nd->type != FAB_SWITCH)
+				ck_assert_int_gt(emu_port_lid(r->e, nd->guid, p), 0);
+		}
+		if (nd->type == FAB_SWITCH)
+			ck_assert_int_gt(emu_port_lid(r->e, nd->guid, 0), 0);
+	}
+	ck_assert_msg(emu_violations(r->e) == 0, "violation: %s",
+		      emu_violations(r->e) ? emu_violation(r->e, 0) : "");
+}
+
+START_TEST(t_clean_bringup)
+{
+	struct run r;
+	setup_run(&r);
+	bring_up(&r);
+	ck_assert_int_eq(r.rc, 0);
+	assert_up(&r, 0);
+	const struct txn_stats *st = txn_get_stats(r.sm->txn);
+	ck_assert_uint_eq(st->all.timeouts, 0);
+	ck_assert_uint_eq(r.sm->last.unresponsive, 0);
+	ck_assert_uint_eq(r.sm->last.switches, 6);
+	ck_assert_uint_eq(r.sm->last.cas, 12);
+	teardown_run(&r);
+}
+END_TEST
+
+START_TEST(t_silent_loss_same_end_state)
+{
+	struct run a, b;
+	setup_run(&a);
+	bring_up(&a);
+	ck_assert_int_eq(a.rc, 0);
+	char *clean = end_state(&a);
+
+	setup_run(&b);
+	emu_set_loss(b.e, 10.0);
+	bring_up(&b);
+	ck_assert_int_eq(b.rc, 0);
+	assert_up(&b, 0);
+	const struct txn_stats *st = txn_get_stats(b.sm->txn);
+	ck_assert_uint_gt(st->all.timeouts, 0);
+	ck_assert_uint_gt(st->all.retries, 0);
+	char *lossy = end_state(&b);
+	ck_assert_str_eq(clean, lossy);
+	free(clean);
+	free(lossy);
+	teardown_run(&a);
+	teardown_run(&b);
+}
+END_TEST
+
+START_TEST(t_dead_port_reported_rest_up)
+{
+	struct run r;
+	setup_run(&r);
+	/* host H7 (node GUID 0x101c) stops answering on its only port */
+	ck_assert_int_eq(emu_set_dead(r.e, 0x101c, 1, 1), 0);
+	bring_up(&r);
+	ck_assert_int_eq(r.rc, 0);
+	ck_assert_uint_ge(r.sm->last.unresponsive, 1);
+	ck_assert_uint_eq(r.sm->last.cas, 11);
+	assert_up(&r, 0x101c);
+	ck_assert_int_eq(emu_port_lid(r.e, 0x101c, 1), 0);
+	teardown_run(&r);
+}
+END_TEST
+
+static Suite *sm_emu_suite(void)
+{
+	Suite *s = suite_create("sm_on_emulator");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, t_clean_bringup);
+	tcase_add_test(tc, t_silent_loss_same_end_state);
+	tcase_add_test(tc, t_dead_port_reported_rest_up);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sm_emu_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
