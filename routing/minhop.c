@@ -125,15 +125,24 @@ static int minhop_route(const struct fabric *f, const struct route_opts *o,
 	struct sw_graph g = { 0 };
 	uint32_t *dist = malloc(((size_t)t->n_sw + 1) * sizeof(*dist));
 	uint32_t *queue = malloc(((size_t)t->n_sw + 1) * sizeof(*queue));
-	uint32_t *load = calloc((size_t)t->n_sw * 256, sizeof(*load));
+	/* routes per (switch, port) so far; rows as wide as the widest switch */
+	uint32_t stride = 1;
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		if (f->nodes[t->sw_node[r]].nports + 1u > stride)
+			stride = f->nodes[t->sw_node[r]].nports + 1u;
+	uint32_t *load = calloc((size_t)t->n_sw * stride, sizeof(*load));
 	/* LIDs grouped by the switch they attach to: one BFS per switch */
 	uint32_t *first = malloc(((size_t)t->n_sw + 1) * sizeof(*first));
 	uint32_t *next = malloc(((size_t)t->max_lid + 1) * sizeof(*next));
 	uint8_t *aport = malloc((size_t)t->max_lid + 1);
 	uint32_t *order = malloc(((size_t)t->n_sw + 1) * sizeof(*order));
+	uint32_t *cand_off = malloc(((size_t)t->n_sw + 1) * sizeof(*cand_off));
+	uint8_t *cand = NULL;
+	uint32_t *lids = malloc(((size_t)t->max_lid + 1) * sizeof(*lids));
 	int rc = -1;
 	if (!dist || !queue || !load || !first || !next || !aport || !order ||
-	    build_graph(f, t, &g) < 0) {
+	    !cand_off || !lids || build_graph(f, t, &g) < 0 ||
+	    !(cand = malloc((size_t)g.adj_off[g.n] + 1))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -161,24 +170,43 @@ static int minhop_route(const struct fabric *f, const struct route_opts *o,
 	for (uint32_t k = 0; k < n_dest; k++) {
 		uint32_t d = order[k];
 		bfs(&g, d, dist, queue);
+		/* the ports on a shortest path towards d, per switch, once for all its LIDs */
+		uint32_t m = 0;
+		for (uint32_t s = 0; s < t->n_sw; s++) {
+			cand_off[s] = m;
+			if (s == d || dist[s] == UINT32_MAX)
+				continue;
+			for (uint32_t e = g.adj_off[s]; e < g.adj_off[s + 1]; e++)
+				if (dist[g.adj_row[e]] + 1 == dist[s])
+					cand[m++] = g.adj_port[e];
+		}
+		cand_off[t->n_sw] = m;
+		/*
+		 * Switch by switch, then d's LIDs in order: each switch's loads
+		 * only see its own choices, so this is the same as LID by LID,
+		 * and it writes each row's entries together.
+		 */
+		uint32_t nl = 0;
 		for (uint32_t lid = first[d]; lid != UINT32_MAX; lid = next[lid]) {
 			lft_row(t, d)[lid] = aport[lid];
-			for (uint32_t s = 0; s < t->n_sw; s++) {
-				if (s == d || dist[s] == UINT32_MAX)
-					continue;
+			lids[nl++] = lid;
+		}
+		for (uint32_t s = 0; s < t->n_sw; s++) {
+			if (cand_off[s] == cand_off[s + 1])
+				continue;
+			uint32_t *ld = load + (size_t)s * stride;
+			uint8_t *row = lft_row(t, s);
+			for (uint32_t j = 0; j < nl; j++) {
 				uint32_t best = UINT32_MAX;
 				uint8_t bp = LFT_DROP;
-				for (uint32_t e = g.adj_off[s]; e < g.adj_off[s + 1]; e++) {
-					if (dist[g.adj_row[e]] + 1 != dist[s])
-						continue;
-					uint32_t l = load[(size_t)s * 256 + g.adj_port[e]];
-					if (l < best) {
-						best = l;
-						bp = g.adj_port[e];
+				for (uint32_t c = cand_off[s]; c < cand_off[s + 1]; c++) {
+					if (ld[cand[c]] < best) {
+						best = ld[cand[c]];
+						bp = cand[c];
 					}
 				}
-				lft_row(t, s)[lid] = bp;
-				load[(size_t)s * 256 + bp]++;
+				row[lids[j]] = bp;
+				ld[bp]++;
 			}
 		}
 	}
@@ -192,6 +220,9 @@ out:
 	free(next);
 	free(aport);
 	free(order);
+	free(cand_off);
+	free(cand);
+	free(lids);
 	return rc;
 }
 
