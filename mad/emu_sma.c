@@ -441,9 +441,7 @@ static int lft_grow(struct emu_switch *s, uint32_t need)
 {
 	if (need <= s->lft_len)
 		return 0;
-	uint32_t len = s->lft_len * 2;
-	if (len < need)
-		len = need;
+	uint32_t len = (need + 4095) & ~4095u;	/* few reallocs, little slack */
 	if (len > s->lft_cap)
 		len = s->lft_cap;
 	uint8_t *l = realloc(s->lft, len);

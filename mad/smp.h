@@ -14,7 +14,7 @@
 
 /* PortInfo:CapabilityMask bits */
 #define CAP_IS_SM            (1u << 1)
-#define CAP_IS_TRAP_SUPPORTED (1u << 5)
+#define CAP_IS_TRAP_SUPPORTED (1u << 3)
 
 /* SMInfo states and attribute modifiers */
 enum sm_state { SMS_NOTACTIVE = 0, SMS_DISCOVERING = 1, SMS_STANDBY = 2,

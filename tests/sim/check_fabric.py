@@ -29,14 +29,11 @@ import argparse
 import re
 import sys
 
-MAX_HOPS = 64
-
 RE_NODE = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"([^"]*)")?(.*)$')
 RE_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?\s+"([^"]+)"\[(\d+)\]'
                      r'(?:\(([0-9a-fA-F]+)\))?\s*(?:#(.*))?$')
 RE_LIDLMC = re.compile(r'\blid\s+(\d+)\s+lmc\s+(\d+)')
 RE_LFT_HEAD = re.compile(r'^Unicast lids .*\bguid\s+(0x[0-9a-fA-F]+)')
-RE_LFT_ENTRY = re.compile(r'^0x([0-9a-fA-F]+)\s+(\d+)\b')
 RE_LINK = re.compile(r'^(0x[0-9a-fA-F]+)\s+"([^"]*)"\s+(\d+)\s+(\d+)\[[^\]]*\]\s+'
                      r'==\((.*)\)==>\s*(.*)$')
 RE_PEER = re.compile(r'^(0x[0-9a-fA-F]+)\s+(\d+)\s+(\d+)\[')
@@ -122,12 +119,12 @@ def parse_lfts(path):
             if m:
                 cur = lfts.setdefault(int(m.group(1), 16), {})
                 continue
-            m = RE_LFT_ENTRY.match(line)
-            if m:
-                if cur is None:
-                    raise InputError("%s:%d: LFT entry before a header"
-                                     % (path, lineno))
-                cur[int(m.group(1), 16)] = int(m.group(2))
+            if line.startswith("0x"):
+                f = line.split()
+                if cur is None or len(f) < 2:
+                    raise InputError("%s:%d: bad LFT entry %r"
+                                     % (path, lineno, line))
+                cur[int(f[0], 16)] = int(f[1])
     return lfts
 
 
@@ -152,13 +149,17 @@ def parse_links(path):
 
 
 class Report:
-    def __init__(self):
+    """Counts every problem, keeps the text of the first `keep`."""
+
+    def __init__(self, keep):
+        self.keep = keep
         self.lines = []
         self.count = 0
 
     def add(self, text):
         self.count += 1
-        self.lines.append(text)
+        if len(self.lines) < self.keep:
+            self.lines.append(text)
 
 
 def check_states(topo, states, rep):
@@ -201,9 +202,12 @@ def check_lids(topo, rep):
     return owner
 
 
+UNKNOWN, ONPATH, FAIL = -3, -2, -1
+
+
 class Router:
-    """Resolves, for one destination LID at a time, where each switch's
-    LFT leads, memoising per switch."""
+    """Follows the LFTs for one destination LID at a time: every switch is
+    resolved once per LID (memoised), whatever the number of sources."""
 
     def __init__(self, topo, lfts, rep):
         self.topo = topo
@@ -214,8 +218,7 @@ class Router:
         for g, table in zip(self.sw, self.lft):
             if table is None:
                 rep.add("lft: no LFT dumped for switch %s" % topo.name(g))
-        # next hop per (switch index, port): switch index >= 0,
-        # or ("CA", guid, port)
+        # peer[s][port]: a switch index, or (CA guid, port)
         self.peer = []
         for g in self.sw:
             row = {}
@@ -228,135 +231,117 @@ class Router:
                 else:
                     row[p] = far
             self.peer.append(row)
-        self.failed = {}    # (switch index, lid) already reported
 
-    def resolve(self, dest_lid, dest):
-        """-> list per switch index: hops to the destination (links from
-        this switch on), or None when the route fails; computed lazily."""
-        return _DestRoutes(self, dest_lid, dest)
-
-
-class _DestRoutes:
-    UNKNOWN = object()
-
-    def __init__(self, router, lid, dest):
-        self.r = router
-        self.lid = lid
-        self.dest = dest            # (node guid, port)
-        self.memo = [self.UNKNOWN] * len(router.sw)
-
-    def _step(self, s):
-        """One switch: ("done", hops) / ("fail", reason) / ("next", t)."""
-        r = self.r
-        table = r.lft[s]
+    def _step(self, s, lid, dest):
+        """-> (next switch, None) or (None, hops) or (None, reason)."""
+        table = self.lft[s]
         if table is None:
-            return ("fail", "no LFT")
-        port = table.get(self.lid)
+            return None, "no LFT"
+        port = table.get(lid)
         if port is None or port == 255:
-            return ("fail", "no LFT entry")
+            return None, "no LFT entry"
         if port == 0:
-            if self.dest == (r.sw[s], 0):
-                return ("done", 0)
-            return ("fail", "port 0, but the LID is not this switch's")
-        nxt = r.peer[s].get(port)
+            if dest == (self.sw[s], 0):
+                return None, 0
+            return None, "port 0, but the LID is not this switch's"
+        nxt = self.peer[s].get(port)
         if nxt is None:
-            return ("fail", "port %d is not cabled" % port)
+            return None, "port %d is not cabled" % port
         if isinstance(nxt, tuple):
-            if nxt == self.dest:
-                return ("done", 1)
-            return ("fail", "port %d leads to %s"
-                    % (port, r.topo.name(*nxt)))
-        return ("next", nxt)
+            if nxt == dest:
+                return None, 1
+            return None, "port %d leads to %s" % (port, self.topo.name(*nxt))
+        return nxt, None
 
-    def hops(self, start):
-        memo = self.memo
-        path = []
-        onpath = set()
-        s = start
-        while True:
-            known = memo[s]
-            if known is not self.UNKNOWN:
-                result = known
-                break
-            if s in onpath:
-                cycle = path[path.index(s):]
-                self._fail(s, "loop through %s" % " -> ".join(
-                    self.r.topo.nodes[self.r.sw[i]]["desc"] for i in cycle + [s]))
-                result = None
-                break
-            kind, val = self._step(s)
-            if kind == "next":
-                path.append(s)
-                onpath.add(s)
-                s = val
+    def resolve(self, lid, dest, starts):
+        """-> memo: per switch index, hops (links) to the port owning
+        `lid`, FAIL, or UNKNOWN for switches no start leads through."""
+        memo = [UNKNOWN] * len(self.sw)
+        for start in starts:
+            if memo[start] != UNKNOWN:
                 continue
-            if kind == "fail":
-                self._fail(s, val)
-                result = None
-            else:
-                result = val
-            memo[s] = result
-            break
-        for t in reversed(path):
-            if result is not None:
-                result += 1
-                if result > MAX_HOPS:
-                    self._fail(t, "more than %d hops" % MAX_HOPS)
-                    result = None
-            memo[t] = result
-        return result
+            path = []
+            s = start
+            while True:
+                m = memo[s]
+                if m == ONPATH:
+                    cycle = path[path.index(s):] + [s]
+                    self._fail(s, lid, dest, "loop through " + " -> ".join(
+                        self.topo.nodes[self.sw[i]]["desc"] for i in cycle))
+                    res = FAIL
+                    break
+                if m != UNKNOWN:
+                    res = m
+                    break
+                memo[s] = ONPATH
+                path.append(s)
+                nxt, out = self._step(s, lid, dest)
+                if nxt is not None:
+                    s = nxt
+                    continue
+                path.pop()
+                if isinstance(out, str):
+                    self._fail(s, lid, dest, out)
+                    out = FAIL
+                memo[s] = res = out
+                break
+            for t in reversed(path):
+                if res != FAIL:
+                    res += 1
+                memo[t] = res
+        return memo
 
-    def _fail(self, s, reason):
-        key = (s, self.lid)
-        if key in self.r.failed:
-            return
-        self.r.failed[key] = True
-        topo = self.r.topo
-        self.r.rep.add("route: at %s, LID %d (%s): %s"
-                       % (topo.name(self.r.sw[s]), self.lid,
-                          topo.name(*self.dest), reason))
+    def _fail(self, s, lid, dest, reason):
+        self.rep.add("route: at %s, LID %d (%s): %s"
+                     % (self.topo.name(self.sw[s]), lid,
+                        self.topo.name(*dest), reason))
 
 
 def check_routes(topo, lfts, owner, rep, switch_sources):
+    """-> (CA pairs, switch pairs, bad pairs, max hops from a CA port)."""
     router = Router(topo, lfts, rep)
-    sources = []    # (CA guid, port, first switch index or peer CA tuple)
+    ca_at = {}          # switch index -> CA ports cabled to it
+    ca_first = {}       # (CA guid, port) -> switch index
+    direct = []         # CA ports cabled to another CA
     for (guid, port), far in sorted(topo.links.items()):
         if topo.nodes[guid]["type"] == "SW":
             continue
         if topo.nodes.get(far[0], {}).get("type") == "SW":
-            sources.append((guid, port, router.idx[far[0]]))
+            i = router.idx[far[0]]
+            ca_at[i] = ca_at.get(i, 0) + 1
+            ca_first[(guid, port)] = i
         else:
-            sources.append((guid, port, far))
-    pairs = bad = sw_pairs = 0
-    max_hops = 0
+            direct.append(((guid, port), far))
+    nca = sum(ca_at.values())
+    ca_sw = sorted(ca_at)
+    starts = range(len(router.sw)) if switch_sources else ca_sw
+    pairs = sw_pairs = bad = max_hops = 0
     for lid in sorted(owner):
         dest = owner[lid]
-        routes = router.resolve(lid, dest)
+        memo = router.resolve(lid, dest, starts)
+        own = ca_first.get(dest)
+        pairs += nca - (1 if own is not None else 0)
+        for i in ca_sw:
+            h = memo[i]
+            if h == FAIL:
+                bad += ca_at[i] - (1 if i == own else 0)
+            elif h + 1 > max_hops:
+                max_hops = h + 1
         if switch_sources:
-            # Switch-originated traffic (traps to the SM, replies of LID
-            # routed SMPs) needs every switch to route every LID.
-            for i, g in enumerate(router.sw):
-                if (g, 0) == dest:
-                    continue
-                sw_pairs += 1
-                if routes.hops(i) is None:
-                    bad += 1
-        for guid, port, first in sources:
-            if (guid, port) == dest:
+            own_sw = router.idx.get(dest[0]) if dest[1] == 0 else None
+            sw_pairs += len(memo) - (1 if own_sw is not None else 0)
+            bad += sum(1 for i, h in enumerate(memo)
+                       if h == FAIL and i != own_sw)
+        for src, far in direct:
+            if src == dest:
                 continue
             pairs += 1
-            if isinstance(first, tuple):
-                h = 1 if first == dest else None
-                if h is None:
-                    rep.add("route: %s is cabled to a CA, cannot reach LID %d"
-                            % (topo.name(guid, port), lid))
+            if far == dest:
+                max_hops = max(max_hops, 1)
             else:
-                h = routes.hops(first)
-                h = None if h is None else h + 1
-            if h is None:
                 bad += 1
-            else:
-                max_hops = max(max_hops, h)
+                rep.add("route: %s is cabled to a CA, cannot reach LID %d"
+                        % (topo.name(*src), lid))
     return pairs, sw_pairs, bad, max_hops
 
 
@@ -376,7 +361,7 @@ def main(argv):
     except (OSError, InputError) as e:
         print("check_fabric: %s" % e, file=sys.stderr)
         return 2
-    rep = Report()
+    rep = Report(args.max_report)
     if states is None:
         nstates = 0
         print("check_fabric: no --links: port states not checked")

@@ -433,6 +433,12 @@ START_TEST(t_port_states)
 	a = h_dr_answer(h, GET, A_PORTINFO, 4, P_S1, 1, NULL);
 	ck_assert_int_eq(PI_STATE(a + 64), 1);		/* no cable: Down */
 	ck_assert_int_eq(PI_PHYS(a + 64), 2);		/* Polling */
+	ck_assert_uint_eq(r32(a + 64 + 20), 0);		/* external port: no CapabilityMask */
+	a = h_dr_answer(h, GET, A_PORTINFO, 0, P_H1, 0, NULL);
+	ck_assert_uint_eq(r32(a + 64 + 20) & 0x0a, 0x0a);	/* IsSM, IsTrapSupported */
+	ck_assert_int_eq(a[64 + 28], 1);
+	ck_assert_int_eq(a[64 + 31], 2);		/* LinkWidthActive 4x */
+	ck_assert_int_eq(a[64 + 35] >> 4, 1);		/* LinkSpeedActive SDR */
 
 	/* Init -> Armed */
 	ck_assert_uint_eq(h_pi_set(h, P_S1, 1, 1, -1, -1, 3, d), 0);
@@ -474,6 +480,8 @@ START_TEST(t_port_states)
 	ck_assert_int_eq(emu_port_lid(h->e, H2, 2), 0);
 	ck_assert_uint_eq(h_pi_set(h, P_H2, 2, 0, 9, 1, 0, d), 0);	/* 0: arrival port */
 	ck_assert_int_eq(PI_LID(d), 9);
+	ck_assert_uint_eq(r16(d + 18), 1);		/* MasterSMLID */
+	ck_assert_int_eq(d[28], 1);
 	ck_assert_int_eq(emu_port_lid(h->e, H2, 1), 9);
 	ck_assert_int_eq(emu_port_smlid(h->e, H2 + 1, 0), 1);
 	ck_assert_uint_eq(emu_violations(h->e), 4);
@@ -529,6 +537,11 @@ START_TEST(t_impossible_values)
 	ck_assert_uint_eq(emu_violations(h->e), 5);
 	ck_assert_uint_eq(h_top_set(h, P_S1, 1, 49151), 0);
 	ck_assert_int_eq(emu_lft_top(h->e, S1), 49151);
+	a = h_dr_answer(h, GET, A_SWINFO, 0, P_S1, 1, NULL);
+	ck_assert_uint_eq(r16(a + 64 + 6), 49151);
+	ck_assert_uint_eq(r16(a + 64 + 4), 1024);	/* MulticastFDBCap */
+	ck_assert_int_eq(a[64 + 11] >> 3, 18);		/* LifeTimeValue */
+	ck_assert_int_eq((a[64 + 11] >> 2) & 1, 0);	/* PortStateChange */
 
 	/* LFT blocks: beyond the cap refused, entries read back */
 	uint8_t blk[64];
