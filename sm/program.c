@@ -142,6 +142,8 @@ struct program {
 	uint32_t outstanding;
 	int phase;		/* 1: configure and arm, 2: activate */
 	int cancelled;
+	int feeding;		/* inside feed(): no recursion */
+	uint32_t cur;		/* planning cursor: nodes, then ports */
 	int rounds;
 };
 
@@ -416,29 +418,68 @@ static void record_failure(struct program *pr, struct op *o, const char *why)
 		 o->kind == OP_LFT ? " (LFT block)" : "", why);
 }
 
-static void start_phase2(struct program *pr)
+static void activate_port(struct program *pr, uint32_t pi)
 {
 	const struct fabric *f = pr->f;
-	pr->phase = 2;
-	pr->rounds = 0;
-	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		if (!pr->want_active[pi])
-			continue;
-		struct op *o = new_op(pr, OP_PORTINFO, f->ports[pi].node, pi);
-		if (!o)
-			continue;
-		struct pi_cache w;
-		desired(pr, pi, &w);
-		o->port = f->ports[pi].num;
-		o->state = PORT_ACTIVE;
-		encode_pi(pr, pi, &w, PORT_ACTIVE, 0, o->data);
-		submit(pr, o);
+	if (!pr->want_active[pi])
+		return;
+	struct op *o = new_op(pr, OP_PORTINFO, f->ports[pi].node, pi);
+	if (!o)
+		return;
+	struct pi_cache w;
+	desired(pr, pi, &w);
+	o->port = f->ports[pi].num;
+	o->state = PORT_ACTIVE;
+	encode_pi(pr, pi, &w, PORT_ACTIVE, 0, o->data);
+	submit(pr, o);
+}
+
+/*
+ * Plans and submits from the cursor until enough is in flight: the
+ * plan is never held in memory whole (a 20,000-node fabric has millions
+ * of LFT blocks), and answers are handled while the rest is planned.
+ * Phase 1 walks the switches (SwitchInfo, LFT blocks), then the ports
+ * (PortInfo with ARMED, P_Key); phase 2 the ports to activate.
+ */
+#define PROGRAM_HIGH_WATER 4096
+
+static int feed(struct program *pr)
+{
+	const struct fabric *f = pr->f;
+	if (pr->feeding)
+		return 0;
+	pr->feeding = 1;
+	while (pr->outstanding < PROGRAM_HIGH_WATER) {
+		uint32_t c = pr->cur;
+		if (pr->phase == 1 && c < f->n_nodes) {
+			if (f->nodes[c].type == FAB_SWITCH)
+				plan_switch(pr, c);
+		} else if (pr->phase == 1 && c < f->n_nodes + f->n_ports) {
+			plan_port(pr, c - f->n_nodes);
+		} else if (pr->phase == 2 && c < f->n_ports) {
+			activate_port(pr, c);
+		} else {
+			break;
+		}
+		pr->cur++;
 	}
+	pr->feeding = 0;
+	return pr->outstanding > 0;
+}
+
+static int planned_all(const struct program *pr)
+{
+	const struct fabric *f = pr->f;
+	return pr->cur >= (pr->phase == 1 ? f->n_nodes + f->n_ports : f->n_ports);
 }
 
 static void maybe_done(struct program *pr)
 {
-	if (pr->outstanding)
+	if (pr->feeding)
+		return;
+	if (!planned_all(pr) && pr->outstanding < PROGRAM_HIGH_WATER / 2)
+		feed(pr);
+	if (pr->outstanding || !planned_all(pr))
 		return;
 	if (pr->retry && pr->rounds < pr->p.extra_rounds) {
 		struct op *o = pr->retry;
@@ -458,7 +499,10 @@ static void maybe_done(struct program *pr)
 		free(o);
 	}
 	if (pr->phase == 1) {
-		start_phase2(pr);
+		pr->phase = 2;
+		pr->rounds = 0;
+		pr->cur = 0;
+		feed(pr);
 		if (pr->outstanding)
 			return;
 	}
@@ -582,14 +626,7 @@ struct program *program_start(struct txn_engine *txn,
 		program_free(pr);
 		return NULL;
 	}
-	/* Hold a reference so that an answer arriving early cannot finish us. */
-	pr->outstanding++;
-	for (uint32_t ni = 0; ni < pr->f->n_nodes; ni++)
-		if (pr->f->nodes[ni].type == FAB_SWITCH)
-			plan_switch(pr, ni);
-	for (uint32_t pi = 0; pi < pr->f->n_ports; pi++)
-		plan_port(pr, pi);
-	pr->outstanding--;
+	feed(pr);
 	maybe_done(pr);
 	return pr;
 }

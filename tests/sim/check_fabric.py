@@ -26,6 +26,7 @@ Exit 0 when all is well; 1 with the first failures listed otherwise;
 """
 
 import argparse
+import functools
 import re
 import sys
 
@@ -33,7 +34,8 @@ RE_NODE = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"([^"]*)")?(
 RE_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?\s+"([^"]+)"\[(\d+)\]'
                      r'(?:\(([0-9a-fA-F]+)\))?\s*(?:#(.*))?$')
 RE_LIDLMC = re.compile(r'\blid\s+(\d+)\s+lmc\s+(\d+)')
-RE_LFT_HEAD = re.compile(r'^Unicast lids .*\bguid\s+(0x[0-9a-fA-F]+)')
+RE_LFT_HEAD = re.compile(r'^Unicast lids .*\bguid\s+(0x[0-9a-fA-F]+).*$', re.M)
+RE_LFT_ENTRY = re.compile(r'^0x([0-9a-fA-F]+)[ \t]+(\d+)', re.M)
 RE_LINK = re.compile(r'^(0x[0-9a-fA-F]+)\s+"([^"]*)"\s+(\d+)\s+(\d+)\[[^\]]*\]\s+'
                      r'==\((.*)\)==>\s*(.*)$')
 RE_PEER = re.compile(r'^(0x[0-9a-fA-F]+)\s+(\d+)\s+(\d+)\[')
@@ -111,20 +113,23 @@ def parse_topo(path):
 
 
 def parse_lfts(path):
-    lfts = {}
-    cur = None
+    """-> {switch guid: {lid: port}}.  Whole-file regexes: a 3456-host
+    fabric's dump has three million entries."""
     with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            m = RE_LFT_HEAD.match(line)
-            if m:
-                cur = lfts.setdefault(int(m.group(1), 16), {})
-                continue
-            if line.startswith("0x"):
-                f = line.split()
-                if cur is None or len(f) < 2:
-                    raise InputError("%s:%d: bad LFT entry %r"
-                                     % (path, lineno, line))
-                cur[int(f[0], 16)] = int(f[1])
+        text = f.read()
+    lfts = {}
+    heads = list(RE_LFT_HEAD.finditer(text))
+    first = heads[0].start() if heads else len(text)
+    if RE_LFT_ENTRY.search(text, 0, first):
+        raise InputError("%s: LFT entry before a header" % path)
+    hex16 = functools.partial(int, base=16)
+    for k, m in enumerate(heads):
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
+        block = text[m.end():end]
+        lids = RE_LFT_ENTRY.findall(block)
+        table = lfts.setdefault(int(m.group(1), 16), {})
+        table.update(zip(map(hex16, (e[0] for e in lids)),
+                         map(int, (e[1] for e in lids))))
     return lfts
 
 
@@ -257,6 +262,7 @@ class Router:
         """-> memo: per switch index, hops (links) to the port owning
         `lid`, FAIL, or UNKNOWN for switches no start leads through."""
         memo = [UNKNOWN] * len(self.sw)
+        lft, peer = self.lft, self.peer
         for start in starts:
             if memo[start] != UNKNOWN:
                 continue
@@ -275,6 +281,13 @@ class Router:
                     break
                 memo[s] = ONPATH
                 path.append(s)
+                # fast path: the LFT leads to another switch
+                table = lft[s]
+                if table is not None:
+                    nxt = peer[s].get(table.get(lid, -1))
+                    if nxt is not None and nxt.__class__ is int:
+                        s = nxt
+                        continue
                 nxt, out = self._step(s, lid, dest)
                 if nxt is not None:
                     s = nxt
