@@ -3,23 +3,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Every engine, in the order `routing_engine_names` lists them.  Each is
+ * defined in its own file (routing/NAME.c); the weak references let an
+ * engine file be added without touching this table's users.
+ */
 extern const struct routing_engine minhop_engine;
+extern const struct routing_engine updn_engine __attribute__((weak));
+extern const struct routing_engine ftree_engine __attribute__((weak));
+extern const struct routing_engine dmodk_engine __attribute__((weak));
 
-static const struct routing_engine *const engines[] = {
-	&minhop_engine,
-};
+static const struct routing_engine *engine_at(size_t i)
+{
+	switch (i) {
+	case 0: return &minhop_engine;
+	case 1: return &updn_engine;
+	case 2: return &ftree_engine;
+	case 3: return &dmodk_engine;
+	}
+	return NULL;
+}
+#define N_ENGINE_SLOTS 4
 
 const struct routing_engine *routing_engine_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
-		if (!strcmp(engines[i]->name, name))
-			return engines[i];
+	for (size_t i = 0; i < N_ENGINE_SLOTS; i++) {
+		const struct routing_engine *e = engine_at(i);
+		if (e && e->name && !strcmp(e->name, name))
+			return e;
+	}
 	return NULL;
 }
 
 const char *routing_engine_names(void)
 {
-	return "minhop";
+	/* which engines are linked in is fixed at link time */
+	static const char *const texts[] = {
+		"minhop", "minhop updn", "minhop ftree", "minhop updn ftree",
+		"minhop dmodk", "minhop updn dmodk", "minhop ftree dmodk",
+		"minhop updn ftree dmodk",
+	};
+	unsigned mask = 0;
+	for (size_t i = 1; i < N_ENGINE_SLOTS; i++)
+		if (engine_at(i))
+			mask |= 1u << (i - 1);
+	return texts[mask];
 }
 
 int lft_tables_alloc(struct lft_tables *t, const struct fabric *f)
