@@ -11,6 +11,7 @@
 
 #include "../mad/emu.h"
 #include "../mad/umad.h"
+#include "../routing/verify.h"
 #include "control.h"
 #include "dump.h"
 #include "log.h"
@@ -396,6 +397,26 @@ static void write_dumps(struct sm *sm)
 	}
 }
 
+/* --verify after --once: checks the SM's tables; 1 when they are wrong. */
+static int run_verify(struct sm *sm)
+{
+	struct verify_opts vo = {
+		.deadlock_free_required = verify_engine_deadlock_free(sm->engine_used),
+	};
+	struct verify_report r;
+	uint64_t t0 = sm_now_ms();
+	if (route_verify(&sm->model->f, &sm->lft, &vo, &r) < 0) {
+		log_err("verify: out of memory");
+		return 1;
+	}
+	r.elapsed_ms = sm_now_ms() - t0;
+	printf("checking the SM's LFTs (engine %s)\n",
+	       sm->engine_used ? sm->engine_used : "?");
+	verify_print(&r, stdout);
+	fflush(stdout);
+	return r.errors ? 1 : 0;
+}
+
 static void on_programmed(void *arg, const struct program_stats *ps)
 {
 	struct sm *sm = arg;
@@ -422,7 +443,10 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 			sm->busy = 0;
 			return;
 		}
-		stop_loop(sm, ps->failed_ports ? 1 : 0);
+		int bad = ps->failed_ports ? 1 : 0;
+		if (sm->verify && run_verify(sm))
+			bad = 1;
+		stop_loop(sm, bad);
 		return;
 	}
 	if (ps->failed_ports)

@@ -64,6 +64,7 @@ struct sm {
 	int stopping;
 	const char *dump_lfts;
 	const char *dump_topology;
+	int verify;			/* --verify: check the tables after --once */
 
 	/* the sweep in progress */
 	int busy;			/* 0 idle, 1 heavy, 2 light */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../mad/emu.h"
+#include "../routing/verify.h"
 #include "control.h"
 #include "daemon.h"
 #include "dump.h"
@@ -142,8 +143,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsmd: --emulate and --offline do not combine\n");
 		return -1;
 	}
-	if (o->verify) {
-		fprintf(stderr, "ibsmd: --verify is not built yet (the routing issue)\n");
+	if (o->verify && !o->once && !o->offline && !o->emulate) {
+		fprintf(stderr, "ibsmd: --verify needs --once, --offline or --emulate\n");
 		return -1;
 	}
 	return 0;
@@ -209,6 +210,79 @@ static int w_lfts(FILE *fp, const void *a, const void *b)
 	return dump_lfts(a, b, fp);
 }
 
+/* ---- --verify ---- */
+
+/* Checks t against f and prints the report; 1 when it finds an error. */
+static int run_verify(const struct fabric *f, const struct lft_tables *t,
+		      const char *engine, const char *what)
+{
+	struct verify_opts vo = {
+		.deadlock_free_required = verify_engine_deadlock_free(engine),
+	};
+	struct verify_report r;
+	uint64_t t0 = sm_now_ms();
+	if (route_verify(f, t, &vo, &r) < 0) {
+		fprintf(stderr, "ibsmd: verify: out of memory\n");
+		return 1;
+	}
+	r.elapsed_ms = sm_now_ms() - t0;
+	printf("checking %s (engine %s)\n", what, engine ? engine : "?");
+	verify_print(&r, stdout);
+	fflush(stdout);
+	return r.errors ? 1 : 0;
+}
+
+/*
+ * --emulate --verify: the fabric of the topology file with the LIDs, port
+ * states and LFTs the emulated devices hold now, not the SM's memory.  A
+ * port that is not Active forwards nothing: its link counts as down.
+ */
+static int verify_emulated(const char *topo, const struct emu *emu,
+			   const char *engine)
+{
+	char err[1024];
+	struct fabric f;
+	struct lft_tables t = { 0 };
+	int rc = 1;
+	fabric_init(&f);
+	if (topo_load(&f, topo, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: %s\n", err);
+		goto out;
+	}
+	f.lmc = 0;
+	for (uint32_t i = 0; i < f.n_ports; i++) {
+		struct fab_port *p = &f.ports[i];
+		uint64_t guid = f.nodes[p->node].guid;
+		p->lid = 0;
+		if (emu_port_state(emu, guid, p->num) != PORT_ACTIVE)
+			p->phys_state = 0;
+		if (!fabric_is_endport(&f, i))
+			continue;
+		int lid = emu_port_lid(emu, guid, p->num);
+		int lmc = emu_port_lmc(emu, guid, p->num);
+		p->lid = lid > 0 ? (uint32_t)lid : 0;
+		if (lmc > f.lmc && f.nodes[p->node].type != FAB_SWITCH)
+			f.lmc = (uint8_t)lmc;
+	}
+	if (fabric_index_lids(&f) < 0 || lft_tables_alloc(&t, &f) < 0) {
+		fprintf(stderr, "ibsmd: verify: out of memory\n");
+		goto out;
+	}
+	for (uint32_t r = 0; r < t.n_sw; r++) {
+		uint64_t guid = f.nodes[t.sw_node[r]].guid;
+		int top = emu_lft_top(emu, guid);
+		for (uint32_t lid = 1; lid <= t.max_lid && (int)lid <= top; lid++) {
+			int e = emu_lft_entry(emu, guid, lid);
+			lft_row(&t, r)[lid] = e < 0 ? LFT_DROP : (uint8_t)e;
+		}
+	}
+	rc = run_verify(&f, &t, engine, "the emulated switches' LFTs");
+out:
+	lft_tables_free(&t);
+	fabric_free(&f);
+	return rc;
+}
+
 static int run_offline(const struct config *cfg, const struct options *o)
 {
 	char err[1024];
@@ -242,7 +316,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	if (o->dump_lfts && write_file(o->dump_lfts, w_lfts, &f, &t) < 0)
 		goto out;
 	sm_print_summary(&s, "offline");
-	rc = 0;
+	rc = o->verify ? run_verify(&f, &t, s.routing, "the computed LFTs") : 0;
 out:
 	lft_tables_free(&t);
 	fabric_free(&f);
@@ -286,6 +360,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	sm->routing_override = o->routing;
 	sm->dump_lfts = o->dump_lfts;
 	sm->dump_topology = o->dump_topology;
+	sm->verify = o->verify;
 	if (sm_init(sm, base, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: %s\n", err);
 		goto out;
@@ -324,6 +399,8 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	}
 	event_base_dispatch(base);
 	rc = sm->stopping && !o->once ? 0 : sm->exit_code;
+	if (o->verify && emu && verify_emulated(o->emulate, emu, sm->engine_used) != 0)
+		rc = 1;
 out:
 	if (sm) {
 		if (sm->ctl)

@@ -14,6 +14,9 @@
  *                       as sent (full length returned)
  *   MADDROP_SEED=N      seed of the drop decisions (default 1); the n-th
  *                       request gets a fixed decision for a given seed
+ *   MADDROP_INTERVAL_MS=N  also rewrite FILE every N ms while the counts
+ *                       change (a thread of its own), so that a long-running
+ *                       program's counts can be read between two events
  *   MADDROP_COUNT=FILE  count every outgoing MAD and write the counts to
  *                       FILE at start, at exit (exit() or a return from
  *                       main) and every MADDROP_EVERY MADs (default 1000,
@@ -34,7 +37,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,6 +397,29 @@ expand_path(const char *in, char *out, size_t size)
 	return 0;
 }
 
+static unsigned interval_ms;
+
+/* Rewrites the counts file every interval_ms while they change. */
+static void *
+interval_dumper(void *arg)
+{
+	uint64_t last = UINT64_MAX;
+	struct timespec ts;
+
+	(void)arg;
+	ts.tv_sec = interval_ms / 1000;
+	ts.tv_nsec = (long)(interval_ms % 1000) * 1000000L;
+	for (;;) {
+		nanosleep(&ts, NULL);
+		uint64_t now = atomic_load(&n_total);
+		if (now != last) {
+			dump_counts();
+			last = now;
+		}
+	}
+	return NULL;
+}
+
 __attribute__((constructor)) static void
 maddrop_init(void)
 {
@@ -415,6 +443,12 @@ maddrop_init(void)
 	    expand_path(v, count_path, sizeof(count_path)) == 0) {
 		snprintf(count_tmp, sizeof(count_tmp), "%s.tmp", count_path);
 		dump_counts();
+		if ((v = getenv("MADDROP_INTERVAL_MS")) != NULL && *v != '\0' &&
+		    (interval_ms = (unsigned)strtoul(v, NULL, 0)) > 0) {
+			pthread_t t;
+			if (pthread_create(&t, NULL, interval_dumper, NULL) == 0)
+				pthread_detach(t);
+		}
 	}
 }
 

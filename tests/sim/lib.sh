@@ -86,10 +86,10 @@ sim__gone() {
 sim__stop_pid() {
 	local pid=$1
 	kill -0 "$pid" 2>/dev/null || return 0
-	kill -TERM "$pid" 2>/dev/null
+	kill -TERM "$pid" 2>/dev/null || true
 	if ! wait_pid "$pid" 5; then
-		kill -KILL "$pid" 2>/dev/null
-		wait_pid "$pid" 5
+		kill -KILL "$pid" 2>/dev/null || true
+		wait_pid "$pid" 5 || true
 	fi
 }
 
@@ -127,7 +127,7 @@ sim__max() {
 }
 
 sim__prompts() {
-	grep -o 'sim> ' "$SIM_LOG" 2>/dev/null | wc -l
+	{ grep -o 'sim> ' "$SIM_LOG" 2>/dev/null || true; } | wc -l
 }
 
 sim__ready() {
@@ -197,23 +197,38 @@ sim_cmd() {
 sim_stop() {
 	[ -n "$SIM_PID" ] || return 0
 	if kill -0 "$SIM_PID" 2>/dev/null; then
-		printf 'Quit\n' >&"$SIM_FD" 2>/dev/null
+		printf 'Quit\n' >&"$SIM_FD" 2>/dev/null || true
 		wait_pid "$SIM_PID" 5 || sim__stop_pid "$SIM_PID"
 	fi
-	wait "$SIM_PID" 2>/dev/null
+	wait "$SIM_PID" 2>/dev/null || true
 	exec {SIM_FD}>&-
 	SIM_PID=
 	SIM_FD=
+}
+
+# sim__libasan BINARY: the path of the libasan BINARY is linked with, if any.
+sim__libasan() {
+	local path out line
+	path=$(command -v -- "$1" 2>/dev/null) || path=$1
+	out=$(ldd "$path" 2>/dev/null) || return 0
+	while read -r line; do
+		case $line in
+		libasan.so*"=> "/*)
+			line=${line#*=> }
+			printf '%s\n' "${line%% *}"
+			return 0
+			;;
+		esac
+	done <<<"$out"
 }
 
 # sim_preload BINARY [SO...]: print the LD_PRELOAD value for a client:
 # libasan first when BINARY is linked with it, then the SOs given and those
 # in $SIM_EXTRA_PRELOAD (e.g. $SIM_MADDROP), then libumad2sim.so.
 sim_preload() {
-	local bin=$1 path asan list=""
+	local bin=$1 asan list="" so
 	shift
-	path=$(command -v -- "$bin" 2>/dev/null) || path=$bin
-	asan=$(ldd "$path" 2>/dev/null | awk '$1 ~ /^libasan\.so/ { print $3; exit }')
+	asan=$(sim__libasan "$bin")
 	for so in $asan "$@" ${SIM_EXTRA_PRELOAD:-} "$UMAD2SIM"; do
 		list="${list:+$list }$so"
 	done
@@ -228,9 +243,7 @@ printf 'leak:libumad2sim.so\n' >"$SIM_TMP/lsan.supp"
 # sim_asan_options BINARY: print the ASAN_OPTIONS for BINARY (the caller's,
 # plus the umad2sim suppressions when BINARY is linked with libasan).
 sim_asan_options() {
-	local path
-	path=$(command -v -- "$1" 2>/dev/null) || path=$1
-	if ldd "$path" 2>/dev/null | grep -q 'libasan\.so'; then
+	if [ -n "$(sim__libasan "$1")" ]; then
 		printf '%s\n' "${ASAN_OPTIONS:+$ASAN_OPTIONS:}suppressions=$SIM_TMP/asan.supp"
 	else
 		printf '%s\n' "${ASAN_OPTIONS:-}"

@@ -1,0 +1,737 @@
+/*
+ * Route verification (see verify.h).
+ *
+ * Per destination LID every switch's LFT entry is decoded into "next
+ * switch", "delivered" or a failure, and each switch's route is resolved
+ * once (memoised, iteratively, a path stack finding loops).  The resolution
+ * order is a topological order of the next-hop tree: walking it backwards
+ * pushes the number of source CAs behind each switch along its next hop,
+ * which gives the routes per link and the channel dependencies in one pass.
+ * LIDs are taken in blocks so that each LFT row is read a cache line at a
+ * time instead of one byte per row per LID.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify.h"
+
+#define LID_BLOCK 64
+#define D_INF UINT16_MAX
+
+/* per-LID decoded entries (int32): >= 0 the next switch's row, else: */
+#define C_DELIVER (-1)
+#define C_DROP    (-2)
+#define C_HOLE    (-3)
+#define C_CA      (-4)	/* in hop[] only: cabled to a CA port, see nb_port */
+
+/* resolution states */
+enum { S_UNKNOWN, S_BUSY, S_OK, S_DROP, S_HOLE, S_LOOP };
+
+struct vctx {
+	const struct fabric *f;
+	const struct lft_tables *t;
+	struct verify_report *r;
+	uint32_t n;			/* switches (rows) */
+	uint32_t stride;		/* widest switch's ports + 1 */
+	uint32_t *nb_row;		/* (row, port): peer switch row or FAB_NONE */
+	uint32_t *nb_port;		/* (row, port): peer port index or FAB_NONE */
+	int32_t *hop;			/* (row, port): peer row, C_DROP, C_HOLE, C_CA */
+	uint32_t *adj_off, *adj;	/* distinct switch neighbours, for BFS */
+	uint32_t *rows_sorted;		/* rows in switch GUID order */
+	/* sources: CA ports cabled to a switch, per row in port GUID order */
+	uint32_t *src_off, *src;
+	/* leaves: rows with sources, in GUID order */
+	uint32_t n_leaves;
+	uint32_t *leaf_row;
+	uint16_t *dist;			/* [row][leaf]: shortest switch hops */
+	uint32_t *rank;
+	/* per LID */
+	int32_t *code;
+	uint8_t *port;
+	uint8_t *state;
+	uint32_t *hops, *fail, *order, *stack, *cnt;
+	/* per directed link (row * stride + port) */
+	uint64_t *load;
+	uint32_t cdg_bytes;		/* bitmap bytes per link */
+	uint8_t *cdg;			/* successor ports at the next switch */
+	uint8_t *pblk;			/* [LID in block][row] LFT entries */
+};
+
+static int usable_link(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (!(p->flags & FPORT_PRESENT) || p->remote == FAB_NONE)
+		return 0;
+	const struct fab_port *q = &f->ports[p->remote];
+	return (q->flags & FPORT_PRESENT) && p->phys_state == PHYS_LINKUP &&
+	       q->phys_state == PHYS_LINKUP;
+}
+
+static const struct fab_node *row_node(const struct vctx *c, uint32_t row)
+{
+	return &c->f->nodes[c->t->sw_node[row]];
+}
+
+struct keyed {
+	uint64_t k1, k2;
+	uint32_t v;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	if (x->k1 != y->k1)
+		return x->k1 < y->k1 ? -1 : 1;
+	if (x->k2 != y->k2)
+		return x->k2 < y->k2 ? -1 : 1;
+	return (x->v > y->v) - (x->v < y->v);
+}
+
+static int build_links(struct vctx *c)
+{
+	const struct fabric *f = c->f;
+	c->stride = 1;
+	for (uint32_t r = 0; r < c->n; r++)
+		if (row_node(c, r)->nports + 1u > c->stride)
+			c->stride = row_node(c, r)->nports + 1u;
+	size_t nl = (size_t)c->n * c->stride;
+	c->nb_row = malloc((nl + 1) * sizeof(*c->nb_row));
+	c->nb_port = malloc((nl + 1) * sizeof(*c->nb_port));
+	c->hop = malloc((nl + 1) * sizeof(*c->hop));
+	c->adj_off = malloc(((size_t)c->n + 1) * sizeof(*c->adj_off));
+	c->adj = malloc((nl + 1) * sizeof(*c->adj));
+	if (!c->nb_row || !c->nb_port || !c->hop || !c->adj_off || !c->adj)
+		return -1;
+	uint32_t m = 0;
+	for (uint32_t r = 0; r < c->n; r++) {
+		const struct fab_node *n = row_node(c, r);
+		c->adj_off[r] = m;
+		for (uint32_t p = 0; p < c->stride; p++) {
+			size_t k = (size_t)r * c->stride + p;
+			c->nb_row[k] = c->nb_port[k] = FAB_NONE;
+			c->hop[k] = p > n->nports ? C_DROP : C_HOLE;
+			if (p == 0 || p > n->nports || !usable_link(f, n->first_port + p))
+				continue;
+			uint32_t rp = f->ports[n->first_port + p].remote;
+			c->nb_port[k] = rp;
+			c->hop[k] = C_CA;
+			if (f->nodes[f->ports[rp].node].type != FAB_SWITCH)
+				continue;
+			uint32_t v = c->t->row_of_node[f->ports[rp].node];
+			c->nb_row[k] = v;
+			c->hop[k] = (int32_t)v;
+			uint32_t e = c->adj_off[r];
+			while (e < m && c->adj[e] != v)
+				e++;
+			if (e == m)
+				c->adj[m++] = v;
+		}
+	}
+	c->adj_off[c->n] = m;
+	struct keyed *k = malloc(((size_t)c->n + 1) * sizeof(*k));
+	c->rows_sorted = malloc(((size_t)c->n + 1) * sizeof(*c->rows_sorted));
+	if (!k || !c->rows_sorted) {
+		free(k);
+		return -1;
+	}
+	for (uint32_t r = 0; r < c->n; r++)
+		k[r] = (struct keyed){ row_node(c, r)->guid, 0, r };
+	qsort(k, c->n, sizeof(*k), cmp_keyed);
+	for (uint32_t r = 0; r < c->n; r++)
+		c->rows_sorted[r] = k[r].v;
+	free(k);
+	return 0;
+}
+
+/* The switch row a CA port is cabled to, or FAB_NONE. */
+static uint32_t ca_attach(const struct vctx *c, uint32_t pi)
+{
+	const struct fabric *f = c->f;
+	if (!usable_link(f, pi))
+		return FAB_NONE;
+	uint32_t rn = f->ports[f->ports[pi].remote].node;
+	return f->nodes[rn].type == FAB_SWITCH ? c->t->row_of_node[rn] : FAB_NONE;
+}
+
+static int build_sources(struct vctx *c)
+{
+	const struct fabric *f = c->f;
+	uint32_t ns = 0;
+	struct keyed *k = malloc(((size_t)f->n_ports + 1) * sizeof(*k));
+	c->src_off = calloc((size_t)c->n + 1, sizeof(*c->src_off));
+	if (!k || !c->src_off) {
+		free(k);
+		return -1;
+	}
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		if (f->nodes[p->node].type == FAB_SWITCH || p->num == 0)
+			continue;
+		uint32_t row = ca_attach(c, pi);
+		if (row != FAB_NONE)
+			k[ns++] = (struct keyed){ row, p->guid, pi };
+	}
+	qsort(k, ns, sizeof(*k), cmp_keyed);
+	c->src = malloc(((size_t)ns + 1) * sizeof(*c->src));
+	if (!c->src) {
+		free(k);
+		return -1;
+	}
+	for (uint32_t i = 0; i < ns; i++) {
+		c->src[i] = k[i].v;
+		c->src_off[k[i].k1 + 1]++;
+	}
+	for (uint32_t r = 0; r < c->n; r++)
+		c->src_off[r + 1] += c->src_off[r];
+	free(k);
+	c->r->sources = ns;
+	c->leaf_row = malloc(((size_t)c->n + 1) * sizeof(*c->leaf_row));
+	if (!c->leaf_row)
+		return -1;
+	c->n_leaves = 0;
+	for (uint32_t i = 0; i < c->n; i++) {
+		uint32_t r = c->rows_sorted[i];
+		if (c->src_off[r + 1] > c->src_off[r])
+			c->leaf_row[c->n_leaves++] = r;
+	}
+	return 0;
+}
+
+/* Breadth-first search over switch links from the rows in queue[0..nq). */
+static void bfs(const struct vctx *c, uint32_t *queue, uint32_t nq,
+		uint32_t *d)
+{
+	uint32_t qh = 0;
+	while (qh < nq) {
+		uint32_t u = queue[qh++];
+		for (uint32_t e = c->adj_off[u]; e < c->adj_off[u + 1]; e++) {
+			uint32_t v = c->adj[e];
+			if (d[v] == UINT32_MAX) {
+				d[v] = d[u] + 1;
+				queue[nq++] = v;
+			}
+		}
+	}
+}
+
+/* Ranks from the leaves, and shortest hops from every leaf to every switch. */
+static int build_distances(struct vctx *c)
+{
+	uint32_t *queue = malloc(((size_t)c->n + 1) * sizeof(*queue));
+	uint32_t *d = malloc(((size_t)c->n + 1) * sizeof(*d));
+	c->rank = malloc(((size_t)c->n + 1) * sizeof(*c->rank));
+	c->dist = malloc((size_t)c->n * c->n_leaves * sizeof(*c->dist) + 1);
+	if (!queue || !d || !c->rank || !c->dist) {
+		free(queue);
+		free(d);
+		return -1;
+	}
+	for (uint32_t r = 0; r < c->n; r++)
+		c->rank[r] = UINT32_MAX;
+	for (uint32_t i = 0; i < c->n_leaves; i++) {
+		c->rank[c->leaf_row[i]] = 0;
+		queue[i] = c->leaf_row[i];
+	}
+	bfs(c, queue, c->n_leaves, c->rank);
+	for (uint32_t r = 0; r < c->n; r++)
+		if (c->rank[r] != UINT32_MAX && c->rank[r] > c->r->max_rank)
+			c->r->max_rank = c->rank[r];
+	for (uint32_t i = 0; i < c->n_leaves; i++) {
+		for (uint32_t r = 0; r < c->n; r++)
+			d[r] = UINT32_MAX;
+		d[c->leaf_row[i]] = 0;
+		queue[0] = c->leaf_row[i];
+		bfs(c, queue, 1, d);
+		for (uint32_t r = 0; r < c->n; r++)
+			c->dist[(size_t)r * c->n_leaves + i] =
+				d[r] >= D_INF ? D_INF : (uint16_t)d[r];
+	}
+	free(queue);
+	free(d);
+	return 0;
+}
+
+/* The destination of a LID: its switch row, and the CA port or FAB_NONE. */
+static int lid_dest(const struct vctx *c, uint32_t lid, uint32_t *ds,
+		    uint32_t *dport)
+{
+	const struct fabric *f = c->f;
+	uint32_t pi = f->lid_port[lid];
+	if (pi == FAB_NONE)
+		return -1;
+	const struct fab_port *p = &f->ports[pi];
+	if (f->nodes[p->node].type == FAB_SWITCH) {
+		*ds = c->t->row_of_node[p->node];
+		*dport = FAB_NONE;
+		return *ds == FAB_NONE ? -1 : 0;
+	}
+	*ds = ca_attach(c, pi);
+	*dport = pi;
+	return *ds == FAB_NONE ? -1 : 0;
+}
+
+static void decode(struct vctx *c, const uint8_t *entries, uint32_t ds,
+		   uint32_t dport)
+{
+	for (uint32_t s = 0; s < c->n; s++) {
+		uint8_t p = entries[s];
+		int32_t code;
+		c->port[s] = p;
+		c->state[s] = S_UNKNOWN;
+		if (p == 0) {
+			code = dport == FAB_NONE && s == ds ? C_DELIVER : C_DROP;
+		} else if (p >= c->stride) {
+			code = C_DROP;
+		} else {
+			size_t k = (size_t)s * c->stride + p;
+			code = c->hop[k];
+			if (code == C_CA)
+				code = c->nb_port[k] == dport ? C_DELIVER : C_HOLE;
+		}
+		c->code[s] = code;
+	}
+}
+
+/* Resolves every switch's route; returns the number of rows in order[]. */
+static uint32_t resolve(struct vctx *c)
+{
+	uint32_t no = 0;
+	for (uint32_t s0 = 0; s0 < c->n; s0++) {
+		if (c->state[s0] != S_UNKNOWN)
+			continue;
+		uint32_t sp = 0, s = s0;
+		int loop = 0;
+		for (;;) {
+			if (c->state[s] == S_BUSY) {
+				loop = 1;
+				break;
+			}
+			if (c->state[s] != S_UNKNOWN)
+				break;
+			int32_t code = c->code[s];
+			if (code >= 0) {
+				c->state[s] = S_BUSY;
+				c->stack[sp++] = s;
+				s = (uint32_t)code;
+				continue;
+			}
+			c->state[s] = code == C_DELIVER ? S_OK :
+				      code == C_DROP ? S_DROP : S_HOLE;
+			c->hops[s] = 0;
+			c->fail[s] = s;
+			c->order[no++] = s;
+			break;
+		}
+		while (sp > 0) {
+			uint32_t u = c->stack[--sp];
+			if (loop) {
+				c->state[u] = S_LOOP;
+				c->fail[u] = s;
+				c->hops[u] = 0;
+			} else {
+				uint32_t v = (uint32_t)c->code[u];
+				c->state[u] = c->state[v];
+				c->hops[u] = c->hops[v] + 1;
+				c->fail[u] = c->fail[v];
+			}
+			c->order[no++] = u;
+		}
+	}
+	return no;
+}
+
+static void add_example(struct vctx *c, uint32_t src_pi, uint32_t lid,
+			uint32_t s)
+{
+	struct verify_report *r = c->r;
+	if (r->n_examples >= VERIFY_EXAMPLES)
+		return;
+	struct verify_example *e = &r->ex[r->n_examples++];
+	const struct fab_port *p = &c->f->ports[src_pi];
+	uint32_t at = c->fail[s];
+	e->src_guid = p->guid;
+	e->src_port = p->num;
+	memcpy(e->src_desc, c->f->nodes[p->node].desc, sizeof(e->src_desc));
+	e->lid = lid;
+	e->kind = c->state[s] == S_DROP ? VERIFY_DROP :
+		  c->state[s] == S_HOLE ? VERIFY_HOLE : VERIFY_LOOP;
+	e->at_guid = row_node(c, at)->guid;
+	memcpy(e->at_desc, row_node(c, at)->desc, sizeof(e->at_desc));
+	e->at_port = c->port[at];
+}
+
+/* Counts the pairs towards lid; sets cnt[] to the sources behind each leaf. */
+static uint64_t count_pairs(struct vctx *c, uint32_t lid, uint32_t ds,
+			    uint32_t dport)
+{
+	struct verify_report *r = c->r;
+	uint64_t pairs = 0;
+	uint32_t extra = dport == FAB_NONE ? 0 : 1;
+	for (uint32_t s = 0; s < c->n; s++)
+		c->cnt[s] = 0;
+	for (uint32_t i = 0; i < c->n_leaves; i++) {
+		uint32_t s = c->leaf_row[i];
+		uint32_t first = c->src_off[s], end = c->src_off[s + 1];
+		uint32_t nsrc = end - first;
+		if (s == ds && dport != FAB_NONE)
+			nsrc--;		/* the port's own LID */
+		if (!nsrc)
+			continue;
+		pairs += nsrc;
+		if (c->state[s] == S_OK) {
+			c->cnt[s] = nsrc;
+			uint32_t h = c->hops[s];
+			if (h + 1 + extra > r->max_hops)
+				r->max_hops = h + 1 + extra;
+			uint16_t d = c->dist[(size_t)ds * c->n_leaves + i];
+			if (h > d) {
+				r->nonminimal += nsrc;
+				if (h - d > r->max_excess)
+					r->max_excess = h - d;
+			}
+			continue;
+		}
+		r->unreachable += nsrc;
+		if (c->state[s] == S_DROP)
+			r->drops += nsrc;
+		else if (c->state[s] == S_HOLE)
+			r->holes += nsrc;
+		else
+			r->loops += nsrc;
+		for (uint32_t k = first; k < end; k++) {
+			if (c->src[k] != dport) {
+				add_example(c, c->src[k], lid, s);
+				break;
+			}
+		}
+	}
+	return pairs;
+}
+
+/* Pushes the sources along the next hops: link loads and dependencies. */
+static void push_flows(struct vctx *c, uint32_t no, int loads)
+{
+	for (uint32_t i = no; i-- > 0;) {
+		uint32_t u = c->order[i];
+		if (c->state[u] != S_OK || c->code[u] < 0 || !c->cnt[u])
+			continue;
+		uint32_t v = (uint32_t)c->code[u];
+		size_t link = (size_t)u * c->stride + c->port[u];
+		if (loads)
+			c->load[link] += c->cnt[u];
+		if (c->code[v] >= 0) {
+			uint8_t q = c->port[v];
+			c->cdg[link * c->cdg_bytes + q / 8] |= (uint8_t)(1u << (q % 8));
+		}
+		c->cnt[v] += c->cnt[u];
+	}
+}
+
+static int check_routes(struct vctx *c)
+{
+	const struct fabric *f = c->f;
+	const struct lft_tables *t = c->t;
+	struct verify_report *r = c->r;
+	for (uint32_t l0 = 1; l0 <= f->max_lid; l0 += LID_BLOCK) {
+		uint32_t nb = f->max_lid - l0 + 1 < LID_BLOCK ? f->max_lid - l0 + 1 :
+								LID_BLOCK;
+		/* LIDs beyond the tables' width are dropped everywhere */
+		uint32_t nt = l0 > t->max_lid ? 0 :
+			      t->max_lid - l0 + 1 < nb ? t->max_lid - l0 + 1 : nb;
+		if (nt < nb)
+			memset(c->pblk + (size_t)nt * c->n, LFT_DROP,
+			       (size_t)(nb - nt) * c->n);
+		for (uint32_t s = 0; s < c->n; s++) {
+			const uint8_t *row = lft_row(t, s) + l0;
+			for (uint32_t j = 0; j < nt; j++)
+				c->pblk[(size_t)j * c->n + s] = row[j];
+		}
+		for (uint32_t j = 0; j < nb; j++) {
+			uint32_t lid = l0 + j, ds, dport;
+			if (f->lid_port[lid] == FAB_NONE)
+				continue;
+			if (lid_dest(c, lid, &ds, &dport) < 0) {
+				r->unattached_lids++;
+				continue;
+			}
+			r->lids++;
+			decode(c, c->pblk + (size_t)j * c->n, ds, dport);
+			uint32_t no = resolve(c);
+			uint64_t pairs = count_pairs(c, lid, ds, dport);
+			r->pairs += pairs;
+			int loads = dport != FAB_NONE && f->ports[dport].lid == lid;
+			if (loads)
+				r->ca_pairs += pairs;
+			push_flows(c, no, loads);
+		}
+	}
+	return 0;
+}
+
+static void load_add(struct verify_load *s, uint64_t v)
+{
+	if (!s->links || v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	s->total += v;
+	s->links++;
+}
+
+static void link_stats(struct vctx *c)
+{
+	struct verify_report *r = c->r;
+	for (uint32_t u = 0; u < c->n; u++) {
+		for (uint32_t p = 1; p < c->stride; p++) {
+			size_t k = (size_t)u * c->stride + p;
+			uint32_t v = c->nb_row[k];
+			if (v == FAB_NONE)
+				continue;
+			load_add(&r->all, c->load[k]);
+			if (c->rank[v] > c->rank[u])
+				load_add(&r->up, c->load[k]);
+			else if (c->rank[v] < c->rank[u])
+				load_add(&r->down, c->load[k]);
+			else
+				load_add(&r->lateral, c->load[k]);
+			r->cdg_nodes++;
+			for (uint32_t b = 0; b < c->cdg_bytes; b++)
+				r->cdg_edges += (uint64_t)__builtin_popcount(
+					c->cdg[k * c->cdg_bytes + b]);
+		}
+	}
+}
+
+/* The next successor of link k at or after port *q, or SIZE_MAX. */
+static size_t cdg_next(const struct vctx *c, size_t k, uint32_t *q)
+{
+	uint32_t v = c->nb_row[k];
+	const uint8_t *bits = c->cdg + k * c->cdg_bytes;
+	for (; *q < c->stride; (*q)++)
+		if (bits[*q / 8] & (1u << (*q % 8)))
+			return (size_t)v * c->stride + (*q)++;
+	return SIZE_MAX;
+}
+
+/* Iterative depth-first search for a cycle; records the first one found. */
+static int find_cycle(struct vctx *c)
+{
+	size_t nl = (size_t)c->n * c->stride;
+	uint8_t *color = calloc(nl + 1, 1);
+	size_t *stk = malloc((nl + 1) * sizeof(*stk));
+	uint32_t *it = malloc((nl + 1) * sizeof(*it));
+	if (!color || !stk || !it) {
+		free(color);
+		free(stk);
+		free(it);
+		return -1;
+	}
+	for (uint32_t i = 0; i < c->n && !c->r->cycle; i++) {
+		uint32_t u = c->rows_sorted[i];
+		for (uint32_t p = 1; p < c->stride && !c->r->cycle; p++) {
+			size_t root = (size_t)u * c->stride + p;
+			if (c->nb_row[root] == FAB_NONE || color[root])
+				continue;
+			size_t sp = 0;
+			stk[sp] = root;
+			it[sp++] = 1;
+			color[root] = 1;
+			while (sp > 0) {
+				size_t k = stk[sp - 1];
+				size_t w = cdg_next(c, k, &it[sp - 1]);
+				if (w == SIZE_MAX) {
+					color[k] = 2;
+					sp--;
+					continue;
+				}
+				if (color[w] == 2)
+					continue;
+				if (color[w] == 0) {
+					color[w] = 1;
+					stk[sp] = w;
+					it[sp++] = 1;
+					continue;
+				}
+				/* w is on the stack: the cycle is stk[pos..sp) */
+				size_t pos = sp;
+				while (pos > 0 && stk[pos - 1] != w)
+					pos--;
+				pos--;
+				struct verify_report *r = c->r;
+				r->cycle = 1;
+				r->cycle_len = (uint32_t)(sp - pos);
+				for (size_t j = 0; j < sp - pos && j < VERIFY_CYCLE_SHOW; j++) {
+					size_t lk = stk[pos + j];
+					r->cycle_guid[j] = row_node(c, (uint32_t)(lk / c->stride))->guid;
+					r->cycle_port[j] = (uint8_t)(lk % c->stride);
+				}
+				break;
+			}
+		}
+	}
+	free(color);
+	free(stk);
+	free(it);
+	return 0;
+}
+
+static void free_ctx(struct vctx *c)
+{
+	free(c->nb_row);
+	free(c->nb_port);
+	free(c->hop);
+	free(c->adj_off);
+	free(c->adj);
+	free(c->rows_sorted);
+	free(c->src_off);
+	free(c->src);
+	free(c->leaf_row);
+	free(c->dist);
+	free(c->rank);
+	free(c->code);
+	free(c->port);
+	free(c->state);
+	free(c->hops);
+	free(c->fail);
+	free(c->order);
+	free(c->stack);
+	free(c->cnt);
+	free(c->load);
+	free(c->cdg);
+	free(c->pblk);
+}
+
+int route_verify(const struct fabric *f, const struct lft_tables *t,
+		 const struct verify_opts *o, struct verify_report *r)
+{
+	struct vctx c = { .f = f, .t = t, .r = r, .n = t->n_sw };
+	int rc = -1;
+	memset(r, 0, sizeof(*r));
+	r->switches = t->n_sw;
+	r->deadlock_free_required = o && o->deadlock_free_required;
+	if (build_links(&c) < 0 || build_sources(&c) < 0 ||
+	    build_distances(&c) < 0)
+		goto out;
+	size_t n1 = (size_t)c.n + 1;
+	size_t nl = (size_t)c.n * c.stride + 1;
+	c.cdg_bytes = (c.stride + 7) / 8;
+	c.code = malloc(n1 * sizeof(*c.code));
+	c.port = malloc(n1);
+	c.state = malloc(n1);
+	c.hops = malloc(n1 * sizeof(*c.hops));
+	c.fail = malloc(n1 * sizeof(*c.fail));
+	c.order = malloc(n1 * sizeof(*c.order));
+	c.stack = malloc(n1 * sizeof(*c.stack));
+	c.cnt = malloc(n1 * sizeof(*c.cnt));
+	c.load = calloc(nl, sizeof(*c.load));
+	c.cdg = calloc(nl, c.cdg_bytes);
+	c.pblk = malloc(n1 * LID_BLOCK);
+	if (!c.code || !c.port || !c.state || !c.hops || !c.fail || !c.order ||
+	    !c.stack || !c.cnt || !c.load || !c.cdg || !c.pblk)
+		goto out;
+	if (f->lid_port && check_routes(&c) < 0)
+		goto out;
+	link_stats(&c);
+	if (find_cycle(&c) < 0)
+		goto out;
+	if (r->unreachable)
+		r->errors++;
+	if (r->cycle) {
+		if (r->deadlock_free_required)
+			r->errors++;
+		else
+			r->warnings++;
+	}
+	rc = 0;
+out:
+	free_ctx(&c);
+	return rc;
+}
+
+int verify_engine_deadlock_free(const char *engine)
+{
+	static const char *const names[] = { "updn", "ftree", "dmodk" };
+	if (!engine)
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(engine, names[i]))
+			return 1;
+	return 0;
+}
+
+static const char *fail_text(uint8_t kind)
+{
+	switch (kind) {
+	case VERIFY_DROP: return "dropped";
+	case VERIFY_HOLE: return "sent into a hole";
+	case VERIFY_LOOP: return "caught in a loop";
+	}
+	return "?";
+}
+
+static void print_load(FILE *fp, const char *what, const struct verify_load *l)
+{
+	if (!l->links)
+		return;
+	fprintf(fp, "  %-8s %6u links: max %llu, min %llu, mean %.1f routes\n",
+		what, l->links, (unsigned long long)l->max,
+		(unsigned long long)l->min, (double)l->total / l->links);
+}
+
+int verify_print(const struct verify_report *r, FILE *fp)
+{
+	fprintf(fp, "route verification: %u switches, %u CA ports, %u LIDs",
+		r->switches, r->sources, r->lids);
+	if (r->unattached_lids)
+		fprintf(fp, " (%u more on ports no switch reaches)", r->unattached_lids);
+	fprintf(fp, ", %llu pairs\n", (unsigned long long)r->pairs);
+	if (!r->unreachable)
+		fprintf(fp, "  reachability: every CA port reaches every LID, no loops\n");
+	else
+		fprintf(fp, "  reachability: %llu pairs undelivered: %llu dropped, %llu into a hole, %llu in a loop\n",
+			(unsigned long long)r->unreachable,
+			(unsigned long long)r->drops,
+			(unsigned long long)r->holes,
+			(unsigned long long)r->loops);
+	for (uint32_t i = 0; i < r->n_examples; i++) {
+		const struct verify_example *e = &r->ex[i];
+		fprintf(fp, "    \"%s\" port %u (0x%016llx) -> LID %u: %s at \"%s\" (0x%016llx), entry %u\n",
+			e->src_desc, e->src_port, (unsigned long long)e->src_guid,
+			e->lid, fail_text(e->kind), e->at_desc,
+			(unsigned long long)e->at_guid, e->at_port);
+	}
+	fprintf(fp, "  hops: max %u; %llu pairs longer than the shortest path",
+		r->max_hops, (unsigned long long)r->nonminimal);
+	if (r->nonminimal)
+		fprintf(fp, " (by up to %u)", r->max_excess);
+	fprintf(fp, "\n");
+	fprintf(fp, "  routes per switch-to-switch link over %llu CA-to-CA pairs (max rank %u):\n",
+		(unsigned long long)r->ca_pairs, r->max_rank);
+	print_load(fp, "all", &r->all);
+	print_load(fp, "up", &r->up);
+	print_load(fp, "down", &r->down);
+	print_load(fp, "lateral", &r->lateral);
+	fprintf(fp, "  channel dependencies (VL0): %u links, %llu dependencies, ",
+		r->cdg_nodes, (unsigned long long)r->cdg_edges);
+	if (!r->cycle) {
+		fprintf(fp, "no cycle\n");
+	} else {
+		fprintf(fp, "a cycle of %u links (%s):", r->cycle_len,
+			r->deadlock_free_required ?
+			"error: the engine promises deadlock freedom" :
+			"warning: the engine does not promise deadlock freedom");
+		for (uint32_t i = 0; i < r->cycle_len && i < VERIFY_CYCLE_SHOW; i++)
+			fprintf(fp, " 0x%016llx/%u", (unsigned long long)r->cycle_guid[i],
+				r->cycle_port[i]);
+		fprintf(fp, "%s\n", r->cycle_len > VERIFY_CYCLE_SHOW ? " ..." : "");
+	}
+	fprintf(fp, "verify: %s: %u error%s, %u warning%s: %llu undelivered, %llu in loops, %s",
+		r->errors ? "FAILED" : "OK", r->errors, r->errors == 1 ? "" : "s",
+		r->warnings, r->warnings == 1 ? "" : "s",
+		(unsigned long long)r->unreachable, (unsigned long long)r->loops,
+		r->cycle ? "dependency cycle" : "no dependency cycle");
+	if (r->elapsed_ms)
+		fprintf(fp, " (%llu ms)", (unsigned long long)r->elapsed_ms);
+	fprintf(fp, "\n");
+	return ferror(fp) ? -1 : 0;
+}

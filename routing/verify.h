@@ -1,0 +1,112 @@
+/*
+ * Route verification: a pure function from the fabric model and a set of
+ * forwarding tables (computed by an engine, or read back from switches)
+ * to a report.  No I/O but verify_print().
+ *
+ * Sources are the CA (and router) ports cabled to a switch; destinations
+ * are every assigned LID whose port is reachable at all (a switch's port
+ * 0, or a CA port cabled to a switch).  For every (source, LID) pair the
+ * route is followed through the LFTs: delivered, dropped (LFT_DROP, a port
+ * the switch lacks, port 0 of another switch), run into a hole (a port
+ * with no usable link, or cabled to another CA), or caught in a loop.
+ * Routes are resolved once per (switch, LID), not per pair.
+ *
+ * Also: hops against the shortest switch path, routes per directed
+ * switch-to-switch link over all CA-to-CA pairs (base LIDs; split up/down
+ * by switch rank, the BFS distance from the nearest switch with a CA),
+ * and a cycle check of the channel dependency graph (one VL for now):
+ * nodes are directed switch-to-switch links, a -> b when a route taken by
+ * some CA's traffic leaves a switch by link a and the next one by link b.
+ *
+ * Errors: an undelivered pair (which includes loops); a dependency cycle
+ * when deadlock freedom is required.  A cycle is otherwise a warning.
+ */
+#ifndef IBSMD_VERIFY_H
+#define IBSMD_VERIFY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine.h"
+
+#define VERIFY_EXAMPLES 5
+#define VERIFY_CYCLE_SHOW 8
+
+enum verify_fail {
+	VERIFY_DROP = 1,	/* LFT_DROP, no such port, port 0 of another switch */
+	VERIFY_HOLE,		/* a port without a usable link, or to another CA */
+	VERIFY_LOOP,
+};
+
+struct verify_opts {
+	int deadlock_free_required;
+};
+
+/* One undelivered pair. */
+struct verify_example {
+	uint64_t src_guid;		/* the source CA port's GUID */
+	uint8_t src_port;		/* and its number */
+	char src_desc[FAB_DESC_LEN + 1];
+	uint32_t lid;
+	uint8_t kind;			/* enum verify_fail */
+	uint64_t at_guid;		/* the switch where it failed */
+	char at_desc[FAB_DESC_LEN + 1];
+	uint8_t at_port;		/* its LFT entry there */
+};
+
+struct verify_load {
+	uint32_t links;			/* directed links in this class */
+	uint64_t max, min, total;	/* routes per link */
+};
+
+struct verify_report {
+	uint32_t switches;
+	uint32_t sources;		/* CA ports cabled to a switch */
+	uint32_t lids;			/* destination LIDs */
+	uint32_t unattached_lids;	/* assigned, but on a port no switch reaches */
+	uint64_t pairs;			/* (source, LID) pairs, a port's own LIDs excepted */
+
+	uint64_t unreachable;		/* = drops + holes + loops */
+	uint64_t drops, holes, loops;
+	uint32_t n_examples;
+	struct verify_example ex[VERIFY_EXAMPLES];
+
+	/* delivered pairs; hops count links from the source CA port */
+	uint32_t max_hops;
+	uint64_t nonminimal;		/* longer than the shortest path */
+	uint32_t max_excess;		/* links more than the shortest */
+
+	/* routes per directed switch-to-switch link, CA-to-CA pairs */
+	uint64_t ca_pairs;
+	uint32_t max_rank;		/* 0 for switches with CAs */
+	struct verify_load all, up, down, lateral;
+
+	/* channel dependency graph, VL0 */
+	uint32_t cdg_nodes;		/* directed switch-to-switch links */
+	uint64_t cdg_edges;
+	int cycle;
+	uint32_t cycle_len;		/* links in the cycle found */
+	uint64_t cycle_guid[VERIFY_CYCLE_SHOW];	/* its first links: switch, */
+	uint8_t cycle_port[VERIFY_CYCLE_SHOW];	/* output port */
+
+	int deadlock_free_required;
+	uint32_t errors, warnings;
+	uint64_t elapsed_ms;		/* the caller's, printed when non-zero */
+};
+
+/*
+ * Checks t against f (LIDs assigned, f->lid_port indexed).  Returns 0 with
+ * *r filled (r->errors says whether the routes are acceptable), or -1 on
+ * ENOMEM.
+ */
+int route_verify(const struct fabric *f, const struct lft_tables *t,
+		 const struct verify_opts *o, struct verify_report *r);
+/* Whether the engine of that name promises deadlock freedom on one VL. */
+int verify_engine_deadlock_free(const char *engine);
+/*
+ * Writes the report, several lines, the last one "verify: OK ..." or
+ * "verify: FAILED ...".  Returns 0 or -1 on a write error.
+ */
+int verify_print(const struct verify_report *r, FILE *fp);
+
+#endif

@@ -1,0 +1,169 @@
+#!/bin/bash
+# make bench: ibsmd against OpenSM on the same ibsim fabrics, in the same run.
+# Every run gets a fresh ibsim and fresh state/cache directories; the programs
+# alternate; wall time is measured from outside (the whole process, to exit);
+# MADs are counted the same way for both by tests/shims/maddrop.c in front of
+# libumad2sim.so.  Ratios measured in one run are what count.
+#
+#   BENCH_ROUNDS=3        rounds per fabric and program (the median is shown)
+#   BENCH_BIG=1           also the 11664-host 3-level tree (slow)
+#   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
+#   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664)
+SIM_TEST=bench
+. "$(dirname "$0")/sim/common.sh"
+[ -e "$SIM_MADDROP" ] || fail "build/libmaddrop.so is missing"
+ROUNDS=${BENCH_ROUNDS:-3}
+ENGINE=${BENCH_ENGINE:-ftree,minhop}
+RESULTS="$SIM_TMP/results"
+: >"$RESULTS"
+
+FABRICS=("ft2-324:ftree2 --radix 36" "ft3-3456:ftree3 --radix 24" "k18-5832:kary --k 18 --n 3")
+[ -n "${BENCH_BIG:-}" ] && FABRICS+=("ft3-11664:ftree3 --radix 36")
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# count DIR KEY: a counter summed over the processes that wrote DIR/count.PID
+count() { cat "$1"/count.* 2>/dev/null | awk -v k="$2" '$1 == k { n += $2 } END { print n + 0 }'; }
+
+# one_run NAME NET PROG ROUND: a fresh ibsim, one bring-up; appends
+# "NAME PROG wall_ms mads rss_kb route_ms" to $RESULTS
+one_run() {
+	local name=$1 net=$2 prog=$3 round=$4 dir="$SIM_TMP/$1-$3-$4" t0 t1 rc
+	mkdir -p "$dir"
+	sim_start "$net"
+	export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0
+	t0=$(now_ms)
+	case $prog in
+	ibsmd)
+		SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host H-0 /usr/bin/time -f "%M" -o "$dir/rss" \
+			"$IBSMD" --once -R "$ENGINE" -S "$dir/state" >"$dir/out" 2>"$dir/err"
+		rc=$?
+		;;
+	osm|osm64)
+		[ "$prog" = osm64 ] && printf 'max_wire_smps 64\n' >"$dir/opensm.conf" ||
+			: >"$dir/opensm.conf"
+		OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" SIM_EXTRA_PRELOAD="$SIM_MADDROP" \
+			on_host H-0 /usr/bin/time -f "%M" -o "$dir/rss" \
+			opensm -o -R ftree -F "$dir/opensm.conf" -f "$dir/opensm.log" \
+			>"$dir/out" 2>"$dir/err"
+		rc=$?
+		;;
+	esac
+	t1=$(now_ms)
+	unset MADDROP_COUNT MADDROP_EVERY
+	sim_stop
+	[ "$rc" -eq 0 ] || fail "$name $prog round $round exited $rc: $(tail -n 3 "$dir/err")"
+	local route=- rss
+	rss=$(tail -n 1 "$dir/rss")
+	[ "$prog" = ibsmd ] && route=$(grep -o 'route_ms=[0-9]*' "$dir/out" | tail -n 1 | cut -d= -f2)
+	echo "$name $prog $((t1 - t0)) $(count "$dir" total) $rss $route" >>"$RESULTS"
+	note "$name $prog round $round: $((t1 - t0)) ms, $(count "$dir" total) MADs"
+}
+
+median() { sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "-") }'; }
+col() {	# NAME PROG COLUMN
+	awk -v n="$1" -v p="$2" -v c="$3" '$1 == n && $2 == p { print $c }' "$RESULTS" | median
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "-") printf "%.2f", a / b; else print "-" }'; }
+
+for spec in "${FABRICS[@]}"; do
+	name=${spec%%:*}
+	[ -n "${BENCH_ONLY:-}" ] && [ "$BENCH_ONLY" != "$name" ] && continue
+	net="$SIM_TMP/$name.net"
+	gen ${spec#*:} -o "$net"
+	for r in $(seq "$ROUNDS"); do
+		for prog in ibsmd osm osm64; do
+			one_run "$name" "$net" "$prog" "$r"
+		done
+	done
+done
+
+echo
+echo "bring-up under ibsim, median of $ROUNDS rounds ($(date -u +%F), $(nproc) cores); ibsmd -R $ENGINE, OpenSM -R ftree"
+printf '%-10s %9s %9s %9s %7s %7s %10s %10s %7s %9s %9s\n' fabric ibsmd_ms osm_ms osm64_ms vs_osm vs_64 ibsmd_mads osm_mads mads_x route_ms rss_kb
+for spec in "${FABRICS[@]}"; do
+	name=${spec%%:*}
+	[ -n "${BENCH_ONLY:-}" ] && [ "$BENCH_ONLY" != "$name" ] && continue
+	iw=$(col "$name" ibsmd 3); ow=$(col "$name" osm 3); o6=$(col "$name" osm64 3)
+	im=$(col "$name" ibsmd 4); om=$(col "$name" osm 4)
+	printf '%-10s %9s %9s %9s %7s %7s %10s %10s %7s %9s %9s\n' "$name" "$iw" "$ow" "$o6" \
+		"$(ratio "$iw" "$ow")" "$(ratio "$iw" "$o6")" "$im" "$om" "$(ratio "$im" "$om")" \
+		"$(col "$name" ibsmd 6)" "$(col "$name" ibsmd 5)"
+done
+
+# ---- events on one fabric: an unchanged heavy sweep, one link failure ----
+EV=${BENCH_EVENT_FABRIC:-ft3-3456}
+evspec=""
+for spec in "${FABRICS[@]}"; do [ "${spec%%:*}" = "$EV" ] && evspec=${spec#*:}; done
+if [ -n "$evspec" ] && { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$EV" ]; }; then
+	net="$SIM_TMP/$EV.net"
+	[ -e "$net" ] || gen $evspec -o "$net"
+	# the first leaf's first link to a switch
+	leaf=$(awk '/^Switch/ { gsub(/"/, "", $3); sw = $3 } /^\[[0-9]+\]\t"L[1-9]/ { sub(/\].*/, "", $1); sub(/\[/, "", $1); print sw, $1; exit }' "$net")
+	link="\"${leaf% *}\"[${leaf#* }]"
+	stable() {	# FILE: wait until its total stops changing for 1 s
+		local a b
+		b=$(count "$1" total)
+		while :; do
+			sleep 1
+			a=$(count "$1" total)
+			[ "$a" = "$b" ] && break
+			b=$a
+		done
+	}
+	attr_sets() { count "$1" "class_0x81_method_0x02_attr_0x$2"; }
+
+	dir="$SIM_TMP/ev-ibsmd"; mkdir -p "$dir"
+	sim_start "$net"
+	export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=100
+	SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" \
+		-s "$dir/sock" >"$dir/out" 2>"$dir/err"
+	unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+	ups() { [ "$(grep -c '^subnet up' "$dir/out")" -ge "$1" ]; }
+	wait_until 120 ups 1 || fail "events: ibsmd did not come up"
+	stable "$dir"; a_tot=$(count "$dir" total); a_set=$(count "$dir" set)
+	"$IBSMCTL" -s "$dir/sock" sweep --heavy >/dev/null
+	wait_until 60 ups 2 || fail "events: no second heavy sweep"
+	stable "$dir"; b_tot=$(count "$dir" total); b_set=$(count "$dir" set); b_lft=$(attr_sets "$dir" 0019)
+	sim_cmd "Unlink $link" >/dev/null
+	wait_until 60 ups 3 || fail "events: no sweep after Unlink $link"
+	stable "$dir"; c_tot=$(count "$dir" total); c_lft=$(attr_sets "$dir" 0019)
+	s1=$(grep '^subnet up' "$dir/out" | sed -n 1p | grep -o 'sweep_ms=[0-9]*' | cut -d= -f2)
+	s2=$(grep '^subnet up' "$dir/out" | sed -n 2p | grep -o 'sweep_ms=[0-9]*' | cut -d= -f2)
+	s3=$(grep '^subnet up' "$dir/out" | sed -n 3p | grep -o 'sweep_ms=[0-9]*' | cut -d= -f2)
+	sim_stop
+
+	dir="$SIM_TMP/ev-osm"; mkdir -p "$dir"
+	sim_start "$net"
+	export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=100
+	: >"$dir/opensm.conf"
+	OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" SIM_EXTRA_PRELOAD="$SIM_MADDROP" \
+		on_host_bg H-0 opensm -R ftree -F "$dir/opensm.conf" -f "$dir/opensm.log" \
+		>"$dir/out" 2>&1
+	unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+	# OpenSM's log is buffered: MASTER state, then its MADs stop
+	wait_until 300 grep -q 'Entering MASTER state' "$dir/out" || fail "events: OpenSM did not come up"
+	sleep 1
+	stable "$dir"; oa_tot=$(count "$dir" total); oa_lft=$(attr_sets "$dir" 0019)
+	sim_cmd "Unlink $link" >/dev/null
+	sleep 2
+	stable "$dir"; oc_tot=$(count "$dir" total); oc_lft=$(attr_sets "$dir" 0019)
+	sim_stop
+
+	echo
+	echo "events on $EV (ibsmd -R $ENGINE, OpenSM -R ftree with its defaults)"
+	echo "  ibsmd bring-up sweep: ${s1} ms; unchanged heavy sweep: ${s2} ms ($(ratio "$s2" "$s1") of the bring-up), $((b_tot - a_tot)) MADs, $((b_set - a_set)) Sets"
+	echo "  link failure (Unlink $link): ibsmd ${s3} ms, $((c_tot - b_tot)) MADs, $((c_lft - b_lft)) LFT blocks written;" \
+		"OpenSM $((oc_tot - oa_tot)) MADs, $((oc_lft - oa_lft)) LFT blocks written"
+fi
+
+# ---- the emulated 20736-host 4-level 12-ary tree ----
+if [ -z "${BENCH_ONLY:-}" ]; then
+	gen kary --k 12 --n 4 -o "$SIM_TMP/k12n4.net"
+	t0=$(now_ms)
+	/usr/bin/time -f "%M" -o "$SIM_TMP/k12n4.rss" "$IBSMD" --emulate "$SIM_TMP/k12n4.net" --once \
+		-R "$ENGINE" -S "$SIM_TMP/k12n4-state" >"$SIM_TMP/k12n4.out" 2>"$SIM_TMP/k12n4.err" ||
+		fail "emulated 20736-host bring-up failed: $(tail -n 3 "$SIM_TMP/k12n4.err")"
+	echo
+	echo "emulated 20736-host 4-level 12-ary tree: $(( $(now_ms) - t0 )) ms wall, peak RSS $(tail -n 1 "$SIM_TMP/k12n4.rss") KB"
+	echo "  $(grep '^subnet up' "$SIM_TMP/k12n4.out")"
+fi
