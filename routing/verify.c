@@ -15,7 +15,7 @@
 
 #include "verify.h"
 
-#define LID_BLOCK 64
+#define LID_BLOCK 256
 #define D_INF UINT16_MAX
 
 /* per-LID decoded entries (int32): >= 0 the next switch's row, else: */
@@ -26,6 +26,15 @@
 
 /* resolution states */
 enum { S_UNKNOWN, S_BUSY, S_OK, S_DROP, S_HOLE, S_LOOP };
+
+/* One switch's route towards the LID at hand. */
+struct sw_state {
+	int32_t code;		/* next row, C_DELIVER, C_DROP, C_HOLE */
+	uint32_t hops;		/* switch links to delivery (S_OK) */
+	uint32_t cnt;		/* source CA ports whose route passes here */
+	uint8_t port;		/* the LFT entry */
+	uint8_t state;
+};
 
 struct vctx {
 	const struct fabric *f;
@@ -46,10 +55,8 @@ struct vctx {
 	uint16_t *dist;			/* [row][leaf]: shortest switch hops */
 	uint32_t *rank;
 	/* per LID */
-	int32_t *code;
-	uint8_t *port;
-	uint8_t *state;
-	uint32_t *hops, *fail, *order, *stack, *cnt;
+	struct sw_state *sw;
+	uint32_t *order, *stack;
 	/* per directed link (row * stride + port) */
 	uint64_t *load;
 	uint32_t cdg_bytes;		/* bitmap bytes per link */
@@ -276,8 +283,6 @@ static void decode(struct vctx *c, const uint8_t *entries, uint32_t ds,
 	for (uint32_t s = 0; s < c->n; s++) {
 		uint8_t p = entries[s];
 		int32_t code;
-		c->port[s] = p;
-		c->state[s] = S_UNKNOWN;
 		if (p == 0) {
 			code = dport == FAB_NONE && s == ds ? C_DELIVER : C_DROP;
 		} else if (p >= c->stride) {
@@ -288,7 +293,8 @@ static void decode(struct vctx *c, const uint8_t *entries, uint32_t ds,
 			if (code == C_CA)
 				code = c->nb_port[k] == dport ? C_DELIVER : C_HOLE;
 		}
-		c->code[s] = code;
+		c->sw[s] = (struct sw_state){ .code = code, .port = p,
+					      .state = S_UNKNOWN };
 	}
 }
 
@@ -297,42 +303,39 @@ static uint32_t resolve(struct vctx *c)
 {
 	uint32_t no = 0;
 	for (uint32_t s0 = 0; s0 < c->n; s0++) {
-		if (c->state[s0] != S_UNKNOWN)
+		if (c->sw[s0].state != S_UNKNOWN)
 			continue;
 		uint32_t sp = 0, s = s0;
 		int loop = 0;
 		for (;;) {
-			if (c->state[s] == S_BUSY) {
+			if (c->sw[s].state == S_BUSY) {
 				loop = 1;
 				break;
 			}
-			if (c->state[s] != S_UNKNOWN)
+			if (c->sw[s].state != S_UNKNOWN)
 				break;
-			int32_t code = c->code[s];
+			int32_t code = c->sw[s].code;
 			if (code >= 0) {
-				c->state[s] = S_BUSY;
+				c->sw[s].state = S_BUSY;
 				c->stack[sp++] = s;
 				s = (uint32_t)code;
 				continue;
 			}
-			c->state[s] = code == C_DELIVER ? S_OK :
+			c->sw[s].state = code == C_DELIVER ? S_OK :
 				      code == C_DROP ? S_DROP : S_HOLE;
-			c->hops[s] = 0;
-			c->fail[s] = s;
+			c->sw[s].hops = 0;
 			c->order[no++] = s;
 			break;
 		}
 		while (sp > 0) {
 			uint32_t u = c->stack[--sp];
 			if (loop) {
-				c->state[u] = S_LOOP;
-				c->fail[u] = s;
-				c->hops[u] = 0;
+				c->sw[u].state = S_LOOP;
+				c->sw[u].hops = 0;
 			} else {
-				uint32_t v = (uint32_t)c->code[u];
-				c->state[u] = c->state[v];
-				c->hops[u] = c->hops[v] + 1;
-				c->fail[u] = c->fail[v];
+				uint32_t v = (uint32_t)c->sw[u].code;
+				c->sw[u].state = c->sw[v].state;
+				c->sw[u].hops = c->sw[v].hops + 1;
 			}
 			c->order[no++] = u;
 		}
@@ -348,27 +351,28 @@ static void add_example(struct vctx *c, uint32_t src_pi, uint32_t lid,
 		return;
 	struct verify_example *e = &r->ex[r->n_examples++];
 	const struct fab_port *p = &c->f->ports[src_pi];
-	uint32_t at = c->fail[s];
+	/* where it failed: the end of the route, or a switch of its loop */
+	uint32_t at = s;
+	for (uint32_t i = 0; i < c->n && c->sw[at].code >= 0; i++)
+		at = (uint32_t)c->sw[at].code;
 	e->src_guid = p->guid;
 	e->src_port = p->num;
 	memcpy(e->src_desc, c->f->nodes[p->node].desc, sizeof(e->src_desc));
 	e->lid = lid;
-	e->kind = c->state[s] == S_DROP ? VERIFY_DROP :
-		  c->state[s] == S_HOLE ? VERIFY_HOLE : VERIFY_LOOP;
+	e->kind = c->sw[s].state == S_DROP ? VERIFY_DROP :
+		  c->sw[s].state == S_HOLE ? VERIFY_HOLE : VERIFY_LOOP;
 	e->at_guid = row_node(c, at)->guid;
 	memcpy(e->at_desc, row_node(c, at)->desc, sizeof(e->at_desc));
-	e->at_port = c->port[at];
+	e->at_port = c->sw[at].port;
 }
 
-/* Counts the pairs towards lid; sets cnt[] to the sources behind each leaf. */
+/* Counts the pairs towards lid; sets the leaves' cnt (decode() zeroed all). */
 static uint64_t count_pairs(struct vctx *c, uint32_t lid, uint32_t ds,
 			    uint32_t dport)
 {
 	struct verify_report *r = c->r;
 	uint64_t pairs = 0;
 	uint32_t extra = dport == FAB_NONE ? 0 : 1;
-	for (uint32_t s = 0; s < c->n; s++)
-		c->cnt[s] = 0;
 	for (uint32_t i = 0; i < c->n_leaves; i++) {
 		uint32_t s = c->leaf_row[i];
 		uint32_t first = c->src_off[s], end = c->src_off[s + 1];
@@ -378,9 +382,9 @@ static uint64_t count_pairs(struct vctx *c, uint32_t lid, uint32_t ds,
 		if (!nsrc)
 			continue;
 		pairs += nsrc;
-		if (c->state[s] == S_OK) {
-			c->cnt[s] = nsrc;
-			uint32_t h = c->hops[s];
+		if (c->sw[s].state == S_OK) {
+			c->sw[s].cnt = nsrc;
+			uint32_t h = c->sw[s].hops;
 			if (h + 1 + extra > r->max_hops)
 				r->max_hops = h + 1 + extra;
 			uint16_t d = c->dist[(size_t)ds * c->n_leaves + i];
@@ -392,9 +396,9 @@ static uint64_t count_pairs(struct vctx *c, uint32_t lid, uint32_t ds,
 			continue;
 		}
 		r->unreachable += nsrc;
-		if (c->state[s] == S_DROP)
+		if (c->sw[s].state == S_DROP)
 			r->drops += nsrc;
-		else if (c->state[s] == S_HOLE)
+		else if (c->sw[s].state == S_HOLE)
 			r->holes += nsrc;
 		else
 			r->loops += nsrc;
@@ -413,17 +417,17 @@ static void push_flows(struct vctx *c, uint32_t no, int loads)
 {
 	for (uint32_t i = no; i-- > 0;) {
 		uint32_t u = c->order[i];
-		if (c->state[u] != S_OK || c->code[u] < 0 || !c->cnt[u])
+		if (c->sw[u].state != S_OK || c->sw[u].code < 0 || !c->sw[u].cnt)
 			continue;
-		uint32_t v = (uint32_t)c->code[u];
-		size_t link = (size_t)u * c->stride + c->port[u];
+		uint32_t v = (uint32_t)c->sw[u].code;
+		size_t link = (size_t)u * c->stride + c->sw[u].port;
 		if (loads)
-			c->load[link] += c->cnt[u];
-		if (c->code[v] >= 0) {
-			uint8_t q = c->port[v];
+			c->load[link] += c->sw[u].cnt;
+		if (c->sw[v].code >= 0) {
+			uint8_t q = c->sw[v].port;
 			c->cdg[link * c->cdg_bytes + q / 8] |= (uint8_t)(1u << (q % 8));
 		}
-		c->cnt[v] += c->cnt[u];
+		c->sw[v].cnt += c->sw[u].cnt;
 	}
 }
 
@@ -588,14 +592,9 @@ static void free_ctx(struct vctx *c)
 	free(c->leaf_row);
 	free(c->dist);
 	free(c->rank);
-	free(c->code);
-	free(c->port);
-	free(c->state);
-	free(c->hops);
-	free(c->fail);
+	free(c->sw);
 	free(c->order);
 	free(c->stack);
-	free(c->cnt);
 	free(c->load);
 	free(c->cdg);
 	free(c->pblk);
@@ -615,19 +614,13 @@ int route_verify(const struct fabric *f, const struct lft_tables *t,
 	size_t n1 = (size_t)c.n + 1;
 	size_t nl = (size_t)c.n * c.stride + 1;
 	c.cdg_bytes = (c.stride + 7) / 8;
-	c.code = malloc(n1 * sizeof(*c.code));
-	c.port = malloc(n1);
-	c.state = malloc(n1);
-	c.hops = malloc(n1 * sizeof(*c.hops));
-	c.fail = malloc(n1 * sizeof(*c.fail));
+	c.sw = malloc(n1 * sizeof(*c.sw));
 	c.order = malloc(n1 * sizeof(*c.order));
 	c.stack = malloc(n1 * sizeof(*c.stack));
-	c.cnt = malloc(n1 * sizeof(*c.cnt));
 	c.load = calloc(nl, sizeof(*c.load));
 	c.cdg = calloc(nl, c.cdg_bytes);
 	c.pblk = malloc(n1 * LID_BLOCK);
-	if (!c.code || !c.port || !c.state || !c.hops || !c.fail || !c.order ||
-	    !c.stack || !c.cnt || !c.load || !c.cdg || !c.pblk)
+	if (!c.sw || !c.order || !c.stack || !c.load || !c.cdg || !c.pblk)
 		goto out;
 	if (f->lid_port && check_routes(&c) < 0)
 		goto out;
