@@ -54,6 +54,7 @@ static void usage(FILE *fp)
 "  -s, --socket PATH      control socket (default " CONTROL_DEFAULT_SOCKET ")\n"
 "      --offline TOPO     no fabric: read a topology file, assign LIDs, route, exit\n"
 "      --emulate TOPO     run against an in-process emulated fabric built from TOPO\n"
+"      --verify           with --once/--offline/--emulate: check the routes; exit 1 on an error\n"
 "      --dump-lfts FILE   write every switch's LFT (dump_fts -n format)\n"
 "      --dump-topology FILE  write the fabric as ibnetdiscover output, with LIDs\n"
 "      --log-level LEVEL  error, warn, notice (default), info, debug\n"
