@@ -16,6 +16,7 @@
 # client attaches to the first port of its node; the fake sysfs of a client
 # is a snapshot taken when it starts.
 
+# shellcheck disable=SC2034 # variables for the tests that source this file
 SIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SIM_TEST=${SIM_TEST:-$(basename "$0" .sh)}
 SIM_FABGEN="$SIM_ROOT/tests/gen/fabgen.py"
@@ -172,6 +173,11 @@ sim_start() {
 		fail "sim_start: no ibsim console prompt"
 }
 
+# sim_alive: is the simulator still running?
+sim_alive() {
+	[ -n "$SIM_PID" ] && kill -0 "$SIM_PID" 2>/dev/null
+}
+
 sim__has_prompt() {
 	[ "$(sim__prompts)" -ge 1 ]
 }
@@ -195,12 +201,17 @@ sim_cmd() {
 
 # sim_stop: quit ibsim (the EXIT trap calls it too).
 sim_stop() {
+	local rc=0
 	[ -n "$SIM_PID" ] || return 0
 	if kill -0 "$SIM_PID" 2>/dev/null; then
-		printf 'Quit\n' >&"$SIM_FD" 2>/dev/null || true
+		{ printf 'Quit\n' >&"$SIM_FD"; } 2>/dev/null || true
 		wait_pid "$SIM_PID" 5 || sim__stop_pid "$SIM_PID"
+		wait "$SIM_PID" 2>/dev/null || true
+	else
+		wait "$SIM_PID" 2>/dev/null || rc=$?
+		echo "  $SIM_TEST: ibsim had exited on its own, status $rc" \
+			"(>128: signal N-128)" >&2
 	fi
-	wait "$SIM_PID" 2>/dev/null || true
 	exec {SIM_FD}>&-
 	SIM_PID=
 	SIM_FD=
