@@ -3,15 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Every engine, in the order `routing_engine_names` lists them.  Each is
- * defined in its own file (routing/NAME.c); the weak references let an
- * engine file be added without touching this table's users.
- */
+/* Every engine, each defined in its own file (routing/NAME.c). */
 extern const struct routing_engine minhop_engine;
-extern const struct routing_engine updn_engine __attribute__((weak));
-extern const struct routing_engine ftree_engine __attribute__((weak));
-extern const struct routing_engine dmodk_engine __attribute__((weak));
+extern const struct routing_engine updn_engine;
+extern const struct routing_engine ftree_engine;
+extern const struct routing_engine dmodk_engine;
 
 static const struct routing_engine *engine_at(size_t i)
 {
@@ -37,17 +33,7 @@ const struct routing_engine *routing_engine_find(const char *name)
 
 const char *routing_engine_names(void)
 {
-	/* which engines are linked in is fixed at link time */
-	static const char *const texts[] = {
-		"minhop", "minhop updn", "minhop ftree", "minhop updn ftree",
-		"minhop dmodk", "minhop updn dmodk", "minhop ftree dmodk",
-		"minhop updn ftree dmodk",
-	};
-	unsigned mask = 0;
-	for (size_t i = 1; i < N_ENGINE_SLOTS; i++)
-		if (engine_at(i))
-			mask |= 1u << (i - 1);
-	return texts[mask];
+	return "minhop updn ftree dmodk";
 }
 
 int lft_tables_alloc(struct lft_tables *t, const struct fabric *f)

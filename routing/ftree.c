@@ -1,50 +1,57 @@
 /*
  * ftree: fat-tree routing after OpenSM's ftree engine.
  *
- * The tree is found from the fabric alone: the leaves are the switches
- * with CAs; the roots are the routing roots given (node descriptions or
- * "0x" GUIDs) or else, per connected component, the switches farthest from
- * every leaf; a switch's rank is its BFS distance from the roots (0 = root).
- * Links between switches of one rank are not used.  Every switch gets a
- * tuple as in OpenSM (BFS from the first leaf, one index varying per
- * level); tuples give the fixed order of leaves and of port groups.
+ * The tree is found from the fabric alone.  The leaves are the switches
+ * with CAs.  The roots are the routing roots given (node descriptions or
+ * "0x" GUIDs) or else, per connected component, the switches farthest
+ * from the leaves; when that ranks some leaves off the level most CAs are
+ * at (a CA cabled to a spine makes the spines near it look low), the roots
+ * are found again from the other leaves.  A switch's rank is its BFS
+ * distance from the roots (0 = root); links within a rank are not used.
+ * Every switch gets a tuple as in OpenSM (BFS from the first leaf, one
+ * index varying per level); tuples fix the order of leaves and links.
  *
- * Destinations are routed leaf by leaf in tuple order, the CA ports of a
- * leaf in port order (and with LMC > 0 the n-th LID of every port in the
- * n-th round).  For one destination LID on leaf A:
- *   - the main path goes up from A, at each switch over the up link
- *     whose downward counter is lowest (ties: tuple order): the switches
- *     on it route the LID down that link, and the counter is raised;
- *   - every other switch that can reach A going only down (A's ancestors)
- *     routes it down, every switch that cannot routes it up, always over a
- *     link that keeps the route shortest among up*-then-down* routes, and
- *     among those the one whose route joins the main path soonest (ties:
- *     the link carrying the fewest CA-to-CA routes so far, then tuple
- *     order).  Traffic to one destination thus converges on its own path
- *     through the tree, as in OpenSM's down-going-by-going-up /
- *     up-going-by-going-down recursion, and the main paths are spread by
- *     the counters.  Every switch that has such a route gets an entry.
- *   - the number of CA ports behind each switch is then pushed along the
- *     chosen links, which keeps the per-link route counts the tie-breaks
- *     use.
- * Leaves with fewer CA ports than the fullest leaf route dummy
- * destinations (counters only), as OpenSM does, to keep the levels even.
- * Switch LIDs follow, with the same rules but without counting.  Last,
- * a switch that has no up*-down* route to a LID (a spine to a spine in a
- * 3-level tree, or any switch of a damaged tree) gets the route it has to
- * the last leaf, whose own route then takes over: only switch-originated
- * traffic can take such a turn, and all of it turns at that one leaf.
+ * CA LIDs are routed leaf by leaf in tuple order, the CA ports of a leaf
+ * in port order, the LIDs of a port's LMC range one after the other.  For
+ * one LID on leaf A:
+ *   - the main path goes up from A, at each switch over the up link with
+ *     the lowest counter of main paths down it (ties: tuple order); its
+ *     switches route the LID down that link.  A port's LIDs thus leave
+ *     every switch their main paths share over different links.
+ *   - A's other ancestors (they reach A going only down) route it down,
+ *     every other switch up, always on a shortest up*-then-down* route
+ *     and, as OpenSM's down-going-by-going-up / up-going-by-going-down
+ *     recursion does, towards the main path: a switch whose shortest
+ *     route turns at a main path switch goes straight to it (descendant
+ *     lists make that a lookup), the others take the link whose route
+ *     joins the main path soonest, then the least loaded (CA-to-CA
+ *     routes so far), then tuple order.  Traffic to one LID converges on
+ *     its own path through the tree, and the counters spread the paths.
+ *     A switch no CA traffic to the LID crosses takes any shortest route.
+ *   - the CA ports behind each switch are pushed along the routes into
+ *     the per-link loads the ties use.
+ * Leaves with fewer CA ports than the fullest one count dummy main paths,
+ * as OpenSM does, so that the levels above stay even.  Switch LIDs follow
+ * on shortest up*-down* routes spread by LID, without counting.  Last,
+ * where a switch has no up*-down* route at all (a spine to another spine
+ * of a 3-level tree, or a damaged tree) it gets its route to the last leaf
+ * that routes every LID, and that leaf's route takes over; only traffic
+ * from switches (and, in a damaged tree, from CAs to a switch their leaf
+ * cannot reach) turns there.  Every switch thus routes every LID of its
+ * component, which LID copying for VM migration relies on.
  *
- * Routes are up*-then-down* on strictly ranked links, so CA-to-CA traffic
- * has no channel dependency cycle; on a fat tree they are also shortest.
+ * CA-to-CA routes are up*-then-down* on strictly ranked links, so they
+ * have no channel dependency cycle, and on a fat tree they are shortest.
  * A fabric that is not a clean fat tree (links missing, leaves with fewer
- * up links, CAs on spines) is routed the same way, less evenly.  The
- * engine fails only when there is no leaf, when a routing root is
- * unknown, or when some leaf has no up*-down* route to some CA port of its
- * component (not a tree, e.g. a ring or mesh of switches with CAs).
+ * up links, CAs on spines, leaves without CAs) is routed the same way,
+ * less evenly; nothing is reported about it.  The engine fails only when
+ * no switch has a CA, when a routing root is unknown, or when some leaf
+ * has no up*-down* route to the CAs of another leaf of its component (a
+ * ring or mesh of switches with CAs, say), so the next engine can try.
  *
- * Cost: one O(switch links) pass per destination over candidate lists
- * computed once per destination switch; plain arrays throughout.
+ * Cost: per destination switch a pass over the up links (shortest route
+ * lengths and candidate links); per LID a pass over the switches plus the
+ * descendants of its main path; tables written in batches of LIDs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,11 +62,20 @@
 #define FT_INF		UINT16_MAX
 #define FT_TUPLE_LEN	8
 #define FT_TUPLE_FREE	0xff
+#define FT_BATCH	256
+#ifndef FT_DESC_BUDGET
+#define FT_DESC_BUDGET	(1u << 25)
+#endif
 
 struct ft_link {
 	uint32_t row;		/* the switch at the other end */
 	uint8_t port;		/* local port */
 	uint8_t rport;		/* the other end's port */
+};
+
+struct ft_desc_ent {
+	uint32_t row;		/* a switch below */
+	uint32_t loff, nl;	/* its links towards the switch above */
 };
 
 struct ft {
@@ -79,7 +95,7 @@ struct ft {
 	uint32_t n_comp;
 	uint64_t *comp_guid;	/* component -> lowest switch GUID */
 	uint32_t *comp_leaves;	/* component -> switches with CAs */
-	uint32_t *fill_row;	/* component -> last leaf, FAB_NONE */
+	uint32_t *fill_row;	/* component -> leaf for ft_fill, FAB_NONE */
 	uint8_t *is_root;
 	uint32_t *rank;
 	uint8_t *tuple;		/* row * FT_TUPLE_LEN */
@@ -89,25 +105,39 @@ struct ft {
 	uint32_t *queue;
 
 	/* per destination switch */
-	uint16_t *h;		/* up*-down* hops to it, FT_INF: none */
-	uint8_t *inset;		/* reaches it going only down */
-	uint32_t *order;	/* rows with a route, by h */
+	uint16_t *h;		/* up*-down* hops to it, valid when h_st */
+	uint32_t *h_st, *in_st, dstamp;	/* in_st: reaches it going down */
+	uint32_t *order;	/* rows with a route (see ft_dest) */
 	uint32_t n_order;
+	uint32_t n_inset;	/* order[0 .. n_inset): its ancestors */
+	uint32_t *pos;		/* row -> order position */
 	uint32_t *cand_off;	/* per order position */
 	struct ft_link *cand;
-	uint32_t *hcount;
+	/* descendants (see ft_desc), NULL when not kept */
+	uint32_t *desc_off;
+	struct ft_desc_ent *desc;
+	struct ft_link *desc_link;
 
 	/* per destination LID */
 	uint16_t *dj;		/* hops to the main path */
 	uint32_t *cstamp, stamp;	/* on the main path when == stamp */
 	uint32_t *cnext;
 	uint8_t *cport;
+	uint32_t *chain, n_chain;	/* the main path, from the leaf up */
+	uint32_t *asg, *djst;	/* route chosen, dj known when == stamp */
 	uint32_t *nrow;
 	uint8_t *nport;
 	uint32_t *w;
 
 	uint32_t *cdown;	/* main paths per directed link (sender, port) */
-	uint64_t *load;		/* CA-to-CA routes per directed link */
+	uint32_t *load;		/* CA-to-CA routes per directed link */
+
+	/* routed LIDs not yet in the tables: column j * n + row */
+	uint8_t *batch;
+	uint32_t batch_lid[FT_BATCH];
+	uint32_t batch_sorted[FT_BATCH][2];
+	const uint8_t *batch_col[FT_BATCH];
+	uint32_t n_batch;
 };
 
 static int usable_link(const struct fabric *f, uint32_t pi)
@@ -257,21 +287,10 @@ static int root_matches(const struct fab_node *nd, const char *name)
 	return !strcmp(nd->desc, name);
 }
 
-/* Roots (given, or the switches farthest from the leaves), then ranks. */
-static int ft_rank(struct ft *ft, const struct route_opts *o, char *err,
-		   size_t errlen)
+/* Marks the routing roots given; -1 with a reason for an unknown one. */
+static int given_roots(struct ft *ft, const struct route_opts *o,
+		       uint8_t *has_root, char *err, size_t errlen)
 {
-	uint32_t *dist = ft->rank;	/* distance from the leaves first */
-	uint32_t qt = 0;
-	uint8_t *has_root = calloc((size_t)ft->n_comp + 1, 1);
-	uint32_t *far = calloc((size_t)ft->n_comp + 1, sizeof(*far));
-	if (!has_root || !far) {
-		free(has_root);
-		free(far);
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	memset(ft->is_root, 0, ft->n);
 	for (int i = 0; o && i < o->n_roots; i++) {
 		char name[65];
 		int found = 0;
@@ -287,19 +306,29 @@ static int ft_rank(struct ft *ft, const struct route_opts *o, char *err,
 		if (!found) {
 			snprintf(err, errlen, "routing root '%s' is not a switch "
 				 "of this fabric", name);
-			free(has_root);
-			free(far);
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * In components without given roots, the roots are the switches farthest
+ * from the seeds (the leaves); in one without CAs, its lowest GUID switch.
+ */
+static void auto_roots(struct ft *ft, const uint8_t *has_root,
+		       const uint8_t *seed, uint32_t *dist, uint32_t *far)
+{
+	uint32_t qt = 0;
 	for (uint32_t r = 0; r < ft->n; r++) {
 		dist[r] = UINT32_MAX;
-		if (n_ca(ft, r)) {
+		if (seed[r]) {
 			dist[r] = 0;
 			ft->queue[qt++] = r;
 		}
 	}
 	bfs_from(ft, qt, dist);
+	memset(far, 0, ((size_t)ft->n_comp + 1) * sizeof(*far));
 	for (uint32_t r = 0; r < ft->n; r++)
 		if (dist[r] != UINT32_MAX && dist[r] > far[ft->comp[r]])
 			far[ft->comp[r]] = dist[r];
@@ -309,12 +338,14 @@ static int ft_rank(struct ft *ft, const struct route_opts *o, char *err,
 			continue;
 		if (ft->comp_leaves[c])
 			ft->is_root[r] = dist[r] == far[c];
-		else	/* no CA at all: its lowest GUID switch */
+		else
 			ft->is_root[r] = row_node(ft, r)->guid == ft->comp_guid[c];
 	}
-	free(has_root);
-	free(far);
-	qt = 0;
+}
+
+static void rank_from_roots(struct ft *ft)
+{
+	uint32_t qt = 0;
 	for (uint32_t r = 0; r < ft->n; r++) {
 		ft->rank[r] = UINT32_MAX;
 		if (ft->is_root[r]) {
@@ -323,7 +354,144 @@ static int ft_rank(struct ft *ft, const struct route_opts *o, char *err,
 		}
 	}
 	bfs_from(ft, qt, ft->rank);
-	return 0;
+}
+
+/*
+ * Leaves ranked off their component's leaf level (the rank most CAs are
+ * at): CAs cabled to spines or roots.  They are taken out of the seeds;
+ * returns how many.  count has n + 1 zeroed entries, by has n + 1 and
+ * level n_comp + 1.
+ */
+static uint32_t off_level(struct ft *ft, const uint8_t *has_root,
+			    uint8_t *seed, uint32_t *count, uint32_t *by,
+			    uint32_t *level)
+{
+	uint32_t moved = 0, m = 0;
+	/* CA switches grouped by component */
+	memset(level, 0, ((size_t)ft->n_comp + 1) * sizeof(*level));
+	for (uint32_t r = 0; r < ft->n; r++)
+		if (n_ca(ft, r))
+			level[ft->comp[r] + 1]++;
+	for (uint32_t c = 1; c <= ft->n_comp; c++)
+		level[c] += level[c - 1];
+	for (uint32_t r = 0; r < ft->n; r++)
+		if (n_ca(ft, r))
+			by[level[ft->comp[r]]++] = r;
+	/* level[c] is now where component c + 1 starts */
+	for (uint32_t c = 0; c < ft->n_comp; c++) {
+		uint32_t end = level[c], best = 0, lv = 0;
+		for (uint32_t i = m; i < end; i++)
+			if (ft->rank[by[i]] < ft->n)
+				count[ft->rank[by[i]]] += n_ca(ft, by[i]);
+		for (uint32_t i = m; i < end; i++) {
+			uint32_t k = ft->rank[by[i]];
+			if (k < ft->n && (count[k] > best ||
+					  (count[k] == best && k > lv))) {
+				best = count[k];
+				lv = k;
+			}
+		}
+		for (uint32_t i = m; i < end; i++) {
+			uint32_t r = by[i];
+			if (!has_root[c] && ft->rank[r] != lv) {
+				seed[r] = 0;
+				moved++;
+			}
+		}
+		for (uint32_t i = m; i < end; i++)
+			if (ft->rank[by[i]] < ft->n)
+				count[ft->rank[by[i]]] = 0;
+		m = end;
+	}
+	return moved;
+}
+
+/*
+ * Does every leaf of r's component lie below root r (reached going down
+ * rank by rank)?  mark has n + 1 entries, compared with r + 1.
+ */
+static int covers_leaves(struct ft *ft, uint32_t r, uint32_t *mark)
+{
+	uint32_t qh = 0, qt = 0, leaves = 0;
+	mark[r] = r + 1;
+	ft->queue[qt++] = r;
+	while (qh < qt) {
+		uint32_t u = ft->queue[qh++];
+		leaves += n_ca(ft, u) != 0;
+		for (uint32_t e = ft->adj_off[u]; e < ft->adj_off[u + 1]; e++) {
+			uint32_t v = ft->adj[e].row;
+			if (mark[v] != r + 1 && ft->rank[v] == ft->rank[u] + 1) {
+				mark[v] = r + 1;
+				ft->queue[qt++] = v;
+			}
+		}
+	}
+	return leaves == ft->comp_leaves[ft->comp[r]];
+}
+
+/*
+ * Roots, then ranks (BFS distance from the roots).  Without roots given,
+ * the leaves are the switches with CAs and the roots the switches
+ * farthest from them.  When that puts some leaves off the leaf level
+ * (a CA on a spine makes the spines near it look lower), the roots are
+ * found again from the other leaves only, unless that makes one of those
+ * leaves a root that not every leaf lies below (a small switch hanging
+ * off a leaf).
+ */
+static int ft_rank(struct ft *ft, const struct route_opts *o, char *err,
+		   size_t errlen)
+{
+	size_t n = (size_t)ft->n + 1, nc = (size_t)ft->n_comp + 1;
+	uint8_t *has_root = calloc(nc, 1), *seed = calloc(n, 1);
+	uint32_t *dist = malloc(n * sizeof(*dist));
+	uint32_t *scratch = calloc(n, sizeof(*scratch));
+	uint32_t *far = calloc(nc, sizeof(*far));
+	int rc = -1;
+
+	if (!has_root || !seed || !dist || !scratch || !far) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	memset(ft->is_root, 0, ft->n);
+	if (given_roots(ft, o, has_root, err, errlen) < 0)
+		goto out;
+	for (uint32_t r = 0; r < ft->n; r++)
+		seed[r] = n_ca(ft, r) != 0;
+	auto_roots(ft, has_root, seed, dist, far);
+	rank_from_roots(ft);
+	memset(scratch, 0, n * sizeof(*scratch));
+	if (off_level(ft, has_root, seed, scratch, dist, far)) {
+		uint8_t *first = malloc(n);
+		if (!first) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		memcpy(first, ft->is_root, ft->n);
+		for (uint32_t r = 0; r < ft->n; r++)
+			if (!has_root[ft->comp[r]])
+				ft->is_root[r] = 0;
+		auto_roots(ft, has_root, seed, dist, far);
+		rank_from_roots(ft);
+		memset(scratch, 0, n * sizeof(*scratch));
+		int keep = 1;
+		for (uint32_t r = 0; r < ft->n && keep; r++)
+			if (ft->is_root[r] && n_ca(ft, r) && !seed[r] &&
+			    !covers_leaves(ft, r, scratch))
+				keep = 0;
+		if (!keep) {
+			memcpy(ft->is_root, first, ft->n);
+			rank_from_roots(ft);
+		}
+		free(first);
+	}
+	rc = 0;
+out:
+	free(has_root);
+	free(seed);
+	free(dist);
+	free(scratch);
+	free(far);
+	return rc;
 }
 
 /* Up and down links by rank; links within a rank are left out. */
@@ -530,7 +698,7 @@ static int ft_order(struct ft *ft)
 		ft->by_rank[i] = se[i].row;
 	free(first);
 	free(se);
-	/* the last leaf of each component takes the turns of filled routes */
+	/* the last leaf of each component (ft_fill may pick a later one) */
 	for (uint32_t i = 0; i < ft->n; i++) {
 		uint32_t r = ft->sorted[i];
 		if (n_ca(ft, r))
@@ -555,79 +723,150 @@ static void sort_links(const struct ft *ft, struct ft_link *l, uint32_t n)
 	}
 }
 
+/* --- descendants --- */
+
+/*
+ * For every switch U, the switches below it (reached going only down) and
+ * for each of them the up links that lead towards U: the routes towards a
+ * main path switch, found without searching.  Skipped (and everything
+ * searched instead) when the lists would exceed FT_DESC_BUDGET entries.
+ */
+static int ft_desc(struct ft *ft)
+{
+	size_t cap_e = 1024, cap_l = 1024, ne = 0, nl = 0;
+	uint32_t *mark = calloc((size_t)ft->n + 1, sizeof(*mark));
+	ft->desc_off = malloc(((size_t)ft->n + 1) * sizeof(*ft->desc_off));
+	ft->desc = malloc(cap_e * sizeof(*ft->desc));
+	ft->desc_link = malloc(cap_l * sizeof(*ft->desc_link));
+	if (!mark || !ft->desc_off || !ft->desc || !ft->desc_link)
+		goto fail;
+	for (uint32_t u = 0; u < ft->n; u++) {
+		uint32_t qh = 0, qt = 0;
+		ft->desc_off[u] = (uint32_t)ne;
+		mark[u] = u + 1;
+		ft->queue[qt++] = u;
+		while (qh < qt) {
+			uint32_t v = ft->queue[qh++];
+			for (uint32_t e = ft->dn_off[v]; e < ft->dn_off[v + 1]; e++) {
+				uint32_t x = ft->dn[e].row;
+				if (mark[x] != u + 1) {
+					mark[x] = u + 1;
+					ft->queue[qt++] = x;
+				}
+			}
+		}
+		for (uint32_t i = 1; i < qt; i++) {
+			uint32_t s = ft->queue[i];
+			if (ne == cap_e) {
+				void *p = realloc(ft->desc, 2 * cap_e * sizeof(*ft->desc));
+				if (!p)
+					goto fail;
+				ft->desc = p;
+				cap_e *= 2;
+			}
+			ft->desc[ne].row = s;
+			ft->desc[ne].loff = (uint32_t)nl;
+			for (uint32_t e = ft->up_off[s]; e < ft->up_off[s + 1]; e++) {
+				if (mark[ft->up[e].row] != u + 1)
+					continue;
+				if (nl == cap_l) {
+					void *p = realloc(ft->desc_link,
+							  2 * cap_l * sizeof(*ft->desc_link));
+					if (!p)
+						goto fail;
+					ft->desc_link = p;
+					cap_l *= 2;
+				}
+				ft->desc_link[nl++] = ft->up[e];
+			}
+			ft->desc[ne].nl = (uint32_t)nl - ft->desc[ne].loff;
+			ne++;
+		}
+		if (ne > FT_DESC_BUDGET || nl > FT_DESC_BUDGET)
+			goto fail;
+	}
+	ft->desc_off[ft->n] = (uint32_t)ne;
+	free(mark);
+	return 0;
+fail:
+	/* not fatal: without the lists every route is searched */
+	free(mark);
+	free(ft->desc_off);
+	free(ft->desc);
+	free(ft->desc_link);
+	ft->desc_off = NULL;
+	ft->desc = NULL;
+	ft->desc_link = NULL;
+	return -1;
+}
+
 /* --- per destination switch --- */
 
 /*
- * Up*-down* hop counts to row a, the rows that have a route in order of
- * hops, and each one's candidate links (those on a shortest legal route).
+ * The switches with an up*-down* route to row a, in an order where every
+ * switch comes after the switches its route may continue through, each
+ * with its candidate links (those on a shortest such route): first a's
+ * ancestors (they reach it going only down) nearest first, then the rest
+ * by rank, roots first (they go up).
  */
 static void ft_dest(struct ft *ft, uint32_t a)
 {
 	uint16_t *h = ft->h;
-	uint32_t qh = 0, qt = 0, maxh = 0;
+	uint32_t st = ++ft->dstamp, qh = 0, qt = 0, m = 0;
 
-	for (uint32_t r = 0; r < ft->n; r++) {
-		h[r] = FT_INF;
-		ft->inset[r] = 0;
-	}
+	ft->n_order = 0;
+	ft->in_st[a] = ft->h_st[a] = st;
 	h[a] = 0;
-	ft->inset[a] = 1;
 	ft->queue[qt++] = a;
 	while (qh < qt) {
 		uint32_t u = ft->queue[qh++];
+		if (u != a) {
+			/* its children in the set were all found before it */
+			ft->pos[u] = ft->n_order;
+			ft->cand_off[ft->n_order] = m;
+			ft->order[ft->n_order++] = u;
+			for (uint32_t e = ft->dn_off[u]; e < ft->dn_off[u + 1]; e++)
+				if (ft->in_st[ft->dn[e].row] == st)
+					ft->cand[m++] = ft->dn[e];
+		}
 		for (uint32_t e = ft->up_off[u]; e < ft->up_off[u + 1]; e++) {
 			uint32_t v = ft->up[e].row;
-			if (!ft->inset[v]) {
-				ft->inset[v] = 1;
+			if (ft->in_st[v] != st) {
+				ft->in_st[v] = ft->h_st[v] = st;
 				h[v] = (uint16_t)(h[u] + 1);
 				ft->queue[qt++] = v;
 			}
 		}
 	}
+	ft->n_inset = ft->n_order;
 	for (uint32_t i = 0; i < ft->n; i++) {
-		uint32_t s = ft->by_rank[i];
-		if (ft->inset[s])
+		uint32_t s = ft->by_rank[i], m0 = m;
+		uint16_t best = FT_INF;
+		if (ft->in_st[s] == st)
 			continue;
-		uint16_t m = FT_INF;
-		for (uint32_t e = ft->up_off[s]; e < ft->up_off[s + 1]; e++)
-			if (h[ft->up[e].row] < m)
-				m = h[ft->up[e].row];
-		h[s] = m == FT_INF ? FT_INF : (uint16_t)(m + 1);
-	}
-	/* counting sort by hops; the order within one hop count is free */
-	for (uint32_t r = 0; r < ft->n; r++)
-		if (h[r] != FT_INF && h[r] > maxh)
-			maxh = h[r];
-	memset(ft->hcount, 0, ((size_t)maxh + 2) * sizeof(*ft->hcount));
-	for (uint32_t r = 0; r < ft->n; r++)
-		if (h[r] != FT_INF && r != a)
-			ft->hcount[h[r] + 1]++;
-	for (uint32_t k = 1; k <= maxh + 1; k++)
-		ft->hcount[k] += ft->hcount[k - 1];
-	ft->n_order = ft->hcount[maxh + 1];
-	for (uint32_t i = 0; i < ft->n; i++) {
-		uint32_t r = ft->sorted[i];
-		if (h[r] != FT_INF && r != a)
-			ft->order[ft->hcount[h[r]]++] = r;
-	}
-	uint32_t m = 0;
-	for (uint32_t i = 0; i < ft->n_order; i++) {
-		uint32_t s = ft->order[i];
-		ft->cand_off[i] = m;
-		if (ft->inset[s]) {
-			for (uint32_t e = ft->dn_off[s]; e < ft->dn_off[s + 1]; e++)
-				if (ft->inset[ft->dn[e].row])
-					ft->cand[m++] = ft->dn[e];
-		} else {
-			for (uint32_t e = ft->up_off[s]; e < ft->up_off[s + 1]; e++)
-				if (h[ft->up[e].row] + 1 == h[s])
-					ft->cand[m++] = ft->up[e];
+		/* the up links to the switches nearest a */
+		for (uint32_t e = ft->up_off[s]; e < ft->up_off[s + 1]; e++) {
+			uint32_t v = ft->up[e].row;
+			if (ft->h_st[v] != st || h[v] > best)
+				continue;
+			if (h[v] < best) {
+				best = h[v];
+				m = m0;
+			}
+			ft->cand[m++] = ft->up[e];
 		}
+		if (best == FT_INF)
+			continue;
+		h[s] = (uint16_t)(best + 1);
+		ft->h_st[s] = st;
+		ft->pos[s] = ft->n_order;
+		ft->cand_off[ft->n_order] = m0;
+		ft->order[ft->n_order++] = s;
 	}
 	ft->cand_off[ft->n_order] = m;
 }
 
-/* Leaves of a's component without a route to a, or FAB_NONE. */
+/* A leaf of a's component without a route to a, or FAB_NONE. */
 static uint32_t unreached_leaf(const struct ft *ft, uint32_t a)
 {
 	uint32_t reached = n_ca(ft, a) ? 1 : 0;
@@ -637,7 +876,8 @@ static uint32_t unreached_leaf(const struct ft *ft, uint32_t a)
 		return FAB_NONE;
 	for (uint32_t i = 0; i < ft->n; i++) {
 		uint32_t r = ft->sorted[i];
-		if (ft->comp[r] == ft->comp[a] && n_ca(ft, r) && ft->h[r] == FT_INF)
+		if (ft->comp[r] == ft->comp[a] && n_ca(ft, r) &&
+		    ft->h_st[r] != ft->dstamp)
 			return r;
 	}
 	return FAB_NONE;
@@ -645,11 +885,14 @@ static uint32_t unreached_leaf(const struct ft *ft, uint32_t a)
 
 /*
  * The main path up from a: at each switch the up link with the lowest
- * downward counter (ties: the fixed order).  Marks it with a new stamp.
+ * downward counter (ties: the fixed order).  Marks it with a new stamp
+ * and lists it in chain[] from a up.
  */
 static void ft_main_path(struct ft *ft, uint32_t a, int count)
 {
 	uint32_t u = a, s = ++ft->stamp;
+	ft->n_chain = 0;
+	ft->chain[ft->n_chain++] = a;
 	while (ft->up_off[u] != ft->up_off[u + 1]) {
 		const struct ft_link *best = NULL;
 		uint32_t bc = UINT32_MAX;
@@ -661,69 +904,197 @@ static void ft_main_path(struct ft *ft, uint32_t a, int count)
 				best = l;
 			}
 		}
+		size_t k = (size_t)best->row * ft->stride + best->rport;
 		ft->cstamp[best->row] = s;
 		ft->cnext[best->row] = u;
 		ft->cport[best->row] = best->rport;
 		if (count)
-			ft->cdown[(size_t)best->row * ft->stride + best->rport]++;
+			ft->cdown[k]++;
 		u = best->row;
+		ft->chain[ft->n_chain++] = u;
 	}
 }
 
-/* Routes one LID attached to row a at port aport; counts CA routes. */
-static void ft_route_lid(struct ft *ft, uint32_t a, uint32_t lid,
-			 uint8_t aport, int count)
+static int lid_cmp(const void *x, const void *y)
 {
-	struct lft_tables *t = ft->t;
-	uint32_t s;
+	const uint32_t *p = x, *q = y;
+	return p[0] < q[0] ? -1 : p[0] > q[0];
+}
 
-	ft_main_path(ft, a, count);
-	s = ft->stamp;
-	lft_row(t, a)[lid] = aport;
-	ft->dj[a] = 0;
-	for (uint32_t i = 0; i < ft->n_order; i++) {
-		uint32_t r = ft->order[i];
-		uint32_t nr;
-		uint8_t np;
-		if (ft->cstamp[r] == s) {
-			nr = ft->cnext[r];
-			np = ft->cport[r];
-			ft->dj[r] = 0;
-		} else {
-			const uint64_t *ld = ft->load + (size_t)r * ft->stride;
-			uint16_t best = FT_INF;
-			uint64_t bl = UINT64_MAX;
-			nr = FAB_NONE;
-			np = LFT_DROP;
-			for (uint32_t c = ft->cand_off[i]; c < ft->cand_off[i + 1]; c++) {
-				const struct ft_link *l = &ft->cand[c];
-				uint16_t d = ft->dj[l->row];
-				if (d < best || (d == best && ld[l->port] < bl)) {
-					best = d;
-					bl = ld[l->port];
-					nr = l->row;
-					np = l->port;
-				}
-			}
-			ft->dj[r] = (uint16_t)(best + 1);
-		}
-		ft->nrow[r] = nr;
-		ft->nport[r] = np;
-		lft_row(t, r)[lid] = np;
-	}
-	if (!count)
+/* Writes the batch of routed LIDs into the tables. */
+static void ft_flush(struct ft *ft)
+{
+	uint32_t nb = ft->n_batch, (*srt)[2] = ft->batch_sorted;
+	if (!nb)
 		return;
-	/* CA ports behind each switch, pushed towards a */
+	for (uint32_t j = 0; j < nb; j++) {
+		srt[j][0] = ft->batch_lid[j];
+		srt[j][1] = j;
+	}
+	qsort(srt, nb, sizeof(*srt), lid_cmp);
+	/* row by row in LID order; a row's entries share cache lines */
+	for (uint32_t k = 0; k < nb; k++)
+		ft->batch_col[k] = ft->batch + (size_t)srt[k][1] * ft->n;
+	for (uint32_t r = 0; r < ft->n; r++) {
+		uint8_t *row = lft_row(ft->t, r);
+		for (uint32_t k = 0; k < nb; k++)
+			row[srt[k][0]] = ft->batch_col[k][r];
+	}
+	memset(ft->batch, LFT_DROP, (size_t)ft->n * FT_BATCH);
+	ft->n_batch = 0;
+}
+
+static void set_next(struct ft *ft, uint32_t r, const struct ft_link *l,
+		     uint32_t dj)
+{
+	ft->nrow[r] = l->row;
+	ft->nport[r] = l->port;
+	ft->dj[r] = (uint16_t)dj;
+	ft->asg[r] = ft->djst[r] = ft->stamp;
+}
+
+/* The candidate link of the least load among n. */
+static const struct ft_link *least_loaded(const struct ft *ft, uint32_t r,
+					  const struct ft_link *l, uint32_t n)
+{
+	const uint32_t *ld = ft->load + (size_t)r * ft->stride;
+	const struct ft_link *best = l;
+	for (uint32_t i = 1; i < n; i++)
+		if (ld[l[i].port] < ld[best->port])
+			best = &l[i];
+	return best;
+}
+
+/* Hops from row r to the main path along the routes chosen (or to be). */
+static uint32_t dj_of(struct ft *ft, uint32_t r)
+{
+	if (ft->djst[r] == ft->stamp)
+		return ft->dj[r];
+	uint32_t i = ft->pos[r], best = FT_INF;
+	for (uint32_t c = ft->cand_off[i]; c < ft->cand_off[i + 1]; c++) {
+		uint32_t d = dj_of(ft, ft->cand[c].row);
+		if (d < best)
+			best = d;
+	}
+	ft->dj[r] = (uint16_t)(best + 1);
+	ft->djst[r] = ft->stamp;
+	return best + 1;
+}
+
+/* Row r takes the candidate nearest the main path, then least loaded. */
+static void resolve(struct ft *ft, uint32_t r)
+{
+	uint32_t i = ft->pos[r];
+	const uint32_t *ld = ft->load + (size_t)r * ft->stride;
+	uint64_t best = UINT64_MAX;
+	uint32_t bc = ft->cand_off[i];
+	for (uint32_t c = ft->cand_off[i]; c < ft->cand_off[i + 1]; c++) {
+		const struct ft_link *l = &ft->cand[c];
+		uint64_t k = (uint64_t)dj_of(ft, l->row) << 32 | ld[l->port];
+		if (k < best) {
+			best = k;
+			bc = c;
+		}
+	}
+	set_next(ft, r, &ft->cand[bc], (uint32_t)(best >> 32) + 1);
+}
+
+/*
+ * Routes one CA LID attached to row a (after ft_dest(a)): the main path,
+ * a's other ancestors towards it, the switches below each main path
+ * switch whose shortest route turns there straight to it, then the
+ * routes the CA traffic takes from the remaining leaves, resolved one
+ * by one; switches no CA traffic reaches take any shortest route.
+ */
+static void route_ca_lid(struct ft *ft, uint32_t a, uint8_t *b)
+{
+	uint32_t s, st = ft->dstamp;
+
+	ft_main_path(ft, a, 1);
+	s = ft->stamp;
+	ft->dj[a] = 0;
+	ft->djst[a] = ft->asg[a] = s;
+	for (uint32_t i = 0; i < ft->n_inset; i++) {
+		uint32_t r = ft->order[i];
+		if (ft->cstamp[r] == s) {
+			ft->nrow[r] = ft->cnext[r];
+			ft->nport[r] = ft->cport[r];
+			ft->dj[r] = 0;
+			ft->asg[r] = ft->djst[r] = s;
+		} else {
+			resolve(ft, r);
+		}
+	}
+	for (uint32_t j = 1; ft->desc && j < ft->n_chain; j++) {
+		uint32_t u = ft->chain[j];
+		uint32_t turn = 2 * ft->rank[u] - ft->rank[a];
+		for (uint32_t d = ft->desc_off[u]; d < ft->desc_off[u + 1]; d++) {
+			const struct ft_desc_ent *de = &ft->desc[d];
+			uint32_t r = de->row;
+			if (ft->in_st[r] == st || ft->asg[r] == s ||
+			    ft->rank[r] - ft->h[r] != turn)
+				continue;
+			set_next(ft, r, least_loaded(ft, r, ft->desc_link + de->loff,
+						     de->nl),
+				 ft->rank[r] - ft->rank[u]);
+		}
+	}
+	/*
+	 * The rest, farthest first: a leaf's route is resolved up to a
+	 * switch that has one; a switch no such walk reached (it comes after
+	 * every switch below it) carries no CA traffic and takes its first
+	 * candidate.  Then the CA ports behind each switch are pushed
+	 * towards a, and the entries go to the batch.
+	 */
 	for (uint32_t i = ft->n_order; i-- > 0;) {
 		uint32_t r = ft->order[i];
+		if (i >= ft->n_inset && ft->asg[r] != s) {
+			if (n_ca(ft, r)) {
+				uint32_t x = r;
+				do {
+					resolve(ft, x);
+					x = ft->nrow[x];
+				} while (ft->in_st[x] != st && ft->asg[x] != s);
+			} else {
+				ft->nrow[r] = ft->cand[ft->cand_off[i]].row;
+				ft->nport[r] = ft->cand[ft->cand_off[i]].port;
+			}
+		}
 		uint32_t w = ft->w[r] + n_ca(ft, r);
-		ft->w[r] = 0;
+		b[r] = ft->nport[r];
 		if (!w)
 			continue;
+		ft->w[r] = 0;
 		ft->load[(size_t)r * ft->stride + ft->nport[r]] += w;
 		ft->w[ft->nrow[r]] += w;
 	}
 	ft->w[a] = 0;
+}
+
+/*
+ * Routes one LID attached to row a at port aport (after ft_dest(a)).
+ * CA LIDs (count) converge on their main path and are counted; switch
+ * LIDs take any candidate, spread by LID.
+ */
+static void ft_route_lid(struct ft *ft, uint32_t a, uint32_t lid,
+			 uint8_t aport, int count)
+{
+	uint8_t *b = ft->batch + (size_t)ft->n_batch * ft->n;
+
+	b[a] = aport;
+	ft->batch_lid[ft->n_batch] = lid;
+	if (count) {
+		route_ca_lid(ft, a, b);
+	} else {
+		for (uint32_t i = 0; i < ft->n_order; i++) {
+			uint32_t c0 = ft->cand_off[i];
+			uint32_t nc = ft->cand_off[i + 1] - c0;
+			b[ft->order[i]] =
+				ft->cand[c0 + lid % nc].port;
+		}
+	}
+	if (++ft->n_batch == FT_BATCH)
+		ft_flush(ft);
 }
 
 /* A LID of an end port, when it is one of its range, else 0. */
@@ -743,32 +1114,37 @@ static int ft_route_cas(struct ft *ft, char *err, size_t errlen)
 	for (uint32_t r = 0; r < ft->n; r++)
 		if (n_ca(ft, r) > max_ca)
 			max_ca = n_ca(ft, r);
-	for (uint32_t k = 0; k < (1u << f->lmc); k++) {
-		for (uint32_t i = 0; i < ft->n; i++) {
-			uint32_t a = ft->sorted[i];
-			if (!n_ca(ft, a))
-				continue;
-			ft_dest(ft, a);
-			uint32_t miss = unreached_leaf(ft, a);
-			if (miss != FAB_NONE) {
-				snprintf(err, errlen, "not a fat tree: no up*/down* "
-					 "route from switch %s (0x%016llx) to the "
-					 "CAs on %s (0x%016llx)",
-					 row_node(ft, miss)->desc,
-					 (unsigned long long)row_node(ft, miss)->guid,
-					 row_node(ft, a)->desc,
-					 (unsigned long long)row_node(ft, a)->guid);
-				return -1;
-			}
-			for (uint32_t c = ft->ca_off[a]; c < ft->ca_off[a + 1]; c++) {
+	uint32_t span = 1u << f->lmc;
+	for (uint32_t i = 0; i < ft->n; i++) {
+		uint32_t a = ft->sorted[i];
+		if (!n_ca(ft, a))
+			continue;
+		ft_dest(ft, a);
+		uint32_t miss = unreached_leaf(ft, a);
+		if (miss != FAB_NONE) {
+			snprintf(err, errlen, "not a fat tree: no up*/down* "
+				 "route from switch %s (0x%016llx) to the "
+				 "CAs on %s (0x%016llx)",
+				 row_node(ft, miss)->desc,
+				 (unsigned long long)row_node(ft, miss)->guid,
+				 row_node(ft, a)->desc,
+				 (unsigned long long)row_node(ft, a)->guid);
+			return -1;
+		}
+		/*
+		 * A port's LIDs one after the other: each main path switch
+		 * they share then picks different links for them.
+		 */
+		for (uint32_t c = ft->ca_off[a]; c < ft->ca_off[a + 1]; c++) {
+			for (uint32_t k = 0; k < span; k++) {
 				uint32_t lid = port_lid(f, ft->ca_pi[c], k);
 				if (lid)
 					ft_route_lid(ft, a, lid, ft->ca_lport[c], 1);
 			}
-			/* dummies keep every leaf's share of the upper links */
-			for (uint32_t d = n_ca(ft, a); d < max_ca; d++)
-				ft_main_path(ft, a, 1);
 		}
+		/* dummies keep every leaf's share of the upper links */
+		for (uint32_t d = n_ca(ft, a) * span; d < max_ca * span; d++)
+			ft_main_path(ft, a, 1);
 	}
 	return 0;
 }
@@ -788,29 +1164,79 @@ static void ft_route_switches(struct ft *ft)
 				ft_route_lid(ft, w, lid, 0, 0);
 		}
 	}
+	ft_flush(ft);
 }
 
 /*
- * Entries still empty where the switch reaches its component's last leaf
- * and that leaf reaches the LID: the route to the leaf, then the leaf's.
+ * Entries still empty (no up*-down* route) are filled with the route to
+ * the last leaf that routes every LID of its component, whose own route
+ * then takes over: only switch-originated traffic turns there (and, in a
+ * damaged tree, a CA's towards a switch its leaf cannot reach).  Routes
+ * reverse, so every switch that has an empty entry reaches that leaf.
+ * Without such a leaf the last leaf is used where it has the route.
  */
-static void ft_fill(struct ft *ft)
+static int ft_fill(struct ft *ft)
 {
 	const struct fabric *f = ft->f;
 	struct lft_tables *t = ft->t;
-	for (uint32_t r = 0; r < ft->n; r++) {
-		uint32_t x = ft->fill_row[ft->comp[r]];
-		if (x == FAB_NONE || x == r)
+	uint32_t *lids = calloc((size_t)ft->n_comp + 1, sizeof(*lids));
+	uint8_t *complete = calloc((size_t)ft->n + 1, 1);
+	uint32_t *xlid = calloc((size_t)ft->n + 1, sizeof(*xlid));
+	if (!lids || !complete || !xlid) {
+		free(lids);
+		free(complete);
+		free(xlid);
+		return -1;
+	}
+	for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
+		uint32_t pi = f->lid_port[lid];
+		if (pi == FAB_NONE)
 			continue;
-		uint32_t xl = port_lid(f, fabric_port(f, t->sw_node[x], 0), 0);
-		uint8_t *row = lft_row(t, r);
-		const uint8_t *xrow = lft_row(t, x);
-		if (!xl || row[xl] == LFT_DROP)
+		const struct fab_port *p = &f->ports[pi];
+		uint32_t node = p->node;
+		if (f->nodes[node].type != FAB_SWITCH) {
+			if (!usable_link(f, pi))
+				continue;
+			node = f->ports[p->remote].node;
+			if (f->nodes[node].type != FAB_SWITCH)
+				continue;
+		}
+		lids[ft->comp[t->row_of_node[node]]]++;
+	}
+	for (uint32_t r = 0; r < ft->n; r++) {
+		const uint8_t *row = lft_row(t, r);
+		uint32_t have = 0;
+		xlid[r] = port_lid(f, fabric_port(f, t->sw_node[r], 0), 0);
+		if (!n_ca(ft, r) || !xlid[r])
 			continue;
 		for (uint32_t lid = 1; lid <= t->max_lid; lid++)
-			if (row[lid] == LFT_DROP && xrow[lid] != LFT_DROP)
-				row[lid] = row[xl];
+			have += row[lid] != LFT_DROP;
+		complete[r] = have == lids[ft->comp[r]];
 	}
+	/* the last complete leaf, else (ft_order) the last leaf */
+	for (uint32_t i = ft->n; i-- > 0;) {
+		uint32_t r = ft->sorted[i], c = ft->comp[r];
+		if (complete[r] && lids[c]) {
+			ft->fill_row[c] = r;
+			lids[c] = 0;
+		}
+	}
+	for (uint32_t r = 0; r < ft->n; r++) {
+		uint32_t x = ft->fill_row[ft->comp[r]];
+		uint8_t *row = lft_row(t, r);
+		if (x == FAB_NONE || x == r || complete[r] || !xlid[x] ||
+		    row[xlid[x]] == LFT_DROP)
+			continue;
+		const uint8_t *xrow = lft_row(t, x);
+		uint8_t via = row[xlid[x]];
+		for (uint32_t lid = 1; lid <= t->max_lid; lid++)
+			if (row[lid] == LFT_DROP && xrow[lid] != LFT_DROP)
+				row[lid] = via;
+	}
+	free(lids);
+	free(complete);
+	free(xlid);
+	return 0;
 }
 
 static int ft_alloc(struct ft *ft)
@@ -827,10 +1253,15 @@ static int ft_alloc(struct ft *ft)
 	ft->by_rank = malloc(n * sizeof(uint32_t));
 	ft->queue = malloc(n * sizeof(uint32_t));
 	ft->h = malloc(n * sizeof(uint16_t));
-	ft->inset = malloc(n);
+	ft->h_st = calloc(n, sizeof(uint32_t));
+	ft->in_st = calloc(n, sizeof(uint32_t));
 	ft->order = malloc(n * sizeof(uint32_t));
 	ft->cand_off = malloc(n * sizeof(uint32_t));
-	ft->hcount = malloc((n + 2) * sizeof(uint32_t));
+	ft->pos = malloc(n * sizeof(uint32_t));
+	ft->chain = malloc(n * sizeof(uint32_t));
+	ft->asg = calloc(n, sizeof(uint32_t));
+	ft->djst = calloc(n, sizeof(uint32_t));
+	ft->batch = malloc(n * FT_BATCH);
 	ft->dj = malloc(n * sizeof(uint16_t));
 	ft->cstamp = calloc(n, sizeof(uint32_t));
 	ft->cnext = malloc(n * sizeof(uint32_t));
@@ -839,10 +1270,13 @@ static int ft_alloc(struct ft *ft)
 	ft->nport = malloc(n);
 	ft->w = calloc(n, sizeof(uint32_t));
 	ft->cdown = calloc(n * ft->stride, sizeof(uint32_t));
-	ft->load = calloc(n * ft->stride, sizeof(uint64_t));
+	ft->load = calloc(n * ft->stride, sizeof(uint32_t));
+	if (ft->batch)
+		memset(ft->batch, LFT_DROP, n * FT_BATCH);
 	return ft->up_off && ft->dn_off && ft->comp && ft->is_root && ft->rank &&
 	       ft->tuple && ft->key && ft->sorted && ft->by_rank && ft->queue &&
-	       ft->h && ft->inset && ft->order && ft->cand_off && ft->hcount &&
+	       ft->h && ft->h_st && ft->in_st && ft->order && ft->cand_off &&
+	       ft->batch && ft->pos && ft->chain && ft->asg && ft->djst &&
 	       ft->dj && ft->cstamp && ft->cnext && ft->cport && ft->nrow &&
 	       ft->nport && ft->w && ft->cdown && ft->load ? 0 : -1;
 }
@@ -853,8 +1287,10 @@ static void ft_free(struct ft *ft)
 		ft->adj_off, ft->up_off, ft->dn_off, ft->adj, ft->up, ft->dn,
 		ft->ca_off, ft->ca_pi, ft->ca_lport, ft->comp, ft->comp_guid,
 		ft->comp_leaves, ft->fill_row, ft->is_root, ft->rank, ft->tuple,
-		ft->key, ft->sorted, ft->by_rank, ft->queue, ft->h, ft->inset,
-		ft->order, ft->cand_off, ft->cand, ft->hcount, ft->dj, ft->cstamp,
+		ft->key, ft->sorted, ft->by_rank, ft->queue, ft->h, ft->h_st,
+		ft->in_st, ft->order, ft->cand_off, ft->cand, ft->batch, ft->dj,
+		ft->pos, ft->chain, ft->asg, ft->djst, ft->desc_off, ft->desc,
+		ft->desc_link, ft->cstamp,
 		ft->cnext, ft->cport, ft->nrow, ft->nport, ft->w, ft->cdown,
 		ft->load,
 	};
@@ -894,10 +1330,14 @@ static int ftree_route(const struct fabric *f, const struct route_opts *o,
 		sort_links(&ft, ft.up + ft.up_off[r], ft.up_off[r + 1] - ft.up_off[r]);
 		sort_links(&ft, ft.dn + ft.dn_off[r], ft.dn_off[r + 1] - ft.dn_off[r]);
 	}
+	ft_desc(&ft);
 	if (ft_route_cas(&ft, err, errlen) < 0)
 		goto out;
 	ft_route_switches(&ft);
-	ft_fill(&ft);
+	if (ft_fill(&ft) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	ft_free(&ft);
