@@ -757,8 +757,10 @@ void config_defaults(struct config *c)
 	c->mad_window = 256;
 	c->mad_window_per_node = 16;
 	c->lmc = 0;
-	c->n_engines = 1;
-	set_str(c->engines[0], sizeof(c->engines[0]), "minhop");
+	/* fat trees get ftree; anything else the deadlock-free updn */
+	c->n_engines = 2;
+	set_str(c->engines[0], sizeof(c->engines[0]), "ftree");
+	set_str(c->engines[1], sizeof(c->engines[1]), "updn");
 	c->n_roots = 0;
 	c->qos_mode = QOS_NONE;
 	c->qos_max_vls = 4;

@@ -89,8 +89,9 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.mad_window, 256);
 	ck_assert_int_eq(c.mad_window_per_node, 16);
 	ck_assert_int_eq(c.lmc, 0);
-	ck_assert_int_eq(c.n_engines, 1);
-	ck_assert_str_eq(c.engines[0], "minhop");
+	ck_assert_int_eq(c.n_engines, 2);
+	ck_assert_str_eq(c.engines[0], "ftree");
+	ck_assert_str_eq(c.engines[1], "updn");
 	ck_assert_int_eq(c.n_roots, 0);
 	ck_assert_int_eq(c.qos_mode, QOS_NONE);
 	ck_assert_int_eq(c.qos_max_vls, 4);
