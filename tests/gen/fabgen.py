@@ -16,7 +16,7 @@ Names (ibsim node ids, which are also the NodeDescriptions):
 Subcommands:
     ftree2 --radix K [--leaves L --spines S --hosts-per-leaf H] [--parallel N]
     ftree3 --radix K                 3-level fat tree (K pods of K/2+K/2)
-    kary   --k K --n N               k-ary-n-tree, switches of 2K ports
+    kary   --k K --n N [--parallel P]  k-ary-n-tree, switches of 2K ports (2KP)
     mesh   --x X --y Y [--hosts H]   2-D mesh of switches, H hosts each
     random --switches N --radix R --hosts H --seed S [--extra-links E]
 Global options (before or after the subcommand):
@@ -154,17 +154,19 @@ def gen_ftree3(fab, radix):
                 fab.link(agg[p][i], h + c + 1, core[i * h + c], p + 1)
 
 
-def gen_kary(fab, k, n):
+def gen_kary(fab, k, n, par=1):
     """k-ary-n-tree: n levels of k^(n-1) switches with 2k ports, k^n hosts.
 
     A switch is (level m, digits w[0..n-2]); (m, w) links up to (m+1, w')
     when w' differs from w only in digit d = n-2-m: up port k+1+w'[d] on
-    the lower switch, down port 1+w[d] on the upper one.
+    the lower switch, down port 1+w[d] on the upper one.  With par > 1
+    every switch-to-switch link is cabled par times (switches of 2*k*par
+    ports: down ports 1+(w[d]*par+r), up ports k*par+1+(w'[d]*par+r)).
     """
-    if k < 1 or n < 1 or 2 * k > MAX_PORTS:
-        raise FabgenError("kary: need k >= 1, n >= 1, 2k <= %d" % MAX_PORTS)
+    if k < 1 or n < 1 or par < 1 or 2 * k * par > MAX_PORTS:
+        raise FabgenError("kary: need k >= 1, n >= 1, 2*k*parallel <= %d" % MAX_PORTS)
     per_level = k ** (n - 1)
-    sw = [[fab.add_switch(m, i, 2 * k) for i in range(per_level)]
+    sw = [[fab.add_switch(m, i, 2 * k * par) for i in range(per_level)]
           for m in range(n)]
 
     def digit(i, d):
@@ -179,7 +181,9 @@ def gen_kary(fab, k, n):
             wd = digit(i, d)
             for v in range(k):
                 up = i + (v - wd) * k ** d
-                fab.link(sw[m][i], k + 1 + v, sw[m + 1][up], 1 + wd)
+                for r in range(par):
+                    fab.link(sw[m][i], k * par + 1 + v * par + r,
+                             sw[m + 1][up], 1 + wd * par + r)
 
 
 def gen_mesh(fab, x, y, hosts):
@@ -343,6 +347,8 @@ def parse_args(argv):
     p = sub.add_parser("kary", parents=[glob], help="k-ary-n-tree")
     p.add_argument("--k", type=int, required=True)
     p.add_argument("--n", type=int, required=True)
+    p.add_argument("--parallel", type=int, default=1,
+                   help="cable every switch-to-switch link this many times")
 
     p = sub.add_parser("mesh", parents=[glob], help="2-D mesh")
     p.add_argument("--x", type=int, required=True)
@@ -376,7 +382,7 @@ def build(args):
     elif args.topo == "ftree3":
         gen_ftree3(fab, args.radix)
     elif args.topo == "kary":
-        gen_kary(fab, args.k, args.n)
+        gen_kary(fab, args.k, args.n, args.parallel)
     elif args.topo == "mesh":
         gen_mesh(fab, args.x, args.y, args.hosts)
     else:

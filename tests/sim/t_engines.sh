@@ -13,6 +13,7 @@ FABRICS=(
 	"ftree2-parallel|ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 2 --parallel 2|minhop updn ftree dmodk|"
 	"ftree3|ftree3 --radix 8|minhop updn ftree dmodk|"
 	"kary-3-3|kary --k 3 --n 3|minhop updn ftree dmodk|"
+	"kary-3-3-parallel|kary --k 3 --n 3 --parallel 2|minhop updn ftree dmodk|"
 	"mesh-3x2|mesh --x 3 --y 2|minhop updn|ftree dmodk"
 	"random-16|random --switches 16 --radix 8 --hosts 24 --seed 5|minhop updn|dmodk"
 )
