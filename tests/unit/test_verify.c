@@ -17,6 +17,8 @@
 #include "sm/lids.h"
 #include "sm/topo.h"
 
+#include "routing_testlib.h"
+
 struct tnode {
 	const char *name;
 	int sw;
@@ -78,23 +80,6 @@ static void route(const struct fabric *f, struct lft_tables *t)
 	ck_assert_int_eq(lft_tables_alloc(t, f), 0);
 	if (eng->route(f, NULL, t, err, sizeof(err)) != 0)
 		ck_abort_msg("route: %s", err);
-}
-
-static uint32_t node_named(const struct fabric *f, const char *name)
-{
-	for (uint32_t i = 0; i < f->n_nodes; i++)
-		if (!strcmp(f->nodes[i].desc, name))
-			return i;
-	ck_abort_msg("no node %s", name);
-	return FAB_NONE;
-}
-
-static uint32_t lid_of(const struct fabric *f, const char *name)
-{
-	uint32_t n = node_named(f, name);
-	uint32_t lid = fabric_portp(f, n, f->nodes[n].type == FAB_SWITCH ? 0 : 1)->lid;
-	ck_assert_uint_ne(lid, 0);
-	return lid;
 }
 
 static void set_entry(const struct fabric *f, struct lft_tables *t,

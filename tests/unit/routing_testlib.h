@@ -1,0 +1,367 @@
+/*
+ * Helpers shared by the routing engine unit tests: small fabrics described
+ * in memory (struct tb) and turned into net-file text, parsed and given
+ * LIDs; two stock fabrics (a three-level XGFT and a mesh); look-ups by node
+ * description; and the checks every engine's tables must pass (each switch
+ * reaches each LID connected to it without loops, and whether the channel
+ * dependency graph has a cycle).  Everything is static inline so a test
+ * that uses only some of it still builds with -Werror.
+ */
+#ifndef ROUTING_TESTLIB_H
+#define ROUTING_TESTLIB_H
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/engine.h"
+#include "sm/fabric.h"
+#include "sm/lids.h"
+#include "sm/topo.h"
+
+/* --- fabrics as net text --- */
+
+#define MAXN 160
+#define MAXL 640
+
+struct tb {
+	int nn, nl;
+	char name[MAXN][16];
+	int sw[MAXN], nports[MAXN];
+	uint64_t guid[MAXN];
+	int la[MAXL], pa[MAXL], lb[MAXL], pb[MAXL];
+};
+
+static inline struct tb *tb_new(void)
+{
+	struct tb *b = calloc(1, sizeof(*b));
+	ck_assert_ptr_nonnull(b);
+	return b;
+}
+
+static inline int tb_node(struct tb *b, int sw, int nports, uint64_t guid,
+			  const char *fmt, ...)
+{
+	va_list ap;
+	ck_assert_int_lt(b->nn, MAXN);
+	va_start(ap, fmt);
+	vsnprintf(b->name[b->nn], sizeof(b->name[0]), fmt, ap);
+	va_end(ap);
+	b->sw[b->nn] = sw;
+	b->nports[b->nn] = nports;
+	b->guid[b->nn] = guid;
+	return b->nn++;
+}
+
+static inline void tb_link(struct tb *b, int x, int px, int y, int py)
+{
+	ck_assert_int_lt(b->nl, MAXL);
+	b->la[b->nl] = x;
+	b->pa[b->nl] = px;
+	b->lb[b->nl] = y;
+	b->pb[b->nl] = py;
+	b->nl++;
+}
+
+/* Net text, records in the order perm gives (NULL: as added). */
+static inline char *tb_text(const struct tb *b, const int *perm)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *s = malloc(cap);
+	ck_assert_ptr_nonnull(s);
+#define PUT(...) do { \
+	len += (size_t)snprintf(s + len, cap - len, __VA_ARGS__); \
+	ck_assert_uint_lt(len, cap); \
+} while (0)
+	for (int k = 0; k < b->nn; k++) {
+		int i = perm ? perm[k] : k;
+		PUT("%s=0x%llx\n", b->sw[i] ? "switchguid" : "caguid",
+		    (unsigned long long)b->guid[i]);
+		PUT("%s\t%d \"%s\"\n", b->sw[i] ? "Switch" : "Hca", b->nports[i],
+		    b->name[i]);
+		for (int j = 0; j < b->nl; j++) {
+			if (b->la[j] == i)
+				PUT("[%d]\t\"%s\"[%d]\n", b->pa[j], b->name[b->lb[j]], b->pb[j]);
+			if (b->lb[j] == i)
+				PUT("[%d]\t\"%s\"[%d]\n", b->pb[j], b->name[b->la[j]], b->pa[j]);
+		}
+		PUT("\n");
+	}
+#undef PUT
+	return s;
+}
+
+static inline void tb_build(struct fabric *f, const struct tb *b,
+			    const int *perm, uint8_t lmc)
+{
+	char err[256] = "";
+	struct lid_report rep;
+	char *text = tb_text(b, perm);
+	fabric_init(f);
+	if (topo_parse_string(f, text, "test.net", err, sizeof(err)) != 0)
+		ck_abort_msg("parse: %s\n%s", err, text);
+	free(text);
+	ck_assert_int_eq(lids_assign(f, NULL, lmc, &rep), 0);
+	ck_assert_uint_eq(rep.exhausted, 0);
+}
+
+/*
+ * XGFT(3; 2,2,4; 1,2,2): 8 leaves L<p><l>, 8 aggregation switches A<p><j>,
+ * 4 tops T<j><k>, 16 hosts.
+ */
+static inline struct tb *xgft3(void)
+{
+	struct tb *b = tb_new();
+	int L[4][2], A[4][2], T[2][2];
+	for (int p = 0; p < 4; p++)
+		for (int l = 0; l < 2; l++)
+			L[p][l] = tb_node(b, 1, 4, 0x100 + p * 2 + l, "L%d%d", p, l);
+	for (int p = 0; p < 4; p++)
+		for (int j = 0; j < 2; j++)
+			A[p][j] = tb_node(b, 1, 4, 0x200 + p * 2 + j, "A%d%d", p, j);
+	for (int j = 0; j < 2; j++)
+		for (int k = 0; k < 2; k++)
+			T[j][k] = tb_node(b, 1, 4, 0x300 + j * 2 + k, "T%d%d", j, k);
+	for (int p = 0; p < 4; p++)
+		for (int l = 0; l < 2; l++) {
+			for (int h = 0; h < 2; h++) {
+				int d = p * 4 + l * 2 + h;
+				tb_link(b, L[p][l], h + 1,
+					tb_node(b, 0, 1, 0x10000 + 0x10 * d, "H%d", d), 1);
+			}
+			for (int j = 0; j < 2; j++)
+				tb_link(b, L[p][l], 3 + j, A[p][j], 1 + l);
+		}
+	for (int p = 0; p < 4; p++)
+		for (int j = 0; j < 2; j++)
+			for (int k = 0; k < 2; k++)
+				tb_link(b, A[p][j], 3 + k, T[j][k], 1 + p);
+	return b;
+}
+
+/* An x by y mesh: M<j*x+i+1>, GUID 0x100 * index, a host on each. */
+static inline struct tb *mesh(int x, int y)
+{
+	struct tb *b = tb_new();
+	for (int k = 1; k <= x * y; k++)
+		tb_node(b, 1, 5, 0x100 * (uint64_t)k, "M%d", k);
+	for (int k = 1; k <= x * y; k++)
+		tb_link(b, k - 1, 5, tb_node(b, 0, 1, 0x1000 * (uint64_t)k, "H%d", k), 1);
+	for (int j = 0; j < y; j++)
+		for (int i = 0; i < x; i++) {
+			if (i + 1 < x)
+				tb_link(b, j * x + i, 1, j * x + i + 1, 2);
+			if (j + 1 < y)
+				tb_link(b, j * x + i, 3, (j + 1) * x + i, 4);
+		}
+	return b;
+}
+
+/* --- look-ups and checks --- */
+
+static inline uint32_t node_named(const struct fabric *f, const char *name)
+{
+	for (uint32_t i = 0; i < f->n_nodes; i++)
+		if (!strcmp(f->nodes[i].desc, name))
+			return i;
+	ck_abort_msg("no node %s", name);
+	return FAB_NONE;
+}
+
+static inline uint32_t lid_of(const struct fabric *f, const char *name)
+{
+	uint32_t n = node_named(f, name);
+	uint32_t lid = fabric_portp(f, n, f->nodes[n].type == FAB_SWITCH ? 0 : 1)->lid;
+	ck_assert_uint_ne(lid, 0);
+	return lid;
+}
+
+static inline uint8_t entry(const struct fabric *f,
+			    const struct lft_tables *t, const char *sw,
+			    uint32_t lid)
+{
+	return lft_row(t, t->row_of_node[node_named(f, sw)])[lid];
+}
+
+/* The port of switch a cabled to node b. */
+static inline uint8_t port_to(const struct fabric *f, const char *a,
+			      const char *b)
+{
+	uint32_t na = node_named(f, a), nb = node_named(f, b);
+	for (unsigned p = 1; p <= f->nodes[na].nports; p++) {
+		uint32_t r = fabric_portp(f, na, p)->remote;
+		if (r != FAB_NONE && f->ports[r].node == nb)
+			return (uint8_t)p;
+	}
+	ck_abort_msg("%s is not cabled to %s", a, b);
+	return 0;
+}
+
+static inline uint32_t peer_switch(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (p->remote == FAB_NONE || p->phys_state != PHYS_LINKUP ||
+	    f->ports[p->remote].phys_state != PHYS_LINKUP)
+		return FAB_NONE;
+	uint32_t rn = f->ports[p->remote].node;
+	return f->nodes[rn].type == FAB_SWITCH ? rn : FAB_NONE;
+}
+
+/* Switch hop counts from the nodes in src (UINT32_MAX: unreachable). */
+static inline void hops_from(const struct fabric *f, const uint32_t *src,
+			     int nsrc, uint32_t *dist)
+{
+	uint32_t *q = malloc(f->n_nodes * sizeof(*q));
+	uint32_t qh = 0, qt = 0;
+	for (uint32_t i = 0; i < f->n_nodes; i++)
+		dist[i] = UINT32_MAX;
+	for (int i = 0; i < nsrc; i++) {
+		dist[src[i]] = 0;
+		q[qt++] = src[i];
+	}
+	while (qh < qt) {
+		uint32_t u = q[qh++];
+		for (unsigned p = 1; p <= f->nodes[u].nports; p++) {
+			uint32_t v = peer_switch(f, fabric_port(f, u, p));
+			if (v != FAB_NONE && dist[v] == UINT32_MAX) {
+				dist[v] = dist[u] + 1;
+				q[qt++] = v;
+			}
+		}
+	}
+	free(q);
+}
+
+static inline uint32_t attach_of(const struct fabric *f, uint32_t lid)
+{
+	uint32_t owner = f->lid_port[lid];
+	if (owner == FAB_NONE)
+		return FAB_NONE;
+	if (f->nodes[f->ports[owner].node].type == FAB_SWITCH)
+		return f->ports[owner].node;
+	return peer_switch(f, owner);
+}
+
+/*
+ * Every switch reaches every LID connected to it, loop-free, and has
+ * LFT_DROP for the others.  With ca_shortest, routes to CA LIDs take the
+ * fewest switch hops.  Returns the number of routed entries.
+ */
+static inline int check_reach(const struct fabric *f,
+			      const struct lft_tables *t, int ca_shortest)
+{
+	int routed = 0;
+	uint32_t *dist = malloc(f->n_nodes * sizeof(*dist));
+	for (uint32_t lid = 1; lid <= f->max_lid; lid++) {
+		uint32_t owner = f->lid_port[lid], attach = attach_of(f, lid);
+		if (attach != FAB_NONE)
+			hops_from(f, &attach, 1, dist);
+		for (uint32_t r = 0; r < t->n_sw; r++) {
+			uint32_t cur = t->sw_node[r];
+			if (attach == FAB_NONE || dist[cur] == UINT32_MAX) {
+				if (lft_row(t, r)[lid] != LFT_DROP)
+					ck_abort_msg("LID %u unreachable from %s but routed",
+						     lid, f->nodes[cur].desc);
+				continue;
+			}
+			uint32_t hops = 0;
+			for (;;) {
+				uint8_t p = lft_row(t, t->row_of_node[cur])[lid];
+				if (p == LFT_DROP || p > f->nodes[cur].nports)
+					ck_abort_msg("LID %u: %s has port %u", lid,
+						     f->nodes[cur].desc, p);
+				if (p == 0) {
+					ck_assert_uint_eq(fabric_port(f, cur, 0), owner);
+					break;
+				}
+				uint32_t pi = fabric_port(f, cur, p);
+				uint32_t next = peer_switch(f, pi);
+				if (next == FAB_NONE) {
+					ck_assert_uint_eq(f->ports[pi].remote, owner);
+					break;
+				}
+				cur = next;
+				if (++hops > t->n_sw)
+					ck_abort_msg("LID %u loops", lid);
+			}
+			uint32_t want = dist[t->sw_node[r]];
+			if (ca_shortest && f->nodes[f->ports[owner].node].type != FAB_SWITCH &&
+			    hops != want)
+				ck_abort_msg("LID %u from %s: %u hops, shortest %u", lid,
+					     f->nodes[t->sw_node[r]].desc, hops, want);
+			routed++;
+		}
+	}
+	free(dist);
+	return routed;
+}
+
+/*
+ * The channel dependency graph of the tables: a channel is a switch port
+ * cabled to a switch; a route entering switch n by channel a and leaving it
+ * by channel b makes a depend on b.  Returns 1 if it has a cycle.
+ */
+static inline int cdg_has_cycle(const struct fabric *f,
+				const struct lft_tables *t)
+{
+	uint32_t np = f->n_ports;
+	uint8_t *dep = calloc((size_t)np * np, 1);
+	uint32_t *indeg = calloc(np, sizeof(*indeg));
+	uint32_t *q = malloc(np * sizeof(*q));
+	uint8_t *is_ch = calloc(np, 1);
+	ck_assert(dep && indeg && q && is_ch);
+	for (uint32_t lid = 1; lid <= f->max_lid; lid++)
+		for (uint32_t r = 0; r < t->n_sw; r++) {
+			uint32_t s = t->sw_node[r];
+			uint8_t p = lft_row(t, r)[lid];
+			if (p == LFT_DROP || p == 0)
+				continue;
+			uint32_t a = fabric_port(f, s, p), n = peer_switch(f, a);
+			if (n == FAB_NONE)
+				continue;
+			is_ch[a] = 1;
+			uint8_t q2 = lft_row(t, t->row_of_node[n])[lid];
+			if (q2 == LFT_DROP || q2 == 0)
+				continue;
+			uint32_t b = fabric_port(f, n, q2);
+			if (peer_switch(f, b) == FAB_NONE)
+				continue;
+			is_ch[b] = 1;
+			if (!dep[(size_t)a * np + b]) {
+				dep[(size_t)a * np + b] = 1;
+				indeg[b]++;
+			}
+		}
+	/* Kahn: a cycle leaves channels that never reach in-degree 0 */
+	uint32_t qh = 0, qt = 0, nch = 0, done = 0;
+	for (uint32_t c = 0; c < np; c++) {
+		nch += is_ch[c];
+		if (is_ch[c] && indeg[c] == 0)
+			q[qt++] = c;
+	}
+	while (qh < qt) {
+		uint32_t c = q[qh++];
+		done++;
+		for (uint32_t d = 0; d < np; d++)
+			if (dep[(size_t)c * np + d] && --indeg[d] == 0)
+				q[qt++] = d;
+	}
+	free(dep);
+	free(indeg);
+	free(q);
+	free(is_ch);
+	return done != nch;
+}
+
+static inline void free_all(struct fabric *f, struct lft_tables *t,
+			    struct tb *b)
+{
+	lft_tables_free(t);
+	fabric_free(f);
+	free(b);
+}
+
+#endif /* ROUTING_TESTLIB_H */
