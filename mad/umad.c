@@ -34,7 +34,6 @@ struct umad_be {
 	mad_recv_fn cb;
 	void *cb_arg;
 	pthread_t thread;
-	int thread_started;
 	volatile int closing;	/* set by be_close: errors are expected */
 	pthread_mutex_t lock;
 	struct rx *head, *tail;	/* received, not yet handed over */
@@ -330,7 +329,6 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 		return -1;
 	}
 	pthread_detach(b->thread);
-	b->thread_started = 1;
 	memset(t, 0, sizeof(*t));
 	t->ctx = b;
 	t->send = be_send;
