@@ -14,14 +14,6 @@
 
 #include "../sm/log.h"
 
-struct rx {
-	struct rx *next;
-	struct mad_addr from;
-	int status;
-	uint32_t len;
-	uint8_t mad[];
-};
-
 struct umad_be {
 	int fd;
 	int issm_fd;
@@ -29,14 +21,19 @@ struct umad_be {
 	char ca[UMAD_CA_NAME_LEN];
 	int port;
 	void *sendbuf;
+	void *recvbuf;
 	int evfd;
-	struct event *ev;
+	struct event *ev;	/* the watcher's eventfd */
+	struct event *pump_ev;	/* activated by hand: keep pumping */
 	mad_recv_fn cb;
 	void *cb_arg;
+	unsigned inflight;	/* requests sent, answers not yet seen */
+	int pumping;		/* the loop reads umad itself; the watcher rests */
 	pthread_t thread;
 	volatile int closing;	/* set by be_close: errors are expected */
-	pthread_mutex_t lock;
-	struct rx *head, *tail;	/* received, not yet handed over */
+	pthread_mutex_t lock;	/* armed, with cond */
+	pthread_cond_t cond;
+	int armed;		/* the watcher should wait for a MAD */
 };
 
 /* Classes an SM's port may receive: the SM's own, the SA's, and the
@@ -57,72 +54,136 @@ static const struct {
 	{ 0x21, 2, 0, 0 },	/* congestion control */
 };
 
-static void *receiver(void *arg)
+/*
+ * Receiving.  While answers are expected the event loop reads umad itself
+ * (pump): umad2sim wakes a reader blocked in umad_recv directly, so one
+ * MAD costs one wake-up instead of three (umad2sim's thread, a receiver
+ * thread, the loop).  When nothing is expected the loop must not block in
+ * umad, so the watcher thread waits for the next MAD instead (the umad fd
+ * under umad2sim is a fake number no poller can watch), then wakes the
+ * loop through an eventfd and rests until the loop goes idle again.
+ */
+#define PUMP_BATCH	256	/* MADs per turn before other events run */
+#define PUMP_WAIT_MS	2	/* wait for an expected answer, then idle */
+
+static void *watcher(void *arg)
 {
 	struct umad_be *b = arg;
-	size_t bufsz = umad_size() + 4096;
-	uint8_t *buf = malloc(bufsz);
-	if (!buf)
-		return NULL;
 	for (;;) {
-		int len = 4096;
-		int r = umad_recv(b->fd, buf, &len, -1);
-		if (r < 0) {
-			if (r == -EINTR || r == -EAGAIN || r == -ENOSPC)
-				continue;
-			if (__atomic_load_n(&b->closing, __ATOMIC_ACQUIRE))
-				break;
-			log_err("umad_recv: %s", strerror(-r));
+		pthread_mutex_lock(&b->lock);
+		while (!b->armed)
+			pthread_cond_wait(&b->cond, &b->lock);
+		pthread_mutex_unlock(&b->lock);
+		int r = umad_poll(b->fd, -1);
+		if (__atomic_load_n(&b->closing, __ATOMIC_ACQUIRE))
+			break;
+		if (r < 0 && r != -ETIMEDOUT && r != -EIO) {
+			log_err("umad_poll: %s", strerror(-r));
 			usleep(100000);
 			continue;
 		}
-		if (len < 24 || len > 4096)
-			continue;
-		struct rx *x = malloc(sizeof(*x) + (size_t)len);
-		if (!x)
-			continue;
-		ib_mad_addr_t *a = umad_get_mad_addr(buf);
-		memset(&x->from, 0, sizeof(x->from));
-		x->from.lid = be16toh(a->lid);
-		x->from.qpn = be32toh(a->qpn);
-		x->from.qkey = be32toh(a->qkey);
-		x->from.sl = a->sl;
-		x->status = umad_status(buf);
-		x->len = (uint32_t)len;
-		x->next = NULL;
-		memcpy(x->mad, umad_get_mad(buf), (size_t)len);
 		pthread_mutex_lock(&b->lock);
-		int was_empty = b->head == NULL;
-		if (b->tail)
-			b->tail->next = x;
-		else
-			b->head = x;
-		b->tail = x;
+		int wake = b->armed;
+		b->armed = 0;
 		pthread_mutex_unlock(&b->lock);
-		/* the loop takes the whole queue at once: wake it only when it was empty */
 		uint64_t one = 1;
-		if (was_empty && write(b->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		if (wake && write(b->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			log_err("eventfd write: %s", strerror(errno));
 	}
 	return NULL;
+}
+
+static void set_armed(struct umad_be *b, int armed)
+{
+	pthread_mutex_lock(&b->lock);
+	b->armed = armed;
+	if (armed)
+		pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+static int is_request(uint8_t method)
+{
+	return !(method & 0x80) && method != 0x07;	/* not a response, not TrapRepress */
+}
+
+/* One MAD from umad to the callback; 0, or -1 when none came. */
+static int recv_one(struct umad_be *b, int timeout_ms)
+{
+	int len = MAD_SIZE;
+	int r = umad_recv(b->fd, b->recvbuf, &len, timeout_ms);
+	if (r < 0) {
+		if (r != -EAGAIN && r != -ETIMEDOUT && r != -EIO)
+			log_debug("umad_recv: %s", strerror(-r));
+		return -1;
+	}
+	if (len < 24 || len > MAD_SIZE)
+		return 0;
+	const uint8_t *mad = umad_get_mad(b->recvbuf);
+	ib_mad_addr_t *a = umad_get_mad_addr(b->recvbuf);
+	struct mad_addr from = {
+		.lid = be16toh(a->lid),
+		.qpn = be32toh(a->qpn),
+		.qkey = be32toh(a->qkey),
+		.sl = a->sl,
+	};
+	int status = umad_status(b->recvbuf);
+	/* an answer, or a request of ours that came back unsent */
+	if (b->inflight && ((mad[3] & 0x80) || status))
+		b->inflight--;
+	b->cb(b->cb_arg, mad, (size_t)len, &from, status);
+	return 0;
+}
+
+static void go_idle(struct umad_be *b)
+{
+	b->pumping = 0;
+	b->inflight = 0;	/* the rest are lost; the transactions time out */
+	set_armed(b, 1);
+}
+
+static void pump(struct umad_be *b)
+{
+	for (int n = 0; n < PUMP_BATCH; n++) {
+		if (__atomic_load_n(&b->closing, __ATOMIC_ACQUIRE))
+			return;
+		if (recv_one(b, 0) == 0)
+			continue;
+		if (!b->inflight || recv_one(b, PUMP_WAIT_MS) < 0) {
+			/* a wake-up meant for the watcher may have been ours */
+			if (recv_one(b, 0) == 0)
+				continue;
+			go_idle(b);
+			return;
+		}
+	}
+	event_active(b->pump_ev, 0, 0);	/* let timers and sockets run, then go on */
+}
+
+static void on_pump(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	pump(arg);
+}
+
+static void start_pumping(struct umad_be *b)
+{
+	if (b->pumping)
+		return;
+	b->pumping = 1;
+	set_armed(b, 0);
+	event_active(b->pump_ev, 0, 0);
 }
 
 static void on_rx(evutil_socket_t fd, short what, void *arg)
 {
 	struct umad_be *b = arg;
 	uint64_t n;
+	(void)what;
 	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		log_err("eventfd read: %s", strerror(errno));
-	pthread_mutex_lock(&b->lock);
-	struct rx *x = b->head;
-	b->head = b->tail = NULL;
-	pthread_mutex_unlock(&b->lock);
-	while (x) {
-		struct rx *next = x->next;
-		b->cb(b->cb_arg, x->mad, x->len, &x->from, x->status);
-		free(x);
-		x = next;
-	}
+	start_pumping(b);
 }
 
 static int be_send(void *ctx, const uint8_t *mad, size_t len,
@@ -143,6 +204,10 @@ static int be_send(void *ctx, const uint8_t *mad, size_t len,
 		log_debug("umad_send: %s", strerror(-r));
 		return -1;
 	}
+	if (is_request(mad[3])) {
+		b->inflight++;
+		start_pumping(b);
+	}
 	return 0;
 }
 
@@ -154,12 +219,16 @@ static void be_close(void *ctx)
 	__atomic_store_n(&b->closing, 1, __ATOMIC_RELEASE);
 	if (b->ev)
 		event_free(b->ev);
-	/* The receiver stays blocked in umad_recv; the process is ending. */
+	if (b->pump_ev)
+		event_free(b->pump_ev);
+	/* The watcher stays blocked in umad_poll; the process is ending. */
 	if (b->issm_fd >= 0)
 		close(b->issm_fd);
 	if (b->evfd >= 0)
 		close(b->evfd);
 	free(b->sendbuf);
+	free(b->recvbuf);
+	b->sendbuf = b->recvbuf = NULL;
 }
 
 static int port_usable(const umad_port_t *p, int want_active)
@@ -283,7 +352,7 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 			const struct umad_port_sel *sel, mad_recv_fn cb,
 			void *cb_arg, char *err, size_t errlen)
 {
-	/* Lives to the end of the process: the receiver thread holds it. */
+	/* Lives to the end of the process: the watcher thread holds it. */
 	struct umad_be *b = calloc(1, sizeof(*b));
 	if (!b) {
 		snprintf(err, errlen, "out of memory");
@@ -311,21 +380,25 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 		log_warn("cannot set IsSM on %s port %d (%s): other nodes will not see an SM here",
 			 b->ca, b->port, strerror(errno));
 	b->sendbuf = calloc(1, umad_size() + MAD_SIZE);
+	b->recvbuf = calloc(1, umad_size() + MAD_SIZE);
 	b->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!b->sendbuf || b->evfd < 0) {
+	if (!b->sendbuf || !b->recvbuf || b->evfd < 0) {
 		snprintf(err, errlen, "out of resources: %s", strerror(errno));
 		return -1;
 	}
 	b->cb = cb;
 	b->cb_arg = cb_arg;
 	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->cond, NULL);
+	b->armed = 1;
 	b->ev = event_new(base, b->evfd, EV_READ | EV_PERSIST, on_rx, b);
-	if (!b->ev || event_add(b->ev, NULL) < 0) {
+	b->pump_ev = event_new(base, -1, 0, on_pump, b);
+	if (!b->ev || !b->pump_ev || event_add(b->ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot watch the receive queue");
 		return -1;
 	}
-	if (pthread_create(&b->thread, NULL, receiver, b) != 0) {
-		snprintf(err, errlen, "cannot start the receiver thread");
+	if (pthread_create(&b->thread, NULL, watcher, b) != 0) {
+		snprintf(err, errlen, "cannot start the watcher thread");
 		return -1;
 	}
 	pthread_detach(b->thread);

@@ -1,8 +1,9 @@
 /*
  * The umad backend: a local port opened through libibumad (the kernel, or
- * ibsim under libumad2sim.so).  A receiver thread blocks in umad_recv()
- * (the umad fd under umad2sim is a fake number no poller can watch) and
- * hands MADs to the event loop through an eventfd.
+ * ibsim under libumad2sim.so).  While answers are expected the event loop
+ * reads umad itself; otherwise a watcher thread blocks in umad_poll() (the
+ * umad fd under umad2sim is a fake number no poller can watch) and wakes
+ * the loop through an eventfd.
  */
 #ifndef IBSMD_UMAD_H
 #define IBSMD_UMAD_H
@@ -21,7 +22,7 @@ struct umad_port_sel {
 
 /*
  * Opens the port, registers agents for every class that may arrive,
- * claims IsSM, starts the receiver.  Fills t (send/close/ctx and the
+ * claims IsSM, starts the watcher.  Fills t (send/close/ctx and the
  * local port's facts).  Returns 0 or -1 with a message in err.
  */
 int umad_transport_open(struct mad_transport *t, struct event_base *base,
