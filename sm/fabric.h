@@ -38,6 +38,8 @@ enum fab_port_state {
 #define FPORT_PRESENT  0x01	/* the port exists and answered PortInfo */
 #define FPORT_ISSM     0x02	/* CapabilityMask.IsSM */
 #define FPORT_NOANSWER 0x04	/* the port was asked and never answered */
+#define FPORT_INFERRED 0x08	/* PortInfo inferred, not read (sweep.c); the
+				 * first Set's answer confirms it (program.c) */
 
 struct fab_port {
 	uint32_t node;		/* owning node index */

@@ -122,6 +122,7 @@ struct op {
 	uint32_t block;
 	uint8_t kind, port, hops, state;
 	uint8_t verify;		/* a Get to see where a refused state change stands */
+	uint8_t relearn;	/* that Get reads an inferred port the Set did not fit */
 	uint8_t data[64];
 	uint8_t path[FAB_MAX_HOPS + 1];
 };
@@ -509,6 +510,52 @@ static void maybe_done(struct program *pr)
 	pr->done(pr->done_arg, &pr->st);
 }
 
+/* Plans a port again if the cursor has passed it (else it is planned anyway). */
+static void replan_port(struct program *pr, uint32_t pi)
+{
+	if (pr->phase == 2 || pr->cur > pr->f->n_nodes + pi)
+		plan_port(pr, pi);
+}
+
+/* The model's port now as the device says (a Set's answer or a Get). */
+static void relearn_port(struct program *pr, uint32_t pi, const uint8_t *data)
+{
+	struct fab_port *p = &pr->f->ports[pi];
+	memcpy(pr->d->pi_raw[pi], data, 64);
+	discovery_decode_portinfo(p, data);
+	log_info("port 0x%016llx[%u]: not what was inferred (MTUCap %u, VLCap %u); set again",
+		 (unsigned long long)p->guid, p->num, p->mtu_cap, p->vl_cap);
+	replan_port(pr, pi);
+	if (p->remote != FAB_NONE)
+		replan_port(pr, p->remote);
+}
+
+/*
+ * The first Set to a port whose PortInfo was inferred (sweep.c) answers
+ * with what the port really is.  Returns 1 if o was handled here.
+ */
+static int confirm_inferred(struct program *pr, struct op *o, int st,
+			    const uint8_t *resp)
+{
+	uint32_t pi = pr->f->nodes[o->node].first_port + o->port;
+	struct fab_port *p = &pr->f->ports[pi];
+	if (o->kind != OP_PORTINFO || !(p->flags & FPORT_INFERRED))
+		return 0;
+	if (st) {	/* it did not fit: read the port, then set it again */
+		o->verify = o->relearn = 1;
+		submit(pr, o);
+		return 1;
+	}
+	const uint8_t *data = resp + SMP_DATA_OFFS;
+	p->flags &= (uint8_t)~FPORT_INFERRED;
+	record_success(pr, o);
+	if (smp_pi_get(data, IB_PORT_MTU_CAP_F) != p->mtu_cap ||
+	    smp_pi_get(data, IB_PORT_VL_CAP_F) != p->vl_cap)
+		relearn_port(pr, pi, data);
+	free(o);
+	return 1;
+}
+
 static void verify_answer(struct program *pr, struct op *o, int st,
 			  const uint8_t *resp)
 {
@@ -548,9 +595,24 @@ static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 		return;
 	}
 	int st = smp_status(resp);
+	if (o->relearn) {
+		if (st) {
+			record_failure(pr, o, "PortInfo cannot be read");
+		} else {
+			uint32_t pi = pr->f->nodes[o->node].first_port + o->port;
+			relearn_port(pr, pi, resp + SMP_DATA_OFFS);
+		}
+		free(o);
+		maybe_done(pr);
+		return;
+	}
 	if (o->verify) {
 		verify_answer(pr, o, st, resp);
 		free(o);
+		maybe_done(pr);
+		return;
+	}
+	if (confirm_inferred(pr, o, st, resp)) {
 		maybe_done(pr);
 		return;
 	}

@@ -79,19 +79,158 @@ static void ask(struct discovery *d, int kind, uint32_t node, int port,
 	submit(d, q);
 }
 
+/*
+ * The discovery goes in waves: the nodes a wave finds are explored when it
+ * has ended, so that by then every link into them from the wave before is
+ * known.  The near end of such a link is not asked for its PortInfo: the
+ * two ends of a link share its state, width and speed, and a switch's
+ * ports share their capabilities, so infer_ports() fills the port in from
+ * its partner and its node's other ports when the discovery is done.  The
+ * first Set's answer confirms it or puts it right (program.c).  A
+ * configured fabric is read as it is: only a link still in Init is
+ * inferred.  In a fat tree this saves one PortInfo per switch-to-switch
+ * link.
+ */
+static int inferable(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (p->remote == FAB_NONE)
+		return 0;
+	const struct fab_port *a = &f->ports[p->remote];
+	return f->nodes[p->node].type == FAB_SWITCH &&
+	       f->nodes[p->node].nports > 1 &&
+	       f->nodes[a->node].type == FAB_SWITCH &&
+	       (a->flags & FPORT_PRESENT) && a->state == PORT_INIT &&
+	       a->phys_state == PHYS_LINKUP;
+}
+
+static int note_inferred(struct discovery *d, uint32_t pi)
+{
+	if (d->n_inferred == d->cap_inferred) {
+		uint32_t cap = d->cap_inferred ? 2 * d->cap_inferred : 256;
+		uint32_t *v = realloc(d->inferred, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -1;
+		d->inferred = v;
+		d->cap_inferred = cap;
+	}
+	d->inferred[d->n_inferred++] = pi;
+	return 0;
+}
+
+static void queue_explore(struct discovery *d, uint32_t ni, int local_port)
+{
+	if (d->n_next == d->cap_next) {
+		uint32_t cap = d->cap_next ? 2 * d->cap_next : 256;
+		struct frontier *v = realloc(d->next, (size_t)cap * sizeof(*v));
+		if (!v) {
+			log_err("discovery: out of memory");
+			d->unresponsive++;
+			return;
+		}
+		d->next = v;
+		d->cap_next = cap;
+	}
+	d->next[d->n_next].node = ni;
+	d->next[d->n_next].local_port = local_port;
+	d->n_next++;
+}
+
 /* Queries about a node seen for the first time. */
-static void explore_node(struct discovery *d, uint32_t ni, int local_port,
-			 const uint8_t *path, int hops)
+static void explore_node(struct discovery *d, uint32_t ni, int local_port)
 {
 	struct fab_node *n = &d->f.nodes[ni];
+	const uint8_t *path = n->dr_path;
+	int hops = n->dr_len;
 	ask(d, Q_NODEDESC, ni, 0, path, hops);
 	if (n->type == FAB_SWITCH) {
 		ask(d, Q_SWITCHINFO, ni, 0, path, hops);
-		for (int p = 0; p <= n->nports; p++)
+		for (int p = 0; p <= n->nports; p++) {
+			uint32_t pi = n->first_port + (uint32_t)p;
+			if (p && inferable(&d->f, pi) && note_inferred(d, pi) == 0)
+				continue;
 			ask(d, Q_PORTINFO, ni, p, path, hops);
+		}
 	} else {
 		ask(d, Q_PORTINFO, ni, local_port, path, hops);
 	}
+}
+
+/* Explores what the last wave found.  1 if it asked anything. */
+static int next_wave(struct discovery *d)
+{
+	uint32_t n = d->n_next;
+	if (!n || d->cancelled)
+		return 0;
+	struct frontier *w = d->next;
+	d->next = NULL;
+	d->n_next = d->cap_next = 0;
+	for (uint32_t i = 0; i < n; i++)
+		explore_node(d, w[i].node, w[i].local_port);
+	free(w);
+	return d->outstanding > 0;
+}
+
+/* A switch port to take an inferred port's capabilities from, or FAB_NONE. */
+static uint32_t template_port(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_node *n = &f->nodes[f->ports[pi].node];
+	uint32_t best = FAB_NONE;
+	for (int k = 1; k <= n->nports; k++) {
+		uint32_t t = n->first_port + (uint32_t)k;
+		const struct fab_port *tp = &f->ports[t];
+		if (t == pi || (tp->flags & (FPORT_PRESENT | FPORT_INFERRED)) !=
+				       FPORT_PRESENT)
+			continue;
+		if (tp->phys_state == PHYS_LINKUP)
+			return t;
+		if (best == FAB_NONE)
+			best = t;
+	}
+	return best;
+}
+
+static void infer_port(struct discovery *d, uint32_t pi, uint32_t t)
+{
+	struct fab_port *p = &d->f.ports[pi];
+	const struct fab_port *tp = &d->f.ports[t];
+	const struct fab_port *a = &d->f.ports[p->remote];
+	memcpy(d->pi_raw[pi], d->pi_raw[t], 64);
+	smp_pi_set(d->pi_raw[pi], IB_PORT_LOCAL_PORT_F, p->num);
+	p->capmask = tp->capmask;
+	p->mtu_cap = tp->mtu_cap;
+	p->vl_cap = tp->vl_cap;
+	p->neighbor_mtu = tp->neighbor_mtu;
+	p->state = a->state;
+	p->phys_state = PHYS_LINKUP;
+	p->width_active = a->width_active;
+	p->speed_active = a->speed_active;
+	p->oper_vls = a->oper_vls;
+	p->hw_lid = p->hw_sm_lid = 0;
+	p->lmc = 0;
+	p->flags |= FPORT_PRESENT | FPORT_INFERRED;
+}
+
+/* Fills the inferred ports in; asks those it cannot fill.  1 if it asked. */
+static int infer_ports(struct discovery *d)
+{
+	int asked = 0;
+	for (uint32_t i = 0; i < d->n_inferred; i++) {
+		uint32_t pi = d->inferred[i];
+		struct fab_port *p = &d->f.ports[pi];
+		if (p->flags & FPORT_PRESENT || p->remote == FAB_NONE)
+			continue;
+		uint32_t t = template_port(&d->f, pi);
+		if (t != FAB_NONE && (d->f.ports[p->remote].flags & FPORT_PRESENT)) {
+			infer_port(d, pi, t);
+			continue;
+		}
+		const struct fab_node *n = &d->f.nodes[p->node];
+		ask(d, Q_PORTINFO, p->node, p->num, n->dr_path, n->dr_len);
+		asked = 1;
+	}
+	d->n_inferred = 0;
+	return asked;
 }
 
 static void on_nodeinfo(struct discovery *d, struct query *q,
@@ -155,10 +294,10 @@ static void on_nodeinfo(struct discovery *d, struct query *q,
 			ask(d, Q_PORTINFO, n, ni.local_port, q->path, q->hops);
 	}
 	if (is_new)
-		explore_node(d, n, ni.local_port, q->path, q->hops);
+		queue_explore(d, n, ni.local_port);
 }
 
-static void decode_portinfo(struct fab_port *p, const uint8_t *data)
+void discovery_decode_portinfo(struct fab_port *p, const uint8_t *data)
 {
 	p->hw_lid = smp_pi_get(data, IB_PORT_LID_F);
 	p->hw_sm_lid = smp_pi_get(data, IB_PORT_SMLID_F);
@@ -173,6 +312,7 @@ static void decode_portinfo(struct fab_port *p, const uint8_t *data)
 	p->neighbor_mtu = (uint8_t)smp_pi_get(data, IB_PORT_NEIGHBOR_MTU_F);
 	p->oper_vls = (uint8_t)smp_pi_get(data, IB_PORT_OPER_VLS_F);
 	p->flags |= FPORT_PRESENT;
+	p->flags &= (uint8_t)~FPORT_INFERRED;
 	if (p->capmask & CAP_IS_SM)
 		p->flags |= FPORT_ISSM;
 	else
@@ -186,7 +326,7 @@ static void on_portinfo(struct discovery *d, struct query *q,
 	uint32_t pi = fabric_port(f, q->node, q->port);
 	struct fab_port *p = &f->ports[pi];
 	memcpy(d->pi_raw[pi], data, 64);
-	decode_portinfo(p, data);
+	discovery_decode_portinfo(p, data);
 	if (p->num == 0 || p->phys_state != PHYS_LINKUP || p->remote != FAB_NONE)
 		return;
 	const struct fab_node *n = &f->nodes[q->node];
@@ -251,7 +391,7 @@ static void give_up(struct discovery *d, struct query *q, int status)
 
 static void finish_if_idle(struct discovery *d)
 {
-	if (d->outstanding)
+	if (d->outstanding || next_wave(d))
 		return;
 	if (d->retry->head && d->rounds < d->max_rounds && !d->cancelled) {
 		struct query *q = d->retry->head;
@@ -272,6 +412,8 @@ static void finish_if_idle(struct discovery *d)
 			give_up(d, q, TXN_TIMEOUT);
 		free(q);
 	}
+	if (!d->cancelled && infer_ports(d))
+		return;
 	d->done(d->done_arg, d);
 }
 
@@ -380,6 +522,8 @@ void discovery_free(struct discovery *d)
 		free(q);
 	}
 	free(d->retry);
+	free(d->inferred);
+	free(d->next);
 	fabric_free(&d->f);
 	free(d->pi_raw);
 	free(d->si_raw);

@@ -13,6 +13,11 @@
 #include "../mad/txn.h"
 #include "fabric.h"
 
+struct frontier {
+	uint32_t node;
+	int local_port;		/* the port it was reached through */
+};
+
 struct discovery {
 	struct fabric f;
 	uint8_t (*pi_raw)[64];	/* per port index: PortInfo as read */
@@ -24,6 +29,10 @@ struct discovery {
 	int rounds;		/* extra rounds for queries that failed */
 	int max_rounds;
 	struct pending_q *retry;	/* queries to ask again next round */
+	uint32_t *inferred;	/* ports whose PortInfo is to be inferred */
+	uint32_t n_inferred, cap_inferred;
+	struct frontier *next;	/* nodes found, explored when the wave ends */
+	uint32_t n_next, cap_next;
 	struct txn_engine *txn;
 	void (*done)(void *arg, struct discovery *d);
 	void *done_arg;
@@ -47,5 +56,7 @@ void discovery_free(struct discovery *d);
 int discovery_compact(struct discovery *d);
 /* The DR path to a port's node; CA ports are reached through their own link. */
 int discovery_port_path(const struct fabric *f, uint32_t port, uint8_t *path);
+/* Reads a PortInfo attribute into the model's port (clears FPORT_INFERRED). */
+void discovery_decode_portinfo(struct fab_port *p, const uint8_t *data);
 
 #endif
