@@ -423,6 +423,13 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	struct sweep_summary *s = &sm->last;
 	if (ps->cancelled)
 		return;
+	if (ps->unrouted) {	/* sm_route said why; nothing was activated */
+		if (sm->once)
+			stop_loop(sm, 1);
+		else
+			finish_sweep(sm);
+		return;
+	}
 	/* sm->prog is freed when the next one starts: we may be inside program_start */
 	s->prog = *ps;
 	s->unresponsive = sm->model->unresponsive + ps->failed_ports;
@@ -499,21 +506,30 @@ static void after_discovery(struct sm *sm)
 	route_and_program(sm, first);
 }
 
-/* Routes the current model and writes what differs. */
+static void on_routed(void *arg, int rc, struct lft_tables *t,
+		      const char *used, uint64_t ms)
+{
+	struct sm *sm = arg;
+	sm->route_job = NULL;
+	if (rc < 0) {
+		program_set_tables(sm->prog, NULL);
+		return;
+	}
+	sm->lft = *t;
+	memset(t, 0, sizeof(*t));
+	sm->engine_used = used;
+	sm->last.routing = used;
+	sm->last.route_ms = ms;
+	program_set_tables(sm->prog, &sm->lft);
+}
+
+/*
+ * Routes the current model and writes what differs.  The routes are
+ * computed on a thread while the loop configures the ports.
+ */
 static void route_and_program(struct sm *sm, int first)
 {
 	struct fabric *f = &sm->model->f;
-	struct sweep_summary *s = &sm->last;
-	if (sm_route(&sm->cfg, sm->routing_override, f, &sm->lft,
-		     &sm->engine_used, &s->route_ms) < 0) {
-		if (sm->once) {
-			stop_loop(sm, 1);
-			return;
-		}
-		finish_sweep(sm);
-		return;
-	}
-	s->routing = sm->engine_used;
 	struct program_params pp = {
 		.subnet_prefix = sm->cfg.subnet_prefix,
 		.sm_lid = sm->my_lid,
@@ -525,9 +541,18 @@ static void route_and_program(struct sm *sm, int first)
 		.client_rereg = first,
 		.extra_rounds = LOCAL_EXTRA_ROUNDS,
 	};
+	lft_tables_free(&sm->lft);	/* the writes are diffed against the cache */
 	program_free(sm->prog);
 	sm->prog = NULL;
-	sm->prog = program_start(sm->txn, sm->model, &sm->lft, sm->cache, &pp,
+	route_job_cancel(sm->route_job);
+	sm->route_job = route_job_start(sm->base, &sm->cfg, sm->routing_override,
+					f, on_routed, sm);
+	if (!sm->route_job) {
+		log_err("out of memory starting the routing");
+		stop_loop(sm, 1);
+		return;
+	}
+	sm->prog = program_start(sm->txn, sm->model, NULL, sm->cache, &pp,
 				 on_programmed, sm);
 	if (!sm->prog) {
 		log_err("out of memory planning the writes");
@@ -908,6 +933,8 @@ void sm_shutdown(struct sm *sm)
 		txn_set_arm(sm->txn, NULL, NULL);
 		txn_cancel_all(sm->txn);
 	}
+	route_job_cancel(sm->route_job);
+	sm->route_job = NULL;
 	program_free(sm->prog);
 	discovery_free(sm->disc);
 	discovery_free(sm->model);

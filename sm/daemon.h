@@ -72,6 +72,7 @@ struct sm {
 	char heavy_reason[128];
 	struct discovery *disc;		/* being built */
 	struct program *prog;
+	struct route_job *route_job;	/* routing on its thread, or NULL */
 	struct remote_sm *sms;
 	uint32_t n_sms, sms_pending;
 	uint32_t light_pending, light_changes;

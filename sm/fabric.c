@@ -104,6 +104,38 @@ void fabric_free(struct fabric *f)
 	fabric_init(f);
 }
 
+static void *dup_array(const void *src, size_t n, size_t elem)
+{
+	if (!src || !n)
+		return NULL;
+	void *p = malloc(n * elem);
+	if (p)
+		memcpy(p, src, n * elem);
+	return p;
+}
+
+int fabric_clone(struct fabric *dst, const struct fabric *src)
+{
+	*dst = *src;
+	dst->nodes = dup_array(src->nodes, src->n_nodes, sizeof(*src->nodes));
+	dst->ports = dup_array(src->ports, src->n_ports, sizeof(*src->ports));
+	dst->cap_nodes = src->n_nodes;
+	dst->cap_ports = src->n_ports;
+	dst->lid_port = src->lid_port ?
+		dup_array(src->lid_port, (size_t)src->max_lid + 1, sizeof(*src->lid_port)) :
+		NULL;
+	const struct guid_map *m = &src->node_by_guid;
+	dst->node_by_guid.keys = dup_array(m->keys, m->cap, sizeof(*m->keys));
+	dst->node_by_guid.vals = dup_array(m->vals, m->cap, sizeof(*m->vals));
+	if ((src->n_nodes && !dst->nodes) || (src->n_ports && !dst->ports) ||
+	    (src->lid_port && !dst->lid_port) ||
+	    (m->cap && (!dst->node_by_guid.keys || !dst->node_by_guid.vals))) {
+		fabric_free(dst);
+		return -1;
+	}
+	return 0;
+}
+
 static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
 	if (need <= *cap)

@@ -110,6 +110,8 @@ struct fabric {
 
 void fabric_init(struct fabric *f);
 void fabric_free(struct fabric *f);
+/* A deep copy (a snapshot for a routing thread); 0 or -1 on ENOMEM. */
+int fabric_clone(struct fabric *dst, const struct fabric *src);
 /* Adds a node with ports 0..nports; returns its index or FAB_NONE on ENOMEM. */
 uint32_t fabric_add_node(struct fabric *f, uint8_t type, uint8_t nports,
 			 uint64_t guid);

@@ -137,6 +137,7 @@ struct program {
 	struct program_stats st;
 	program_done_fn done;
 	void *done_arg;
+	int unrouted;		/* program_set_tables(NULL): no switches, no phase 2 */
 	uint8_t *want_active;	/* per port index */
 	uint8_t *port_failed;	/* per port index */
 	struct op *retry;
@@ -439,8 +440,9 @@ static void activate_port(struct program *pr, uint32_t pi)
  * Plans and submits from the cursor until enough is in flight: the
  * plan is never held in memory whole (a 20,000-node fabric has millions
  * of LFT blocks), and answers are handled while the rest is planned.
- * Phase 1 walks the switches (SwitchInfo, LFT blocks), then the ports
- * (PortInfo with ARMED, P_Key); phase 2 the ports to activate.
+ * Phase 1 walks the ports (PortInfo with ARMED, P_Key) while the routes
+ * may still be computed, then the switches (SwitchInfo, LFT blocks);
+ * phase 2 the ports to activate.
  */
 #define PROGRAM_HIGH_WATER 4096
 
@@ -452,11 +454,13 @@ static int feed(struct program *pr)
 	pr->feeding = 1;
 	while (pr->outstanding < PROGRAM_HIGH_WATER) {
 		uint32_t c = pr->cur;
-		if (pr->phase == 1 && c < f->n_nodes) {
-			if (f->nodes[c].type == FAB_SWITCH)
-				plan_switch(pr, c);
-		} else if (pr->phase == 1 && c < f->n_nodes + f->n_ports) {
-			plan_port(pr, c - f->n_nodes);
+		if (pr->phase == 1 && c < f->n_ports) {
+			plan_port(pr, c);
+		} else if (pr->phase == 1 && c < f->n_ports + f->n_nodes) {
+			if (!pr->t && !pr->unrouted)
+				break;	/* the routes are not there yet */
+			if (pr->t && f->nodes[c - f->n_ports].type == FAB_SWITCH)
+				plan_switch(pr, c - f->n_ports);
 		} else if (pr->phase == 2 && c < f->n_ports) {
 			activate_port(pr, c);
 		} else {
@@ -499,7 +503,9 @@ static void maybe_done(struct program *pr)
 		record_failure(pr, o, "no answer");
 		free(o);
 	}
-	if (pr->phase == 1) {
+	if (pr->phase == 1 && pr->unrouted) {
+		pr->st.unrouted = 1;
+	} else if (pr->phase == 1) {
 		pr->phase = 2;
 		pr->rounds = 0;
 		pr->cur = 0;
@@ -513,7 +519,7 @@ static void maybe_done(struct program *pr)
 /* Plans a port again if the cursor has passed it (else it is planned anyway). */
 static void replan_port(struct program *pr, uint32_t pi)
 {
-	if (pr->phase == 2 || pr->cur > pr->f->n_nodes + pi)
+	if (pr->phase == 2 || pr->cur > pi)
 		plan_port(pr, pi);
 }
 
@@ -691,6 +697,16 @@ struct program *program_start(struct txn_engine *txn,
 	feed(pr);
 	maybe_done(pr);
 	return pr;
+}
+
+void program_set_tables(struct program *pr, const struct lft_tables *t)
+{
+	pr->t = t;
+	pr->unrouted = t == NULL;
+	if (pr->cancelled)
+		return;
+	feed(pr);
+	maybe_done(pr);
 }
 
 void program_free(struct program *pr)

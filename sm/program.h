@@ -32,6 +32,7 @@ struct program_stats {
 	uint32_t failed;	/* writes that never succeeded */
 	uint32_t failed_ports;	/* distinct ports left unconfigured */
 	int cancelled;		/* the transaction table was cancelled */
+	int unrouted;		/* no tables came: ports armed, nothing activated */
 };
 
 struct devcache;
@@ -48,6 +49,9 @@ typedef void (*program_done_fn)(void *arg, const struct program_stats *s);
  * Plans and sends.  d (its fabric with LIDs assigned), t and c must stay
  * valid until done() runs; d's port states, LIDs and LinearFDBTop are
  * updated as writes succeed, so that d keeps describing the devices.
+ * t may be NULL while the routes are still being computed: the ports are
+ * configured meanwhile, and the switches (SwitchInfo, LFTs) and the
+ * activation wait for program_set_tables().
  * done() may run before program_start returns when nothing needs writing.  Returns NULL on ENOMEM.
  */
 struct program *program_start(struct txn_engine *txn,
@@ -55,6 +59,8 @@ struct program *program_start(struct txn_engine *txn,
 			      const struct lft_tables *t, struct devcache *c,
 			      const struct program_params *p,
 			      program_done_fn done, void *arg);
+/* The routes, or NULL if routing failed: then nothing is activated. */
+void program_set_tables(struct program *pr, const struct lft_tables *t);
 void program_free(struct program *pr);
 
 #endif
