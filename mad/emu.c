@@ -510,6 +510,16 @@ int emu_set_port_loss(struct emu *e, uint64_t guid, int port, double percent)
 	return 0;
 }
 
+int emu_set_pkey_nvram(struct emu *e, uint64_t guid, int port, uint16_t pkey0)
+{
+	uint32_t pi = find_port(e, guid, port);
+	if (pi == EMU_NONE || !e->ports[pi].pkey_cap)
+		return -1;
+	e->ports[pi].capmask |= CAPM_PKEY_NVRAM;
+	e->pkeys[e->ports[pi].pkey_off] = pkey0;
+	return 0;
+}
+
 int emu_set_dead(struct emu *e, uint64_t guid, int port, int dead)
 {
 	uint32_t ni = guid_map_get(&e->node_map, guid);

@@ -100,6 +100,9 @@ void emu_set_latency(struct emu *e, uint32_t fixed_us, uint32_t random_us);
  * forwarding through a dead switch goes on: it is hardware.
  */
 int emu_set_dead(struct emu *e, uint64_t guid, int port, int dead);
+/* The port keeps its P_Key table in NVRAM (IsPKeyNVRAM), entry 0 = pkey0:
+ * a table left by an earlier configuration, not the default after reset. */
+int emu_set_pkey_nvram(struct emu *e, uint64_t guid, int port, uint16_t pkey0);
 /*
  * Pulls the cable of a port: both ends go Down/Polling, switches at
  * either end set PortStateChange and send trap 128 to their SM LID (if

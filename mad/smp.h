@@ -14,6 +14,7 @@
 
 /* PortInfo:CapabilityMask bits */
 #define CAP_IS_SM            (1u << 1)
+#define CAP_IS_PKEY_NVRAM    (1u << 8)	/* the P_Key table survives a reset */
 #define CAP_IS_TRAP_SUPPORTED (1u << 3)
 
 /* SMInfo states and attribute modifiers */

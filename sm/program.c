@@ -261,6 +261,17 @@ static struct op *new_op(struct program *pr, int kind, uint32_t node,
 	return o;
 }
 
+/*
+ * A port that has had no LID since its last reset and keeps no P_Key table
+ * in NVRAM holds what every port holds after a reset: the default P_Key
+ * 0xFFFF in entry 0 and nothing else.  That is the only partition ibsmd
+ * configures, so such a port needs no P_Key write.
+ */
+static int pkey_default_since_reset(const struct fab_port *p)
+{
+	return p->hw_lid == 0 && !(p->capmask & CAP_IS_PKEY_NVRAM);
+}
+
 static void plan_port(struct program *pr, uint32_t pi)
 {
 	const struct fabric *f = pr->f;
@@ -297,7 +308,11 @@ static void plan_port(struct program *pr, uint32_t pi)
 			submit(pr, o);
 		}
 	}
-	if (ep && (!cached || !cached->pkey)) {
+	if (ep && (!cached || !cached->pkey) && pkey_default_since_reset(p)) {
+		/* nothing to write: the table holds the default partition */
+		if (cached)
+			cached->pkey = 1;
+	} else if (ep && (!cached || !cached->pkey)) {
 		struct op *o = new_op(pr, OP_PKEY, p->node, pi);
 		if (o) {
 			o->port = p->num;

@@ -266,6 +266,33 @@ START_TEST(t_inferred_port_put_right)
 }
 END_TEST
 
+/*
+ * After a reset a port's P_Key table holds the default P_Key alone, so a
+ * fresh port needs no write; a port that keeps its table in NVRAM (here
+ * with a limited-member key from an earlier configuration) gets one.
+ */
+START_TEST(t_pkey_written_only_where_needed)
+{
+	struct run r;
+	setup_run(&r);
+	/* host H5 (node GUID 0x1014) */
+	ck_assert_int_eq(emu_set_pkey_nvram(r.e, 0x1014, 1, 0x0001), 0);
+	bring_up(&r);
+	ck_assert_int_eq(r.rc, 0);
+	assert_up(&r, 0);
+	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 1);
+	const struct fabric *f = &r.topo;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		int p = nd->type == FAB_SWITCH ? 0 : 1;
+		ck_assert_msg(emu_port_pkey(r.e, nd->guid, p, 0) == 0xffff,
+			      "%s[%d] P_Key[0] 0x%04x", nd->desc, p,
+			      emu_port_pkey(r.e, nd->guid, p, 0));
+	}
+	teardown_run(&r);
+}
+END_TEST
+
 static Suite *sm_emu_suite(void)
 {
 	Suite *s = suite_create("sm_on_emulator");
@@ -275,6 +302,7 @@ static Suite *sm_emu_suite(void)
 	tcase_add_test(tc, t_silent_loss_same_end_state);
 	tcase_add_test(tc, t_dead_port_reported_rest_up);
 	tcase_add_test(tc, t_inferred_port_put_right);
+	tcase_add_test(tc, t_pkey_written_only_where_needed);
 	suite_add_tcase(s, tc);
 	return s;
 }
