@@ -22,12 +22,13 @@ IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
+TOOLS        := $(BUILD)/madflood
 
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 
 .PHONY: all deps demo check unit sim bench install clean
-all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(SHIMS)
+all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(SHIMS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -50,6 +51,11 @@ $(BUILD)/ibsmctl: $(IBSMCTL_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
 $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
+
+# make bench's ceiling: ibsim + umad2sim with no SM behind the numbers.
+$(BUILD)/madflood: tests/tools/madflood.c $(BUILD)/libibsmd.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 
 # Unit tests: each tests/unit/test_X.c is linked twice, plain and with ASan+UBSan.
 $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/libibsmd.a

@@ -9,9 +9,15 @@
 #   BENCH_BIG=1           also the 11664-host 3-level tree (slow)
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664)
+#
+# ceil_mps is what ibsim and umad2sim carry on this machine at that moment
+# with no SM behind it (build/madflood: NodeInfo Gets to the leaf switch, 64 in
+# flight); floor_ms is ibsmd's MAD count sent at that rate.
 SIM_TEST=bench
 . "$(dirname "$0")/sim/common.sh"
 [ -e "$SIM_MADDROP" ] || fail "build/libmaddrop.so is missing"
+MADFLOOD="$SIM_ROOT/build/madflood"
+[ -x "$MADFLOOD" ] || fail "build/madflood is missing"
 ROUNDS=${BENCH_ROUNDS:-3}
 ENGINE=${BENCH_ENGINE:-ftree,minhop}
 RESULTS="$SIM_TMP/results"
@@ -38,6 +44,11 @@ one_run() {
 			"$IBSMD" --once -R "$ENGINE" -S "$dir/state" >"$dir/out" 2>"$dir/err"
 		rc=$?
 		;;
+	flood)	# the ceiling: NodeInfo Gets to the leaf switch, 64 in flight, no SM
+		on_host H-0 /usr/bin/time -f "%M" -o "$dir/rss" \
+			"$MADFLOOD" 100000 64 1 >"$dir/out" 2>"$dir/err"
+		rc=$?
+		;;
 	osm|osm64)
 		[ "$prog" = osm64 ] && printf 'max_wire_smps 64\n' >"$dir/opensm.conf" ||
 			: >"$dir/opensm.conf"
@@ -55,6 +66,7 @@ one_run() {
 	local route=- rss
 	rss=$(tail -n 1 "$dir/rss")
 	[ "$prog" = ibsmd ] && route=$(grep -o 'route_ms=[0-9]*' "$dir/out" | tail -n 1 | cut -d= -f2)
+	[ "$prog" = flood ] && route=$(grep -o '[0-9]* MADs/s' "$dir/out" | cut -d' ' -f1)
 	echo "$name $prog $((t1 - t0)) $(count "$dir" total) $rss $route" >>"$RESULTS"
 	note "$name $prog round $round: $((t1 - t0)) ms, $(count "$dir" total) MADs"
 }
@@ -71,7 +83,7 @@ for spec in "${FABRICS[@]}"; do
 	net="$SIM_TMP/$name.net"
 	gen ${spec#*:} -o "$net"
 	for r in $(seq "$ROUNDS"); do
-		for prog in ibsmd osm osm64; do
+		for prog in flood ibsmd osm osm64; do
 			one_run "$name" "$net" "$prog" "$r"
 		done
 	done
@@ -79,15 +91,17 @@ done
 
 echo
 echo "bring-up under ibsim, median of $ROUNDS rounds ($(date -u +%F), $(nproc) cores); ibsmd -R $ENGINE, OpenSM -R ftree"
-printf '%-10s %9s %9s %9s %7s %7s %10s %10s %7s %9s %9s\n' fabric ibsmd_ms osm_ms osm64_ms vs_osm vs_64 ibsmd_mads osm_mads mads_x route_ms rss_kb
+printf '%-10s %9s %9s %9s %7s %7s %10s %10s %7s %9s %9s %9s %8s\n' fabric ibsmd_ms osm_ms osm64_ms vs_osm vs_64 ibsmd_mads osm_mads mads_x route_ms rss_kb ceil_mps floor_ms
 for spec in "${FABRICS[@]}"; do
 	name=${spec%%:*}
 	[ -n "${BENCH_ONLY:-}" ] && [ "$BENCH_ONLY" != "$name" ] && continue
 	iw=$(col "$name" ibsmd 3); ow=$(col "$name" osm 3); o6=$(col "$name" osm64 3)
 	im=$(col "$name" ibsmd 4); om=$(col "$name" osm 4)
-	printf '%-10s %9s %9s %9s %7s %7s %10s %10s %7s %9s %9s\n' "$name" "$iw" "$ow" "$o6" \
+	ceil=$(col "$name" flood 6)	# MADs/s ibsim + umad2sim carry with no SM
+	floor=$(awk -v m="$im" -v c="$ceil" 'BEGIN { if (c > 0) printf "%d", m * 1000 / c; else print "-" }')
+	printf '%-10s %9s %9s %9s %7s %7s %10s %10s %7s %9s %9s %9s %8s\n' "$name" "$iw" "$ow" "$o6" \
 		"$(ratio "$iw" "$ow")" "$(ratio "$iw" "$o6")" "$im" "$om" "$(ratio "$im" "$om")" \
-		"$(col "$name" ibsmd 6)" "$(col "$name" ibsmd 5)"
+		"$(col "$name" ibsmd 6)" "$(col "$name" ibsmd 5)" "$ceil" "$floor"
 done
 
 # ---- events on one fabric: an unchanged heavy sweep, one link failure ----
