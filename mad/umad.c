@@ -28,12 +28,15 @@ struct umad_be {
 	mad_recv_fn cb;
 	void *cb_arg;
 	unsigned inflight;	/* requests sent, answers not yet seen */
+	int (*pending)(void *);	/* the owner: are answers due? */
+	void *pending_arg;
 	int pumping;		/* the loop reads umad itself; the watcher rests */
 	pthread_t thread;
 	volatile int closing;	/* set by be_close: errors are expected */
 	pthread_mutex_t lock;	/* armed, with cond */
 	pthread_cond_t cond;
 	int armed;		/* the watcher should wait for a MAD */
+	int in_poll;		/* the watcher is waiting in umad_poll */
 };
 
 /* Classes an SM's port may receive: the SM's own, the SA's, and the
@@ -62,9 +65,19 @@ static const struct {
  * umad, so the watcher thread waits for the next MAD instead (the umad fd
  * under umad2sim is a fake number no poller can watch), then wakes the
  * loop through an eventfd and rests until the loop goes idle again.
+ *
+ * umad2sim signals its condition variable once per MAD, and a signal
+ * wakes one waiter.  So the loop never waits in umad while the watcher
+ * may be waiting there too: the watcher would take the wake-up and the
+ * loop would sleep out its timeout with the answer queued (2 ms lost, and
+ * seen on 2026-11-23 to recur every 8 ms of a bring-up).  Instead the
+ * loop lets the watcher's wake-up come through the eventfd.
  */
+/* umad2sim hands out fake umad fds from this number on. */
+#define UMAD2SIM_FD_MIN	1024
+
 #define PUMP_BATCH	256	/* MADs per turn before other events run */
-#define PUMP_WAIT_MS	2	/* wait for an expected answer, then idle */
+#define PUMP_WAIT_MS	2	/* one wait for an expected answer */
 
 static void *watcher(void *arg)
 {
@@ -73,19 +86,24 @@ static void *watcher(void *arg)
 		pthread_mutex_lock(&b->lock);
 		while (!b->armed)
 			pthread_cond_wait(&b->cond, &b->lock);
+		b->in_poll = 1;
 		pthread_mutex_unlock(&b->lock);
 		int r = umad_poll(b->fd, -1);
 		if (__atomic_load_n(&b->closing, __ATOMIC_ACQUIRE))
 			break;
-		if (r < 0 && r != -ETIMEDOUT && r != -EIO) {
+		pthread_mutex_lock(&b->lock);
+		b->in_poll = 0;
+		int wake = 0;
+		if (r >= 0 || r == -ETIMEDOUT || r == -EIO) {
+			wake = b->armed;
+			b->armed = 0;
+		}
+		pthread_mutex_unlock(&b->lock);
+		if (!wake && r < 0 && r != -ETIMEDOUT && r != -EIO) {
 			log_err("umad_poll: %s", strerror(-r));
 			usleep(100000);
 			continue;
 		}
-		pthread_mutex_lock(&b->lock);
-		int wake = b->armed;
-		b->armed = 0;
-		pthread_mutex_unlock(&b->lock);
 		uint64_t one = 1;
 		if (wake && write(b->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			log_err("eventfd write: %s", strerror(errno));
@@ -100,6 +118,21 @@ static void set_armed(struct umad_be *b, int armed)
 	if (armed)
 		pthread_cond_signal(&b->cond);
 	pthread_mutex_unlock(&b->lock);
+}
+
+/*
+ * If the watcher is still waiting in umad (it was armed when the loop went
+ * idle and no MAD has come since), leaves the next wake-up to it: armed,
+ * it will write the eventfd.  Returns 1 then, 0 if the loop may wait.
+ */
+static int watcher_holds_wait(struct umad_be *b)
+{
+	pthread_mutex_lock(&b->lock);
+	int in = b->in_poll;
+	if (in)
+		b->armed = 1;
+	pthread_mutex_unlock(&b->lock);
+	return in;
 }
 
 static int is_request(uint8_t method)
@@ -135,11 +168,30 @@ static int recv_one(struct umad_be *b, int timeout_ms)
 	return 0;
 }
 
+/* Are answers due?  The owner knows (its transactions); else our count. */
+static int expecting(struct umad_be *b)
+{
+	return b->pending ? b->pending(b->pending_arg) : b->inflight > 0;
+}
+
 static void go_idle(struct umad_be *b)
 {
 	b->pumping = 0;
-	b->inflight = 0;	/* the rest are lost; the transactions time out */
+	b->inflight = 0;
 	set_armed(b, 1);
+}
+
+/*
+ * The next turn of the pump: a 0-timeout timer, not event_active(): an
+ * event activated from its own callback runs again before the loop looks
+ * at timers and sockets, so a steady stream of MADs starved the routing
+ * thread's wake-up (80 ms late on a 3456-host bring-up), the transaction
+ * timers and the control socket.
+ */
+static void go_on(struct umad_be *b)
+{
+	static const struct timeval zero = { 0, 0 };
+	evtimer_add(b->pump_ev, &zero);
 }
 
 static void pump(struct umad_be *b)
@@ -149,15 +201,18 @@ static void pump(struct umad_be *b)
 			return;
 		if (recv_one(b, 0) == 0)
 			continue;
-		if (!b->inflight || recv_one(b, PUMP_WAIT_MS) < 0) {
-			/* a wake-up meant for the watcher may have been ours */
-			if (recv_one(b, 0) == 0)
-				continue;
+		if (!expecting(b)) {
 			go_idle(b);
 			return;
 		}
+		if (watcher_holds_wait(b)) {
+			b->pumping = 0;	/* on_rx starts again */
+			return;
+		}
+		if (recv_one(b, PUMP_WAIT_MS) < 0)
+			break;	/* nothing yet: let timers run, then wait again */
 	}
-	event_active(b->pump_ev, 0, 0);	/* let timers and sockets run, then go on */
+	go_on(b);	/* let timers and sockets run, then go on */
 }
 
 static void on_pump(evutil_socket_t fd, short what, void *arg)
@@ -173,7 +228,7 @@ static void start_pumping(struct umad_be *b)
 		return;
 	b->pumping = 1;
 	set_armed(b, 0);
-	event_active(b->pump_ev, 0, 0);
+	go_on(b);
 }
 
 static void on_rx(evutil_socket_t fd, short what, void *arg)
@@ -340,6 +395,22 @@ static void fill_port_facts(struct mad_transport *t, struct umad_be *b)
 	umad_release_port(&p);
 }
 
+void umad_transport_set_pending(struct mad_transport *t,
+				int (*pending)(void *), void *arg)
+{
+	if (t->send != be_send)
+		return;
+	struct umad_be *b = t->ctx;
+	b->pending = pending;
+	b->pending_arg = arg;
+}
+
+int umad_transport_simulated(const struct mad_transport *t)
+{
+	const struct umad_be *b = t->ctx;
+	return t->send == be_send && b->fd >= UMAD2SIM_FD_MIN;
+}
+
 int umad_transport_refresh(struct mad_transport *t)
 {
 	if (t->send != be_send)
@@ -392,7 +463,7 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 	pthread_cond_init(&b->cond, NULL);
 	b->armed = 1;
 	b->ev = event_new(base, b->evfd, EV_READ | EV_PERSIST, on_rx, b);
-	b->pump_ev = event_new(base, -1, 0, on_pump, b);
+	b->pump_ev = evtimer_new(base, on_pump, b);
 	if (!b->ev || !b->pump_ev || event_add(b->ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot watch the receive queue");
 		return -1;

@@ -28,6 +28,15 @@ struct umad_port_sel {
 int umad_transport_open(struct mad_transport *t, struct event_base *base,
 			const struct umad_port_sel *sel, mad_recv_fn cb,
 			void *cb_arg, char *err, size_t errlen);
+/*
+ * Tells the backend how to know whether answers are due (the owner's
+ * transactions in flight): while they are, the loop keeps reading umad.
+ * Without it the backend counts requests and answers itself.
+ */
+void umad_transport_set_pending(struct mad_transport *t,
+				int (*pending)(void *), void *arg);
+/* 1 when the port is ibsim's, under libumad2sim.so (its fds are fake). */
+int umad_transport_simulated(const struct mad_transport *t);
 /* Re-reads the local port's LID, SM LID and state (for ibsmctl status). */
 int umad_transport_refresh(struct mad_transport *t);
 

@@ -121,6 +121,7 @@ static const struct key mad_keys[] = {
 	INT("retries", mad_retries, 0, 20),
 	INT("window", mad_window, 1, 4096),
 	INT("window_per_node", mad_window_per_node, 1, 256),
+	ENUM("one_cpu", mad_one_cpu, tristates),
 	END
 };
 static const struct key routing_keys[] = {
@@ -756,6 +757,7 @@ void config_defaults(struct config *c)
 	c->mad_retries = 3;
 	c->mad_window = 256;
 	c->mad_window_per_node = 16;
+	c->mad_one_cpu = TRI_AUTO;
 	c->lmc = 0;
 	/* fat trees get ftree; anything else the deadlock-free updn */
 	c->n_engines = 2;

@@ -32,6 +32,7 @@ struct config {
 	int mad_retries;		/* 0..20, default 3 */
 	int mad_window;			/* 1..4096, default 256 */
 	int mad_window_per_node;	/* 1..256, default 16 */
+	enum tristate mad_one_cpu;	/* mad.one_cpu: auto = under umad2sim */
 	int lmc;			/* 0..7, default 0 */
 	int n_engines;			/* routing.engine: a name or a list */
 	char engines[CFG_MAX_ENGINES][CFG_NAME_LEN];	/* default {"minhop"} */

@@ -13,6 +13,7 @@
 #include "../mad/umad.h"
 #include "../routing/verify.h"
 #include "control.h"
+#include "cpu.h"
 #include "dump.h"
 #include "log.h"
 #include "route.h"
@@ -23,7 +24,8 @@
 
 static void heavy_start(struct sm *sm);
 static void light_start(struct sm *sm);
-static void route_and_program(struct sm *sm, int first);
+static void route_and_program(struct sm *sm, int first,
+			      const struct fabric *prev);
 static void after_discovery(struct sm *sm);
 static void send_sminfo_queries(struct sm *sm);
 
@@ -320,6 +322,8 @@ static void on_discovered(void *arg, struct discovery *d)
 		set_timer(sm->sweep_timer, 1000);
 		return;
 	}
+	log_info("discovery: %u nodes, %u MADs in %llu ms", d->f.n_nodes,
+		 d->mads, (unsigned long long)(sm_now_ms() - sm->sweep_start_ms));
 	if (discovery_compact(d) < 0) {
 		log_err("out of memory after discovery");
 		stop_loop(sm, 1);
@@ -482,14 +486,15 @@ static void after_discovery(struct sm *sm)
 	int first = !sm->ever_master;
 	sm->ever_master = 1;
 	sm->act_count++;
-	/* the new model replaces the old one */
-	discovery_free(sm->model);
+	/* the new model replaces the old one, which the routing may repair from */
+	struct discovery *old = sm->model;
 	sm->model = d;
 	sm->disc = NULL;
 	struct sweep_summary *s = &sm->last;
 	memset(s, 0, sizeof(*s));
 	if (lids_assign(f, &sm->guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
 		log_err("LID assignment: out of memory");
+		discovery_free(old);
 		stop_loop(sm, 1);
 		return;
 	}
@@ -503,31 +508,44 @@ static void after_discovery(struct sm *sm)
 	for (uint32_t l = 1; l <= f->max_lid; l++)
 		if (f->lid_port[l] != FAB_NONE)
 			s->lids++;
-	route_and_program(sm, first);
+	route_and_program(sm, first, old ? &old->f : NULL);
+	discovery_free(old);
 }
 
-static void on_routed(void *arg, int rc, struct lft_tables *t,
-		      const char *used, uint64_t ms)
+static void on_routed(void *arg, struct route_result *r)
 {
 	struct sm *sm = arg;
 	sm->route_job = NULL;
-	if (rc < 0) {
+	if (r->rc < 0) {
 		program_set_tables(sm->prog, NULL);
 		return;
 	}
-	sm->lft = *t;
-	memset(t, 0, sizeof(*t));
-	sm->engine_used = used;
-	sm->last.routing = used;
-	sm->last.route_ms = ms;
+	log_info("routing: %s in %llu ms", r->used, (unsigned long long)r->ms);
+	if (r->repaired && r->rs.broken)
+		log_notice("routes repaired in %llu ms: %u of %u LIDs lost a path; %llu entries changed where a full reroute changes %llu",
+			   (unsigned long long)r->repair_ms, r->rs.broken, r->rs.columns,
+			   (unsigned long long)r->rs.moved,
+			   (unsigned long long)r->rs.fresh_moved);
+	else if (r->repaired)
+		log_info("routes kept: every old path still works");
+	else if (r->note[0])
+		log_info("routing: %s", r->note);
+	sm->lft = r->t;
+	memset(&r->t, 0, sizeof(r->t));
+	sm->engine_used = r->used;
+	sm->last.routing = r->used;
+	sm->last.route_ms = r->ms;
 	program_set_tables(sm->prog, &sm->lft);
 }
 
 /*
  * Routes the current model and writes what differs.  The routes are
- * computed on a thread while the loop configures the ports.
+ * computed on a thread while the loop configures the ports.  Given the
+ * previous model (a heavy sweep), the routing keeps the old entries that
+ * still work when the fabric only lost something; without it (a reroute
+ * asked for by hand), it routes from scratch.
  */
-static void route_and_program(struct sm *sm, int first)
+static void route_and_program(struct sm *sm, int first, const struct fabric *prev)
 {
 	struct fabric *f = &sm->model->f;
 	struct program_params pp = {
@@ -541,12 +559,17 @@ static void route_and_program(struct sm *sm, int first)
 		.client_rereg = first,
 		.extra_rounds = LOCAL_EXTRA_ROUNDS,
 	};
-	lft_tables_free(&sm->lft);	/* the writes are diffed against the cache */
 	program_free(sm->prog);
 	sm->prog = NULL;
 	route_job_cancel(sm->route_job);
+	if (sm->lft_gen != sm->route_gen)
+		prev = NULL;	/* a new routing policy: from scratch */
+	sm->lft_gen = sm->route_gen;
+	/* the old tables go to the job, or away: the writes are diffed against the cache */
 	sm->route_job = route_job_start(sm->base, &sm->cfg, sm->routing_override,
-					f, on_routed, sm);
+					f, prev, prev ? &sm->lft : NULL, sm->engine_used,
+					on_routed, sm);
+	lft_tables_free(&sm->lft);
 	if (!sm->route_job) {
 		log_err("out of memory starting the routing");
 		stop_loop(sm, 1);
@@ -573,7 +596,9 @@ static void heavy_start(struct sm *sm)
 	sm->sweep_base = st->all;
 	sm->sweep_start_ms = sm_now_ms();
 	discovery_free(sm->disc);
-	sm->disc = discovery_start(sm->txn, LOCAL_EXTRA_ROUNDS, on_discovered, sm);
+	/* the last model, for what it can spare asking: ours only as master */
+	const struct discovery *prev = sm->state == SMS_MASTER ? sm->model : NULL;
+	sm->disc = discovery_start(sm->txn, LOCAL_EXTRA_ROUNDS, prev, on_discovered, sm);
 	if (!sm->disc) {
 		log_err("out of memory starting discovery");
 		stop_loop(sm, 1);
@@ -681,7 +706,7 @@ int sm_request_reroute(struct sm *sm, char *err, size_t errlen)
 	sm->sweep_base = txn_get_stats(sm->txn)->all;
 	sm->sweep_start_ms = sm_now_ms();
 	sm->model->unresponsive = 0;
-	route_and_program(sm, 0);
+	route_and_program(sm, 0, NULL);
 	return 0;
 }
 
@@ -841,6 +866,12 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	}
 	if (sm->log_level_override >= 0)
 		c.log_level = sm->log_level_override;
+	if (c.n_engines != sm->cfg.n_engines || c.n_roots != sm->cfg.n_roots ||
+	    memcmp(c.engines, sm->cfg.engines, sizeof(c.engines)) ||
+	    memcmp(c.roots, sm->cfg.roots, sizeof(c.roots))) {
+		sm->route_gen++;
+		log_notice("routing policy changed: the next heavy sweep routes from scratch");
+	}
 	sm->cfg = c;
 	log_set_level(c.log_level);
 	if (sm->txn) {
@@ -905,6 +936,13 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 	return 0;
 }
 
+/* Answers are due while transactions are in flight. */
+static int answers_due(void *arg)
+{
+	struct sm *sm = arg;
+	return sm->txn && txn_inflight(sm->txn) > 0;
+}
+
 int sm_start(struct sm *sm, char *err, size_t errlen)
 {
 	struct umad_port_sel sel = {
@@ -914,6 +952,16 @@ int sm_start(struct sm *sm, char *err, size_t errlen)
 	};
 	if (umad_transport_open(&sm->tr, sm->base, &sel, on_mad, sm, err, errlen) < 0)
 		return -1;
+	umad_transport_set_pending(&sm->tr, answers_due, sm);
+	if (sm->cfg.mad_one_cpu == TRI_ON ||
+	    (sm->cfg.mad_one_cpu == TRI_AUTO && umad_transport_simulated(&sm->tr))) {
+		char why[128];
+		int cpu = cpu_keep_together(why, sizeof(why));
+		if (cpu < 0)
+			log_warn("mad.one_cpu: %s; threads left where they are", why);
+		else
+			log_info("MAD path kept on CPU %d (mad.one_cpu)", cpu);
+	}
 	return sm_begin(sm, err, errlen);
 }
 

@@ -85,6 +85,8 @@ struct sm {
 	struct discovery *model;
 	struct lft_tables lft;
 	const char *engine_used;
+	unsigned route_gen;		/* bumped when the routing policy changes */
+	unsigned lft_gen;		/* route_gen the tables were made with */
 	struct devcache *cache;
 	struct guid_map guid2lid;
 	int ever_master;

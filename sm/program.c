@@ -521,6 +521,8 @@ static void maybe_done(struct program *pr)
 	if (pr->phase == 1 && pr->unrouted) {
 		pr->st.unrouted = 1;
 	} else if (pr->phase == 1) {
+		log_info("configuration: %u LFT blocks, %u PortInfo, %u SwitchInfo written; activating",
+			 pr->st.lft_blocks, pr->st.portinfo_sets, pr->st.switchinfo_sets);
 		pr->phase = 2;
 		pr->rounds = 0;
 		pr->cur = 0;

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../routing/verify.h"
+#include "cpu.h"
 #include "log.h"
 
 static uint64_t now_us(void)
@@ -65,13 +67,14 @@ int sm_route(const struct config *c, const char *override,
 
 struct route_job {
 	struct fabric snap;	/* the thread's own copy */
+	struct fabric prev_f;	/* the previous model, if prev_t */
+	struct lft_tables prev_t;
+	const char *prev_engine;	/* the engine that made prev_t */
+	int has_prev;
 	struct config cfg;
 	char override[512];
 	int has_override;
-	struct lft_tables t;
-	const char *used;
-	uint64_t ms;
-	int rc;
+	struct route_result res;
 	int evfd;
 	struct event *ev;
 	pthread_t thread;
@@ -79,11 +82,58 @@ struct route_job {
 	void *arg;
 };
 
+static int route_fresh(struct route_job *j)
+{
+	struct route_result *r = &j->res;
+	r->rc = sm_route(&j->cfg, j->has_override ? j->override : NULL,
+			 &j->snap, &r->t, &r->used, &r->ms);
+	return r->rc;
+}
+
+/* Keeps the old entries that still work; see route.h. */
+static void try_repair(struct route_job *j)
+{
+	struct route_result *r = &j->res;
+	uint64_t t0 = now_us();
+	if (repair_routes(&j->prev_f, &j->prev_t, &j->snap, &r->t, &r->rs) < 0) {
+		snprintf(r->note, sizeof(r->note), "full reroute: no memory to repair");
+		return;
+	}
+	if (r->rs.fresh && verify_engine_deadlock_free(r->used)) {
+		struct verify_opts vo = { .deadlock_free_required = 1 };
+		struct verify_report vr;
+		if (route_verify(&j->snap, &r->t, &vo, &vr) < 0 || vr.errors) {
+			snprintf(r->note, sizeof(r->note),
+				 "full reroute: the repaired tables failed the check (%s)",
+				 vr.cycle ? "a dependency cycle" : "undelivered routes");
+			route_fresh(j);
+			return;
+		}
+	}
+	r->repaired = 1;
+	r->repair_ms = (now_us() - t0 + 500) / 1000;
+}
+
 static void *route_thread(void *arg)
 {
 	struct route_job *j = arg;
-	j->rc = sm_route(&j->cfg, j->has_override ? j->override : NULL,
-			 &j->snap, &j->t, &j->used, &j->ms);
+	struct route_result *r = &j->res;
+	enum repair_change ch = REPAIR_GAIN;
+	char why[128] = "";
+	if (j->has_prev)
+		ch = repair_compare(&j->prev_f, &j->snap, why, sizeof(why));
+	if (ch == REPAIR_SAME &&
+	    repair_keep(&j->prev_f, &j->prev_t, &j->snap, &r->t) == 0) {
+		/* nothing came or went: the old routes, no engine */
+		r->rc = 0;
+		r->used = j->prev_engine;
+		r->repaired = 1;
+	} else if (route_fresh(j) == 0 && j->has_prev) {
+		if (ch == REPAIR_LOSS)
+			try_repair(j);
+		else
+			snprintf(r->note, sizeof(r->note), "full reroute: %s", why);
+	}
 	uint64_t one = 1;
 	if (write(j->evfd, &one, sizeof(one)) < 0)
 		log_err("routing: cannot wake the loop: %s", strerror(errno));
@@ -97,7 +147,9 @@ static void job_free(struct route_job *j)
 	if (j->evfd >= 0)
 		close(j->evfd);
 	fabric_free(&j->snap);
-	lft_tables_free(&j->t);
+	fabric_free(&j->prev_f);
+	lft_tables_free(&j->prev_t);
+	lft_tables_free(&j->res.t);
 	free(j);
 }
 
@@ -109,20 +161,20 @@ static void on_routed(evutil_socket_t fd, short what, void *arg)
 	pthread_join(j->thread, NULL);
 	route_done_fn done = j->done;
 	void *darg = j->arg;
-	int rc = j->rc;
-	struct lft_tables t = j->t;
-	const char *used = j->used;
-	uint64_t ms = j->ms;
-	memset(&j->t, 0, sizeof(j->t));
+	struct route_result res = j->res;
+	memset(&j->res.t, 0, sizeof(j->res.t));
 	job_free(j);
-	done(darg, rc, &t, used, ms);
-	lft_tables_free(&t);	/* unless done took them */
+	done(darg, &res);
+	lft_tables_free(&res.t);	/* unless done took them */
 }
 
 struct route_job *route_job_start(struct event_base *base,
 				  const struct config *c, const char *override,
-				  const struct fabric *f, route_done_fn done,
-				  void *arg)
+				  const struct fabric *f,
+				  const struct fabric *prev_f,
+				  struct lft_tables *prev_t,
+				  const char *prev_engine,
+				  route_done_fn done, void *arg)
 {
 	struct route_job *j = calloc(1, sizeof(*j));
 	if (!j)
@@ -140,9 +192,22 @@ struct route_job *route_job_start(struct event_base *base,
 		job_free(j);
 		return NULL;
 	}
+	if (prev_f && prev_t && prev_t->port && prev_engine) {
+		if (fabric_clone(&j->prev_f, prev_f) == 0) {
+			j->prev_t = *prev_t;
+			j->prev_engine = prev_engine;
+			memset(prev_t, 0, sizeof(*prev_t));
+			j->has_prev = 1;
+		}	/* else: no repair, a fresh routing */
+	}
 	j->ev = event_new(base, j->evfd, EV_READ, on_routed, j);
-	if (!j->ev || event_add(j->ev, NULL) < 0 ||
-	    pthread_create(&j->thread, NULL, route_thread, j) != 0) {
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	cpu_worker_attr(&attr);	/* not on the MAD path's CPU */
+	int rc = !j->ev || event_add(j->ev, NULL) < 0 ? -1 :
+		 pthread_create(&j->thread, &attr, route_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
 		job_free(j);
 		return NULL;
 	}

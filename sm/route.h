@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "../routing/engine.h"
+#include "../reconfig/repair.h"
 #include "config.h"
 
 /*
@@ -19,17 +20,43 @@ int sm_route(const struct config *c, const char *override,
 /*
  * Routing off the event loop: a worker thread routes a snapshot of the
  * fabric while the loop goes on configuring ports; done runs on the loop
- * with the tables (moved to the callee on success).
+ * with the result.
+ *
+ * Given the previous sweep's fabric and tables, the worker also tries a
+ * repair (reconfig/repair.h): when the fabric only lost links or nodes,
+ * entries whose old path still works are kept, so that only the LFT
+ * blocks with a broken entry need writing.  Repaired tables that fail the
+ * route check (a dependency cycle for an engine that promises none) are
+ * dropped for a fresh routing.
  */
+struct route_result {
+	int rc;			/* 0, or -1: no engine could route */
+	struct lft_tables t;	/* moved to the callee (zero it to keep them) */
+	const char *used;	/* the engine that routed */
+	uint64_t ms;		/* its time */
+	int repaired;		/* the old tables were kept (where intact) */
+	struct repair_stats rs;
+	uint64_t repair_ms;	/* the repair and its check */
+	char note[192];		/* why no repair, when one was possible */
+};
+
 struct event_base;
 struct route_job;
-typedef void (*route_done_fn)(void *arg, int rc, struct lft_tables *t,
-			      const char *used, uint64_t ms);
+typedef void (*route_done_fn)(void *arg, struct route_result *r);
 
+/*
+ * prev_f/prev_t/prev_engine: the previous model, its tables and the engine
+ * that made them, or NULL.  prev_f is copied; prev_t is moved into the
+ * job (zeroed in the caller).  When the fabric is the same (nodes, links,
+ * LIDs) the old tables are kept and no engine runs: r->ms is 0.
+ */
 struct route_job *route_job_start(struct event_base *base,
 				  const struct config *c, const char *override,
-				  const struct fabric *f, route_done_fn done,
-				  void *arg);
+				  const struct fabric *f,
+				  const struct fabric *prev_f,
+				  struct lft_tables *prev_t,
+				  const char *prev_engine,
+				  route_done_fn done, void *arg);
 /* Waits for the thread and drops the result; done is not called. */
 void route_job_cancel(struct route_job *j);
 

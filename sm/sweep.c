@@ -86,22 +86,56 @@ static void ask(struct discovery *d, int kind, uint32_t node, int port,
  * two ends of a link share its state, width and speed, and a switch's
  * ports share their capabilities, so infer_ports() fills the port in from
  * its partner and its node's other ports when the discovery is done.  The
- * first Set's answer confirms it or puts it right (program.c).  A
- * configured fabric is read as it is: only a link still in Init is
- * inferred.  In a fat tree this saves one PortInfo per switch-to-switch
- * link.
+ * first Set's answer confirms it or puts it right (program.c).  In a fat
+ * tree this saves one PortInfo per switch-to-switch link.
+ *
+ * That holds for a link still in Init.  On a configured fabric the near end
+ * may be Armed while the far end is Active, so an Active link's near end is
+ * inferred only from the last sweep: it was Active there, cabled to the
+ * same port, and the switch's SwitchInfo shows no PortStateChange -- a port
+ * leaves Active only through Down, which sets that bit.  A switch whose bit
+ * is set has its inferred ports read after all (infer_ports).
  */
-static int inferable(const struct fabric *f, uint32_t pi)
+static uint32_t prev_twin(const struct discovery *d, uint32_t pi);
+
+static int inferable(const struct discovery *d, uint32_t pi)
 {
+	const struct fabric *f = &d->f;
 	const struct fab_port *p = &f->ports[pi];
 	if (p->remote == FAB_NONE)
 		return 0;
 	const struct fab_port *a = &f->ports[p->remote];
-	return f->nodes[p->node].type == FAB_SWITCH &&
-	       f->nodes[p->node].nports > 1 &&
-	       f->nodes[a->node].type == FAB_SWITCH &&
-	       (a->flags & FPORT_PRESENT) && a->state == PORT_INIT &&
-	       a->phys_state == PHYS_LINKUP;
+	if (f->nodes[p->node].type != FAB_SWITCH || f->nodes[p->node].nports < 2 ||
+	    f->nodes[a->node].type != FAB_SWITCH || !(a->flags & FPORT_PRESENT) ||
+	    a->phys_state != PHYS_LINKUP)
+		return 0;
+	return a->state == PORT_INIT ||
+	       (a->state == PORT_ACTIVE && prev_twin(d, pi) != FAB_NONE);
+}
+
+/*
+ * The same port in the last sweep's model if it was Active there and
+ * cabled to the same port as now, else FAB_NONE.
+ */
+static uint32_t prev_twin(const struct discovery *d, uint32_t pi)
+{
+	const struct discovery *pd = d->prev;
+	if (!pd)
+		return FAB_NONE;
+	const struct fabric *f = &d->f, *pf = &pd->f;
+	const struct fab_port *p = &f->ports[pi];
+	uint32_t pn = fabric_find_node(pf, f->nodes[p->node].guid);
+	if (pn == FAB_NONE || pf->nodes[pn].nports != f->nodes[p->node].nports)
+		return FAB_NONE;
+	uint32_t pp = fabric_port(pf, pn, p->num);
+	const struct fab_port *q = &pf->ports[pp];
+	if (!(q->flags & FPORT_PRESENT) || q->state != PORT_ACTIVE ||
+	    q->remote == FAB_NONE || p->remote == FAB_NONE)
+		return FAB_NONE;
+	const struct fab_port *qa = &pf->ports[q->remote], *a = &f->ports[p->remote];
+	if (pf->nodes[qa->node].guid != f->nodes[a->node].guid || qa->num != a->num)
+		return FAB_NONE;
+	return pp;
 }
 
 static int note_inferred(struct discovery *d, uint32_t pi)
@@ -147,7 +181,7 @@ static void explore_node(struct discovery *d, uint32_t ni, int local_port)
 		ask(d, Q_SWITCHINFO, ni, 0, path, hops);
 		for (int p = 0; p <= n->nports; p++) {
 			uint32_t pi = n->first_port + (uint32_t)p;
-			if (p && inferable(&d->f, pi) && note_inferred(d, pi) == 0)
+			if (p && inferable(d, pi) && note_inferred(d, pi) == 0)
 				continue;
 			ask(d, Q_PORTINFO, ni, p, path, hops);
 		}
@@ -211,6 +245,21 @@ static void infer_port(struct discovery *d, uint32_t pi, uint32_t t)
 	p->flags |= FPORT_PRESENT | FPORT_INFERRED;
 }
 
+/* An Active port as it was in the last sweep (prev_twin()). */
+static void infer_from_prev(struct discovery *d, uint32_t pi, uint32_t pp)
+{
+	struct fab_port *p = &d->f.ports[pi];
+	const struct fab_port *q = &d->prev->f.ports[pp];
+	memcpy(d->pi_raw[pi], d->prev->pi_raw[pp], 64);
+	uint32_t node = p->node, remote = p->remote;
+	uint64_t guid = p->guid;
+	*p = *q;
+	p->node = node;
+	p->remote = remote;
+	p->guid = guid;
+	p->flags |= FPORT_PRESENT | FPORT_INFERRED;
+}
+
 /* Fills the inferred ports in; asks those it cannot fill.  1 if it asked. */
 static int infer_ports(struct discovery *d)
 {
@@ -220,12 +269,24 @@ static int infer_ports(struct discovery *d)
 		struct fab_port *p = &d->f.ports[pi];
 		if (p->flags & FPORT_PRESENT || p->remote == FAB_NONE)
 			continue;
+		const struct fab_node *n = &d->f.nodes[p->node];
+		const struct fab_port *a = &d->f.ports[p->remote];
+		if (a->state == PORT_ACTIVE) {
+			uint32_t pp = prev_twin(d, pi);
+			if (pp != FAB_NONE && !n->port_state_change &&
+			    (a->flags & FPORT_PRESENT) && a->state == PORT_ACTIVE) {
+				infer_from_prev(d, pi, pp);
+				continue;
+			}
+			ask(d, Q_PORTINFO, p->node, p->num, n->dr_path, n->dr_len);
+			asked = 1;
+			continue;
+		}
 		uint32_t t = template_port(&d->f, pi);
-		if (t != FAB_NONE && (d->f.ports[p->remote].flags & FPORT_PRESENT)) {
+		if (t != FAB_NONE && (a->flags & FPORT_PRESENT)) {
 			infer_port(d, pi, t);
 			continue;
 		}
-		const struct fab_node *n = &d->f.nodes[p->node];
 		ask(d, Q_PORTINFO, p->node, p->num, n->dr_path, n->dr_len);
 		asked = 1;
 	}
@@ -414,6 +475,7 @@ static void finish_if_idle(struct discovery *d)
 	}
 	if (!d->cancelled && infer_ports(d))
 		return;
+	d->prev = NULL;	/* the caller may free it now */
 	d->done(d->done_arg, d);
 }
 
@@ -486,6 +548,7 @@ static void submit(struct discovery *d, struct query *q)
 }
 
 struct discovery *discovery_start(struct txn_engine *txn, int extra_rounds,
+				  const struct discovery *prev,
 				  void (*done)(void *, struct discovery *),
 				  void *arg)
 {
@@ -499,6 +562,7 @@ struct discovery *discovery_start(struct txn_engine *txn, int extra_rounds,
 	}
 	fabric_init(&d->f);
 	d->txn = txn;
+	d->prev = prev;
 	d->done = done;
 	d->done_arg = arg;
 	d->max_rounds = extra_rounds;

@@ -34,6 +34,7 @@ struct discovery {
 	struct frontier *next;	/* nodes found, explored when the wave ends */
 	uint32_t n_next, cap_next;
 	struct txn_engine *txn;
+	const struct discovery *prev;	/* the last sweep's, while discovering */
 	void (*done)(void *arg, struct discovery *d);
 	void *done_arg;
 	int failed;		/* the local port itself did not answer */
@@ -41,10 +42,13 @@ struct discovery {
 };
 
 /*
- * Starts discovery from the local port.  done() runs on the loop when no
- * query is left.  Returns NULL on ENOMEM.
+ * Starts discovery from the local port.  prev, the last sweep's model (or
+ * NULL), lets Active links skip a PortInfo; it must stay valid until
+ * done() runs.  done() runs on the loop when no query is left.  Returns
+ * NULL on ENOMEM.
  */
 struct discovery *discovery_start(struct txn_engine *txn, int extra_rounds,
+				  const struct discovery *prev,
 				  void (*done)(void *, struct discovery *),
 				  void *arg);
 void discovery_free(struct discovery *d);

@@ -88,6 +88,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.mad_retries, 3);
 	ck_assert_int_eq(c.mad_window, 256);
 	ck_assert_int_eq(c.mad_window_per_node, 16);
+	ck_assert_int_eq(c.mad_one_cpu, TRI_AUTO);
 	ck_assert_int_eq(c.lmc, 0);
 	ck_assert_int_eq(c.n_engines, 2);
 	ck_assert_str_eq(c.engines[0], "ftree");
@@ -150,6 +151,7 @@ static const char full_policy[] =
 	"  retries: 20\n"
 	"  window: 4096\n"
 	"  window_per_node: 1\n"
+	"  one_cpu: off\n"
 	"lmc: 2\n"
 	"routing:\n"
 	"  engine: [ftree, updn, minhop]\n"
@@ -191,6 +193,7 @@ START_TEST(test_full_policy)
 	ck_assert_int_eq(l.c.mad_retries, 20);
 	ck_assert_int_eq(l.c.mad_window, 4096);
 	ck_assert_int_eq(l.c.mad_window_per_node, 1);
+	ck_assert_int_eq(l.c.mad_one_cpu, TRI_OFF);
 	ck_assert_int_eq(l.c.lmc, 2);
 	ck_assert_int_eq(l.c.n_engines, 3);
 	ck_assert_str_eq(l.c.engines[0], "ftree");
@@ -399,6 +402,8 @@ START_TEST(test_wrong_type_strings)
 	load_fails("virtualization: {extended_lids: yes}\n",
 		   "1:33: virtualization.extended_lids: 'yes' is not one of "
 		   "auto, on, off");
+	load_fails("mad: {one_cpu: 1}\n",
+		   "1:16: mad.one_cpu: '1' is not one of auto, on, off");
 	load_fails("log_level: loud\n",
 		   "1:12: log_level: 'loud' is not one of error, warn, "
 		   "notice, info, debug");
