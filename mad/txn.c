@@ -52,7 +52,49 @@ struct txn_engine {
 
 	struct txn_stats stats;
 	int cancelling;
+
+	/*
+	 * The window in force: the configured one is a ceiling.  A timeout
+	 * halves it, at most once per timeout period (one loss event); every
+	 * answer adds 1/window, so a clean window's worth of answers adds one.
+	 */
+	uint32_t cwnd;		/* in 1/256 MADs */
+	uint64_t cut_at;	/* when it was last halved */
+	int cut_once;
 };
+
+#define CWND_ONE 256u
+
+static uint32_t window_now(const struct txn_engine *e)
+{
+	uint32_t w = e->cwnd / CWND_ONE;
+	if (w < 1)
+		w = 1;
+	return w < (uint32_t)e->p.window ? w : (uint32_t)e->p.window;
+}
+
+static void window_open(struct txn_engine *e)
+{
+	uint32_t ceil = (uint32_t)e->p.window * CWND_ONE;
+	if (e->cwnd >= ceil)
+		return;
+	uint32_t w = e->cwnd / CWND_ONE ? e->cwnd / CWND_ONE : 1;
+	e->cwnd += CWND_ONE / w ? CWND_ONE / w : 1;	/* 1/w of a MAD */
+	if (e->cwnd > ceil)
+		e->cwnd = ceil;
+	e->stats.window = window_now(e);
+}
+
+static void window_cut(struct txn_engine *e, uint64_t t)
+{
+	if (e->cut_once && t - e->cut_at < (uint64_t)e->p.timeout_ms)
+		return;
+	e->cut_once = 1;
+	e->cut_at = t;
+	e->cwnd = e->cwnd / 2 > CWND_ONE ? e->cwnd / 2 : CWND_ONE;
+	e->stats.window = window_now(e);
+	e->stats.window_cuts++;
+}
 
 static void dispatch(struct txn_engine *e);
 
@@ -116,6 +158,8 @@ struct txn_engine *txn_new(const struct txn_params *p,
 	if (!e)
 		return NULL;
 	e->p = *p;
+	e->cwnd = (uint32_t)p->window * CWND_ONE;
+	e->stats.window = (uint32_t)p->window;
 	e->t = t;
 	e->clock = clock;
 	e->clock_arg = clock_arg;
@@ -156,6 +200,9 @@ void txn_set_arm(struct txn_engine *e, txn_arm_fn arm, void *arg)
 void txn_set_params(struct txn_engine *e, const struct txn_params *p)
 {
 	e->p = *p;
+	e->cwnd = (uint32_t)p->window * CWND_ONE;	/* a new ceiling: start there */
+	e->cut_once = 0;
+	e->stats.window = (uint32_t)p->window;
 	size_tid_table(e);
 	dispatch(e);
 	rearm(e);
@@ -298,7 +345,7 @@ static void send_one(struct txn_engine *e, uint32_t i)
 
 static void dispatch(struct txn_engine *e)
 {
-	while (e->n_inflight < (uint32_t)e->p.window) {
+	while (e->n_inflight < window_now(e)) {
 		uint32_t d = pop_ready(e);
 		if (d == NIL)
 			break;
@@ -417,6 +464,7 @@ int txn_recv(struct txn_engine *e, const uint8_t *mad, size_t len,
 		return 0;
 	}
 	COUNT(e, x->mad, recv);
+	window_open(e);
 	finish(e, i, TXN_OK, mad, len);
 	return 1;
 }
@@ -427,6 +475,7 @@ void txn_expire(struct txn_engine *e)
 	while (e->fl_head != NIL && e->pool[e->fl_head].deadline <= t) {
 		uint32_t i = e->fl_head;
 		COUNT(e, e->pool[i].mad, timeouts);
+		window_cut(e, t);
 		attempt_failed(e, i, TXN_TIMEOUT);
 	}
 	e->armed = -2;	/* the timer fired: always arm it again */
@@ -503,6 +552,7 @@ const struct txn_stats *txn_get_stats(const struct txn_engine *e)
 void txn_reset_stats(struct txn_engine *e)
 {
 	memset(&e->stats, 0, sizeof(e->stats));
+	e->stats.window = window_now(e);
 }
 
 const char *txn_attr_name(uint16_t attr)

@@ -5,6 +5,10 @@
  * (umad2sim ignores umad_send's), a global window of requests in flight
  * and a per-destination one, and counters per attribute.
  *
+ * The configured window is a ceiling: timeouts halve the window in force
+ * (once per timeout period), answers open it again by one per window's
+ * worth, so a slow or lossy fabric is not flooded.
+ *
  * It does no I/O of its own beyond mad_transport_send() and has no timer:
  * the owner calls txn_expire() when txn_next_deadline() passes (the
  * arm callback says when that changes).  That keeps it unit-testable
@@ -52,6 +56,8 @@ struct txn_stats {
 	uint64_t sets;			/* requests sent with method Set */
 	uint64_t failed;		/* transactions that ended with no answer */
 	uint64_t unsolicited;		/* received MADs that matched nothing */
+	uint32_t window;		/* the window in force (<= the ceiling) */
+	uint64_t window_cuts;		/* times timeouts halved it */
 	int n_attrs;
 	struct txn_attr_stats attrs[TXN_MAX_ATTRS + 1];	/* last: "other" */
 };

@@ -21,6 +21,9 @@ static json_t *mad_stats_json(const struct sm *sm)
 	json_object_set_new(o, "failed", json_integer((json_int_t)st->failed));
 	json_object_set_new(o, "unsolicited", json_integer((json_int_t)st->unsolicited));
 	json_object_set_new(o, "in_flight", json_integer(txn_inflight(sm->txn)));
+	json_object_set_new(o, "window", json_integer(st->window));
+	json_object_set_new(o, "window_ceiling", json_integer(sm->cfg.mad_window));
+	json_object_set_new(o, "window_cuts", json_integer((json_int_t)st->window_cuts));
 	json_t *attrs = json_array();
 	for (int i = 0; i <= TXN_MAX_ATTRS; i++) {
 		const struct txn_attr_stats *a = &st->attrs[i];

@@ -267,12 +267,99 @@ START_TEST(t_timeout_and_retries)
 	ck_assert_uint_eq(c->timeouts, 3);
 	ck_assert_uint_eq(c->retries, 2);
 
-	/* the destination's window slot was given back */
+	/* three loss events, a timeout period apart: the window went 8, 4, 2, 1 */
+	ck_assert_uint_eq(s->window, 1);
+	ck_assert_uint_eq(s->window_cuts, 3);
+
+	/* the destination's window slot was given back: all 8 go, one at a time */
 	struct done_rec r2[8];
 	memset(r2, 0, sizeof(r2));
 	for (uint32_t i = 0; i < 8; i++)
 		submit(e, IB_MAD_METHOD_GET, ATTR_NI, i, 5, &r2[i]);
+	ck_assert_int_eq(fn->n_sent, 3 + 1);
+	uint8_t resp[MAD_SIZE];
+	for (int k = 3; k < fn->n_sent; k++) {
+		fake_response(fn, k, resp);
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	}
 	ck_assert_int_eq(fn->n_sent, 3 + 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(r2[i].status, TXN_OK);
+	txn_free(e);
+	free(fn);
+}
+END_TEST
+
+/*
+ * The window in force: timeouts at the same moment are one loss event and
+ * halve it once; answers open it by one per window's worth, up to the
+ * configured ceiling, which a new ceiling resets to.
+ */
+START_TEST(t_window_adapts)
+{
+	struct fake_net *fn = fake_net_new(0);
+	struct txn_engine *e = mk(fn, 16, 256, 100, 5);
+	struct done_rec r[120];
+	memset(r, 0, sizeof(r));
+	for (uint32_t i = 0; i < 120; i++)
+		submit(e, IB_MAD_METHOD_GET, ATTR_NI, i, TXN_NO_DEST, &r[i]);
+	ck_assert_int_eq(fn->n_sent, 16);
+	ck_assert_uint_eq(txn_get_stats(e)->window, 16);
+
+	/* all 16 time out at once: one cut, to 8 (the 16 are resent at once) */
+	fn->now_ms = 100;
+	txn_expire(e);
+	ck_assert_uint_eq(txn_get_stats(e)->window_cuts, 1);
+	ck_assert_uint_eq(txn_get_stats(e)->window, 8);
+	ck_assert_int_eq(fn->n_sent, 32);
+	/* answers free slots, but no new request goes while 8 or more fly */
+	uint8_t resp[MAD_SIZE];
+	for (int k = 16; k < 23; k++) {
+		fake_response(fn, k, resp);
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	}
+	ck_assert_int_eq(fn->n_sent, 32);
+	ck_assert_uint_eq(txn_inflight(e), 9);
+	/* the 8th answer since the cut opens the window to 9: one more goes */
+	fake_response(fn, 23, resp);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_uint_eq(txn_get_stats(e)->window, 9);
+	ck_assert_int_eq(fn->n_sent, 33);
+	/* from here the window grows by one per window's worth of answers */
+	int next = 24;
+	while (next < fn->n_sent) {
+		fake_response(fn, next++, resp);
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+		ck_assert_uint_le(txn_inflight(e), txn_get_stats(e)->window);
+	}
+	ck_assert_int_eq(fn->n_sent, 16 + 120);
+	for (int i = 0; i < 120; i++)
+		ck_assert_int_eq(r[i].status, TXN_OK);
+	uint32_t w = txn_get_stats(e)->window;
+	ck_assert_uint_gt(w, 8);
+	ck_assert_uint_le(w, 16);
+	/* a second loss within the timeout period of the first is the same event */
+	txn_free(e);
+
+	e = mk(fn, 16, 256, 100, 5);
+	fn->now_ms = 0;
+	for (uint32_t i = 0; i < 16; i++)
+		submit(e, IB_MAD_METHOD_GET, ATTR_NI, i, TXN_NO_DEST, &r[i]);
+	fn->now_ms = 100;
+	txn_expire(e);
+	fn->now_ms = 150;	/* nothing due yet; then the retries time out at 200 */
+	txn_expire(e);
+	fn->now_ms = 199;
+	txn_expire(e);
+	ck_assert_uint_eq(txn_get_stats(e)->window_cuts, 1);
+	fn->now_ms = 200;
+	txn_expire(e);
+	ck_assert_uint_eq(txn_get_stats(e)->window_cuts, 2);
+	ck_assert_uint_eq(txn_get_stats(e)->window, 4);
+	struct txn_params p = { .timeout_ms = 100, .retries = 5, .window = 32,
+				.window_per_node = 256 };
+	txn_set_params(e, &p);
+	ck_assert_uint_eq(txn_get_stats(e)->window, 32);
 	txn_free(e);
 	free(fn);
 }
@@ -676,6 +763,7 @@ static Suite *txn_suite(void)
 	tcase_add_test(tc, t_tid_low_32_bits);
 	tcase_add_test(tc, t_wrong_attr_or_request_not_matched);
 	tcase_add_test(tc, t_timeout_and_retries);
+	tcase_add_test(tc, t_window_adapts);
 	tcase_add_test(tc, t_answer_after_retry);
 	tcase_add_test(tc, t_bounce_is_error);
 	tcase_add_test(tc, t_failed_send_retried_by_timer);
