@@ -293,6 +293,168 @@ START_TEST(t_pkey_written_only_where_needed)
 }
 END_TEST
 
+/* ---- the daemon over several sweeps ---- */
+
+struct watch {
+	struct run *r;
+	uint32_t want;		/* heavy sweeps done */
+	int timed_out;
+	int ticks;
+};
+
+static void on_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct watch *w = arg;
+	struct sm *sm = w->r->sm;
+	(void)fd;
+	(void)what;
+	if (sm->heavy_sweeps >= w->want && !sm->busy && !sm->heavy_wanted)
+		event_base_loopbreak(w->r->base);
+	else if (++w->ticks > 5000) {	/* 10 s */
+		w->timed_out = 1;
+		event_base_loopbreak(w->r->base);
+	}
+}
+
+/* Runs the daemon's loop until n heavy sweeps are done and it is idle. */
+static void run_until_sweeps(struct run *r, uint32_t n)
+{
+	struct watch w = { .r = r, .want = n };
+	struct timeval two_ms = { 0, 2000 };
+	struct event *ev = event_new(r->base, -1, EV_PERSIST, on_watch, &w);
+	ck_assert_ptr_nonnull(ev);
+	event_add(ev, &two_ms);
+	ck_assert_int_eq(event_base_dispatch(r->base), 0);
+	event_free(ev);
+	ck_assert_msg(!w.timed_out, "only %u heavy sweeps, waiting for %u",
+		      r->sm->heavy_sweeps, n);
+}
+
+#define MAX_TEST_LID 40
+
+/* Every switch's LFT entries 1..MAX_TEST_LID as the emulated devices hold them. */
+static void read_lfts(const struct run *r, int lft[][MAX_TEST_LID + 1])
+{
+	const struct fabric *f = &r->topo;
+	for (uint32_t i = 0; i < f->n_nodes; i++)
+		for (uint32_t lid = 1; lid <= MAX_TEST_LID; lid++)
+			lft[i][lid] = f->nodes[i].type == FAB_SWITCH ?
+				      emu_lft_entry(r->e, f->nodes[i].guid, lid) : -1;
+}
+
+/* Does the route from switch node n to lid (by lft) cross node a's port pa? */
+static int route_crosses(const struct fabric *f, int lft[][MAX_TEST_LID + 1],
+			 uint32_t n, uint32_t lid, uint32_t a, int pa)
+{
+	uint32_t cut = fabric_port(f, a, (unsigned)pa), far = f->ports[cut].remote;
+	for (int hops = 0; hops < 16; hops++) {
+		int p = lft[n][lid];
+		if (p <= 0 || p > f->nodes[n].nports)
+			return 0;
+		uint32_t pi = fabric_port(f, n, (unsigned)p);
+		if (pi == cut || pi == far)
+			return 1;
+		uint32_t rp = f->ports[pi].remote;
+		if (rp == FAB_NONE || f->nodes[f->ports[rp].node].type != FAB_SWITCH)
+			return 0;
+		n = f->ports[rp].node;
+	}
+	ck_abort_msg("route to LID %u loops", lid);
+	return 0;
+}
+
+/* Every linked port Active but the two ends of node a's port pa. */
+static void assert_up_but(const struct run *r, uint32_t a, int pa)
+{
+	const struct fabric *f = &r->topo;
+	uint32_t cut = fabric_port(f, a, (unsigned)pa), far = f->ports[cut].remote;
+	for (uint32_t i = 0; i < f->n_nodes; i++)
+		for (int p = 1; p <= f->nodes[i].nports; p++) {
+			uint32_t pi = fabric_port(f, i, (unsigned)p);
+			if (f->ports[pi].remote == FAB_NONE || pi == cut || pi == far)
+				continue;
+			ck_assert_msg(emu_port_state(r->e, f->nodes[i].guid, p) == PORT_ACTIVE,
+				      "%s[%d] is in state %d", f->nodes[i].desc, p,
+				      emu_port_state(r->e, f->nodes[i].guid, p));
+		}
+}
+
+/*
+ * The daemon across three sweeps: a leaf-to-spine link goes down (the
+ * switches' traps start the sweep) and only the LFT entries whose route
+ * crossed it change on the devices; an unchanged heavy sweep then writes
+ * nothing and reads no PortInfo of an Active switch-to-switch link's near
+ * end; the link comes back and every port is Active again with no
+ * violation of the spec.
+ */
+START_TEST(t_link_lost_repaired)
+{
+	struct run r;
+	char err[256] = "";
+	static int before[64][MAX_TEST_LID + 1], after[64][MAX_TEST_LID + 1];
+	setup_run(&r);
+	r.sm->once = 0;
+	r.sm->cfg.sweep_interval_s = 0;
+	ck_assert_msg(sm_init(r.sm, r.base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(r.sm, r.e, err, sizeof(err)) == 0, "%s", err);
+	run_until_sweeps(&r, 1);
+	assert_up(&r, 0);
+	const struct fabric *f = &r.topo;
+	ck_assert_uint_le(f->n_nodes, 64);
+	ck_assert_uint_le(r.sm->last.max_lid, MAX_TEST_LID);
+	read_lfts(&r, before);
+
+	/* L0[7] - S0[1] goes */
+	uint32_t l0 = fabric_find_node(f, 0x100);
+	ck_assert_int_eq(emu_link_down(r.e, 0x100, 7), 0);
+	run_until_sweeps(&r, 2);
+	assert_up_but(&r, l0, 7);
+	read_lfts(&r, after);
+	int changed = 0, crossing = 0;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		if (f->nodes[i].type != FAB_SWITCH)
+			continue;
+		for (uint32_t lid = 1; lid <= r.sm->last.max_lid; lid++) {
+			int crossed = route_crosses(f, before, i, lid, l0, 7);
+			crossing += crossed;
+			if (after[i][lid] == before[i][lid])
+				continue;
+			changed++;
+			ck_assert_msg(crossed, "%s LID %u: %d -> %d, its route did not cross L0[7]",
+				      f->nodes[i].desc, lid, before[i][lid], after[i][lid]);
+			ck_assert_msg(!route_crosses(f, after, i, lid, l0, 7),
+				      "%s LID %u still routed over L0[7]", f->nodes[i].desc, lid);
+		}
+	}
+	ck_assert_int_gt(crossing, 0);
+	ck_assert_int_gt(changed, 0);
+	ck_assert_uint_gt(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
+
+	/* an unchanged heavy sweep: Gets only, one PortInfo per port at most */
+	const struct txn_attr_stats *pi_before = NULL;
+	uint64_t pis = 0, sets = txn_get_stats(r.sm->txn)->sets;
+	for (int k = 0; k < txn_get_stats(r.sm->txn)->n_attrs; k++)
+		if (txn_get_stats(r.sm->txn)->attrs[k].attr == 0x0015)
+			pi_before = &txn_get_stats(r.sm->txn)->attrs[k];
+	ck_assert_ptr_nonnull(pi_before);
+	pis = pi_before->c.sent;
+	sm_request_heavy(r.sm, "test");
+	run_until_sweeps(&r, 3);
+	ck_assert_uint_eq(txn_get_stats(r.sm->txn)->sets, sets);
+	uint32_t sw, ca, ports;
+	fabric_counts(f, &sw, &ca, &ports);
+	/* the near ends of the 7 Active switch links left were not read */
+	ck_assert_uint_le(pi_before->c.sent - pis, ports - 7);
+
+	/* the link comes back: routes from scratch, every port Active */
+	ck_assert_int_eq(emu_link_up(r.e, 0x100, 7), 0);
+	run_until_sweeps(&r, 4);
+	assert_up(&r, 0);
+	teardown_run(&r);
+}
+END_TEST
+
 static Suite *sm_emu_suite(void)
 {
 	Suite *s = suite_create("sm_on_emulator");
@@ -303,6 +465,7 @@ static Suite *sm_emu_suite(void)
 	tcase_add_test(tc, t_dead_port_reported_rest_up);
 	tcase_add_test(tc, t_inferred_port_put_right);
 	tcase_add_test(tc, t_pkey_written_only_where_needed);
+	tcase_add_test(tc, t_link_lost_repaired);
 	suite_add_tcase(s, tc);
 	return s;
 }
