@@ -4,7 +4,8 @@
  * reach every LID without loops (and without a dependency cycle for
  * ftree), a gained link, a new node or a LID that changed hands refuses
  * the repair, and an unchanged fabric read in another order is told
- * apart as the same and keeps its tables entry for entry.
+ * apart as the same and keeps its tables entry for entry.  A dead switch
+ * moves only the routes that went through it.
  */
 #include <check.h>
 #include <stdint.h>
@@ -217,6 +218,89 @@ START_TEST(test_mesh_minhop_link_lost)
 }
 END_TEST
 
+/* b with every link of the node named x gone (the node left isolated). */
+static struct tb *tb_isolate(const struct tb *b, const char *x)
+{
+	struct tb *c = tb_new();
+	*c = *b;
+	c->nl = 0;
+	for (int j = 0; j < b->nl; j++) {
+		if (!strcmp(b->name[b->la[j]], x) || !strcmp(b->name[b->lb[j]], x))
+			continue;
+		c->la[c->nl] = b->la[j];
+		c->pa[c->nl] = b->pa[j];
+		c->lb[c->nl] = b->lb[j];
+		c->pb[c->nl] = b->pb[j];
+		c->nl++;
+	}
+	ck_assert_int_lt(c->nl, b->nl);
+	return c;
+}
+
+/*
+ * A top switch dies: every route through it moves, no other entry does,
+ * its own LID is dropped everywhere, the rest is reached without a cycle.
+ */
+START_TEST(test_switch_lost)
+{
+	struct tb *b = xgft3(), *cut = tb_isolate(b, "T00");
+	struct fabric of, nf;
+	struct lft_tables ot, t;
+	struct guid_map m = { 0 };
+	char why[128] = "";
+	build(&of, b, NULL, NULL);
+	ck_assert_int_eq(lids_record(&of, &m), 0);
+	route(&minhop_engine, &of, &ot);
+	build(&nf, cut, NULL, &m);
+	route(&minhop_engine, &nf, &t);
+	ck_assert_int_eq(repair_compare(&of, &nf, why, sizeof(why)), REPAIR_LOSS);
+	struct repair_stats st;
+	ck_assert_int_eq(repair_routes(&of, &ot, &nf, &t, &st), 0);
+	uint32_t t00 = node_named(&of, "T00");
+	uint32_t dead_lid = fabric_portp(&of, t00, 0)->lid;
+	for (uint32_t r = 0; r < t.n_sw; r++) {
+		uint32_t n = t.sw_node[r];
+		uint64_t g = nf.nodes[n].guid;
+		uint32_t on = fabric_find_node(&of, g);
+		if (g == of.nodes[t00].guid)
+			continue;
+		for (uint32_t lid = 1; lid <= nf.max_lid; lid++) {
+			uint8_t now = lft_row(&t, r)[lid], was = old_entry(&of, &ot, g, lid);
+			if (lid == dead_lid) {
+				ck_assert_uint_eq(now, LFT_DROP);
+				continue;
+			}
+			/* through T00 = its next hop, or a later one, is T00 */
+			int through = 0;
+			uint32_t cur = on;
+			for (int h = 0; h < 8 && !through; h++) {
+				uint8_t p = lft_row(&ot, ot.row_of_node[cur])[lid];
+				if (p == 0 || p == LFT_DROP)
+					break;
+				uint32_t rn = of.ports[fabric_portp(&of, cur, p)->remote].node;
+				if (rn == t00)
+					through = 1;
+				else if (of.nodes[rn].type != FAB_SWITCH)
+					break;
+				cur = rn;
+			}
+			if (!through)
+				ck_assert_msg(now == was, "%s LID %u moved: %u -> %u",
+					      nf.nodes[n].desc, lid, was, now);
+		}
+	}
+	ck_assert_uint_gt(st.broken, 0);
+	check_reach(&nf, &t, 0);
+	lft_tables_free(&ot);
+	lft_tables_free(&t);
+	fabric_free(&of);
+	fabric_free(&nf);
+	guid_map_free(&m);
+	free(b);
+	free(cut);
+}
+END_TEST
+
 START_TEST(test_gain_refused)
 {
 	struct pair p;
@@ -321,6 +405,7 @@ int main(void)
 	tcase_add_test(tc, test_ftree_link_lost);
 	tcase_add_test(tc, test_ftree_top_link_lost);
 	tcase_add_test(tc, test_mesh_minhop_link_lost);
+	tcase_add_test(tc, test_switch_lost);
 	tcase_add_test(tc, test_gain_refused);
 	tcase_add_test(tc, test_new_node_refused);
 	tcase_add_test(tc, test_lid_moved_refused);
