@@ -108,17 +108,28 @@ struct pair {
 };
 
 /* old: b routed by e; new: b without x-y, same LIDs, fresh tables by e. */
-static void setup(struct pair *p, struct tb *b, const char *x, const char *y,
-		  const struct routing_engine *e)
+/*
+ * old: b routed by e; new: after (records in perm order, NULL: as added),
+ * same LIDs, fresh tables by e.  The pair owns b and after.
+ */
+static void setup_pair(struct pair *p, struct tb *b, struct tb *after,
+		       const int *perm, const struct routing_engine *e)
 {
 	memset(p, 0, sizeof(*p));
 	p->b = b;
-	p->cut = tb_without(b, x, y);
+	p->cut = after;
 	build(&p->of, b, NULL, NULL);
 	ck_assert_int_eq(lids_record(&p->of, &p->lids), 0);
 	route(e, &p->of, &p->ot);
-	build(&p->nf, p->cut, NULL, &p->lids);
+	build(&p->nf, after, perm, &p->lids);
 	route(e, &p->nf, &p->t);
+}
+
+/* old: b; new: b without the link x-y. */
+static void setup(struct pair *p, struct tb *b, const char *x, const char *y,
+		  const struct routing_engine *e)
+{
+	setup_pair(p, b, tb_without(b, x, y), NULL, e);
 }
 
 static void teardown_pair(struct pair *p)
@@ -243,29 +254,26 @@ static struct tb *tb_isolate(const struct tb *b, const char *x)
  */
 START_TEST(test_switch_lost)
 {
-	struct tb *b = xgft3(), *cut = tb_isolate(b, "T00");
-	struct fabric of, nf;
-	struct lft_tables ot, t;
-	struct guid_map m = { 0 };
+	struct pair p;
 	char why[128] = "";
-	build(&of, b, NULL, NULL);
-	ck_assert_int_eq(lids_record(&of, &m), 0);
-	route(&minhop_engine, &of, &ot);
-	build(&nf, cut, NULL, &m);
-	route(&minhop_engine, &nf, &t);
-	ck_assert_int_eq(repair_compare(&of, &nf, why, sizeof(why)), REPAIR_LOSS);
+	struct tb *b = xgft3();
+	setup_pair(&p, b, tb_isolate(b, "T00"), NULL, &minhop_engine);
+	const struct fabric *of = &p.of, *nf = &p.nf;
+	const struct lft_tables *ot = &p.ot;
+	struct lft_tables *t = &p.t;
+	ck_assert_int_eq(repair_compare(of, nf, why, sizeof(why)), REPAIR_LOSS);
 	struct repair_stats st;
-	ck_assert_int_eq(repair_routes(&of, &ot, &nf, &t, &st), 0);
-	uint32_t t00 = node_named(&of, "T00");
-	uint32_t dead_lid = fabric_portp(&of, t00, 0)->lid;
-	for (uint32_t r = 0; r < t.n_sw; r++) {
-		uint32_t n = t.sw_node[r];
-		uint64_t g = nf.nodes[n].guid;
-		uint32_t on = fabric_find_node(&of, g);
-		if (g == of.nodes[t00].guid)
+	ck_assert_int_eq(repair_routes(of, ot, nf, t, &st), 0);
+	uint32_t t00 = node_named(of, "T00");
+	uint32_t dead_lid = fabric_portp(of, t00, 0)->lid;
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		uint32_t n = t->sw_node[r];
+		uint64_t g = nf->nodes[n].guid;
+		uint32_t on = fabric_find_node(of, g);
+		if (g == of->nodes[t00].guid)
 			continue;
-		for (uint32_t lid = 1; lid <= nf.max_lid; lid++) {
-			uint8_t now = lft_row(&t, r)[lid], was = old_entry(&of, &ot, g, lid);
+		for (uint32_t lid = 1; lid <= nf->max_lid; lid++) {
+			uint8_t now = lft_row(t, r)[lid], was = old_entry(of, ot, g, lid);
 			if (lid == dead_lid) {
 				ck_assert_uint_eq(now, LFT_DROP);
 				continue;
@@ -274,30 +282,24 @@ START_TEST(test_switch_lost)
 			int through = 0;
 			uint32_t cur = on;
 			for (int h = 0; h < 8 && !through; h++) {
-				uint8_t p = lft_row(&ot, ot.row_of_node[cur])[lid];
-				if (p == 0 || p == LFT_DROP)
+				uint8_t port = lft_row(ot, ot->row_of_node[cur])[lid];
+				if (port == 0 || port == LFT_DROP)
 					break;
-				uint32_t rn = of.ports[fabric_portp(&of, cur, p)->remote].node;
+				uint32_t rn = of->ports[fabric_portp(of, cur, port)->remote].node;
 				if (rn == t00)
 					through = 1;
-				else if (of.nodes[rn].type != FAB_SWITCH)
+				else if (of->nodes[rn].type != FAB_SWITCH)
 					break;
 				cur = rn;
 			}
 			if (!through)
 				ck_assert_msg(now == was, "%s LID %u moved: %u -> %u",
-					      nf.nodes[n].desc, lid, was, now);
+					      nf->nodes[n].desc, lid, was, now);
 		}
 	}
 	ck_assert_uint_gt(st.broken, 0);
-	check_reach(&nf, &t, 0);
-	lft_tables_free(&ot);
-	lft_tables_free(&t);
-	fabric_free(&of);
-	fabric_free(&nf);
-	guid_map_free(&m);
-	free(b);
-	free(cut);
+	check_reach(nf, t, 0);
+	teardown_pair(&p);
 }
 END_TEST
 
@@ -358,43 +360,36 @@ END_TEST
 
 START_TEST(test_unchanged_other_order)
 {
-	struct tb *b = xgft3();
-	struct fabric of, nf;
-	struct lft_tables ot, t;
-	struct guid_map m = { 0 };
+	struct pair p;
 	char why[128] = "";
+	struct tb *b = xgft3(), *same = tb_new();
 	int perm[MAXN];
+	*same = *b;
 	for (int i = 0; i < b->nn; i++)
 		perm[i] = b->nn - 1 - i;
-	build(&of, b, NULL, NULL);
-	ck_assert_int_eq(lids_record(&of, &m), 0);
-	route(&ftree_engine, &of, &ot);
-	build(&nf, b, perm, &m);
-	route(&ftree_engine, &nf, &t);
-	ck_assert_int_eq(repair_compare(&of, &nf, why, sizeof(why)), REPAIR_SAME);
+	setup_pair(&p, b, same, perm, &ftree_engine);
+	const struct fabric *of = &p.of, *nf = &p.nf;
+	const struct lft_tables *ot = &p.ot;
+	struct lft_tables *t = &p.t;
+	ck_assert_int_eq(repair_compare(of, nf, why, sizeof(why)), REPAIR_SAME);
 	/* kept as they were, in the new node numbering */
 	struct lft_tables kt;
-	ck_assert_int_eq(repair_keep(&of, &ot, &nf, &kt), 0);
+	ck_assert_int_eq(repair_keep(of, ot, nf, &kt), 0);
 	for (uint32_t r = 0; r < kt.n_sw; r++)
-		for (uint32_t lid = 1; lid <= nf.max_lid; lid++)
+		for (uint32_t lid = 1; lid <= nf->max_lid; lid++)
 			ck_assert_uint_eq(lft_row(&kt, r)[lid],
-					  old_entry(&of, &ot, nf.nodes[kt.sw_node[r]].guid, lid));
+					  old_entry(of, ot, nf->nodes[kt.sw_node[r]].guid, lid));
 	lft_tables_free(&kt);
 	struct repair_stats st;
-	ck_assert_int_eq(repair_routes(&of, &ot, &nf, &t, &st), 0);
+	ck_assert_int_eq(repair_routes(of, ot, nf, t, &st), 0);
 	ck_assert_uint_eq(st.broken, 0);
 	ck_assert_uint_eq(st.moved, 0);
 	ck_assert_uint_eq(st.fresh, 0);
-	for (uint32_t r = 0; r < t.n_sw; r++)
-		for (uint32_t lid = 1; lid <= nf.max_lid; lid++)
-			ck_assert_uint_eq(lft_row(&t, r)[lid],
-					  old_entry(&of, &ot, nf.nodes[t.sw_node[r]].guid, lid));
-	lft_tables_free(&ot);
-	lft_tables_free(&t);
-	fabric_free(&of);
-	fabric_free(&nf);
-	guid_map_free(&m);
-	free(b);
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		for (uint32_t lid = 1; lid <= nf->max_lid; lid++)
+			ck_assert_uint_eq(lft_row(t, r)[lid],
+					  old_entry(of, ot, nf->nodes[t->sw_node[r]].guid, lid));
+	teardown_pair(&p);
 }
 END_TEST
 
