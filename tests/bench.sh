@@ -35,38 +35,49 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # count DIR KEY: a counter summed over the processes that wrote DIR/count.PID
 count() { cat "$1"/count.* 2>/dev/null | awk -v k="$2" '$1 == k { n += $2 } END { print n + 0 }'; }
 
+# timed PRELOAD CMD...: CMD as an ibsim client at H-0, its wall time in
+# T_MS, its status in RC.  The environment is made before the clock starts:
+# sim_preload runs ldd, which is the harness's time, not the program's.
+timed() {
+	local pre=$1 t0
+	shift
+	t0=${EPOCHREALTIME/./}
+	(cd "$SIM_TMP" && LD_PRELOAD="$pre" SIM_HOST=H-0 exec "$@")
+	RC=$?
+	T_MS=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
+}
+
 # one_run NAME NET PROG ROUND: a fresh ibsim, one bring-up; appends
 # "NAME PROG wall_ms mads rss_kb route_ms" to $RESULTS
 one_run() {
-	local name=$1 net=$2 prog=$3 round=$4 dir="$SIM_TMP/$1-$3-$4" t0 t1 rc
+	local name=$1 net=$2 prog=$3 round=$4 dir="$SIM_TMP/$1-$3-$4" rc pre
 	mkdir -p "$dir"
 	sim_start "$net"
 	export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0
-	t0=$(now_ms)
 	case $prog in
 	ibsmd)
-		SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host H-0 /usr/bin/time -f "%M" -o "$dir/rss" \
+		pre=$(SIM_EXTRA_PRELOAD="$SIM_MADDROP" sim_preload "$IBSMD")
+		timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" \
 			"$IBSMD" --once -R "$ENGINE" -S "$dir/state" >"$dir/out" 2>"$dir/err"
-		rc=$?
 		;;
 	flood)	# the ceiling: NodeInfo Gets to the leaf switch, 64 in flight, no SM
-		on_host H-0 /usr/bin/time -f "%M" -o "$dir/rss" \
+		pre=$(sim_preload "$MADFLOOD")
+		timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" \
 			"$MADFLOOD" 100000 64 1 >"$dir/out" 2>"$dir/err"
-		rc=$?
 		;;
 	osm|osm64|osm64pin)
 		[ "$prog" = osm ] && : >"$dir/opensm.conf" ||
 			printf 'max_wire_smps 64\n' >"$dir/opensm.conf"
 		local pin=""
 		[ "$prog" = osm64pin ] && pin="taskset -c 0"
-		OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" SIM_EXTRA_PRELOAD="$SIM_MADDROP" \
-			on_host H-0 /usr/bin/time -f "%M" -o "$dir/rss" $pin \
+		pre=$(SIM_EXTRA_PRELOAD="$SIM_MADDROP" sim_preload opensm)
+		OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" \
+			timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" $pin \
 			opensm -o -R ftree -F "$dir/opensm.conf" -f "$dir/opensm.log" \
 			>"$dir/out" 2>"$dir/err"
-		rc=$?
 		;;
 	esac
-	t1=$(now_ms)
+	rc=$RC
 	unset MADDROP_COUNT MADDROP_EVERY
 	sim_stop
 	[ "$rc" -eq 0 ] || fail "$name $prog round $round exited $rc: $(tail -n 3 "$dir/err")"
@@ -74,8 +85,8 @@ one_run() {
 	rss=$(tail -n 1 "$dir/rss")
 	[ "$prog" = ibsmd ] && route=$(grep -o 'route_ms=[0-9]*' "$dir/out" | tail -n 1 | cut -d= -f2)
 	[ "$prog" = flood ] && route=$(grep -o '[0-9]* MADs/s' "$dir/out" | cut -d' ' -f1)
-	echo "$name $prog $((t1 - t0)) $(count "$dir" total) $rss $route" >>"$RESULTS"
-	note "$name $prog round $round: $((t1 - t0)) ms, $(count "$dir" total) MADs"
+	echo "$name $prog $T_MS $(count "$dir" total) $rss $route" >>"$RESULTS"
+	note "$name $prog round $round: $T_MS ms, $(count "$dir" total) MADs"
 }
 
 # link_spread NAME NET: the verifier's max/min routes per switch-to-switch
