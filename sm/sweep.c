@@ -271,10 +271,9 @@ static int infer_ports(struct discovery *d)
 			continue;
 		const struct fab_node *n = &d->f.nodes[p->node];
 		const struct fab_port *a = &d->f.ports[p->remote];
-		if (a->state == PORT_ACTIVE) {
+		if (a->state == PORT_ACTIVE) {	/* noted by prev_twin() */
 			uint32_t pp = prev_twin(d, pi);
-			if (pp != FAB_NONE && !n->port_state_change &&
-			    (a->flags & FPORT_PRESENT) && a->state == PORT_ACTIVE) {
+			if (pp != FAB_NONE && !n->port_state_change) {
 				infer_from_prev(d, pi, pp);
 				continue;
 			}
