@@ -93,6 +93,15 @@ enum repair_change repair_compare(const struct fabric *old_f,
 	return REPAIR_LOSS;
 }
 
+/* The old table's row of the switch of t's row r (by GUID), or FAB_NONE. */
+static uint32_t old_row_of(const struct fabric *old_f, const struct lft_tables *old_t,
+			   const struct fabric *new_f, const struct lft_tables *t,
+			   uint32_t r)
+{
+	uint32_t o = fabric_find_node(old_f, new_f->nodes[t->sw_node[r]].guid);
+	return o == FAB_NONE ? FAB_NONE : old_t->row_of_node[o];
+}
+
 int repair_keep(const struct fabric *old_f, const struct lft_tables *old_t,
 		const struct fabric *new_f, struct lft_tables *t)
 {
@@ -100,8 +109,7 @@ int repair_keep(const struct fabric *old_f, const struct lft_tables *old_t,
 		return -1;
 	uint32_t n = (t->max_lid < old_t->max_lid ? t->max_lid : old_t->max_lid) + 1;
 	for (uint32_t r = 0; r < t->n_sw; r++) {
-		uint32_t o = fabric_find_node(old_f, new_f->nodes[t->sw_node[r]].guid);
-		uint32_t orow = o == FAB_NONE ? FAB_NONE : old_t->row_of_node[o];
+		uint32_t orow = old_row_of(old_f, old_t, new_f, t, r);
 		if (orow != FAB_NONE)
 			memcpy(lft_row(t, r), lft_row(old_t, orow), n);
 	}
@@ -229,11 +237,8 @@ int repair_routes(const struct fabric *old_f, const struct lft_tables *old_t,
 		free(c.state);
 		return -1;
 	}
-	for (uint32_t r = 0; r < t->n_sw; r++) {
-		uint32_t o = fabric_find_node(old_f, new_f->nodes[t->sw_node[r]].guid);
-		c.old_row[r] = o == FAB_NONE || o >= old_f->n_nodes ? FAB_NONE :
-			       old_t->row_of_node[o];
-	}
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		c.old_row[r] = old_row_of(old_f, old_t, new_f, t, r);
 	for (uint32_t base = 0; base <= t->max_lid; base += BLOCK)
 		repair_block(&c, base, st);
 	free(c.old_row);

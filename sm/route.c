@@ -102,9 +102,11 @@ static void try_repair(struct route_job *j)
 	if (r->rs.fresh && verify_engine_deadlock_free(r->used)) {
 		struct verify_opts vo = { .deadlock_free_required = 1 };
 		struct verify_report vr;
-		if (route_verify(&j->snap, &r->t, &vo, &vr) < 0 || vr.errors) {
+		int vrc = route_verify(&j->snap, &r->t, &vo, &vr);
+		if (vrc < 0 || vr.errors) {
 			snprintf(r->note, sizeof(r->note),
 				 "full reroute: the repaired tables failed the check (%s)",
+				 vrc < 0 ? "no memory to check them" :
 				 vr.cycle ? "a dependency cycle" : "undelivered routes");
 			route_fresh(j);
 			return;
