@@ -475,7 +475,10 @@ int emu_attach(struct emu *e, struct event_base *base, uint64_t port_guid,
 	c->cb = cb;
 	c->arg = arg;
 	e->clients[e->n_clients++] = c;
+	int was_sm = (e->ports[pi].capmask & CAPM_IS_SM) != 0;
 	e->ports[pi].capmask |= CAPM_IS_SM;
+	if (!was_sm)
+		emu_trap144(e, pi);
 	memset(t, 0, sizeof(*t));
 	t->ctx = c;
 	t->send = cl_send;
@@ -490,7 +493,10 @@ int emu_set_issm(struct emu *e, uint64_t port_guid, int on)
 	uint32_t pi = attach_port(e, port_guid);
 	if (pi == EMU_NONE)
 		return -1;
-	if (on)
+	if (on && !(e->ports[pi].capmask & CAPM_IS_SM)) {
+		e->ports[pi].capmask |= CAPM_IS_SM;
+		emu_trap144(e, pi);
+	} else if (on)
 		e->ports[pi].capmask |= CAPM_IS_SM;
 	else
 		e->ports[pi].capmask &= ~CAPM_IS_SM;

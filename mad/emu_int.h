@@ -299,6 +299,7 @@ enum { DROP_FAULT, DROP_ROUTE, DROP_OTHER };
 /* emu_route.c */
 void emu_route_send(struct emu *e, const struct emu_pkt *pk);
 void emu_link_change(struct emu *e, uint32_t pi, int up);
+void emu_trap144(struct emu *e, uint32_t pi);
 void emu_port_went_down(struct emu *e, uint32_t pi, uint8_t phys);
 int emu_port_try_up(struct emu *e, uint32_t pi);
 int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid);

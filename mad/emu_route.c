@@ -473,12 +473,12 @@ void emu_route_send(struct emu *e, const struct emu_pkt *pk)
 
 /* ---- links and traps ---- */
 
-static void send_trap128(struct emu *e, uint32_t node)
+/* A generic notice from port p0 (its LID) to its SM LID, LID-routed. */
+static void send_trap(struct emu *e, uint32_t p0, int producer, int trap,
+		      uint32_t capmask)
 {
-	const struct emu_node *n = &e->nodes[node];
-	uint32_t p0 = n->first_port;
 	const struct emu_port *p = &e->ports[p0];
-	if (n->dead || !p->lid || !p->sm_lid)
+	if (e->nodes[p->node].dead || !p->lid || !p->sm_lid)
 		return;
 	uint8_t mad[MAD_SIZE];
 	memset(mad, 0, sizeof(mad));
@@ -489,13 +489,18 @@ static void send_trap128(struct emu *e, uint32_t node)
 	put64(mad + MH_TID, 0xe0000000u | (e->trap_tid++ & 0x0fffffffu));
 	put16(mad + MH_ATTR_ID, ATTR_NOTICE);
 	put64(mad + MH_MKEY, p->mkey);
-	/* Notice (spec 13.4.8.2): IsGeneric, Type 1 (urgent), ProducerType 2 (switch) */
+	/* Notice (spec 13.4.8.2): IsGeneric, Type 1 (urgent), ProducerType */
 	uint8_t *d = mad + MH_DATA;
 	d[0] = 0x80 | 1;
-	put24(d + 1, 2);
-	put16(d + 4, 128);		/* TrapNumber */
+	put24(d + 1, (uint32_t)producer);
+	put16(d + 4, (uint16_t)trap);	/* TrapNumber */
 	put16(d + 6, p->lid);		/* IssuerLID */
-	put16(d + 10, p->lid);		/* DataDetails: LIDADDR */
+	if (trap == 128) {
+		put16(d + 10, p->lid);	/* DataDetails: LIDADDR */
+	} else {
+		put16(d + 12, p->lid);	/* 144: LIDADDR, then CapabilityMask */
+		put32(d + 16, capmask);
+	}
 	e->cnt.traps_sent++;
 	struct walk w = { 0 };
 	uint32_t to = lid_walk(e, p0, p->sm_lid, &w);
@@ -504,6 +509,17 @@ static void send_trap128(struct emu *e, uint32_t node)
 		return;
 	}
 	lid_arrive(e, mad, to, w.in_port, p->lid, 0, 0);
+}
+
+static void send_trap128(struct emu *e, uint32_t node)
+{
+	send_trap(e, e->nodes[node].first_port, 2, 128, 0);
+}
+
+/* CapabilityMask.IsSM set on a CA port: trap 144 to its SM, once (as ibsim). */
+void emu_trap144(struct emu *e, uint32_t pi)
+{
+	send_trap(e, pi, 1, 144, e->ports[pi].capmask);
 }
 
 /* Both ends of a link changed state: switches note it and tell their SM. */

@@ -110,6 +110,7 @@ static const struct key sm_keys[] = {
 	INT("subnet_timeout", subnet_timeout, 0, 31),
 	INT("poll_ms", sminfo_poll_ms, 100, 600000),
 	INT("poll_retries", sminfo_poll_retries, 1, 100),
+	U64("sm_key", sm_key, 0),
 	END
 };
 static const struct key sweep_keys[] = {

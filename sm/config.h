@@ -53,6 +53,7 @@ struct config {
 	int max_op_vls;			/* ports.max_op_vls 1..5, default 5 */
 	int sminfo_poll_ms;		/* sm.poll_ms 100..600000, default 10000 */
 	int sminfo_poll_retries;	/* sm.poll_retries 1..100, default 4 */
+	uint64_t sm_key;		/* sm.sm_key, sent in SMInfo; default 0 */
 };
 
 /* Fills c with the built-in defaults. */

@@ -25,9 +25,7 @@
 static void heavy_start(struct sm *sm);
 static void light_start(struct sm *sm);
 static void route_and_program(struct sm *sm, int first,
-			      const struct fabric *prev);
-static void after_discovery(struct sm *sm);
-static void send_sminfo_queries(struct sm *sm);
+			      const struct fabric *prev, int adopted);
 
 uint64_t sm_now_ms(void)
 {
@@ -42,18 +40,7 @@ static uint64_t clock_cb(void *arg)
 	return sm_now_ms();
 }
 
-const char *sm_state_name(int state)
-{
-	switch (state) {
-	case SMS_NOTACTIVE: return "NOTACTIVE";
-	case SMS_DISCOVERING: return "DISCOVERING";
-	case SMS_STANDBY: return "STANDBY";
-	case SMS_MASTER: return "MASTER";
-	}
-	return "?";
-}
-
-static void set_timer(struct event *ev, uint64_t ms)
+void sm_set_timer(struct event *ev, uint64_t ms)
 {
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
 	event_add(ev, &tv);
@@ -75,12 +62,12 @@ static void arm_txn(void *arg, int64_t deadline)
 		return;
 	}
 	uint64_t now = sm_now_ms();
-	set_timer(sm->txn_timer, (uint64_t)deadline > now ? (uint64_t)deadline - now : 0);
+	sm_set_timer(sm->txn_timer, (uint64_t)deadline > now ? (uint64_t)deadline - now : 0);
 }
 
 /* ---- finishing ---- */
 
-static void stop_loop(struct sm *sm, int code)
+void sm_stop(struct sm *sm, int code)
 {
 	sm->exit_code = code;
 	sm->stopping = 1;
@@ -91,7 +78,7 @@ static void schedule_light(struct sm *sm)
 {
 	if (sm->once || sm->cfg.sweep_interval_s <= 0)
 		return;
-	set_timer(sm->sweep_timer, (uint64_t)sm->cfg.sweep_interval_s * 1000);
+	sm_set_timer(sm->sweep_timer, (uint64_t)sm->cfg.sweep_interval_s * 1000);
 }
 
 /* Starts whatever sweep was asked for while we were busy. */
@@ -144,162 +131,26 @@ static void sweep_counters(struct sm *sm, struct sweep_summary *s)
 	s->sweep_ms = sm_now_ms() - sm->sweep_start_ms;
 }
 
-/* ---- STANDBY ---- */
+/* ---- heavy sweep ---- */
 
-static void poll_master(struct sm *sm);
-
-static void on_poll_answer(void *arg, int status, const uint8_t *resp, size_t len)
+void sm_sweep_abandon(struct sm *sm)
 {
-	struct sm *sm = arg;
-	if (sm->state != SMS_STANDBY)
-		return;
-	struct smp_sminfo info;
-	if (status == TXN_OK && !smp_status(resp)) {
-		smp_decode_sminfo(resp + SMP_DATA_OFFS, &info);
-		if (info.state == SMS_MASTER) {
-			sm->poll_failures = 0;
-			set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
-			return;
-		}
-		log_notice("the master SM 0x%016llx is now %s; sweeping to elect a new one",
-			   (unsigned long long)sm->master_guid,
-			   sm_state_name(info.state));
-		sm_request_heavy(sm, "master left MASTER state");
-		return;
-	}
-	if (++sm->poll_failures >= sm->cfg.sminfo_poll_retries) {
-		log_notice("the master SM 0x%016llx did not answer %d polls; sweeping to elect a new one",
-			   (unsigned long long)sm->master_guid, sm->poll_failures);
-		sm_request_heavy(sm, "master SM lost");
-		return;
-	}
-	set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
-}
-
-static void poll_master(struct sm *sm)
-{
-	uint8_t mad[MAD_SIZE];
-	struct mad_addr to;
-	smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_SMINFO, 0, sm->master_path,
-		    sm->master_hops);
-	smp_dr_address(&to);
-	if (txn_submit(sm->txn, mad, sizeof(mad), &to, TXN_NO_DEST,
-		       on_poll_answer, sm) < 0)
-		set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
-}
-
-static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
-{
-	struct sm *sm = arg;
-	if (sm->state == SMS_STANDBY && !sm->busy)
-		poll_master(sm);
-}
-
-static void enter_standby(struct sm *sm, const struct remote_sm *m)
-{
-	const struct fabric *f = &sm->disc->f;
-	int first = sm->state != SMS_STANDBY;
-	struct remote_sm master = *m;	/* m lives in sm->sms */
-	m = &master;
-	sm->state = SMS_STANDBY;
-	sm->master_guid = m->info.guid;
-	sm->master_priority = m->info.priority;
-	sm->master_lid = f->ports[m->port].hw_lid;
-	sm->master_hops = discovery_port_path(f, m->port, sm->master_path);
-	sm->poll_failures = 0;
-	/* the sweep ends here: a standby keeps no model and touches nothing */
 	discovery_free(sm->disc);
 	sm->disc = NULL;
 	sm->busy = 0;
-	if (first)
-		log_notice("entering STANDBY: master SM 0x%016llx (priority %d, LID %u) is in charge",
-			   (unsigned long long)m->info.guid, m->info.priority,
-			   sm->master_lid);
-	sm_notify(sm, "STANDBY");
+}
+
+/* The sweep could not finish: again in a second (--once: give up). */
+static void sweep_failed(struct sm *sm)
+{
+	sm_sweep_abandon(sm);
 	if (sm->once) {
-		printf("standby: master_guid=0x%016llx master_priority=%d master_lid=%u priority=%d\n",
-		       (unsigned long long)m->info.guid, m->info.priority,
-		       sm->master_lid, sm->cfg.sm_priority);
-		fflush(stdout);
-		stop_loop(sm, 1);
+		sm_stop(sm, 1);
 		return;
 	}
-	set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
-}
-
-/* ---- election ---- */
-
-/* Does SM a (priority, guid) outrank b?  Higher priority, then lower GUID. */
-static int outranks(int pa, uint64_t ga, int pb, uint64_t gb)
-{
-	return pa != pb ? pa > pb : ga < gb;
-}
-
-static void elect(struct sm *sm)
-{
-	const struct remote_sm *master = NULL, *better = NULL;
-	for (uint32_t i = 0; i < sm->n_sms; i++) {
-		const struct remote_sm *r = &sm->sms[i];
-		if (!r->answered)
-			continue;
-		if (r->info.state == SMS_MASTER) {
-			if (!master || outranks(r->info.priority, r->info.guid,
-						master->info.priority, master->info.guid))
-				master = r;
-		} else if (r->info.state == SMS_DISCOVERING ||
-			   r->info.state == SMS_STANDBY) {
-			if (outranks(r->info.priority, r->info.guid,
-				     sm->cfg.sm_priority, sm->tr.port_guid) &&
-			    (!better || outranks(r->info.priority, r->info.guid,
-						 better->info.priority, better->info.guid)))
-				better = r;
-		}
-	}
-	/*
-	 * Never fight a master: one already running keeps the subnet (a
-	 * lower-priority master hands over to us when it polls us).
-	 */
-	if (master && !(sm->state == SMS_MASTER &&
-			outranks(sm->cfg.sm_priority, sm->tr.port_guid,
-				 master->info.priority, master->info.guid))) {
-		enter_standby(sm, master);
-		return;
-	}
-	if (!master && better && sm->state != SMS_MASTER) {
-		log_notice("SM 0x%016llx outranks us (priority %d); waiting in STANDBY",
-			   (unsigned long long)better->info.guid, better->info.priority);
-		enter_standby(sm, better);
-		return;
-	}
-	after_discovery(sm);
-}
-
-static void on_sminfo_answer(void *arg, int status, const uint8_t *resp,
-			     size_t len)
-{
-	struct remote_sm *r = arg;
-	struct sm *sm = r->owner;
-	if (status == TXN_OK && !smp_status(resp)) {
-		smp_decode_sminfo(resp + SMP_DATA_OFFS, &r->info);
-		r->answered = 1;
-		log_info("SM 0x%016llx: %s, priority %d",
-			 (unsigned long long)r->info.guid,
-			 sm_state_name(r->info.state), r->info.priority);
-	} else {
-		log_info("IsSM port 0x%016llx does not answer SMInfo; not an SM",
-			 (unsigned long long)sm->disc->f.ports[r->port].guid);
-	}
-	if (--sm->sms_pending == 0)
-		elect(sm);
-}
-
-/* ---- heavy sweep ---- */
-
-static void free_sms(struct sm *sm)
-{
-	free(sm->sms);
-	sm->sms = NULL;
-	sm->n_sms = sm->sms_pending = 0;
+	sm->heavy_wanted = 1;
+	snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "retry after failure");
+	sm_set_timer(sm->sweep_timer, 1000);
 }
 
 static void on_discovered(void *arg, struct discovery *d)
@@ -310,66 +161,22 @@ static void on_discovered(void *arg, struct discovery *d)
 	}
 	if (d->failed) {
 		log_err("discovery failed: the local port does not answer");
-		sm->busy = 0;
-		discovery_free(sm->disc);
-		sm->disc = NULL;
-		if (sm->once) {
-			stop_loop(sm, 1);
-			return;
-		}
-		sm->heavy_wanted = 1;
-		snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "retry after failure");
-		set_timer(sm->sweep_timer, 1000);
+		sweep_failed(sm);
 		return;
 	}
 	log_info("discovery: %u nodes, %u MADs in %llu ms", d->f.n_nodes,
 		 d->mads, (unsigned long long)(sm_now_ms() - sm->sweep_start_ms));
 	if (discovery_compact(d) < 0) {
 		log_err("out of memory after discovery");
-		stop_loop(sm, 1);
+		sm_stop(sm, 1);
 		return;
 	}
-	send_sminfo_queries(sm);
-}
-
-static void send_sminfo_queries(struct sm *sm)
-{
-	const struct fabric *f = &sm->disc->f;
-	uint32_t own = f->sm_node == FAB_NONE ? FAB_NONE :
-		       fabric_port(f, f->sm_node, f->sm_port);
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < f->n_ports; i++)
-		if ((f->ports[i].flags & FPORT_ISSM) && i != own)
-			n++;
-	free_sms(sm);
-	if (n)
-		sm->sms = calloc(n, sizeof(*sm->sms));
-	if (!sm->sms) {
-		elect(sm);
+	if (d->f.sm_node == FAB_NONE) {
+		log_err("discovery: the SM's own port is not in the fabric; sweeping again later");
+		sweep_failed(sm);
 		return;
 	}
-	sm->n_sms = n;
-	sm->sms_pending = 1;	/* held until every query is queued */
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < f->n_ports; i++) {
-		if (!(f->ports[i].flags & FPORT_ISSM) || i == own)
-			continue;
-		struct remote_sm *r = &sm->sms[k++];
-		uint8_t mad[MAD_SIZE], path[FAB_MAX_HOPS + 1];
-		struct mad_addr to;
-		r->owner = sm;
-		r->port = i;
-		int hops = discovery_port_path(f, i, path);
-		if (hops < 0)
-			continue;
-		smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_SMINFO, 0, path, hops);
-		smp_dr_address(&to);
-		if (txn_submit(sm->txn, mad, sizeof(mad), &to, f->ports[i].node,
-			       on_sminfo_answer, r) == 0)
-			sm->sms_pending++;
-	}
-	if (--sm->sms_pending == 0)
-		elect(sm);
+	smstate_discovered(sm);
 }
 
 static void finish_sweep(struct sm *sm)
@@ -429,7 +236,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		return;
 	if (ps->unrouted) {	/* sm_route said why; nothing was activated */
 		if (sm->once)
-			stop_loop(sm, 1);
+			sm_stop(sm, 1);
 		else
 			finish_sweep(sm);
 		return;
@@ -457,7 +264,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		int bad = ps->failed_ports ? 1 : 0;
 		if (sm->verify && run_verify(sm))
 			bad = 1;
-		stop_loop(sm, bad);
+		sm_stop(sm, bad);
 		return;
 	}
 	if (ps->failed_ports)
@@ -473,19 +280,16 @@ static void save_lids(struct sm *sm)
 		log_err("cannot save the LID table: %s", err);
 }
 
-/* MASTER: LIDs, routes, writes. */
-static void after_discovery(struct sm *sm)
+static void on_adopted(void *arg, int rc, struct lft_tables *t,
+		       const struct lft_read_stats *st);
+
+/* MASTER: LIDs, routes, writes on the discovery just made. */
+void sm_configure(struct sm *sm)
 {
 	struct discovery *d = sm->disc;
 	struct fabric *f = &d->f;
-	if (sm->state != SMS_MASTER) {
-		log_notice("entering MASTER state (priority %d)", sm->cfg.sm_priority);
-		sm->state = SMS_MASTER;
-		event_del(sm->poll_timer);
-	}
 	int first = !sm->ever_master;
 	sm->ever_master = 1;
-	sm->act_count++;
 	/* the new model replaces the old one, which the routing may repair from */
 	struct discovery *old = sm->model;
 	sm->model = d;
@@ -495,7 +299,7 @@ static void after_discovery(struct sm *sm)
 	if (lids_assign(f, &sm->guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
 		log_err("LID assignment: out of memory");
 		discovery_free(old);
-		stop_loop(sm, 1);
+		sm_stop(sm, 1);
 		return;
 	}
 	if (s->lids_rep.exhausted)
@@ -508,8 +312,40 @@ static void after_discovery(struct sm *sm)
 	for (uint32_t l = 1; l <= f->max_lid; l++)
 		if (f->lid_port[l] != FAB_NONE)
 			s->lids++;
-	route_and_program(sm, first, old ? &old->f : NULL);
+	if (sm->adopt_tables) {
+		/*
+		 * A subnet some SM configured before us (a handover, a failover,
+		 * a restart): what the switches hold is the old routing, kept
+		 * where it still works, and what the device cache starts from.
+		 */
+		sm->adopt_tables = 0;
+		discovery_free(old);
+		devcache_clear(sm->cache);
+		lft_tables_free(&sm->lft);
+		lft_read_free(sm->lft_read);
+		sm->lft_first = first;
+		sm->lft_read = lft_read_start(sm->txn, f, sm->cache, on_adopted, sm);
+		if (!sm->lft_read) {
+			log_err("out of memory reading the switches' tables");
+			sm_stop(sm, 1);
+		}
+		return;
+	}
+	route_and_program(sm, first, old ? &old->f : NULL, 0);
 	discovery_free(old);
+}
+
+static void on_adopted(void *arg, int rc, struct lft_tables *t,
+		       const struct lft_read_stats *st)
+{
+	struct sm *sm = arg;
+	if (rc < 0 || sm->stopping)
+		return;
+	log_notice("read the tables in place: %u blocks of %u switches (%u did not come)",
+		   st->blocks, st->switches, st->failed);
+	sm->lft = *t;
+	memset(t, 0, sizeof(*t));
+	route_and_program(sm, sm->lft_first, &sm->model->f, 1);
 }
 
 static void on_routed(void *arg, struct route_result *r)
@@ -545,7 +381,8 @@ static void on_routed(void *arg, struct route_result *r)
  * still work when the fabric only lost something; without it (a reroute
  * asked for by hand), it routes from scratch.
  */
-static void route_and_program(struct sm *sm, int first, const struct fabric *prev)
+static void route_and_program(struct sm *sm, int first, const struct fabric *prev,
+			      int adopted)
 {
 	struct fabric *f = &sm->model->f;
 	struct program_params pp = {
@@ -562,29 +399,35 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 	program_free(sm->prog);
 	sm->prog = NULL;
 	route_job_cancel(sm->route_job);
-	if (sm->lft_gen != sm->route_gen)
+	if (sm->lft_gen != sm->route_gen && !adopted)
 		prev = NULL;	/* a new routing policy: from scratch */
 	sm->lft_gen = sm->route_gen;
 	/* the old tables go to the job, or away: the writes are diffed against the cache */
 	sm->route_job = route_job_start(sm->base, &sm->cfg, sm->routing_override,
-					f, prev, prev ? &sm->lft : NULL, sm->engine_used,
-					on_routed, sm);
+					f, prev, prev ? &sm->lft : NULL,
+					adopted ? "adopted" : sm->engine_used,
+					adopted, on_routed, sm);
 	lft_tables_free(&sm->lft);
 	if (!sm->route_job) {
 		log_err("out of memory starting the routing");
-		stop_loop(sm, 1);
+		sm_stop(sm, 1);
 		return;
 	}
 	sm->prog = program_start(sm->txn, sm->model, NULL, sm->cache, &pp,
 				 on_programmed, sm);
 	if (!sm->prog) {
 		log_err("out of memory planning the writes");
-		stop_loop(sm, 1);
+		sm_stop(sm, 1);
 	}
 }
 
 static void heavy_start(struct sm *sm)
 {
+	if (sm->state == SMS_NOTACTIVE) {
+		log_notice("NOTACTIVE: no sweep until an SM sets us STANDBY");
+		sm->heavy_wanted = 0;
+		return;
+	}
 	sm->heavy_wanted = 0;
 	sm->busy = 1;
 	event_del(sm->sweep_timer);
@@ -601,11 +444,11 @@ static void heavy_start(struct sm *sm)
 	sm->disc = discovery_start(sm->txn, LOCAL_EXTRA_ROUNDS, prev, on_discovered, sm);
 	if (!sm->disc) {
 		log_err("out of memory starting discovery");
-		stop_loop(sm, 1);
+		sm_stop(sm, 1);
 	}
 }
 
-/* ---- light sweep: SwitchInfo of every switch ---- */
+/* ---- light sweep: SwitchInfo of every switch, SMInfo of every other SM ---- */
 
 static void light_done(struct sm *sm)
 {
@@ -655,6 +498,18 @@ static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t l
 		light_done(sm);
 }
 
+void sm_light_answer(struct sm *sm, const char *why)
+{
+	if (why) {
+		if (!sm->light_changes)
+			snprintf(sm->heavy_reason, sizeof(sm->heavy_reason),
+				 "light sweep: %s", why);
+		sm->light_changes++;
+	}
+	if (--sm->light_pending == 0)
+		light_done(sm);
+}
+
 static void light_start(struct sm *sm)
 {
 	const struct fabric *f = &sm->model->f;
@@ -679,6 +534,8 @@ static void light_start(struct sm *sm)
 		else
 			sm->light_pending++;
 	}
+	/* ibsim sends trap 144 once, while a newcomer is still DISCOVERING */
+	sm->light_pending += smstate_light_queries(sm);
 	if (--sm->light_pending == 0)
 		light_done(sm);
 }
@@ -706,7 +563,7 @@ int sm_request_reroute(struct sm *sm, char *err, size_t errlen)
 	sm->sweep_base = txn_get_stats(sm->txn)->all;
 	sm->sweep_start_ms = sm_now_ms();
 	sm->model->unresponsive = 0;
-	route_and_program(sm, 0, NULL);
+	route_and_program(sm, 0, NULL, 0);
 	return 0;
 }
 
@@ -725,53 +582,9 @@ static void on_sweep_timer(evutil_socket_t fd, short what, void *arg)
 
 /* ---- MADs that are not answers to our requests ---- */
 
-static void reply(struct sm *sm, uint8_t *mad, const struct mad_addr *from)
-{
-	struct mad_addr to = *from;
-	if (smp_class(mad) == IB_SMI_DIRECT_CLASS)
-		to.lid = 0xffff;
-	if (mad_transport_send(&sm->tr, mad, MAD_SIZE, &to) < 0)
-		log_warn("cannot send a response (attribute 0x%04x)", smp_attr(mad));
-}
-
-static void my_sminfo(const struct sm *sm, struct smp_sminfo *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->guid = sm->tr.port_guid;
-	s->priority = (uint8_t)sm->cfg.sm_priority;
-	s->state = (uint8_t)sm->state;
-	s->act_count = sm->act_count;
-}
-
 static void handle_sminfo(struct sm *sm, const uint8_t *in, const struct mad_addr *from)
 {
-	uint8_t mad[MAD_SIZE];
-	memcpy(mad, in, MAD_SIZE);
-	int method = smp_method(in);
-	if (method == IB_MAD_METHOD_SET) {
-		uint32_t mod = smp_attr_mod(in);
-		struct smp_sminfo other;
-		smp_decode_sminfo(in + SMP_DATA_OFFS, &other);
-		if (mod == SMA_HANDOVER && sm->state == SMS_STANDBY) {
-			log_notice("handover from SM 0x%016llx: taking over",
-				   (unsigned long long)other.guid);
-			sm->state = SMS_MASTER;
-			event_del(sm->poll_timer);
-			devcache_clear(sm->cache);
-			sm_request_heavy(sm, "handover");
-		} else {
-			log_info("SMInfo Set (modifier %u) from SM 0x%016llx ignored in state %s",
-				 mod, (unsigned long long)other.guid,
-				 sm_state_name(sm->state));
-		}
-	} else if (method != IB_MAD_METHOD_GET) {
-		return;
-	}
-	struct smp_sminfo me;
-	my_sminfo(sm, &me);
-	smp_encode_sminfo(smp_data(mad), &me);
-	smp_make_response(mad, 0);
-	reply(sm, mad, from);
+	smstate_handle_sminfo(sm, in, MAD_SIZE, from);
 }
 
 static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr *from)
@@ -902,9 +715,9 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	sm->cache = devcache_new();
 	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
 	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);
-	sm->poll_timer = evtimer_new(base, on_poll_timer, sm);
 	sm->kick = event_new(base, -1, 0, on_kick, sm);
-	if (!sm->cache || !sm->txn_timer || !sm->sweep_timer || !sm->poll_timer || !sm->kick) {
+	if (!sm->cache || !sm->txn_timer || !sm->sweep_timer || !sm->kick ||
+	    smstate_init(sm) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -989,7 +802,8 @@ void sm_shutdown(struct sm *sm)
 	lft_tables_free(&sm->lft);
 	devcache_free(sm->cache);
 	guid_map_free(&sm->guid2lid);
-	free_sms(sm);
+	lft_read_free(sm->lft_read);
+	smstate_free(sm);
 	txn_free(sm->txn);
 	if (sm->have_transport && sm->tr.close)
 		sm->tr.close(sm->tr.ctx);
@@ -997,8 +811,6 @@ void sm_shutdown(struct sm *sm)
 		event_free(sm->txn_timer);
 	if (sm->sweep_timer)
 		event_free(sm->sweep_timer);
-	if (sm->poll_timer)
-		event_free(sm->poll_timer);
 	if (sm->kick)
 		event_free(sm->kick);
 }

@@ -17,7 +17,9 @@
 #include "config.h"
 #include "fabric.h"
 #include "lids.h"
+#include "lftread.h"
 #include "program.h"
+#include "smstate.h"
 #include "sweep.h"
 
 struct control;
@@ -33,13 +35,12 @@ struct sweep_summary {
 	int valid;
 };
 
-struct sm;
-
-struct remote_sm {
-	struct sm *owner;
-	uint32_t port;		/* port index in the discovery */
-	struct smp_sminfo info;
-	int answered;
+/* SM-to-SM protocol counters (sm/smstate.c), shown by ibsmctl status. */
+struct sm_counters {
+	uint64_t handovers_sent, handovers_done, handovers_received;
+	uint64_t acks_sent, acks_received;
+	uint64_t sets_received, sets_refused;
+	uint64_t key_mismatches;
 };
 
 struct sm {
@@ -51,7 +52,8 @@ struct sm {
 	struct txn_engine *txn;
 	struct event *txn_timer;
 	struct event *sweep_timer;	/* light sweeps */
-	struct event *poll_timer;	/* STANDBY: polling the master */
+	struct event *poll_timer;	/* STANDBY: polling the master (smstate.c) */
+	struct event *ho_timer;		/* MASTER handing over: the ACK's wait */
 	struct event *kick;		/* deferred: start a requested sweep */
 	struct control *ctl;
 	const char *socket_path;
@@ -73,8 +75,10 @@ struct sm {
 	struct discovery *disc;		/* being built */
 	struct program *prog;
 	struct route_job *route_job;	/* routing on its thread, or NULL */
-	struct remote_sm *sms;
+	struct remote_sm *sms;		/* the heavy sweep's SMInfo answers */
 	uint32_t n_sms, sms_pending;
+	struct remote_sm *light_sms;	/* the light sweep's */
+	uint32_t cap_light_sms;
 	uint32_t light_pending, light_changes;
 	uint64_t sweep_start_ms;
 	struct txn_counters sweep_base;
@@ -90,17 +94,30 @@ struct sm {
 	struct devcache *cache;
 	struct guid_map guid2lid;
 	int ever_master;
+	int adopt_tables;		/* next configuration: read the LFTs first */
+	struct lft_read *lft_read;	/* reading them */
+	int lft_first;
 	uint32_t my_lid;
 
-	/* STANDBY */
+	/* STANDBY, or a MASTER waiting for a lower master's HANDOVER: the SM polled */
 	uint64_t master_guid;
 	uint32_t master_lid;
 	int master_priority;
 	uint8_t master_path[FAB_MAX_HOPS + 1];
 	int master_hops;
 	int poll_failures;
+	int poll_sent, poll_answered;
+	uint32_t master_act_count;
+	int waiting_handover;
 
-	uint32_t act_count;
+	/* MASTER handing over to ho_guid (0: not) */
+	uint64_t ho_guid;
+	struct sm_ev ho_to;
+	int ho_tries;
+	uint64_t ho_failed_guid;	/* refused or never took over: keep the subnet */
+
+	uint64_t key_mismatch_guid, key_mismatch_key;	/* the last mismatch seen */
+	struct sm_counters smc;
 	uint32_t heavy_sweeps, light_sweeps;
 	uint64_t last_sweep_time;	/* wall clock, seconds */
 	struct sweep_summary last;
@@ -132,7 +149,19 @@ void sm_shutdown(struct sm *sm);
 int sm_reload(struct sm *sm, char *err, size_t errlen);
 /* Tells systemd (Type=notify) where we are. */
 void sm_notify(struct sm *sm, const char *what);
-const char *sm_state_name(int state);
+
+/*
+ * Between the daemon's orchestration (daemon.c) and the SM state machine
+ * (smstate.c), nothing else.
+ */
+/* MASTER: LIDs, routes, writes on the discovery just made. */
+void sm_configure(struct sm *sm);
+/* Drops the discovery in progress: the sweep ends without configuring. */
+void sm_sweep_abandon(struct sm *sm);
+void sm_stop(struct sm *sm, int code);
+void sm_set_timer(struct event *ev, uint64_t ms);
+/* A light sweep's SMInfo answer: why a heavy sweep is needed, or NULL. */
+void sm_light_answer(struct sm *sm, const char *why);
 /* Prints the summary line ("subnet up: ...") to stdout and flushes it. */
 void sm_print_summary(const struct sweep_summary *s, const char *state);
 uint64_t sm_now_ms(void);

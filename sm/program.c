@@ -111,6 +111,17 @@ static int cache_lft_size(struct node_cache *nc, uint32_t blocks)
 	return 0;
 }
 
+int devcache_note_lft_block(struct devcache *c, uint64_t guid, uint32_t nports,
+			    uint32_t block, const uint8_t *data)
+{
+	struct node_cache *nc = cache_node(c, guid, nports);
+	if (!nc || cache_lft_size(nc, block + 1) < 0)
+		return -1;
+	memcpy(nc->lft + (size_t)block * 64, data, 64);
+	nc->lft_valid[block] = 1;
+	return 0;
+}
+
 /* ---- planning and sending ---- */
 
 enum op_kind { OP_PORTINFO, OP_SWITCHINFO, OP_PKEY, OP_LFT };

@@ -41,6 +41,13 @@ struct devcache *devcache_new(void);
 void devcache_free(struct devcache *c);
 /* Forgets everything (an SM restart or a change of mastership). */
 void devcache_clear(struct devcache *c);
+/*
+ * Records an LFT block as read from the switch (a new master adopting
+ * what it finds): a plan that wants the same 64 entries sends nothing.
+ * Returns 0 or -1 (ENOMEM).
+ */
+int devcache_note_lft_block(struct devcache *c, uint64_t guid, uint32_t nports,
+			    uint32_t block, const uint8_t *data);
 
 struct program;
 typedef void (*program_done_fn)(void *arg, const struct program_stats *s);

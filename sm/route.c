@@ -71,6 +71,7 @@ struct route_job {
 	struct lft_tables prev_t;
 	const char *prev_engine;	/* the engine that made prev_t */
 	int has_prev;
+	int adopted;		/* prev_t was read from the switches */
 	struct config cfg;
 	char override[512];
 	int has_override;
@@ -99,7 +100,7 @@ static void try_repair(struct route_job *j)
 		snprintf(r->note, sizeof(r->note), "full reroute: no memory to repair");
 		return;
 	}
-	if (r->rs.fresh && verify_engine_deadlock_free(r->used)) {
+	if ((r->rs.fresh || j->adopted) && verify_engine_deadlock_free(r->used)) {
 		struct verify_opts vo = { .deadlock_free_required = 1 };
 		struct verify_report vr;
 		int vrc = route_verify(&j->snap, &r->t, &vo, &vr);
@@ -124,6 +125,8 @@ static void *route_thread(void *arg)
 	char why[128] = "";
 	if (j->has_prev)
 		ch = repair_compare(&j->prev_f, &j->snap, why, sizeof(why));
+	if (j->adopted && ch == REPAIR_SAME)
+		ch = REPAIR_LOSS;	/* check every entry read, keep what works */
 	if (ch == REPAIR_SAME &&
 	    repair_keep(&j->prev_f, &j->prev_t, &j->snap, &r->t) == 0) {
 		/* nothing came or went: the old routes, no engine */
@@ -175,7 +178,7 @@ struct route_job *route_job_start(struct event_base *base,
 				  const struct fabric *f,
 				  const struct fabric *prev_f,
 				  struct lft_tables *prev_t,
-				  const char *prev_engine,
+				  const char *prev_engine, int adopted,
 				  route_done_fn done, void *arg)
 {
 	struct route_job *j = calloc(1, sizeof(*j));
@@ -200,6 +203,7 @@ struct route_job *route_job_start(struct event_base *base,
 			j->prev_engine = prev_engine;
 			memset(prev_t, 0, sizeof(*prev_t));
 			j->has_prev = 1;
+			j->adopted = adopted;
 		}	/* else: no repair, a fresh routing */
 	}
 	j->ev = event_new(base, j->evfd, EV_READ, on_routed, j);

@@ -49,13 +49,16 @@ typedef void (*route_done_fn)(void *arg, struct route_result *r);
  * that made them, or NULL.  prev_f is copied; prev_t is moved into the
  * job (zeroed in the caller).  When the fabric is the same (nodes, links,
  * LIDs) the old tables are kept and no engine runs: r->ms is 0.
+ * adopted: prev_t was read from the switches (a new master), not made by
+ * an engine: the engine routes and every old entry whose path still works
+ * is kept, even when the fabric is the same.
  */
 struct route_job *route_job_start(struct event_base *base,
 				  const struct config *c, const char *override,
 				  const struct fabric *f,
 				  const struct fabric *prev_f,
 				  struct lft_tables *prev_t,
-				  const char *prev_engine,
+				  const char *prev_engine, int adopted,
 				  route_done_fn done, void *arg);
 /* Waits for the thread and drops the result; done is not called. */
 void route_job_cancel(struct route_job *j);

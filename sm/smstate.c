@@ -1,0 +1,873 @@
+/*
+ * The SM state machine and the SM-to-SM protocol (see smstate.h).
+ *
+ * The table below is the whole state machine: a (state, event) pair that
+ * is not in it is illegal.  Actions do the work of a transition; the
+ * state is set by the table, after the action.  What the spec leaves
+ * open is decided as OpenSM does it (osm_sm_state_mgr.c) where the two
+ * must work together: a master that finds a higher SM hands over to it; a
+ * master that finds a lower master waits for that one's HANDOVER; a SM
+ * that sends ACKNOWLEDGE says STANDBY in it, because it is still one.
+ * OpenSM never sends ACKNOWLEDGE, so a master handing over also polls its
+ * successor and takes "it is MASTER now" as the acknowledgement.
+ */
+#include "smstate.h"
+
+#include <infiniband/mad.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mad/txn.h"
+#include "daemon.h"
+#include "log.h"
+
+#define HANDOVER_WAIT_MS 1000	/* for ACKNOWLEDGE, before polling the successor */
+#define HANDOVER_TRIES   3	/* HANDOVER sent this often before giving up */
+
+/* MAD status: an invalid value in the attribute or its modifier (§13.4.7). */
+#define MAD_STATUS_INVALID_VALUE (7 << 2)
+
+typedef void (*sm_action)(struct sm *, const struct sm_ev *);
+
+static void act_configure(struct sm *, const struct sm_ev *);
+static void act_follow(struct sm *, const struct sm_ev *);
+static void act_hand_over(struct sm *, const struct sm_ev *);
+static void act_wait(struct sm *, const struct sm_ev *);
+static void act_rediscover(struct sm *, const struct sm_ev *);
+static void act_take_over(struct sm *, const struct sm_ev *);
+static void act_ack(struct sm *, const struct sm_ev *);
+static void act_ack_and_sweep(struct sm *, const struct sm_ev *);
+static void act_handed_over(struct sm *, const struct sm_ev *);
+static void act_keep_subnet(struct sm *, const struct sm_ev *);
+static void act_disable(struct sm *, const struct sm_ev *);
+static void act_nothing(struct sm *, const struct sm_ev *);
+
+static const struct transition {
+	uint8_t state;
+	uint8_t event;
+	uint8_t next;
+	sm_action act;
+} fsm[] = {
+	{ SMS_DISCOVERING, SME_ELECT_MASTER,    SMS_MASTER,      act_configure },
+	{ SMS_DISCOVERING, SME_ELECT_STANDBY,   SMS_STANDBY,     act_follow },
+	{ SMS_DISCOVERING, SME_RCV_HANDOVER,    SMS_DISCOVERING, act_ack },
+	{ SMS_STANDBY,     SME_ELECT_MASTER,    SMS_MASTER,      act_configure },
+	{ SMS_STANDBY,     SME_ELECT_STANDBY,   SMS_STANDBY,     act_follow },
+	{ SMS_STANDBY,     SME_POLL_LOST,       SMS_DISCOVERING, act_rediscover },
+	{ SMS_STANDBY,     SME_RCV_DISCOVER,    SMS_DISCOVERING, act_rediscover },
+	{ SMS_STANDBY,     SME_RCV_HANDOVER,    SMS_MASTER,      act_take_over },
+	{ SMS_STANDBY,     SME_RCV_DISABLE,     SMS_NOTACTIVE,   act_disable },
+	{ SMS_STANDBY,     SME_RCV_ACKNOWLEDGE, SMS_STANDBY,     act_nothing },
+	{ SMS_NOTACTIVE,   SME_RCV_STANDBY,     SMS_STANDBY,     act_follow },
+	{ SMS_MASTER,      SME_ELECT_MASTER,    SMS_MASTER,      act_configure },
+	{ SMS_MASTER,      SME_ELECT_STANDBY,   SMS_STANDBY,     act_follow },
+	{ SMS_MASTER,      SME_ELECT_HANDOVER,  SMS_MASTER,      act_hand_over },
+	{ SMS_MASTER,      SME_ELECT_WAIT,      SMS_MASTER,      act_wait },
+	{ SMS_MASTER,      SME_POLL_LOST,       SMS_MASTER,      act_rediscover },
+	{ SMS_MASTER,      SME_RCV_HANDOVER,    SMS_MASTER,      act_ack_and_sweep },
+	{ SMS_MASTER,      SME_RCV_ACKNOWLEDGE, SMS_STANDBY,     act_handed_over },
+	{ SMS_MASTER,      SME_HANDOVER_DONE,   SMS_STANDBY,     act_handed_over },
+	{ SMS_MASTER,      SME_HANDOVER_FAILED, SMS_MASTER,      act_keep_subnet },
+	{ SMS_MASTER,      SME_RCV_DISCOVER,    SMS_DISCOVERING, act_rediscover },
+};
+
+static const char *const event_names[SME_COUNT] = {
+	[SME_ELECT_MASTER] = "elected master",
+	[SME_ELECT_STANDBY] = "found a master or a higher SM",
+	[SME_ELECT_HANDOVER] = "found a higher SM",
+	[SME_ELECT_WAIT] = "found a lower master",
+	[SME_POLL_LOST] = "polled SM lost",
+	[SME_RCV_HANDOVER] = "HANDOVER",
+	[SME_RCV_ACKNOWLEDGE] = "ACKNOWLEDGE",
+	[SME_RCV_DISABLE] = "DISABLE",
+	[SME_RCV_STANDBY] = "STANDBY",
+	[SME_RCV_DISCOVER] = "DISCOVER",
+	[SME_HANDOVER_DONE] = "successor is master",
+	[SME_HANDOVER_FAILED] = "handover failed",
+};
+
+const char *sm_state_name(int state)
+{
+	switch (state) {
+	case SMS_NOTACTIVE: return "NOTACTIVE";
+	case SMS_DISCOVERING: return "DISCOVERING";
+	case SMS_STANDBY: return "STANDBY";
+	case SMS_MASTER: return "MASTER";
+	}
+	return "?";
+}
+
+const char *sm_event_name(int ev)
+{
+	return ev >= 0 && ev < SME_COUNT && event_names[ev] ? event_names[ev] : "?";
+}
+
+static const struct transition *find_transition(int st, int ev)
+{
+	for (size_t i = 0; i < sizeof(fsm) / sizeof(fsm[0]); i++)
+		if (fsm[i].state == st && fsm[i].event == ev)
+			return &fsm[i];
+	return NULL;
+}
+
+int sm_event_legal(int st, int ev)
+{
+	return find_transition(st, ev) != NULL;
+}
+
+/* Runs event ev; returns -1 (and changes nothing) when it is illegal. */
+static int fsm_run(struct sm *sm, enum sm_event ev, const struct sm_ev *arg)
+{
+	const struct transition *t = find_transition(sm->state, ev);
+	if (!t) {
+		log_warn("SM state machine: %s is not legal in state %s; ignored",
+			 sm_event_name(ev), sm_state_name(sm->state));
+		return -1;
+	}
+	int from = sm->state;
+	t->act(sm, arg);
+	if (sm->state == from && t->next != from) {
+		log_notice("SM state %s -> %s (%s)", sm_state_name(from),
+			   sm_state_name(t->next), sm_event_name(ev));
+		sm->state = t->next;
+	}
+	return 0;
+}
+
+/* ---- the election ---- */
+
+int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb)
+{
+	return pa != pb ? pa > pb : ga < gb;
+}
+
+static int ranks_above(const struct remote_sm *a, const struct remote_sm *b)
+{
+	return sm_outranks(a->info.priority, a->info.guid, b->info.priority,
+			   b->info.guid);
+}
+
+enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid,
+			 const struct remote_sm *r, uint32_t n, uint32_t *who)
+{
+	uint32_t master = UINT32_MAX, foreign = UINT32_MAX, higher = UINT32_MAX;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct remote_sm *x = &r[i];
+		if (!x->answered || x->info.state == SMS_NOTACTIVE ||
+		    x->info.guid == my_guid)
+			continue;
+		if (!x->key_ok) {
+			/* cannot be talked to: only a master of it matters */
+			if (x->info.state == SMS_MASTER &&
+			    (foreign == UINT32_MAX || ranks_above(x, &r[foreign])))
+				foreign = i;
+			continue;
+		}
+		if (x->info.state == SMS_MASTER &&
+		    (master == UINT32_MAX || ranks_above(x, &r[master])))
+			master = i;
+		/*
+		 * A master hands over only to a STANDBY (or a master): one
+		 * still DISCOVERING goes STANDBY behind us first, and the next
+		 * light sweep finds it there.
+		 */
+		if (my_state == SMS_MASTER && x->info.state == SMS_DISCOVERING)
+			continue;
+		if (sm_outranks(x->info.priority, x->info.guid, my_priority, my_guid) &&
+		    (higher == UINT32_MAX || ranks_above(x, &r[higher])))
+			higher = i;
+	}
+	if (foreign != UINT32_MAX) {
+		*who = foreign;
+		return SMV_STANDBY;
+	}
+	if (my_state == SMS_MASTER) {
+		if (higher != UINT32_MAX) {
+			*who = higher;
+			return SMV_HANDOVER;
+		}
+		if (master != UINT32_MAX) {
+			*who = master;
+			return SMV_WAIT;
+		}
+		return SMV_MASTER;
+	}
+	if (master != UINT32_MAX) {
+		*who = master;
+		return SMV_STANDBY;
+	}
+	if (higher != UINT32_MAX) {
+		*who = higher;
+		return SMV_STANDBY;
+	}
+	return SMV_MASTER;
+}
+
+/* ---- sending SMInfo ---- */
+
+uint32_t smstate_act_count(const struct sm *sm)
+{
+	/* every SMP the SM sends is management activity (OpenSM: qp0 MADs sent) */
+	return sm->txn ? (uint32_t)txn_get_stats(sm->txn)->all.sent : 0;
+}
+
+static void my_sminfo(const struct sm *sm, int state, uint64_t key,
+		      struct smp_sminfo *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->guid = sm->tr.port_guid;
+	s->sm_key = key;
+	s->priority = (uint8_t)sm->cfg.sm_priority;
+	s->state = (uint8_t)state;
+	s->act_count = smstate_act_count(sm);
+}
+
+/* An SMInfo request to an SM: directed route when known, else by LID. */
+static int send_sminfo(struct sm *sm, int method, uint32_t mod, int as_state,
+		       const struct sm_ev *to, txn_done_fn done, void *arg)
+{
+	uint8_t mad[MAD_SIZE];
+	struct mad_addr a;
+	if (to->hops >= 0) {
+		smp_init_dr(mad, method, IB_ATTR_SMINFO, mod, to->path, to->hops);
+		smp_dr_address(&a);
+	} else if (to->lid) {
+		smp_init_lid(mad, method, IB_ATTR_SMINFO, mod);
+		memset(&a, 0, sizeof(a));
+		a.lid = to->lid;
+	} else {
+		return -1;
+	}
+	struct smp_sminfo me;
+	my_sminfo(sm, as_state, sm->cfg.sm_key, &me);
+	smp_encode_sminfo(smp_data(mad), &me);
+	return txn_submit(sm->txn, mad, sizeof(mad), &a, TXN_NO_DEST, done, arg);
+}
+
+static void ev_from_port(struct sm_ev *ev, const struct fabric *f, uint32_t port,
+			 const struct smp_sminfo *info)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->guid = info->guid;
+	ev->priority = info->priority;
+	ev->lid = f->ports[port].hw_lid;
+	ev->hops = discovery_port_path(f, port, ev->path);
+}
+
+/* ---- STANDBY: polling the master ---- */
+
+static void on_poll_answer(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct sm *sm = arg;
+	if (status == TXN_CANCELLED || (sm->state != SMS_STANDBY && !sm->waiting_handover))
+		return;
+	if (status != TXN_OK || len < SMP_DATA_OFFS + SMP_DATA_SIZE || smp_status(resp))
+		return;	/* counted when the next poll is due */
+	struct smp_sminfo info;
+	smp_decode_sminfo(resp + SMP_DATA_OFFS, &info);
+	if (info.guid != sm->master_guid) {
+		log_notice("the port of SM 0x%016llx now answers as 0x%016llx; sweeping",
+			   (unsigned long long)sm->master_guid,
+			   (unsigned long long)info.guid);
+		struct sm_ev ev = { .why = "polled port changed hands" };
+		fsm_run(sm, SME_POLL_LOST, &ev);
+		return;
+	}
+	sm->poll_answered = 1;
+	sm->master_act_count = info.act_count;
+	if (info.state == SMS_MASTER || (info.state == SMS_DISCOVERING && !sm->waiting_handover)) {
+		sm->poll_failures = 0;
+		return;
+	}
+	log_notice("the SM 0x%016llx we poll is now %s; sweeping to elect",
+		   (unsigned long long)sm->master_guid, sm_state_name(info.state));
+	struct sm_ev ev = { .why = "polled SM left MASTER" };
+	fsm_run(sm, SME_POLL_LOST, &ev);
+}
+
+/*
+ * A poll goes out every poll_ms whatever became of the last one, and a
+ * poll that had no answer when the next is due counts as a failure: the
+ * master is declared lost within (poll_retries + 1) * poll_ms of dying.
+ */
+static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct sm *sm = arg;
+	(void)fd;
+	(void)what;
+	if (sm->state != SMS_STANDBY && !sm->waiting_handover)
+		return;
+	if (sm->poll_sent && !sm->poll_answered &&
+	    ++sm->poll_failures >= sm->cfg.sminfo_poll_retries) {
+		log_notice("the SM 0x%016llx did not answer %d polls; sweeping to elect a new master",
+			   (unsigned long long)sm->master_guid, sm->poll_failures);
+		struct sm_ev ev = { .why = "master SM lost" };
+		fsm_run(sm, SME_POLL_LOST, &ev);
+		return;
+	}
+	struct sm_ev to = { .guid = sm->master_guid, .lid = sm->master_lid,
+			    .hops = sm->master_hops };
+	memcpy(to.path, sm->master_path, sizeof(to.path));
+	sm->poll_sent = send_sminfo(sm, IB_MAD_METHOD_GET, 0, sm->state, &to,
+				    on_poll_answer, sm) == 0;
+	sm->poll_answered = 0;
+	sm_set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+}
+
+static void start_polling(struct sm *sm, const struct sm_ev *m)
+{
+	sm->master_guid = m->guid;
+	sm->master_priority = m->priority;
+	sm->master_lid = m->lid;
+	sm->master_hops = m->hops;
+	memcpy(sm->master_path, m->path, sizeof(sm->master_path));
+	sm->poll_failures = 0;
+	sm->poll_sent = 0;
+	sm->poll_answered = 0;
+	sm_set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+}
+
+/* ---- actions ---- */
+
+static void act_nothing(struct sm *sm, const struct sm_ev *ev)
+{
+	(void)sm;
+	(void)ev;
+}
+
+static void act_configure(struct sm *sm, const struct sm_ev *ev)
+{
+	(void)ev;
+	if (sm->state != SMS_MASTER) {
+		log_notice("entering MASTER state (priority %d)", sm->cfg.sm_priority);
+		sm->state = SMS_MASTER;
+		/* a subnet another SM configured: take its tables as they are */
+		sm->adopt_tables = 1;
+	}
+	event_del(sm->poll_timer);
+	sm->waiting_handover = 0;
+	sm_configure(sm);
+}
+
+static void act_follow(struct sm *sm, const struct sm_ev *m)
+{
+	int first = sm->state != SMS_STANDBY || sm->master_guid != m->guid;
+	event_del(sm->ho_timer);
+	sm->waiting_handover = 0;
+	sm->state = SMS_STANDBY;
+	sm_sweep_abandon(sm);
+	if (first)
+		log_notice("entering STANDBY: SM 0x%016llx (priority %d, LID %u) is in charge%s%s",
+			   (unsigned long long)m->guid, m->priority, m->lid,
+			   m->why ? ": " : "", m->why ? m->why : "");
+	sm_notify(sm, "STANDBY");
+	if (sm->once) {
+		printf("standby: master_guid=0x%016llx master_priority=%d master_lid=%u priority=%d\n",
+		       (unsigned long long)m->guid, m->priority, m->lid,
+		       sm->cfg.sm_priority);
+		fflush(stdout);
+		sm_stop(sm, 1);
+		return;
+	}
+	start_polling(sm, m);
+}
+
+static void act_rediscover(struct sm *sm, const struct sm_ev *ev)
+{
+	event_del(sm->poll_timer);
+	sm->waiting_handover = 0;
+	if (sm->state != SMS_MASTER)
+		sm->state = SMS_DISCOVERING;
+	sm_request_heavy(sm, ev && ev->why ? ev->why : "rediscover");
+}
+
+static void act_disable(struct sm *sm, const struct sm_ev *ev)
+{
+	(void)ev;
+	event_del(sm->poll_timer);
+	log_notice("DISABLE from SM 0x%016llx: NOTACTIVE until told STANDBY",
+		   (unsigned long long)ev->guid);
+	sm_notify(sm, "NOTACTIVE");
+}
+
+/* ---- HANDOVER, sent ---- */
+
+static void send_handover(struct sm *sm);
+
+static void on_successor_answer(void *arg, int status, const uint8_t *resp,
+				size_t len)
+{
+	struct sm *sm = arg;
+	if (status == TXN_CANCELLED || !sm->ho_guid || sm->state != SMS_MASTER)
+		return;
+	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE && !smp_status(resp)) {
+		struct smp_sminfo info;
+		smp_decode_sminfo(resp + SMP_DATA_OFFS, &info);
+		if (info.guid == sm->ho_guid && info.state == SMS_MASTER) {
+			log_notice("SM 0x%016llx is MASTER without an ACKNOWLEDGE: handover done",
+				   (unsigned long long)info.guid);
+			struct sm_ev ev = sm->ho_to;
+			fsm_run(sm, SME_HANDOVER_DONE, &ev);
+			return;
+		}
+	}
+	send_handover(sm);	/* the HANDOVER or its answer was lost: again */
+}
+
+static void on_ho_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct sm *sm = arg;
+	(void)fd;
+	(void)what;
+	if (!sm->ho_guid || sm->state != SMS_MASTER)
+		return;
+	/* no ACKNOWLEDGE: is the successor master anyway (OpenSM sends none)? */
+	if (send_sminfo(sm, IB_MAD_METHOD_GET, 0, SMS_MASTER, &sm->ho_to,
+			on_successor_answer, sm) < 0)
+		send_handover(sm);
+}
+
+static void on_handover_answer(void *arg, int status, const uint8_t *resp,
+			       size_t len)
+{
+	struct sm *sm = arg;
+	if (status == TXN_CANCELLED || !sm->ho_guid || sm->state != SMS_MASTER)
+		return;
+	if (status == TXN_OK && len >= SMP_DATA_OFFS && smp_status(resp)) {
+		log_warn("SM 0x%016llx refused HANDOVER (status 0x%04x)",
+			 (unsigned long long)sm->ho_guid, smp_status(resp));
+		struct sm_ev ev = sm->ho_to;
+		fsm_run(sm, SME_HANDOVER_FAILED, &ev);
+		return;
+	}
+	/* answered or not: wait for the ACKNOWLEDGE, then look */
+	sm_set_timer(sm->ho_timer, HANDOVER_WAIT_MS);
+}
+
+static void send_handover(struct sm *sm)
+{
+	if (sm->ho_tries >= HANDOVER_TRIES) {
+		log_warn("SM 0x%016llx did not take the subnet after %d HANDOVERs; keeping it",
+			 (unsigned long long)sm->ho_guid, sm->ho_tries);
+		struct sm_ev ev = sm->ho_to;
+		fsm_run(sm, SME_HANDOVER_FAILED, &ev);
+		return;
+	}
+	sm->ho_tries++;
+	sm->smc.handovers_sent++;
+	log_notice("HANDOVER to SM 0x%016llx (priority %d)%s",
+		   (unsigned long long)sm->ho_guid, sm->ho_to.priority,
+		   sm->ho_tries > 1 ? ", again" : "");
+	if (send_sminfo(sm, IB_MAD_METHOD_SET, SMA_HANDOVER, SMS_MASTER, &sm->ho_to,
+			on_handover_answer, sm) < 0)
+		sm_set_timer(sm->ho_timer, HANDOVER_WAIT_MS);
+}
+
+static void act_hand_over(struct sm *sm, const struct sm_ev *to)
+{
+	sm_sweep_abandon(sm);
+	sm->busy = 1;	/* no sweep until the successor took over or refused */
+	sm->ho_guid = to->guid;
+	sm->ho_to = *to;
+	sm->ho_to.why = "handed over";
+	sm->ho_tries = 0;
+	send_handover(sm);
+}
+
+static void act_handed_over(struct sm *sm, const struct sm_ev *ev)
+{
+	struct sm_ev m = sm->ho_to;
+	(void)ev;
+	sm->smc.handovers_done++;
+	sm->ho_guid = 0;
+	sm->ho_failed_guid = 0;
+	event_del(sm->ho_timer);
+	sm->busy = 0;
+	act_follow(sm, &m);
+}
+
+static void act_keep_subnet(struct sm *sm, const struct sm_ev *ev)
+{
+	sm->ho_failed_guid = ev->guid;
+	sm->ho_guid = 0;
+	event_del(sm->ho_timer);
+	sm->busy = 0;
+	sm_request_heavy(sm, "handover failed: configuring the subnet ourselves");
+}
+
+/* ---- MASTER waiting for a lower master's HANDOVER (C14-60.2.1) ---- */
+
+static void act_wait(struct sm *sm, const struct sm_ev *m)
+{
+	if (!sm->waiting_handover || sm->master_guid != m->guid)
+		log_notice("SM 0x%016llx (priority %d) is also MASTER and ranks below us: waiting for its HANDOVER",
+			   (unsigned long long)m->guid, m->priority);
+	sm_sweep_abandon(sm);
+	sm->waiting_handover = 1;
+	start_polling(sm, m);
+}
+
+/* ---- HANDOVER, received ---- */
+
+static void on_ack_answer(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	(void)arg;
+	(void)resp;
+	(void)len;
+	if (status != TXN_OK && status != TXN_CANCELLED)
+		log_warn("ACKNOWLEDGE got no answer; the old master will see us MASTER when it polls");
+}
+
+static void send_ack(struct sm *sm, const struct sm_ev *to)
+{
+	sm->smc.acks_sent++;
+	log_notice("ACKNOWLEDGE to SM 0x%016llx", (unsigned long long)to->guid);
+	/* sent while still STANDBY: the spec's (and OpenSM's) legality rule */
+	if (send_sminfo(sm, IB_MAD_METHOD_SET, SMA_ACKNOWLEDGE, SMS_STANDBY, to,
+			on_ack_answer, sm) < 0)
+		log_warn("cannot send ACKNOWLEDGE to SM 0x%016llx: no route to it",
+			 (unsigned long long)to->guid);
+}
+
+static void act_ack(struct sm *sm, const struct sm_ev *from)
+{
+	send_ack(sm, from);
+}
+
+static void act_take_over(struct sm *sm, const struct sm_ev *from)
+{
+	send_ack(sm, from);
+	event_del(sm->poll_timer);
+	sm->state = SMS_MASTER;
+	sm->adopt_tables = 1;
+	log_notice("SM state STANDBY -> MASTER (HANDOVER from SM 0x%016llx)",
+		   (unsigned long long)from->guid);
+	sm_request_heavy(sm, "handover");
+}
+
+static void act_ack_and_sweep(struct sm *sm, const struct sm_ev *from)
+{
+	send_ack(sm, from);
+	event_del(sm->poll_timer);
+	sm->waiting_handover = 0;
+	sm_request_heavy(sm, "handover from a lower master");
+}
+
+/* ---- SMInfo requests to us ---- */
+
+/* How to reach the sender of an SMInfo Set: the SM we poll, a port of the
+ * model, its LID, or the reverse of the directed route it came by. */
+static void locate_sender(struct sm *sm, const uint8_t *mad,
+			  const struct mad_addr *from, const struct smp_sminfo *s,
+			  struct sm_ev *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->guid = s->guid;
+	ev->priority = s->priority;
+	ev->hops = -1;
+	if (s->guid == sm->master_guid && sm->master_hops >= 0 &&
+	    (sm->state == SMS_STANDBY || sm->waiting_handover)) {
+		ev->lid = sm->master_lid;
+		ev->hops = sm->master_hops;
+		memcpy(ev->path, sm->master_path, sizeof(ev->path));
+		return;
+	}
+	if (sm->model) {
+		const struct fabric *f = &sm->model->f;
+		for (uint32_t i = 0; i < f->n_ports; i++)
+			if ((f->ports[i].flags & FPORT_ISSM) && f->ports[i].guid == s->guid &&
+			    fabric_is_endport(f, i)) {
+				ev->lid = f->ports[i].hw_lid;
+				ev->hops = discovery_port_path(f, i, ev->path);
+				return;
+			}
+	}
+	if (smp_class(mad) == IB_SMI_CLASS) {
+		ev->lid = from->lid;
+		return;
+	}
+	/* the return path holds the input port of every hop: reversed, the way back */
+	int n = mad[7] & 0x3f;
+	if (n > 0 && n <= FAB_MAX_HOPS) {
+		const uint8_t *rp = mad + 192;
+		for (int i = 1; i <= n; i++)
+			ev->path[i] = rp[n - i + 1];
+		ev->hops = n;
+	} else {
+		ev->hops = 0;
+	}
+}
+
+static void reply_sminfo(struct sm *sm, const uint8_t *in, size_t len,
+			 const struct mad_addr *from, int status, uint64_t key)
+{
+	uint8_t mad[MAD_SIZE];
+	memset(mad, 0, sizeof(mad));
+	memcpy(mad, in, len < sizeof(mad) ? len : sizeof(mad));
+	struct smp_sminfo me;
+	my_sminfo(sm, sm->state, key, &me);
+	smp_encode_sminfo(smp_data(mad), &me);
+	smp_make_response(mad, status);
+	struct mad_addr to = *from;
+	if (smp_class(mad) == IB_SMI_DIRECT_CLASS)
+		to.lid = 0xffff;
+	if (mad_transport_send(&sm->tr, mad, MAD_SIZE, &to) < 0)
+		log_warn("cannot send an SMInfo response");
+}
+
+static void note_key_mismatch(struct sm *sm, uint64_t guid, uint64_t key,
+			      const char *where)
+{
+	sm->smc.key_mismatches++;
+	if (sm->key_mismatch_guid != guid || sm->key_mismatch_key != key)
+		log_warn("SM_Key mismatch: SM 0x%016llx uses SM_Key 0x%016llx, ours is 0x%016llx (%s); it is not obeyed and not fought",
+			 (unsigned long long)guid, (unsigned long long)key,
+			 (unsigned long long)sm->cfg.sm_key, where);
+	sm->key_mismatch_guid = guid;
+	sm->key_mismatch_key = key;
+}
+
+static int set_event(uint32_t mod)
+{
+	switch (mod) {
+	case SMA_HANDOVER: return SME_RCV_HANDOVER;
+	case SMA_ACKNOWLEDGE: return SME_RCV_ACKNOWLEDGE;
+	case SMA_DISABLE: return SME_RCV_DISABLE;
+	case SMA_STANDBY: return SME_RCV_STANDBY;
+	case SMA_DISCOVER: return SME_RCV_DISCOVER;
+	}
+	return -1;
+}
+
+void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
+			   const struct mad_addr *from)
+{
+	if (len < SMP_DATA_OFFS + SMP_DATA_SIZE)
+		return;
+	int method = smp_method(mad);
+	if (method == IB_MAD_METHOD_GET) {
+		/* our key goes back as OpenSM's does: nothing here guards it (no M_Key) */
+		reply_sminfo(sm, mad, len, from, 0, sm->cfg.sm_key);
+		return;
+	}
+	if (method != IB_MAD_METHOD_SET)
+		return;	/* the receive path answers other methods */
+	struct smp_sminfo other;
+	smp_decode_sminfo(mad + SMP_DATA_OFFS, &other);
+	uint32_t mod = smp_attr_mod(mad);
+	int ev = set_event(mod);
+	sm->smc.sets_received++;
+	if (other.sm_key != sm->cfg.sm_key) {
+		note_key_mismatch(sm, other.guid, other.sm_key, "in an SMInfo Set");
+		reply_sminfo(sm, mad, len, from, MAD_STATUS_INVALID_VALUE, 0);
+		return;
+	}
+	/* who may send what (C14-38.1): ACKNOWLEDGE a standby, the rest a master */
+	int sender_ok = ev == SME_RCV_ACKNOWLEDGE ? other.state == SMS_STANDBY :
+			other.state == SMS_MASTER;
+	if (ev == SME_RCV_ACKNOWLEDGE && sm->state == SMS_MASTER &&
+	    (!sm->ho_guid || other.guid != sm->ho_guid))
+		sender_ok = 0;	/* an ACKNOWLEDGE of nothing we sent */
+	if (ev < 0 || !sender_ok || !sm_event_legal(sm->state, ev)) {
+		log_warn("SMInfo Set (modifier %u) from SM 0x%016llx in state %s refused in state %s",
+			 mod, (unsigned long long)other.guid,
+			 sm_state_name(other.state), sm_state_name(sm->state));
+		sm->smc.sets_refused++;
+		reply_sminfo(sm, mad, len, from, MAD_STATUS_INVALID_VALUE, sm->cfg.sm_key);
+		return;
+	}
+	log_notice("SMInfo Set %s from SM 0x%016llx (priority %d)",
+		   sm_event_name(ev), (unsigned long long)other.guid, other.priority);
+	if (ev == SME_RCV_HANDOVER)
+		sm->smc.handovers_received++;
+	if (ev == SME_RCV_ACKNOWLEDGE)
+		sm->smc.acks_received++;
+	/* the answer first, in the state we were in when it came */
+	reply_sminfo(sm, mad, len, from, 0, sm->cfg.sm_key);
+	struct sm_ev e;
+	locate_sender(sm, mad, from, &other, &e);
+	fsm_run(sm, (enum sm_event)ev, &e);
+}
+
+/* ---- the heavy sweep's SMInfo queries and the election ---- */
+
+static void elect(struct sm *sm)
+{
+	uint32_t who = 0;
+	enum sm_verdict v = sm_elect(sm->state, sm->cfg.sm_priority,
+				     sm->tr.port_guid, sm->sms, sm->n_sms, &who);
+	struct sm_ev ev;
+	memset(&ev, 0, sizeof(ev));
+	if (v != SMV_MASTER)
+		ev_from_port(&ev, &sm->disc->f, sm->sms[who].port, &sm->sms[who].info);
+	if (v == SMV_HANDOVER && ev.guid == sm->ho_failed_guid) {
+		log_notice("SM 0x%016llx outranks us but did not take the subnet; keeping it",
+			   (unsigned long long)ev.guid);
+		v = SMV_MASTER;
+	}
+	static const int event_of[] = {
+		[SMV_MASTER] = SME_ELECT_MASTER,
+		[SMV_STANDBY] = SME_ELECT_STANDBY,
+		[SMV_HANDOVER] = SME_ELECT_HANDOVER,
+		[SMV_WAIT] = SME_ELECT_WAIT,
+	};
+	if (v == SMV_STANDBY && !sm->sms[who].key_ok)
+		ev.why = "its SM_Key differs from ours, so we do not fight it";
+	if (fsm_run(sm, (enum sm_event)event_of[v], &ev) < 0) {
+		sm_sweep_abandon(sm);	/* e.g. NOTACTIVE: nothing to do */
+	}
+}
+
+static void on_sminfo_answer(void *arg, int status, const uint8_t *resp,
+			     size_t len)
+{
+	struct remote_sm *r = arg;
+	struct sm *sm = r->owner;
+	if (status == TXN_CANCELLED)
+		return;
+	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE && !smp_status(resp)) {
+		smp_decode_sminfo(resp + SMP_DATA_OFFS, &r->info);
+		r->answered = 1;
+		r->key_ok = r->info.sm_key == sm->cfg.sm_key;
+		if (!r->key_ok)
+			note_key_mismatch(sm, r->info.guid, r->info.sm_key, "in its SMInfo");
+		log_info("SM 0x%016llx: %s, priority %d, ActCount %u",
+			 (unsigned long long)r->info.guid,
+			 sm_state_name(r->info.state), r->info.priority,
+			 r->info.act_count);
+	} else if (sm->disc) {
+		log_info("IsSM port 0x%016llx does not answer SMInfo; not an SM",
+			 (unsigned long long)sm->disc->f.ports[r->port].guid);
+	}
+	if (--sm->sms_pending == 0)
+		elect(sm);
+}
+
+static void free_sms(struct sm *sm)
+{
+	free(sm->sms);
+	sm->sms = NULL;
+	sm->n_sms = sm->sms_pending = 0;
+}
+
+/* The other IsSM end ports of f (not ours). */
+static uint32_t count_sm_ports(const struct fabric *f)
+{
+	uint32_t own = f->sm_node == FAB_NONE ? FAB_NONE :
+		       fabric_port(f, f->sm_node, f->sm_port);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		if ((f->ports[i].flags & FPORT_ISSM) && i != own && fabric_is_endport(f, i))
+			n++;
+	return n;
+}
+
+/* Queues an SMInfo Get to every other IsSM port; returns how many went. */
+static uint32_t query_sms(struct sm *sm, const struct fabric *f,
+			  struct remote_sm *v, uint32_t n, int light,
+			  txn_done_fn done)
+{
+	uint32_t own = f->sm_node == FAB_NONE ? FAB_NONE :
+		       fabric_port(f, f->sm_node, f->sm_port);
+	uint32_t k = 0, sent = 0;
+	for (uint32_t i = 0; i < f->n_ports && k < n; i++) {
+		if (!(f->ports[i].flags & FPORT_ISSM) || i == own || !fabric_is_endport(f, i))
+			continue;
+		struct remote_sm *r = &v[k++];
+		memset(r, 0, sizeof(*r));
+		r->owner = sm;
+		r->port = i;
+		r->light = (uint8_t)light;
+		struct smp_sminfo none = { .guid = f->ports[i].guid };
+		struct sm_ev to;
+		ev_from_port(&to, f, i, &none);
+		if (to.hops < 0)
+			continue;
+		if (send_sminfo(sm, IB_MAD_METHOD_GET, 0, sm->state, &to, done, r) == 0)
+			sent++;
+	}
+	return sent;
+}
+
+void smstate_discovered(struct sm *sm)
+{
+	const struct fabric *f = &sm->disc->f;
+	uint32_t n = count_sm_ports(f);
+	free_sms(sm);
+	if (n && !(sm->sms = calloc(n, sizeof(*sm->sms))))
+		n = 0;	/* out of memory: as if alone, and logged */
+	sm->n_sms = n;
+	sm->sms_pending = 1;	/* held until every query is queued */
+	sm->sms_pending += query_sms(sm, f, sm->sms, n, 0, on_sminfo_answer);
+	if (--sm->sms_pending == 0)
+		elect(sm);
+}
+
+/* ---- the light sweep's share ---- */
+
+static void on_light_sminfo(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct remote_sm *r = arg;
+	struct sm *sm = r->owner;
+	if (status == TXN_CANCELLED)
+		return;
+	const char *why = NULL;
+	char buf[160];
+	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE && !smp_status(resp)) {
+		struct smp_sminfo s;
+		smp_decode_sminfo(resp + SMP_DATA_OFFS, &s);
+		int key_ok = s.sm_key == sm->cfg.sm_key;
+		if (!key_ok)
+			note_key_mismatch(sm, s.guid, s.sm_key, "in its SMInfo");
+		if (s.state == SMS_MASTER && s.guid != sm->tr.port_guid) {
+			snprintf(buf, sizeof(buf), "SM 0x%016llx is also MASTER",
+				 (unsigned long long)s.guid);
+			why = buf;
+		} else if (key_ok && s.state == SMS_STANDBY && s.guid != sm->ho_failed_guid &&
+			   sm_outranks(s.priority, s.guid, sm->cfg.sm_priority,
+				       sm->tr.port_guid)) {
+			snprintf(buf, sizeof(buf), "SM 0x%016llx (%s, priority %d) outranks us",
+				 (unsigned long long)s.guid, sm_state_name(s.state),
+				 s.priority);
+			why = buf;
+		}
+	}
+	sm_light_answer(sm, why);
+}
+
+uint32_t smstate_light_queries(struct sm *sm)
+{
+	const struct fabric *f = &sm->model->f;
+	uint32_t n = count_sm_ports(f);
+	if (n > sm->cap_light_sms) {
+		void *p = realloc(sm->light_sms, (size_t)n * sizeof(*sm->light_sms));
+		if (!p)
+			return 0;
+		sm->light_sms = p;
+		sm->cap_light_sms = n;
+	}
+	return query_sms(sm, f, sm->light_sms, n, 1, on_light_sminfo);
+}
+
+/* ---- set-up ---- */
+
+int smstate_init(struct sm *sm)
+{
+	sm->poll_timer = evtimer_new(sm->base, on_poll_timer, sm);
+	sm->ho_timer = evtimer_new(sm->base, on_ho_timer, sm);
+	return sm->poll_timer && sm->ho_timer ? 0 : -1;
+}
+
+void smstate_free(struct sm *sm)
+{
+	free_sms(sm);
+	free(sm->light_sms);
+	sm->light_sms = NULL;
+	sm->cap_light_sms = 0;
+	if (sm->poll_timer)
+		event_free(sm->poll_timer);
+	if (sm->ho_timer)
+		event_free(sm->ho_timer);
+	sm->poll_timer = sm->ho_timer = NULL;
+}

@@ -1,0 +1,104 @@
+/*
+ * The SM state machine (IBA vol. 1 §14.4): NOTACTIVE, DISCOVERING, STANDBY,
+ * MASTER, the events that move between them, and the SM-to-SM protocol
+ * that produces those events -- SMInfo Get and Set, the election after a
+ * heavy sweep, a STANDBY polling its master, a MASTER re-reading the
+ * SMInfo of the other SMs on each light sweep, and HANDOVER/ACKNOWLEDGE.
+ *
+ * Every state change goes through one table (smstate.c): an event a state
+ * does not list is illegal, logged, and answered with an error status when
+ * it came in an SMInfo Set.  The election is a pure function of the SMs
+ * that answered (sm_elect), so that its rules can be tested alone.
+ */
+#ifndef IBSMD_SMSTATE_H
+#define IBSMD_SMSTATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../mad/smp.h"
+#include "../mad/transport.h"
+#include "fabric.h"
+
+struct sm;
+
+enum sm_event {
+	SME_ELECT_MASTER,	/* the sweep found nobody above us */
+	SME_ELECT_STANDBY,	/* a master, or a higher SM about to be one */
+	SME_ELECT_HANDOVER,	/* we are master and a higher SM showed up */
+	SME_ELECT_WAIT,		/* we are master and a lower master must yield */
+	SME_POLL_LOST,		/* the SM we poll stopped answering or left MASTER */
+	SME_RCV_HANDOVER,	/* SMInfo Set(HANDOVER) from a master */
+	SME_RCV_ACKNOWLEDGE,	/* SMInfo Set(ACKNOWLEDGE) from the SM we handed to */
+	SME_RCV_DISABLE,	/* SMInfo Set(DISABLE) */
+	SME_RCV_STANDBY,	/* SMInfo Set(STANDBY) */
+	SME_RCV_DISCOVER,	/* SMInfo Set(DISCOVER) */
+	SME_HANDOVER_DONE,	/* the SM we handed to is master (no ACK came) */
+	SME_HANDOVER_FAILED,	/* it never took the subnet: keep it */
+	SME_COUNT
+};
+
+/* What the election decided, and about whom. */
+enum sm_verdict {
+	SMV_MASTER,
+	SMV_STANDBY,
+	SMV_HANDOVER,
+	SMV_WAIT,
+};
+
+/* What an event carries: the SM it is about and how to reach it. */
+struct sm_ev {
+	uint64_t guid;
+	int priority;
+	uint32_t lid;		/* its LID, 0 if unknown */
+	int hops;		/* directed route to it, -1 if unknown */
+	uint8_t path[FAB_MAX_HOPS + 1];
+	const char *why;
+};
+
+/* Another SM as its SMInfo answered (port: index in the sweep's fabric). */
+struct remote_sm {
+	struct sm *owner;
+	uint32_t port;
+	struct smp_sminfo info;
+	uint8_t answered;
+	uint8_t key_ok;		/* its SM_Key is ours */
+	uint8_t light;		/* asked by a light sweep */
+};
+
+/* Does SM a (priority, guid) outrank b?  Higher priority, then lower GUID. */
+int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb);
+
+/*
+ * The election (pure): my_state is DISCOVERING, STANDBY or MASTER.  A
+ * master (of either key) is followed; a higher SM with our key is
+ * followed (or, by a master, handed over to once it is STANDBY); a master keeps the subnet
+ * and waits for a lower master with our key to hand over.  A master
+ * whose SM_Key differs cannot be talked to: it is followed rather than
+ * fought.  *who is the index of the SM the verdict is about.
+ */
+enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid,
+			 const struct remote_sm *r, uint32_t n, uint32_t *who);
+
+const char *sm_state_name(int state);
+const char *sm_event_name(int ev);
+/* Is event ev legal in state st (the table's answer)? */
+int sm_event_legal(int st, int ev);
+
+/* ---- the daemon's side (sm/smstate.c on struct sm) ---- */
+
+/* After discovery: asks every other IsSM port for its SMInfo, then elects. */
+void smstate_discovered(struct sm *sm);
+/* A light sweep's share: SMInfo of the IsSM ports of the model; returns how
+ * many queries were queued (each ends in smstate_light_answer's count). */
+uint32_t smstate_light_queries(struct sm *sm);
+/* Handles an SMInfo request (Get or Set) addressed to us; replies. */
+void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
+			   const struct mad_addr *from);
+/* Timers and teardown. */
+int smstate_init(struct sm *sm);
+void smstate_free(struct sm *sm);
+/* ActCount as SMInfo carries it: advances with every MAD the SM sends. */
+uint32_t smstate_act_count(const struct sm *sm);
+
+#endif

@@ -1,0 +1,715 @@
+/*
+ * The SM state machine: the election as a pure function, the table's
+ * legal events, and two and three real SMs (sm/daemon.c + sm/smstate.c)
+ * on one emulated fabric -- start-up in both orders, HANDOVER and
+ * ACKNOWLEDGE, a lost ACKNOWLEDGE, a master that never acknowledges (as
+ * OpenSM), failover, DISABLE/STANDBY from a master, two masters meeting
+ * when two fabrics are cabled together, and ActCount.  The end state is
+ * read back from the emulated devices.
+ */
+#include <check.h>
+#include <infiniband/mad.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mad/emu.h"
+#include "mad/smp.h"
+#include "sm/daemon.h"
+#include "sm/log.h"
+#include "sm/smstate.h"
+#include "sm/topo.h"
+
+/* MAD status: invalid value in the attribute or modifier (IBA §13.4.7) */
+#define MAD_STATUS_INVALID_VALUE_FOR_TEST (7 << 2)
+
+/* ---- the election, alone ---- */
+
+static struct remote_sm peer(uint64_t guid, int prio, int state, int key_ok)
+{
+	struct remote_sm r;
+	memset(&r, 0, sizeof(r));
+	r.answered = 1;
+	r.key_ok = (uint8_t)key_ok;
+	r.info.guid = guid;
+	r.info.priority = (uint8_t)prio;
+	r.info.state = (uint8_t)state;
+	return r;
+}
+
+START_TEST(t_elect_rules)
+{
+	uint32_t who = 99;
+	struct remote_sm v[3];
+	memset(v, 0, sizeof(v));
+	/* alone */
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, v, 0, &who), SMV_MASTER);
+	/* a lower master is still followed by a newcomer */
+	v[0] = peer(0x20, 1, SMS_MASTER, 1);
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, v, 1, &who), SMV_STANDBY);
+	ck_assert_uint_eq(who, 0);
+	/* ... and a master hands over to... nobody: it waits for the lower one */
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_WAIT);
+	/* a higher standby: the master hands over, a newcomer follows it */
+	v[0] = peer(0x20, 9, SMS_STANDBY, 1);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_HANDOVER);
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, v, 1, &who), SMV_STANDBY);
+	/* equal priority: the lower GUID wins */
+	v[0] = peer(0x08, 5, SMS_STANDBY, 1);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_HANDOVER);
+	v[0] = peer(0x18, 5, SMS_STANDBY, 1);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_MASTER);
+	/* NOTACTIVE and silent SMs do not count */
+	v[0] = peer(0x20, 15, SMS_NOTACTIVE, 1);
+	v[1] = peer(0x21, 15, SMS_STANDBY, 1);
+	v[1].answered = 0;
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 2, &who), SMV_MASTER);
+	/* a higher SM of another key is not handed to; its master is followed */
+	v[0] = peer(0x20, 15, SMS_STANDBY, 0);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_MASTER);
+	v[0] = peer(0x20, 0, SMS_MASTER, 0);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_STANDBY);
+	/* the highest of several */
+	v[0] = peer(0x30, 7, SMS_STANDBY, 1);
+	v[1] = peer(0x31, 12, SMS_DISCOVERING, 1);
+	v[2] = peer(0x32, 9, SMS_MASTER, 1);
+	/* a master hands over to a STANDBY or MASTER, not to one still DISCOVERING */
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 3, &who), SMV_HANDOVER);
+	ck_assert_uint_eq(who, 2);
+	v[2] = peer(0x32, 9, SMS_STANDBY, 1);
+	v[1].info.state = SMS_STANDBY;
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 3, &who), SMV_HANDOVER);
+	ck_assert_uint_eq(who, 1);
+	v[1].info.state = SMS_DISCOVERING;
+	v[2] = peer(0x32, 9, SMS_MASTER, 1);
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, v, 3, &who), SMV_STANDBY);
+	ck_assert_uint_eq(who, 2);	/* the master, not the highest */
+	v[0] = peer(0x20, 9, SMS_DISCOVERING, 1);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_MASTER);
+}
+END_TEST
+
+START_TEST(t_table_legality)
+{
+	/* what the spec lets each state receive in an SMInfo Set */
+	ck_assert(sm_event_legal(SMS_STANDBY, SME_RCV_HANDOVER));
+	ck_assert(sm_event_legal(SMS_STANDBY, SME_RCV_DISABLE));
+	ck_assert(sm_event_legal(SMS_STANDBY, SME_RCV_DISCOVER));
+	ck_assert(!sm_event_legal(SMS_STANDBY, SME_RCV_STANDBY));
+	ck_assert(sm_event_legal(SMS_NOTACTIVE, SME_RCV_STANDBY));
+	ck_assert(!sm_event_legal(SMS_NOTACTIVE, SME_RCV_HANDOVER));
+	ck_assert(!sm_event_legal(SMS_NOTACTIVE, SME_ELECT_MASTER));
+	ck_assert(!sm_event_legal(SMS_MASTER, SME_RCV_DISABLE));
+	ck_assert(sm_event_legal(SMS_MASTER, SME_RCV_ACKNOWLEDGE));
+	ck_assert(!sm_event_legal(SMS_DISCOVERING, SME_RCV_ACKNOWLEDGE));
+	ck_assert(!sm_event_legal(SMS_DISCOVERING, SME_POLL_LOST));
+}
+END_TEST
+
+/* ---- several SMs on one emulated fabric ---- */
+
+/*
+ * 2 spines, 4 leaves, 3 hosts a leaf; with split, the link S1-L3 is left
+ * out and L2-S0/L3-S0 go down at the start, so that {L0,L1,S1} and
+ * {L2,L3,S0}... see make_emu.
+ */
+static char *tree_text(void)
+{
+	size_t cap = 32768, n = 0;
+	char *t = malloc(cap);
+	ck_assert_ptr_nonnull(t);
+#define PUT(...) (n += (size_t)snprintf(t + n, cap - n, __VA_ARGS__))
+	for (int l = 0; l < 4; l++) {
+		PUT("switchguid=0x%x\nSwitch\t8 \"L%d\"\n", 0x100 + l, l);
+		for (int h = 0; h < 3; h++)
+			PUT("[%d]\t\"H%d\"[1]\n", h + 1, l * 3 + h);
+		PUT("[7]\t\"S0\"[%d]\n[8]\t\"S1\"[%d]\n\n", l + 1, l + 1);
+	}
+	for (int s = 0; s < 2; s++) {
+		PUT("switchguid=0x%x\nSwitch\t8 \"S%d\"\n", 0x200 + s, s);
+		for (int l = 0; l < 4; l++)
+			PUT("[%d]\t\"L%d\"[%d]\n", l + 1, l, 7 + s);
+		PUT("\n");
+	}
+	for (int h = 0; h < 12; h++)
+		PUT("caguid=0x%x\nHca\t1 \"H%d\"\n[1]\t\"L%d\"[%d]\n\n",
+		    0x1000 + 4 * h, h, h / 3, h % 3 + 1);
+#undef PUT
+	ck_assert_uint_lt(n, cap);
+	return t;
+}
+
+#define HOST_PORT(h) ((uint64_t)(0x1000 + 4 * (h)) + 1)
+#define MAX_SMS 3
+
+struct fab {
+	struct fabric topo;
+	struct emu *e;
+	struct event_base *base;
+	struct sm *sm[MAX_SMS];
+	char state[MAX_SMS][64];
+	int drop_acks[MAX_SMS];		/* ACKNOWLEDGEs still to lose, -1 all */
+	int (*real_send[MAX_SMS])(void *, const uint8_t *, size_t, const struct mad_addr *);
+	void *real_ctx[MAX_SMS];
+};
+
+static struct fab *the_fab;	/* for the send wrappers */
+
+static void setup_fab(struct fab *F)
+{
+	char err[256] = "", *text = tree_text();
+	memset(F, 0, sizeof(*F));
+	fabric_init(&F->topo);
+	ck_assert_msg(topo_parse_string(&F->topo, text, "tree.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	F->e = emu_new(&F->topo, err, sizeof(err));
+	ck_assert_msg(F->e != NULL, "%s", err);
+	emu_set_seed(F->e, 7);
+	F->base = event_base_new();
+	ck_assert_ptr_nonnull(F->base);
+	the_fab = F;
+	log_set_level(getenv("SMSTATE_DEBUG") ? LOG_INFO : LOG_ERROR);
+}
+
+static struct sm *new_sm(struct fab *F, int i, int priority)
+{
+	struct sm *sm = calloc(1, sizeof(*sm));
+	ck_assert_ptr_nonnull(sm);
+	config_defaults(&sm->cfg);
+	sm->cfg.mad_timeout_ms = 20;
+	sm->cfg.mad_retries = 2;
+	sm->cfg.sm_priority = priority;
+	sm->cfg.sminfo_poll_ms = 100;
+	sm->cfg.sminfo_poll_retries = 2;
+	sm->cfg.sweep_interval_s = 0;	/* light sweeps by hand */
+	snprintf(F->state[i], sizeof(F->state[i]), "/tmp/ibsmd-smstate.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(F->state[i]));
+	snprintf(sm->cfg.state_dir, sizeof(sm->cfg.state_dir), "%s", F->state[i]);
+	sm->log_level_override = -1;
+	F->sm[i] = sm;
+	return sm;
+}
+
+static int lossy_send(void *ctx, const uint8_t *mad, size_t len,
+		      const struct mad_addr *to)
+{
+	struct fab *F = the_fab;
+	for (int i = 0; i < MAX_SMS; i++) {
+		if (!F->sm[i] || F->real_ctx[i] != ctx)
+			continue;
+		if (F->drop_acks[i] && smp_attr(mad) == IB_ATTR_SMINFO &&
+		    smp_method(mad) == IB_MAD_METHOD_SET &&
+		    smp_attr_mod(mad) == SMA_ACKNOWLEDGE) {
+			if (F->drop_acks[i] > 0)
+				F->drop_acks[i]--;
+			return 0;	/* lost on the wire */
+		}
+		return F->real_send[i](ctx, mad, len, to);
+	}
+	return -1;
+}
+
+static void start_sm(struct fab *F, int i, int host)
+{
+	char err[256] = "";
+	struct sm *sm = F->sm[i];
+	sm->cfg.port_guid = HOST_PORT(host);
+	ck_assert_msg(sm_init(sm, F->base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(sm, F->e, err, sizeof(err)) == 0, "%s", err);
+	F->real_send[i] = sm->tr.send;
+	F->real_ctx[i] = sm->tr.ctx;
+	sm->tr.send = lossy_send;
+}
+
+/* SIGKILL: the SM's port goes silent, nothing is said to anyone. */
+static void kill_sm(struct fab *F, int i)
+{
+	sm_shutdown(F->sm[i]);
+	free(F->sm[i]);
+	F->sm[i] = NULL;
+}
+
+static void teardown_fab(struct fab *F)
+{
+	for (int i = 0; i < MAX_SMS; i++) {
+		if (F->sm[i]) {
+			sm_shutdown(F->sm[i]);
+			free(F->sm[i]);
+		}
+		if (F->state[i][0]) {
+			char cmd[128];
+			snprintf(cmd, sizeof(cmd), "rm -rf %s", F->state[i]);
+			ck_assert_int_eq(system(cmd), 0);
+		}
+	}
+	emu_free(F->e);
+	event_base_free(F->base);
+	fabric_free(&F->topo);
+}
+
+static void run_ms(struct fab *F, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	event_base_loopexit(F->base, &tv);
+	event_base_dispatch(F->base);
+}
+
+/* Runs the loop until cond holds (checked every 10 ms) or ms pass. */
+static int run_until(struct fab *F, int (*cond)(struct fab *), int ms)
+{
+	for (int t = 0; t < ms; t += 10) {
+		if (cond(F))
+			return 1;
+		run_ms(F, 10);
+	}
+	return cond(F);
+}
+
+static int settled(const struct sm *sm)
+{
+	return sm && !sm->busy && !sm->heavy_wanted && !sm->ho_guid;
+}
+
+static int masters(const struct fab *F)
+{
+	int n = 0;
+	for (int i = 0; i < MAX_SMS; i++)
+		if (F->sm[i] && F->sm[i]->state == SMS_MASTER)
+			n++;
+	return n;
+}
+
+static int who;	/* the SM a condition is about */
+
+static int is_master_up(struct fab *F)
+{
+	struct sm *sm = F->sm[who];
+	return sm->state == SMS_MASTER && settled(sm) && sm->last.valid &&
+	       sm->heavy_sweeps > 0;
+}
+
+static int is_standby(struct fab *F)
+{
+	return F->sm[who]->state == SMS_STANDBY;
+}
+
+static int one_master_rest_standby(struct fab *F)
+{
+	int m = 0, s = 0, n = 0;
+	for (int i = 0; i < MAX_SMS; i++) {
+		if (!F->sm[i])
+			continue;
+		n++;
+		if (F->sm[i]->state == SMS_MASTER && settled(F->sm[i]) &&
+		    F->sm[i]->last.valid && !F->sm[i]->waiting_handover)
+			m++;
+		else if (F->sm[i]->state == SMS_STANDBY)
+			s++;
+	}
+	return m == 1 && m + s == n;
+}
+
+/*
+ * Runs the fabric as the daemons would, light sweeps every 200 ms on the
+ * masters, until one master and the rest STANDBY hold for 300 ms.
+ */
+static int settle(struct fab *F, int ms)
+{
+	int stable = 0;
+	for (int t = 0; t < ms; t += 50) {
+		if (t % 200 == 0)
+			for (int i = 0; i < MAX_SMS; i++)
+				if (F->sm[i] && F->sm[i]->state == SMS_MASTER)
+					sm_request_light(F->sm[i]);
+		run_ms(F, 50);
+		stable = one_master_rest_standby(F) ? stable + 50 : 0;
+		if (stable >= 300)
+			return 1;
+	}
+	return 0;
+}
+
+/* LIDs and LFT entries as the devices hold them (not the SM LIDs). */
+static char *routes_and_lids(const struct fab *F)
+{
+	const struct fabric *f = &F->topo;
+	size_t cap = 1 << 20, n = 0;
+	char *s = malloc(cap);
+	ck_assert_ptr_nonnull(s);
+	s[0] = '\0';
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		for (int p = nd->type == FAB_SWITCH ? 0 : 1; p <= nd->nports; p++)
+			n += (size_t)snprintf(s + n, cap - n, "%llx[%d] state %d lid %d\n",
+				(unsigned long long)nd->guid, p,
+				emu_port_state(F->e, nd->guid, p),
+				emu_port_lid(F->e, nd->guid, p));
+		if (nd->type != FAB_SWITCH)
+			continue;
+		for (uint32_t lid = 1; lid <= 40; lid++)
+			n += (size_t)snprintf(s + n, cap - n, "%llx lid %u -> %d\n",
+				(unsigned long long)nd->guid, lid,
+				emu_lft_entry(F->e, nd->guid, lid));
+	}
+	ck_assert_uint_lt(n, cap);
+	return s;
+}
+
+/* Every CA port's SM LID is the LID of sm's port. */
+static void assert_smlid(const struct fab *F, const struct sm *sm)
+{
+	int lid = emu_port_lid(F->e, sm->cfg.port_guid, 0);
+	ck_assert_int_gt(lid, 0);
+	for (int h = 0; h < 12; h++) {
+		if (emu_port_state(F->e, HOST_PORT(h), 0) != PORT_ACTIVE)
+			continue;
+		ck_assert_int_eq(emu_port_smlid(F->e, HOST_PORT(h), 0), lid);
+	}
+}
+
+/* A: priority 5 on H0, up and MASTER. */
+static void first_master(struct fab *F, int prio)
+{
+	new_sm(F, 0, prio);
+	start_sm(F, 0, 0);
+	who = 0;
+	ck_assert_msg(run_until(F, is_master_up, 5000), "A never became MASTER");
+	ck_assert_int_eq(emu_violations(F->e), 0);
+}
+
+START_TEST(t_lower_newcomer_stays_standby)
+{
+	struct fab F;
+	setup_fab(&F);
+	first_master(&F, 10);
+	char *before = routes_and_lids(&F);
+	new_sm(&F, 1, 5);
+	start_sm(&F, 1, 7);
+	ck_assert(settle(&F, 3000));
+	uint64_t sets = txn_get_stats(F.sm[1]->txn)->sets;
+	ck_assert_int_eq(F.sm[1]->state, SMS_STANDBY);
+	ck_assert_int_eq(F.sm[0]->state, SMS_MASTER);
+	/* a standby writes nothing to any device */
+	ck_assert_uint_eq(txn_get_stats(F.sm[1]->txn)->sets, sets);
+	ck_assert_uint_eq(sets, 0);
+	ck_assert_uint_eq(F.sm[0]->smc.handovers_sent, 0);
+	/* ActCount: the master's advances, and the standby sees it */
+	uint32_t a0 = F.sm[1]->master_act_count;
+	sm_request_light(F.sm[0]);
+	run_ms(&F, 300);
+	ck_assert_uint_gt(F.sm[1]->master_act_count, a0);
+	char *after = routes_and_lids(&F);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	teardown_fab(&F);
+}
+END_TEST
+
+START_TEST(t_equal_priority_lower_guid_wins)
+{
+	struct fab F;
+	setup_fab(&F);
+	/* H7's port GUID is above H0's: H0 keeps the subnet */
+	first_master(&F, 5);
+	new_sm(&F, 1, 5);
+	start_sm(&F, 1, 7);
+	ck_assert(settle(&F, 3000));
+	ck_assert_int_eq(F.sm[0]->state, SMS_MASTER);
+	teardown_fab(&F);
+
+	/* the other way round: the lower GUID comes second and takes over */
+	setup_fab(&F);
+	new_sm(&F, 0, 5);
+	start_sm(&F, 0, 7);
+	who = 0;
+	ck_assert(run_until(&F, is_master_up, 5000));
+	new_sm(&F, 1, 5);
+	start_sm(&F, 1, 0);
+	ck_assert(settle(&F, 5000));
+	ck_assert_int_eq(F.sm[1]->state, SMS_MASTER);
+	teardown_fab(&F);
+}
+END_TEST
+
+/* The higher SM starts second: HANDOVER, ACKNOWLEDGE, nothing rewritten. */
+static void handover_case(int drop_acks)
+{
+	struct fab F;
+	setup_fab(&F);
+	first_master(&F, 5);
+	char *before = routes_and_lids(&F);
+	new_sm(&F, 1, 10);
+	F.drop_acks[1] = drop_acks;
+	start_sm(&F, 1, 7);
+	/* trap 144, or the master's next light sweep, finds it STANDBY */
+	ck_assert_msg(settle(&F, 8000),
+		      "A %s busy %d, B %s busy %d", sm_state_name(F.sm[0]->state),
+		      F.sm[0]->busy, sm_state_name(F.sm[1]->state), F.sm[1]->busy);
+	struct sm *a = F.sm[0], *b = F.sm[1];
+	ck_assert_int_eq(b->state, SMS_MASTER);
+	ck_assert_int_eq(a->state, SMS_STANDBY);
+	ck_assert_uint_eq(a->master_guid, b->tr.port_guid);
+	ck_assert_uint_ge(a->smc.handovers_sent, 1);
+	ck_assert_uint_eq(b->smc.handovers_received, a->smc.handovers_sent);
+	ck_assert_uint_eq(a->smc.handovers_done, 1);
+	if (drop_acks >= 0)
+		ck_assert_uint_eq(a->smc.acks_received, 1);
+	else
+		ck_assert_uint_eq(a->smc.acks_received, 0);
+	if (drop_acks > 0)	/* the lost one was sent again */
+		ck_assert_uint_gt(txn_get_stats(b->txn)->all.retries, 0);
+	/* the new master changed no LID and no route, and wrote no LFT block */
+	ck_assert_uint_eq(b->last.prog.lft_blocks, 0);
+	char *after = routes_and_lids(&F);
+	ck_assert_str_eq(before, after);
+	assert_smlid(&F, b);
+	/* once: more sweeps change nothing */
+	uint32_t heavy_a = a->heavy_sweeps;
+	ck_assert(settle(&F, 1000));
+	ck_assert_int_eq(b->state, SMS_MASTER);
+	ck_assert_uint_eq(a->heavy_sweeps, heavy_a);
+	ck_assert_uint_eq(b->smc.handovers_sent, 0);
+	ck_assert_int_eq(emu_violations(F.e), 0);
+	free(before);
+	free(after);
+	teardown_fab(&F);
+}
+
+START_TEST(t_handover_acknowledged)
+{
+	handover_case(0);
+}
+END_TEST
+
+START_TEST(t_handover_ack_lost_once)
+{
+	handover_case(1);
+}
+END_TEST
+
+START_TEST(t_handover_never_acknowledged)
+{
+	/* as OpenSM: the old master sees its successor MASTER and stands by */
+	handover_case(-1);
+}
+END_TEST
+
+START_TEST(t_failover_keeps_everything)
+{
+	struct fab F;
+	setup_fab(&F);
+	first_master(&F, 10);
+	new_sm(&F, 1, 5);
+	start_sm(&F, 1, 7);
+	who = 1;
+	ck_assert(run_until(&F, is_standby, 3000));
+	run_ms(&F, 250);
+	char *before = routes_and_lids(&F);
+	kill_sm(&F, 0);
+	who = 1;
+	/* (poll_retries + 1) * poll_ms, plus the sweep */
+	ck_assert_msg(run_until(&F, is_master_up, 300 + 1000), "no takeover");
+	struct sm *b = F.sm[1];
+	ck_assert_uint_eq(b->last.prog.lft_blocks, 0);
+	char *after = routes_and_lids(&F);
+	/* the dead SM's port stays (SIGKILL stops the process, not the HCA) */
+	ck_assert_str_eq(before, after);
+	/* and a lost link is repaired by the new master */
+	ck_assert_int_eq(emu_link_down(F.e, 0x100, 7), 0);
+	run_ms(&F, 100);
+	ck_assert(run_until(&F, is_master_up, 3000));
+	ck_assert_uint_gt(b->heavy_sweeps, 1);
+	for (uint32_t lid = 1; lid <= (uint32_t)b->lft.max_lid; lid++) {
+		int p = emu_lft_entry(F.e, 0x100, lid);
+		ck_assert_int_ne(p, 7);
+	}
+	free(before);
+	free(after);
+	teardown_fab(&F);
+}
+END_TEST
+
+START_TEST(t_three_sms)
+{
+	struct fab F;
+	setup_fab(&F);
+	first_master(&F, 5);
+	new_sm(&F, 1, 10);
+	start_sm(&F, 1, 4);
+	ck_assert(settle(&F, 8000));
+	ck_assert_int_eq(F.sm[1]->state, SMS_MASTER);
+	new_sm(&F, 2, 15);
+	start_sm(&F, 2, 9);
+	ck_assert(settle(&F, 8000));
+	ck_assert_int_eq(F.sm[2]->state, SMS_MASTER);
+	ck_assert_int_eq(masters(&F), 1);
+	/* the top one dies: the next one up takes over, the lowest follows it */
+	kill_sm(&F, 2);
+	ck_assert_msg(settle(&F, 5000), "A %s B %s",
+		      sm_state_name(F.sm[0]->state), sm_state_name(F.sm[1]->state));
+	ck_assert_int_eq(F.sm[1]->state, SMS_MASTER);
+	ck_assert_int_eq(F.sm[0]->state, SMS_STANDBY);
+	ck_assert_uint_eq(F.sm[0]->master_guid, F.sm[1]->tr.port_guid);
+	ck_assert_int_eq(emu_violations(F.e), 0);
+	teardown_fab(&F);
+}
+END_TEST
+
+/* ---- a master of our own making, to send SMInfo Sets ---- */
+
+struct rawsm {
+	struct mad_transport t;
+	uint8_t last[MAD_SIZE];
+	int got;
+};
+
+static void raw_rx(void *arg, const uint8_t *mad, size_t len,
+		   const struct mad_addr *from, int status)
+{
+	struct rawsm *r = arg;
+	(void)from;
+	if (status || len < MAD_SIZE || !(mad[3] & IB_MAD_RESPONSE))
+		return;
+	memcpy(r->last, mad, MAD_SIZE);
+	r->got++;
+}
+
+static int raw_set(struct fab *F, struct rawsm *r, uint32_t to_lid, uint32_t mod,
+		   int as_state, uint64_t key)
+{
+	uint8_t mad[MAD_SIZE];
+	struct mad_addr a;
+	memset(&a, 0, sizeof(a));
+	a.lid = to_lid;
+	smp_init_lid(mad, IB_MAD_METHOD_SET, IB_ATTR_SMINFO, mod);
+	mad_set_field64(mad, 0, IB_MAD_TRID_F, 0x1234 + (uint64_t)r->got);
+	struct smp_sminfo s = { .guid = r->t.port_guid, .sm_key = key,
+				.priority = 15, .state = (uint8_t)as_state };
+	smp_encode_sminfo(smp_data(mad), &s);
+	int got = r->got;
+	ck_assert_int_eq(r->t.send(r->t.ctx, mad, sizeof(mad), &a), 0);
+	for (int t = 0; t < 100 && r->got == got; t++)
+		run_ms(F, 10);
+	ck_assert_int_gt(r->got, got);
+	return smp_status(r->last);
+}
+
+START_TEST(t_disable_standby_and_refusals)
+{
+	struct fab F;
+	setup_fab(&F);
+	first_master(&F, 10);
+	new_sm(&F, 1, 5);
+	start_sm(&F, 1, 7);
+	who = 1;
+	ck_assert(run_until(&F, is_standby, 3000));
+	struct sm *b = F.sm[1];
+	char err[256];
+	struct rawsm r;
+	memset(&r, 0, sizeof(r));
+	ck_assert_msg(emu_attach(F.e, F.base, HOST_PORT(10), &r.t, raw_rx, &r, err,
+				 sizeof(err)) == 0, "%s", err);
+	uint32_t blid = (uint32_t)emu_port_lid(F.e, HOST_PORT(7), 0);
+	/* only a master may DISABLE; a wrong SM_Key is refused and reported */
+	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_DISABLE, SMS_STANDBY, 0),
+			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+	ck_assert_int_eq(b->state, SMS_STANDBY);
+	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_DISABLE, SMS_MASTER, 0x77),
+			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+	ck_assert_uint_eq(b->smc.key_mismatches, 1);
+	ck_assert_uint_eq(b->key_mismatch_key, 0x77);
+	ck_assert_int_eq(b->state, SMS_STANDBY);
+	/* an unknown modifier */
+	ck_assert_int_eq(raw_set(&F, &r, blid, 9, SMS_MASTER, 0),
+			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+	/* DISABLE: NOTACTIVE, no more polls */
+	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_DISABLE, SMS_MASTER, 0), 0);
+	ck_assert_int_eq(b->state, SMS_NOTACTIVE);
+	uint64_t sent = txn_get_stats(b->txn)->all.sent;
+	run_ms(&F, 400);
+	ck_assert_uint_eq(txn_get_stats(b->txn)->all.sent, sent);
+	/* NOTACTIVE takes STANDBY only */
+	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_HANDOVER, SMS_MASTER, 0),
+			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+	ck_assert_int_eq(b->state, SMS_NOTACTIVE);
+	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_STANDBY, SMS_MASTER, 0), 0);
+	ck_assert_int_eq(b->state, SMS_STANDBY);
+	/* an ACKNOWLEDGE nobody asked for is refused by the master */
+	uint32_t alid = (uint32_t)emu_port_lid(F.e, HOST_PORT(0), 0);
+	ck_assert_int_eq(raw_set(&F, &r, alid, SMA_ACKNOWLEDGE, SMS_STANDBY, 0),
+			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+	ck_assert_int_eq(F.sm[0]->state, SMS_MASTER);
+	r.t.close(r.t.ctx);
+	teardown_fab(&F);
+}
+END_TEST
+
+/* Two fabrics, each with its master, cabled together. */
+START_TEST(t_two_masters_meet)
+{
+	struct fab F;
+	setup_fab(&F);
+	/* cut the tree in two: {L0, L1, S0} and {L2, L3, S1} */
+	ck_assert_int_eq(emu_link_down(F.e, 0x100, 8), 0);
+	ck_assert_int_eq(emu_link_down(F.e, 0x101, 8), 0);
+	ck_assert_int_eq(emu_link_down(F.e, 0x102, 7), 0);
+	ck_assert_int_eq(emu_link_down(F.e, 0x103, 7), 0);
+	new_sm(&F, 0, 5);
+	start_sm(&F, 0, 0);	/* on L0 */
+	new_sm(&F, 1, 10);
+	start_sm(&F, 1, 9);	/* on L3 */
+	who = 0;
+	ck_assert(run_until(&F, is_master_up, 5000));
+	who = 1;
+	ck_assert(run_until(&F, is_master_up, 5000));
+	ck_assert_int_eq(masters(&F), 2);
+	/* the merge: traps 128 on both sides */
+	ck_assert_int_eq(emu_link_up(F.e, 0x100, 8), 0);
+	ck_assert_msg(run_until(&F, one_master_rest_standby, 10000), "A %s%s B %s%s",
+		      sm_state_name(F.sm[0]->state), F.sm[0]->waiting_handover ? " waiting" : "",
+		      sm_state_name(F.sm[1]->state), F.sm[1]->waiting_handover ? " waiting" : "");
+	ck_assert_int_eq(F.sm[1]->state, SMS_MASTER);
+	ck_assert_int_eq(F.sm[0]->state, SMS_STANDBY);
+	ck_assert_uint_eq(F.sm[0]->smc.handovers_sent, 1);
+	ck_assert_uint_eq(F.sm[1]->smc.handovers_sent, 0);
+	/* and it stays so: no flapping over the next sweeps */
+	ck_assert(settle(&F, 1000));
+	ck_assert_uint_eq(F.sm[0]->smc.handovers_sent, 1);
+	assert_smlid(&F, F.sm[1]);
+	teardown_fab(&F);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("smstate");
+	TCase *tc = tcase_create("pure");
+	tcase_add_test(tc, t_elect_rules);
+	tcase_add_test(tc, t_table_legality);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("emulated");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, t_lower_newcomer_stays_standby);
+	tcase_add_test(tc, t_equal_priority_lower_guid_wins);
+	tcase_add_test(tc, t_handover_acknowledged);
+	tcase_add_test(tc, t_handover_ack_lost_once);
+	tcase_add_test(tc, t_handover_never_acknowledged);
+	tcase_add_test(tc, t_failover_keeps_everything);
+	tcase_add_test(tc, t_three_sms);
+	tcase_add_test(tc, t_disable_standby_and_refusals);
+	tcase_add_test(tc, t_two_masters_meet);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
