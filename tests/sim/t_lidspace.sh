@@ -4,7 +4,8 @@
 #  1. a state file whose reservations for absent GUIDs fill every unicast
 #     LID: each present port gets a LID, taken back from the oldest
 #     reservations (two-field lines of an old file first, then by last-seen
-#     time); the next oldest and the rest stay; exit 0.
+#     time); the next oldest and the rest stay; exit 0.  The same under
+#     ibsim, checked with infiniband-diags.
 #  2. more present ports than LIDs (LMC 7, 128 LIDs a CA port, 432 hosts):
 #     --once exits 1 and says how many ports were left without a LID.
 . "$(dirname "$0")/common.sh"
@@ -43,6 +44,7 @@ with open(expect, "w") as fp:
     fp.write("taken %s\n" % " ".join(map(str, sorted(taken))))
     fp.write("kept 0x%016x\n" % (0xfe00000000 + rest[present - len(old)]))
 PY
+cp "$SIM_TMP/full/guid2lid" "$SIM_TMP/full.orig"
 "$IBSMD" --emulate "$net" --once -S "$SIM_TMP/full" --dump-topology "$SIM_TMP/full.topo" \
 	>"$SIM_TMP/once.out" 2>"$SIM_TMP/full.err" ||
 	fail "bring-up with the space full of reservations: $(grep -v notice "$SIM_TMP/full.err" | tail -n 3)"
@@ -72,6 +74,19 @@ done <"$SIM_TMP/present"
 n=$(grep -c 'dropped the reservation of absent GUID' "$SIM_TMP/full.err")
 [ "$n" = "$present" ] || fail "$n reclaimed reservations logged, want $present"
 pass "guid2lid: the $present taken reservations dropped and logged, the rest kept, present ports dated"
+
+# the same under ibsim, judged by infiniband-diags: every port Active with
+# a LID of its own and reachable (a fresh copy of the full table)
+mkdir -p "$SIM_TMP/full-sim"
+cp "$SIM_TMP/full.orig" "$SIM_TMP/full-sim/guid2lid"
+sim_start "$net"
+ibsmd_once H-0 "$SIM_TMP/full-sim" || fail "ibsim bring-up with the space full: $(grep -v notice "$SIM_TMP/once.err" | tail -n 3)"
+check_up "$SIM_TMP/sim"
+sim_stop
+python3 "$SIM_LIDS" "$SIM_TMP/sim.topo" | awk '{print $2}' | sort -n | tr '\n' ' ' | sed 's/ $//' >"$SIM_TMP/sim.got"
+[ "taken $(cat "$SIM_TMP/sim.got")" = "$(sed -n 1p "$SIM_TMP/expect")" ] ||
+	fail "ibsim: LIDs $(cat "$SIM_TMP/sim.got"); want the oldest: $(sed -n 1p "$SIM_TMP/expect")"
+pass "ibsim: every port Active and routed on the oldest reservations' LIDs"
 
 # more ports than the space holds
 big="$SIM_TMP/big.net"
