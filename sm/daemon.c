@@ -262,6 +262,10 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 			return;
 		}
 		int bad = ps->failed_ports ? 1 : 0;
+		if (s->lids_rep.exhausted) {	/* a port at LID 0 is not configured */
+			log_err("%u ports were left without a LID", s->lids_rep.exhausted);
+			bad = 1;
+		}
 		if (sm->verify && run_verify(sm))
 			bad = 1;
 		sm_stop(sm, bad);
@@ -302,6 +306,9 @@ void sm_configure(struct sm *sm)
 		sm_stop(sm, 1);
 		return;
 	}
+	if (s->lids_rep.reclaimed)
+		log_notice("%u LIDs reserved for absent ports given to present ones, oldest first",
+			   s->lids_rep.reclaimed);
 	if (s->lids_rep.exhausted)
 		log_err("LID space exhausted: %u ports have no LID", s->lids_rep.exhausted);
 	save_lids(sm);

@@ -21,6 +21,7 @@ int guid_map_init(struct guid_map *m, uint32_t cap)
 		c <<= 1;
 	m->keys = calloc(c, sizeof(*m->keys));
 	m->vals = calloc(c, sizeof(*m->vals));
+	m->aux = NULL;
 	if (!m->keys || !m->vals) {
 		free(m->keys);
 		free(m->vals);
@@ -37,6 +38,7 @@ void guid_map_free(struct guid_map *m)
 {
 	free(m->keys);
 	free(m->vals);
+	free(m->aux);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -45,14 +47,31 @@ static int guid_map_grow(struct guid_map *m)
 	struct guid_map n;
 	if (guid_map_init(&n, m->cap * 2) < 0)
 		return -1;
+	if (m->aux && !(n.aux = calloc(n.cap, sizeof(*n.aux)))) {
+		guid_map_free(&n);
+		return -1;
+	}
 	for (uint32_t i = 0; i < m->cap; i++)
-		if (m->keys[i] && guid_map_put(&n, m->keys[i], m->vals[i]) < 0) {
+		if (m->keys[i] && (guid_map_put(&n, m->keys[i], m->vals[i]) < 0 ||
+				   (m->aux && guid_map_set_aux(&n, m->keys[i], m->aux[i]) < 0))) {
 			guid_map_free(&n);
 			return -1;
 		}
 	guid_map_free(m);
 	*m = n;
 	return 0;
+}
+
+/* The slot holding key, or m->cap when the key is not in the map. */
+static uint32_t guid_map_slot(const struct guid_map *m, uint64_t key)
+{
+	if (!m->cap || !key)
+		return m->cap;
+	uint32_t mask = m->cap - 1;
+	for (uint32_t i = hash64(key) & mask; m->keys[i]; i = (i + 1) & mask)
+		if (m->keys[i] == key)
+			return i;
+	return m->cap;
 }
 
 int guid_map_put(struct guid_map *m, uint64_t key, uint32_t val)
@@ -80,13 +99,55 @@ int guid_map_put(struct guid_map *m, uint64_t key, uint32_t val)
 
 uint32_t guid_map_get(const struct guid_map *m, uint64_t key)
 {
-	if (!m->cap || !key)
-		return FAB_NONE;
+	uint32_t i = guid_map_slot(m, key);
+	return i < m->cap ? m->vals[i] : FAB_NONE;
+}
+
+/*
+ * Linear probing has no tombstones: the entries after the hole that
+ * probed past it move back into it, so that every lookup still finds them.
+ */
+void guid_map_del(struct guid_map *m, uint64_t key)
+{
+	uint32_t hole = guid_map_slot(m, key);
+	if (hole >= m->cap)
+		return;
 	uint32_t mask = m->cap - 1;
-	for (uint32_t i = hash64(key) & mask; m->keys[i]; i = (i + 1) & mask)
-		if (m->keys[i] == key)
-			return m->vals[i];
-	return FAB_NONE;
+	for (uint32_t j = (hole + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+		uint32_t home = hash64(m->keys[j]) & mask;
+		/* stays when its home lies cyclically in (hole, j] */
+		int stays = hole <= j ? (home > hole && home <= j) :
+					(home > hole || home <= j);
+		if (stays)
+			continue;
+		m->keys[hole] = m->keys[j];
+		m->vals[hole] = m->vals[j];
+		if (m->aux)
+			m->aux[hole] = m->aux[j];
+		hole = j;
+	}
+	m->keys[hole] = 0;
+	m->vals[hole] = 0;
+	if (m->aux)
+		m->aux[hole] = 0;
+	m->used--;
+}
+
+int guid_map_set_aux(struct guid_map *m, uint64_t key, uint32_t aux)
+{
+	uint32_t i = guid_map_slot(m, key);
+	if (i >= m->cap)
+		return -1;
+	if (!m->aux && !(m->aux = calloc(m->cap, sizeof(*m->aux))))
+		return -1;
+	m->aux[i] = aux;
+	return 0;
+}
+
+uint32_t guid_map_get_aux(const struct guid_map *m, uint64_t key)
+{
+	uint32_t i = guid_map_slot(m, key);
+	return i < m->cap && m->aux ? m->aux[i] : 0;
 }
 
 void fabric_init(struct fabric *f)
@@ -127,6 +188,7 @@ int fabric_clone(struct fabric *dst, const struct fabric *src)
 	const struct guid_map *m = &src->node_by_guid;
 	dst->node_by_guid.keys = dup_array(m->keys, m->cap, sizeof(*m->keys));
 	dst->node_by_guid.vals = dup_array(m->vals, m->cap, sizeof(*m->vals));
+	dst->node_by_guid.aux = NULL;	/* the node map has no second value */
 	if ((src->n_nodes && !dst->nodes) || (src->n_ports && !dst->ports) ||
 	    (src->lid_port && !dst->lid_port) ||
 	    (m->cap && (!dst->node_by_guid.keys || !dst->node_by_guid.vals))) {

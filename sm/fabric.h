@@ -91,6 +91,8 @@ struct fab_node {
 struct guid_map {
 	uint64_t *keys;		/* 0 = empty slot */
 	uint32_t *vals;
+	uint32_t *aux;		/* a second value per key (0 when never set); NULL until
+				 * guid_map_set_aux() is first called */
 	uint32_t cap;		/* power of two */
 	uint32_t used;
 };
@@ -157,5 +159,11 @@ int guid_map_init(struct guid_map *m, uint32_t cap);
 void guid_map_free(struct guid_map *m);
 int guid_map_put(struct guid_map *m, uint64_t key, uint32_t val);
 uint32_t guid_map_get(const struct guid_map *m, uint64_t key);
+/* Removes key (a no-op when absent), keeping the probe chains whole. */
+void guid_map_del(struct guid_map *m, uint64_t key);
+/* The second value of a key already in the map; -1 when it is not. */
+int guid_map_set_aux(struct guid_map *m, uint64_t key, uint32_t aux);
+/* 0 when the key is absent or its second value was never set. */
+uint32_t guid_map_get_aux(const struct guid_map *m, uint64_t key);
 
 #endif

@@ -1,10 +1,23 @@
 #include "lids.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "log.h"
 
 struct ep {
 	uint64_t guid;
+	uint32_t port;
+};
+
+/* A persisted entry; port is the present end port with its GUID, or FAB_NONE. */
+struct pent {
+	uint64_t guid;
+	uint32_t lid;
+	uint32_t seen;
 	uint32_t port;
 };
 
@@ -16,10 +29,19 @@ static int cmp_ep(const void *a, const void *b)
 	return x->port < y->port ? -1 : x->port > y->port;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_pent_guid(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	const struct pent *x = a, *y = b;
+	return x->guid < y->guid ? -1 : x->guid > y->guid;
+}
+
+/* Oldest first; entries of the same age (old files have none) by GUID. */
+static int cmp_pent_age(const void *a, const void *b)
+{
+	const struct pent *x = a, *y = b;
+	if (x->seen != y->seen)
+		return x->seen < y->seen ? -1 : 1;
+	return x->guid < y->guid ? -1 : x->guid > y->guid;
 }
 
 /* A usable base LID for a range of span LIDs, free in used[]. */
@@ -38,6 +60,61 @@ static void take(uint8_t *used, uint32_t lid, uint32_t span)
 	memset(used + lid, 1, span);
 }
 
+/*
+ * The persisted entries sorted by GUID, each with its present port (the
+ * end ports eps[] are sorted by GUID too).  *out is NULL when there are none.
+ */
+static int persisted_entries(const struct guid_map *m, const struct ep *eps,
+			     uint32_t n, struct pent **out, uint32_t *count)
+{
+	*out = NULL;
+	*count = 0;
+	if (!m || !m->used)
+		return 0;
+	struct pent *pe = malloc(m->used * sizeof(*pe));
+	if (!pe)
+		return -1;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			pe[k++] = (struct pent){ m->keys[i], m->vals[i],
+						 m->aux ? m->aux[i] : 0, FAB_NONE };
+	qsort(pe, k, sizeof(*pe), cmp_pent_guid);
+	uint32_t e = 0;
+	for (uint32_t i = 0; i < k; i++) {
+		while (e < n && eps[e].guid < pe[i].guid)
+			e++;
+		if (e < n && eps[e].guid == pe[i].guid)
+			pe[i].port = eps[e].port;
+	}
+	*out = pe;
+	*count = k;
+	return 0;
+}
+
+/*
+ * The lowest free aligned range of span LIDs at or above *low, or 0.
+ * *low only moves up: below it every LID is taken, and LIDs are only ever
+ * taken here, so a span that found no room once never will again
+ * (*no_room, the smallest such span), which keeps a full space linear.
+ */
+static uint32_t free_range(const uint8_t *used, uint32_t *low, uint32_t *no_room,
+			   uint32_t span)
+{
+	if (span >= *no_room)
+		return 0;
+	while (*low <= LID_UCAST_MAX && used[*low])
+		(*low)++;
+	uint32_t lid = (*low + span - 1) / span * span;
+	while (lid <= LID_UCAST_MAX && !range_ok(used, lid, span))
+		lid += span;
+	if (lid > LID_UCAST_MAX) {
+		*no_room = span;
+		return 0;
+	}
+	return lid;
+}
+
 int lids_assign(struct fabric *f, const struct guid_map *persisted,
 		uint8_t lmc, struct lid_report *rep)
 {
@@ -45,7 +122,8 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 	f->lmc = lmc;
 	uint8_t *used = calloc(LID_UCAST_MAX + 2, 1);
 	struct ep *eps = malloc(((size_t)f->n_ports + 1) * sizeof(*eps));
-	uint64_t *pkeys = NULL;
+	struct pent *pe = NULL;
+	uint32_t n_pe = 0;
 	if (!used || !eps)
 		goto nomem;
 	uint32_t n = 0;
@@ -55,37 +133,37 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 			eps[n++] = (struct ep){ f->ports[i].guid, i };
 	}
 	qsort(eps, n, sizeof(*eps), cmp_ep);
+	if (persisted_entries(persisted, eps, n, &pe, &n_pe) < 0)
+		goto nomem;
 
-	/* 1. persisted LIDs, every entry in GUID order; absent ports reserve theirs */
-	if (persisted && persisted->used) {
-		pkeys = malloc(persisted->used * sizeof(*pkeys));
-		if (!pkeys)
-			goto nomem;
-		uint32_t k = 0;
-		for (uint32_t i = 0; i < persisted->cap; i++)
-			if (persisted->keys[i])
-				pkeys[k++] = persisted->keys[i];
-		qsort(pkeys, k, sizeof(*pkeys), cmp_u64);
-		uint32_t e = 0;
-		for (uint32_t i = 0; i < k; i++) {
-			uint32_t lid = guid_map_get(persisted, pkeys[i]);
-			while (e < n && eps[e].guid < pkeys[i])
-				e++;
-			int present = e < n && eps[e].guid == pkeys[i];
-			uint32_t span = present ? 1u << fabric_port_lmc(f, eps[e].port) :
-					1u << lmc;
-			if (!range_ok(used, lid, span)) {
-				if (present)
-					rep->conflicts++;
-				continue;
-			}
-			take(used, lid, span);
-			if (present) {
-				f->ports[eps[e].port].lid = lid;
-				rep->kept_persisted++;
-			}
+	/* 1a. the persisted LIDs of present ports, in GUID order */
+	for (uint32_t i = 0; i < n_pe; i++) {
+		if (pe[i].port == FAB_NONE)
+			continue;
+		uint32_t span = 1u << fabric_port_lmc(f, pe[i].port);
+		if (!range_ok(used, pe[i].lid, span)) {
+			rep->conflicts++;
+			continue;
 		}
+		take(used, pe[i].lid, span);
+		f->ports[pe[i].port].lid = pe[i].lid;
+		rep->kept_persisted++;
 	}
+	/*
+	 * 1b. absent ports reserve theirs (a whole aligned range, as we cannot
+	 * know their LMC), after the present ones so that a clash between the
+	 * two never costs a present port its LID.  The reservations honoured
+	 * move to the front of pe[], oldest first: what step 3 reclaims.
+	 */
+	uint32_t n_resv = 0, rspan = 1u << lmc;
+	for (uint32_t i = 0; i < n_pe; i++) {
+		if (pe[i].port != FAB_NONE || !range_ok(used, pe[i].lid, rspan))
+			continue;
+		take(used, pe[i].lid, rspan);
+		pe[n_resv++] = pe[i];
+	}
+	if (n_resv)
+		qsort(pe, n_resv, sizeof(*pe), cmp_pent_age);
 	/* 2. the LID a port already holds */
 	for (uint32_t e = 0; e < n; e++) {
 		struct fab_port *p = &f->ports[eps[e].port];
@@ -100,19 +178,34 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 			rep->conflicts++;
 		}
 	}
-	/* 3. the rest, packed low: the lowest free aligned range */
-	uint32_t low = 1;	/* below it every LID is taken */
+	/*
+	 * 3. the rest, packed low: the lowest free aligned range; when the
+	 * space is full, the range of the oldest reservation.  A port narrower
+	 * than a reclaimed range (a base switch port 0 when LMC > 0) leaves the
+	 * rest of it in spare[] for the next narrow ports.
+	 */
+	uint32_t low = 1, no_room = LID_UCAST_MAX + 1, next_old = 0;
+	uint32_t spare = 0, spare_end = 0;	/* [spare, spare_end) free */
 	for (uint32_t e = 0; e < n; e++) {
 		struct fab_port *p = &f->ports[eps[e].port];
 		uint32_t span = 1u << fabric_port_lmc(f, eps[e].port);
 		if (p->lid)
 			continue;
-		while (low <= LID_UCAST_MAX && used[low])
-			low++;
-		uint32_t lid = (low + span - 1) / span * span;
-		while (lid <= LID_UCAST_MAX && !range_ok(used, lid, span))
-			lid += span;
-		if (lid > LID_UCAST_MAX) {
+		uint32_t lid = free_range(used, &low, &no_room, span);
+		uint32_t s = spare ? (spare + span - 1) / span * span : 0;
+		if (!lid && s && s + span <= spare_end) {
+			lid = s;
+			spare = s + span;
+		}
+		if (!lid && next_old < n_resv) {
+			lid = pe[next_old++].lid;	/* aligned to rspan >= span */
+			rep->reclaimed++;
+			if (span < rspan) {
+				spare = lid + span;
+				spare_end = lid + rspan;
+			}
+		}
+		if (!lid) {
 			rep->exhausted++;
 			continue;
 		}
@@ -122,21 +215,77 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 	}
 	free(used);
 	free(eps);
-	free(pkeys);
+	free(pe);
 	return fabric_index_lids(f);
 nomem:
 	free(used);
 	free(eps);
-	free(pkeys);
+	free(pe);
 	return -1;
 }
 
-int lids_record(const struct fabric *f, struct guid_map *m)
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void fmt_seen(uint32_t seen, char *buf, size_t len)
+{
+	time_t t = (time_t)seen;
+	struct tm tm;
+	if (!seen || !gmtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, len, "unknown (an entry without a time)");
+}
+
+/*
+ * Drops the entries whose LID a port with another GUID now holds: the
+ * reservations step 3 of lids_assign() reclaimed, and stale ones.  Runs
+ * after the present ports were recorded, so a GUID that is still in the
+ * map with a LID held by somebody else is absent.
+ */
+static int drop_taken(const struct fabric *f, struct guid_map *m)
+{
+	uint64_t *gone = malloc(((size_t)m->used + 1) * sizeof(*gone));
+	if (!gone)
+		return -1;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < m->cap; i++) {
+		uint32_t lid = m->vals[i];
+		if (!m->keys[i] || !lid || lid > f->max_lid ||
+		    f->lid_port[lid] == FAB_NONE ||
+		    f->ports[f->lid_port[lid]].guid == m->keys[i])
+			continue;
+		gone[k++] = m->keys[i];
+	}
+	qsort(gone, k, sizeof(*gone), cmp_u64);
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t lid = guid_map_get(m, gone[i]);
+		char seen[64];
+		fmt_seen(guid_map_get_aux(m, gone[i]), seen, sizeof(seen));
+		log_notice("LID %u now on port GUID 0x%016" PRIx64
+			   ": dropped the reservation of absent GUID 0x%016" PRIx64
+			   " (last seen %s)",
+			   lid, f->ports[f->lid_port[lid]].guid, gone[i], seen);
+		guid_map_del(m, gone[i]);
+	}
+	free(gone);
+	return 0;
+}
+
+int lids_record_at(const struct fabric *f, struct guid_map *m, uint32_t now)
 {
 	for (uint32_t i = 0; i < f->n_ports; i++)
 		if (fabric_is_endport(f, i) && f->ports[i].lid &&
 		    f->ports[i].guid &&
-		    guid_map_put(m, f->ports[i].guid, f->ports[i].lid) < 0)
+		    (guid_map_put(m, f->ports[i].guid, f->ports[i].lid) < 0 ||
+		     guid_map_set_aux(m, f->ports[i].guid, now) < 0))
 			return -1;
-	return 0;
+	return drop_taken(f, m);
+}
+
+int lids_record(const struct fabric *f, struct guid_map *m)
+{
+	return lids_record_at(f, m, (uint32_t)time(NULL));
 }

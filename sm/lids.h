@@ -3,7 +3,9 @@
  * table and the LMC.  In order of precedence: the persisted LID of a port,
  * the LID the port already holds, then the lowest free aligned range, each
  * pass in port-GUID order so that the result does not depend on the order
- * discovery ran in.  Persisted LIDs of absent ports stay reserved.
+ * discovery ran in.  Persisted LIDs of absent ports stay reserved until
+ * present ports need them: when the free space is gone, the reservation
+ * of the GUID seen longest ago is taken back first (present ports win).
  */
 #ifndef IBSMD_LIDS_H
 #define IBSMD_LIDS_H
@@ -17,7 +19,8 @@ struct lid_report {
 	uint32_t kept_existing;		/* already on the port */
 	uint32_t assigned;		/* newly given */
 	uint32_t conflicts;		/* persisted or existing LIDs not honoured */
-	uint32_t exhausted;		/* ports left without a LID */
+	uint32_t reclaimed;		/* absent ports' reservations taken back */
+	uint32_t exhausted;		/* ports left without a LID (lid 0) */
 };
 
 /*
@@ -26,7 +29,14 @@ struct lid_report {
  */
 int lids_assign(struct fabric *f, const struct guid_map *persisted,
 		uint8_t lmc, struct lid_report *rep);
-/* Adds every end port's GUID -> LID to m (entries of absent ports stay). */
+/*
+ * Adds every end port's GUID -> LID to m, with now (seconds since the
+ * epoch) as its last-seen time in m's second value.  Entries of absent
+ * ports stay, but those whose LID a present port now holds (reclaimed) are
+ * dropped and logged.  Returns 0 or -1 (ENOMEM).
+ */
+int lids_record_at(const struct fabric *f, struct guid_map *m, uint32_t now);
+/* lids_record_at() with the current time. */
 int lids_record(const struct fabric *f, struct guid_map *m);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,39 @@ static int mkdirs(const char *dir)
 	return 0;
 }
 
+/*
+ * One line of DIR/guid2lid: "GUID LID [LAST_SEEN]", the GUID in hex, the
+ * LID and the last-seen time (seconds since the epoch) in decimal.  Files
+ * written before the time existed have two fields: their entries load as
+ * never seen (0), the oldest there are.
+ */
+static int parse_entry(const char *s, uint64_t *guid, uint32_t *lid,
+		       uint32_t *seen)
+{
+	unsigned long long v[3] = { 0, 0, 0 };
+	int n = 0;
+	for (;;) {
+		s += strspn(s, " \t\n");
+		if (!*s)
+			break;
+		if (n == 3 || *s == '-' || *s == '+')
+			return -1;
+		char *end;
+		errno = 0;
+		v[n] = strtoull(s, &end, n ? 10 : 16);
+		if (end == s || errno || (*end && !strchr(" \t\n", *end)))
+			return -1;
+		n++;
+		s = end;
+	}
+	if (n < 2 || !v[0] || !v[1] || v[1] > LID_UCAST_MAX || v[2] > UINT32_MAX)
+		return -1;
+	*guid = v[0];
+	*lid = (uint32_t)v[1];
+	*seen = (uint32_t)v[2];
+	return 0;
+}
+
 int state_load_guid2lid(const char *dir, struct guid_map *m, char *err,
 			size_t errlen)
 {
@@ -48,16 +82,16 @@ int state_load_guid2lid(const char *dir, struct guid_map *m, char *err,
 		if (*s == '#' || *s == '\n' || !*s)
 			continue;
 		uint64_t guid;
-		unsigned lid;
-		char extra;
-		if (sscanf(s, "%" SCNx64 " %u %c", &guid, &lid, &extra) != 2 ||
-		    !guid || !lid || lid > LID_UCAST_MAX) {
-			snprintf(err, errlen, "%s:%d: expected \"GUID LID\"", path,
+		uint32_t lid, seen;
+		if (parse_entry(s, &guid, &lid, &seen) < 0) {
+			snprintf(err, errlen,
+				 "%s:%d: expected \"GUID LID [LAST_SEEN]\"", path,
 				 lineno);
 			rc = -1;
 			break;
 		}
-		if (guid_map_put(m, guid, lid) < 0) {
+		if (guid_map_put(m, guid, lid) < 0 ||
+		    guid_map_set_aux(m, guid, seen) < 0) {
 			snprintf(err, errlen, "out of memory");
 			rc = -1;
 			break;
@@ -65,6 +99,12 @@ int state_load_guid2lid(const char *dir, struct guid_map *m, char *err,
 	}
 	fclose(fp);
 	return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 int state_save_guid2lid(const char *dir, const struct guid_map *m, char *err,
@@ -82,10 +122,25 @@ int state_save_guid2lid(const char *dir, const struct guid_map *m, char *err,
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		return -1;
 	}
-	fprintf(fp, "# ibsmd GUID -> LID; written by ibsmd, read at start-up\n");
+	/* sorted by GUID: the same table always makes the same file */
+	uint64_t *keys = malloc(((size_t)m->used + 1) * sizeof(*keys));
+	if (!keys) {
+		snprintf(err, errlen, "out of memory");
+		fclose(fp);
+		unlink(tmp);
+		return -1;
+	}
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < m->cap; i++)
 		if (m->keys[i])
-			fprintf(fp, "0x%016" PRIx64 " %u\n", m->keys[i], m->vals[i]);
+			keys[n++] = m->keys[i];
+	qsort(keys, n, sizeof(*keys), cmp_u64);
+	fprintf(fp, "# ibsmd GUID -> LID; written by ibsmd, read at start-up\n"
+		    "# GUID LID LAST_SEEN (seconds since the epoch; 0: unknown)\n");
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(fp, "0x%016" PRIx64 " %u %u\n", keys[i],
+			guid_map_get(m, keys[i]), guid_map_get_aux(m, keys[i]));
+	free(keys);
 	if (fflush(fp) != 0 || fsync(fileno(fp)) < 0) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		fclose(fp);

@@ -6,7 +6,11 @@
 
 #include "fabric.h"
 
-/* Reads DIR/guid2lid into m (an absent file is an empty table). */
+/*
+ * Reads DIR/guid2lid into m: GUID -> LID, and the last-seen time (seconds
+ * since the epoch, 0 when the file has none) as each key's second value
+ * (guid_map_get_aux).  An absent file is an empty table.
+ */
 int state_load_guid2lid(const char *dir, struct guid_map *m, char *err,
 			size_t errlen);
 /* Writes m to DIR/guid2lid: temp file, fsync, rename, fsync of DIR. */

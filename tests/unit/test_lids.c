@@ -3,6 +3,7 @@
  */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -368,27 +369,268 @@ START_TEST(t_lmc_misaligned_persisted)
 }
 END_TEST
 
-START_TEST(t_exhausted)
+/* Absent GUID of a reservation in the filled-space tests. */
+#define ABSENT(lid) (0xfe00000000ULL + (lid))
+
+/*
+ * Absent ports reserve every unicast LID but two, in an old file (no
+ * times): all equally old, so the lowest GUIDs give theirs back first --
+ * here the highest LIDs, so that neither LID order nor map order passes.
+ */
+START_TEST(t_reclaim_ties_by_guid)
 {
 	struct fabric f;
 	struct guid_map m = { 0 };
 	struct lid_report rep;
 	load(&f, NET_A);
-	/* absent ports hold every unicast LID but two */
 	for (uint32_t lid = 1; lid <= LID_UCAST_MAX; lid++)
 		if (lid != 3 && lid != 0x8000)
-			ck_assert_int_eq(guid_map_put(&m, 0xfe00000000ULL + lid,
+			ck_assert_int_eq(guid_map_put(&m, ABSENT(LID_UCAST_MAX - lid),
 						      lid), 0);
 	ck_assert_int_eq(lids_assign(&f, &m, 0, &rep), 0);
-	ck_assert_uint_eq(rep.assigned, 2);
-	ck_assert_uint_eq(rep.exhausted, N_A - 2);
+	ck_assert_uint_eq(rep.assigned, N_A);
+	ck_assert_uint_eq(rep.reclaimed, N_A - 2);
+	ck_assert_uint_eq(rep.exhausted, 0);
+	/* the free LIDs first, then the reclaimed ones */
 	ck_assert_uint_eq(lid_of(&f, 0x50), 3);
 	ck_assert_uint_eq(lid_of(&f, 0x100), 0x8000);
 	for (int i = 2; i < N_A; i++)
-		ck_assert_uint_eq(lid_of(&f, GUIDS_A[i]), 0);
-	ck_assert_uint_eq(f.max_lid, 0x8000);
+		ck_assert_uint_eq(lid_of(&f, GUIDS_A[i]),
+				  LID_UCAST_MAX - (uint32_t)(i - 2));
+	check_index(&f);
+
+	/* recording drops exactly the reclaimed reservations */
+	ck_assert_int_eq(lids_record_at(&f, &m, 1000), 0);
+	for (uint32_t k = 0; k < N_A - 2; k++)
+		ck_assert_uint_eq(guid_map_get(&m, ABSENT(k)), FAB_NONE);
+	ck_assert_uint_eq(guid_map_get(&m, ABSENT(N_A - 2)), LID_UCAST_MAX - (N_A - 2));
+	ck_assert_uint_eq(m.used, LID_UCAST_MAX - 2 - (N_A - 2) + N_A);
+	fabric_free(&f);
+	guid_map_free(&m);
+}
+END_TEST
+
+/*
+ * The space is full of reservations with last-seen times: the oldest go
+ * first, whatever their GUID or LID (an entry without a time, from an old
+ * file, is the oldest of all); the next oldest is kept, and so is the age
+ * of every reservation left.
+ */
+START_TEST(t_reclaim_oldest_first)
+{
+	static const uint32_t oldest[N_A] = { 40000, 7, 300, 49000, 12, 5000 };
+	struct fabric f;
+	struct guid_map m = { 0 };
+	struct lid_report rep;
+	load(&f, NET_A);
+	for (uint32_t lid = 1; lid <= LID_UCAST_MAX; lid++) {
+		ck_assert_int_eq(guid_map_put(&m, ABSENT(lid), lid), 0);
+		ck_assert_int_eq(guid_map_set_aux(&m, ABSENT(lid), 2000000000), 0);
+	}
+	for (uint32_t k = 1; k < N_A; k++)	/* oldest[0] keeps no time */
+		ck_assert_int_eq(guid_map_set_aux(&m, ABSENT(oldest[k]), 100 + k), 0);
+	ck_assert_int_eq(guid_map_set_aux(&m, ABSENT(oldest[0]), 0), 0);
+	ck_assert_int_eq(guid_map_set_aux(&m, ABSENT(13), 100 + N_A), 0);
+	ck_assert_int_eq(lids_assign(&f, &m, 0, &rep), 0);
+	ck_assert_uint_eq(rep.reclaimed, N_A);
+	ck_assert_uint_eq(rep.exhausted, 0);
+	ck_assert_uint_eq(rep.assigned, N_A);
+	for (int i = 0; i < N_A; i++)	/* ports in GUID order, oldest first */
+		ck_assert_uint_eq(lid_of(&f, GUIDS_A[i]), oldest[i]);
+	check_index(&f);
+
+	ck_assert_int_eq(lids_record_at(&f, &m, 3000000000u), 0);
+	ck_assert_uint_eq(m.used, LID_UCAST_MAX);
+	for (int i = 0; i < N_A; i++) {
+		ck_assert_uint_eq(guid_map_get(&m, ABSENT(oldest[i])), FAB_NONE);
+		ck_assert_uint_eq(guid_map_get(&m, GUIDS_A[i]), oldest[i]);
+		ck_assert_uint_eq(guid_map_get_aux(&m, GUIDS_A[i]), 3000000000u);
+	}
+	ck_assert_uint_eq(guid_map_get(&m, ABSENT(13)), 13);
+	ck_assert_uint_eq(guid_map_get_aux(&m, ABSENT(13)), 100 + N_A);
+	ck_assert_uint_eq(guid_map_get_aux(&m, ABSENT(1)), 2000000000);
+
+	/* the next sweep, from the recorded map, changes nothing */
+	ck_assert_int_eq(lids_assign(&f, &m, 0, &rep), 0);
+	ck_assert_uint_eq(rep.kept_persisted, N_A);
+	ck_assert_uint_eq(rep.reclaimed, 0);
+	for (int i = 0; i < N_A; i++)
+		ck_assert_uint_eq(lid_of(&f, GUIDS_A[i]), oldest[i]);
+	fabric_free(&f);
+	guid_map_free(&m);
+}
+END_TEST
+
+/*
+ * Five switches and a host: with LMC 2 switch port 0 has one LID and the
+ * CA port four.  LIDs 1-3 cannot hold an aligned range of 4, so they stay
+ * free for the first three switches.
+ */
+static const char NET_B[] =
+	"switchguid=0x10\n"
+	"Switch\t4 \"S1\"\n"
+	"[1]\t\"H1\"[1]\n"
+	"[2]\t\"S2\"[2]\n"
+	"\n"
+	"switchguid=0x20\n"
+	"Switch\t4 \"S2\"\n"
+	"[2]\t\"S1\"[2]\n"
+	"[3]\t\"S3\"[3]\n"
+	"\n"
+	"switchguid=0x30\n"
+	"Switch\t4 \"S3\"\n"
+	"[3]\t\"S2\"[3]\n"
+	"[4]\t\"S4\"[4]\n"
+	"\n"
+	"switchguid=0x40\n"
+	"Switch\t4 \"S4\"\n"
+	"[4]\t\"S3\"[4]\n"
+	"[1]\t\"S5\"[1]\n"
+	"\n"
+	"switchguid=0x50\n"
+	"Switch\t4 \"S5\"\n"
+	"[1]\t\"S4\"[1]\n"
+	"\n"
+	"caguid=0x1000\n"
+	"Hca\t1 \"H1\"\n"
+	"[1]\t\"S1\"[1]\n";
+
+/*
+ * LMC 2: reservations are whole aligned ranges of 4.  Switch 0x40 takes
+ * back the oldest range and leaves three LIDs of it for switch 0x50; the
+ * CA port needs a whole range and takes back the next oldest.
+ */
+START_TEST(t_reclaim_lmc_ranges)
+{
+	struct fabric f;
+	struct guid_map m = { 0 };
+	struct lid_report rep;
+	load(&f, NET_B);
+	for (uint32_t lid = 4; lid <= LID_UCAST_MAX; lid += 4) {
+		ck_assert_int_eq(guid_map_put(&m, ABSENT(lid), lid), 0);
+		ck_assert_int_eq(guid_map_set_aux(&m, ABSENT(lid), 5000), 0);
+	}
+	ck_assert_int_eq(guid_map_set_aux(&m, ABSENT(0x100), 10), 0);
+	ck_assert_int_eq(guid_map_set_aux(&m, ABSENT(0x40), 20), 0);
+	ck_assert_int_eq(lids_assign(&f, &m, 2, &rep), 0);
+	ck_assert_uint_eq(lid_of(&f, 0x10), 1);
+	ck_assert_uint_eq(lid_of(&f, 0x20), 2);
+	ck_assert_uint_eq(lid_of(&f, 0x30), 3);
+	ck_assert_uint_eq(lid_of(&f, 0x40), 0x100);
+	ck_assert_uint_eq(lid_of(&f, 0x50), 0x101);
+	ck_assert_uint_eq(lid_of(&f, 0x1001), 0x40);
+	ck_assert_uint_eq(rep.reclaimed, 2);
+	ck_assert_uint_eq(rep.exhausted, 0);
+	for (uint32_t k = 0; k < 4; k++)
+		ck_assert_uint_eq(f.lid_port[0x40 + k], endport(&f, 0x1001));
+	ck_assert_uint_eq(f.max_lid, 0x101);	/* 0x102-0x103: spare, unused */
+	check_index(&f);
+
+	ck_assert_int_eq(lids_record_at(&f, &m, 6000), 0);
+	ck_assert_uint_eq(guid_map_get(&m, ABSENT(0x100)), FAB_NONE);
+	ck_assert_uint_eq(guid_map_get(&m, ABSENT(0x40)), FAB_NONE);
+	ck_assert_uint_eq(guid_map_get(&m, ABSENT(0x44)), 0x44);
+	fabric_free(&f);
+	guid_map_free(&m);
+}
+END_TEST
+
+/* A present port's persisted LID beats an absent GUID's claim on it. */
+START_TEST(t_present_beats_absent)
+{
+	struct fabric f;
+	struct guid_map m = { 0 };
+	struct lid_report rep;
+	load(&f, NET_A);
+	ck_assert_int_eq(guid_map_put(&m, 0x3001, 5), 0);
+	ck_assert_int_eq(guid_map_put(&m, 0x10, 5), 0);	/* absent, lower GUID */
+	ck_assert_int_eq(lids_assign(&f, &m, 0, &rep), 0);
+	ck_assert_uint_eq(lid_of(&f, 0x3001), 5);
+	ck_assert_uint_eq(rep.kept_persisted, 1);
+	ck_assert_uint_eq(rep.conflicts, 0);
+	check_index(&f);
+	ck_assert_int_eq(lids_record_at(&f, &m, 1), 0);
+	ck_assert_uint_eq(guid_map_get(&m, 0x10), FAB_NONE);
+	ck_assert_uint_eq(m.used, N_A);
+	fabric_free(&f);
+	guid_map_free(&m);
+}
+END_TEST
+
+/*
+ * More present ports than the space holds: 12 switches of 36 hosts with
+ * LMC 7, 128 LIDs a CA port.  The switches take LIDs 1-12, CA ports the
+ * ranges at 128, 256, ... 49024: 383 of the 432.  The three reservations
+ * go first, and the rest are reported, at LID 0.
+ */
+START_TEST(t_exhausted_by_present)
+{
+	enum { SW = 12, HOSTS = 36 };
+	size_t cap = 1 << 20, len = 0;
+	char *net = malloc(cap);
+	ck_assert_ptr_nonnull(net);
+	for (int s = 0; s < SW; s++) {
+		len += (size_t)snprintf(net + len, cap - len,
+					"switchguid=0x%x\nSwitch\t%d \"S%d\"\n",
+					0x100 + s, HOSTS, s);
+		for (int h = 0; h < HOSTS; h++)
+			len += (size_t)snprintf(net + len, cap - len,
+						"[%d]\t\"H%d-%d\"[1]\n", h + 1, s, h);
+		len += (size_t)snprintf(net + len, cap - len, "\n");
+	}
+	for (int s = 0; s < SW; s++)
+		for (int h = 0; h < HOSTS; h++)
+			len += (size_t)snprintf(net + len, cap - len,
+						"caguid=0x%x\nHca\t1 \"H%d-%d\"\n[1]\t\"S%d\"[%d]\n\n",
+						0x10000 + s * 0x100 + h * 2, s, h, s, h + 1);
+	ck_assert_uint_lt(len, cap);
+	struct fabric f;
+	struct guid_map m = { 0 };
+	struct lid_report rep;
+	load(&f, net);
+	free(net);
+	ck_assert_int_eq(n_endports(&f), SW + SW * HOSTS);
+	ck_assert_int_eq(guid_map_put(&m, 0xdead0001, 0x4000), 0);
+	ck_assert_int_eq(guid_map_put(&m, 0xdead0002, 0x8000), 0);
+	ck_assert_int_eq(guid_map_put(&m, 0xdead0003, 0xbf80), 0);
+	ck_assert_int_eq(lids_assign(&f, &m, 7, &rep), 0);
+	ck_assert_uint_eq(rep.reclaimed, 3);
+	ck_assert_uint_eq(rep.assigned, SW + 383);
+	ck_assert_uint_eq(rep.exhausted, SW * HOSTS - 383);
+	uint32_t without = 0;
+	for (uint32_t i = 0; i < f.n_ports; i++)
+		without += fabric_is_endport(&f, i) && !f.ports[i].lid;
+	ck_assert_uint_eq(without, rep.exhausted);
+	ck_assert_uint_eq(f.max_lid, LID_UCAST_MAX);
 	check_index(&f);
 	fabric_free(&f);
+	guid_map_free(&m);
+}
+END_TEST
+
+/* Deleting from the open-addressed map keeps every other key reachable. */
+START_TEST(t_guid_map_del)
+{
+	struct guid_map m = { 0 };
+	for (uint64_t k = 1; k <= 3000; k++) {
+		ck_assert_int_eq(guid_map_put(&m, k * 0x9e3779b1ULL, (uint32_t)k), 0);
+		ck_assert_int_eq(guid_map_set_aux(&m, k * 0x9e3779b1ULL,
+						  (uint32_t)k + 7), 0);
+	}
+	for (uint64_t k = 1; k <= 3000; k += 3)
+		guid_map_del(&m, k * 0x9e3779b1ULL);
+	guid_map_del(&m, 0x1234);	/* not there: nothing happens */
+	ck_assert_uint_eq(m.used, 2000);
+	for (uint64_t k = 1; k <= 3000; k++) {
+		uint32_t want = (k - 1) % 3 ? (uint32_t)k : FAB_NONE;
+		ck_assert_uint_eq(guid_map_get(&m, k * 0x9e3779b1ULL), want);
+		ck_assert_uint_eq(guid_map_get_aux(&m, k * 0x9e3779b1ULL),
+				  (k - 1) % 3 ? (uint32_t)k + 7 : 0);
+	}
+	/* a key put back after its delete starts without a second value */
+	ck_assert_int_eq(guid_map_put(&m, 0x9e3779b1ULL, 1), 0);
+	ck_assert_uint_eq(guid_map_get_aux(&m, 0x9e3779b1ULL), 0);
+	ck_assert_int_eq(guid_map_set_aux(&m, 0x4321, 1), -1);
 	guid_map_free(&m);
 }
 END_TEST
@@ -435,7 +677,12 @@ static Suite *lids_suite(void)
 	tcase_add_test(tc, t_duplicate_existing);
 	tcase_add_test(tc, t_lmc_ranges);
 	tcase_add_test(tc, t_lmc_misaligned_persisted);
-	tcase_add_test(tc, t_exhausted);
+	tcase_add_test(tc, t_reclaim_ties_by_guid);
+	tcase_add_test(tc, t_reclaim_oldest_first);
+	tcase_add_test(tc, t_reclaim_lmc_ranges);
+	tcase_add_test(tc, t_present_beats_absent);
+	tcase_add_test(tc, t_exhausted_by_present);
+	tcase_add_test(tc, t_guid_map_del);
 	tcase_add_test(tc, t_record_then_grow);
 	suite_add_tcase(s, tc);
 	return s;

@@ -96,6 +96,72 @@ START_TEST(t_roundtrip)
 }
 END_TEST
 
+/* Last-seen times survive the round trip; entries without one stay at 0. */
+START_TEST(t_roundtrip_seen)
+{
+	struct guid_map m = { 0 }, r = { 0 };
+	char err[512] = "";
+	for (uint32_t i = 1; i <= 300; i++) {
+		uint64_t g = 0x0002c90000000000ULL + i * 7;
+		ck_assert_int_eq(guid_map_put(&m, g, i), 0);
+		if (i % 5)
+			ck_assert_int_eq(guid_map_set_aux(&m, g, 1700000000u + i), 0);
+	}
+	ck_assert_int_eq(guid_map_put(&m, 0x42, 0xbfff), 0);
+	ck_assert_int_eq(guid_map_set_aux(&m, 0x42, 0xffffffffu), 0);
+	ck_assert_int_eq(state_save_guid2lid(dir, &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.used, m.used);
+	for (uint32_t i = 0; i < m.cap; i++) {
+		if (!m.keys[i])
+			continue;
+		ck_assert_uint_eq(guid_map_get(&r, m.keys[i]), m.vals[i]);
+		ck_assert_uint_eq(guid_map_get_aux(&r, m.keys[i]), m.aux[i]);
+	}
+	ck_assert_uint_eq(guid_map_get_aux(&r, 0x0002c90000000000ULL + 5 * 7), 0);
+	ck_assert_uint_eq(guid_map_get_aux(&r, 0x42), 0xffffffffu);
+
+	/* the file is sorted by GUID, three fields a line */
+	char path[512], line[256], prev[256] = "";
+	snprintf(path, sizeof(path), "%s/guid2lid", dir);
+	FILE *fp = fopen(path, "r");
+	ck_assert_ptr_nonnull(fp);
+	int entries = 0;
+	while (fgets(line, sizeof(line), fp)) {
+		if (line[0] == '#')
+			continue;
+		unsigned long long g, lid, seen;
+		ck_assert_int_eq(sscanf(line, "%llx %llu %llu", &g, &lid, &seen), 3);
+		ck_assert_int_lt(strcmp(prev, line), 0);
+		snprintf(prev, sizeof(prev), "%s", line);
+		entries++;
+	}
+	fclose(fp);
+	ck_assert_int_eq(entries, (int)m.used);
+	guid_map_free(&m);
+	guid_map_free(&r);
+}
+END_TEST
+
+/* A file of the format before last-seen times: every entry is unseen (0). */
+START_TEST(t_old_format)
+{
+	struct guid_map r = { 0 };
+	char err[512] = "";
+	write_file("guid2lid", "# ibsmd GUID -> LID; written by ibsmd, read at start-up\n"
+		   "0x0002c90300000011 1\n0x0002c90300000012 7\n"
+		   "0x0002c90300000013 9 1700000000\n");
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.used, 3);
+	ck_assert_uint_eq(guid_map_get(&r, 0x0002c90300000011ULL), 1);
+	ck_assert_uint_eq(guid_map_get(&r, 0x0002c90300000012ULL), 7);
+	ck_assert_uint_eq(guid_map_get_aux(&r, 0x0002c90300000011ULL), 0);
+	ck_assert_uint_eq(guid_map_get_aux(&r, 0x0002c90300000012ULL), 0);
+	ck_assert_uint_eq(guid_map_get_aux(&r, 0x0002c90300000013ULL), 1700000000u);
+	guid_map_free(&r);
+}
+END_TEST
+
 START_TEST(t_replaced_atomically)
 {
 	struct guid_map m = { 0 }, r = { 0 };
@@ -185,6 +251,10 @@ static const struct {
 	{ "0x10 1\n0x20 2\n0x30 49152\n", 3 },	/* multicast LID */
 	{ "0x0 5\n", 1 },			/* GUID 0 */
 	{ "0x10 -1\n", 1 },
+	{ "0x10 1 1700000000 5\n", 1 },	/* a fourth field */
+	{ "0x10 1 -5\n", 1 },			/* negative time */
+	{ "0x10 1 4294967296\n", 1 },		/* time past 32 bits */
+	{ "0x10 1 17x\n", 1 },
 };
 
 START_TEST(t_corrupt)
@@ -220,6 +290,8 @@ static Suite *state_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, t_roundtrip);
+	tcase_add_test(tc, t_roundtrip_seen);
+	tcase_add_test(tc, t_old_format);
 	tcase_add_test(tc, t_replaced_atomically);
 	tcase_add_test(tc, t_creates_directory);
 	tcase_add_test(tc, t_missing_is_empty);
