@@ -34,15 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engines.h"
 
 #define NONE UINT32_MAX
 #define MAX_LEVELS 16
-
-/* In routing/updn.c. */
-int updn_route_order(const struct fabric *f, struct lft_tables *t,
-		     const uint32_t *pos, const uint8_t *want, char *err,
-		     size_t errlen);
 
 struct tree {
 	uint32_t n;
@@ -499,8 +494,8 @@ static int route_leaf(const struct fabric *f, struct lft_tables *t,
 	return 0;
 }
 
-static int dmodk_route(const struct fabric *f, const struct route_opts *o,
-		       struct lft_tables *t, char *err, size_t errlen)
+int dmodk_route(const struct fabric *f, const struct route_opts *o,
+		struct lft_tables *t, char *err, size_t errlen)
 {
 	struct tree tr = { 0 };
 	uint32_t n = t->n_sw;
@@ -571,8 +566,3 @@ out:
 	free(want);
 	return rc;
 }
-
-const struct routing_engine dmodk_engine = {
-	.name = "dmodk",
-	.route = dmodk_route,
-};

@@ -26,16 +26,29 @@ struct route_opts {
 	const char (*roots)[64];	/* node descriptions or GUIDs */
 };
 
+/*
+ * One routing engine, as listed in the engine table (routing/engine.c),
+ * the only place the engines are named: the policy's validation, the
+ * selection, the verifier and ibsmd --help all read it.
+ */
 struct routing_engine {
 	const char *name;
 	/* Returns 0, or -1 with a reason in err (the caller may fall back). */
 	int (*route)(const struct fabric *f, const struct route_opts *o,
 		     struct lft_tables *t, char *err, size_t errlen);
+	const char *summary;		/* one line, for --help */
+	int deadlock_free;		/* no channel-dependency cycle on one VL */
+	const char *topologies;		/* what it accepts ("any", ...) */
 };
 
+/* The engine of that name, or NULL. */
 const struct routing_engine *routing_engine_find(const char *name);
-/* Space-separated names of all engines, for messages. */
-const char *routing_engine_names(void);
+/* The i-th engine of the table (i from 0), NULL past the last one. */
+const struct routing_engine *routing_engine_at(size_t i);
+/* The i-th engine of the default list (routing.engine), NULL past it. */
+const struct routing_engine *routing_engine_default(size_t i);
+/* The engines' names separated by sep, for messages; always terminated. */
+void routing_engine_names(char *buf, size_t len, const char *sep);
 
 int lft_tables_alloc(struct lft_tables *t, const struct fabric *f);
 void lft_tables_free(struct lft_tables *t);

@@ -57,7 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engines.h"
 
 #define FT_INF		UINT16_MAX
 #define FT_TUPLE_LEN	8
@@ -1298,8 +1298,8 @@ static void ft_free(struct ft *ft)
 		free(p[i]);
 }
 
-static int ftree_route(const struct fabric *f, const struct route_opts *o,
-		       struct lft_tables *t, char *err, size_t errlen)
+int ftree_route(const struct fabric *f, const struct route_opts *o,
+		struct lft_tables *t, char *err, size_t errlen)
 {
 	struct ft ft = { .f = f, .t = t, .n = t->n_sw, .stride = 1 };
 	int rc = -1;
@@ -1343,8 +1343,3 @@ out:
 	ft_free(&ft);
 	return rc;
 }
-
-const struct routing_engine ftree_engine = {
-	.name = "ftree",
-	.route = ftree_route,
-};

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engines.h"
 
 struct sw_graph {
 	uint32_t n;		/* switches (rows) */
@@ -119,8 +119,8 @@ static int lid_attach(const struct fabric *f, const struct lft_tables *t,
 	return 0;
 }
 
-static int minhop_route(const struct fabric *f, const struct route_opts *o,
-			struct lft_tables *t, char *err, size_t errlen)
+int minhop_route(const struct fabric *f, const struct route_opts *o,
+		 struct lft_tables *t, char *err, size_t errlen)
 {
 	struct sw_graph g = { 0 };
 	uint32_t *dist = malloc(((size_t)t->n_sw + 1) * sizeof(*dist));
@@ -225,8 +225,3 @@ out:
 	free(lids);
 	return rc;
 }
-
-const struct routing_engine minhop_engine = {
-	.name = "minhop",
-	.route = minhop_route,
-};

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "engine.h"
+#include "engines.h"
 
 #define INF UINT32_MAX
 
@@ -50,11 +50,6 @@ struct ograph {
 	uint32_t *nbr;		/* neighbour position */
 	uint8_t *port;
 };
-
-/* Shared with routing/dmodk.c (switch LIDs under D-mod-K). */
-int updn_route_order(const struct fabric *f, struct lft_tables *t,
-		     const uint32_t *pos, const uint8_t *want, char *err,
-		     size_t errlen);
 
 static int usable_link(const struct fabric *f, uint32_t pi)
 {
@@ -743,8 +738,8 @@ out:
 	return rc;
 }
 
-static int updn_route(const struct fabric *f, const struct route_opts *o,
-		      struct lft_tables *t, char *err, size_t errlen)
+int updn_route(const struct fabric *f, const struct route_opts *o,
+	       struct lft_tables *t, char *err, size_t errlen)
 {
 	struct rgraph g = { 0 };
 	uint32_t *pos = malloc(((size_t)t->n_sw + 1) * sizeof(*pos));
@@ -760,8 +755,3 @@ out:
 	free(pos);
 	return rc;
 }
-
-const struct routing_engine updn_engine = {
-	.name = "updn",
-	.route = updn_route,
-};

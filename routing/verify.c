@@ -643,13 +643,11 @@ out:
 
 int verify_engine_deadlock_free(const char *engine)
 {
-	static const char *const names[] = { "updn", "ftree", "dmodk" };
-	if (!engine)
+	const struct routing_engine *e;
+
+	if (engine == NULL || (e = routing_engine_find(engine)) == NULL)
 		return 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(engine, names[i]))
-			return 1;
-	return 0;
+	return e->deadlock_free;
 }
 
 static const char *fail_text(uint8_t kind)

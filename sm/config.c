@@ -14,14 +14,9 @@
 
 #include <yaml.h>
 
+#include "../routing/engine.h"
 #include "config.h"
 #include "log.h"
-
-/* Routing engines the policy and -R may name (routing/<name>.c). */
-static const char *const engine_names[] = {
-	"minhop", "updn", "ftree", "dmodk",
-};
-#define N_ENGINE_NAMES (sizeof(engine_names) / sizeof(engine_names[0]))
 
 #define TAG_STR "tag:yaml.org,2002:str"
 #define TAG_INT "tag:yaml.org,2002:int"
@@ -190,28 +185,6 @@ static void set_str(char *dst, size_t len, const char *s)
 static void *field(struct config *c, size_t off)
 {
 	return (char *)c + off;
-}
-
-static int engine_known(const char *name)
-{
-	for (size_t i = 0; i < N_ENGINE_NAMES; i++)
-		if (!strcmp(name, engine_names[i]))
-			return 1;
-	return 0;
-}
-
-static void engine_list_text(char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < N_ENGINE_NAMES && used < len; i++) {
-		int n = snprintf(buf + used, len - used, "%s%s",
-				 i ? " " : "", engine_names[i]);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
 }
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -550,8 +523,8 @@ static int list_item(struct parse *p, const struct key *k, const char *key,
 	if (k->is_engine) {
 		char known[128];
 
-		if (!engine_known(s)) {
-			engine_list_text(known, sizeof(known));
+		if (routing_engine_find(s) == NULL) {
+			routing_engine_names(known, sizeof(known), " ");
 			return fail_at(p, p->ev.start_mark,
 				       "%s: unknown routing engine '%s' "
 				       "(known: %s)", key, s, known);
@@ -745,6 +718,8 @@ static int parse_stream(struct parse *p)
 
 void config_defaults(struct config *c)
 {
+	const struct routing_engine *e;
+
 	memset(c, 0, sizeof(*c));
 	c->port_num = 0;
 	c->port_guid = 0;
@@ -759,10 +734,11 @@ void config_defaults(struct config *c)
 	c->mad_window_per_node = 16;
 	c->mad_one_cpu = TRI_AUTO;
 	c->lmc = 0;
-	/* fat trees get ftree; anything else the deadlock-free updn */
-	c->n_engines = 2;
-	set_str(c->engines[0], sizeof(c->engines[0]), "ftree");
-	set_str(c->engines[1], sizeof(c->engines[1]), "updn");
+	for (c->n_engines = 0; c->n_engines < CFG_MAX_ENGINES &&
+	    (e = routing_engine_default((size_t)c->n_engines)) != NULL;
+	    c->n_engines++)
+		set_str(c->engines[c->n_engines], sizeof(c->engines[0]),
+			e->name);
 	c->n_roots = 0;
 	c->qos_mode = QOS_NONE;
 	c->qos_max_vls = 4;
@@ -859,8 +835,8 @@ int config_set_engines(struct config *c, const char *list, char *err,
 			return -1;
 		}
 		memcpy(names[n], s, len);
-		if (!engine_known(names[n])) {
-			engine_list_text(known, sizeof(known));
+		if (routing_engine_find(names[n]) == NULL) {
+			routing_engine_names(known, sizeof(known), " ");
 			seterr(err, errlen, "unknown routing engine '%s' "
 			       "(known: %s)", names[n], known);
 			return -1;

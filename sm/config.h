@@ -35,7 +35,7 @@ struct config {
 	enum tristate mad_one_cpu;	/* mad.one_cpu: auto = under umad2sim */
 	int lmc;			/* 0..7, default 0 */
 	int n_engines;			/* routing.engine: a name or a list */
-	char engines[CFG_MAX_ENGINES][CFG_NAME_LEN];	/* default {"minhop"} */
+	char engines[CFG_MAX_ENGINES][CFG_NAME_LEN];	/* default: the table's */
 	int n_roots;			/* routing.roots */
 	char roots[CFG_MAX_ROOTS][CFG_NAME_LEN];
 	enum qos_mode qos_mode;		/* default none */

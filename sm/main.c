@@ -40,8 +40,26 @@ struct options {
 	int log_level;
 };
 
+/* The engine table (routing/engine.c), one line per engine. */
+static void usage_engines(FILE *fp)
+{
+	const struct routing_engine *e;
+
+	fprintf(fp, "routing engines (-R, routing.engine; default");
+	for (size_t i = 0; (e = routing_engine_default(i)) != NULL; i++)
+		fprintf(fp, "%s%s", i ? "," : " ", e->name);
+	fprintf(fp, "):\n");
+	for (size_t i = 0; (e = routing_engine_at(i)) != NULL; i++)
+		fprintf(fp, "  %-8s %s; %s; %s\n", e->name, e->summary,
+			e->topologies,
+			e->deadlock_free ? "deadlock-free" : "not deadlock-free");
+}
+
 static void usage(FILE *fp)
 {
+	char names[128];
+
+	routing_engine_names(names, sizeof(names), ", ");
 	fprintf(fp,
 "usage: ibsmd [options]\n"
 "  -c, --config FILE      YAML fabric policy (default " DEFAULT_CONFIG " if it exists)\n"
@@ -59,7 +77,8 @@ static void usage(FILE *fp)
 "      --dump-topology FILE  write the fabric as ibnetdiscover output, with LIDs\n"
 "      --log-level LEVEL  error, warn, notice (default), info, debug\n"
 "  -h, --help             this text\n"
-"  -V, --version          the version\n", routing_engine_names());
+"  -V, --version          the version\n", names);
+	usage_engines(fp);
 }
 
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_DUMP_LFTS,
