@@ -119,5 +119,7 @@ void lft_tables_free(struct lft_tables *t)
 	free(t->sw_node);
 	free(t->row_of_node);
 	free(t->port);
+	free(t->sl);
+	free(t->sl2vl);
 	memset(t, 0, sizeof(*t));
 }

@@ -115,6 +115,9 @@ START_TEST(t_fat_tree_promises)
 		ck_assert_int_gt(check_reach(&f, &t, 1), 0);
 		if (e->deadlock_free)
 			ck_assert_msg(!cdg_has_cycle(&f, &t), "%s", e->name);
+		/* no QoS mode yet: no engine sets SLs or SL-to-VL tables */
+		ck_assert_ptr_null(t.sl);
+		ck_assert_ptr_null(t.sl2vl);
 		free_all(&f, &t, b);
 	}
 }
@@ -150,6 +153,35 @@ START_TEST(t_mesh_promises)
 }
 END_TEST
 
+/* The QoS room: SL 0 when absent, read back when set, freed with the rest. */
+START_TEST(t_qos_room)
+{
+	struct tb *b = xgft3();
+	struct fabric f;
+	struct lft_tables t;
+	uint32_t w;
+
+	tb_build(&f, b, NULL, 0);
+	ck_assert_int_eq(lft_tables_alloc(&t, &f), 0);
+	ck_assert_ptr_null(t.sl);
+	ck_assert_ptr_null(t.sl2vl);
+	ck_assert_uint_eq(t.sl2vl_ports, 0);
+	ck_assert_uint_eq(lft_sl(&t, 1, 2), 0);
+	w = t.max_lid + 1;
+	t.sl = calloc((size_t)w * w, 1);
+	t.sl2vl_ports = 5;
+	t.sl2vl = calloc((size_t)f.n_nodes * 5 * 5 * QOS_SLS, 1);
+	ck_assert(t.sl && t.sl2vl);
+	t.sl[1 * w + 2] = 7;
+	ck_assert_uint_eq(lft_sl(&t, 1, 2), 7);
+	ck_assert_uint_eq(lft_sl(&t, 2, 1), 0);
+	ck_assert_uint_eq(lft_sl(&t, w, 1), 0);	/* out of range */
+	free_all(&f, &t, b);		/* ASan: nothing leaks */
+	ck_assert_ptr_null(t.sl);
+	ck_assert_ptr_null(t.sl2vl);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -160,6 +192,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, t_unknown_engine_lists_table);
 	tcase_add_test(tc, t_fat_tree_promises);
 	tcase_add_test(tc, t_mesh_promises);
+	tcase_add_test(tc, t_qos_room);
 	suite_add_tcase(s, tc);
 	return s;
 }
