@@ -2,7 +2,8 @@
  * ibsmctl: sends one command to a running ibsmd over its control socket
  * and prints the reply, as text or (--json) as the JSON document.
  */
-#include "control.h"
+#include "ctlclient.h"
+#include "ctlrender.h"
 
 #include <getopt.h>
 #include <stdio.h>

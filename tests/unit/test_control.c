@@ -3,6 +3,8 @@
  * process through non-blocking client sockets while the loop is pumped.
  */
 #include "sm/control.h"
+#include "sm/ctlclient.h"
+#include "sm/ctlrender.h"
 #include "sm/daemon.h"
 
 #include <sys/socket.h>
