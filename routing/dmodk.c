@@ -34,21 +34,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engines.h"
+#include "graph.h"
 
 #define NONE UINT32_MAX
 #define MAX_LEVELS 16
 
-/* In routing/updn.c. */
-int updn_route_order(const struct fabric *f, struct lft_tables *t,
-		     const uint32_t *pos, const uint8_t *want, char *err,
-		     size_t errlen);
-
 struct tree {
 	uint32_t n;
-	uint32_t *off;		/* n + 1, into nbr/port */
-	uint32_t *nbr;		/* neighbour row */
-	uint8_t *port;
+	struct sw_graph g;	/* switch links by row, which have CAs */
 	uint32_t *lev;		/* 1 = leaf */
 	uint32_t *upoff;	/* n + 1, into up/upn: up links in D-mod-K order */
 	uint8_t *up;
@@ -57,21 +51,6 @@ struct tree {
 	uint32_t ntop;
 	uint64_t w[MAX_LEVELS + 2];	/* w[l]: up links of a level l-1 switch */
 };
-
-static int usable_link(const struct fabric *f, uint32_t pi)
-{
-	const struct fab_port *p = &f->ports[pi];
-	if (!(p->flags & FPORT_PRESENT) || p->remote == FAB_NONE)
-		return 0;
-	const struct fab_port *r = &f->ports[p->remote];
-	return (r->flags & FPORT_PRESENT) && p->phys_state == PHYS_LINKUP &&
-	       r->phys_state == PHYS_LINKUP;
-}
-
-static int peer_is_switch(const struct fabric *f, uint32_t pi)
-{
-	return f->nodes[f->ports[f->ports[pi].remote].node].type == FAB_SWITCH;
-}
 
 static uint64_t guid_of(const struct fabric *f, const struct lft_tables *t,
 			uint32_t r)
@@ -87,53 +66,11 @@ static const char *desc_of(const struct fabric *f, const struct lft_tables *t,
 
 static void free_tree(struct tree *tr)
 {
-	free(tr->off);
-	free(tr->nbr);
-	free(tr->port);
+	sw_graph_free(&tr->g);
 	free(tr->lev);
 	free(tr->upoff);
 	free(tr->up);
 	free(tr->upn);
-}
-
-static int build_graph(const struct fabric *f, const struct lft_tables *t,
-		       struct tree *tr, uint8_t *has_ca)
-{
-	uint32_t m = 0;
-	tr->n = t->n_sw;
-	tr->off = calloc((size_t)tr->n + 1, sizeof(*tr->off));
-	if (!tr->off)
-		return -1;
-	for (uint32_t r = 0; r < tr->n; r++) {
-		const struct fab_node *n = &f->nodes[t->sw_node[r]];
-		for (int p = 1; p <= n->nports; p++)
-			if (usable_link(f, n->first_port + p))
-				m++;
-	}
-	tr->nbr = malloc(((size_t)m + 1) * sizeof(*tr->nbr));
-	tr->port = malloc((size_t)m + 1);
-	if (!tr->nbr || !tr->port)
-		return -1;
-	m = 0;
-	for (uint32_t r = 0; r < tr->n; r++) {
-		const struct fab_node *n = &f->nodes[t->sw_node[r]];
-		tr->off[r] = m;
-		has_ca[r] = 0;
-		for (int p = 1; p <= n->nports; p++) {
-			uint32_t pi = n->first_port + p;
-			if (!usable_link(f, pi))
-				continue;
-			if (!peer_is_switch(f, pi)) {
-				has_ca[r] = 1;
-				continue;
-			}
-			tr->nbr[m] = t->row_of_node[f->ports[f->ports[pi].remote].node];
-			tr->port[m] = (uint8_t)p;
-			m++;
-		}
-	}
-	tr->off[tr->n] = m;
-	return 0;
 }
 
 /*
@@ -155,10 +92,10 @@ static int levels(const struct fabric *f, const struct lft_tables *t,
 	}
 	while (qh < qt) {
 		uint32_t u = queue[qh++];
-		for (uint32_t e = tr->off[u]; e < tr->off[u + 1]; e++)
-			if (tr->lev[tr->nbr[e]] == NONE) {
-				tr->lev[tr->nbr[e]] = tr->lev[u] + 1;
-				queue[qt++] = tr->nbr[e];
+		for (uint32_t e = tr->g.off[u]; e < tr->g.off[u + 1]; e++)
+			if (tr->lev[tr->g.nbr[e]] == NONE) {
+				tr->lev[tr->g.nbr[e]] = tr->lev[u] + 1;
+				queue[qt++] = tr->g.nbr[e];
 			}
 	}
 	tr->height = 1;
@@ -184,8 +121,8 @@ static int levels(const struct fabric *f, const struct lft_tables *t,
 		first[l] = NONE;
 	for (uint32_t r = 0; r < n; r++) {
 		uint32_t nup = 0, l = tr->lev[r];
-		for (uint32_t e = tr->off[r]; e < tr->off[r + 1]; e++) {
-			uint32_t v = tr->nbr[e];
+		for (uint32_t e = tr->g.off[r]; e < tr->g.off[r + 1]; e++) {
+			uint32_t v = tr->g.nbr[e];
 			if (tr->lev[v] == l) {
 				snprintf(err, errlen, "link between %s and %s, "
 					 "both at level %u: not a fat tree",
@@ -201,8 +138,8 @@ static int levels(const struct fabric *f, const struct lft_tables *t,
 	}
 	for (uint32_t r = 0; r < n; r++) {
 		uint32_t nup = 0, l = tr->lev[r];
-		for (uint32_t e = tr->off[r]; e < tr->off[r + 1]; e++)
-			nup += tr->lev[tr->nbr[e]] == l + 1;
+		for (uint32_t e = tr->g.off[r]; e < tr->g.off[r + 1]; e++)
+			nup += tr->lev[tr->g.nbr[e]] == l + 1;
 		if (nup != tr->w[l + 1]) {
 			snprintf(err, errlen, "level %u switches have unequal up "
 				 "links (%s: %llu, %s: %u): not a fat tree", l,
@@ -246,8 +183,8 @@ static int up_links(const struct fabric *f, const struct lft_tables *t,
 			if (tr->lev[r] != l)
 				continue;
 			topkey[r] = l == tr->height ? guid_of(f, t, r) : UINT64_MAX;
-			for (uint32_t e = tr->off[r]; e < tr->off[r + 1]; e++) {
-				uint32_t v = tr->nbr[e];
+			for (uint32_t e = tr->g.off[r]; e < tr->g.off[r + 1]; e++) {
+				uint32_t v = tr->g.nbr[e];
 				if (tr->lev[v] == l + 1 && topkey[v] < topkey[r])
 					topkey[r] = topkey[v];
 			}
@@ -270,11 +207,11 @@ static int up_links(const struct fabric *f, const struct lft_tables *t,
 	for (uint32_t r = 0; r < n; r++) {
 		uint32_t c = 0;
 		tr->upoff[r] = m;
-		for (uint32_t e = tr->off[r]; e < tr->off[r + 1]; e++) {
-			uint32_t v = tr->nbr[e];
+		for (uint32_t e = tr->g.off[r]; e < tr->g.off[r + 1]; e++) {
+			uint32_t v = tr->g.nbr[e];
 			if (tr->lev[v] == tr->lev[r] + 1)
 				k[c++] = (struct upkey){ topkey[v], guid_of(f, t, v),
-							 tr->port[e], v };
+							 tr->g.port[e], v };
 		}
 		qsort(k, c, sizeof(*k), cmp_upkey);
 		for (uint32_t i = 0; i < c; i++, m++) {
@@ -348,8 +285,8 @@ static int switch_order(const struct fabric *f, const struct lft_tables *t,
 	}
 	for (uint32_t i = 0; i < nq; i++) {
 		uint32_t v = queue[i], kids = 0, kid = NONE;
-		for (uint32_t e = tr->off[v]; e < tr->off[v + 1]; e++) {
-			uint32_t c = tr->nbr[e];
+		for (uint32_t e = tr->g.off[v]; e < tr->g.off[v + 1]; e++) {
+			uint32_t c = tr->g.nbr[e];
 			if (mark[c] && tr->lev[c] + 1 == tr->lev[v] && c != kid) {
 				kid = c;
 				kids++;
@@ -447,8 +384,8 @@ static int route_leaf(const struct fabric *f, struct lft_tables *t,
 		uint32_t v = queue[i], kid = NONE;
 		dstart[v] = m;
 		dnpar[v] = 0;
-		for (uint32_t e = tr->off[v]; e < tr->off[v + 1]; e++) {
-			uint32_t c = tr->nbr[e];
+		for (uint32_t e = tr->g.off[v]; e < tr->g.off[v + 1]; e++) {
+			uint32_t c = tr->g.nbr[e];
 			if (mark[c] != stamp || tr->lev[c] + 1 != tr->lev[v])
 				continue;
 			if (kid != NONE && c != kid) {
@@ -458,7 +395,7 @@ static int route_leaf(const struct fabric *f, struct lft_tables *t,
 				return -1;
 			}
 			kid = c;
-			dbuf[m++] = tr->port[e];
+			dbuf[m++] = tr->g.port[e];
 			dnpar[v]++;
 		}
 	}
@@ -466,7 +403,7 @@ static int route_leaf(const struct fabric *f, struct lft_tables *t,
 	uint64_t rank = 0;
 	for (int p = 1; p <= xn->nports; p++) {
 		uint32_t pi = xn->first_port + p;
-		if (!usable_link(f, pi) || peer_is_switch(f, pi))
+		if (!graph_link_up(f, pi) || graph_peer_is_switch(f, pi))
 			continue;
 		uint32_t ca = f->ports[pi].remote;
 		uint64_t d = base + rank++;
@@ -499,12 +436,11 @@ static int route_leaf(const struct fabric *f, struct lft_tables *t,
 	return 0;
 }
 
-static int dmodk_route(const struct fabric *f, const struct route_opts *o,
-		       struct lft_tables *t, char *err, size_t errlen)
+int dmodk_route(const struct fabric *f, const struct route_opts *o,
+		struct lft_tables *t, char *err, size_t errlen)
 {
 	struct tree tr = { 0 };
 	uint32_t n = t->n_sw;
-	uint8_t *has_ca = malloc((size_t)n + 1);
 	uint32_t *queue = malloc(((size_t)n + 1) * sizeof(*queue));
 	uint32_t *mark = malloc(((size_t)n + 1) * sizeof(*mark));
 	uint32_t *pos = malloc(((size_t)n + 1) * sizeof(*pos));
@@ -516,9 +452,10 @@ static int dmodk_route(const struct fabric *f, const struct route_opts *o,
 	uint8_t *want = calloc((size_t)t->max_lid + 1, 1);
 	int rc = -1;
 	tr.lev = malloc(((size_t)n + 1) * sizeof(*tr.lev));
-	if (!has_ca || !queue || !mark || !pos || !topkey || !lk || !dstart ||
-	    !dnpar || !want || !tr.lev || build_graph(f, t, &tr, has_ca) < 0 ||
-	    !(dbuf = malloc((size_t)tr.off[n] + 1))) {
+	tr.n = n;
+	if (!queue || !mark || !pos || !topkey || !lk || !dstart ||
+	    !dnpar || !want || !tr.lev || sw_graph_build(&tr.g, f, t) < 0 ||
+	    !(dbuf = malloc((size_t)tr.g.off[n] + 1))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -526,7 +463,7 @@ static int dmodk_route(const struct fabric *f, const struct route_opts *o,
 		rc = 0;
 		goto out;
 	}
-	if (levels(f, t, &tr, has_ca, queue, err, errlen) < 0)
+	if (levels(f, t, &tr, tr.g.has_ca, queue, err, errlen) < 0)
 		goto out;
 	if (up_links(f, t, &tr, topkey) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -540,8 +477,8 @@ static int dmodk_route(const struct fabric *f, const struct route_opts *o,
 		uint32_t r = lk[i].row, c = 0;
 		const struct fab_node *xn = &f->nodes[t->sw_node[r]];
 		for (int p = 1; p <= xn->nports; p++)
-			c += usable_link(f, xn->first_port + p) &&
-			     !peer_is_switch(f, xn->first_port + p);
+			c += graph_link_up(f, xn->first_port + p) &&
+			     !graph_peer_is_switch(f, xn->first_port + p);
 		if (c > m1)
 			m1 = c;
 	}
@@ -559,7 +496,6 @@ static int dmodk_route(const struct fabric *f, const struct route_opts *o,
 	rc = updn_route_order(f, t, pos, want, err, errlen);
 out:
 	free_tree(&tr);
-	free(has_ca);
 	free(queue);
 	free(mark);
 	free(pos);
@@ -571,8 +507,3 @@ out:
 	free(want);
 	return rc;
 }
-
-const struct routing_engine dmodk_engine = {
-	.name = "dmodk",
-	.route = dmodk_route,
-};

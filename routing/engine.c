@@ -1,39 +1,89 @@
-#include "engine.h"
+/*
+ * The routing engine table: every engine ibsmd has, with what it promises.
+ * The policy's validation (sm/config.c), the selection (sm/route.c), the
+ * verifier (verify_engine_deadlock_free) and ibsmd --help read it; no
+ * other file lists the engines.
+ */
+#include "engines.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Every engine, each defined in its own file (routing/NAME.c). */
-extern const struct routing_engine minhop_engine;
-extern const struct routing_engine updn_engine;
-extern const struct routing_engine ftree_engine;
-extern const struct routing_engine dmodk_engine;
+/* Objects of their own: the unit tests call them directly. */
+const struct routing_engine minhop_engine = {
+	.name = "minhop",
+	.route = minhop_route,
+	.summary = "shortest paths, balanced over each switch's ports",
+	.deadlock_free = 0,
+	.topologies = "any topology",
+};
+const struct routing_engine updn_engine = {
+	.name = "updn",
+	.route = updn_route,
+	.summary = "up*-down* from root switches",
+	.deadlock_free = 1,
+	.topologies = "any topology",
+};
+const struct routing_engine ftree_engine = {
+	.name = "ftree",
+	.route = ftree_route,
+	.summary = "OpenSM-style fat-tree routing, least-loaded links",
+	.deadlock_free = 1,
+	.topologies = "fat trees",
+};
+const struct routing_engine dmodk_engine = {
+	.name = "dmodk",
+	.route = dmodk_route,
+	.summary = "destination-mod-k (D-mod-K) for fat trees",
+	.deadlock_free = 1,
+	.topologies = "fat trees with a unique way down",
+};
 
-static const struct routing_engine *engine_at(size_t i)
+/* The table, in the order messages list the engines. */
+static const struct routing_engine *const engines[] = {
+	&minhop_engine, &updn_engine, &ftree_engine, &dmodk_engine,
+};
+
+/* routing.engine by default: fat trees get ftree, the rest updn. */
+static const struct routing_engine *const defaults[] = {
+	&ftree_engine, &updn_engine,
+};
+
+#define NITEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+const struct routing_engine *routing_engine_at(size_t i)
 {
-	switch (i) {
-	case 0: return &minhop_engine;
-	case 1: return &updn_engine;
-	case 2: return &ftree_engine;
-	case 3: return &dmodk_engine;
-	}
-	return NULL;
+	return i < NITEMS(engines) ? engines[i] : NULL;
 }
-#define N_ENGINE_SLOTS 4
+
+const struct routing_engine *routing_engine_default(size_t i)
+{
+	return i < NITEMS(defaults) ? defaults[i] : NULL;
+}
 
 const struct routing_engine *routing_engine_find(const char *name)
 {
-	for (size_t i = 0; i < N_ENGINE_SLOTS; i++) {
-		const struct routing_engine *e = engine_at(i);
-		if (e && e->name && !strcmp(e->name, name))
-			return e;
-	}
+	for (size_t i = 0; i < NITEMS(engines); i++)
+		if (!strcmp(engines[i]->name, name))
+			return engines[i];
 	return NULL;
 }
 
-const char *routing_engine_names(void)
+void routing_engine_names(char *buf, size_t len, const char *sep)
 {
-	return "minhop updn ftree dmodk";
+	size_t used = 0;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (size_t i = 0; i < NITEMS(engines) && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s",
+				 i ? sep : "", engines[i]->name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
 }
 
 int lft_tables_alloc(struct lft_tables *t, const struct fabric *f)
@@ -69,5 +119,7 @@ void lft_tables_free(struct lft_tables *t)
 	free(t->sw_node);
 	free(t->row_of_node);
 	free(t->port);
+	free(t->sl);
+	free(t->sl2vl);
 	memset(t, 0, sizeof(*t));
 }

@@ -12,13 +12,32 @@
 
 #define LFT_DROP 0xff
 
-/* One row per switch; row r belongs to node sw_node[r]. */
+#define QOS_SLS 16	/* service levels; an SL-to-VL table has one VL per SL */
+
+/*
+ * A routing result.  One row per switch; row r belongs to node sw_node[r].
+ *
+ * Room for QoS, filled by a QoS mode (the QoS issue); NULL while none asks
+ * for them, which is all there is today, and freed by lft_tables_free():
+ *   sl     the service level of each (source LID, destination LID) pair,
+ *          sl[src * (max_lid + 1) + dst]; absent: SL 0 everywhere.
+ *   sl2vl  SL-to-VL tables, one per (node, input port, output port) as in
+ *          SLtoVLMappingTable: sl2vl[((node * sl2vl_ports + in) *
+ *          sl2vl_ports + out) * QOS_SLS + sl] is a VL, 15 = drop; CAs use
+ *          in = out = their port; sl2vl_ports is the widest node's ports
+ *          + 1.  Absent: every SL on VL 0.
+ * The repair after a lost link (reconfig/repair.c) makes new tables
+ * without them: the QoS mode that fills them must carry them over.
+ */
 struct lft_tables {
 	uint32_t n_sw;
 	uint32_t max_lid;	/* each row has max_lid + 1 entries */
 	uint32_t *sw_node;	/* row -> node index */
 	uint32_t *row_of_node;	/* node index -> row, FAB_NONE for non-switches */
 	uint8_t *port;		/* n_sw * (max_lid + 1) output ports */
+	uint8_t *sl;		/* QoS: NULL, or (max_lid + 1)^2 SLs */
+	uint8_t *sl2vl;		/* QoS: NULL, or the SL-to-VL tables */
+	uint32_t sl2vl_ports;	/* QoS: ports per node in sl2vl, 0 if NULL */
 };
 
 struct route_opts {
@@ -26,22 +45,43 @@ struct route_opts {
 	const char (*roots)[64];	/* node descriptions or GUIDs */
 };
 
+/*
+ * One routing engine, as listed in the engine table (routing/engine.c),
+ * the only place the engines are named: the policy's validation, the
+ * selection, the verifier and ibsmd --help all read it.
+ */
 struct routing_engine {
 	const char *name;
 	/* Returns 0, or -1 with a reason in err (the caller may fall back). */
 	int (*route)(const struct fabric *f, const struct route_opts *o,
 		     struct lft_tables *t, char *err, size_t errlen);
+	const char *summary;		/* one line, for --help */
+	int deadlock_free;		/* no channel-dependency cycle on one VL */
+	const char *topologies;		/* what it accepts ("any", ...) */
 };
 
+/* The engine of that name, or NULL. */
 const struct routing_engine *routing_engine_find(const char *name);
-/* Space-separated names of all engines, for messages. */
-const char *routing_engine_names(void);
+/* The i-th engine of the table (i from 0), NULL past the last one. */
+const struct routing_engine *routing_engine_at(size_t i);
+/* The i-th engine of the default list (routing.engine), NULL past it. */
+const struct routing_engine *routing_engine_default(size_t i);
+/* The engines' names separated by sep, for messages; always terminated. */
+void routing_engine_names(char *buf, size_t len, const char *sep);
 
 int lft_tables_alloc(struct lft_tables *t, const struct fabric *f);
 void lft_tables_free(struct lft_tables *t);
 static inline uint8_t *lft_row(const struct lft_tables *t, uint32_t row)
 {
 	return t->port + (size_t)row * (t->max_lid + 1);
+}
+/* The SL of the path from src to dst: 0 when no QoS mode set one. */
+static inline uint8_t lft_sl(const struct lft_tables *t, uint32_t src,
+			     uint32_t dst)
+{
+	if (t->sl == NULL || src > t->max_lid || dst > t->max_lid)
+		return 0;
+	return t->sl[(size_t)src * (t->max_lid + 1) + dst];
 }
 
 #endif

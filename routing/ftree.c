@@ -57,7 +57,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engines.h"
+#include "graph.h"
 
 #define FT_INF		UINT16_MAX
 #define FT_TUPLE_LEN	8
@@ -140,16 +141,6 @@ struct ft {
 	uint32_t n_batch;
 };
 
-static int usable_link(const struct fabric *f, uint32_t pi)
-{
-	const struct fab_port *p = &f->ports[pi];
-	if (!(p->flags & FPORT_PRESENT) || p->remote == FAB_NONE)
-		return 0;
-	const struct fab_port *r = &f->ports[p->remote];
-	return (r->flags & FPORT_PRESENT) && p->phys_state == PHYS_LINKUP &&
-	       r->phys_state == PHYS_LINKUP;
-}
-
 static const struct fab_node *row_node(const struct ft *ft, uint32_t row)
 {
 	return &ft->f->nodes[ft->t->sw_node[row]];
@@ -173,7 +164,7 @@ static int ft_links(struct ft *ft)
 			ft->ca_off[r] = c;
 			for (unsigned p = 1; p <= nd->nports; p++) {
 				uint32_t pi = nd->first_port + p;
-				if (!usable_link(f, pi))
+				if (!graph_link_up(f, pi))
 					continue;
 				const struct fab_port *rp = &f->ports[f->ports[pi].remote];
 				const struct fab_node *rn = &f->nodes[rp->node];
@@ -1195,7 +1186,7 @@ static int ft_fill(struct ft *ft)
 		const struct fab_port *p = &f->ports[pi];
 		uint32_t node = p->node;
 		if (f->nodes[node].type != FAB_SWITCH) {
-			if (!usable_link(f, pi))
+			if (!graph_link_up(f, pi))
 				continue;
 			node = f->ports[p->remote].node;
 			if (f->nodes[node].type != FAB_SWITCH)
@@ -1298,8 +1289,8 @@ static void ft_free(struct ft *ft)
 		free(p[i]);
 }
 
-static int ftree_route(const struct fabric *f, const struct route_opts *o,
-		       struct lft_tables *t, char *err, size_t errlen)
+int ftree_route(const struct fabric *f, const struct route_opts *o,
+		struct lft_tables *t, char *err, size_t errlen)
 {
 	struct ft ft = { .f = f, .t = t, .n = t->n_sw, .stride = 1 };
 	int rc = -1;
@@ -1343,8 +1334,3 @@ out:
 	ft_free(&ft);
 	return rc;
 }
-
-const struct routing_engine ftree_engine = {
-	.name = "ftree",
-	.route = ftree_route,
-};

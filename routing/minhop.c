@@ -8,119 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engines.h"
+#include "graph.h"
 
-struct sw_graph {
-	uint32_t n;		/* switches (rows) */
-	uint32_t *adj_off;	/* n + 1 offsets into adj[] */
-	uint32_t *adj_row;	/* neighbour row */
-	uint8_t *adj_port;	/* local port towards it */
-};
-
-static int usable_link(const struct fabric *f, uint32_t pi)
-{
-	const struct fab_port *p = &f->ports[pi];
-	if (!(p->flags & FPORT_PRESENT) || p->remote == FAB_NONE)
-		return 0;
-	const struct fab_port *r = &f->ports[p->remote];
-	return (r->flags & FPORT_PRESENT) && p->phys_state == PHYS_LINKUP &&
-	       r->phys_state == PHYS_LINKUP;
-}
-
-static int build_graph(const struct fabric *f, const struct lft_tables *t,
-		       struct sw_graph *g)
-{
-	uint32_t m = 0;
-	g->n = t->n_sw;
-	g->adj_off = calloc((size_t)g->n + 1, sizeof(*g->adj_off));
-	if (!g->adj_off)
-		return -1;
-	for (uint32_t r = 0; r < g->n; r++) {
-		const struct fab_node *n = &f->nodes[t->sw_node[r]];
-		for (int p = 1; p <= n->nports; p++) {
-			uint32_t pi = n->first_port + p;
-			if (usable_link(f, pi) &&
-			    f->nodes[f->ports[f->ports[pi].remote].node].type == FAB_SWITCH)
-				m++;
-		}
-	}
-	g->adj_row = malloc(((size_t)m + 1) * sizeof(*g->adj_row));
-	g->adj_port = malloc((size_t)m + 1);
-	if (!g->adj_row || !g->adj_port)
-		return -1;
-	m = 0;
-	for (uint32_t r = 0; r < g->n; r++) {
-		const struct fab_node *n = &f->nodes[t->sw_node[r]];
-		g->adj_off[r] = m;
-		for (int p = 1; p <= n->nports; p++) {
-			uint32_t pi = n->first_port + p;
-			if (!usable_link(f, pi))
-				continue;
-			uint32_t rn = f->ports[f->ports[pi].remote].node;
-			if (f->nodes[rn].type != FAB_SWITCH)
-				continue;
-			g->adj_row[m] = t->row_of_node[rn];
-			g->adj_port[m] = (uint8_t)p;
-			m++;
-		}
-	}
-	g->adj_off[g->n] = m;
-	return 0;
-}
-
-static void free_graph(struct sw_graph *g)
-{
-	free(g->adj_off);
-	free(g->adj_row);
-	free(g->adj_port);
-}
-
-/* BFS hop counts from row src; unreachable = UINT32_MAX. */
-static void bfs(const struct sw_graph *g, uint32_t src, uint32_t *dist,
-		uint32_t *queue)
-{
-	for (uint32_t i = 0; i < g->n; i++)
-		dist[i] = UINT32_MAX;
-	uint32_t qh = 0, qt = 0;
-	dist[src] = 0;
-	queue[qt++] = src;
-	while (qh < qt) {
-		uint32_t u = queue[qh++];
-		for (uint32_t e = g->adj_off[u]; e < g->adj_off[u + 1]; e++) {
-			uint32_t v = g->adj_row[e];
-			if (dist[v] == UINT32_MAX) {
-				dist[v] = dist[u] + 1;
-				queue[qt++] = v;
-			}
-		}
-	}
-}
-
-/* The switch row and port where a LID's port attaches, or -1. */
-static int lid_attach(const struct fabric *f, const struct lft_tables *t,
-		      uint32_t lid, uint32_t *row, uint8_t *port)
-{
-	uint32_t pi = f->lid_port[lid];
-	if (pi == FAB_NONE)
-		return -1;
-	const struct fab_port *p = &f->ports[pi];
-	if (f->nodes[p->node].type == FAB_SWITCH) {
-		*row = t->row_of_node[p->node];
-		*port = 0;
-		return 0;
-	}
-	if (!usable_link(f, pi))
-		return -1;
-	const struct fab_port *r = &f->ports[p->remote];
-	if (f->nodes[r->node].type != FAB_SWITCH)
-		return -1;
-	*row = t->row_of_node[r->node];
-	*port = r->num;
-	return 0;
-}
-
-static int minhop_route(const struct fabric *f, const struct route_opts *o,
-			struct lft_tables *t, char *err, size_t errlen)
+int minhop_route(const struct fabric *f, const struct route_opts *o,
+		 struct lft_tables *t, char *err, size_t errlen)
 {
 	struct sw_graph g = { 0 };
 	uint32_t *dist = malloc(((size_t)t->n_sw + 1) * sizeof(*dist));
@@ -141,8 +33,8 @@ static int minhop_route(const struct fabric *f, const struct route_opts *o,
 	uint32_t *lids = malloc(((size_t)t->max_lid + 1) * sizeof(*lids));
 	int rc = -1;
 	if (!dist || !queue || !load || !first || !next || !aport || !order ||
-	    !cand_off || !lids || build_graph(f, t, &g) < 0 ||
-	    !(cand = malloc((size_t)g.adj_off[g.n] + 1))) {
+	    !cand_off || !lids || sw_graph_build(&g, f, t) < 0 ||
+	    !(cand = malloc((size_t)g.off[g.n] + 1))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -150,7 +42,7 @@ static int minhop_route(const struct fabric *f, const struct route_opts *o,
 		first[r] = UINT32_MAX;
 	for (uint32_t lid = t->max_lid; lid >= 1; lid--) {
 		uint32_t row;
-		if (lid_attach(f, t, lid, &row, &aport[lid]) < 0)
+		if (graph_lid_attach(f, t, lid, &row, &aport[lid]) < 0)
 			continue;
 		next[lid] = first[row];
 		first[row] = lid;
@@ -164,21 +56,21 @@ static int minhop_route(const struct fabric *f, const struct route_opts *o,
 	for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
 		uint32_t row;
 		uint8_t port;
-		if (lid_attach(f, t, lid, &row, &port) == 0 && first[row] == lid)
+		if (graph_lid_attach(f, t, lid, &row, &port) == 0 && first[row] == lid)
 			order[n_dest++] = row;
 	}
 	for (uint32_t k = 0; k < n_dest; k++) {
 		uint32_t d = order[k];
-		bfs(&g, d, dist, queue);
+		sw_graph_bfs(&g, &d, 1, dist, queue);
 		/* the ports on a shortest path towards d, per switch, once for all its LIDs */
 		uint32_t m = 0;
 		for (uint32_t s = 0; s < t->n_sw; s++) {
 			cand_off[s] = m;
 			if (s == d || dist[s] == UINT32_MAX)
 				continue;
-			for (uint32_t e = g.adj_off[s]; e < g.adj_off[s + 1]; e++)
-				if (dist[g.adj_row[e]] + 1 == dist[s])
-					cand[m++] = g.adj_port[e];
+			for (uint32_t e = g.off[s]; e < g.off[s + 1]; e++)
+				if (dist[g.nbr[e]] + 1 == dist[s])
+					cand[m++] = g.port[e];
 		}
 		cand_off[t->n_sw] = m;
 		/*
@@ -212,7 +104,7 @@ static int minhop_route(const struct fabric *f, const struct route_opts *o,
 	}
 	rc = 0;
 out:
-	free_graph(&g);
+	sw_graph_free(&g);
 	free(dist);
 	free(queue);
 	free(load);
@@ -225,8 +117,3 @@ out:
 	free(lids);
 	return rc;
 }
-
-const struct routing_engine minhop_engine = {
-	.name = "minhop",
-	.route = minhop_route,
-};

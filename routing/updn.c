@@ -28,18 +28,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "engine.h"
+#include "engines.h"
+#include "graph.h"
 
 #define INF UINT32_MAX
-
-/* Switch-to-switch graph by LFT row, neighbours in port order. */
-struct rgraph {
-	uint32_t n;
-	uint32_t *off;		/* n + 1 */
-	uint32_t *nbr;		/* neighbour row */
-	uint8_t *port;		/* local port towards it */
-	uint8_t *has_ca;	/* a CA or router is cabled to the switch */
-};
 
 /* The same graph by position in the order: up neighbours first. */
 struct ograph {
@@ -50,102 +42,6 @@ struct ograph {
 	uint32_t *nbr;		/* neighbour position */
 	uint8_t *port;
 };
-
-/* Shared with routing/dmodk.c (switch LIDs under D-mod-K). */
-int updn_route_order(const struct fabric *f, struct lft_tables *t,
-		     const uint32_t *pos, const uint8_t *want, char *err,
-		     size_t errlen);
-
-static int usable_link(const struct fabric *f, uint32_t pi)
-{
-	const struct fab_port *p = &f->ports[pi];
-	if (!(p->flags & FPORT_PRESENT) || p->remote == FAB_NONE)
-		return 0;
-	const struct fab_port *r = &f->ports[p->remote];
-	return (r->flags & FPORT_PRESENT) && p->phys_state == PHYS_LINKUP &&
-	       r->phys_state == PHYS_LINKUP;
-}
-
-static int peer_is_switch(const struct fabric *f, uint32_t pi)
-{
-	return f->nodes[f->ports[f->ports[pi].remote].node].type == FAB_SWITCH;
-}
-
-static void free_rgraph(struct rgraph *g)
-{
-	free(g->off);
-	free(g->nbr);
-	free(g->port);
-	free(g->has_ca);
-}
-
-static int build_rgraph(const struct fabric *f, const struct lft_tables *t,
-			struct rgraph *g)
-{
-	uint32_t m = 0;
-	memset(g, 0, sizeof(*g));
-	g->n = t->n_sw;
-	g->off = calloc((size_t)g->n + 1, sizeof(*g->off));
-	g->has_ca = calloc((size_t)g->n + 1, 1);
-	if (!g->off || !g->has_ca)
-		return -1;
-	for (uint32_t r = 0; r < g->n; r++) {
-		const struct fab_node *n = &f->nodes[t->sw_node[r]];
-		for (int p = 1; p <= n->nports; p++) {
-			uint32_t pi = n->first_port + p;
-			if (!usable_link(f, pi))
-				continue;
-			if (peer_is_switch(f, pi))
-				m++;
-			else
-				g->has_ca[r] = 1;
-		}
-	}
-	g->nbr = malloc(((size_t)m + 1) * sizeof(*g->nbr));
-	g->port = malloc((size_t)m + 1);
-	if (!g->nbr || !g->port)
-		return -1;
-	m = 0;
-	for (uint32_t r = 0; r < g->n; r++) {
-		const struct fab_node *n = &f->nodes[t->sw_node[r]];
-		g->off[r] = m;
-		for (int p = 1; p <= n->nports; p++) {
-			uint32_t pi = n->first_port + p;
-			if (!usable_link(f, pi) || !peer_is_switch(f, pi))
-				continue;
-			g->nbr[m] = t->row_of_node[f->ports[f->ports[pi].remote].node];
-			g->port[m] = (uint8_t)p;
-			m++;
-		}
-	}
-	g->off[g->n] = m;
-	return 0;
-}
-
-/* Multi-source BFS over the whole graph; unreached rows get INF. */
-static void bfs(const struct rgraph *g, const uint32_t *src, uint32_t nsrc,
-		uint32_t *dist, uint32_t *queue)
-{
-	uint32_t qh = 0, qt = 0;
-	for (uint32_t i = 0; i < g->n; i++)
-		dist[i] = INF;
-	for (uint32_t i = 0; i < nsrc; i++) {
-		if (dist[src[i]] == INF) {
-			dist[src[i]] = 0;
-			queue[qt++] = src[i];
-		}
-	}
-	while (qh < qt) {
-		uint32_t u = queue[qh++];
-		for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
-			uint32_t v = g->nbr[e];
-			if (dist[v] == INF) {
-				dist[v] = dist[u] + 1;
-				queue[qt++] = v;
-			}
-		}
-	}
-}
 
 struct sortkey {
 	uint32_t k[3];
@@ -219,7 +115,7 @@ static int resolve_root(const struct fabric *f, const struct lft_tables *t,
  * a tree and the top rank is the root set; otherwise the switch of least
  * eccentricity (lowest GUID on ties).
  */
-static void auto_roots(const struct rgraph *g, const uint32_t *mem,
+static void auto_roots(const struct sw_graph *g, const uint32_t *mem,
 		       uint32_t nmem, uint8_t *is_root, uint32_t *dist,
 		       uint32_t *queue, uint32_t *leaves)
 {
@@ -228,7 +124,7 @@ static void auto_roots(const struct rgraph *g, const uint32_t *mem,
 		if (g->has_ca[mem[i]])
 			leaves[nl++] = mem[i];
 	if (nl > 0) {
-		bfs(g, leaves, nl, dist, queue);
+		sw_graph_bfs(g, leaves, nl, dist, queue);
 		uint32_t maxr = 0;
 		for (uint32_t i = 0; i < nmem; i++)
 			if (dist[mem[i]] > maxr)
@@ -285,7 +181,7 @@ static void auto_roots(const struct rgraph *g, const uint32_t *mem,
  * -1), else per connected component from auto_roots.
  */
 static int updn_order(const struct fabric *f, const struct lft_tables *t,
-		      const struct rgraph *g, const struct route_opts *o,
+		      const struct sw_graph *g, const struct route_opts *o,
 		      uint32_t *pos, char *err, size_t errlen)
 {
 	uint32_t n = g->n;
@@ -356,7 +252,7 @@ static int updn_order(const struct fabric *f, const struct lft_tables *t,
 	for (uint32_t r = 0; r < n; r++)
 		if (is_root[r])
 			tmp[nroot++] = r;
-	bfs(g, tmp, nroot, rank, queue);
+	sw_graph_bfs(g, tmp, nroot, rank, queue);
 	/*
 	 * A component whose order by (rank, GUID) has several minima (roots
 	 * with no lower-GUID root next to them) gets connectors.
@@ -378,7 +274,7 @@ static int updn_order(const struct fabric *f, const struct lft_tables *t,
 		}
 		if (sinks <= 1)
 			continue;
-		bfs(g, &rstar, 1, dist, queue);
+		sw_graph_bfs(g, &rstar, 1, dist, queue);
 		cls_a[rstar] = walked[rstar] = 1;
 		for (uint32_t i = cstart[c]; i < cstart[c + 1]; i++) {
 			uint32_t v = mem[i];
@@ -433,7 +329,7 @@ static void free_ograph(struct ograph *g)
 	free(g->port);
 }
 
-static int build_ograph(const struct rgraph *rg, const uint32_t *pos,
+static int build_ograph(const struct sw_graph *rg, const uint32_t *pos,
 			struct ograph *g)
 {
 	uint32_t m = rg->off[rg->n];
@@ -465,26 +361,6 @@ static int build_ograph(const struct rgraph *rg, const uint32_t *pos,
 		}
 	}
 	g->off[g->n] = m;
-	return 0;
-}
-
-/* The switch row and port where a LID's port attaches, or -1. */
-static int lid_attach(const struct fabric *f, const struct lft_tables *t,
-		      uint32_t lid, uint32_t *row, uint8_t *port)
-{
-	uint32_t pi = f->lid_port[lid];
-	if (pi == FAB_NONE)
-		return -1;
-	const struct fab_port *p = &f->ports[pi];
-	if (f->nodes[p->node].type == FAB_SWITCH) {
-		*row = t->row_of_node[p->node];
-		*port = 0;
-		return 0;
-	}
-	if (!usable_link(f, pi) || !peer_is_switch(f, pi))
-		return -1;
-	*row = t->row_of_node[f->ports[p->remote].node];
-	*port = f->ports[p->remote].num;
 	return 0;
 }
 
@@ -635,7 +511,7 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 		     const uint32_t *pos, const uint8_t *want, char *err,
 		     size_t errlen)
 {
-	struct rgraph rg = { 0 };
+	struct sw_graph rg = { 0 };
 	struct ograph g = { 0 };
 	struct dest_work w = { 0 };
 	uint32_t n = t->n_sw, nl = t->max_lid + 1;
@@ -658,7 +534,7 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 	int rc = -1;
 	if (!load || !first || !next || !aport || !order || !lids || !w.dd ||
 	    !w.du || !w.eff || !w.forced || !w.cand_off ||
-	    build_rgraph(f, t, &rg) < 0 || build_ograph(&rg, pos, &g) < 0 ||
+	    sw_graph_build(&rg, f, t) < 0 || build_ograph(&rg, pos, &g) < 0 ||
 	    !(w.cand = malloc((size_t)g.off[n] + 1)) ||
 	    !(w.cand_nbr = malloc(((size_t)g.off[n] + 1) * sizeof(*w.cand_nbr)))) {
 		snprintf(err, errlen, "out of memory");
@@ -670,7 +546,7 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 	for (uint32_t lid = t->max_lid; lid >= 1; lid--) {
 		uint32_t row;
 		if ((want && !want[lid]) ||
-		    lid_attach(f, t, lid, &row, &aport[lid]) < 0)
+		    graph_lid_attach(f, t, lid, &row, &aport[lid]) < 0)
 			continue;
 		next[lid] = first[pos[row]];
 		first[pos[row]] = lid;
@@ -681,7 +557,7 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 		uint32_t row;
 		uint8_t port;
 		if ((!want || want[lid]) &&
-		    lid_attach(f, t, lid, &row, &port) == 0 &&
+		    graph_lid_attach(f, t, lid, &row, &port) == 0 &&
 		    first[pos[row]] == lid)
 			order[n_dest++] = pos[row];
 	}
@@ -725,7 +601,7 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 	}
 	rc = 0;
 out:
-	free_rgraph(&rg);
+	sw_graph_free(&rg);
 	free_ograph(&g);
 	free(load);
 	free(first);
@@ -743,25 +619,20 @@ out:
 	return rc;
 }
 
-static int updn_route(const struct fabric *f, const struct route_opts *o,
-		      struct lft_tables *t, char *err, size_t errlen)
+int updn_route(const struct fabric *f, const struct route_opts *o,
+	       struct lft_tables *t, char *err, size_t errlen)
 {
-	struct rgraph g = { 0 };
+	struct sw_graph g = { 0 };
 	uint32_t *pos = malloc(((size_t)t->n_sw + 1) * sizeof(*pos));
 	int rc = -1;
-	if (!pos || build_rgraph(f, t, &g) < 0) {
+	if (!pos || sw_graph_build(&g, f, t) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	if (updn_order(f, t, &g, o, pos, err, errlen) == 0)
 		rc = updn_route_order(f, t, pos, NULL, err, errlen);
 out:
-	free_rgraph(&g);
+	sw_graph_free(&g);
 	free(pos);
 	return rc;
 }
-
-const struct routing_engine updn_engine = {
-	.name = "updn",
-	.route = updn_route,
-};

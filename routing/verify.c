@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "verify.h"
 
 #define LID_BLOCK 256
@@ -64,16 +65,6 @@ struct vctx {
 	uint8_t *pblk;			/* [LID in block][row] LFT entries */
 };
 
-static int usable_link(const struct fabric *f, uint32_t pi)
-{
-	const struct fab_port *p = &f->ports[pi];
-	if (!(p->flags & FPORT_PRESENT) || p->remote == FAB_NONE)
-		return 0;
-	const struct fab_port *q = &f->ports[p->remote];
-	return (q->flags & FPORT_PRESENT) && p->phys_state == PHYS_LINKUP &&
-	       q->phys_state == PHYS_LINKUP;
-}
-
 static const struct fab_node *row_node(const struct vctx *c, uint32_t row)
 {
 	return &c->f->nodes[c->t->sw_node[row]];
@@ -117,7 +108,7 @@ static int build_links(struct vctx *c)
 			size_t k = (size_t)r * c->stride + p;
 			c->nb_row[k] = c->nb_port[k] = FAB_NONE;
 			c->hop[k] = p > n->nports ? C_DROP : C_HOLE;
-			if (p == 0 || p > n->nports || !usable_link(f, n->first_port + p))
+			if (p == 0 || p > n->nports || !graph_link_up(f, n->first_port + p))
 				continue;
 			uint32_t rp = f->ports[n->first_port + p].remote;
 			c->nb_port[k] = rp;
@@ -154,7 +145,7 @@ static int build_links(struct vctx *c)
 static uint32_t ca_attach(const struct vctx *c, uint32_t pi)
 {
 	const struct fabric *f = c->f;
-	if (!usable_link(f, pi))
+	if (!graph_link_up(f, pi))
 		return FAB_NONE;
 	uint32_t rn = f->ports[f->ports[pi].remote].node;
 	return f->nodes[rn].type == FAB_SWITCH ? c->t->row_of_node[rn] : FAB_NONE;
@@ -643,13 +634,11 @@ out:
 
 int verify_engine_deadlock_free(const char *engine)
 {
-	static const char *const names[] = { "updn", "ftree", "dmodk" };
-	if (!engine)
+	const struct routing_engine *e;
+
+	if (engine == NULL || (e = routing_engine_find(engine)) == NULL)
 		return 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(engine, names[i]))
-			return 1;
-	return 0;
+	return e->deadlock_free;
 }
 
 static const char *fail_text(uint8_t kind)

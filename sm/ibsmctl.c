@@ -2,7 +2,8 @@
  * ibsmctl: sends one command to a running ibsmd over its control socket
  * and prints the reply, as text or (--json) as the JSON document.
  */
-#include "control.h"
+#include "ctlclient.h"
+#include "ctlrender.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -21,16 +22,12 @@ static void usage(FILE *fp)
 	    "  -h, --help / -V, --version\n"
 	    "commands:\n"
 	    "  status                 state, sweeps, counts, routing, MAD stats\n"
-	    "  topology               nodes, ports, links as the SM sees them\n"
-	    "  lids                   GUID -> LID (and vLID) table\n"
-	    "  routes SWITCH          one switch's LFT (GUID, LID or "
-	    "description)\n"
-	    "  verify                 check the programmed routes\n"
 	    "  sweep [--heavy]        request a sweep\n"
 	    "  reroute                recompute and push routes\n"
 	    "  reload                 re-read the policy (same as SIGHUP)\n"
-	    "  subscribers            SA event subscriptions\n"
-	    "  vm list | create | destroy | migrate ...\n", fp);
+	    "documented, refused by the daemon until implemented:\n"
+	    "  topology [--dot], lids, routes SWITCH, groups, metrics, verify,\n"
+	    "  subscribers, vm list | create | destroy | migrate ...\n", fp);
 }
 
 static const char *socket_path(const char *opt)
@@ -42,6 +39,24 @@ static const char *socket_path(const char *opt)
 	if (env != NULL && env[0] != '\0')
 		return env;
 	return CONTROL_DEFAULT_SOCKET;
+}
+
+/*
+ * A failure: the reason on stderr and, with --json, {"error": reason} on
+ * stdout.  Returns the exit status, 1.
+ */
+static int print_error(const char *why, int as_json)
+{
+	fprintf(stderr, "ibsmctl: %s\n", why);
+	if (as_json) {
+		json_t *doc = json_pack("{s:s}", "error", why);
+		if (doc == NULL || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0)
+			fputs("{\"error\": \"(not UTF-8)\"}", stdout);
+		putchar('\n');
+		json_decref(doc);
+		fflush(stdout);
+	}
+	return 1;
 }
 
 /* Prints a successful reply; returns the exit status. */
@@ -117,17 +132,14 @@ int main(int argc, char *argv[])
 	json_t *reply = control_call(path, cmd, args, nargs, REPLY_TIMEOUT_MS,
 	    err, sizeof(err));
 	free(args);
-	if (reply == NULL) {
-		fprintf(stderr, "ibsmctl: %s\n", err);
-		return 1;
-	}
+	if (reply == NULL)
+		return print_error(err, as_json);
 	int status;
 	if (json_is_false(json_object_get(reply, "ok"))) {
 		const char *why = json_string_value(json_object_get(reply,
 		    "error"));
-		fprintf(stderr, "ibsmctl: %s\n",
-		    why != NULL ? why : "command rejected by ibsmd");
-		status = 1;
+		status = print_error(why != NULL ? why :
+		    "command rejected by ibsmd", as_json);
 	} else {
 		status = print_reply(reply, as_json);
 	}

@@ -29,6 +29,7 @@ struct options {
 	int port;
 	uint64_t guid;
 	int once;
+	int check;		/* -n: check the policy and exit */
 	const char *routing;
 	const char *state_dir;
 	const char *socket;
@@ -40,8 +41,26 @@ struct options {
 	int log_level;
 };
 
+/* The engine table (routing/engine.c), one line per engine. */
+static void usage_engines(FILE *fp)
+{
+	const struct routing_engine *e;
+
+	fprintf(fp, "routing engines (-R, routing.engine; default");
+	for (size_t i = 0; (e = routing_engine_default(i)) != NULL; i++)
+		fprintf(fp, "%s%s", i ? "," : " ", e->name);
+	fprintf(fp, "):\n");
+	for (size_t i = 0; (e = routing_engine_at(i)) != NULL; i++)
+		fprintf(fp, "  %-8s %s; %s; %s\n", e->name, e->summary,
+			e->topologies,
+			e->deadlock_free ? "deadlock-free" : "not deadlock-free");
+}
+
 static void usage(FILE *fp)
 {
+	char names[128];
+
+	routing_engine_names(names, sizeof(names), ", ");
 	fprintf(fp,
 "usage: ibsmd [options]\n"
 "  -c, --config FILE      YAML fabric policy (default " DEFAULT_CONFIG " if it exists)\n"
@@ -49,6 +68,7 @@ static void usage(FILE *fp)
 "  -p, --port NUM         local port number on that CA\n"
 "  -g, --guid GUID        local port to bind, by port GUID\n"
 "  -o, --once             bring the subnet up once, print the summary line, exit\n"
+"  -n, --check            check the policy (-c, else the default) and exit: 0 or 78\n"
 "  -R, --routing ENGINE   routing engine(s), overrides the policy (%s)\n"
 "  -S, --state-dir DIR    persistent state (default /var/lib/ibsmd)\n"
 "  -s, --socket PATH      control socket (default " CONTROL_DEFAULT_SOCKET ")\n"
@@ -59,7 +79,8 @@ static void usage(FILE *fp)
 "      --dump-topology FILE  write the fabric as ibnetdiscover output, with LIDs\n"
 "      --log-level LEVEL  error, warn, notice (default), info, debug\n"
 "  -h, --help             this text\n"
-"  -V, --version          the version\n", routing_engine_names());
+"  -V, --version          the version\n", names);
+	usage_engines(fp);
 }
 
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_DUMP_LFTS,
@@ -73,6 +94,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "port", required_argument, NULL, 'p' },
 		{ "guid", required_argument, NULL, 'g' },
 		{ "once", no_argument, NULL, 'o' },
+		{ "check", no_argument, NULL, 'n' },
 		{ "routing", required_argument, NULL, 'R' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "socket", required_argument, NULL, 's' },
@@ -90,7 +112,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	char *end;
 	memset(o, 0, sizeof(*o));
 	o->log_level = -1;
-	while ((c = getopt_long(argc, argv, "c:d:p:g:oR:S:s:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:d:p:g:onR:S:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 'd': o->ca = optarg; break;
@@ -111,6 +133,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'o': o->once = 1; break;
+		case 'n': o->check = 1; break;
 		case 'R': o->routing = optarg; break;
 		case 'S': o->state_dir = optarg; break;
 		case 's': o->socket = optarg; break;
@@ -151,13 +174,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* The policy file: -c, else the default one if it exists, else NULL. */
+static const char *config_path(const struct options *o)
+{
+	if (o->config)
+		return o->config;
+	return access(DEFAULT_CONFIG, F_OK) == 0 ? DEFAULT_CONFIG : NULL;
+}
+
 static int load_config(struct config *cfg, const struct options *o)
 {
 	char err[1024];
 	config_defaults(cfg);
-	const char *path = o->config;
-	if (!path && access(DEFAULT_CONFIG, F_OK) == 0)
-		path = DEFAULT_CONFIG;
+	const char *path = config_path(o);
 	if (path && config_load(cfg, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: %s\n", err);
 		return -1;
@@ -352,10 +381,8 @@ static int run_fabric(struct config *cfg, const struct options *o)
 		goto out;
 	}
 	sm->cfg = *cfg;
-	if (o->config)
-		snprintf(sm->config_path, sizeof(sm->config_path), "%s", o->config);
-	else if (access(DEFAULT_CONFIG, F_OK) == 0)
-		snprintf(sm->config_path, sizeof(sm->config_path), "%s", DEFAULT_CONFIG);
+	if (config_path(o))
+		snprintf(sm->config_path, sizeof(sm->config_path), "%s", config_path(o));
 	sm->once = o->once;
 	sm->log_level_override = o->log_level;
 	sm->routing_override = o->routing;
@@ -439,6 +466,15 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	if (r == -2)
 		return 2;
+	if (o.check) {
+		/* as OpenBSD daemons' -n: the policy alone, nothing else */
+		if (config_path(&o))
+			printf("%s: policy OK\n", config_path(&o));
+		else
+			printf("no policy file (%s does not exist): the built-in defaults\n",
+			       DEFAULT_CONFIG);
+		return 0;
+	}
 	log_set_level(o.log_level >= 0 ? o.log_level : cfg.log_level);
 	if (o.offline)
 		return run_offline(&cfg, &o);

@@ -40,8 +40,10 @@ int sm_route(const struct config *c, const char *override,
 	for (int i = 0; i < use->n_engines; i++) {
 		const struct routing_engine *e = routing_engine_find(use->engines[i]);
 		if (!e) {
+			char have[128];
+			routing_engine_names(have, sizeof(have), " ");
 			log_warn("routing: engine '%s' is not available (have: %s)%s",
-				 use->engines[i], routing_engine_names(),
+				 use->engines[i], have,
 				 i + 1 < use->n_engines ? "; trying the next" : "");
 			continue;
 		}

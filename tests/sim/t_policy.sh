@@ -1,7 +1,8 @@
 #!/bin/bash
 # Bad policy files (unknown key, wrong type, value out of range, YAML syntax
-# error) each give a file:line:column message and exit 78, before anything
-# touches a fabric; a bad command line exits 2.
+# error, a documented key nothing implements yet) each give a
+# file:line:column message and exit 78, before anything touches a fabric;
+# a bad command line exits 2.
 . "$(dirname "$0")/common.sh"
 
 check_bad() {	# NAME EXPECTED-REGEX YAML
@@ -18,7 +19,42 @@ check_bad unknown-key "3:3: unknown key 'sweep.intervl_s'" $'sm: {priority: 1}\n
 check_bad wrong-type "2:11: .*mad.window.*integer" $'mad:\n  window: lots\n'
 check_bad out-of-range "1:16: sm.priority: 16 is out of range 0..15" $'sm: {priority: 16}\n'
 check_bad syntax "3:4: syntax error: " $'routing:\n  engine: [minhop\nlmc: 0\n'
+# documented keys nothing implements yet: refused at the key, never ignored
+check_bad qos-mode "3:3: not implemented yet \\(key 'qos.mode'\\)" $'lmc: 0\nqos:\n  mode: none\n'
+check_bad events "1:10: not implemented yet \\(key 'events.signalling'\\)" $'events: {signalling: hybrid}\n'
+check_bad partitions "2:1: not implemented yet \\(key 'partitions'\\)" $'sm: {priority: 1}\npartitions:\n  - {name: a, pkey: 0x1}\n'
+check_bad control-group "1:11: not implemented yet \\(key 'control.group'\\)" $'control: {group: ibsmd}\n'
+check_bad misspelt "1:7: unknown key 'qos.mod'" $'qos: {mod: none}\n'
 [ -e "$SIM_TMP/state" ] && fail "a bad policy created the state directory"
+
+# -n / --check: the policy alone, 0 or 78, nothing else touched
+out=$("$IBSMD" -n -c "$SIM_ROOT/etc/ibsmd.yaml" 2>&1); rc=$?
+[ "$rc" -eq 0 ] && [ "$out" = "$SIM_ROOT/etc/ibsmd.yaml: policy OK" ] ||
+	fail "-n on the example policy: exit $rc ($out)"
+f="$SIM_TMP/qos-mode.yaml"
+out=$("$IBSMD" --check -c "$f" 2>"$SIM_TMP/check.err"); rc=$?
+[ "$rc" -eq 78 ] && [ -z "$out" ] &&
+	grep -q "^ibsmd: $f:3:3: not implemented yet (key 'qos.mode')$" "$SIM_TMP/check.err" ||
+	fail "--check on a bad policy: exit $rc, stdout '$out', stderr '$(cat "$SIM_TMP/check.err")'"
+out=$("$IBSMD" -n -c "$SIM_TMP/nonexistent.yaml" 2>&1); rc=$?
+[ "$rc" -eq 78 ] || fail "-n on a missing file: exit $rc ($out)"
+if [ ! -e /etc/ibsmd/ibsmd.yaml ]; then
+	out=$("$IBSMD" -n 2>&1); rc=$?
+	[ "$rc" -eq 0 ] && grep -q "built-in defaults" <<<"$out" ||
+		fail "-n without a policy file: exit $rc ($out)"
+fi
+[ -e "$SIM_TMP/state" ] && fail "a bad policy created the state directory"
+pass "-n: example policy OK (exit 0), bad policy exit 78 with file:line:col"
+
+# -R: the error lists exactly the engines --help lists (the engine table)
+help_engines=$("$IBSMD" --help | sed -n '/^routing engines/,$p' | awk 'NR > 1 {print $1}' | tr '\n' ' ')
+[ -n "$help_engines" ] || fail "--help lists no routing engine"
+out=$("$IBSMD" -n -R ftree,nosuch 2>&1); rc=$?
+[ "$rc" -eq 2 ] && [ "$out" = "ibsmd: -R: unknown routing engine 'nosuch' (known: ${help_engines% })" ] ||
+	fail "-R nosuch: exit $rc, '$out' does not list '${help_engines% }'"
+out=$("$IBSMD" -n -R "$(tr ' ' ',' <<<"${help_engines% }")" 2>&1); rc=$?
+[ "$rc" -eq 0 ] || fail "-R with every engine --help lists: exit $rc ($out)"
+pass "-R: unknown engines refused with the list --help prints: ${help_engines% }"
 
 out=$("$IBSMD" --bogus 2>&1); rc=$?
 [ "$rc" -eq 2 ] || fail "bad option: exit $rc"

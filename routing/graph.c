@@ -1,0 +1,103 @@
+/* Graph helpers shared by the engines and the verifier (see graph.h). */
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sw_graph_free(struct sw_graph *g)
+{
+	free(g->off);
+	free(g->nbr);
+	free(g->port);
+	free(g->has_ca);
+	memset(g, 0, sizeof(*g));
+}
+
+int sw_graph_build(struct sw_graph *g, const struct fabric *f,
+		   const struct lft_tables *t)
+{
+	uint32_t m = 0;
+	memset(g, 0, sizeof(*g));
+	g->n = t->n_sw;
+	g->off = calloc((size_t)g->n + 1, sizeof(*g->off));
+	g->has_ca = calloc((size_t)g->n + 1, 1);
+	if (!g->off || !g->has_ca)
+		goto fail;
+	for (uint32_t r = 0; r < g->n; r++) {
+		const struct fab_node *n = &f->nodes[t->sw_node[r]];
+		for (int p = 1; p <= n->nports; p++) {
+			uint32_t pi = n->first_port + p;
+			if (!graph_link_up(f, pi))
+				continue;
+			if (graph_peer_is_switch(f, pi))
+				m++;
+			else
+				g->has_ca[r] = 1;
+		}
+	}
+	g->nbr = malloc(((size_t)m + 1) * sizeof(*g->nbr));
+	g->port = malloc((size_t)m + 1);
+	if (!g->nbr || !g->port)
+		goto fail;
+	m = 0;
+	for (uint32_t r = 0; r < g->n; r++) {
+		const struct fab_node *n = &f->nodes[t->sw_node[r]];
+		g->off[r] = m;
+		for (int p = 1; p <= n->nports; p++) {
+			uint32_t pi = n->first_port + p;
+			if (!graph_link_up(f, pi) || !graph_peer_is_switch(f, pi))
+				continue;
+			g->nbr[m] = t->row_of_node[f->ports[f->ports[pi].remote].node];
+			g->port[m] = (uint8_t)p;
+			m++;
+		}
+	}
+	g->off[g->n] = m;
+	return 0;
+fail:
+	sw_graph_free(g);
+	return -1;
+}
+
+void sw_graph_bfs(const struct sw_graph *g, const uint32_t *src,
+		  uint32_t nsrc, uint32_t *dist, uint32_t *queue)
+{
+	uint32_t qh = 0, qt = 0;
+	for (uint32_t i = 0; i < g->n; i++)
+		dist[i] = UINT32_MAX;
+	for (uint32_t i = 0; i < nsrc; i++) {
+		if (dist[src[i]] == UINT32_MAX) {
+			dist[src[i]] = 0;
+			queue[qt++] = src[i];
+		}
+	}
+	while (qh < qt) {
+		uint32_t u = queue[qh++];
+		for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
+			uint32_t v = g->nbr[e];
+			if (dist[v] == UINT32_MAX) {
+				dist[v] = dist[u] + 1;
+				queue[qt++] = v;
+			}
+		}
+	}
+}
+
+int graph_lid_attach(const struct fabric *f, const struct lft_tables *t,
+		     uint32_t lid, uint32_t *row, uint8_t *port)
+{
+	uint32_t pi = f->lid_port[lid];
+	if (pi == FAB_NONE)
+		return -1;
+	const struct fab_port *p = &f->ports[pi];
+	if (f->nodes[p->node].type == FAB_SWITCH) {
+		*row = t->row_of_node[p->node];
+		*port = 0;
+		return 0;
+	}
+	if (!graph_link_up(f, pi) || !graph_peer_is_switch(f, pi))
+		return -1;
+	*row = t->row_of_node[f->ports[p->remote].node];
+	*port = f->ports[p->remote].num;
+	return 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * Graph helpers shared by the routing engines and the verifier: which
+ * links carry traffic, the switch-to-switch graph by LFT row, hop counts,
+ * and where a LID attaches to a switch.  Pure functions of the fabric
+ * model; no I/O.
+ */
+#ifndef IBSMD_GRAPH_H
+#define IBSMD_GRAPH_H
+
+#include <stdint.h>
+
+#include "engine.h"
+
+/*
+ * Switches by LFT row and their usable switch-to-switch links, neighbours
+ * of row r in port order: nbr[off[r] .. off[r + 1]) with the local port
+ * towards each in port[] (parallel cables appear once per cable).
+ */
+struct sw_graph {
+	uint32_t n;		/* switches (rows) */
+	uint32_t *off;		/* n + 1 offsets into nbr[] and port[] */
+	uint32_t *nbr;		/* neighbour row */
+	uint8_t *port;		/* local port towards it */
+	uint8_t *has_ca;	/* per row: a CA or router is cabled to it */
+};
+
+/* Port pi has a link both of whose ends are present and LinkUp. */
+static inline int graph_link_up(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (!(p->flags & FPORT_PRESENT) || p->remote == FAB_NONE)
+		return 0;
+	const struct fab_port *r = &f->ports[p->remote];
+	return (r->flags & FPORT_PRESENT) && p->phys_state == PHYS_LINKUP &&
+	       r->phys_state == PHYS_LINKUP;
+}
+
+/* The node at the far end of port pi (which has a link) is a switch. */
+static inline int graph_peer_is_switch(const struct fabric *f, uint32_t pi)
+{
+	return f->nodes[f->ports[f->ports[pi].remote].node].type == FAB_SWITCH;
+}
+
+/* Builds g from f's usable links; 0, or -1 on ENOMEM with g emptied. */
+int sw_graph_build(struct sw_graph *g, const struct fabric *f,
+		   const struct lft_tables *t);
+void sw_graph_free(struct sw_graph *g);
+/*
+ * Hop counts from the rows src[0..nsrc) (a multi-source BFS): dist[row],
+ * UINT32_MAX where unreached.  dist and queue hold g->n entries.
+ */
+void sw_graph_bfs(const struct sw_graph *g, const uint32_t *src,
+		  uint32_t nsrc, uint32_t *dist, uint32_t *queue);
+
+/*
+ * The switch row and port where LID lid's port attaches: a switch's own
+ * LID at port 0, a CA port at the switch port it is cabled to by a usable
+ * link.  0, or -1 when the LID is unassigned or attached to no switch.
+ */
+int graph_lid_attach(const struct fabric *f, const struct lft_tables *t,
+		     uint32_t lid, uint32_t *row, uint8_t *port);
+
+#endif

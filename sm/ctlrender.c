@@ -1,0 +1,141 @@
+/*
+ * The human-readable rendering of a control-socket reply (see
+ * ctlrender.h), for ibsmctl without --json.
+ */
+#include "ctlrender.h"
+
+#include <string.h>
+
+static int is_scalar(const json_t *v)
+{
+	return !json_is_object(v) && !json_is_array(v);
+}
+
+static void print_scalar(FILE *fp, const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		fputs(json_string_value(v), fp);
+		break;
+	case JSON_INTEGER:
+		fprintf(fp, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		fprintf(fp, "%.15g", json_real_value(v));
+		break;
+	case JSON_TRUE:
+		fputs("true", fp);
+		break;
+	case JSON_FALSE:
+		fputs("false", fp);
+		break;
+	default:
+		fputs("-", fp);
+		break;
+	}
+}
+
+static int all_scalars(const json_t *a)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(a, i, v)
+		if (!is_scalar(v))
+			return 0;
+	return 1;
+}
+
+static void print_scalar_list(FILE *fp, const json_t *a)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(a, i, v) {
+		if (i > 0)
+			fputs(", ", fp);
+		print_scalar(fp, v);
+	}
+}
+
+static void print_object(FILE *, const json_t *, int, const char *);
+
+static void print_array_block(FILE *fp, const json_t *a, int indent)
+{
+	size_t i;
+	json_t *v;
+	const json_t *prev = NULL;
+
+	json_array_foreach(a, i, v) {
+		if (prev != NULL && (json_is_object(v) || json_is_object(prev)))
+			fputc('\n', fp);
+		if (json_is_object(v) && json_object_size(v) > 0) {
+			print_object(fp, v, indent, NULL);
+		} else if (json_is_array(v) && !all_scalars(v)) {
+			print_array_block(fp, v, indent + 2);
+		} else {
+			fprintf(fp, "%*s", indent, "");
+			if (json_is_array(v))
+				print_scalar_list(fp, v);
+			else if (json_is_object(v))
+				fputs("(none)", fp);
+			else
+				print_scalar(fp, v);
+			fputc('\n', fp);
+		}
+		prev = v;
+	}
+}
+
+static void print_member(FILE *fp, const char *key, const json_t *v,
+    int indent)
+{
+	fprintf(fp, "%*s%s:", indent, "", key);
+	if (is_scalar(v)) {
+		fputc(' ', fp);
+		print_scalar(fp, v);
+		fputc('\n', fp);
+	} else if (json_is_object(v) ? json_object_size(v) == 0 :
+	    json_array_size(v) == 0) {
+		fputs(" (none)\n", fp);
+	} else if (json_is_object(v)) {
+		fputc('\n', fp);
+		print_object(fp, v, indent + 2, NULL);
+	} else if (all_scalars(v)) {
+		fputc(' ', fp);
+		print_scalar_list(fp, v);
+		fputc('\n', fp);
+	} else {
+		fputc('\n', fp);
+		print_array_block(fp, v, indent + 2);
+	}
+}
+
+static void print_object(FILE *fp, const json_t *obj, int indent,
+    const char *skip)
+{
+	const char *key;
+	json_t *v;
+
+	/* json_object_foreach wants a non-const object; it only reads. */
+	json_object_foreach((json_t *)obj, key, v) {
+		if (skip == NULL || strcmp(key, skip) != 0)
+			print_member(fp, key, v, indent);
+	}
+}
+
+void control_print_text(FILE *fp, const json_t *reply)
+{
+	const json_t *text = json_object_get(reply, "text");
+
+	if (json_is_string(text)) {
+		const char *s = json_string_value(text);
+		size_t n = strlen(s);
+		fputs(s, fp);
+		if (n > 0 && s[n - 1] != '\n')
+			fputc('\n', fp);
+		return;
+	}
+	if (json_is_object(reply))
+		print_object(fp, reply, 0, "ok");
+}

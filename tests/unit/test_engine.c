@@ -1,0 +1,207 @@
+/*
+ * The routing engine table (routing/engine.c): every engine is found by
+ * its name, the default list and the verifier's deadlock promise come from
+ * it, the -R error lists it, and each engine keeps the promises the table
+ * makes for it on a fat tree and on a mesh.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/engine.h"
+#include "routing/verify.h"
+#include "sm/config.h"
+#include "routing_testlib.h"
+
+START_TEST(t_table_complete)
+{
+	const struct routing_engine *e;
+	char names[256], want[256] = "";
+	size_t n;
+
+	for (n = 0; (e = routing_engine_at(n)) != NULL; n++) {
+		ck_assert_ptr_nonnull(e->name);
+		ck_assert_ptr_nonnull(e->route);
+		ck_assert_ptr_nonnull(e->summary);
+		ck_assert_ptr_nonnull(e->topologies);
+		ck_assert_ptr_eq(routing_engine_find(e->name), e);
+		strcat(want, n ? "|" : "");
+		strcat(want, e->name);
+	}
+	ck_assert_uint_ge(n, 4);
+	routing_engine_names(names, sizeof(names), "|");
+	ck_assert_str_eq(names, want);
+	ck_assert_ptr_null(routing_engine_find("nosuch"));
+	ck_assert_ptr_null(routing_engine_find(""));
+	/* a short buffer is cut, never overrun, always terminated */
+	routing_engine_names(names, 5, "|");
+	ck_assert_uint_eq(strlen(names), 4);
+}
+END_TEST
+
+START_TEST(t_defaults_from_table)
+{
+	const struct routing_engine *e;
+	struct config c;
+	size_t i;
+
+	config_defaults(&c);
+	for (i = 0; (e = routing_engine_default(i)) != NULL; i++) {
+		ck_assert_ptr_eq(routing_engine_find(e->name), e);
+		ck_assert_int_lt((int)i, c.n_engines);
+		ck_assert_str_eq(c.engines[i], e->name);
+	}
+	ck_assert_uint_ge(i, 1);
+	ck_assert_int_eq(c.n_engines, (int)i);
+}
+END_TEST
+
+START_TEST(t_verifier_reads_table)
+{
+	const struct routing_engine *e;
+
+	for (size_t i = 0; (e = routing_engine_at(i)) != NULL; i++)
+		ck_assert_int_eq(verify_engine_deadlock_free(e->name),
+				 e->deadlock_free);
+	ck_assert_int_eq(verify_engine_deadlock_free(NULL), 0);
+	ck_assert_int_eq(verify_engine_deadlock_free("nosuch"), 0);
+}
+END_TEST
+
+/* -R and routing.engine name every engine of the table when refusing one. */
+START_TEST(t_unknown_engine_lists_table)
+{
+	struct config c;
+	char err[256], names[128], want[256];
+
+	config_defaults(&c);
+	routing_engine_names(names, sizeof(names), " ");
+	snprintf(want, sizeof(want),
+		 "unknown routing engine 'nosuch' (known: %s)", names);
+	ck_assert_int_eq(config_set_engines(&c, "ftree,nosuch", err,
+					    sizeof(err)), -1);
+	ck_assert_str_eq(err, want);
+	/* every name of the table is accepted, all of them at once too */
+	routing_engine_names(names, sizeof(names), ",");
+	ck_assert_int_eq(config_set_engines(&c, names, err, sizeof(err)), 0);
+}
+END_TEST
+
+static int route_with(const struct routing_engine *e, struct fabric *f,
+		      struct lft_tables *t)
+{
+	char err[256];
+
+	ck_assert_int_eq(lft_tables_alloc(t, f), 0);
+	return e->route(f, NULL, t, err, sizeof(err));
+}
+
+/*
+ * A fat tree: every engine routes it, loop-free; the deadlock-free ones
+ * without a dependency cycle.
+ */
+START_TEST(t_fat_tree_promises)
+{
+	const struct routing_engine *e;
+
+	for (size_t i = 0; (e = routing_engine_at(i)) != NULL; i++) {
+		struct tb *b = xgft3();
+		struct fabric f;
+		struct lft_tables t;
+
+		tb_build(&f, b, NULL, 0);
+		ck_assert_msg(route_with(e, &f, &t) == 0, "%s", e->name);
+		ck_assert_int_gt(check_reach(&f, &t, 1), 0);
+		if (e->deadlock_free)
+			ck_assert_msg(!cdg_has_cycle(&f, &t), "%s", e->name);
+		/* no QoS mode yet: no engine sets SLs or SL-to-VL tables */
+		ck_assert_ptr_null(t.sl);
+		ck_assert_ptr_null(t.sl2vl);
+		free_all(&f, &t, b);
+	}
+}
+END_TEST
+
+/*
+ * A 3x3 mesh: the engines for "any topology" route it, and a cycle shows
+ * up exactly where the table says the engine is not deadlock-free; the
+ * fat-tree engines refuse it.
+ */
+START_TEST(t_mesh_promises)
+{
+	const struct routing_engine *e;
+
+	for (size_t i = 0; (e = routing_engine_at(i)) != NULL; i++) {
+		struct tb *b = mesh(3, 3);
+		struct fabric f;
+		struct lft_tables t;
+		int rc;
+
+		tb_build(&f, b, NULL, 0);
+		rc = route_with(e, &f, &t);
+		if (strcmp(e->topologies, "any topology") != 0) {
+			ck_assert_msg(rc == -1, "%s routed a mesh", e->name);
+		} else {
+			ck_assert_msg(rc == 0, "%s", e->name);
+			check_reach(&f, &t, 0);
+			ck_assert_msg(cdg_has_cycle(&f, &t) == !e->deadlock_free,
+				      "%s", e->name);
+		}
+		free_all(&f, &t, b);
+	}
+}
+END_TEST
+
+/* The QoS room: SL 0 when absent, read back when set, freed with the rest. */
+START_TEST(t_qos_room)
+{
+	struct tb *b = xgft3();
+	struct fabric f;
+	struct lft_tables t;
+	uint32_t w;
+
+	tb_build(&f, b, NULL, 0);
+	ck_assert_int_eq(lft_tables_alloc(&t, &f), 0);
+	ck_assert_ptr_null(t.sl);
+	ck_assert_ptr_null(t.sl2vl);
+	ck_assert_uint_eq(t.sl2vl_ports, 0);
+	ck_assert_uint_eq(lft_sl(&t, 1, 2), 0);
+	w = t.max_lid + 1;
+	t.sl = calloc((size_t)w * w, 1);
+	t.sl2vl_ports = 5;
+	t.sl2vl = calloc((size_t)f.n_nodes * 5 * 5 * QOS_SLS, 1);
+	ck_assert(t.sl && t.sl2vl);
+	t.sl[1 * w + 2] = 7;
+	ck_assert_uint_eq(lft_sl(&t, 1, 2), 7);
+	ck_assert_uint_eq(lft_sl(&t, 2, 1), 0);
+	ck_assert_uint_eq(lft_sl(&t, w, 1), 0);	/* out of range */
+	free_all(&f, &t, b);		/* ASan: nothing leaks */
+	ck_assert_ptr_null(t.sl);
+	ck_assert_ptr_null(t.sl2vl);
+}
+END_TEST
+
+static Suite *engine_suite(void)
+{
+	Suite *s = suite_create("engine");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, t_table_complete);
+	tcase_add_test(tc, t_defaults_from_table);
+	tcase_add_test(tc, t_verifier_reads_table);
+	tcase_add_test(tc, t_unknown_engine_lists_table);
+	tcase_add_test(tc, t_fat_tree_promises);
+	tcase_add_test(tc, t_mesh_promises);
+	tcase_add_test(tc, t_qos_room);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(engine_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
