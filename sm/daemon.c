@@ -348,6 +348,10 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 	struct sm *sm = arg;
 	if (rc < 0 || sm->stopping)
 		return;
+	if (!st->blocks) {	/* fresh switches: nothing to keep */
+		route_and_program(sm, sm->lft_first, NULL, 0);
+		return;
+	}
 	log_notice("read the tables in place: %u blocks of %u switches (%u did not come)",
 		   st->blocks, st->switches, st->failed);
 	sm->lft = *t;
