@@ -346,9 +346,11 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 		       const struct lft_read_stats *st)
 {
 	struct sm *sm = arg;
-	if (rc < 0 || sm->stopping)
-		return;
-	if (!st->blocks) {	/* fresh switches: nothing to keep */
+	if (rc < 0 || sm->stopping || !st->blocks) {
+		lft_tables_free(t);
+		if (rc < 0 || sm->stopping)
+			return;
+		/* fresh switches: nothing to keep */
 		route_and_program(sm, sm->lft_first, NULL, 0);
 		return;
 	}
