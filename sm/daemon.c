@@ -16,6 +16,7 @@
 #include "cpu.h"
 #include "dump.h"
 #include "log.h"
+#include "recv.h"
 #include "route.h"
 #include "state.h"
 
@@ -302,6 +303,22 @@ static void free_sms(struct sm *sm)
 	sm->n_sms = sm->sms_pending = 0;
 }
 
+/* A heavy sweep that cannot go on: the last model stays; retried in 1 s. */
+static void sweep_failed(struct sm *sm, const char *why)
+{
+	log_err("%s", why);
+	sm->busy = 0;
+	discovery_free(sm->disc);
+	sm->disc = NULL;
+	if (sm->once) {
+		stop_loop(sm, 1);
+		return;
+	}
+	sm->heavy_wanted = 1;
+	snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "retry after failure");
+	set_timer(sm->sweep_timer, 1000);
+}
+
 static void on_discovered(void *arg, struct discovery *d)
 {
 	struct sm *sm = arg;
@@ -309,17 +326,7 @@ static void on_discovered(void *arg, struct discovery *d)
 		return;
 	}
 	if (d->failed) {
-		log_err("discovery failed: the local port does not answer");
-		sm->busy = 0;
-		discovery_free(sm->disc);
-		sm->disc = NULL;
-		if (sm->once) {
-			stop_loop(sm, 1);
-			return;
-		}
-		sm->heavy_wanted = 1;
-		snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "retry after failure");
-		set_timer(sm->sweep_timer, 1000);
+		sweep_failed(sm, "discovery failed: the local port does not answer");
 		return;
 	}
 	log_info("discovery: %u nodes, %u MADs in %llu ms", d->f.n_nodes,
@@ -478,6 +485,16 @@ static void after_discovery(struct sm *sm)
 {
 	struct discovery *d = sm->disc;
 	struct fabric *f = &d->f;
+	/*
+	 * Our own port left out of the model (it stopped answering during
+	 * the sweep): nothing can be configured from it.  The sweep fails,
+	 * the model and the subnet stay as they were, a new sweep follows.
+	 */
+	if (f->sm_node == FAB_NONE ||
+	    !(f->ports[fabric_port(f, f->sm_node, f->sm_port)].flags & FPORT_PRESENT)) {
+		sweep_failed(sm, "heavy sweep failed: the SM's own port did not answer");
+		return;
+	}
 	if (sm->state != SMS_MASTER) {
 		log_notice("entering MASTER state (priority %d)", sm->cfg.sm_priority);
 		sm->state = SMS_MASTER;
@@ -811,36 +828,33 @@ static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr 
 	}
 }
 
+/* The receive path's handlers (sm/recv.c registers them). */
+int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
+		   const struct mad_addr *from)
+{
+	handle_sminfo(ctx, mad, from);
+	return MAD_DONE;
+}
+
+int sm_recv_trap(void *ctx, const uint8_t *mad, size_t len,
+		 const struct mad_addr *from)
+{
+	handle_trap(ctx, mad, from);
+	return MAD_DONE;
+}
+
+/* Every MAD goes through the receive path: answers, then the handlers. */
 static void on_mad(void *arg, const uint8_t *mad, size_t len,
 		   const struct mad_addr *from, int status)
 {
 	struct sm *sm = arg;
-	if (len < 64)
-		return;
-	if (log_get_level() >= LOG_DEBUG)
+	if (log_get_level() >= LOG_DEBUG && len >= MAD_HDR_SIZE)
 		log_debug("recv: class 0x%02x method 0x%02x attr 0x%04x tid 0x%016llx status %d len %zu",
 			  smp_class(mad), smp_method(mad), smp_attr(mad),
 			  (unsigned long long)mad_get_field64((void *)mad, 0, IB_MAD_TRID_F),
 			  status, len);
-	if (txn_recv(sm->txn, mad, len, status))
-		return;
-	if (status || len < MAD_SIZE)
-		return;
-	int cls = smp_class(mad), method = smp_method(mad);
-	if (method & IB_MAD_RESPONSE)
-		return;	/* a late answer to something we gave up on */
-	if (cls == IB_SMI_CLASS || cls == IB_SMI_DIRECT_CLASS) {
-		if (smp_attr(mad) == IB_ATTR_SMINFO) {
-			handle_sminfo(sm, mad, from);
-			return;
-		}
-		if (method == IB_MAD_METHOD_TRAP && smp_attr(mad) == 0x0002) {
-			handle_trap(sm, mad, from);
-			return;
-		}
-	}
-	log_debug("dropped a MAD: class 0x%02x method 0x%02x attribute 0x%04x from LID %u",
-		  cls, method, smp_attr(mad), from->lid);
+	if (sm->disp)
+		mad_dispatch_input(sm->disp, mad, len, from, status);
 }
 
 /* ---- set-up ---- */
@@ -932,6 +946,10 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	}
 	txn_set_arm(sm->txn, arm_txn, sm);
+	if (sm_recv_init(sm) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	sm_request_heavy(sm, "start-up");
 	return 0;
 }
@@ -990,6 +1008,7 @@ void sm_shutdown(struct sm *sm)
 	devcache_free(sm->cache);
 	guid_map_free(&sm->guid2lid);
 	free_sms(sm);
+	sm_recv_free(sm);
 	txn_free(sm->txn);
 	if (sm->have_transport && sm->tr.close)
 		sm->tr.close(sm->tr.ctx);
