@@ -802,9 +802,10 @@ static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr 
 	memcpy(mad, in, MAD_SIZE);
 	mad[3] = IB_MAD_METHOD_TRAP_REPRESS;
 	struct mad_addr to = *from;
-	if (smp_class(in) == IB_SMI_DIRECT_CLASS)
-		to.lid = 0xffff;
-	else if (!to.lid)
+	if (smp_class(in) == IB_SMI_DIRECT_CLASS) {
+		to.lid = 0xffff;	/* back along the return path */
+		mad_set_field(mad, 0, IB_DRSMP_DIRECTION_F, 1);
+	} else if (!to.lid)
 		to.lid = issuer;
 	if (mad_transport_send(&sm->tr, mad, MAD_SIZE, &to) < 0)
 		log_info("cannot send TrapRepress to LID %u", to.lid);
