@@ -22,7 +22,7 @@ IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
-TOOLS        := $(BUILD)/madflood
+TOOLS        := $(BUILD)/madflood $(BUILD)/madsend
 
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
@@ -52,8 +52,9 @@ $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
 
-# make bench's ceiling: ibsim + umad2sim with no SM behind the numbers.
-$(BUILD)/madflood: tests/tools/madflood.c $(BUILD)/libibsmd.a
+# Test clients under umad2sim: madflood, make bench's ceiling (ibsim +
+# umad2sim with no SM behind the numbers); madsend, t_robust's hostile host.
+$(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 
