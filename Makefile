@@ -15,14 +15,14 @@ LDLIBS   = $(PKG_LIBS) -lpthread -lm
 
 # The core library: everything but main() of each program.
 CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/lftread.c \
-	sm/state.c sm/cpu.c sm/program.c sm/sweep.c sm/daemon.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c \
+	sm/state.c sm/cpu.c sm/program.c sm/sweep.c sm/daemon.c sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c \
 	$(wildcard routing/*.c) $(wildcard reconfig/*.c) \
-	mad/txn.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c
+	mad/txn.c mad/dispatch.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c
 IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
-TOOLS        := $(BUILD)/madflood
+TOOLS        := $(BUILD)/madflood $(BUILD)/madsend
 
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
@@ -52,8 +52,9 @@ $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
 
-# make bench's ceiling: ibsim + umad2sim with no SM behind the numbers.
-$(BUILD)/madflood: tests/tools/madflood.c $(BUILD)/libibsmd.a
+# Test clients under umad2sim: madflood, make bench's ceiling (ibsim +
+# umad2sim with no SM behind the numbers); madsend, t_robust's hostile host.
+$(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 

@@ -3,6 +3,22 @@
 #include <infiniband/mad.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+
+/* Byte offsets of what an answer is matched on (IBA vol. 1 13.4.3, 14.2.1.2). */
+#define OFF_CLASS	1
+#define OFF_METHOD	3
+#define OFF_DR_STATUS	4	/* bit 7: D, the direction of a directed-route SMP */
+#define OFF_DR_HOPCNT	7
+#define OFF_ATTR	16
+#define OFF_MOD		20
+#define OFF_DR_LIDS	32	/* DrSLID, DrDLID */
+#define OFF_DR_PATH	128	/* initial path; byte 0 unused */
+#define DR_DIRECTION	0x80
 
 enum { T_FREE, T_QUEUED, T_INFLIGHT };
 
@@ -150,6 +166,19 @@ static int size_tid_table(struct txn_engine *e)
 	return 0;
 }
 
+/* A random first TID: a host that sees none of ours cannot guess them. */
+static uint32_t first_tid(void)
+{
+	uint32_t tid;
+	if (getrandom(&tid, sizeof(tid), GRND_NONBLOCK) != (ssize_t)sizeof(tid)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		tid = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u ^
+		      (uint32_t)getpid() << 16;
+	}
+	return tid ? tid : 1;
+}
+
 struct txn_engine *txn_new(const struct txn_params *p,
 			   struct mad_transport *t, txn_clock_fn clock,
 			   void *clock_arg)
@@ -167,7 +196,7 @@ struct txn_engine *txn_new(const struct txn_params *p,
 	e->free_head = NIL;
 	e->ready_head = e->ready_tail = NIL;
 	e->fl_head = e->fl_tail = NIL;
-	e->next_tid = 1;
+	e->next_tid = first_tid();
 	e->tid_mask = 0;
 	e->dests = calloc(1, sizeof(*e->dests));
 	if (!e->dests || grow_pool(e) < 0 || size_tid_table(e) < 0) {
@@ -367,7 +396,7 @@ int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
 	       const struct mad_addr *to, uint32_t dest, txn_done_fn done,
 	       void *arg)
 {
-	if (len > MAD_SIZE || e->cancelling)
+	if (len < MAD_HDR_SIZE || len > MAD_SIZE || e->cancelling)
 		return -1;
 	uint32_t d = dest == TXN_NO_DEST ? 0 : dest + 1;
 	if (ensure_dest(e, d) < 0)
@@ -378,6 +407,7 @@ int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
 	struct txn *x = &e->pool[i];
 	e->free_head = x->next;
 	memcpy(x->mad, mad, len);
+	memset(x->mad + len, 0, MAD_SIZE - len);
 	x->len = (uint32_t)len;
 	x->to = *to;
 	x->dest = d;
@@ -438,30 +468,75 @@ static void attempt_failed(struct txn_engine *e, uint32_t i, int status)
 	finish(e, i, status, NULL, 0);
 }
 
-int txn_recv(struct txn_engine *e, const uint8_t *mad, size_t len,
-	     int status)
+static int same(const uint8_t *a, const uint8_t *b, size_t off, size_t n)
 {
-	if (len < 24)
+	return memcmp(a + off, b + off, n) == 0;
+}
+
+/*
+ * Does mad answer request x?  TXN_MM_N when it does, else why not.  The
+ * TID matched already.  A bounced request must be ours unchanged.
+ */
+static int mismatch(const struct txn *x, const uint8_t *mad, size_t len,
+		    const struct mad_addr *from, int bounced)
+{
+	const uint8_t *req = x->mad;
+	if (mad[OFF_CLASS] != req[OFF_CLASS])
+		return TXN_MM_CLASS;
+	if (len < mad_class_min_len(mad[OFF_CLASS]))
+		return TXN_MM_LENGTH;	/* an SMP answer is a whole MAD */
+	uint8_t want = bounced ? req[OFF_METHOD] : mad_response_method(req[OFF_METHOD]);
+	if (!want || mad[OFF_METHOD] != want)
+		return TXN_MM_METHOD;
+	if (!same(mad, req, OFF_ATTR, 2))
+		return TXN_MM_ATTR;
+	if (!same(mad, req, OFF_MOD, 4))
+		return TXN_MM_MOD;
+	if (bounced)
+		return TXN_MM_N;
+	if (req[OFF_CLASS] == IB_SMI_DIRECT_CLASS) {
+		unsigned hops = req[OFF_DR_HOPCNT];
+		if (!(mad[OFF_DR_STATUS] & DR_DIRECTION) ||
+		    mad[OFF_DR_HOPCNT] != hops || hops >= IB_SUBNET_PATH_HOPS_MAX ||
+		    !same(mad, req, OFF_DR_LIDS, 4) ||
+		    !same(mad, req, OFF_DR_PATH + 1, hops))
+			return TXN_MM_ADDR;
+	} else if (!from || from->lid != x->to.lid) {
+		return TXN_MM_ADDR;
+	}
+	return TXN_MM_N;
+}
+
+int txn_recv(void *engine, const uint8_t *mad, size_t len,
+	     const struct mad_addr *from, int status)
+{
+	struct txn_engine *e = engine;
+	if (len < MAD_HDR_SIZE || len > MAD_SIZE)
 		return 0;
 	uint32_t tid = (uint32_t)mad_get_field64((void *)mad, 0, IB_MAD_TRID_F);
 	uint32_t i = e->tid_slot[tid & e->tid_mask];
 	if (!tid || i == NIL || e->pool[i].tid != tid ||
 	    e->pool[i].state != T_INFLIGHT) {
 		e->stats.unsolicited++;
+		e->stats.mismatch[TXN_MM_TID]++;
 		return 0;
 	}
 	struct txn *x = &e->pool[i];
+	/*
+	 * Only the answer to the request, from where it was sent, answers;
+	 * a request with our TID, or a forged answer, is not for us.
+	 */
+	int why = mismatch(x, mad, len, from, status != 0);
+	if (why != TXN_MM_N) {
+		e->stats.unsolicited++;
+		e->stats.mismatch[why]++;
+		return 0;
+	}
 	/* Our own request bounced back by the transport (status 110 &c.). */
 	if (status) {
 		COUNT(e, x->mad, errors);
 		attempt_failed(e, i, TXN_ERROR);
 		return 1;
-	}
-	/* Only a response answers; a request with our TID is not for us. */
-	if (!(mad[3] & IB_MAD_RESPONSE) ||
-	    mad_attr(mad) != mad_attr(x->mad)) {
-		e->stats.unsolicited++;
-		return 0;
 	}
 	COUNT(e, x->mad, recv);
 	window_open(e);
@@ -553,6 +628,20 @@ void txn_reset_stats(struct txn_engine *e)
 {
 	memset(&e->stats, 0, sizeof(e->stats));
 	e->stats.window = window_now(e);
+}
+
+const char *txn_mismatch_name(int reason)
+{
+	static const char *const names[TXN_MM_N] = {
+		[TXN_MM_TID] = "tid",
+		[TXN_MM_CLASS] = "class",
+		[TXN_MM_LENGTH] = "length",
+		[TXN_MM_METHOD] = "method",
+		[TXN_MM_ATTR] = "attribute",
+		[TXN_MM_MOD] = "modifier",
+		[TXN_MM_ADDR] = "address",
+	};
+	return reason >= 0 && reason < TXN_MM_N ? names[reason] : "?";
 }
 
 const char *txn_attr_name(uint16_t attr)

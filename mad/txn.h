@@ -1,13 +1,23 @@
 /*
  * The transaction table: every request the SM originates goes through it.
  * It owns TIDs (matched on their low 32 bits: ibsim and umad2sim rewrite
- * the upper ones), per-request timeouts and retries on its own clock
+ * the upper ones; the first is random, from getrandom(), so that a host
+ * cannot guess them from the start), per-request timeouts and retries on
+ * its own clock
  * (umad2sim ignores umad_send's), a global window of requests in flight
  * and a per-destination one, and counters per attribute.
  *
  * The configured window is a ceiling: timeouts halve the window in force
  * (once per timeout period), answers open it again by one per window's
  * worth, so a slow or lossy fabric is not flooded.
+ *
+ * An answer is taken only when it matches the request it claims to answer:
+ * TID, class, the response method (GetResp for Get and Set), attribute ID
+ * and modifier, and where it comes from: for a LID-routed request its
+ * SLID is the DLID the request went to; for a directed-route SMP its D
+ * bit is set and its hop count, initial path and DrSLID/DrDLID are the
+ * request's.  Anything else is refused and counted by reason, and the
+ * request stays in flight for its real answer.
  *
  * It does no I/O of its own beyond mad_transport_send() and has no timer:
  * the owner calls txn_expire() when txn_next_deadline() passes (the
@@ -46,6 +56,18 @@ struct txn_counters {
 	uint64_t sent, recv, timeouts, retries, errors;
 };
 
+/* Why a received MAD was not taken as an answer. */
+enum txn_mismatch {
+	TXN_MM_TID,		/* no request in flight with that TID */
+	TXN_MM_CLASS,
+	TXN_MM_LENGTH,		/* shorter than its class needs */
+	TXN_MM_METHOD,		/* not the request's response method */
+	TXN_MM_ATTR,
+	TXN_MM_MOD,
+	TXN_MM_ADDR,		/* wrong SLID, or wrong directed-route path */
+	TXN_MM_N
+};
+
 struct txn_attr_stats {
 	uint16_t attr;
 	struct txn_counters c;
@@ -56,6 +78,7 @@ struct txn_stats {
 	uint64_t sets;			/* requests sent with method Set */
 	uint64_t failed;		/* transactions that ended with no answer */
 	uint64_t unsolicited;		/* received MADs that matched nothing */
+	uint64_t mismatch[TXN_MM_N];	/* the same, by reason */
 	uint32_t window;		/* the window in force (<= the ceiling) */
 	uint64_t window_cuts;		/* times timeouts halved it */
 	int n_attrs;
@@ -81,9 +104,13 @@ void txn_set_params(struct txn_engine *e, const struct txn_params *p);
 int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
 	       const struct mad_addr *to, uint32_t dest, txn_done_fn done,
 	       void *arg);
-/* Offers a received MAD; returns 1 if it answered a transaction, else 0. */
-int txn_recv(struct txn_engine *e, const uint8_t *mad, size_t len,
-	     int status);
+/*
+ * Offers a received MAD (a response, or with status != 0 one of our
+ * requests the transport bounced); returns 1 if it answered a
+ * transaction, else 0.  The signature is mad/dispatch.h's answer hook.
+ */
+int txn_recv(void *engine, const uint8_t *mad, size_t len,
+	     const struct mad_addr *from, int status);
 /* Retries or fails the transactions whose deadline has passed. */
 void txn_expire(struct txn_engine *e);
 int64_t txn_next_deadline(const struct txn_engine *e);
@@ -94,5 +121,6 @@ uint32_t txn_queued(const struct txn_engine *e);
 const struct txn_stats *txn_get_stats(const struct txn_engine *e);
 void txn_reset_stats(struct txn_engine *e);
 const char *txn_attr_name(uint16_t attr);
+const char *txn_mismatch_name(int reason);
 
 #endif

@@ -22,6 +22,7 @@ struct umad_be {
 	int port;
 	void *sendbuf;
 	void *recvbuf;
+	int recv_cap;		/* MADs recvbuf holds: MAD_SIZE, or more after a long one */
 	int evfd;
 	struct event *ev;	/* the watcher's eventfd */
 	struct event *pump_ev;	/* activated by hand: keep pumping */
@@ -39,23 +40,59 @@ struct umad_be {
 	int in_poll;		/* the watcher is waiting in umad_poll */
 };
 
-/* Classes an SM's port may receive: the SM's own, the SA's, and the
- * rest so that a stray MAD is dropped instead of crashing umad2sim. */
-static const struct {
-	uint8_t cls, version, rmpp, server;
+/*
+ * Agents.  Under libumad2sim a MAD of a class with no agent kills the
+ * process (its receiver thread locks the mutex of a NULL queue), and
+ * umad2sim has 32 agent slots per device; the kernel refuses classes 0
+ * and 0x50-0xff but 0x81 (the MAD layer drops those itself, or answers a
+ * Get or Set with "unsupported").  So: the SM's own classes as servers,
+ * then what host tools commonly send to an SM port (PerfMgt, CM, vendor
+ * classes, ibping's 0x32 with the OpenIB OUI, ...) and the classes umad2sim
+ * itself falls back to (0 for a MAD it could not read) as clients, so
+ * that under umad2sim they reach the receive path, which answers them
+ * "unsupported" where the class allows a response.  What is not in this
+ * table still crashes the process under umad2sim (README: "Receive path").
+ * No agent asks the kernel for RMPP: ibsmd does RMPP itself
+ * (mad/transport.h), so no MAD longer than MAD_SIZE comes up.
+ */
+#define AGENT_SLOTS	32	/* umad2sim: struct ib_user_mad_reg_req agents[32] */
+
+enum { CLIENT, SERVER };
+
+static const struct agent_class {
+	uint8_t cls, version, server;
 } agent_classes[] = {
-	{ 0x81, 1, 0, 1 },	/* directed-route SMP */
-	{ 0x01, 1, 0, 1 },	/* LID-routed SMP: traps, SMInfo */
-	{ 0x03, 2, 1, 1 },	/* SA */
-	{ 0x04, 1, 0, 0 },	/* performance management */
-	{ 0x05, 1, 0, 0 },	/* baseboard management */
-	{ 0x06, 1, 0, 0 },	/* device management */
-	{ 0x07, 2, 0, 0 },	/* communication management */
-	{ 0x08, 1, 0, 0 },	/* SNMP tunnelling */
-	{ 0x09, 1, 0, 0 },	/* vendor range 1 */
-	{ 0x0a, 1, 0, 0 },
-	{ 0x21, 2, 0, 0 },	/* congestion control */
+	{ IB_SMI_DIRECT_CLASS, 1, SERVER },
+	{ IB_SMI_CLASS, 1, SERVER },		/* traps, SMInfo */
+	{ IB_SA_CLASS, 2, SERVER },
+	{ IB_PERFORMANCE_CLASS, 1, CLIENT },
+	{ IB_BOARD_MGMT_CLASS, 1, CLIENT },
+	{ IB_DEVICE_MGMT_CLASS, 1, CLIENT },
+	{ IB_CM_CLASS, 2, CLIENT },
+	{ IB_SNMP_CLASS, 1, CLIENT },
+	{ 0x09, 1, CLIENT },			/* vendor range 1: 0x09-0x0f */
+	{ 0x0a, 1, CLIENT },
+	{ 0x0b, 1, CLIENT },
+	{ 0x0c, 1, CLIENT },
+	{ 0x0d, 1, CLIENT },
+	{ 0x0e, 1, CLIENT },
+	{ IB_VENDOR_RANGE1_END_CLASS, 1, CLIENT },
+	{ 0x10, 1, CLIENT },			/* application: device administration */
+	{ 0x11, 1, CLIENT },			/* boot management */
+	{ 0x12, 1, CLIENT },			/* BIS */
+	{ IB_CC_CLASS, 2, CLIENT },
+	{ IB_VENDOR_RANGE2_START_CLASS, 1, CLIENT },	/* vendor range 2, OpenIB OUI */
+	{ 0x31, 1, CLIENT },
+	{ IB_VENDOR_OPENIB_PING_CLASS, 1, CLIENT },	/* ibping */
+	{ IB_VENDOR_OPENIB_SYSSTAT_CLASS, 1, CLIENT },
+	{ 0x00, 1, CLIENT },	/* umad2sim's class for a MAD it could not read */
+	{ 0x02, 1, CLIENT },	/* reserved classes seen in the wild */
+	{ 0x80, 1, CLIENT },
+	{ 0xff, 1, CLIENT },
 };
+
+_Static_assert(sizeof(agent_classes) / sizeof(agent_classes[0]) <= AGENT_SLOTS,
+	       "umad2sim has 32 agent slots");
 
 /*
  * Receiving.  While answers are expected the event loop reads umad itself
@@ -137,32 +174,56 @@ static int watcher_holds_wait(struct umad_be *b)
 
 static int is_request(uint8_t method)
 {
-	return !(method & 0x80) && method != 0x07;	/* not a response, not TrapRepress */
+	return !(method & IB_MAD_RESPONSE) && method != IB_MAD_METHOD_TRAP_REPRESS;
+}
+
+/*
+ * A MAD longer than the buffer: umad gives its length and keeps it queued.
+ * It is read once into a buffer grown for it and handed on with its real
+ * length (the receive path drops and counts it).  Never seen without
+ * kernel RMPP; the buffer only grows.
+ */
+static int grow_recvbuf(struct umad_be *b, int len)
+{
+	if (len <= b->recv_cap)
+		return 0;
+	void *p = realloc(b->recvbuf, umad_size() + (size_t)len);
+	if (!p)
+		return -1;
+	b->recvbuf = p;
+	b->recv_cap = len;
+	return 0;
 }
 
 /* One MAD from umad to the callback; 0, or -1 when none came. */
 static int recv_one(struct umad_be *b, int timeout_ms)
 {
-	int len = MAD_SIZE;
+	int len = b->recv_cap;
 	int r = umad_recv(b->fd, b->recvbuf, &len, timeout_ms);
+	if (r == -ENOSPC && len > b->recv_cap && grow_recvbuf(b, len) == 0) {
+		len = b->recv_cap;
+		r = umad_recv(b->fd, b->recvbuf, &len, 0);
+	}
 	if (r < 0) {
 		if (r != -EAGAIN && r != -ETIMEDOUT && r != -EIO)
 			log_debug("umad_recv: %s", strerror(-r));
 		return -1;
 	}
-	if (len < 24 || len > MAD_SIZE)
-		return 0;
+	if (len < 0)
+		len = 0;
 	const uint8_t *mad = umad_get_mad(b->recvbuf);
 	ib_mad_addr_t *a = umad_get_mad_addr(b->recvbuf);
 	struct mad_addr from = {
 		.lid = be16toh(a->lid),
 		.qpn = be32toh(a->qpn),
 		.qkey = be32toh(a->qkey),
+		.pkey_index = a->pkey_index,
 		.sl = a->sl,
 	};
 	int status = umad_status(b->recvbuf);
 	/* an answer, or a request of ours that came back unsent */
-	if (b->inflight && ((mad[3] & 0x80) || status))
+	if (b->inflight && len >= MAD_HDR_SIZE &&
+	    ((mad[3] & IB_MAD_RESPONSE) || status))
 		b->inflight--;
 	b->cb(b->cb_arg, mad, (size_t)len, &from, status);
 	return 0;
@@ -253,6 +314,8 @@ static int be_send(void *ctx, const uint8_t *mad, size_t len,
 	memset(b->sendbuf, 0, umad_size());
 	umad_set_addr(b->sendbuf, (int)to->lid, (int)to->qpn, to->sl,
 		      (int)to->qkey);
+	if (len > MAD_SIZE)
+		return -1;
 	memcpy(umad_get_mad(b->sendbuf), mad, len);
 	int r = umad_send(b->fd, agent, b->sendbuf, (int)len, 0, 0);
 	if (r < 0) {
@@ -346,37 +409,55 @@ static int pick_port(const struct umad_port_sel *sel, char *ca, int *port,
 	return -1;
 }
 
+static int is_vendor_range2(uint8_t cls)
+{
+	return cls >= IB_VENDOR_RANGE2_START_CLASS && cls <= IB_VENDOR_RANGE2_END_CLASS;
+}
+
+static int register_one(struct umad_be *b, const struct agent_class *a)
+{
+	long mask[16 / sizeof(long)];
+	memset(mask, 0, sizeof(mask));
+	if (a->server) {
+		static const uint8_t methods[] = {
+			IB_MAD_METHOD_GET, IB_MAD_METHOD_SET, IB_MAD_METHOD_SEND,
+			IB_MAD_METHOD_TRAP, IB_MAD_METHOD_REPORT,
+			IB_MAD_METHOD_TRAP_REPRESS, IB_MAD_METHOD_GET_TABLE,
+			IB_MAD_METHOD_GET_TRACE_TABLE, IB_MAD_METHOD_GETMULTI,
+			IB_MAD_METHOD_DELETE,
+		};
+		for (size_t m = 0; m < sizeof(methods); m++)
+			mask[methods[m] / (8 * sizeof(long))] |=
+				1L << (methods[m] % (8 * sizeof(long)));
+	}
+	if (is_vendor_range2(a->cls)) {
+		/* the kernel wants an OUI for these, and dispatches by it */
+		uint8_t oui[3] = { (IB_OPENIB_OUI >> 16) & 0xff,
+				   (IB_OPENIB_OUI >> 8) & 0xff, IB_OPENIB_OUI & 0xff };
+		return umad_register_oui(b->fd, a->cls, 0, oui,
+					 a->server ? mask : NULL);
+	}
+	return umad_register(b->fd, a->cls, a->version, 0, a->server ? mask : NULL);
+}
+
 static int register_agents(struct umad_be *b, char *err, size_t errlen)
 {
 	for (int i = 0; i < 256; i++)
 		b->agents[i] = -1;
 	for (size_t i = 0; i < sizeof(agent_classes) / sizeof(agent_classes[0]); i++) {
-		long mask[16 / sizeof(long)];
-		memset(mask, 0, sizeof(mask));
-		if (agent_classes[i].server) {
-			/* Get, Set, Send, Trap, Report, TrapRepress, GetTable,
-			 * GetTraceTable, GetMulti, Delete */
-			static const int methods[] = { 1, 2, 3, 5, 6, 7, 0x12, 0x13, 0x14, 0x15 };
-			for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++)
-				mask[methods[m] / (8 * sizeof(long))] |=
-					1L << (methods[m] % (8 * sizeof(long)));
-		}
-		int id = umad_register(b->fd, agent_classes[i].cls,
-				       agent_classes[i].version,
-				       agent_classes[i].rmpp,
-				       agent_classes[i].server ? mask : NULL);
+		const struct agent_class *a = &agent_classes[i];
+		int id = register_one(b, a);
 		if (id < 0) {
-			if (agent_classes[i].server) {
-				snprintf(err, errlen,
-					 "cannot register class 0x%02x: %s",
-					 agent_classes[i].cls, strerror(-id));
+			if (a->server) {
+				snprintf(err, errlen, "cannot register class 0x%02x: %s",
+					 a->cls, strerror(-id));
 				return -1;
 			}
-			log_info("class 0x%02x not registered: %s",
-				 agent_classes[i].cls, strerror(-id));
+			log_info("class 0x%02x not registered: %s", a->cls,
+				 strerror(-id));
 			continue;
 		}
-		b->agents[agent_classes[i].cls] = id;
+		b->agents[a->cls] = id;
 	}
 	return 0;
 }
@@ -452,6 +533,7 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 			 b->ca, b->port, strerror(errno));
 	b->sendbuf = calloc(1, umad_size() + MAD_SIZE);
 	b->recvbuf = calloc(1, umad_size() + MAD_SIZE);
+	b->recv_cap = MAD_SIZE;
 	b->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!b->sendbuf || !b->recvbuf || b->evfd < 0) {
 		snprintf(err, errlen, "out of resources: %s", strerror(errno));

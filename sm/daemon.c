@@ -16,6 +16,7 @@
 #include "cpu.h"
 #include "dump.h"
 #include "log.h"
+#include "recv.h"
 #include "route.h"
 #include "state.h"
 
@@ -141,8 +142,10 @@ void sm_sweep_abandon(struct sm *sm)
 }
 
 /* The sweep could not finish: again in a second (--once: give up). */
-static void sweep_failed(struct sm *sm)
+/* A heavy sweep that cannot go on: the last model stays; retried in 1 s. */
+static void sweep_failed(struct sm *sm, const char *why)
 {
+	log_err("%s", why);
 	sm_sweep_abandon(sm);
 	if (sm->once) {
 		sm_stop(sm, 1);
@@ -160,8 +163,7 @@ static void on_discovered(void *arg, struct discovery *d)
 		return;
 	}
 	if (d->failed) {
-		log_err("discovery failed: the local port does not answer");
-		sweep_failed(sm);
+		sweep_failed(sm, "discovery failed: the local port does not answer");
 		return;
 	}
 	log_info("discovery: %u nodes, %u MADs in %llu ms", d->f.n_nodes,
@@ -172,8 +174,7 @@ static void on_discovered(void *arg, struct discovery *d)
 		return;
 	}
 	if (d->f.sm_node == FAB_NONE) {
-		log_err("discovery: the SM's own port is not in the fabric; sweeping again later");
-		sweep_failed(sm);
+		sweep_failed(sm, "discovery: the SM's own port is not in the fabric; sweeping again later");
 		return;
 	}
 	smstate_discovered(sm);
@@ -292,6 +293,16 @@ void sm_configure(struct sm *sm)
 {
 	struct discovery *d = sm->disc;
 	struct fabric *f = &d->f;
+	/*
+	 * Our own port left out of the model (it stopped answering during
+	 * the sweep): nothing can be configured from it.  The sweep fails,
+	 * the model and the subnet stay as they were, a new sweep follows.
+	 */
+	if (f->sm_node == FAB_NONE ||
+	    !(f->ports[fabric_port(f, f->sm_node, f->sm_port)].flags & FPORT_PRESENT)) {
+		sweep_failed(sm, "heavy sweep failed: the SM's own port did not answer");
+		return;
+	}
 	int first = !sm->ever_master;
 	sm->ever_master = 1;
 	/* the new model replaces the old one, which the routing may repair from */
@@ -611,9 +622,10 @@ static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr 
 	memcpy(mad, in, MAD_SIZE);
 	mad[3] = IB_MAD_METHOD_TRAP_REPRESS;
 	struct mad_addr to = *from;
-	if (smp_class(in) == IB_SMI_DIRECT_CLASS)
-		to.lid = 0xffff;
-	else if (!to.lid)
+	if (smp_class(in) == IB_SMI_DIRECT_CLASS) {
+		to.lid = 0xffff;	/* back along the return path */
+		mad_set_field(mad, 0, IB_DRSMP_DIRECTION_F, 1);
+	} else if (!to.lid)
 		to.lid = issuer;
 	if (mad_transport_send(&sm->tr, mad, MAD_SIZE, &to) < 0)
 		log_info("cannot send TrapRepress to LID %u", to.lid);
@@ -637,36 +649,33 @@ static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr 
 	}
 }
 
+/* The receive path's handlers (sm/recv.c registers them). */
+int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
+		   const struct mad_addr *from)
+{
+	handle_sminfo(ctx, mad, from);
+	return MAD_DONE;
+}
+
+int sm_recv_trap(void *ctx, const uint8_t *mad, size_t len,
+		 const struct mad_addr *from)
+{
+	handle_trap(ctx, mad, from);
+	return MAD_DONE;
+}
+
+/* Every MAD goes through the receive path: answers, then the handlers. */
 static void on_mad(void *arg, const uint8_t *mad, size_t len,
 		   const struct mad_addr *from, int status)
 {
 	struct sm *sm = arg;
-	if (len < 64)
-		return;
-	if (log_get_level() >= LOG_DEBUG)
+	if (log_get_level() >= LOG_DEBUG && len >= MAD_HDR_SIZE)
 		log_debug("recv: class 0x%02x method 0x%02x attr 0x%04x tid 0x%016llx status %d len %zu",
 			  smp_class(mad), smp_method(mad), smp_attr(mad),
 			  (unsigned long long)mad_get_field64((void *)mad, 0, IB_MAD_TRID_F),
 			  status, len);
-	if (txn_recv(sm->txn, mad, len, status))
-		return;
-	if (status || len < MAD_SIZE)
-		return;
-	int cls = smp_class(mad), method = smp_method(mad);
-	if (method & IB_MAD_RESPONSE)
-		return;	/* a late answer to something we gave up on */
-	if (cls == IB_SMI_CLASS || cls == IB_SMI_DIRECT_CLASS) {
-		if (smp_attr(mad) == IB_ATTR_SMINFO) {
-			handle_sminfo(sm, mad, from);
-			return;
-		}
-		if (method == IB_MAD_METHOD_TRAP && smp_attr(mad) == 0x0002) {
-			handle_trap(sm, mad, from);
-			return;
-		}
-	}
-	log_debug("dropped a MAD: class 0x%02x method 0x%02x attribute 0x%04x from LID %u",
-		  cls, method, smp_attr(mad), from->lid);
+	if (sm->disp)
+		mad_dispatch_input(sm->disp, mad, len, from, status);
 }
 
 /* ---- set-up ---- */
@@ -758,6 +767,10 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	}
 	txn_set_arm(sm->txn, arm_txn, sm);
+	if (sm_recv_init(sm) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	sm_request_heavy(sm, "start-up");
 	return 0;
 }
@@ -817,6 +830,7 @@ void sm_shutdown(struct sm *sm)
 	guid_map_free(&sm->guid2lid);
 	lft_read_free(sm->lft_read);
 	smstate_free(sm);
+	sm_recv_free(sm);
 	txn_free(sm->txn);
 	if (sm->have_transport && sm->tr.close)
 		sm->tr.close(sm->tr.ctx);

@@ -23,6 +23,7 @@
 #include "sweep.h"
 
 struct control;
+struct mad_dispatch;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -50,6 +51,7 @@ struct sm {
 	struct mad_transport tr;
 	int have_transport;
 	struct txn_engine *txn;
+	struct mad_dispatch *disp;	/* the receive path (sm/recv.c) */
 	struct event *txn_timer;
 	struct event *sweep_timer;	/* light sweeps */
 	struct event *poll_timer;	/* STANDBY: polling the master (smstate.c) */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mad/dispatch.h"
 #include "mad/transport.h"
 
 #define FAKE_MAX_SENT 256
@@ -97,7 +98,7 @@ static inline void fake_response(const struct fake_net *fn, int k,
 {
 	ck_assert_int_lt(k, fn->n_sent);
 	memcpy(out, fn->sent[k], MAD_SIZE);
-	out[3] |= 0x80;
+	mad_make_response(out, 0);
 }
 
 #endif

@@ -16,6 +16,9 @@
 #define ATTR_NI 0x0011
 #define ATTR_PI 0x0015
 
+/* Where directed-route answers come from (ibsim: the permissive LID). */
+static const struct mad_addr dr_from = { .lid = 0xffff };
+
 static struct txn_engine *mk(struct fake_net *fn, int window, int per_node,
 			     int timeout_ms, int retries)
 {
@@ -85,7 +88,7 @@ START_TEST(t_global_window)
 
 	uint8_t resp[MAD_SIZE];
 	fake_response(fn, 1, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	ck_assert_int_eq(r[1].calls, 1);
 	ck_assert_int_eq(r[1].status, TXN_OK);
 	ck_assert_uint_eq(r[1].len, MAD_SIZE);
@@ -102,7 +105,7 @@ START_TEST(t_global_window)
 		if (k == 1)
 			continue;
 		fake_response(fn, k, resp);
-		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 		ck_assert_uint_le(txn_inflight(e), 4);
 	}
 	ck_assert_int_eq(fn->n_sent, 10);
@@ -152,7 +155,7 @@ START_TEST(t_per_dest_window)
 	int k0 = tag_of(fn, 0) < 100 ? 0 : 1;
 	ck_assert_uint_eq(tag_of(fn, k0), 0);
 	fake_response(fn, k0, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	ck_assert_int_eq(a[0].calls, 1);
 	ck_assert_int_eq(fn->n_sent, 8);
 	ck_assert_uint_eq(tag_of(fn, 7), 2);
@@ -184,7 +187,7 @@ START_TEST(t_tid_low_32_bits)
 	mad_set_field64(resp, 0, IB_MAD_TRID_F,
 			0xdeadbeef00000000ULL | (tid & 0xffffffff));
 	ck_assert_uint_ne(tid_of(resp), tid);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.status, TXN_OK);
 	txn_free(e);
@@ -203,24 +206,196 @@ START_TEST(t_wrong_attr_or_request_not_matched)
 	uint8_t m[MAD_SIZE];
 	fake_response(fn, 0, m);
 	mad_set_field(m, 0, IB_MAD_ATTRID_F, ATTR_PI);
-	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, 0), 0);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &dr_from, 0), 0);
 	/* our own request (no response bit) looped back */
 	memcpy(m, fn->sent[0], MAD_SIZE);
-	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, 0), 0);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &dr_from, 0), 0);
 	/* a response whose low TID bits differ */
 	fake_response(fn, 0, m);
 	mad_set_field64(m, 0, IB_MAD_TRID_F, tid_of(m) ^ 0x10000);
-	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, 0), 0);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &dr_from, 0), 0);
 	ck_assert_int_eq(r.calls, 0);
 	ck_assert_uint_eq(txn_inflight(e), 1);
 	ck_assert_uint_eq(txn_get_stats(e)->unsolicited, 3);
 
 	fake_response(fn, 0, m);
-	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &dr_from, 0), 1);
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.status, TXN_OK);
 	txn_free(e);
 	free(fn);
+}
+END_TEST
+
+/*
+ * An answer must match its request in everything a forger could get
+ * wrong: class, response method, attribute, modifier, and where it comes
+ * from (the directed route's hop count, path, DrLIDs and D bit; a
+ * LID-routed request's DLID as the answer's SLID).  Each forgery is
+ * refused and counted by reason, and the request stays in flight for
+ * its real answer.
+ */
+struct forgery {
+	const char *what;
+	int reason;
+	void (*spoil)(uint8_t *m, struct mad_addr *from);
+};
+
+static void f_class(uint8_t *m, struct mad_addr *f) { m[1] = IB_SMI_CLASS; }
+static void f_method_get(uint8_t *m, struct mad_addr *f) { m[3] = IB_MAD_METHOD_GET; }
+static void f_method_setresp(uint8_t *m, struct mad_addr *f)
+{
+	m[3] = IB_MAD_METHOD_SET | IB_MAD_RESPONSE;
+}
+static void f_method_report(uint8_t *m, struct mad_addr *f)
+{
+	m[3] = IB_MAD_METHOD_REPORT_RESPONSE;
+}
+static void f_attr(uint8_t *m, struct mad_addr *f)
+{
+	mad_set_field(m, 0, IB_MAD_ATTRID_F, ATTR_NI);
+}
+static void f_mod(uint8_t *m, struct mad_addr *f)
+{
+	mad_set_field(m, 0, IB_MAD_ATTRMOD_F, 7);
+}
+static void f_hops(uint8_t *m, struct mad_addr *f)
+{
+	mad_set_field(m, 0, IB_DRSMP_HOPCNT_F, 0);
+}
+static void f_path(uint8_t *m, struct mad_addr *f) { m[128 + 2] = 9; }
+static void f_direction(uint8_t *m, struct mad_addr *f)
+{
+	mad_set_field(m, 0, IB_DRSMP_DIRECTION_F, 0);
+}
+static void f_drslid(uint8_t *m, struct mad_addr *f)
+{
+	mad_set_field(m, 0, IB_DRSMP_DRSLID_F, 5);
+}
+
+START_TEST(t_forged_dr_answers_rejected)
+{
+	static const struct forgery forged[] = {
+		{ "class", TXN_MM_CLASS, f_class },
+		{ "method Get", TXN_MM_METHOD, f_method_get },
+		{ "method SetResp", TXN_MM_METHOD, f_method_setresp },
+		{ "method ReportResp", TXN_MM_METHOD, f_method_report },
+		{ "attribute", TXN_MM_ATTR, f_attr },
+		{ "modifier", TXN_MM_MOD, f_mod },
+		{ "hop count", TXN_MM_ADDR, f_hops },
+		{ "path", TXN_MM_ADDR, f_path },
+		{ "D bit", TXN_MM_ADDR, f_direction },
+		{ "DrSLID", TXN_MM_ADDR, f_drslid },
+	};
+	struct fake_net *fn = fake_net_new(0);
+	struct txn_engine *e = mk(fn, 8, 8, 100, 1);
+	struct done_rec r;
+	memset(&r, 0, sizeof(r));
+	uint8_t mad[MAD_SIZE];
+	struct mad_addr to;
+	smp_init_dr(mad, IB_MAD_METHOD_SET, ATTR_PI, 3, (uint8_t[]){ 0, 1, 4, 2 }, 3);
+	smp_dr_address(&to);
+	ck_assert_int_eq(txn_submit(e, mad, MAD_SIZE, &to, TXN_NO_DEST,
+				    done_record, &r), 0);
+	uint64_t before[TXN_MM_N];
+	memcpy(before, txn_get_stats(e)->mismatch, sizeof(before));
+	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		uint8_t m[MAD_SIZE];
+		struct mad_addr from = dr_from;
+		fake_response(fn, 0, m);
+		forged[i].spoil(m, &from);
+		ck_assert_msg(txn_recv(e, m, MAD_SIZE, &from, 0) == 0,
+			      "forged %s taken", forged[i].what);
+		before[forged[i].reason]++;
+		ck_assert_msg(txn_get_stats(e)->mismatch[forged[i].reason] ==
+			      before[forged[i].reason], "forged %s not counted as %s",
+			      forged[i].what, txn_mismatch_name(forged[i].reason));
+	}
+	/* a truncated SMP answer */
+	uint8_t m[MAD_SIZE];
+	fake_response(fn, 0, m);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE - 1, &dr_from, 0), 0);
+	ck_assert_uint_eq(txn_get_stats(e)->mismatch[TXN_MM_LENGTH], 1);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_eq(txn_inflight(e), 1);
+	/* the real answer to a Set is a GetResp, and it is still taken */
+	fake_response(fn, 0, m);
+	ck_assert_uint_eq(m[3], IB_MAD_METHOD_GET_RESPONSE);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &dr_from, 0), 1);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status, TXN_OK);
+	txn_free(e);
+	free(fn);
+}
+END_TEST
+
+START_TEST(t_lid_routed_answer_from_its_dlid)
+{
+	struct fake_net *fn = fake_net_new(0);
+	struct txn_engine *e = mk(fn, 8, 8, 100, 1);
+	struct done_rec r;
+	memset(&r, 0, sizeof(r));
+	uint8_t mad[MAD_SIZE], m[MAD_SIZE];
+	struct mad_addr to = { .lid = 42 }, from = { .lid = 43 };
+	smp_init_lid(mad, IB_MAD_METHOD_GET, ATTR_NI, 0);
+	ck_assert_int_eq(txn_submit(e, mad, MAD_SIZE, &to, TXN_NO_DEST,
+				    done_record, &r), 0);
+	fake_response(fn, 0, m);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &from, 0), 0);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &dr_from, 0), 0);
+	ck_assert_uint_eq(txn_get_stats(e)->mismatch[TXN_MM_ADDR], 2);
+	/* a GMP-sized answer to an SMP */
+	from.lid = 42;
+	ck_assert_int_eq(txn_recv(e, m, 64, &from, 0), 0);
+	ck_assert_uint_eq(txn_get_stats(e)->mismatch[TXN_MM_LENGTH], 1);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &from, 0), 1);
+	ck_assert_int_eq(r.status, TXN_OK);
+	txn_free(e);
+	free(fn);
+}
+END_TEST
+
+/* A bounced request must be ours unchanged, not a forged "bounce". */
+START_TEST(t_forged_bounce_rejected)
+{
+	struct fake_net *fn = fake_net_new(0);
+	struct txn_engine *e = mk(fn, 8, 8, 100, 0);
+	struct done_rec r;
+	memset(&r, 0, sizeof(r));
+	submit(e, IB_MAD_METHOD_GET, ATTR_NI, 5, TXN_NO_DEST, &r);
+	uint8_t m[MAD_SIZE];
+	memcpy(m, fn->sent[0], MAD_SIZE);
+	mad_set_field(m, 0, IB_MAD_ATTRMOD_F, 6);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &dr_from, 110), 0);
+	ck_assert_int_eq(r.calls, 0);
+	memcpy(m, fn->sent[0], MAD_SIZE);
+	ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &dr_from, 110), 1);
+	ck_assert_int_eq(r.status, TXN_ERROR);
+	txn_free(e);
+	free(fn);
+}
+END_TEST
+
+/* TIDs start at a random value: not 1, not the same in two engines. */
+START_TEST(t_tids_start_random)
+{
+	uint32_t first[4];
+	int differ = 0;
+	for (int i = 0; i < 4; i++) {
+		struct fake_net *fn = fake_net_new(0);
+		struct txn_engine *e = mk(fn, 8, 8, 100, 0);
+		struct done_rec r;
+		memset(&r, 0, sizeof(r));
+		submit(e, IB_MAD_METHOD_GET, ATTR_NI, 0, TXN_NO_DEST, &r);
+		first[i] = (uint32_t)tid_of(fn->sent[0]);
+		ck_assert_uint_ne(first[i], 0);
+		if (i && first[i] != first[0])
+			differ = 1;
+		txn_free(e);
+		free(fn);
+	}
+	ck_assert_msg(first[0] != 1 || first[1] != 1, "TIDs start at 1");
+	ck_assert_msg(differ, "four engines started at the same TID 0x%x", first[0]);
 }
 END_TEST
 
@@ -280,7 +455,7 @@ START_TEST(t_timeout_and_retries)
 	uint8_t resp[MAD_SIZE];
 	for (int k = 3; k < fn->n_sent; k++) {
 		fake_response(fn, k, resp);
-		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	}
 	ck_assert_int_eq(fn->n_sent, 3 + 8);
 	for (int i = 0; i < 8; i++)
@@ -316,20 +491,20 @@ START_TEST(t_window_adapts)
 	uint8_t resp[MAD_SIZE];
 	for (int k = 16; k < 23; k++) {
 		fake_response(fn, k, resp);
-		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	}
 	ck_assert_int_eq(fn->n_sent, 32);
 	ck_assert_uint_eq(txn_inflight(e), 9);
 	/* the 8th answer since the cut opens the window to 9: one more goes */
 	fake_response(fn, 23, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	ck_assert_uint_eq(txn_get_stats(e)->window, 9);
 	ck_assert_int_eq(fn->n_sent, 33);
 	/* from here the window grows by one per window's worth of answers */
 	int next = 24;
 	while (next < fn->n_sent) {
 		fake_response(fn, next++, resp);
-		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 		ck_assert_uint_le(txn_inflight(e), txn_get_stats(e)->window);
 	}
 	ck_assert_int_eq(fn->n_sent, 16 + 120);
@@ -377,7 +552,7 @@ START_TEST(t_answer_after_retry)
 	ck_assert_int_eq(fn->n_sent, 2);
 	uint8_t resp[MAD_SIZE];
 	fake_response(fn, 1, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	ck_assert_int_eq(r.status, TXN_OK);
 	ck_assert_int_eq(r.calls, 1);
 	fn->now_ms = 1000;
@@ -400,7 +575,7 @@ START_TEST(t_bounce_is_error)
 	for (int k = 0; k < 3; k++) {
 		uint8_t m[MAD_SIZE];
 		memcpy(m, fn->sent[k], MAD_SIZE);	/* the request itself */
-		ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, 110), 1);
+		ck_assert_int_eq(txn_recv(e, m, MAD_SIZE, &dr_from, 110), 1);
 		if (k < 2) {
 			/* retried at once, no timeout needed */
 			ck_assert_int_eq(fn->n_sent, k + 2);
@@ -439,7 +614,7 @@ START_TEST(t_failed_send_retried_by_timer)
 	ck_assert_int_eq(fn->n_sent, 2);
 	uint8_t resp[MAD_SIZE];
 	fake_response(fn, 1, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	ck_assert_int_eq(r.status, TXN_OK);
 	txn_free(e);
 	free(fn);
@@ -525,14 +700,14 @@ START_TEST(t_cancel_all)
 	/* a late answer to a cancelled request matches nothing */
 	uint8_t resp[MAD_SIZE];
 	fake_response(fn, 0, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 0);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 0);
 	/* and the table still works afterwards */
 	struct done_rec z;
 	memset(&z, 0, sizeof(z));
 	submit(e, IB_MAD_METHOD_GET, ATTR_NI, 50, 0, &z);
 	ck_assert_int_eq(fn->n_sent, 4);
 	fake_response(fn, 3, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	ck_assert_int_eq(z.status, TXN_OK);
 	txn_free(e);
 	free(fn);
@@ -558,7 +733,7 @@ START_TEST(t_arm_reports_earliest_deadline)
 	ck_assert_int_eq(txn_next_deadline(e), 600);
 	uint8_t resp[MAD_SIZE];
 	fake_response(fn, 0, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	ck_assert_int_eq(fn->armed, 650);
 	fn->now_ms = 650;
 	txn_expire(e);		/* retries = 0: B fails at once */
@@ -583,7 +758,7 @@ START_TEST(t_stats_per_attribute)
 	uint8_t resp[MAD_SIZE];
 	for (int k = 0; k < 4; k++) {	/* the last PortInfo times out */
 		fake_response(fn, k, resp);
-		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	}
 	fn->now_ms = 100;
 	txn_expire(e);
@@ -652,16 +827,16 @@ START_TEST(t_late_response)
 	submit(e, IB_MAD_METHOD_GET, ATTR_NI, 1, TXN_NO_DEST, &b);
 	uint8_t resp[MAD_SIZE];
 	fake_response(fn, 0, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	/* a duplicate of the same answer */
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 0);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 0);
 	ck_assert_int_eq(a.calls, 1);
 	/* an answer after the transaction timed out */
 	fn->now_ms = 100;
 	txn_expire(e);
 	ck_assert_int_eq(b.status, TXN_TIMEOUT);
 	fake_response(fn, 1, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 0);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 0);
 	ck_assert_int_eq(b.calls, 1);
 	/* and after its slot was reused by a new transaction */
 	struct done_rec c;
@@ -670,7 +845,7 @@ START_TEST(t_late_response)
 	ck_assert_uint_ne(tid_of(fn->sent[2]), tid_of(fn->sent[0]));
 	ck_assert_uint_ne(tid_of(fn->sent[2]), tid_of(fn->sent[1]));
 	fake_response(fn, 0, resp);
-	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 0);
+	ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 0);
 	ck_assert_int_eq(c.calls, 0);
 	ck_assert_uint_eq(txn_get_stats(e)->unsolicited, 3);
 	txn_free(e);
@@ -714,7 +889,7 @@ START_TEST(t_submit_from_callback)
 	for (int k = 0; k < 6; k++) {
 		ck_assert_int_eq(fn->n_sent, k + 1);
 		fake_response(fn, k, resp);
-		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 	}
 	ck_assert_int_eq(c.done, 6);
 	ck_assert_uint_eq(txn_inflight(e), 0);
@@ -739,10 +914,10 @@ START_TEST(t_many)
 	uint8_t resp[MAD_SIZE];
 	while (fn->n_sent > 0) {
 		/* answer the newest in flight, then forget the record */
-		int k = --fn->n_sent;
-		memcpy(resp, fn->sent[k], MAD_SIZE);
-		resp[3] |= 0x80;
-		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, 0), 1);
+		int k = fn->n_sent - 1;
+		fake_response(fn, k, resp);
+		fn->n_sent--;
+		ck_assert_int_eq(txn_recv(e, resp, MAD_SIZE, &dr_from, 0), 1);
 		answered++;
 	}
 	ck_assert_int_eq(answered, N);
@@ -762,6 +937,10 @@ static Suite *txn_suite(void)
 	tcase_add_test(tc, t_per_dest_window);
 	tcase_add_test(tc, t_tid_low_32_bits);
 	tcase_add_test(tc, t_wrong_attr_or_request_not_matched);
+	tcase_add_test(tc, t_forged_dr_answers_rejected);
+	tcase_add_test(tc, t_lid_routed_answer_from_its_dlid);
+	tcase_add_test(tc, t_forged_bounce_rejected);
+	tcase_add_test(tc, t_tids_start_random);
 	tcase_add_test(tc, t_timeout_and_retries);
 	tcase_add_test(tc, t_window_adapts);
 	tcase_add_test(tc, t_answer_after_retry);

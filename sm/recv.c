@@ -1,0 +1,51 @@
+#include "recv.h"
+
+#include <infiniband/mad.h>
+
+#include "daemon.h"
+
+/* SMInfo and traps arrive LID-routed and directed-route alike. */
+static const struct sm_recv_entry table[] = {
+	{ IB_SMI_CLASS, 1, IB_MAD_METHOD_GET, IB_ATTR_SMINFO, sm_recv_sminfo },
+	{ IB_SMI_CLASS, 1, IB_MAD_METHOD_SET, IB_ATTR_SMINFO, sm_recv_sminfo },
+	{ IB_SMI_DIRECT_CLASS, 1, IB_MAD_METHOD_GET, IB_ATTR_SMINFO, sm_recv_sminfo },
+	{ IB_SMI_DIRECT_CLASS, 1, IB_MAD_METHOD_SET, IB_ATTR_SMINFO, sm_recv_sminfo },
+	{ IB_SMI_CLASS, 1, IB_MAD_METHOD_TRAP, MAD_ATTR_NOTICE, sm_recv_trap },
+	{ IB_SMI_DIRECT_CLASS, 1, IB_MAD_METHOD_TRAP, MAD_ATTR_NOTICE, sm_recv_trap },
+};
+
+const struct sm_recv_entry *sm_recv_table(size_t *n)
+{
+	*n = sizeof(table) / sizeof(table[0]);
+	return table;
+}
+
+int sm_recv_register(struct mad_dispatch *d, void *ctx)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		const struct sm_recv_entry *r = &table[i];
+		if (mad_dispatch_register(d, r->mgmt_class, r->class_version,
+					  r->method, r->attr, r->fn, ctx) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int sm_recv_init(struct sm *sm)
+{
+	sm->disp = mad_dispatch_new(&sm->tr);
+	if (!sm->disp)
+		return -1;
+	mad_dispatch_set_answers(sm->disp, txn_recv, sm->txn);
+	if (sm_recv_register(sm->disp, sm) < 0) {
+		sm_recv_free(sm);
+		return -1;
+	}
+	return 0;
+}
+
+void sm_recv_free(struct sm *sm)
+{
+	mad_dispatch_free(sm->disp);
+	sm->disp = NULL;
+}

@@ -1,0 +1,232 @@
+/*
+ * madsend: a host that sends an SM port what it should survive.
+ *
+ *     madsend classes DLID [CLASS...]
+ *         one Get of each class (default: every class ibsmd registers an
+ *         agent for, but 0x81) to DLID, attribute 0xff23 (no ibsim handler,
+ *         so the SM's port gets it), then waits 1 s and prints one line
+ *         per answer and "sent=N answered=M".  Exit 0 when all were sent.
+ *     madsend forge SECONDS DLID RPATH [FILE TEXT]
+ *         (after FILE holds TEXT, when given) sprays forged answers for
+ *         SECONDS: directed-route NodeInfo and
+ *         PortInfo GetResps returned along RPATH (comma-separated ports,
+ *         the return path from this host to the SM's port, as a reply
+ *         takes it: its last entry is this host's port) and LID-routed
+ *         ones to DLID (0: none), with TIDs 1-512 over and over and random
+ *         ones, claiming to come from ibsim clients 0-2.  Prints "forged=N".
+ *
+ * Runs under libumad2sim.so; it registers an agent for every class it
+ * sends, because umad2sim crashes on a MAD of a class with no agent.  For
+ * the same reason the spray waits for FILE (the SM's log) to say the SM
+ * registered its agents: umad2sim connects a client at its first libumad
+ * call, and a forged answer routed to it before then kills it whatever
+ * the SM does (DEVELOPERS.md).
+ */
+#include <infiniband/mad.h>
+#include <infiniband/umad.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mad/dispatch.h"
+#include "mad/smp.h"
+
+#define ATTR_NOBODY 0xff23
+
+static const char *after_file, *after_text;
+
+/* ibsmd's agent classes (mad/umad.c) but 0x81, which only SMs send */
+static const uint8_t covered[] = {
+	0x01, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d,
+	0x0e, 0x0f, 0x10, 0x11, 0x12, 0x21, 0x30, 0x31, 0x32, 0x33, 0x00, 0x02,
+	0x80, 0xff,
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int open_port(void)
+{
+	char names[8][UMAD_CA_NAME_LEN];
+	if (umad_init() < 0 || umad_get_cas_names(names, 8) < 1) {
+		fprintf(stderr, "madsend: no InfiniBand device\n");
+		return -1;
+	}
+	int fd = umad_open_port(names[0], 0);
+	if (fd < 0)
+		fprintf(stderr, "madsend: cannot open %s\n", names[0]);
+	return fd;
+}
+
+static int class_version(uint8_t cls)
+{
+	return cls == IB_SA_CLASS || cls == IB_CM_CLASS || cls == IB_CC_CLASS ? 2 : 1;
+}
+
+static int send_mad(int fd, int agent, void *umad, int lid, int qpn)
+{
+	umad_set_addr(umad, lid, qpn, 0, qpn ? IB_DEFAULT_QP1_QKEY : 0);
+	return umad_send(fd, agent, umad, MAD_SIZE, 0, 0);
+}
+
+static int classes(int fd, int dlid, int n, const uint8_t *cls)
+{
+	int agents[256], sent = 0, answered = 0;
+	void *out = calloc(1, umad_size() + MAD_SIZE);
+	void *in = calloc(1, umad_size() + MAD_SIZE);
+	if (!out || !in)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		agents[cls[i]] = umad_register(fd, cls[i], class_version(cls[i]), 0, NULL);
+		if (agents[cls[i]] < 0) {
+			fprintf(stderr, "madsend: cannot register class 0x%02x\n", cls[i]);
+			return 1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		uint8_t *m = umad_get_mad(out);
+		memset(m, 0, MAD_SIZE);
+		m[0] = MAD_BASE_VERSION;
+		m[1] = cls[i];
+		m[2] = (uint8_t)class_version(cls[i]);
+		m[3] = IB_MAD_METHOD_GET;
+		mad_set_field64(m, 0, IB_MAD_TRID_F, 0x1000u + (unsigned)i);
+		mad_set_field(m, 0, IB_MAD_ATTRID_F, ATTR_NOBODY);
+		if (send_mad(fd, agents[cls[i]], out, dlid, cls[i] == IB_SMI_CLASS ? 0 : 1) == 0)
+			sent++;
+		else
+			fprintf(stderr, "madsend: cannot send class 0x%02x\n", cls[i]);
+	}
+	double end = now_s() + 1.0;
+	while (now_s() < end) {
+		int len = MAD_SIZE;
+		if (umad_recv(fd, in, &len, 100) < 0)
+			continue;
+		const uint8_t *m = umad_get_mad(in);
+		if (umad_status(in)) {
+			printf("class 0x%02x: not delivered (status %d)\n", m[1], umad_status(in));
+			continue;
+		}
+		answered++;
+		printf("class 0x%02x: method 0x%02x status 0x%04x\n", m[1], m[3],
+		       (unsigned)mad_get_field((void *)m, 0, IB_MAD_STATUS_F));
+	}
+	printf("sent=%d answered=%d\n", sent, answered);
+	return sent == n ? 0 : 1;
+}
+
+static void forge_data(uint8_t *m, uint16_t attr, unsigned k)
+{
+	uint8_t *d = smp_data(m);
+	if (attr == IB_ATTR_NODE_INFO) {
+		mad_set_field(d, 0, IB_NODE_BASE_VERS_F, 1);
+		mad_set_field(d, 0, IB_NODE_CLASS_VERS_F, 1);
+		mad_set_field(d, 0, IB_NODE_TYPE_F, k & 1 ? 2 : 1);	/* switch, CA */
+		mad_set_field(d, 0, IB_NODE_NPORTS_F, k & 1 ? 36 : 1);
+		mad_set_field64(d, 0, IB_NODE_GUID_F, 0xbad0000000000000ULL | k);
+		mad_set_field64(d, 0, IB_NODE_PORT_GUID_F, 0xbad0000000000000ULL | k);
+		mad_set_field(d, 0, IB_NODE_LOCAL_PORT_F, 1);
+	} else {
+		mad_set_field(d, 0, IB_PORT_LID_F, 0xbad);
+		mad_set_field(d, 0, IB_PORT_STATE_F, 4);
+		mad_set_field(d, 0, IB_PORT_PHYS_STATE_F, 5);
+		mad_set_field(d, 0, IB_PORT_CAPMASK_F, CAP_IS_SM);
+	}
+}
+
+/* Waits until file holds text (10 s at most). */
+static void wait_for(const char *file, const char *text)
+{
+	for (int i = 0; i < 10000; i++) {
+		char buf[65536];
+		FILE *fp = fopen(file, "r");
+		size_t n = fp ? fread(buf, 1, sizeof(buf) - 1, fp) : 0;
+		if (fp)
+			fclose(fp);
+		buf[n] = '\0';
+		if (strstr(buf, text))
+			return;
+		usleep(1000);
+	}
+}
+
+static int forge(int fd, double seconds, int dlid, const char *rpath)
+{
+	uint8_t rp[IB_SUBNET_PATH_HOPS_MAX] = { 0 };
+	int hops = 0;
+	for (const char *p = rpath; *p && hops + 1 < IB_SUBNET_PATH_HOPS_MAX;) {
+		rp[++hops] = (uint8_t)strtoul(p, (char **)&p, 10);
+		if (*p == ',')
+			p++;
+	}
+	int dr = umad_register(fd, IB_SMI_DIRECT_CLASS, 1, 0, NULL);
+	int lr = umad_register(fd, IB_SMI_CLASS, 1, 0, NULL);
+	void *out = calloc(1, umad_size() + MAD_SIZE);
+	void *in = calloc(1, umad_size() + MAD_SIZE);
+	if (dr < 0 || lr < 0 || !out || !in || !hops)
+		return 1;
+	srandom((unsigned)getpid());
+	if (after_file)
+		wait_for(after_file, after_text);
+	unsigned long n = 0;
+	double end = now_s() + seconds;
+	for (unsigned k = 0; now_s() < end; k++) {
+		uint16_t attr = k & 2 ? IB_ATTR_PORT_INFO : IB_ATTR_NODE_INFO;
+		/* the first TIDs over and over (an SM counting from 1), or random */
+		uint32_t tid = k & 4 ? (uint32_t)random() : (k / 8) % 512 + 1;
+		uint64_t client = (uint64_t)(k % 3) << 48;
+		uint8_t *m = umad_get_mad(out);
+		int lid_routed = dlid && (k & 1);
+		if (lid_routed)
+			smp_init_lid(m, IB_MAD_METHOD_GET, attr, 0);
+		else
+			smp_init_dr(m, IB_MAD_METHOD_GET, attr, 0, rp, hops);
+		smp_make_response(m, 0);
+		if (!lid_routed)	/* the way back, as ibsim reads it */
+			memcpy(m + 192, rp, sizeof(rp));
+		mad_set_field64(m, 0, IB_MAD_TRID_F, client | tid);
+		forge_data(m, attr, k);
+		if (send_mad(fd, lid_routed ? lr : dr, out, lid_routed ? dlid : 0xffff, 0) == 0)
+			n++;
+		/* drain what bounced; a few thousand a second at most */
+		int len = MAD_SIZE;
+		while (umad_recv(fd, in, &len, 0) >= 0)
+			len = MAD_SIZE;
+		usleep(100);
+	}
+	printf("forged=%lu\n", n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "classes")) {
+		uint8_t list[256];
+		int n = 0;
+		for (int i = 3; i < argc && n < 256; i++)
+			list[n++] = (uint8_t)strtoul(argv[i], NULL, 0);
+		if (!n) {
+			memcpy(list, covered, sizeof(covered));
+			n = (int)sizeof(covered);
+		}
+		int fd = open_port();
+		return fd < 0 ? 1 : classes(fd, atoi(argv[2]), n, list);
+	}
+	if ((argc == 5 || argc == 7) && !strcmp(argv[1], "forge")) {
+		if (argc == 7) {
+			after_file = argv[5];
+			after_text = argv[6];
+		}
+		int fd = open_port();
+		return fd < 0 ? 1 : forge(fd, atof(argv[2]), atoi(argv[3]), argv[4]);
+	}
+	fprintf(stderr, "usage: madsend classes DLID [CLASS...]\n"
+			"       madsend forge SECONDS DLID RPATH [FILE TEXT]\n");
+	return 2;
+}
