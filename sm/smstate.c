@@ -25,9 +25,6 @@
 #define HANDOVER_WAIT_MS 1000	/* for ACKNOWLEDGE, before polling the successor */
 #define HANDOVER_TRIES   3	/* HANDOVER sent this often before giving up */
 
-/* MAD status: an invalid value in the attribute or its modifier (§13.4.7). */
-#define MAD_STATUS_INVALID_VALUE (7 << 2)
-
 typedef void (*sm_action)(struct sm *, const struct sm_ev *);
 
 static void act_configure(struct sm *, const struct sm_ev *);
@@ -660,7 +657,7 @@ void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 	sm->smc.sets_received++;
 	if (other.sm_key != sm->cfg.sm_key) {
 		note_key_mismatch(sm, other.guid, other.sm_key, "in an SMInfo Set");
-		reply_sminfo(sm, mad, len, from, MAD_STATUS_INVALID_VALUE, 0);
+		reply_sminfo(sm, mad, len, from, IB_MAD_STS_INV_ATTR_VALUE, 0);
 		return;
 	}
 	/* who may send what (C14-38.1): ACKNOWLEDGE a standby, the rest a master */
@@ -674,7 +671,7 @@ void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 			 mod, (unsigned long long)other.guid,
 			 sm_state_name(other.state), sm_state_name(sm->state));
 		sm->smc.sets_refused++;
-		reply_sminfo(sm, mad, len, from, MAD_STATUS_INVALID_VALUE, sm->cfg.sm_key);
+		reply_sminfo(sm, mad, len, from, IB_MAD_STS_INV_ATTR_VALUE, sm->cfg.sm_key);
 		return;
 	}
 	log_notice("SMInfo Set %s from SM 0x%016llx (priority %d)",

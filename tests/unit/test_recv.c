@@ -146,7 +146,7 @@ static struct expect expected(uint8_t cls, uint8_t method, uint16_t attr)
 		 * a NOTACTIVE SM is no legal Set (sm/smstate.c): invalid value.
 		 */
 		if (attr == IB_ATTR_SMINFO && method == IB_MAD_METHOD_SET)
-			x.status = 7 << 2;
+			x.status = IB_MAD_STS_INV_ATTR_VALUE;
 		return x;
 	}
 	if (!is_smp(cls))

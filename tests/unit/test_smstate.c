@@ -21,9 +21,6 @@
 #include "sm/smstate.h"
 #include "sm/topo.h"
 
-/* MAD status: invalid value in the attribute or modifier (IBA §13.4.7) */
-#define MAD_STATUS_INVALID_VALUE_FOR_TEST (7 << 2)
-
 /* ---- the election, alone ---- */
 
 static struct remote_sm peer(uint64_t guid, int prio, int state, int key_ok)
@@ -615,16 +612,16 @@ START_TEST(t_disable_standby_and_refusals)
 	uint32_t blid = (uint32_t)emu_port_lid(F.e, HOST_PORT(7), 0);
 	/* only a master may DISABLE; a wrong SM_Key is refused and reported */
 	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_DISABLE, SMS_STANDBY, 0),
-			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+			 IB_MAD_STS_INV_ATTR_VALUE);
 	ck_assert_int_eq(b->state, SMS_STANDBY);
 	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_DISABLE, SMS_MASTER, 0x77),
-			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+			 IB_MAD_STS_INV_ATTR_VALUE);
 	ck_assert_uint_eq(b->smc.key_mismatches, 1);
 	ck_assert_uint_eq(b->key_mismatch_key, 0x77);
 	ck_assert_int_eq(b->state, SMS_STANDBY);
 	/* an unknown modifier */
 	ck_assert_int_eq(raw_set(&F, &r, blid, 9, SMS_MASTER, 0),
-			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+			 IB_MAD_STS_INV_ATTR_VALUE);
 	/* DISABLE: NOTACTIVE, no more polls */
 	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_DISABLE, SMS_MASTER, 0), 0);
 	ck_assert_int_eq(b->state, SMS_NOTACTIVE);
@@ -633,14 +630,14 @@ START_TEST(t_disable_standby_and_refusals)
 	ck_assert_uint_eq(txn_get_stats(b->txn)->all.sent, sent);
 	/* NOTACTIVE takes STANDBY only */
 	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_HANDOVER, SMS_MASTER, 0),
-			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+			 IB_MAD_STS_INV_ATTR_VALUE);
 	ck_assert_int_eq(b->state, SMS_NOTACTIVE);
 	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_STANDBY, SMS_MASTER, 0), 0);
 	ck_assert_int_eq(b->state, SMS_STANDBY);
 	/* an ACKNOWLEDGE nobody asked for is refused by the master */
 	uint32_t alid = (uint32_t)emu_port_lid(F.e, HOST_PORT(0), 0);
 	ck_assert_int_eq(raw_set(&F, &r, alid, SMA_ACKNOWLEDGE, SMS_STANDBY, 0),
-			 MAD_STATUS_INVALID_VALUE_FOR_TEST);
+			 IB_MAD_STS_INV_ATTR_VALUE);
 	ck_assert_int_eq(F.sm[0]->state, SMS_MASTER);
 	r.t.close(r.t.ctx);
 	teardown_fab(&F);
