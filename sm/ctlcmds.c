@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../mad/dispatch.h"
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
@@ -44,6 +45,30 @@ static json_t *mad_stats_json(const struct sm *sm)
 			"errors", (json_int_t)a->c.errors));
 	}
 	json_object_set_new(o, "per_attribute", attrs);
+	json_t *mm = json_object();
+	for (int i = 0; i < TXN_MM_N; i++)
+		if (st->mismatch[i])
+			json_object_set_new(mm, txn_mismatch_name(i),
+					    json_integer((json_int_t)st->mismatch[i]));
+	json_object_set_new(o, "answers_refused", mm);
+	if (sm->disp) {
+		const struct mad_dispatch_stats *ds = mad_dispatch_get_stats(sm->disp);
+		json_t *r = json_pack("{s:I,s:I,s:I}", "received", (json_int_t)ds->received,
+				      "handled", (json_int_t)ds->handled,
+				      "status_replies", (json_int_t)ds->status_replies);
+		json_t *u = json_object(), *dr = json_object();
+		for (int i = 0; i < MAD_UNSUP_N; i++)
+			if (ds->unsupported[i])
+				json_object_set_new(u, mad_unsup_name(i),
+						    json_integer((json_int_t)ds->unsupported[i]));
+		for (int i = 0; i < MAD_DROP_N; i++)
+			if (ds->dropped[i])
+				json_object_set_new(dr, mad_drop_name(i),
+						    json_integer((json_int_t)ds->dropped[i]));
+		json_object_set_new(r, "unsupported", u);
+		json_object_set_new(r, "dropped", dr);
+		json_object_set_new(o, "requests", r);
+	}
 	return o;
 }
 

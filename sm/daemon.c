@@ -173,8 +173,10 @@ static void on_discovered(void *arg, struct discovery *d)
 		sm_stop(sm, 1);
 		return;
 	}
-	if (d->f.sm_node == FAB_NONE) {
-		sweep_failed(sm, "discovery: the SM's own port is not in the fabric; sweeping again later");
+	if (d->f.sm_node == FAB_NONE ||
+	    !(d->f.ports[fabric_port(&d->f, d->f.sm_node, d->f.sm_port)].flags & FPORT_PRESENT)) {
+		/* no election, no configuration without our own port */
+		sweep_failed(sm, "heavy sweep failed: the SM's own port did not answer");
 		return;
 	}
 	smstate_discovered(sm);

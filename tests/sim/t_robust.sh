@@ -80,6 +80,13 @@ grep -q 'class 0x32: method 0x81 status 0x0004' <<<"$out" ||
 	fail "ibping's class was not answered 'unsupported class': $out"
 grep -q 'class 0x01: method 0x81 status 0x000c' <<<"$out" ||
 	fail "an SMP of an unknown attribute was not answered 'method/attribute unsupported': $out"
+# the daemon counts what it refused, by kind
+unsup=$(ctl --json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["mads"]["requests"]["unsupported"]
+print(sum(d.values()))')
+[ "$unsup" -ge $((answered - 2)) ] || fail "ibsmctl status counts $unsup unsupported requests for $answered answered"
+note "ibsmctl status: $unsup requests refused as unsupported"
 out=$(on_host H-4 sminfo 2>&1) || fail "sminfo after the stray classes: $out"
 grep -q "sm lid $smlid .*SMINFO_MASTER" <<<"$out" || fail "sminfo: $out"
 pass "ibping and a Get of $sent classes ($answered answered, 'unsupported' from the SM): daemon running, sminfo answered"
