@@ -245,7 +245,7 @@ void devcache_record(struct devcache *c, const struct fabric *f,
 	struct attr_rec *a = find_attr(nc, op, mod);
 	if (!a) {
 		if (nc->n_attrs == nc->cap_attrs) {
-			uint32_t cap = nc->cap_attrs ? nc->cap_attrs * 2 : 2;
+			uint32_t cap = nc->cap_attrs ? nc->cap_attrs * 2 : 1;
 			void *v = realloc(nc->attrs, (size_t)cap * sizeof(*nc->attrs));
 			if (!v)
 				return;

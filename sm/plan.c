@@ -9,30 +9,26 @@ void plan_init(struct plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
+void plan_release_wave(struct plan *p, int wave)
+{
+	if (wave < 0 || (uint32_t)wave >= p->n_waves)
+		return;
+	struct plan_wave *w = &p->waves[wave];
+	free(w->ops);
+	free(w->data);
+	memset(w, 0, sizeof(*w));
+}
+
 void plan_free(struct plan *p)
 {
 	for (uint32_t w = 0; w < p->n_waves; w++)
-		free(p->waves[w].ops);
+		plan_release_wave(p, (int)w);
 	free(p->waves);
-	free(p->data);
 	plan_init(p);
 }
 
-uint32_t plan_data(struct plan *p, const uint8_t *payload)
-{
-	if (p->n_data == p->cap_data) {
-		uint32_t cap = p->cap_data ? p->cap_data * 2 : 256;
-		void *d = realloc(p->data, (size_t)cap * sizeof(*p->data));
-		if (!d)
-			return UINT32_MAX;
-		p->data = d;
-		p->cap_data = cap;
-	}
-	memcpy(p->data[p->n_data], payload, 64);
-	return p->n_data++;
-}
-
-static struct plan_op *new_op(struct plan *p, int wave)
+/* The wave, made if it is new; NULL for a bad number or ENOMEM. */
+static struct plan_wave *get_wave(struct plan *p, int wave)
 {
 	if (wave < 0 || wave >= PLAN_MAX_WAVES)
 		return NULL;
@@ -45,7 +41,31 @@ static struct plan_op *new_op(struct plan *p, int wave)
 		       ((size_t)wave + 1 - p->n_waves) * sizeof(*p->waves));
 		p->n_waves = (uint32_t)wave + 1;
 	}
-	struct plan_wave *w = &p->waves[wave];
+	return &p->waves[wave];
+}
+
+uint32_t plan_data(struct plan *p, int wave, const uint8_t *payload)
+{
+	struct plan_wave *w = get_wave(p, wave);
+	if (!w)
+		return UINT32_MAX;
+	if (w->n_data == w->cap_data) {
+		uint32_t cap = w->cap_data ? w->cap_data * 2 : 64;
+		void *d = realloc(w->data, (size_t)cap * sizeof(*w->data));
+		if (!d)
+			return UINT32_MAX;
+		w->data = d;
+		w->cap_data = cap;
+	}
+	memcpy(w->data[w->n_data], payload, 64);
+	return w->n_data++;
+}
+
+static struct plan_op *new_op(struct plan *p, int wave)
+{
+	struct plan_wave *w = get_wave(p, wave);
+	if (!w)
+		return NULL;
 	if (w->n == w->cap) {
 		uint32_t cap = w->cap ? w->cap * 2 : 256;
 		void *o = realloc(w->ops, (size_t)cap * sizeof(*w->ops));
@@ -64,7 +84,8 @@ static struct plan_op *new_op(struct plan *p, int wave)
 struct plan_op *plan_add(struct plan *p, int wave, int kind, uint32_t node,
 			 uint8_t port, uint32_t mod, uint32_t data)
 {
-	if (kind < 0 || kind >= PLAN_NKINDS || data >= p->n_data)
+	if (kind < 0 || kind >= PLAN_NKINDS || wave < 0 ||
+	    (uint32_t)wave >= p->n_waves || data >= p->waves[wave].n_data)
 		return NULL;
 	struct plan_op *o = new_op(p, wave);
 	if (!o)
@@ -138,7 +159,7 @@ void plan_mad_payload(const struct plan *p, const struct plan_op *o,
 		      uint32_t i, uint8_t *out)
 {
 	if (!(o->flags & PLAN_LFT_ROW)) {
-		memcpy(out, p->data[o->data], 64);
+		memcpy(out, p->waves[o->wave].data[o->data], 64);
 		return;
 	}
 	const uint8_t *lft = lft_row(p->t, o->data);

@@ -8,11 +8,13 @@
  * the previous one is in, and skips every operation whose payload the
  * device cache (devcache.h) says the device already holds.
  *
- * Plans are compact: an operation is 28 bytes; payloads live once in a
- * pool that operations index (the 2,000 P_Key writes of a sweep share
- * one), and LFT blocks taken from routing tables are a run of blocks of
- * one table row, built when they are sent (a 20,000-node fabric has three
- * million blocks).
+ * Plans are compact: an operation is 28 bytes; payloads live once in
+ * their wave's pool, which operations index (the 2,000 P_Key writes of a
+ * sweep share one), and LFT blocks taken from routing tables are a run of
+ * blocks of one table row, built when they are sent (a 20,000-node
+ * fabric has three million blocks).  A planner may release a wave that
+ * is over (plan_release_wave), so that a plan of many waves holds about
+ * one wave's memory at a time.
  *
  * A plan grows while it runs: a planner may add to the wave being sent
  * and to any later one, and says with plan_close_wave() and plan_seal()
@@ -47,7 +49,7 @@ enum plan_kind {
 struct plan_op {
 	uint32_t node;		/* node index in the executor's fabric model */
 	uint32_t mod;		/* attribute modifier (PLAN_LFT_ROW: first block) */
-	uint32_t data;		/* payload index (plan_data), or table row */
+	uint32_t data;		/* payload index in its wave (plan_data), or table row */
 	uint32_t lid;		/* 0: directed route; else LID-routed to it */
 	uint16_t attr;		/* PLAN_VENDOR's attribute ID */
 	uint16_t count;		/* PLAN_LFT_ROW: blocks in the run; else 1 */
@@ -57,13 +59,13 @@ struct plan_op {
 struct plan_wave {
 	struct plan_op *ops;
 	uint32_t n, cap;
+	uint8_t (*data)[64];		/* payload pool */
+	uint32_t n_data, cap_data;
 };
 
 struct plan {
 	struct plan_wave *waves;
 	uint32_t n_waves;		/* waves[0 .. n_waves - 1] exist */
-	uint8_t (*data)[64];		/* payload pool */
-	uint32_t n_data, cap_data;
 	const struct lft_tables *t;	/* the rows PLAN_LFT_ROW ops refer to */
 	uint32_t closed;		/* waves below this get no more ops */
 	int sealed;			/* no wave gets more ops */
@@ -73,8 +75,11 @@ struct plan {
 void plan_init(struct plan *p);
 void plan_free(struct plan *p);	/* frees what p holds; p itself is the caller's */
 
-/* Stores a payload; returns its index for plan_add, or UINT32_MAX (ENOMEM). */
-uint32_t plan_data(struct plan *p, const uint8_t *payload);
+/*
+ * Stores a payload for ops of wave; returns its index for plan_add, or
+ * UINT32_MAX (ENOMEM, a bad wave).
+ */
+uint32_t plan_data(struct plan *p, int wave, const uint8_t *payload);
 /*
  * Adds a write of payload data (an index from plan_data) to node's
  * attribute of kind (PLAN_VENDOR: then set op->attr) with modifier mod,
@@ -90,6 +95,8 @@ void plan_set_tables(struct plan *p, const struct lft_tables *t);
 /* No more ops in waves <= wave; plan_seal(): in any wave. */
 void plan_close_wave(struct plan *p, int wave);
 void plan_seal(struct plan *p);
+/* Frees a wave's ops and payloads once the executor is past it. */
+void plan_release_wave(struct plan *p, int wave);
 
 /* The attribute ID an operation writes. */
 uint16_t plan_attr(const struct plan_op *o);

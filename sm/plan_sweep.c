@@ -50,10 +50,10 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 }
 
 /* P_Key block 0 with the default partition only: the one ibsmd configures. */
-static uint32_t pkey_default(struct plan *p)
+static uint32_t pkey_default(struct plan *p, int wave)
 {
 	uint8_t blk[64] = { 0xff, 0xff };
-	return plan_data(p, blk);
+	return plan_data(p, wave, blk);
 }
 
 static uint32_t pkey_mod(const struct fabric *f, uint32_t pi)
@@ -89,7 +89,7 @@ static int plan_port(struct plan *p, int wave, const struct discovery *d,
 	int state = ln && fp->state == PORT_INIT ? PORT_ARMED : 0;
 	uint8_t data[64];
 	encode_pi(d, pp, pi, state, rereg, data);
-	uint32_t di = plan_data(p, data);
+	uint32_t di = plan_data(p, wave, data);
 	if (di == UINT32_MAX ||
 	    !plan_add(p, wave, PLAN_PORTINFO, fp->node, fp->num, fp->num, di))
 		return -1;
@@ -100,14 +100,14 @@ static int plan_port(struct plan *p, int wave, const struct discovery *d,
 	if (!o)
 		return -1;
 	if (pkey_default_since_reset(fp))	/* nothing to write */
-		devcache_record(c, f, o, o->mod, p->data[pkey]);
+		devcache_record(c, f, o, o->mod, p->waves[wave].data[pkey]);
 	return 0;
 }
 
 int plan_sweep_ports(struct plan *p, int wave, const struct discovery *d,
 		     struct devcache *c, const struct program_params *pp)
 {
-	uint32_t pkey = pkey_default(p);
+	uint32_t pkey = pkey_default(p, wave);
 	if (pkey == UINT32_MAX)
 		return -1;
 	for (uint32_t pi = 0; pi < d->f.n_ports; pi++)
@@ -120,7 +120,7 @@ int plan_sweep_port(struct plan *p, int wave, const struct discovery *d,
 		    struct devcache *c, const struct program_params *pp,
 		    uint32_t pi)
 {
-	uint32_t pkey = pkey_default(p);
+	uint32_t pkey = pkey_default(p, wave);
 	if (pkey == UINT32_MAX)
 		return -1;
 	return plan_port(p, wave, d, c, pp, pi, pkey);
@@ -135,7 +135,7 @@ static int plan_switch(struct plan *p, int wave, const struct discovery *d,
 	devcache_observe_switch(c, &d->f, ni);
 	memcpy(si, d->si_raw[ni], 64);	/* PortStateChange as read: 1 clears it */
 	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, top);
-	uint32_t di = plan_data(p, si);
+	uint32_t di = plan_data(p, wave, si);
 	if (di == UINT32_MAX || !plan_add(p, wave, PLAN_SWITCHINFO, ni, 0, 0, di))
 		return -1;
 	uint32_t row = t->row_of_node[ni];
@@ -177,7 +177,7 @@ int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,
 			continue;
 		uint8_t data[64];
 		encode_pi(d, pp, pi, PORT_ACTIVE, 0, data);
-		uint32_t di = plan_data(p, data);
+		uint32_t di = plan_data(p, wave, data);
 		if (di == UINT32_MAX ||
 		    !plan_add(p, wave, PLAN_PORTINFO, fp->node, fp->num, fp->num, di))
 			return -1;
@@ -213,6 +213,7 @@ static void sweep_wave_done(void *arg, struct program *pr, int wave)
 		return;
 	log_info("configuration: %u LFT blocks, %u PortInfo, %u SwitchInfo written; activating",
 		 st->lft_blocks, st->portinfo_sets, st->switchinfo_sets);
+	plan_release_wave(&s->plan, 0);
 	if (plan_sweep_activation(&s->plan, 1, s->d, &s->pp) < 0)
 		log_err("out of memory planning the port activation");
 	plan_seal(&s->plan);

@@ -244,11 +244,11 @@ static void three_waves(struct bench *b, struct plan *p)
 		mad_set_field(data, 0, IB_SW_LINEAR_FDB_TOP_F, LFT_BLOCKS * 64 - 1);
 		mad_set_field(data, 0, IB_SW_STATE_CHANGE_F, 0);
 		ck_assert_ptr_nonnull(plan_add(p, 0, PLAN_SWITCHINFO, n, 0, 0,
-					       plan_data(p, data)));
+					       plan_data(p, 0, data)));
 		for (uint32_t blk = 0; blk < LFT_BLOCKS; blk++) {
 			memset(data, (int)(1 + (i + blk) % 4), 64);
 			ck_assert_ptr_nonnull(plan_add(p, 1, PLAN_LFT, n, 0, blk,
-						       plan_data(p, data)));
+						       plan_data(p, 1, data)));
 		}
 		uint32_t pi = b->d->f.nodes[n].first_port;
 		memcpy(data, b->d->pi_raw[pi], 64);
@@ -256,7 +256,7 @@ static void three_waves(struct bench *b, struct plan *p)
 		smp_pi_set(data, IB_PORT_LID_F, 10 + (uint32_t)i);
 		smp_pi_set(data, IB_PORT_SMLID_F, 1);
 		ck_assert_ptr_nonnull(plan_add(p, 2, PLAN_PORTINFO, n, 0, 0,
-					       plan_data(p, data)));
+					       plan_data(p, 2, data)));
 	}
 	plan_seal(p);
 }
@@ -457,9 +457,9 @@ START_TEST(t_open_wave_waits)
 	uint32_t n = sw_node(b, 1);
 	uint8_t data[64];
 	memset(data, 2, 64);
-	plan_add(&p, 0, PLAN_LFT, n, 0, 0, plan_data(&p, data));
+	plan_add(&p, 0, PLAN_LFT, n, 0, 0, plan_data(&p, 0, data));
 	memset(data, 3, 64);
-	plan_add(&p, 1, PLAN_LFT, n, 0, 1, plan_data(&p, data));
+	plan_add(&p, 1, PLAN_LFT, n, 0, 1, plan_data(&p, 1, data));
 	b->n_ev = b->sets_sent = b->finished = 0;
 	b->recording = 1;
 	struct program *pr = program_run(b->txn, b->d, &p, b->c, 1, NULL, on_done, b);
@@ -470,7 +470,7 @@ START_TEST(t_open_wave_waits)
 	ck_assert_int_eq(b->sets_sent, 1);
 	ck_assert_int_eq(b->finished, 0);
 	memset(data, 4, 64);
-	plan_add(&p, 0, PLAN_LFT, n, 0, 2, plan_data(&p, data));
+	plan_add(&p, 0, PLAN_LFT, n, 0, 2, plan_data(&p, 0, data));
 	plan_close_wave(&p, 0);
 	program_kick(pr);
 	while (emu_pending(b->e) || txn_inflight(b->txn))
