@@ -58,9 +58,7 @@ static void on_block(void *arg, int status, const uint8_t *resp, size_t len)
 				row[lid] = data[k];
 		}
 		r->st.blocks++;
-		if (devcache_note_lft_block(r->c, n->guid, n->nports, q->block, data) < 0)
-			log_warn("out of memory noting LFT block %u of 0x%016llx",
-				 q->block, (unsigned long long)n->guid);
+		devcache_note_lft_block(r->c, r->f, q->node, q->block, data);
 	}
 	if (--r->pending == 0)
 		finish(r, 0);

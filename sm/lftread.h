@@ -13,7 +13,7 @@
 #include "../mad/txn.h"
 #include "../routing/engine.h"
 #include "fabric.h"
-#include "program.h"
+#include "devcache.h"
 
 struct lft_read_stats {
 	uint32_t switches;	/* switches whose tables were read */

@@ -1,0 +1,315 @@
+#include "devcache.h"
+
+#include <infiniband/mad.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mad/smp.h"
+
+/* The PortInfo fields the SM sets (see devcache.h). */
+struct pi_rec {
+	uint8_t valid;
+	uint8_t lmc, mtu, opvls, hoq, stall, timeout;
+	uint32_t lid, sm_lid;
+	uint64_t prefix;
+};
+
+/* Any other attribute: the whole payload. */
+struct attr_rec {
+	uint32_t mod;
+	uint16_t attr;
+	uint8_t port;
+	uint8_t data[64];
+};
+
+struct node_cache {
+	uint64_t guid;
+	uint32_t nports;
+	struct pi_rec *ports;		/* nports + 1 */
+	uint8_t *lft;			/* lft_blocks * 64 */
+	uint8_t *lft_valid;		/* per block */
+	uint32_t lft_blocks;
+	uint32_t lft_top;
+	uint8_t si_valid;
+	struct attr_rec *attrs;
+	uint32_t n_attrs, cap_attrs;
+};
+
+struct devcache {
+	struct guid_map idx;
+	struct node_cache *v;
+	uint32_t n, cap;
+};
+
+struct devcache *devcache_new(void)
+{
+	return calloc(1, sizeof(struct devcache));
+}
+
+static void forget_node(struct node_cache *nc)
+{
+	free(nc->ports);
+	free(nc->lft);
+	free(nc->lft_valid);
+	free(nc->attrs);
+}
+
+void devcache_clear(struct devcache *c)
+{
+	for (uint32_t i = 0; i < c->n; i++)
+		forget_node(&c->v[i]);
+	free(c->v);
+	guid_map_free(&c->idx);
+	memset(c, 0, sizeof(*c));
+}
+
+void devcache_free(struct devcache *c)
+{
+	if (!c)
+		return;
+	devcache_clear(c);
+	free(c);
+}
+
+/* The node's record if it has one of this shape, else NULL. */
+static struct node_cache *find_node(const struct devcache *c,
+				    const struct fab_node *n)
+{
+	uint32_t i = guid_map_get(&c->idx, n->guid);
+	if (i == FAB_NONE || c->v[i].nports != n->nports)
+		return NULL;
+	return &c->v[i];
+}
+
+/* The node's record, made (or remade, if the node changed shape) if need be. */
+static struct node_cache *cache_node(struct devcache *c, const struct fab_node *n)
+{
+	uint32_t i = guid_map_get(&c->idx, n->guid);
+	if (i != FAB_NONE) {
+		struct node_cache *nc = &c->v[i];
+		if (nc->nports == n->nports)
+			return nc;
+		forget_node(nc);	/* it changed shape: forget it */
+		memset(nc, 0, sizeof(*nc));
+		nc->guid = n->guid;
+		nc->nports = n->nports;
+		nc->ports = calloc((size_t)n->nports + 1, sizeof(*nc->ports));
+		return nc->ports ? nc : NULL;
+	}
+	if (c->n == c->cap) {
+		uint32_t cap = c->cap ? c->cap * 2 : 256;
+		void *p = realloc(c->v, (size_t)cap * sizeof(*c->v));
+		if (!p)
+			return NULL;
+		c->v = p;
+		c->cap = cap;
+	}
+	struct node_cache *nc = &c->v[c->n];
+	memset(nc, 0, sizeof(*nc));
+	nc->guid = n->guid;
+	nc->nports = n->nports;
+	nc->ports = calloc((size_t)n->nports + 1, sizeof(*nc->ports));
+	if (!nc->ports || guid_map_put(&c->idx, n->guid, c->n) < 0) {
+		free(nc->ports);
+		return NULL;
+	}
+	c->n++;
+	return nc;
+}
+
+static int cache_lft_size(struct node_cache *nc, uint32_t blocks)
+{
+	if (blocks <= nc->lft_blocks)
+		return 0;
+	if (blocks < 2 * nc->lft_blocks)	/* block by block: double */
+		blocks = 2 * nc->lft_blocks;
+	uint8_t *l = realloc(nc->lft, (size_t)blocks * 64);
+	if (!l)
+		return -1;
+	nc->lft = l;
+	uint8_t *v = realloc(nc->lft_valid, blocks);
+	if (!v)
+		return -1;
+	memset(v + nc->lft_blocks, 0, blocks - nc->lft_blocks);
+	nc->lft_valid = v;
+	nc->lft_blocks = blocks;
+	return 0;
+}
+
+/* The one place that knows which PortInfo fields a comparison looks at. */
+static void pi_fields(const struct fabric *f, uint32_t pi,
+		      const uint8_t *data, struct pi_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->valid = 1;
+	if (fabric_is_endport(f, pi)) {
+		r->lid = smp_pi_get(data, IB_PORT_LID_F);
+		r->sm_lid = smp_pi_get(data, IB_PORT_SMLID_F);
+		r->lmc = (uint8_t)smp_pi_get(data, IB_PORT_LMC_F);
+		r->prefix = smp_pi_get64(data, IB_PORT_GID_PREFIX_F);
+		r->timeout = (uint8_t)smp_pi_get(data, IB_PORT_SUBN_TIMEOUT_F);
+	}
+	if (plan_port_linked(f, pi)) {
+		r->mtu = (uint8_t)smp_pi_get(data, IB_PORT_NEIGHBOR_MTU_F);
+		r->opvls = (uint8_t)smp_pi_get(data, IB_PORT_OPER_VLS_F);
+		r->stall = (uint8_t)smp_pi_get(data, IB_PORT_VL_STALL_COUNT_F);
+		r->hoq = (uint8_t)smp_pi_get(data, IB_PORT_HOQ_LIFE_F);
+	}
+}
+
+static int pi_same(const struct pi_rec *a, const struct pi_rec *b)
+{
+	return a->valid && b->valid && a->lid == b->lid &&
+	       a->sm_lid == b->sm_lid && a->lmc == b->lmc &&
+	       a->mtu == b->mtu && a->opvls == b->opvls && a->hoq == b->hoq &&
+	       a->stall == b->stall && a->timeout == b->timeout &&
+	       a->prefix == b->prefix;
+}
+
+/* Does the payload ask the device to do something, not just to hold it? */
+static int is_action(const struct plan_op *op, const uint8_t *data)
+{
+	if (op->kind == PLAN_PORTINFO)
+		return smp_pi_get(data, IB_PORT_STATE_F) != 0 ||
+		       smp_pi_get(data, IB_PORT_CLIENT_REREG_F) != 0;
+	if (op->kind == PLAN_SWITCHINFO)
+		return mad_get_field((void *)data, 0, IB_SW_STATE_CHANGE_F) != 0;
+	return 0;
+}
+
+static struct attr_rec *find_attr(const struct node_cache *nc,
+				  const struct plan_op *op, uint32_t mod)
+{
+	uint16_t attr = plan_attr(op);
+	for (uint32_t i = 0; i < nc->n_attrs; i++)
+		if (nc->attrs[i].attr == attr && nc->attrs[i].mod == mod &&
+		    nc->attrs[i].port == op->port)
+			return &nc->attrs[i];
+	return NULL;
+}
+
+int devcache_holds(const struct devcache *c, const struct fabric *f,
+		   const struct plan_op *op, uint32_t mod, const uint8_t *data)
+{
+	const struct fab_node *n = &f->nodes[op->node];
+	const struct node_cache *nc = find_node(c, n);
+	if (!nc || op->port > nc->nports || is_action(op, data))
+		return 0;
+	switch (op->kind) {
+	case PLAN_PORTINFO: {
+		struct pi_rec w;
+		pi_fields(f, n->first_port + op->port, data, &w);
+		return pi_same(&nc->ports[op->port], &w);
+	}
+	case PLAN_SWITCHINFO:
+		return nc->si_valid &&
+		       nc->lft_top == mad_get_field((void *)data, 0,
+						    IB_SW_LINEAR_FDB_TOP_F);
+	case PLAN_LFT:
+		return mod < nc->lft_blocks && nc->lft_valid[mod] &&
+		       !memcmp(nc->lft + (size_t)mod * 64, data, 64);
+	default: {
+		const struct attr_rec *a = find_attr(nc, op, mod);
+		return a && !memcmp(a->data, data, 64);
+	}
+	}
+}
+
+void devcache_record(struct devcache *c, const struct fabric *f,
+		     const struct plan_op *op, uint32_t mod, const uint8_t *data)
+{
+	const struct fab_node *n = &f->nodes[op->node];
+	struct node_cache *nc = cache_node(c, n);
+	if (!nc || op->port > nc->nports)
+		return;
+	switch (op->kind) {
+	case PLAN_PORTINFO:
+		pi_fields(f, n->first_port + op->port, data, &nc->ports[op->port]);
+		return;
+	case PLAN_SWITCHINFO:
+		nc->lft_top = mad_get_field((void *)data, 0, IB_SW_LINEAR_FDB_TOP_F);
+		nc->si_valid = 1;
+		return;
+	case PLAN_LFT:
+		/* a run of blocks: room for the whole run at once */
+		if (mod < UINT32_MAX / 64 &&
+		    cache_lft_size(nc, (op->flags & PLAN_LFT_ROW) ?
+					 op->mod + op->count : mod + 1) == 0) {
+			memcpy(nc->lft + (size_t)mod * 64, data, 64);
+			nc->lft_valid[mod] = 1;
+		}
+		return;
+	default:
+		break;
+	}
+	struct attr_rec *a = find_attr(nc, op, mod);
+	if (!a) {
+		if (nc->n_attrs == nc->cap_attrs) {
+			uint32_t cap = nc->cap_attrs ? nc->cap_attrs * 2 : 1;
+			void *v = realloc(nc->attrs, (size_t)cap * sizeof(*nc->attrs));
+			if (!v)
+				return;
+			nc->attrs = v;
+			nc->cap_attrs = cap;
+		}
+		a = &nc->attrs[nc->n_attrs++];
+		a->attr = plan_attr(op);
+		a->mod = mod;
+		a->port = op->port;
+	}
+	memcpy(a->data, data, 64);
+}
+
+/* Forgets every attribute record of one port. */
+static void forget_port_attrs(struct node_cache *nc, uint8_t port)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < nc->n_attrs; i++)
+		if (nc->attrs[i].port != port)
+			nc->attrs[k++] = nc->attrs[i];
+	nc->n_attrs = k;
+}
+
+void devcache_observe_port(struct devcache *c, const struct fabric *f,
+			   uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	struct node_cache *nc = find_node(c, &f->nodes[p->node]);
+	if (!nc || !fabric_is_endport(f, pi))
+		return;
+	struct pi_rec *r = &nc->ports[p->num];
+	if (!r->valid)
+		return;
+	if (p->hw_lid != r->lid || p->hw_sm_lid != r->sm_lid) {
+		/* the device lost what was written (a reset, another SM) */
+		r->valid = 0;
+		forget_port_attrs(nc, p->num);
+	} else if (p->lmc != r->lmc) {
+		r->valid = 0;
+	}
+}
+
+void devcache_observe_switch(struct devcache *c, const struct fabric *f,
+			     uint32_t node)
+{
+	const struct fab_node *n = &f->nodes[node];
+	struct node_cache *nc = cache_node(c, n);
+	if (!nc)
+		return;
+	if (n->lft_top == 0 && nc->lft_valid)	/* it lost its tables */
+		memset(nc->lft_valid, 0, nc->lft_blocks);
+	nc->lft_top = n->lft_top;
+	nc->si_valid = 1;
+}
+
+void devcache_note_lft_block(struct devcache *c, const struct fabric *f,
+			     uint32_t node, uint32_t block, const uint8_t *data)
+{
+	struct plan_op op;
+	memset(&op, 0, sizeof(op));
+	op.node = node;
+	op.kind = PLAN_LFT;
+	op.mod = block;
+	op.count = 1;
+	devcache_record(c, f, &op, block, data);
+}

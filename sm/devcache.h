@@ -1,0 +1,59 @@
+/*
+ * The device cache: what each device holds as far as the SM knows, by
+ * node GUID -- what its writes' answers confirmed, and what discovery
+ * read where reading tells (LinearFDBTop, a port reset to LID 0).  The
+ * executor (program.h) asks it before every write of a plan and skips
+ * the write when the device already holds the payload.
+ *
+ * What counts as "the same" is decided here and nowhere else:
+ *  - PortInfo: the fields the SM sets.  On an end port (CA port, switch
+ *    port 0): LID, SM LID, LMC, GID prefix, subnet timeout; on a linked
+ *    port: NeighborMTU, OperationalVLs, VLStallCount, HOQLife.  Read-only
+ *    and unstored fields (ibsim keeps no NeighborMTU) are not compared,
+ *    and a payload that asks for an action -- a PortState change or
+ *    ClientReregister -- is never skipped.
+ *  - SwitchInfo: LinearFDBTop; a payload that clears PortStateChange is
+ *    never skipped.
+ *  - LFT blocks, P_Key, SL2VL, VLArb, MFT and vendor attributes: the whole
+ *    64 bytes, per (port, attribute, modifier).
+ */
+#ifndef IBSMD_DEVCACHE_H
+#define IBSMD_DEVCACHE_H
+
+#include <stdint.h>
+
+#include "fabric.h"
+#include "plan.h"
+
+struct devcache;
+
+struct devcache *devcache_new(void);
+void devcache_free(struct devcache *c);
+/* Forgets everything (an SM restart or a change of mastership). */
+void devcache_clear(struct devcache *c);
+
+/* Does the device of op (a node of f) hold payload at modifier mod already? */
+int devcache_holds(const struct devcache *c, const struct fabric *f,
+		   const struct plan_op *op, uint32_t mod, const uint8_t *payload);
+/* It does now: a write's answer confirmed it, or the device is known to. */
+void devcache_record(struct devcache *c, const struct fabric *f,
+		     const struct plan_op *op, uint32_t mod, const uint8_t *payload);
+
+/*
+ * What a sweep read: forgets what the device contradicts (an end port
+ * whose LID or SM LID is not what was written lost its configuration,
+ * P_Key table included; a switch with LinearFDBTop 0 lost its tables)
+ * and takes the switch's LinearFDBTop as held.
+ */
+void devcache_observe_port(struct devcache *c, const struct fabric *f,
+			   uint32_t pi);
+void devcache_observe_switch(struct devcache *c, const struct fabric *f,
+			     uint32_t node);
+/*
+ * An LFT block read from switch node of f (a new master adopting what it
+ * finds): a plan that wants the same 64 entries sends nothing.
+ */
+void devcache_note_lft_block(struct devcache *c, const struct fabric *f,
+			     uint32_t node, uint32_t block, const uint8_t *data);
+
+#endif

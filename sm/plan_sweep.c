@@ -1,0 +1,289 @@
+#include "plan_sweep.h"
+
+#include <infiniband/mad.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mad/smp.h"
+#include "log.h"
+#include "program.h"
+
+static uint8_t min3(unsigned a, unsigned b, unsigned c)
+{
+	unsigned m = a < b ? a : b;
+	return (uint8_t)(m < c ? m : c);
+}
+
+/* What the SM wants in a port's PortInfo, from what the port said it is. */
+static void encode_pi(const struct discovery *d, const struct program_params *pp,
+		      uint32_t pi, int state, int rereg, uint8_t *out)
+{
+	const struct fabric *f = &d->f;
+	const struct fab_port *p = &f->ports[pi];
+	const struct fab_node *n = &f->nodes[p->node];
+	memcpy(out, d->pi_raw[pi], 64);
+	smp_pi_prepare_set(out);
+	smp_pi_set64(out, IB_PORT_MKEY_F, 0);
+	smp_pi_set(out, IB_PORT_MKEY_LEASE_F, 0);
+	if (fabric_is_endport(f, pi)) {
+		int lmc = (n->type == FAB_SWITCH && !n->enhanced_port0) ? 0 : f->lmc;
+		smp_pi_set(out, IB_PORT_LID_F, p->lid);
+		smp_pi_set(out, IB_PORT_SMLID_F, pp->sm_lid);
+		smp_pi_set(out, IB_PORT_LMC_F, (uint32_t)lmc);
+		smp_pi_set64(out, IB_PORT_GID_PREFIX_F, pp->subnet_prefix);
+		smp_pi_set(out, IB_PORT_SUBN_TIMEOUT_F, (uint32_t)pp->subnet_timeout);
+		smp_pi_set(out, IB_PORT_CLIENT_REREG_F, rereg ? 1 : 0);
+	}
+	if (plan_port_linked(f, pi)) {
+		const struct fab_port *r = &f->ports[p->remote];
+		int leaf = n->type == FAB_SWITCH &&
+			   f->nodes[r->node].type != FAB_SWITCH;
+		smp_pi_set(out, IB_PORT_NEIGHBOR_MTU_F,
+			   p->mtu_cap < r->mtu_cap ? p->mtu_cap : r->mtu_cap);
+		smp_pi_set(out, IB_PORT_OPER_VLS_F,
+			   min3(p->vl_cap, r->vl_cap, (unsigned)pp->max_op_vls));
+		smp_pi_set(out, IB_PORT_VL_STALL_COUNT_F, (uint32_t)pp->vl_stall_count);
+		smp_pi_set(out, IB_PORT_HOQ_LIFE_F,
+			   (uint32_t)(leaf ? pp->leaf_hoq_life : pp->hoq_life));
+	}
+	smp_pi_set(out, IB_PORT_STATE_F, (uint32_t)state);
+}
+
+/* P_Key block 0 with the default partition only: the one ibsmd configures. */
+static uint32_t pkey_default(struct plan *p, int wave)
+{
+	uint8_t blk[64] = { 0xff, 0xff };
+	return plan_data(p, wave, blk);
+}
+
+static uint32_t pkey_mod(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	return f->nodes[p->node].type == FAB_SWITCH ? (uint32_t)p->num << 16 : 0;
+}
+
+/*
+ * A port that has had no LID since its last reset and keeps no P_Key table
+ * in NVRAM holds what every port holds after a reset: the default P_Key
+ * 0xFFFF in entry 0 and nothing else.
+ */
+static int pkey_default_since_reset(const struct fab_port *p)
+{
+	return p->hw_lid == 0 && !(p->capmask & CAP_IS_PKEY_NVRAM);
+}
+
+static int plan_port(struct plan *p, int wave, const struct discovery *d,
+		     struct devcache *c, const struct program_params *pp,
+		     uint32_t pi, uint32_t pkey)
+{
+	const struct fabric *f = &d->f;
+	const struct fab_port *fp = &f->ports[pi];
+	const struct fab_node *n = &f->nodes[fp->node];
+	if (!(fp->flags & FPORT_PRESENT))
+		return 0;
+	int ep = fabric_is_endport(f, pi), ln = plan_port_linked(f, pi);
+	if (!ep && !ln)
+		return 0;
+	devcache_observe_port(c, f, pi);
+	int rereg = pp->client_rereg && ep && n->type != FAB_SWITCH;
+	int state = ln && fp->state == PORT_INIT ? PORT_ARMED : 0;
+	uint8_t data[64];
+	encode_pi(d, pp, pi, state, rereg, data);
+	uint32_t di = plan_data(p, wave, data);
+	if (di == UINT32_MAX ||
+	    !plan_add(p, wave, PLAN_PORTINFO, fp->node, fp->num, fp->num, di))
+		return -1;
+	if (!ep)
+		return 0;
+	struct plan_op *o = plan_add(p, wave, PLAN_PKEY, fp->node, fp->num,
+				     pkey_mod(f, pi), pkey);
+	if (!o)
+		return -1;
+	if (pkey_default_since_reset(fp))	/* nothing to write */
+		devcache_record(c, f, o, o->mod, p->waves[wave].data[pkey]);
+	return 0;
+}
+
+int plan_sweep_ports(struct plan *p, int wave, const struct discovery *d,
+		     struct devcache *c, const struct program_params *pp)
+{
+	uint32_t pkey = pkey_default(p, wave);
+	if (pkey == UINT32_MAX)
+		return -1;
+	for (uint32_t pi = 0; pi < d->f.n_ports; pi++)
+		if (plan_port(p, wave, d, c, pp, pi, pkey) < 0)
+			return -1;
+	return 0;
+}
+
+int plan_sweep_port(struct plan *p, int wave, const struct discovery *d,
+		    struct devcache *c, const struct program_params *pp,
+		    uint32_t pi)
+{
+	uint32_t pkey = pkey_default(p, wave);
+	if (pkey == UINT32_MAX)
+		return -1;
+	return plan_port(p, wave, d, c, pp, pi, pkey);
+}
+
+static int plan_switch(struct plan *p, int wave, const struct discovery *d,
+		       struct devcache *c, const struct lft_tables *t, uint32_t ni)
+{
+	const struct fab_node *n = &d->f.nodes[ni];
+	uint32_t top = t->max_lid;
+	uint8_t si[64];
+	devcache_observe_switch(c, &d->f, ni);
+	memcpy(si, d->si_raw[ni], 64);	/* PortStateChange as read: 1 clears it */
+	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, top);
+	uint32_t di = plan_data(p, wave, si);
+	if (di == UINT32_MAX || !plan_add(p, wave, PLAN_SWITCHINFO, ni, 0, 0, di))
+		return -1;
+	uint32_t row = t->row_of_node[ni];
+	if (row == FAB_NONE)
+		return 0;
+	uint32_t blocks = top / 64 + 1;
+	if (n->lft_cap && blocks > (n->lft_cap + 63) / 64) {
+		log_err("switch 0x%016llx \"%s\": LinearFDBCap %u is below the highest LID %u",
+			(unsigned long long)n->guid, n->desc, n->lft_cap, top);
+		blocks = (n->lft_cap + 63) / 64;
+	}
+	for (uint32_t b = 0; b < blocks; b += UINT16_MAX) {
+		uint32_t k = blocks - b < UINT16_MAX ? blocks - b : UINT16_MAX;
+		if (!plan_add_lft_row(p, wave, ni, row, b, k))
+			return -1;
+	}
+	return 0;
+}
+
+int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
+			struct devcache *c, const struct lft_tables *t)
+{
+	plan_set_tables(p, t);
+	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)
+		if (d->f.nodes[ni].type == FAB_SWITCH &&
+		    plan_switch(p, wave, d, c, t, ni) < 0)
+			return -1;
+	return 0;
+}
+
+int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,
+			  const struct program_params *pp)
+{
+	const struct fabric *f = &d->f;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *fp = &f->ports[pi];
+		if (!(fp->flags & FPORT_PRESENT) || fp->state != PORT_ARMED ||
+		    !plan_port_linked(f, pi))
+			continue;
+		uint8_t data[64];
+		encode_pi(d, pp, pi, PORT_ACTIVE, 0, data);
+		uint32_t di = plan_data(p, wave, data);
+		if (di == UINT32_MAX ||
+		    !plan_add(p, wave, PLAN_PORTINFO, fp->node, fp->num, fp->num, di))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- the heavy sweep's run: program_start and program_set_tables ---- */
+
+struct sweep_run {
+	struct plan plan;
+	struct discovery *d;
+	struct devcache *c;
+	struct program_params pp;
+	program_done_fn done;
+	void *arg;
+	int unrouted;
+};
+
+static void sweep_free(void *arg)
+{
+	struct sweep_run *s = arg;
+	plan_free(&s->plan);
+	free(s);
+}
+
+/* Wave 0 is over: the ports that are ARMED now can go ACTIVE. */
+static void sweep_wave_done(void *arg, struct program *pr, int wave)
+{
+	struct sweep_run *s = arg;
+	const struct program_stats *st = program_get_stats(pr);
+	if (wave != 0 || s->plan.sealed)
+		return;
+	log_info("configuration: %u LFT blocks, %u PortInfo, %u SwitchInfo written; activating",
+		 st->lft_blocks, st->portinfo_sets, st->switchinfo_sets);
+	plan_release_wave(&s->plan, 0);
+	if (plan_sweep_activation(&s->plan, 1, s->d, &s->pp) < 0)
+		log_err("out of memory planning the port activation");
+	plan_seal(&s->plan);
+}
+
+static void sweep_replan(void *arg, struct program *pr, uint32_t pi, int wave)
+{
+	struct sweep_run *s = arg;
+	if (plan_sweep_port(&s->plan, wave, s->d, s->c, &s->pp, pi) < 0)
+		log_err("out of memory planning a port again");
+}
+
+static void sweep_done(void *arg, const struct program_stats *st)
+{
+	struct sweep_run *s = arg;
+	struct program_stats out = *st;
+	out.unrouted = s->unrouted;
+	plan_free(&s->plan);	/* the executor is done with it */
+	s->done(s->arg, &out);
+}
+
+struct program *program_start(struct txn_engine *txn,
+			      struct discovery *d,
+			      const struct lft_tables *t, struct devcache *c,
+			      const struct program_params *p,
+			      program_done_fn done, void *arg)
+{
+	struct sweep_run *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	plan_init(&s->plan);
+	s->d = d;
+	s->c = c;
+	s->pp = *p;
+	s->done = done;
+	s->arg = arg;
+	if (plan_sweep_ports(&s->plan, 0, d, c, p) < 0 ||
+	    (t && plan_sweep_switches(&s->plan, 0, d, c, t) < 0)) {
+		sweep_free(s);
+		return NULL;
+	}
+	if (t)
+		plan_close_wave(&s->plan, 0);
+	const struct program_hooks h = {
+		.arg = s,
+		.wave_done = sweep_wave_done,
+		.replan_port = sweep_replan,
+	};
+	struct program *pr = program_run(txn, d, &s->plan, c, p->extra_rounds,
+					 &h, sweep_done, s);
+	if (!pr) {
+		sweep_free(s);
+		return NULL;
+	}
+	program_set_owner(pr, s, sweep_free);
+	return pr;
+}
+
+void program_set_tables(struct program *pr, const struct lft_tables *t)
+{
+	struct sweep_run *s = program_owner(pr);
+	if (program_get_stats(pr)->cancelled)
+		return;
+	if (!t) {
+		s->unrouted = 1;
+		plan_seal(&s->plan);
+	} else {
+		if (plan_sweep_switches(&s->plan, 0, s->d, s->c, t) < 0)
+			log_err("out of memory planning the switches' writes");
+		plan_close_wave(&s->plan, 0);
+	}
+	program_kick(pr);
+}

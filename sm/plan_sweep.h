@@ -1,0 +1,54 @@
+/*
+ * The sweep's planner: what the SM wants the devices to hold after a
+ * heavy sweep, as a write plan (plan.h) for the executor (program.h).
+ *
+ *  wave 0: every port's PortInfo (LID, SM LID, MTU, VLs, timers; ARMED
+ *          where the link is Init) and end ports' P_Key table, at once,
+ *          while the routes are computed; when the routes come, every
+ *          switch's SwitchInfo (LinearFDBTop) and LFT blocks, in the
+ *          same wave, so that nothing waits for the ports' answers;
+ *  wave 1: ACTIVE on every port that is ARMED once wave 0 is over (the
+ *          spec wants both ends ARMED first), planned when wave 0 ends.
+ *
+ * Everything the SM wants is planned; what the devices already hold is
+ * left out by the executor, against the device cache.
+ */
+#ifndef IBSMD_PLAN_SWEEP_H
+#define IBSMD_PLAN_SWEEP_H
+
+#include <stdint.h>
+
+#include "devcache.h"
+#include "plan.h"
+#include "sweep.h"
+
+struct program_params {
+	uint64_t subnet_prefix;
+	uint32_t sm_lid;
+	int subnet_timeout;
+	int hoq_life;
+	int leaf_hoq_life;
+	int vl_stall_count;
+	int max_op_vls;		/* OperationalVLs encoding ceiling (1..5) */
+	int client_rereg;	/* set ClientReregister on CA ports */
+	int extra_rounds;	/* rounds of re-sending what failed */
+};
+
+/*
+ * Each returns 0, or -1 on ENOMEM (with part of it planned).  c learns
+ * what discovery read on the way (devcache_observe_*).
+ */
+int plan_sweep_ports(struct plan *p, int wave, const struct discovery *d,
+		     struct devcache *c, const struct program_params *pp);
+/* One port again, after the device showed it is not what the model said. */
+int plan_sweep_port(struct plan *p, int wave, const struct discovery *d,
+		    struct devcache *c, const struct program_params *pp,
+		    uint32_t pi);
+/* SwitchInfo and the LFT blocks of t (which the plan keeps pointing to). */
+int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
+			struct devcache *c, const struct lft_tables *t);
+/* ACTIVE on every linked port the model says is ARMED. */
+int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,
+			  const struct program_params *pp);
+
+#endif
