@@ -80,7 +80,7 @@ static json_t *status_json(const struct sm *sm)
 	char g[24];
 	snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->tr.port_guid);
 	json_object_set_new(o, "port_guid", json_string(g));
-	json_object_set_new(o, "sm_lid", json_integer(sm->my_lid));
+	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
 	json_object_set_new(o, "sweeping", json_string(sm->busy == 1 ? "heavy" :
 						       sm->busy == 2 ? "light" : "no"));
 	json_object_set_new(o, "heavy_sweeps", json_integer(sm->heavy_sweeps));
@@ -173,7 +173,7 @@ static json_t *cmd_sweep(struct sm *sm, json_t *args, char *err,
 			 sm_state_name(sm->state));
 		return NULL;
 	}
-	if (heavy || !sm->model) {
+	if (heavy || !sm->sub.model) {
 		sm_request_heavy(sm, "requested over the control socket");
 	} else if (!sm->busy) {
 		sm_request_light(sm);

@@ -194,7 +194,7 @@ static void finish_sweep(struct sm *sm)
 
 static void write_dumps(struct sm *sm)
 {
-	const struct fabric *f = &sm->model->f;
+	const struct fabric *f = &sm->sub.model->f;
 	if (sm->dump_topology) {
 		FILE *fp = fopen(sm->dump_topology, "w");
 		if (!fp || dump_topology(f, fp) < 0)
@@ -204,7 +204,7 @@ static void write_dumps(struct sm *sm)
 	}
 	if (sm->dump_lfts) {
 		FILE *fp = fopen(sm->dump_lfts, "w");
-		if (!fp || dump_lfts(f, &sm->lft, fp) < 0)
+		if (!fp || dump_lfts(f, &sm->sub.lft, fp) < 0)
 			log_err("cannot write %s: %s", sm->dump_lfts, strerror(errno));
 		if (fp)
 			fclose(fp);
@@ -215,17 +215,17 @@ static void write_dumps(struct sm *sm)
 static int run_verify(struct sm *sm)
 {
 	struct verify_opts vo = {
-		.deadlock_free_required = verify_engine_deadlock_free(sm->engine_used),
+		.deadlock_free_required = verify_engine_deadlock_free(sm->sub.engine),
 	};
 	struct verify_report r;
 	uint64_t t0 = sm_now_ms();
-	if (route_verify(&sm->model->f, &sm->lft, &vo, &r) < 0) {
+	if (route_verify(&sm->sub.model->f, &sm->sub.lft, &vo, &r) < 0) {
 		log_err("verify: out of memory");
 		return 1;
 	}
 	r.elapsed_ms = sm_now_ms() - t0;
 	printf("checking the SM's LFTs (engine %s)\n",
-	       sm->engine_used ? sm->engine_used : "?");
+	       sm->sub.engine ? sm->sub.engine : "?");
 	verify_print(&r, stdout);
 	fflush(stdout);
 	return r.errors ? 1 : 0;
@@ -246,7 +246,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	}
 	/* sm->prog is freed when the next one starts: we may be inside program_start */
 	s->prog = *ps;
-	s->unresponsive = sm->model->unresponsive + ps->failed_ports;
+	s->unresponsive = sm->sub.model->unresponsive + ps->failed_ports;
 	sweep_counters(sm, s);
 	s->valid = 1;
 	sm->heavy_sweeps++;
@@ -282,8 +282,8 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 static void save_lids(struct sm *sm)
 {
 	char err[512];
-	if (lids_record(&sm->model->f, &sm->guid2lid) < 0 ||
-	    state_save_guid2lid(sm->cfg.state_dir, &sm->guid2lid, err, sizeof(err)) < 0)
+	if (lids_record(&sm->sub.model->f, &sm->sub.guid2lid) < 0 ||
+	    state_save_guid2lid(sm->cfg.state_dir, &sm->sub.guid2lid, err, sizeof(err)) < 0)
 		log_err("cannot save the LID table: %s", err);
 }
 
@@ -308,12 +308,11 @@ void sm_configure(struct sm *sm)
 	int first = !sm->ever_master;
 	sm->ever_master = 1;
 	/* the new model replaces the old one, which the routing may repair from */
-	struct discovery *old = sm->model;
-	sm->model = d;
+	struct discovery *old = subnet_take(&sm->sub, d);
 	sm->disc = NULL;
 	struct sweep_summary *s = &sm->last;
 	memset(s, 0, sizeof(*s));
-	if (lids_assign(f, &sm->guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
+	if (lids_assign(f, &sm->sub.guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
 		log_err("LID assignment: out of memory");
 		discovery_free(old);
 		sm_stop(sm, 1);
@@ -326,7 +325,7 @@ void sm_configure(struct sm *sm)
 		log_err("LID space exhausted: %u ports have no LID", s->lids_rep.exhausted);
 	save_lids(sm);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
-	sm->my_lid = f->ports[own].lid;
+	sm->sub.sm_lid = f->ports[own].lid;
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;
 	for (uint32_t l = 1; l <= f->max_lid; l++)
@@ -340,11 +339,10 @@ void sm_configure(struct sm *sm)
 		 */
 		sm->adopt_tables = 0;
 		discovery_free(old);
-		devcache_clear(sm->cache);
-		lft_tables_free(&sm->lft);
+		subnet_forget_devices(&sm->sub);
 		lft_read_free(sm->lft_read);
 		sm->lft_first = first;
-		sm->lft_read = lft_read_start(sm->txn, f, sm->cache, on_adopted, sm);
+		sm->lft_read = lft_read_start(sm->txn, f, sm->sub.cache, on_adopted, sm);
 		if (!sm->lft_read) {
 			log_err("out of memory reading the switches' tables");
 			sm_stop(sm, 1);
@@ -369,9 +367,9 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 	}
 	log_notice("read the tables in place: %u blocks of %u switches (%u did not come)",
 		   st->blocks, st->switches, st->failed);
-	sm->lft = *t;
+	sm->sub.lft = *t;
 	memset(t, 0, sizeof(*t));
-	route_and_program(sm, sm->lft_first, &sm->model->f, 1);
+	route_and_program(sm, sm->lft_first, &sm->sub.model->f, 1);
 }
 
 static void on_routed(void *arg, struct route_result *r)
@@ -392,12 +390,12 @@ static void on_routed(void *arg, struct route_result *r)
 		log_info("routes kept: every old path still works");
 	else if (r->note[0])
 		log_info("routing: %s", r->note);
-	sm->lft = r->t;
+	sm->sub.lft = r->t;
 	memset(&r->t, 0, sizeof(r->t));
-	sm->engine_used = r->used;
+	sm->sub.engine = r->used;
 	sm->last.routing = r->used;
 	sm->last.route_ms = r->ms;
-	program_set_tables(sm->prog, &sm->lft);
+	program_set_tables(sm->prog, &sm->sub.lft);
 }
 
 /*
@@ -410,10 +408,10 @@ static void on_routed(void *arg, struct route_result *r)
 static void route_and_program(struct sm *sm, int first, const struct fabric *prev,
 			      int adopted)
 {
-	struct fabric *f = &sm->model->f;
+	struct fabric *f = &sm->sub.model->f;
 	struct program_params pp = {
 		.subnet_prefix = sm->cfg.subnet_prefix,
-		.sm_lid = sm->my_lid,
+		.sm_lid = sm->sub.sm_lid,
 		.subnet_timeout = sm->cfg.subnet_timeout,
 		.hoq_life = sm->cfg.hoq_life,
 		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
@@ -425,21 +423,21 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 	program_free(sm->prog);
 	sm->prog = NULL;
 	route_job_cancel(sm->route_job);
-	if (sm->lft_gen != sm->route_gen && !adopted)
+	if (sm->sub.lft_gen != sm->sub.route_gen && !adopted)
 		prev = NULL;	/* a new routing policy: from scratch */
-	sm->lft_gen = sm->route_gen;
+	sm->sub.lft_gen = sm->sub.route_gen;
 	/* the old tables go to the job, or away: the writes are diffed against the cache */
 	sm->route_job = route_job_start(sm->base, &sm->cfg, sm->routing_override,
-					f, prev, prev ? &sm->lft : NULL,
-					adopted ? "adopted" : sm->engine_used,
+					f, prev, prev ? &sm->sub.lft : NULL,
+					adopted ? "adopted" : sm->sub.engine,
 					adopted, on_routed, sm);
-	lft_tables_free(&sm->lft);
+	lft_tables_free(&sm->sub.lft);
 	if (!sm->route_job) {
 		log_err("out of memory starting the routing");
 		sm_stop(sm, 1);
 		return;
 	}
-	sm->prog = program_start(sm->txn, sm->model, NULL, sm->cache, &pp,
+	sm->prog = program_start(sm->txn, sm->sub.model, NULL, sm->sub.cache, &pp,
 				 on_programmed, sm);
 	if (!sm->prog) {
 		log_err("out of memory planning the writes");
@@ -466,7 +464,7 @@ static void heavy_start(struct sm *sm)
 	sm->sweep_start_ms = sm_now_ms();
 	discovery_free(sm->disc);
 	/* the last model, for what it can spare asking: ours only as master */
-	const struct discovery *prev = sm->state == SMS_MASTER ? sm->model : NULL;
+	const struct discovery *prev = sm->state == SMS_MASTER ? sm->sub.model : NULL;
 	sm->disc = discovery_start(sm->txn, LOCAL_EXTRA_ROUNDS, prev, on_discovered, sm);
 	if (!sm->disc) {
 		log_err("out of memory starting discovery");
@@ -501,7 +499,7 @@ static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t l
 		free(q);
 		return;
 	}
-	const struct fab_node *n = &sm->model->f.nodes[q->node];
+	const struct fab_node *n = &sm->sub.model->f.nodes[q->node];
 	if (status != TXN_OK || smp_status(resp)) {
 		if (!sm->light_changes)
 			snprintf(sm->heavy_reason, sizeof(sm->heavy_reason),
@@ -511,7 +509,7 @@ static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t l
 	} else {
 		struct smp_switchinfo si;
 		smp_decode_switchinfo(resp + SMP_DATA_OFFS, &si);
-		if (si.port_state_change || si.lft_top != sm->lft.max_lid) {
+		if (si.port_state_change || si.lft_top != sm->sub.lft.max_lid) {
 			if (!sm->light_changes)
 				snprintf(sm->heavy_reason, sizeof(sm->heavy_reason),
 					 "light sweep: port state change on switch 0x%016llx \"%s\"",
@@ -538,7 +536,7 @@ void sm_light_answer(struct sm *sm, const char *why)
 
 static void light_start(struct sm *sm)
 {
-	const struct fabric *f = &sm->model->f;
+	const struct fabric *f = &sm->sub.model->f;
 	sm->busy = 2;
 	sm->light_changes = 0;
 	sm->light_pending = 1;
@@ -568,13 +566,13 @@ static void light_start(struct sm *sm)
 
 void sm_request_light(struct sm *sm)
 {
-	if (!sm->busy && sm->model && sm->state == SMS_MASTER)
+	if (!sm->busy && sm->sub.model && sm->state == SMS_MASTER)
 		light_start(sm);
 }
 
 int sm_request_reroute(struct sm *sm, char *err, size_t errlen)
 {
-	if (sm->state != SMS_MASTER || !sm->model) {
+	if (sm->state != SMS_MASTER || !sm->sub.model) {
 		snprintf(err, errlen, "not MASTER of a configured subnet (state %s)",
 			 sm_state_name(sm->state));
 		return -1;
@@ -588,7 +586,7 @@ int sm_request_reroute(struct sm *sm, char *err, size_t errlen)
 	event_del(sm->sweep_timer);
 	sm->sweep_base = txn_get_stats(sm->txn)->all;
 	sm->sweep_start_ms = sm_now_ms();
-	sm->model->unresponsive = 0;
+	sm->sub.model->unresponsive = 0;
 	route_and_program(sm, 0, NULL, 0);
 	return 0;
 }
@@ -598,7 +596,7 @@ static void on_sweep_timer(evutil_socket_t fd, short what, void *arg)
 	struct sm *sm = arg;
 	if (sm->busy)
 		return;
-	if (sm->heavy_wanted || !sm->model) {
+	if (sm->heavy_wanted || !sm->sub.model) {
 		heavy_start(sm);
 		return;
 	}
@@ -706,7 +704,7 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	if (c.n_engines != sm->cfg.n_engines || c.n_roots != sm->cfg.n_roots ||
 	    memcmp(c.engines, sm->cfg.engines, sizeof(c.engines)) ||
 	    memcmp(c.roots, sm->cfg.roots, sizeof(c.roots))) {
-		sm->route_gen++;
+		sm->sub.route_gen++;
 		log_notice("routing policy changed: the next heavy sweep routes from scratch");
 	}
 	sm->cfg = c;
@@ -736,18 +734,14 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 {
 	sm->base = base;
 	sm->state = SMS_DISCOVERING;
-	sm->cache = devcache_new();
 	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
 	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);
 	sm->kick = event_new(base, -1, 0, on_kick, sm);
-	if (!sm->cache || !sm->txn_timer || !sm->sweep_timer || !sm->kick ||
-	    smstate_init(sm) < 0) {
+	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || smstate_init(sm) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (state_load_guid2lid(sm->cfg.state_dir, &sm->guid2lid, err, errlen) < 0)
-		return -1;
-	return 0;
+	return subnet_init(&sm->sub, sm->cfg.state_dir, err, errlen);
 }
 
 /* The transport is open: create the transaction table and sweep. */
@@ -826,10 +820,7 @@ void sm_shutdown(struct sm *sm)
 	sm->route_job = NULL;
 	program_free(sm->prog);
 	discovery_free(sm->disc);
-	discovery_free(sm->model);
-	lft_tables_free(&sm->lft);
-	devcache_free(sm->cache);
-	guid_map_free(&sm->guid2lid);
+	subnet_free(&sm->sub);
 	lft_read_free(sm->lft_read);
 	smstate_free(sm);
 	sm_recv_free(sm);

@@ -20,6 +20,7 @@
 #include "lftread.h"
 #include "program.h"
 #include "smstate.h"
+#include "subnet.h"
 #include "sweep.h"
 
 struct control;
@@ -87,19 +88,12 @@ struct sm {
 	uint64_t route_ms;
 	int extra_sweeps;		/* --once: re-sweeps after failures */
 
-	/* the model of the last heavy sweep, with its tables */
-	struct discovery *model;
-	struct lft_tables lft;
-	const char *engine_used;
-	unsigned route_gen;		/* bumped when the routing policy changes */
-	unsigned lft_gen;		/* route_gen the tables were made with */
-	struct devcache *cache;
-	struct guid_map guid2lid;
+	/* the subnet kept between sweeps: model, routes, LIDs, device cache */
+	struct subnet sub;
 	int ever_master;
 	int adopt_tables;		/* next configuration: read the LFTs first */
 	struct lft_read *lft_read;	/* reading them */
 	int lft_first;
-	uint32_t my_lid;
 
 	/* STANDBY, or a MASTER waiting for a lower master's HANDOVER: the SM polled */
 	uint64_t master_guid;

@@ -427,7 +427,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	}
 	event_base_dispatch(base);
 	rc = sm->stopping && !o->once ? 0 : sm->exit_code;
-	if (o->verify && emu && verify_emulated(o->emulate, emu, sm->engine_used) != 0)
+	if (o->verify && emu && verify_emulated(o->emulate, emu, sm->sub.engine) != 0)
 		rc = 1;
 out:
 	if (sm) {

@@ -570,8 +570,8 @@ static void locate_sender(struct sm *sm, const uint8_t *mad,
 		memcpy(ev->path, sm->master_path, sizeof(ev->path));
 		return;
 	}
-	if (sm->model) {
-		const struct fabric *f = &sm->model->f;
+	if (sm->sub.model) {
+		const struct fabric *f = &sm->sub.model->f;
 		for (uint32_t i = 0; i < f->n_ports; i++)
 			if ((f->ports[i].flags & FPORT_ISSM) && f->ports[i].guid == s->guid &&
 			    fabric_is_endport(f, i)) {
@@ -835,7 +835,7 @@ static void on_light_sminfo(void *arg, int status, const uint8_t *resp, size_t l
 
 uint32_t smstate_light_queries(struct sm *sm)
 {
-	const struct fabric *f = &sm->model->f;
+	const struct fabric *f = &sm->sub.model->f;
 	uint32_t n = count_sm_ports(f);
 	if (n > sm->cap_light_sms) {
 		void *p = realloc(sm->light_sms, (size_t)n * sizeof(*sm->light_sms));

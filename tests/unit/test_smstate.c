@@ -519,7 +519,7 @@ START_TEST(t_failover_keeps_everything)
 	run_ms(&F, 100);
 	ck_assert(run_until(&F, is_master_up, 3000));
 	ck_assert_uint_gt(b->heavy_sweeps, 1);
-	for (uint32_t lid = 1; lid <= (uint32_t)b->lft.max_lid; lid++) {
+	for (uint32_t lid = 1; lid <= (uint32_t)b->sub.lft.max_lid; lid++) {
 		int p = emu_lft_entry(F.e, 0x100, lid);
 		ck_assert_int_ne(p, 7);
 	}

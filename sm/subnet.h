@@ -1,0 +1,48 @@
+/*
+ * The subnet the SM keeps between sweeps, one object: the fabric of the
+ * last configuring heavy sweep with its LIDs, the routes made for it, the
+ * persisted GUID -> LID table, and the device cache (what each device was
+ * last told, or was read to hold).
+ *
+ * A heavy sweep builds its own discovery (struct discovery, sweep.h) and
+ * hands it over only when it configures (subnet_take): until then every
+ * reader -- the control socket, the light sweep, a standby's view, the
+ * coming SA -- sees the last subnet whole, and the route repair works from
+ * it.  The discovery in progress never leaks into it.
+ */
+#ifndef IBSMD_SUBNET_H
+#define IBSMD_SUBNET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../routing/engine.h"
+#include "fabric.h"
+#include "program.h"
+#include "sweep.h"
+
+struct subnet {
+	struct discovery *model;	/* NULL before the first configuration */
+	struct lft_tables lft;		/* the routes of model */
+	const char *engine;		/* the engine that made them */
+	unsigned route_gen;		/* bumped when the routing policy changes */
+	unsigned lft_gen;		/* route_gen the tables were made with */
+	struct devcache *cache;
+	struct guid_map guid2lid;	/* persisted in the state directory */
+	uint32_t sm_lid;		/* our own LID in model */
+};
+
+/* Loads DIR/guid2lid; returns 0, or -1 with the reason in err. */
+int subnet_init(struct subnet *s, const char *state_dir, char *err,
+		size_t errlen);
+void subnet_free(struct subnet *s);
+/*
+ * Makes d (a discovery that is about to be configured) the subnet's model
+ * and returns the previous one, which the caller frees once the routing no
+ * longer needs it (the repair reads it).
+ */
+struct discovery *subnet_take(struct subnet *s, struct discovery *d);
+/* Forgets the routes and what the devices hold (a change of mastership). */
+void subnet_forget_devices(struct subnet *s);
+
+#endif
