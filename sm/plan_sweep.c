@@ -72,6 +72,16 @@ static int pkey_default_since_reset(const struct fab_port *p)
 	return p->hw_lid == 0 && !(p->capmask & CAP_IS_PKEY_NVRAM);
 }
 
+/* Is either end of pi's link an end port that was left without a LID? */
+static int lidless_link(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (fabric_is_endport(f, pi) && !p->lid)
+		return 1;
+	return p->remote != FAB_NONE && fabric_is_endport(f, p->remote) &&
+	       !f->ports[p->remote].lid;
+}
+
 static int plan_port(struct plan *p, int wave, const struct discovery *d,
 		     struct devcache *c, const struct program_params *pp,
 		     uint32_t pi, uint32_t pkey)
@@ -86,7 +96,8 @@ static int plan_port(struct plan *p, int wave, const struct discovery *d,
 		return 0;
 	devcache_observe_port(c, f, pi);
 	int rereg = pp->client_rereg && ep && n->type != FAB_SWITCH;
-	int state = ln && fp->state == PORT_INIT ? PORT_ARMED : 0;
+	/* a host the LID space had no room for stays off the subnet (INIT) */
+	int state = ln && fp->state == PORT_INIT && !lidless_link(f, pi) ? PORT_ARMED : 0;
 	uint8_t data[64];
 	encode_pi(d, pp, pi, state, rereg, data);
 	uint32_t di = plan_data(p, wave, data);

@@ -209,6 +209,78 @@ if [ -n "$evspec" ] && { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$EV" ]; 
 	[ -n "$repair" ] && echo "  ibsmd: $repair"
 fi
 
+# ---- failover on one fabric: the master is SIGKILLed, the standby takes over ----
+# Both SMs poll every second and give up after 2 missed polls (ibsmd sm.poll_ms
+# 1000 / poll_retries 2; OpenSM sminfo_polling_timeout 1000 /
+# polling_retry_number 2), so the detection time is the same; what differs
+# is the takeover sweep: time from the kill to the standby's subnet up, the
+# MADs the standby sends, and the LFT blocks it writes to a fabric whose
+# routes were right.
+if [ -n "$evspec" ] && { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$EV" ]; }; then
+	net="$SIM_TMP/$EV.net"
+	[ -e "$net" ] || gen $evspec -o "$net"
+	fo_counted() {	# DIR HOST CMD...: CMD in the background, its MADs counted in DIR
+		local d=$1 h=$2
+		shift 2
+		export MADDROP_COUNT="$d/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=100
+		SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg "$h" "$@"
+		unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+	}
+	fo_kill() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+	dir="$SIM_TMP/fo-ibsmd"; mkdir -p "$dir/m" "$dir/s"
+	printf 'sm: {priority: 10, poll_ms: 1000, poll_retries: 2}\n' >"$dir/m.yaml"
+	printf 'sm: {priority: 5, poll_ms: 1000, poll_retries: 2}\n' >"$dir/s.yaml"
+	sim_start "$net"
+	on_host_bg H-0 "$IBSMD" -R "$ENGINE" -c "$dir/m.yaml" -S "$dir/m/state" -s "$dir/m/sock" \
+		>"$dir/m/out" 2>"$dir/m/err"
+	master=$SIM_LAST_PID
+	wait_until 120 grep -q '^subnet up' "$dir/m/out" || fail "failover: ibsmd master did not come up"
+	fo_counted "$dir/s" H-1 "$IBSMD" -R "$ENGINE" -c "$dir/s.yaml" -S "$dir/s/state" \
+		-s "$dir/s/sock" >"$dir/s/out" 2>"$dir/s/err"
+	standby=$SIM_LAST_PID
+	sb() { "$IBSMCTL" -s "$dir/s/sock" status 2>/dev/null | grep -q '^state: STANDBY'; }
+	wait_until 60 sb || fail "failover: the second ibsmd is not STANDBY"
+	# a standby polls every second: its count never stands still
+	sleep 2; fa_tot=$(count "$dir/s" total); fa_lft=$(attr_sets "$dir/s" 0019)
+	t0=${EPOCHREALTIME/./}
+	fo_kill "$master"
+	wait_until 120 grep -q '^subnet up' "$dir/s/out" || fail "failover: the standby did not take over"
+	fi_ms=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
+	stable "$dir/s"; fb_tot=$(count "$dir/s" total); fb_lft=$(attr_sets "$dir/s" 0019)
+	fi_sweep=$(grep -o 'sweep_ms=[0-9]*' "$dir/s/out" | head -n 1 | cut -d= -f2)
+	fo_kill "$standby"
+	sim_stop
+
+	dir="$SIM_TMP/fo-osm"; mkdir -p "$dir/m" "$dir/s"
+	# SUBNET UP goes to the log file only (level INFO), flushed on request
+	printf 'sm_priority 10\nsminfo_polling_timeout 1000\npolling_retry_number 2\nlog_flush TRUE\n' >"$dir/m.conf"
+	printf 'sm_priority 5\nsminfo_polling_timeout 1000\npolling_retry_number 2\nlog_flush TRUE\n' >"$dir/s.conf"
+	sim_start "$net"
+	OSM_CACHE_DIR="$dir/m" OSM_TMP_DIR="$dir/m" on_host_bg H-0 opensm -R ftree \
+		-F "$dir/m.conf" -f "$dir/m/opensm.log" >"$dir/m/out" 2>&1
+	master=$SIM_LAST_PID
+	wait_until 300 grep -q 'SUBNET UP' "$dir/m/opensm.log" || fail "failover: OpenSM master did not come up"
+	OSM_CACHE_DIR="$dir/s" OSM_TMP_DIR="$dir/s" fo_counted "$dir/s" H-1 opensm -R ftree \
+		-F "$dir/s.conf" -f "$dir/s/opensm.log" >"$dir/s/out" 2>&1
+	standby=$SIM_LAST_PID
+	wait_until 120 grep -q 'Entering STANDBY state' "$dir/s/out" || fail "failover: OpenSM standby not STANDBY"
+	sleep 2; oa_tot=$(count "$dir/s" total); oa_lft=$(attr_sets "$dir/s" 0019)
+	t0=${EPOCHREALTIME/./}
+	fo_kill "$master"
+	wait_until 300 grep -q 'SUBNET UP' "$dir/s/opensm.log" || fail "failover: the OpenSM standby did not take over"
+	fo_ms=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
+	stable "$dir/s"; ob_tot=$(count "$dir/s" total); ob_lft=$(attr_sets "$dir/s" 0019)
+	fo_kill "$standby"
+	sim_stop
+
+	echo
+	echo "failover on $EV (master SIGKILLed; standbys poll every 1000 ms, 2 misses; ibsmd -R $ENGINE, OpenSM -R ftree)"
+	echo "  kill to subnet up: ibsmd ${fi_ms} ms (takeover sweep ${fi_sweep} ms), OpenSM ${fo_ms} ms: $(ratio "$fi_ms" "$fo_ms")"
+	echo "  the new master's MADs: ibsmd $((fb_tot - fa_tot)), OpenSM $((ob_tot - oa_tot)): $(ratio $((fb_tot - fa_tot)) $((ob_tot - oa_tot)));" \
+		"LFT blocks written: ibsmd $((fb_lft - fa_lft)), OpenSM $((ob_lft - oa_lft))"
+fi
+
 # ---- routing alone: ibsmd --offline on the big trees (no fabric, no MADs) ----
 if [ -z "${BENCH_ONLY:-}" ]; then
 	gen ftree3 --radix 36 -o "$SIM_TMP/ft3-11664.net"

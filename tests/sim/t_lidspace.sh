@@ -100,4 +100,8 @@ grep -q 'error.*49 ports were left without a LID' "$SIM_TMP/big.err" ||
 	fail "no reason on stderr: $(grep -v notice "$SIM_TMP/big.err" | tail -n 3)"
 # 18 switches (one LID each) and 383 CA ports of 128 LIDs
 [ "$(summary lids)" = $((18 + 383 * 128)) ] || fail "lids=$(summary lids), want $((18 + 383 * 128))"
-pass "432 hosts at LMC 7: 49 without a LID, --once exit 1"
+# the hosts without a LID stay off the subnet: both ends of their links stay
+# INIT (504 links, 1008 ends; 49 links not activated)
+act=$(sed -n 's/.* \([0-9]*\) ports activated.*/\1/p' "$SIM_TMP/big.err" | head -n 1)
+[ "$act" = $((1008 - 2 * 49)) ] || fail "$act ports activated, want $((1008 - 2 * 49)): a host without a LID was activated"
+pass "432 hosts at LMC 7: 49 without a LID and not activated, --once exit 1"
