@@ -25,6 +25,10 @@ UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
 TOOLS        := $(BUILD)/madflood $(BUILD)/madsend
 
+# What a host-side program (ibsm-listen, the test tools) links: mad/ and the
+# bottom layer, no daemon.  Building the tools from it keeps that true.
+HOST_SRCS := sm/fabric.c sm/topo.c sm/log.c $(filter mad/%,$(CORE_SRCS))
+HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 
@@ -42,6 +46,8 @@ $(BUILD)/libibsmd.a: $(CORE_OBJS)
 	$(AR) rcs $@ $^
 $(BUILD)/libibsmd-san.a: $(SAN_OBJS)
 	$(AR) rcs $@ $^
+$(BUILD)/libibsmd-host.a: $(HOST_OBJS)
+	$(AR) rcs $@ $^
 
 $(BUILD)/ibsmd: $(IBSMD_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -55,9 +61,9 @@ $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 
 # Test clients under umad2sim: madflood, make bench's ceiling (ibsim +
 # umad2sim with no SM behind the numbers); madsend, t_robust's hostile host.
-$(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
+$(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
 
 # Unit tests: each tests/unit/test_X.c is linked twice, plain and with ASan+UBSan.
 $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/libibsmd.a
