@@ -254,8 +254,8 @@ if [ -n "$evspec" ] && { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$EV" ]; 
 
 	dir="$SIM_TMP/fo-osm"; mkdir -p "$dir/m" "$dir/s"
 	# SUBNET UP goes to the log file only (level INFO), flushed on request
-	printf 'sm_priority 10\nsminfo_polling_timeout 1000\npolling_retry_number 2\nlog_flush TRUE\n' >"$dir/m.conf"
-	printf 'sm_priority 5\nsminfo_polling_timeout 1000\npolling_retry_number 2\nlog_flush TRUE\n' >"$dir/s.conf"
+	printf 'sm_priority 10\nsminfo_polling_timeout 1000\npolling_retry_number 2\nforce_log_flush TRUE\n' >"$dir/m.conf"
+	printf 'sm_priority 5\nsminfo_polling_timeout 1000\npolling_retry_number 2\nforce_log_flush TRUE\n' >"$dir/s.conf"
 	sim_start "$net"
 	OSM_CACHE_DIR="$dir/m" OSM_TMP_DIR="$dir/m" on_host_bg H-0 opensm -R ftree \
 		-F "$dir/m.conf" -f "$dir/m/opensm.log" >"$dir/m/out" 2>&1
