@@ -14,32 +14,7 @@
 #include "sm/log.h"
 #include "sm/topo.h"
 
-/* 2 spines, 4 leaves, 3 hosts a leaf, plus a spare switch with no hosts */
-static char *tree_text(void)
-{
-	size_t cap = 32768, n = 0;
-	char *t = malloc(cap);
-	ck_assert_ptr_nonnull(t);
-#define PUT(...) (n += (size_t)snprintf(t + n, cap - n, __VA_ARGS__))
-	for (int l = 0; l < 4; l++) {
-		PUT("switchguid=0x%x\nSwitch\t8 \"L%d\"\n", 0x100 + l, l);
-		for (int h = 0; h < 3; h++)
-			PUT("[%d]\t\"H%d\"[1]\n", h + 1, l * 3 + h);
-		PUT("[7]\t\"S0\"[%d]\n[8]\t\"S1\"[%d]\n\n", l + 1, l + 1);
-	}
-	for (int s = 0; s < 2; s++) {
-		PUT("switchguid=0x%x\nSwitch\t8 \"S%d\"\n", 0x200 + s, s);
-		for (int l = 0; l < 4; l++)
-			PUT("[%d]\t\"L%d\"[%d]\n", l + 1, l, 7 + s);
-		PUT("\n");
-	}
-	for (int h = 0; h < 12; h++)
-		PUT("caguid=0x%x\nHca\t1 \"H%d\"\n[1]\t\"L%d\"[%d]\n\n",
-		    0x1000 + 4 * h, h, h / 3, h % 3 + 1);
-#undef PUT
-	ck_assert_uint_lt(n, cap);
-	return t;
-}
+#include "emu_testlib.h"
 
 struct run {
 	struct fabric topo;
@@ -53,7 +28,7 @@ struct run {
 /* tweak: changes the devices (capabilities, say) before the emulator starts */
 static void setup_run_with(struct run *r, void (*tweak)(struct fabric *))
 {
-	char err[256] = "", *text = tree_text();
+	char err[256] = "", *text = emu_tree_text();
 	memset(r, 0, sizeof(*r));
 	fabric_init(&r->topo);
 	ck_assert_msg(topo_parse_string(&r->topo, text, "tree.net", err, sizeof(err)) == 0,
@@ -107,28 +82,7 @@ static void teardown_run(struct run *r)
 /* The device-side end state: every port's state and LID, every LFT entry. */
 static char *end_state(const struct run *r)
 {
-	const struct fabric *f = &r->topo;
-	size_t cap = 1 << 20, n = 0;
-	char *s = malloc(cap);
-	ck_assert_ptr_nonnull(s);
-	s[0] = '\0';
-	for (uint32_t i = 0; i < f->n_nodes; i++) {
-		const struct fab_node *nd = &f->nodes[i];
-		for (int p = nd->type == FAB_SWITCH ? 0 : 1; p <= nd->nports; p++)
-			n += (size_t)snprintf(s + n, cap - n, "%llx[%d] state %d lid %d smlid %d\n",
-				(unsigned long long)nd->guid, p,
-				emu_port_state(r->e, nd->guid, p),
-				emu_port_lid(r->e, nd->guid, p),
-				emu_port_smlid(r->e, nd->guid, p));
-		if (nd->type != FAB_SWITCH)
-			continue;
-		for (uint32_t lid = 1; lid <= 40; lid++)
-			n += (size_t)snprintf(s + n, cap - n, "%llx lid %u -> %d\n",
-				(unsigned long long)nd->guid, lid,
-				emu_lft_entry(r->e, nd->guid, lid));
-	}
-	ck_assert_uint_lt(n, cap);
-	return s;
+	return emu_device_state(r->e, &r->topo, 1);
 }
 
 /* Every linked port Active, every end port with a LID, no more violations. */

@@ -21,6 +21,8 @@
 #include "sm/smstate.h"
 #include "sm/topo.h"
 
+#include "emu_testlib.h"
+
 /* ---- the election, alone ---- */
 
 static struct remote_sm peer(uint64_t guid, int prio, int state, int key_ok)
@@ -106,37 +108,6 @@ END_TEST
 
 /* ---- several SMs on one emulated fabric ---- */
 
-/*
- * 2 spines, 4 leaves, 3 hosts a leaf; with split, the link S1-L3 is left
- * out and L2-S0/L3-S0 go down at the start, so that {L0,L1,S1} and
- * {L2,L3,S0}... see make_emu.
- */
-static char *tree_text(void)
-{
-	size_t cap = 32768, n = 0;
-	char *t = malloc(cap);
-	ck_assert_ptr_nonnull(t);
-#define PUT(...) (n += (size_t)snprintf(t + n, cap - n, __VA_ARGS__))
-	for (int l = 0; l < 4; l++) {
-		PUT("switchguid=0x%x\nSwitch\t8 \"L%d\"\n", 0x100 + l, l);
-		for (int h = 0; h < 3; h++)
-			PUT("[%d]\t\"H%d\"[1]\n", h + 1, l * 3 + h);
-		PUT("[7]\t\"S0\"[%d]\n[8]\t\"S1\"[%d]\n\n", l + 1, l + 1);
-	}
-	for (int s = 0; s < 2; s++) {
-		PUT("switchguid=0x%x\nSwitch\t8 \"S%d\"\n", 0x200 + s, s);
-		for (int l = 0; l < 4; l++)
-			PUT("[%d]\t\"L%d\"[%d]\n", l + 1, l, 7 + s);
-		PUT("\n");
-	}
-	for (int h = 0; h < 12; h++)
-		PUT("caguid=0x%x\nHca\t1 \"H%d\"\n[1]\t\"L%d\"[%d]\n\n",
-		    0x1000 + 4 * h, h, h / 3, h % 3 + 1);
-#undef PUT
-	ck_assert_uint_lt(n, cap);
-	return t;
-}
-
 #define HOST_PORT(h) ((uint64_t)(0x1000 + 4 * (h)) + 1)
 #define MAX_SMS 3
 
@@ -155,7 +126,7 @@ static struct fab *the_fab;	/* for the send wrappers */
 
 static void setup_fab(struct fab *F)
 {
-	char err[256] = "", *text = tree_text();
+	char err[256] = "", *text = emu_tree_text();
 	memset(F, 0, sizeof(*F));
 	fabric_init(&F->topo);
 	ck_assert_msg(topo_parse_string(&F->topo, text, "tree.net", err, sizeof(err)) == 0,
@@ -331,27 +302,7 @@ static int settle(struct fab *F, int ms)
 /* LIDs and LFT entries as the devices hold them (not the SM LIDs). */
 static char *routes_and_lids(const struct fab *F)
 {
-	const struct fabric *f = &F->topo;
-	size_t cap = 1 << 20, n = 0;
-	char *s = malloc(cap);
-	ck_assert_ptr_nonnull(s);
-	s[0] = '\0';
-	for (uint32_t i = 0; i < f->n_nodes; i++) {
-		const struct fab_node *nd = &f->nodes[i];
-		for (int p = nd->type == FAB_SWITCH ? 0 : 1; p <= nd->nports; p++)
-			n += (size_t)snprintf(s + n, cap - n, "%llx[%d] state %d lid %d\n",
-				(unsigned long long)nd->guid, p,
-				emu_port_state(F->e, nd->guid, p),
-				emu_port_lid(F->e, nd->guid, p));
-		if (nd->type != FAB_SWITCH)
-			continue;
-		for (uint32_t lid = 1; lid <= 40; lid++)
-			n += (size_t)snprintf(s + n, cap - n, "%llx lid %u -> %d\n",
-				(unsigned long long)nd->guid, lid,
-				emu_lft_entry(F->e, nd->guid, lid));
-	}
-	ck_assert_uint_lt(n, cap);
-	return s;
+	return emu_device_state(F->e, &F->topo, 0);
 }
 
 /* Every CA port's SM LID is the LID of sm's port. */
