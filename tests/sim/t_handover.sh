@@ -1,0 +1,184 @@
+#!/bin/bash
+# Two ibsmd daemons on one ibsim fabric (sm/smstate.c), judged with
+# infiniband-diags only (sminfo, ibnetdiscover, dump_fts), never with
+# ibsmd's view of itself:
+#  - priorities 5 and 10, the 10 first: the 5 goes STANDBY and sends no Set
+#    at all (tests/shims/maddrop.c counts every MAD it sends);
+#  - the 5 first, the 10 second: the running master hands over (HANDOVER
+#    and ACKNOWLEDGE in both logs), the newcomer is MASTER, the old one
+#    STANDBY and from then on sends no Set; LIDs (ibnetdiscover) and
+#    forwarding tables (dump_fts) identical before and after;
+#  - equal priorities, in both orders: the lower port GUID is MASTER;
+#  - SIGKILL of the master: the standby is MASTER (ibsmctl status and
+#    sminfo from a host) within (poll_retries + 1) x poll_ms + 1 s, LIDs and
+#    tables unchanged, and a link lost after that is repaired by the new
+#    master (repair_check.py on dumps before and after).
+. "$(dirname "$0")/common.sh"
+[ -e "$SIM_MADDROP" ] || fail "build/libmaddrop.so is missing: run make"
+REPAIR="$SIM_ROOT/tests/sim/repair_check.py"
+LFTS="$SIM_ROOT/tests/sim/lft_entries.py"
+
+POLL_MS=500
+POLL_RETRIES=2
+net="$SIM_TMP/ft.net"
+gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$net"
+
+# fabgen: host n's port 1 has GUID 0x0002c90200000000 + 4n + 1
+guid_of() { printf '0x%016x' $((0x0002c90200000000 + 4 * ${1#H-} + 1)); }
+A=H-2	# the lower port GUID
+B=H-9
+policy() {	# policy NAME PRIORITY [more sm keys]
+	printf 'sm: {priority: %s, poll_ms: %s, poll_retries: %s%s}\nsweep: {interval_s: 1}\n' \
+		"$2" "$POLL_MS" "$POLL_RETRIES" "${3:+, $3}" >"$SIM_TMP/$1.yaml"
+}
+
+# start_sm NAME HOST PRIORITY: ibsmd NAME on HOST, its own state dir,
+# socket, policy, log ($SIM_TMP/NAME.log) and MAD counts ($SIM_TMP/NAME.count)
+declare -A PID
+start_sm() {
+	local name=$1 host=$2
+	policy "$name" "$3"
+	MADDROP_COUNT="$SIM_TMP/$name.count" MADDROP_INTERVAL_MS=100 \
+		SIM_EXTRA_PRELOAD="$SIM_MADDROP" \
+		on_host_bg "$host" "$IBSMD" -S "$SIM_TMP/$name.state" \
+		-s "$SIM_TMP/$name.sock" -c "$SIM_TMP/$name.yaml" --log-level info \
+		>"$SIM_TMP/$name.log" 2>&1
+	PID[$name]=$SIM_LAST_PID
+}
+stop_sm() {
+	kill -TERM "${PID[$1]}" 2>/dev/null
+	wait_pid "${PID[$1]}" 5 || fail "$1 did not stop on SIGTERM"
+}
+ctl() { local n=$1; shift; "$IBSMCTL" -s "$SIM_TMP/$n.sock" "$@"; }
+state_is() { ctl "$1" status 2>/dev/null | grep -q "^state: $2\$"; }
+sets() { sed -n 's/^set //p' "$SIM_TMP/$1.count" 2>/dev/null; }
+up() { grep -q '^subnet up:' "$SIM_TMP/$1.log"; }
+# sminfo from a host that runs no SM: the master's GUID and state
+sminfo_master() {
+	local out g
+	out=$(on_host H-5 sminfo 2>/dev/null) || return 1
+	g=$(sed -n 's/.* sm guid \(0x[0-9a-fA-F]*\),.*SMINFO_MASTER.*/\1/p' <<<"$out")
+	[ -n "$g" ] && [ "$(printf '0x%016x' "$g")" = "$(guid_of "$1")" ]
+}
+lids_tables() {	# lids_tables PREFIX: dump with infiniband-diags, normalise
+	check_up "$1"
+	python3 "$SIM_LIDS" "$1.topo" >"$1.lids" || fail "lids_of.py $1.topo"
+	python3 "$LFTS" "$1.lfts" >"$1.lft" || fail "lft_entries.py $1.lfts"
+	[ -s "$1.lids" ] && [ -s "$1.lft" ] || fail "empty dump $1"
+}
+same_as() {	# same_as BEFORE AFTER WHAT
+	diff -q "$1.lids" "$2.lids" >/dev/null ||
+		fail "$3: LIDs changed: $(diff "$1.lids" "$2.lids" | head -n 5)"
+	diff -q "$1.lft" "$2.lft" >/dev/null ||
+		fail "$3: forwarding entries changed: $(diff "$1.lft" "$2.lft" | grep -c '^[<>]') lines differ"
+}
+logs() { tail -n 4 "$SIM_TMP/$1.log"; }
+# master_up NAME HOST: NAME runs the subnet (its log and sminfo from a host)
+master_up() {
+	wait_until 20 up "$1" || fail "$1: no subnet up: $(logs "$1")"
+	wait_until 5 sminfo_master "$2" || fail "sminfo does not name $2: $(on_host H-5 sminfo 2>&1)"
+}
+# taken_over NEW OLD NEWHOST: OLD handed the subnet to NEW
+taken_over() {
+	wait_until 20 state_is "$1" MASTER || fail "$1 is not MASTER: $(logs "$1")"
+	wait_until 10 state_is "$2" STANDBY || fail "$2 is not STANDBY: $(logs "$2")"
+	master_up "$1" "$3"
+	grep -q "HANDOVER to SM $(guid_of "$3")" "$SIM_TMP/$2.log" || fail "$2 did not hand over: $(logs "$2")"
+}
+# steady MASTER STANDBY HOST SECONDS: for SECONDS the roles hold, sminfo
+# from a host names HOST's port as master, and STANDBY sends no Set
+steady() {
+	local m=$1 s=$2 n
+	n=$(sets "$s")
+	[ -n "$n" ] || fail "no MAD counts from $s"
+	sleep "$4"
+	state_is "$m" MASTER || fail "$m is no longer MASTER: $(logs "$m")"
+	state_is "$s" STANDBY || fail "$s is no longer STANDBY: $(logs "$s")"
+	sminfo_master "$3" || fail "sminfo does not name $3's port: $(on_host H-5 sminfo 2>&1)"
+	[ "$(sets "$s")" = "$n" ] ||
+		fail "$s sent $(( $(sets "$s") - n )) Sets as STANDBY: $(grep '_method_0x02' "$SIM_TMP/$s.count")"
+}
+# joins_behind M MHOST MPRIO S SHOST SPRIO: M runs the subnet, S starts
+# second, goes STANDBY and never sends a Set
+joins_behind() {
+	start_sm "$1" "$2" "$3"
+	master_up "$1" "$2"
+	start_sm "$4" "$5" "$6"
+	wait_until 20 state_is "$4" STANDBY || fail "$4 is not STANDBY: $(logs "$4")"
+	steady "$1" "$4" "$2" 3
+	[ "$(sets "$4")" = 0 ] || fail "the STANDBY sent Sets: $(grep -E '^(set|class.*_method_0x02)' "$SIM_TMP/$4.count")"
+}
+
+sim_start "$net"
+
+# ---- 1. priorities 10 then 5: the 5 is STANDBY and writes nothing ----
+joins_behind hi "$B" 10 lo "$A" 5
+pass "10 then 5: $(on_host H-5 sminfo 2>&1); the STANDBY sent $(sed -n 's/^total //p' "$SIM_TMP/lo.count") MADs, no Set"
+stop_sm lo
+stop_sm hi
+
+# ---- 2. equal priorities: the lower port GUID is MASTER, either order ----
+joins_behind a "$A" 7 b "$B" 7
+pass "equal priorities, lower GUID first: $(on_host H-5 sminfo 2>&1); the other STANDBY, no Set"
+stop_sm b
+stop_sm a
+
+start_sm b "$B" 7
+master_up b "$B"
+start_sm a "$A" 7
+taken_over a b "$A"
+steady a b "$A" 2
+pass "equal priorities, lower GUID second: handed over, $(on_host H-5 sminfo 2>&1)"
+stop_sm b
+stop_sm a
+
+# ---- 3. 5 first, then 10: HANDOVER and ACKNOWLEDGE, nothing changes ----
+start_sm lo "$A" 5
+master_up lo "$A"
+lids_tables "$SIM_TMP/before"
+start_sm hi "$B" 10
+taken_over hi lo "$B"
+grep -q "SMInfo Set ACKNOWLEDGE from SM $(guid_of "$B")" "$SIM_TMP/lo.log" ||
+	fail "lo's log has no ACKNOWLEDGE from hi: $(grep -E 'HANDOVER|ACK|MASTER' "$SIM_TMP/lo.log" | tail -n 4)"
+grep -q "SMInfo Set HANDOVER from SM $(guid_of "$A")" "$SIM_TMP/hi.log" || fail "hi's log has no HANDOVER: $(logs hi)"
+grep -q "ACKNOWLEDGE to SM $(guid_of "$A")" "$SIM_TMP/hi.log" || fail "hi's log has no ACKNOWLEDGE: $(logs hi)"
+lids_tables "$SIM_TMP/handed"
+same_as "$SIM_TMP/before" "$SIM_TMP/handed" "after the handover"
+steady hi lo "$B" 3
+pass "5 then 10: HANDOVER/ACKNOWLEDGE in both logs, $(on_host H-5 sminfo 2>&1); LIDs and LFTs identical (ibnetdiscover, dump_fts); the new STANDBY sent no Set in 3 s"
+
+# ---- 4. SIGKILL of the master: the standby takes over in time ----
+limit=$(( (POLL_RETRIES + 1) * POLL_MS + 1000 ))
+disown "${PID[hi]}"	# no "Killed" from bash; the cleanup still finds it
+kill -KILL "${PID[hi]}"
+t0=$(date +%s%N)
+ctl_ms= smi_ms=
+while :; do
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	[ -z "$ctl_ms" ] && state_is lo MASTER && ctl_ms=$ms
+	[ -n "$ctl_ms" ] && [ -z "$smi_ms" ] && sminfo_master "$A" && smi_ms=$ms
+	[ -n "$smi_ms" ] && break
+	[ "$ms" -gt $((limit * 4)) ] && break
+	sleep 0.02
+done
+note "SIGKILL of the master: ibsmctl says MASTER after ${ctl_ms:-never} ms, sminfo after ${smi_ms:-never} ms (limit $limit ms)"
+[ -n "$ctl_ms" ] && [ "$ctl_ms" -le "$limit" ] || fail "lo not MASTER within $limit ms (${ctl_ms:-never}): $(logs lo)"
+[ -n "$smi_ms" ] && [ "$smi_ms" -le "$limit" ] || fail "sminfo does not show lo MASTER within $limit ms (${smi_ms:-never})"
+wait_until 10 up lo || fail "lo: no subnet up"
+grep -q 'did not answer .* polls' "$SIM_TMP/lo.log" || fail "lo's log does not say why it took over"
+lids_tables "$SIM_TMP/failover"
+same_as "$SIM_TMP/handed" "$SIM_TMP/failover" "after the failover"
+pass "SIGKILL of the master: lo MASTER after $ctl_ms ms (ibsmctl), $smi_ms ms (sminfo), limit $limit ms; LIDs and LFTs identical"
+
+# a leaf-to-spine link lost after that: the new master repairs it
+leaf=$(awk '/^Switch/ { gsub(/"/, "", $3); sw = $3 } /^\[[0-9]+\]\t"L[1-9]/ { sub(/\].*/, "", $1); sub(/\[/, "", $1); print sw, $1; exit }' "$net")
+[ -n "$leaf" ] || fail "no leaf-to-spine link in $net"
+link="\"${leaf% *}\"[${leaf#* }]"
+n=$(grep -c '^subnet up:' "$SIM_TMP/lo.log")
+more_ups() { [ "$(grep -c '^subnet up:' "$SIM_TMP/lo.log")" -gt "$n" ]; }
+sim_cmd "Unlink $link" >/dev/null
+wait_until 10 more_ups || fail "no sweep after Unlink $link: $(logs lo)"
+check_up "$SIM_TMP/repaired"
+out=$(python3 "$REPAIR" --topo-before "$SIM_TMP/failover.topo" --lfts-before "$SIM_TMP/failover.lfts" \
+	--topo-after "$SIM_TMP/repaired.topo" --lfts-after "$SIM_TMP/repaired.lfts") || fail "$out"
+pass "Unlink $link after the failover, repaired by the new master: $out"
