@@ -35,3 +35,15 @@ check_up() {
 		fail "check_fabric.py found problems ($prefix)"
 	}
 }
+
+# host_guid H-N: the GUID of host N's port 1 (fabgen: 0x0002c90200000000 + 4N + 1)
+host_guid() { printf '0x%016x' $((0x0002c90200000000 + 4 * ${1#H-} + 1)); }
+
+# sminfo_master HOST [LID]: `sminfo` from H-5 (asking its SM LID, or LID)
+# names HOST's port, in state MASTER
+sminfo_master() {
+	local out g
+	out=$(on_host H-5 sminfo ${2:+"$2"} 2>/dev/null) || return 1
+	g=$(sed -n 's/.* sm guid \(0x[0-9a-fA-F]*\),.*SMINFO_MASTER.*/\1/p' <<<"$out")
+	[ -n "$g" ] && [ "$(printf '0x%016x' "$g")" = "$(host_guid "$1")" ]
+}

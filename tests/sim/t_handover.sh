@@ -23,8 +23,6 @@ POLL_RETRIES=2
 net="$SIM_TMP/ft.net"
 gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$net"
 
-# fabgen: host n's port 1 has GUID 0x0002c90200000000 + 4n + 1
-guid_of() { printf '0x%016x' $((0x0002c90200000000 + 4 * ${1#H-} + 1)); }
 A=H-2	# the lower port GUID
 B=H-9
 policy() {	# policy NAME PRIORITY [more sm keys]
@@ -53,13 +51,6 @@ ctl() { local n=$1; shift; "$IBSMCTL" -s "$SIM_TMP/$n.sock" "$@"; }
 state_is() { ctl "$1" status 2>/dev/null | grep -q "^state: $2\$"; }
 sets() { sed -n 's/^set //p' "$SIM_TMP/$1.count" 2>/dev/null; }
 up() { grep -q '^subnet up:' "$SIM_TMP/$1.log"; }
-# sminfo from a host that runs no SM: the master's GUID and state
-sminfo_master() {
-	local out g
-	out=$(on_host H-5 sminfo 2>/dev/null) || return 1
-	g=$(sed -n 's/.* sm guid \(0x[0-9a-fA-F]*\),.*SMINFO_MASTER.*/\1/p' <<<"$out")
-	[ -n "$g" ] && [ "$(printf '0x%016x' "$g")" = "$(guid_of "$1")" ]
-}
 lids_tables() {	# lids_tables PREFIX: dump with infiniband-diags, normalise
 	check_up "$1"
 	python3 "$SIM_LIDS" "$1.topo" >"$1.lids" || fail "lids_of.py $1.topo"
@@ -83,7 +74,7 @@ taken_over() {
 	wait_until 20 state_is "$1" MASTER || fail "$1 is not MASTER: $(logs "$1")"
 	wait_until 10 state_is "$2" STANDBY || fail "$2 is not STANDBY: $(logs "$2")"
 	master_up "$1" "$3"
-	grep -q "HANDOVER to SM $(guid_of "$3")" "$SIM_TMP/$2.log" || fail "$2 did not hand over: $(logs "$2")"
+	grep -q "HANDOVER to SM $(host_guid "$3")" "$SIM_TMP/$2.log" || fail "$2 did not hand over: $(logs "$2")"
 }
 # steady MASTER STANDBY HOST SECONDS: for SECONDS the roles hold, sminfo
 # from a host names HOST's port as master, and STANDBY sends no Set
@@ -138,10 +129,10 @@ master_up lo "$A"
 lids_tables "$SIM_TMP/before"
 start_sm hi "$B" 10
 taken_over hi lo "$B"
-grep -q "SMInfo Set ACKNOWLEDGE from SM $(guid_of "$B")" "$SIM_TMP/lo.log" ||
+grep -q "SMInfo Set ACKNOWLEDGE from SM $(host_guid "$B")" "$SIM_TMP/lo.log" ||
 	fail "lo's log has no ACKNOWLEDGE from hi: $(grep -E 'HANDOVER|ACK|MASTER' "$SIM_TMP/lo.log" | tail -n 4)"
-grep -q "SMInfo Set HANDOVER from SM $(guid_of "$A")" "$SIM_TMP/hi.log" || fail "hi's log has no HANDOVER: $(logs hi)"
-grep -q "ACKNOWLEDGE to SM $(guid_of "$A")" "$SIM_TMP/hi.log" || fail "hi's log has no ACKNOWLEDGE: $(logs hi)"
+grep -q "SMInfo Set HANDOVER from SM $(host_guid "$A")" "$SIM_TMP/hi.log" || fail "hi's log has no HANDOVER: $(logs hi)"
+grep -q "ACKNOWLEDGE to SM $(host_guid "$A")" "$SIM_TMP/hi.log" || fail "hi's log has no ACKNOWLEDGE: $(logs hi)"
 lids_tables "$SIM_TMP/handed"
 same_as "$SIM_TMP/before" "$SIM_TMP/handed" "after the handover"
 steady hi lo "$B" 3
@@ -153,12 +144,11 @@ disown "${PID[hi]}"	# no "Killed" from bash; the cleanup still finds it
 kill -KILL "${PID[hi]}"
 t0=$(date +%s%N)
 ctl_ms= smi_ms=
-while :; do
-	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	[ -z "$ctl_ms" ] && state_is lo MASTER && ctl_ms=$ms
-	[ -n "$ctl_ms" ] && [ -z "$smi_ms" ] && sminfo_master "$A" && smi_ms=$ms
-	[ -n "$smi_ms" ] && break
-	[ "$ms" -gt $((limit * 4)) ] && break
+since() { echo $(( ($(date +%s%N) - t0) / 1000000 )); }
+while [ "$(since)" -le $((limit * 4)) ]; do
+	[ -z "$ctl_ms" ] && state_is lo MASTER && ctl_ms=$(since)
+	[ -z "$smi_ms" ] && sminfo_master "$A" && smi_ms=$(since)
+	[ -n "$ctl_ms" ] && [ -n "$smi_ms" ] && break
 	sleep 0.02
 done
 note "SIGKILL of the master: ibsmctl says MASTER after ${ctl_ms:-never} ms, sminfo after ${smi_ms:-never} ms (limit $limit ms)"
