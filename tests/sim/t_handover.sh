@@ -9,6 +9,7 @@
 #    STANDBY and from then on sends no Set; LIDs (ibnetdiscover) and
 #    forwarding tables (dump_fts) identical before and after;
 #  - equal priorities, in both orders: the lower port GUID is MASTER;
+#  - both started together (5 and 10, then equal): the same outcome;
 #  - SIGKILL of the master: the standby is MASTER (ibsmctl status and
 #    sminfo from a host) within (poll_retries + 1) x poll_ms + 1 s, LIDs and
 #    tables unchanged, and a link lost after that is repaired by the new
@@ -122,6 +123,28 @@ steady a b "$A" 2
 pass "equal priorities, lower GUID second: handed over, $(on_host H-5 sminfo 2>&1)"
 stop_sm b
 stop_sm a
+
+# ---- both at once: whoever finished discovery first, the same end ----
+# (which of the two sweeps first is up to the scheduler: a STANDBY that was
+# briefly MASTER may have written, so only its STANDBY time is counted)
+start_sm tlo "$A" 5
+start_sm thi "$B" 10
+wait_until 20 state_is thi MASTER || fail "started together: thi is not MASTER: $(logs thi)"
+wait_until 10 state_is tlo STANDBY || fail "started together: tlo is not STANDBY: $(logs tlo)"
+master_up thi "$B"
+steady thi tlo "$B" 2
+pass "5 and 10 started together: $(on_host H-5 sminfo 2>&1), the 5 STANDBY with no Set"
+stop_sm tlo
+stop_sm thi
+start_sm tb "$B" 7
+start_sm ta "$A" 7
+wait_until 20 state_is ta MASTER || fail "started together: ta is not MASTER: $(logs ta)"
+wait_until 10 state_is tb STANDBY || fail "started together: tb is not STANDBY: $(logs tb)"
+master_up ta "$A"
+steady ta tb "$A" 2
+pass "equal priorities started together: $(on_host H-5 sminfo 2>&1), the higher GUID STANDBY with no Set"
+stop_sm tb
+stop_sm ta
 
 # ---- 3. 5 first, then 10: HANDOVER and ACKNOWLEDGE, nothing changes ----
 start_sm lo "$A" 5
