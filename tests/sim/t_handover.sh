@@ -100,6 +100,19 @@ joins_behind() {
 	steady "$1" "$4" "$2" 3
 	[ "$(sets "$4")" = 0 ] || fail "the STANDBY sent Sets: $(grep -E '^(set|class.*_method_0x02)' "$SIM_TMP/$4.count")"
 }
+# together M MHOST MPRIO S SHOST SPRIO: S and M started at once (S first):
+# M ends MASTER and S STANDBY, sending no Set from then on; both stopped
+together() {
+	start_sm "$4" "$5" "$6"
+	start_sm "$1" "$2" "$3"
+	wait_until 20 state_is "$1" MASTER || fail "started together: $1 is not MASTER: $(logs "$1")"
+	wait_until 10 state_is "$4" STANDBY || fail "started together: $4 is not STANDBY: $(logs "$4")"
+	master_up "$1" "$2"
+	steady "$1" "$4" "$2" 2
+	pass "$3 and $6 started together: $(on_host H-5 sminfo 2>&1); $4 STANDBY with no Set"
+	stop_sm "$4"
+	stop_sm "$1"
+}
 
 sim_start "$net"
 
@@ -127,24 +140,8 @@ stop_sm a
 # ---- both at once: whoever finished discovery first, the same end ----
 # (which of the two sweeps first is up to the scheduler: a STANDBY that was
 # briefly MASTER may have written, so only its STANDBY time is counted)
-start_sm tlo "$A" 5
-start_sm thi "$B" 10
-wait_until 20 state_is thi MASTER || fail "started together: thi is not MASTER: $(logs thi)"
-wait_until 10 state_is tlo STANDBY || fail "started together: tlo is not STANDBY: $(logs tlo)"
-master_up thi "$B"
-steady thi tlo "$B" 2
-pass "5 and 10 started together: $(on_host H-5 sminfo 2>&1), the 5 STANDBY with no Set"
-stop_sm tlo
-stop_sm thi
-start_sm tb "$B" 7
-start_sm ta "$A" 7
-wait_until 20 state_is ta MASTER || fail "started together: ta is not MASTER: $(logs ta)"
-wait_until 10 state_is tb STANDBY || fail "started together: tb is not STANDBY: $(logs tb)"
-master_up ta "$A"
-steady ta tb "$A" 2
-pass "equal priorities started together: $(on_host H-5 sminfo 2>&1), the higher GUID STANDBY with no Set"
-stop_sm tb
-stop_sm ta
+together thi "$B" 10 tlo "$A" 5
+together ta "$A" 7 tb "$B" 7
 
 # ---- 3. 5 first, then 10: HANDOVER and ACKNOWLEDGE, nothing changes ----
 start_sm lo "$A" 5
