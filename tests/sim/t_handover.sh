@@ -17,7 +17,6 @@
 . "$(dirname "$0")/common.sh"
 [ -e "$SIM_MADDROP" ] || fail "build/libmaddrop.so is missing: run make"
 REPAIR="$SIM_ROOT/tests/sim/repair_check.py"
-LFTS="$SIM_ROOT/tests/sim/lft_entries.py"
 
 POLL_MS=500
 POLL_RETRIES=2
@@ -52,18 +51,6 @@ ctl() { local n=$1; shift; "$IBSMCTL" -s "$SIM_TMP/$n.sock" "$@"; }
 state_is() { ctl "$1" status 2>/dev/null | grep -q "^state: $2\$"; }
 sets() { sed -n 's/^set //p' "$SIM_TMP/$1.count" 2>/dev/null; }
 up() { grep -q '^subnet up:' "$SIM_TMP/$1.log"; }
-lids_tables() {	# lids_tables PREFIX: dump with infiniband-diags, normalise
-	check_up "$1"
-	python3 "$SIM_LIDS" "$1.topo" >"$1.lids" || fail "lids_of.py $1.topo"
-	python3 "$LFTS" "$1.lfts" >"$1.lft" || fail "lft_entries.py $1.lfts"
-	[ -s "$1.lids" ] && [ -s "$1.lft" ] || fail "empty dump $1"
-}
-same_as() {	# same_as BEFORE AFTER WHAT
-	diff -q "$1.lids" "$2.lids" >/dev/null ||
-		fail "$3: LIDs changed: $(diff "$1.lids" "$2.lids" | head -n 5)"
-	diff -q "$1.lft" "$2.lft" >/dev/null ||
-		fail "$3: forwarding entries changed: $(diff "$1.lft" "$2.lft" | grep -c '^[<>]') lines differ"
-}
 logs() { tail -n 4 "$SIM_TMP/$1.log"; }
 # master_up NAME HOST: NAME runs the subnet (its log and sminfo from a host)
 master_up() {

@@ -9,7 +9,9 @@
 #      poll_ms + 1 s when OpenSM is stopped;
 #  (b) OpenSM at priority 1 behind ibsmd at 5: OpenSM stays STANDBY;
 #  (c) keys differ (ibsmd 0, OpenSM 0x1): ibsmd says "SM_Key mismatch" at
-#      warning level and in `ibsmctl --json status`, and one MASTER remains.
+#      warning level and in `ibsmctl --json status`, and one MASTER remains;
+#  (d) OpenSM at 5 runs the subnet, ibsmd at 10 joins: OpenSM hands over,
+#      ibsmd ACKNOWLEDGEs and keeps OpenSM's LIDs and forwarding tables.
 #
 # Not met on ibsim, in (a): OpenSM, handed the subnet, never configures it.
 # An OpenSM that goes STANDBY behind a master sends that master a trap 144
@@ -166,3 +168,23 @@ sleep 3
 [ "$(sets c)" = "$n" ] || fail "ibsmd sent $(( $(sets c) - n )) Sets behind a master of another key"
 check_up "$SIM_TMP/c"
 pass "(c) keys 0 and 0x1: ibsmd warns \"$(grep -o 'SM_Key mismatch: SM [^(]*' "$SIM_TMP/c.log" | head -n 1)\", ibsmctl shows sm_key_mismatch; one MASTER: ibsmd $(ctl status | sed -n 's/^state: //p') with no Set, OpenSM $(sminfo_at "$O" | grep -o 'SMINFO_[A-Z]*'), fabric checked"
+stop "$OSM_PID"
+stop "$IBSMD_PID"
+
+# ---- (d) the other way: OpenSM (5) runs the subnet, ibsmd (10) joins ----
+# OpenSM hands over and ibsmd ACKNOWLEDGEs; ibsmd reads OpenSM's tables in
+# place and keeps them: no LID and no forwarding entry changes.
+start_opensm osm-d 5
+wait_until 30 sminfo_master "$O" || fail "OpenSM is not master: $(on_host H-5 sminfo 2>&1)"
+lids_tables "$SIM_TMP/osm-d"
+start_ibsmd d 10
+state_is MASTER || fail "ibsmd is not MASTER: $(logs d)"
+grep -q "SMInfo Set HANDOVER from SM $(host_guid "$O")" "$SIM_TMP/d.log" || fail "no HANDOVER from OpenSM: $(logs d)"
+grep -q "ACKNOWLEDGE to SM $(host_guid "$O")" "$SIM_TMP/d.log" || fail "no ACKNOWLEDGE to OpenSM: $(logs d)"
+wait_until 10 grep -q 'Entering STANDBY state' "$SIM_TMP/osm-d.log" ||
+	fail "OpenSM is not STANDBY: $(grep Entering "$SIM_TMP/osm-d.log")"
+sleep 2
+state_is MASTER && sminfo_master "$I" || fail "ibsmd did not stay master: $(logs d)"
+lids_tables "$SIM_TMP/ibsmd-d"
+same_as "$SIM_TMP/osm-d" "$SIM_TMP/ibsmd-d" "OpenSM -> ibsmd"
+pass "(d) OpenSM at 5, then ibsmd at 10: HANDOVER from OpenSM, ACKNOWLEDGE, $(on_host H-5 sminfo 2>&1); OpenSM's LIDs and LFTs kept (ibnetdiscover, dump_fts)"
