@@ -13,7 +13,9 @@
 #  - SIGKILL of the master: the standby is MASTER (ibsmctl status and
 #    sminfo from a host) within (poll_retries + 1) x poll_ms + 1 s, LIDs and
 #    tables unchanged, and a link lost after that is repaired by the new
-#    master (repair_check.py on dumps before and after).
+#    master (repair_check.py on dumps before and after);
+#  - a master frozen (SIGSTOP) until the standby took over, then thawed: the
+#    two masters meet and the lower hands over, once.
 . "$(dirname "$0")/common.sh"
 [ -e "$SIM_MADDROP" ] || fail "build/libmaddrop.so is missing: run make"
 REPAIR="$SIM_ROOT/tests/sim/repair_check.py"
@@ -68,14 +70,16 @@ taken_over() {
 # from a host names HOST's port as master, and STANDBY sends no Set
 steady() {
 	local m=$1 s=$2 n
+	sleep 0.3	# the counts file lags by up to MADDROP_INTERVAL_MS
 	n=$(sets "$s")
 	[ -n "$n" ] || fail "no MAD counts from $s"
+	cp "$SIM_TMP/$s.count" "$SIM_TMP/$s.count.before"
 	sleep "$4"
 	state_is "$m" MASTER || fail "$m is no longer MASTER: $(logs "$m")"
 	state_is "$s" STANDBY || fail "$s is no longer STANDBY: $(logs "$s")"
 	sminfo_master "$3" || fail "sminfo does not name $3's port: $(on_host H-5 sminfo 2>&1)"
 	[ "$(sets "$s")" = "$n" ] ||
-		fail "$s sent $(( $(sets "$s") - n )) Sets as STANDBY: $(grep '_method_0x02' "$SIM_TMP/$s.count")"
+		fail "$s sent $(( $(sets "$s") - n )) Sets as STANDBY: $(diff "$SIM_TMP/$s.count.before" "$SIM_TMP/$s.count" | grep '_method_0x02_attr')"
 }
 # joins_behind M MHOST MPRIO S SHOST SPRIO: M runs the subnet, S starts
 # second, goes STANDBY and never sends a Set
@@ -179,3 +183,26 @@ check_up "$SIM_TMP/repaired"
 out=$(python3 "$REPAIR" --topo-before "$SIM_TMP/failover.topo" --lfts-before "$SIM_TMP/failover.lfts" \
 	--topo-after "$SIM_TMP/repaired.topo" --lfts-after "$SIM_TMP/repaired.lfts") || fail "$out"
 pass "Unlink $link after the failover, repaired by the new master: $out"
+
+# ---- 5. two masters meet: hi, frozen (SIGSTOP) while lo took over, resumes ----
+# hi (10) comes back (a handover from lo), is frozen until lo has taken the
+# subnet over, then thawed: both are MASTER, and the lower one hands over,
+# once -- no second HANDOVER, no flapping.  (No sminfo while hi is frozen:
+# a host asking its SM LID would wait for hi.)
+start_sm hi "$B" 10
+taken_over hi lo "$B"
+kill -STOP "${PID[hi]}"
+wait_until 10 state_is lo MASTER || { kill -CONT "${PID[hi]}"; fail "lo did not take over from a frozen hi: $(logs lo)"; }
+wait_until 10 up lo
+n=$(grep -c 'HANDOVER to SM' "$SIM_TMP/lo.log")
+kill -CONT "${PID[hi]}"
+wait_until 10 eval '[ "$(grep -c "HANDOVER to SM" "$SIM_TMP/lo.log")" -gt "$n" ]' ||
+	fail "two masters, no HANDOVER: $(logs lo) / $(logs hi)"
+grep -q 'is also MASTER and ranks below us: waiting for its HANDOVER' "$SIM_TMP/hi.log" ||
+	grep -q 'SMInfo Set HANDOVER from SM' "$SIM_TMP/hi.log" || fail "hi's log: $(logs hi)"
+wait_until 10 state_is lo STANDBY || fail "lo is not STANDBY: $(logs lo)"
+state_is hi MASTER || fail "hi is not MASTER: $(logs hi)"
+steady hi lo "$B" 3
+[ "$(grep -c 'HANDOVER to SM' "$SIM_TMP/lo.log")" = $((n + 1)) ] ||
+	fail "more than one HANDOVER after the masters met: $(grep 'HANDOVER' "$SIM_TMP/lo.log" | tail -n 3)"
+pass "two masters met (hi frozen, lo took over, hi thawed): one HANDOVER, $(on_host H-5 sminfo 2>&1), lo STANDBY with no Set"
