@@ -154,7 +154,7 @@ limit=$(( (POLL_RETRIES + 1) * POLL_MS + 1000 ))
 disown "${PID[hi]}"	# no "Killed" from bash; the cleanup still finds it
 kill -KILL "${PID[hi]}"
 t0=$(date +%s%N)
-ctl_ms= smi_ms=
+ctl_ms='' smi_ms=''
 since() { echo $(( ($(date +%s%N) - t0) / 1000000 )); }
 while [ "$(since)" -le $((limit * 4)) ]; do
 	[ -z "$ctl_ms" ] && state_is lo MASTER && ctl_ms=$(since)
@@ -196,7 +196,8 @@ wait_until 10 state_is lo MASTER || { kill -CONT "${PID[hi]}"; fail "lo did not 
 wait_until 10 up lo
 n=$(grep -c 'HANDOVER to SM' "$SIM_TMP/lo.log")
 kill -CONT "${PID[hi]}"
-wait_until 10 eval '[ "$(grep -c "HANDOVER to SM" "$SIM_TMP/lo.log")" -gt "$n" ]' ||
+more_handovers() { [ "$(grep -c 'HANDOVER to SM' "$SIM_TMP/lo.log")" -gt "$n" ]; }
+wait_until 10 more_handovers ||
 	fail "two masters, no HANDOVER: $(logs lo) / $(logs hi)"
 grep -q 'is also MASTER and ranks below us: waiting for its HANDOVER' "$SIM_TMP/hi.log" ||
 	grep -q 'SMInfo Set HANDOVER from SM' "$SIM_TMP/hi.log" || fail "hi's log: $(logs hi)"

@@ -160,7 +160,8 @@ sys.exit(0 if m and m["sm_guid"] == sys.argv[1] and m["their_key"] == "0x0000000
 masters() {	# how many of the two answer MASTER in their SMInfo
 	{ sminfo_at "$I"; sminfo_at "$O"; } | grep -c 'SMINFO_MASTER'
 }
-wait_until 20 eval '[ "$(masters)" = 1 ]' || fail "not one master: $(sminfo_at "$I") / $(sminfo_at "$O")"
+one_master() { [ "$(masters)" = 1 ]; }
+wait_until 20 one_master || fail "not one master: $(sminfo_at "$I") / $(sminfo_at "$O")"
 state_is STANDBY || fail "ibsmd is not STANDBY behind OpenSM: $(logs c)"
 n=$(sets c)
 sleep 3
