@@ -99,7 +99,9 @@ static void kick(struct sm *sm)
 
 void sm_request_heavy(struct sm *sm, const char *reason)
 {
-	if (!sm->heavy_wanted)
+	/* reason may be heavy_reason itself (light_done): snprintf onto its
+	 * own source is undefined and printed "start" in the log */
+	if (!sm->heavy_wanted && reason != sm->heavy_reason)
 		snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "%s", reason);
 	sm->heavy_wanted = 1;
 	kick(sm);

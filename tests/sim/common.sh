@@ -35,3 +35,33 @@ check_up() {
 		fail "check_fabric.py found problems ($prefix)"
 	}
 }
+
+# host_guid H-N: the GUID of host N's port 1 (fabgen: 0x0002c90200000000 + 4N + 1)
+host_guid() { printf '0x%016x' $((0x0002c90200000000 + 4 * ${1#H-} + 1)); }
+
+# sminfo_master HOST [LID]: `sminfo` from H-5 (asking its SM LID, or LID)
+# names HOST's port, in state MASTER
+sminfo_master() {
+	local out g
+	out=$(on_host H-5 sminfo ${2:+"$2"} 2>/dev/null) || return 1
+	g=$(sed -n 's/.* sm guid \(0x[0-9a-fA-F]*\),.*SMINFO_MASTER.*/\1/p' <<<"$out")
+	[ -n "$g" ] && [ "$(printf '0x%016x' "$g")" = "$(host_guid "$1")" ]
+}
+
+# lids_tables PREFIX: dump with infiniband-diags (check_up), then PREFIX.lids
+# (lids_of.py: GUID LID) and PREFIX.lft (lft_entries.py: switch LID port)
+lids_tables() {
+	check_up "$1"
+	python3 "$SIM_LIDS" "$1.topo" >"$1.lids" || fail "lids_of.py $1.topo"
+	python3 "$SIM_ROOT/tests/sim/lft_entries.py" "$1.lfts" >"$1.lft" || fail "lft_entries.py $1.lfts"
+	[ -s "$1.lids" ] && [ -s "$1.lft" ] || fail "empty dump $1"
+}
+
+# same_as BEFORE AFTER WHAT: the LIDs and forwarding entries of two
+# lids_tables dumps are identical
+same_as() {
+	diff -q "$1.lids" "$2.lids" >/dev/null ||
+		fail "$3: LIDs changed: $(diff "$1.lids" "$2.lids" | head -n 5)"
+	diff -q "$1.lft" "$2.lft" >/dev/null ||
+		fail "$3: forwarding entries changed: $(diff "$1.lft" "$2.lft" | grep -c '^[<>]') lines differ"
+}
