@@ -14,7 +14,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 LDLIBS   = $(PKG_LIBS) -lpthread -lm
 
 # The core library: everything but main() of each program.
-CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/lftread.c \
+CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/adopt.c \
 	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
 	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c \
 	$(wildcard routing/*.c) $(wildcard reconfig/*.c) \

@@ -290,7 +290,7 @@ static void save_lids(struct sm *sm)
 }
 
 static void on_adopted(void *arg, int rc, struct lft_tables *t,
-		       const struct lft_read_stats *st);
+		       const struct adopt_stats *st);
 
 /* MASTER: LIDs, routes, writes on the discovery just made. */
 void sm_configure(struct sm *sm)
@@ -342,10 +342,10 @@ void sm_configure(struct sm *sm)
 		sm->adopt_tables = 0;
 		discovery_free(old);
 		subnet_forget_devices(&sm->sub);
-		lft_read_free(sm->lft_read);
+		adopt_free(sm->adopt);
 		sm->lft_first = first;
-		sm->lft_read = lft_read_start(sm->txn, f, sm->sub.cache, on_adopted, sm);
-		if (!sm->lft_read) {
+		sm->adopt = adopt_start(sm->txn, d, sm->sub.cache, on_adopted, sm);
+		if (!sm->adopt) {
 			log_err("out of memory reading the switches' tables");
 			sm_stop(sm, 1);
 		}
@@ -356,7 +356,7 @@ void sm_configure(struct sm *sm)
 }
 
 static void on_adopted(void *arg, int rc, struct lft_tables *t,
-		       const struct lft_read_stats *st)
+		       const struct adopt_stats *st)
 {
 	struct sm *sm = arg;
 	if (rc < 0 || sm->stopping || !st->blocks) {
@@ -367,8 +367,8 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 		route_and_program(sm, sm->lft_first, NULL, 0);
 		return;
 	}
-	log_notice("read the tables in place: %u blocks of %u switches (%u did not come)",
-		   st->blocks, st->switches, st->failed);
+	log_notice("adopted what the devices hold: %u LFT blocks of %u switches, %u P_Key blocks, %u PortInfo (%u reads did not come)",
+		   st->blocks, st->switches, st->pkeys, st->portinfos, st->failed);
 	sm->sub.lft = *t;
 	memset(t, 0, sizeof(*t));
 	route_and_program(sm, sm->lft_first, &sm->sub.model->f, 1);
@@ -823,7 +823,7 @@ void sm_shutdown(struct sm *sm)
 	program_free(sm->prog);
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);
-	lft_read_free(sm->lft_read);
+	adopt_free(sm->adopt);
 	smstate_free(sm);
 	sm_recv_free(sm);
 	txn_free(sm->txn);

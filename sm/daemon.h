@@ -17,7 +17,7 @@
 #include "config.h"
 #include "fabric.h"
 #include "lids.h"
-#include "lftread.h"
+#include "adopt.h"
 #include "program.h"
 #include "smstate.h"
 #include "subnet.h"
@@ -92,7 +92,7 @@ struct sm {
 	struct subnet sub;
 	int ever_master;
 	int adopt_tables;		/* next configuration: read the LFTs first */
-	struct lft_read *lft_read;	/* reading them */
+	struct adopt *adopt;		/* reading them */
 	int lft_first;
 
 	/* STANDBY, or a MASTER waiting for a lower master's HANDOVER: the SM polled */

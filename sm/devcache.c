@@ -302,14 +302,16 @@ void devcache_observe_switch(struct devcache *c, const struct fabric *f,
 	nc->si_valid = 1;
 }
 
-void devcache_note_lft_block(struct devcache *c, const struct fabric *f,
-			     uint32_t node, uint32_t block, const uint8_t *data)
+void devcache_note_read(struct devcache *c, const struct fabric *f, int kind,
+			uint32_t node, uint8_t port, uint32_t mod,
+			const uint8_t *data)
 {
 	struct plan_op op;
 	memset(&op, 0, sizeof(op));
 	op.node = node;
-	op.kind = PLAN_LFT;
-	op.mod = block;
+	op.kind = (uint8_t)kind;
+	op.port = port;
+	op.mod = mod;
 	op.count = 1;
-	devcache_record(c, f, &op, block, data);
+	devcache_record(c, f, &op, mod, data);
 }

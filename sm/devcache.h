@@ -50,10 +50,13 @@ void devcache_observe_port(struct devcache *c, const struct fabric *f,
 void devcache_observe_switch(struct devcache *c, const struct fabric *f,
 			     uint32_t node);
 /*
- * An LFT block read from switch node of f (a new master adopting what it
- * finds): a plan that wants the same 64 entries sends nothing.
+ * What a new master read from a device it did not configure (an LFT block,
+ * a P_Key block, a PortInfo): the device holds it, so a plan that wants
+ * the same sends nothing.  kind is a PLAN_* of plan.h, port the port the
+ * attribute belongs to (0: the node), mod the attribute modifier.
  */
-void devcache_note_lft_block(struct devcache *c, const struct fabric *f,
-			     uint32_t node, uint32_t block, const uint8_t *data);
+void devcache_note_read(struct devcache *c, const struct fabric *f, int kind,
+			uint32_t node, uint8_t port, uint32_t mod,
+			const uint8_t *data);
 
 #endif

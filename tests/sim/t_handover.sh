@@ -146,8 +146,13 @@ grep -q "SMInfo Set HANDOVER from SM $(host_guid "$A")" "$SIM_TMP/hi.log" || fai
 grep -q "ACKNOWLEDGE to SM $(host_guid "$A")" "$SIM_TMP/hi.log" || fail "hi's log has no ACKNOWLEDGE: $(logs hi)"
 lids_tables "$SIM_TMP/handed"
 same_as "$SIM_TMP/before" "$SIM_TMP/handed" "after the handover"
+# nothing that was right is written again: no LFT block, SwitchInfo or P_Key
+# table (PortInfo goes out: the SM LID changed, and ibsim keeps no NeighborMTU)
+first_sweep=$(grep -m 1 'heavy sweep done' "$SIM_TMP/hi.log")
+grep -q ': 0 LFT blocks, [0-9]* PortInfo, 0 SwitchInfo, 0 P_Key writes' <<<"$first_sweep" ||
+	fail "the new master rewrote what was right: $first_sweep"
 steady hi lo "$B" 3
-pass "5 then 10: HANDOVER/ACKNOWLEDGE in both logs, $(on_host H-5 sminfo 2>&1); LIDs and LFTs identical (ibnetdiscover, dump_fts); the new STANDBY sent no Set in 3 s"
+pass "5 then 10: HANDOVER/ACKNOWLEDGE in both logs, $(on_host H-5 sminfo 2>&1); LIDs and LFTs identical (ibnetdiscover, dump_fts); the new master wrote ${first_sweep#*: }; the new STANDBY sent no Set in 3 s"
 
 # ---- 4. SIGKILL of the master: the standby takes over in time ----
 limit=$(( (POLL_RETRIES + 1) * POLL_MS + 1000 ))
@@ -169,6 +174,9 @@ wait_until 10 up lo || fail "lo: no subnet up"
 grep -q 'did not answer .* polls' "$SIM_TMP/lo.log" || fail "lo's log does not say why it took over"
 lids_tables "$SIM_TMP/failover"
 same_as "$SIM_TMP/handed" "$SIM_TMP/failover" "after the failover"
+first_sweep=$(sed -n '/did not answer .* polls/,$p' "$SIM_TMP/lo.log" | grep -m 1 'heavy sweep done')
+grep -q ': 0 LFT blocks, [0-9]* PortInfo, 0 SwitchInfo, 0 P_Key writes' <<<"$first_sweep" ||
+	fail "the new master rewrote what was right: $first_sweep"
 pass "SIGKILL of the master: lo MASTER after $ctl_ms ms (ibsmctl), $smi_ms ms (sminfo), limit $limit ms; LIDs and LFTs identical"
 
 # a leaf-to-spine link lost after that: the new master repairs it

@@ -409,8 +409,15 @@ static void handover_case(int drop_acks)
 		ck_assert_uint_eq(a->smc.acks_received, 0);
 	if (drop_acks > 0)	/* the lost one was sent again */
 		ck_assert_uint_gt(txn_get_stats(b->txn)->all.retries, 0);
-	/* the new master changed no LID and no route, and wrote no LFT block */
+	/*
+	 * the new master changed no LID and no route, and wrote nothing that
+	 * was right: no LFT block, no P_Key table, no SwitchInfo; PortInfo
+	 * only where the SM LID changes, on the 18 end ports
+	 */
 	ck_assert_uint_eq(b->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(b->last.prog.pkey_sets, 0);
+	ck_assert_uint_eq(b->last.prog.switchinfo_sets, 0);
+	ck_assert_uint_eq(b->last.prog.portinfo_sets, 18);
 	char *after = routes_and_lids(&F);
 	ck_assert_str_eq(before, after);
 	assert_smlid(&F, b);
@@ -462,6 +469,8 @@ START_TEST(t_failover_keeps_everything)
 	ck_assert_msg(run_until(&F, is_master_up, 300 + 1000), "no takeover");
 	struct sm *b = F.sm[1];
 	ck_assert_uint_eq(b->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(b->last.prog.pkey_sets, 0);
+	ck_assert_uint_eq(b->last.prog.portinfo_sets, 18);
 	char *after = routes_and_lids(&F);
 	/* the dead SM's port stays (SIGKILL stops the process, not the HCA) */
 	ck_assert_str_eq(before, after);
