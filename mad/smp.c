@@ -179,3 +179,18 @@ void smp_pi_prepare_set(uint8_t *data)
 	mad_set_field(data, 0, IB_PORT_LINK_SPEED_ENABLED_F, 0);
 	mad_set_field(data, 0, IB_PORT_CLIENT_REREG_F, 0);
 }
+
+int smp_reverse_path(const uint8_t *mad, uint8_t *path)
+{
+	if (smp_class(mad) != IB_SMI_DIRECT_CLASS)
+		return -1;
+	int n = (int)mad_get_field((void *)mad, 0, IB_DRSMP_HOPCNT_F);
+	if (n < 0 || n >= IB_SUBNET_PATH_HOPS_MAX)
+		return -1;
+	uint8_t rp[IB_SUBNET_PATH_HOPS_MAX];
+	mad_get_array((void *)mad, 0, IB_DRSMP_RPATH_F, rp);
+	path[0] = 0;
+	for (int i = 1; i <= n; i++)
+		path[i] = rp[n - i + 1];
+	return n;
+}

@@ -59,6 +59,13 @@ int smp_class(const uint8_t *mad);
 uint16_t smp_attr(const uint8_t *mad);
 uint32_t smp_attr_mod(const uint8_t *mad);
 void smp_dr_address(struct mad_addr *a);
+/*
+ * The way back to the sender of a directed-route SMP that arrived here:
+ * its return path (the input port at every hop) reversed, as path[1..n]
+ * for smp_init_dr().  Returns n, the hop count (0: the sender is this
+ * node's own port), or -1 if the MAD carries no usable path.
+ */
+int smp_reverse_path(const uint8_t *mad, uint8_t *path /* [64] */);
 
 void smp_decode_nodeinfo(const uint8_t *data, struct smp_nodeinfo *ni);
 void smp_decode_switchinfo(const uint8_t *data, struct smp_switchinfo *si);

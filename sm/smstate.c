@@ -585,15 +585,7 @@ static void locate_sender(struct sm *sm, const uint8_t *mad,
 		return;
 	}
 	/* the return path holds the input port of every hop: reversed, the way back */
-	int n = mad[7] & 0x3f;
-	if (n > 0 && n <= FAB_MAX_HOPS) {
-		const uint8_t *rp = mad + 192;
-		for (int i = 1; i <= n; i++)
-			ev->path[i] = rp[n - i + 1];
-		ev->hops = n;
-	} else {
-		ev->hops = 0;
-	}
+	ev->hops = smp_reverse_path(mad, ev->path);
 }
 
 static void reply_sminfo(struct sm *sm, const uint8_t *in, size_t len,

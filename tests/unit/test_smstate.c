@@ -521,6 +521,7 @@ struct rawsm {
 	struct mad_transport t;
 	uint8_t last[MAD_SIZE];
 	int got;
+	int polled;		/* SMInfo Gets that reached it */
 };
 
 static void raw_rx(void *arg, const uint8_t *mad, size_t len,
@@ -528,20 +529,30 @@ static void raw_rx(void *arg, const uint8_t *mad, size_t len,
 {
 	struct rawsm *r = arg;
 	(void)from;
+	if (!status && len >= MAD_SIZE && smp_method(mad) == IB_MAD_METHOD_GET &&
+	    smp_attr(mad) == IB_ATTR_SMINFO)
+		r->polled++;
 	if (status || len < MAD_SIZE || !(mad[3] & IB_MAD_RESPONSE))
 		return;
 	memcpy(r->last, mad, MAD_SIZE);
 	r->got++;
 }
 
-static int raw_set(struct fab *F, struct rawsm *r, uint32_t to_lid, uint32_t mod,
-		   int as_state, uint64_t key)
+/* An SMInfo Set by LID, or by directed route when path is given. */
+static int raw_set_by(struct fab *F, struct rawsm *r, uint32_t to_lid,
+		      const uint8_t *path, int hops, uint32_t mod, int as_state,
+		      uint64_t key)
 {
 	uint8_t mad[MAD_SIZE];
 	struct mad_addr a;
 	memset(&a, 0, sizeof(a));
 	a.lid = to_lid;
-	smp_init_lid(mad, IB_MAD_METHOD_SET, IB_ATTR_SMINFO, mod);
+	if (path) {
+		smp_init_dr(mad, IB_MAD_METHOD_SET, IB_ATTR_SMINFO, mod, path, hops);
+		smp_dr_address(&a);
+	} else {
+		smp_init_lid(mad, IB_MAD_METHOD_SET, IB_ATTR_SMINFO, mod);
+	}
 	mad_set_field64(mad, 0, IB_MAD_TRID_F, 0x1234 + (uint64_t)r->got);
 	struct smp_sminfo s = { .guid = r->t.port_guid, .sm_key = key,
 				.priority = 15, .state = (uint8_t)as_state };
@@ -552,6 +563,12 @@ static int raw_set(struct fab *F, struct rawsm *r, uint32_t to_lid, uint32_t mod
 		run_ms(F, 10);
 	ck_assert_int_gt(r->got, got);
 	return smp_status(r->last);
+}
+
+static int raw_set(struct fab *F, struct rawsm *r, uint32_t to_lid, uint32_t mod,
+		   int as_state, uint64_t key)
+{
+	return raw_set_by(F, r, to_lid, NULL, 0, mod, as_state, key);
 }
 
 START_TEST(t_disable_standby_and_refusals)
@@ -592,8 +609,18 @@ START_TEST(t_disable_standby_and_refusals)
 	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_HANDOVER, SMS_MASTER, 0),
 			 IB_MAD_STS_INV_ATTR_VALUE);
 	ck_assert_int_eq(b->state, SMS_NOTACTIVE);
-	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_STANDBY, SMS_MASTER, 0), 0);
+	/*
+	 * by directed route, from an SM B has never seen: B goes STANDBY and
+	 * polls it back along the reversed return path (H10 -> L3 -> S0 -> L2
+	 * -> H7 there, so H7 -> L2 -> S0 -> L3 -> H10 back)
+	 */
+	static const uint8_t to_b[] = { 0, 1, 7, 3, 2 };
+	ck_assert_int_eq(raw_set_by(&F, &r, 0, to_b, 4, SMA_STANDBY, SMS_MASTER, 0), 0);
 	ck_assert_int_eq(b->state, SMS_STANDBY);
+	ck_assert_uint_eq(b->master_guid, r.t.port_guid);
+	ck_assert_int_eq(b->master_hops, 4);
+	run_ms(&F, 150);
+	ck_assert_int_gt(r.polled, 0);
 	/* an ACKNOWLEDGE nobody asked for is refused by the master */
 	uint32_t alid = (uint32_t)emu_port_lid(F.e, HOST_PORT(0), 0);
 	ck_assert_int_eq(raw_set(&F, &r, alid, SMA_ACKNOWLEDGE, SMS_STANDBY, 0),
