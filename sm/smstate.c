@@ -306,8 +306,11 @@ static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
 	struct sm_ev to = { .guid = sm->master_guid, .lid = sm->master_lid,
 			    .hops = sm->master_hops };
 	memcpy(to.path, sm->master_path, sizeof(to.path));
-	sm->poll_sent = send_sminfo(sm, IB_MAD_METHOD_GET, 0, sm->state, &to,
-				    on_poll_answer, sm) == 0;
+	/* a poll that could not even be sent is a poll with no answer */
+	if (send_sminfo(sm, IB_MAD_METHOD_GET, 0, sm->state, &to, on_poll_answer, sm) < 0)
+		log_warn("cannot poll SM 0x%016llx: no route to it",
+			 (unsigned long long)sm->master_guid);
+	sm->poll_sent = 1;
 	sm->poll_answered = 0;
 	sm_set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
 }
@@ -684,6 +687,13 @@ void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 static void elect(struct sm *sm)
 {
 	uint32_t who = 0;
+	/* an SM that refused the subnet is passed over while it is there */
+	int refuser_seen = 0;
+	for (uint32_t i = 0; i < sm->n_sms; i++)
+		if (sm->sms[i].answered && sm->sms[i].info.guid == sm->ho_failed_guid)
+			refuser_seen = 1;
+	if (!refuser_seen)
+		sm->ho_failed_guid = 0;
 	enum sm_verdict v = sm_elect(sm->state, sm->cfg.sm_priority,
 				     sm->tr.port_guid, sm->sms, sm->n_sms, &who);
 	struct sm_ev ev;
