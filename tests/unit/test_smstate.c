@@ -522,7 +522,26 @@ struct rawsm {
 	uint8_t last[MAD_SIZE];
 	int got;
 	int polled;		/* SMInfo Gets that reached it */
+	/* answering: an SM in STANDBY at priority answer_prio that refuses HANDOVER */
+	int answer_prio;	/* 0: answers nothing */
+	int handovers;		/* HANDOVERs it refused */
 };
+
+/* The raw SM's answer to an SMInfo request, back along its way. */
+static void raw_answer(struct rawsm *r, const uint8_t *req, const struct mad_addr *from,
+		       int status)
+{
+	uint8_t mad[MAD_SIZE];
+	memcpy(mad, req, MAD_SIZE);
+	struct smp_sminfo me = { .guid = r->t.port_guid, .priority = (uint8_t)r->answer_prio,
+				 .state = SMS_STANDBY };
+	smp_encode_sminfo(smp_data(mad), &me);
+	smp_make_response(mad, status);
+	struct mad_addr to = *from;
+	if (smp_class(mad) == IB_SMI_DIRECT_CLASS)
+		to.lid = 0xffff;
+	ck_assert_int_eq(r->t.send(r->t.ctx, mad, MAD_SIZE, &to), 0);
+}
 
 static void raw_rx(void *arg, const uint8_t *mad, size_t len,
 		   const struct mad_addr *from, int status)
@@ -530,8 +549,16 @@ static void raw_rx(void *arg, const uint8_t *mad, size_t len,
 	struct rawsm *r = arg;
 	(void)from;
 	if (!status && len >= MAD_SIZE && smp_method(mad) == IB_MAD_METHOD_GET &&
-	    smp_attr(mad) == IB_ATTR_SMINFO)
+	    smp_attr(mad) == IB_ATTR_SMINFO) {
 		r->polled++;
+		if (r->answer_prio)
+			raw_answer(r, mad, from, 0);
+	}
+	if (!status && len >= MAD_SIZE && smp_method(mad) == IB_MAD_METHOD_SET &&
+	    smp_attr(mad) == IB_ATTR_SMINFO && r->answer_prio) {
+		r->handovers += smp_attr_mod(mad) == SMA_HANDOVER;
+		raw_answer(r, mad, from, IB_MAD_STS_INV_ATTR_VALUE);
+	}
 	if (status || len < MAD_SIZE || !(mad[3] & IB_MAD_RESPONSE))
 		return;
 	memcpy(r->last, mad, MAD_SIZE);
@@ -631,6 +658,36 @@ START_TEST(t_disable_standby_and_refusals)
 }
 END_TEST
 
+/* A higher SM that refuses HANDOVER: the master keeps the subnet, once. */
+START_TEST(t_handover_refused)
+{
+	struct fab F;
+	setup_fab(&F);
+	first_master(&F, 5);
+	struct sm *a = F.sm[0];
+	char err[256];
+	struct rawsm r;
+	memset(&r, 0, sizeof(r));
+	r.answer_prio = 15;
+	ck_assert_msg(emu_attach(F.e, F.base, HOST_PORT(10), &r.t, raw_rx, &r, err,
+				 sizeof(err)) == 0, "%s", err);
+	/* its trap 144 and the light sweeps find it; it refuses */
+	for (int k = 0; k < 6; k++) {
+		sm_request_light(a);
+		run_ms(&F, 200);
+	}
+	ck_assert_int_eq(a->state, SMS_MASTER);
+	ck_assert_int_eq(r.handovers, 1);
+	ck_assert_uint_eq(a->smc.handovers_sent, 1);
+	ck_assert_uint_eq(a->ho_failed_guid, r.t.port_guid);
+	ck_assert(settled(a));
+	assert_smlid(&F, a);
+	ck_assert_int_eq(emu_violations(F.e), 0);
+	r.t.close(r.t.ctx);
+	teardown_fab(&F);
+}
+END_TEST
+
 /* Two fabrics, each with its master, cabled together. */
 START_TEST(t_two_masters_meet)
 {
@@ -684,6 +741,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_failover_keeps_everything);
 	tcase_add_test(tc, t_three_sms);
 	tcase_add_test(tc, t_disable_standby_and_refusals);
+	tcase_add_test(tc, t_handover_refused);
 	tcase_add_test(tc, t_two_masters_meet);
 	suite_add_tcase(s, tc);
 	return s;
