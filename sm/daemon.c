@@ -493,37 +493,6 @@ struct light_q {
 	uint32_t node;
 };
 
-static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t len)
-{
-	struct light_q *q = arg;
-	struct sm *sm = q->sm;
-	if (status == TXN_CANCELLED) {
-		free(q);
-		return;
-	}
-	const struct fab_node *n = &sm->sub.model->f.nodes[q->node];
-	if (status != TXN_OK || smp_status(resp)) {
-		if (!sm->light_changes)
-			snprintf(sm->heavy_reason, sizeof(sm->heavy_reason),
-				 "switch 0x%016llx \"%s\" stopped answering",
-				 (unsigned long long)n->guid, n->desc);
-		sm->light_changes++;
-	} else {
-		struct smp_switchinfo si;
-		smp_decode_switchinfo(resp + SMP_DATA_OFFS, &si);
-		if (si.port_state_change || si.lft_top != sm->sub.lft.max_lid) {
-			if (!sm->light_changes)
-				snprintf(sm->heavy_reason, sizeof(sm->heavy_reason),
-					 "light sweep: port state change on switch 0x%016llx \"%s\"",
-					 (unsigned long long)n->guid, n->desc);
-			sm->light_changes++;
-		}
-	}
-	free(q);
-	if (--sm->light_pending == 0)
-		light_done(sm);
-}
-
 void sm_light_answer(struct sm *sm, const char *why)
 {
 	if (why) {
@@ -534,6 +503,31 @@ void sm_light_answer(struct sm *sm, const char *why)
 	}
 	if (--sm->light_pending == 0)
 		light_done(sm);
+}
+
+static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct light_q *q = arg;
+	struct sm *sm = q->sm;
+	uint32_t node = q->node;
+	free(q);
+	if (status == TXN_CANCELLED)
+		return;
+	const struct fab_node *n = &sm->sub.model->f.nodes[node];
+	char why[160];
+	const char *change = NULL;
+	if (status != TXN_OK || smp_status(resp)) {
+		change = "stopped answering";
+	} else {
+		struct smp_switchinfo si;
+		smp_decode_switchinfo(resp + SMP_DATA_OFFS, &si);
+		if (si.port_state_change || si.lft_top != sm->sub.lft.max_lid)
+			change = "port state change";
+	}
+	if (change)
+		snprintf(why, sizeof(why), "%s on switch 0x%016llx \"%s\"", change,
+			 (unsigned long long)n->guid, n->desc);
+	sm_light_answer(sm, change ? why : NULL);
 }
 
 static void light_start(struct sm *sm)
@@ -608,13 +602,20 @@ static void on_sweep_timer(evutil_socket_t fd, short what, void *arg)
 
 /* ---- MADs that are not answers to our requests ---- */
 
-static void handle_sminfo(struct sm *sm, const uint8_t *in, const struct mad_addr *from)
+/* The receive path's handlers (sm/recv.c registers them). */
+int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
+		   const struct mad_addr *from)
 {
-	smstate_handle_sminfo(sm, in, MAD_SIZE, from);
+	smstate_handle_sminfo(ctx, mad, len, from);
+	return MAD_DONE;
 }
 
-static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr *from)
+/* A trap: TrapRepress to its issuer, and a heavy sweep for a change. */
+int sm_recv_trap(void *ctx, const uint8_t *in, size_t len,
+		 const struct mad_addr *from)
 {
+	struct sm *sm = ctx;
+	(void)len;	/* the receive path passes SMPs of MAD_SIZE only */
 	const uint8_t *data = in + SMP_DATA_OFFS;
 	unsigned trap = mad_get_field((void *)data, 0, IB_NOTICE_TRAP_NUMBER_F);
 	unsigned issuer = mad_get_field((void *)data, 0, IB_NOTICE_ISSUER_LID_F);
@@ -622,7 +623,7 @@ static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr 
 	/* TrapRepress: same TID, back to the issuer */
 	uint8_t mad[MAD_SIZE];
 	memcpy(mad, in, MAD_SIZE);
-	mad[3] = IB_MAD_METHOD_TRAP_REPRESS;
+	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_TRAP_REPRESS);
 	struct mad_addr to = *from;
 	if (smp_class(in) == IB_SMI_DIRECT_CLASS) {
 		to.lid = 0xffff;	/* back along the return path */
@@ -633,7 +634,7 @@ static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr 
 		log_info("cannot send TrapRepress to LID %u", to.lid);
 	if (!generic) {
 		log_info("vendor trap from LID %u", issuer);
-		return;
+		return MAD_DONE;
 	}
 	switch (trap) {
 	case 128:
@@ -649,20 +650,6 @@ static void handle_trap(struct sm *sm, const uint8_t *in, const struct mad_addr 
 	default:
 		log_notice("trap %u from LID %u", trap, issuer);
 	}
-}
-
-/* The receive path's handlers (sm/recv.c registers them). */
-int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
-		   const struct mad_addr *from)
-{
-	handle_sminfo(ctx, mad, from);
-	return MAD_DONE;
-}
-
-int sm_recv_trap(void *ctx, const uint8_t *mad, size_t len,
-		 const struct mad_addr *from)
-{
-	handle_trap(ctx, mad, from);
 	return MAD_DONE;
 }
 
