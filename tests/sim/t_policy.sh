@@ -56,6 +56,14 @@ out=$("$IBSMD" -n -R "$(tr ' ' ',' <<<"${help_engines% }")" 2>&1); rc=$?
 [ "$rc" -eq 0 ] || fail "-R with every engine --help lists: exit $rc ($out)"
 pass "-R: unknown engines refused with the list --help prints: ${help_engines% }"
 
+# flags INTERFACE.md documents for coming issues: refused by name, not ignored
+for flag in "--migrate A B" "--scheme dynamic" "--method full" "--dot f.dot"; do
+	out=$("$IBSMD" --offline "$SIM_ROOT/etc/demo.net" -S "$SIM_TMP/st-flag" $flag 2>&1); rc=$?
+	[ "$rc" -eq 2 ] && [ "$out" = "ibsmd: ${flag%% *}: not implemented yet" ] ||
+		fail "$flag: exit $rc, '$out'"
+done
+pass "--migrate, --scheme, --method, --dot: not implemented yet (exit 2)"
+
 out=$("$IBSMD" --bogus 2>&1); rc=$?
 [ "$rc" -eq 2 ] || fail "bad option: exit $rc"
 out=$("$IBSMD" -R nosuch --offline /dev/null 2>&1); rc=$?
