@@ -1,0 +1,82 @@
+/*
+ * RMPP (IBA vol. 1 §13.6): multi-segment transfers of the RMPP classes
+ * (SA), done by ibsmd itself on 256-byte MADs (see transport.h).
+ *
+ * Sender: rmpp_send() cuts a message (the 56-byte first header + payload)
+ * into DATA segments of SA_RMPP_PAYLOAD bytes each, sends them inside the
+ * receiver's window, waits for ACKs (NewWindowLast moves the window),
+ * resends from the last acknowledged segment on timeout, gives up after
+ * the retries with an ABORT, and stops on the receiver's STOP or ABORT.
+ * A message that fits one segment goes out as one DATA segment with
+ * First|Last (as OpenSM's answers look on the wire).
+ *
+ * Receiver: rmpp_input() reassembles DATA segments per (source LID, TID),
+ * ACKs each window, ABORTs what is out of window or malformed, and hands
+ * the whole message to the receiver callback.
+ *
+ * Both sides run on the caller's event loop; nothing blocks.  Every
+ * malformed, unknown or late RMPP MAD is counted and dropped.
+ */
+#ifndef IBSMD_RMPP_H
+#define IBSMD_RMPP_H
+
+#include <event2/event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+struct rmpp;
+
+struct rmpp_params {
+	unsigned window;	/* receiver: segments per window it grants */
+	unsigned timeout_ms;	/* sender: wait for an ACK; receiver: for a segment */
+	unsigned retries;	/* sender: resends of a window before ABORT */
+	unsigned total_ms;	/* either side: a whole transfer, then ABORT */
+};
+
+struct rmpp_stats {
+	uint64_t sent_msgs, sent_segs, resent_segs, acks_sent, acks_recv;
+	uint64_t aborts_sent, aborts_recv, stops_recv, completed, failed;
+	uint64_t dropped;	/* malformed, unknown transfer, out of window */
+};
+
+/* result: 0 (all ACKed), -ETIMEDOUT, or the RMPP status of an ABORT/STOP. */
+typedef void (*rmpp_done_fn)(void *arg, int result);
+/*
+ * A reassembled message: hdr is the first segment's 56 bytes, payload the
+ * data after the class header (PayloadLength - 20 of the whole), status
+ * the MAD status of the first segment.
+ */
+typedef void (*rmpp_msg_fn)(void *arg, const uint8_t *hdr,
+			    const uint8_t *payload, size_t len,
+			    const struct mad_addr *from);
+
+struct rmpp *rmpp_new(struct event_base *base, struct mad_transport *t,
+		      const struct rmpp_params *p);
+void rmpp_free(struct rmpp *r);	/* pending transfers end, no callbacks */
+void rmpp_set_receiver(struct rmpp *r, rmpp_msg_fn fn, void *arg);
+
+/*
+ * Sends hdr (SA_HDR_SIZE bytes: method, status, TID, attribute, SA header;
+ * the RMPP header is filled in here) with payload (len bytes, may be 0) to
+ * `to`.  done (may be NULL) is called once, from the loop.  Returns 0, or
+ * -1 (no memory, or the transport refused the first segment).
+ */
+int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
+	      size_t len, const struct mad_addr *to, rmpp_done_fn done,
+	      void *arg);
+
+/*
+ * The receive hook: offer every MAD of an RMPP class whose RMPP header is
+ * active (DATA, ACK, STOP, ABORT).  Returns 1 when it was RMPP's (consumed,
+ * maybe dropped and counted), 0 when it is not an RMPP transfer MAD.
+ */
+int rmpp_input(struct rmpp *r, const uint8_t *mad, size_t len,
+	       const struct mad_addr *from);
+
+const struct rmpp_stats *rmpp_get_stats(const struct rmpp *r);
+/* Transfers in progress (both sides). */
+unsigned rmpp_active(const struct rmpp *r);
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * The subnet administrator: SA requests (class 0x03) on QP1, answered
+ * from a view of the subnet that a sweep in progress does not tear.
+ *
+ * sa.c is the core: header and method checks, the SM_Key, the component
+ * mask, Get (exactly one record) / GetTable (all, RMPP when longer than
+ * one MAD) / Set / Delete semantics, statuses.  Each record family is a
+ * row of one table (struct sa_family): the attribute, the methods it
+ * serves, its record size, and a function that appends the records that
+ * match the request.  One file per family: sa_node.c (NodeRecord,
+ * PortInfoRecord, SwitchInfoRecord, LinkRecord, LFTRecord,
+ * GUIDInfoRecord), sa_path.c (PathRecord), sa_inform.c (InformInfo,
+ * InformInfoRecord), ClassPortInfo in sa.c.
+ */
+#ifndef IBSMD_SA_H
+#define IBSMD_SA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../mad/transport.h"
+#include "../routing/engine.h"
+#include "fabric.h"
+
+struct sm;
+struct sa;
+
+/*
+ * What the SA answers from: a model and its routes, published together
+ * when a configuration is complete (sa_publish) and kept alive until the
+ * next one replaces it.  Never the discovery of a sweep in progress.
+ */
+struct sa_view {
+	const struct fabric *f;		/* LIDs assigned */
+	const struct lft_tables *lft;	/* the routes of f */
+	uint64_t subnet_prefix;
+	uint32_t sm_lid;
+	uint64_t gen;			/* bumped on every publish */
+};
+
+/* One request being answered. */
+struct sa_query {
+	struct sa *sa;
+	struct sm *sm;
+	const struct sa_view *view;
+	const uint8_t *mad;		/* the request, len bytes (>= 56) */
+	size_t len;
+	const struct mad_addr *from;
+	uint8_t method;
+	uint16_t attr;
+	uint32_t attr_mod;
+	uint64_t comp_mask;
+	const uint8_t *rec;		/* the request's record: mad + 56 */
+	size_t rec_len;			/* len - 56 */
+	/* the answer, appended by sa_answer_add(): */
+	uint8_t *recs;
+	size_t n_recs, cap_recs, rec_size;
+};
+
+/*
+ * Appends one record of the family's size to the answer.  Returns 0, or
+ * -1 (no memory: the core answers SA_STS_NO_RESOURCES).  A Get stops
+ * early: the core needs only to know there is more than one.
+ */
+int sa_answer_add(struct sa_query *q, const void *rec);
+
+#define SA_M_GET	0x01
+#define SA_M_GET_TABLE	0x02
+#define SA_M_SET	0x04
+#define SA_M_DELETE	0x08
+
+/*
+ * A record family.  fn appends the matching records and returns 0, or a
+ * MAD/SA status for the whole request (a bad component mask, an invalid
+ * GID, ...).  The core turns 0 records into NO_RECORDS for a Get, >1 into
+ * TOO_MANY_RECORDS.
+ */
+struct sa_family {
+	uint16_t attr;
+	uint8_t methods;		/* SA_M_* */
+	uint16_t rec_size;		/* bytes of one record */
+	int (*fn)(struct sa_query *q);
+	const char *name;
+};
+
+int sa_init(struct sm *sm);
+void sa_free(struct sm *sm);
+/* A configuration is complete: answer from this model and these routes. */
+void sa_publish(struct sm *sm, const struct fabric *f,
+		const struct lft_tables *lft);
+
+#endif
