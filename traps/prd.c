@@ -387,7 +387,7 @@ static int map_model(struct diff *d)
 			    fabric_port_lmc(of, po) == fabric_port_lmc(nf, pn) &&
 			    link_same(d, po, pn);
 		if (clean && usable(nf, pn) &&
-		    !is_ca(nf, nf->ports[p->remote].node))
+		    is_ca(nf, nf->ports[p->remote].node))
 			clean = 0;	/* cabled to a CA: resolved pair by pair */
 		d->src_state[pn] = clean ? S_CLEAN : S_DIRTY;
 		if (!clean)
