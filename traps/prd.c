@@ -34,9 +34,17 @@ struct mfact {
 
 enum { M_BUSY = 1, M_OK, M_FAIL };
 
+/* What crossing the link of a port adds to a path. */
+struct linkf {
+	uint8_t ok;		/* usable */
+	uint8_t mtu;
+	uint32_t rates;
+};
+
 struct memo {
 	const struct fabric *f;
 	const struct lft_tables *t;
+	struct linkf *lk;	/* per port */
 	struct mfact *m;	/* per row */
 	uint32_t *stack;	/* rows on the walk */
 	uint8_t *smtu;		/* the link each of them crosses */
@@ -221,11 +229,24 @@ static int memo_init(struct memo *m, const struct fabric *f,
 	m->stack = malloc(((size_t)t->n_sw + 1) * sizeof(*m->stack));
 	m->smtu = malloc((size_t)t->n_sw + 1);
 	m->srates = malloc(((size_t)t->n_sw + 1) * sizeof(*m->srates));
-	return m->m && m->stack && m->smtu && m->srates ? 0 : -1;
+	m->lk = calloc((size_t)f->n_ports + 1, sizeof(*m->lk));
+	if (!m->m || !m->stack || !m->smtu || !m->srates || !m->lk)
+		return -1;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		struct linkf *l = &m->lk[pi];
+		if (!usable(f, pi))
+			continue;
+		l->ok = 1;
+		l->mtu = 0xff;
+		take(&l->mtu, &l->rates, &f->ports[pi]);
+		take(&l->mtu, &l->rates, &f->ports[f->ports[pi].remote]);
+	}
+	return 0;
 }
 
 static void memo_free(struct memo *m)
 {
+	free(m->lk);
 	free(m->m);
 	free(m->stack);
 	free(m->smtu);
@@ -270,11 +291,11 @@ static struct mfact memo_walk(struct memo *m, uint32_t node, uint32_t dlid,
 		if (out == LFT_DROP || out > f->nodes[node].nports)
 			break;
 		uint32_t pi = fabric_port(f, node, out);
-		if (!usable(f, pi))
+		if (!m->lk[pi].ok)
 			break;
 		uint32_t next = f->ports[pi].remote;
-		take(&m->smtu[sp - 1], &m->srates[sp - 1], &f->ports[pi]);
-		take(&m->smtu[sp - 1], &m->srates[sp - 1], &f->ports[next]);
+		m->smtu[sp - 1] = m->lk[pi].mtu;
+		m->srates[sp - 1] = m->lk[pi].rates;
 		if (next == dst) {
 			res.st = M_OK;
 			break;
@@ -415,6 +436,10 @@ static void mark_switches(struct diff *d)
 		const uint8_t *a = lft_row(nt, r);
 		const uint8_t *b = lft_row(ot, ot->row_of_node[on]);
 		for (uint32_t l = 1; l <= top; l++) {
+			if ((l & 7) == 0 && l + 8 <= top + 1 && !memcmp(a + l, b + l, 8)) {
+				l += 7;	/* eight equal entries at once */
+				continue;
+			}
 			if (a[l] == b[l])
 				continue;
 			if (d->col_old[l])
