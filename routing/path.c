@@ -26,7 +26,7 @@ static const uint16_t rate_bw[] = {
 	[23] = 8000, [24] = 12000,
 };
 
-static unsigned bw(uint8_t code)
+unsigned path_rate_bw(uint8_t code)
 {
 	return code < sizeof(rate_bw) / sizeof(rate_bw[0]) ? rate_bw[code] : 0;
 }
@@ -84,7 +84,7 @@ static void take_port(struct walk *w, const struct fab_port *p)
 	uint8_t r = path_link_rate(p->width_active, p->speed_active);
 	if (p->mtu_cap && p->mtu_cap < w->mtu)
 		w->mtu = p->mtu_cap;
-	if (p->width_active && (!w->rate || bw(r) < bw(w->rate)))
+	if (p->width_active && (!w->rate || path_rate_bw(r) < path_rate_bw(w->rate)))
 		w->rate = r;
 }
 
