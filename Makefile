@@ -18,7 +18,7 @@ CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/s
 	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
 	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c \
 	$(wildcard routing/*.c) $(wildcard reconfig/*.c) \
-	mad/txn.c mad/dispatch.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c
+	mad/txn.c mad/dispatch.c mad/rmpp.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c
 IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
