@@ -5,8 +5,9 @@
  * The order of the checks follows OpenSM (osm_sa_mad_ctrl.c) where the
  * spec leaves room:
  *   - not MASTER, or no configuration published yet: ignored (C15-0.1.3);
- *   - an RMPP transfer MAD (Active flag): RMPP's (ACK, STOP, ABORT of our
- *     answers arrive as responses through the answer hook);
+ *   - an RMPP transfer MAD (Active flag): mad/rmpp.c's, through the
+ *     dispatcher's RMPP hook; a request that came as RMPP DATA is
+ *     reassembled there and answered here like any other;
  *   - shorter than the SA header (56 bytes): dropped, counted;
  *   - SM_Key neither 0 nor ours (sm.sm_key): dropped, counted (C15-0.1.5);
  *   - a component mask selecting a bit past the record's fields:
@@ -17,8 +18,9 @@
  * Answers carry SM_Key 0.  A GetTableResp is 56 + n * stride bytes
  * (stride = the record size rounded up to 8, AttributeOffset = stride /
  * 8; the empty table is the header alone with AttributeOffset 0); one that
- * fits one MAD goes out as that single MAD with RMPP DATA First|Last (as
- * OpenSM's look on the wire), a longer one through rmpp_send().
+ * goes out through rmpp_send(): one that fits one MAD as that single MAD
+ * with RMPP DATA First|Last (as OpenSM's look on the wire; not retried,
+ * ibsim returns no ACK), a longer one as segments with ACKs.
  *
  * The view.  sa_publish() copies the model and its routes: the daemon
  * replaces its model when a heavy sweep configures, and moves its tables
@@ -34,7 +36,6 @@
 #include "../mad/dispatch.h"
 #include "../mad/rmpp.h"
 #include "../mad/sa.h"
-#include "../mad/txn.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -62,7 +63,7 @@ static const struct sa_family families[] = {
 	  sa_switchinfo_records, "SwitchInfoRecord" },
 	{ SA_ATTR_LINK_REC, SA_M_GET | SA_M_GET_TABLE, 8,
 	  sa_link_records, "LinkRecord" },
-	{ SA_ATTR_LFT_REC, SA_M_GET | SA_M_GET_TABLE, 68,
+	{ SA_ATTR_LFT_REC, SA_M_GET | SA_M_GET_TABLE, 72,
 	  sa_lft_records, "LFTRecord" },
 	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE, 72,
 	  sa_guidinfo_records, "GUIDInfoRecord" },
@@ -218,28 +219,18 @@ static void send_get(struct sa *sa, struct sa_query *q)
 static void send_table(struct sa *sa, struct sa_query *q)
 {
 	size_t stride = stride_of(q->rec_size);
-	size_t len = q->n_recs * stride;
 	uint8_t hdr[SA_HDR_SIZE];
 	response_header(hdr, q->mad, 0);
 	sa_put16(hdr + 44, q->n_recs ? (uint16_t)(stride / 8) : 0);
 	sa->st.records += q->n_recs;
-	if (SA_HDR_SIZE + len <= MAD_SIZE) {
-		uint8_t out[MAD_SIZE];
-		memcpy(out, hdr, SA_HDR_SIZE);
-		out[24] = RMPP_VERSION;
-		out[25] = RMPP_TYPE_DATA;
-		out[26] = RMPP_FLAG_ACTIVE | RMPP_FLAG_FIRST | RMPP_FLAG_LAST;
-		sa_put32(out + 28, 1);			/* SegmentNumber */
-		sa_put32(out + 32, (uint32_t)(20 + len));	/* PayloadLength */
-		if (len)
-			memcpy(out + SA_HDR_SIZE, q->recs, len);
-		send_one(sa, out, SA_HDR_SIZE + len, q->from);
+	if (!sa->rmpp) {
+		sa->st.send_failed++;
 		return;
 	}
-	if (!sa->rmpp ||
-	    rmpp_send(sa->rmpp, hdr, q->recs, len, q->from, NULL, NULL) < 0) {
+	if (rmpp_send(sa->rmpp, hdr, q->recs, q->n_recs * stride, q->from,
+		      NULL, NULL) < 0) {
+		/* EBUSY: the same request again while its answer is going */
 		sa->st.send_failed++;
-		send_error(sa, q->mad, q->from, SA_STS_NO_RESOURCES);
 		return;
 	}
 	sa->st.rmpp_sent++;
@@ -304,10 +295,9 @@ static int sa_recv(void *ctx, const uint8_t *mad, size_t len,
 		sa->st.dropped_not_master++;
 		return MAD_DONE;
 	}
-	/* the dispatcher passes no SA MAD shorter than its RMPP header */
+	/* an active RMPP MAD went to the RMPP hook (mad_dispatch_set_rmpp) */
 	if (mad[26] & RMPP_FLAG_ACTIVE) {
-		if (!sa->rmpp || !rmpp_input(sa->rmpp, mad, len, from))
-			sa->st.dropped_rmpp++;
+		sa->st.dropped_rmpp++;
 		return MAD_DONE;
 	}
 	return sa_request(sm, mad, len, from);
@@ -320,6 +310,8 @@ static void on_rmpp_request(void *arg, const uint8_t *hdr,
 {
 	struct sm *sm = arg;
 	uint8_t req[MAD_SIZE];
+	if (sm->state != SMS_MASTER || !sm->sa->have_view)
+		return;
 	memset(req, 0, sizeof(req));
 	memcpy(req, hdr, SA_HDR_SIZE);
 	memset(req + MAD_HDR_SIZE, 0, MAD_RMPP_HDR_END - MAD_HDR_SIZE);
@@ -335,23 +327,6 @@ static void on_rmpp_request(void *arg, const uint8_t *hdr,
 		send_error(sm->sa, req, from, r);
 }
 
-/*
- * The answer hook in front of the transaction table: an RMPP ACK, STOP
- * or ABORT of our answers comes back with a response method.
- */
-static int sa_answers(void *arg, const uint8_t *mad, size_t len,
-		      const struct mad_addr *from, int status)
-{
-	struct sm *sm = arg;
-	if (!status && len >= MAD_RMPP_HDR_END && mad[1] == SA_CLASS &&
-	    (mad[26] & RMPP_FLAG_ACTIVE) && rmpp_type(mad) != RMPP_TYPE_DATA) {
-		if (!sm->sa->rmpp || !rmpp_input(sm->sa->rmpp, mad, len, from))
-			sm->sa->st.dropped_rmpp++;
-		return 1;
-	}
-	return sm->txn ? txn_recv(sm->txn, mad, len, from, status) : 0;
-}
-
 int sa_init(struct sm *sm)
 {
 	struct sa *sa = calloc(1, sizeof(*sa));
@@ -360,14 +335,13 @@ int sa_init(struct sm *sm)
 	sa->sm = sm;
 	fabric_init(&sa->f);
 	sm->sa = sa;
-	struct rmpp_params rp = {
-		.window = 32, .timeout_ms = 200, .retries = 3, .total_ms = 10000,
-	};
+	struct rmpp_params rp = { .retries = 3 };	/* the rest: RMPP's defaults */
 	if (sm->base && !(sa->rmpp = rmpp_new(sm->base, &sm->tr, &rp)))
 		goto fail;
-	if (sa->rmpp)
+	if (sa->rmpp) {
 		rmpp_set_receiver(sa->rmpp, on_rmpp_request, sm);
-	mad_dispatch_set_answers(sm->disp, sa_answers, sm);
+		mad_dispatch_set_rmpp(sm->disp, rmpp_hook, sa->rmpp);
+	}
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
 		for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
 			if ((families[i].methods & methods[k].bit) &&
@@ -404,6 +378,8 @@ void sa_free(struct sm *sm)
 					mad_dispatch_unregister(sm->disp, SA_CLASS,
 								methods[k].method,
 								families[i].attr);
+	if (sm->disp)
+		mad_dispatch_set_rmpp(sm->disp, NULL, NULL);
 	rmpp_free(sa->rmpp);
 	drop_view(sa);
 	free(sa);

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../mad/sa.h"
 #include "../mad/transport.h"
 #include "../routing/engine.h"
 #include "fabric.h"

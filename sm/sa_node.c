@@ -11,7 +11,7 @@
  *   PortInfoRecord    68 (stride 72)   EndportLID, PortNum, Options, PortInfo
  *   SwitchInfoRecord  24               LID, reserved, SwitchInfo (20)
  *   LinkRecord         8               FromLID, FromPort, ToPort, ToLID, reserved
- *   LFTRecord         68 (stride 72)   LID, BlockNum, reserved, 64 ports
+ *   LFTRecord         72               LID, BlockNum, reserved, 64 ports
  *   GUIDInfoRecord    72               LID, BlockNum, reserved x2, GUID0-7
  * Fields the model does not hold (PortInfo's enabled/supported widths,
  * SwitchInfo's caps) come from the attribute as the sweep read it, with
@@ -29,7 +29,7 @@
 #define PIR_SIZE 68
 #define SWR_SIZE 24
 #define LR_SIZE	 8
-#define LFTR_SIZE 68
+#define LFTR_SIZE 72
 #define GIR_SIZE 72
 
 /* PortInfoRecord.AttributeModifier bit 31: CapabilityMask matched bitwise. */
