@@ -25,6 +25,7 @@
 
 struct control;
 struct mad_dispatch;
+struct sa;
 struct notifier;
 struct sm_events;
 
@@ -55,6 +56,7 @@ struct sm {
 	int have_transport;
 	struct txn_engine *txn;
 	struct mad_dispatch *disp;	/* the receive path (sm/recv.c) */
+	struct sa *sa;			/* the subnet administrator (sm/sa.c) */
 	struct notifier *notify;	/* SA event subscriptions (sm/events.c) */
 	struct sm_events *events;
 	struct event *txn_timer;

@@ -35,6 +35,9 @@ struct host {
 	uint16_t traps[16];
 	uint8_t gids[16][16];
 	int answer_reports;	/* send ReportResp */
+	int iir_answers, iir_status;
+	size_t iir_len;
+	uint8_t iir[MAD_SIZE];
 };
 
 static void host_recv(void *arg, const uint8_t *mad, size_t len,
@@ -48,6 +51,14 @@ static void host_recv(void *arg, const uint8_t *mad, size_t len,
 		h->set_answers++;
 		h->set_status = mad_status(mad);
 		memcpy(h->set_echo, sa_data(mad), 36);
+		return;
+	}
+	if (mad_method(mad) == SA_METHOD_GET_TABLE_RESP &&
+	    mad_attr_id(mad) == SA_ATTR_INFORM_INFO_REC) {
+		h->iir_answers++;
+		h->iir_status = mad_status(mad);
+		h->iir_len = len;
+		memcpy(h->iir, mad, len);
 		return;
 	}
 	if (mad_method(mad) != SA_METHOD_REPORT || mad_attr_id(mad) != SA_ATTR_NOTICE ||
@@ -79,23 +90,6 @@ struct run {
 	char state[64];
 };
 
-#include "mad/dispatch.h"
-/* TEMPORARY, until the SA core (branch sa) lands: InformInfo Set straight to the notifier. */
-static int standin(void *ctx, const uint8_t *mad, size_t len, const struct mad_addr *from)
-{
-	struct sm *sm = ctx;
-	const struct fabric *f = &sm->sub.model->f;
-	uint32_t pi = f->lid_port[from->lid];
-	struct notify_subscriber who = { .lid = from->lid, .qpn = 1, .pkey = 0xffff };
-	sa_put64(who.gid, PREFIX);
-	sa_put64(who.gid + 8, f->ports[pi].guid);
-	uint8_t resp[MAD_SIZE];
-	memcpy(resp, mad, MAD_SIZE);
-	int st = notifier_inform(sm->notify, mad + 56, &who, resp + 56);
-	mad_make_response(resp, st);
-	mad_send_response(&sm->tr, resp, from);
-	return MAD_DONE;
-}
 static void start_sm(struct run *r)
 {
 	char err[256] = "";
@@ -108,7 +102,6 @@ static void start_sm(struct run *r)
 	r->sm->log_level_override = -1;
 	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
-	mad_dispatch_register(r->sm->disp, SA_CLASS, 2, SA_METHOD_SET, SA_ATTR_INFORM_INFO, standin, r->sm);
 }
 
 static void stop_sm(struct run *r)
@@ -246,6 +239,39 @@ static void host_subscribe(struct run *r, struct host *h)
 	ck_assert_mem_eq(h->set_echo, ii, 36);
 }
 
+static int iir_answered(struct run *r, void *arg)
+{
+	(void)r;
+	return ((struct host *)arg)->iir_answers > 0;
+}
+
+/* InformInfoRecord GetTable, by SubscriberGID when gid_guid is not 0: the records. */
+static int host_list(struct run *r, struct host *h, uint64_t gid_guid)
+{
+	uint8_t rec[64], mad[MAD_SIZE];
+	memset(rec, 0, sizeof(rec));
+	sa_put64(rec, PREFIX);
+	sa_put64(rec + 8, gid_guid);
+	sa_init_request(mad, SA_METHOD_GET_TABLE, 0x4321, SA_ATTR_INFORM_INFO_REC,
+			0, gid_guid ? 1 : 0, rec, sizeof(rec));
+	struct mad_addr to = { .lid = h->t.sm_lid, .qpn = 1, .qkey = 0x80010000 };
+	h->iir_answers = 0;
+	ck_assert_int_eq(mad_transport_send(&h->t, mad, MAD_SIZE, &to), 0);
+	run_until(r, iir_answered, h, "the InformInfoRecord answer");
+	ck_assert_int_eq(h->iir_status, 0);
+	ck_assert_uint_ge(h->iir_len, SA_HDR_SIZE);
+	size_t n = (h->iir_len - SA_HDR_SIZE) / 64;
+	ck_assert_uint_eq(h->iir_len, SA_HDR_SIZE + n * 64);
+	for (size_t k = 0; k < n; k++) {
+		const uint8_t *x = h->iir + SA_HDR_SIZE + 64 * k;
+		if (gid_guid)
+			ck_assert_uint_eq(sa_get64(x + 8), gid_guid);
+		ck_assert_int_eq(x[24 + 23], 1);		/* Subscribe */
+		ck_assert_uint_eq(sa_get32(x + 24 + 28) >> 8, 0);	/* QPN hidden */
+	}
+	return (int)n;
+}
+
 static void want_gid_report(const struct host *h, int k, uint16_t trap,
 			    uint64_t port_guid)
 {
@@ -268,6 +294,8 @@ START_TEST(t_gid_out_and_in_of_service)
 	host_subscribe(&r, &h2);
 	host_subscribe(&r, &h1);	/* the same again: one subscription */
 	ck_assert_uint_eq(notifier_count(r.sm->notify), 2);
+	ck_assert_int_eq(host_list(&r, &h2, 0), 2);
+	ck_assert_int_eq(host_list(&r, &h2, h1.guid), 1);
 	h1.answer_reports = 1;
 	h2.answer_reports = 1;
 
