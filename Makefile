@@ -19,6 +19,7 @@ CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/s
 	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c \
 	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
 	$(wildcard mad/*.c) $(filter-out $(PROGRAM_MAINS),$(wildcard traps/*.c))
+CORE_SRCS += sm/events.c
 # Files holding a program's main(): not in the libraries.
 PROGRAM_MAINS := traps/ibsm-listen.c
 IBSMD_SRCS   := sm/main.c
