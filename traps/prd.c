@@ -29,6 +29,7 @@ struct mfact {
 	uint32_t stamp;
 	uint8_t st;		/* M_* */
 	uint8_t mtu;		/* 0xff: no MTU seen */
+	uint16_t hops;		/* links crossed */
 	uint32_t rates;		/* bit r: a port of rate code r on the way */
 };
 
@@ -48,6 +49,7 @@ struct memo {
 	struct mfact *m;	/* per row */
 	uint32_t *stack;	/* rows on the walk */
 	uint8_t *smtu;		/* the link each of them crosses */
+	uint8_t *shop;		/* 1: it crosses one */
 	uint32_t *srates;
 	uint32_t stamp;
 };
@@ -65,6 +67,7 @@ struct diff {
 	struct memo mo, mn;
 	int per_pair;		/* SL tables or changed parameters: check each pair */
 	int params_differ;
+	uint8_t old_ltv;
 	const struct prd_params *pp;
 	struct prd_change *out;
 	size_t n_out, cap_out;
@@ -228,9 +231,10 @@ static int memo_init(struct memo *m, const struct fabric *f,
 	m->m = calloc((size_t)t->n_sw + 1, sizeof(*m->m));
 	m->stack = malloc(((size_t)t->n_sw + 1) * sizeof(*m->stack));
 	m->smtu = malloc((size_t)t->n_sw + 1);
+	m->shop = malloc((size_t)t->n_sw + 1);
 	m->srates = malloc(((size_t)t->n_sw + 1) * sizeof(*m->srates));
 	m->lk = calloc((size_t)f->n_ports + 1, sizeof(*m->lk));
-	if (!m->m || !m->stack || !m->smtu || !m->srates || !m->lk)
+	if (!m->m || !m->stack || !m->smtu || !m->shop || !m->srates || !m->lk)
 		return -1;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		struct linkf *l = &m->lk[pi];
@@ -250,6 +254,7 @@ static void memo_free(struct memo *m)
 	free(m->m);
 	free(m->stack);
 	free(m->smtu);
+	free(m->shop);
 	free(m->srates);
 }
 
@@ -280,6 +285,7 @@ static struct mfact memo_walk(struct memo *m, uint32_t node, uint32_t dlid,
 		x->st = M_BUSY;
 		m->stack[sp] = row;
 		m->smtu[sp] = 0xff;
+		m->shop[sp] = 0;
 		m->srates[sp] = 0;
 		sp++;
 		uint8_t out = lft_row(t, row)[dlid];
@@ -295,6 +301,7 @@ static struct mfact memo_walk(struct memo *m, uint32_t node, uint32_t dlid,
 			break;
 		uint32_t next = f->ports[pi].remote;
 		m->smtu[sp - 1] = m->lk[pi].mtu;
+		m->shop[sp - 1] = 1;
 		m->srates[sp - 1] = m->lk[pi].rates;
 		if (next == dst) {
 			res.st = M_OK;
@@ -309,6 +316,7 @@ static struct mfact memo_walk(struct memo *m, uint32_t node, uint32_t dlid,
 			if (m->smtu[sp] < res.mtu)
 				res.mtu = m->smtu[sp];
 			res.rates |= m->srates[sp];
+			res.hops = (uint16_t)(res.hops + m->shop[sp]);
 		}
 		res.stamp = m->stamp;
 		m->m[m->stack[sp]] = res;
@@ -356,7 +364,9 @@ static int resolve_pair(struct diff *d, uint32_t src, uint32_t dst,
 	if (!rn)
 		return 0;
 	if (!ro || a.slid != b.slid || a.dlid != b.dlid || a.sl != b.sl ||
-	    a.mtu != b.mtu || a.rate != b.rate || d->params_differ)
+	    a.mtu != b.mtu || a.rate != b.rate || d->params_differ ||
+	    path_packet_life(d->of, &a, osrc, d->old_ltv) !=
+	    path_packet_life(d->nf, &b, src, d->pp->ltv))
 		return add_change(d, src, dst, dlid, PRD_REPATH);
 	return 0;
 }
@@ -531,8 +541,8 @@ static int do_column(struct diff *d, uint32_t l)
 			fo = memo_walk(&d->mo, on, lo, odst);
 		/* a leaf not matched by GUID: pair by pair */
 		int same = on != FAB_NONE && fn.st == fo.st &&
-			   (fn.st != M_OK ||
-			    (fn.mtu == fo.mtu && fn.rates == fo.rates));
+			   (fn.st != M_OK || (fn.mtu == fo.mtu &&
+			    fn.rates == fo.rates && fn.hops == fo.hops));
 		if (same && (fn.st != M_OK || (!moved && !d->per_pair)))
 			continue;
 		for (uint32_t i = d->leaf_off[r]; i < d->leaf_off[r + 1]; i++) {
@@ -621,8 +631,8 @@ int prd_diff(struct prd *p, const struct fabric *f, const struct lft_tables *t,
 	struct diff d = {
 		.of = &p->f, .nf = f, .ot = &p->t, .nt = t, .pp = pp, .st = st,
 	};
-	d.params_differ = p->pp.pkey != pp->pkey ||
-			  p->pp.packet_life != pp->packet_life;
+	d.params_differ = p->pp.pkey != pp->pkey || p->pp.ltv != pp->ltv;
+	d.old_ltv = p->pp.ltv;
 	d.per_pair = d.params_differ || p->t.sl || t->sl;
 	int rc = 0;
 	if (!f->lid_port || !p->f.lid_port || !t->port)

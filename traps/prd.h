@@ -17,10 +17,10 @@
  *     that port): the destination's column is dirty;
  *   - a CA port whose own link or LID changed: the source is dirty;
  *   - QoS SL tables that differ: the column is dirty;
- *   - a changed P_Key or PacketLifeTime parameter: everything.
+ *   - a changed P_Key or switch lifetime (path_switch_ltv()): everything.
  * In a dirty column each switch's path facts to that LID are computed
- * once, old and new (a memoised walk, the least MTU and the set of link
- * rates on the way); a leaf whose facts are the same in both for every
+ * once, old and new (a memoised walk: the least MTU, the set of link
+ * rates and the hops on the way); a leaf whose facts are the same in both for every
  * source behind it is skipped whole, and only the sources behind a leaf
  * whose facts differ are resolved with path_resolve(), old and new, and
  * compared field by field.
@@ -40,10 +40,10 @@
 #include "../routing/engine.h"
 #include "../sm/fabric.h"
 
-/* What the SA gives every pair, until partitions and QoS make it per pair. */
+/* What the SA's records depend on besides the paths. */
 struct prd_params {
-	uint16_t pkey;		/* P_Key of every PathRecord */
-	uint8_t packet_life;	/* PacketLifeTime of every PathRecord */
+	uint16_t pkey;		/* P_Key of every PathRecord (no partitions yet) */
+	uint8_t ltv;		/* for PacketLifeTime: path_packet_life() */
 	uint32_t max_changes;	/* pairs kept in the list (0: no limit) */
 };
 

@@ -42,7 +42,7 @@ void repath_record(const struct repath_params *rp, const struct fabric *f,
 	np->mtu = pf.mtu;
 	np->rate = pf.rate;
 	np->pkey = rp->pkey;
-	np->packet_life = rp->packet_life;
+	np->packet_life = path_packet_life(f, &pf, c->src, rp->ltv);
 	if (pf.reversible)
 		np->flags |= NPATH_REVERSIBLE;
 }

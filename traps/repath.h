@@ -52,7 +52,7 @@ struct repath_params {
 	uint8_t sm_gid[16];
 	uint64_t subnet_prefix;
 	uint16_t pkey;		/* as the SA gives (prd_params) */
-	uint8_t packet_life;
+	uint8_t ltv;		/* for PacketLifeTime (prd_params) */
 };
 
 struct repath_stats {

@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)(t2 - t1) / 1000,
 	       (unsigned long long)rs.moved);
 
-	struct prd_params pp = { .pkey = 0xffff, .packet_life = 18,
+	struct prd_params pp = { .pkey = 0xffff, .ltv = 18,
 				 .max_changes = 1000000 };
 	struct prd *p = prd_new();
 	struct prd_change *ch;
@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 	for (int mode = 0; repath_mode_names[mode]; mode++) {
 		struct repath_params rp = { .mode = (enum repath_mode)mode,
 					    .sm_lid = 1, .pkey = pp.pkey,
-					    .packet_life = pp.packet_life };
+					    .ltv = pp.ltv };
 		struct repath_out o = { NULL, all_publish, one_publish };
 		struct repath_stats rst;
 		repath_round(&rp, &nf, &nt, ch, n, &st, &o, &rst);

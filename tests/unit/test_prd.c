@@ -28,7 +28,7 @@
 extern const struct routing_engine ftree_engine;
 extern const struct routing_engine minhop_engine;
 
-static const struct prd_params PP = { .pkey = 0xffff, .packet_life = 18 };
+static const struct prd_params PP = { .pkey = 0xffff, .ltv = 18 };
 
 /* b without its links between nodes named x and y. */
 static struct tb *tb_cut(const struct tb *b, const char *x, const char *y)
@@ -182,7 +182,8 @@ static struct pair *brute(const struct fabric *of, const struct lft_tables *ot,
 			else if (rn && (!ro || a.slid != b.slid || a.dlid != b.dlid ||
 					a.sl != b.sl || a.mtu != b.mtu || a.rate != b.rate ||
 					opp->pkey != npp->pkey ||
-					opp->packet_life != npp->packet_life))
+					path_packet_life(of, &a, os, opp->ltv) !=
+					path_packet_life(nf, &b, s, npp->ltv)))
 				kind = PRD_REPATH;
 			if (!kind)
 				continue;
@@ -346,6 +347,29 @@ START_TEST(test_fault_one)
 }
 END_TEST
 
+/* A detour through more switches: the same rate, a longer PacketLifeTime. */
+START_TEST(test_longer_path)
+{
+	struct tb *b = mesh(3, 3);
+	struct tb *cut = tb_cut(b, "M1", "M2");
+	struct fault x;
+	fault_make(&x, &minhop_engine, b, cut, NULL, NULL);
+	struct path_facts a, c;
+	uint32_t s = fabric_port(&x.of, node_named(&x.of, "H1"), 1);
+	uint32_t sn = fabric_port(&x.nf, node_named(&x.nf, "H1"), 1);
+	ck_assert_int_eq(path_resolve(&x.of, &x.ot, s, lid_of(&x.of, "H2"), &a), 0);
+	ck_assert_int_eq(path_resolve(&x.nf, &x.nt, sn, lid_of(&x.nf, "H2"), &c), 0);
+	ck_assert_int_eq(a.rate, c.rate);
+	ck_assert_int_eq(a.mtu, c.mtu);
+	ck_assert_int_lt(path_packet_life(&x.of, &a, s, 18),
+			 path_packet_life(&x.nf, &c, sn, 18));
+	ck_assert_uint_gt(check_prd(&x.of, &x.ot, &PP, &x.nf, &x.nt, &PP, NULL), 0);
+	fault_free(&x);
+	free(b);
+	free(cut);
+}
+END_TEST
+
 /* No reroute: a link degrades, a host link degrades, an MTU shrinks. */
 START_TEST(test_link_changes)
 {
@@ -441,7 +465,7 @@ START_TEST(test_sl_and_params)
 	free(x.nt.sl);
 	x.nt.sl = NULL;
 	struct prd_params pp2 = PP;
-	pp2.packet_life = 19;
+	pp2.ltv = 19;
 	ck_assert_uint_eq(check_prd(&x.of, &x.ot, &PP, &x.nf, &x.nt, &pp2, NULL),
 			  16 * 15);
 	fault_free(&x);
@@ -562,7 +586,7 @@ static void round_in(enum repath_mode m, const struct fault *x,
 	ck_assert_int_eq(prd_diff(p, &x->nf, &x->nt, &PP, &ch, &n, &st), 0);
 	struct repath_params rp = {
 		.mode = m, .sm_lid = 1, .subnet_prefix = 0xfe80000000000000ull,
-		.pkey = PP.pkey, .packet_life = PP.packet_life,
+		.pkey = PP.pkey, .ltv = PP.ltv,
 	};
 	struct repath_out o = { r, rec_publish, rec_publish_to };
 	ck_assert_int_eq(repath_round(&rp, &x->nf, &x->nt, ch, n, &st, &o, rs), 0);
@@ -614,7 +638,7 @@ START_TEST(test_modes)
 	ck_assert_int_eq(r.last.trap, TRAP_REPATH);
 	ck_assert_int_eq(np.flags & NPATH_GIDS, NPATH_GIDS);
 	ck_assert_int_eq(np.rate, 2);
-	ck_assert_int_eq(np.packet_life, 18);
+	ck_assert_int_eq(np.packet_life, 18 + 2);	/* three switches */
 	ck_assert_int_eq(np.pkey, 0xffff);
 	round_in(REPATH_ONLY, &plain, &r, &rs, &m0);
 	ck_assert_uint_eq(r.publish + r.publish_to, 0);
@@ -757,6 +781,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_narrow_alternative);
 	tcase_add_test(tc, test_fault_one);
+	tcase_add_test(tc, test_longer_path);
 	tcase_add_test(tc, test_link_changes);
 	tcase_add_test(tc, test_unpath);
 	tcase_add_test(tc, test_lid_moves);
