@@ -133,23 +133,39 @@ static int tables_copy(struct lft_tables *d, const struct lft_tables *s,
 	return 0;
 }
 
+int prd_copy(struct fabric *df, struct lft_tables *dt, const struct fabric *f,
+	     const struct lft_tables *t)
+{
+	if (fabric_clone(df, f) < 0)
+		return -1;
+	if (tables_copy(dt, t, f->n_nodes) < 0) {
+		fabric_free(df);
+		return -1;
+	}
+	return 0;
+}
+
 int prd_commit(struct prd *p, const struct fabric *f,
 	       const struct lft_tables *t, const struct prd_params *pp)
 {
 	struct fabric nf;
 	struct lft_tables nt;
-	if (fabric_clone(&nf, f) < 0)
+	if (prd_copy(&nf, &nt, f, t) < 0)
 		return -1;
-	if (tables_copy(&nt, t, f->n_nodes) < 0) {
-		fabric_free(&nf);
-		return -1;
-	}
+	prd_commit_move(p, &nf, &nt, pp);
+	return 0;
+}
+
+void prd_commit_move(struct prd *p, struct fabric *f, struct lft_tables *t,
+		     const struct prd_params *pp)
+{
 	drop_state(p);
-	p->f = nf;
-	p->t = nt;
+	p->f = *f;
+	p->t = *t;
 	p->pp = *pp;
 	p->have = 1;
-	return 0;
+	memset(f, 0, sizeof(*f));
+	memset(t, 0, sizeof(*t));
 }
 
 size_t prd_state_bytes(const struct prd *p)
@@ -580,6 +596,11 @@ static void diff_free(struct diff *d)
 	memo_free(&d->mn);
 }
 
+static int cancelled(const struct diff *d)
+{
+	return d->pp->cancel && __atomic_load_n(d->pp->cancel, __ATOMIC_RELAXED);
+}
+
 static int run_diff(struct diff *d)
 {
 	const struct fabric *nf = d->nf;
@@ -598,13 +619,15 @@ static int run_diff(struct diff *d)
 		if (!d->dirty[l])
 			continue;
 		d->st->dirty_columns++;
-		if (do_column(d, l) < 0)
+		if (cancelled(d) || do_column(d, l) < 0)
 			return -1;
 	}
 	/* sources whose own link or LID changed: every column, pair by pair */
 	for (uint32_t s = 0; s < nf->n_ports; s++) {
 		if (d->src_state[s] != S_DIRTY)
 			continue;
+		if (cancelled(d))
+			return -1;
 		for (uint32_t l = 1; l <= nf->max_lid; l++) {
 			uint32_t dst = d->col_old[l] ? nf->lid_port[l] : FAB_NONE;
 			if (dst == FAB_NONE || dst == s)

@@ -45,6 +45,8 @@ struct prd_params {
 	uint16_t pkey;		/* P_Key of every PathRecord (no partitions yet) */
 	uint8_t ltv;		/* for PacketLifeTime: path_packet_life() */
 	uint32_t max_changes;	/* pairs kept in the list (0: no limit) */
+	const int *cancel;	/* NULL, or a flag another thread may set:
+				   prd_diff() then stops and returns -1 */
 };
 
 enum prd_kind {
@@ -82,7 +84,9 @@ void prd_free(struct prd *p);
  * caller; NULL when empty) gets the changed pairs, *n their number (at
  * most pp->max_changes), st the figures.  Without a snapshot nothing is
  * reported (st->first).  The snapshot is not touched: prd_commit() makes
- * (f, t) the published state.  Returns 0, or -1 on ENOMEM.
+ * (f, t) the published state.  Returns 0, or -1 on ENOMEM or when
+ * pp->cancel was set.  Reads p, f and t only: it may run on another
+ * thread while nothing changes them.
  */
 int prd_diff(struct prd *p, const struct fabric *f, const struct lft_tables *t,
 	     const struct prd_params *pp, struct prd_change **out, size_t *n,
@@ -90,6 +94,17 @@ int prd_diff(struct prd *p, const struct fabric *f, const struct lft_tables *t,
 /* Makes a copy of (f, t, pp) the published state.  0, or -1 on ENOMEM. */
 int prd_commit(struct prd *p, const struct fabric *f,
 	       const struct lft_tables *t, const struct prd_params *pp);
+/*
+ * A copy of f and t as the distinguisher keeps them (the tables without
+ * their SL-to-VL tables), for a caller that runs prd_diff() on another
+ * thread and then prd_commit_move()s them.  0, or -1 on ENOMEM (nothing
+ * to free).
+ */
+int prd_copy(struct fabric *df, struct lft_tables *dt, const struct fabric *f,
+	     const struct lft_tables *t);
+/* The same without the copy: f and t move into p (and are zeroed). */
+void prd_commit_move(struct prd *p, struct fabric *f, struct lft_tables *t,
+		     const struct prd_params *pp);
 /* Bytes of the snapshot. */
 size_t prd_state_bytes(const struct prd *p);
 

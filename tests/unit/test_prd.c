@@ -340,6 +340,20 @@ START_TEST(test_fault_one)
 	ck_assert_uint_gt(st.dirty_columns, 0);
 	ck_assert_uint_lt(st.dirty_columns, st.columns);
 	ck_assert_uint_eq(st.dirty_sources, 0);
+	/* a comparison asked to stop stops */
+	int stop = 1;
+	struct prd_params pc = PP;
+	pc.cancel = &stop;
+	ck_assert_int_eq(prd_diff(p, &x.nf, &x.nt, &pc, &ch, &n, &st), -1);
+	/* the state moved in without a copy is the same state */
+	struct fabric cf;
+	struct lft_tables ct;
+	ck_assert_int_eq(prd_copy(&cf, &ct, &x.nf, &x.nt), 0);
+	prd_commit_move(p, &cf, &ct, &PP);
+	ck_assert_ptr_null(ct.port);
+	ck_assert_int_eq(prd_diff(p, &x.nf, &x.nt, &PP, &ch, &n, &st), 0);
+	ck_assert_uint_eq(st.dirty_columns, 0);
+	ck_assert_uint_eq(n, 0);
 	prd_free(p);
 	fault_free(&x);
 	free(b);
