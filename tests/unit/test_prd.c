@@ -30,50 +30,6 @@ extern const struct routing_engine minhop_engine;
 
 static const struct prd_params PP = { .pkey = 0xffff, .ltv = 18 };
 
-/* b without its links between nodes named x and y. */
-static struct tb *tb_cut(const struct tb *b, const char *x, const char *y)
-{
-	struct tb *c = tb_new();
-	*c = *b;
-	c->nl = 0;
-	for (int j = 0; j < b->nl; j++) {
-		const char *a = b->name[b->la[j]], *z = b->name[b->lb[j]];
-		if ((!strcmp(a, x) && !strcmp(z, y)) ||
-		    (!strcmp(a, y) && !strcmp(z, x)))
-			continue;
-		c->la[c->nl] = b->la[j];
-		c->pa[c->nl] = b->pa[j];
-		c->lb[c->nl] = b->lb[j];
-		c->pb[c->nl] = b->pb[j];
-		c->nl++;
-	}
-	ck_assert_msg(c->nl < b->nl, "no link %s-%s", x, y);
-	return c;
-}
-
-static void build(struct fabric *f, const struct tb *b,
-		  const struct guid_map *m)
-{
-	char err[256] = "";
-	struct lid_report rep;
-	char *text = tb_text(b, NULL);
-	fabric_init(f);
-	if (topo_parse_string(f, text, "test.net", err, sizeof(err)) != 0)
-		ck_abort_msg("parse: %s", err);
-	free(text);
-	ck_assert_int_eq(lids_assign(f, m, 0, &rep), 0);
-}
-
-static void route(const struct routing_engine *e, const struct fabric *f,
-		  struct lft_tables *t)
-{
-	char err[256] = "";
-	struct route_opts o = { 0 };
-	ck_assert_int_eq(lft_tables_alloc(t, f), 0);
-	if (e->route(f, &o, t, err, sizeof(err)) != 0)
-		ck_abort_msg("%s: %s", e->name, err);
-}
-
 /* Both ends of the link between a and b get this width. */
 static void set_width(struct fabric *f, const char *a, const char *b,
 		      uint8_t width)
@@ -105,15 +61,15 @@ static void fault_make(struct fault *x, const struct routing_engine *e,
 		       const char *n1, const char *n2)
 {
 	memset(x, 0, sizeof(*x));
-	build(&x->of, before, NULL);
+	tb_build_kept(&x->of, before, NULL, NULL);
 	ck_assert_int_eq(lids_record(&x->of, &x->lids), 0);
-	build(&x->nf, after, &x->lids);
+	tb_build_kept(&x->nf, after, NULL, &x->lids);
 	if (n1) {
 		set_width(&x->of, n1, n2, TOPO_WIDTH_1X);
 		set_width(&x->nf, n1, n2, TOPO_WIDTH_1X);
 	}
-	route(e, &x->of, &x->ot);
-	route(e, &x->nf, &x->nt);
+	tb_route(e, &x->of, &x->ot);
+	tb_route(e, &x->nf, &x->nt);
 	struct repair_stats rs;
 	if (repair_compare(&x->of, &x->nf, NULL, 0) == REPAIR_LOSS)
 		ck_assert_int_eq(repair_routes(&x->of, &x->ot, &x->nf, &x->nt, &rs), 0);
@@ -454,9 +410,9 @@ START_TEST(test_lid_moves)
 	uint32_t h3 = node_named(&x.of, "H3");
 	uint64_t g = fabric_portp(&x.of, h3, 1)->guid;
 	ck_assert_int_eq(guid_map_put(&x.lids, g, x.of.max_lid + 5), 0);
-	build(&x.nf, b, &x.lids);
+	tb_build_kept(&x.nf, b, NULL, &x.lids);
 	ck_assert_uint_eq(lid_of(&x.nf, "H3"), x.of.max_lid + 5);
-	route(&ftree_engine, &x.nf, &x.nt);
+	tb_route(&ftree_engine, &x.nf, &x.nt);
 	size_t n = check_prd(&x.of, &x.ot, &PP, &x.nf, &x.nt, &PP, NULL);
 	ck_assert_uint_ge(n, 2 * 15);
 	fault_free(&x);
