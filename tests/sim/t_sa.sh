@@ -100,7 +100,7 @@ sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$SIM_TMP/osm/opensm.conf"
 OSM_CACHE_DIR="$SIM_TMP/osm" OSM_TMP_DIR="$SIM_TMP/osm" \
 	on_host_bg H-2 opensm -F "$SIM_TMP/osm/opensm.conf" -f "$SIM_TMP/osm/opensm.log" \
 	>"$SIM_TMP/osm/out" 2>&1
-wait_until 60 grep -q 'SUBNET UP' "$SIM_TMP/osm/opensm.log" || fail "OpenSM: no SUBNET UP"
+wait_until 60 grep -qs 'SUBNET UP' "$SIM_TMP/osm/opensm.log" || fail "OpenSM: no SUBNET UP"
 lids "$SIM_TMP/opensm"
 queries H-1 "$SIM_TMP/opensm.sa"
 sim_stop
