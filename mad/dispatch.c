@@ -23,6 +23,8 @@ struct mad_dispatch {
 	struct mad_transport *t;
 	mad_answer_fn answer;
 	void *answer_arg;
+	mad_rmpp_fn rmpp;
+	void *rmpp_arg;
 	struct mad_class classes[256];
 	struct mad_entry *tab;		/* open addressing, linear probing */
 	uint32_t mask;			/* table size - 1 */
@@ -105,6 +107,12 @@ void mad_dispatch_set_answers(struct mad_dispatch *d, mad_answer_fn fn,
 {
 	d->answer = fn;
 	d->answer_arg = arg;
+}
+
+void mad_dispatch_set_rmpp(struct mad_dispatch *d, mad_rmpp_fn fn, void *arg)
+{
+	d->rmpp = fn;
+	d->rmpp_arg = arg;
 }
 
 static void set_method(struct mad_class *c, uint8_t method, int on)
@@ -255,6 +263,12 @@ static int unicast_lid(uint32_t lid)
 int mad_send_response(struct mad_transport *t, const uint8_t *resp,
 		const struct mad_addr *from)
 {
+	return mad_send_response_len(t, resp, MAD_SIZE, from);
+}
+
+int mad_send_response_len(struct mad_transport *t, const uint8_t *resp,
+			  size_t len, const struct mad_addr *from)
+{
 	struct mad_addr to;
 	memset(&to, 0, sizeof(to));
 	if (resp[1] == IB_SMI_DIRECT_CLASS) {
@@ -268,7 +282,7 @@ int mad_send_response(struct mad_transport *t, const uint8_t *resp,
 		to.pkey_index = from->pkey_index;
 		to.sl = from->sl;
 	}
-	return mad_transport_send(t, resp, MAD_SIZE, &to);
+	return mad_transport_send(t, resp, len, &to);
 }
 
 static void drop(struct mad_dispatch *d, int reason, const uint8_t *mad,
@@ -342,6 +356,12 @@ void mad_dispatch_input(struct mad_dispatch *d, const uint8_t *mad,
 	uint8_t cls = mad[1], method = mad[3];
 	if (len < mad_class_min_len(cls)) {
 		drop(d, MAD_DROP_TRUNCATED, mad, len, from);
+		return;
+	}
+	/* RMPP: segments, and ACKs that carry a request's method */
+	if (cls == IB_SA_CLASS && !status && d->rmpp && (mad[26] & 0x01) &&
+	    d->rmpp(d->rmpp_arg, mad, len, from)) {
+		d->st.rmpp++;
 		return;
 	}
 	/* an answer to us, or our own request the transport bounced */

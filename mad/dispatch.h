@@ -56,6 +56,15 @@ typedef int (*mad_handler_fn)(void *ctx, const uint8_t *mad, size_t len,
 typedef int (*mad_answer_fn)(void *arg, const uint8_t *mad, size_t len,
 			     const struct mad_addr *from, int status);
 
+/*
+ * The RMPP hook (mad/rmpp.h's rmpp_hook): offered every SA-class MAD
+ * whose RMPP header is active (DATA, ACK, STOP, ABORT), before the answer
+ * hook and the handler table: an ACK comes with a request's method
+ * (GetTable for an ACK of a GetTableResp).  Returns 1 when it took it.
+ */
+typedef int (*mad_rmpp_fn)(void *arg, const uint8_t *mad, size_t len,
+			   const struct mad_addr *from);
+
 /* Why a MAD was dropped. */
 enum mad_drop {
 	MAD_DROP_TRUNCATED,	/* shorter than a header or than its class needs */
@@ -83,6 +92,7 @@ enum mad_unsup {
 struct mad_dispatch_stats {
 	uint64_t received;	/* every MAD offered */
 	uint64_t answers;	/* taken by the answer hook */
+	uint64_t rmpp;		/* taken by the RMPP hook */
 	uint64_t handled;	/* given to a handler */
 	uint64_t status_replies; /* responses the handlers' statuses made */
 	uint64_t unsupported[MAD_UNSUP_N];	/* answered with an error status */
@@ -96,6 +106,7 @@ struct mad_dispatch *mad_dispatch_new(struct mad_transport *t);
 void mad_dispatch_free(struct mad_dispatch *d);
 void mad_dispatch_set_answers(struct mad_dispatch *d, mad_answer_fn fn,
 			      void *arg);
+void mad_dispatch_set_rmpp(struct mad_dispatch *d, mad_rmpp_fn fn, void *arg);
 /*
  * Registers fn for (mgmt_class, method, attr).  Every registration of a
  * class names the same class version.  Returns 0, or -1: a response
@@ -127,6 +138,9 @@ const char *mad_unsup_name(int kind);
 void mad_make_response(uint8_t *mad, int status);
 int mad_send_response(struct mad_transport *t, const uint8_t *resp,
 		const struct mad_addr *from);
+/* The same, len bytes (an SA GetTableResp is 56 + n * stride long). */
+int mad_send_response_len(struct mad_transport *t, const uint8_t *resp,
+			  size_t len, const struct mad_addr *from);
 /* The least a MAD of the class can be: an SMP MAD_SIZE, an SA MAD 56, ... */
 size_t mad_class_min_len(uint8_t mgmt_class);
 /* The method's response, or 0 when the method takes none. */

@@ -307,7 +307,7 @@ struct emu_client *emu_client_at(const struct emu *e, uint32_t pi)
 }
 
 void emu_queue_deliver(struct emu *e, uint32_t pi, uint32_t slid,
-		       uint32_t qpn, const uint8_t *mad)
+		       uint32_t qpn, const uint8_t *mad, size_t len)
 {
 	if (emu_chance(e, e->loss)) {
 		emu_drop(e, DROP_FAULT);
@@ -318,7 +318,7 @@ void emu_queue_deliver(struct emu *e, uint32_t pi, uint32_t slid,
 	pk.port = pi;
 	pk.lid = slid;
 	pk.qpn = qpn;
-	pk.len = MAD_SIZE;
+	pk.len = (uint16_t)(len < MAD_SIZE ? len : MAD_SIZE);
 	memcpy(pk.mad, mad, MAD_SIZE);
 	enqueue(e, &pk);
 }

@@ -17,7 +17,11 @@
  * output port Active and the DLID within LinearFDBTop, or they are lost.
  * Nothing lost is ever reported to the sender: it times out, as on
  * hardware.  SMInfo and every non-SMP MAD go to the client attached to
- * the destination port (SMInfo only when it claims IsSM), like ibsim.
+ * the destination port (SMInfo only when it claims IsSM), like ibsim; a
+ * non-SMP MAD arrives with the length its sender gave (a GetTableResp of
+ * 56 + n * record bytes), as under ibsim.  A client on a CA port is a
+ * host: SA queries to its SM LID, Reports from the SM, RMPP between them
+ * (mad/rmpp.h), all LID-routed through the LFTs and under the loss model.
  *
  * A client's MAD that only a broken SM would send (an invalid PortState
  * transition, an impossible PortInfo value, a LID-routed MAD to a LID the

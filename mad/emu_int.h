@@ -289,9 +289,12 @@ static inline int link_up(const struct emu *e, uint32_t pi)
 
 /* emu.c */
 int emu_chance(struct emu *e, uint32_t threshold);
-/* Queues a MAD for the client on port pi (or its switch's port 0). */
+/*
+ * Queues a MAD for the client on port pi (or its switch's port 0), len
+ * bytes as its sender wrote them (ibsim too passes on the sender's length).
+ */
 void emu_queue_deliver(struct emu *e, uint32_t pi, uint32_t slid,
-		       uint32_t qpn, const uint8_t *mad);
+		       uint32_t qpn, const uint8_t *mad, size_t len);
 struct emu_client *emu_client_at(const struct emu *e, uint32_t pi);
 void emu_drop(struct emu *e, int kind);
 enum { DROP_FAULT, DROP_ROUTE, DROP_OTHER };

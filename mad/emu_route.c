@@ -315,7 +315,7 @@ static void to_sm(struct emu *e, uint32_t pi, uint32_t slid, const uint8_t *mad)
 		emu_drop(e, DROP_OTHER);
 		return;
 	}
-	emu_queue_deliver(e, ep, slid, 0, mad);
+	emu_queue_deliver(e, ep, slid, 0, mad, MAD_SIZE);
 }
 
 static void dr_arrive(struct emu *e, uint8_t *mad, uint32_t pi)
@@ -347,20 +347,20 @@ static void dr_arrive(struct emu *e, uint8_t *mad, uint32_t pi)
 		emu_drop(e, w.fault ? DROP_FAULT : DROP_ROUTE);
 		return;
 	}
-	emu_queue_deliver(e, back, 0xffff, 0, mad);
+	emu_queue_deliver(e, back, 0xffff, 0, mad, MAD_SIZE);
 }
 
 /*
  * A LID-routed packet reached end port pi, entering its node by in_port.
  * client: a client sent it (its answer lost on the way is a violation).
  */
-static void lid_arrive(struct emu *e, uint8_t *mad, uint32_t pi, uint8_t in_port,
-		       uint32_t slid, uint32_t qpn, int client)
+static void lid_arrive(struct emu *e, uint8_t *mad, size_t len, uint32_t pi,
+		       uint8_t in_port, uint32_t slid, uint32_t qpn, int client)
 {
 	uint8_t method = mad[MH_METHOD];
 	if (mad[MH_CLASS] != CLASS_SMP_LID || (method & METHOD_RESP) ||
 	    method == METHOD_TRAP) {
-		emu_queue_deliver(e, pi, slid, qpn, mad);
+		emu_queue_deliver(e, pi, slid, qpn, mad, len);
 		return;
 	}
 	const struct emu_node *n = port_node(e, pi);
@@ -395,7 +395,7 @@ static void lid_arrive(struct emu *e, uint8_t *mad, uint32_t pi, uint8_t in_port
 		emu_drop(e, w.fault ? DROP_FAULT : DROP_ROUTE);
 		return;
 	}
-	emu_queue_deliver(e, back, emu_port_base_lid(e, pi), 0, mad);
+	emu_queue_deliver(e, back, emu_port_base_lid(e, pi), 0, mad, MAD_SIZE);
 }
 
 void emu_route_send(struct emu *e, const struct emu_pkt *pk)
@@ -439,7 +439,7 @@ void emu_route_send(struct emu *e, const struct emu_pkt *pk)
 			return;
 		}
 		if (back)
-			emu_queue_deliver(e, to, 0xffff, 0, mad);
+			emu_queue_deliver(e, to, 0xffff, 0, mad, MAD_SIZE);
 		else
 			dr_arrive(e, mad, to);
 		return;
@@ -468,7 +468,7 @@ void emu_route_send(struct emu *e, const struct emu_pkt *pk)
 		emu_drop(e, w.fault ? DROP_FAULT : DROP_ROUTE);
 		return;
 	}
-	lid_arrive(e, mad, to, w.in_port, slid, pk->qpn, 1);
+	lid_arrive(e, mad, pk->len, to, w.in_port, slid, pk->qpn, 1);
 }
 
 /* ---- links and traps ---- */
@@ -508,7 +508,7 @@ static void send_trap(struct emu *e, uint32_t p0, int producer, int trap,
 		emu_drop(e, w.fault ? DROP_FAULT : DROP_ROUTE);
 		return;
 	}
-	lid_arrive(e, mad, to, w.in_port, p->lid, 0, 0);
+	lid_arrive(e, mad, MAD_SIZE, to, w.in_port, p->lid, 0, 0);
 }
 
 static void send_trap128(struct emu *e, uint32_t node)

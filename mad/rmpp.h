@@ -2,8 +2,14 @@
  * RMPP (IBA vol. 1 §13.6): multi-segment transfers of the RMPP classes
  * (SA), done by ibsmd itself on 256-byte MADs (see transport.h).
  *
- * Sender: rmpp_send() cuts a message (the 56-byte first header + payload)
- * into DATA segments of SA_RMPP_PAYLOAD bytes each, sends them inside the
+ * Wire layout (the one Linux's and OpenSM's RMPP use for the SA): every
+ * segment repeats the 56-byte header and carries SA_DATA_SIZE (200) bytes
+ * of the payload, so the RMPP payload of a segment is SA_RMPP_PAYLOAD
+ * (220) bytes, SA header included; PayloadLength is 20 * segments + len
+ * in the first segment and 20 + its data bytes in the last.
+ *
+ * Sender: rmpp_send() cuts a message (the 56-byte header + payload)
+ * into DATA segments of SA_DATA_SIZE payload bytes each, sends them inside the
  * receiver's window, waits for ACKs (NewWindowLast moves the window),
  * resends from the last acknowledged segment on timeout, gives up after
  * the retries with an ABORT, and stops on the receiver's STOP or ABORT.
@@ -28,12 +34,16 @@
 
 struct rmpp;
 
+/* 0 in window, timeout_ms or total_ms means the default below. */
 struct rmpp_params {
 	unsigned window;	/* receiver: segments per window it grants */
 	unsigned timeout_ms;	/* sender: wait for an ACK; receiver: for a segment */
 	unsigned retries;	/* sender: resends of a window before ABORT */
 	unsigned total_ms;	/* either side: a whole transfer, then ABORT */
 };
+#define RMPP_DEFAULT_WINDOW	32
+#define RMPP_DEFAULT_TIMEOUT_MS	200
+#define RMPP_DEFAULT_TOTAL_MS	30000
 
 struct rmpp_stats {
 	uint64_t sent_msgs, sent_segs, resent_segs, acks_sent, acks_recv;
@@ -61,7 +71,15 @@ void rmpp_set_receiver(struct rmpp *r, rmpp_msg_fn fn, void *arg);
  * Sends hdr (SA_HDR_SIZE bytes: method, status, TID, attribute, SA header;
  * the RMPP header is filled in here) with payload (len bytes, may be 0) to
  * `to`.  done (may be NULL) is called once, from the loop.  Returns 0, or
- * -1 (no memory, or the transport refused the first segment).
+ * -1: errno ENOMEM, EBUSY (a transfer to `to` with this TID is still
+ * going: a retried request, the caller drops it), EINVAL, or the
+ * transport refused the first segment.  A message of one segment is not
+ * retried (its loss is the requester's retry; ibsim returns no ACK) and
+ * completes once sent.  Callbacks must not call rmpp_free().
+ *
+ * The receiver callback gets every reassembled message, one-segment RMPP
+ * requests included; segments of a finished message (its ACK was lost)
+ * are ACKed again, not delivered twice.
  */
 int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 	      size_t len, const struct mad_addr *to, rmpp_done_fn done,
@@ -74,6 +92,9 @@ int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
  */
 int rmpp_input(struct rmpp *r, const uint8_t *mad, size_t len,
 	       const struct mad_addr *from);
+/* The same with mad/dispatch.h's RMPP hook signature (r: a struct rmpp). */
+int rmpp_hook(void *r, const uint8_t *mad, size_t len,
+	      const struct mad_addr *from);
 
 const struct rmpp_stats *rmpp_get_stats(const struct rmpp *r);
 /* Transfers in progress (both sides). */

@@ -6,10 +6,12 @@
  *
  * A GetTableResp carries n records spaced AttributeOffset*8 bytes apart
  * and is 56 + n * spacing bytes long (the last record padded); with RMPP
- * the PayloadLength of the first segment is 20 (SA header) + n * spacing
- * and the last segment's is what remains of it.  An empty table is the
- * 56-byte header alone.  infiniband-diags' saquery counts the records from
- * the received length.
+ * every segment repeats the 56-byte header and carries 200 bytes of the
+ * records, the PayloadLength of the first segment is 20 * segments +
+ * n * spacing (20 + n * spacing for one segment) and the last segment's
+ * is 20 + its data bytes (mad/rmpp.h).  An empty table is the 56-byte
+ * header alone.  infiniband-diags' saquery counts the records from the
+ * received length.
  *
  * The SA's class-specific statuses live in bits 8-15 of the MAD status.
  */
@@ -126,7 +128,7 @@ static inline uint64_t mad_tid(const uint8_t *m) { return sa_get64(m + 8); }
 static inline uint16_t mad_attr_id(const uint8_t *m) { return sa_get16(m + 16); }
 static inline uint32_t mad_attr_mod(const uint8_t *m) { return sa_get32(m + 20); }
 static inline uint8_t rmpp_type(const uint8_t *m) { return m[25]; }
-static inline uint8_t rmpp_flags(const uint8_t *m) { return m[26] & 0x0f; }
+static inline uint8_t rmpp_flags(const uint8_t *m) { return m[26] & 0x07; }
 static inline uint8_t rmpp_resp_time(const uint8_t *m) { return m[26] >> 3; }
 static inline uint8_t rmpp_status(const uint8_t *m) { return m[27]; }
 static inline uint32_t rmpp_seg(const uint8_t *m) { return sa_get32(m + 28); }

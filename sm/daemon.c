@@ -18,6 +18,7 @@
 #include "log.h"
 #include "recv.h"
 #include "route.h"
+#include "sa.h"
 #include "state.h"
 
 #define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
@@ -252,6 +253,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	sweep_counters(sm, s);
 	s->valid = 1;
 	sm->heavy_sweeps++;
+	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
 	sm_print_summary(s, sm_state_name(sm->state));
 	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u ports activated%s",
 		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
@@ -752,7 +754,7 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	}
 	txn_set_arm(sm->txn, arm_txn, sm);
-	if (sm_recv_init(sm) < 0) {
+	if (sm_recv_init(sm) < 0 || sa_init(sm) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -812,6 +814,7 @@ void sm_shutdown(struct sm *sm)
 	subnet_free(&sm->sub);
 	adopt_free(sm->adopt);
 	smstate_free(sm);
+	sa_free(sm);
 	sm_recv_free(sm);
 	txn_free(sm->txn);
 	if (sm->have_transport && sm->tr.close)

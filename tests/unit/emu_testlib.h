@@ -9,12 +9,19 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "mad/dispatch.h"
 #include "mad/emu.h"
+#include "sm/daemon.h"
 #include "sm/fabric.h"
+#include "sm/log.h"
+#include "sm/topo.h"
 
 /* 2 spines, 4 leaves, 3 hosts a leaf (H0..H11, CA GUID 0x1000 + 4h) */
-static char *emu_tree_text(void)
+static inline char *emu_tree_text(void)
 {
 	size_t cap = 32768, n = 0;
 	char *t = malloc(cap);
@@ -45,7 +52,7 @@ static char *emu_tree_text(void)
  * with_smlid), every LFT entry of LIDs 1..40.  Read from the emulated
  * devices, never from the SM's memory.
  */
-static char *emu_device_state(const struct emu *e, const struct fabric *f,
+static inline char *emu_device_state(const struct emu *e, const struct fabric *f,
 			      int with_smlid)
 {
 	size_t cap = 1 << 20, n = 0;
@@ -73,6 +80,139 @@ static char *emu_device_state(const struct emu *e, const struct fabric *f,
 	}
 	ck_assert_uint_lt(n, cap);
 	return s;
+}
+
+/*
+ * A configured emulated fabric with no SM running: ibsmd brings the tree
+ * up once from H0 (LIDs, LFTs, every port Active, SM LID = H0's) and
+ * detaches, so that tests can attach hosts (and a stand-in SA on H0).
+ */
+struct emu_net {
+	struct fabric topo;
+	struct emu *e;
+	struct event_base *base;
+	uint32_t sm_lid;
+	char state[64];
+};
+
+static inline void emu_net_up(struct emu_net *n)
+{
+	char err[256] = "", *text = emu_tree_text();
+	memset(n, 0, sizeof(*n));
+	fabric_init(&n->topo);
+	ck_assert_msg(topo_parse_string(&n->topo, text, "tree.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	n->e = emu_new(&n->topo, err, sizeof(err));
+	ck_assert_msg(n->e != NULL, "%s", err);
+	emu_set_seed(n->e, 42);
+	n->base = event_base_new();
+	ck_assert_ptr_nonnull(n->base);
+	struct sm *sm = calloc(1, sizeof(*sm));
+	ck_assert_ptr_nonnull(sm);
+	config_defaults(&sm->cfg);
+	sm->cfg.mad_timeout_ms = 20;
+	snprintf(n->state, sizeof(n->state), "/tmp/ibsmd-emunet.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(n->state));
+	snprintf(sm->cfg.state_dir, sizeof(sm->cfg.state_dir), "%s", n->state);
+	sm->once = 1;
+	sm->log_level_override = -1;
+	log_set_level(LOG_ERROR);
+	ck_assert_msg(sm_init(sm, n->base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(sm, n->e, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(event_base_dispatch(n->base), 0);
+	ck_assert_int_eq(sm->exit_code, 0);
+	sm_shutdown(sm);
+	free(sm);
+	n->sm_lid = (uint32_t)emu_port_lid(n->e, 0x1000, 1);
+	ck_assert_uint_gt(n->sm_lid, 0);
+	ck_assert_uint_eq(emu_violations(n->e), 0);
+}
+
+static inline void emu_net_down(struct emu_net *n)
+{
+	char cmd[128];
+	emu_free(n->e);
+	event_base_free(n->base);
+	fabric_free(&n->topo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", n->state);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The port GUID of host H<h> in emu_tree_text() (node GUID + 1). */
+static inline uint64_t emu_host_guid(int h)
+{
+	return 0x1000 + 4 * (uint64_t)h + 1;
+}
+
+/* An attached host: its transport and its receive path. */
+struct emu_host {
+	struct mad_transport t;
+	struct mad_dispatch *d;
+	uint64_t guid;
+	uint32_t lid;
+};
+
+static inline void emu_host_recv(void *arg, const uint8_t *mad, size_t len,
+			  const struct mad_addr *from, int status)
+{
+	struct emu_host *h = arg;
+	mad_dispatch_input(h->d, mad, len, from, status);
+}
+
+/* Attaches hosts H<first> .. H<first + n - 1>, IsSM cleared, as plain hosts. */
+static inline void emu_hosts_attach(struct emu_net *n, struct emu_host *hosts,
+			     int first, int count)
+{
+	char err[256] = "";
+	for (int i = 0; i < count; i++) {
+		struct emu_host *h = &hosts[i];
+		memset(h, 0, sizeof(*h));
+		h->guid = emu_host_guid(first + i);
+		h->d = mad_dispatch_new(&h->t);
+		ck_assert_ptr_nonnull(h->d);
+		ck_assert_msg(emu_attach(n->e, n->base, h->guid, &h->t, emu_host_recv,
+					 h, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(emu_set_issm(n->e, h->guid, 0), 0);
+		h->lid = h->t.lid;
+		ck_assert_uint_gt(h->lid, 0);
+		ck_assert_uint_eq(h->t.sm_lid, n->sm_lid);
+	}
+}
+
+static inline void emu_hosts_detach(struct emu_host *hosts, int count)
+{
+	for (int i = 0; i < count; i++) {
+		hosts[i].t.close(hosts[i].t.ctx);
+		mad_dispatch_free(hosts[i].d);
+	}
+}
+
+/* Runs the loop until *flag is set or ms pass; returns *flag. */
+static inline void emu_loop_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(arg);
+}
+
+static inline int emu_run_until(struct event_base *base, const int *flag, unsigned ms)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct event *tick = evtimer_new(base, emu_loop_tick, base);
+	ck_assert_ptr_nonnull(tick);
+	while (!*flag) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (el >= (long)ms)
+			break;
+		struct timeval tv = { 0, 2000 };
+		evtimer_add(tick, &tv);
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	event_free(tick);
+	return *flag;
 }
 
 #endif

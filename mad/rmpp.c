@@ -1,0 +1,687 @@
+/*
+ * RMPP, IBA vol. 1 §13.6, for the SA class on 256-byte MADs.
+ *
+ * The wire layout is the one Linux's and OpenSM's RMPP use for the SA:
+ * every segment carries the 56-byte header (common, RMPP, SA header)
+ * followed by up to SA_DATA_SIZE bytes of data, so the RMPP payload of a
+ * segment is SA_RMPP_PAYLOAD (220) bytes, the SA header included.  The
+ * first segment's PayloadLength is the whole payload, 20 * segments +
+ * data bytes; the last segment's is 20 + its data bytes.  A receiver
+ * sizes the message from the number of segments and the last one.
+ *
+ * One transfer per (peer LID, TID) and direction, in a small hash table.
+ * Each has one timer: the sender's ACK timeout, the receiver's idle
+ * timeout, or, once finished, the time it lingers to absorb duplicates
+ * (a receiver re-ACKs a repeated last segment whose ACK was lost; a
+ * sender counts a late ACK as an ACK, not as garbage).
+ */
+#include "rmpp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../sm/log.h"
+#include "sa.h"
+
+#define RMPP_BUCKETS	256
+#define RMPP_MAX_XFERS	4096		/* transfers at once, both sides */
+#define RMPP_MAX_MSG	(16u << 20)	/* bytes of one reassembled message */
+#define RMPP_NO_RESPTIME 0x1f		/* RRespTime: no time value given */
+
+/* RMPPStatus of a STOP or ABORT (vol. 1 Table 177) */
+#define RMPP_ST_RESX	1	/* STOP: resources exhausted */
+#define RMPP_ST_T2L	118	/* total time too long */
+#define RMPP_ST_LAST	119	/* inconsistent Last and PayloadLength */
+#define RMPP_ST_FIRST	120	/* inconsistent First and SegmentNumber */
+#define RMPP_ST_BADT	121	/* bad RMPPType */
+#define RMPP_ST_W2S	122	/* NewWindowLast too small */
+#define RMPP_ST_S2B	123	/* SegmentNumber too big */
+#define RMPP_ST_UNV	125	/* unsupported version */
+#define RMPP_ST_TMR	126	/* too many retries */
+#define RMPP_ST_UNSPEC	127
+
+enum { X_ACTIVE, X_LINGER };
+
+struct xfer {
+	struct xfer *next;
+	struct rmpp *r;
+	struct event *ev;
+	int sender;
+	int state;
+	uint32_t lid;
+	uint64_t tid;
+	struct mad_addr peer;
+	uint64_t deadline;		/* ms: the whole transfer */
+	uint8_t hdr[SA_HDR_SIZE];	/* sender: the message's; receiver: segment 1's */
+	uint8_t *data;
+	size_t len;			/* bytes of data (sender: all; receiver: so far) */
+	size_t cap;
+	/* sender */
+	uint32_t nseg, last_ack, wl, next_seg;
+	unsigned tries;
+	rmpp_done_fn done;
+	void *arg;
+	/* receiver */
+	uint32_t expect, nwl;
+};
+
+struct rmpp {
+	struct event_base *base;
+	struct mad_transport *t;
+	struct rmpp_params p;
+	rmpp_msg_fn recv;
+	void *recv_arg;
+	struct xfer *tab[RMPP_BUCKETS];
+	unsigned n_xfers, n_active;
+	struct rmpp_stats st;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static unsigned bucket(uint32_t lid, uint64_t tid)
+{
+	uint64_t h = (tid ^ ((uint64_t)lid << 40)) * 0x9e3779b97f4a7c15ULL;
+	return (unsigned)(h >> 56) % RMPP_BUCKETS;
+}
+
+static struct xfer *find(struct rmpp *r, int sender, uint32_t lid, uint64_t tid)
+{
+	for (struct xfer *x = r->tab[bucket(lid, tid)]; x; x = x->next)
+		if (x->sender == sender && x->lid == lid && x->tid == tid)
+			return x;
+	return NULL;
+}
+
+static void xfer_free(struct xfer *x)
+{
+	struct rmpp *r = x->r;
+	struct xfer **pp = &r->tab[bucket(x->lid, x->tid)];
+	while (*pp && *pp != x)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = x->next;
+	if (x->state == X_ACTIVE)
+		r->n_active--;
+	r->n_xfers--;
+	event_free(x->ev);
+	free(x->data);
+	free(x);
+}
+
+static void arm(struct xfer *x, unsigned ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+	evtimer_add(x->ev, &tv);
+}
+
+static unsigned linger_ms(const struct rmpp *r)
+{
+	return r->p.timeout_ms * (r->p.retries + 2);
+}
+
+/* Done: keep the key a while for duplicates, drop the data. */
+static void linger(struct xfer *x)
+{
+	if (x->state == X_ACTIVE)
+		x->r->n_active--;
+	x->state = X_LINGER;
+	free(x->data);
+	x->data = NULL;
+	x->cap = 0;
+	arm(x, linger_ms(x->r));
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg);
+
+static struct xfer *xfer_new(struct rmpp *r, int sender, const struct mad_addr *peer,
+			     uint64_t tid)
+{
+	if (r->n_xfers >= RMPP_MAX_XFERS)
+		return NULL;
+	struct xfer *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->ev = evtimer_new(r->base, on_timer, x);
+	if (!x->ev) {
+		free(x);
+		return NULL;
+	}
+	x->r = r;
+	x->sender = sender;
+	x->state = X_ACTIVE;
+	x->lid = peer->lid;
+	x->tid = tid;
+	x->peer = *peer;
+	x->peer.qkey = peer->qpn ? 0x80010000u : 0;
+	x->deadline = now_ms() + r->p.total_ms;
+	unsigned b = bucket(x->lid, tid);
+	x->next = r->tab[b];
+	r->tab[b] = x;
+	r->n_xfers++;
+	r->n_active++;
+	return x;
+}
+
+/* ---- sending control MADs ---- */
+
+static void set_rmpp(uint8_t *m, uint8_t type, uint8_t flags, uint8_t status,
+		     uint32_t d1, uint32_t d2)
+{
+	m[24] = RMPP_VERSION;
+	m[25] = type;
+	m[26] = (uint8_t)(RMPP_NO_RESPTIME << 3 | flags);
+	m[27] = status;
+	sa_put32(m + 28, d1);
+	sa_put32(m + 32, d2);
+}
+
+/*
+ * An ACK, STOP or ABORT about the transfer of `about` (a MAD of it, whose
+ * common header is reused with the response bit flipped, as the peer's
+ * stack expects of an answer to its DATA or ACK).
+ */
+static int send_ctl(struct rmpp *r, const uint8_t *about, const struct mad_addr *to,
+		    uint8_t type, uint8_t status, uint32_t d1, uint32_t d2)
+{
+	uint8_t m[MAD_SIZE];
+	memset(m, 0, sizeof(m));
+	memcpy(m, about, MAD_HDR_SIZE);
+	m[3] ^= 0x80;
+	sa_put16(m + 4, 0);
+	set_rmpp(m, type, RMPP_FLAG_ACTIVE, status, d1, d2);
+	struct mad_addr a = *to;
+	a.qkey = a.qpn ? 0x80010000u : 0;
+	return mad_transport_send(r->t, m, MAD_SIZE, &a);
+}
+
+static void send_ack(struct rmpp *r, const uint8_t *about, const struct mad_addr *to,
+		     uint32_t seg, uint32_t nwl)
+{
+	if (send_ctl(r, about, to, RMPP_TYPE_ACK, 0, seg, nwl) == 0)
+		r->st.acks_sent++;
+}
+
+static void send_abort(struct rmpp *r, const uint8_t *about, const struct mad_addr *to,
+		       uint8_t status)
+{
+	if (send_ctl(r, about, to, RMPP_TYPE_ABORT, status, 0, 0) == 0)
+		r->st.aborts_sent++;
+}
+
+/* ---- the sender ---- */
+
+static size_t seg_bytes(const struct xfer *x, uint32_t seg)
+{
+	size_t off = (size_t)(seg - 1) * SA_DATA_SIZE;
+	size_t n = x->len - off;
+	return n > SA_DATA_SIZE ? SA_DATA_SIZE : n;
+}
+
+static int send_seg(struct xfer *x, uint32_t seg)
+{
+	uint8_t m[MAD_SIZE];
+	size_t n = seg_bytes(x, seg);
+	uint8_t flags = RMPP_FLAG_ACTIVE;
+	uint32_t paylen = 0;
+	memset(m, 0, sizeof(m));
+	memcpy(m, x->hdr, SA_HDR_SIZE);
+	if (seg == 1) {
+		flags |= RMPP_FLAG_FIRST;
+		paylen = (uint32_t)(x->nseg * (SA_RMPP_PAYLOAD - SA_DATA_SIZE) + x->len);
+	}
+	if (seg == x->nseg) {
+		flags |= RMPP_FLAG_LAST;
+		paylen = (uint32_t)((SA_RMPP_PAYLOAD - SA_DATA_SIZE) + n);
+	}
+	set_rmpp(m, RMPP_TYPE_DATA, flags, 0, seg, paylen);
+	if (n)
+		memcpy(m + SA_HDR_SIZE, x->data + (size_t)(seg - 1) * SA_DATA_SIZE, n);
+	size_t len = seg == x->nseg ? SA_HDR_SIZE + n : MAD_SIZE;
+	return mad_transport_send(x->r->t, m, len, &x->peer);
+}
+
+/* Sends what the window allows and has not gone out yet. */
+static void send_window(struct xfer *x)
+{
+	while (x->next_seg <= x->wl && x->next_seg <= x->nseg) {
+		if (send_seg(x, x->next_seg) < 0)
+			break;	/* the timer resends */
+		x->r->st.sent_segs++;
+		x->next_seg++;
+	}
+}
+
+static void sender_end(struct xfer *x, int result)
+{
+	struct rmpp *r = x->r;
+	rmpp_done_fn done = x->done;
+	void *arg = x->arg;
+	if (result == 0)
+		r->st.completed++;
+	else
+		r->st.failed++;
+	linger(x);
+	if (done)
+		done(arg, result);
+}
+
+static void sender_timeout(struct xfer *x)
+{
+	struct rmpp *r = x->r;
+	uint8_t m[SA_HDR_SIZE];
+	memcpy(m, x->hdr, SA_HDR_SIZE);
+	m[3] ^= 0x80;	/* send_ctl flips it back: the ABORT carries our method */
+	if (now_ms() >= x->deadline) {
+		send_abort(r, m, &x->peer, RMPP_ST_T2L);
+		log_debug("rmpp: transfer to LID %u TID 0x%llx: total time out",
+			  x->lid, (unsigned long long)x->tid);
+		sender_end(x, -ETIMEDOUT);
+		return;
+	}
+	if (++x->tries > r->p.retries) {
+		send_abort(r, m, &x->peer, RMPP_ST_TMR);
+		log_debug("rmpp: transfer to LID %u TID 0x%llx: no ACK after %u retries",
+			  x->lid, (unsigned long long)x->tid, r->p.retries);
+		sender_end(x, -ETIMEDOUT);
+		return;
+	}
+	/* everything unacknowledged in the window again */
+	for (uint32_t s = x->last_ack + 1; s < x->next_seg; s++)
+		if (send_seg(x, s) == 0)
+			r->st.resent_segs++;
+	send_window(x);
+	arm(x, r->p.timeout_ms);
+}
+
+static void sender_ack(struct xfer *x, const uint8_t *mad)
+{
+	struct rmpp *r = x->r;
+	uint32_t seg = rmpp_seg(mad), nwl = rmpp_len(mad);
+	r->st.acks_recv++;
+	if (x->state != X_ACTIVE)
+		return;
+	if (seg > x->nseg || seg >= x->next_seg) {
+		send_abort(r, mad, &x->peer, RMPP_ST_S2B);
+		sender_end(x, RMPP_ST_S2B);
+		return;
+	}
+	if (nwl < seg) {
+		send_abort(r, mad, &x->peer, RMPP_ST_W2S);
+		sender_end(x, RMPP_ST_W2S);
+		return;
+	}
+	if (seg < x->last_ack)
+		return;		/* an old ACK */
+	if (now_ms() >= x->deadline) {
+		send_abort(r, mad, &x->peer, RMPP_ST_T2L);
+		sender_end(x, -ETIMEDOUT);
+		return;
+	}
+	if (seg > x->last_ack)
+		x->tries = 0;
+	x->last_ack = seg;
+	if (nwl > x->nseg)
+		nwl = x->nseg;
+	if (nwl > x->wl)
+		x->wl = nwl;
+	if (x->last_ack == x->nseg) {
+		sender_end(x, 0);
+		return;
+	}
+	send_window(x);
+	arm(x, r->p.timeout_ms);
+}
+
+int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
+	      size_t len, const struct mad_addr *to, rmpp_done_fn done,
+	      void *arg)
+{
+	uint64_t tid = mad_tid(hdr);
+	if (len > RMPP_MAX_MSG || (len && !payload)) {
+		errno = EINVAL;
+		return -1;
+	}
+	struct xfer *old = find(r, 1, to->lid, tid);
+	if (old && old->state == X_ACTIVE) {
+		errno = EBUSY;	/* the same answer is still in transfer */
+		return -1;
+	}
+	if (old)
+		xfer_free(old);
+	struct xfer *x = xfer_new(r, 1, to, tid);
+	if (!x || (len && !(x->data = malloc(len)))) {
+		if (x)
+			xfer_free(x);
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(x->hdr, hdr, SA_HDR_SIZE);
+	if (len)
+		memcpy(x->data, payload, len);
+	x->len = len;
+	x->nseg = len ? (uint32_t)((len + SA_DATA_SIZE - 1) / SA_DATA_SIZE) : 1;
+	x->wl = 1;	/* until the receiver's first ACK grants a window */
+	x->next_seg = 1;
+	x->done = done;
+	x->arg = arg;
+	if (send_seg(x, 1) < 0) {
+		xfer_free(x);
+		return -1;
+	}
+	r->st.sent_msgs++;
+	r->st.sent_segs++;
+	x->next_seg = 2;
+	if (x->nseg == 1) {
+		/*
+		 * One segment is not retried: a lost answer is the
+		 * requester's retry, and ibsim returns no ACK at all.
+		 * done() still comes from the loop.
+		 */
+		arm(x, 0);
+		return 0;
+	}
+	arm(x, r->p.timeout_ms);
+	return 0;
+}
+
+/* ---- the receiver ---- */
+
+static unsigned idle_ms(const struct rmpp *r)
+{
+	return r->p.timeout_ms * (r->p.retries + 1);
+}
+
+static void recv_fail(struct xfer *x, const uint8_t *mad, uint8_t status)
+{
+	if (mad)
+		send_abort(x->r, mad, &x->peer, status);
+	x->r->st.failed++;
+	linger(x);
+}
+
+static void recv_complete(struct xfer *x, const uint8_t *mad)
+{
+	struct rmpp *r = x->r;
+	uint8_t hdr[SA_HDR_SIZE];
+	uint8_t *data = x->data;
+	size_t len = x->len;
+	struct mad_addr from = x->peer;
+	send_ack(r, mad, &x->peer, x->expect - 1, x->expect - 1);
+	memcpy(hdr, x->hdr, sizeof(hdr));
+	x->data = NULL;
+	r->st.completed++;
+	linger(x);
+	if (r->recv)
+		r->recv(r->recv_arg, hdr, data ? data : (const uint8_t *)"", len, &from);
+	free(data);
+}
+
+/* Appends a segment's data; 0, or an RMPP status to ABORT/STOP with. */
+static int recv_append(struct xfer *x, const uint8_t *mad, size_t len, size_t n)
+{
+	if (!n)
+		return 0;
+	if (x->len + n > RMPP_MAX_MSG)
+		return RMPP_ST_UNSPEC;
+	if (x->len + n > x->cap) {
+		size_t cap = x->cap ? x->cap : 8 * SA_DATA_SIZE;
+		while (cap < x->len + n)
+			cap *= 2;
+		uint8_t *p = realloc(x->data, cap);
+		if (!p)
+			return RMPP_ST_RESX;
+		x->data = p;
+		x->cap = cap;
+	}
+	size_t have = len > SA_HDR_SIZE ? len - SA_HDR_SIZE : 0;
+	if (have > n)
+		have = n;
+	memcpy(x->data + x->len, mad + SA_HDR_SIZE, have);
+	memset(x->data + x->len + have, 0, n - have);
+	x->len += n;
+	return 0;
+}
+
+static void recv_data(struct rmpp *r, const uint8_t *mad, size_t len,
+		      const struct mad_addr *from)
+{
+	uint64_t tid = mad_tid(mad);
+	uint32_t seg = rmpp_seg(mad);
+	uint8_t flags = rmpp_flags(mad);
+	struct xfer *x = find(r, 0, from->lid, tid);
+
+	if (((flags & RMPP_FLAG_FIRST) != 0) != (seg == 1)) {
+		/* a first segment that is not number 1, or the reverse */
+		if (x && x->state == X_ACTIVE)
+			recv_fail(x, mad, RMPP_ST_FIRST);
+		else
+			send_abort(r, mad, from, RMPP_ST_FIRST);
+		r->st.dropped++;
+		return;
+	}
+	if (x && x->state == X_LINGER && seg == 1 && x->expect != 2) {
+		/* a new message with a finished one's TID (a retried query
+		 * answered again): a first segment is never a duplicate of a
+		 * longer message, whose sender saw our ACK of it */
+		xfer_free(x);
+		x = NULL;
+	}
+	if (x && x->state == X_LINGER) {
+		/* finished: the sender missed our last ACK */
+		if (x->expect && seg < x->expect && seg == x->expect - 1)
+			send_ack(r, mad, from, x->expect - 1, x->expect - 1);
+		else
+			r->st.dropped++;
+		return;
+	}
+	if (!x) {
+		if (seg != 1) {
+			r->st.dropped++;	/* a segment of nothing we know */
+			return;
+		}
+		if (rmpp_len(mad) > RMPP_MAX_MSG) {
+			send_abort(r, mad, from, RMPP_ST_UNSPEC);
+			r->st.dropped++;
+			return;
+		}
+		x = xfer_new(r, 0, from, tid);
+		if (!x) {
+			if (send_ctl(r, mad, from, RMPP_TYPE_STOP, RMPP_ST_RESX, 0, 0) == 0)
+				r->st.aborts_sent++;
+			r->st.dropped++;
+			return;
+		}
+		memcpy(x->hdr, mad, SA_HDR_SIZE);
+		x->expect = 1;
+		x->nwl = 1;
+	}
+	if (now_ms() >= x->deadline) {
+		recv_fail(x, mad, RMPP_ST_T2L);
+		return;
+	}
+	if (seg < x->expect) {
+		if (seg == x->expect - 1)	/* its ACK was lost */
+			send_ack(r, mad, from, x->expect - 1, x->nwl);
+		return;
+	}
+	if (seg > x->nwl) {
+		recv_fail(x, mad, RMPP_ST_S2B);
+		r->st.dropped++;
+		return;
+	}
+	if (seg > x->expect) {
+		r->st.dropped++;	/* a gap: the sender resends on timeout */
+		return;
+	}
+	size_t n = SA_DATA_SIZE;
+	if (flags & RMPP_FLAG_LAST) {
+		uint32_t pl = rmpp_len(mad);
+		if (pl < SA_RMPP_PAYLOAD - SA_DATA_SIZE || pl > SA_RMPP_PAYLOAD) {
+			recv_fail(x, mad, RMPP_ST_LAST);
+			r->st.dropped++;
+			return;
+		}
+		n = pl - (SA_RMPP_PAYLOAD - SA_DATA_SIZE);
+	}
+	int st = recv_append(x, mad, len, n);
+	if (st) {
+		if (st == RMPP_ST_RESX) {
+			if (send_ctl(r, mad, from, RMPP_TYPE_STOP, st, 0, 0) == 0)
+				r->st.aborts_sent++;
+			recv_fail(x, NULL, 0);
+		} else {
+			recv_fail(x, mad, (uint8_t)st);
+		}
+		return;
+	}
+	x->expect = seg + 1;
+	if (flags & RMPP_FLAG_LAST) {
+		recv_complete(x, mad);
+		return;
+	}
+	if (seg == x->nwl) {
+		x->nwl = seg + r->p.window;
+		send_ack(r, mad, from, seg, x->nwl);
+	}
+	arm(x, idle_ms(r));
+}
+
+static void recv_timeout(struct xfer *x)
+{
+	uint8_t m[SA_HDR_SIZE];
+	memcpy(m, x->hdr, sizeof(m));
+	log_debug("rmpp: transfer from LID %u TID 0x%llx: no segment for %u ms",
+		  x->lid, (unsigned long long)x->tid, idle_ms(x->r));
+	recv_fail(x, m, RMPP_ST_T2L);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct xfer *x = arg;
+	(void)fd;
+	(void)what;
+	if (x->state == X_LINGER) {
+		xfer_free(x);
+		return;
+	}
+	if (x->sender && x->nseg == 1) {
+		sender_end(x, 0);	/* a single segment, sent */
+		return;
+	}
+	if (x->sender)
+		sender_timeout(x);
+	else
+		recv_timeout(x);
+}
+
+/* ---- input ---- */
+
+int rmpp_input(struct rmpp *r, const uint8_t *mad, size_t len,
+	       const struct mad_addr *from)
+{
+	if (len < MAD_RMPP_HDR_END || mad[1] != SA_CLASS ||
+	    !(rmpp_flags(mad) & RMPP_FLAG_ACTIVE))
+		return 0;
+	if (len < SA_HDR_SIZE || !from->lid || from->lid >= 0xc000) {
+		r->st.dropped++;
+		return 1;
+	}
+	uint8_t type = rmpp_type(mad);
+	if (mad[24] != RMPP_VERSION) {
+		if (type != RMPP_TYPE_ABORT && type != RMPP_TYPE_STOP)
+			send_abort(r, mad, from, RMPP_ST_UNV);
+		r->st.dropped++;
+		return 1;
+	}
+	uint64_t tid = mad_tid(mad);
+	struct xfer *x;
+	switch (type) {
+	case RMPP_TYPE_DATA:
+		recv_data(r, mad, len, from);
+		return 1;
+	case RMPP_TYPE_ACK:
+		x = find(r, 1, from->lid, tid);
+		if (x)
+			sender_ack(x, mad);
+		else
+			r->st.dropped++;
+		return 1;
+	case RMPP_TYPE_STOP:
+	case RMPP_TYPE_ABORT:
+		if (type == RMPP_TYPE_STOP)
+			r->st.stops_recv++;
+		else
+			r->st.aborts_recv++;
+		if ((x = find(r, 1, from->lid, tid)) && x->state == X_ACTIVE) {
+			sender_end(x, rmpp_status(mad) ? rmpp_status(mad) : RMPP_ST_UNSPEC);
+		} else if ((x = find(r, 0, from->lid, tid)) && x->state == X_ACTIVE) {
+			recv_fail(x, NULL, 0);
+		} else {
+			r->st.dropped++;
+		}
+		return 1;
+	default:
+		send_abort(r, mad, from, RMPP_ST_BADT);
+		r->st.dropped++;
+		return 1;
+	}
+}
+
+int rmpp_hook(void *r, const uint8_t *mad, size_t len, const struct mad_addr *from)
+{
+	return rmpp_input(r, mad, len, from);
+}
+
+/* ---- life cycle ---- */
+
+struct rmpp *rmpp_new(struct event_base *base, struct mad_transport *t,
+		      const struct rmpp_params *p)
+{
+	struct rmpp *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->base = base;
+	r->t = t;
+	if (p)
+		r->p = *p;
+	if (!r->p.window)
+		r->p.window = RMPP_DEFAULT_WINDOW;
+	if (!r->p.timeout_ms)
+		r->p.timeout_ms = RMPP_DEFAULT_TIMEOUT_MS;
+	if (!r->p.total_ms)
+		r->p.total_ms = RMPP_DEFAULT_TOTAL_MS;
+	return r;
+}
+
+void rmpp_free(struct rmpp *r)
+{
+	if (!r)
+		return;
+	for (unsigned b = 0; b < RMPP_BUCKETS; b++)
+		while (r->tab[b])
+			xfer_free(r->tab[b]);
+	free(r);
+}
+
+void rmpp_set_receiver(struct rmpp *r, rmpp_msg_fn fn, void *arg)
+{
+	r->recv = fn;
+	r->recv_arg = arg;
+}
+
+const struct rmpp_stats *rmpp_get_stats(const struct rmpp *r)
+{
+	return &r->st;
+}
+
+unsigned rmpp_active(const struct rmpp *r)
+{
+	return r->n_active;
+}
