@@ -15,6 +15,7 @@
 #include "control.h"
 #include "cpu.h"
 #include "dump.h"
+#include "events.h"
 #include "log.h"
 #include "recv.h"
 #include "route.h"
@@ -278,6 +279,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		sm_stop(sm, bad);
 		return;
 	}
+	sm_events_programmed(sm);
 	if (ps->failed_ports)
 		sm_request_heavy(sm, "some writes failed");
 	finish_sweep(sm);
@@ -330,6 +332,7 @@ void sm_configure(struct sm *sm)
 	save_lids(sm);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
+	sm_events_configured(sm, old ? &old->f : NULL, f, sm->adopt_tables);
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;
 	for (uint32_t l = 1; l <= f->max_lid; l++)
@@ -758,6 +761,8 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	if (sm_events_init(sm, err, errlen) < 0)
+		return -1;
 	sm_request_heavy(sm, "start-up");
 	return 0;
 }
@@ -815,6 +820,7 @@ void sm_shutdown(struct sm *sm)
 	adopt_free(sm->adopt);
 	smstate_free(sm);
 	sa_free(sm);
+	sm_events_free(sm);
 	sm_recv_free(sm);
 	txn_free(sm->txn);
 	if (sm->have_transport && sm->tr.close)

@@ -69,6 +69,10 @@ static const struct sa_family families[] = {
 	  sa_guidinfo_records, "GUIDInfoRecord" },
 	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC,
 	  sa_path_records, "PathRecord" },
+	{ SA_ATTR_INFORM_INFO, SA_M_SET, SA_SIZE_INFORM_INFO,
+	  sa_inform_info, "InformInfo" },
+	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64,
+	  sa_inform_records, "InformInfoRecord" },
 };
 
 static const struct {
@@ -274,8 +278,8 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 			  fam->name, q.method, (unsigned long long)q.comp_mask,
 			  from->lid, status);
 		send_error(sa, req, from, status);
-	} else if (q.method == SA_METHOD_GET) {
-		send_get(sa, &q);
+	} else if (q.method == SA_METHOD_GET || q.method == SA_METHOD_SET) {
+		send_get(sa, &q);	/* a Set is echoed in one GetResp */
 	} else {
 		send_table(sa, &q);
 	}

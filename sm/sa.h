@@ -120,6 +120,8 @@ int sa_link_records(struct sa_query *q);
 int sa_lft_records(struct sa_query *q);
 int sa_guidinfo_records(struct sa_query *q);
 int sa_path_records(struct sa_query *q);	/* sa_path.c */
+int sa_inform_info(struct sa_query *q);		/* sa_inform.c */
+int sa_inform_records(struct sa_query *q);
 
 /* Counters, for ibsmctl and the tests. */
 struct sa_stats {

@@ -95,19 +95,27 @@ struct emu_net {
 	char state[64];
 };
 
-static inline void emu_net_up(struct emu_net *n)
+/* The tree of emu_tree_text() in topo, its emulator and an event base. */
+static inline void emu_tree_open(struct fabric *topo, struct emu **e,
+				 struct event_base **base, uint64_t seed)
 {
 	char err[256] = "", *text = emu_tree_text();
-	memset(n, 0, sizeof(*n));
-	fabric_init(&n->topo);
-	ck_assert_msg(topo_parse_string(&n->topo, text, "tree.net", err, sizeof(err)) == 0,
+	fabric_init(topo);
+	ck_assert_msg(topo_parse_string(topo, text, "tree.net", err, sizeof(err)) == 0,
 		      "%s", err);
 	free(text);
-	n->e = emu_new(&n->topo, err, sizeof(err));
-	ck_assert_msg(n->e != NULL, "%s", err);
-	emu_set_seed(n->e, 42);
-	n->base = event_base_new();
-	ck_assert_ptr_nonnull(n->base);
+	*e = emu_new(topo, err, sizeof(err));
+	ck_assert_msg(*e != NULL, "%s", err);
+	emu_set_seed(*e, seed);
+	*base = event_base_new();
+	ck_assert_ptr_nonnull(*base);
+}
+
+static inline void emu_net_up(struct emu_net *n)
+{
+	char err[256] = "";
+	memset(n, 0, sizeof(*n));
+	emu_tree_open(&n->topo, &n->e, &n->base, 42);
 	struct sm *sm = calloc(1, sizeof(*sm));
 	ck_assert_ptr_nonnull(sm);
 	config_defaults(&sm->cfg);
