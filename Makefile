@@ -18,7 +18,8 @@ CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/s
 	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
 	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c \
 	$(wildcard routing/*.c) $(wildcard reconfig/*.c) \
-	mad/txn.c mad/dispatch.c mad/rmpp.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c
+	mad/txn.c mad/dispatch.c mad/rmpp.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c \
+	traps/saclient.c
 IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
@@ -27,7 +28,7 @@ TOOLS        := $(BUILD)/madflood $(BUILD)/madsend
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
-HOST_SRCS := sm/fabric.c sm/topo.c sm/log.c $(filter mad/%,$(CORE_SRCS))
+HOST_SRCS := sm/fabric.c sm/topo.c sm/log.c $(filter mad/%,$(CORE_SRCS)) traps/saclient.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
