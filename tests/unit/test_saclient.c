@@ -15,6 +15,7 @@
 #include "traps/saclient.h"
 
 #include "emu_testlib.h"
+#include "tests/tools/saload.h"
 
 #define NODE_STRIDE 112		/* NodeRecord 108 bytes, AttributeOffset 14 */
 #define PIR_STRIDE 64
@@ -469,6 +470,35 @@ START_TEST(t_reports)
 }
 END_TEST
 
+/* saperf's loop (tests/tools/saload.h) on an emulated host. */
+START_TEST(t_saload)
+{
+	struct fixture f;
+	uint32_t dlids[3];
+	up(&f, &fast);
+	for (int i = 0; i < 3; i++)
+		dlids[i] = (uint32_t)emu_port_lid(f.n.e, 0x1000 + 4 * (uint64_t)(i + 1), 1);
+	struct saload l = { .c = f.h.c, .base = f.n.base, .inflight = 8,
+			    .max_queries = 300, .slid = f.h.lid, .dlids = dlids,
+			    .n_dlids = 3 };
+	ck_assert_int_eq(saload_run(&l), 0);
+	ck_assert_uint_eq(l.sent, 300);
+	ck_assert_uint_eq(l.ok, 300);
+	ck_assert_uint_eq(l.errors + l.timeouts + l.bad + l.refused, 0);
+	ck_assert_int_eq(f.sa.gets, 300);
+	ck_assert_uint_eq(saclient_inflight(f.h.c), 0);
+	/* by time: stops issuing after T, waits for what is out */
+	struct saload t = l;
+	t.max_queries = 0;
+	t.seconds = 0.1;
+	ck_assert_int_eq(saload_run(&t), 0);
+	ck_assert_uint_gt(t.ok, 0);
+	ck_assert_uint_eq(t.ok, t.sent);
+	ck_assert(t.elapsed >= 0.1 && t.elapsed < 2.0);
+	down(&f);
+}
+END_TEST
+
 static Suite *saclient_suite(void)
 {
 	Suite *s = suite_create("saclient");
@@ -482,6 +512,7 @@ static Suite *saclient_suite(void)
 	tcase_add_test(tc, t_inflight_limit_and_cancel);
 	tcase_add_test(tc, t_inform);
 	tcase_add_test(tc, t_reports);
+	tcase_add_test(tc, t_saload);
 	suite_add_tcase(s, tc);
 	return s;
 }
