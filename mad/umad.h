@@ -18,11 +18,12 @@ struct umad_port_sel {
 	const char *ca;		/* NULL: any */
 	int port;		/* 0: any */
 	uint64_t guid;		/* 0: not by GUID */
+	int no_issm;		/* a host tool: do not claim IsSM */
 };
 
 /*
  * Opens the port, registers agents for every class that may arrive,
- * claims IsSM, starts the watcher.  Fills t (send/close/ctx and the
+ * claims IsSM (unless sel->no_issm), starts the watcher.  Fills t (send/close/ctx and the
  * local port's facts).  Returns 0 or -1 with a message in err.
  */
 int umad_transport_open(struct mad_transport *t, struct event_base *base,
