@@ -263,6 +263,12 @@ static int unicast_lid(uint32_t lid)
 int mad_send_response(struct mad_transport *t, const uint8_t *resp,
 		const struct mad_addr *from)
 {
+	return mad_send_response_len(t, resp, MAD_SIZE, from);
+}
+
+int mad_send_response_len(struct mad_transport *t, const uint8_t *resp,
+			  size_t len, const struct mad_addr *from)
+{
 	struct mad_addr to;
 	memset(&to, 0, sizeof(to));
 	if (resp[1] == IB_SMI_DIRECT_CLASS) {
@@ -276,7 +282,7 @@ int mad_send_response(struct mad_transport *t, const uint8_t *resp,
 		to.pkey_index = from->pkey_index;
 		to.sl = from->sl;
 	}
-	return mad_transport_send(t, resp, MAD_SIZE, &to);
+	return mad_transport_send(t, resp, len, &to);
 }
 
 static void drop(struct mad_dispatch *d, int reason, const uint8_t *mad,

@@ -138,6 +138,9 @@ const char *mad_unsup_name(int kind);
 void mad_make_response(uint8_t *mad, int status);
 int mad_send_response(struct mad_transport *t, const uint8_t *resp,
 		const struct mad_addr *from);
+/* The same, len bytes (an SA GetTableResp is 56 + n * stride long). */
+int mad_send_response_len(struct mad_transport *t, const uint8_t *resp,
+			  size_t len, const struct mad_addr *from);
 /* The least a MAD of the class can be: an SMP MAD_SIZE, an SA MAD 56, ... */
 size_t mad_class_min_len(uint8_t mgmt_class);
 /* The method's response, or 0 when the method takes none. */

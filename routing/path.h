@@ -31,6 +31,9 @@ struct path_facts {
 int path_resolve(const struct fabric *f, const struct lft_tables *t,
 		 uint32_t src_port, uint32_t dlid, struct path_facts *out);
 
+/* Bandwidth of an IB rate code in units of 100 Mb/s (0: not a rate code). */
+unsigned path_rate_bw(uint8_t rate);
+
 /* IB rate code of a link width (PortInfo:LinkWidthActive) and speed. */
 uint8_t path_link_rate(uint8_t width_active, uint8_t speed_active);
 

@@ -128,6 +128,7 @@ static const struct key qos_keys[] = {
 };
 static const struct key events_keys[] = {
 	TODO("signalling"),
+	INT("max_report_failures", events_max_report_failures, 1, 100),
 	END
 };
 static const struct key virt_keys[] = {
@@ -748,6 +749,7 @@ void config_defaults(struct config *c)
 	c->mad_window = 256;
 	c->mad_window_per_node = 16;
 	c->mad_one_cpu = TRI_AUTO;
+	c->events_max_report_failures = 4;
 	c->lmc = 0;
 	for (c->n_engines = 0; c->n_engines < CFG_MAX_ENGINES &&
 	    (e = routing_engine_default((size_t)c->n_engines)) != NULL;

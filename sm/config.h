@@ -45,6 +45,9 @@ struct config {
 	int max_op_vls;			/* ports.max_op_vls 1..5, default 5 */
 	int sminfo_poll_ms;		/* sm.poll_ms 100..600000, default 10000 */
 	int sminfo_poll_retries;	/* sm.poll_retries 1..100, default 4 */
+	int events_max_report_failures;	/* events.max_report_failures 1..100,
+					   default 4: unanswered Reports before
+					   a subscription is dropped */
 	uint64_t sm_key;		/* sm.sm_key, default 0: the SM_Key sent
 					   in SMInfo and compared with other
 					   SMs' (OpenSM's default config: 0x1) */

@@ -15,9 +15,11 @@
 #include "control.h"
 #include "cpu.h"
 #include "dump.h"
+#include "events.h"
 #include "log.h"
 #include "recv.h"
 #include "route.h"
+#include "sa.h"
 #include "state.h"
 
 #define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
@@ -252,6 +254,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	sweep_counters(sm, s);
 	s->valid = 1;
 	sm->heavy_sweeps++;
+	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
 	sm_print_summary(s, sm_state_name(sm->state));
 	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u ports activated%s",
 		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
@@ -276,6 +279,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		sm_stop(sm, bad);
 		return;
 	}
+	sm_events_programmed(sm);
 	if (ps->failed_ports)
 		sm_request_heavy(sm, "some writes failed");
 	finish_sweep(sm);
@@ -328,6 +332,7 @@ void sm_configure(struct sm *sm)
 	save_lids(sm);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
+	sm_events_configured(sm, old ? &old->f : NULL, f, sm->adopt_tables);
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;
 	for (uint32_t l = 1; l <= f->max_lid; l++)
@@ -752,10 +757,12 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	}
 	txn_set_arm(sm->txn, arm_txn, sm);
-	if (sm_recv_init(sm) < 0) {
+	if (sm_recv_init(sm) < 0 || sa_init(sm) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	if (sm_events_init(sm, err, errlen) < 0)
+		return -1;
 	sm_request_heavy(sm, "start-up");
 	return 0;
 }
@@ -812,6 +819,8 @@ void sm_shutdown(struct sm *sm)
 	subnet_free(&sm->sub);
 	adopt_free(sm->adopt);
 	smstate_free(sm);
+	sa_free(sm);
+	sm_events_free(sm);
 	sm_recv_free(sm);
 	txn_free(sm->txn);
 	if (sm->have_transport && sm->tr.close)

@@ -25,6 +25,9 @@
 
 struct control;
 struct mad_dispatch;
+struct sa;
+struct notifier;
+struct sm_events;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -53,6 +56,9 @@ struct sm {
 	int have_transport;
 	struct txn_engine *txn;
 	struct mad_dispatch *disp;	/* the receive path (sm/recv.c) */
+	struct sa *sa;			/* the subnet administrator (sm/sa.c) */
+	struct notifier *notify;	/* SA event subscriptions (sm/events.c) */
+	struct sm_events *events;
 	struct event *txn_timer;
 	struct event *sweep_timer;	/* light sweeps */
 	struct event *poll_timer;	/* STANDBY: polling the master (smstate.c) */

@@ -3,6 +3,7 @@
 #include <infiniband/mad.h>
 
 #include "daemon.h"
+#include "events.h"
 
 /* SMInfo and traps arrive LID-routed and directed-route alike. */
 static const struct sm_recv_entry table[] = {
@@ -36,7 +37,7 @@ int sm_recv_init(struct sm *sm)
 	sm->disp = mad_dispatch_new(&sm->tr);
 	if (!sm->disp)
 		return -1;
-	mad_dispatch_set_answers(sm->disp, txn_recv, sm->txn);
+	mad_dispatch_set_answers(sm->disp, sm_events_answer, sm);
 	if (sm_recv_register(sm->disp, sm) < 0) {
 		sm_recv_free(sm);
 		return -1;

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../mad/sa.h"
 #include "../mad/transport.h"
 #include "../routing/engine.h"
 #include "fabric.h"
@@ -36,6 +37,11 @@ struct sa_view {
 	uint64_t subnet_prefix;
 	uint32_t sm_lid;
 	uint64_t gen;			/* bumped on every publish */
+	/* PortInfo and SwitchInfo as the sweep read them, per port and per
+	 * node index (NULL when the model came without them): the fields
+	 * the model does not hold come from there */
+	const uint8_t (*pi_raw)[64];
+	const uint8_t (*si_raw)[64];
 };
 
 /* One request being answered. */
@@ -82,6 +88,50 @@ struct sa_family {
 	int (*fn)(struct sa_query *q);
 	const char *name;
 };
+
+/*
+ * The component mask (IBA vol. 1 §15.2.4): bit i selects the i-th field
+ * of the record, fields of an embedded attribute (NodeInfo, PortInfo,
+ * SwitchInfo) one bit each.  A family describes its fields by bit offset
+ * and width in the record as it is on the wire; sa_mask_check() refuses
+ * a mask that selects a bit past the last field (REQ_INVALID), and
+ * sa_match() tells whether a built record equals the request's template
+ * in every selected field.
+ */
+struct sa_field {
+	uint16_t off;		/* bit offset in the record */
+	uint16_t bits;		/* width in bits */
+};
+int sa_mask_check(const struct sa_query *q, unsigned n_fields);
+int sa_match(const struct sa_query *q, const uint8_t *rec,
+	     const struct sa_field *fields, unsigned n_fields);
+/* A Get already has more than one record: no need to look further. */
+static inline int sa_enough(const struct sa_query *q)
+{
+	return q->method == SA_METHOD_GET && q->n_recs > 1;
+}
+
+/* The families (one file each); rows of the table in sa.c. */
+int sa_class_port_info(struct sa_query *q);	/* sa.c */
+int sa_node_records(struct sa_query *q);	/* sa_node.c */
+int sa_portinfo_records(struct sa_query *q);
+int sa_switchinfo_records(struct sa_query *q);
+int sa_link_records(struct sa_query *q);
+int sa_lft_records(struct sa_query *q);
+int sa_guidinfo_records(struct sa_query *q);
+int sa_path_records(struct sa_query *q);	/* sa_path.c */
+int sa_inform_info(struct sa_query *q);		/* sa_inform.c */
+int sa_inform_records(struct sa_query *q);
+
+/* Counters, for ibsmctl and the tests. */
+struct sa_stats {
+	uint64_t requests, answered, records, errors, rmpp_sent;
+	uint64_t dropped_not_master, dropped_key, dropped_short, dropped_rmpp;
+	uint64_t send_failed;
+};
+const struct sa_stats *sa_get_stats(const struct sm *sm);
+/* The view answered from (NULL before the first publish). */
+const struct sa_view *sa_get_view(const struct sm *sm);
 
 int sa_init(struct sm *sm);
 void sa_free(struct sm *sm);

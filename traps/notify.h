@@ -46,6 +46,7 @@ typedef int (*notify_pkey_fn)(void *ctx, uint32_t lid_a, uint32_t lid_b);
 struct notify_stats {
 	uint64_t subscribed, unsubscribed, reports_sent, reports_resent;
 	uint64_t report_resps, dropped_subscriptions, not_matched;
+	uint64_t reports_lost;	/* not queued: the subscription had too many unanswered */
 };
 
 struct notifier *notifier_new(struct event_base *base,
@@ -53,6 +54,12 @@ struct notifier *notifier_new(struct event_base *base,
 			      const struct notify_params *p, char *err,
 			      size_t errlen);
 void notifier_free(struct notifier *n);
+/*
+ * Re-reads the state file and adds the subscriptions it holds that the
+ * table lacks (a new master whose state directory another ibsmd wrote).
+ * 0, or -1 with "FILE:LINE: reason" in err and nothing added.
+ */
+int notifier_load(struct notifier *n, char *err, size_t errlen);
 void notifier_set_pkey_check(struct notifier *n, notify_pkey_fn fn,
 			     void *ctx);
 

@@ -156,7 +156,9 @@ static const char full_policy[] =
 	"  hoq_life: 31\n"
 	"  leaf_hoq_life: 0\n"
 	"  vl_stall_count: 3\n"
-	"  max_op_vls: 1\n";
+	"  max_op_vls: 1\n"
+	"events:\n"
+	"  max_report_failures: 9\n";
 
 START_TEST(test_full_policy)
 {
@@ -192,6 +194,7 @@ START_TEST(test_full_policy)
 	ck_assert_int_eq(l.c.leaf_hoq_life, 0);
 	ck_assert_int_eq(l.c.vl_stall_count, 3);
 	ck_assert_int_eq(l.c.max_op_vls, 1);
+	ck_assert_int_eq(l.c.events_max_report_failures, 9);
 }
 END_TEST
 
@@ -439,6 +442,8 @@ START_TEST(test_out_of_range)
 	load_fails("sweep:\n  interval_s: 99999\n",
 		   "2:15: sweep.interval_s: 99999 is out of range 0..3600");
 	load_fails("lmc: -1\n", "1:6: lmc: -1 is out of range 0..7");
+	load_fails("events: {max_report_failures: 0}\n",
+		   "1:31: events.max_report_failures: 0 is out of range 1..100");
 	load_fails("lmc: 8\n", "1:6: lmc: 8 is out of range 0..7");
 	load_fails("lmc: -0x8000000000000000\n",
 		   "1:6: lmc: -0x8000000000000000 is out of range 0..7");

@@ -1,0 +1,461 @@
+/*
+ * The subnet administrator's core (sa.h): class 0x03 requests from the
+ * receive path, checked, handed to their record family, answered.
+ *
+ * The order of the checks follows OpenSM (osm_sa_mad_ctrl.c) where the
+ * spec leaves room:
+ *   - not MASTER, or no configuration published yet: ignored (C15-0.1.3);
+ *   - an RMPP transfer MAD (Active flag): mad/rmpp.c's, through the
+ *     dispatcher's RMPP hook; a request that came as RMPP DATA is
+ *     reassembled there and answered here like any other;
+ *   - shorter than the SA header (56 bytes): dropped, counted;
+ *   - SM_Key neither 0 nor ours (sm.sm_key): dropped, counted (C15-0.1.5);
+ *   - a component mask selecting a bit past the record's fields:
+ *     REQ_INVALID; the family's own checks: its status;
+ *   - Get: NO_RECORDS for none, TOO_MANY_RECORDS for more than one;
+ *   - method or attribute not served: the dispatcher's
+ *     METHOD_NOT_SUPPORTED / METHOD_ATTR_NOT_SUPPORTED.
+ * Answers carry SM_Key 0.  A GetTableResp is 56 + n * stride bytes
+ * (stride = the record size rounded up to 8, AttributeOffset = stride /
+ * 8; the empty table is the header alone with AttributeOffset 0); one that
+ * goes out through rmpp_send(): one that fits one MAD as that single MAD
+ * with RMPP DATA First|Last (as OpenSM's look on the wire; not retried,
+ * ibsim returns no ACK), a longer one as segments with ACKs.
+ *
+ * The view.  sa_publish() copies the model and its routes: the daemon
+ * replaces its model when a heavy sweep configures, and moves its tables
+ * to the routing thread, so the SA keeps its own copy, whole, until the
+ * next configuration is complete.
+ */
+#include "sa.h"
+
+#include <infiniband/mad.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mad/dispatch.h"
+#include "../mad/rmpp.h"
+#include "../mad/sa.h"
+#include "daemon.h"
+#include "log.h"
+
+struct sa {
+	struct sm *sm;
+	int have_view;
+	struct sa_view view;
+	struct fabric f;		/* the published copies */
+	struct lft_tables lft;
+	uint8_t (*pi_raw)[64], (*si_raw)[64];
+	struct rmpp *rmpp;
+	struct sa_stats st;
+};
+
+#define CPI_CAP_PORTINFO_CAPMASK_MATCH	0x2000	/* ClassPortInfo:CapabilityMask bit 13 */
+
+static const struct sa_family families[] = {
+	{ SA_ATTR_CLASS_PORT_INFO, SA_M_GET, SA_SIZE_CLASS_PORT_INFO,
+	  sa_class_port_info, "ClassPortInfo" },
+	{ SA_ATTR_NODE_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_NODE_REC,
+	  sa_node_records, "NodeRecord" },
+	{ SA_ATTR_PORTINFO_REC, SA_M_GET | SA_M_GET_TABLE, 68,
+	  sa_portinfo_records, "PortInfoRecord" },
+	{ SA_ATTR_SWITCHINFO_REC, SA_M_GET | SA_M_GET_TABLE, 24,
+	  sa_switchinfo_records, "SwitchInfoRecord" },
+	{ SA_ATTR_LINK_REC, SA_M_GET | SA_M_GET_TABLE, 8,
+	  sa_link_records, "LinkRecord" },
+	{ SA_ATTR_LFT_REC, SA_M_GET | SA_M_GET_TABLE, 72,
+	  sa_lft_records, "LFTRecord" },
+	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE, 72,
+	  sa_guidinfo_records, "GUIDInfoRecord" },
+	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC,
+	  sa_path_records, "PathRecord" },
+	{ SA_ATTR_INFORM_INFO, SA_M_SET, SA_SIZE_INFORM_INFO,
+	  sa_inform_info, "InformInfo" },
+	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64,
+	  sa_inform_records, "InformInfoRecord" },
+};
+
+static const struct {
+	uint8_t bit, method;
+} methods[] = {
+	{ SA_M_GET, SA_METHOD_GET },
+	{ SA_M_GET_TABLE, SA_METHOD_GET_TABLE },
+	{ SA_M_SET, SA_METHOD_SET },
+	{ SA_M_DELETE, SA_METHOD_DELETE },
+};
+
+static uint8_t method_bit(uint8_t method)
+{
+	for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
+		if (methods[k].method == method)
+			return methods[k].bit;
+	return 0;
+}
+
+static size_t stride_of(size_t rec_size)
+{
+	return (rec_size + 7) & ~(size_t)7;
+}
+
+static const struct sa_family *family_of(uint16_t attr)
+{
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		if (families[i].attr == attr)
+			return &families[i];
+	return NULL;
+}
+
+int sa_answer_add(struct sa_query *q, const void *rec)
+{
+	size_t stride = stride_of(q->rec_size);
+	if (sa_enough(q))
+		return 0;
+	if (q->n_recs == q->cap_recs) {
+		size_t cap = q->cap_recs ? q->cap_recs * 2 : 16;
+		uint8_t *p = realloc(q->recs, cap * stride);
+		if (!p)
+			return -1;
+		q->recs = p;
+		q->cap_recs = cap;
+	}
+	uint8_t *dst = q->recs + q->n_recs * stride;
+	memcpy(dst, rec, q->rec_size);
+	memset(dst + q->rec_size, 0, stride - q->rec_size);
+	q->n_recs++;
+	return 0;
+}
+
+int sa_mask_check(const struct sa_query *q, unsigned n_fields)
+{
+	if (n_fields < 64 && (q->comp_mask >> n_fields))
+		return SA_STS_REQ_INVALID;
+	return 0;
+}
+
+static uint64_t get_bits(const uint8_t *p, unsigned off, unsigned bits)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < bits; i++) {
+		unsigned b = off + i;
+		v = v << 1 | ((p[b / 8] >> (7 - b % 8)) & 1);
+	}
+	return v;
+}
+
+int sa_match(const struct sa_query *q, const uint8_t *rec,
+	     const struct sa_field *fields, unsigned n_fields)
+{
+	for (unsigned i = 0; i < n_fields && i < 64; i++) {
+		if (!(q->comp_mask & ((uint64_t)1 << i)))
+			continue;
+		const struct sa_field *fl = &fields[i];
+		if (fl->bits % 8 == 0 && fl->off % 8 == 0) {
+			if (memcmp(rec + fl->off / 8, q->rec + fl->off / 8, fl->bits / 8))
+				return 0;
+		} else if (get_bits(rec, fl->off, fl->bits) !=
+			   get_bits(q->rec, fl->off, fl->bits)) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* ClassPortInfo (IBA vol. 1 §13.4.8.1) of the SA: Get only, no mask. */
+int sa_class_port_info(struct sa_query *q)
+{
+	uint8_t r[SA_SIZE_CLASS_PORT_INFO];
+	unsigned ms = (unsigned)q->sm->cfg.mad_timeout_ms, rtv = 0;
+	/* RespTimeValue: 4.096 us * 2^rtv covers the MAD timeout */
+	while (rtv < 31 && (4096ull << rtv) < (uint64_t)ms * 1000000)
+		rtv++;
+	memset(r, 0, sizeof(r));
+	r[0] = 1;
+	r[1] = SA_CLASS_VERSION;
+	sa_put16(r + 2, CPI_CAP_PORTINFO_CAPMASK_MATCH);
+	sa_put32(r + 4, rtv & 0x1f);
+	sa_put32(r + 32, 1);			/* RedirectQP */
+	sa_put32(r + 36, IB_DEFAULT_QP1_QKEY);	/* RedirectQ_Key */
+	sa_put32(r + 68, IB_DEFAULT_QP1_QKEY);	/* TrapQ_Key */
+	return sa_answer_add(q, r) < 0 ? SA_STS_NO_RESOURCES : 0;
+}
+
+/* ---- answers ---- */
+
+/* The request's header turned into its response's, SM_Key 0. */
+static void response_header(uint8_t *out, const uint8_t *req, int status)
+{
+	memcpy(out, req, SA_HDR_SIZE);
+	mad_make_response(out, status);
+	memset(out + 36, 0, 8);		/* SM_Key */
+}
+
+static void send_one(struct sa *sa, const uint8_t *mad, size_t len,
+		     const struct mad_addr *from)
+{
+	if (mad_send_response_len(&sa->sm->tr, mad, len, from) < 0)
+		sa->st.send_failed++;
+}
+
+static void send_error(struct sa *sa, const uint8_t *req,
+		       const struct mad_addr *from, int status)
+{
+	uint8_t out[MAD_SIZE];
+	memset(out, 0, sizeof(out));
+	response_header(out, req, status);
+	sa_put16(out + 44, 0);		/* AttributeOffset */
+	sa->st.errors++;
+	send_one(sa, out, MAD_SIZE, from);
+}
+
+static void send_get(struct sa *sa, struct sa_query *q)
+{
+	uint8_t out[MAD_SIZE];
+	size_t stride = stride_of(q->rec_size);
+	memset(out, 0, sizeof(out));
+	response_header(out, q->mad, 0);
+	sa_put16(out + 44, (uint16_t)(stride / 8));
+	memcpy(out + SA_HDR_SIZE, q->recs,
+	       q->rec_size > SA_DATA_SIZE ? SA_DATA_SIZE : q->rec_size);
+	sa->st.records++;
+	send_one(sa, out, MAD_SIZE, q->from);
+}
+
+static void send_table(struct sa *sa, struct sa_query *q)
+{
+	size_t stride = stride_of(q->rec_size);
+	uint8_t hdr[SA_HDR_SIZE];
+	response_header(hdr, q->mad, 0);
+	sa_put16(hdr + 44, q->n_recs ? (uint16_t)(stride / 8) : 0);
+	sa->st.records += q->n_recs;
+	if (!sa->rmpp) {
+		sa->st.send_failed++;
+		return;
+	}
+	if (rmpp_send(sa->rmpp, hdr, q->recs, q->n_recs * stride, q->from,
+		      NULL, NULL) < 0) {
+		/* EBUSY: the same request again while its answer is going */
+		sa->st.send_failed++;
+		return;
+	}
+	sa->st.rmpp_sent++;
+}
+
+/* A request (no RMPP transfer) of a family the table serves. */
+static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
+		      const struct mad_addr *from)
+{
+	struct sa *sa = sm->sa;
+	if (len < SA_HDR_SIZE) {
+		sa->st.dropped_short++;
+		return MAD_DROP;
+	}
+	uint64_t key = sa_sm_key(mad);
+	if (key && key != sm->cfg.sm_key) {
+		sa->st.dropped_key++;
+		log_debug("SA: SM_Key 0x%016llx from LID %u is not ours; ignored",
+			  (unsigned long long)key, from->lid);
+		return MAD_DONE;
+	}
+	const struct sa_family *fam = family_of(mad_attr_id(mad));
+	if (!fam || !(fam->methods & method_bit(mad_method(mad))))
+		return MAD_STS_METHOD_ATTR_UNSUPPORTED;	/* the dispatcher already knows */
+	uint8_t req[MAD_SIZE];
+	memcpy(req, mad, len);
+	memset(req + len, 0, MAD_SIZE - len);
+	struct sa_query q = {
+		.sa = sa, .sm = sm, .view = &sa->view,
+		.mad = req, .len = len, .from = from,
+		.method = mad_method(mad), .attr = fam->attr,
+		.attr_mod = mad_attr_mod(mad), .comp_mask = sa_comp_mask(mad),
+		.rec = req + SA_HDR_SIZE, .rec_len = len - SA_HDR_SIZE,
+		.rec_size = fam->rec_size,
+	};
+	int status = fam->fn(&q);
+	if (!status && q.method == SA_METHOD_GET && q.n_recs != 1)
+		status = q.n_recs ? SA_STS_TOO_MANY_RECORDS : SA_STS_NO_RECORDS;
+	if (status) {
+		log_debug("SA: %s method 0x%02x mask 0x%llx from LID %u: status 0x%04x",
+			  fam->name, q.method, (unsigned long long)q.comp_mask,
+			  from->lid, status);
+		send_error(sa, req, from, status);
+	} else if (q.method == SA_METHOD_GET || q.method == SA_METHOD_SET) {
+		send_get(sa, &q);	/* a Set is echoed in one GetResp */
+	} else {
+		send_table(sa, &q);
+	}
+	sa->st.answered++;
+	free(q.recs);
+	return MAD_DONE;
+}
+
+/* The receive path's handler for every (method, attribute) served. */
+static int sa_recv(void *ctx, const uint8_t *mad, size_t len,
+		   const struct mad_addr *from)
+{
+	struct sm *sm = ctx;
+	struct sa *sa = sm->sa;
+	sa->st.requests++;
+	if (sm->state != SMS_MASTER || !sa->have_view) {
+		sa->st.dropped_not_master++;
+		return MAD_DONE;
+	}
+	/* an active RMPP MAD went to the RMPP hook (mad_dispatch_set_rmpp) */
+	if (mad[26] & RMPP_FLAG_ACTIVE) {
+		sa->st.dropped_rmpp++;
+		return MAD_DONE;
+	}
+	return sa_request(sm, mad, len, from);
+}
+
+/* A request that came as an RMPP transfer, reassembled. */
+static void on_rmpp_request(void *arg, const uint8_t *hdr,
+			    const uint8_t *payload, size_t len,
+			    const struct mad_addr *from)
+{
+	struct sm *sm = arg;
+	uint8_t req[MAD_SIZE];
+	if (sm->state != SMS_MASTER || !sm->sa->have_view)
+		return;
+	memset(req, 0, sizeof(req));
+	memcpy(req, hdr, SA_HDR_SIZE);
+	memset(req + MAD_HDR_SIZE, 0, MAD_RMPP_HDR_END - MAD_HDR_SIZE);
+	if (mad_method(req) & MAD_METHOD_RESPONSE || !mad_response_method(mad_method(req)))
+		return;
+	if (len > SA_DATA_SIZE) {	/* no request the SA serves is that long */
+		send_error(sm->sa, req, from, SA_STS_REQ_INVALID);
+		return;
+	}
+	memcpy(req + SA_HDR_SIZE, payload, len);
+	int r = sa_request(sm, req, MAD_SIZE, from);
+	if (r >= 0)
+		send_error(sm->sa, req, from, r);
+}
+
+int sa_init(struct sm *sm)
+{
+	struct sa *sa = calloc(1, sizeof(*sa));
+	if (!sa)
+		return -1;
+	sa->sm = sm;
+	fabric_init(&sa->f);
+	sm->sa = sa;
+	struct rmpp_params rp = { .retries = 3 };	/* the rest: RMPP's defaults */
+	if (sm->base && !(sa->rmpp = rmpp_new(sm->base, &sm->tr, &rp)))
+		goto fail;
+	if (sa->rmpp) {
+		rmpp_set_receiver(sa->rmpp, on_rmpp_request, sm);
+		mad_dispatch_set_rmpp(sm->disp, rmpp_hook, sa->rmpp);
+	}
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
+			if ((families[i].methods & methods[k].bit) &&
+			    mad_dispatch_register(sm->disp, SA_CLASS, SA_CLASS_VERSION,
+						  methods[k].method, families[i].attr,
+						  sa_recv, sm) < 0)
+				goto fail;
+	return 0;
+fail:
+	sa_free(sm);
+	return -1;
+}
+
+static void drop_view(struct sa *sa)
+{
+	fabric_free(&sa->f);
+	lft_tables_free(&sa->lft);
+	free(sa->pi_raw);
+	free(sa->si_raw);
+	sa->pi_raw = sa->si_raw = NULL;
+	sa->view.pi_raw = sa->view.si_raw = NULL;
+	sa->have_view = 0;
+}
+
+void sa_free(struct sm *sm)
+{
+	struct sa *sa = sm->sa;
+	if (!sa)
+		return;
+	if (sm->disp)
+		for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+			for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
+				if (families[i].methods & methods[k].bit)
+					mad_dispatch_unregister(sm->disp, SA_CLASS,
+								methods[k].method,
+								families[i].attr);
+	if (sm->disp)
+		mad_dispatch_set_rmpp(sm->disp, NULL, NULL);
+	rmpp_free(sa->rmpp);
+	drop_view(sa);
+	free(sa);
+	sm->sa = NULL;
+}
+
+static int copy_lft(struct lft_tables *dst, const struct lft_tables *src,
+		    uint32_t n_nodes)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->n_sw = src->n_sw;
+	dst->max_lid = src->max_lid;
+	size_t cells = (size_t)src->n_sw * (src->max_lid + 1);
+	dst->sw_node = malloc((src->n_sw ? src->n_sw : 1) * sizeof(*dst->sw_node));
+	dst->row_of_node = malloc((n_nodes ? n_nodes : 1) * sizeof(*dst->row_of_node));
+	dst->port = malloc(cells ? cells : 1);
+	if (!dst->sw_node || !dst->row_of_node || !dst->port) {
+		lft_tables_free(dst);
+		return -1;
+	}
+	memcpy(dst->sw_node, src->sw_node, src->n_sw * sizeof(*dst->sw_node));
+	memcpy(dst->row_of_node, src->row_of_node, n_nodes * sizeof(*dst->row_of_node));
+	memcpy(dst->port, src->port, cells);
+	if (src->sl) {
+		size_t n = (size_t)(src->max_lid + 1) * (src->max_lid + 1);
+		if (!(dst->sl = malloc(n))) {
+			lft_tables_free(dst);
+			return -1;
+		}
+		memcpy(dst->sl, src->sl, n);
+	}
+	return 0;	/* sl2vl: not a host-visible fact, not copied */
+}
+
+void sa_publish(struct sm *sm, const struct fabric *f,
+		const struct lft_tables *lft)
+{
+	struct sa *sa = sm->sa;
+	if (!sa)
+		return;
+	drop_view(sa);
+	if (!f || !lft || !lft->port || fabric_clone(&sa->f, f) < 0 ||
+	    copy_lft(&sa->lft, lft, f->n_nodes) < 0) {
+		fabric_free(&sa->f);
+		log_err("SA: cannot keep the subnet's view (out of memory); not answering");
+		return;
+	}
+	const struct discovery *d = sm->sub.model;
+	if (d && &d->f == f && d->pi_raw && d->si_raw) {
+		sa->pi_raw = malloc(((size_t)f->n_ports + 1) * 64);
+		sa->si_raw = malloc(((size_t)f->n_nodes + 1) * 64);
+		if (sa->pi_raw && sa->si_raw) {
+			memcpy(sa->pi_raw, d->pi_raw, (size_t)f->n_ports * 64);
+			memcpy(sa->si_raw, d->si_raw, (size_t)f->n_nodes * 64);
+			sa->view.pi_raw = (const uint8_t (*)[64])sa->pi_raw;
+			sa->view.si_raw = (const uint8_t (*)[64])sa->si_raw;
+		}
+	}
+	sa->view.f = &sa->f;
+	sa->view.lft = &sa->lft;
+	sa->view.subnet_prefix = sm->cfg.subnet_prefix;
+	sa->view.sm_lid = sm->sub.sm_lid;
+	sa->view.gen++;
+	sa->have_view = 1;
+}
+
+const struct sa_stats *sa_get_stats(const struct sm *sm)
+{
+	return sm->sa ? &sm->sa->st : NULL;
+}
+
+const struct sa_view *sa_get_view(const struct sm *sm)
+{
+	return sm->sa && sm->sa->have_view ? &sm->sa->view : NULL;
+}

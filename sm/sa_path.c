@@ -1,0 +1,287 @@
+/*
+ * PathRecord (IBA vol. 1 §15.2.5.16): the SA's answer to "how do I reach
+ * that port", from the routes as published (routing/path.h).
+ *
+ * End points: SGID/SLID and DGID/DGID name them (a GID whose prefix is
+ * not the subnet's or whose GUID nobody has: INVALID_GID; a LID nobody
+ * holds: NO_RECORDS; a GID and a LID that name different ports:
+ * REQ_INVALID, as OpenSM).  Unnamed ends range over every end port with
+ * a LID.  For each port pair, the LIDs of their LMC ranges (or the one
+ * named) are paired, at most NumbPath paths per pair (GetTable with
+ * NumbPath in the mask; Get: one).
+ *
+ * The record: DGID, SGID, DLID, SLID; SL from the routing result (0
+ * without QoS); MTU and Rate the least over the links of the routed path
+ * (selector 2, "exactly", as OpenSM answers); P_Key 0xffff (the default
+ * partition, the only one configured) or the one asked for when it is
+ * shared; Reversible when the tables also lead back (NumbPath 0 with the
+ * Reversible bit, as OpenSM); PacketLifeTime derived below; TClass,
+ * FlowLabel, HopLimit 0.
+ *
+ * PacketLifeTime.  A packet may wait up to a switch's LifeTime
+ * (SwitchInfo:LifeTimeValue, 4.096 us * 2^LTV) in each switch it
+ * crosses, so a path through s switches lives at most s * 2^LTV:
+ * PacketLifeTime = LTV + ceil(log2 s), LTV the largest any switch of the
+ * subnet reported (sm.subnet_timeout when none did), capped at 63; 0 for
+ * a port to itself (Table 205).  OpenSM answers sm.subnet_timeout (18)
+ * for every path; with the usual LTV of 18 the two agree for a path
+ * through one switch and ibsmd says 20 for a path through three or four.
+ *
+ * Selectors (MTU, Rate, PacketLifeTime): 0 greater than, 1 less than (a
+ * smaller MTU or PacketLifeTime is offered, as OpenSM), 2 exactly, 3 the
+ * largest available.
+ */
+#include <string.h>
+
+#include "../mad/sa.h"
+#include "../routing/path.h"
+#include "daemon.h"
+#include "sa.h"
+
+#define PR_SIZE SA_SIZE_PATH_REC
+
+enum {
+	PR_SERVICEID_MSB, PR_SERVICEID_LSB, PR_DGID, PR_SGID, PR_DLID, PR_SLID,
+	PR_RAW, PR_RESV0, PR_FLOWLABEL, PR_HOPLIMIT, PR_TCLASS, PR_REVERSIBLE,
+	PR_NUMBPATH, PR_PKEY, PR_QOS_CLASS, PR_SL, PR_MTU_SEL, PR_MTU,
+	PR_RATE_SEL, PR_RATE, PR_PLT_SEL, PR_PLT, PR_PREFERENCE, PR_N
+};
+
+#define BIT(b) ((uint64_t)1 << (b))
+#define PAIR_LIMIT 4000000u	/* port pairs one request may look at */
+
+struct pr_req {
+	const struct sa_query *q;
+	const struct fabric *f;
+	uint8_t ltv;		/* the switches' LifeTimeValue */
+	unsigned max_paths;	/* per port pair */
+};
+
+static int has(const struct sa_query *q, int bit)
+{
+	return (q->comp_mask & BIT(bit)) != 0;
+}
+
+static uint8_t ceil_log2(unsigned v)
+{
+	uint8_t l = 0;
+	while ((1u << l) < v && l < 31)
+		l++;
+	return l;
+}
+
+static uint8_t packet_life(const struct pr_req *r, const struct path_facts *pf,
+			   uint32_t src)
+{
+	if (pf->dst_port == src)
+		return 0;
+	const struct fabric *f = r->f;
+	/* links crossed: hops; switches crossed: one less, unless an end is a switch */
+	unsigned sw = pf->hops ? pf->hops - 1 : 0;
+	if (f->nodes[f->ports[src].node].type == FAB_SWITCH)
+		sw++;
+	if (f->nodes[f->ports[pf->dst_port].node].type == FAB_SWITCH)
+		sw++;
+	unsigned v = (unsigned)r->ltv + ceil_log2(sw ? sw : 1);
+	return (uint8_t)(v > 63 ? 63 : v);
+}
+
+/*
+ * A selector applied: *val is the path's value, want the request's.
+ * Returns 0 when the path qualifies (maybe with *val lowered), -1 not.
+ * ordered compares values by what they mean (bandwidth for rates).
+ */
+static int select_value(int sel, uint8_t *val, uint8_t want, int is_rate)
+{
+	unsigned have = is_rate ? path_rate_bw(*val) : *val;
+	unsigned w = is_rate ? path_rate_bw(want) : want;
+	switch (sel) {
+	case 0:
+		return have > w ? 0 : -1;
+	case 1:
+		if (have < w)
+			return 0;
+		if (is_rate || want <= 1)
+			return -1;
+		*val = (uint8_t)(want - 1);	/* a smaller MTU or lifetime will do */
+		return 0;
+	case 2:
+		return have == w ? 0 : -1;
+	}
+	return 0;
+}
+
+/* The record of one path, or -1 when the request's selectors refuse it. */
+static int build(const struct pr_req *r, uint32_t src, const struct path_facts *pf,
+		 uint8_t *rec)
+{
+	const struct sa_query *q = r->q;
+	const struct fabric *f = r->f;
+	const uint8_t *t = q->rec;
+	uint8_t mtu = pf->mtu, rate = pf->rate, plt = packet_life(r, pf, src);
+	uint16_t pkey = 0xffff;
+	if (has(q, PR_REVERSIBLE) && (t[49] & 0x80) && !pf->reversible)
+		return -1;
+	if (has(q, PR_SL) && (sa_get16(t + 52) & 0xf) != pf->sl)
+		return -1;
+	if (has(q, PR_PKEY)) {
+		pkey = sa_get16(t + 50);
+		if ((pkey & 0x7fff) != 0x7fff)	/* only the default partition */
+			return -1;
+	}
+	if (has(q, PR_MTU) && has(q, PR_MTU_SEL) &&
+	    select_value(t[54] >> 6, &mtu, t[54] & 0x3f, 0) < 0)
+		return -1;
+	if (has(q, PR_RATE) && has(q, PR_RATE_SEL) &&
+	    select_value(t[55] >> 6, &rate, t[55] & 0x3f, 1) < 0)
+		return -1;
+	if (has(q, PR_PLT) && has(q, PR_PLT_SEL) &&
+	    select_value(t[56] >> 6, &plt, t[56] & 0x3f, 0) < 0)
+		return -1;
+	const struct fab_port *sp = &f->ports[src], *dp = &f->ports[pf->dst_port];
+	memset(rec, 0, PR_SIZE);
+	sa_put64(rec + 8, q->view->subnet_prefix);
+	sa_put64(rec + 16, dp->guid ? dp->guid : f->nodes[dp->node].guid);
+	sa_put64(rec + 24, q->view->subnet_prefix);
+	sa_put64(rec + 32, sp->guid ? sp->guid : f->nodes[sp->node].guid);
+	sa_put16(rec + 40, (uint16_t)pf->dlid);
+	sa_put16(rec + 42, (uint16_t)pf->slid);
+	rec[49] = pf->reversible ? 0x80 : 0;
+	sa_put16(rec + 50, pkey);
+	sa_put16(rec + 52, pf->sl);
+	rec[54] = (uint8_t)(0x80 | mtu);
+	rec[55] = (uint8_t)(0x80 | rate);
+	rec[56] = (uint8_t)(0x80 | plt);
+	return 0;
+}
+
+/* The paths from port src to port dst within the LIDs the request allows. */
+static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
+		uint32_t dst)
+{
+	const struct fabric *f = r->f;
+	uint32_t s0 = f->ports[src].lid, d0 = f->ports[dst].lid;
+	uint32_t sn = 1u << fabric_port_lmc(f, src), dn = 1u << fabric_port_lmc(f, dst);
+	if (has(q, PR_SLID)) {
+		s0 = sa_get16(q->rec + 42);
+		sn = 1;
+	}
+	if (has(q, PR_DLID)) {
+		d0 = sa_get16(q->rec + 40);
+		dn = 1;
+	}
+	unsigned found = 0;
+	for (uint32_t i = 0; i < sn && found < r->max_paths; i++)
+		for (uint32_t j = 0; j < dn && found < r->max_paths; j++) {
+			struct path_facts pf;
+			uint8_t rec[PR_SIZE];
+			if (path_resolve(f, q->view->lft, src, d0 + j, &pf) < 0)
+				continue;
+			pf.slid = s0 + i;
+			pf.sl = lft_sl(q->view->lft, pf.slid, pf.dlid);
+			if (build(r, src, &pf, rec) < 0)
+				continue;
+			if (sa_answer_add(q, rec) < 0)
+				return SA_STS_NO_RESOURCES;
+			found++;
+			if (sa_enough(q))
+				return 0;
+		}
+	return 0;
+}
+
+/* The port a GID names: INVALID_GID when none does. */
+static int port_of_gid(const struct sa_query *q, const uint8_t *gid,
+		       uint32_t *pi)
+{
+	const struct fabric *f = q->view->f;
+	uint64_t prefix = sa_get64(gid), guid = sa_get64(gid + 8);
+	if (prefix != q->view->subnet_prefix && prefix != 0xfe80000000000000ull)
+		return SA_STS_INVALID_GID;
+	for (uint32_t i = 0; i < f->n_ports; i++) {
+		const struct fab_port *p = &f->ports[i];
+		uint64_t g = p->guid ? p->guid : f->nodes[p->node].guid;
+		if (g == guid && fabric_is_endport(f, i) && p->lid) {
+			*pi = i;
+			return 0;
+		}
+	}
+	return SA_STS_INVALID_GID;
+}
+
+/* One end of the path: FAB_NONE (every end port) or the port named. */
+static int endpoint(const struct sa_query *q, int gid_bit, int lid_bit,
+		    const uint8_t *gid, const uint8_t *lid, uint32_t *pi)
+{
+	const struct fabric *f = q->view->f;
+	uint32_t by_gid = FAB_NONE, by_lid = FAB_NONE;
+	if (has(q, gid_bit)) {
+		int st = port_of_gid(q, gid, &by_gid);
+		if (st)
+			return st;
+	}
+	if (has(q, lid_bit)) {
+		uint32_t l = sa_get16(lid);
+		if (!l || l > f->max_lid || f->lid_port[l] == FAB_NONE)
+			return SA_STS_NO_RECORDS;
+		by_lid = f->lid_port[l];
+	}
+	if (by_gid != FAB_NONE && by_lid != FAB_NONE && by_gid != by_lid)
+		return SA_STS_REQ_INVALID;
+	*pi = by_gid != FAB_NONE ? by_gid : by_lid;
+	return 0;
+}
+
+static uint8_t switch_ltv(const struct sa_query *q)
+{
+	const struct fabric *f = q->view->f;
+	uint8_t ltv = 0;
+	for (uint32_t n = 0; n < f->n_nodes; n++)
+		if (f->nodes[n].type == FAB_SWITCH && f->nodes[n].lifetime > ltv)
+			ltv = f->nodes[n].lifetime;
+	return ltv ? ltv : (uint8_t)q->sm->cfg.subnet_timeout;
+}
+
+int sa_path_records(struct sa_query *q)
+{
+	const struct fabric *f = q->view->f;
+	int st = sa_mask_check(q, PR_N);
+	if (st)
+		return st;
+	/* ServiceID: both halves or neither (OpenSM: INSUFFICIENT_COMPONENTS) */
+	if (has(q, PR_SERVICEID_MSB) != has(q, PR_SERVICEID_LSB))
+		return SA_STS_INSUFFICIENT_COMPONENTS;
+	if (has(q, PR_MTU) && has(q, PR_MTU_SEL) &&
+	    ((q->rec[54] & 0x3f) < 1 || (q->rec[54] & 0x3f) > 5))
+		return SA_STS_REQ_INVALID;
+	if (has(q, PR_RATE) && has(q, PR_RATE_SEL) && !path_rate_bw(q->rec[55] & 0x3f))
+		return SA_STS_REQ_INVALID;
+	if (!f->lid_port)
+		return q->method == SA_METHOD_GET ? SA_STS_NO_RECORDS : 0;
+	uint32_t src, dst;
+	if ((st = endpoint(q, PR_SGID, PR_SLID, q->rec + 24, q->rec + 42, &src)) ||
+	    (st = endpoint(q, PR_DGID, PR_DLID, q->rec + 8, q->rec + 40, &dst)))
+		return st;
+	struct pr_req r = { .q = q, .f = f, .ltv = switch_ltv(q), .max_paths = ~0u };
+	if (q->method == SA_METHOD_GET)
+		r.max_paths = 1;
+	else if (has(q, PR_NUMBPATH))
+		r.max_paths = q->rec[49] & 0x7f;
+	if (!r.max_paths)
+		return 0;
+	uint64_t ends = 0;
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		ends += fabric_is_endport(f, i) && f->ports[i].lid;
+	if ((src == FAB_NONE ? ends : 1) * (dst == FAB_NONE ? ends : 1) > PAIR_LIMIT)
+		return SA_STS_NO_RESOURCES;
+	for (uint32_t s = src == FAB_NONE ? 0 : src;
+	     s < (src == FAB_NONE ? f->n_ports : src + 1) && !st && !sa_enough(q); s++) {
+		if (!fabric_is_endport(f, s) || !f->ports[s].lid)
+			continue;
+		for (uint32_t d = dst == FAB_NONE ? 0 : dst;
+		     d < (dst == FAB_NONE ? f->n_ports : dst + 1) && !st && !sa_enough(q); d++)
+			if (fabric_is_endport(f, d) && f->ports[d].lid)
+				st = pair(&r, q, s, d);
+	}
+	return st;
+}

@@ -1,0 +1,396 @@
+/*
+ * Notices 64/65 end to end on the emulator: the SM (the daemon's code)
+ * configures the tree; a host attached to a CA port as a plain host
+ * (IsSM off) subscribes with an SA InformInfo Set; another host's link
+ * goes down (the switch's trap 128 starts the heavy sweep) and the
+ * listener gets a Report of notice 65 with that port's GID, answers it,
+ * and gets 64 when the link comes back.  Then a restart of the SM with
+ * the same state directory: the subscription is still there.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/emu.h"
+#include "mad/sa.h"
+#include "sm/daemon.h"
+#include "sm/log.h"
+#include "sm/topo.h"
+#include "traps/notice.h"
+#include "traps/notify.h"
+
+#pragma GCC diagnostic ignored "-Wunused-function"	/* emu_device_state */
+#include "emu_testlib.h"
+
+#define PREFIX 0xfe80000000000000ULL
+
+/* A plain host on a CA port: what it got. */
+struct host {
+	struct mad_transport t;
+	uint64_t guid;
+	int set_answers, set_status;
+	uint8_t set_echo[36];
+	int reports;
+	uint16_t traps[16];
+	uint8_t gids[16][16];
+	int answer_reports;	/* send ReportResp */
+	int iir_answers, iir_status;
+	size_t iir_len;
+	uint8_t iir[MAD_SIZE];
+};
+
+static void host_recv(void *arg, const uint8_t *mad, size_t len,
+		      const struct mad_addr *from, int status)
+{
+	struct host *h = arg;
+	if (status || len < SA_HDR_SIZE || mad[1] != SA_CLASS)
+		return;
+	if (mad_method(mad) == SA_METHOD_GET_RESP &&
+	    mad_attr_id(mad) == SA_ATTR_INFORM_INFO) {
+		h->set_answers++;
+		h->set_status = mad_status(mad);
+		memcpy(h->set_echo, sa_data(mad), 36);
+		return;
+	}
+	if (mad_method(mad) == SA_METHOD_GET_TABLE_RESP &&
+	    mad_attr_id(mad) == SA_ATTR_INFORM_INFO_REC) {
+		h->iir_answers++;
+		h->iir_status = mad_status(mad);
+		h->iir_len = len;
+		memcpy(h->iir, mad, len);
+		return;
+	}
+	if (mad_method(mad) != SA_METHOD_REPORT || mad_attr_id(mad) != SA_ATTR_NOTICE ||
+	    len < SA_HDR_SIZE + NOTICE_SIZE)
+		return;
+	struct notice nt;
+	notice_decode(sa_data(mad), &nt);
+	if (h->reports < 16) {
+		h->traps[h->reports] = nt.trap;
+		notice_get_gid(&nt, h->gids[h->reports]);
+	}
+	h->reports++;
+	if (!h->answer_reports)
+		return;
+	uint8_t resp[MAD_SIZE];
+	memcpy(resp, mad, MAD_SIZE);
+	resp[3] = SA_METHOD_REPORT_RESP;
+	struct mad_addr to = *from;
+	to.qpn = 1;
+	to.qkey = 0x80010000;
+	ck_assert_int_eq(mad_transport_send(&h->t, resp, MAD_SIZE, &to), 0);
+}
+
+struct run {
+	struct fabric topo;
+	struct emu *e;
+	struct event_base *base;
+	struct sm *sm;
+	char state[64];
+};
+
+static void start_sm(struct run *r)
+{
+	char err[256] = "";
+	r->sm = calloc(1, sizeof(*r->sm));
+	ck_assert_ptr_nonnull(r->sm);
+	config_defaults(&r->sm->cfg);
+	r->sm->cfg.mad_timeout_ms = 20;
+	r->sm->cfg.sweep_interval_s = 0;
+	snprintf(r->sm->cfg.state_dir, sizeof(r->sm->cfg.state_dir), "%s", r->state);
+	r->sm->log_level_override = -1;
+	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void stop_sm(struct run *r)
+{
+	sm_shutdown(r->sm);
+	free(r->sm);
+	r->sm = NULL;
+}
+
+static void setup(struct run *r)
+{
+	char err[256] = "", *text = emu_tree_text();
+	memset(r, 0, sizeof(*r));
+	fabric_init(&r->topo);
+	ck_assert_msg(topo_parse_string(&r->topo, text, "tree.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	r->e = emu_new(&r->topo, err, sizeof(err));
+	ck_assert_msg(r->e != NULL, "%s", err);
+	emu_set_seed(r->e, 7);
+	r->base = event_base_new();
+	ck_assert_ptr_nonnull(r->base);
+	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-notemu.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	log_set_level(LOG_ERROR);
+	start_sm(r);
+}
+
+static void teardown(struct run *r)
+{
+	char cmd[128];
+	if (r->sm)
+		stop_sm(r);
+	emu_free(r->e);
+	event_base_free(r->base);
+	fabric_free(&r->topo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+struct wait {
+	struct run *r;
+	int (*done)(struct run *, void *);
+	void *arg;
+	int ticks, timed_out;
+};
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct wait *w = arg;
+	if (w->done(w->r, w->arg))
+		event_base_loopbreak(w->r->base);
+	else if (++w->ticks > 5000) {	/* 10 s */
+		w->timed_out = 1;
+		event_base_loopbreak(w->r->base);
+	}
+}
+
+static void run_until(struct run *r, int (*done)(struct run *, void *),
+		      void *arg, const char *what)
+{
+	struct wait w = { .r = r, .done = done, .arg = arg };
+	struct timeval two_ms = { 0, 2000 };
+	struct event *ev = event_new(r->base, -1, EV_PERSIST, on_tick, &w);
+	ck_assert_ptr_nonnull(ev);
+	event_add(ev, &two_ms);
+	ck_assert_int_eq(event_base_dispatch(r->base), 0);
+	event_free(ev);
+	ck_assert_msg(!w.timed_out, "timed out waiting for %s", what);
+}
+
+static int sweeps_done(struct run *r, void *arg)
+{
+	return r->sm->heavy_sweeps >= *(uint32_t *)arg && !r->sm->busy &&
+	       !r->sm->heavy_wanted;
+}
+
+static int reports_in(struct run *r, void *arg)
+{
+	(void)r;
+	struct host *h = arg;
+	return h->reports >= h->answer_reports;	/* answer_reports doubles as the goal */
+}
+
+static int set_answered(struct run *r, void *arg)
+{
+	(void)r;
+	return ((struct host *)arg)->set_answers > 0;
+}
+
+static int no_subscriptions(struct run *r, void *arg)
+{
+	(void)arg;
+	return notifier_count(r->sm->notify) == 0;
+}
+
+static void wait_sweeps(struct run *r, uint32_t n)
+{
+	run_until(r, sweeps_done, &n, "heavy sweeps");
+}
+
+/* Host H<h> (port GUID: its node GUID + 1), attached as a plain host. */
+static void host_attach(struct run *r, struct host *h, int idx)
+{
+	char err[256] = "";
+	memset(h, 0, sizeof(*h));
+	h->guid = 0x1000 + 4 * (uint64_t)idx + 1;
+	ck_assert_msg(emu_attach(r->e, r->base, h->guid, &h->t, host_recv, h,
+				 err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(emu_set_issm(r->e, h->guid, 0), 0);
+}
+
+/* Subscribes to every generic notice with an SA InformInfo Set. */
+static void host_subscribe(struct run *r, struct host *h)
+{
+	uint8_t ii[36], mad[MAD_SIZE];
+	ck_assert_int_eq(emu_transport_refresh(&h->t), 0);
+	ck_assert_uint_gt(h->t.lid, 0);
+	ck_assert_uint_gt(h->t.sm_lid, 0);
+	memset(ii, 0, sizeof(ii));
+	sa_put16(ii + 16, 0xffff);	/* LIDRangeBegin: all */
+	ii[22] = 1;			/* IsGeneric */
+	ii[23] = 1;			/* Subscribe */
+	sa_put16(ii + 24, 0xffff);	/* Type */
+	sa_put16(ii + 26, 0xffff);	/* TrapNumber */
+	sa_put32(ii + 28, 1u << 8 | 18);	/* QPN 1, RespTimeValue 18 (1 s) */
+	ii[33] = ii[34] = ii[35] = 0xff;	/* ProducerType */
+	sa_init_request(mad, SA_METHOD_SET, 0x1234, SA_ATTR_INFORM_INFO, 0, 0,
+			ii, sizeof(ii));
+	struct mad_addr to = { .lid = h->t.sm_lid, .qpn = 1, .qkey = 0x80010000 };
+	h->set_answers = 0;
+	ck_assert_int_eq(mad_transport_send(&h->t, mad, MAD_SIZE, &to), 0);
+	run_until(r, set_answered, h, "the InformInfo Set's answer");
+	ck_assert_int_eq(h->set_status, 0);
+	ck_assert_mem_eq(h->set_echo, ii, 36);
+}
+
+static int iir_answered(struct run *r, void *arg)
+{
+	(void)r;
+	return ((struct host *)arg)->iir_answers > 0;
+}
+
+/* InformInfoRecord GetTable, by SubscriberGID when gid_guid is not 0: the records. */
+static int host_list(struct run *r, struct host *h, uint64_t gid_guid)
+{
+	uint8_t rec[64], mad[MAD_SIZE];
+	memset(rec, 0, sizeof(rec));
+	sa_put64(rec, PREFIX);
+	sa_put64(rec + 8, gid_guid);
+	sa_init_request(mad, SA_METHOD_GET_TABLE, 0x4321, SA_ATTR_INFORM_INFO_REC,
+			0, gid_guid ? 1 : 0, rec, sizeof(rec));
+	struct mad_addr to = { .lid = h->t.sm_lid, .qpn = 1, .qkey = 0x80010000 };
+	h->iir_answers = 0;
+	ck_assert_int_eq(mad_transport_send(&h->t, mad, MAD_SIZE, &to), 0);
+	run_until(r, iir_answered, h, "the InformInfoRecord answer");
+	ck_assert_int_eq(h->iir_status, 0);
+	ck_assert_uint_ge(h->iir_len, SA_HDR_SIZE);
+	size_t n = (h->iir_len - SA_HDR_SIZE) / 64;
+	ck_assert_uint_eq(h->iir_len, SA_HDR_SIZE + n * 64);
+	for (size_t k = 0; k < n; k++) {
+		const uint8_t *x = h->iir + SA_HDR_SIZE + 64 * k;
+		if (gid_guid)
+			ck_assert_uint_eq(sa_get64(x + 8), gid_guid);
+		ck_assert_int_eq(x[24 + 23], 1);		/* Subscribe */
+		ck_assert_uint_eq(sa_get32(x + 24 + 28) >> 8, 0);	/* QPN hidden */
+	}
+	return (int)n;
+}
+
+static void want_gid_report(const struct host *h, int k, uint16_t trap,
+			    uint64_t port_guid)
+{
+	uint8_t gid[16];
+	sa_put64(gid, PREFIX);
+	sa_put64(gid + 8, port_guid);
+	ck_assert_int_eq(h->traps[k], trap);
+	ck_assert_mem_eq(h->gids[k], gid, 16);
+}
+
+START_TEST(t_gid_out_and_in_of_service)
+{
+	struct run r;
+	struct host h1, h2;
+	setup(&r);
+	wait_sweeps(&r, 1);
+	host_attach(&r, &h1, 1);
+	host_attach(&r, &h2, 7);
+	host_subscribe(&r, &h1);
+	host_subscribe(&r, &h2);
+	host_subscribe(&r, &h1);	/* the same again: one subscription */
+	ck_assert_uint_eq(notifier_count(r.sm->notify), 2);
+	ck_assert_int_eq(host_list(&r, &h2, 0), 2);
+	ck_assert_int_eq(host_list(&r, &h2, h1.guid), 1);
+	h1.answer_reports = 1;
+	h2.answer_reports = 1;
+
+	/* H5's cable (leaf L1 port 3) is pulled: trap 128, sweep, 65 */
+	ck_assert_int_eq(emu_link_down(r.e, 0x101, 3), 0);
+	run_until(&r, reports_in, &h1, "notice 65 at H1");
+	run_until(&r, reports_in, &h2, "notice 65 at H7");
+	want_gid_report(&h1, 0, TRAP_GID_OUT_OF_SERVICE, 0x1000 + 4 * 5 + 1);
+	want_gid_report(&h2, 0, TRAP_GID_OUT_OF_SERVICE, 0x1000 + 4 * 5 + 1);
+	wait_sweeps(&r, 2);
+
+	/* plugged back: 64 once it is active */
+	h1.answer_reports = 2;
+	h2.answer_reports = 2;
+	ck_assert_int_eq(emu_link_up(r.e, 0x101, 3), 0);
+	run_until(&r, reports_in, &h1, "notice 64 at H1");
+	run_until(&r, reports_in, &h2, "notice 64 at H7");
+	want_gid_report(&h1, 1, TRAP_GID_IN_SERVICE, 0x1000 + 4 * 5 + 1);
+	want_gid_report(&h2, 1, TRAP_GID_IN_SERVICE, 0x1000 + 4 * 5 + 1);
+	wait_sweeps(&r, 3);
+	ck_assert_int_eq(emu_port_state(r.e, 0x101, 3), PORT_ACTIVE);
+	/* every Report answered at once: none sent twice, none lost */
+	const struct notify_stats *st = notifier_get_stats(r.sm->notify);
+	ck_assert_uint_eq(st->reports_sent, 4);
+	ck_assert_uint_eq(st->report_resps, 4);
+	ck_assert_uint_eq(st->reports_resent, 0);
+	ck_assert_int_eq(h1.reports, 2);
+	ck_assert_int_eq(h2.reports, 2);
+
+	/* the SM restarts on the same state directory: still subscribed */
+	stop_sm(&r);
+	start_sm(&r);
+	wait_sweeps(&r, 1);
+	ck_assert_uint_eq(notifier_count(r.sm->notify), 2);
+	h1.answer_reports = 3;
+	ck_assert_int_eq(emu_link_down(r.e, 0x101, 3), 0);
+	run_until(&r, reports_in, &h1, "notice 65 at H1 after the restart");
+	want_gid_report(&h1, 2, TRAP_GID_OUT_OF_SERVICE, 0x1000 + 4 * 5 + 1);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	h1.t.close(h1.t.ctx);
+	h2.t.close(h2.t.ctx);
+	teardown(&r);
+}
+END_TEST
+
+/* A listener that never answers is dropped after max_report_failures. */
+START_TEST(t_silent_listener_dropped)
+{
+	struct run r;
+	struct host h1;
+	setup(&r);
+	wait_sweeps(&r, 1);
+	host_attach(&r, &h1, 1);
+	host_subscribe(&r, &h1);
+	ck_assert_uint_eq(notifier_count(r.sm->notify), 1);
+	/* its RespTimeValue (1 s) is long: a shorter one, to keep the test short */
+	uint8_t ii[36], mad[MAD_SIZE];
+	memcpy(ii, h1.set_echo, 36);
+	ii[31] = (uint8_t)((ii[31] & ~0x1f) | 10);	/* 4 ms: the floor, 20 ms */
+	sa_init_request(mad, SA_METHOD_SET, 0x1235, SA_ATTR_INFORM_INFO, 0, 0,
+			ii, sizeof(ii));
+	struct mad_addr to = { .lid = h1.t.sm_lid, .qpn = 1, .qkey = 0x80010000 };
+	h1.set_answers = 0;
+	ck_assert_int_eq(mad_transport_send(&h1.t, mad, MAD_SIZE, &to), 0);
+	run_until(&r, set_answered, &h1, "the second Set's answer");
+	ck_assert_uint_eq(notifier_count(r.sm->notify), 1);
+	h1.answer_reports = 0;
+	ck_assert_int_eq(emu_link_down(r.e, 0x101, 3), 0);
+	wait_sweeps(&r, 2);
+	/* 4 sends (max_report_failures 4), then the subscription goes */
+	run_until(&r, no_subscriptions, NULL, "the subscription dropped");
+	ck_assert_uint_eq(notifier_count(r.sm->notify), 0);
+	ck_assert_int_eq(h1.reports, 4);
+	ck_assert_uint_eq(notifier_get_stats(r.sm->notify)->dropped_subscriptions, 1);
+	h1.t.close(h1.t.ctx);
+	teardown(&r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("notify_on_emulator");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, t_gid_out_and_in_of_service);
+	tcase_add_test(tc, t_silent_listener_dropped);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
