@@ -423,7 +423,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct listener l;
-	struct umad_port_sel sel = { NULL, 0, 0, 1 };
+	struct umad_port_sel sel = { .issm = UMAD_ISSM_SIM_ONLY };
 	double timeout = 0, check = 2;
 	char err[256];
 	int c;
@@ -472,6 +472,7 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	log_set_ident("ibsm-listen");
 	log_set_level(LOG_NOTICE);
 	srand((unsigned)(time(NULL) ^ getpid()));
 	l.check_ms = (unsigned)(check * 1000);
