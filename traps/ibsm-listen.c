@@ -48,6 +48,7 @@ struct listener {
 	int sub_pending;
 	int check_pending;
 	uint64_t probe_tid;	/* 0: no PortInfo Get out */
+	int last_rereg;		/* PortInfo:ClientReregister at the last probe */
 	struct event *check_ev, *probe_ev, *timeout_ev, *sig_int, *sig_term,
 		*sig_chld;
 	unsigned children;
@@ -252,6 +253,7 @@ static void on_subs(void *arg, int status, const uint8_t *recs, size_t n,
 		subscribe_all(l, "the SM does not hold our subscription");
 }
 
+/* rereg: the ClientReregister bit read, -1 when nothing was read */
 static void probe_done(struct listener *l, uint32_t sm_lid, int rereg)
 {
 	l->probe_tid = 0;
@@ -267,10 +269,14 @@ static void probe_done(struct listener *l, uint32_t sm_lid, int rereg)
 		subscribe_all(l, l->sm_lid ? "a new SM" : "start");
 		return;
 	}
-	if (rereg) {
+	/* The spec has the bit read as 0; ibsim keeps what was set: an edge */
+	if (rereg > 0 && !l->last_rereg) {
+		l->last_rereg = rereg;
 		subscribe_all(l, "ClientReregister");
 		return;
 	}
+	if (rereg >= 0)
+		l->last_rereg = rereg;
 	if (!l->check_pending && !l->sub_pending &&
 	    saclient_subscriptions(l->sc, on_subs, l) == 0)
 		l->check_pending = 1;
@@ -280,7 +286,7 @@ static void on_probe_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	struct listener *l = arg;
 	l->probe_tid = 0;
-	probe_done(l, 0, 0);	/* keep the SM LID we know */
+	probe_done(l, 0, -1);	/* keep the SM LID we know */
 }
 
 /* A 0-hop PortInfo Get of our own port: its MasterSMLID. */
@@ -298,7 +304,7 @@ static void probe(struct listener *l)
 		l->probe_tid = 0x5a;
 	mad_set_field64(mad, 0, IB_MAD_TRID_F, l->probe_tid);
 	if (mad_transport_send(&l->t, mad, MAD_SIZE, &to) < 0) {
-		probe_done(l, 0, 0);
+		probe_done(l, 0, -1);
 		return;
 	}
 	struct timeval tv = { PROBE_TIMEOUT_MS / 1000,
@@ -520,5 +526,14 @@ int main(int argc, char **argv)
 	saclient_free(l.sc);
 	l.t.close(l.t.ctx);
 	event_base_free(l.base);
-	return l.exit_code;
+	/*
+	 * Not exit(): umad2sim's exit handler holds its global mutex while it
+	 * joins its receiver thread, which waits for that mutex whenever a MAD
+	 * comes in meanwhile (a Report, a bounced unsubscribe): the process
+	 * hangs.  Nothing of ours needs an exit handler; the kernel closes
+	 * the umad fds.
+	 */
+	fflush(stdout);
+	fflush(stderr);
+	_exit(l.exit_code);
 }
