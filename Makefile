@@ -26,7 +26,7 @@ IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
-TOOLS        := $(BUILD)/madflood $(BUILD)/madsend
+TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -37,7 +37,7 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 
 .PHONY: all deps demo check unit sim bench install clean
-all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(SHIMS) $(TOOLS)
+all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(SHIMS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -57,6 +57,11 @@ $(BUILD)/ibsmd: $(IBSMD_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/ibsmctl: $(IBSMCTL_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# A host's program: the SA client and the notice codec, no daemon.
+$(BUILD)/ibsm-listen: traps/ibsm-listen.c $(BUILD)/libibsmd-host.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
 
 # LD_PRELOAD test shim in front of libumad2sim.so: drops / counts MADs.
 $(BUILD)/libmaddrop.so: tests/shims/maddrop.c

@@ -685,3 +685,13 @@ unsigned rmpp_active(const struct rmpp *r)
 {
 	return r->n_active;
 }
+
+int rmpp_receiving(const struct rmpp *r, uint32_t lid, uint32_t tid)
+{
+	for (unsigned b = 0; b < RMPP_BUCKETS; b++)
+		for (const struct xfer *x = r->tab[b]; x; x = x->next)
+			if (!x->sender && x->state == X_ACTIVE && x->lid == lid &&
+			    (uint32_t)x->tid == tid)
+				return 1;
+	return 0;
+}
