@@ -48,6 +48,16 @@ static inline char *emu_tree_text(void)
 	return t;
 }
 
+/* topo: the tree of emu_tree_text(), parsed. */
+static inline void emu_tree_parse(struct fabric *topo)
+{
+	char err[256] = "", *text = emu_tree_text();
+	fabric_init(topo);
+	ck_assert_msg(topo_parse_string(topo, text, "tree.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+}
+
 /*
  * The devices' state: every port's state and LID (and SM LID when
  * with_smlid), every LFT entry of LIDs 1..40.  Read from the emulated
@@ -98,12 +108,9 @@ struct emu_net {
 
 static inline void emu_net_up(struct emu_net *n)
 {
-	char err[256] = "", *text = emu_tree_text();
+	char err[256] = "";
 	memset(n, 0, sizeof(*n));
-	fabric_init(&n->topo);
-	ck_assert_msg(topo_parse_string(&n->topo, text, "tree.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
+	emu_tree_parse(&n->topo);
 	n->e = emu_new(&n->topo, err, sizeof(err));
 	ck_assert_msg(n->e != NULL, "%s", err);
 	emu_set_seed(n->e, 42);

@@ -277,32 +277,40 @@ START_TEST(t_seeded_loss)
 }
 END_TEST
 
+/* A sends 1000 bytes to H7, which has a LID and nobody attached. */
+static const struct rmpp_stats *to_nobody(struct emu_net *n, struct peer *a,
+					  const struct rmpp_params *par, int busy)
+{
+	uint8_t hdr[MAD_SIZE], data[1000] = { 1 };
+	struct sent s = { 0, 0 };
+	emu_net_up(n);
+	peer_up(n, a, 3, par);
+	struct mad_addr to = { .lid = (uint32_t)emu_port_lid(n->e, 0x101c, 1), .qpn = 1 };
+	make_hdr(hdr, 5);
+	ck_assert_int_eq(rmpp_send(a->r, hdr, data, sizeof(data), &to, on_done, &s), 0);
+	ck_assert_int_eq(rmpp_active(a->r), 1);
+	if (busy) {
+		/* the same answer again while it is in transfer: refused */
+		ck_assert_int_eq(rmpp_send(a->r, hdr, data, sizeof(data), &to, on_done, &s), -1);
+		ck_assert_int_eq(errno, EBUSY);
+	}
+	ck_assert_int_eq(emu_run_until(n->base, &s.done, 2000), 1);
+	ck_assert_int_eq(s.result, -ETIMEDOUT);
+	ck_assert_uint_eq(rmpp_active(a->r), 0);
+	return rmpp_get_stats(a->r);
+}
+
 START_TEST(t_abort_after_retries)
 {
 	struct emu_net n;
 	struct peer a = { 0 };
 	struct rmpp_params par = { .window = 8, .timeout_ms = 20, .retries = 2,
 				   .total_ms = 10000 };
-	emu_net_up(&n);
-	peer_up(&n, &a, 3, &par);
-	/* H7 has a LID but nobody attached: nothing ever answers */
-	uint8_t hdr[MAD_SIZE], data[1000] = { 1 };
-	struct sent s = { 0, 0 };
-	struct mad_addr to = { .lid = (uint32_t)emu_port_lid(n.e, 0x101c, 1), .qpn = 1 };
-	make_hdr(hdr, 5);
-	ck_assert_int_eq(rmpp_send(a.r, hdr, data, sizeof(data), &to, on_done, &s), 0);
-	ck_assert_int_eq(rmpp_active(a.r), 1);
-	/* the same answer again while it is in transfer: refused */
-	ck_assert_int_eq(rmpp_send(a.r, hdr, data, sizeof(data), &to, on_done, &s), -1);
-	ck_assert_int_eq(errno, EBUSY);
-	ck_assert_int_eq(emu_run_until(n.base, &s.done, 2000), 1);
-	ck_assert_int_eq(s.result, -ETIMEDOUT);
-	const struct rmpp_stats *sa = rmpp_get_stats(a.r);
+	const struct rmpp_stats *sa = to_nobody(&n, &a, &par, 1);
 	ck_assert_uint_eq(sa->sent_segs, 1);	/* the window is 1 until an ACK */
 	ck_assert_uint_eq(sa->resent_segs, 2);
 	ck_assert_uint_eq(sa->aborts_sent, 1);
 	ck_assert_uint_eq(sa->failed, 1);
-	ck_assert_uint_eq(rmpp_active(a.r), 0);
 	peer_down(&a);
 	emu_net_down(&n);
 }
@@ -314,16 +322,7 @@ START_TEST(t_total_timeout)
 	struct peer a = { 0 };
 	struct rmpp_params par = { .window = 8, .timeout_ms = 10, .retries = 1000,
 				   .total_ms = 60 };
-	emu_net_up(&n);
-	peer_up(&n, &a, 3, &par);
-	uint8_t hdr[MAD_SIZE], data[1000] = { 1 };
-	struct sent s = { 0, 0 };
-	struct mad_addr to = { .lid = (uint32_t)emu_port_lid(n.e, 0x101c, 1), .qpn = 1 };
-	make_hdr(hdr, 6);
-	ck_assert_int_eq(rmpp_send(a.r, hdr, data, sizeof(data), &to, on_done, &s), 0);
-	ck_assert_int_eq(emu_run_until(n.base, &s.done, 2000), 1);
-	ck_assert_int_eq(s.result, -ETIMEDOUT);
-	const struct rmpp_stats *sa = rmpp_get_stats(a.r);
+	const struct rmpp_stats *sa = to_nobody(&n, &a, &par, 0);
 	ck_assert_uint_ge(sa->resent_segs, 3);
 	ck_assert_uint_le(sa->resent_segs, 8);
 	ck_assert_uint_eq(sa->aborts_sent, 1);
