@@ -17,9 +17,10 @@ LDLIBS   = $(PKG_LIBS) -lpthread -lm
 CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/adopt.c \
 	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
 	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c \
-	$(wildcard routing/*.c) $(wildcard reconfig/*.c) \
-	mad/txn.c mad/dispatch.c mad/rmpp.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c \
-	traps/saclient.c
+	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
+	$(wildcard mad/*.c) $(filter-out $(PROGRAM_MAINS),$(wildcard traps/*.c))
+# Files holding a program's main(): not in the libraries.
+PROGRAM_MAINS := traps/ibsm-listen.c
 IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
@@ -28,7 +29,8 @@ TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
-HOST_SRCS := sm/fabric.c sm/topo.c sm/log.c $(filter mad/%,$(CORE_SRCS)) traps/saclient.c
+HOST_SRCS := sm/fabric.c sm/topo.c sm/log.c $(filter mad/%,$(CORE_SRCS)) \
+	$(wildcard traps/notice.c traps/saclient.c)
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
