@@ -13,6 +13,8 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDLIBS   = $(PKG_LIBS) -lpthread -lm
 
+# Files holding a program's main(): not in the libraries.
+PROGRAM_MAINS := traps/ibsm-listen.c
 # The core library: everything but main() of each program.
 CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/adopt.c \
 	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
@@ -20,13 +22,11 @@ CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/s
 	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
 	$(wildcard mad/*.c) $(filter-out $(PROGRAM_MAINS),$(wildcard traps/*.c))
 CORE_SRCS += sm/events.c
-# Files holding a program's main(): not in the libraries.
-PROGRAM_MAINS := traps/ibsm-listen.c
 IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
-TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/prdbench
+TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf $(BUILD)/prdbench
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -37,7 +37,7 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 
 .PHONY: all deps demo check unit sim bench install clean
-all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(SHIMS) $(TOOLS)
+all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(SHIMS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -57,6 +57,11 @@ $(BUILD)/ibsmd: $(IBSMD_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/ibsmctl: $(IBSMCTL_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# A host's program: the SA client and the notice codec, no daemon.
+$(BUILD)/ibsm-listen: traps/ibsm-listen.c $(BUILD)/libibsmd-host.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
 
 # LD_PRELOAD test shim in front of libumad2sim.so: drops / counts MADs.
 $(BUILD)/libmaddrop.so: tests/shims/maddrop.c

@@ -393,9 +393,10 @@ int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 
 /* ---- the receiver ---- */
 
+/* Longer than a sender with our parameters waits before it resends. */
 static unsigned idle_ms(const struct rmpp *r)
 {
-	return r->p.timeout_ms * (r->p.retries + 1);
+	return r->p.timeout_ms * (r->p.retries + 2);
 }
 
 static void recv_fail(struct xfer *x, const uint8_t *mad, uint8_t status)
@@ -684,4 +685,14 @@ const struct rmpp_stats *rmpp_get_stats(const struct rmpp *r)
 unsigned rmpp_active(const struct rmpp *r)
 {
 	return r->n_active;
+}
+
+int rmpp_receiving(const struct rmpp *r, uint32_t lid, uint32_t tid)
+{
+	for (unsigned b = 0; b < RMPP_BUCKETS; b++)
+		for (const struct xfer *x = r->tab[b]; x; x = x->next)
+			if (!x->sender && x->state == X_ACTIVE && x->lid == lid &&
+			    (uint32_t)x->tid == tid)
+				return 1;
+	return 0;
 }

@@ -99,5 +99,8 @@ int rmpp_hook(void *r, const uint8_t *mad, size_t len,
 const struct rmpp_stats *rmpp_get_stats(const struct rmpp *r);
 /* Transfers in progress (both sides). */
 unsigned rmpp_active(const struct rmpp *r);
+/* 1 while a message from lid whose TID ends in tid (low 32 bits, as
+ * matched under ibsim) is being received. */
+int rmpp_receiving(const struct rmpp *r, uint32_t lid, uint32_t tid);
 
 #endif

@@ -526,9 +526,11 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 	if (register_agents(b, err, errlen) < 0)
 		return -1;
 	char path[256];
-	if (umad_get_issm_path(b->ca, b->port, path, sizeof(path)) == 0)
+	int claim = sel->issm == UMAD_ISSM_CLAIM ||
+		    (sel->issm == UMAD_ISSM_SIM_ONLY && b->fd >= UMAD2SIM_FD_MIN);
+	if (claim && umad_get_issm_path(b->ca, b->port, path, sizeof(path)) == 0)
 		b->issm_fd = open(path, O_RDWR);
-	if (b->issm_fd < 0)
+	if (claim && b->issm_fd < 0)
 		log_warn("cannot set IsSM on %s port %d (%s): other nodes will not see an SM here",
 			 b->ca, b->port, strerror(errno));
 	b->sendbuf = calloc(1, umad_size() + MAD_SIZE);

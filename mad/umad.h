@@ -18,11 +18,26 @@ struct umad_port_sel {
 	const char *ca;		/* NULL: any */
 	int port;		/* 0: any */
 	uint64_t guid;		/* 0: not by GUID */
+	int issm;		/* enum umad_issm */
+};
+
+/*
+ * Whether the port claims CapabilityMask.IsSM.  A host tool claims it only
+ * under ibsim, which delivers an unsolicited MAD (a Report) only to a
+ * client that claims IsSM; it claims it through the issm device after its
+ * agents are registered (SIM_SET_ISSM=1 claims it at connect time, before
+ * any agent exists, and the SM's first SMInfo Get then crashes umad2sim's
+ * receiver thread).
+ */
+enum umad_issm {
+	UMAD_ISSM_CLAIM = 0,	/* an SM */
+	UMAD_ISSM_NEVER,
+	UMAD_ISSM_SIM_ONLY,	/* a host tool: only on ibsim's ports */
 };
 
 /*
  * Opens the port, registers agents for every class that may arrive,
- * claims IsSM, starts the watcher.  Fills t (send/close/ctx and the
+ * claims IsSM as sel->issm says, starts the watcher.  Fills t (send/close/ctx and the
  * local port's facts).  Returns 0 or -1 with a message in err.
  */
 int umad_transport_open(struct mad_transport *t, struct event_base *base,

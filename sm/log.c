@@ -6,8 +6,14 @@
 #include <strings.h>
 #include <time.h>
 
-/* The one piece of process-wide state: the log threshold. */
+/* The process-wide state: the log threshold and the program's name. */
 static int log_threshold = LOG_NOTICE;
+static const char *log_ident = "ibsmd";
+
+void log_set_ident(const char *ident)
+{
+	log_ident = ident;
+}
 
 static const char *const level_names[] = {
 	"error", "warn", "notice", "info", "debug",
@@ -55,6 +61,6 @@ void log_msg(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s.%03ld ibsmd[%s]: %s\n", stamp, ts.tv_nsec / 1000000,
-		level_names[level], line);
+	fprintf(stderr, "%s.%03ld %s[%s]: %s\n", stamp, ts.tv_nsec / 1000000,
+		log_ident, level_names[level], line);
 }

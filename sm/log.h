@@ -4,6 +4,8 @@
 enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
 
 void log_set_level(int level);
+/* The name in front of each line (default "ibsmd"); a static string. */
+void log_set_ident(const char *ident);
 int log_get_level(void);
 /* Returns the level for a name ("error", "warn", ...) or -1. */
 int log_level_parse(const char *name);

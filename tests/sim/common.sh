@@ -3,6 +3,7 @@
 
 IBSMD="$SIM_ROOT/build/ibsmd"
 IBSMCTL="$SIM_ROOT/build/ibsmctl"
+LISTEN="$SIM_ROOT/build/ibsm-listen"
 SIM_LIDS="$SIM_ROOT/tests/sim/lids_of.py"
 [ -x "$IBSMD" ] || fail "build/ibsmd is missing: run make"
 

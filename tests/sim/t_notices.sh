@@ -1,0 +1,48 @@
+#!/bin/bash
+# Notices end to end under ibsim: ibsmd as a daemon, ibsm-listen on two
+# hosts (under ibsim the listener claims IsSM itself, after its agents are
+# registered: ibsim delivers an unsolicited MAD only to a client that claims
+# IsSM, and SIM_SET_ISSM=1 claims it too early -- see DEVELOPERS.md).  Unlink of a third host's cable -> both listeners print
+# a trap-65 line naming that host's GID; ReLink and the next sweep -> 64.
+# The time from the Unlink to the listener's line is measured.
+. "$(dirname "$0")/common.sh"
+
+net=${NOTICES_NET:-$SIM_ROOT/etc/demo.net}
+sock="$SIM_TMP/ibsmd.sock"
+log="$SIM_TMP/daemon.log"
+sweeps() { grep -c '^subnet up:' "$log"; }
+more_sweeps_than() { [ "$(sweeps)" -gt "$1" ]; }
+lines() { grep -c "\"trap\":$2" "$SIM_TMP/$1.out" 2>/dev/null || true; }
+has() { [ "$(lines "$1" "$2")" -ge "$3" ]; }
+
+sim_start "$net"
+on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/state" -s "$sock" --log-level info >"$log" 2>&1
+wait_until 30 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
+for h in H-1 H-5; do
+	on_host_bg "$h" "$LISTEN" --trap 64,65 --check-interval 1 \
+		>"$SIM_TMP/$h.out" 2>"$SIM_TMP/$h.err"
+done
+subscribed() { grep -q 'subscribed with the SM' "$SIM_TMP/$1.err"; }
+wait_until 20 subscribed H-1 && wait_until 20 subscribed H-5 ||
+	fail "listeners did not subscribe: $(tail -n 3 "$SIM_TMP/H-1.err") / $(tail -n 3 "$SIM_TMP/H-5.err")"
+pass "two listeners subscribed"
+
+gid=$(printf 'fe80::2:c902:0:%x' $((0x1c + 1)))	# H-7's port GUID 0x0002c9020000001d
+n=$(sweeps)
+t0=$(date +%s.%N)
+sim_cmd 'Unlink "H-7"[1]' >/dev/null
+wait_until 10 has H-1 65 1 && wait_until 10 has H-5 65 1 ||
+	fail "no trap 65 at the listeners: $(tail -n 3 "$log")"
+for h in H-1 H-5; do
+	grep '"trap":65' "$SIM_TMP/$h.out" | grep -q "\"gid\":\"$gid\"" ||
+		fail "$h: trap 65 does not name $gid: $(cat "$SIM_TMP/$h.out")"
+done
+t65=$(grep '"trap":65' "$SIM_TMP/H-1.out" | head -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["time"])')
+ms=$(python3 -c "print(round(($t65 - $t0) * 1000))")
+pass "Unlink H-7: trap 65 naming $gid at both listeners, ${ms} ms after the Unlink"
+
+sim_cmd 'ReLink "H-7"[1]' >/dev/null 2>&1 || sim_cmd 'Link "H-7"[1]' >/dev/null
+wait_until 20 has H-1 64 1 && wait_until 20 has H-5 64 1 ||
+	fail "no trap 64 after the ReLink: $(tail -n 3 "$log")"
+grep '"trap":64' "$SIM_TMP/H-1.out" | grep -q "\"gid\":\"$gid\"" || fail "trap 64 does not name $gid"
+pass "ReLink H-7: trap 64 naming $gid at both listeners"
