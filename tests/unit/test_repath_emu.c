@@ -1,8 +1,9 @@
 /*
  * Repath signalling end to end on the emulator: the SM (the daemon's
  * code) configures the tree of emu_testlib.h, whose spine S1 has only 1x
- * links; two plain hosts, H1 behind leaf L0 and H7 behind L2 (the SM is on H0), subscribe
- * with an SA InformInfo Set.  The link L0-S0 fails (trap 128, heavy
+ * links; two plain hosts with the SA client (traps/saclient.h), H1
+ * behind leaf L0 and H7 behind L2 (the SM is on H0), subscribe with an SA
+ * InformInfo Set.  The link L0-S0 fails (trap 128, heavy
  * sweep, repair): the pairs that went over S0 now cross S1 and their
  * rate drops.  What reaches the hosts, per events.signalling mode:
  *   repath-only  one 69 per changed pair the host is an end of, each
@@ -26,37 +27,29 @@
 #include "traps/notice.h"
 #include "traps/notify.h"
 #include "traps/repath.h"
+#include "traps/saclient.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"
 
 #define MAXREC 64
 
+/* A host with the SA client (traps/saclient.h): what Reports it got. */
 struct host {
 	struct mad_transport t;
+	struct saclient *c;
 	uint64_t guid;
 	int set_answers, set_status;
 	int repath, unpath, other;
 	struct notice_path rec[MAXREC];
 };
 
-static void host_recv(void *arg, const uint8_t *mad, size_t len,
-		      const struct mad_addr *from, int status)
+static void host_report(void *arg, const uint8_t *raw, const struct mad_addr *from)
 {
 	struct host *h = arg;
-	if (status || len < SA_HDR_SIZE || mad[1] != SA_CLASS)
-		return;
-	if (mad_method(mad) == SA_METHOD_GET_RESP &&
-	    mad_attr_id(mad) == SA_ATTR_INFORM_INFO) {
-		h->set_answers++;
-		h->set_status = mad_status(mad);
-		return;
-	}
-	if (mad_method(mad) != SA_METHOD_REPORT || mad_attr_id(mad) != SA_ATTR_NOTICE ||
-	    len < SA_HDR_SIZE + NOTICE_SIZE)
-		return;
 	struct notice nt;
-	notice_decode(sa_data(mad), &nt);
+	(void)from;
+	notice_decode(raw, &nt);
 	if (nt.trap == TRAP_REPATH) {
 		if (h->repath < MAXREC)
 			notice_get_path(&nt, &h->rec[h->repath]);
@@ -66,13 +59,14 @@ static void host_recv(void *arg, const uint8_t *mad, size_t len,
 	} else {
 		h->other++;
 	}
-	uint8_t resp[MAD_SIZE];
-	memcpy(resp, mad, MAD_SIZE);
-	resp[3] = SA_METHOD_REPORT_RESP;
-	struct mad_addr to = *from;
-	to.qpn = 1;
-	to.qkey = 0x80010000;
-	ck_assert_int_eq(mad_transport_send(&h->t, resp, MAD_SIZE, &to), 0);
+}
+
+static void set_done(void *arg, int status, const uint8_t *recs, size_t n,
+		     size_t stride, const uint8_t *hdr)
+{
+	struct host *h = arg;
+	h->set_answers++;
+	h->set_status = status;
 }
 
 struct run {
@@ -92,50 +86,33 @@ static int idle_flag(struct run *r)
 /* Runs the loop for ms, or until the SM is idle when until_idle. */
 static void run_for(struct run *r, unsigned ms, int until_idle)
 {
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct event *tick = evtimer_new(r->base, emu_loop_tick, r->base);
-	ck_assert_ptr_nonnull(tick);
-	for (;;) {
-		if (until_idle && idle_flag(r))
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		long el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
-		if (el >= (long)ms)
-			break;
-		struct timeval tv = { 0, 2000 };
-		evtimer_add(tick, &tv);
-		event_base_loop(r->base, EVLOOP_ONCE);
+	static const int never = 0;
+	if (!until_idle) {
+		emu_run_until(r->base, &never, ms);
+		return;
 	}
-	event_free(tick);
-	if (until_idle)
-		ck_assert_msg(idle_flag(r), "the SM did not settle");
+	for (unsigned el = 0; el < ms && !idle_flag(r); el += 2)
+		emu_run_until(r->base, &never, 2);
+	ck_assert_msg(idle_flag(r), "the SM did not settle");
 }
 
+/* H<idx> subscribes to every generic notice. */
 static void subscribe(struct run *r, struct host *h, int idx)
 {
 	char err[256] = "";
-	uint8_t ii[36], mad[MAD_SIZE];
+	struct saclient_inform ii;
 	memset(h, 0, sizeof(*h));
 	h->guid = emu_host_guid(idx);
-	ck_assert_msg(emu_attach(r->e, r->base, h->guid, &h->t, host_recv, h,
-				 err, sizeof(err)) == 0, "%s", err);
+	h->c = saclient_new(r->base, &h->t, NULL);
+	ck_assert_ptr_nonnull(h->c);
+	saclient_set_report(h->c, host_report, h);
+	ck_assert_msg(emu_attach(r->e, r->base, h->guid, &h->t, saclient_recv,
+				 h->c, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(emu_set_issm(r->e, h->guid, 0), 0);
 	ck_assert_uint_gt(h->t.lid, 0);
-	memset(ii, 0, sizeof(ii));
-	sa_put16(ii + 16, 0xffff);	/* LIDRangeBegin: all */
-	ii[22] = 1;			/* IsGeneric */
-	ii[23] = 1;			/* Subscribe */
-	sa_put16(ii + 24, 0xffff);	/* Type */
-	sa_put16(ii + 26, 0xffff);	/* TrapNumber */
-	sa_put32(ii + 28, 1u << 8 | 18);	/* QPN 1, RespTimeValue 18 */
-	ii[33] = ii[34] = ii[35] = 0xff;	/* ProducerType */
-	sa_init_request(mad, SA_METHOD_SET, 0x77, SA_ATTR_INFORM_INFO, 0, 0,
-			ii, sizeof(ii));
-	struct mad_addr to = { .lid = h->t.sm_lid, .qpn = 1, .qkey = 0x80010000 };
-	ck_assert_int_eq(mad_transport_send(&h->t, mad, MAD_SIZE, &to), 0);
-	for (int i = 0; i < 500 && !h->set_answers; i++)
-		run_for(r, 2, 0);
+	saclient_inform_default(&ii, SACLIENT_ALL);
+	ck_assert_int_eq(saclient_inform(h->c, &ii, 1, set_done, h), 0);
+	emu_run_until(r->base, &h->set_answers, 2000);
 	ck_assert_int_eq(h->set_answers, 1);
 	ck_assert_int_eq(h->set_status, 0);
 }
@@ -200,8 +177,10 @@ static uint32_t fail_link(struct run *r)
 static void teardown(struct run *r)
 {
 	char cmd[128];
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
+		saclient_free(r->h[i].c);
 		r->h[i].t.close(r->h[i].t.ctx);
+	}
 	sm_shutdown(r->sm);
 	free(r->sm);
 	ck_assert_uint_eq(emu_violations(r->e), 0);
