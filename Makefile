@@ -115,9 +115,12 @@ bench: deps
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)/etc/ibsmd $(DESTDIR)$(PREFIX)/lib/systemd/system
 	install -m 755 $(BUILD)/ibsmd $(DESTDIR)$(PREFIX)/sbin/ibsmd
 	install -m 755 $(BUILD)/ibsmctl $(DESTDIR)$(PREFIX)/bin/ibsmctl
+	install -m 755 $(BUILD)/ibsm-listen $(DESTDIR)$(PREFIX)/bin/ibsm-listen
+	install -m 644 man/ibsm-listen.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/ibsmd.8 man/ibsmctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 644 man/ibsmd.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 644 etc/ibsmd.yaml $(DESTDIR)/etc/ibsmd/ibsmd.yaml.example
