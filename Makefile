@@ -54,6 +54,10 @@ $(BUILD)/ibsmd: $(IBSMD_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
 $(BUILD)/ibsmctl: $(IBSMCTL_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# ibsmd with ASan+UBSan: t_traps.sh throws a trap storm at it.
+$(BUILD)/ibsmd-asan: $(IBSMD_SRCS:%.c=$(BUILD)/san/%.o) $(BUILD)/libibsmd-san.a
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
 # LD_PRELOAD test shim in front of libumad2sim.so: drops / counts MADs.
 $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 	@mkdir -p $(dir $@)
@@ -79,7 +83,7 @@ unit: $(UNIT_TESTS:%=$(BUILD)/unit/%) $(UNIT_TESTS:%=$(BUILD)/unit-san/%)
 		echo "== unit $$t (asan+ubsan)"; CK_FORK=yes ASAN_OPTIONS=detect_leaks=1 $(BUILD)/unit-san/$$t; \
 	done
 
-sim: all
+sim: all $(BUILD)/ibsmd-asan
 	tests/sim/run-all.sh
 
 deps:
