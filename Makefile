@@ -16,9 +16,10 @@ LDLIBS   = $(PKG_LIBS) -lpthread -lm
 # The core library: everything but main() of each program.
 CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/adopt.c \
 	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
-	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c \
+	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c sm/traphooks.c \
 	$(wildcard routing/*.c) $(wildcard reconfig/*.c) \
-	mad/txn.c mad/dispatch.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c
+	mad/txn.c mad/dispatch.c mad/smp.c mad/umad.c mad/emu.c mad/emu_route.c mad/emu_sma.c \
+	traps/trapin.c
 IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
