@@ -281,8 +281,11 @@ static void pump(struct umad_be *b)
 	for (int n = 0; n < PUMP_BATCH; n++) {
 		if (__atomic_load_n(&b->closing, __ATOMIC_ACQUIRE))
 			return;
-		if (recv_one(b, 0) == 0)
+		if (recv_one(b, 0) == 0) {
+			if (b->q_n)	/* a reply each MAD may have queued */
+				flush(b);
 			continue;
+		}
 		if (!expecting(b)) {
 			go_idle(b);
 			return;

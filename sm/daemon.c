@@ -720,7 +720,6 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	}
 	txn_set_arm(sm->txn, arm_txn, sm);
-	sm_traps_init(sm);
 	if (sm_recv_init(sm) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

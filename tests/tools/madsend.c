@@ -23,9 +23,9 @@
  *         CA.  Reads (and drops) whatever comes back meanwhile.  Prints
  *         "traps=N" and exits 0 when all were sent.
  *     madsend silent SECONDS
- *         an IsSM port (run it with SIM_SET_ISSM=1) that never answers
- *         anything: every MAD it gets is read and dropped for SECONDS,
- *         and "received=N" is printed at the end.
+ *         an IsSM port that never answers anything (it claims IsSM once
+ *         its agents are registered): every MAD it gets is read and
+ *         dropped for SECONDS, and "received=N" is printed at the end.
  *
  * Runs under libumad2sim.so; it registers an agent for every class it
  * sends, because umad2sim crashes on a MAD of a class with no agent.  For
@@ -34,6 +34,7 @@
  * call, and a forged answer routed to it before then kills it whatever
  * the SM does (DEVELOPERS.md).
  */
+#include <fcntl.h>
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 #include <stdio.h>
@@ -273,6 +274,13 @@ static int traps(int fd, long count, int smlid, int nspec, char **spec)
 			len = MAD_SIZE;
 		}
 	}
+	/* ibsim drops what a client that left had still queued: stay a while */
+	double end = now_s() + 2.0;
+	while (now_s() < end) {
+		int len = MAD_SIZE;
+		if (umad_recv(fd, in, &len, 100) >= 0)
+			back++;
+	}
 	printf("traps=%ld back=%ld\n", n, back);
 	return n == count ? 0 : 1;
 }
@@ -284,6 +292,19 @@ static int silent(int fd, double seconds)
 	for (size_t i = 0; i < sizeof(cls); i++)
 		if (umad_register(fd, cls[i], class_version(cls[i]), 0, NULL) < 0)
 			return 1;
+	/*
+	 * IsSM only now, after the agents (as ibsmd does): with
+	 * SIM_SET_ISSM=1 the port is IsSM from umad2sim's first call, ibsim
+	 * sends trap 144 at once, and an SM's SMInfo Get could arrive before
+	 * an agent exists and crash umad2sim's receiver thread.
+	 */
+	char names[8][UMAD_CA_NAME_LEN], path[256];
+	if (umad_get_cas_names(names, 8) < 1 ||
+	    umad_get_issm_path(names[0], 1, path, sizeof(path)) < 0 ||
+	    open(path, O_RDWR) < 0) {
+		fprintf(stderr, "madsend: cannot claim IsSM\n");
+		return 1;
+	}
 	void *in = calloc(1, umad_size() + MAD_SIZE);
 	if (!in)
 		return 1;
