@@ -44,8 +44,8 @@ struct umad_be {
 	int in_poll;		/* the watcher is waiting in umad_poll */
 	/* under umad2sim: its socket to ibsim, and what waits for room in it */
 	int sim_sock;		/* -1: not found, or the kernel */
-	struct queued_mad *q;	/* ring of SENDQ_MAX */
-	uint32_t q_head, q_n;
+	struct queued_mad *q;	/* ring of q_cap, grown up to SENDQ_MAX */
+	uint32_t q_head, q_n, q_cap;
 	uint64_t q_full;	/* sends refused with the ring full */
 	struct event *flush_ev;
 };
@@ -343,14 +343,15 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
  * write poll() says whether a write would block (unix_dgram_poll checks
  * our send buffer and ibsim's receive queue, the two places a write
  * waits for).  A MAD that cannot go now waits in a ring, in order, and
- * goes out from a 1 ms timer and each pump turn as room appears -- the
+ * goes out from a 1 ms timer and after each MAD read as room appears -- the
  * loop meanwhile goes on reading, so umad2sim's receiver drains, ibsim
  * moves on and reads us.  Only our loop writes that socket, so room
  * poll() saw cannot vanish before the write.  A full ring refuses the
  * MAD (-1: a request counts as not sent, a reply is lost, as a full
  * send queue would lose it on hardware).
  */
-#define SENDQ_MAX	4096
+#define SENDQ_FIRST	1024
+#define SENDQ_MAX	32768	/* 9 MB at most, under a storm only */
 #define FLUSH_MS	1
 
 static int sock_writable(const struct umad_be *b)
@@ -380,7 +381,7 @@ static void flush(struct umad_be *b)
 	while (b->q_n && sock_writable(b)) {
 		struct queued_mad *m = &b->q[b->q_head];
 		send_now(b, m->agent, m->mad, m->len, &m->to);
-		b->q_head = (b->q_head + 1) % SENDQ_MAX;
+		b->q_head = (b->q_head + 1) % b->q_cap;
 		b->q_n--;
 	}
 	if (b->q_n && !evtimer_pending(b->flush_ev, NULL)) {
@@ -396,16 +397,34 @@ static void on_flush(evutil_socket_t fd, short what, void *arg)
 	flush(arg);
 }
 
+/* Doubles the ring (up to SENDQ_MAX), keeping the order. */
+static int grow_queue(struct umad_be *b)
+{
+	uint32_t cap = b->q_cap ? 2 * b->q_cap : SENDQ_FIRST;
+	if (cap > SENDQ_MAX)
+		return -1;
+	struct queued_mad *q = malloc(cap * sizeof(*q));
+	if (!q)
+		return -1;
+	for (uint32_t i = 0; i < b->q_n; i++)
+		q[i] = b->q[(b->q_head + i) % b->q_cap];
+	free(b->q);
+	b->q = q;
+	b->q_cap = cap;
+	b->q_head = 0;
+	return 0;
+}
+
 static int enqueue(struct umad_be *b, int agent, const uint8_t *mad,
 		   size_t len, const struct mad_addr *to)
 {
-	if (b->q_n == SENDQ_MAX) {
+	if (b->q_n == b->q_cap && grow_queue(b) < 0) {
 		if (b->q_full++ % 1000 == 0)
 			log_warn("umad2sim: %u MADs wait for room towards ibsim; refusing more (%llu so far)",
-				 SENDQ_MAX, (unsigned long long)b->q_full);
+				 b->q_n, (unsigned long long)b->q_full);
 		return -1;
 	}
-	struct queued_mad *m = &b->q[(b->q_head + b->q_n) % SENDQ_MAX];
+	struct queued_mad *m = &b->q[(b->q_head + b->q_n) % b->q_cap];
 	m->agent = agent;
 	m->to = *to;
 	m->len = (uint32_t)len;
@@ -484,7 +503,7 @@ static void be_close(void *ctx)
 		event_free(b->flush_ev);
 	free(b->q);
 	b->q = NULL;
-	b->q_n = 0;
+	b->q_n = b->q_cap = 0;
 	/* The watcher stays blocked in umad_poll; the process is ending. */
 	if (b->issm_fd >= 0)
 		close(b->issm_fd);
@@ -673,11 +692,6 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 		return -1;
 	if (b->fd >= UMAD2SIM_FD_MIN) {
 		b->sim_sock = find_sim_socket();
-		b->q = calloc(SENDQ_MAX, sizeof(*b->q));
-		if (!b->q) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
 		if (b->sim_sock < 0)
 			log_warn("umad2sim: its socket to ibsim not found; a MAD storm may hang us (DEVELOPERS.md)");
 		else

@@ -20,6 +20,10 @@ MADSEND="$SIM_ROOT/build/madsend"
 [ -x "$MADSEND" ] || fail "build/madsend is missing: run make"
 STORM=${TRAPS_STORM:-20000}
 
+# the umad backend lives to the end of the process on purpose: its watcher
+# thread stays blocked in umad_poll (mad/umad.c, umad_transport_open)
+printf 'leak:umad_transport_open\n' >>"$SIM_TMP/lsan.supp"
+
 net="$SIM_TMP/ft.net"
 gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$net"
 sock="$SIM_TMP/ibsmd.sock"
@@ -67,6 +71,8 @@ pass "a silent IsSM port is probed once ($probe ms); heavy sweeps after it:$afte
 
 # (b) the storm
 h0=$(heavy)
+rep0=$(field traps.represses)
+ts0=$(field traps.heavy_sweeps)
 sw_lid=$(on_host H-3 smpquery -D portinfo 0,1 0 | sed -n "s/^Lid:\.*//p")
 [ -n "$sw_lid" ] || fail "no LID for H-3's leaf"
 probes=0 unanswered=0
@@ -76,7 +82,8 @@ lines0=$(grep -cE 'trap [0-9]+ from LID' "$log")
 on_host_bg H-3 "$MADSEND" traps "$STORM" "$smlid" "128:$sw_lid" 128:self 129:self \
 	130:self 131:self 256:self 257:self 258:self 259:self 144:self >"$SIM_TMP/storm.out" 2>&1
 storm=$SIM_LAST_PID
-received() { field traps.received; }
+r0=$(field traps.received)
+received() { echo $(( $(field traps.received) - r0 )); }
 # status answers during the storm, until every trap is in
 while :; do
 	probes=$((probes + 1))
@@ -100,9 +107,9 @@ for k in spoofed unknown_issuer by_number.129 by_number.259; do
 	[ "$v" -eq "$rounds" ] || fail "traps.$k is $v, not $rounds"
 done
 [ "$(field traps.by_number.128)" -eq $((2 * rounds)) ] || fail "trap 128 count: $(field traps.by_number.128)"
-[ "$(field traps.represses)" -eq "$STORM" ] || fail "TrapRepresses: $(field traps.represses) of $STORM"
+[ $(( $(field traps.represses) - rep0 )) -eq "$STORM" ] || fail "TrapRepresses: $(( $(field traps.represses) - rep0 )) of $STORM"
 [ "$(heavy)" -eq "$h0" ] || fail "the storm caused $(( $(heavy) - h0 )) heavy sweeps"
-[ "$(field traps.heavy_sweeps)" -eq 0 ] || fail "traps asked for heavy sweeps: $(field traps)"
+[ "$(field traps.heavy_sweeps)" -eq "$ts0" ] || fail "traps asked for heavy sweeps: $(field traps)"
 lines=$(( $(grep -cE 'trap [0-9]+ from LID' "$log") - lines0 ))
 limit=$(( (ms / 1000 + 2) * 20 ))
 [ "$lines" -le "$limit" ] || fail "$lines log lines about $STORM traps in $ms ms (limit $limit)"
@@ -127,5 +134,5 @@ pass "Unlink \"L0-S2\"[$cut]: two trap 128s, one heavy sweep ($(field traps.coal
 
 kill -TERM "$daemon"
 wait_pid "$daemon" 10 || fail "ibsmd did not stop on SIGTERM"
-grep -q 'ERROR: AddressSanitizer\|runtime error' "$log" && fail "ASan/UBSan: $(grep -m1 -A3 'ERROR\|runtime error' "$log")"
+grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error' "$log" && fail "ASan/UBSan: $(grep -m1 -A3 'ERROR\|runtime error' "$log")"
 pass "ASan ibsmd stopped cleanly"
