@@ -12,6 +12,7 @@
 
 #include "mad/emu.h"
 #include "sm/fabric.h"
+#include "sm/topo.h"
 
 /* 2 spines, 4 leaves, 3 hosts a leaf (H0..H11, CA GUID 0x1000 + 4h) */
 static char *emu_tree_text(void)
@@ -38,6 +39,20 @@ static char *emu_tree_text(void)
 #undef PUT
 	ck_assert_uint_lt(n, cap);
 	return t;
+}
+
+/* The tree of emu_tree_text() in topo and on an emulator seeded with seed. */
+static inline struct emu *emu_tree_new(struct fabric *topo, uint64_t seed)
+{
+	char err[256] = "", *text = emu_tree_text();
+	fabric_init(topo);
+	ck_assert_msg(topo_parse_string(topo, text, "tree.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	struct emu *e = emu_new(topo, err, sizeof(err));
+	ck_assert_msg(e != NULL, "%s", err);
+	emu_set_seed(e, seed);
+	return e;
 }
 
 /*

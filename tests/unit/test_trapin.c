@@ -104,15 +104,9 @@ struct run {
 
 static void setup(struct run *r)
 {
-	char err[256] = "", *text = emu_tree_text();
+	char err[256] = "";
 	memset(r, 0, sizeof(*r));
-	fabric_init(&r->topo);
-	ck_assert_msg(topo_parse_string(&r->topo, text, "tree.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
-	r->e = emu_new(&r->topo, err, sizeof(err));
-	ck_assert_msg(r->e != NULL, "%s", err);
-	emu_set_seed(r->e, 11);
+	r->e = emu_tree_new(&r->topo, 11);
 	r->base = event_base_new();
 	r->sm = calloc(1, sizeof(*r->sm));
 	ck_assert_ptr_nonnull(r->base);
