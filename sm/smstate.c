@@ -638,10 +638,11 @@ void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 	if (len < SMP_DATA_OFFS + SMP_DATA_SIZE)
 		return;
 	int method = smp_method(mad);
-	if (sm->n_silent && sm->sub.model && smp_class(mad) == IB_SMI_CLASS &&
-	    from->lid <= sm->sub.model->f.max_lid && sm->sub.model->f.lid_port &&
-	    sm->sub.model->f.lid_port[from->lid] != FAB_NONE)
-		smstate_forget_silent(sm, sm->sub.model->f.ports[sm->sub.model->f.lid_port[from->lid]].guid);
+	struct smp_sminfo other;
+	smp_decode_sminfo(mad + SMP_DATA_OFFS, &other);
+	/* an SM that speaks to us is no silent port (ibsmd's Gets carry its SMInfo) */
+	if (other.guid)
+		smstate_forget_silent(sm, other.guid);
 	if (method == IB_MAD_METHOD_GET) {
 		/* our key goes back as OpenSM's does: nothing here guards it (no M_Key) */
 		reply_sminfo(sm, mad, len, from, 0, sm->cfg.sm_key);
@@ -649,9 +650,6 @@ void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 	}
 	if (method != IB_MAD_METHOD_SET)
 		return;	/* the receive path answers other methods */
-	struct smp_sminfo other;
-	smp_decode_sminfo(mad + SMP_DATA_OFFS, &other);
-	smstate_forget_silent(sm, other.guid);
 	uint32_t mod = smp_attr_mod(mad);
 	int ev = set_event(mod);
 	sm->smc.sets_received++;
@@ -905,9 +903,58 @@ static void on_light_sminfo(void *arg, int status, const uint8_t *resp, size_t l
 	sm_light_answer(sm, why);
 }
 
+struct silent_probe {
+	struct sm *sm;
+	uint64_t guid;
+};
+
+static void on_silent_probe(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct silent_probe *p = arg;
+	struct sm *sm = p->sm;
+	uint64_t guid = p->guid;
+	free(p);
+	if (status != TXN_OK || len < SMP_DATA_OFFS + SMP_DATA_SIZE || smp_status(resp) ||
+	    !is_silent(sm, guid))
+		return;
+	smstate_forget_silent(sm, guid);
+	char why[96];
+	snprintf(why, sizeof(why), "IsSM port 0x%016llx answers SMInfo now",
+		 (unsigned long long)guid);
+	sm_request_heavy(sm, why);
+}
+
+/*
+ * The silent ports are asked too, but nothing waits for them: an SM that
+ * was frozen when a heavy sweep asked (SIGSTOP, an overloaded host) is
+ * found again by its answer, which asks for a heavy sweep.
+ */
+static void probe_silent(struct sm *sm, const struct fabric *f)
+{
+	uint32_t own = f->sm_node == FAB_NONE ? FAB_NONE :
+		       fabric_port(f, f->sm_node, f->sm_port);
+	for (uint32_t i = 0; i < f->n_ports; i++) {
+		if (!(f->ports[i].flags & FPORT_ISSM) || i == own || !fabric_is_endport(f, i) ||
+		    !is_silent(sm, f->ports[i].guid))
+			continue;
+		struct silent_probe *p = malloc(sizeof(*p));
+		if (!p)
+			return;
+		p->sm = sm;
+		p->guid = f->ports[i].guid;
+		struct smp_sminfo none = { .guid = f->ports[i].guid };
+		struct sm_ev to;
+		ev_from_port(&to, f, i, &none);
+		if (send_sminfo(sm, IB_MAD_METHOD_GET, 0, sm->state, &to, on_silent_probe, p) < 0)
+			free(p);
+	}
+}
+
 uint32_t smstate_light_queries(struct sm *sm)
 {
 	const struct fabric *f = &sm->sub.model->f;
+	if (sm->n_silent)
+		probe_silent(sm, f);
 	uint32_t n = count_sm_ports(sm, f);
 	if (n > sm->cap_light_sms) {
 		void *p = realloc(sm->light_sms, (size_t)n * sizeof(*sm->light_sms));

@@ -124,13 +124,16 @@ up=$(awk -v l="$smlid" '$1 == "0x0002c90100000002" && $2 == l { print $3 }' "$SI
 cut=$((9 - up))
 h0=$(heavy)
 t128=$(field traps.by_number.128)
+c0=$(field traps.coalesced) u0=$(field traps.unchanged) k0=$(field traps.checks)
+t0=$(date +%s%N)
 sim_cmd "Unlink \"L0-S2\"[$cut]" >/dev/null
 wait_until 10 more_heavy_than "$h0" || fail "no heavy sweep after Unlink"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 sleep 2
 [ "$(field traps.by_number.128)" -eq $((t128 + 2)) ] || fail "trap 128s after Unlink: $(( $(field traps.by_number.128) - t128 )), not 2"
 [ "$(heavy)" -eq $((h0 + 1)) ] || fail "$(( $(heavy) - h0 )) heavy sweeps after Unlink, not 1"
 check_up "$SIM_TMP/unlinked"
-pass "Unlink \"L0-S2\"[$cut]: two trap 128s, one heavy sweep ($(field traps.coalesced) coalesced or covered in all), fabric checked"
+pass "Unlink \"L0-S2\"[$cut]: two trap 128s, one heavy sweep (done within $ms ms); checks $(( $(field traps.checks) - k0 )), coalesced $(( $(field traps.coalesced) - c0 )), unchanged $(( $(field traps.unchanged) - u0 )); fabric checked"
 
 kill -TERM "$daemon"
 wait_pid "$daemon" 10 || fail "ibsmd did not stop on SIGTERM"
