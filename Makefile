@@ -18,7 +18,7 @@ PROGRAM_MAINS := traps/ibsm-listen.c
 # The core library: everything but main() of each program.
 CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/adopt.c \
 	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
-	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c sm/paths.c \
+	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c sm/paths.c sm/traphooks.c \
 	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
 	$(wildcard mad/*.c) $(filter-out $(PROGRAM_MAINS),$(wildcard traps/*.c))
 CORE_SRCS += sm/events.c
@@ -63,6 +63,10 @@ $(BUILD)/ibsm-listen: traps/ibsm-listen.c $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
 
+# ibsmd with ASan+UBSan: t_traps.sh throws a trap storm at it.
+$(BUILD)/ibsmd-asan: $(IBSMD_SRCS:%.c=$(BUILD)/san/%.o) $(BUILD)/libibsmd-san.a
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
 # LD_PRELOAD test shim in front of libumad2sim.so: drops / counts MADs.
 $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 	@mkdir -p $(dir $@)
@@ -93,7 +97,7 @@ unit: $(UNIT_TESTS:%=$(BUILD)/unit/%) $(UNIT_TESTS:%=$(BUILD)/unit-san/%)
 		echo "== unit $$t (asan+ubsan)"; CK_FORK=yes ASAN_OPTIONS=detect_leaks=1 $(BUILD)/unit-san/$$t; \
 	done
 
-sim: all
+sim: all $(BUILD)/ibsmd-asan
 	tests/sim/run-all.sh
 
 deps:

@@ -5,11 +5,15 @@
 #include <fcntl.h>
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
+#include <poll.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "../sm/log.h"
@@ -38,6 +42,19 @@ struct umad_be {
 	pthread_cond_t cond;
 	int armed;		/* the watcher should wait for a MAD */
 	int in_poll;		/* the watcher is waiting in umad_poll */
+	/* under umad2sim: its socket to ibsim, and what waits for room in it */
+	int sim_sock;		/* -1: not found, or the kernel */
+	struct queued_mad *q;	/* ring of q_cap, grown up to SENDQ_MAX */
+	uint32_t q_head, q_n, q_cap;
+	uint64_t q_full;	/* sends refused with the ring full */
+	struct event *flush_ev;
+};
+
+struct queued_mad {
+	int agent;
+	struct mad_addr to;
+	uint32_t len;
+	uint8_t mad[MAD_SIZE];
 };
 
 /*
@@ -255,13 +272,20 @@ static void go_on(struct umad_be *b)
 	evtimer_add(b->pump_ev, &zero);
 }
 
+static void flush(struct umad_be *b);
+
 static void pump(struct umad_be *b)
 {
+	if (b->q_n)
+		flush(b);
 	for (int n = 0; n < PUMP_BATCH; n++) {
 		if (__atomic_load_n(&b->closing, __ATOMIC_ACQUIRE))
 			return;
-		if (recv_one(b, 0) == 0)
+		if (recv_one(b, 0) == 0) {
+			if (b->q_n)	/* a reply each MAD may have queued */
+				flush(b);
 			continue;
+		}
 		if (!expecting(b)) {
 			go_idle(b);
 			return;
@@ -302,6 +326,114 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
 	start_pumping(b);
 }
 
+/*
+ * Sending under umad2sim.  umad2sim's write() holds its global mutex
+ * across a blocking write to its datagram socket to ibsim, and its
+ * receiver thread takes the same mutex for every MAD it reads from
+ * ibsim.  ibsim is single-threaded and retries a write to a client
+ * whose receive queue is full for ever (EAGAIN in a loop).  So once
+ * ibsim has more to send us than our socket holds while our socket to
+ * it is full -- a storm of traps from a host, each answered with a
+ * TrapRepress -- our write blocks holding the mutex, the receiver thread
+ * blocks on the mutex and stops draining, ibsim spins writing to us and
+ * never reads what we wrote: all three hang (seen with 20,000 traps
+ * against an ASan ibsmd, 2026-11-24).  Hence: never write when the
+ * socket would block.  The socket is found once (bound to
+ * "<IBSIM_SOCKNAME>:in<pid>", connected to ibsim), and before each
+ * write poll() says whether a write would block (unix_dgram_poll checks
+ * our send buffer and ibsim's receive queue, the two places a write
+ * waits for).  A MAD that cannot go now waits in a ring, in order, and
+ * goes out from a 1 ms timer and after each MAD read as room appears -- the
+ * loop meanwhile goes on reading, so umad2sim's receiver drains, ibsim
+ * moves on and reads us.  Only our loop writes that socket, so room
+ * poll() saw cannot vanish before the write.  A full ring refuses the
+ * MAD (-1: a request counts as not sent, a reply is lost, as a full
+ * send queue would lose it on hardware).
+ */
+#define SENDQ_FIRST	1024
+#define SENDQ_MAX	32768	/* 9 MB at most, under a storm only */
+#define FLUSH_MS	1
+
+static int sock_writable(const struct umad_be *b)
+{
+	struct pollfd p = { .fd = b->sim_sock, .events = POLLOUT };
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLOUT);
+}
+
+static int send_now(struct umad_be *b, int agent, const uint8_t *mad,
+		    size_t len, const struct mad_addr *to)
+{
+	memset(b->sendbuf, 0, umad_size());
+	umad_set_addr(b->sendbuf, (int)to->lid, (int)to->qpn, to->sl,
+		      (int)to->qkey);
+	memcpy(umad_get_mad(b->sendbuf), mad, len);
+	int r = umad_send(b->fd, agent, b->sendbuf, (int)len, 0, 0);
+	if (r < 0) {
+		log_debug("umad_send: %s", strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+/* Sends what waits while the socket has room; re-arms while some is left. */
+static void flush(struct umad_be *b)
+{
+	while (b->q_n && sock_writable(b)) {
+		struct queued_mad *m = &b->q[b->q_head];
+		send_now(b, m->agent, m->mad, m->len, &m->to);
+		b->q_head = (b->q_head + 1) % b->q_cap;
+		b->q_n--;
+	}
+	if (b->q_n && !evtimer_pending(b->flush_ev, NULL)) {
+		struct timeval tv = { 0, FLUSH_MS * 1000 };
+		evtimer_add(b->flush_ev, &tv);
+	}
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	flush(arg);
+}
+
+/* Doubles the ring (up to SENDQ_MAX), keeping the order. */
+static int grow_queue(struct umad_be *b)
+{
+	uint32_t cap = b->q_cap ? 2 * b->q_cap : SENDQ_FIRST;
+	if (cap > SENDQ_MAX)
+		return -1;
+	struct queued_mad *q = malloc(cap * sizeof(*q));
+	if (!q)
+		return -1;
+	for (uint32_t i = 0; i < b->q_n; i++)
+		q[i] = b->q[(b->q_head + i) % b->q_cap];
+	free(b->q);
+	b->q = q;
+	b->q_cap = cap;
+	b->q_head = 0;
+	return 0;
+}
+
+static int enqueue(struct umad_be *b, int agent, const uint8_t *mad,
+		   size_t len, const struct mad_addr *to)
+{
+	if (b->q_n == b->q_cap && grow_queue(b) < 0) {
+		if (b->q_full++ % 1000 == 0)
+			log_warn("umad2sim: %u MADs wait for room towards ibsim; refusing more (%llu so far)",
+				 b->q_n, (unsigned long long)b->q_full);
+		return -1;
+	}
+	struct queued_mad *m = &b->q[(b->q_head + b->q_n) % b->q_cap];
+	m->agent = agent;
+	m->to = *to;
+	m->len = (uint32_t)len;
+	memcpy(m->mad, mad, len);
+	b->q_n++;
+	flush(b);	/* arms the timer */
+	return 0;
+}
+
 static int be_send(void *ctx, const uint8_t *mad, size_t len,
 		   const struct mad_addr *to)
 {
@@ -311,22 +443,50 @@ static int be_send(void *ctx, const uint8_t *mad, size_t len,
 		log_warn("no agent for class 0x%02x", mad[1]);
 		return -1;
 	}
-	memset(b->sendbuf, 0, umad_size());
-	umad_set_addr(b->sendbuf, (int)to->lid, (int)to->qpn, to->sl,
-		      (int)to->qkey);
 	if (len > MAD_SIZE)
 		return -1;
-	memcpy(umad_get_mad(b->sendbuf), mad, len);
-	int r = umad_send(b->fd, agent, b->sendbuf, (int)len, 0, 0);
-	if (r < 0) {
-		log_debug("umad_send: %s", strerror(-r));
+	int r;
+	if (b->sim_sock >= 0 && (b->q_n || !sock_writable(b)))
+		r = enqueue(b, agent, mad, len, to);
+	else
+		r = send_now(b, agent, mad, len, to);
+	if (r < 0)
 		return -1;
-	}
 	if (is_request(mad[3])) {
 		b->inflight++;
 		start_pumping(b);
 	}
 	return 0;
+}
+
+/*
+ * umad2sim's data socket: AF_UNIX, bound to "\0<name>:in<pid>" and
+ * connected to "\0<name>:out<client>" (umad2sim/sim_client.c); -1 when
+ * there is none (the kernel, or ibsim over TCP).
+ */
+static int find_sim_socket(void)
+{
+	char in[32];
+	snprintf(in, sizeof(in), ":in%d", (int)getpid());
+	for (int fd = 3; fd < UMAD2SIM_FD_MIN; fd++) {
+		struct sockaddr_un a;
+		socklen_t al = sizeof(a);
+		memset(&a, 0, sizeof(a));
+		if (getsockname(fd, (struct sockaddr *)&a, &al) < 0 ||
+		    a.sun_family != AF_UNIX || al <= offsetof(struct sockaddr_un, sun_path) + 1 ||
+		    a.sun_path[0] != '\0')
+			continue;
+		/* umad2sim's address length counts a trailing NUL */
+		size_t n = strnlen(a.sun_path + 1, al - offsetof(struct sockaddr_un, sun_path) - 1);
+		size_t k = strlen(in);
+		if (n < k || memcmp(a.sun_path + 1 + n - k, in, k))
+			continue;
+		struct sockaddr_un p;
+		socklen_t pl = sizeof(p);
+		if (getpeername(fd, (struct sockaddr *)&p, &pl) == 0)
+			return fd;
+	}
+	return -1;
 }
 
 static void be_close(void *ctx)
@@ -339,6 +499,11 @@ static void be_close(void *ctx)
 		event_free(b->ev);
 	if (b->pump_ev)
 		event_free(b->pump_ev);
+	if (b->flush_ev)
+		event_free(b->flush_ev);
+	free(b->q);
+	b->q = NULL;
+	b->q_n = b->q_cap = 0;
 	/* The watcher stays blocked in umad_poll; the process is ending. */
 	if (b->issm_fd >= 0)
 		close(b->issm_fd);
@@ -510,7 +675,7 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	b->fd = b->issm_fd = b->evfd = -1;
+	b->fd = b->issm_fd = b->evfd = b->sim_sock = -1;
 	if (umad_init() < 0) {
 		snprintf(err, errlen, "cannot initialise libibumad");
 		return -1;
@@ -525,6 +690,13 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 	}
 	if (register_agents(b, err, errlen) < 0)
 		return -1;
+	if (b->fd >= UMAD2SIM_FD_MIN) {
+		b->sim_sock = find_sim_socket();
+		if (b->sim_sock < 0)
+			log_warn("umad2sim: its socket to ibsim not found; a MAD storm may hang us (DEVELOPERS.md)");
+		else
+			log_info("umad2sim: socket to ibsim is fd %d; writes wait for room", b->sim_sock);
+	}
 	char path[256];
 	int claim = sel->issm == UMAD_ISSM_CLAIM ||
 		    (sel->issm == UMAD_ISSM_SIM_ONLY && b->fd >= UMAD2SIM_FD_MIN);
@@ -548,7 +720,8 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 	b->armed = 1;
 	b->ev = event_new(base, b->evfd, EV_READ | EV_PERSIST, on_rx, b);
 	b->pump_ev = evtimer_new(base, on_pump, b);
-	if (!b->ev || !b->pump_ev || event_add(b->ev, NULL) < 0) {
+	b->flush_ev = evtimer_new(base, on_flush, b);
+	if (!b->ev || !b->pump_ev || !b->flush_ev || event_add(b->ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot watch the receive queue");
 		return -1;
 	}

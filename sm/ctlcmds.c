@@ -134,6 +134,8 @@ static json_t *status_json(const struct sm *sm)
 			"portinfo_sets", s->prog.portinfo_sets);
 		json_object_set_new(o, "last_heavy_sweep", l);
 	}
+	json_object_set_new(o, "traps", trapin_json(&sm->traps));
+	json_object_set_new(o, "silent_sm_ports", json_integer(sm->n_silent));
 	json_object_set_new(o, "mads", mad_stats_json(sm));
 	return o;
 }

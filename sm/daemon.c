@@ -191,6 +191,7 @@ static void finish_sweep(struct sm *sm)
 {
 	sm->busy = 0;
 	sm->last_sweep_time = (uint64_t)time(NULL);
+	trapin_idle(&sm->traps);
 	if (sm->heavy_wanted)
 		kick(sm);
 	else if (sm->state == SMS_MASTER)
@@ -617,46 +618,13 @@ int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
 	return MAD_DONE;
 }
 
-/* A trap: TrapRepress to its issuer, and a heavy sweep for a change. */
+/* A trap: traps/trapin.c answers, counts and decides. */
 int sm_recv_trap(void *ctx, const uint8_t *in, size_t len,
 		 const struct mad_addr *from)
 {
 	struct sm *sm = ctx;
 	(void)len;	/* the receive path passes SMPs of MAD_SIZE only */
-	const uint8_t *data = in + SMP_DATA_OFFS;
-	unsigned trap = mad_get_field((void *)data, 0, IB_NOTICE_TRAP_NUMBER_F);
-	unsigned issuer = mad_get_field((void *)data, 0, IB_NOTICE_ISSUER_LID_F);
-	int generic = mad_get_field((void *)data, 0, IB_NOTICE_IS_GENERIC_F);
-	/* TrapRepress: same TID, back to the issuer */
-	uint8_t mad[MAD_SIZE];
-	memcpy(mad, in, MAD_SIZE);
-	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_TRAP_REPRESS);
-	struct mad_addr to = *from;
-	if (smp_class(in) == IB_SMI_DIRECT_CLASS) {
-		to.lid = 0xffff;	/* back along the return path */
-		mad_set_field(mad, 0, IB_DRSMP_DIRECTION_F, 1);
-	} else if (!to.lid)
-		to.lid = issuer;
-	if (mad_transport_send(&sm->tr, mad, MAD_SIZE, &to) < 0)
-		log_info("cannot send TrapRepress to LID %u", to.lid);
-	if (!generic) {
-		log_info("vendor trap from LID %u", issuer);
-		return MAD_DONE;
-	}
-	switch (trap) {
-	case 128:
-	case 144:
-	case 145: {
-		char why[96];
-		snprintf(why, sizeof(why), "trap %u from LID %u", trap, issuer);
-		log_notice("%s: heavy sweep", why);
-		if (sm->state == SMS_MASTER)
-			sm_request_heavy(sm, why);
-		break;
-	}
-	default:
-		log_notice("trap %u from LID %u", trap, issuer);
-	}
+	trapin_handle(&sm->traps, in, from, sm_now_ms());
 	return MAD_DONE;
 }
 

@@ -14,6 +14,7 @@
 #include "../mad/transport.h"
 #include "../mad/txn.h"
 #include "../routing/engine.h"
+#include "../traps/trapin.h"
 #include "config.h"
 #include "fabric.h"
 #include "lids.h"
@@ -120,6 +121,10 @@ struct sm {
 	int ho_tries;
 	uint64_t ho_failed_guid;	/* refused or never took over: keep the subnet */
 
+	struct trapin traps;		/* traps in (traps/trapin.h, sm/traphooks.c) */
+	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
+	uint32_t n_silent, cap_silent;
+
 	uint64_t key_mismatch_guid, key_mismatch_key;	/* the last mismatch seen */
 	struct sm_counters smc;
 	uint32_t heavy_sweeps, light_sweeps;
@@ -166,6 +171,8 @@ void sm_stop(struct sm *sm, int code);
 void sm_set_timer(struct event *ev, uint64_t ms);
 /* A light sweep's SMInfo answer: why a heavy sweep is needed, or NULL. */
 void sm_light_answer(struct sm *sm, const char *why);
+/* Traps in: the daemon's side of traps/trapin.h (sm/traphooks.c). */
+void sm_traps_init(struct sm *sm);
 /* Prints the summary line ("subnet up: ...") to stdout and flushes it. */
 void sm_print_summary(const struct sweep_summary *s, const char *state);
 uint64_t sm_now_ms(void);

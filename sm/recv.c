@@ -38,6 +38,7 @@ int sm_recv_init(struct sm *sm)
 	if (!sm->disp)
 		return -1;
 	mad_dispatch_set_answers(sm->disp, sm_events_answer, sm);
+	sm_traps_init(sm);
 	if (sm_recv_register(sm->disp, sm) < 0) {
 		sm_recv_free(sm);
 		return -1;

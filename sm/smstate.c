@@ -638,6 +638,11 @@ void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 	if (len < SMP_DATA_OFFS + SMP_DATA_SIZE)
 		return;
 	int method = smp_method(mad);
+	struct smp_sminfo other;
+	smp_decode_sminfo(mad + SMP_DATA_OFFS, &other);
+	/* an SM that speaks to us is no silent port (ibsmd's Gets carry its SMInfo) */
+	if (other.guid)
+		smstate_forget_silent(sm, other.guid);
 	if (method == IB_MAD_METHOD_GET) {
 		/* our key goes back as OpenSM's does: nothing here guards it (no M_Key) */
 		reply_sminfo(sm, mad, len, from, 0, sm->cfg.sm_key);
@@ -645,8 +650,6 @@ void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 	}
 	if (method != IB_MAD_METHOD_SET)
 		return;	/* the receive path answers other methods */
-	struct smp_sminfo other;
-	smp_decode_sminfo(mad + SMP_DATA_OFFS, &other);
 	uint32_t mod = smp_attr_mod(mad);
 	int ev = set_event(mod);
 	sm->smc.sets_received++;
@@ -683,6 +686,66 @@ void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 }
 
 /* ---- the heavy sweep's SMInfo queries and the election ---- */
+
+/*
+ * IsSM ports that never answered SMInfo (a host tool run with IsSM set,
+ * like ibsm-listen under ibsim): probed once, by a heavy sweep, then
+ * left out of every election and sweep -- or each heavy sweep would wait
+ * out their timeouts -- until they change: their port leaves the subnet
+ * (a sweep no longer finds it IsSM), they send trap 144, or an SMInfo
+ * comes from them.
+ */
+static int is_silent(const struct sm *sm, uint64_t guid)
+{
+	for (uint32_t i = 0; i < sm->n_silent; i++)
+		if (sm->silent_sms[i] == guid)
+			return 1;
+	return 0;
+}
+
+static void mark_silent(struct sm *sm, uint64_t guid)
+{
+	if (is_silent(sm, guid))
+		return;
+	if (sm->n_silent == sm->cap_silent) {
+		uint32_t cap = sm->cap_silent ? 2 * sm->cap_silent : 8;
+		uint64_t *p = realloc(sm->silent_sms, cap * sizeof(*p));
+		if (!p)
+			return;	/* asked again next time: slower, not wrong */
+		sm->silent_sms = p;
+		sm->cap_silent = cap;
+	}
+	sm->silent_sms[sm->n_silent++] = guid;
+	log_notice("IsSM port 0x%016llx does not answer SMInfo: not asked again until it changes",
+		   (unsigned long long)guid);
+}
+
+void smstate_forget_silent(struct sm *sm, uint64_t guid)
+{
+	for (uint32_t i = 0; i < sm->n_silent; i++)
+		if (sm->silent_sms[i] == guid) {
+			sm->silent_sms[i] = sm->silent_sms[--sm->n_silent];
+			log_info("IsSM port 0x%016llx changed: its SMInfo is asked again",
+				 (unsigned long long)guid);
+			return;
+		}
+}
+
+/* Forgets the silent ports f no longer holds as IsSM end ports. */
+static void prune_silent(struct sm *sm, const struct fabric *f)
+{
+	for (uint32_t i = 0; i < sm->n_silent;) {
+		int there = 0;
+		for (uint32_t p = 0; p < f->n_ports && !there; p++)
+			there = f->ports[p].guid == sm->silent_sms[i] &&
+				(f->ports[p].flags & FPORT_ISSM) && fabric_is_endport(f, p);
+		if (there)
+			i++;
+		else
+			smstate_forget_silent(sm, sm->silent_sms[i]);
+	}
+}
+
 
 static void elect(struct sm *sm)
 {
@@ -738,6 +801,8 @@ static void on_sminfo_answer(void *arg, int status, const uint8_t *resp,
 	} else if (sm->disc) {
 		log_info("IsSM port 0x%016llx does not answer SMInfo; not an SM",
 			 (unsigned long long)sm->disc->f.ports[r->port].guid);
+		if (status == TXN_TIMEOUT)
+			mark_silent(sm, sm->disc->f.ports[r->port].guid);
 	}
 	if (--sm->sms_pending == 0)
 		elect(sm);
@@ -751,13 +816,14 @@ static void free_sms(struct sm *sm)
 }
 
 /* The other IsSM end ports of f (not ours). */
-static uint32_t count_sm_ports(const struct fabric *f)
+static uint32_t count_sm_ports(const struct sm *sm, const struct fabric *f)
 {
 	uint32_t own = f->sm_node == FAB_NONE ? FAB_NONE :
 		       fabric_port(f, f->sm_node, f->sm_port);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < f->n_ports; i++)
-		if ((f->ports[i].flags & FPORT_ISSM) && i != own && fabric_is_endport(f, i))
+		if ((f->ports[i].flags & FPORT_ISSM) && i != own && fabric_is_endport(f, i) &&
+		    !is_silent(sm, f->ports[i].guid))
 			n++;
 	return n;
 }
@@ -771,7 +837,8 @@ static uint32_t query_sms(struct sm *sm, const struct fabric *f,
 		       fabric_port(f, f->sm_node, f->sm_port);
 	uint32_t k = 0, sent = 0;
 	for (uint32_t i = 0; i < f->n_ports && k < n; i++) {
-		if (!(f->ports[i].flags & FPORT_ISSM) || i == own || !fabric_is_endport(f, i))
+		if (!(f->ports[i].flags & FPORT_ISSM) || i == own || !fabric_is_endport(f, i) ||
+		    is_silent(sm, f->ports[i].guid))
 			continue;
 		struct remote_sm *r = &v[k++];
 		memset(r, 0, sizeof(*r));
@@ -792,7 +859,8 @@ static uint32_t query_sms(struct sm *sm, const struct fabric *f,
 void smstate_discovered(struct sm *sm)
 {
 	const struct fabric *f = &sm->disc->f;
-	uint32_t n = count_sm_ports(f);
+	prune_silent(sm, f);
+	uint32_t n = count_sm_ports(sm, f);
 	free_sms(sm);
 	if (n && !(sm->sms = calloc(n, sizeof(*sm->sms))))
 		n = 0;	/* out of memory: as if alone, and logged */
@@ -835,10 +903,59 @@ static void on_light_sminfo(void *arg, int status, const uint8_t *resp, size_t l
 	sm_light_answer(sm, why);
 }
 
+struct silent_probe {
+	struct sm *sm;
+	uint64_t guid;
+};
+
+static void on_silent_probe(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct silent_probe *p = arg;
+	struct sm *sm = p->sm;
+	uint64_t guid = p->guid;
+	free(p);
+	if (status != TXN_OK || len < SMP_DATA_OFFS + SMP_DATA_SIZE || smp_status(resp) ||
+	    !is_silent(sm, guid))
+		return;
+	smstate_forget_silent(sm, guid);
+	char why[96];
+	snprintf(why, sizeof(why), "IsSM port 0x%016llx answers SMInfo now",
+		 (unsigned long long)guid);
+	sm_request_heavy(sm, why);
+}
+
+/*
+ * The silent ports are asked too, but nothing waits for them: an SM that
+ * was frozen when a heavy sweep asked (SIGSTOP, an overloaded host) is
+ * found again by its answer, which asks for a heavy sweep.
+ */
+static void probe_silent(struct sm *sm, const struct fabric *f)
+{
+	uint32_t own = f->sm_node == FAB_NONE ? FAB_NONE :
+		       fabric_port(f, f->sm_node, f->sm_port);
+	for (uint32_t i = 0; i < f->n_ports; i++) {
+		if (!(f->ports[i].flags & FPORT_ISSM) || i == own || !fabric_is_endport(f, i) ||
+		    !is_silent(sm, f->ports[i].guid))
+			continue;
+		struct silent_probe *p = malloc(sizeof(*p));
+		if (!p)
+			return;
+		p->sm = sm;
+		p->guid = f->ports[i].guid;
+		struct smp_sminfo none = { .guid = f->ports[i].guid };
+		struct sm_ev to;
+		ev_from_port(&to, f, i, &none);
+		if (send_sminfo(sm, IB_MAD_METHOD_GET, 0, sm->state, &to, on_silent_probe, p) < 0)
+			free(p);
+	}
+}
+
 uint32_t smstate_light_queries(struct sm *sm)
 {
 	const struct fabric *f = &sm->sub.model->f;
-	uint32_t n = count_sm_ports(f);
+	if (sm->n_silent)
+		probe_silent(sm, f);
+	uint32_t n = count_sm_ports(sm, f);
 	if (n > sm->cap_light_sms) {
 		void *p = realloc(sm->light_sms, (size_t)n * sizeof(*sm->light_sms));
 		if (!p)
@@ -861,6 +978,9 @@ int smstate_init(struct sm *sm)
 void smstate_free(struct sm *sm)
 {
 	free_sms(sm);
+	free(sm->silent_sms);
+	sm->silent_sms = NULL;
+	sm->n_silent = sm->cap_silent = 0;
 	free(sm->light_sms);
 	sm->light_sms = NULL;
 	sm->cap_light_sms = 0;

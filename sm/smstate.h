@@ -92,6 +92,8 @@ void smstate_discovered(struct sm *sm);
 /* A light sweep's share: SMInfo of the IsSM ports of the model; returns how
  * many queries were queued (each ends in smstate_light_answer's count). */
 uint32_t smstate_light_queries(struct sm *sm);
+/* An IsSM port that never answered SMInfo changed: ask it again. */
+void smstate_forget_silent(struct sm *sm, uint64_t port_guid);
 /* Handles an SMInfo request (Get or Set) addressed to us; replies. */
 void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 			   const struct mad_addr *from);

@@ -15,6 +15,18 @@
  *         ones to DLID (0: none), with TIDs 1-512 over and over and random
  *         ones, claiming to come from ibsim clients 0-2.  Prints "forged=N".
  *
+ *     madsend traps COUNT SMLID SPEC...
+ *         sends COUNT LID-routed Trap(Notice) MADs to SMLID as fast as
+ *         they go, cycling through the SPECs, each TRAP:ISSUER (ISSUER a
+ *         LID, or "self" for this host's own LID): trap 128 with another
+ *         LID is a spoofed link-state change, "self" an honest one from a
+ *         CA.  Reads (and drops) whatever comes back meanwhile.  Prints
+ *         "traps=N" and exits 0 when all were sent.
+ *     madsend silent SECONDS
+ *         an IsSM port that never answers anything (it claims IsSM once
+ *         its agents are registered): every MAD it gets is read and
+ *         dropped for SECONDS, and "received=N" is printed at the end.
+ *
  * Runs under libumad2sim.so; it registers an agent for every class it
  * sends, because umad2sim crashes on a MAD of a class with no agent.  For
  * the same reason the spray waits for FILE (the SM's log) to say the SM
@@ -22,6 +34,7 @@
  * call, and a forged answer routed to it before then kills it whatever
  * the SM does (DEVELOPERS.md).
  */
+#include <fcntl.h>
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 #include <stdio.h>
@@ -204,8 +217,119 @@ static int forge(int fd, double seconds, int dlid, const char *rpath)
 	return 0;
 }
 
+static int own_lid(void)
+{
+	char names[8][UMAD_CA_NAME_LEN];
+	umad_port_t p;
+	if (umad_get_cas_names(names, 8) < 1 || umad_get_port(names[0], 0, &p) < 0)
+		return 0;
+	int lid = p.base_lid;
+	umad_release_port(&p);
+	return lid;
+}
+
+static int traps(int fd, long count, int smlid, int nspec, char **spec)
+{
+	unsigned num[32], issuer[32];
+	int self = own_lid();
+	if (nspec > 32)
+		nspec = 32;
+	for (int i = 0; i < nspec; i++) {
+		char *c = strchr(spec[i], ':');
+		num[i] = (unsigned)strtoul(spec[i], NULL, 0);
+		issuer[i] = !c || !strcmp(c + 1, "self") ? (unsigned)self :
+			    (unsigned)strtoul(c + 1, NULL, 0);
+	}
+	/* a class 0x01 agent gets the TrapRepresses; 0x81 so nothing crashes */
+	int lr = umad_register(fd, IB_SMI_CLASS, 1, 0, NULL);
+	int dr = umad_register(fd, IB_SMI_DIRECT_CLASS, 1, 0, NULL);
+	void *out = calloc(1, umad_size() + MAD_SIZE);
+	void *in = calloc(1, umad_size() + MAD_SIZE);
+	if (lr < 0 || dr < 0 || !out || !in || nspec < 1)
+		return 1;
+	long n = 0, back = 0;
+	for (long k = 0; k < count; k++) {
+		int i = (int)(k % nspec);
+		uint8_t *m = umad_get_mad(out);
+		smp_init_lid(m, IB_MAD_METHOD_TRAP, MAD_ATTR_NOTICE, 0);
+		mad_set_field64(m, 0, IB_MAD_TRID_F, 0x7000000000ULL + (uint64_t)k);
+		uint8_t *d = smp_data(m);
+		mad_set_field(d, 0, IB_NOTICE_IS_GENERIC_F, 1);
+		mad_set_field(d, 0, IB_NOTICE_TYPE_F, num[i] >= 256 ? 1 : 4);	/* urgent / info */
+		mad_set_field(d, 0, IB_NOTICE_PRODUCER_F, num[i] == 128 ? 2 : 1);
+		mad_set_field(d, 0, IB_NOTICE_TRAP_NUMBER_F, num[i]);
+		mad_set_field(d, 0, IB_NOTICE_ISSUER_LID_F, issuer[i]);
+		mad_set_field(d, 0, IB_NOTICE_COUNT_F, (unsigned)(k & 0x7fff));
+		if (num[i] == 144) {
+			mad_set_field(d, 0, IB_NOTICE_DATA_144_LID_F, issuer[i]);
+			mad_set_field(d, 0, IB_NOTICE_DATA_144_CAPMASK_F, 0x2000);
+		} else {
+			mad_set_field(d, 0, IB_NOTICE_DATA_LID_F, issuer[i]);
+		}
+		if (send_mad(fd, lr, out, smlid, 0) == 0)
+			n++;
+		int len = MAD_SIZE;
+		while (umad_recv(fd, in, &len, 0) >= 0) {
+			back++;
+			len = MAD_SIZE;
+		}
+	}
+	/* ibsim drops what a client that left had still queued: stay a while */
+	double end = now_s() + 2.0;
+	while (now_s() < end) {
+		int len = MAD_SIZE;
+		if (umad_recv(fd, in, &len, 100) >= 0)
+			back++;
+	}
+	printf("traps=%ld back=%ld\n", n, back);
+	return n == count ? 0 : 1;
+}
+
+static int silent(int fd, double seconds)
+{
+	/* every class ibsmd may send to an IsSM port, or umad2sim crashes */
+	static const uint8_t cls[] = { IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_SA_CLASS };
+	for (size_t i = 0; i < sizeof(cls); i++)
+		if (umad_register(fd, cls[i], class_version(cls[i]), 0, NULL) < 0)
+			return 1;
+	/*
+	 * IsSM only now, after the agents (as ibsmd does): with
+	 * SIM_SET_ISSM=1 the port is IsSM from umad2sim's first call, ibsim
+	 * sends trap 144 at once, and an SM's SMInfo Get could arrive before
+	 * an agent exists and crash umad2sim's receiver thread.
+	 */
+	char names[8][UMAD_CA_NAME_LEN], path[256];
+	if (umad_get_cas_names(names, 8) < 1 ||
+	    umad_get_issm_path(names[0], 1, path, sizeof(path)) < 0 ||
+	    open(path, O_RDWR) < 0) {
+		fprintf(stderr, "madsend: cannot claim IsSM\n");
+		return 1;
+	}
+	void *in = calloc(1, umad_size() + MAD_SIZE);
+	if (!in)
+		return 1;
+	long got = 0;
+	double end = now_s() + seconds;
+	while (now_s() < end) {
+		int len = MAD_SIZE;
+		if (umad_recv(fd, in, &len, 100) >= 0)
+			got++;
+	}
+	printf("received=%ld\n", got);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 5 && !strcmp(argv[1], "traps")) {
+		int fd = open_port();
+		return fd < 0 ? 1 : traps(fd, atol(argv[2]), atoi(argv[3]),
+					  argc - 4, argv + 4);
+	}
+	if (argc == 3 && !strcmp(argv[1], "silent")) {
+		int fd = open_port();
+		return fd < 0 ? 1 : silent(fd, atof(argv[2]));
+	}
 	if (argc >= 3 && !strcmp(argv[1], "classes")) {
 		uint8_t list[256];
 		int n = 0;
@@ -227,6 +351,8 @@ int main(int argc, char **argv)
 		return fd < 0 ? 1 : forge(fd, atof(argv[2]), atoi(argv[3]), argv[4]);
 	}
 	fprintf(stderr, "usage: madsend classes DLID [CLASS...]\n"
-			"       madsend forge SECONDS DLID RPATH [FILE TEXT]\n");
+			"       madsend forge SECONDS DLID RPATH [FILE TEXT]\n"
+			"       madsend traps COUNT SMLID TRAP:ISSUER...\n"
+			"       madsend silent SECONDS\n");
 	return 2;
 }

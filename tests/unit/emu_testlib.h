@@ -58,6 +58,17 @@ static inline void emu_tree_parse(struct fabric *topo)
 	free(text);
 }
 
+/* The tree of emu_tree_text() in topo and on an emulator seeded with seed. */
+static inline struct emu *emu_tree_new(struct fabric *topo, uint64_t seed)
+{
+	char err[256] = "";
+	emu_tree_parse(topo);
+	struct emu *e = emu_new(topo, err, sizeof(err));
+	ck_assert_msg(e != NULL, "%s", err);
+	emu_set_seed(e, seed);
+	return e;
+}
+
 /*
  * The devices' state: every port's state and LID (and SM LID when
  * with_smlid), every LFT entry of LIDs 1..40.  Read from the emulated
@@ -110,11 +121,7 @@ struct emu_net {
 static inline void emu_tree_open(struct fabric *topo, struct emu **e,
 				 struct event_base **base, uint64_t seed)
 {
-	char err[256] = "";
-	emu_tree_parse(topo);
-	*e = emu_new(topo, err, sizeof(err));
-	ck_assert_msg(*e != NULL, "%s", err);
-	emu_set_seed(*e, seed);
+	*e = emu_tree_new(topo, seed);
 	*base = event_base_new();
 	ck_assert_ptr_nonnull(*base);
 }

@@ -126,12 +126,8 @@ static struct fab *the_fab;	/* for the send wrappers */
 
 static void setup_fab(struct fab *F)
 {
-	char err[256] = "";
 	memset(F, 0, sizeof(*F));
-	emu_tree_parse(&F->topo);
-	F->e = emu_new(&F->topo, err, sizeof(err));
-	ck_assert_msg(F->e != NULL, "%s", err);
-	emu_set_seed(F->e, 7);
+	F->e = emu_tree_new(&F->topo, 7);
 	F->base = event_base_new();
 	ck_assert_ptr_nonnull(F->base);
 	the_fab = F;

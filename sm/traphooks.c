@@ -1,0 +1,44 @@
+/*
+ * The daemon's side of traps in (traps/trapin.h): what the heavy sweep is
+ * doing, the model to decide on, and the heavy sweep a confirmed change
+ * asks for.
+ */
+#include "daemon.h"
+
+static enum trapin_sweep sweep_state(void *arg)
+{
+	const struct sm *sm = arg;
+	if (sm->busy == 1)
+		return TRAPIN_RUNNING;
+	return sm->heavy_wanted ? TRAPIN_PENDING : TRAPIN_IDLE;
+}
+
+static const struct fabric *model(void *arg)
+{
+	const struct sm *sm = arg;
+	return sm->state == SMS_MASTER && sm->sub.model ? &sm->sub.model->f : NULL;
+}
+
+static void heavy(void *arg, const char *why)
+{
+	struct sm *sm = arg;
+	if (sm->state == SMS_MASTER)
+		sm_request_heavy(sm, why);
+}
+
+static void port_changed(void *arg, uint64_t port_guid)
+{
+	smstate_forget_silent(arg, port_guid);
+}
+
+void sm_traps_init(struct sm *sm)
+{
+	struct trapin_hooks h = {
+		.sweep_state = sweep_state,
+		.model = model,
+		.heavy = heavy,
+		.port_changed = port_changed,
+		.arg = sm,
+	};
+	trapin_init(&sm->traps, sm->txn, &sm->tr, &h);
+}
