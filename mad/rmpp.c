@@ -393,9 +393,10 @@ int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 
 /* ---- the receiver ---- */
 
+/* Longer than a sender with our parameters waits before it resends. */
 static unsigned idle_ms(const struct rmpp *r)
 {
-	return r->p.timeout_ms * (r->p.retries + 1);
+	return r->p.timeout_ms * (r->p.retries + 2);
 }
 
 static void recv_fail(struct xfer *x, const uint8_t *mad, uint8_t status)

@@ -208,6 +208,8 @@ struct saclient *saclient_new(struct event_base *base, struct mad_transport *t,
 		c->p.retries = SACLIENT_DEFAULT_RETRIES;
 	if (!c->p.max_inflight)
 		c->p.max_inflight = SACLIENT_DEFAULT_MAX_INFLIGHT;
+	if (!c->p.rmpp.timeout_ms && !c->p.rmpp.retries)
+		c->p.rmpp.retries = SACLIENT_DEFAULT_RETRIES;
 	if (getrandom(&c->next_tid, sizeof(c->next_tid), GRND_NONBLOCK) !=
 	    sizeof(c->next_tid))
 		c->next_tid = 0x5ac11e00u;

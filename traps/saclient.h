@@ -46,7 +46,7 @@ struct saclient_params {
 	unsigned timeout_ms;	/* per attempt */
 	unsigned retries;	/* resends of a query after the first */
 	unsigned max_inflight;	/* queries at once; saclient_query() refuses more */
-	struct rmpp_params rmpp;
+	struct rmpp_params rmpp;	/* all 0: mad/rmpp.h's defaults, 3 retries */
 };
 
 struct saclient_stats {

@@ -19,6 +19,7 @@
 #include "sm/fabric.h"
 #include "sm/log.h"
 #include "sm/topo.h"
+#include "traps/saclient.h"
 
 /* 2 spines, 4 leaves, 3 hosts a leaf (H0..H11, CA GUID 0x1000 + 4h) */
 static inline char *emu_tree_text(void)
@@ -45,6 +46,16 @@ static inline char *emu_tree_text(void)
 #undef PUT
 	ck_assert_uint_lt(n, cap);
 	return t;
+}
+
+/* topo: the tree of emu_tree_text(), parsed. */
+static inline void emu_tree_parse(struct fabric *topo)
+{
+	char err[256] = "", *text = emu_tree_text();
+	fabric_init(topo);
+	ck_assert_msg(topo_parse_string(topo, text, "tree.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
 }
 
 /*
@@ -99,11 +110,8 @@ struct emu_net {
 static inline void emu_tree_open(struct fabric *topo, struct emu **e,
 				 struct event_base **base, uint64_t seed)
 {
-	char err[256] = "", *text = emu_tree_text();
-	fabric_init(topo);
-	ck_assert_msg(topo_parse_string(topo, text, "tree.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
+	char err[256] = "";
+	emu_tree_parse(topo);
 	*e = emu_new(topo, err, sizeof(err));
 	ck_assert_msg(*e != NULL, "%s", err);
 	emu_set_seed(*e, seed);
@@ -193,6 +201,44 @@ static inline void emu_hosts_detach(struct emu_host *hosts, int count)
 	for (int i = 0; i < count; i++) {
 		hosts[i].t.close(hosts[i].t.ctx);
 		mad_dispatch_free(hosts[i].d);
+	}
+}
+
+/* An SA client on a host (traps/saclient.h): queries go to its SM LID. */
+struct emu_sahost {
+	struct mad_transport t;
+	struct saclient *c;
+	uint64_t guid;
+	uint32_t lid;
+};
+
+/* Attaches SA clients to hosts H<first> .. H<first + count - 1>, IsSM cleared. */
+static inline void emu_sahosts_attach(struct emu_net *n, struct emu_sahost *hosts,
+				      int first, int count,
+				      const struct saclient_params *p)
+{
+	char err[256] = "";
+	for (int i = 0; i < count; i++) {
+		struct emu_sahost *h = &hosts[i];
+		memset(h, 0, sizeof(*h));
+		h->guid = emu_host_guid(first + i);
+		h->c = saclient_new(n->base, &h->t, p);
+		ck_assert_ptr_nonnull(h->c);
+		ck_assert_msg(emu_attach(n->e, n->base, h->guid, &h->t, saclient_recv,
+					 h->c, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(emu_set_issm(n->e, h->guid, 0), 0);
+		h->lid = h->t.lid;
+		ck_assert_uint_gt(h->lid, 0);
+	}
+}
+
+/* Frees the clients (pending queries end -ECANCELED) and detaches. */
+static inline void emu_sahosts_detach(struct emu_sahost *hosts, int count)
+{
+	for (int i = 0; i < count; i++) {
+		saclient_free(hosts[i].c);
+		hosts[i].c = NULL;
+		hosts[i].t.close(hosts[i].t.ctx);
 	}
 }
 

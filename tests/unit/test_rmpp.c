@@ -277,32 +277,40 @@ START_TEST(t_seeded_loss)
 }
 END_TEST
 
+/* A sends 1000 bytes to H7, which has a LID and nobody attached. */
+static const struct rmpp_stats *to_nobody(struct emu_net *n, struct peer *a,
+					  const struct rmpp_params *par, int busy)
+{
+	uint8_t hdr[MAD_SIZE], data[1000] = { 1 };
+	struct sent s = { 0, 0 };
+	emu_net_up(n);
+	peer_up(n, a, 3, par);
+	struct mad_addr to = { .lid = (uint32_t)emu_port_lid(n->e, 0x101c, 1), .qpn = 1 };
+	make_hdr(hdr, 5);
+	ck_assert_int_eq(rmpp_send(a->r, hdr, data, sizeof(data), &to, on_done, &s), 0);
+	ck_assert_int_eq(rmpp_active(a->r), 1);
+	if (busy) {
+		/* the same answer again while it is in transfer: refused */
+		ck_assert_int_eq(rmpp_send(a->r, hdr, data, sizeof(data), &to, on_done, &s), -1);
+		ck_assert_int_eq(errno, EBUSY);
+	}
+	ck_assert_int_eq(emu_run_until(n->base, &s.done, 2000), 1);
+	ck_assert_int_eq(s.result, -ETIMEDOUT);
+	ck_assert_uint_eq(rmpp_active(a->r), 0);
+	return rmpp_get_stats(a->r);
+}
+
 START_TEST(t_abort_after_retries)
 {
 	struct emu_net n;
 	struct peer a = { 0 };
 	struct rmpp_params par = { .window = 8, .timeout_ms = 20, .retries = 2,
 				   .total_ms = 10000 };
-	emu_net_up(&n);
-	peer_up(&n, &a, 3, &par);
-	/* H7 has a LID but nobody attached: nothing ever answers */
-	uint8_t hdr[MAD_SIZE], data[1000] = { 1 };
-	struct sent s = { 0, 0 };
-	struct mad_addr to = { .lid = (uint32_t)emu_port_lid(n.e, 0x101c, 1), .qpn = 1 };
-	make_hdr(hdr, 5);
-	ck_assert_int_eq(rmpp_send(a.r, hdr, data, sizeof(data), &to, on_done, &s), 0);
-	ck_assert_int_eq(rmpp_active(a.r), 1);
-	/* the same answer again while it is in transfer: refused */
-	ck_assert_int_eq(rmpp_send(a.r, hdr, data, sizeof(data), &to, on_done, &s), -1);
-	ck_assert_int_eq(errno, EBUSY);
-	ck_assert_int_eq(emu_run_until(n.base, &s.done, 2000), 1);
-	ck_assert_int_eq(s.result, -ETIMEDOUT);
-	const struct rmpp_stats *sa = rmpp_get_stats(a.r);
+	const struct rmpp_stats *sa = to_nobody(&n, &a, &par, 1);
 	ck_assert_uint_eq(sa->sent_segs, 1);	/* the window is 1 until an ACK */
 	ck_assert_uint_eq(sa->resent_segs, 2);
 	ck_assert_uint_eq(sa->aborts_sent, 1);
 	ck_assert_uint_eq(sa->failed, 1);
-	ck_assert_uint_eq(rmpp_active(a.r), 0);
 	peer_down(&a);
 	emu_net_down(&n);
 }
@@ -314,16 +322,7 @@ START_TEST(t_total_timeout)
 	struct peer a = { 0 };
 	struct rmpp_params par = { .window = 8, .timeout_ms = 10, .retries = 1000,
 				   .total_ms = 60 };
-	emu_net_up(&n);
-	peer_up(&n, &a, 3, &par);
-	uint8_t hdr[MAD_SIZE], data[1000] = { 1 };
-	struct sent s = { 0, 0 };
-	struct mad_addr to = { .lid = (uint32_t)emu_port_lid(n.e, 0x101c, 1), .qpn = 1 };
-	make_hdr(hdr, 6);
-	ck_assert_int_eq(rmpp_send(a.r, hdr, data, sizeof(data), &to, on_done, &s), 0);
-	ck_assert_int_eq(emu_run_until(n.base, &s.done, 2000), 1);
-	ck_assert_int_eq(s.result, -ETIMEDOUT);
-	const struct rmpp_stats *sa = rmpp_get_stats(a.r);
+	const struct rmpp_stats *sa = to_nobody(&n, &a, &par, 0);
 	ck_assert_uint_ge(sa->resent_segs, 3);
 	ck_assert_uint_le(sa->resent_segs, 8);
 	ck_assert_uint_eq(sa->aborts_sent, 1);
@@ -456,7 +455,7 @@ START_TEST(t_malformed)
 	ck_assert_int_eq(poke(&n, &c, &b, 10, 1, RMPP_TYPE_DATA, A | F, 1, 660), 1);
 	ck_assert_int_eq(rmpp_active(b.r), 1);
 	ck_assert_int_eq(emu_run_until(n.base, &(int){ 0 },
-				       fast.timeout_ms * (fast.retries + 1) + 100), 0);
+				       fast.timeout_ms * (fast.retries + 2) + 100), 0);
 	ck_assert_int_eq(c.n, before + 2);
 	assert_got(&c, before + 1, RMPP_TYPE_ABORT, 118, 10);
 	ck_assert_int_eq(rmpp_active(b.r), 0);
@@ -470,6 +469,49 @@ START_TEST(t_malformed)
 	c.h.t.close(c.h.t.ctx);
 	peer_down(&b);
 	emu_net_down(&n);
+}
+END_TEST
+
+/* A receiver that ACKs nonsense: the sender ABORTs (W2S, S2B). */
+static void bad_ack(uint32_t seg, uint32_t nwl, int want)
+{
+	struct emu_net n;
+	struct peer a = { 0 };
+	struct raw c;
+	emu_net_up(&n);
+	peer_up(&n, &a, 3, &fast);
+	raw_up(&n, &c, 4);
+	uint8_t hdr[MAD_SIZE], m[MAD_SIZE], data[1000] = { 0 };
+	struct sent s = { 0, 0 };
+	struct mad_addr to = { .lid = c.h.lid, .qpn = 1 };
+	struct mad_addr back = { .lid = a.h.lid, .qpn = 1 };
+	make_hdr(hdr, 0x88);
+	ck_assert_int_eq(rmpp_send(a.r, hdr, data, sizeof(data), &to, on_done, &s), 0);
+	emu_run_until(n.base, &(int){ 0 }, 5);
+	ck_assert_int_eq(c.n, 1);	/* segment 1 of 5, the window is 1 */
+	ck_assert_uint_eq(rmpp_seg(c.got[0]), 1);
+	ck_assert_uint_eq(rmpp_flags(c.got[0]), RMPP_FLAG_ACTIVE | RMPP_FLAG_FIRST);
+	ck_assert_uint_eq(rmpp_len(c.got[0]), 5 * 20 + 1000);
+	raw_seg(m, 0x88, 1, RMPP_TYPE_ACK, RMPP_FLAG_ACTIVE, seg, nwl);
+	m[3] = SA_METHOD_GET_TABLE;
+	ck_assert_int_eq(mad_transport_send(&c.h.t, m, MAD_SIZE, &back), 0);
+	ck_assert_int_eq(emu_run_until(n.base, &s.done, 1000), 1);
+	ck_assert_int_eq(s.result, want);
+	emu_run_until(n.base, &(int){ 0 }, 5);
+	ck_assert_int_eq(c.n, 2);
+	ck_assert_uint_eq(rmpp_type(c.got[1]), RMPP_TYPE_ABORT);
+	ck_assert_uint_eq(rmpp_status(c.got[1]), want);
+	ck_assert_uint_eq(mad_method(c.got[1]), SA_METHOD_GET_TABLE_RESP);
+	ck_assert_uint_eq(rmpp_get_stats(a.r)->aborts_sent, 1);
+	c.h.t.close(c.h.t.ctx);
+	peer_down(&a);
+	emu_net_down(&n);
+}
+
+START_TEST(t_bad_acks)
+{
+	bad_ack(1, 0, 122);	/* NewWindowLast below the segment */
+	bad_ack(3, 8, 123);	/* an ACK of a segment never sent */
 }
 END_TEST
 
@@ -529,6 +571,7 @@ static Suite *rmpp_suite(void)
 	tcase_add_test(tc, t_abort_after_retries);
 	tcase_add_test(tc, t_total_timeout);
 	tcase_add_test(tc, t_malformed);
+	tcase_add_test(tc, t_bad_acks);
 	tcase_add_test(tc, t_stop);
 	tcase_add_test(tc, t_abort);
 	suite_add_tcase(s, tc);

@@ -148,14 +148,6 @@ static void fakesa_down(struct fakesa *s)
 
 /* ---- the host ---- */
 
-struct host {
-	struct mad_transport t;
-	struct saclient *c;
-	uint32_t lid;
-	int reports;
-	uint8_t notice[SA_SIZE_NOTICE];
-};
-
 struct result {
 	int done, status;
 	size_t n, stride;
@@ -182,54 +174,37 @@ static void on_done(void *arg, int status, const uint8_t *recs, size_t n,
 		memcpy(r->hdr, hdr, SA_HDR_SIZE);
 }
 
-static void on_report(void *arg, const uint8_t *notice, const struct mad_addr *from)
-{
-	struct host *h = arg;
-	h->reports++;
-	memcpy(h->notice, notice, SA_SIZE_NOTICE);
-}
-
-static void host_up(struct emu_net *n, struct host *h, int idx,
-		    const struct saclient_params *p)
-{
-	char err[256] = "";
-	memset(h, 0, sizeof(*h));
-	h->c = saclient_new(n->base, &h->t, p);
-	ck_assert_ptr_nonnull(h->c);
-	ck_assert_msg(emu_attach(n->e, n->base, emu_host_guid(idx), &h->t, saclient_recv,
-				 h->c, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(emu_set_issm(n->e, emu_host_guid(idx), 0), 0);
-	h->lid = h->t.lid;
-	saclient_set_report(h->c, on_report, h);
-}
-
-static void host_down(struct host *h)
-{
-	saclient_free(h->c);
-	h->t.close(h->t.ctx);
-}
-
 static const struct saclient_params fast = { .timeout_ms = 40, .retries = 2,
 	.rmpp = { .timeout_ms = 30, .retries = 5 } };
 
 struct fixture {
 	struct emu_net n;
 	struct fakesa sa;
-	struct host h;
+	struct emu_sahost h;
 	struct result r;
+	int reports;
+	uint8_t notice[SA_SIZE_NOTICE];
 };
+
+static void on_report(void *arg, const uint8_t *notice, const struct mad_addr *from)
+{
+	struct fixture *r = arg;
+	r->reports++;
+	memcpy(r->notice, notice, SA_SIZE_NOTICE);
+}
 
 static void up(struct fixture *f, const struct saclient_params *p)
 {
 	memset(f, 0, sizeof(*f));
 	emu_net_up(&f->n);
 	fakesa_up(&f->n, &f->sa);
-	host_up(&f->n, &f->h, 9, p);
+	emu_sahosts_attach(&f->n, &f->h, 9, 1, p);
+	saclient_set_report(f->h.c, on_report, f);
 }
 
 static void down(struct fixture *f)
 {
-	host_down(&f->h);
+	emu_sahosts_detach(&f->h, 1);
 	fakesa_down(&f->sa);
 	ck_assert_uint_eq(emu_violations(f->n.e), 0);
 	emu_net_down(&f->n);
@@ -382,7 +357,7 @@ START_TEST(t_inflight_limit_and_cancel)
 					NULL, 0, on_done, &r[4]), -1);
 	ck_assert_int_eq(errno, EAGAIN);
 	saclient_free(f.h.c);
-	f.h.c = NULL;	/* down() closes the transport before the loop runs */
+	f.h.c = NULL;	/* down() detaches before the loop runs again */
 	for (int i = 0; i < 4; i++) {
 		ck_assert_int_eq(r[i].done, 1);
 		ck_assert_int_eq(r[i].status, -ECANCELED);
@@ -442,8 +417,8 @@ START_TEST(t_reports)
 	struct fixture f;
 	up(&f, &fast);
 	send_report(&f, 0x500, 65);
-	ck_assert_int_eq(f.h.reports, 1);
-	ck_assert_uint_eq(sa_get16(f.h.notice + 4), 65);
+	ck_assert_int_eq(f.reports, 1);
+	ck_assert_uint_eq(sa_get16(f.notice + 4), 65);
 	ck_assert_int_eq(f.sa.report_resps, 1);
 	ck_assert_uint_eq(mad_tid(f.sa.last_resp), 0x500);
 	ck_assert_uint_eq(mad_attr_id(f.sa.last_resp), SA_ATTR_NOTICE);
@@ -451,11 +426,11 @@ START_TEST(t_reports)
 	ck_assert_uint_eq(sa_get16(sa_data(f.sa.last_resp) + 4), 65);	/* echoed */
 	/* its ReportResp was lost: the SA resends; answered, not handed on */
 	send_report(&f, 0x500, 65);
-	ck_assert_int_eq(f.h.reports, 1);
+	ck_assert_int_eq(f.reports, 1);
 	ck_assert_int_eq(f.sa.report_resps, 2);
 	send_report(&f, 0x501, 64);
-	ck_assert_int_eq(f.h.reports, 2);
-	ck_assert_uint_eq(sa_get16(f.h.notice + 4), 64);
+	ck_assert_int_eq(f.reports, 2);
+	ck_assert_uint_eq(sa_get16(f.notice + 4), 64);
 	const struct saclient_stats *st = saclient_get_stats(f.h.c);
 	ck_assert_uint_eq(st->reports, 2);
 	ck_assert_uint_eq(st->report_dups, 1);

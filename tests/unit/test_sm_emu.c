@@ -28,12 +28,9 @@ struct run {
 /* tweak: changes the devices (capabilities, say) before the emulator starts */
 static void setup_run_with(struct run *r, void (*tweak)(struct fabric *))
 {
-	char err[256] = "", *text = emu_tree_text();
+	char err[256] = "";
 	memset(r, 0, sizeof(*r));
-	fabric_init(&r->topo);
-	ck_assert_msg(topo_parse_string(&r->topo, text, "tree.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
+	emu_tree_parse(&r->topo);
 	if (tweak)
 		tweak(&r->topo);
 	r->e = emu_new(&r->topo, err, sizeof(err));

@@ -126,12 +126,9 @@ static struct fab *the_fab;	/* for the send wrappers */
 
 static void setup_fab(struct fab *F)
 {
-	char err[256] = "", *text = emu_tree_text();
+	char err[256] = "";
 	memset(F, 0, sizeof(*F));
-	fabric_init(&F->topo);
-	ck_assert_msg(topo_parse_string(&F->topo, text, "tree.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
+	emu_tree_parse(&F->topo);
 	F->e = emu_new(&F->topo, err, sizeof(err));
 	ck_assert_msg(F->e != NULL, "%s", err);
 	emu_set_seed(F->e, 7);
