@@ -26,6 +26,21 @@ echo
 echo "== sminfo from H-5 (answered by ibsmd)"
 on_host H-5 sminfo
 echo
+echo "== an SA query: saquery -p from H-3 to H-10 (PathRecord, answered by ibsmd)"
+lid3=$(on_host H-3 smpquery portinfo -D 0 1 2>/dev/null | sed -n 's/^Lid:\.*//p')
+lid10=$(on_host H-10 smpquery portinfo -D 0 1 2>/dev/null | sed -n 's/^Lid:\.*//p')
+on_host H-3 saquery -p --src-to-dst "${lid3}:${lid10}" 2>&1 | sed -n '1,20p'
+echo
+echo "== a notice: ibsm-listen on H-5 subscribes; H-7's cable is pulled and put back"
+on_host_bg H-5 "$LISTEN" --trap 64,65 --count 2 --timeout 20 >"$SIM_TMP/listen.out" 2>"$SIM_TMP/listen.err"
+listener=$SIM_LAST_PID
+wait_until 10 grep -q 'subscribed with the SM' "$SIM_TMP/listen.err" || fail "ibsm-listen did not subscribe"
+sim_cmd 'Unlink "H-7"[1]' >/dev/null
+wait_until 10 grep -q '"trap":65' "$SIM_TMP/listen.out" || fail "no trap 65"
+sim_cmd 'ReLink "H-7"[1]' >/dev/null
+wait_pid "$listener" 20 || fail "ibsm-listen did not see its two notices"
+cat "$SIM_TMP/listen.out"
+echo
 echo "== infiniband-diags check of the whole fabric"
 check_up "$SIM_TMP/demo"
 tail -n 1 "$SIM_TMP/demo.check"

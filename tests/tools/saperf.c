@@ -65,7 +65,7 @@ static int pending(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct umad_port_sel sel = { .ca = NULL };
+	struct umad_port_sel sel = { .issm = UMAD_ISSM_NEVER };
 	struct saclient_params p = { .timeout_ms = 1000, .retries = 3,
 				     .max_inflight = 1024 };
 	struct saload l;
