@@ -26,7 +26,7 @@ IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
-TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf
+TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf $(BUILD)/emusa
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -73,6 +73,11 @@ $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
+
+# emusa: the daemon's code on the emulator, timed from an SA host (make bench).
+$(BUILD)/emusa: tests/tools/emusa.c $(BUILD)/libibsmd.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 
 # Unit tests: each tests/unit/test_X.c is linked twice, plain and with ASan+UBSan.
 $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/libibsmd.a
