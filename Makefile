@@ -18,7 +18,7 @@ PROGRAM_MAINS := traps/ibsm-listen.c
 # The core library: everything but main() of each program.
 CORE_SRCS := sm/fabric.c sm/log.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/adopt.c \
 	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
-	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c \
+	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c sm/paths.c \
 	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
 	$(wildcard mad/*.c) $(filter-out $(PROGRAM_MAINS),$(wildcard traps/*.c))
 CORE_SRCS += sm/events.c
@@ -26,7 +26,8 @@ IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
-TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf $(BUILD)/emusa
+TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf $(BUILD)/prdbench \
+	$(BUILD)/emusa
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -74,8 +75,9 @@ $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
 
-# emusa: the daemon's code on the emulator, timed from an SA host (make bench).
-$(BUILD)/emusa: tests/tools/emusa.c $(BUILD)/libibsmd.a
+# prdbench: the path-record distinguisher offline; emusa: the daemon's code
+# on the emulator, timed from an SA host (make bench).  Both link the daemon.
+$(BUILD)/prdbench $(BUILD)/emusa: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 

@@ -174,3 +174,31 @@ int path_resolve(const struct fabric *f, const struct lft_tables *t,
 	out->reversible = walk(f, t, dst, slid, src_port, &back) == 0;
 	return 0;
 }
+
+/* The PacketLifeTime of sm/sa_path.c, shared with the distinguisher. */
+uint8_t path_packet_life(const struct fabric *f, const struct path_facts *pf,
+			 uint32_t src_port, uint8_t ltv)
+{
+	if (pf->dst_port == src_port)
+		return 0;
+	/* links crossed: hops; switches crossed: one less, unless an end is a switch */
+	unsigned sw = pf->hops ? pf->hops - 1u : 0;
+	if (f->nodes[f->ports[src_port].node].type == FAB_SWITCH)
+		sw++;
+	if (f->nodes[f->ports[pf->dst_port].node].type == FAB_SWITCH)
+		sw++;
+	unsigned l = 0;
+	while ((1u << l) < sw && l < 31)
+		l++;
+	unsigned v = ltv + l;
+	return (uint8_t)(v > 63 ? 63 : v);
+}
+
+uint8_t path_switch_ltv(const struct fabric *f, uint8_t dflt)
+{
+	uint8_t ltv = 0;
+	for (uint32_t n = 0; n < f->n_nodes; n++)
+		if (f->nodes[n].type == FAB_SWITCH && f->nodes[n].lifetime > ltv)
+			ltv = f->nodes[n].lifetime;
+	return ltv ? ltv : dflt;
+}

@@ -37,4 +37,14 @@ unsigned path_rate_bw(uint8_t rate);
 /* IB rate code of a link width (PortInfo:LinkWidthActive) and speed. */
 uint8_t path_link_rate(uint8_t width_active, uint8_t speed_active);
 
+/*
+ * PacketLifeTime of a resolved path from src_port, as sm/sa_path.c
+ * derives it: ltv + ceil(log2 of the switches crossed), at most 63; 0 for
+ * a port to itself.  ltv from path_switch_ltv().
+ */
+uint8_t path_packet_life(const struct fabric *f, const struct path_facts *pf,
+			 uint32_t src_port, uint8_t ltv);
+/* The largest SwitchInfo:LifeTimeValue of the subnet's switches, dflt if none. */
+uint8_t path_switch_ltv(const struct fabric *f, uint8_t dflt);
+
 #endif

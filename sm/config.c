@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "../routing/engine.h"
+#include "../traps/repath.h"
 #include "config.h"
 #include "log.h"
 
@@ -127,7 +128,7 @@ static const struct key qos_keys[] = {
 	END
 };
 static const struct key events_keys[] = {
-	TODO("signalling"),
+	ENUM("signalling", events_signalling, repath_mode_names),
 	INT("max_report_failures", events_max_report_failures, 1, 100),
 	END
 };
@@ -764,6 +765,7 @@ void config_defaults(struct config *c)
 	c->max_op_vls = 5;
 	c->sminfo_poll_ms = 10000;
 	c->sminfo_poll_retries = 4;
+	c->events_signalling = REPATH_HYBRID;
 	c->sm_key = 0;
 }
 

@@ -51,6 +51,8 @@ struct config {
 	uint64_t sm_key;		/* sm.sm_key, default 0: the SM_Key sent
 					   in SMInfo and compared with other
 					   SMs' (OpenSM's default config: 0x1) */
+	int events_signalling;		/* enum repath_mode (traps/repath.h),
+					   default hybrid */
 };
 
 /* Fills c with the built-in defaults. */

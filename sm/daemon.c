@@ -18,6 +18,7 @@
 #include "events.h"
 #include "log.h"
 #include "recv.h"
+#include "paths.h"
 #include "route.h"
 #include "sa.h"
 #include "state.h"
@@ -280,6 +281,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		return;
 	}
 	sm_events_programmed(sm);
+	sm_paths_rerouted(sm);
 	if (ps->failed_ports)
 		sm_request_heavy(sm, "some writes failed");
 	finish_sweep(sm);
@@ -821,6 +823,7 @@ void sm_shutdown(struct sm *sm)
 	smstate_free(sm);
 	sa_free(sm);
 	sm_events_free(sm);
+	sm_paths_free(sm);
 	sm_recv_free(sm);
 	txn_free(sm->txn);
 	if (sm->have_transport && sm->tr.close)

@@ -28,6 +28,7 @@ struct mad_dispatch;
 struct sa;
 struct notifier;
 struct sm_events;
+struct sm_paths;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -59,6 +60,7 @@ struct sm {
 	struct sa *sa;			/* the subnet administrator (sm/sa.c) */
 	struct notifier *notify;	/* SA event subscriptions (sm/events.c) */
 	struct sm_events *events;
+	struct sm_paths *paths;		/* repath signalling (sm/paths.c) */
 	struct event *txn_timer;
 	struct event *sweep_timer;	/* light sweeps */
 	struct event *poll_timer;	/* STANDBY: polling the master (smstate.c) */

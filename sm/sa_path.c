@@ -21,7 +21,8 @@
  * PacketLifeTime.  A packet may wait up to a switch's LifeTime
  * (SwitchInfo:LifeTimeValue, 4.096 us * 2^LTV) in each switch it
  * crosses, so a path through s switches lives at most s * 2^LTV:
- * PacketLifeTime = LTV + ceil(log2 s), LTV the largest any switch of the
+ * PacketLifeTime = LTV + ceil(log2 s) (path_packet_life(), which the
+ * repath notices share), LTV the largest any switch of the
  * subnet reported (sm.subnet_timeout when none did), capped at 63; 0 for
  * a port to itself (Table 205).  OpenSM answers sm.subnet_timeout (18)
  * for every path; with the usual LTV of 18 the two agree for a path
@@ -62,30 +63,6 @@ static int has(const struct sa_query *q, int bit)
 	return (q->comp_mask & BIT(bit)) != 0;
 }
 
-static uint8_t ceil_log2(unsigned v)
-{
-	uint8_t l = 0;
-	while ((1u << l) < v && l < 31)
-		l++;
-	return l;
-}
-
-static uint8_t packet_life(const struct pr_req *r, const struct path_facts *pf,
-			   uint32_t src)
-{
-	if (pf->dst_port == src)
-		return 0;
-	const struct fabric *f = r->f;
-	/* links crossed: hops; switches crossed: one less, unless an end is a switch */
-	unsigned sw = pf->hops ? pf->hops - 1 : 0;
-	if (f->nodes[f->ports[src].node].type == FAB_SWITCH)
-		sw++;
-	if (f->nodes[f->ports[pf->dst_port].node].type == FAB_SWITCH)
-		sw++;
-	unsigned v = (unsigned)r->ltv + ceil_log2(sw ? sw : 1);
-	return (uint8_t)(v > 63 ? 63 : v);
-}
-
 /*
  * A selector applied: *val is the path's value, want the request's.
  * Returns 0 when the path qualifies (maybe with *val lowered), -1 not.
@@ -118,7 +95,8 @@ static int build(const struct pr_req *r, uint32_t src, const struct path_facts *
 	const struct sa_query *q = r->q;
 	const struct fabric *f = r->f;
 	const uint8_t *t = q->rec;
-	uint8_t mtu = pf->mtu, rate = pf->rate, plt = packet_life(r, pf, src);
+	uint8_t mtu = pf->mtu, rate = pf->rate;
+	uint8_t plt = path_packet_life(f, pf, src, r->ltv);
 	uint16_t pkey = 0xffff;
 	if (has(q, PR_REVERSIBLE) && (t[49] & 0x80) && !pf->reversible)
 		return -1;

@@ -21,7 +21,7 @@ check_bad out-of-range "1:16: sm.priority: 16 is out of range 0..15" $'sm: {prio
 check_bad syntax "3:4: syntax error: " $'routing:\n  engine: [minhop\nlmc: 0\n'
 # documented keys nothing implements yet: refused at the key, never ignored
 check_bad qos-mode "3:3: not implemented yet \\(key 'qos.mode'\\)" $'lmc: 0\nqos:\n  mode: none\n'
-check_bad events "1:10: not implemented yet \\(key 'events.signalling'\\)" $'events: {signalling: hybrid}\n'
+check_bad events "1:22: events.signalling: 'all' is not one of hybrid, wildcard, repath-only, hybrid-affected" $'events: {signalling: all}\n'
 check_bad partitions "2:1: not implemented yet \\(key 'partitions'\\)" $'sm: {priority: 1}\npartitions:\n  - {name: a, pkey: 0x1}\n'
 check_bad control-group "1:11: not implemented yet \\(key 'control.group'\\)" $'control: {group: ibsmd}\n'
 check_bad misspelt "1:7: unknown key 'qos.mod'" $'qos: {mod: none}\n'

@@ -109,6 +109,57 @@ static inline void tb_build(struct fabric *f, const struct tb *b,
 }
 
 /*
+ * b without its links between nodes named x and y (y NULL: every link of
+ * x, leaving x isolated); at least one must go.
+ */
+static inline struct tb *tb_cut(const struct tb *b, const char *x,
+				const char *y)
+{
+	struct tb *c = tb_new();
+	*c = *b;
+	c->nl = 0;
+	for (int j = 0; j < b->nl; j++) {
+		const char *a = b->name[b->la[j]], *z = b->name[b->lb[j]];
+		int ends_x = !strcmp(a, x) || !strcmp(z, x);
+		int ends_y = !y || !strcmp(a, y) || !strcmp(z, y);
+		if (ends_x && ends_y)
+			continue;
+		c->la[c->nl] = b->la[j];
+		c->pa[c->nl] = b->pa[j];
+		c->lb[c->nl] = b->lb[j];
+		c->pb[c->nl] = b->pb[j];
+		c->nl++;
+	}
+	ck_assert_msg(c->nl < b->nl, "no link %s-%s", x, y ? y : "*");
+	return c;
+}
+
+/* Parses b (records in perm order) and gives it the LIDs in m (if any). */
+static inline void tb_build_kept(struct fabric *f, const struct tb *b,
+				 const int *perm, const struct guid_map *m)
+{
+	char err[256] = "";
+	struct lid_report rep;
+	char *text = tb_text(b, perm);
+	fabric_init(f);
+	if (topo_parse_string(f, text, "test.net", err, sizeof(err)) != 0)
+		ck_abort_msg("parse: %s", err);
+	free(text);
+	ck_assert_int_eq(lids_assign(f, m, 0, &rep), 0);
+}
+
+/* Routes f with engine e into t (allocated here); aborts if it cannot. */
+static inline void tb_route(const struct routing_engine *e,
+			    const struct fabric *f, struct lft_tables *t)
+{
+	char err[256] = "";
+	struct route_opts o = { 0 };
+	ck_assert_int_eq(lft_tables_alloc(t, f), 0);
+	if (e->route(f, &o, t, err, sizeof(err)) != 0)
+		ck_abort_msg("%s: %s", e->name, err);
+}
+
+/*
  * XGFT(3; 2,2,4; 1,2,2): 8 leaves L<p><l>, 8 aggregation switches A<p><j>,
  * 4 tops T<j><k>, 16 hosts.
  */

@@ -13,6 +13,7 @@
 #include <check.h>
 
 #include "sm/config.h"
+#include "traps/repath.h"
 #include "sm/log.h"
 
 struct loaded {
@@ -322,8 +323,6 @@ START_TEST(test_not_implemented)
 		  "3:3: not implemented yet (key 'qos.mode')" },
 		{ "qos: {max_vls: 4}\n",
 		  "1:7: not implemented yet (key 'qos.max_vls')" },
-		{ "events:\n  signalling: hybrid\n",
-		  "2:3: not implemented yet (key 'events.signalling')" },
 		{ "virtualization: {lid_scheme: dynamic}\n",
 		  "1:18: not implemented yet (key 'virtualization.lid_scheme')" },
 		{ "virtualization:\n  extended_lids: auto\n",
@@ -358,6 +357,35 @@ START_TEST(test_not_implemented)
 	/* the sections themselves may stand empty, as any section */
 	load_ok(&l, "qos:\nevents: {}\nvirtualization:\ncontrol:\n"
 		"metrics: {}\n");
+}
+END_TEST
+
+/* events.signalling: hybrid by default, each mode by name, nothing else. */
+START_TEST(test_events_signalling)
+{
+	static const char *const names[] = {
+		"hybrid", "wildcard", "repath-only", "hybrid-affected",
+	};
+	struct loaded l;
+	char text[64];
+
+	load_ok(&l, "events: {}\n");
+	ck_assert_int_eq(l.c.events_signalling, REPATH_HYBRID);
+	for (int i = 0; i < 4; i++) {
+		snprintf(text, sizeof(text), "events:\n  signalling: %s\n", names[i]);
+		load_ok(&l, text);
+		ck_assert_int_eq(l.c.events_signalling, i);
+	}
+	ck_assert_int_eq(REPATH_ONLY, 2);
+	load_fails("events: {signalling: repath_only}\n",
+		   "1:22: events.signalling: 'repath_only' is not one of "
+		   "hybrid, wildcard, repath-only, hybrid-affected");
+	load_fails("events: {signalling: 3}\n",
+		   "1:22: events.signalling: '3' is not one of "
+		   "hybrid, wildcard, repath-only, hybrid-affected");
+	/* the other keys of the section stay unknown */
+	load_fails("events: {signaling: hybrid}\n",
+		   "1:10: unknown key 'events.signaling'");
 }
 END_TEST
 
@@ -620,6 +648,7 @@ static Suite *config_suite(void)
 	TCase *tc = tcase_create("config");
 
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_events_signalling);
 	tcase_add_test(tc, test_empty_policies);
 	tcase_add_test(tc, test_full_policy);
 	tcase_add_test(tc, test_other_values);

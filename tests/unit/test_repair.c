@@ -19,55 +19,6 @@
 extern const struct routing_engine ftree_engine;
 extern const struct routing_engine minhop_engine;
 
-/*
- * b without its links between nodes named x and y (y NULL: every link of
- * x, leaving x isolated); at least one must go.
- */
-static struct tb *tb_cut(const struct tb *b, const char *x, const char *y)
-{
-	struct tb *c = tb_new();
-	*c = *b;
-	c->nl = 0;
-	for (int j = 0; j < b->nl; j++) {
-		const char *a = b->name[b->la[j]], *z = b->name[b->lb[j]];
-		int ends_x = !strcmp(a, x) || !strcmp(z, x);
-		int ends_y = !y || !strcmp(a, y) || !strcmp(z, y);
-		if (ends_x && ends_y)
-			continue;
-		c->la[c->nl] = b->la[j];
-		c->pa[c->nl] = b->pa[j];
-		c->lb[c->nl] = b->lb[j];
-		c->pb[c->nl] = b->pb[j];
-		c->nl++;
-	}
-	ck_assert_msg(c->nl < b->nl, "no link %s-%s", x, y ? y : "*");
-	return c;
-}
-
-/* Parses b (records in perm order) and gives it the LIDs in m (if any). */
-static void build(struct fabric *f, const struct tb *b, const int *perm,
-		  const struct guid_map *m)
-{
-	char err[256] = "";
-	struct lid_report rep;
-	char *text = tb_text(b, perm);
-	fabric_init(f);
-	if (topo_parse_string(f, text, "test.net", err, sizeof(err)) != 0)
-		ck_abort_msg("parse: %s", err);
-	free(text);
-	ck_assert_int_eq(lids_assign(f, m, 0, &rep), 0);
-}
-
-static void route(const struct routing_engine *e, const struct fabric *f,
-		  struct lft_tables *t)
-{
-	char err[256] = "";
-	struct route_opts o = { 0 };
-	ck_assert_int_eq(lft_tables_alloc(t, f), 0);
-	if (e->route(f, &o, t, err, sizeof(err)) != 0)
-		ck_abort_msg("%s: %s", e->name, err);
-}
-
 static uint8_t old_entry(const struct fabric *of, const struct lft_tables *ot,
 			 uint64_t sw_guid, uint32_t lid)
 {
@@ -119,11 +70,11 @@ static void setup_pair(struct pair *p, struct tb *b, struct tb *after,
 	memset(p, 0, sizeof(*p));
 	p->b = b;
 	p->cut = after;
-	build(&p->of, b, NULL, NULL);
+	tb_build_kept(&p->of, b, NULL, NULL);
 	ck_assert_int_eq(lids_record(&p->of, &p->lids), 0);
-	route(e, &p->of, &p->ot);
-	build(&p->nf, after, perm, &p->lids);
-	route(e, &p->nf, &p->t);
+	tb_route(e, &p->of, &p->ot);
+	tb_build_kept(&p->nf, after, perm, &p->lids);
+	tb_route(e, &p->nf, &p->t);
 }
 
 /* old: b; new: b without the link x-y. */
@@ -305,9 +256,9 @@ START_TEST(test_new_node_refused)
 	struct fabric a, b;
 	struct guid_map m = { 0 };
 	char why[128] = "";
-	build(&a, small, NULL, NULL);
+	tb_build_kept(&a, small, NULL, NULL);
 	ck_assert_int_eq(lids_record(&a, &m), 0);
-	build(&b, big, NULL, &m);
+	tb_build_kept(&b, big, NULL, &m);
 	ck_assert_int_eq(repair_compare(&a, &b, why, sizeof(why)), REPAIR_GAIN);
 	ck_assert_msg(strstr(why, "is new"), "%s", why);	/* its node or its link */
 	fabric_free(&a);
@@ -323,8 +274,8 @@ START_TEST(test_lid_moved_refused)
 	struct tb *b = mesh(2, 2);
 	struct fabric x, y;
 	char why[128] = "";
-	build(&x, b, NULL, NULL);
-	build(&y, b, NULL, NULL);
+	tb_build_kept(&x, b, NULL, NULL);
+	tb_build_kept(&y, b, NULL, NULL);
 	/* swap the LIDs of two hosts */
 	uint32_t h1 = fabric_port(&y, node_named(&y, "H1"), 1);
 	uint32_t h2 = fabric_port(&y, node_named(&y, "H2"), 1);

@@ -1,0 +1,209 @@
+/*
+ * Repath / unpath signalling after a reroute (see paths.h).
+ *
+ * Once the LFTs of a reroute are programmed (so the notices never precede
+ * the tables they describe), the loop copies the model and the tables
+ * and a worker thread runs the distinguisher against what was last
+ * signalled (tens of milliseconds after a link failure at 11664 hosts,
+ * about a second when a fresh routing moved every LID): the loop goes on.
+ * The thread's end wakes the loop, which sends the round's notices and
+ * makes the copies the state signalled.  The two trap 128s of one failed
+ * link make one heavy sweep (sm/recv.c debounces them), so one round.
+ */
+#include "paths.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "../routing/path.h"
+#include "../traps/notify.h"
+#include "../traps/prd.h"
+#include "../traps/repath.h"
+#include "cpu.h"
+#include "daemon.h"
+#include "log.h"
+
+/* Pairs a round lists; beyond it repath-only and hybrid-affected act as hybrid. */
+#define PRD_MAX_CHANGES 1000000
+
+struct paths_job {
+	struct sm *sm;
+	struct fabric f;		/* copies of what was programmed */
+	struct lft_tables t;
+	struct prd_params pp;
+	int cancel;			/* set by the loop, read by the thread */
+	int rc;
+	struct prd_change *ch;
+	size_t n;
+	struct prd_stats st;
+	int evfd;
+	struct event *ev;
+	pthread_t thread;
+	int started;
+};
+
+struct sm_paths {
+	struct prd *prd;		/* the routes last signalled */
+	struct paths_job *job;		/* comparing, or NULL */
+};
+
+static int publish(void *ctx, const struct notice *nt, uint32_t src)
+{
+	return notifier_publish(ctx, nt, src);
+}
+
+static int publish_to(void *ctx, uint32_t lid, const struct notice *nt,
+		      uint32_t src)
+{
+	return notifier_publish_to(ctx, lid, nt, src);
+}
+
+static void job_free(struct paths_job *j)
+{
+	if (!j)
+		return;
+	if (j->started) {
+		__atomic_store_n(&j->cancel, 1, __ATOMIC_RELAXED);
+		pthread_join(j->thread, NULL);
+	}
+	if (j->ev)
+		event_free(j->ev);
+	if (j->evfd >= 0)
+		close(j->evfd);
+	fabric_free(&j->f);
+	lft_tables_free(&j->t);
+	free(j->ch);
+	free(j);
+}
+
+static void *job_thread(void *arg)
+{
+	struct paths_job *j = arg;
+	j->rc = prd_diff(j->sm->paths->prd, &j->f, &j->t, &j->pp, &j->ch, &j->n,
+			 &j->st);
+	uint64_t one = 1;
+	if (write(j->evfd, &one, sizeof(one)) < 0)
+		log_err("paths: cannot wake the loop: %s", strerror(errno));
+	return NULL;
+}
+
+/* The loop: the comparison is done; the round's notices. */
+static void on_compared(evutil_socket_t fd, short what, void *arg)
+{
+	struct paths_job *j = arg;
+	struct sm *sm = j->sm;
+	struct sm_paths *ps = sm->paths;
+	(void)fd;
+	(void)what;
+	pthread_join(j->thread, NULL);
+	j->started = 0;
+	ps->job = NULL;
+	if (j->rc < 0) {
+		log_err("paths: out of memory comparing the routes; no notices");
+		job_free(j);
+		return;
+	}
+	struct repath_params rp = {
+		.mode = (enum repath_mode)sm->cfg.events_signalling,
+		.sm_lid = (uint16_t)sm->sub.sm_lid,
+		.subnet_prefix = sm->cfg.subnet_prefix,
+		.pkey = j->pp.pkey,
+		.ltv = j->pp.ltv,
+	};
+	for (int i = 0; i < 8; i++) {
+		rp.sm_gid[i] = (uint8_t)(sm->cfg.subnet_prefix >> (56 - 8 * i));
+		rp.sm_gid[8 + i] = (uint8_t)(sm->tr.port_guid >> (56 - 8 * i));
+	}
+	struct repath_stats rs = { 0 };
+	struct repath_out o = { sm->notify, publish, publish_to };
+	if (sm->notify)
+		repath_round(&rp, &j->f, &j->t, j->ch, j->n, &j->st, &o, &rs);
+	if (j->st.first)
+		log_info("paths: first routes noted (%s): %u notices, %llu Reports queued",
+			 repath_mode_names[rp.mode], rs.notices,
+			 (unsigned long long)rs.reports);
+	else
+		log_info("paths: %llu repath, %llu unpath%s in %llu us (%u of %u destinations, %u sources, %llu pairs resolved); %s: %u notices, %llu Reports queued%s",
+			 (unsigned long long)j->st.repath,
+			 (unsigned long long)j->st.unpath,
+			 j->st.overflow ? " (list cut)" : "",
+			 (unsigned long long)j->st.us, j->st.dirty_columns,
+			 j->st.columns, j->st.dirty_sources,
+			 (unsigned long long)j->st.pairs_resolved,
+			 repath_mode_names[rp.mode], rs.notices,
+			 (unsigned long long)rs.reports,
+			 rs.fell_back ? " (sent as hybrid)" : "");
+	j->pp.cancel = NULL;
+	prd_commit_move(ps->prd, &j->f, &j->t, &j->pp);
+	job_free(j);
+}
+
+void sm_paths_rerouted(struct sm *sm)
+{
+	const struct fabric *f = &sm->sub.model->f;
+	const struct lft_tables *t = &sm->sub.lft;
+	if (!t->port)
+		return;
+	if (!sm->paths) {
+		sm->paths = calloc(1, sizeof(*sm->paths));
+		if (sm->paths && !(sm->paths->prd = prd_new())) {
+			free(sm->paths);
+			sm->paths = NULL;
+		}
+		if (!sm->paths) {
+			log_err("paths: out of memory");
+			return;
+		}
+	}
+	struct sm_paths *ps = sm->paths;
+	job_free(ps->job);	/* superseded: this round covers it */
+	ps->job = NULL;
+	struct paths_job *j = calloc(1, sizeof(*j));
+	if (!j) {
+		log_err("paths: out of memory; no notices this round");
+		return;
+	}
+	j->sm = sm;
+	j->evfd = -1;
+	j->pp = (struct prd_params){
+		.pkey = 0xffff,
+		.ltv = path_switch_ltv(f, (uint8_t)sm->cfg.subnet_timeout),
+		.max_changes = PRD_MAX_CHANGES,
+		.cancel = &j->cancel,
+	};
+	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (j->evfd < 0 || prd_copy(&j->f, &j->t, f, t) < 0 ||
+	    !(j->ev = event_new(sm->base, j->evfd, EV_READ, on_compared, j)) ||
+	    event_add(j->ev, NULL) < 0) {
+		log_err("paths: out of memory; no notices this round");
+		job_free(j);
+		return;
+	}
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	cpu_worker_attr(&attr);	/* not on the MAD path's CPU */
+	int rc = pthread_create(&j->thread, &attr, job_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		log_err("paths: cannot start the comparison: %s", strerror(rc));
+		job_free(j);
+		return;
+	}
+	j->started = 1;
+	ps->job = j;
+}
+
+void sm_paths_free(struct sm *sm)
+{
+	if (!sm->paths)
+		return;
+	job_free(sm->paths->job);
+	prd_free(sm->paths->prd);
+	free(sm->paths);
+	sm->paths = NULL;
+}

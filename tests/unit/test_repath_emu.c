@@ -1,0 +1,285 @@
+/*
+ * Repath signalling end to end on the emulator: the SM (the daemon's
+ * code) configures the tree of emu_testlib.h, whose spine S1 has only 1x
+ * links; two plain hosts with the SA client (traps/saclient.h), H1
+ * behind leaf L0 and H7 behind L2 (the SM is on H0), subscribe with an SA
+ * InformInfo Set.  The link L0-S0 fails (trap 128, heavy
+ * sweep, repair): the pairs that went over S0 now cross S1 and their
+ * rate drops.  What reaches the hosts, per events.signalling mode:
+ *   repath-only  one 69 per changed pair the host is an end of, each
+ *                with the new record (rate 2.5 Gb/s, the host's LID);
+ *   hybrid       one wildcard 69 each;
+ *   wildcard     one wildcard 69 each per heavy sweep.
+ * The same failure with every link 4x changes nothing a host sees
+ * (fault one): nothing in repath-only and hybrid, a wildcard per sweep
+ * in wildcard mode.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/emu.h"
+#include "mad/sa.h"
+#include "sm/daemon.h"
+#include "sm/log.h"
+#include "sm/topo.h"
+#include "traps/notice.h"
+#include "traps/notify.h"
+#include "traps/repath.h"
+#include "traps/saclient.h"
+
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "emu_testlib.h"
+
+#define MAXREC 64
+
+/* A host with the SA client (traps/saclient.h): what Reports it got. */
+struct host {
+	struct mad_transport t;
+	struct saclient *c;
+	uint64_t guid;
+	int set_answers, set_status;
+	int repath, unpath, other;
+	struct notice_path rec[MAXREC];
+};
+
+static void host_report(void *arg, const uint8_t *raw, const struct mad_addr *from)
+{
+	struct host *h = arg;
+	struct notice nt;
+	(void)from;
+	notice_decode(raw, &nt);
+	if (nt.trap == TRAP_REPATH) {
+		if (h->repath < MAXREC)
+			notice_get_path(&nt, &h->rec[h->repath]);
+		h->repath++;
+	} else if (nt.trap == TRAP_UNPATH) {
+		h->unpath++;
+	} else {
+		h->other++;
+	}
+}
+
+static void set_done(void *arg, int status, const uint8_t *recs, size_t n,
+		     size_t stride, const uint8_t *hdr)
+{
+	struct host *h = arg;
+	h->set_answers++;
+	h->set_status = status;
+}
+
+struct run {
+	struct fabric topo;
+	struct emu *e;
+	struct event_base *base;
+	struct sm *sm;
+	char state[64];
+	struct host h[2];
+};
+
+static int idle_flag(struct run *r)
+{
+	return r->sm->heavy_sweeps >= 1 && !r->sm->busy && !r->sm->heavy_wanted;
+}
+
+/* Runs the loop for ms, or until the SM is idle when until_idle. */
+static void run_for(struct run *r, unsigned ms, int until_idle)
+{
+	static const int never = 0;
+	if (!until_idle) {
+		emu_run_until(r->base, &never, ms);
+		return;
+	}
+	for (unsigned el = 0; el < ms && !idle_flag(r); el += 2)
+		emu_run_until(r->base, &never, 2);
+	ck_assert_msg(idle_flag(r), "the SM did not settle");
+}
+
+/* H<idx> subscribes to every generic notice. */
+static void subscribe(struct run *r, struct host *h, int idx)
+{
+	char err[256] = "";
+	struct saclient_inform ii;
+	memset(h, 0, sizeof(*h));
+	h->guid = emu_host_guid(idx);
+	h->c = saclient_new(r->base, &h->t, NULL);
+	ck_assert_ptr_nonnull(h->c);
+	saclient_set_report(h->c, host_report, h);
+	ck_assert_msg(emu_attach(r->e, r->base, h->guid, &h->t, saclient_recv,
+				 h->c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(emu_set_issm(r->e, h->guid, 0), 0);
+	ck_assert_uint_gt(h->t.lid, 0);
+	saclient_inform_default(&ii, SACLIENT_ALL);
+	ck_assert_int_eq(saclient_inform(h->c, &ii, 1, set_done, h), 0);
+	emu_run_until(r->base, &h->set_answers, 2000);
+	ck_assert_int_eq(h->set_answers, 1);
+	ck_assert_int_eq(h->set_status, 0);
+}
+
+/* narrow: S1's links are 1x.  Returns with both hosts subscribed. */
+static void setup(struct run *r, int narrow, enum repath_mode mode)
+{
+	char err[256] = "", *text = emu_tree_text();
+	memset(r, 0, sizeof(*r));
+	fabric_init(&r->topo);
+	ck_assert_msg(topo_parse_string(&r->topo, text, "tree.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	if (narrow) {
+		uint32_t s1 = fabric_find_node(&r->topo, 0x201);
+		for (unsigned p = 1; p <= 4; p++) {
+			struct fab_port *a = fabric_portp(&r->topo, s1, p);
+			a->width_active = TOPO_WIDTH_1X;
+			r->topo.ports[a->remote].width_active = TOPO_WIDTH_1X;
+		}
+	}
+	r->e = emu_new(&r->topo, err, sizeof(err));
+	ck_assert_msg(r->e != NULL, "%s", err);
+	emu_set_seed(r->e, 11);
+	r->base = event_base_new();
+	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-repath.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	log_set_level(LOG_ERROR);
+	r->sm = calloc(1, sizeof(*r->sm));
+	config_defaults(&r->sm->cfg);
+	r->sm->cfg.mad_timeout_ms = 20;
+	r->sm->cfg.sweep_interval_s = 0;
+	r->sm->cfg.events_signalling = mode;
+	snprintf(r->sm->cfg.state_dir, sizeof(r->sm->cfg.state_dir), "%s", r->state);
+	r->sm->log_level_override = -1;
+	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+	run_for(r, 10000, 1);
+	subscribe(r, &r->h[0], 1);
+	subscribe(r, &r->h[1], 7);
+	/* the hosts' IsSM change (trap 144) sweeps too: let it pass */
+	run_for(r, 200, 0);
+	run_for(r, 10000, 1);
+	for (int i = 0; i < 2; i++)
+		r->h[i].repath = r->h[i].unpath = r->h[i].other = 0;
+}
+
+/* L0[7]-S0[1] fails; returns the heavy sweeps it caused. */
+static uint32_t fail_link(struct run *r)
+{
+	uint32_t before = r->sm->heavy_sweeps;
+	ck_assert_int_eq(emu_link_down(r->e, 0x100, 7), 0);
+	run_for(r, 300, 0);
+	run_for(r, 10000, 1);
+	run_for(r, 200, 0);	/* Reports on their way, a late second sweep */
+	run_for(r, 10000, 1);
+	uint32_t n = r->sm->heavy_sweeps - before;
+	ck_assert_uint_ge(n, 1);
+	return n;
+}
+
+static void teardown(struct run *r)
+{
+	char cmd[128];
+	for (int i = 0; i < 2; i++) {
+		saclient_free(r->h[i].c);
+		r->h[i].t.close(r->h[i].t.ctx);
+	}
+	sm_shutdown(r->sm);
+	free(r->sm);
+	ck_assert_uint_eq(emu_violations(r->e), 0);
+	emu_free(r->e);
+	event_base_free(r->base);
+	fabric_free(&r->topo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(t_repath_only)
+{
+	struct run r;
+	setup(&r, 1, REPATH_ONLY);
+	fail_link(&r);
+	for (int i = 0; i < 2; i++) {
+		struct host *h = &r.h[i];
+		ck_assert_int_gt(h->repath, 0);
+		ck_assert_int_le(h->repath, MAXREC);
+		ck_assert_int_eq(h->unpath, 0);
+		ck_assert_int_eq(h->other, 0);
+		for (int k = 0; k < h->repath; k++) {
+			const struct notice_path *p = &h->rec[k];
+			ck_assert_int_eq(p->flags & (NPATH_WILDCARD | NPATH_GIDS), NPATH_GIDS);
+			ck_assert_int_eq(p->rate, 2);	/* 1x SDR now */
+			ck_assert_int_eq(p->mtu, 5);
+			ck_assert_int_eq(p->pkey, 0xffff);
+			ck_assert(p->slid == h->t.lid || p->dlid == h->t.lid);
+			for (int j = 0; j < k; j++)	/* no pair twice */
+				ck_assert(h->rec[j].slid != p->slid || h->rec[j].dlid != p->dlid);
+		}
+	}
+	/* H1 <-> H7 itself moved onto S1 one way or the other: both heard of it */
+	const struct notify_stats *st = notifier_get_stats(r.sm->notify);
+	ck_assert_uint_ge(st->reports_sent, (uint64_t)(r.h[0].repath + r.h[1].repath));
+	teardown(&r);
+}
+END_TEST
+
+START_TEST(t_hybrid)
+{
+	struct run r;
+	setup(&r, 1, REPATH_HYBRID);
+	fail_link(&r);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(r.h[i].repath, 1);
+		ck_assert_int_eq(r.h[i].rec[0].flags, NPATH_WILDCARD);
+		ck_assert_int_eq(r.h[i].unpath + r.h[i].other, 0);
+	}
+	teardown(&r);
+}
+END_TEST
+
+START_TEST(t_wildcard)
+{
+	struct run r;
+	setup(&r, 0, REPATH_WILDCARD);
+	uint32_t sweeps = fail_link(&r);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(r.h[i].repath, (int)sweeps);
+		ck_assert_int_eq(r.h[i].rec[0].flags, NPATH_WILDCARD);
+	}
+	teardown(&r);
+}
+END_TEST
+
+/* Fault one: the routes move, nothing a host sees changes: silence. */
+START_TEST(t_fault_one)
+{
+	enum repath_mode modes[] = { REPATH_HYBRID, REPATH_ONLY, REPATH_HYBRID_AFFECTED };
+	for (int m = 0; m < 3; m++) {
+		struct run r;
+		setup(&r, 0, modes[m]);
+		fail_link(&r);
+		for (int i = 0; i < 2; i++)
+			ck_assert_int_eq(r.h[i].repath + r.h[i].unpath + r.h[i].other, 0);
+		teardown(&r);
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("repath_emu");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, t_repath_only);
+	tcase_add_test(tc, t_hybrid);
+	tcase_add_test(tc, t_wildcard);
+	tcase_add_test(tc, t_fault_one);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(suite());
+	srunner_run_all(r, CK_NORMAL);
+	int failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
