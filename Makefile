@@ -26,7 +26,8 @@ IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
-TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf $(BUILD)/prdbench
+TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf $(BUILD)/prdbench \
+	$(BUILD)/emusa
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -78,8 +79,9 @@ $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
 
-# prdbench: the path-record distinguisher offline; links the daemon's library.
-$(BUILD)/prdbench: tests/tools/prdbench.c $(BUILD)/libibsmd.a
+# prdbench: the path-record distinguisher offline; emusa: the daemon's code
+# on the emulator, timed from an SA host (make bench).  Both link the daemon.
+$(BUILD)/prdbench $(BUILD)/emusa: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 

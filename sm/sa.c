@@ -36,6 +36,7 @@
 #include "../mad/dispatch.h"
 #include "../mad/rmpp.h"
 #include "../mad/sa.h"
+#include "../routing/path.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -444,6 +445,10 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 	}
 	sa->view.f = &sa->f;
 	sa->view.lft = &sa->lft;
+	sa->view.n_endports = 0;
+	for (uint32_t i = 0; i < sa->f.n_ports; i++)
+		sa->view.n_endports += fabric_is_endport(&sa->f, i) && sa->f.ports[i].lid;
+	sa->view.ltv = path_switch_ltv(&sa->f, (uint8_t)sm->cfg.subnet_timeout);
 	sa->view.subnet_prefix = sm->cfg.subnet_prefix;
 	sa->view.sm_lid = sm->sub.sm_lid;
 	sa->view.gen++;

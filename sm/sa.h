@@ -37,6 +37,10 @@ struct sa_view {
 	uint64_t subnet_prefix;
 	uint32_t sm_lid;
 	uint64_t gen;			/* bumped on every publish */
+	/* computed once at publish, not per request (PathRecord Gets) */
+	uint32_t n_endports;		/* end ports with a LID */
+	uint8_t ltv;			/* the switches' largest LifeTimeValue,
+					 * sm.subnet_timeout when none reported */
 	/* PortInfo and SwitchInfo as the sweep read them, per port and per
 	 * node index (NULL when the model came without them): the fields
 	 * the model does not hold come from there */

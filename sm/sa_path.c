@@ -230,19 +230,14 @@ int sa_path_records(struct sa_query *q)
 	if ((st = endpoint(q, PR_SGID, PR_SLID, q->rec + 24, q->rec + 42, &src)) ||
 	    (st = endpoint(q, PR_DGID, PR_DLID, q->rec + 8, q->rec + 40, &dst)))
 		return st;
-	struct pr_req r = {
-		.q = q, .f = f, .max_paths = ~0u,
-		.ltv = path_switch_ltv(f, (uint8_t)q->sm->cfg.subnet_timeout),
-	};
+	struct pr_req r = { .q = q, .f = f, .ltv = q->view->ltv, .max_paths = ~0u };
 	if (q->method == SA_METHOD_GET)
 		r.max_paths = 1;
 	else if (has(q, PR_NUMBPATH))
 		r.max_paths = q->rec[49] & 0x7f;
 	if (!r.max_paths)
 		return 0;
-	uint64_t ends = 0;
-	for (uint32_t i = 0; i < f->n_ports; i++)
-		ends += fabric_is_endport(f, i) && f->ports[i].lid;
+	uint64_t ends = q->view->n_endports;
 	if ((src == FAB_NONE ? ends : 1) * (dst == FAB_NONE ? ends : 1) > PAIR_LIMIT)
 		return SA_STS_NO_RESOURCES;
 	for (uint32_t s = src == FAB_NONE ? 0 : src;

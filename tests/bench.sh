@@ -8,7 +8,9 @@
 #   BENCH_ROUNDS=3        rounds per fabric and program (the median is shown)
 #   BENCH_BIG=1           also the 11664-host 3-level tree (slow)
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
-#   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664)
+#   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
+#                         or "sa" for the SA row alone
+#   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #
 # ceil_mps is what ibsim and umad2sim carry on this machine at that moment
 # with no SM behind it (build/madflood: NodeInfo Gets to the leaf switch, 64 in
@@ -23,6 +25,9 @@ SIM_TEST=bench
 [ -e "$SIM_MADDROP" ] || fail "build/libmaddrop.so is missing"
 MADFLOOD="$SIM_ROOT/build/madflood"
 [ -x "$MADFLOOD" ] || fail "build/madflood is missing"
+SAPERF="$SIM_ROOT/build/saperf"
+EMUSA="$SIM_ROOT/build/emusa"
+[ -x "$SAPERF" ] && [ -x "$EMUSA" ] || fail "build/saperf or build/emusa is missing"
 ROUNDS=${BENCH_ROUNDS:-3}
 ENGINE=${BENCH_ENGINE:-ftree,minhop}
 RESULTS="$SIM_TMP/results"
@@ -115,6 +120,7 @@ for spec in "${FABRICS[@]}"; do
 	done
 done
 
+if [ -s "$RESULTS" ]; then
 echo
 echo "bring-up under ibsim, median of $ROUNDS rounds ($(date -u +%F), $(nproc) cores); ibsmd -R $ENGINE, OpenSM -R ftree"
 printf '%-10s %9s %9s %9s %7s %7s %10s %10s %7s %9s %9s %11s %9s %8s %10s %7s\n' fabric ibsmd_ms osm_ms osm64_ms vs_osm vs_64 ibsmd_mads osm_mads mads_x route_ms rss_kb links_max/min ceil_mps floor_ms osm64_1cpu vs_1cpu
@@ -132,6 +138,7 @@ for spec in "${FABRICS[@]}"; do
 		"$(col "$name" ibsmd 6)" "$(col "$name" ibsmd 5)" "${spread:--}" "$ceil" "$floor" \
 		"$op" "$(ratio "$iw" "$op")"
 done
+fi
 
 # ---- events on one fabric: an unchanged heavy sweep, one link failure ----
 EV=${BENCH_EVENT_FABRIC:-ft3-3456}
@@ -310,4 +317,62 @@ if [ -z "${BENCH_ONLY:-}" ]; then
 	echo
 	echo "emulated 20736-host 4-level 12-ary tree: $(( $(now_ms) - t0 )) ms wall, peak RSS $(tail -n 1 "$SIM_TMP/k12n4.rss") KB"
 	echo "  $(grep '^subnet up' "$SIM_TMP/k12n4.out")"
+fi
+
+# ---- the SA: PathRecord Gets under ibsim beside OpenSM; a GetTable at 11664 hosts ----
+# (a) build/saperf on H-3: single-record PathRecord Gets (SLID its own LID,
+# DLID every end port's LID in turn), 16 in flight, for BENCH_SA_SECONDS,
+# against ibsmd and against OpenSM on fresh ibsims of the same fabric,
+# alternating, $ROUNDS rounds each (median).  Both SMs number the 360 end
+# ports 1..360; saperf fails on any query not answered with its record.
+# (b) build/emusa: ibsmd's code on the emulated 11664-host tree, a GetTable
+# of every PathRecord from one host until the whole RMPP answer is in, and
+# the same Gets in-process.  ibsmd only: ibsim carries no RMPP (it cuts a
+# GetTable answer to one MAD), so OpenSM's GetTable cannot be timed there.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = sa ]; then
+	SA_SECS=${BENCH_SA_SECONDS:-3}
+	net="$SIM_TMP/sa-ft2-324.net"
+	gen ftree2 --radix 36 -o "$net"
+	sa_field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
+	sa_run() {	# PROG ROUND: appends "sa PROG qps latency_ms" to $RESULTS
+		local prog=$1 dir="$SIM_TMP/sa-$1-$2" out
+		mkdir -p "$dir"
+		sim_start "$net"
+		if [ "$prog" = ibsmd ]; then
+			on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" >"$dir/out" 2>"$dir/err"
+			wait_until 120 grep -q '^subnet up' "$dir/out" || fail "SA: ibsmd did not come up"
+		else
+			: >"$dir/opensm.conf"
+			OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" on_host_bg H-0 opensm -R ftree \
+				-F "$dir/opensm.conf" -f "$dir/opensm.log" >"$dir/out" 2>&1
+			wait_until 300 grep -q 'Entering MASTER state' "$dir/out" || fail "SA: OpenSM did not come up"
+		fi
+		local sm=$SIM_LAST_PID
+		# the SA answers once the subnet is up (OpenSM: after MASTER)
+		wait_until 60 on_host H-3 "$SAPERF" -n 1 -d 360 >/dev/null 2>&1 || fail "SA: $prog's SA does not answer"
+		out=$(on_host H-3 "$SAPERF" -k 16 -t "$SA_SECS" -d 1-360 2>"$dir/saperf.err") ||
+			fail "SA: saperf against $prog: $out $(tail -n 3 "$dir/saperf.err")"
+		echo "sa $prog $(sa_field qps "$out") $(sa_field latency_ms_avg "$out")" >>"$RESULTS"
+		note "SA $prog round $2: $out"
+		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+		sim_stop
+	}
+	for r in $(seq "$ROUNDS"); do
+		sa_run ibsmd "$r"
+		sa_run osm "$r"
+	done
+	si=$(col sa ibsmd 3); so=$(col sa osm 3)
+	gen ftree3 --radix 36 -o "$SIM_TMP/sa-ft3-11664.net"
+	emu=$("$EMUSA" -R "$ENGINE" -n "$ROUNDS" -k 16 -t "$SA_SECS" "$SIM_TMP/sa-ft3-11664.net" \
+		2>"$SIM_TMP/emusa.err") || fail "emusa failed: $emu $(tail -n 3 "$SIM_TMP/emusa.err")"
+	echo
+	echo "SA: PathRecord Gets from H-3 on ft2-324 under ibsim, 16 in flight, ${SA_SECS} s, median of $ROUNDS rounds"
+	printf '%-10s %10s %10s %7s %14s %12s\n' fabric ibsmd_qps osm_qps vs_osm ibsmd_lat_ms osm_lat_ms
+	printf '%-10s %10s %10s %7s %14s %12s\n' ft2-324 "$si" "$so" "$(ratio "$si" "$so")" \
+		"$(col sa ibsmd 4)" "$(col sa osm 4)"
+	echo "SA on the emulated 11664-host tree (build/emusa; ibsmd only: ibsim carries no RMPP, OpenSM's GetTable cannot be timed)"
+	echo "  GetTable of all $(sa_field records "$emu") PathRecords from one host ($(sa_field segments "$emu") RMPP segments):" \
+		"$(sa_field gettable_ms_median "$emu") ms (median of $ROUNDS, least $(sa_field gettable_ms_min "$emu") ms);" \
+		"PathRecord Gets in-process: $(sa_field get_qps "$emu")/s"
+	echo "  $emu"
 fi

@@ -1,0 +1,276 @@
+/*
+ * emusa: the SA of ibsmd on an emulated fabric, timed from a host.  Builds
+ * the emulator (mad/emu.h) from a topology file, brings ibsmd's code up
+ * on it in-process (the SM on the first CA), attaches an SA client
+ * (traps/saclient.c) to another host and times a GetTable of every
+ * PathRecord from that host's LID until the whole RMPP answer is in, then
+ * optionally single-record PathRecord Gets with K in flight for T seconds
+ * (tests/tools/saload.h, the loop saperf runs under ibsim).  Prints one
+ * line of JSON.  make bench's SA row at sizes ibsim cannot carry.
+ *
+ *     emusa [-R ENGINES] [-H HOST] [-k K -t SECONDS] [-n ROUNDS] TOPO
+ *
+ * HOST: the index of the CA in the file (default: the middle one); ROUNDS:
+ * GetTables timed (default 3, the median and the least are printed).
+ * Exit 0 when every answer was complete and right in count, 1 otherwise,
+ * 2 on bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mad/emu.h"
+#include "mad/rmpp.h"
+#include "sm/daemon.h"
+#include "sm/log.h"
+#include "sm/sa.h"
+#include "sm/topo.h"
+#include "saload.h"
+
+#define MAX_ROUNDS 15
+
+struct ctx {
+	struct event_base *base;
+	struct sm *sm;
+	int done, status;
+	size_t n, stride;
+};
+
+static double now_ms(void)
+{
+	return saload_now() * 1000.0;
+}
+
+static void tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(arg);
+}
+
+/* Runs the loop until cond(arg) or ms pass; returns cond(arg). */
+static int run_until(struct event_base *base, int (*cond)(void *), void *arg, double ms)
+{
+	double t0 = now_ms();
+	struct event *ev = evtimer_new(base, tick, base);
+	if (!ev)
+		return 0;
+	while (!cond(arg) && now_ms() - t0 < ms) {
+		struct timeval tv = { 0, 1000 };
+		evtimer_add(ev, &tv);
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	event_free(ev);
+	return cond(arg);
+}
+
+static int sm_idle(void *arg)
+{
+	const struct sm *sm = arg;
+	return sm->heavy_sweeps >= 1 && !sm->busy && !sm->heavy_wanted;
+}
+
+static int answered(void *arg)
+{
+	return ((struct ctx *)arg)->done;
+}
+
+static void on_table(void *arg, int status, const uint8_t *recs, size_t n,
+		     size_t stride, const uint8_t *hdr)
+{
+	struct ctx *c = arg;
+	(void)recs;
+	(void)hdr;
+	c->done = 1;
+	c->status = status;
+	c->n = n;
+	c->stride = stride;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: emusa [-R ENGINES] [-H HOST] [-k INFLIGHT -t SECONDS] "
+			"[-n ROUNDS] TOPO\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *engines = NULL;
+	long host = -1;
+	unsigned k = 0, rounds = 3;
+	double secs = 0;
+	char err[256] = "";
+	int c;
+
+	while ((c = getopt(argc, argv, "R:H:k:t:n:")) != -1) {
+		switch (c) {
+		case 'R': engines = optarg; break;
+		case 'H': host = atol(optarg); break;
+		case 'k': k = (unsigned)atoi(optarg); break;
+		case 't': secs = atof(optarg); break;
+		case 'n': rounds = (unsigned)atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (optind != argc - 1 || (k && !(secs > 0)) || !rounds || rounds > MAX_ROUNDS)
+		usage();
+
+	struct fabric topo;
+	fabric_init(&topo);
+	if (topo_load(&topo, argv[optind], err, sizeof(err)) < 0) {
+		fprintf(stderr, "emusa: %s\n", err);
+		return 2;
+	}
+	uint32_t n_sw = 0, n_ca = 0, n_ports = 0, ca_idx = 0, ca_node = FAB_NONE;
+	fabric_counts(&topo, &n_sw, &n_ca, &n_ports);
+	if (host < 0)
+		host = n_ca / 2;
+	for (uint32_t i = 0; i < topo.n_nodes; i++)
+		if (topo.nodes[i].type == FAB_CA && ca_idx++ == (uint32_t)host)
+			ca_node = i;
+	if (ca_node == FAB_NONE || host == 0) {
+		fprintf(stderr, "emusa: no CA %ld besides the SM's (%u CAs)\n", host, n_ca);
+		return 2;
+	}
+	uint64_t host_guid = topo.ports[fabric_port(&topo, ca_node, 1)].guid;
+
+	struct emu *e = emu_new(&topo, err, sizeof(err));
+	struct event_base *base = event_base_new();
+	struct sm *sm = calloc(1, sizeof(*sm));
+	char state[] = "/tmp/emusa.XXXXXX";
+	if (!e || !base || !sm || !mkdtemp(state)) {
+		fprintf(stderr, "emusa: %s\n", e ? "out of memory" : err);
+		return 1;
+	}
+	log_set_level(LOG_ERROR);
+	config_defaults(&sm->cfg);
+	sm->cfg.sweep_interval_s = 0;
+	snprintf(sm->cfg.state_dir, sizeof(sm->cfg.state_dir), "%s", state);
+	sm->log_level_override = -1;
+	if (engines && config_set_engines(&sm->cfg, engines, err, sizeof(err)) < 0) {
+		fprintf(stderr, "emusa: %s\n", err);
+		return 2;
+	}
+	/* the daemon prints "subnet up" lines on stdout: keep ours alone there */
+	fflush(stdout);
+	int saved_out = dup(1);
+	if (saved_out < 0 || !freopen("/dev/null", "w", stdout)) {
+		fprintf(stderr, "emusa: cannot redirect stdout\n");
+		return 1;
+	}
+	double t0 = now_ms();
+	if (sm_init(sm, base, err, sizeof(err)) < 0 ||
+	    sm_start_emulated(sm, e, err, sizeof(err)) < 0) {
+		fprintf(stderr, "emusa: %s\n", err);
+		return 1;
+	}
+	if (!run_until(base, sm_idle, sm, 600000)) {
+		fprintf(stderr, "emusa: the SM did not come up\n");
+		return 1;
+	}
+	double up_ms = now_ms() - t0;
+
+	/* the host: an SA client on its port, IsSM cleared (that is a trap 144) */
+	struct saclient_params p = { .timeout_ms = 10000, .retries = 0, .max_inflight = 1024 };
+	struct mad_transport t;
+	memset(&t, 0, sizeof(t));
+	struct saclient *sc = saclient_new(base, &t, &p);
+	if (!sc || emu_attach(e, base, host_guid, &t, saclient_recv, sc, err, sizeof(err)) < 0 ||
+	    emu_set_issm(e, host_guid, 0) < 0) {
+		fprintf(stderr, "emusa: cannot attach a host: %s\n", err);
+		return 1;
+	}
+	struct ctx wait = { 0 };
+	run_until(base, answered, &wait, 200);
+	if (!run_until(base, sm_idle, sm, 600000)) {
+		fprintf(stderr, "emusa: the SM did not settle\n");
+		return 1;
+	}
+	uint32_t want = 0;
+	for (uint32_t i = 0; i < topo.n_nodes; i++)
+		want += topo.nodes[i].type == FAB_SWITCH ? 1 : topo.nodes[i].nports;
+
+	double ms[MAX_ROUNDS];
+	struct ctx q = { .base = base, .sm = sm };
+	uint8_t rec[SA_SIZE_PATH_REC];
+	int ok = 1;
+	for (unsigned r = 0; r < rounds; r++) {
+		memset(rec, 0, sizeof(rec));
+		sa_put16(rec + SALOAD_PR_SLID_OFF, (uint16_t)t.lid);
+		q.done = 0;
+		double a = now_ms();
+		if (saclient_query(sc, SA_METHOD_GET_TABLE, SA_ATTR_PATH_REC, 0, SALOAD_PR_SLID,
+				   rec, sizeof(rec), on_table, &q) < 0 ||
+		    !run_until(base, answered, &q, 120000)) {
+			fprintf(stderr, "emusa: no answer to the GetTable\n");
+			return 1;
+		}
+		ms[r] = now_ms() - a;
+		if (q.status || q.n != want || q.stride != SA_SIZE_PATH_REC) {
+			fprintf(stderr, "emusa: GetTable status %d, %zu records of %zu bytes (want %u)\n",
+				q.status, q.n, q.stride, want);
+			ok = 0;
+		}
+	}
+	double sorted[MAX_ROUNDS];
+	memcpy(sorted, ms, sizeof(double) * rounds);
+	qsort(sorted, rounds, sizeof(double), cmp_double);
+	size_t bytes = q.n * q.stride;
+	size_t segs = (bytes + SA_DATA_SIZE - 1) / SA_DATA_SIZE;
+
+	char load[512] = "";
+	if (k) {
+		/* PathRecord Gets to every end port's LID in turn */
+		const struct sa_view *v = sa_get_view(sm);
+		uint32_t *dl = malloc(sizeof(uint32_t) * (v->f->max_lid + 1));
+		size_t nd = 0;
+		for (uint32_t l = 1; dl && l <= v->f->max_lid; l++)
+			if (v->f->lid_port[l] != FAB_NONE)
+				dl[nd++] = l;
+		struct saload l = { .c = sc, .base = base, .inflight = k, .seconds = secs,
+				    .slid = t.lid, .dlids = dl, .n_dlids = nd };
+		if (!dl || !nd || saload_run(&l) < 0) {
+			fprintf(stderr, "emusa: cannot run the PathRecord load\n");
+			return 1;
+		}
+		double qps = l.elapsed > 0 ? (double)l.ok / l.elapsed : 0;
+		snprintf(load, sizeof(load), ",\"get_inflight\":%u,\"get_queries\":%llu,"
+			 "\"get_ok\":%llu,\"get_qps\":%.1f,\"get_latency_ms_avg\":%.3f",
+			 k, (unsigned long long)l.sent, (unsigned long long)l.ok, qps,
+			 l.ok ? l.lat_sum_ms / (double)l.ok : 0);
+		ok = ok && l.ok == l.sent && l.sent > 0;
+		free(dl);
+	}
+
+	fflush(stdout);
+	if (dup2(saved_out, 1) < 0)
+		return 1;
+	printf("{\"hosts\":%u,\"switches\":%u,\"bringup_ms\":%.0f,\"records\":%zu,"
+	       "\"bytes\":%zu,\"segments\":%zu,\"rounds\":%u,\"gettable_ms_median\":%.1f,"
+	       "\"gettable_ms_min\":%.1f%s}\n",
+	       n_ca, n_sw, up_ms, q.n, bytes, segs, rounds, sorted[rounds / 2], sorted[0], load);
+	fflush(stdout);
+
+	saclient_free(sc);
+	t.close(t.ctx);
+	sm_shutdown(sm);
+	free(sm);
+	emu_free(e);
+	event_base_free(base);
+	fabric_free(&topo);
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", state);
+	if (system(cmd) != 0)
+		ok = 0;
+	return ok ? 0 : 1;
+}
