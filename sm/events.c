@@ -5,21 +5,36 @@
 #include "events.h"
 
 #include <errno.h>
+#include <infiniband/mad.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../mad/sa.h"
+#include "../mad/smp.h"
+#include "../mad/txn.h"
 #include "../traps/notify.h"
 #include "daemon.h"
 #include "log.h"
 
 #define SUBSCRIPTIONS_FILE "subscriptions"
 
-/* Ports a sweep added, announced (64) once the configuration is active. */
+/*
+ * Ports a sweep added, announced (64) once the configuration is active;
+ * ports announced out of service (65) on a trap, before a sweep saw them go.
+ */
 struct sm_events {
 	uint64_t *gid_in;	/* port GUIDs */
 	uint32_t n_in, cap_in;
+	uint64_t *gid_out;	/* port GUIDs */
+	uint32_t n_out, cap_out;
+};
+
+/* One PortInfo Get of a switch port behind which a CA port was in service. */
+struct early_probe {
+	struct sm *sm;
+	uint64_t ca_node_guid;
+	uint8_t ca_port;
 };
 
 int sm_events_init(struct sm *sm, char *err, size_t errlen)
@@ -61,8 +76,10 @@ void sm_events_free(struct sm *sm)
 {
 	notifier_free(sm->notify);
 	sm->notify = NULL;
-	if (sm->events)
+	if (sm->events) {
 		free(sm->events->gid_in);
+		free(sm->events->gid_out);
+	}
 	free(sm->events);
 	sm->events = NULL;
 }
@@ -88,6 +105,28 @@ static void publish_gid(struct sm *sm, uint16_t trap, const struct fabric *f,
 		 trap, (unsigned long long)sm->cfg.subnet_prefix,
 		 (unsigned long long)p->guid, p->lid, f->nodes[p->node].desc,
 		 p->num, trap == TRAP_GID_IN_SERVICE ? "in" : "out of", q);
+}
+
+static int guid_push(uint64_t **v, uint32_t *n, uint32_t *cap, uint64_t guid)
+{
+	if (*n == *cap) {
+		uint32_t c = *cap ? 2 * *cap : 16;
+		uint64_t *w = realloc(*v, c * sizeof(*w));
+		if (!w)
+			return -1;
+		*v = w;
+		*cap = c;
+	}
+	(*v)[(*n)++] = guid;
+	return 0;
+}
+
+static int guid_in(const uint64_t *v, uint32_t n, uint64_t guid)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] == guid)
+			return 1;
+	return 0;
 }
 
 /* A CA (or router) port with a LID: it has a GID in service. */
@@ -123,12 +162,15 @@ void sm_events_configured(struct sm *sm, const struct fabric *old,
 	if (becoming_master) {
 		char err[1024];
 		ev->n_in = 0;
+		ev->n_out = 0;
 		if (notifier_load(sm->notify, err, sizeof(err)) < 0)
 			log_err("event subscriptions not merged: %s", err);
 		return;
 	}
-	if (!old)
+	if (!old) {
+		ev->n_out = 0;
 		return;
+	}
 	struct guid_map was, now;
 	memset(&was, 0, sizeof(was));
 	memset(&now, 0, sizeof(now));
@@ -137,23 +179,21 @@ void sm_events_configured(struct sm *sm, const struct fabric *old,
 		goto out;
 	}
 	for (uint32_t pi = 0; pi < old->n_ports; pi++)
-		if (in_service(old, pi) && !has_port(&now, old->ports[pi].guid))
+		if (in_service(old, pi) && !has_port(&now, old->ports[pi].guid) &&
+		    !guid_in(ev->gid_out, ev->n_out, old->ports[pi].guid))
 			publish_gid(sm, TRAP_GID_OUT_OF_SERVICE, old, pi);
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		if (!in_service(f, pi) || has_port(&was, f->ports[pi].guid))
+		uint64_t g = f->ports[pi].guid;
+		/* new, or announced out early and back by now */
+		if (!in_service(f, pi) ||
+		    (has_port(&was, g) && !guid_in(ev->gid_out, ev->n_out, g)))
 			continue;
-		if (ev->n_in == ev->cap_in) {
-			uint32_t cap = ev->cap_in ? 2 * ev->cap_in : 16;
-			uint64_t *v = realloc(ev->gid_in, cap * sizeof(*v));
-			if (!v) {
-				log_err("out of memory keeping the ports for notice 64");
-				break;
-			}
-			ev->gid_in = v;
-			ev->cap_in = cap;
+		if (guid_push(&ev->gid_in, &ev->n_in, &ev->cap_in, g) < 0) {
+			log_err("out of memory keeping the ports for notice 64");
+			break;
 		}
-		ev->gid_in[ev->n_in++] = f->ports[pi].guid;
 	}
+	ev->n_out = 0;
 out:
 	guid_map_free(&was);
 	guid_map_free(&now);
@@ -178,6 +218,60 @@ void sm_events_programmed(struct sm *sm)
 	}
 	guid_map_free(&now);
 	ev->n_in = 0;
+}
+
+static void early_done(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct early_probe *pr = arg;
+	struct sm *sm = pr->sm;
+	struct sm_events *ev = sm->events;
+	const struct fabric *f = sm->sub.model ? &sm->sub.model->f : NULL;
+	uint32_t node = f ? fabric_find_node(f, pr->ca_node_guid) : FAB_NONE;
+	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE &&
+	    !smp_status(resp) && ev && sm->state == SMS_MASTER &&
+	    node != FAB_NONE && pr->ca_port <= f->nodes[node].nports) {
+		uint32_t pi = fabric_port(f, node, pr->ca_port);
+		unsigned state = mad_get_field((void *)(resp + SMP_DATA_OFFS), 0,
+					       IB_PORT_STATE_F);
+		if (state == PORT_DOWN && in_service(f, pi) &&
+		    !guid_in(ev->gid_out, ev->n_out, f->ports[pi].guid) &&
+		    guid_push(&ev->gid_out, &ev->n_out, &ev->cap_out,
+			      f->ports[pi].guid) == 0)
+			publish_gid(sm, TRAP_GID_OUT_OF_SERVICE, f, pi);
+	}
+	free(pr);
+}
+
+void sm_events_switch_changed(struct sm *sm, uint64_t sw_guid)
+{
+	const struct fabric *f = sm->sub.model ? &sm->sub.model->f : NULL;
+	uint32_t sw = f ? fabric_find_node(f, sw_guid) : FAB_NONE;
+	if (!sm->notify || !sm->events || !notifier_count(sm->notify) ||
+	    sw == FAB_NONE || f->nodes[sw].type != FAB_SWITCH)
+		return;
+	const struct fab_node *n = &f->nodes[sw];
+	for (unsigned num = 1; num <= n->nports; num++) {
+		const struct fab_port *p = fabric_portp(f, sw, num);
+		if (p->remote == FAB_NONE || p->state != PORT_ACTIVE ||
+		    !in_service(f, p->remote))
+			continue;
+		const struct fab_port *ca = &f->ports[p->remote];
+		struct early_probe *pr = malloc(sizeof(*pr));
+		if (!pr)
+			return;
+		pr->sm = sm;
+		pr->ca_node_guid = f->nodes[ca->node].guid;
+		pr->ca_port = ca->num;
+		uint8_t mad[MAD_SIZE];
+		struct mad_addr to;
+		smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_PORT_INFO, num,
+			    n->dr_path, n->dr_len);
+		smp_dr_address(&to);
+		if (txn_submit(sm->txn, mad, sizeof(mad), &to, sw, early_done, pr) < 0) {
+			free(pr);
+			return;
+		}
+	}
 }
 
 int sm_events_answer(void *arg, const uint8_t *mad, size_t len,

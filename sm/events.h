@@ -31,6 +31,14 @@ void sm_events_free(struct sm *sm);
  */
 void sm_events_configured(struct sm *sm, const struct fabric *old,
 			  const struct fabric *f, int becoming_master);
+/*
+ * A trap 128 was confirmed at switch sw_guid: before the heavy sweep has
+ * discovered anything, ask the switch's ports that lead to CA ports in
+ * service for their PortInfo; a port found Down sends the CA's 65 at
+ * once.  The heavy sweep's comparison skips what went out early, and a
+ * port the sweep finds back gets its 64.
+ */
+void sm_events_switch_changed(struct sm *sm, uint64_t sw_guid);
 /* The configuration is written and active: 64 for the ports it added. */
 void sm_events_programmed(struct sm *sm);
 /*

@@ -4,6 +4,7 @@
  * asks for.
  */
 #include "daemon.h"
+#include "events.h"
 
 static enum trapin_sweep sweep_state(void *arg)
 {
@@ -26,6 +27,13 @@ static void heavy(void *arg, const char *why)
 		sm_request_heavy(sm, why);
 }
 
+static void switch_changed(void *arg, uint64_t sw_guid)
+{
+	struct sm *sm = arg;
+	if (sm->state == SMS_MASTER)
+		sm_events_switch_changed(sm, sw_guid);
+}
+
 static void port_changed(void *arg, uint64_t port_guid)
 {
 	smstate_forget_silent(arg, port_guid);
@@ -37,6 +45,7 @@ void sm_traps_init(struct sm *sm)
 		.sweep_state = sweep_state,
 		.model = model,
 		.heavy = heavy,
+		.switch_changed = switch_changed,
 		.port_changed = port_changed,
 		.arg = sm,
 	};

@@ -197,7 +197,10 @@ static void check_done(void *arg, int status, const uint8_t *resp, size_t len)
 			 c->number, c->issuer_lid, (unsigned long long)c->guid, change);
 		log_notice("%s: heavy sweep", why);
 		t->st.sweeps++;
+		int was_switch = c->kind == TRAPIN_CHECK_SWITCH;
 		c->kind = 0;
+		if (was_switch && t->h.switch_changed)
+			t->h.switch_changed(t->h.arg, c->guid);
 		if (t->h.heavy)
 			t->h.heavy(t->h.arg, why);
 		return;

@@ -94,6 +94,8 @@ struct trapin_hooks {
 	const struct fabric *(*model)(void *arg);
 	/* a confirmed change: the daemon asks for a heavy sweep */
 	void (*heavy)(void *arg, const char *why);
+	/* a switch's PortStateChange confirmed (called before heavy) */
+	void (*switch_changed)(void *arg, uint64_t sw_guid);
 	/* a trap 144 that is no spoof: the port changed (its SM may answer now) */
 	void (*port_changed)(void *arg, uint64_t port_guid);
 	void *arg;
