@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
 #include "../mad/dispatch.h"
+#include "../mad/sa.h"
+#include "../traps/notify.h"
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
@@ -183,6 +187,68 @@ static json_t *cmd_sweep(struct sm *sm, json_t *args, char *err,
 	return json_pack("{s:s}", "requested", heavy ? "heavy" : "light");
 }
 
+static void gid_text(const uint8_t gid[16], char *buf, size_t len)
+{
+	if (!inet_ntop(AF_INET6, gid, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+}
+
+/* One subscription, from its InformInfo (IBA vol. 1 §13.4.8.3). */
+static void add_subscription(void *arg, const uint8_t subscriber_gid[16],
+			     uint16_t enum_id, const uint8_t ii[36])
+{
+	static const uint8_t zero[16];
+	char g[64];
+	json_t *o = json_object();
+	gid_text(subscriber_gid, g, sizeof(g));
+	json_object_set_new(o, "subscriber_gid", json_string(g));
+	json_object_set_new(o, "enum", json_integer(enum_id));
+	uint16_t trap = sa_get16(ii + 26);
+	json_object_set_new(o, "trap", trap == 0xffff ? json_string("all") :
+			    json_integer(trap));
+	json_object_set_new(o, "generic", json_boolean(ii[22]));
+	uint16_t type = sa_get16(ii + 24);
+	json_object_set_new(o, "type", type == 0xffff ? json_string("all") :
+			    json_integer(type));
+	uint32_t producer = sa_get32(ii + 32) & 0xffffff;
+	json_object_set_new(o, ii[22] ? "producer_type" : "vendor_id",
+			    producer == 0xffffff ? json_string("all") :
+			    json_integer(producer));
+	if (memcmp(ii, zero, 16)) {
+		gid_text(ii, g, sizeof(g));
+		json_object_set_new(o, "gid", json_string(g));
+	} else if (sa_get16(ii + 16) == 0xffff) {
+		json_object_set_new(o, "lids", json_string("all"));
+	} else {
+		json_object_set_new(o, "lids", json_pack("[i,i]", sa_get16(ii + 16),
+							 sa_get16(ii + 18)));
+	}
+	json_object_set_new(o, "qpn", json_integer(sa_get32(ii + 28) >> 8));
+	json_object_set_new(o, "resp_time_value", json_integer(ii[31] & 0x1f));
+	json_array_append_new(arg, o);
+}
+
+static json_t *cmd_subscribers(struct sm *sm, json_t *args, char *err,
+			       size_t errlen)
+{
+	if (no_args("subscribers", args, err, errlen) < 0)
+		return NULL;
+	json_t *subs = json_array();
+	if (sm->notify)
+		notifier_foreach(sm->notify, add_subscription, subs);
+	const struct notify_stats *st = sm->notify ?
+		notifier_get_stats(sm->notify) : NULL;
+	json_t *r = json_pack("{s:I,s:o}", "count", (json_int_t)json_array_size(subs),
+			      "subscriptions", subs);
+	if (st)
+		json_object_set_new(r, "reports", json_pack("{s:I,s:I,s:I,s:I}",
+			"sent", (json_int_t)st->reports_sent,
+			"resent", (json_int_t)st->reports_resent,
+			"answered", (json_int_t)st->report_resps,
+			"subscriptions_dropped", (json_int_t)st->dropped_subscriptions));
+	return r;
+}
+
 static json_t *cmd_reroute(struct sm *sm, json_t *args, char *err,
 			   size_t errlen)
 {
@@ -222,7 +288,7 @@ static const struct ctl_command {
 	{ "sweep", cmd_sweep },
 	{ "reroute", cmd_reroute },
 	{ "reload", cmd_reload },
-	{ "subscribers", NULL },
+	{ "subscribers", cmd_subscribers },
 	{ "vm", NULL },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -38,13 +38,12 @@ refused routes 0x0002c90200000001
 refused groups
 refused metrics
 refused verify
-refused subscribers
 refused vm list
 refused vm create vm1 --hypervisor H-0
 pass "documented commands not implemented yet are refused as such (text and --json)"
 
 out=$(ctl frobnicate 2>&1); rc=$?
-[ "$rc" -eq 1 ] && grep -q "^ibsmctl: unknown command 'frobnicate' (status, sweep, reroute, reload)$" <<<"$out" ||
+[ "$rc" -eq 1 ] && grep -q "^ibsmctl: unknown command 'frobnicate' (status, sweep, reroute, reload, subscribers)$" <<<"$out" ||
 	fail "unknown command: exit $rc ($out)"
 out=$(ctl --json frobnicate 2>/dev/null); rc=$?
 [ "$rc" -eq 1 ] && python3 -c 'import json, sys; assert "unknown command" in json.loads(sys.argv[1])["error"]' "$out" ||
@@ -53,7 +52,9 @@ out=$(ctl status extra 2>&1); rc=$?
 [ "$rc" -eq 1 ] && grep -q "status takes no arguments" <<<"$out" || fail "status extra: exit $rc ($out)"
 ctl --json status | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["ok"] is True and "state" in d' ||
 	fail "ibsmctl --json status"
-pass "unknown commands stay unknown; implemented ones answer (status)"
+ctl --json subscribers | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["count"] == 0 and d["subscriptions"] == [], d' ||
+	fail "ibsmctl --json subscribers: $(ctl --json subscribers 2>&1)"
+pass "unknown commands stay unknown; implemented ones answer (status, subscribers)"
 
 out=$("$IBSMCTL" -s "$SIM_TMP/nosuch.sock" --json status 2>/dev/null); rc=$?
 [ "$rc" -eq 1 ] && python3 -c 'import json, sys; assert "nosuch.sock" in json.loads(sys.argv[1])["error"]' "$out" ||

@@ -30,7 +30,14 @@ done
 subscribed() { grep -q 'subscribed with the SM' "$SIM_TMP/$1.err"; }
 wait_until 20 subscribed H-1 && wait_until 20 subscribed H-5 ||
 	fail "listeners did not subscribe: $(tail -n 3 "$SIM_TMP/H-1.err") / $(tail -n 3 "$SIM_TMP/H-5.err")"
-pass "two listeners subscribed"
+# ibsmctl subscribers: both listeners, traps 64 and 65 each
+"$IBSMCTL" -s "$sock" --json subscribers | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+traps = sorted((s["subscriber_gid"], s["trap"]) for s in d["subscriptions"])
+assert d["count"] == 4 and len({g for g, t in traps}) == 2 and [t for g, t in traps] == [64, 65, 64, 65], d' ||
+	fail "ibsmctl subscribers: $("$IBSMCTL" -s "$sock" subscribers 2>&1)"
+pass "two listeners subscribed (ibsmctl subscribers lists their four subscriptions)"
 
 gid=$(printf 'fe80::2:c902:0:%x' $(($(host_guid H-7) & 0xffffffff)))	# H-7's port GID
 n=$(sweeps)

@@ -6,7 +6,8 @@
 #   sminfo; saquery NodeRecord by LID; saquery -p --src-to-dst for a pair
 #   on one leaf and one across the tree (same SL, MTU, rate, P_Key,
 #   reversibility as OpenSM); saquery -s; LinkRecord, SwitchInfoRecord,
-#   LFTRecord, GUIDInfoRecord, ClassPortInfo by LID; smpquery.
+#   LFTRecord, GUIDInfoRecord, ClassPortInfo by LID; smpquery; InformInfoRecord
+#   after ibsm-listen subscribed.
 # LIDs, not names: a name is resolved with a NodeRecord GetTable, which
 # ibsim cuts to one MAD.
 . "$(dirname "$0")/common.sh"
@@ -82,12 +83,23 @@ lids() {	# LID[name] from an ibnetdiscover dump (lids_of.py: GUID LID)
 	done
 }
 
+# subscribe NAME: ibsm-listen on H-3 subscribes to trap 64 (for InformInfoRecord)
+subscribe() {
+	on_host_bg H-3 "$LISTEN" --trap 64 >"$SIM_TMP/$1.listen" 2>"$SIM_TMP/$1.listen.err"
+	LPID=$SIM_LAST_PID
+	wait_until 10 grep -q 'subscribed with the SM' "$SIM_TMP/$1.listen.err" ||
+		fail "$1: ibsm-listen did not subscribe: $(cat "$SIM_TMP/$1.listen.err")"
+}
+
 # ---- ibsmd ----
 sim_start "$net"
 on_host_bg H-2 "$IBSMD" -S "$SIM_TMP/state" --log-level info >"$SIM_TMP/ibsmd.log" 2>&1
 wait_until 30 grep -q '^subnet up:' "$SIM_TMP/ibsmd.log" || fail "ibsmd: no subnet up"
 lids "$SIM_TMP/ibsmd"
-queries H-1 "$SIM_TMP/ibsmd.sa"
+queries H-1 "$SIM_TMP/ibsmd.sa"	# saquery -s with no listener attached
+subscribe ibsmd
+{ echo "== InformInfoRecord"; on_host H-1 saquery IIR 2>&1; } >>"$SIM_TMP/ibsmd.sa"
+sim__stop_pid "$LPID"
 sim_stop
 declare -A LIDA	# ibsmd's LIDs (OpenSM's may differ)
 for n in "${!LID[@]}"; do LIDA[$n]=${LID[$n]}; done
@@ -102,7 +114,10 @@ OSM_CACHE_DIR="$SIM_TMP/osm" OSM_TMP_DIR="$SIM_TMP/osm" \
 	>"$SIM_TMP/osm/out" 2>&1
 wait_until 60 grep -qs 'SUBNET UP' "$SIM_TMP/osm/opensm.log" || fail "OpenSM: no SUBNET UP"
 lids "$SIM_TMP/opensm"
-queries H-1 "$SIM_TMP/opensm.sa"
+queries H-1 "$SIM_TMP/opensm.sa"	# saquery -s with no listener attached
+subscribe opensm
+{ echo "== InformInfoRecord"; on_host H-1 saquery IIR 2>&1; } >>"$SIM_TMP/opensm.sa"
+sim__stop_pid "$LPID"
 sim_stop
 
 A="$SIM_TMP/ibsmd.sa" B="$SIM_TMP/opensm.sa"
@@ -156,3 +171,10 @@ cpi() { sed -n '/^== ClassPortInfo$/,/^== /p' "$1" | grep -i "$2"; }
 	fail "ClassPortInfo: $(sed -n '/^== ClassPortInfo$/,/^== /p' "$A")"
 grep -q '^Lid:\.*'"${LIDA[H-3]}"'$' "$A" || fail "smpquery: $(sed -n '/^== smpquery$/,$p' "$A" | head)"
 pass "LinkRecord, SwitchInfoRecord, LFTRecord, GUIDInfoRecord, ClassPortInfo by LID; smpquery"
+
+# InformInfoRecord after ibsm-listen on H-3 subscribed to trap 64: as OpenSM's
+iir() { sed -n '/^== InformInfoRecord$/,/^== /p' "$1" | grep -v '^=='; }
+[ -n "$(iir "$A" | grep 'trap_num\.*64$')" ] && [ "$(iir "$A")" = "$(iir "$B")" ] ||
+	fail "InformInfoRecord: $(iir "$A") -- OpenSM: $(iir "$B")"
+pass "InformInfoRecord after a subscription: as OpenSM's"
+
