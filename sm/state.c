@@ -1,33 +1,15 @@
 #include "state.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lids.h"
-
-static int mkdirs(const char *dir)
-{
-	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s", dir);
-	for (char *s = tmp + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
+#include "wfile.h"
 
 /*
  * One line of DIR/guid2lid: "GUID LID [LAST_SEEN]", the GUID in hex, the
@@ -110,24 +92,17 @@ static int cmp_u64(const void *a, const void *b)
 int state_save_guid2lid(const char *dir, const struct guid_map *m, char *err,
 			size_t errlen)
 {
-	char path[4096], tmp[4200];
-	if (mkdirs(dir) < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
+	char path[4096];
+	struct wfile w;
 	snprintf(path, sizeof(path), "%s/guid2lid", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	FILE *fp = fopen(tmp, "w");
-	if (!fp) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		return -1;
-	}
 	/* sorted by GUID: the same table always makes the same file */
 	uint64_t *keys = malloc(((size_t)m->used + 1) * sizeof(*keys));
 	if (!keys) {
 		snprintf(err, errlen, "out of memory");
-		fclose(fp);
-		unlink(tmp);
+		return -1;
+	}
+	if (wfile_open(&w, path, err, errlen) < 0) {
+		free(keys);
 		return -1;
 	}
 	uint32_t n = 0;
@@ -135,28 +110,11 @@ int state_save_guid2lid(const char *dir, const struct guid_map *m, char *err,
 		if (m->keys[i])
 			keys[n++] = m->keys[i];
 	qsort(keys, n, sizeof(*keys), cmp_u64);
-	fprintf(fp, "# ibsmd GUID -> LID; written by ibsmd, read at start-up\n"
-		    "# GUID LID LAST_SEEN (seconds since the epoch; 0: unknown)\n");
+	fprintf(w.fp, "# ibsmd GUID -> LID; written by ibsmd, read at start-up\n"
+		      "# GUID LID LAST_SEEN (seconds since the epoch; 0: unknown)\n");
 	for (uint32_t i = 0; i < n; i++)
-		fprintf(fp, "0x%016" PRIx64 " %u %u\n", keys[i],
+		fprintf(w.fp, "0x%016" PRIx64 " %u %u\n", keys[i],
 			guid_map_get(m, keys[i]), guid_map_get_aux(m, keys[i]));
 	free(keys);
-	if (fflush(fp) != 0 || fsync(fileno(fp)) < 0) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		fclose(fp);
-		unlink(tmp);
-		return -1;
-	}
-	fclose(fp);
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
+	return wfile_commit(&w, err, errlen);
 }

@@ -25,18 +25,17 @@
 #include "notify.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../mad/sa.h"
 #include "../sm/log.h"
+#include "../sm/wfile.h"
 
 #define NOTIFY_MAX_RESP_MS	10000	/* ceiling on a RespTimeValue */
 #define NOTIFY_MAX_SUBS		65536	/* subscriptions in all */
@@ -181,54 +180,24 @@ static int hex_bytes(const char *s, size_t len, uint8_t *out, size_t n)
 
 static int save_now(struct notifier *n, char *err, size_t errlen)
 {
-	const char *path = n->p.state_path;
-	char tmp[600], dir[512];
-	if (!path[0])
+	struct wfile w;
+	if (!n->p.state_path[0])
 		return 0;
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-			snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-			return -1;
-		}
-	} else
-		snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	FILE *fp = fopen(tmp, "w");
-	if (!fp) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+	if (wfile_open(&w, n->p.state_path, err, errlen) < 0)
 		return -1;
-	}
-	fprintf(fp, "# ibsmd SA event subscriptions (InformInfo); written by ibsmd, read at start-up\n"
-		    "# SUBSCRIBER_GID LID QPN PKEY ENUM INFORMINFO (36 bytes in hex)\n");
+	fprintf(w.fp, "# ibsmd SA event subscriptions (InformInfo); written by ibsmd, read at start-up\n"
+		      "# SUBSCRIBER_GID LID QPN PKEY ENUM INFORMINFO (36 bytes in hex)\n");
 	for (size_t i = 0; i < n->n_subs; i++) {
 		const struct sub *s = n->subs[i];
 		char g[33], ii[2 * SA_SIZE_INFORM_INFO + 1];
 		gid_str(s->who.gid, g);
 		for (int k = 0; k < SA_SIZE_INFORM_INFO; k++)
 			sprintf(ii + 2 * k, "%02x", s->ii[k]);
-		fprintf(fp, "%s %" PRIu32 " %" PRIu32 " 0x%04x %u %s\n", g,
+		fprintf(w.fp, "%s %" PRIu32 " %" PRIu32 " 0x%04x %u %s\n", g,
 			s->who.lid, s->who.qpn, s->who.pkey, s->enum_id, ii);
 	}
-	if (fflush(fp) != 0 || fsync(fileno(fp)) < 0) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		fclose(fp);
-		unlink(tmp);
+	if (wfile_commit(&w, err, errlen) < 0)
 		return -1;
-	}
-	fclose(fp);
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
 	n->dirty = 0;
 	return 0;
 }
