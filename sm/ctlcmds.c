@@ -13,6 +13,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
+#include "sa.h"
 
 static json_t *mad_stats_json(const struct sm *sm)
 {
@@ -139,6 +140,20 @@ static json_t *status_json(const struct sm *sm)
 		json_object_set_new(o, "last_heavy_sweep", l);
 	}
 	json_object_set_new(o, "traps", trapin_json(&sm->traps));
+	const struct sa_stats *sa = sa_get_stats(sm);
+	if (sa)
+		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
+			"requests", (json_int_t)sa->requests,
+			"answered", (json_int_t)sa->answered,
+			"records", (json_int_t)sa->records,
+			"errors", (json_int_t)sa->errors,
+			"rmpp_sent", (json_int_t)sa->rmpp_sent,
+			"dropped",
+			"not_master", (json_int_t)sa->dropped_not_master,
+			"sm_key", (json_int_t)sa->dropped_key,
+			"short", (json_int_t)sa->dropped_short,
+			"rmpp", (json_int_t)sa->dropped_rmpp,
+			"send_failed", (json_int_t)sa->send_failed));
 	json_object_set_new(o, "silent_sm_ports", json_integer(sm->n_silent));
 	json_object_set_new(o, "mads", mad_stats_json(sm));
 	return o;

@@ -37,6 +37,12 @@ d = json.load(sys.stdin)
 traps = sorted((s["subscriber_gid"], s["trap"]) for s in d["subscriptions"])
 assert d["count"] == 4 and len({g for g, t in traps}) == 2 and [t for g, t in traps] == [64, 65, 64, 65], d' ||
 	fail "ibsmctl subscribers: $("$IBSMCTL" -s "$sock" subscribers 2>&1)"
+# ... and status counts the SA requests that made them (4 Sets, and the listeners' checks)
+"$IBSMCTL" -s "$sock" --json status | python3 -c '
+import json, sys
+sa = json.load(sys.stdin)["sa"]
+assert sa["requests"] >= 4 and sa["answered"] >= 4 and sa["errors"] == 0, sa' ||
+	fail "ibsmctl status sa: $("$IBSMCTL" -s "$sock" --json status)"
 pass "two listeners subscribed (ibsmctl subscribers lists their four subscriptions)"
 
 gid=$(printf 'fe80::2:c902:0:%x' $(($(host_guid H-7) & 0xffffffff)))	# H-7's port GID
