@@ -121,8 +121,10 @@ sim__stop_pid "$LPID"
 sim_stop
 
 A="$SIM_TMP/ibsmd.sa" B="$SIM_TMP/opensm.sa"
-grep -q 'SMINFO_MASTER' "$A" || fail "sminfo: $(field "$A" sminfo '')"
-pass "sminfo names a master"
+smi() { sed -n 's/^sminfo: sm lid [0-9]* *//p' "$1"; }	# "priority P state S NAME"
+grep -q 'SMINFO_MASTER' "$A" && [ "$(smi "$A")" = "$(smi "$B")" ] ||
+	fail "sminfo: '$(smi "$A")', OpenSM '$(smi "$B")'"
+pass "sminfo names a master, priority and state as OpenSM's ($(smi "$A"))"
 
 # The PathRecords: SL, MTU, rate, P_Key, reversibility as OpenSM's
 for sec in "PathRecord same leaf" "PathRecord across" "PathRecord back"; do
@@ -147,10 +149,13 @@ done
 pass "NodeRecord by LID as OpenSM's"
 
 # saquery -s: the IsSM port is the SM's, as its PortInfo says
-a=$(sed -n '/^== isSM$/,/^== /p' "$A" | sed -n 's/.*EndPortLid\.*//p')
-[ -n "$a" ] && [ "$a" = "$(sed -n 's/.*sm lid \([0-9]*\) .*/\1/p' "$A")" ] ||
-	fail "saquery -s: $(sed -n '/^== isSM$/,/^== /p' "$A")"
-pass "saquery -s names the SM's port"
+# (one record, as OpenSM's answer has one)
+issm() { sed -n '/^== isSM$/,/^== /p' "$1" | sed -n 's/.*EndPortLid\.*//p'; }
+a=$(issm "$A")
+[ -n "$a" ] && [ "$a" = "$(sed -n 's/.*sm lid \([0-9]*\) .*/\1/p' "$A")" ] &&
+	[ "$(issm "$B" | wc -l)" -eq 1 ] && [ "$(issm "$B")" = "$(sed -n 's/.*sm lid \([0-9]*\) .*/\1/p' "$B")" ] ||
+	fail "saquery -s: $(sed -n '/^== isSM$/,/^== /p' "$A") -- OpenSM: $(sed -n '/^== isSM$/,/^== /p' "$B")"
+pass "saquery -s names the SM's port alone, as OpenSM's"
 
 # records by LID: LinkRecord (H-0's link), SwitchInfoRecord, LFTRecord
 # (the entries of the switch's own LID and H-0's), GUIDInfoRecord block 0
