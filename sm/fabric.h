@@ -67,6 +67,7 @@ struct fab_node {
 	uint64_t sys_guid;
 	uint32_t first_port;	/* index of this node's port 0 in ports[] */
 	uint32_t vendor_id;
+	uint32_t revision;	/* NodeInfo:Revision */
 	uint16_t device_id;
 	uint16_t partition_cap;
 	uint8_t type;		/* enum fab_node_type */

@@ -148,6 +148,7 @@ static void build_nr(const struct fabric *f, uint32_t pi, uint8_t *r)
 	mad_set_field64(r, 0, IB_SA_NR_PORT_GUID_F, p->guid ? p->guid : n->guid);
 	mad_set_field(r, 0, IB_SA_NR_PARTITION_CAP_F, n->partition_cap);
 	mad_set_field(r, 0, IB_SA_NR_DEVID_F, n->device_id);
+	mad_set_field(r, 0, IB_SA_NR_REVISION_F, n->revision);
 	mad_set_field(r, 0, IB_SA_NR_LOCAL_PORT_F, p->num);
 	mad_set_field(r, 0, IB_SA_NR_VENDORID_F, n->vendor_id);
 	memcpy(r + 44, n->desc, strnlen(n->desc, FAB_DESC_LEN));

@@ -321,6 +321,7 @@ static void on_nodeinfo(struct discovery *d, struct query *q,
 		nd->sys_guid = ni.sys_guid;
 		nd->vendor_id = ni.vendor_id;
 		nd->device_id = ni.device_id;
+		nd->revision = ni.revision;
 		nd->partition_cap = ni.partition_cap;
 		nd->dr_len = q->hops;
 		memcpy(nd->dr_path, q->path, (size_t)q->hops + 1);

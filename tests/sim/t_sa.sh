@@ -139,10 +139,12 @@ done
 	fail "the rate across the 1x uplinks is the same leaf's: $(field "$A" "PathRecord across" rate)"
 pass "PathRecords: SL, MTU, rate, P_Key, reversibility as OpenSM's; the 1x uplink sets the rate across"
 
-# NodeRecords by LID: the fields OpenSM gives (revision: the device's, not in the model)
+# NodeRecords by LID: every field as OpenSM gives it
 for n in H-0 H-3; do
-	for f in NodeType NumPorts SystemImageGUID NodeGUID PortGUID LocalPortNum VendorID DeviceID NodeDescription base_version class_version; do
+	for f in lid node_type num_ports sys_guid node_guid port_guid port_num vendor_id device_id revision partition_cap NodeDescription base_version class_version; do
 		a=$(field "$A" "NodeRecord $n" "$f"); b=$(field "$B" "NodeRecord $n" "$f")
+		[ -n "$a" ] || fail "NodeRecord $n: no $f in ibsmd's answer: $(sed -n "/== NodeRecord $n/,/== /p" "$A")"
+		[ "$f" = lid ] && { [ "$a" = "${LIDA[$n]}" ] || fail "NodeRecord $n: lid $a, not ${LIDA[$n]}"; continue; }
 		[ "$a" = "$b" ] || fail "NodeRecord $n: $f is '$a', OpenSM says '$b'"
 	done
 done
