@@ -339,20 +339,27 @@ static void on_rx(evutil_socket_t fd, short what, void *arg)
  * never reads what we wrote: all three hang (seen with 20,000 traps
  * against an ASan ibsmd, 2026-11-24).  Hence: never write when the
  * socket would block.  The socket is found once (bound to
- * "<IBSIM_SOCKNAME>:in<pid>", connected to ibsim), and before each
- * write poll() says whether a write would block (unix_dgram_poll checks
+ * "<IBSIM_SOCKNAME>:in<pid>", connected to ibsim) and given a send
+ * timeout of SEND_WAIT_US: only our loop writes it (umad2sim's receiver
+ * thread reads another socket).  A write may wait that long for ibsim to
+ * read -- during a big bring-up ibsim is often a little behind, and
+ * waiting is what it always did -- but no longer: then it fails
+ * (umad2sim prints "cannot write", umad_send fails with EAGAIN), the
+ * mutex is released, and the MAD waits in a ring, in order, and goes
+ * out from a 1 ms timer and after each MAD read as poll() (which checks
  * our send buffer and ibsim's receive queue, the two places a write
- * waits for).  A MAD that cannot go now waits in a ring, in order, and
- * goes out from a 1 ms timer and after each MAD read as room appears -- the
- * loop meanwhile goes on reading, so umad2sim's receiver drains, ibsim
- * moves on and reads us.  Only our loop writes that socket, so room
- * poll() saw cannot vanish before the write.  A full ring refuses the
- * MAD (-1: a request counts as not sent, a reply is lost, as a full
- * send queue would lose it on hardware).
+ * waits for) shows room -- the loop meanwhile goes on reading, so
+ * umad2sim's receiver drains, ibsim moves on and reads us.  No system
+ * call is added while writes go through: a poll() before every write, or
+ * a non-blocking socket whose writes queue whenever ibsim is a moment
+ * behind, cost 5-15% of a 3456-host bring-up.
+ * A full ring refuses the MAD (-1: a request counts as not sent, a reply
+ * is lost, as a full send queue would lose it on hardware).
  */
 #define SENDQ_FIRST	1024
 #define SENDQ_MAX	32768	/* 9 MB at most, under a storm only */
 #define FLUSH_MS	1
+#define SEND_WAIT_US	2000	/* the longest a write waits for ibsim */
 
 static int sock_writable(const struct umad_be *b)
 {
@@ -446,10 +453,12 @@ static int be_send(void *ctx, const uint8_t *mad, size_t len,
 	if (len > MAD_SIZE)
 		return -1;
 	int r;
-	if (b->sim_sock >= 0 && (b->q_n || !sock_writable(b)))
-		r = enqueue(b, agent, mad, len, to);
-	else
-		r = send_now(b, agent, mad, len, to);
+	if (b->sim_sock >= 0 && b->q_n)
+		r = enqueue(b, agent, mad, len, to);	/* keep the order */
+	else if ((r = send_now(b, agent, mad, len, to)) < 0 &&
+		 b->sim_sock >= 0 &&
+		 (errno == EAGAIN || errno == EWOULDBLOCK || !sock_writable(b)))
+		r = enqueue(b, agent, mad, len, to);	/* ibsim is not reading */
 	if (r < 0)
 		return -1;
 	if (is_request(mad[3])) {
@@ -692,6 +701,11 @@ int umad_transport_open(struct mad_transport *t, struct event_base *base,
 		return -1;
 	if (b->fd >= UMAD2SIM_FD_MIN) {
 		b->sim_sock = find_sim_socket();
+		struct timeval wait = { 0, SEND_WAIT_US };
+		if (b->sim_sock >= 0 &&
+		    setsockopt(b->sim_sock, SOL_SOCKET, SO_SNDTIMEO, &wait,
+			       sizeof(wait)) < 0)
+			b->sim_sock = -1;
 		if (b->sim_sock < 0)
 			log_warn("umad2sim: its socket to ibsim not found; a MAD storm may hang us (DEVELOPERS.md)");
 		else

@@ -23,10 +23,13 @@ has() { [ "$(lines "$1" "$2")" -ge "$3" ]; }
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/state" -s "$sock" --log-level info >"$log" 2>&1
 wait_until 30 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
-for h in H-1 H-5; do
-	on_host_bg "$h" "$LISTEN" --trap 64,65 --check-interval 1 \
-		>"$SIM_TMP/$h.out" 2>"$SIM_TMP/$h.err"
-done
+# H-1 runs --exec for each notice; H-5 stops after --count 2
+on_host_bg H-1 "$LISTEN" --trap 64,65 --check-interval 1 \
+	--exec 'echo "$IBSM_TRAP $IBSM_GID $IBSM_ISSUER_LID" >>'"$SIM_TMP/exec.out" \
+	>"$SIM_TMP/H-1.out" 2>"$SIM_TMP/H-1.err"
+on_host_bg H-5 "$LISTEN" --trap 64,65 --check-interval 1 --count 2 --timeout 60 \
+	>"$SIM_TMP/H-5.out" 2>"$SIM_TMP/H-5.err"
+counted=$SIM_LAST_PID
 subscribed() { grep -q 'subscribed with the SM' "$SIM_TMP/$1.err"; }
 wait_until 20 subscribed H-1 && wait_until 20 subscribed H-5 ||
 	fail "listeners did not subscribe: $(tail -n 3 "$SIM_TMP/H-1.err") / $(tail -n 3 "$SIM_TMP/H-5.err")"
@@ -79,3 +82,16 @@ for h in H-1 H-5; do
 		fail "$h: $(lines "$h" 65) trap 65 and $(lines "$h" 64) trap 64 lines, want one each: $(cat "$SIM_TMP/$h.out")"
 done
 pass "ReLink H-7: trap 64 naming $gid at both listeners; one 65 and one 64 each"
+
+# --exec ran once per notice with the fields in its environment; --count 2: exit 0
+issuer=$(grep -m1 '"trap":65' "$SIM_TMP/H-1.out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["issuer_lid"])')
+wait_until 5 test -s "$SIM_TMP/exec.out"
+printf '65 %s %s\n64 %s %s\n' "$gid" "$issuer" "$gid" "$issuer" | cmp -s - "$SIM_TMP/exec.out" ||
+	fail "--exec: $(cat "$SIM_TMP/exec.out")"
+wait_pid "$counted" 5 || fail "--count 2: the listener is still running"
+wait "$counted"; rc=$?
+[ "$rc" -eq 0 ] || fail "--count 2: exit $rc"
+# --timeout with nothing to receive: exit 1
+rc=0; on_host H-9 "$LISTEN" --trap 66 --timeout 1 >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "--timeout 1 with no notice: exit $rc"
+pass "--exec ran once per notice with IBSM_TRAP, IBSM_GID, IBSM_ISSUER_LID; --count 2 exits 0; --timeout exits 1"
