@@ -241,6 +241,26 @@ static void subscribe_all(struct listener *l, const char *why)
 	}
 }
 
+/* InformInfoRecord: SubscriberGID 16, Enum 2, reserved 6, InformInfo */
+#define IIR_TRAP_OFFS	(24 + 26)
+
+/* Whether the records (our port's subscriptions) hold one for every trap. */
+static int all_held(const struct listener *l, const uint8_t *recs, size_t n,
+		    size_t stride)
+{
+	if (stride < IIR_TRAP_OFFS + 2)
+		return 0;
+	for (int i = 0; i < l->n_traps; i++) {
+		size_t k;
+		for (k = 0; k < n; k++)
+			if (sa_get16(recs + k * stride + IIR_TRAP_OFFS) == l->traps[i])
+				break;
+		if (k == n)
+			return 0;
+	}
+	return 1;
+}
+
 static void on_subs(void *arg, int status, const uint8_t *recs, size_t n,
 		    size_t stride, const uint8_t *hdr)
 {
@@ -248,7 +268,7 @@ static void on_subs(void *arg, int status, const uint8_t *recs, size_t n,
 	l->check_pending = 0;
 	if (status == -ETIMEDOUT)
 		return;		/* no SM answering: the next check tries again */
-	if ((status == 0 && n < (size_t)l->n_traps) ||
+	if ((status == 0 && !all_held(l, recs, n, stride)) ||
 	    status == SA_STS_NO_RECORDS)
 		subscribe_all(l, "the SM does not hold our subscription");
 }

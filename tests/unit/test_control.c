@@ -885,7 +885,7 @@ START_TEST(daemon_commands)
 {
 	static const char *const todo[] = {
 		"topology", "lids", "routes", "groups", "metrics", "verify",
-		"subscribers", "vm",
+		"vm",
 	};
 	struct sm *sm = calloc(1, sizeof(*sm));
 	json_t *args = json_pack("[s]", "list");
@@ -903,11 +903,20 @@ START_TEST(daemon_commands)
 	ck_assert_ptr_null(sm_control(sm, "frobnicate", args, err,
 	    sizeof(err)));
 	ck_assert_str_eq(err,
-	    "unknown command 'frobnicate' (status, sweep, reroute, reload)");
+	    "unknown command 'frobnicate' (status, sweep, reroute, reload, subscribers)");
 	ck_assert_ptr_null(sm_control(sm, "Status", args, err, sizeof(err)));
 	ck_assert_msg(strncmp(err, "unknown command", 15) == 0, "%s", err);
 	ck_assert_ptr_null(sm_control(sm, "reroute", args, err, sizeof(err)));
 	ck_assert_str_eq(err, "reroute takes no arguments");
+	ck_assert_ptr_null(sm_control(sm, "subscribers", args, err, sizeof(err)));
+	ck_assert_str_eq(err, "subscribers takes no arguments");
+	/* no notifier (not started): no subscriptions, still an answer */
+	json_t *none = json_array();
+	json_t *subs = sm_control(sm, "subscribers", none, err, sizeof(err));
+	ck_assert_ptr_nonnull(subs);
+	ck_assert_int_eq(json_integer_value(json_object_get(subs, "count")), 0);
+	json_decref(subs);
+	json_decref(none);
 	json_decref(args);
 	free(sm);
 }
