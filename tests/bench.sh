@@ -267,7 +267,7 @@ if [ -n "$evspec" ] && { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$EV" ]; 
 	OSM_CACHE_DIR="$dir/m" OSM_TMP_DIR="$dir/m" on_host_bg H-0 opensm -R ftree \
 		-F "$dir/m.conf" -f "$dir/m/opensm.log" >"$dir/m/out" 2>&1
 	master=$SIM_LAST_PID
-	wait_until 300 grep -q 'SUBNET UP' "$dir/m/opensm.log" || fail "failover: OpenSM master did not come up"
+	wait_until 300 grep -qs 'SUBNET UP' "$dir/m/opensm.log" || fail "failover: OpenSM master did not come up"
 	OSM_CACHE_DIR="$dir/s" OSM_TMP_DIR="$dir/s" fo_counted "$dir/s" H-1 opensm -R ftree \
 		-F "$dir/s.conf" -f "$dir/s/opensm.log" >"$dir/s/out" 2>&1
 	standby=$SIM_LAST_PID
@@ -275,7 +275,7 @@ if [ -n "$evspec" ] && { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$EV" ]; 
 	sleep 2; oa_tot=$(count "$dir/s" total); oa_lft=$(attr_sets "$dir/s" 0019)
 	t0=${EPOCHREALTIME/./}
 	fo_kill "$master"
-	wait_until 300 grep -q 'SUBNET UP' "$dir/s/opensm.log" || fail "failover: the OpenSM standby did not take over"
+	wait_until 300 grep -qs 'SUBNET UP' "$dir/s/opensm.log" || fail "failover: the OpenSM standby did not take over"
 	fo_ms=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
 	stable "$dir/s"; ob_tot=$(count "$dir/s" total); ob_lft=$(attr_sets "$dir/s" 0019)
 	fo_kill "$standby"
