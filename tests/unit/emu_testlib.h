@@ -126,23 +126,43 @@ static inline void emu_tree_open(struct fabric *topo, struct emu **e,
 	ck_assert_ptr_nonnull(*base);
 }
 
-static inline void emu_net_up(struct emu_net *n)
+/*
+ * An SM for a test on the emulator: the policy's defaults, MAD timeout
+ * mad_timeout_ms, no light sweeps (only traps and the test sweep), its
+ * state in state_dir.  Adjust sm->cfg before emu_sm_start().
+ */
+static inline struct sm *emu_sm_new(const char *state_dir,
+				    unsigned mad_timeout_ms)
 {
-	char err[256] = "";
-	memset(n, 0, sizeof(*n));
-	emu_tree_open(&n->topo, &n->e, &n->base, 42);
 	struct sm *sm = calloc(1, sizeof(*sm));
 	ck_assert_ptr_nonnull(sm);
 	config_defaults(&sm->cfg);
-	sm->cfg.mad_timeout_ms = 20;
+	sm->cfg.mad_timeout_ms = mad_timeout_ms;
+	sm->cfg.sweep_interval_s = 0;
+	snprintf(sm->cfg.state_dir, sizeof(sm->cfg.state_dir), "%s", state_dir);
+	sm->log_level_override = -1;
+	return sm;
+}
+
+/* Starts sm as the SM of the emulated fabric e, on base. */
+static inline void emu_sm_start(struct sm *sm, struct event_base *base,
+				struct emu *e)
+{
+	char err[256] = "";
+	ck_assert_msg(sm_init(sm, base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(sm, e, err, sizeof(err)) == 0, "%s", err);
+}
+
+static inline void emu_net_up(struct emu_net *n)
+{
+	memset(n, 0, sizeof(*n));
+	emu_tree_open(&n->topo, &n->e, &n->base, 42);
 	snprintf(n->state, sizeof(n->state), "/tmp/ibsmd-emunet.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(n->state));
-	snprintf(sm->cfg.state_dir, sizeof(sm->cfg.state_dir), "%s", n->state);
+	struct sm *sm = emu_sm_new(n->state, 20);
 	sm->once = 1;
-	sm->log_level_override = -1;
 	log_set_level(LOG_ERROR);
-	ck_assert_msg(sm_init(sm, n->base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(sm, n->e, err, sizeof(err)) == 0, "%s", err);
+	emu_sm_start(sm, n->base, n->e);
 	ck_assert_int_eq(event_base_dispatch(n->base), 0);
 	ck_assert_int_eq(sm->exit_code, 0);
 	sm_shutdown(sm);

@@ -91,16 +91,8 @@ struct run {
 
 static void start_sm(struct run *r)
 {
-	char err[256] = "";
-	r->sm = calloc(1, sizeof(*r->sm));
-	ck_assert_ptr_nonnull(r->sm);
-	config_defaults(&r->sm->cfg);
-	r->sm->cfg.mad_timeout_ms = 20;
-	r->sm->cfg.sweep_interval_s = 0;
-	snprintf(r->sm->cfg.state_dir, sizeof(r->sm->cfg.state_dir), "%s", r->state);
-	r->sm->log_level_override = -1;
-	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+	r->sm = emu_sm_new(r->state, 20);
+	emu_sm_start(r->sm, r->base, r->e);
 }
 
 static void stop_sm(struct run *r)

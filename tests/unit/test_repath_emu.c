@@ -141,15 +141,9 @@ static void setup(struct run *r, int narrow, enum repath_mode mode)
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-repath.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
 	log_set_level(LOG_ERROR);
-	r->sm = calloc(1, sizeof(*r->sm));
-	config_defaults(&r->sm->cfg);
-	r->sm->cfg.mad_timeout_ms = 20;
-	r->sm->cfg.sweep_interval_s = 0;
+	r->sm = emu_sm_new(r->state, 20);
 	r->sm->cfg.events_signalling = mode;
-	snprintf(r->sm->cfg.state_dir, sizeof(r->sm->cfg.state_dir), "%s", r->state);
-	r->sm->log_level_override = -1;
-	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+	emu_sm_start(r->sm, r->base, r->e);
 	run_for(r, 10000, 1);
 	subscribe(r, &r->h[0], 1);
 	subscribe(r, &r->h[1], 7);

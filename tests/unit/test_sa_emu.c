@@ -244,15 +244,8 @@ static void run_up(struct run *r, char *text, void (*tweak)(struct fabric *))
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-saemu.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
 	log_set_level(LOG_ERROR);
-	r->sm = calloc(1, sizeof(*r->sm));
-	ck_assert_ptr_nonnull(r->sm);
-	config_defaults(&r->sm->cfg);
-	r->sm->cfg.mad_timeout_ms = 50;
-	r->sm->cfg.sweep_interval_s = 0;
-	snprintf(r->sm->cfg.state_dir, sizeof(r->sm->cfg.state_dir), "%s", r->state);
-	r->sm->log_level_override = -1;
-	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+	r->sm = emu_sm_new(r->state, 50);
+	emu_sm_start(r->sm, r->base, r->e);
 	run_for(r, 60000, 1);
 	ck_assert_ptr_nonnull(sa_get_view(r->sm));
 }

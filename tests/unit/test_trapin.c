@@ -104,24 +104,16 @@ struct run {
 
 static void setup(struct run *r)
 {
-	char err[256] = "";
 	memset(r, 0, sizeof(*r));
 	r->e = emu_tree_new(&r->topo, 11);
 	r->base = event_base_new();
-	r->sm = calloc(1, sizeof(*r->sm));
 	ck_assert_ptr_nonnull(r->base);
-	ck_assert_ptr_nonnull(r->sm);
-	config_defaults(&r->sm->cfg);
-	r->sm->cfg.mad_timeout_ms = 20;
-	r->sm->cfg.mad_retries = 2;
-	r->sm->cfg.sweep_interval_s = 0;	/* no light sweeps: only traps sweep */
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-trapin.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	snprintf(r->sm->cfg.state_dir, sizeof(r->sm->cfg.state_dir), "%s", r->state);
-	r->sm->log_level_override = -1;
+	r->sm = emu_sm_new(r->state, 20);	/* no light sweeps: only traps sweep */
+	r->sm->cfg.mad_retries = 2;
 	log_set_level(getenv("TRAPIN_DEBUG") ? LOG_INFO : LOG_ERROR);
-	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+	emu_sm_start(r->sm, r->base, r->e);
 }
 
 static void teardown(struct run *r)
