@@ -415,4 +415,25 @@ static inline void free_all(struct fabric *f, struct lft_tables *t,
 	free(b);
 }
 
+/*
+ * Two leaves L1, L2 (ports 1-2 hosts, 3-4 up) under two spines S1, S2,
+ * hosts H1, H2 on L1 and H3, H4 on L2, host n's GUID 0x1000 + n * step.
+ */
+static inline struct tb *tb_two_leaves(uint64_t step)
+{
+	struct tb *b = tb_new();
+	int l1 = tb_node(b, 1, 4, 0x101, "L1");
+	int l2 = tb_node(b, 1, 4, 0x102, "L2");
+	int s1 = tb_node(b, 1, 2, 0x201, "S1");
+	int s2 = tb_node(b, 1, 2, 0x202, "S2");
+	for (int h = 0; h < 4; h++)
+		tb_link(b, h < 2 ? l1 : l2, 1 + h % 2,
+			tb_node(b, 0, 1, 0x1000 + step * (uint64_t)h, "H%d", h + 1), 1);
+	tb_link(b, l1, 3, s1, 1);
+	tb_link(b, l1, 4, s2, 1);
+	tb_link(b, l2, 3, s1, 2);
+	tb_link(b, l2, 4, s2, 2);
+	return b;
+}
+
 #endif /* ROUTING_TESTLIB_H */

@@ -47,19 +47,7 @@ struct env {
  * L2's uplinks 1x, everything else 4x QDR */
 static struct tb *fabric_text(void)
 {
-	struct tb *b = tb_new();
-	int l1 = tb_node(b, 1, 4, 0x101, "L1");
-	int l2 = tb_node(b, 1, 4, 0x102, "L2");
-	int s1 = tb_node(b, 1, 2, 0x201, "S1");
-	int s2 = tb_node(b, 1, 2, 0x202, "S2");
-	for (int h = 0; h < 4; h++)
-		tb_link(b, h < 2 ? l1 : l2, 1 + h % 2,
-			tb_node(b, 0, 1, 0x1000 + 0x10 * (uint64_t)h, "H%d", h + 1), 1);
-	tb_link(b, l1, 3, s1, 1);
-	tb_link(b, l1, 4, s2, 1);
-	tb_link(b, l2, 3, s1, 2);
-	tb_link(b, l2, 4, s2, 2);
-	return b;
+	return tb_two_leaves(0x10);
 }
 
 static void env_up(struct env *e)
