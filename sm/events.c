@@ -252,7 +252,8 @@ void sm_events_switch_changed(struct sm *sm, uint64_t sw_guid)
 	const struct fab_node *n = &f->nodes[sw];
 	for (unsigned num = 1; num <= n->nports; num++) {
 		const struct fab_port *p = fabric_portp(f, sw, num);
-		if (p->remote == FAB_NONE || p->state != PORT_ACTIVE ||
+		/* the state as read by the last sweep: INIT right after bring-up */
+		if (p->remote == FAB_NONE || p->state < PORT_INIT ||
 		    !in_service(f, p->remote))
 			continue;
 		const struct fab_port *ca = &f->ports[p->remote];

@@ -108,7 +108,7 @@ static void setup(struct run *r)
 	emu_tree_open(&r->topo, &r->e, &r->base, 7);
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-notemu.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(LOG_ERROR);
+	log_set_level(getenv("NOTIFY_DEBUG") ? LOG_INFO : LOG_ERROR);
 	start_sm(r);
 }
 
@@ -173,6 +173,12 @@ static int answered(struct run *r, void *arg)
 {
 	(void)r;
 	return *(const int *)arg > 0;
+}
+
+static int report_sent(struct run *r, void *arg)
+{
+	(void)arg;
+	return notifier_get_stats(r->sm->notify)->reports_sent > 0;
 }
 
 static int no_subscriptions(struct run *r, void *arg)
@@ -318,6 +324,42 @@ START_TEST(t_gid_out_and_in_of_service)
 }
 END_TEST
 
+/*
+ * The 65 goes out on the switch's trap, before the heavy sweep is done; a
+ * cable plugged back at once gets its 64, and neither is sent twice.
+ */
+START_TEST(t_early_out_of_service_and_back)
+{
+	struct run r;
+	struct host h1;
+	setup(&r);
+	wait_sweeps(&r, 1);
+	host_attach(&r, &h1, 1);
+	host_subscribe(&r, &h1);
+	h1.answer_reports = 1;
+	/* 1 ms a packet: a sweep takes many round trips, the early 65 three */
+	emu_set_latency(r.e, 1000, 0);
+	uint32_t before = r.sm->heavy_sweeps;
+	ck_assert_int_eq(emu_link_down(r.e, 0x101, 3), 0);
+	run_until(&r, report_sent, NULL, "the Report of notice 65");
+	/* sent on the trap: the heavy sweep it asked for has not finished */
+	ck_assert_uint_eq(r.sm->heavy_sweeps, before);
+	run_until(&r, reports_in, &h1, "notice 65 at H1");
+	want_gid_report(&h1, 0, TRAP_GID_OUT_OF_SERVICE, 0x1000 + 4 * 5 + 1);
+	ck_assert_int_eq(emu_link_up(r.e, 0x101, 3), 0);
+	h1.answer_reports = 2;
+	run_until(&r, reports_in, &h1, "notice 64 at H1");
+	want_gid_report(&h1, 1, TRAP_GID_IN_SERVICE, 0x1000 + 4 * 5 + 1);
+	wait_sweeps(&r, before + 1);	/* one or two, as the traps fell */
+	ck_assert_int_eq(emu_port_state(r.e, 0x101, 3), PORT_ACTIVE);
+	ck_assert_int_eq(h1.reports, 2);
+	ck_assert_uint_eq(notifier_get_stats(r.sm->notify)->reports_sent, 2);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	h1.t.close(h1.t.ctx);
+	teardown(&r);
+}
+END_TEST
+
 /* A listener that never answers is dropped after max_report_failures. */
 START_TEST(t_silent_listener_dropped)
 {
@@ -358,6 +400,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_gid_out_and_in_of_service);
+	tcase_add_test(tc, t_early_out_of_service_and_back);
 	tcase_add_test(tc, t_silent_listener_dropped);
 	suite_add_tcase(s, tc);
 	return s;
