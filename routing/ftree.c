@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "engines.h"
+#include "ftree.h"
 #include "graph.h"
 
 #define FT_INF		UINT16_MAX
@@ -1328,6 +1329,65 @@ int ftree_route(const struct fabric *f, const struct route_opts *o,
 	if (ft_fill(&ft) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
+	}
+	rc = 0;
+out:
+	ft_free(&ft);
+	return rc;
+}
+
+int ftree_levels(const struct fabric *f, const struct lft_tables *t,
+		 uint32_t *rank, char *err, size_t errlen)
+{
+	struct ft ft = { .f = f, .t = (struct lft_tables *)t, .n = t->n_sw,
+			 .stride = 1 };
+	struct route_opts none = { 0 };
+	uint32_t deepest = 0, leaves = 0;
+	int rc = -1;
+
+	if (ft_alloc(&ft) < 0 || ft_links(&ft) < 0 || ft_components(&ft) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (uint32_t c = 0; c < ft.n_comp; c++)
+		leaves += ft.comp_leaves[c];
+	if (!leaves) {
+		snprintf(err, errlen, "not a fat tree: no switch has a CA");
+		goto out;
+	}
+	if (ft.n_comp != 1) {
+		snprintf(err, errlen, "not a fat tree: %u components", ft.n_comp);
+		goto out;
+	}
+	if (ft_rank(&ft, &none, err, errlen) < 0)
+		goto out;
+	memcpy(rank, ft.rank, (size_t)ft.n * sizeof(*rank));
+	for (uint32_t r = 0; r < ft.n; r++)
+		if (n_ca(&ft, r) && ft.rank[r] > deepest)
+			deepest = ft.rank[r];
+	for (uint32_t r = 0; r < ft.n; r++) {
+		if (ft.rank[r] == UINT32_MAX) {
+			snprintf(err, errlen, "not a fat tree: switch 0x%016llx unranked",
+				 (unsigned long long)row_node(&ft, r)->guid);
+			goto out;
+		}
+		if (n_ca(&ft, r) && ft.rank[r] != deepest) {
+			snprintf(err, errlen,
+				 "not a fat tree: switch 0x%016llx has CAs above the leaf level",
+				 (unsigned long long)row_node(&ft, r)->guid);
+			goto out;
+		}
+		for (uint32_t e = ft.adj_off[r]; e < ft.adj_off[r + 1]; e++) {
+			uint32_t v = ft.adj[e].row;
+			if (ft.rank[v] + 1 != ft.rank[r] &&
+			    ft.rank[r] + 1 != ft.rank[v]) {
+				snprintf(err, errlen,
+					 "not a fat tree: link between switches 0x%016llx and 0x%016llx within a level",
+					 (unsigned long long)row_node(&ft, r)->guid,
+					 (unsigned long long)row_node(&ft, v)->guid);
+				goto out;
+			}
+		}
 	}
 	rc = 0;
 out:

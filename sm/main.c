@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include "../mad/emu.h"
+#include "../reconfig/migrate.h"
 #include "../routing/verify.h"
 #include "control.h"
 #include "daemon.h"
 #include "dump.h"
 #include "lids.h"
 #include "log.h"
+#include "plan.h"
 #include "route.h"
 #include "topo.h"
 
@@ -39,6 +41,8 @@ struct options {
 	const char *dump_lfts;
 	const char *dump_topology;
 	int log_level;
+	const char *mig_src, *mig_dst;	/* --migrate SRC DST */
+	int scheme, method;
 };
 
 /* The engine table (routing/engine.c), one line per engine. */
@@ -75,6 +79,10 @@ static void usage(FILE *fp)
 "      --offline TOPO     no fabric: read a topology file, assign LIDs, route, exit\n"
 "      --emulate TOPO     run against an in-process emulated fabric built from TOPO\n"
 "      --verify           with --once/--offline/--emulate: check the routes; exit 1 on an error\n"
+"      --migrate SRC DST  with --offline: plan moving a VM from CA SRC to DST (node\n"
+"                         description or port GUID), print the migration: line\n"
+"      --scheme S         with --migrate: dynamic (default) or prepopulated\n"
+"      --method M         with --migrate: ftreeminrc (default), itrc or full\n"
 "      --dump-lfts FILE   write every switch's LFT (dump_fts -n format)\n"
 "      --dump-topology FILE  write the fabric as ibnetdiscover output, with LIDs\n"
 "      --log-level LEVEL  error, warn, notice (default), info, debug\n"
@@ -84,7 +92,8 @@ static void usage(FILE *fp)
 }
 
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_DUMP_LFTS,
-       OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_NOT_YET };
+       OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
+       OPT_NOT_YET };
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -105,9 +114,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "dump-topology", required_argument, NULL, OPT_DUMP_TOPO },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		/* documented (INTERFACE.md), for coming issues: refused, not ignored */
-		{ "migrate", required_argument, NULL, OPT_NOT_YET },
-		{ "scheme", required_argument, NULL, OPT_NOT_YET },
-		{ "method", required_argument, NULL, OPT_NOT_YET },
+		{ "migrate", required_argument, NULL, OPT_MIGRATE },
+		{ "scheme", required_argument, NULL, OPT_SCHEME },
+		{ "method", required_argument, NULL, OPT_METHOD },
 		{ "dot", required_argument, NULL, OPT_NOT_YET },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -117,6 +126,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	char *end;
 	memset(o, 0, sizeof(*o));
 	o->log_level = -1;
+	o->scheme = o->method = -1;
 	int li = 0;
 	while ((c = getopt_long(argc, argv, "c:d:p:g:onR:S:s:hV", longopts, &li)) != -1) {
 		switch (c) {
@@ -156,6 +166,29 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -1;
 			}
 			break;
+		case OPT_MIGRATE:
+			/* two arguments: SRC is optarg, DST the next word */
+			if (optind >= argc || argv[optind][0] == '-') {
+				fprintf(stderr, "ibsmd: --migrate needs SRC and DST\n");
+				return -1;
+			}
+			o->mig_src = optarg;
+			o->mig_dst = argv[optind++];
+			break;
+		case OPT_SCHEME:
+			if ((o->scheme = mig_scheme_parse(optarg)) < 0) {
+				fprintf(stderr, "ibsmd: bad scheme '%s' (prepopulated, dynamic)\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_METHOD:
+			if ((o->method = mig_method_parse(optarg)) < 0) {
+				fprintf(stderr, "ibsmd: bad method '%s' (ftreeminrc, itrc, full)\n",
+					optarg);
+				return -1;
+			}
+			break;
 		case OPT_NOT_YET:
 			fprintf(stderr, "ibsmd: --%s: not implemented yet\n", longopts[li].name);
 			return -1;
@@ -176,6 +209,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsmd: --emulate and --offline do not combine\n");
 		return -1;
 	}
+	if (o->mig_src && !o->offline) {
+		fprintf(stderr, "ibsmd: --migrate needs --offline (live migration: ibsmctl vm migrate)\n");
+		return -1;
+	}
+	if ((o->scheme >= 0 || o->method >= 0) && !o->mig_src) {
+		fprintf(stderr, "ibsmd: --scheme and --method go with --migrate\n");
+		return -1;
+	}
+	if (o->scheme < 0)
+		o->scheme = MIG_DYNAMIC;
+	if (o->method < 0)
+		o->method = MIG_FTREEMINRC;
 	if (o->verify && !o->once && !o->offline && !o->emulate) {
 		fprintf(stderr, "ibsmd: --verify needs --once, --offline or --emulate\n");
 		return -1;
@@ -322,6 +367,141 @@ out:
 	return rc;
 }
 
+/*
+ * A CA's end port named by node description or port GUID (0x...): its
+ * first port with a LID.  FAB_NONE when there is none (or two CAs share
+ * the description).
+ */
+static uint32_t find_endport(const struct fabric *f, const char *name,
+			     char *err, size_t errlen)
+{
+	char *end;
+	uint64_t guid = 0;
+	uint32_t found = FAB_NONE;
+
+	if (name[0] == '0' && (name[1] == 'x' || name[1] == 'X')) {
+		guid = strtoull(name, &end, 16);
+		if (*end)
+			guid = 0;
+	}
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		const struct fab_node *n = &f->nodes[p->node];
+		if (n->type == FAB_SWITCH || !p->lid || !fabric_is_endport(f, pi))
+			continue;
+		if (guid ? p->guid == guid : strcmp(n->desc, name) == 0) {
+			if (found != FAB_NONE && f->ports[found].node != p->node) {
+				snprintf(err, errlen, "'%s' names more than one CA", name);
+				return FAB_NONE;
+			}
+			if (found == FAB_NONE)
+				found = pi;
+		}
+	}
+	if (found == FAB_NONE)
+		snprintf(err, errlen, "no CA port with a LID named '%s'", name);
+	return found;
+}
+
+/*
+ * The counting transport: the migration's writes become a write plan
+ * (plan.h, the executor's input) and every MAD of it, wave by wave, is
+ * built as the executor builds it, checked against the new tables,
+ * answered with success and counted.
+ */
+static int count_plan(const struct fabric *f, const struct lft_tables *t,
+		      const struct migration *m, uint32_t *blocks,
+		      uint32_t *switches, uint32_t *other, uint32_t *waves)
+{
+	struct plan p;
+	uint8_t payload[64];
+	uint32_t last = FAB_NONE;
+	int rc = -1;
+
+	plan_init(&p);
+	plan_set_tables(&p, t);
+	for (uint32_t i = 0; i < m->n_w; i++)
+		if (!plan_add_lft_row(&p, m->w[i].wave, t->sw_node[m->w[i].row],
+				      m->w[i].row, m->w[i].block, 1))
+			goto out;
+	plan_seal(&p);
+	*blocks = *switches = *other = *waves = 0;
+	for (uint32_t w = 0; w < p.n_waves; w++) {
+		const struct plan_wave *pw = &p.waves[w];
+		*waves += pw->n != 0;
+		for (uint32_t i = 0; i < pw->n; i++) {
+			const struct plan_op *op = &pw->ops[i];
+			for (uint32_t k = 0; k < plan_op_mads(op); k++) {
+				if (op->kind != PLAN_LFT) {
+					(*other)++;
+					continue;
+				}
+				uint32_t b = plan_mad_mod(op, k);
+				const struct fab_node *n = &f->nodes[op->node];
+				const uint8_t *row = lft_row(t, t->row_of_node[op->node]);
+				plan_mad_payload(&p, op, k, payload);
+				for (uint32_t j = 0; j < 64; j++) {
+					uint32_t lid = b * 64 + j;
+					uint8_t want = lid <= t->max_lid ? row[lid] : LFT_DROP;
+					if (payload[j] != want) {
+						log_err("counting transport: %s block %u entry %u: %u, tables say %u",
+							n->desc, b, lid, payload[j], want);
+						goto out;
+					}
+				}
+				(*blocks)++;
+				if (op->node != last)
+					(*switches)++;
+				last = op->node;
+			}
+		}
+	}
+	rc = 0;
+out:
+	plan_free(&p);
+	return rc;
+}
+
+static int run_migrate(const struct fabric *f, struct lft_tables *t,
+		       const struct options *o)
+{
+	char err[256];
+	struct migration m;
+	uint32_t blocks, switches, other, waves;
+
+	uint32_t src = find_endport(f, o->mig_src, err, sizeof(err));
+	uint32_t dst = src == FAB_NONE ? FAB_NONE :
+		       find_endport(f, o->mig_dst, err, sizeof(err));
+	if (dst == FAB_NONE) {
+		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
+		return 1;
+	}
+	if (migrate_plan(f, t, src, dst, o->scheme, o->method, NULL, &m, err,
+			 sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
+		return 1;
+	}
+	if (m.fallback)
+		log_notice("ftreeminrc: %s: itrc instead", m.note);
+	int rc = count_plan(f, t, &m, &blocks, &switches, &other, &waves);
+	if (rc == 0 && (blocks != m.lft_blocks || switches != m.switches_written))
+		log_err("counting transport: %u blocks to %u switches, planned %u to %u",
+			blocks, switches, m.lft_blocks, m.switches_written);
+	if (rc < 0) {
+		migration_free(&m);
+		return 1;
+	}
+	printf("migration: method=%s scheme=%s switches_marked=%u switches_written=%u"
+	       " lft_blocks=%u other_smps=%u plan_us=%" PRIu64 " mark_us=%" PRIu64
+	       " levels_us=%" PRIu64 " waves=%u vm_lid=%u dst_lid=%u entries=%u%s\n",
+	       mig_method_name(m.method), mig_scheme_name(m.scheme),
+	       m.switches_marked, switches, blocks, other, m.plan_us, m.mark_us,
+	       m.levels_us, waves, m.vm_lid, m.dst_lid, m.entries_changed,
+	       m.fallback ? " fallback=itrc" : "");
+	migration_free(&m);
+	return 0;
+}
+
 static int run_offline(const struct config *cfg, const struct options *o)
 {
 	char err[1024];
@@ -356,6 +536,8 @@ static int run_offline(const struct config *cfg, const struct options *o)
 		goto out;
 	sm_print_summary(&s, "offline");
 	rc = o->verify ? run_verify(&f, &t, s.routing, "the computed LFTs") : 0;
+	if (rc == 0 && o->mig_src)
+		rc = run_migrate(&f, &t, o);
 out:
 	lft_tables_free(&t);
 	fabric_free(&f);
