@@ -57,12 +57,25 @@ out=$("$IBSMD" -n -R "$(tr ' ' ',' <<<"${help_engines% }")" 2>&1); rc=$?
 pass "-R: unknown engines refused with the list --help prints: ${help_engines% }"
 
 # flags INTERFACE.md documents for coming issues: refused by name, not ignored
-for flag in "--migrate A B" "--scheme dynamic" "--method full" "--dot f.dot"; do
+for flag in "--dot f.dot"; do
 	out=$("$IBSMD" --offline "$SIM_ROOT/etc/demo.net" -S "$SIM_TMP/st-flag" $flag 2>&1); rc=$?
 	[ "$rc" -eq 2 ] && [ "$out" = "ibsmd: ${flag%% *}: not implemented yet" ] ||
 		fail "$flag: exit $rc, '$out'"
 done
-pass "--migrate, --scheme, --method, --dot: not implemented yet (exit 2)"
+pass "--dot: not implemented yet (exit 2)"
+
+# --migrate's usage: bad usage 2, an unknown SRC 1 (t_migrate.sh: the counts)
+for args in "--migrate A" "--scheme dynamic" "--method full" "--migrate A B --method nosuch" \
+	    "--migrate A B --scheme nosuch"; do
+	out=$("$IBSMD" --offline "$SIM_ROOT/etc/demo.net" -S "$SIM_TMP/st-flag" $args 2>&1); rc=$?
+	[ "$rc" -eq 2 ] || fail "$args: exit $rc, '$out'"
+done
+out=$("$IBSMD" -S "$SIM_TMP/st-flag" --migrate A B 2>&1); rc=$?
+[ "$rc" -eq 2 ] && grep -q "needs --offline" <<<"$out" || fail "--migrate without --offline: exit $rc, '$out'"
+out=$("$IBSMD" --offline "$SIM_ROOT/etc/demo.net" -S "$SIM_TMP/st-flag" --migrate nosuch-host B 2>&1); rc=$?
+[ "$rc" -eq 1 ] && grep -q "no CA port with a LID named 'nosuch-host'" <<<"$out" ||
+	fail "--migrate nosuch-host: exit $rc, '$out'"
+pass "--migrate: bad usage exits 2, an unknown SRC exits 1"
 
 out=$("$IBSMD" --bogus 2>&1); rc=$?
 [ "$rc" -eq 2 ] || fail "bad option: exit $rc"
