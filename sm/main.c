@@ -17,7 +17,7 @@
 #include "dump.h"
 #include "lids.h"
 #include "log.h"
-#include "plan.h"
+#include "migcount.h"
 #include "route.h"
 #include "topo.h"
 
@@ -403,71 +403,12 @@ static uint32_t find_endport(const struct fabric *f, const char *name,
 	return found;
 }
 
-/*
- * The counting transport: the migration's writes become a write plan
- * (plan.h, the executor's input) and every MAD of it, wave by wave, is
- * built as the executor builds it, checked against the new tables,
- * answered with success and counted.
- */
-static int count_plan(const struct fabric *f, const struct lft_tables *t,
-		      const struct migration *m, uint32_t *blocks,
-		      uint32_t *switches, uint32_t *other, uint32_t *waves)
-{
-	struct plan p;
-	uint8_t payload[64];
-	uint32_t last = FAB_NONE;
-	int rc = -1;
-
-	plan_init(&p);
-	plan_set_tables(&p, t);
-	for (uint32_t i = 0; i < m->n_w; i++)
-		if (!plan_add_lft_row(&p, m->w[i].wave, t->sw_node[m->w[i].row],
-				      m->w[i].row, m->w[i].block, 1))
-			goto out;
-	plan_seal(&p);
-	*blocks = *switches = *other = *waves = 0;
-	for (uint32_t w = 0; w < p.n_waves; w++) {
-		const struct plan_wave *pw = &p.waves[w];
-		*waves += pw->n != 0;
-		for (uint32_t i = 0; i < pw->n; i++) {
-			const struct plan_op *op = &pw->ops[i];
-			for (uint32_t k = 0; k < plan_op_mads(op); k++) {
-				if (op->kind != PLAN_LFT) {
-					(*other)++;
-					continue;
-				}
-				uint32_t b = plan_mad_mod(op, k);
-				const struct fab_node *n = &f->nodes[op->node];
-				const uint8_t *row = lft_row(t, t->row_of_node[op->node]);
-				plan_mad_payload(&p, op, k, payload);
-				for (uint32_t j = 0; j < 64; j++) {
-					uint32_t lid = b * 64 + j;
-					uint8_t want = lid <= t->max_lid ? row[lid] : LFT_DROP;
-					if (payload[j] != want) {
-						log_err("counting transport: %s block %u entry %u: %u, tables say %u",
-							n->desc, b, lid, payload[j], want);
-						goto out;
-					}
-				}
-				(*blocks)++;
-				if (op->node != last)
-					(*switches)++;
-				last = op->node;
-			}
-		}
-	}
-	rc = 0;
-out:
-	plan_free(&p);
-	return rc;
-}
-
-static int run_migrate(const struct fabric *f, struct lft_tables *t,
+static int run_migrate(struct fabric *f, struct lft_tables *t,
 		       const struct options *o)
 {
 	char err[256];
 	struct migration m;
-	uint32_t blocks, switches, other, waves;
+	struct mig_count k;
 
 	uint32_t src = find_endport(f, o->mig_src, err, sizeof(err));
 	uint32_t dst = src == FAB_NONE ? FAB_NONE :
@@ -483,20 +424,22 @@ static int run_migrate(const struct fabric *f, struct lft_tables *t,
 	}
 	if (m.fallback)
 		log_notice("ftreeminrc: %s: itrc instead", m.note);
-	int rc = count_plan(f, t, &m, &blocks, &switches, &other, &waves);
-	if (rc == 0 && (blocks != m.lft_blocks || switches != m.switches_written))
-		log_err("counting transport: %u blocks to %u switches, planned %u to %u",
-			blocks, switches, m.lft_blocks, m.switches_written);
-	if (rc < 0) {
+	if (migcount_run(f, t, &m, &k, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
 		migration_free(&m);
 		return 1;
 	}
+	if (k.lft_blocks != m.lft_blocks || k.switches != m.switches_written)
+		log_warn("counting transport: %u blocks to %u switches, planned %u to %u",
+			 k.lft_blocks, k.switches, m.lft_blocks, m.switches_written);
 	printf("migration: method=%s scheme=%s switches_marked=%u switches_written=%u"
 	       " lft_blocks=%u other_smps=%u plan_us=%" PRIu64 " mark_us=%" PRIu64
-	       " levels_us=%" PRIu64 " waves=%u vm_lid=%u dst_lid=%u entries=%u%s\n",
+	       " levels_us=%" PRIu64 " run_us=%" PRIu64 " waves=%u vm_lid=%u"
+	       " dst_lid=%u entries=%u%s\n",
 	       mig_method_name(m.method), mig_scheme_name(m.scheme),
-	       m.switches_marked, switches, blocks, other, m.plan_us, m.mark_us,
-	       m.levels_us, waves, m.vm_lid, m.dst_lid, m.entries_changed,
+	       m.switches_marked, k.switches, k.lft_blocks, k.other_smps,
+	       m.plan_us, m.mark_us, m.levels_us, k.run_us, k.waves, m.vm_lid,
+	       m.dst_lid, m.entries_changed,
 	       m.fallback ? " fallback=itrc" : "");
 	migration_free(&m);
 	return 0;
