@@ -95,3 +95,42 @@ wait "$counted"; rc=$?
 rc=0; on_host H-9 "$LISTEN" --trap 66 --timeout 1 >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "--timeout 1 with no notice: exit $rc"
 pass "--exec ran once per notice with IBSM_TRAP, IBSM_GID, IBSM_ISSUER_LID; --count 2 exits 0; --timeout exits 1"
+
+# ---- OpenSM on a fresh ibsim of the same fabric: the same Unlink, its 65 ----
+# ibsmd's 65 must carry what OpenSM's carries (generic, type, producer, the
+# GID); the time from the Unlink to the listener's line is reported beside.
+ibsmd_ms=$ms
+for p in "${SIM_BG_PIDS[@]}"; do sim__stop_pid "$p"; done	# the daemon, the listeners
+sim_stop
+command -v opensm >/dev/null || fail "opensm is not installed (make deps)"
+sim_start "$net"
+mkdir -p "$SIM_TMP/osm"
+opensm -c "$SIM_TMP/osm/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
+sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$SIM_TMP/osm/opensm.conf"
+OSM_CACHE_DIR="$SIM_TMP/osm" OSM_TMP_DIR="$SIM_TMP/osm" \
+	on_host_bg H-0 opensm -F "$SIM_TMP/osm/opensm.conf" -f "$SIM_TMP/osm/opensm.log" \
+	>"$SIM_TMP/osm/out" 2>&1
+wait_until 60 grep -qs 'SUBNET UP' "$SIM_TMP/osm/opensm.log" || fail "OpenSM: no SUBNET UP"
+on_host_bg H-1 "$LISTEN" --trap 65 --count 1 --timeout 30 >"$SIM_TMP/osm.out" 2>"$SIM_TMP/osm.err"
+osm_listener=$SIM_LAST_PID
+wait_until 20 grep -q 'subscribed with the SM' "$SIM_TMP/osm.err" ||
+	fail "ibsm-listen did not subscribe with OpenSM: $(cat "$SIM_TMP/osm.err")"
+t0=$(date +%s.%N)
+sim_cmd 'Unlink "H-7"[1]' >/dev/null
+wait_pid "$osm_listener" 30 || fail "no trap 65 from OpenSM"
+python3 - "$SIM_TMP/H-1.out" "$SIM_TMP/osm.out" <<'PY' || fail "ibsmd's 65 differs from OpenSM's"
+import json, sys
+def first65(path):
+    for line in open(path):
+        n = json.loads(line)
+        if n["trap"] == 65:
+            return n
+    sys.exit("no trap 65 in " + path)
+a, b = first65(sys.argv[1]), first65(sys.argv[2])
+for k in ("trap", "generic", "type", "producer_type", "gid"):
+    if a[k] != b[k]:
+        sys.exit("%s: ibsmd %r, OpenSM %r" % (k, a[k], b[k]))
+PY
+t65=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["time"])' "$SIM_TMP/osm.out")
+osm_ms=$(python3 -c "print(round(($t65 - $t0) * 1000))")
+pass "OpenSM's 65 for the same Unlink: the same trap, type, producer and GID; Unlink to the listener's line: ibsmd ${ibsmd_ms} ms, OpenSM ${osm_ms} ms"
