@@ -9,7 +9,7 @@
 #   BENCH_BIG=1           also the 11664-host 3-level tree (slow)
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
-#                         or "sa" for the SA row alone
+#                         or one row alone: "sa", "notices"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #
 # ceil_mps is what ibsim and umad2sim carry on this machine at that moment
@@ -375,4 +375,50 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = sa ]; then
 		"$(sa_field gettable_ms_median "$emu") ms (median of $ROUNDS, least $(sa_field gettable_ms_min "$emu") ms);" \
 		"PathRecord Gets in-process: $(sa_field get_qps "$emu")/s"
 	echo "  $emu"
+fi
+
+# ---- notices: a host's cable pulled, the trap 65 at a subscribed host ----
+# ibsm-listen on H-1 subscribes to trap 65 with the SM (ibsmd or OpenSM, on
+# fresh ibsims of ft2-324); the Unlink of H-7's cable is timed to the
+# listener's JSON line (its "time", taken on receipt).
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = notices ]; then
+	net="$SIM_TMP/nt-ft2-324.net"
+	gen ftree2 --radix 36 -o "$net"
+	nt_run() {	# PROG ROUND: appends "notice PROG ms" to $RESULTS
+		local prog=$1 dir="$SIM_TMP/nt-$1-$2" t0 t65
+		mkdir -p "$dir"
+		sim_start "$net"
+		if [ "$prog" = ibsmd ]; then
+			on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" >"$dir/out" 2>"$dir/err"
+			wait_until 120 grep -q '^subnet up' "$dir/out" || fail "notices: ibsmd did not come up"
+		else
+			opensm -c "$dir/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
+			sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$dir/opensm.conf"
+			OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" on_host_bg H-0 opensm -R ftree \
+				-F "$dir/opensm.conf" -f "$dir/opensm.log" >"$dir/out" 2>&1
+			wait_until 300 grep -qs 'SUBNET UP' "$dir/opensm.log" || fail "notices: OpenSM did not come up"
+		fi
+		local sm=$SIM_LAST_PID
+		on_host_bg H-1 "$LISTEN" --trap 65 --count 1 --timeout 30 >"$dir/listen.out" 2>"$dir/listen.err"
+		local l=$SIM_LAST_PID
+		wait_until 20 grep -q 'subscribed with the SM' "$dir/listen.err" ||
+			fail "notices: ibsm-listen did not subscribe with $prog"
+		t0=$(date +%s.%N)
+		sim_cmd 'Unlink "H-7"[1]' >/dev/null
+		wait_pid "$l" 30 || fail "notices: no trap 65 from $prog"
+		t65=$(sed -n 's/.*"time":\([0-9.]*\).*/\1/p' "$dir/listen.out")
+		[ -n "$t65" ] || fail "notices: $prog: $(cat "$dir/listen.out")"
+		echo "notice $prog $(awk -v a="$t0" -v b="$t65" 'BEGIN { printf "%.1f", (b - a) * 1000 }')" >>"$RESULTS"
+		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+		sim_stop
+	}
+	for r in $(seq "$ROUNDS"); do
+		nt_run ibsmd "$r"
+		nt_run osm "$r"
+	done
+	ni=$(col notice ibsmd 3); no=$(col notice osm 3)
+	echo
+	echo "notices: Unlink of H-7's cable to the trap 65 at ibsm-listen on H-1, ft2-324 under ibsim, median of $ROUNDS rounds"
+	printf '%-10s %10s %10s %7s\n' fabric ibsmd_ms osm_ms vs_osm
+	printf '%-10s %10s %10s %7s\n' ft2-324 "$ni" "$no" "$(ratio "$ni" "$no")"
 fi
