@@ -5,28 +5,7 @@
 
 #include <string.h>
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
+#include "../mad/sa.h"
 
 void notice_encode(const struct notice *n, uint8_t out[NOTICE_SIZE])
 {
@@ -35,9 +14,9 @@ void notice_encode(const struct notice *n, uint8_t out[NOTICE_SIZE])
 	out[1] = (uint8_t)(n->producer >> 16);
 	out[2] = (uint8_t)(n->producer >> 8);
 	out[3] = (uint8_t)n->producer;
-	put16(out + 4, n->trap);
-	put16(out + 6, n->issuer_lid);
-	put16(out + 8, (uint16_t)((n->toggle ? 0x8000 : 0) |
+	sa_put16(out + 4, n->trap);
+	sa_put16(out + 6, n->issuer_lid);
+	sa_put16(out + 8, (uint16_t)((n->toggle ? 0x8000 : 0) |
 				  (n->count & 0x7fff)));
 	memcpy(out + 10, n->data, NOTICE_DATA_SIZE);
 	memcpy(out + 64, n->issuer_gid, 16);
@@ -48,10 +27,10 @@ void notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n)
 	n->generic = in[0] >> 7;
 	n->type = in[0] & 0x7f;
 	n->producer = (uint32_t)in[1] << 16 | (uint32_t)in[2] << 8 | in[3];
-	n->trap = get16(in + 4);
-	n->issuer_lid = get16(in + 6);
+	n->trap = sa_get16(in + 4);
+	n->issuer_lid = sa_get16(in + 6);
 	n->toggle = in[8] >> 7;
-	n->count = get16(in + 8) & 0x7fff;
+	n->count = sa_get16(in + 8) & 0x7fff;
 	memcpy(n->data, in + 10, NOTICE_DATA_SIZE);
 	memcpy(n->issuer_gid, in + 64, 16);
 }
@@ -89,10 +68,10 @@ void notice_set_path(struct notice *n, const struct notice_path *p)
 	d[1] = p->sl & 0x0f;
 	d[2] = p->mtu & 0x3f;
 	d[3] = p->rate & 0x3f;
-	put16(d + 4, p->pkey);
+	sa_put16(d + 4, p->pkey);
 	d[6] = p->packet_life & 0x3f;
-	put32(d + 8, p->slid);
-	put32(d + 12, p->dlid);
+	sa_put32(d + 8, p->slid);
+	sa_put32(d + 12, p->dlid);
 	if (p->flags & NPATH_GIDS) {
 		memcpy(d + 16, p->sgid, 16);
 		memcpy(d + 32, p->dgid, 16);
@@ -107,10 +86,10 @@ void notice_get_path(const struct notice *n, struct notice_path *p)
 	p->sl = d[1] & 0x0f;
 	p->mtu = d[2] & 0x3f;
 	p->rate = d[3] & 0x3f;
-	p->pkey = get16(d + 4);
+	p->pkey = sa_get16(d + 4);
 	p->packet_life = d[6] & 0x3f;
-	p->slid = get32(d + 8);
-	p->dlid = get32(d + 12);
+	p->slid = sa_get32(d + 8);
+	p->dlid = sa_get32(d + 12);
 	if (p->flags & NPATH_GIDS) {
 		memcpy(p->sgid, d + 16, 16);
 		memcpy(p->dgid, d + 32, 16);
