@@ -66,6 +66,19 @@
 #define SA_SIZE_PATH_REC	64
 /* the other records' sizes: next to their codecs (checked against the spec) */
 
+/* InformInfo (vol. 1 §13.4.8.3), byte offsets */
+#define II_GID		0
+#define II_LID_BEGIN	16	/* 0xffff: every LID */
+#define II_LID_END	18
+#define II_IS_GENERIC	22
+#define II_SUBSCRIBE	23
+#define II_TYPE		24
+#define II_TRAP		26	/* TrapNumber or DeviceID */
+#define II_QPN_RESP	28	/* QPN (24 bits), 3 reserved, RespTimeValue (5) */
+#define II_PRODUCER	33	/* ProducerType or VendorID, 24 bits */
+/* InformInfoRecord: SubscriberGID 16, Enum 2, reserved 6, then InformInfo */
+#define IIR_INFORM	24
+
 /* MAD status (vol. 1 §13.4.7, §15.2.1.2); SA codes are status << 8 */
 #define MAD_STS_BUSY			0x0001
 #define MAD_STS_BAD_VERSION		0x0004

@@ -218,28 +218,28 @@ static void add_subscription(void *arg, const uint8_t subscriber_gid[16],
 	gid_text(subscriber_gid, g, sizeof(g));
 	json_object_set_new(o, "subscriber_gid", json_string(g));
 	json_object_set_new(o, "enum", json_integer(enum_id));
-	uint16_t trap = sa_get16(ii + 26);
+	uint16_t trap = sa_get16(ii + II_TRAP);
 	json_object_set_new(o, "trap", trap == 0xffff ? json_string("all") :
 			    json_integer(trap));
-	json_object_set_new(o, "generic", json_boolean(ii[22]));
-	uint16_t type = sa_get16(ii + 24);
+	json_object_set_new(o, "generic", json_boolean(ii[II_IS_GENERIC]));
+	uint16_t type = sa_get16(ii + II_TYPE);
 	json_object_set_new(o, "type", type == 0xffff ? json_string("all") :
 			    json_integer(type));
-	uint32_t producer = sa_get32(ii + 32) & 0xffffff;
-	json_object_set_new(o, ii[22] ? "producer_type" : "vendor_id",
+	uint32_t producer = sa_get32(ii + II_PRODUCER - 1) & 0xffffff;
+	json_object_set_new(o, ii[II_IS_GENERIC] ? "producer_type" : "vendor_id",
 			    producer == 0xffffff ? json_string("all") :
 			    json_integer(producer));
 	if (memcmp(ii, zero, 16)) {
 		gid_text(ii, g, sizeof(g));
 		json_object_set_new(o, "gid", json_string(g));
-	} else if (sa_get16(ii + 16) == 0xffff) {
+	} else if (sa_get16(ii + II_LID_BEGIN) == 0xffff) {
 		json_object_set_new(o, "lids", json_string("all"));
 	} else {
-		json_object_set_new(o, "lids", json_pack("[i,i]", sa_get16(ii + 16),
-							 sa_get16(ii + 18)));
+		json_object_set_new(o, "lids", json_pack("[i,i]", sa_get16(ii + II_LID_BEGIN),
+							 sa_get16(ii + II_LID_END)));
 	}
-	json_object_set_new(o, "qpn", json_integer(sa_get32(ii + 28) >> 8));
-	json_object_set_new(o, "resp_time_value", json_integer(ii[31] & 0x1f));
+	json_object_set_new(o, "qpn", json_integer(sa_get32(ii + II_QPN_RESP) >> 8));
+	json_object_set_new(o, "resp_time_value", json_integer(ii[II_QPN_RESP + 3] & 0x1f));
 	json_array_append_new(arg, o);
 }
 

@@ -241,8 +241,7 @@ static void subscribe_all(struct listener *l, const char *why)
 	}
 }
 
-/* InformInfoRecord: SubscriberGID 16, Enum 2, reserved 6, InformInfo */
-#define IIR_TRAP_OFFS	(24 + 26)
+#define IIR_TRAP_OFFS	(IIR_INFORM + II_TRAP)
 
 /* Whether the records (our port's subscriptions) hold one for every trap. */
 static int all_held(const struct listener *l, const uint8_t *recs, size_t n,

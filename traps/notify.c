@@ -47,15 +47,6 @@
 #define NOTIFY_QKEY		0x80010000u
 
 /* InformInfo (36 bytes, IBA vol. 1 §13.4.8.3) */
-#define II_GID		0
-#define II_LID_BEGIN	16
-#define II_LID_END	18
-#define II_IS_GENERIC	22
-#define II_SUBSCRIBE	23
-#define II_TYPE		24
-#define II_TRAP		26	/* TrapNumber or DeviceID */
-#define II_QPN_RESP	28	/* QPN (24 bits), 3 reserved, RespTimeValue (5) */
-#define II_PRODUCER	33	/* ProducerType or VendorID, 24 bits */
 
 struct sub {
 	uint8_t ii[SA_SIZE_INFORM_INFO];	/* as subscribed, Subscribe = 1 */

@@ -352,14 +352,14 @@ void saclient_inform_encode(const struct saclient_inform *ii, int subscribe,
 {
 	memset(out, 0, SA_INFORM_SIZE);
 	memcpy(out, ii->gid, 16);
-	sa_put16(out + 16, ii->lid_begin);
-	sa_put16(out + 18, ii->lid_end);
-	out[22] = 1;				/* IsGeneric */
-	out[23] = subscribe ? 1 : 0;
-	sa_put16(out + 24, ii->type);
-	sa_put16(out + 26, ii->trap);		/* TrapNumber */
-	sa_put32(out + 28, (ii->qpn & 0xffffff) << 8 | (ii->resp_time & 0x1f));
-	sa_put32(out + 32, ii->producer & 0xffffff);
+	sa_put16(out + II_LID_BEGIN, ii->lid_begin);
+	sa_put16(out + II_LID_END, ii->lid_end);
+	out[II_IS_GENERIC] = 1;				/* IsGeneric */
+	out[II_SUBSCRIBE] = subscribe ? 1 : 0;
+	sa_put16(out + II_TYPE, ii->type);
+	sa_put16(out + II_TRAP, ii->trap);		/* TrapNumber */
+	sa_put32(out + II_QPN_RESP, (ii->qpn & 0xffffff) << 8 | (ii->resp_time & 0x1f));
+	sa_put32(out + II_PRODUCER - 1, ii->producer & 0xffffff);
 }
 
 int saclient_inform(struct saclient *c, const struct saclient_inform *ii,
