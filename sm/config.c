@@ -132,10 +132,23 @@ static const struct key events_keys[] = {
 	INT("max_report_failures", events_max_report_failures, 1, 100),
 	END
 };
+static const char *const lid_schemes[] = { "dynamic", "prepopulated", NULL };
+
+/* extended_lids: the extended-LID issue builds auto and on. */
+static int virt_check(const struct config *c, char *msg, size_t len)
+{
+	if (c->extended_lids != TRI_OFF) {
+		snprintf(msg, len, "extended_lids: '%s' is not implemented yet "
+			 "(only 'off': 16-bit LIDs)", tristates[c->extended_lids]);
+		return -1;
+	}
+	return 0;
+}
+
 static const struct key virt_keys[] = {
-	TODO("lid_scheme"),
-	TODO("extended_lids"),
-	TODO("vswitches"),
+	ENUM("lid_scheme", lid_scheme, lid_schemes),
+	ENUM("extended_lids", extended_lids, tristates),
+	LIST("vswitches", vswitches, n_vswitches, 0),
 	END
 };
 static const struct key control_keys[] = {
@@ -166,7 +179,7 @@ static const struct key top_keys[] = {
 	MAP("routing", routing_keys),
 	MAP("qos", qos_keys),
 	MAP("events", events_keys),
-	MAP("virtualization", virt_keys),
+	MAP_CHECKED("virtualization", virt_keys, NULL, virt_check),
 	MAP("ports", ports_keys),
 	MAP("control", control_keys),
 	MAP("metrics", metrics_keys),
@@ -767,6 +780,9 @@ void config_defaults(struct config *c)
 	c->sminfo_poll_retries = 4;
 	c->events_signalling = REPATH_HYBRID;
 	c->sm_key = 0;
+	c->lid_scheme = 0;		/* dynamic */
+	c->extended_lids = TRI_OFF;
+	c->n_vswitches = 0;
 }
 
 /* Runs one pass over the file f with a fresh parser. */

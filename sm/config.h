@@ -53,6 +53,13 @@ struct config {
 					   SMs' (OpenSM's default config: 0x1) */
 	int events_signalling;		/* enum repath_mode (traps/repath.h),
 					   default hybrid */
+	/* virtualization (seed 000; sm/vswitch.c, sm/vm.c) */
+	int lid_scheme;			/* enum mig_scheme (reconfig/migrate.h):
+					   0 dynamic (default), 1 prepopulated */
+	enum tristate extended_lids;	/* only off (16-bit LIDs) until the
+					   extended-LID issue */
+	int n_vswitches;		/* virtualization.vswitches */
+	char vswitches[CFG_MAX_ROOTS][CFG_NAME_LEN];	/* patterns or GUIDs */
 };
 
 /* Fills c with the built-in defaults. */

@@ -23,6 +23,7 @@
 #include "smstate.h"
 #include "subnet.h"
 #include "sweep.h"
+#include "vm.h"
 
 struct control;
 struct mad_dispatch;
@@ -99,6 +100,8 @@ struct sm {
 
 	/* the subnet kept between sweeps: model, routes, LIDs, device cache */
 	struct subnet sub;
+	/* the VM registry (sm/vm.c), persisted in the state directory */
+	struct vm_registry vms;
 	int ever_master;
 	int adopt_tables;		/* next configuration: read the LFTs first */
 	struct adopt *adopt;		/* reading them */

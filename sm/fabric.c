@@ -318,3 +318,95 @@ const char *fabric_node_type_str(uint8_t type)
 	}
 	return "?";
 }
+
+/* The node at the far end of port pi when both ends are present. */
+static uint32_t peer_node(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (!(p->flags & FPORT_PRESENT) || p->remote == FAB_NONE ||
+	    !(f->ports[p->remote].flags & FPORT_PRESENT))
+		return FAB_NONE;
+	return f->ports[p->remote].node;
+}
+
+uint32_t fabric_vswitch_uplink(const struct fabric *f, uint32_t node)
+{
+	if (!fabric_is_vswitch(f, node))
+		return FAB_NONE;
+	const struct fab_node *n = &f->nodes[node];
+	for (unsigned p = 1; p <= n->nports; p++) {
+		uint32_t pi = n->first_port + p, r = peer_node(f, pi);
+		if (r != FAB_NONE && f->nodes[r].type == FAB_SWITCH &&
+		    !(f->nodes[r].flags & FNODE_VSWITCH))
+			return pi;
+	}
+	return FAB_NONE;
+}
+
+/* The k-th CA port below vSwitch node (k = 0: the PF), its port number. */
+static uint32_t vswitch_ca(const struct fabric *f, uint32_t node, unsigned k,
+			   uint8_t *vs_port)
+{
+	if (!fabric_is_vswitch(f, node))
+		return FAB_NONE;
+	const struct fab_node *n = &f->nodes[node];
+	for (unsigned p = 1; p <= n->nports; p++) {
+		uint32_t pi = n->first_port + p, r = peer_node(f, pi);
+		if (r == FAB_NONE || f->nodes[r].type == FAB_SWITCH)
+			continue;
+		if (k-- == 0) {
+			if (vs_port)
+				*vs_port = (uint8_t)p;
+			return f->ports[pi].remote;
+		}
+	}
+	return FAB_NONE;
+}
+
+uint32_t fabric_vswitch_pf(const struct fabric *f, uint32_t node)
+{
+	return vswitch_ca(f, node, 0, NULL);
+}
+
+uint32_t fabric_vswitch_vf(const struct fabric *f, uint32_t node, unsigned k,
+			   uint8_t *vs_port)
+{
+	return vswitch_ca(f, node, k + 1, vs_port);
+}
+
+unsigned fabric_vswitch_nvf(const struct fabric *f, uint32_t node)
+{
+	unsigned k = 0;
+	while (vswitch_ca(f, node, k + 1, NULL) != FAB_NONE)
+		k++;
+	return k;
+}
+
+uint32_t fabric_vswitch_of(const struct fabric *f, uint32_t pi, int *vf)
+{
+	if (pi >= f->n_ports || f->nodes[f->ports[pi].node].type == FAB_SWITCH)
+		return FAB_NONE;
+	uint32_t vs = peer_node(f, pi);
+	if (vs == FAB_NONE || !fabric_is_vswitch(f, vs))
+		return FAB_NONE;
+	uint32_t swp = f->ports[pi].remote;
+	int k = -1;
+	const struct fab_node *n = &f->nodes[vs];
+	for (unsigned p = 1; p <= n->nports; p++) {
+		uint32_t q = n->first_port + p, r = peer_node(f, q);
+		if (r == FAB_NONE || f->nodes[r].type == FAB_SWITCH)
+			continue;
+		if (q == swp)
+			break;
+		k++;
+	}
+	if (vf)
+		*vf = k;
+	return vs;
+}
+
+uint32_t fabric_vswitch_leaf(const struct fabric *f, uint32_t node)
+{
+	uint32_t up = fabric_vswitch_uplink(f, node);
+	return up == FAB_NONE ? FAB_NONE : f->ports[f->ports[up].remote].node;
+}

@@ -40,6 +40,8 @@ enum fab_port_state {
 #define FPORT_NOANSWER 0x04	/* the port was asked and never answered */
 #define FPORT_INFERRED 0x08	/* PortInfo inferred, not read (sweep.c); the
 				 * first Set's answer confirms it (program.c) */
+#define FPORT_NOLID    0x10	/* the SM gives this end port no LID: an idle
+				 * VF under the dynamic LID scheme (sm/vm.c) */
 
 struct fab_port {
 	uint32_t node;		/* owning node index */
@@ -60,6 +62,8 @@ struct fab_port {
 	uint8_t vl_cap;
 	uint8_t neighbor_mtu;	/* as read */
 	uint8_t oper_vls;	/* as read */
+	uint16_t vm_weight;	/* a VF port carrying a VM: its weight (the
+				 * VM registry's, >= 1); 0: no VM here */
 };
 
 struct fab_node {
@@ -88,6 +92,10 @@ struct fab_node {
 
 /* fab_node.flags */
 #define FNODE_NOANSWER 0x01	/* some query to the node never answered */
+#define FNODE_VSWITCH  0x02	/* a hypervisor's vSwitch (policy
+				 * virtualization.vswitches, sm/vswitch.c):
+				 * port 1... one uplink to a physical switch,
+				 * the PF and the VFs on its other ports */
 
 struct guid_map {
 	uint64_t *keys;		/* 0 = empty slot */
@@ -155,6 +163,34 @@ int fabric_index_lids(struct fabric *f);
 void fabric_counts(const struct fabric *f, uint32_t *sw, uint32_t *ca,
 		   uint32_t *ports);
 const char *fabric_node_type_str(uint8_t type);
+
+/*
+ * vSwitches (seed 000 §1.2).  A vSwitch (FNODE_VSWITCH) has one link to
+ * a switch that is not a vSwitch, its uplink, and CAs on its other
+ * linked ports: the lowest-numbered of those is the PF, the following
+ * ones in port order are VF 0, 1, ...  Each returns a port index, or
+ * FAB_NONE (not a vSwitch, no such port, not linked).
+ */
+static inline int fabric_is_vswitch(const struct fabric *f, uint32_t node)
+{
+	return node < f->n_nodes && f->nodes[node].type == FAB_SWITCH &&
+	       (f->nodes[node].flags & FNODE_VSWITCH);
+}
+uint32_t fabric_vswitch_uplink(const struct fabric *f, uint32_t node);
+/* The PF's CA port (the far end of the vSwitch's PF port). */
+uint32_t fabric_vswitch_pf(const struct fabric *f, uint32_t node);
+/* VF k's CA port; *vs_port (may be NULL) gets the vSwitch port number. */
+uint32_t fabric_vswitch_vf(const struct fabric *f, uint32_t node, unsigned k,
+			   uint8_t *vs_port);
+/* VFs (CA ports after the PF) on the vSwitch. */
+unsigned fabric_vswitch_nvf(const struct fabric *f, uint32_t node);
+/*
+ * For a CA port: the vSwitch it hangs on (node index) and, in *vf, its VF
+ * number (-1 for the PF).  FAB_NONE when the port is not behind a vSwitch.
+ */
+uint32_t fabric_vswitch_of(const struct fabric *f, uint32_t pi, int *vf);
+/* The physical switch above a vSwitch (node index), FAB_NONE. */
+uint32_t fabric_vswitch_leaf(const struct fabric *f, uint32_t node);
 
 int guid_map_init(struct guid_map *m, uint32_t cap);
 void guid_map_free(struct guid_map *m);

@@ -323,13 +323,12 @@ START_TEST(test_not_implemented)
 		  "3:3: not implemented yet (key 'qos.mode')" },
 		{ "qos: {max_vls: 4}\n",
 		  "1:7: not implemented yet (key 'qos.max_vls')" },
-		{ "virtualization: {lid_scheme: dynamic}\n",
-		  "1:18: not implemented yet (key 'virtualization.lid_scheme')" },
 		{ "virtualization:\n  extended_lids: auto\n",
-		  "2:3: not implemented yet "
-		  "(key 'virtualization.extended_lids')" },
-		{ "virtualization:\n  vswitches: [\"V-*\"]\n",
-		  "2:3: not implemented yet (key 'virtualization.vswitches')" },
+		  "1:1: virtualization: extended_lids: 'auto' is not "
+		  "implemented yet (only 'off': 16-bit LIDs)" },
+		{ "virtualization: {extended_lids: on}\n",
+		  "1:1: virtualization: extended_lids: 'on' is not "
+		  "implemented yet (only 'off': 16-bit LIDs)" },
 		{ "control: {group: ibsmd}\n",
 		  "1:11: not implemented yet (key 'control.group')" },
 		{ "metrics:\n  listen: \"127.0.0.1:9464\"\n",
@@ -357,6 +356,27 @@ START_TEST(test_not_implemented)
 	/* the sections themselves may stand empty, as any section */
 	load_ok(&l, "qos:\nevents: {}\nvirtualization:\ncontrol:\n"
 		"metrics: {}\n");
+}
+END_TEST
+
+/* virtualization: the LID scheme, vSwitch patterns, 16-bit LIDs only. */
+START_TEST(test_virtualization)
+{
+	struct loaded l;
+
+	load_ok(&l, "lmc: 0\n");
+	ck_assert_int_eq(l.c.lid_scheme, 0);
+	ck_assert_int_eq(l.c.extended_lids, TRI_OFF);
+	ck_assert_int_eq(l.c.n_vswitches, 0);
+	load_ok(&l, "virtualization:\n  lid_scheme: prepopulated\n"
+		"  extended_lids: off\n  vswitches: [\"V-*\", 0x2c9000000aa]\n");
+	ck_assert_int_eq(l.c.lid_scheme, 1);
+	ck_assert_int_eq(l.c.n_vswitches, 2);
+	ck_assert_str_eq(l.c.vswitches[0], "V-*");
+	ck_assert_str_eq(l.c.vswitches[1], "0x2c9000000aa");
+	load_fails("virtualization: {lid_scheme: static}\n",
+		   "1:30: virtualization.lid_scheme: 'static' is not one of "
+		   "dynamic, prepopulated");
 }
 END_TEST
 
@@ -656,6 +676,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_engine_scalar_and_sequence);
 	tcase_add_test(tc, test_list_limits);
 	tcase_add_test(tc, test_not_implemented);
+	tcase_add_test(tc, test_virtualization);
 	tcase_add_test(tc, test_unknown_key);
 	tcase_add_test(tc, test_wrong_type);
 	tcase_add_test(tc, test_wrong_type_strings);
