@@ -40,9 +40,18 @@ const struct routing_engine dmodk_engine = {
 	.topologies = "fat trees with a unique way down",
 };
 
+const struct routing_engine vswitch_ftree_engine = {
+	.name = "vswitch-ftree",
+	.route = vswitch_ftree_route,
+	.summary = "ftree with each VM behind a vSwitch routed by its weight",
+	.deadlock_free = 1,
+	.topologies = "fat trees, vSwitches as end nodes",
+};
+
 /* The table, in the order messages list the engines. */
 static const struct routing_engine *const engines[] = {
 	&minhop_engine, &updn_engine, &ftree_engine, &dmodk_engine,
+	&vswitch_ftree_engine,
 };
 
 /* routing.engine by default: fat trees get ftree, the rest updn. */

@@ -15,6 +15,8 @@ int updn_route(const struct fabric *f, const struct route_opts *o,
 	       struct lft_tables *t, char *err, size_t errlen);
 int ftree_route(const struct fabric *f, const struct route_opts *o,
 		struct lft_tables *t, char *err, size_t errlen);
+int vswitch_ftree_route(const struct fabric *f, const struct route_opts *o,
+			struct lft_tables *t, char *err, size_t errlen);
 int dmodk_route(const struct fabric *f, const struct route_opts *o,
 		struct lft_tables *t, char *err, size_t errlen);
 

@@ -89,9 +89,15 @@ struct ft {
 	/* usable switch-to-switch links: all, then up (rank - 1) and down */
 	uint32_t *adj_off, *up_off, *dn_off;
 	struct ft_link *adj, *up, *dn;
-	/* CA (and router) end ports cabled to each switch, in port order */
-	uint32_t *ca_off, *ca_pi;
+	/*
+	 * CA (and router) end ports cabled to each switch, in port order; a
+	 * vSwitch on its uplink counts as one, its end port (vs_end()), with
+	 * the vSwitch's node in ca_vs (FAB_NONE for a plain CA).
+	 */
+	uint32_t *ca_off, *ca_pi, *ca_vs;
 	uint8_t *ca_lport;
+	uint8_t *vsw;		/* row is a vSwitch: a singleton, no links */
+	uint32_t n_vsw;
 
 	uint32_t *comp;		/* row -> component */
 	uint32_t n_comp;
@@ -130,9 +136,12 @@ struct ft {
 	uint32_t *nrow;
 	uint8_t *nport;
 	uint32_t *w;
+	uint32_t *src;		/* per row: sources whose routes load[] counts */
 
-	uint32_t *cdown;	/* main paths per directed link (sender, port) */
+	uint64_t *cdown;	/* main paths per directed link (sender, port) */
+	uint64_t inc;		/* what a main path adds to cdown */
 	uint32_t *load;		/* CA-to-CA routes per directed link */
+	uint8_t *vm_lid;	/* vswitch-ftree: LIDs its VM pass routed */
 
 	/* routed LIDs not yet in the tables: column j * n + row */
 	uint8_t *batch;
@@ -147,7 +156,46 @@ static const struct fab_node *row_node(const struct ft *ft, uint32_t row)
 	return &ft->f->nodes[ft->t->sw_node[row]];
 }
 
-/* Switch links and attached CA ports. */
+/* A LID of an end port, when it is one of its range, else 0. */
+static uint32_t port_lid(const struct fabric *f, uint32_t pi, uint32_t k)
+{
+	uint32_t base = f->ports[pi].lid;
+	if (!base || k >= (1u << fabric_port_lmc(f, pi)) || base + k > f->max_lid ||
+	    f->lid_port[base + k] != pi)
+		return 0;
+	return base + k;
+}
+
+/*
+ * The end port a vSwitch is routed as: its PF, or (no PF with a LID) its
+ * own port 0.  The other LIDs behind it copy that port's routes.
+ */
+static uint32_t vs_end(const struct fabric *f, uint32_t vs)
+{
+	uint32_t pf = fabric_vswitch_pf(f, vs);
+	if (pf != FAB_NONE && port_lid(f, pf, 0))
+		return pf;
+	uint32_t own = fabric_port(f, vs, 0);
+	return port_lid(f, own, 0) || pf == FAB_NONE ? own : pf;
+}
+
+/*
+ * The vSwitch whose LID (its own, its PF's or a VF's) pi holds, or
+ * FAB_NONE.
+ */
+static uint32_t vs_behind(const struct fabric *f, uint32_t pi)
+{
+	uint32_t node = f->ports[pi].node;
+	if (f->nodes[node].type == FAB_SWITCH)
+		return fabric_is_vswitch(f, node) ? node : FAB_NONE;
+	return fabric_vswitch_of(f, pi, NULL);
+}
+
+/*
+ * Switch links and attached CA ports.  A vSwitch (with its PF and VFs) is
+ * one CA port of the switch its uplink goes to; its own row keeps no
+ * links, so it takes no part in ranks, tuples or routes.
+ */
 static int ft_links(struct ft *ft)
 {
 	const struct fabric *f = ft->f;
@@ -157,19 +205,35 @@ static int ft_links(struct ft *ft)
 	ft->ca_off = calloc((size_t)ft->n + 1, sizeof(*ft->ca_off));
 	if (!ft->adj_off || !ft->ca_off)
 		return -1;
+	ft->n_vsw = 0;
+	for (uint32_t r = 0; r < ft->n; r++) {
+		ft->vsw[r] = fabric_is_vswitch(f, ft->t->sw_node[r]);
+		ft->n_vsw += ft->vsw[r];
+	}
 	for (int pass = 0; pass < 2; pass++) {
 		m = c = 0;
 		for (uint32_t r = 0; r < ft->n; r++) {
 			const struct fab_node *nd = row_node(ft, r);
 			ft->adj_off[r] = m;
 			ft->ca_off[r] = c;
-			for (unsigned p = 1; p <= nd->nports; p++) {
+			for (unsigned p = 1; p <= nd->nports && !ft->vsw[r]; p++) {
 				uint32_t pi = nd->first_port + p;
 				if (!graph_link_up(f, pi))
 					continue;
 				const struct fab_port *rp = &f->ports[f->ports[pi].remote];
 				const struct fab_node *rn = &f->nodes[rp->node];
-				if (rn->type == FAB_SWITCH) {
+				if (rn->type == FAB_SWITCH &&
+				    fabric_is_vswitch(f, rp->node)) {
+					if (fabric_vswitch_uplink(f, rp->node) !=
+					    f->ports[pi].remote)
+						continue;
+					if (pass) {
+						ft->ca_pi[c] = vs_end(f, rp->node);
+						ft->ca_vs[c] = rp->node;
+						ft->ca_lport[c] = (uint8_t)p;
+					}
+					c++;
+				} else if (rn->type == FAB_SWITCH) {
 					if (pass) {
 						ft->adj[m].row = ft->t->row_of_node[rp->node];
 						ft->adj[m].port = (uint8_t)p;
@@ -179,6 +243,7 @@ static int ft_links(struct ft *ft)
 				} else if (rp->num != 0) {
 					if (pass) {
 						ft->ca_pi[c] = f->ports[pi].remote;
+						ft->ca_vs[c] = FAB_NONE;
 						ft->ca_lport[c] = (uint8_t)p;
 					}
 					c++;
@@ -193,9 +258,10 @@ static int ft_links(struct ft *ft)
 			ft->dn = malloc(((size_t)m + 1) * sizeof(*ft->dn));
 			ft->cand = malloc(((size_t)m + 1) * sizeof(*ft->cand));
 			ft->ca_pi = malloc(((size_t)c + 1) * sizeof(*ft->ca_pi));
+			ft->ca_vs = malloc(((size_t)c + 1) * sizeof(*ft->ca_vs));
 			ft->ca_lport = malloc((size_t)c + 1);
 			if (!ft->adj || !ft->up || !ft->dn || !ft->cand ||
-			    !ft->ca_pi || !ft->ca_lport)
+			    !ft->ca_pi || !ft->ca_vs || !ft->ca_lport)
 				return -1;
 		}
 	}
@@ -887,10 +953,10 @@ static void ft_main_path(struct ft *ft, uint32_t a, int count)
 	ft->chain[ft->n_chain++] = a;
 	while (ft->up_off[u] != ft->up_off[u + 1]) {
 		const struct ft_link *best = NULL;
-		uint32_t bc = UINT32_MAX;
+		uint64_t bc = UINT64_MAX;
 		for (uint32_t e = ft->up_off[u]; e < ft->up_off[u + 1]; e++) {
 			const struct ft_link *l = &ft->up[e];
-			uint32_t c = ft->cdown[(size_t)l->row * ft->stride + l->rport];
+			uint64_t c = ft->cdown[(size_t)l->row * ft->stride + l->rport];
 			if (c < bc) {
 				bc = c;
 				best = l;
@@ -901,7 +967,7 @@ static void ft_main_path(struct ft *ft, uint32_t a, int count)
 		ft->cnext[best->row] = u;
 		ft->cport[best->row] = best->rport;
 		if (count)
-			ft->cdown[k]++;
+			ft->cdown[k] += ft->inc;
 		u = best->row;
 		ft->chain[ft->n_chain++] = u;
 	}
@@ -1052,7 +1118,7 @@ static void route_ca_lid(struct ft *ft, uint32_t a, uint8_t *b)
 				ft->nport[r] = ft->cand[ft->cand_off[i]].port;
 			}
 		}
-		uint32_t w = ft->w[r] + n_ca(ft, r);
+		uint32_t w = ft->w[r] + ft->src[r];
 		b[r] = ft->nport[r];
 		if (!w)
 			continue;
@@ -1089,16 +1155,6 @@ static void ft_route_lid(struct ft *ft, uint32_t a, uint32_t lid,
 		ft_flush(ft);
 }
 
-/* A LID of an end port, when it is one of its range, else 0. */
-static uint32_t port_lid(const struct fabric *f, uint32_t pi, uint32_t k)
-{
-	uint32_t base = f->ports[pi].lid;
-	if (!base || k >= (1u << fabric_port_lmc(f, pi)) || base + k > f->max_lid ||
-	    f->lid_port[base + k] != pi)
-		return 0;
-	return base + k;
-}
-
 static int ft_route_cas(struct ft *ft, char *err, size_t errlen)
 {
 	const struct fabric *f = ft->f;
@@ -1107,6 +1163,9 @@ static int ft_route_cas(struct ft *ft, char *err, size_t errlen)
 		if (n_ca(ft, r) > max_ca)
 			max_ca = n_ca(ft, r);
 	uint32_t span = 1u << f->lmc;
+	ft->inc = 1;
+	for (uint32_t r = 0; r < ft->n; r++)
+		ft->src[r] = n_ca(ft, r);
 	for (uint32_t i = 0; i < ft->n; i++) {
 		uint32_t a = ft->sorted[i];
 		if (!n_ca(ft, a))
@@ -1147,7 +1206,7 @@ static void ft_route_switches(struct ft *ft)
 	for (uint32_t i = 0; i < ft->n; i++) {
 		uint32_t w = ft->sorted[i];
 		uint32_t pi = fabric_port(f, ft->t->sw_node[w], 0);
-		if (!port_lid(f, pi, 0))
+		if (ft->vsw[w] || !port_lid(f, pi, 0))
 			continue;
 		ft_dest(ft, w);
 		for (uint32_t k = 0; k < (1u << fabric_port_lmc(f, pi)); k++) {
@@ -1157,6 +1216,197 @@ static void ft_route_switches(struct ft *ft)
 		}
 	}
 	ft_flush(ft);
+}
+
+/* --- vSwitches --- */
+
+/*
+ * The vSwitch whose LID pi holds (vs_behind()) when that LID reaches the
+ * fabric: the port's link (a VF's, the PF's) and the vSwitch's uplink
+ * usable.  FAB_NONE otherwise.
+ */
+static uint32_t vs_attached(const struct fabric *f, uint32_t pi)
+{
+	uint32_t vs = vs_behind(f, pi);
+	if (vs == FAB_NONE)
+		return FAB_NONE;
+	if (f->ports[pi].num != 0 && !graph_link_up(f, pi))
+		return FAB_NONE;
+	uint32_t up = fabric_vswitch_uplink(f, vs);
+	return up != FAB_NONE && graph_link_up(f, up) ? vs : FAB_NONE;
+}
+
+/*
+ * Every LID behind a vSwitch that was not routed on its own (the
+ * vSwitch's LID, the VFs', the PF's when the vSwitch stands for itself)
+ * takes the routes of the vSwitch's end port on the physical switches:
+ * the same offset in its LMC range, else its base LID.  All of them
+ * share the one link down to the vSwitch, so nothing is lost.
+ */
+static void ft_vs_copy(struct ft *ft)
+{
+	const struct fabric *f = ft->f;
+	struct lft_tables *t = ft->t;
+
+	for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
+		uint32_t pi = f->lid_port[lid];
+		if (pi == FAB_NONE || (ft->vm_lid && ft->vm_lid[lid]))
+			continue;
+		uint32_t vs = vs_attached(f, pi);
+		if (vs == FAB_NONE)
+			continue;
+		uint32_t end = vs_end(f, vs), k = lid - f->ports[pi].lid;
+		if (end == pi)
+			continue;
+		uint32_t from = port_lid(f, end, k);
+		if (!from)
+			from = port_lid(f, end, 0);
+		if (!from)
+			continue;
+		for (uint32_t r = 0; r < ft->n; r++)
+			if (!ft->vsw[r])
+				lft_row(t, r)[lid] = lft_row(t, r)[from];
+	}
+}
+
+/*
+ * A vSwitch's own row: its LID to port 0, the LIDs of the CAs cabled to
+ * it to their ports, every other LID its leaf routes up the uplink.
+ */
+static void ft_vs_rows(struct ft *ft)
+{
+	const struct fabric *f = ft->f;
+	struct lft_tables *t = ft->t;
+
+	for (uint32_t r = 0; r < ft->n && ft->n_vsw; r++) {
+		if (!ft->vsw[r])
+			continue;
+		uint32_t vs = t->sw_node[r], up = fabric_vswitch_uplink(f, vs);
+		const struct fab_node *nd = &f->nodes[vs];
+		uint8_t *row = lft_row(t, r);
+		if (up != FAB_NONE && graph_link_up(f, up)) {
+			uint32_t leaf = f->ports[f->ports[up].remote].node;
+			const uint8_t *lrow = lft_row(t, t->row_of_node[leaf]);
+			for (uint32_t lid = 1; lid <= t->max_lid; lid++)
+				if (lrow[lid] != LFT_DROP)
+					row[lid] = f->ports[up].num;
+		}
+		for (unsigned p = 0; p <= nd->nports; p++) {
+			uint32_t pi = nd->first_port + p;
+			if (p) {
+				if (!graph_link_up(f, pi) || graph_peer_is_switch(f, pi))
+					continue;
+				pi = f->ports[pi].remote;
+			}
+			for (uint32_t k = 0; k < (1u << fabric_port_lmc(f, pi)); k++) {
+				uint32_t lid = port_lid(f, pi, k);
+				if (lid)
+					row[lid] = (uint8_t)p;
+			}
+		}
+	}
+}
+
+/* The fixed-point unit of vswitch-ftree's VM weights: lcm(1..16). */
+#define VFT_UNIT	720720u
+
+/* VMs on vSwitch vs: VF ports with a weight and a LID; their weights. */
+static unsigned vs_vms(const struct fabric *f, uint32_t vs, uint64_t *sum)
+{
+	unsigned n = 0, nvf = fabric_vswitch_nvf(f, vs);
+	*sum = 0;
+	for (unsigned k = 0; k < nvf; k++) {
+		uint32_t pi = fabric_vswitch_vf(f, vs, k, NULL);
+		if (pi != FAB_NONE && f->ports[pi].vm_weight &&
+		    port_lid(f, pi, 0)) {
+			n++;
+			*sum += f->ports[pi].vm_weight;
+		}
+	}
+	return n;
+}
+
+/*
+ * vswitch-ftree's VM pass (seed 000, Algorithm 1 with the notes' fixes):
+ * leaf by leaf in the fixed order, its vSwitches by increasing VM count
+ * (ties: port order), every VM LID routed as a CA LID of its own, main
+ * path and all, on counters of its own where a VM adds its share of its
+ * vSwitch, VFT_UNIT * weight / (the vSwitch's total weight): every
+ * vSwitch with VMs weighs the same.  Shares are exact while a vSwitch's
+ * total divides VFT_UNIT * weight (any total up to 16), else rounded
+ * down.  Leaves with fewer such vSwitches count dummies of VFT_UNIT.
+ * vSwitches without VMs are left to the PF's routes.
+ */
+static int ft_route_vms(struct ft *ft)
+{
+	const struct fabric *f = ft->f;
+	uint32_t max_vs = 0, vsl[256], nvm[256];
+
+	ft->vm_lid = calloc((size_t)ft->t->max_lid + 1, 1);
+	if (!ft->vm_lid)
+		return -1;
+	memset(ft->cdown, 0, ((size_t)ft->n + 1) * ft->stride * sizeof(*ft->cdown));
+	memset(ft->load, 0, ((size_t)ft->n + 1) * ft->stride * sizeof(*ft->load));
+	for (uint32_t r = 0; r < ft->n; r++) {
+		uint32_t nvs = 0;
+		ft->src[r] = 0;
+		for (uint32_t c = ft->ca_off[r]; c < ft->ca_off[r + 1]; c++) {
+			uint64_t sum;
+			unsigned n = ft->ca_vs[c] == FAB_NONE ? 0 :
+				     vs_vms(f, ft->ca_vs[c], &sum);
+			ft->src[r] += n;
+			nvs += n != 0;
+		}
+		if (nvs > max_vs)
+			max_vs = nvs;
+	}
+	for (uint32_t i = 0; i < ft->n; i++) {
+		uint32_t a = ft->sorted[i], nvs = 0;
+		if (!n_ca(ft, a))
+			continue;
+		/* its vSwitches with VMs by VM count, then port (stable) */
+		for (uint32_t c = ft->ca_off[a]; c < ft->ca_off[a + 1]; c++) {
+			uint64_t sum;
+			unsigned n;
+			if (ft->ca_vs[c] == FAB_NONE ||
+			    !(n = vs_vms(f, ft->ca_vs[c], &sum)))
+				continue;
+			uint32_t j = nvs++;
+			while (j > 0 && nvm[j - 1] > n) {
+				vsl[j] = vsl[j - 1];
+				nvm[j] = nvm[j - 1];
+				j--;
+			}
+			vsl[j] = c;
+			nvm[j] = n;
+		}
+		if (nvs)
+			ft_dest(ft, a);
+		for (uint32_t v = 0; v < nvs; v++) {
+			uint32_t c = vsl[v], vs = ft->ca_vs[c];
+			unsigned nvf = fabric_vswitch_nvf(f, vs);
+			uint64_t sum;
+			vs_vms(f, vs, &sum);
+			for (unsigned k = 0; k < nvf; k++) {
+				uint32_t pi = fabric_vswitch_vf(f, vs, k, NULL);
+				if (pi == FAB_NONE || !f->ports[pi].vm_weight)
+					continue;
+				ft->inc = (uint64_t)VFT_UNIT * f->ports[pi].vm_weight / sum;
+				for (uint32_t x = 0; x < (1u << fabric_port_lmc(f, pi)); x++) {
+					uint32_t lid = port_lid(f, pi, x);
+					if (!lid)
+						continue;
+					ft_route_lid(ft, a, lid, ft->ca_lport[c], 1);
+					ft->vm_lid[lid] = 1;
+				}
+			}
+		}
+		ft->inc = VFT_UNIT;
+		for (uint32_t d = nvs; d < max_vs; d++)
+			ft_main_path(ft, a, 1);
+	}
+	ft_flush(ft);
+	return 0;
 }
 
 /*
@@ -1192,6 +1442,13 @@ static int ft_fill(struct ft *ft)
 			node = f->ports[p->remote].node;
 			if (f->nodes[node].type != FAB_SWITCH)
 				continue;
+		}
+		/* a LID behind a vSwitch is its leaf's */
+		if (ft->vsw[t->row_of_node[node]]) {
+			uint32_t up = fabric_vswitch_uplink(f, node);
+			if (up == FAB_NONE || !graph_link_up(f, up))
+				continue;
+			node = f->ports[f->ports[up].remote].node;
 		}
 		lids[ft->comp[t->row_of_node[node]]]++;
 	}
@@ -1261,7 +1518,9 @@ static int ft_alloc(struct ft *ft)
 	ft->nrow = malloc(n * sizeof(uint32_t));
 	ft->nport = malloc(n);
 	ft->w = calloc(n, sizeof(uint32_t));
-	ft->cdown = calloc(n * ft->stride, sizeof(uint32_t));
+	ft->src = calloc(n, sizeof(uint32_t));
+	ft->vsw = calloc(n, 1);
+	ft->cdown = calloc(n * ft->stride, sizeof(uint64_t));
 	ft->load = calloc(n * ft->stride, sizeof(uint32_t));
 	if (ft->batch)
 		memset(ft->batch, LFT_DROP, n * FT_BATCH);
@@ -1270,7 +1529,8 @@ static int ft_alloc(struct ft *ft)
 	       ft->h && ft->h_st && ft->in_st && ft->order && ft->cand_off &&
 	       ft->batch && ft->pos && ft->chain && ft->asg && ft->djst &&
 	       ft->dj && ft->cstamp && ft->cnext && ft->cport && ft->nrow &&
-	       ft->nport && ft->w && ft->cdown && ft->load ? 0 : -1;
+	       ft->nport && ft->w && ft->src && ft->vsw && ft->cdown &&
+	       ft->load ? 0 : -1;
 }
 
 static void ft_free(struct ft *ft)
@@ -1284,14 +1544,15 @@ static void ft_free(struct ft *ft)
 		ft->pos, ft->chain, ft->asg, ft->djst, ft->desc_off, ft->desc,
 		ft->desc_link, ft->cstamp,
 		ft->cnext, ft->cport, ft->nrow, ft->nport, ft->w, ft->cdown,
-		ft->load,
+		ft->load, ft->ca_vs, ft->src, ft->vsw, ft->vm_lid,
 	};
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
 		free(p[i]);
 }
 
-int ftree_route(const struct fabric *f, const struct route_opts *o,
-		struct lft_tables *t, char *err, size_t errlen)
+/* ftree, and with vms vswitch-ftree (the VM pass before the copies). */
+static int ft_run(const struct fabric *f, const struct route_opts *o,
+		  struct lft_tables *t, int vms, char *err, size_t errlen)
 {
 	struct ft ft = { .f = f, .t = t, .n = t->n_sw, .stride = 1 };
 	int rc = -1;
@@ -1326,14 +1587,33 @@ int ftree_route(const struct fabric *f, const struct route_opts *o,
 	if (ft_route_cas(&ft, err, errlen) < 0)
 		goto out;
 	ft_route_switches(&ft);
+	if (vms && ft.n_vsw && ft_route_vms(&ft) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (ft.n_vsw)
+		ft_vs_copy(&ft);
 	if (ft_fill(&ft) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	ft_vs_rows(&ft);
 	rc = 0;
 out:
 	ft_free(&ft);
 	return rc;
+}
+
+int ftree_route(const struct fabric *f, const struct route_opts *o,
+		struct lft_tables *t, char *err, size_t errlen)
+{
+	return ft_run(f, o, t, 0, err, errlen);
+}
+
+int vswitch_ftree_route(const struct fabric *f, const struct route_opts *o,
+			struct lft_tables *t, char *err, size_t errlen)
+{
+	return ft_run(f, o, t, 1, err, errlen);
 }
 
 int ftree_levels(const struct fabric *f, const struct lft_tables *t,
@@ -1355,8 +1635,10 @@ int ftree_levels(const struct fabric *f, const struct lft_tables *t,
 		snprintf(err, errlen, "not a fat tree: no switch has a CA");
 		goto out;
 	}
-	if (ft.n_comp != 1) {
-		snprintf(err, errlen, "not a fat tree: %u components", ft.n_comp);
+	/* each vSwitch is a component of its own */
+	if (ft.n_comp - ft.n_vsw != 1) {
+		snprintf(err, errlen, "not a fat tree: %u components",
+			 ft.n_comp - ft.n_vsw);
 		goto out;
 	}
 	if (ft_rank(&ft, &none, err, errlen) < 0)
@@ -1366,6 +1648,12 @@ int ftree_levels(const struct fabric *f, const struct lft_tables *t,
 		if (n_ca(&ft, r) && ft.rank[r] > deepest)
 			deepest = ft.rank[r];
 	for (uint32_t r = 0; r < ft.n; r++) {
+		if (ft.vsw[r]) {
+			uint32_t leaf = fabric_vswitch_leaf(f, t->sw_node[r]);
+			rank[r] = leaf == FAB_NONE ? deepest + 1 :
+				  ft.rank[t->row_of_node[leaf]] + 1;
+			continue;
+		}
 		if (ft.rank[r] == UINT32_MAX) {
 			snprintf(err, errlen, "not a fat tree: switch 0x%016llx unranked",
 				 (unsigned long long)row_node(&ft, r)->guid);
