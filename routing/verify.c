@@ -717,3 +717,53 @@ int verify_print(const struct verify_report *r, FILE *fp)
 	fprintf(fp, "\n");
 	return ferror(fp) ? -1 : 0;
 }
+
+/*
+ * Walks each ordered pair of ports[] through t, one route at a time:
+ * meant for a few hundred end ports (the VMs of a test fabric), where
+ * route_verify's all-sources pass would count traffic nobody asked about.
+ */
+int64_t verify_pair_loads(const struct fabric *f, const struct lft_tables *t,
+			  const uint32_t *ports, uint32_t n, uint64_t *load)
+{
+	int64_t bad = 0;
+
+	memset(load, 0, (size_t)f->n_ports * sizeof(*load));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fab_port *sp = &f->ports[ports[i]];
+		if (sp->num == 0 || !graph_link_up(f, ports[i]) ||
+		    !graph_peer_is_switch(f, ports[i])) {
+			bad += n - 1;
+			continue;
+		}
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t lid = f->ports[ports[j]].lid, hops = 0;
+			uint32_t cur = f->ports[sp->remote].node;
+			if (j == i)
+				continue;
+			for (;;) {
+				uint32_t row = t->row_of_node[cur];
+				uint8_t p = lid && lid <= t->max_lid ?
+					    lft_row(t, row)[lid] : LFT_DROP;
+				if (p == LFT_DROP || p == 0 ||
+				    p > f->nodes[cur].nports ||
+				    hops++ > t->n_sw) {
+					bad++;
+					break;
+				}
+				uint32_t pi = fabric_port(f, cur, p);
+				if (!graph_link_up(f, pi)) {
+					bad++;
+					break;
+				}
+				if (!graph_peer_is_switch(f, pi)) {
+					bad += f->ports[pi].remote != ports[j];
+					break;
+				}
+				load[pi]++;
+				cur = f->ports[f->ports[pi].remote].node;
+			}
+		}
+	}
+	return bad;
+}

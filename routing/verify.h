@@ -101,6 +101,15 @@ struct verify_report {
  */
 int route_verify(const struct fabric *f, const struct lft_tables *t,
 		 const struct verify_opts *o, struct verify_report *r);
+/*
+ * Routes per directed switch-to-switch link between the end ports
+ * ports[0..n) (CA port indices; each to every other's base LID, followed
+ * through t from the switch it is cabled to): load[pi] for the sending
+ * switch port pi, f->n_ports entries, zeroed here.  Returns the pairs
+ * not delivered (0: all were).
+ */
+int64_t verify_pair_loads(const struct fabric *f, const struct lft_tables *t,
+			  const uint32_t *ports, uint32_t n, uint64_t *load);
 /* Whether the engine of that name promises deadlock freedom on one VL. */
 int verify_engine_deadlock_free(const char *engine);
 /*

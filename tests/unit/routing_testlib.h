@@ -436,4 +436,56 @@ static inline struct tb *tb_two_leaves(uint64_t step)
 	return b;
 }
 
+/*
+ * A hypervisor as ibsim models one, cabled to port lport of leaf: a
+ * switch "V-<tag>" (port 1 up, port 2 the PF, ports 3.. the VFs), the PF
+ * "P-<tag>" with GUID pf_guid, and nvf VFs "F-<tag>-<k>" with GUIDs from
+ * vf_guid up, 0x10 apart.  Returns the vSwitch; the model marks it
+ * FNODE_VSWITCH only through tb_mark_vswitches() (the policy's part).
+ */
+static inline int tb_hypervisor(struct tb *b, int leaf, int lport,
+				uint64_t vs_guid, uint64_t pf_guid,
+				uint64_t vf_guid, int nvf, const char *tag)
+{
+	int v = tb_node(b, 1, 2 + nvf, vs_guid, "V-%s", tag);
+	tb_link(b, leaf, lport, v, 1);
+	tb_link(b, v, 2, tb_node(b, 0, 1, pf_guid, "P-%s", tag), 1);
+	for (int k = 0; k < nvf; k++)
+		tb_link(b, v, 3 + k, tb_node(b, 0, 1, vf_guid + 0x10 * (uint64_t)k,
+					     "F-%s-%d", tag, k), 1);
+	return v;
+}
+
+/* Marks the switches named "V-..." as vSwitches, as sm/vswitch.c would. */
+static inline unsigned tb_mark_vswitches(struct fabric *f)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < f->n_nodes; i++)
+		if (f->nodes[i].type == FAB_SWITCH &&
+		    !strncmp(f->nodes[i].desc, "V-", 2)) {
+			f->nodes[i].flags |= FNODE_VSWITCH;
+			n++;
+		}
+	return n;
+}
+
+/* VF k's CA port on the vSwitch named vs. */
+static inline uint32_t vf_port(const struct fabric *f, const char *vs,
+			       unsigned k)
+{
+	uint32_t pi = fabric_vswitch_vf(f, node_named(f, vs), k, NULL);
+	ck_assert_uint_ne(pi, FAB_NONE);
+	return pi;
+}
+
+/* An idle VF under the dynamic scheme: no LID (FPORT_NOLID). */
+static inline void vf_drop_lid(struct fabric *f, uint32_t pi)
+{
+	struct fab_port *p = &f->ports[pi];
+	if (p->lid)
+		f->lid_port[p->lid] = FAB_NONE;
+	p->lid = 0;
+	p->flags |= FPORT_NOLID;
+}
+
 #endif /* ROUTING_TESTLIB_H */
