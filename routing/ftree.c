@@ -40,6 +40,26 @@
  * cannot reach) turns there.  Every switch thus routes every LID of its
  * component, which LID copying for VM migration relies on.
  *
+ * vSwitches (FNODE_VSWITCH, seed 000 §1.2): a hypervisor's vSwitch with
+ * its PF and VFs is one end node of the switch its uplink goes to, one CA
+ * port there; the vSwitch's row has no links, so it takes no part in
+ * ranks, components (each is one of its own), tuples or dummies.  The
+ * PF's LIDs are routed as that end node's (counted) LIDs; every other LID
+ * behind the vSwitch (its own, the VFs') copies the PF's column on the
+ * physical switches, as a VM LID is routed in the paper's simple scheme.
+ * A vSwitch's row routes its own LID to port 0, its CAs' LIDs to their
+ * ports and every LID its leaf routes up its uplink.  Without vSwitches
+ * none of this runs and the tables are as before.
+ *
+ * vswitch-ftree (seed 000, Algorithm 1, with the notes' fixes §1.5.3)
+ * adds a VM pass to that: every VM (a VF port with a vm_weight) is routed
+ * as a CA LID of its own, main path, secondary routes and all, on
+ * counters of its own where it adds its weight's share of one vSwitch
+ * (ft_route_vms()); its leaf's vSwitches are taken by increasing VM
+ * count, so the VMs with the larger shares choose first.  The PFs keep
+ * ftree's routes (their own counters, equal weights), and so do the idle
+ * VFs and the vSwitch LIDs that copy them, and the plain CAs.
+ *
  * CA-to-CA routes are up*-then-down* on strictly ranked links, so they
  * have no channel dependency cycle, and on a fat tree they are shortest.
  * A fabric that is not a clean fat tree (links missing, leaves with fewer
@@ -1243,11 +1263,14 @@ static uint32_t vs_attached(const struct fabric *f, uint32_t pi)
  * the same offset in its LMC range, else its base LID.  All of them
  * share the one link down to the vSwitch, so nothing is lost.
  */
-static void ft_vs_copy(struct ft *ft)
+static int ft_vs_copy(struct ft *ft)
 {
 	const struct fabric *f = ft->f;
 	struct lft_tables *t = ft->t;
+	uint32_t *from = calloc((size_t)t->max_lid + 1, sizeof(*from));
 
+	if (!from)
+		return -1;
 	for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
 		uint32_t pi = f->lid_port[lid];
 		if (pi == FAB_NONE || (ft->vm_lid && ft->vm_lid[lid]))
@@ -1258,15 +1281,19 @@ static void ft_vs_copy(struct ft *ft)
 		uint32_t end = vs_end(f, vs), k = lid - f->ports[pi].lid;
 		if (end == pi)
 			continue;
-		uint32_t from = port_lid(f, end, k);
-		if (!from)
-			from = port_lid(f, end, 0);
-		if (!from)
-			continue;
-		for (uint32_t r = 0; r < ft->n; r++)
-			if (!ft->vsw[r])
-				lft_row(t, r)[lid] = lft_row(t, r)[from];
+		from[lid] = port_lid(f, end, k);
+		if (!from[lid])
+			from[lid] = port_lid(f, end, 0);
 	}
+	/* row by row: a column at a time would touch a line per entry */
+	for (uint32_t r = 0; r < ft->n; r++) {
+		uint8_t *row = lft_row(t, r);
+		for (uint32_t lid = 1; lid <= t->max_lid && !ft->vsw[r]; lid++)
+			if (from[lid])
+				row[lid] = row[from[lid]];
+	}
+	free(from);
+	return 0;
 }
 
 /*
@@ -1591,9 +1618,7 @@ static int ft_run(const struct fabric *f, const struct route_opts *o,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (ft.n_vsw)
-		ft_vs_copy(&ft);
-	if (ft_fill(&ft) < 0) {
+	if ((ft.n_vsw && ft_vs_copy(&ft) < 0) || ft_fill(&ft) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}

@@ -18,6 +18,8 @@
  * one component, every switch ranked, every switch-to-switch link
  * between adjacent ranks, every switch with a CA at the deepest rank.
  * Else -1 with the reason in err (rank then holds what was found).
+ * A vSwitch (FNODE_VSWITCH) is an end node of its leaf, as ftree routes
+ * it: it is not a switch of the tree, and its rank is its leaf's + 1.
  */
 int ftree_levels(const struct fabric *f, const struct lft_tables *t,
 		 uint32_t *rank, char *err, size_t errlen);
