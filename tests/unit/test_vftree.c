@@ -44,7 +44,7 @@ static struct tb *xgft3_hv(int nvf)
 			for (int h = 0; h < 2; h++) {
 				int d = p * 4 + l * 2 + h;
 				uint64_t g = 0x10000 + 0x10 * (uint64_t)d;
-				char tag[8];
+				char tag[32];
 				snprintf(tag, sizeof(tag), "%d", d);
 				if (nvf < 0)
 					tb_link(b, L[p][l], h + 1,
@@ -239,7 +239,7 @@ static void fig2_build(struct fig2 *x)
 	tb_link(b, l2, 1, r1, 2);
 	tb_link(b, l2, 2, r2, 2);
 	for (int v = 0; v < 4; v++) {
-		char tag[4];
+		char tag[32];
 		uint64_t g = 0x1000 * (uint64_t)(v + 1);
 		snprintf(tag, sizeof(tag), "%d", v + 1);
 		tb_hypervisor(b, v < 2 ? l1 : l2, 3 + v % 2, g, g + 0x10, g + 0x100,
@@ -381,7 +381,7 @@ START_TEST(t_one_vm_is_ftree)
 		tb_build(&f, tb, NULL, 0);
 		ck_assert_uint_eq(tb_mark_vswitches(&f), 16);
 		for (int d = 0; d < 16; d++) {
-			char vs[8];
+			char vs[32];
 			snprintf(vs, sizeof(vs), "V-%d", d);
 			for (unsigned k = 0; k < 3; k++) {
 				uint32_t pi = vf_port(&f, vs, k);
@@ -428,7 +428,7 @@ START_TEST(t_uneven)
 		for (int j = 0; j < 4; j++)
 			tb_link(b, l[i], 1 + j, s[j], 1 + i);
 		for (int h = 0; h < 2; h++) {
-			char tag[8];
+			char tag[32];
 			uint64_t g = 0x10000 + 0x1000 * (uint64_t)(i * 2 + h);
 			snprintf(tag, sizeof(tag), "%d-%d", i, h);
 			tb_hypervisor(b, l[i], 5 + h, g, g + 0x10, g + 0x100, 4, tag);
@@ -442,7 +442,7 @@ START_TEST(t_uneven)
 	ck_assert_uint_eq(tb_mark_vswitches(&f), 8);
 	for (int i = 0; i < 4; i++)
 		for (int h = 0; h < 2; h++) {
-			char vs[8];
+			char vs[32];
 			snprintf(vs, sizeof(vs), "V-%d-%d", i, h);
 			for (unsigned k = 0; k < 4; k++) {
 				uint32_t pi = vf_port(&f, vs, k);
@@ -469,7 +469,7 @@ START_TEST(t_uneven)
 	check_vswitch_rows(&f, &ft, 0);
 	/* the plain hosts are routed as ftree routes them */
 	for (int i = 0; i < 4; i++) {
-		char hn[8];
+		char hn[32];
 		snprintf(hn, sizeof(hn), "H%d", i);
 		uint32_t lid = lid_of(&f, hn);
 		for (uint32_t r = 0; r < ft.n_sw; r++)
