@@ -480,6 +480,83 @@ START_TEST(t_uneven)
 }
 END_TEST
 
+
+/* A VM on every other VF of every hypervisor of xgft3_hv(3), weights 1..3. */
+static void vms_everywhere(struct fabric *f)
+{
+	ck_assert_uint_eq(tb_mark_vswitches(f), 16);
+	for (int d = 0; d < 16; d++) {
+		char vs[32];
+		snprintf(vs, sizeof(vs), "V-%d", d);
+		for (unsigned k = (unsigned)d % 2; k < 3; k += 2)
+			f->ports[vf_port(f, vs, k)].vm_weight = (uint16_t)(1 + (d + k) % 3);
+	}
+}
+
+/*
+ * A damaged tree (a leaf-to-aggregation cable and an aggregation-to-top
+ * cable gone): both engines still reach every LID from every switch, and
+ * every CA every LID, the vSwitch rows as promised.
+ */
+START_TEST(t_degraded)
+{
+	static const char *const cut[][2] = { { "L10", "A11" }, { "A21", "T11" } };
+	for (int k = 0; k < 2; k++) {
+		const struct routing_engine *e[2] = { &ftree_engine, &vswitch_ftree_engine };
+		struct tb *full = xgft3_hv(3), *b = tb_cut(full, cut[k][0], cut[k][1]);
+		struct fabric f;
+		tb_build(&f, b, NULL, 0);
+		vms_everywhere(&f);
+		for (int i = 0; i < 2; i++) {
+			struct lft_tables t;
+			struct verify_report r;
+			struct verify_opts o = { 0 };
+			tb_route(e[i], &f, &t);
+			ck_assert_int_gt(check_reach(&f, &t, 0), 0);
+			check_vswitch_rows(&f, &t, i);
+			ck_assert_int_eq(route_verify(&f, &t, &o, &r), 0);
+			ck_assert_uint_eq(r.unreachable, 0);
+			lft_tables_free(&t);
+		}
+		fabric_free(&f);
+		free(full);
+		free(b);
+	}
+}
+END_TEST
+
+/* The records in another order: vswitch-ftree's entries are the same. */
+START_TEST(t_order_independent)
+{
+	struct tb *b = xgft3_hv(3);
+	int perm[MAXN];
+	for (int i = 0; i < b->nn; i++)
+		perm[i] = (int)(((long)i * 37 + 11) % b->nn);	/* 37 is prime to 100 */
+	struct fabric f, g;
+	struct lft_tables a, c;
+	tb_build(&f, b, NULL, 0);
+	tb_build(&g, b, perm, 0);
+	ck_assert_uint_ne(f.nodes[0].guid, g.nodes[0].guid);
+	vms_everywhere(&f);
+	vms_everywhere(&g);
+	tb_route(&vswitch_ftree_engine, &f, &a);
+	tb_route(&vswitch_ftree_engine, &g, &c);
+	ck_assert_uint_eq(a.max_lid, c.max_lid);
+	for (uint32_t r = 0; r < a.n_sw; r++) {
+		uint64_t guid = f.nodes[a.sw_node[r]].guid;
+		uint32_t gr = c.row_of_node[fabric_find_node(&g, guid)];
+		for (uint32_t lid = 1; lid <= a.max_lid; lid++) {
+			ck_assert_uint_eq(f.ports[f.lid_port[lid]].guid,
+					  g.ports[g.lid_port[lid]].guid);
+			ck_assert_uint_eq(lft_row(&a, r)[lid], lft_row(&c, gr)[lid]);
+		}
+	}
+	lft_tables_free(&c);
+	fabric_free(&g);
+	free_all(&f, &a, b);
+}
+END_TEST
+
 static Suite *vftree_suite(void)
 {
 	Suite *s = suite_create("vftree");
@@ -491,6 +568,8 @@ static Suite *vftree_suite(void)
 	tcase_add_test(tc, t_fig2);
 	tcase_add_test(tc, t_one_vm_is_ftree);
 	tcase_add_test(tc, t_uneven);
+	tcase_add_test(tc, t_degraded);
+	tcase_add_test(tc, t_order_independent);
 	suite_add_tcase(s, tc);
 	return s;
 }
