@@ -193,7 +193,7 @@ static uint32_t port_lid(const struct fabric *f, uint32_t pi, uint32_t k)
 static uint32_t vs_end(const struct fabric *f, uint32_t vs)
 {
 	uint32_t pf = fabric_vswitch_pf(f, vs);
-	if (pf != FAB_NONE && port_lid(f, pf, 0))
+	if (pf != FAB_NONE && graph_link_up(f, pf) && port_lid(f, pf, 0))
 		return pf;
 	uint32_t own = fabric_port(f, vs, 0);
 	return port_lid(f, own, 0) || pf == FAB_NONE ? own : pf;
@@ -1318,17 +1318,21 @@ static void ft_vs_rows(struct ft *ft)
 				if (lrow[lid] != LFT_DROP)
 					row[lid] = f->ports[up].num;
 		}
+		/* a function whose link is down is not up there either */
 		for (unsigned p = 0; p <= nd->nports; p++) {
 			uint32_t pi = nd->first_port + p;
+			uint8_t to = (uint8_t)p;
 			if (p) {
-				if (!graph_link_up(f, pi) || graph_peer_is_switch(f, pi))
+				if (f->ports[pi].remote == FAB_NONE ||
+				    graph_peer_is_switch(f, pi))
 					continue;
+				to = graph_link_up(f, pi) ? to : LFT_DROP;
 				pi = f->ports[pi].remote;
 			}
 			for (uint32_t k = 0; k < (1u << fabric_port_lmc(f, pi)); k++) {
 				uint32_t lid = port_lid(f, pi, k);
 				if (lid)
-					row[lid] = (uint8_t)p;
+					row[lid] = to;
 			}
 		}
 	}
@@ -1337,18 +1341,23 @@ static void ft_vs_rows(struct ft *ft)
 /* The fixed-point unit of vswitch-ftree's VM weights: lcm(1..16). */
 #define VFT_UNIT	720720u
 
-/* VMs on vSwitch vs: VF ports with a weight and a LID; their weights. */
+/* The weight of the VM on VF port pi, 0 when none can be routed there. */
+static unsigned vf_vm(const struct fabric *f, uint32_t pi)
+{
+	if (pi == FAB_NONE || !graph_link_up(f, pi) || !port_lid(f, pi, 0))
+		return 0;
+	return f->ports[pi].vm_weight;
+}
+
+/* VMs on vSwitch vs, and the sum of their weights. */
 static unsigned vs_vms(const struct fabric *f, uint32_t vs, uint64_t *sum)
 {
 	unsigned n = 0, nvf = fabric_vswitch_nvf(f, vs);
 	*sum = 0;
 	for (unsigned k = 0; k < nvf; k++) {
-		uint32_t pi = fabric_vswitch_vf(f, vs, k, NULL);
-		if (pi != FAB_NONE && f->ports[pi].vm_weight &&
-		    port_lid(f, pi, 0)) {
-			n++;
-			*sum += f->ports[pi].vm_weight;
-		}
+		unsigned w = vf_vm(f, fabric_vswitch_vf(f, vs, k, NULL));
+		n += w != 0;
+		*sum += w;
 	}
 	return n;
 }
@@ -1416,9 +1425,10 @@ static int ft_route_vms(struct ft *ft)
 			vs_vms(f, vs, &sum);
 			for (unsigned k = 0; k < nvf; k++) {
 				uint32_t pi = fabric_vswitch_vf(f, vs, k, NULL);
-				if (pi == FAB_NONE || !f->ports[pi].vm_weight)
+				unsigned w = vf_vm(f, pi);
+				if (!w)
 					continue;
-				ft->inc = (uint64_t)VFT_UNIT * f->ports[pi].vm_weight / sum;
+				ft->inc = (uint64_t)VFT_UNIT * w / sum;
 				for (uint32_t x = 0; x < (1u << fabric_port_lmc(f, pi)); x++) {
 					uint32_t lid = port_lid(f, pi, x);
 					if (!lid)

@@ -80,10 +80,19 @@ static void verify_ok(const struct fabric *f, const struct lft_tables *t)
 	}
 }
 
+static int link_up(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	return p->remote != FAB_NONE && p->phys_state == PHYS_LINKUP &&
+	       f->ports[p->remote].phys_state == PHYS_LINKUP;
+}
+
 /*
  * Every vSwitch's row: its own LID to port 0, its CAs' LIDs to their
- * ports, every other routed LID up port 1.  And on the physical switches
- * every LID behind it has the PF's entry, except (vms) the VMs'.
+ * ports (none when the CA's link is down), every other LID its leaf
+ * routes up port 1.
+ * And on the physical switches every LID behind it has the entry of its
+ * PF (of its own LID when the PF's link is down), except (vms) the VMs'.
  */
 static void check_vswitch_rows(const struct fabric *f,
 			       const struct lft_tables *t, int vms)
@@ -93,17 +102,23 @@ static void check_vswitch_rows(const struct fabric *f,
 		if (!fabric_is_vswitch(f, vs))
 			continue;
 		uint32_t pf = fabric_vswitch_pf(f, vs);
+		if (!link_up(f, pf))
+			pf = fabric_port(f, vs, 0);
 		for (uint32_t lid = 1; lid <= f->max_lid; lid++) {
 			uint32_t pi = f->lid_port[lid];
 			if (pi == FAB_NONE)
 				continue;
-			uint8_t want = 1;
+			uint32_t leaf = fabric_vswitch_leaf(f, vs);
+			uint8_t want = lft_row(t, t->row_of_node[leaf])[lid] ==
+				       LFT_DROP ? LFT_DROP : 1;
 			if (pi == fabric_port(f, vs, 0))
 				want = 0;
 			else if (fabric_vswitch_of(f, pi, NULL) == vs)
-				want = f->ports[f->ports[pi].remote].num;
+				want = link_up(f, pi) ? f->ports[f->ports[pi].remote].num :
+							LFT_DROP;
 			ck_assert_uint_eq(lft_row(t, r)[lid], want);
 			if (pi == pf || (vms && f->ports[pi].vm_weight) ||
+			    want == LFT_DROP ||
 			    (pi != fabric_port(f, vs, 0) &&
 			     fabric_vswitch_of(f, pi, NULL) != vs))
 				continue;
@@ -327,6 +342,36 @@ START_TEST(t_fig2)
 	check_vswitch_rows(&x.f, &t, 0);
 	verify_ok(&x.f, &t);
 	free_all(&x.f, &t, x.b);
+}
+END_TEST
+
+
+/*
+ * A PF and a VM whose links are down: their LIDs are routed nowhere
+ * (dropped on every switch, their vSwitch included), the vSwitch with
+ * the dead PF is routed by its own LID and its VFs follow that.
+ */
+START_TEST(t_function_down)
+{
+	const struct routing_engine *e[2] = { &ftree_engine, &vswitch_ftree_engine };
+	for (int i = 0; i < 2; i++) {
+		struct fig2 x;
+		struct lft_tables t;
+		fig2_build(&x);
+		uint32_t pf = fabric_vswitch_pf(&x.f, node_named(&x.f, "V-1"));
+		uint32_t vm6 = vf_port(&x.f, "V-3", 1);
+		x.f.ports[pf].phys_state = 2;
+		x.f.ports[vm6].phys_state = 2;
+		tb_route(e[i], &x.f, &t);
+		ck_assert_int_gt(check_reach(&x.f, &t, 1), 0);
+		for (uint32_t r = 0; r < t.n_sw; r++) {
+			ck_assert_uint_eq(lft_row(&t, r)[x.f.ports[pf].lid], LFT_DROP);
+			ck_assert_uint_eq(lft_row(&t, r)[x.f.ports[vm6].lid], LFT_DROP);
+		}
+		check_vswitch_rows(&x.f, &t, i);
+		verify_ok(&x.f, &t);
+		free_all(&x.f, &t, x.b);
+	}
 }
 END_TEST
 
@@ -566,6 +611,7 @@ static Suite *vftree_suite(void)
 	tcase_add_test(tc, t_one_end_node);
 	tcase_add_test(tc, t_unmarked_is_ftree);
 	tcase_add_test(tc, t_fig2);
+	tcase_add_test(tc, t_function_down);
 	tcase_add_test(tc, t_one_vm_is_ftree);
 	tcase_add_test(tc, t_uneven);
 	tcase_add_test(tc, t_degraded);
