@@ -187,16 +187,16 @@ static uint32_t port_lid(const struct fabric *f, uint32_t pi, uint32_t k)
 }
 
 /*
- * The end port a vSwitch is routed as: its PF, or (no PF with a LID) its
- * own port 0.  The other LIDs behind it copy that port's routes.
+ * The end port a vSwitch is routed as: its PF, or (no PF with a LID and
+ * a usable link) its own port 0.  The other LIDs behind it copy that
+ * port's routes.
  */
 static uint32_t vs_end(const struct fabric *f, uint32_t vs)
 {
 	uint32_t pf = fabric_vswitch_pf(f, vs);
 	if (pf != FAB_NONE && graph_link_up(f, pf) && port_lid(f, pf, 0))
 		return pf;
-	uint32_t own = fabric_port(f, vs, 0);
-	return port_lid(f, own, 0) || pf == FAB_NONE ? own : pf;
+	return fabric_port(f, vs, 0);
 }
 
 /*
