@@ -430,14 +430,17 @@ static int copy_lft(struct lft_tables *dst, const struct lft_tables *src,
 
 /*
  * The end port of a VM's VF in f: VF vf of the vSwitch hyp_guid (the
- * registry's own names for it, sm/vm.h), FAB_NONE when f has no such VF.
+ * registry's own names for it, sm/vm.h) when that port is still the VF
+ * port of GUID vf_guid (not recabled), else FAB_NONE; vm_port()'s rule,
+ * kept here so that the SA does not wait on the registry's code.
  */
 static uint32_t vm_vf_port(const struct fabric *f, const struct vm *v)
 {
 	uint32_t vs = fabric_find_node(f, v->hyp_guid);
 	if (vs == FAB_NONE || !fabric_is_vswitch(f, vs) || v->vf < 0)
 		return FAB_NONE;
-	return fabric_vswitch_vf(f, vs, (unsigned)v->vf, NULL);
+	uint32_t pi = fabric_vswitch_vf(f, vs, (unsigned)v->vf, NULL);
+	return pi != FAB_NONE && f->ports[pi].guid == v->vf_guid ? pi : FAB_NONE;
 }
 
 static int vm_cmp_port(const void *a, const void *b)

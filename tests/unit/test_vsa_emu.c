@@ -10,8 +10,8 @@
  *     port (the same record as for the VF's own port GID, the devices'
  *     LFTs lead there); the VM as source likewise; GUIDInfoRecord of the
  *     VF port lists the vGUID at index 1, no other port has one;
- *   - VMs the model does not hold (hypervisor absent, or a VF holding
- *     another LID): their GIDs are INVALID_GID;
+ *   - VMs the model does not hold (hypervisor absent, a VF holding
+ *     another LID, a VF port of another GUID): their GIDs are INVALID_GID;
  *   - the VM migrated to VF 0 of V-1 (prepopulated: the two VF ports swap
  *     LIDs and the tables swap the two LIDs' entries; registry, model and
  *     tables changed as a migration leaves them, then republished): the
@@ -303,9 +303,12 @@ START_TEST(t_vm_path_and_guidinfo)
 	/*
 	 * The registry: vm1 on VF 0 of V-0 with that VF's LID; ghost on a
 	 * hypervisor the fabric lacks; stale on VF 1 of V-0 but with a LID
-	 * that VF does not hold.
+	 * that VF does not hold; recabled on VF 1 of V-1 with its LID, but
+	 * that VF port is not the one of the registry's GUID.
 	 */
-	struct vm *v = registry(r, 3);
+	uint32_t l11 = (uint32_t)emu_port_lid(r->net.e, VF_NODE(1, 1), 1);
+	ck_assert_uint_gt(l11, 0);
+	struct vm *v = registry(r, 4);
 	v[0] = (struct vm){ .vguid = vguid, .lid = la, .hyp_guid = VS_GUID(0), .vf = 0,
 			    .vf_guid = ga, .weight = 1 };
 	snprintf(v[0].name, sizeof(v[0].name), "vm1");
@@ -316,6 +319,9 @@ START_TEST(t_vm_path_and_guidinfo)
 			    .hyp_guid = VS_GUID(0), .vf = 1,
 			    .vf_guid = port_guid_of(r, VF_NODE(0, 1)), .weight = 1 };
 	snprintf(v[2].name, sizeof(v[2].name), "stale");
+	v[3] = (struct vm){ .vguid = 0x0200000000fedcbbULL, .lid = l11,
+			    .hyp_guid = VS_GUID(1), .vf = 1, .vf_guid = 0x779, .weight = 1 };
+	snprintf(v[3].name, sizeof(v[3].name), "recabled");
 	publish(r);
 	ck_assert_uint_eq(sa_get_view(r->sm)->n_vms, 1);
 
@@ -341,6 +347,7 @@ START_TEST(t_vm_path_and_guidinfo)
 	/* VMs the model does not hold are no one */
 	ck_assert_int_eq(path_get(r, hguid, v[1].vguid, rec), SA_STS_INVALID_GID);
 	ck_assert_int_eq(path_get(r, hguid, v[2].vguid, rec), SA_STS_INVALID_GID);
+	ck_assert_int_eq(path_get(r, hguid, v[3].vguid, rec), SA_STS_INVALID_GID);
 
 	/* GUIDInfo: the vGUID at index 1 of the VF port, nowhere else */
 	guidinfo_of(r, la, &g0, &g1);
@@ -348,6 +355,8 @@ START_TEST(t_vm_path_and_guidinfo)
 	ck_assert_uint_eq(g1, vguid);
 	ck_assert_uint_eq(guid1_count(r, &a), 1);
 	guidinfo_of(r, l01, &g0, &g1);
+	ck_assert_uint_eq(g1, 0);
+	guidinfo_of(r, l11, &g0, &g1);
 	ck_assert_uint_eq(g1, 0);
 
 	/*
