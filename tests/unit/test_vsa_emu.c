@@ -260,7 +260,8 @@ static void guidinfo_of(struct run *r, uint32_t lid, uint64_t *g0, uint64_t *g1)
 static struct vm *registry(struct run *r, unsigned n)
 {
 	struct vm_registry *reg = &r->sm->vms;
-	ck_assert_uint_eq(reg->n, 0);
+	ck_assert_uint_eq(reg->n, 0);	/* the state directory had none */
+	free(reg->v);
 	reg->v = calloc(n, sizeof(*reg->v));
 	ck_assert_ptr_nonnull(reg->v);
 	reg->n = reg->cap = n;
