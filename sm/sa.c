@@ -472,15 +472,15 @@ static int publish_vms(struct sa *sa, const struct vm_registry *r)
 				  v->name, f->ports[pi].lid, v->lid);
 			continue;
 		}
-		sa->vms[n++] = (struct sa_vm){ .vguid = v->vguid, .lid = v->lid, .port = pi };
+		sa->vms[n++] = (struct sa_vm){ .vguid = v->vguid, .port = pi };
 	}
 	qsort(sa->vms, n, sizeof(*sa->vms), vm_cmp_port);
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (k && sa->vms[k - 1].port == sa->vms[i].port) {
 			log_warn("SA: two VMs on the VF port 0x%016llx; vGUID 0x%016llx not answered for",
-				    (unsigned long long)f->ports[sa->vms[i].port].guid,
-				    (unsigned long long)sa->vms[i].vguid);
+				 (unsigned long long)f->ports[sa->vms[i].port].guid,
+				 (unsigned long long)sa->vms[i].vguid);
 			continue;
 		}
 		sa->vms[k++] = sa->vms[i];
@@ -505,7 +505,7 @@ const struct sa_vm *sa_vm_of_port(const struct sa_view *v, uint32_t pi)
 
 const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid)
 {
-	for (uint32_t i = 0; i < v->n_vms; i++)	/* once per request: a VF per VM at most */
+	for (uint32_t i = 0; i < v->n_vms; i++)	/* once per request, one VM per VF at most */
 		if (v->vms[i].vguid == guid)
 			return &v->vms[i];
 	return NULL;
