@@ -653,6 +653,8 @@ static void check_vm(struct hv *h, uint32_t src, uint32_t dst, int scheme,
 		ck_abort_msg("migcount_run: %s", err);
 	ck_assert_uint_eq(k.lft_blocks, m->lft_blocks + m->vswitch_blocks);
 	ck_assert_uint_eq(k.vswitch_blocks, m->vswitch_blocks);
+	ck_assert_uint_eq(k.switches, m->switches_written);
+	ck_assert_uint_eq(k.vswitches, m->vswitches_written);
 	ck_assert_uint_eq(k.failed, 0);
 	lft_tables_free(&nt);
 }
