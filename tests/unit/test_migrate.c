@@ -33,6 +33,7 @@
 #include "sm/fabric.h"
 #include "sm/lids.h"
 #include "sm/topo.h"
+#include "vswitch_testlib.h"
 
 extern const struct routing_engine ftree_engine;
 
@@ -468,54 +469,6 @@ END_TEST
 
 /* ---- vSwitch fabrics ---- */
 
-#define HV_LEAVES 4
-#define HV_PER_LEAF 3
-#define HV_VFS 4
-
-/*
- * Spines S0, S1 (8 ports: leaves on 1..4); leaves L<l> (8 ports:
- * vSwitches on 1..3, host H<l> on 4, spines on 7, 8); vSwitch V-<l>-<i>
- * (6 ports: leaf on 1, PF P-<l>-<i> on 2, VF F-<l>-<i>-<k> on 3..6).
- */
-static char *hv_text(void)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *t = malloc(cap);
-	ck_assert_ptr_nonnull(t);
-#define PUT(...) (n += (size_t)snprintf(t + n, cap - n, __VA_ARGS__))
-	for (int s = 0; s < 2; s++) {
-		PUT("switchguid=0x%x\nSwitch\t8 \"S%d\"\n", 0x100 + s, s);
-		for (int l = 0; l < HV_LEAVES; l++)
-			PUT("[%d]\t\"L%d\"[%d]\n", l + 1, l, 7 + s);
-		PUT("\n");
-	}
-	for (int l = 0; l < HV_LEAVES; l++) {
-		PUT("switchguid=0x%x\nSwitch\t8 \"L%d\"\n", 0x200 + l, l);
-		for (int i = 0; i < HV_PER_LEAF; i++)
-			PUT("[%d]\t\"V-%d-%d\"[1]\n", i + 1, l, i);
-		PUT("[4]\t\"H%d\"[1]\n", l);
-		PUT("[7]\t\"S0\"[%d]\n[8]\t\"S1\"[%d]\n\n", l + 1, l + 1);
-		PUT("caguid=0x%x\nHca\t1 \"H%d\"\n[1]\t\"L%d\"[4]\n\n",
-		    0x1000 + l, l, l);
-		for (int i = 0; i < HV_PER_LEAF; i++) {
-			int h = l * HV_PER_LEAF + i;
-			PUT("switchguid=0x%x\nSwitch\t6 \"V-%d-%d\"\n", 0x300 + h, l, i);
-			PUT("[1]\t\"L%d\"[%d]\n", l, i + 1);
-			PUT("[2]\t\"P-%d-%d\"[1]\n", l, i);
-			for (int k = 0; k < HV_VFS; k++)
-				PUT("[%d]\t\"F-%d-%d-%d\"[1]\n", 3 + k, l, i, k);
-			PUT("\ncaguid=0x%x\nHca\t1 \"P-%d-%d\"\n[1]\t\"V-%d-%d\"[2]\n\n",
-			    0x2000 + 16 * h, l, i, l, i);
-			for (int k = 0; k < HV_VFS; k++)
-				PUT("caguid=0x%x\nHca\t1 \"F-%d-%d-%d\"\n[1]\t\"V-%d-%d\"[%d]\n\n",
-				    0x2000 + 16 * h + 1 + k, l, i, k, l, i, 3 + k);
-		}
-	}
-#undef PUT
-	ck_assert_uint_lt(n, cap);
-	return t;
-}
-
 struct hv {
 	struct fabric f;
 	struct lft_tables t;
@@ -533,9 +486,7 @@ static void hv_build(struct hv *h)
 	if (topo_parse_string(&h->f, text, "hv.net", err, sizeof(err)) != 0)
 		ck_abort_msg("parse: %s", err);
 	free(text);
-	for (uint32_t i = 0; i < h->f.n_nodes; i++)
-		if (!strncmp(h->f.nodes[i].desc, "V-", 2))
-			h->f.nodes[i].flags |= FNODE_VSWITCH;
+	hv_mark(&h->f);
 	ck_assert_int_eq(lids_assign(&h->f, NULL, 0, &rep), 0);
 	ck_assert_uint_gt(h->f.max_lid, 64);	/* two LFT blocks */
 	ck_assert_int_eq(lft_tables_alloc(&h->t, &h->f), 0);
@@ -561,19 +512,12 @@ static void hv_free(struct hv *h)
 
 static uint32_t hv_node(const struct hv *h, const char *name)
 {
-	for (uint32_t i = 0; i < h->f.n_nodes; i++)
-		if (!strcmp(h->f.nodes[i].desc, name))
-			return i;
-	ck_abort_msg("no node %s", name);
-	return FAB_NONE;
+	return hv_find(&h->f, name);
 }
 
-/* VF k of hypervisor (l, i): its end port. */
 static uint32_t hv_vf(const struct hv *h, int l, int i, int k)
 {
-	char name[32];
-	snprintf(name, sizeof(name), "F-%d-%d-%d", l, i, k);
-	return fabric_port(&h->f, hv_node(h, name), 1);
+	return hv_vf_port(&h->f, l, i, k);
 }
 
 static int is_vs_row(const struct hv *h, uint32_t r)
