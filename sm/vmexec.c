@@ -131,6 +131,9 @@ static void vx_finish(struct vmexec *vx)
 	sm->vmexec = NULL;
 	vx_free(vx);
 	done(sm, arg, ok, &st);
+	/* a heavy sweep that waited for us (daemon.c) goes now */
+	if (sm->heavy_wanted && !sm->vmexec)
+		sm_request_heavy(sm, sm->heavy_reason);
 }
 
 static void on_event(evutil_socket_t fd, short what, void *arg)

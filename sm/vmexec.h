@@ -65,7 +65,11 @@ typedef void (*vmexec_done_fn)(struct sm *sm, void *arg, int ok,
 int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 		 const struct vm_port_set *ps, unsigned n_ps,
 		 vmexec_done_fn done, void *arg, char *err, size_t errlen);
-/* One at a time; a heavy sweep waits while this is 1 (daemon.c). */
+/*
+ * One at a time; a heavy sweep waits while this is 1 (daemon.c: the run
+ * writes through sm->sub.model and its cache).  After done, a heavy
+ * sweep wanted meanwhile is requested again (sm_request_heavy).
+ */
 int vmexec_busy(const struct sm *sm);
 /*
  * The port sets a plan implies (ps has room for 2), from m->vm_pi,
