@@ -14,8 +14,6 @@
 #include "plan_sweep.h"
 #include "program.h"
 
-#define VMEXEC_EXTRA_ROUNDS 2	/* as the sweep: re-send what got no answer */
-
 struct vmexec {
 	struct sm *sm;
 	struct plan plan;
@@ -231,16 +229,7 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 	vx->arg = arg;
 	vx->last_wave = -1;
 	vx->t0 = now_us();
-	vx->pp = (struct program_params){
-		.subnet_prefix = sm->cfg.subnet_prefix,
-		.sm_lid = sm->sub.sm_lid,
-		.subnet_timeout = sm->cfg.subnet_timeout,
-		.hoq_life = sm->cfg.hoq_life,
-		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
-		.vl_stall_count = sm->cfg.vl_stall_count,
-		.max_op_vls = sm->cfg.max_op_vls,
-		.extra_rounds = VMEXEC_EXTRA_ROUNDS,
-	};
+	sm_program_params(sm, 0, &vx->pp);
 	plan_init(&vx->plan);
 	vx->plan.stop_on_failure = 1;
 	vx->ev = event_new(sm->base, -1, 0, on_event, vx);
@@ -270,7 +259,7 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 	sm->vmexec = vx;
 	const struct program_hooks h = { .arg = vx, .wave_done = on_wave };
 	vx->pr = program_run(sm->txn, sm->sub.model, &vx->plan, sm->sub.cache,
-			     VMEXEC_EXTRA_ROUNDS, &h, on_done, vx);
+			     vx->pp.extra_rounds, &h, on_done, vx);
 	if (!vx->pr) {
 		/* nothing was sent: give back what was taken */
 		*t = vx->t;
