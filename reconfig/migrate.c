@@ -350,6 +350,19 @@ static void count_writes(struct migration *m)
 	}
 }
 
+/* An empty migration of that kind between those ports. */
+static void mig_init(struct migration *m, int kind, int scheme, int method,
+		     uint32_t vm_pi, uint32_t dst_pi)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->scheme = scheme;
+	m->method = method;
+	m->vm_pi = vm_pi;
+	m->dst_pi = dst_pi;
+	m->src_leaf = m->dst_leaf = FAB_NONE;
+}
+
 int migrate_plan(const struct fabric *f, struct lft_tables *t,
 		 uint32_t src_pi, uint32_t dst_pi, int scheme, int method,
 		 const uint32_t *rank, struct migration *m, char *err,
@@ -358,12 +371,7 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 	uint64_t t0 = now_us();
 	uint32_t cap = 0;
 
-	memset(m, 0, sizeof(*m));
-	m->kind = MIG_MOVE;
-	m->scheme = scheme;
-	m->method = method;
-	m->vm_pi = src_pi;
-	m->dst_pi = dst_pi;
+	mig_init(m, MIG_MOVE, scheme, method, src_pi, dst_pi);
 	if (end_port(f, t, src_pi, &m->vm_lid, &m->src_leaf, err, errlen) < 0 ||
 	    end_port(f, t, dst_pi, &m->dst_lid, &m->dst_leaf, err, errlen) < 0)
 		return -1;
@@ -481,12 +489,7 @@ int migrate_plan_vm(const struct fabric *f, struct lft_tables *t,
 	uint64_t t0 = now_us();
 	uint32_t cap = 0, svs, dvs;
 
-	memset(m, 0, sizeof(*m));
-	m->kind = MIG_MOVE;
-	m->scheme = scheme;
-	m->method = method;
-	m->vm_pi = vm_pi;
-	m->dst_pi = dst_vf_pi;
+	mig_init(m, MIG_MOVE, scheme, method, vm_pi, dst_vf_pi);
 	if ((svs = vf_vswitch(f, vm_pi, "the VM's", err, errlen)) == FAB_NONE ||
 	    (dvs = vf_vswitch(f, dst_vf_pi, "the destination", err, errlen)) == FAB_NONE)
 		return -1;
@@ -586,17 +589,6 @@ static int set_column(const struct fabric *f, struct lft_tables *t,
 	return 0;
 }
 
-static void column_init(struct migration *m, int kind, uint32_t lid)
-{
-	memset(m, 0, sizeof(*m));
-	m->kind = kind;
-	m->scheme = MIG_DYNAMIC;
-	m->method = MIG_ITRC;
-	m->vm_lid = lid;
-	m->vm_pi = m->dst_pi = FAB_NONE;
-	m->src_leaf = m->dst_leaf = FAB_NONE;
-}
-
 int migrate_plan_boot(const struct fabric *f, struct lft_tables *t,
 		      uint32_t vf_pi, uint32_t lid, struct migration *m,
 		      char *err, size_t errlen)
@@ -604,8 +596,8 @@ int migrate_plan_boot(const struct fabric *f, struct lft_tables *t,
 	uint64_t t0 = now_us();
 	uint32_t vs, pf, pf_lid;
 
-	column_init(m, MIG_BOOT, lid);
-	m->vm_pi = vf_pi;
+	mig_init(m, MIG_BOOT, MIG_DYNAMIC, MIG_ITRC, vf_pi, FAB_NONE);
+	m->vm_lid = lid;
 	if ((vs = vf_vswitch(f, vf_pi, "the VM's", err, errlen)) == FAB_NONE)
 		return -1;
 	if ((pf = fabric_vswitch_pf(f, vs)) == FAB_NONE) {
@@ -629,9 +621,10 @@ int migrate_plan_drop(const struct fabric *f, struct lft_tables *t,
 {
 	uint64_t t0 = now_us();
 
-	column_init(m, MIG_DROP, lid);
-	if (lid && lid <= f->max_lid && f->lid_port)
-		m->vm_pi = f->lid_port[lid];
+	mig_init(m, MIG_DROP, MIG_DYNAMIC, MIG_ITRC,
+		 lid && lid <= f->max_lid && f->lid_port ? f->lid_port[lid] :
+		 FAB_NONE, FAB_NONE);
+	m->vm_lid = lid;
 	if (!lid || lid > t->max_lid) {
 		snprintf(err, errlen, "LID %u is not in the tables", lid);
 		return -1;
