@@ -21,7 +21,7 @@ struct vmexec {
 	struct program_params pp;
 	struct migration m;
 	struct lft_tables t;
-	struct vm_port_set *ps;
+	struct vm_port_set ps[VMEXEC_MAX_PORTS];
 	unsigned n_ps;
 	int last_wave;		/* the activation follows it; -1: none */
 	vmexec_done_fn done;
@@ -76,7 +76,6 @@ static void vx_free(struct vmexec *vx)
 	plan_free(&vx->plan);
 	migration_free(&vx->m);
 	lft_tables_free(&vx->t);
-	free(vx->ps);
 	free(vx);
 }
 
@@ -152,16 +151,37 @@ static void on_done(void *arg, const struct program_stats *s)
 		log_err("VM writes: cannot schedule the end of the run");
 }
 
-/* The last wave of writes is over: ACTIVE on what went ARMED. */
+/*
+ * The last wave of writes is over: ACTIVE on what went ARMED, encoded
+ * with the sets' LIDs in the model for the time of the encoding (the
+ * model keeps the old ones until the run succeeds).
+ */
 static void on_wave(void *arg, struct program *pr, int wave)
 {
 	struct vmexec *vx = arg;
+	struct fabric *f = &vx->sm->sub.model->f;
 	if (wave != vx->last_wave || vx->plan.sealed)
 		return;
-	if (!program_get_stats(pr)->failed &&
-	    plan_sweep_activation(&vx->plan, wave + 1, vx->sm->sub.model,
-				  &vx->pp) < 0)
-		log_err("out of memory planning a VF's activation");
+	if (!program_get_stats(pr)->failed) {
+		struct fab_port *p;
+		uint32_t lid[VMEXEC_MAX_PORTS];	/* the old LIDs and flags */
+		uint8_t flags[VMEXEC_MAX_PORTS];
+		unsigned n = vx->n_ps;
+		for (unsigned i = 0; i < n; i++) {
+			p = &f->ports[vx->ps[i].pi];
+			lid[i] = p->lid;
+			flags[i] = p->flags;
+			set_port_lid(f, vx->ps[i].pi, vx->ps[i].lid);
+		}
+		if (plan_sweep_activation(&vx->plan, wave + 1, vx->sm->sub.model,
+					  &vx->pp) < 0)
+			log_err("out of memory planning a VF's activation");
+		while (n--) {
+			p = &f->ports[vx->ps[n].pi];
+			p->lid = lid[n];
+			p->flags = flags[n];
+		}
+	}
 	plan_seal(&vx->plan);
 }
 
@@ -214,6 +234,11 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 		snprintf(err, errlen, "the tables are not the subnet's");
 		return -1;
 	}
+	if (n_ps > VMEXEC_MAX_PORTS) {
+		snprintf(err, errlen, "%u port sets, at most %u", n_ps,
+			 VMEXEC_MAX_PORTS);
+		return -1;
+	}
 	for (unsigned i = 0; i < n_ps; i++) {
 		if (ps[i].pi >= sm->sub.model->f.n_ports ||
 		    ps[i].wave >= MIG_WAVES) {
@@ -233,8 +258,7 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 	plan_init(&vx->plan);
 	vx->plan.stop_on_failure = 1;
 	vx->ev = event_new(sm->base, -1, 0, on_event, vx);
-	vx->ps = malloc(((size_t)n_ps + 1) * sizeof(*vx->ps));
-	if (!vx->ev || !vx->ps)
+	if (!vx->ev)
 		goto nomem_vx;
 	memcpy(vx->ps, ps, (size_t)n_ps * sizeof(*ps));
 	vx->n_ps = n_ps;

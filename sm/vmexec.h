@@ -30,6 +30,8 @@
 
 struct sm;
 
+#define VMEXEC_MAX_PORTS 8	/* port sets a run takes */
+
 /* One VF port's PortInfo: its LID (0: none), and whether to activate it. */
 struct vm_port_set {
 	uint32_t pi;		/* port index in sm->sub.model */
@@ -56,7 +58,8 @@ typedef void (*vmexec_done_fn)(struct sm *sm, void *arg, int ok,
 
 /*
  * Runs m (planned on t, a copy of sm->sub.lft made with
- * migrate_tables_copy) and the port sets ps[0..n_ps-1].  On 0, m's
+ * migrate_tables_copy) and the port sets ps[0..n_ps-1] (n_ps <=
+ * VMEXEC_MAX_PORTS).  On 0, m's
  * contents and t are taken (both zeroed; t moved into sm->sub.lft on
  * success, freed otherwise) and done runs once, later, from the event
  * loop -- never before vmexec_start returns.  On -1 (err: busy, not

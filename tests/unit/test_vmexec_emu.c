@@ -10,6 +10,7 @@
  *  - a dynamic boot on a LID above every switch's LinearFDBTop: the tops
  *    are raised, the LID reaches the VF from every switch, the model's
  *    max_lid follows;
+ *  - a dynamic boot on an idle VF: VF and vSwitch port go ACTIVE;
  *  - a destination vSwitch that does not answer: the run stops after its
  *    wave (nothing of the later waves is written), done says it failed,
  *    the SM keeps its tables and LIDs.
@@ -56,7 +57,7 @@ static int idle(const struct run *r)
 	return r->sm->heavy_sweeps >= 1 && !r->sm->busy && !r->sm->heavy_wanted;
 }
 
-static void setup(struct run *r)
+static void setup_with(struct run *r, int scheme)
 {
 	static const int never = 0;
 	char err[256] = "", *text = hv_text();
@@ -74,12 +75,20 @@ static void setup(struct run *r)
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
 	log_set_level(LOG_ERROR);
 	r->sm = emu_sm_new(r->state, 20);
+	r->sm->cfg.lid_scheme = scheme;
+	r->sm->cfg.n_vswitches = 1;
+	snprintf(r->sm->cfg.vswitches[0], sizeof(r->sm->cfg.vswitches[0]), "V-*");
 	emu_sm_start(r->sm, r->base, r->e);
 	for (unsigned el = 0; el < 20000 && !idle(r); el += 2)
 		emu_run_until(r->base, &never, 2);
 	ck_assert_msg(idle(r), "the SM did not settle");
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);
 	hv_mark(&r->sm->sub.model->f);
+}
+
+static void setup(struct run *r)
+{
+	setup_with(r, MIG_PREPOPULATED);
 }
 
 static void teardown(struct run *r)
@@ -251,6 +260,44 @@ START_TEST(t_boot_dynamic)
 }
 END_TEST
 
+/*
+ * Dynamic scheme: a VM on an idle VF.  Where the SM leaves idle VFs
+ * without a LID (sm/lids.c, FPORT_NOLID) the VF and its vSwitch port
+ * are in INIT before; after the boot both are ACTIVE and the VF has the
+ * new LID, which every switch routes to it.
+ */
+START_TEST(t_boot_idle)
+{
+	struct run r;
+	struct migration m;
+	struct lft_tables t;
+	char err[256] = "";
+	setup_with(&r, MIG_DYNAMIC);
+	struct fabric *f = &r.sm->sub.model->f;
+	uint32_t vf = hv_vf_port(f, 2, 2, 3), tvf = hv_vf_port(&r.topo, 2, 2, 3);
+	uint32_t lid = f->max_lid + 1;
+	uint64_t g = f->ports[vf].guid;
+
+	if (f->ports[vf].flags & FPORT_NOLID) {
+		ck_assert_int_eq(dev_state(&r, tvf), PORT_INIT);
+		ck_assert_int_eq(dev_state(&r, r.topo.ports[tvf].remote), PORT_INIT);
+	}
+	ck_assert_int_eq(migrate_tables_copy(&t, &r.sm->sub.lft, f, lid), 0);
+	ck_assert_msg(migrate_plan_boot(f, &t, vf, lid, &m, err, sizeof(err)) == 0,
+		      "%s", err);
+	run_vm(&r, &m, &t);
+	ck_assert_int_eq(r.ok, 1);
+	ck_assert_int_eq(dev_lid(&r, tvf), (int)lid);
+	ck_assert_int_eq(dev_state(&r, tvf), PORT_ACTIVE);
+	ck_assert_int_eq(dev_state(&r, r.topo.ports[tvf].remote), PORT_ACTIVE);
+	reaches(&r, lid, g);
+	ck_assert_uint_eq(f->ports[vf].lid, lid);
+	ck_assert_int_eq(f->ports[vf].flags & FPORT_NOLID, 0);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	teardown(&r);
+}
+END_TEST
+
 START_TEST(t_stop_on_failure)
 {
 	struct run r;
@@ -293,6 +340,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, t_move_prepopulated);
 	tcase_add_test(tc, t_boot_dynamic);
+	tcase_add_test(tc, t_boot_idle);
 	tcase_add_test(tc, t_stop_on_failure);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
