@@ -31,6 +31,7 @@ struct sa;
 struct notifier;
 struct sm_events;
 struct sm_paths;
+struct vmexec;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -102,6 +103,7 @@ struct sm {
 	struct subnet sub;
 	/* the VM registry (sm/vm.c), persisted in the state directory */
 	struct vm_registry vms;
+	struct vmexec *vmexec;		/* a VM's writes running (sm/vmexec.c) */
 	int ever_master;
 	int adopt_tables;		/* next configuration: read the LFTs first */
 	struct adopt *adopt;		/* reading them */
@@ -145,6 +147,9 @@ int sm_start(struct sm *sm, char *err, size_t errlen);
 struct emu;
 int sm_start_emulated(struct sm *sm, struct emu *e, char *err, size_t errlen);
 void sm_request_heavy(struct sm *sm, const char *reason);
+/* What the configuration writes into ports (first: ClientReregister too). */
+void sm_program_params(const struct sm *sm, int first,
+		       struct program_params *pp);
 void sm_request_light(struct sm *sm);
 /* Recomputes routes on the current model and writes what changed. */
 int sm_request_reroute(struct sm *sm, char *err, size_t errlen);
