@@ -164,7 +164,7 @@ static uint32_t trace(const struct fabric *f, const struct lft_tables *t,
 }
 
 static int add_write(struct migration *m, uint32_t *cap, uint32_t row,
-		     uint32_t block, uint8_t wave)
+		     uint32_t block, uint8_t wave, uint8_t vs)
 {
 	if (m->n_w == *cap) {
 		uint32_t nc = *cap ? *cap * 2 : 64;
@@ -174,7 +174,7 @@ static int add_write(struct migration *m, uint32_t *cap, uint32_t row,
 		m->w = w;
 		*cap = nc;
 	}
-	m->w[m->n_w++] = (struct mig_write){ row, block, wave };
+	m->w[m->n_w++] = (struct mig_write){ row, block, wave, vs };
 	return 0;
 }
 
@@ -291,16 +291,16 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 		}
 		if (m->method == MIG_FULL) {
 			for (uint32_t b = 0; b < nblocks; b++)
-				if (add_write(m, &cap, r, b, wave[r]) < 0)
+				if (add_write(m, &cap, r, b, wave[r], 0) < 0)
 					goto nomem;
 			continue;
 		}
 		if (!changed)
 			continue;
-		if (add_write(m, &cap, r, bv, wave[r]) < 0)
+		if (add_write(m, &cap, r, bv, wave[r], 0) < 0)
 			goto nomem;
 		if (changed == 2 && bd != bv &&
-		    add_write(m, &cap, r, bd, wave[r]) < 0)
+		    add_write(m, &cap, r, bd, wave[r], 0) < 0)
 			goto nomem;
 	}
 	m->lft_blocks = m->n_w;
