@@ -72,7 +72,12 @@ static int pkey_default_since_reset(const struct fab_port *p)
 	return p->hw_lid == 0 && !(p->capmask & CAP_IS_PKEY_NVRAM);
 }
 
-/* Is either end of pi's link an end port that was left without a LID? */
+/*
+ * Is either end of pi's link an end port that was left without a LID?
+ * Such a link stays in INIT, and that is no failure: a host the LID space
+ * had no room for, or an idle VF under the dynamic LID scheme
+ * (FPORT_NOLID, sm/vm.c), whose vSwitch port stays in INIT with it.
+ */
 static int lidless_link(const struct fabric *f, uint32_t pi)
 {
 	const struct fab_port *p = &f->ports[pi];
@@ -96,7 +101,7 @@ static int plan_port(struct plan *p, int wave, const struct discovery *d,
 		return 0;
 	devcache_observe_port(c, f, pi);
 	int rereg = pp->client_rereg && ep && n->type != FAB_SWITCH;
-	/* a host the LID space had no room for stays off the subnet (INIT) */
+	/* a host the LID space had no room for, an idle VF: off the subnet (INIT) */
 	int state = ln && fp->state == PORT_INIT && !lidless_link(f, pi) ? PORT_ARMED : 0;
 	uint8_t data[64];
 	encode_pi(d, pp, pi, state, rereg, data);
@@ -184,7 +189,7 @@ int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		const struct fab_port *fp = &f->ports[pi];
 		if (!(fp->flags & FPORT_PRESENT) || fp->state != PORT_ARMED ||
-		    !plan_port_linked(f, pi))
+		    !plan_port_linked(f, pi) || lidless_link(f, pi))
 			continue;
 		uint8_t data[64];
 		encode_pi(d, pp, pi, PORT_ACTIVE, 0, data);
