@@ -371,8 +371,9 @@ out:
 
 /*
  * A CA's end port named by node description or port GUID (0x...): its
- * first port with a LID.  FAB_NONE when there is none (or two CAs share
- * the description).
+ * first port with a LID, or a VF behind a vSwitch (an idle VF has none
+ * under the dynamic scheme).  FAB_NONE when there is none (or two CAs
+ * share the description).
  */
 static uint32_t find_endport(const struct fabric *f, const char *name,
 			     char *err, size_t errlen)
@@ -389,7 +390,8 @@ static uint32_t find_endport(const struct fabric *f, const char *name,
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		const struct fab_port *p = &f->ports[pi];
 		const struct fab_node *n = &f->nodes[p->node];
-		if (n->type == FAB_SWITCH || !p->lid || !fabric_is_endport(f, pi))
+		if (n->type == FAB_SWITCH || !fabric_is_endport(f, pi) ||
+		    (!p->lid && fabric_vswitch_of(f, pi, NULL) == FAB_NONE))
 			continue;
 		if (guid ? p->guid == guid : strcmp(n->desc, name) == 0) {
 			if (found != FAB_NONE && f->ports[found].node != p->node) {
@@ -419,8 +421,13 @@ static int run_migrate(struct fabric *f, struct lft_tables *t,
 		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
 		return 1;
 	}
-	if (migrate_plan(f, t, src, dst, o->scheme, o->method, NULL, &m, err,
-			 sizeof(err)) < 0) {
+	/* VFs behind vSwitches the policy names: the vSwitch-aware plan */
+	int vf_s = -1, vf_d = -1;
+	int vm = fabric_vswitch_of(f, src, &vf_s) != FAB_NONE && vf_s >= 0 &&
+		 fabric_vswitch_of(f, dst, &vf_d) != FAB_NONE && vf_d >= 0;
+	if ((vm ? migrate_plan_vm : migrate_plan)(f, t, src, dst, o->scheme,
+						  o->method, NULL, &m, err,
+						  sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
 		return 1;
 	}
@@ -431,18 +438,26 @@ static int run_migrate(struct fabric *f, struct lft_tables *t,
 		migration_free(&m);
 		return 1;
 	}
-	if (k.lft_blocks != m.lft_blocks || k.switches != m.switches_written)
-		log_warn("counting transport: %u blocks to %u switches, planned %u to %u",
-			 k.lft_blocks, k.switches, m.lft_blocks, m.switches_written);
+	k.lft_blocks -= k.vswitch_blocks;	/* the physical ones, as planned */
+	if (k.lft_blocks != m.lft_blocks || k.switches != m.switches_written ||
+	    k.vswitch_blocks != m.vswitch_blocks)
+		log_warn("counting transport: %u blocks to %u switches (%u to vSwitches),"
+			 " planned %u to %u (%u)", k.lft_blocks, k.switches,
+			 k.vswitch_blocks, m.lft_blocks, m.switches_written,
+			 m.vswitch_blocks);
 	printf("migration: method=%s scheme=%s switches_marked=%u switches_written=%u"
 	       " lft_blocks=%u other_smps=%u plan_us=%" PRIu64 " mark_us=%" PRIu64
 	       " levels_us=%" PRIu64 " run_us=%" PRIu64 " waves=%u vm_lid=%u"
-	       " dst_lid=%u entries=%u%s\n",
+	       " dst_lid=%u entries=%u%s",
 	       mig_method_name(m.method), mig_scheme_name(m.scheme),
 	       m.switches_marked, k.switches, k.lft_blocks, k.other_smps,
 	       m.plan_us, m.mark_us, m.levels_us, k.run_us, k.waves, m.vm_lid,
 	       m.dst_lid, m.entries_changed,
 	       m.fallback ? " fallback=itrc" : "");
+	if (vm)
+		printf(" vswitch_blocks=%u vswitches_written=%u", k.vswitch_blocks,
+		       m.vswitches_written);
+	printf("\n");
 	migration_free(&m);
 	return 0;
 }

@@ -77,8 +77,10 @@ int vmexec_busy(const struct sm *sm);
  */
 unsigned vmexec_port_sets(const struct migration *m, struct vm_port_set *ps);
 /*
- * Ends a run (mastership lost, shutdown): done runs with ok = 0 before
- * this returns, the tables are freed.  A no-op when idle.
+ * Ends a run (mastership lost, shutdown), after txn_cancel_all (the
+ * executor must have every answer, cancelled ones included): done runs
+ * with ok = 0 before this returns, the tables are freed.  A no-op when
+ * idle.
  */
 void vmexec_abort(struct sm *sm);
 
