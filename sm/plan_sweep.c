@@ -27,7 +27,13 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 	smp_pi_set(out, IB_PORT_MKEY_LEASE_F, 0);
 	if (fabric_is_endport(f, pi)) {
 		int lmc = (n->type == FAB_SWITCH && !n->enhanced_port0) ? 0 : f->lmc;
-		smp_pi_set(out, IB_PORT_LID_F, p->lid);
+		/*
+		 * An idle VF (FPORT_NOLID) keeps what the device holds: LID 0
+		 * is no LID a port may be set to once it had one (a VM left
+		 * it); the switches route that LID elsewhere or nowhere.
+		 */
+		smp_pi_set(out, IB_PORT_LID_F,
+			   p->flags & FPORT_NOLID ? p->hw_lid : p->lid);
 		smp_pi_set(out, IB_PORT_SMLID_F, pp->sm_lid);
 		smp_pi_set(out, IB_PORT_LMC_F, (uint32_t)lmc);
 		smp_pi_set64(out, IB_PORT_GID_PREFIX_F, pp->subnet_prefix);
@@ -189,7 +195,7 @@ int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		const struct fab_port *fp = &f->ports[pi];
 		if (!(fp->flags & FPORT_PRESENT) || fp->state != PORT_ARMED ||
-		    !plan_port_linked(f, pi) || lidless_link(f, pi))
+		    !plan_port_linked(f, pi))
 			continue;
 		uint8_t data[64];
 		encode_pi(d, pp, pi, PORT_ACTIVE, 0, data);

@@ -149,9 +149,11 @@ static void save_state(struct sm *sm)
 		log_err("cannot save the LID table: %s", err);
 }
 
+/* A move by its method; a boot copies the PF's column, a drop clears one. */
 static void fill_stats_from_plan(struct vmop_result *r, const struct migration *m)
 {
-	r->method = mig_method_name(m->method);
+	r->method = m->kind == MIG_BOOT ? "boot" : m->kind == MIG_DROP ? "drop" :
+		    mig_method_name(m->method);
 }
 
 static void finish(struct sm *sm, struct vmop *op)
