@@ -137,34 +137,14 @@ static const struct vmop_result *vm_cmd(struct run *r, int kind, const char *nam
 	return &r->r;
 }
 
-/* The port GUID lid leads to from switch sw (0: dropped, loop, above top). */
 static uint64_t walk(const struct run *r, uint32_t sw, uint32_t lid)
 {
-	const struct fabric *f = &r->topo;
-	for (int hops = 0; hops < 16; hops++) {
-		uint64_t g = f->nodes[sw].guid;
-		int p = emu_lft_entry(r->e, g, lid);
-		if ((int)lid > emu_lft_top(r->e, g) || p <= 0 || p == 0xff ||
-		    p > f->nodes[sw].nports)
-			return 0;
-		uint32_t rem = fabric_portp(f, sw, (unsigned)p)->remote;
-		if (rem == FAB_NONE)
-			return 0;
-		if (f->nodes[f->ports[rem].node].type != FAB_SWITCH)
-			return f->ports[rem].guid;
-		sw = f->ports[rem].node;
-	}
-	return 0;
+	return hv_walk(r->e, &r->topo, sw, lid);
 }
 
 static void reaches(const struct run *r, uint32_t lid, uint64_t g)
 {
-	for (uint32_t n = 0; n < r->topo.n_nodes; n++)
-		if (r->topo.nodes[n].type == FAB_SWITCH && walk(r, n, lid) != g)
-			ck_abort_msg("%s: LID %u goes to 0x%llx, not 0x%llx",
-				     r->topo.nodes[n].desc, lid,
-				     (unsigned long long)walk(r, n, lid),
-				     (unsigned long long)g);
+	hv_reaches(r->e, &r->topo, lid, g);
 }
 
 /* Every switch's LFT entries for LIDs 1..MAXLID, from the devices. */
