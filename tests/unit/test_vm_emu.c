@@ -79,16 +79,9 @@ static void sm_up(struct run *r, int scheme)
 
 static void setup(struct run *r, int scheme)
 {
-	char err[256] = "", *text = hv_text();
 	memset(r, 0, sizeof(*r));
-	fabric_init(&r->topo);
-	ck_assert_msg(topo_parse_string(&r->topo, text, "hv.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
+	r->e = hv_emu_open(&r->topo, 11);
 	hv_mark(&r->topo);	/* for fabric_vswitch_* on the topology */
-	r->e = emu_new(&r->topo, err, sizeof(err));
-	ck_assert_msg(r->e != NULL, "%s", err);
-	emu_set_seed(r->e, 11);
 	r->base = event_base_new();
 	ck_assert_ptr_nonnull(r->base);
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vmemu.XXXXXX");

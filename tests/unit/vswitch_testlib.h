@@ -14,6 +14,7 @@
 
 #include "mad/emu.h"
 #include "sm/fabric.h"
+#include "sm/topo.h"
 
 #define HV_LEAVES 4
 #define HV_PER_LEAF 3
@@ -87,6 +88,20 @@ static inline void hv_mark(struct fabric *f)
 	for (uint32_t i = 0; i < f->n_nodes; i++)
 		if (!strncmp(f->nodes[i].desc, "V-", 2))
 			f->nodes[i].flags |= FNODE_VSWITCH;
+}
+
+/* topo: the fabric of hv_text(); returns its emulator, seeded with seed. */
+static inline struct emu *hv_emu_open(struct fabric *topo, uint64_t seed)
+{
+	char err[256] = "", *text = hv_text();
+	fabric_init(topo);
+	ck_assert_msg(topo_parse_string(topo, text, "hv.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	struct emu *e = emu_new(topo, err, sizeof(err));
+	ck_assert_msg(e != NULL, "%s", err);
+	emu_set_seed(e, seed);
+	return e;
 }
 
 /*
