@@ -305,6 +305,19 @@ START_TEST(t_prepopulated)
 	settle(&r);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
 	ck_assert_int_eq(dev_lid(&r, dst), src_lid);
+
+	/* a command during a heavy sweep waits for its end, then runs */
+	static const int never = 0;
+	unsigned sweeps = r.sm->heavy_sweeps;
+	sm_request_heavy(r.sm, "test");
+	for (int i = 0; i < 1000 && r.sm->busy != 1; i++)
+		emu_run_until(r.base, &never, 1);
+	ck_assert_int_eq(r.sm->busy, 1);
+	res = vm_cmd(&r, VMOP_CREATE, "q", "V-0-0", 3);
+	ck_assert_msg(res->ok, "%s", res->err);
+	ck_assert_uint_gt(r.sm->heavy_sweeps, sweeps);	/* the sweep ended first */
+	ck_assert_int_eq((int)res->vm.lid, dev_lid(&r, vf_port(&r, 0, 0, 3)));
+	settle(&r);
 	teardown(&r);
 }
 END_TEST
