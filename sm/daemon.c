@@ -423,6 +423,22 @@ static void on_routed(void *arg, struct route_result *r)
 	program_set_tables(sm->prog, &sm->sub.lft);
 }
 
+void sm_program_params(const struct sm *sm, int first,
+		       struct program_params *pp)
+{
+	*pp = (struct program_params){
+		.subnet_prefix = sm->cfg.subnet_prefix,
+		.sm_lid = sm->sub.sm_lid,
+		.subnet_timeout = sm->cfg.subnet_timeout,
+		.hoq_life = sm->cfg.hoq_life,
+		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
+		.vl_stall_count = sm->cfg.vl_stall_count,
+		.max_op_vls = sm->cfg.max_op_vls,
+		.client_rereg = first,
+		.extra_rounds = LOCAL_EXTRA_ROUNDS,
+	};
+}
+
 /*
  * Routes the current model and writes what differs.  The routes are
  * computed on a thread while the loop configures the ports.  Given the
@@ -434,17 +450,8 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 			      int adopted)
 {
 	struct fabric *f = &sm->sub.model->f;
-	struct program_params pp = {
-		.subnet_prefix = sm->cfg.subnet_prefix,
-		.sm_lid = sm->sub.sm_lid,
-		.subnet_timeout = sm->cfg.subnet_timeout,
-		.hoq_life = sm->cfg.hoq_life,
-		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
-		.vl_stall_count = sm->cfg.vl_stall_count,
-		.max_op_vls = sm->cfg.max_op_vls,
-		.client_rereg = first,
-		.extra_rounds = LOCAL_EXTRA_ROUNDS,
-	};
+	struct program_params pp;
+	sm_program_params(sm, first, &pp);
 	program_free(sm->prog);
 	sm->prog = NULL;
 	route_job_cancel(sm->route_job);

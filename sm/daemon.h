@@ -151,6 +151,9 @@ int sm_start(struct sm *sm, char *err, size_t errlen);
 struct emu;
 int sm_start_emulated(struct sm *sm, struct emu *e, char *err, size_t errlen);
 void sm_request_heavy(struct sm *sm, const char *reason);
+/* What the configuration writes into ports (first: ClientReregister too). */
+void sm_program_params(const struct sm *sm, int first,
+		       struct program_params *pp);
 void sm_request_light(struct sm *sm);
 /* Recomputes routes on the current model and writes what changed. */
 int sm_request_reroute(struct sm *sm, char *err, size_t errlen);

@@ -221,6 +221,47 @@ static uint32_t follow(const struct fabric *f, const struct lft_tables *t,
 }
 
 /*
+ * After a move from end port sp to dp (tables old -> nt): the VM's LID
+ * reaches dp from every switch (and, prepopulated, the destination's LID
+ * sp); nothing else changed; every change is in a written block flagged
+ * as its row is (vSwitch or not), on a marked row when marked.
+ * (plain ifs: a ck_assert per entry costs a write to check's pipe)
+ */
+static void check_moved(const struct fabric *f, const struct lft_tables *old,
+			const struct lft_tables *nt, const struct migration *m,
+			int scheme, uint32_t sp, uint32_t dp, int marked)
+{
+	for (uint32_t r = 0; r < nt->n_sw; r++) {
+		if (follow(f, nt, r, m->vm_lid) != dp)
+			ck_abort_msg("row %u (%s): VM LID %u does not reach the destination",
+				     r, f->nodes[nt->sw_node[r]].desc, m->vm_lid);
+		if (scheme == MIG_PREPOPULATED && follow(f, nt, r, m->dst_lid) != sp)
+			ck_abort_msg("row %u: LID %u does not reach the source", r,
+				     m->dst_lid);
+	}
+	for (uint32_t r = 0; r < nt->n_sw; r++) {
+		uint8_t vs = (uint8_t)fabric_is_vswitch(f, nt->sw_node[r]);
+		for (uint32_t lid = 0; lid <= nt->max_lid; lid++) {
+			uint8_t a = lft_row(old, r)[lid], b = lft_row(nt, r)[lid];
+			int moved = lid == m->vm_lid ||
+				    (scheme == MIG_PREPOPULATED && lid == m->dst_lid);
+			if (!moved && a != b)
+				ck_abort_msg("row %u LID %u: %u became %u", r, lid, a, b);
+			if (a == b)
+				continue;
+			if (marked && !m->marked[r])
+				ck_abort_msg("row %u changed, not marked", r);
+			int found = 0;
+			for (uint32_t i = 0; i < m->n_w; i++)
+				found |= m->w[i].row == r && m->w[i].block == lid / 64 &&
+					 m->w[i].vswitch == vs;
+			if (!found)
+				ck_abort_msg("row %u LID %u changed, block not written", r, lid);
+		}
+	}
+}
+
+/*
  * Migrates h1 to h2 on a copy of z's tables and checks everything that
  * must hold of any migration; returns the migration (caller frees).
  */
@@ -243,35 +284,7 @@ static void check_one(const struct fx *z, long h1, long h2, int scheme,
 	ck_assert_uint_le(m->lft_blocks, method == MIG_FULL ?
 			  z->t.n_sw * (z->t.max_lid / 64 + 1) : 2 * z->t.n_sw);
 	ck_assert_uint_le(m->switches_written, m->switches_marked);
-	/* the VM's LID reaches the destination from every switch */
-	/* (plain ifs: a ck_assert per entry costs a write to check's pipe) */
-	for (uint32_t r = 0; r < nt.n_sw; r++) {
-		if (follow(&z->f, &nt, r, m->vm_lid) != dp)
-			ck_abort_msg("row %u: VM LID %u does not reach the destination",
-				     r, m->vm_lid);
-		if (scheme == MIG_PREPOPULATED &&
-		    follow(&z->f, &nt, r, m->dst_lid) != sp)
-			ck_abort_msg("row %u: LID %u does not reach the source", r,
-				     m->dst_lid);
-	}
-	/* nothing else changed, and every change is in a written block */
-	for (uint32_t r = 0; r < nt.n_sw; r++)
-		for (uint32_t lid = 0; lid <= nt.max_lid; lid++) {
-			uint8_t a = lft_row(&z->t, r)[lid], b = lft_row(&nt, r)[lid];
-			int moved = lid == m->vm_lid ||
-				    (scheme == MIG_PREPOPULATED && lid == m->dst_lid);
-			if (!moved && a != b)
-				ck_abort_msg("row %u LID %u: %u became %u", r, lid, a, b);
-			if (a == b)
-				continue;
-			if (!m->marked[r])
-				ck_abort_msg("row %u changed, not marked", r);
-			int found = 0;
-			for (uint32_t i = 0; i < m->n_w; i++)
-				found |= m->w[i].row == r && m->w[i].block == lid / 64;
-			if (!found)
-				ck_abort_msg("row %u LID %u changed, block not written", r, lid);
-		}
+	check_moved(&z->f, &z->t, &nt, m, scheme, sp, dp, 1);
 	/* writes in wave order, no (row, block) twice */
 	for (uint32_t i = 1; i < m->n_w; i++)
 		if (m->w[i - 1].wave > m->w[i].wave)
@@ -552,33 +565,7 @@ static void check_vm(struct hv *h, uint32_t src, uint32_t dst, int scheme,
 	if (method != MIG_FULL)
 		ck_assert_uint_le(m->vswitches_written, 2);
 	ck_assert_uint_eq(m->lft_blocks + m->vswitch_blocks, m->n_w);
-	/* the VM's LID reaches the destination VF from every switch */
-	for (uint32_t r = 0; r < nt.n_sw; r++) {
-		if (follow(&h->f, &nt, r, m->vm_lid) != dst)
-			ck_abort_msg("row %u (%s): VM LID %u does not reach the VF", r,
-				     h->f.nodes[nt.sw_node[r]].desc, m->vm_lid);
-		if (scheme == MIG_PREPOPULATED &&
-		    follow(&h->f, &nt, r, m->dst_lid) != src)
-			ck_abort_msg("row %u: LID %u does not reach the source VF", r,
-				     m->dst_lid);
-	}
-	/* nothing else changed; each change written, flagged as its row is */
-	for (uint32_t r = 0; r < nt.n_sw; r++)
-		for (uint32_t lid = 0; lid <= nt.max_lid; lid++) {
-			uint8_t a = lft_row(&h->t, r)[lid], b = lft_row(&nt, r)[lid];
-			int moved = lid == m->vm_lid ||
-				    (scheme == MIG_PREPOPULATED && lid == m->dst_lid);
-			if (!moved && a != b)
-				ck_abort_msg("row %u LID %u: %u became %u", r, lid, a, b);
-			if (a == b)
-				continue;
-			int found = 0;
-			for (uint32_t i = 0; i < m->n_w; i++)
-				found |= m->w[i].row == r && m->w[i].block == lid / 64 &&
-					 m->w[i].vswitch == is_vs_row(h, r);
-			if (!found)
-				ck_abort_msg("row %u LID %u changed, block not written", r, lid);
-		}
+	check_moved(&h->f, &h->t, &nt, m, scheme, src, dst, 0);
 	for (uint32_t i = 0; i < m->n_w; i++) {
 		if (m->w[i].vswitch != is_vs_row(h, m->w[i].row))
 			ck_abort_msg("write %u: vswitch flag %u on row %u", i,

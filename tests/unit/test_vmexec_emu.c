@@ -10,6 +10,7 @@
  *  - a dynamic boot on a LID above every switch's LinearFDBTop: the tops
  *    are raised, the LID reaches the VF from every switch, the model's
  *    max_lid follows;
+ *  - a dynamic boot on an idle VF: VF and vSwitch port go ACTIVE;
  *  - a destination vSwitch that does not answer: the run stops after its
  *    wave (nothing of the later waves is written), done says it failed,
  *    the SM keeps its tables and LIDs.
@@ -56,7 +57,7 @@ static int idle(const struct run *r)
 	return r->sm->heavy_sweeps >= 1 && !r->sm->busy && !r->sm->heavy_wanted;
 }
 
-static void setup(struct run *r)
+static void setup_with(struct run *r, int scheme)
 {
 	static const int never = 0;
 	char err[256] = "", *text = hv_text();
@@ -74,12 +75,20 @@ static void setup(struct run *r)
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
 	log_set_level(LOG_ERROR);
 	r->sm = emu_sm_new(r->state, 20);
+	r->sm->cfg.lid_scheme = scheme;
+	r->sm->cfg.n_vswitches = 1;
+	snprintf(r->sm->cfg.vswitches[0], sizeof(r->sm->cfg.vswitches[0]), "V-*");
 	emu_sm_start(r->sm, r->base, r->e);
 	for (unsigned el = 0; el < 20000 && !idle(r); el += 2)
 		emu_run_until(r->base, &never, 2);
 	ck_assert_msg(idle(r), "the SM did not settle");
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);
 	hv_mark(&r->sm->sub.model->f);
+}
+
+static void setup(struct run *r)
+{
+	setup_with(r, MIG_PREPOPULATED);
 }
 
 static void teardown(struct run *r)
@@ -217,36 +226,73 @@ START_TEST(t_move_prepopulated)
 }
 END_TEST
 
-START_TEST(t_boot_dynamic)
+/*
+ * A dynamic VM booted on VF k of hypervisor (l, i) with the LID above
+ * the model's highest: the device's VF and its vSwitch port ACTIVE with
+ * it, every switch routes it there, the SM's tables and model follow.
+ */
+static void boot(struct run *r, int l, int i, int k)
 {
-	struct run r;
 	struct migration m;
 	struct lft_tables t;
 	char err[256] = "";
-	setup(&r);
-	struct fabric *f = &r.sm->sub.model->f;
-	uint32_t vf = hv_vf_port(f, 1, 0, 2), lid = f->max_lid + 1;
-	uint64_t g = f->ports[vf].guid;
-	uint32_t tvf = hv_vf_port(&r.topo, 1, 0, 2);
+	struct fabric *f = &r->sm->sub.model->f;
+	uint32_t vf = hv_vf_port(f, l, i, k), tvf = hv_vf_port(&r->topo, l, i, k);
+	uint32_t lid = f->max_lid + 1;
 
+	ck_assert_int_eq(migrate_tables_copy(&t, &r->sm->sub.lft, f, lid), 0);
+	ck_assert_msg(migrate_plan_boot(f, &t, vf, lid, &m, err, sizeof(err)) == 0,
+		      "%s", err);
+	run_vm(r, &m, &t);
+	ck_assert_int_eq(r->ok, 1);
+	ck_assert_int_eq(dev_lid(r, tvf), (int)lid);
+	ck_assert_int_eq(dev_state(r, tvf), PORT_ACTIVE);
+	ck_assert_int_eq(dev_state(r, r->topo.ports[tvf].remote), PORT_ACTIVE);
+	reaches(r, lid, f->ports[vf].guid);
+	tables_match(r, lid);
+	ck_assert_uint_eq(r->sm->sub.lft.max_lid, lid);
+	ck_assert_uint_eq(f->max_lid, lid);
+	ck_assert_uint_eq(f->lid_port[lid], vf);
+	ck_assert_uint_eq(f->ports[vf].lid, lid);
+	ck_assert_int_eq(f->ports[vf].flags & FPORT_NOLID, 0);
+	ck_assert_uint_eq(emu_violations(r->e), 0);
+}
+
+/* Above every switch's LinearFDBTop: raised, one SwitchInfo each. */
+START_TEST(t_boot_dynamic)
+{
+	struct run r;
+	setup(&r);
+	uint32_t lid = r.sm->sub.model->f.max_lid + 1;
 	for (uint32_t n = 0; n < r.topo.n_nodes; n++)
 		if (r.topo.nodes[n].type == FAB_SWITCH)
 			ck_assert_int_lt(emu_lft_top(r.e, r.topo.nodes[n].guid), (int)lid);
-	ck_assert_int_eq(migrate_tables_copy(&t, &r.sm->sub.lft, f, lid), 0);
-	ck_assert_msg(migrate_plan_boot(f, &t, vf, lid, &m, err, sizeof(err)) == 0,
-		      "%s", err);
-	run_vm(&r, &m, &t);
-	ck_assert_int_eq(r.ok, 1);
-	/* every switch's top raised: one SwitchInfo each, and the VF's PortInfo */
+	boot(&r, 1, 0, 2);
+	/* every switch's top raised, and the VF's PortInfo */
 	ck_assert_uint_ge(r.st.other_smps, r.sm->sub.lft.n_sw + 1);
-	reaches(&r, lid, g);
-	ck_assert_int_eq(dev_lid(&r, tvf), (int)lid);
-	ck_assert_int_eq(dev_state(&r, tvf), PORT_ACTIVE);
-	tables_match(&r, lid);
-	ck_assert_uint_eq(r.sm->sub.lft.max_lid, lid);
-	ck_assert_uint_eq(f->max_lid, lid);
-	ck_assert_uint_eq(f->lid_port[lid], vf);
-	ck_assert_uint_eq(emu_violations(r.e), 0);
+	for (uint32_t n = 0; n < r.topo.n_nodes; n++)
+		if (r.topo.nodes[n].type == FAB_SWITCH)
+			ck_assert_int_ge(emu_lft_top(r.e, r.topo.nodes[n].guid), (int)lid);
+	teardown(&r);
+}
+END_TEST
+
+/*
+ * Dynamic scheme: a VM on an idle VF.  Where the SM leaves idle VFs
+ * without a LID (sm/lids.c, FPORT_NOLID) the VF and its vSwitch port
+ * are in INIT before; after the boot both are ACTIVE.
+ */
+START_TEST(t_boot_idle)
+{
+	struct run r;
+	setup_with(&r, MIG_DYNAMIC);
+	struct fabric *f = &r.sm->sub.model->f;
+	uint32_t vf = hv_vf_port(f, 2, 2, 3), tvf = hv_vf_port(&r.topo, 2, 2, 3);
+	if (f->ports[vf].flags & FPORT_NOLID) {
+		ck_assert_int_eq(dev_state(&r, tvf), PORT_INIT);
+		ck_assert_int_eq(dev_state(&r, r.topo.ports[tvf].remote), PORT_INIT);
+	}
+	boot(&r, 2, 2, 3);
 	teardown(&r);
 }
 END_TEST
@@ -293,6 +339,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, t_move_prepopulated);
 	tcase_add_test(tc, t_boot_dynamic);
+	tcase_add_test(tc, t_boot_idle);
 	tcase_add_test(tc, t_stop_on_failure);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
