@@ -22,6 +22,8 @@
 #include "route.h"
 #include "sa.h"
 #include "state.h"
+#include "vmops.h"
+#include "vswitch.h"
 
 #define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
 #define ONCE_MAX_RESWEEPS 2
@@ -192,6 +194,8 @@ static void finish_sweep(struct sm *sm)
 	sm->busy = 0;
 	sm->last_sweep_time = (uint64_t)time(NULL);
 	trapin_idle(&sm->traps);
+	if (vmops_resume(sm))	/* a VM command waited for the sweep */
+		return;
 	if (sm->heavy_wanted)
 		kick(sm);
 	else if (sm->state == SMS_MASTER)
@@ -321,7 +325,18 @@ void sm_configure(struct sm *sm)
 	sm->disc = NULL;
 	struct sweep_summary *s = &sm->last;
 	memset(s, 0, sizeof(*s));
-	if (lids_assign(f, &sm->sub.guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
+	/*
+	 * vSwitches and VMs before the LIDs: idle VFs get none (dynamic), a
+	 * VM's VF gets the VM's LID, the routing sees the VMs' weights.
+	 */
+	struct vswitch_report vr;
+	vswitch_mark(f, &sm->cfg, &vr);
+	uint32_t vms_here = vm_apply(&sm->vms, f, sm->cfg.lid_scheme);
+	if (vr.marked || sm->vms.n)
+		log_info("%u vSwitches, %u of %u VMs in the fabric", vr.marked,
+			 vms_here, sm->vms.n);
+	if (vm_registry_lids(&sm->vms, &sm->sub.guid2lid) < 0 ||
+	    lids_assign(f, &sm->sub.guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
 		log_err("LID assignment: out of memory");
 		discovery_free(old);
 		sm_stop(sm, 1);
@@ -712,6 +727,11 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* a registry that does not load stops us: starting would lose the VMs */
+	if (vm_registry_load(&sm->vms, sm->cfg.state_dir, err, errlen) < 0)
+		return -1;
+	if (sm->vms.n)
+		log_notice("%u VMs in %s", sm->vms.n, sm->vms.path);
 	return subnet_init(&sm->sub, sm->cfg.state_dir, err, errlen);
 }
 
@@ -791,9 +811,11 @@ void sm_shutdown(struct sm *sm)
 	}
 	route_job_cancel(sm->route_job);
 	sm->route_job = NULL;
+	vmops_free(sm);
 	program_free(sm->prog);
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);
+	vm_registry_free(&sm->vms);
 	adopt_free(sm->adopt);
 	smstate_free(sm);
 	sa_free(sm);

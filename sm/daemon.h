@@ -32,6 +32,7 @@ struct notifier;
 struct sm_events;
 struct sm_paths;
 struct vmexec;
+struct vmop;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -83,7 +84,8 @@ struct sm {
 	int verify;			/* --verify: check the tables after --once */
 
 	/* the sweep in progress */
-	int busy;			/* 0 idle, 1 heavy, 2 light */
+	int busy;			/* 0 idle, 1 heavy, 2 light, 3 a VM's
+					 * writes (sm/vmops.c) */
 	int heavy_wanted;
 	char heavy_reason[128];
 	struct discovery *disc;		/* being built */
@@ -104,6 +106,8 @@ struct sm {
 	/* the VM registry (sm/vm.c), persisted in the state directory */
 	struct vm_registry vms;
 	struct vmexec *vmexec;		/* a VM's writes running (sm/vmexec.c) */
+	struct vmop *vmop;		/* a VM command running or waiting for
+					 * the sweep's end (sm/vmops.c) */
 	int ever_master;
 	int adopt_tables;		/* next configuration: read the LFTs first */
 	struct adopt *adopt;		/* reading them */

@@ -20,6 +20,8 @@
 #include "migcount.h"
 #include "route.h"
 #include "topo.h"
+#include "vm.h"
+#include "vswitch.h"
 
 #define VERSION "0.1"
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
@@ -460,12 +462,58 @@ static int run_migrate(struct fabric *f, struct lft_tables *t,
 	return 0;
 }
 
+/*
+ * --offline: the vSwitches the policy names, and the VMs of the registry
+ * in the state directory (read, never written) with their LIDs in m.
+ * Under the dynamic scheme idle VFs get no LID; --migrate's SRC, when it
+ * is a VF, carries a VM (it has a LID to move).  0, or -1 (said why).
+ */
+static int offline_vms(struct fabric *f, const struct config *cfg,
+		       const struct options *o, struct guid_map *m)
+{
+	char err[1024];
+	struct vswitch_report vr;
+	struct vm_registry vms;
+	vswitch_mark(f, cfg, &vr);
+	if (guid_map_init(m, 64) < 0) {
+		fprintf(stderr, "ibsmd: out of memory\n");
+		return -1;
+	}
+	if (vm_registry_load(&vms, cfg->state_dir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: %s\n", err);
+		return -1;
+	}
+	vm_apply(&vms, f, cfg->lid_scheme);
+	int rc = vm_registry_lids(&vms, m);
+	vm_registry_free(&vms);
+	if (rc < 0) {
+		fprintf(stderr, "ibsmd: out of memory\n");
+		return -1;
+	}
+	for (uint32_t pi = 0; o->mig_src && pi < f->n_ports; pi++) {
+		struct fab_port *p = &f->ports[pi];
+		int vf;
+		if (!(p->flags & FPORT_NOLID) ||
+		    fabric_vswitch_of(f, pi, &vf) == FAB_NONE || vf < 0)
+			continue;
+		if (!strcmp(f->nodes[p->node].desc, o->mig_src) ||
+		    (!strncmp(o->mig_src, "0x", 2) &&
+		     strtoull(o->mig_src, NULL, 16) == p->guid)) {
+			p->flags &= (uint8_t)~FPORT_NOLID;
+			if (!p->vm_weight)
+				p->vm_weight = 1;
+		}
+	}
+	return 0;
+}
+
 static int run_offline(const struct config *cfg, const struct options *o)
 {
 	char err[1024];
 	struct fabric f;
 	struct lft_tables t = { 0 };
 	struct sweep_summary s = { 0 };
+	struct guid_map vm_lids = { 0 };
 	uint64_t t0 = sm_now_ms();
 	fabric_init(&f);
 	if (topo_load(&f, o->offline, err, sizeof(err)) < 0) {
@@ -474,7 +522,9 @@ static int run_offline(const struct config *cfg, const struct options *o)
 		return 1;
 	}
 	int rc = 1;
-	if (lids_assign(&f, NULL, (uint8_t)cfg->lmc, &s.lids_rep) < 0) {
+	if (offline_vms(&f, cfg, o, &vm_lids) < 0)
+		goto out;
+	if (lids_assign(&f, &vm_lids, (uint8_t)cfg->lmc, &s.lids_rep) < 0) {
 		fprintf(stderr, "ibsmd: out of memory\n");
 		goto out;
 	}
@@ -497,6 +547,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	if (rc == 0 && o->mig_src)
 		rc = run_migrate(&f, &t, o);
 out:
+	guid_map_free(&vm_lids);
 	lft_tables_free(&t);
 	fabric_free(&f);
 	return rc;
@@ -582,6 +633,7 @@ out:
 	if (sm) {
 		if (sm->ctl)
 			control_close(sm->ctl);
+		sm->ctl = NULL;	/* a VM command ended by the shutdown answers nobody */
 		sm_shutdown(sm);
 	}
 	if (emu) {

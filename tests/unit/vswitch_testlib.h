@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mad/emu.h"
 #include "sm/fabric.h"
+#include "sm/topo.h"
 
 #define HV_LEAVES 4
 #define HV_PER_LEAF 3
@@ -86,6 +88,56 @@ static inline void hv_mark(struct fabric *f)
 	for (uint32_t i = 0; i < f->n_nodes; i++)
 		if (!strncmp(f->nodes[i].desc, "V-", 2))
 			f->nodes[i].flags |= FNODE_VSWITCH;
+}
+
+/* topo: the fabric of hv_text(); returns its emulator, seeded with seed. */
+static inline struct emu *hv_emu_open(struct fabric *topo, uint64_t seed)
+{
+	char err[256] = "", *text = hv_text();
+	fabric_init(topo);
+	ck_assert_msg(topo_parse_string(topo, text, "hv.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	struct emu *e = emu_new(topo, err, sizeof(err));
+	ck_assert_msg(e != NULL, "%s", err);
+	emu_set_seed(e, seed);
+	return e;
+}
+
+/*
+ * The port GUID where a packet for lid ends, following emulator e's
+ * switch LFTs from switch sw of topology f; 0 when it is dropped, loops,
+ * or falls above a switch's LinearFDBTop.  (Needs mad/emu.h.)
+ */
+static inline uint64_t hv_walk(const struct emu *e, const struct fabric *f,
+			       uint32_t sw, uint32_t lid)
+{
+	for (int hops = 0; hops < 16; hops++) {
+		uint64_t g = f->nodes[sw].guid;
+		int p = emu_lft_entry(e, g, lid);
+		if ((int)lid > emu_lft_top(e, g) || p <= 0 || p == 0xff ||
+		    p > f->nodes[sw].nports)
+			return 0;
+		uint32_t rem = fabric_portp(f, sw, (unsigned)p)->remote;
+		if (rem == FAB_NONE)
+			return 0;
+		if (f->nodes[f->ports[rem].node].type != FAB_SWITCH)
+			return f->ports[rem].guid;
+		sw = f->ports[rem].node;
+	}
+	return 0;
+}
+
+/* Every switch of f sends lid to port GUID g on emulator e. */
+static inline void hv_reaches(const struct emu *e, const struct fabric *f,
+			      uint32_t lid, uint64_t g)
+{
+	for (uint32_t n = 0; n < f->n_nodes; n++)
+		if (f->nodes[n].type == FAB_SWITCH && hv_walk(e, f, n, lid) != g)
+			ck_abort_msg("%s: LID %u goes to 0x%llx, not 0x%llx",
+				     f->nodes[n].desc, lid,
+				     (unsigned long long)hv_walk(e, f, n, lid),
+				     (unsigned long long)g);
 }
 
 #endif
