@@ -226,7 +226,8 @@ static int check_portinfo(struct req *r, const struct emu_port *p,
 		violation(r, what, "port %u: LID 0x%x is not a unicast LID", p->num, s->lid);
 		st = ST_BAD_FIELD;
 	}
-	if (end && s->lid == 0 && (p->flags & EP_LID_SET)) {
+	/* LID 0 only with PortState Down: a reset (an idle VF, sm/vm.c) */
+	if (end && s->lid == 0 && (p->flags & EP_LID_SET) && s->state != PORT_DOWN) {
 		violation(r, what, "port %u: LID 0 on a port whose LID was set", p->num);
 		st = ST_BAD_FIELD;
 	}
@@ -289,6 +290,8 @@ static void apply_portinfo(struct req *r, uint32_t pi, const struct pi_set *s)
 	if (end) {
 		if (s->lid)
 			p->flags |= EP_LID_SET;
+		else
+			p->flags &= (uint8_t)~EP_LID_SET;
 		p->lid = s->lid;
 		p->sm_lid = s->sm_lid;
 		p->gid_prefix = s->gid_prefix;

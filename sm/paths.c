@@ -143,6 +143,33 @@ static void on_compared(evutil_socket_t fd, short what, void *arg)
 	job_free(j);
 }
 
+/*
+ * Hosts know a VM by its vGUID, not by the VF it runs on: in the copy
+ * the distinguisher compares, a VF carrying a VM (with the VM's LID) is
+ * named by the VM's vGUID (node and port GUID).  A migration then maps
+ * the VM onto itself -- its paths are compared, and 68/69 notices name
+ * its GID -- and a VF without a VM is a port of its own that no round
+ * compares with the VM.  The copy is committed as the next round's old
+ * snapshot, so both sides of a comparison are named the same way.
+ */
+static void name_vms(const struct vm_registry *r, struct fabric *f)
+{
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct vm *v = &r->v[i];
+		uint32_t pi = vm_port(v, f);
+		if (pi == FAB_NONE || f->ports[pi].lid != v->lid ||
+		    fabric_find_node(f, v->vguid) != FAB_NONE)
+			continue;
+		struct fab_node *n = &f->nodes[f->ports[pi].node];
+		uint32_t ni = f->ports[pi].node;
+		guid_map_del(&f->node_by_guid, n->guid);
+		n->guid = v->vguid;
+		f->ports[pi].guid = v->vguid;
+		if (guid_map_put(&f->node_by_guid, n->guid, ni) < 0)
+			log_warn("paths: out of memory naming VM %s", v->name);
+	}
+}
+
 void sm_paths_rerouted(struct sm *sm)
 {
 	const struct fabric *f = &sm->sub.model->f;
@@ -184,6 +211,7 @@ void sm_paths_rerouted(struct sm *sm)
 		job_free(j);
 		return;
 	}
+	name_vms(&sm->vms, &j->f);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	cpu_worker_attr(&attr);	/* not on the MAD path's CPU */

@@ -27,13 +27,8 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 	smp_pi_set(out, IB_PORT_MKEY_LEASE_F, 0);
 	if (fabric_is_endport(f, pi)) {
 		int lmc = (n->type == FAB_SWITCH && !n->enhanced_port0) ? 0 : f->lmc;
-		/*
-		 * An idle VF (FPORT_NOLID) keeps what the device holds: LID 0
-		 * is no LID a port may be set to once it had one (a VM left
-		 * it); the switches route that LID elsewhere or nowhere.
-		 */
-		smp_pi_set(out, IB_PORT_LID_F,
-			   p->flags & FPORT_NOLID ? p->hw_lid : p->lid);
+		/* an idle VF (FPORT_NOLID) has LID 0: see plan_port() */
+		smp_pi_set(out, IB_PORT_LID_F, p->lid);
 		smp_pi_set(out, IB_PORT_SMLID_F, pp->sm_lid);
 		smp_pi_set(out, IB_PORT_LMC_F, (uint32_t)lmc);
 		smp_pi_set64(out, IB_PORT_GID_PREFIX_F, pp->subnet_prefix);
@@ -109,6 +104,14 @@ static int plan_port(struct plan *p, int wave, const struct discovery *d,
 	int rereg = pp->client_rereg && ep && n->type != FAB_SWITCH;
 	/* a host the LID space had no room for, an idle VF: off the subnet (INIT) */
 	int state = ln && fp->state == PORT_INIT && !lidless_link(f, pi) ? PORT_ARMED : 0;
+	/*
+	 * A VF a VM left (FPORT_NOLID, still ARMED or ACTIVE with the VM's
+	 * LID): LID 0 and PortState Down, so that its link retrains to INIT
+	 * -- what a function-level reset of the VF leaves.  ibsim and the
+	 * emulator do that (DOWN on a CA port: both ends back to INIT).
+	 */
+	if ((fp->flags & FPORT_NOLID) && ep && fp->state >= PORT_ARMED)
+		state = PORT_DOWN;
 	uint8_t data[64];
 	encode_pi(d, pp, pi, state, rereg, data);
 	uint32_t di = plan_data(p, wave, data);

@@ -258,6 +258,9 @@ START_TEST(t_dynamic)
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
 	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
 	ck_assert_int_eq(dev_state(&r, dst), PORT_ACTIVE);
+	/* the VF the VM left is reset: LID 0, back in INIT; no LID twice */
+	ck_assert_int_eq(dev_lid(&r, src), 0);
+	ck_assert_int_eq(dev_state(&r, src), PORT_INIT);
 	snprintf(g, sizeof(g), "vf_guid=0x%016llx", (unsigned long long)dst->guid);
 	ck_assert(file_has(&r, "vms", l, g));
 	snprintf(g, sizeof(g), "0x%016llx %u ", (unsigned long long)dst->guid, lid);
@@ -280,6 +283,8 @@ START_TEST(t_dynamic)
 		if (r.topo.nodes[n].type == FAB_SWITCH)
 			ck_assert_uint_eq(walk(&r, n, lid), 0);
 	settle(&r);
+	ck_assert_int_eq(dev_lid(&r, dst), 0);
+	ck_assert_int_eq(dev_state(&r, dst), PORT_INIT);
 	ck_assert_uint_eq(r.sm->vms.n, 0);
 	ck_assert(!file_has(&r, "vms", l, ""));
 	teardown(&r);
