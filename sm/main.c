@@ -56,8 +56,12 @@ static void usage_engines(FILE *fp)
 	for (size_t i = 0; (e = routing_engine_default(i)) != NULL; i++)
 		fprintf(fp, "%s%s", i ? "," : " ", e->name);
 	fprintf(fp, "):\n");
+	int w = 0;
 	for (size_t i = 0; (e = routing_engine_at(i)) != NULL; i++)
-		fprintf(fp, "  %-8s %s; %s; %s\n", e->name, e->summary,
+		if ((int)strlen(e->name) > w)
+			w = (int)strlen(e->name);
+	for (size_t i = 0; (e = routing_engine_at(i)) != NULL; i++)
+		fprintf(fp, "  %-*s %s; %s; %s\n", w, e->name, e->summary,
 			e->topologies,
 			e->deadlock_free ? "deadlock-free" : "not deadlock-free");
 }
