@@ -175,11 +175,10 @@ static int names_vf(const struct run *r, const uint8_t gid[16])
 	uint64_t g = 0;
 	for (int i = 8; i < 16; i++)
 		g = g << 8 | gid[i];
-	for (int l = 0; l < HV_LEAVES; l++)
-		for (int i = 0; i < HV_PER_LEAF; i++)
-			for (int k = 0; k < HV_VFS; k++)
-				if (r->topo.ports[hv_vf_port(&r->topo, l, i, k)].guid == g)
-					return 1;
+	for (uint32_t pi = 0; pi < r->topo.n_ports; pi++)
+		if (r->topo.ports[pi].guid == g &&
+		    !strncmp(r->topo.nodes[r->topo.ports[pi].node].desc, "F-", 2))
+			return 1;
 	return 0;
 }
 
