@@ -56,10 +56,7 @@ static void settle(struct run *r)
 
 static void sm_up(struct run *r, int scheme)
 {
-	r->sm = emu_sm_new(r->state, 20);
-	r->sm->cfg.lid_scheme = scheme;
-	r->sm->cfg.n_vswitches = 1;
-	snprintf(r->sm->cfg.vswitches[0], sizeof(r->sm->cfg.vswitches[0]), "V-*");
+	r->sm = vmop_sm_new(r->state, scheme);
 	emu_sm_start(r->sm, r->base, r->e);
 	settle(r);
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);

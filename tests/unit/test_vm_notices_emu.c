@@ -119,11 +119,8 @@ static void setup(struct run *r, int scheme)
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vmnotice.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
 	log_set_level(getenv("VMNOTICE_DEBUG") ? LOG_INFO : LOG_ERROR);
-	r->sm = emu_sm_new(r->state, 20);
-	r->sm->cfg.lid_scheme = scheme;
+	r->sm = vmop_sm_new(r->state, scheme);
 	r->sm->cfg.events_signalling = REPATH_ONLY;
-	r->sm->cfg.n_vswitches = 1;
-	snprintf(r->sm->cfg.vswitches[0], sizeof(r->sm->cfg.vswitches[0]), "V-*");
 	emu_sm_start(r->sm, r->base, r->e);
 	vmop_settle(r->base, r->sm);
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);

@@ -13,6 +13,20 @@
 #include "sm/daemon.h"
 #include "sm/vmops.h"
 
+/*
+ * An SM for the hypervisor fabric (vswitch_testlib.h): the policy's
+ * virtualization {lid_scheme: scheme, vswitches: ["V-*"]}, the rest as
+ * emu_sm_new().  Adjust sm->cfg before emu_sm_start().
+ */
+static inline struct sm *vmop_sm_new(const char *state_dir, int scheme)
+{
+	struct sm *sm = emu_sm_new(state_dir, 20);
+	sm->cfg.lid_scheme = scheme;
+	sm->cfg.n_vswitches = 1;
+	snprintf(sm->cfg.vswitches[0], sizeof(sm->cfg.vswitches[0]), "V-*");
+	return sm;
+}
+
 /* A command's end, as the control socket's deferred reply would see it. */
 struct vmop_wait {
 	int done;
