@@ -307,6 +307,12 @@ static int do_create(struct sm *sm, struct vmop *op)
 		f->ports[op->vf_pi].vm_weight = v->weight;
 		save_state(sm);
 		sa_publish(sm, f, &sm->sub.lft);
+		/*
+		 * No writes, so no check sweep: a round of its own makes the
+		 * routes signalled name the VF by the VM (sm/paths.c), or the
+		 * VM's first migration would be told as its VF's LID moving.
+		 */
+		sm_paths_rerouted(sm);
 		log_notice("vm create '%s': LID %u of VF %d of 0x%016" PRIx64 " (prepopulated: no writes)",
 			   v->name, v->lid, vf, v->hyp_guid);
 		op->r.ok = 1;

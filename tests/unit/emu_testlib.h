@@ -19,6 +19,7 @@
 #include "sm/fabric.h"
 #include "sm/log.h"
 #include "sm/topo.h"
+#include "traps/notice.h"
 #include "traps/saclient.h"
 
 /* 2 spines, 4 leaves, 3 hosts a leaf (H0..H11, CA GUID 0x1000 + 4h) */
@@ -328,6 +329,85 @@ static inline void emu_sm_run(struct event_base *base, const struct sm *sm,
 	int idle = emu_run_while(base, until_idle ? emu_sm_idle : emu_never, sm, ms);
 	if (until_idle)
 		ck_assert_msg(idle, "the SM did not settle");
+}
+
+#define EMU_SUB_MAXREC 64
+
+/* A port subscribed to every notice (an SA InformInfo Set): what Reports it got. */
+struct emu_subscriber {
+	struct mad_transport t;
+	struct saclient *c;
+	uint64_t guid;
+	int set_answers, set_status;
+	int repath, unpath, other;		/* 69s, 68s, other traps */
+	struct notice_path rec[EMU_SUB_MAXREC];	/* the 68s and 69s, in order */
+	uint8_t other_gid[EMU_SUB_MAXREC][16];	/* the other traps' GIDs */
+};
+
+static inline void emu_subscriber_report(void *arg, const uint8_t *raw,
+					 const struct mad_addr *from)
+{
+	struct emu_subscriber *h = arg;
+	struct notice nt;
+	(void)from;
+	notice_decode(raw, &nt);
+	if (nt.trap == TRAP_REPATH || nt.trap == TRAP_UNPATH) {
+		int n = h->repath + h->unpath;
+		if (n < EMU_SUB_MAXREC)
+			notice_get_path(&nt, &h->rec[n]);
+		*(nt.trap == TRAP_REPATH ? &h->repath : &h->unpath) += 1;
+	} else {
+		if (h->other < EMU_SUB_MAXREC)
+			notice_get_gid(&nt, h->other_gid[h->other]);
+		h->other++;
+	}
+}
+
+static inline void emu_subscriber_set_done(void *arg, int status,
+					   const uint8_t *recs, size_t n,
+					   size_t stride, const uint8_t *hdr)
+{
+	struct emu_subscriber *h = arg;
+	(void)recs;
+	(void)n;
+	(void)stride;
+	(void)hdr;
+	h->set_answers++;
+	h->set_status = status;
+}
+
+/* The CA port port_guid, IsSM cleared, subscribes to every generic notice. */
+static inline void emu_subscribe(struct emu *e, struct event_base *base,
+				 struct emu_subscriber *h, uint64_t port_guid)
+{
+	char err[256] = "";
+	struct saclient_inform ii;
+	memset(h, 0, sizeof(*h));
+	h->guid = port_guid;
+	h->c = saclient_new(base, &h->t, NULL);
+	ck_assert_ptr_nonnull(h->c);
+	saclient_set_report(h->c, emu_subscriber_report, h);
+	ck_assert_msg(emu_attach(e, base, h->guid, &h->t, saclient_recv, h->c,
+				 err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(emu_set_issm(e, h->guid, 0), 0);
+	ck_assert_uint_gt(h->t.lid, 0);
+	saclient_inform_default(&ii, SACLIENT_ALL);
+	ck_assert_int_eq(saclient_inform(h->c, &ii, 1, emu_subscriber_set_done, h), 0);
+	emu_run_until(base, &h->set_answers, 2000);
+	ck_assert_int_eq(h->set_answers, 1);
+	ck_assert_int_eq(h->set_status, 0);
+}
+
+static inline void emu_subscriber_reset(struct emu_subscriber *h)
+{
+	h->repath = h->unpath = h->other = 0;
+}
+
+static inline void emu_subscriber_free(struct emu_subscriber *h)
+{
+	saclient_free(h->c);
+	h->c = NULL;
+	h->t.close(h->t.ctx);
 }
 
 #endif

@@ -32,50 +32,13 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"
 
-#define MAXREC 64
-
-/* A host with the SA client (traps/saclient.h): what Reports it got. */
-struct host {
-	struct mad_transport t;
-	struct saclient *c;
-	uint64_t guid;
-	int set_answers, set_status;
-	int repath, unpath, other;
-	struct notice_path rec[MAXREC];
-};
-
-static void host_report(void *arg, const uint8_t *raw, const struct mad_addr *from)
-{
-	struct host *h = arg;
-	struct notice nt;
-	(void)from;
-	notice_decode(raw, &nt);
-	if (nt.trap == TRAP_REPATH) {
-		if (h->repath < MAXREC)
-			notice_get_path(&nt, &h->rec[h->repath]);
-		h->repath++;
-	} else if (nt.trap == TRAP_UNPATH) {
-		h->unpath++;
-	} else {
-		h->other++;
-	}
-}
-
-static void set_done(void *arg, int status, const uint8_t *recs, size_t n,
-		     size_t stride, const uint8_t *hdr)
-{
-	struct host *h = arg;
-	h->set_answers++;
-	h->set_status = status;
-}
-
 struct run {
 	struct fabric topo;
 	struct emu *e;
 	struct event_base *base;
 	struct sm *sm;
 	char state[64];
-	struct host h[2];
+	struct emu_subscriber h[2];
 };
 
 static int idle_flag(struct run *r)
@@ -94,27 +57,6 @@ static void run_for(struct run *r, unsigned ms, int until_idle)
 	for (unsigned el = 0; el < ms && !idle_flag(r); el += 2)
 		emu_run_until(r->base, &never, 2);
 	ck_assert_msg(idle_flag(r), "the SM did not settle");
-}
-
-/* H<idx> subscribes to every generic notice. */
-static void subscribe(struct run *r, struct host *h, int idx)
-{
-	char err[256] = "";
-	struct saclient_inform ii;
-	memset(h, 0, sizeof(*h));
-	h->guid = emu_host_guid(idx);
-	h->c = saclient_new(r->base, &h->t, NULL);
-	ck_assert_ptr_nonnull(h->c);
-	saclient_set_report(h->c, host_report, h);
-	ck_assert_msg(emu_attach(r->e, r->base, h->guid, &h->t, saclient_recv,
-				 h->c, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(emu_set_issm(r->e, h->guid, 0), 0);
-	ck_assert_uint_gt(h->t.lid, 0);
-	saclient_inform_default(&ii, SACLIENT_ALL);
-	ck_assert_int_eq(saclient_inform(h->c, &ii, 1, set_done, h), 0);
-	emu_run_until(r->base, &h->set_answers, 2000);
-	ck_assert_int_eq(h->set_answers, 1);
-	ck_assert_int_eq(h->set_status, 0);
 }
 
 /* narrow: S1's links are 1x.  Returns with both hosts subscribed. */
@@ -145,13 +87,13 @@ static void setup(struct run *r, int narrow, enum repath_mode mode)
 	r->sm->cfg.events_signalling = mode;
 	emu_sm_start(r->sm, r->base, r->e);
 	run_for(r, 10000, 1);
-	subscribe(r, &r->h[0], 1);
-	subscribe(r, &r->h[1], 7);
+	emu_subscribe(r->e, r->base, &r->h[0], emu_host_guid(1));
+	emu_subscribe(r->e, r->base, &r->h[1], emu_host_guid(7));
 	/* the hosts' IsSM change (trap 144) sweeps too: let it pass */
 	run_for(r, 200, 0);
 	run_for(r, 10000, 1);
 	for (int i = 0; i < 2; i++)
-		r->h[i].repath = r->h[i].unpath = r->h[i].other = 0;
+		emu_subscriber_reset(&r->h[i]);
 }
 
 /* L0[7]-S0[1] fails; returns the heavy sweeps it caused. */
@@ -171,10 +113,8 @@ static uint32_t fail_link(struct run *r)
 static void teardown(struct run *r)
 {
 	char cmd[128];
-	for (int i = 0; i < 2; i++) {
-		saclient_free(r->h[i].c);
-		r->h[i].t.close(r->h[i].t.ctx);
-	}
+	for (int i = 0; i < 2; i++)
+		emu_subscriber_free(&r->h[i]);
 	sm_shutdown(r->sm);
 	free(r->sm);
 	ck_assert_uint_eq(emu_violations(r->e), 0);
@@ -191,9 +131,9 @@ START_TEST(t_repath_only)
 	setup(&r, 1, REPATH_ONLY);
 	fail_link(&r);
 	for (int i = 0; i < 2; i++) {
-		struct host *h = &r.h[i];
+		struct emu_subscriber *h = &r.h[i];
 		ck_assert_int_gt(h->repath, 0);
-		ck_assert_int_le(h->repath, MAXREC);
+		ck_assert_int_le(h->repath, EMU_SUB_MAXREC);
 		ck_assert_int_eq(h->unpath, 0);
 		ck_assert_int_eq(h->other, 0);
 		for (int k = 0; k < h->repath; k++) {

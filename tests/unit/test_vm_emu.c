@@ -30,6 +30,7 @@
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"
+#include "vmop_testlib.h"
 #include "vswitch_testlib.h"
 
 #define MAXLID 80
@@ -40,38 +41,22 @@ struct run {
 	struct event_base *base;
 	struct sm *sm;
 	char state[64];
-	int done;
-	struct vmop_result r;
+	struct vmop_wait w;
 };
 
-static void on_done(struct sm *sm, void *arg, const struct vmop_result *res)
+static int sweeping(const void *sm)
 {
-	struct run *r = arg;
-	ck_assert_ptr_eq(sm, r->sm);
-	r->done++;
-	r->r = *res;
-}
-
-static int idle(const struct run *r)
-{
-	return r->sm->heavy_sweeps >= 1 && !r->sm->busy && !r->sm->heavy_wanted &&
-	       !r->sm->vmop;
+	return ((const struct sm *)sm)->busy == 1;
 }
 
 static void settle(struct run *r)
 {
-	static const int never = 0;
-	for (unsigned el = 0; el < 20000 && !idle(r); el += 2)
-		emu_run_until(r->base, &never, 2);
-	ck_assert_msg(idle(r), "the SM did not settle");
+	vmop_settle(r->base, r->sm);
 }
 
 static void sm_up(struct run *r, int scheme)
 {
-	r->sm = emu_sm_new(r->state, 20);
-	r->sm->cfg.lid_scheme = scheme;
-	r->sm->cfg.n_vswitches = 1;
-	snprintf(r->sm->cfg.vswitches[0], sizeof(r->sm->cfg.vswitches[0]), "V-*");
+	r->sm = vmop_sm_new(r->state, scheme);
 	emu_sm_start(r->sm, r->base, r->e);
 	settle(r);
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);
@@ -113,21 +98,7 @@ static void teardown(struct run *r)
 static const struct vmop_result *vm_cmd(struct run *r, int kind, const char *name,
 					const char *hyp, int vf)
 {
-	struct vmop_req q;
-	memset(&q, 0, sizeof(q));
-	q.kind = kind;
-	snprintf(q.name, sizeof(q.name), "%s", name);
-	snprintf(q.hyp, sizeof(q.hyp), "%s", hyp ? hyp : "");
-	q.vf = vf;
-	r->done = 0;
-	int rc = vmop_start(r->sm, &q, on_done, r, &r->r);
-	if (rc == 0) {
-		emu_run_until(r->base, &r->done, 5000);
-		ck_assert_int_eq(r->done, 1);
-	} else {
-		ck_assert_int_eq(r->done, 0);
-	}
-	return &r->r;
+	return vmop_run(r->base, r->sm, &r->w, kind, name, hyp, vf);
 }
 
 static uint64_t walk(const struct run *r, uint32_t sw, uint32_t lid)
@@ -244,8 +215,8 @@ START_TEST(t_dynamic)
 	q.kind = VMOP_MIGRATE;
 	q.commit = 1;
 	snprintf(q.name, sizeof(q.name), "a");
-	ck_assert_int_eq(vmop_start(r.sm, &q, on_done, &r, &r.r), -1);
-	ck_assert_ptr_nonnull(strstr(r.r.err, "prepared"));	/* commit without prepare */
+	ck_assert_int_eq(vmop_start(r.sm, &q, vmop_wait_done, &r.w, &r.w.r), -1);
+	ck_assert_ptr_nonnull(strstr(r.w.r.err, "prepared"));	/* commit without prepare */
 	res = vm_cmd(&r, VMOP_MIGRATE, "a", "P-2-1", 2);
 	ck_assert_msg(res->ok, "%s", res->err);
 	ck_assert_uint_eq(res->vm.lid, lid);
@@ -314,13 +285,13 @@ START_TEST(t_prepopulated)
 	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
 	ck_assert_int_eq(dev_lid(&r, dst), src_lid);
 
-	/* a command during a heavy sweep waits for its end, then runs */
-	static const int never = 0;
+	/*
+	 * A command during a heavy sweep waits for its end, then runs.  The
+	 * sweep may take under a millisecond: look after each loop turn.
+	 */
 	unsigned sweeps = r.sm->heavy_sweeps;
 	sm_request_heavy(r.sm, "test");
-	for (int i = 0; i < 1000 && r.sm->busy != 1; i++)
-		emu_run_until(r.base, &never, 1);
-	ck_assert_int_eq(r.sm->busy, 1);
+	ck_assert(emu_run_while(r.base, sweeping, r.sm, 1000));
 	res = vm_cmd(&r, VMOP_CREATE, "q", "V-0-0", 3);
 	ck_assert_msg(res->ok, "%s", res->err);
 	ck_assert_uint_gt(r.sm->heavy_sweeps, sweeps);	/* the sweep ended first */

@@ -24,6 +24,8 @@
  * Spines S0, S1 (8 ports: leaves on 1..4); leaves L<l> (8 ports:
  * vSwitches on 1..3, host H<l> on 4, spines on 7, 8); vSwitch V-<l>-<i>
  * (6 ports: leaf on 1, PF P-<l>-<i> on 2, VF F-<l>-<i>-<k> on 3..6).
+ * CA GUIDs are 4 apart: a CA's port GUID (node GUID + 1) is no other
+ * node's GUID, so the emulator attaches a client to it.
  */
 static inline char *hv_text(void)
 {
@@ -44,7 +46,7 @@ static inline char *hv_text(void)
 		PUT("[4]\t\"H%d\"[1]\n", l);
 		PUT("[7]\t\"S0\"[%d]\n[8]\t\"S1\"[%d]\n\n", l + 1, l + 1);
 		PUT("caguid=0x%x\nHca\t1 \"H%d\"\n[1]\t\"L%d\"[4]\n\n",
-		    0x1000 + l, l, l);
+		    0x1000 + 4 * l, l, l);
 		for (int i = 0; i < HV_PER_LEAF; i++) {
 			int h = l * HV_PER_LEAF + i;
 			PUT("switchguid=0x%x\nSwitch\t6 \"V-%d-%d\"\n", 0x300 + h, l, i);
@@ -53,10 +55,10 @@ static inline char *hv_text(void)
 			for (int k = 0; k < HV_VFS; k++)
 				PUT("[%d]\t\"F-%d-%d-%d\"[1]\n", 3 + k, l, i, k);
 			PUT("\ncaguid=0x%x\nHca\t1 \"P-%d-%d\"\n[1]\t\"V-%d-%d\"[2]\n\n",
-			    0x2000 + 16 * h, l, i, l, i);
+			    0x2000 + 32 * h, l, i, l, i);
 			for (int k = 0; k < HV_VFS; k++)
 				PUT("caguid=0x%x\nHca\t1 \"F-%d-%d-%d\"\n[1]\t\"V-%d-%d\"[%d]\n\n",
-				    0x2000 + 16 * h + 1 + k, l, i, k, l, i, 3 + k);
+				    0x2000 + 32 * h + 4 * (1 + k), l, i, k, l, i, 3 + k);
 		}
 	}
 #undef PUT
