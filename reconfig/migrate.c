@@ -164,7 +164,7 @@ static uint32_t trace(const struct fabric *f, const struct lft_tables *t,
 }
 
 static int add_write(struct migration *m, uint32_t *cap, uint32_t row,
-		     uint32_t block, uint8_t wave)
+		     uint32_t block, uint8_t wave, uint8_t vs)
 {
 	if (m->n_w == *cap) {
 		uint32_t nc = *cap ? *cap * 2 : 64;
@@ -174,32 +174,33 @@ static int add_write(struct migration *m, uint32_t *cap, uint32_t row,
 		m->w = w;
 		*cap = nc;
 	}
-	m->w[m->n_w++] = (struct mig_write){ row, block, wave };
+	m->w[m->n_w++] = (struct mig_write){ row, block, wave, vs };
 	return 0;
 }
 
-int migrate_plan(const struct fabric *f, struct lft_tables *t,
-		 uint32_t src_pi, uint32_t dst_pi, int scheme, int method,
-		 const uint32_t *rank, struct migration *m, char *err,
-		 size_t errlen)
+/* A vSwitch row: migrate_plan_vm writes it apart (skip[] in plan_core). */
+static int vs_row(const struct fabric *f, const struct lft_tables *t,
+		  uint32_t r)
 {
-	uint64_t t0 = now_us();
+	return fabric_is_vswitch(f, t->sw_node[r]);
+}
+
+/*
+ * The physical part of a plan: m->vm_lid, dst_lid, src_leaf, dst_leaf,
+ * scheme and method set.  Marks, orders by wave, changes t and adds the
+ * writes.  With vs (migrate_plan_vm) the vSwitch rows are neither marked
+ * nor written here, nor taken for the apex of the active path.
+ */
+static int plan_core(const struct fabric *f, struct lft_tables *t,
+		     const uint32_t *rank, int vs, struct migration *m,
+		     uint32_t *cap, char *err, size_t errlen)
+{
 	struct sw_graph g = { 0 };
-	uint32_t n = t->n_sw, cap = 0;
+	uint32_t n = t->n_sw;
 	uint32_t *own_rank = NULL, *buf = NULL, *order = NULL;
 	uint8_t *wave = NULL;
-	int rc = -1;
+	int rc = -1, scheme = m->scheme;
 
-	memset(m, 0, sizeof(*m));
-	m->scheme = scheme;
-	m->method = method;
-	if (end_port(f, t, src_pi, &m->vm_lid, &m->src_leaf, err, errlen) < 0 ||
-	    end_port(f, t, dst_pi, &m->dst_lid, &m->dst_leaf, err, errlen) < 0)
-		return -1;
-	if (m->vm_lid == m->dst_lid) {
-		snprintf(err, errlen, "source and destination are the same port");
-		return -1;
-	}
 	m->marked = calloc((size_t)n + 1, 1);
 	wave = malloc((size_t)n + 1);
 	buf = malloc(((size_t)n + 1) * 5 * sizeof(*buf));
@@ -207,7 +208,7 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 	if (!m->marked || !wave || !buf || !order)
 		goto nomem;
 
-	if (method == MIG_FTREEMINRC) {
+	if (m->method == MIG_FTREEMINRC) {
 		uint64_t l0 = now_us();
 		if (!rank) {
 			own_rank = malloc(((size_t)n + 1) * sizeof(*own_rank));
@@ -237,16 +238,32 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 					     m->marked, buf + (n + 1),
 					     buf + 2 * (n + 1), buf + 3 * (n + 1),
 					     buf);
+		if (vs)	/* the up-sets never go down to a vSwitch; be sure */
+			for (uint32_t r = 0; r < n; r++)
+				if (m->marked[r] && vs_row(f, t, r)) {
+					m->marked[r] = 0;
+					m->switches_marked--;
+				}
 		m->mark_us = now_us() - k0;
 	} else {
-		memset(m->marked, 1, n);
-		m->switches_marked = n;
+		for (uint32_t r = 0; r < n; r++)
+			if (!vs || !vs_row(f, t, r)) {
+				m->marked[r] = 1;
+				m->switches_marked++;
+			}
 	}
 
 	/* waves from the old active path */
 	memset(wave, MIG_WAVES - 1, n);
 	uint32_t *path = buf + 4 * (n + 1);
 	uint32_t np = trace(f, t, m->src_leaf, m->dst_lid, path);
+	if (vs && np) {	/* the physical part of the path */
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < np; i++)
+			if (!vs_row(f, t, path[i]))
+				path[k++] = path[i];
+		np = k;
+	}
 	if (np) {
 		uint32_t apex = np / 2, top = UINT32_MAX;
 		if (rank) {
@@ -291,34 +308,375 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 		}
 		if (m->method == MIG_FULL) {
 			for (uint32_t b = 0; b < nblocks; b++)
-				if (add_write(m, &cap, r, b, wave[r]) < 0)
+				if (add_write(m, cap, r, b, wave[r], 0) < 0)
 					goto nomem;
 			continue;
 		}
 		if (!changed)
 			continue;
-		if (add_write(m, &cap, r, bv, wave[r]) < 0)
+		if (add_write(m, cap, r, bv, wave[r], 0) < 0)
 			goto nomem;
 		if (changed == 2 && bd != bv &&
-		    add_write(m, &cap, r, bd, wave[r]) < 0)
+		    add_write(m, cap, r, bd, wave[r], 0) < 0)
 			goto nomem;
 	}
-	m->lft_blocks = m->n_w;
-	for (uint32_t i = 0; i < m->n_w; i++)
-		if (i == 0 || m->w[i].row != m->w[i - 1].row)
-			m->switches_written++;
-	m->plan_us = now_us() - t0;
 	rc = 0;
 	goto out;
 nomem:
 	snprintf(err, errlen, "out of memory");
 out:
-	if (rc < 0)
-		migration_free(m);
 	sw_graph_free(&g);
 	free(own_rank);
 	free(buf);
 	free(order);
 	free(wave);
 	return rc;
+}
+
+/* The counts of m's writes: physical and vSwitch apart. */
+static void count_writes(struct migration *m)
+{
+	m->lft_blocks = m->switches_written = 0;
+	m->vswitch_blocks = m->vswitches_written = 0;
+	for (uint32_t i = 0; i < m->n_w; i++) {
+		int first = i == 0 || m->w[i].row != m->w[i - 1].row;
+		if (m->w[i].vswitch) {
+			m->vswitch_blocks++;
+			m->vswitches_written += first;
+		} else {
+			m->lft_blocks++;
+			m->switches_written += first;
+		}
+	}
+}
+
+int migrate_plan(const struct fabric *f, struct lft_tables *t,
+		 uint32_t src_pi, uint32_t dst_pi, int scheme, int method,
+		 const uint32_t *rank, struct migration *m, char *err,
+		 size_t errlen)
+{
+	uint64_t t0 = now_us();
+	uint32_t cap = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = MIG_MOVE;
+	m->scheme = scheme;
+	m->method = method;
+	m->vm_pi = src_pi;
+	m->dst_pi = dst_pi;
+	if (end_port(f, t, src_pi, &m->vm_lid, &m->src_leaf, err, errlen) < 0 ||
+	    end_port(f, t, dst_pi, &m->dst_lid, &m->dst_leaf, err, errlen) < 0)
+		return -1;
+	if (m->vm_lid == m->dst_lid) {
+		snprintf(err, errlen, "source and destination are the same port");
+		return -1;
+	}
+	if (plan_core(f, t, rank, 0, m, &cap, err, errlen) < 0) {
+		migration_free(m);
+		return -1;
+	}
+	count_writes(m);
+	m->plan_us = now_us() - t0;
+	return 0;
+}
+
+/* The vSwitch port number a VF (or PF) CA port is cabled to. */
+static uint8_t vs_port_of(const struct fabric *f, uint32_t ca_pi)
+{
+	return f->ports[f->ports[ca_pi].remote].num;
+}
+
+/* The vSwitch's uplink port number, LFT_DROP without one. */
+static uint8_t vs_uplink(const struct fabric *f, uint32_t vs)
+{
+	uint32_t up = fabric_vswitch_uplink(f, vs);
+	return up == FAB_NONE ? LFT_DROP : f->ports[up].num;
+}
+
+/* Sets row r's entry for lid to port; 1 when it changed. */
+static int set_entry(struct migration *m, struct lft_tables *t, uint32_t r,
+		     uint32_t lid, uint8_t port)
+{
+	uint8_t *row = lft_row(t, r);
+	if (row[lid] == port)
+		return 0;
+	row[lid] = port;
+	m->entries_changed++;
+	return 1;
+}
+
+static int by_wave_row_block(const void *a, const void *b)
+{
+	const struct mig_write *x = a, *y = b;
+	if (x->wave != y->wave)
+		return x->wave < y->wave ? -1 : 1;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+/*
+ * A vSwitch row's entries for the LIDs lids[0..nl-1] become ports[];
+ * the blocks that changed are written (every block of the row, full).
+ */
+static int vs_write(struct migration *m, uint32_t *cap, struct lft_tables *t,
+		    uint32_t vs, const uint32_t *lids, const uint8_t *ports,
+		    unsigned nl, uint8_t wave)
+{
+	uint32_t r = t->row_of_node[vs], blocks[2];
+	unsigned nb = 0;
+	for (unsigned i = 0; i < nl; i++) {
+		int ch = set_entry(m, t, r, lids[i], ports[i]);
+		uint32_t b = lids[i] / LFT_BLOCK;
+		if (ch && (nb == 0 || blocks[0] != b))
+			blocks[nb++] = b;
+	}
+	if (m->method == MIG_FULL) {
+		for (uint32_t b = 0; b <= t->max_lid / LFT_BLOCK; b++)
+			if (add_write(m, cap, r, b, wave, 1) < 0)
+				return -1;
+		return 0;
+	}
+	for (unsigned i = 0; i < nb; i++)
+		if (add_write(m, cap, r, blocks[i], wave, 1) < 0)
+			return -1;
+	return 0;
+}
+
+/* The vSwitch a VF port hangs on, or FAB_NONE with err. */
+static uint32_t vf_vswitch(const struct fabric *f, uint32_t pi, const char *what,
+			   char *err, size_t errlen)
+{
+	int vf = -1;
+	uint32_t vs = pi < f->n_ports ? fabric_vswitch_of(f, pi, &vf) : FAB_NONE;
+	if (vs == FAB_NONE || vf < 0) {
+		snprintf(err, errlen, "%s port %u is not a VF behind a vSwitch",
+			 what, pi);
+		return FAB_NONE;
+	}
+	if (fabric_vswitch_leaf(f, vs) == FAB_NONE) {
+		snprintf(err, errlen, "vSwitch \"%s\" has no uplink",
+			 f->nodes[vs].desc);
+		return FAB_NONE;
+	}
+	return vs;
+}
+
+/* A port's LID, checked against the tables; 0 with err. */
+static uint32_t port_lid(const struct fabric *f, const struct lft_tables *t,
+			 uint32_t pi, char *err, size_t errlen)
+{
+	uint32_t lid = f->ports[pi].lid;
+	if (!lid || lid > t->max_lid)
+		snprintf(err, errlen, "\"%s\" port %u has no LID in the tables",
+			 f->nodes[f->ports[pi].node].desc, f->ports[pi].num);
+	return lid && lid <= t->max_lid ? lid : 0;
+}
+
+int migrate_plan_vm(const struct fabric *f, struct lft_tables *t,
+		    uint32_t vm_pi, uint32_t dst_vf_pi, int scheme, int method,
+		    const uint32_t *rank, struct migration *m, char *err,
+		    size_t errlen)
+{
+	uint64_t t0 = now_us();
+	uint32_t cap = 0, svs, dvs;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = MIG_MOVE;
+	m->scheme = scheme;
+	m->method = method;
+	m->vm_pi = vm_pi;
+	m->dst_pi = dst_vf_pi;
+	if ((svs = vf_vswitch(f, vm_pi, "the VM's", err, errlen)) == FAB_NONE ||
+	    (dvs = vf_vswitch(f, dst_vf_pi, "the destination", err, errlen)) == FAB_NONE)
+		return -1;
+	if (vm_pi == dst_vf_pi) {
+		snprintf(err, errlen, "source and destination are the same VF");
+		return -1;
+	}
+	if (!(m->vm_lid = port_lid(f, t, vm_pi, err, errlen)))
+		return -1;
+	uint32_t dst = scheme == MIG_DYNAMIC ? fabric_vswitch_pf(f, dvs) : dst_vf_pi;
+	if (dst == FAB_NONE) {
+		snprintf(err, errlen, "vSwitch \"%s\" has no PF", f->nodes[dvs].desc);
+		return -1;
+	}
+	if (!(m->dst_lid = port_lid(f, t, dst, err, errlen)))
+		return -1;
+	if (m->vm_lid == m->dst_lid) {
+		snprintf(err, errlen, "the VM's LID is the destination's");
+		return -1;
+	}
+	m->src_leaf = t->row_of_node[fabric_vswitch_leaf(f, svs)];
+	m->dst_leaf = t->row_of_node[fabric_vswitch_leaf(f, dvs)];
+	if (plan_core(f, t, rank, 1, m, &cap, err, errlen) < 0)
+		goto fail;
+
+	/*
+	 * The vSwitch rows.  Destination first (wave 0): the VM's LID to
+	 * its VF; then the source (wave 2): the VM's LID up, and under
+	 * prepopulated the destination's old LID down to the source VF.
+	 */
+	uint8_t dport = vs_port_of(f, dst_vf_pi), sport = vs_port_of(f, vm_pi);
+	uint32_t lids[2] = { m->vm_lid, m->dst_lid };
+	uint8_t ports[2];
+	unsigned nl = scheme == MIG_PREPOPULATED ? 2 : 1;
+	if (svs == dvs) {
+		ports[0] = dport;
+		ports[1] = sport;
+		if (vs_write(m, &cap, t, dvs, lids, ports, nl, 0) < 0)
+			goto nomem;
+	} else {
+		ports[0] = dport;
+		ports[1] = vs_uplink(f, dvs);
+		if (vs_write(m, &cap, t, dvs, lids, ports, nl, 0) < 0)
+			goto nomem;
+		ports[0] = vs_uplink(f, svs);
+		ports[1] = sport;
+		if (vs_write(m, &cap, t, svs, lids, ports, nl, 2) < 0)
+			goto nomem;
+	}
+	/* full: every other vSwitch's every block too (the reference) */
+	if (method == MIG_FULL)
+		for (uint32_t r = 0; r < t->n_sw; r++) {
+			uint32_t vs = t->sw_node[r];
+			if (vs_row(f, t, r) && vs != svs && vs != dvs &&
+			    vs_write(m, &cap, t, vs, lids, ports, 0, MIG_WAVES - 1) < 0)
+				goto nomem;
+		}
+	qsort(m->w, m->n_w, sizeof(*m->w), by_wave_row_block);
+	count_writes(m);
+	m->plan_us = now_us() - t0;
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	migration_free(m);
+	return -1;
+}
+
+/* Boot and drop: every row's entry for the LID, the changed blocks in wave 0. */
+int migrate_plan_boot(const struct fabric *f, struct lft_tables *t,
+		      uint32_t vf_pi, uint32_t lid, struct migration *m,
+		      char *err, size_t errlen)
+{
+	uint64_t t0 = now_us();
+	uint32_t cap = 0, vs, pf, pf_lid;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = MIG_BOOT;
+	m->scheme = MIG_DYNAMIC;
+	m->method = MIG_ITRC;
+	m->vm_pi = vf_pi;
+	m->dst_pi = FAB_NONE;
+	m->vm_lid = lid;
+	if ((vs = vf_vswitch(f, vf_pi, "the VM's", err, errlen)) == FAB_NONE)
+		return -1;
+	if ((pf = fabric_vswitch_pf(f, vs)) == FAB_NONE) {
+		snprintf(err, errlen, "vSwitch \"%s\" has no PF", f->nodes[vs].desc);
+		return -1;
+	}
+	if (!(pf_lid = port_lid(f, t, pf, err, errlen)))
+		return -1;
+	if (!lid || lid > t->max_lid || lid == pf_lid) {
+		snprintf(err, errlen, "LID %u is not a new LID the tables hold", lid);
+		return -1;
+	}
+	m->dst_lid = pf_lid;
+	m->src_leaf = m->dst_leaf = t->row_of_node[fabric_vswitch_leaf(f, vs)];
+	uint8_t vport = vs_port_of(f, vf_pi);
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		uint32_t node = t->sw_node[r];
+		int isvs = fabric_is_vswitch(f, node);
+		uint8_t want = !isvs ? lft_row(t, r)[pf_lid] :
+			       node == vs ? vport : vs_uplink(f, node);
+		if (!isvs)
+			m->switches_marked++;
+		if (set_entry(m, t, r, lid, want) && add_write(m, &cap, r, lid / LFT_BLOCK, 0, (uint8_t)isvs) < 0) {
+			snprintf(err, errlen, "out of memory");
+			migration_free(m);
+			return -1;
+		}
+	}
+	count_writes(m);
+	m->plan_us = now_us() - t0;
+	return 0;
+}
+
+int migrate_plan_drop(const struct fabric *f, struct lft_tables *t,
+		      uint32_t lid, struct migration *m, char *err,
+		      size_t errlen)
+{
+	uint64_t t0 = now_us();
+	uint32_t cap = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = MIG_DROP;
+	m->scheme = MIG_DYNAMIC;
+	m->method = MIG_ITRC;
+	m->vm_lid = lid;
+	m->vm_pi = lid && lid <= f->max_lid && f->lid_port ? f->lid_port[lid] :
+		   FAB_NONE;
+	m->dst_pi = FAB_NONE;
+	m->src_leaf = m->dst_leaf = FAB_NONE;
+	if (!lid || lid > t->max_lid) {
+		snprintf(err, errlen, "LID %u is not in the tables", lid);
+		return -1;
+	}
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		int isvs = vs_row(f, t, r);
+		if (!isvs)
+			m->switches_marked++;
+		if (set_entry(m, t, r, lid, LFT_DROP) && add_write(m, &cap, r, lid / LFT_BLOCK, 0, (uint8_t)isvs) < 0) {
+			snprintf(err, errlen, "out of memory");
+			migration_free(m);
+			return -1;
+		}
+	}
+	count_writes(m);
+	m->plan_us = now_us() - t0;
+	return 0;
+}
+
+int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
+			const struct fabric *f, uint32_t max_lid)
+{
+	uint32_t n = src->n_sw, om = src->max_lid;
+	uint32_t nm = max_lid > om ? max_lid : om;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->n_sw = n;
+	dst->max_lid = nm;
+	dst->sw_node = malloc(((size_t)n + 1) * sizeof(*dst->sw_node));
+	dst->row_of_node = malloc(((size_t)f->n_nodes + 1) * sizeof(*dst->row_of_node));
+	dst->port = malloc((size_t)n * (nm + 1) + 1);
+	if (!dst->sw_node || !dst->row_of_node || !dst->port)
+		goto nomem;
+	memcpy(dst->sw_node, src->sw_node, (size_t)n * sizeof(*dst->sw_node));
+	memcpy(dst->row_of_node, src->row_of_node,
+	       (size_t)f->n_nodes * sizeof(*dst->row_of_node));
+	memset(dst->port, LFT_DROP, (size_t)n * (nm + 1));
+	for (uint32_t r = 0; r < n; r++)
+		memcpy(lft_row(dst, r), lft_row(src, r), (size_t)om + 1);
+	if (src->sl) {	/* SL per (source, destination): new pairs SL 0 */
+		dst->sl = calloc((size_t)(nm + 1) * (nm + 1), 1);
+		if (!dst->sl)
+			goto nomem;
+		for (uint32_t s = 0; s <= om; s++)
+			memcpy(dst->sl + (size_t)s * (nm + 1),
+			       src->sl + (size_t)s * (om + 1), (size_t)om + 1);
+	}
+	if (src->sl2vl) {
+		size_t len = (size_t)f->n_nodes * src->sl2vl_ports *
+			     src->sl2vl_ports * QOS_SLS;
+		dst->sl2vl = malloc(len + 1);
+		if (!dst->sl2vl)
+			goto nomem;
+		memcpy(dst->sl2vl, src->sl2vl, len);
+		dst->sl2vl_ports = src->sl2vl_ports;
+	}
+	return 0;
+nomem:
+	lft_tables_free(dst);
+	return -1;
 }

@@ -15,6 +15,15 @@
  * Waves: the switches of the active path (the old route from the source
  * leaf to the destination's LID) first, destination side, then the
  * common ancestor(s), then the source side; then the rest.
+ *
+ * vSwitches (FNODE_VSWITCH, seed 000 §1.2): migrate_plan_vm moves a VM
+ * between VF ports behind vSwitches.  The leaves are the physical
+ * switches above the vSwitches; the physical switches take the entries
+ * as above; the two vSwitch rows (destination: the VM's LID to the VF
+ * port; source: to its uplink -- and, prepopulated, the swapped LID the
+ * other way) are written as separate writes flagged vswitch, counted in
+ * vswitch_blocks and not in lft_blocks nor switches_written.  Every
+ * other vSwitch already sends a LID that is not its own to its uplink.
  */
 #ifndef IBSMD_MIGRATE_H
 #define IBSMD_MIGRATE_H
@@ -28,24 +37,34 @@
 enum mig_scheme { MIG_DYNAMIC, MIG_PREPOPULATED };
 enum mig_method { MIG_FTREEMINRC, MIG_ITRC, MIG_FULL };
 
+/* what a plan does: migrate_plan(_vm), migrate_plan_boot, migrate_plan_drop */
+enum mig_kind { MIG_MOVE, MIG_BOOT, MIG_DROP };
+
 #define MIG_WAVES 4	/* destination side, ancestors, source side, rest */
 
 struct mig_write {
 	uint32_t row;		/* LFT row (switch) */
 	uint32_t block;		/* LFT block (64 LIDs) */
 	uint8_t wave;		/* 0 .. MIG_WAVES - 1 */
+	uint8_t vswitch;	/* the row is a vSwitch's */
 };
 
 struct migration {
+	int kind;		/* enum mig_kind */
 	int scheme, method;	/* method: the one used (after a fallback) */
 	int fallback;		/* ftreeminrc asked, itrc used (reason in note) */
 	char note[160];
-	uint32_t vm_lid, dst_lid;	/* the VM's (source's) LID, the destination's */
+	uint32_t vm_lid, dst_lid;	/* the VM's (source's) LID, the destination's
+					 * (migrate_plan_vm dynamic: the
+					 * destination PF's, whose entries it takes) */
 	uint32_t src_leaf, dst_leaf;	/* rows */
 	uint8_t *marked;	/* per row */
 	struct mig_write *w;	/* writes, by wave then row then block */
 	uint32_t n_w;
+	uint32_t vm_pi, dst_pi;	/* the end ports (FAB_NONE: none) */
 	uint32_t switches_marked, switches_written, lft_blocks, other_smps;
+	uint32_t vswitch_blocks;	/* writes to vSwitch rows (not in lft_blocks) */
+	uint32_t vswitches_written;	/* distinct vSwitch rows written */
 	uint32_t entries_changed;	/* LFT entries that changed */
 	uint64_t levels_us;	/* ranking the fat tree (at bring-up, once) */
 	uint64_t mark_us;	/* the skyline marking alone */
@@ -63,6 +82,47 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 		 uint32_t src_pi, uint32_t dst_pi, int scheme, int method,
 		 const uint32_t *rank, struct migration *m, char *err,
 		 size_t errlen);
+
+/*
+ * Plans moving the VM whose LID is held by VF port vm_pi (behind a
+ * vSwitch) to VF port dst_vf_pi (behind another vSwitch, or another VF
+ * of the same).  Dynamic: the VM's LID copies the entries of the
+ * destination vSwitch's PF's LID (dst_vf_pi needs no LID).  Prepopulated:
+ * the VM's LID and dst_vf_pi's LID swap entries.  Physical switches by
+ * method as migrate_plan; the vSwitch rows as said above (destination
+ * vSwitch in wave 0, source vSwitch in wave 2).  t is updated in place,
+ * f is not (the caller sets the VF ports' LIDs: see sm/vmexec.h).
+ * Returns 0, or -1 with err (ports not VFs, no LID, ENOMEM).
+ */
+int migrate_plan_vm(const struct fabric *f, struct lft_tables *t,
+		    uint32_t vm_pi, uint32_t dst_vf_pi, int scheme, int method,
+		    const uint32_t *rank, struct migration *m, char *err,
+		    size_t errlen);
+/*
+ * A VM created under the dynamic scheme on VF port vf_pi with the new LID
+ * lid: on every physical switch the LID's entry copies the PF's, on the
+ * VF's vSwitch it leads to the VF's port, on every other vSwitch to its
+ * uplink; only the blocks that differ are written (all in wave 0).  t
+ * must hold lid (migrate_tables_copy).  Returns 0, or -1 with err.
+ */
+int migrate_plan_boot(const struct fabric *f, struct lft_tables *t,
+		      uint32_t vf_pi, uint32_t lid, struct migration *m,
+		      char *err, size_t errlen);
+/*
+ * A VM destroyed under the dynamic scheme: LID lid's entry becomes
+ * LFT_DROP on every switch, only the blocks that differ (wave 0).
+ * m->vm_pi is the port holding lid in f, or FAB_NONE.
+ */
+int migrate_plan_drop(const struct fabric *f, struct lft_tables *t,
+		      uint32_t lid, struct migration *m, char *err,
+		      size_t errlen);
+/*
+ * dst = a copy of src (the tables of f) with room for LIDs up to max_lid (or src's
+ * max_lid when larger); new entries LFT_DROP.  QoS SL tables are copied
+ * only when the size stays.  0, or -1 on ENOMEM.
+ */
+int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
+			const struct fabric *f, uint32_t max_lid);
 void migration_free(struct migration *m);
 
 const char *mig_scheme_name(int scheme);

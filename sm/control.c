@@ -33,6 +33,8 @@ struct client {
 	int discarding;		/* skipping the rest of an over-long line */
 	int paused;		/* output above OUT_HIGH: not reading */
 	int closing;		/* peer sent EOF: free once output is drained */
+	uint64_t pending;	/* a deferred reply owed (control_defer), or 0:
+				 * no further request is read until it is sent */
 };
 TAILQ_HEAD(client_list, client);
 
@@ -44,6 +46,8 @@ struct control {
 	void *ctx;
 	struct client_list clients;
 	size_t nclients;
+	struct client *current;	/* whose request the handler is running */
+	uint64_t next_id;	/* deferred replies' ids */
 	dev_t dev;
 	ino_t ino;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -201,7 +205,13 @@ static void handle_line(struct client *cl, const char *line, size_t len)
 
 	if (blank(line, len))
 		return;
+	cl->ctl->current = cl;
 	json_t *reply = dispatch(cl->ctl, line, len, err, sizeof(err));
+	cl->ctl->current = NULL;
+	if (cl->pending) {	/* the handler deferred its reply */
+		json_decref(reply);
+		return;
+	}
 	if (reply == NULL) {
 		log_info("control: request rejected: %s", err);
 		send_error(cl, err);
@@ -231,7 +241,7 @@ static void process_input(struct client *cl)
 
 	snprintf(err, sizeof(err), "request line longer than %d bytes",
 	    CONTROL_MAX_LINE);
-	while (!cl->paused) {
+	while (!cl->paused && !cl->pending) {
 		size_t eol_len = 0;
 		struct evbuffer_ptr eol = evbuffer_search_eol(in, NULL,
 		    &eol_len, EVBUFFER_EOL_LF);
@@ -261,6 +271,11 @@ static void process_input(struct client *cl)
 		}
 		evbuffer_drain(in, len + eol_len);
 
+		if (cl->pending) {
+			/* replies in order: nothing more until it is sent */
+			bufferevent_disable(cl->bev, EV_READ);
+			return;
+		}
 		if (evbuffer_get_length(out) > OUT_HIGH) {
 			/* The client is not reading its replies: stop reading. */
 			cl->paused = 1;
@@ -285,7 +300,8 @@ static void write_cb(struct bufferevent *bev, void *arg)
 	}
 	if (cl->paused) {
 		cl->paused = 0;
-		bufferevent_enable(cl->bev, EV_READ);
+		if (!cl->pending)
+			bufferevent_enable(cl->bev, EV_READ);
 		process_input(cl);
 	}
 }
@@ -295,7 +311,8 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	struct client *cl = arg;
 
 	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) &&
-	    evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
+	    (evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
+	    cl->pending)) {
 		/* Half-closed: deliver the replies, then let go. */
 		cl->closing = 1;
 		bufferevent_disable(bev, EV_READ);
@@ -580,4 +597,58 @@ void control_close(struct control *c)
 size_t control_client_count(const struct control *c)
 {
 	return c->nclients;
+}
+
+/* ------------------------------------------------------ deferred replies */
+
+uint64_t control_defer(struct control *c)
+{
+	struct client *cl = c->current;
+
+	if (cl == NULL || cl->pending)
+		return 0;
+	cl->pending = ++c->next_id;
+	return cl->pending;
+}
+
+void control_reply(struct control *c, uint64_t id, json_t *res,
+    const char *err)
+{
+	struct client *cl;
+
+	TAILQ_FOREACH(cl, &c->clients, entry)
+		if (cl->pending == id)
+			break;
+	if (cl == NULL || id == 0) {	/* the client left: nobody to tell */
+		json_decref(res);
+		return;
+	}
+	cl->pending = 0;
+	char msg[512];
+	json_t *reply = NULL;
+	if (res != NULL) {
+		json_t *r = json_object();
+		if (r != NULL && json_is_object(res) &&
+		    json_object_set_new(r, "ok", json_true()) == 0 &&
+		    json_object_update(r, res) == 0)
+			reply = r;
+		else
+			json_decref(r);
+		json_decref(res);
+		if (reply == NULL)
+			err = "out of memory";
+	}
+	if (reply != NULL) {
+		send_reply(cl, reply);
+		json_decref(reply);
+	} else {
+		snprintf(msg, sizeof(msg), "%s", err ? err : "command failed");
+		send_error(cl, msg);
+	}
+	if (cl->closing) {
+		/* half-closed: write_cb frees it once the reply is out */
+		return;
+	}
+	bufferevent_enable(cl->bev, EV_READ);
+	process_input(cl);
 }

@@ -8,6 +8,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/event.h>
 #include <jansson.h>
@@ -23,7 +24,9 @@ struct control;
  * reference to a JSON object: the result (the server adds "ok":true unless
  * it has "ok":false already), or NULL with *err set for a rejected command.
  * "args" is an array of strings, borrowed.  The handler must not call
- * control_close().
+ * control_close().  A handler that cannot answer at once (it waits for
+ * the fabric) calls control_defer() and returns NULL: its return value
+ * is then ignored, and the reply goes out with control_reply().
  */
 typedef json_t *(*control_handler)(void *ctx, const char *cmd, json_t *args,
     char *err, size_t errlen);
@@ -39,5 +42,19 @@ struct control *control_open(struct event_base *base, const char *path,
 /* Closes clients, unlinks the socket (if it is still ours). */
 void control_close(struct control *c);
 size_t control_client_count(const struct control *c);
+
+/*
+ * Inside a handler: the reply to the request being handled is deferred.
+ * Returns its id (never 0), or 0 outside a handler.  The client's further
+ * requests wait (one reply per request, in order).
+ */
+uint64_t control_defer(struct control *c);
+/*
+ * Sends deferred reply id: the result res (a JSON object, reference
+ * taken; "ok":true added as for a handler's), or with res NULL the error
+ * err.  A client that left is simply not answered.
+ */
+void control_reply(struct control *c, uint64_t id, json_t *res,
+    const char *err);
 
 #endif

@@ -31,6 +31,7 @@ struct sa;
 struct notifier;
 struct sm_events;
 struct sm_paths;
+struct vmexec;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -102,6 +103,7 @@ struct sm {
 	struct subnet sub;
 	/* the VM registry (sm/vm.c), persisted in the state directory */
 	struct vm_registry vms;
+	struct vmexec *vmexec;		/* a VM's writes running (sm/vmexec.c) */
 	int ever_master;
 	int adopt_tables;		/* next configuration: read the LFTs first */
 	struct adopt *adopt;		/* reading them */

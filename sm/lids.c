@@ -60,6 +60,12 @@ static void take(uint8_t *used, uint32_t lid, uint32_t span)
 	memset(used + lid, 1, span);
 }
 
+/* An idle VF under the dynamic scheme: no LID until a VM runs there. */
+static int nolid(const struct fabric *f, uint32_t pi)
+{
+	return (f->ports[pi].flags & FPORT_NOLID) != 0;
+}
+
 /*
  * The persisted entries sorted by GUID, each with its present port (the
  * end ports eps[] are sorted by GUID too).  *out is NULL when there are none.
@@ -136,9 +142,13 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 	if (persisted_entries(persisted, eps, n, &pe, &n_pe) < 0)
 		goto nomem;
 
-	/* 1a. the persisted LIDs of present ports, in GUID order */
+	/*
+	 * 1a. the persisted LIDs of present ports, in GUID order.  An idle VF
+	 * (FPORT_NOLID) is present: its old entry is neither kept nor
+	 * reserved, the LID is free for the next VM.
+	 */
 	for (uint32_t i = 0; i < n_pe; i++) {
-		if (pe[i].port == FAB_NONE)
+		if (pe[i].port == FAB_NONE || nolid(f, pe[i].port))
 			continue;
 		uint32_t span = 1u << fabric_port_lmc(f, pe[i].port);
 		if (!range_ok(used, pe[i].lid, span)) {
@@ -168,7 +178,7 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 	for (uint32_t e = 0; e < n; e++) {
 		struct fab_port *p = &f->ports[eps[e].port];
 		uint32_t span = 1u << fabric_port_lmc(f, eps[e].port);
-		if (p->lid || !p->hw_lid)
+		if (p->lid || !p->hw_lid || nolid(f, eps[e].port))
 			continue;
 		if (range_ok(used, p->hw_lid, span)) {
 			p->lid = p->hw_lid;
@@ -189,7 +199,7 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 	for (uint32_t e = 0; e < n; e++) {
 		struct fab_port *p = &f->ports[eps[e].port];
 		uint32_t span = 1u << fabric_port_lmc(f, eps[e].port);
-		if (p->lid)
+		if (p->lid || nolid(f, eps[e].port))
 			continue;
 		uint32_t lid = free_range(used, &low, &no_room, span);
 		uint32_t s = spare ? (spare + span - 1) / span * span : 0;
@@ -222,6 +232,15 @@ nomem:
 	free(eps);
 	free(pe);
 	return -1;
+}
+
+/* Is an end port with that GUID in f? */
+static int guid_port_present(const struct fabric *f, uint64_t guid)
+{
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		if (f->ports[i].guid == guid && fabric_is_endport(f, i))
+			return 1;
+	return 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -288,4 +307,32 @@ int lids_record_at(const struct fabric *f, struct guid_map *m, uint32_t now)
 int lids_record(const struct fabric *f, struct guid_map *m)
 {
 	return lids_record_at(f, m, (uint32_t)time(NULL));
+}
+
+uint32_t lids_alloc_vm(const struct fabric *f, const struct guid_map *persisted,
+		       uint32_t pi)
+{
+	uint32_t span = 1u << fabric_port_lmc(f, pi);
+	uint8_t *used = calloc(LID_UCAST_MAX + 2, 1);
+	if (!used)
+		return 0;
+	for (uint32_t i = 0; i < f->n_ports; i++) {
+		const struct fab_port *p = &f->ports[i];
+		if (fabric_is_endport(f, i) && p->lid && !(p->flags & FPORT_NOLID))
+			take(used, p->lid, 1u << fabric_port_lmc(f, i));
+	}
+	/* absent ports' reservations stay theirs; a present port's entry is
+	 * its LID (taken above) or stale (an idle VF's: free) */
+	for (uint32_t i = 0; persisted && i < persisted->cap; i++) {
+		uint32_t lid = persisted->vals[i];
+		if (!persisted->keys[i] || !lid || lid > LID_UCAST_MAX ||
+		    guid_port_present(f, persisted->keys[i]))
+			continue;
+		uint32_t rspan = 1u << f->lmc;
+		take(used, lid & ~(rspan - 1), rspan);
+	}
+	uint32_t low = 1, no_room = LID_UCAST_MAX + 1;
+	uint32_t lid = free_range(used, &low, &no_room, span);
+	free(used);
+	return lid;
 }

@@ -6,6 +6,8 @@
  * discovery ran in.  Persisted LIDs of absent ports stay reserved until
  * present ports need them: when the free space is gone, the reservation
  * of the GUID seen longest ago is taken back first (present ports win).
+ * An idle VF (FPORT_NOLID) gets no LID, is not counted and its old entry
+ * is neither kept nor reserved.
  */
 #ifndef IBSMD_LIDS_H
 #define IBSMD_LIDS_H
@@ -29,6 +31,14 @@ struct lid_report {
  */
 int lids_assign(struct fabric *f, const struct guid_map *persisted,
 		uint8_t lmc, struct lid_report *rep);
+/*
+ * A LID for a VM created on the idle VF pi under the dynamic scheme: the
+ * lowest free aligned range in f (the LIDs its end ports hold) that no
+ * absent port reserves in persisted (may be NULL).  0: no room (or ENOMEM).
+ * Nothing is recorded: the caller puts the VF's new LID in the model.
+ */
+uint32_t lids_alloc_vm(const struct fabric *f, const struct guid_map *persisted,
+		       uint32_t pi);
 /*
  * Adds every end port's GUID -> LID to m, with now (seconds since the
  * epoch) as its last-seen time in m's second value.  Entries of absent

@@ -79,6 +79,8 @@ static int count_send(void *ctx, const uint8_t *mad, size_t len,
 				}
 			}
 			k->c->lft_blocks++;
+			if (fabric_is_vswitch(k->f, node))
+				k->c->vswitch_blocks++;
 			if (!k->seen[lid]) {
 				k->seen[lid] = 1;
 				k->c->switches++;
@@ -103,6 +105,62 @@ static int count_send(void *ctx, const uint8_t *mad, size_t len,
 	a->len = len;
 	a->from = *to;
 	return 0;
+}
+
+/* A switch's LinearFDBTop raised to t->max_lid, in wave. */
+static int raise_top(struct plan *p, int wave, const struct discovery *d,
+		     struct devcache *c, uint32_t node, uint32_t top)
+{
+	uint8_t si[64];
+	devcache_observe_switch(c, &d->f, node);
+	memcpy(si, d->si_raw[node], 64);	/* PortStateChange as read */
+	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, top);
+	uint32_t di = plan_data(p, wave, si);
+	return di == UINT32_MAX ||
+	       !plan_add(p, wave, PLAN_SWITCHINFO, node, 0, 0, di) ? -1 : 0;
+}
+
+int mig_plan_build(struct plan *p, const struct discovery *d,
+		   struct devcache *c, const struct lft_tables *t,
+		   const struct migration *m, unsigned flags)
+{
+	const struct fabric *f = &d->f;
+	uint8_t *first = NULL;	/* per row: the wave of its first block + 1 */
+
+	plan_set_tables(p, t);
+	if (flags & MIGPLAN_RAISE_TOP) {
+		first = calloc((size_t)t->n_sw + 1, 1);
+		if (!first)
+			return -1;
+		for (uint32_t i = 0; i < m->n_w; i++)
+			if (!first[m->w[i].row] || first[m->w[i].row] > m->w[i].wave + 1)
+				first[m->w[i].row] = (uint8_t)(m->w[i].wave + 1);
+	}
+	for (int w = 0; w < MIG_WAVES; w++) {
+		for (uint32_t r = 0; first && r < t->n_sw; r++) {
+			uint32_t node = t->sw_node[r];
+			int fw = first[r] ? first[r] - 1 : 0;
+			if (fw == w && f->nodes[node].lft_top < t->max_lid &&
+			    raise_top(p, w, d, c, node, t->max_lid) < 0)
+				goto nomem;
+		}
+		for (uint32_t i = 0; i < m->n_w; i++) {
+			if (m->w[i].wave != w)
+				continue;
+			uint32_t node = t->sw_node[m->w[i].row];
+			struct plan_op *op = plan_add_lft_row(p, w, node, m->w[i].row,
+							      m->w[i].block, 1);
+			if (!op)
+				goto nomem;
+			if (flags & MIGPLAN_LID_ROUTED)
+				op->lid = fabric_portp(f, node, 0)->lid;
+		}
+	}
+	free(first);
+	return 0;
+nomem:
+	free(first);
+	return -1;
 }
 
 static void count_close(void *ctx)
@@ -138,20 +196,13 @@ int migcount_run(struct fabric *f, const struct lft_tables *t,
 	memset(&d, 0, sizeof(d));
 	d.f = *f;	/* the executor's model: the same arrays, not freed here */
 	plan_init(&p);
-	plan_set_tables(&p, t);
 	k.seen = calloc((size_t)f->max_lid + 1, 1);
 	txn = txn_new(&tp, &tr, clock_ms, NULL);
 	c = devcache_new();
 	if (!k.seen || !txn || !c)
 		goto nomem;
-	for (uint32_t i = 0; i < m->n_w; i++) {
-		uint32_t node = t->sw_node[m->w[i].row];
-		struct plan_op *op = plan_add_lft_row(&p, m->w[i].wave, node,
-						      m->w[i].row, m->w[i].block, 1);
-		if (!op)
-			goto nomem;
-		op->lid = fabric_portp(f, node, 0)->lid;
-	}
+	if (mig_plan_build(&p, &d, c, t, m, MIGPLAN_LID_ROUTED) < 0)
+		goto nomem;
 	plan_seal(&p);
 	uint64_t t0 = now_us();
 	pr = program_run(txn, &d, &p, c, 0, NULL, on_done, &k);

@@ -13,10 +13,32 @@
 
 #include "../reconfig/migrate.h"
 #include "../routing/engine.h"
+#include "devcache.h"
 #include "fabric.h"
+#include "plan.h"
+#include "sweep.h"
+
+/* mig_plan_build flags */
+#define MIGPLAN_LID_ROUTED 0x01	/* LFT Sets LID-routed to the switch, not DR */
+#define MIGPLAN_RAISE_TOP  0x02	/* SwitchInfo LinearFDBTop raises (d->si_raw) */
+
+/*
+ * The one translation of a migration into a write plan, for the counting
+ * transport below and for the live fabric (vmexec.c): m's writes (rows of
+ * t, the new tables, which the plan points to) as LFT block ops in m's
+ * waves, switch by switch.  With MIGPLAN_RAISE_TOP every switch of d
+ * whose LinearFDBTop is below t->max_lid first gets a SwitchInfo with
+ * t->max_lid as its top, in the wave of its first block (wave 0 when it
+ * has none), before the blocks.  c (for the raises) may be NULL otherwise.
+ * Returns 0, or -1 on ENOMEM.
+ */
+int mig_plan_build(struct plan *p, const struct discovery *d,
+		   struct devcache *c, const struct lft_tables *t,
+		   const struct migration *m, unsigned flags);
 
 struct mig_count {
 	uint32_t lft_blocks;	/* LinearForwardingTable Sets handed over */
+	uint32_t vswitch_blocks;	/* of them, to vSwitches */
 	uint32_t switches;	/* distinct switches they went to */
 	uint32_t other_smps;	/* any other SMP */
 	uint32_t waves;		/* waves the executor began */

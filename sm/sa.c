@@ -25,7 +25,11 @@
  * The view.  sa_publish() copies the model and its routes: the daemon
  * replaces its model when a heavy sweep configures, and moves its tables
  * to the routing thread, so the SA keeps its own copy, whole, until the
- * next configuration is complete.
+ * next configuration is complete.  With them it copies the VMs of the
+ * registry (sm->vms) whose VF port is in the model and holds the VM's
+ * LID: the SA answers for a VM's GID (PathRecord, GUIDInfoRecord) from
+ * that copy, so a migration shows when the daemon publishes again, and
+ * a VM whose VF is absent or not yet given its LID is no one's GID.
  */
 #include "sa.h"
 
@@ -47,6 +51,7 @@ struct sa {
 	struct fabric f;		/* the published copies */
 	struct lft_tables lft;
 	uint8_t (*pi_raw)[64], (*si_raw)[64];
+	struct sa_vm *vms;
 	struct rmpp *rmpp;
 	struct sa_stats st;
 };
@@ -366,8 +371,12 @@ static void drop_view(struct sa *sa)
 	lft_tables_free(&sa->lft);
 	free(sa->pi_raw);
 	free(sa->si_raw);
+	free(sa->vms);
 	sa->pi_raw = sa->si_raw = NULL;
+	sa->vms = NULL;
 	sa->view.pi_raw = sa->view.si_raw = NULL;
+	sa->view.vms = NULL;
+	sa->view.n_vms = 0;
 	sa->have_view = 0;
 }
 
@@ -419,6 +428,86 @@ static int copy_lft(struct lft_tables *dst, const struct lft_tables *src,
 	return 0;	/* sl2vl: not a host-visible fact, not copied */
 }
 
+/*
+ * The end port of a VM's VF in f: VF vf of the vSwitch hyp_guid (the
+ * registry's own names for it, sm/vm.h), FAB_NONE when f has no such VF.
+ */
+static uint32_t vm_vf_port(const struct fabric *f, const struct vm *v)
+{
+	uint32_t vs = fabric_find_node(f, v->hyp_guid);
+	if (vs == FAB_NONE || !fabric_is_vswitch(f, vs) || v->vf < 0)
+		return FAB_NONE;
+	return fabric_vswitch_vf(f, vs, (unsigned)v->vf, NULL);
+}
+
+static int vm_cmp_port(const void *a, const void *b)
+{
+	const struct sa_vm *x = a, *y = b;
+	return x->port < y->port ? -1 : x->port > y->port;
+}
+
+/*
+ * The registry's VMs present in the view: the VF port is in the model
+ * with the VM's LID.  One whose VF holds another LID is not answered for
+ * (its LID does not lead there in the published routes).
+ */
+static int publish_vms(struct sa *sa, const struct vm_registry *r)
+{
+	const struct fabric *f = &sa->f;
+	if (!r->n)
+		return 0;
+	if (!(sa->vms = calloc(r->n, sizeof(*sa->vms))))
+		return -1;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct vm *v = &r->v[i];
+		uint32_t pi = vm_vf_port(f, v);
+		if (pi == FAB_NONE)
+			continue;
+		if (!v->lid || f->ports[pi].lid != v->lid) {
+			log_debug("SA: VM %s: its VF has LID %u, not the VM's %u; not answered for",
+				  v->name, f->ports[pi].lid, v->lid);
+			continue;
+		}
+		sa->vms[n++] = (struct sa_vm){ .vguid = v->vguid, .lid = v->lid, .port = pi };
+	}
+	qsort(sa->vms, n, sizeof(*sa->vms), vm_cmp_port);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (k && sa->vms[k - 1].port == sa->vms[i].port) {
+			log_warn("SA: two VMs on the VF port 0x%016llx; vGUID 0x%016llx not answered for",
+				    (unsigned long long)f->ports[sa->vms[i].port].guid,
+				    (unsigned long long)sa->vms[i].vguid);
+			continue;
+		}
+		sa->vms[k++] = sa->vms[i];
+	}
+	sa->view.vms = sa->vms;
+	sa->view.n_vms = k;
+	return 0;
+}
+
+const struct sa_vm *sa_vm_of_port(const struct sa_view *v, uint32_t pi)
+{
+	uint32_t lo = 0, hi = v->n_vms;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (v->vms[mid].port < pi)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < v->n_vms && v->vms[lo].port == pi ? &v->vms[lo] : NULL;
+}
+
+const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid)
+{
+	for (uint32_t i = 0; i < v->n_vms; i++)	/* once per request: a VF per VM at most */
+		if (v->vms[i].vguid == guid)
+			return &v->vms[i];
+	return NULL;
+}
+
 void sa_publish(struct sm *sm, const struct fabric *f,
 		const struct lft_tables *lft)
 {
@@ -442,6 +531,11 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 			sa->view.pi_raw = (const uint8_t (*)[64])sa->pi_raw;
 			sa->view.si_raw = (const uint8_t (*)[64])sa->si_raw;
 		}
+	}
+	if (publish_vms(sa, &sm->vms) < 0) {
+		drop_view(sa);
+		log_err("SA: cannot keep the subnet's view (out of memory); not answering");
+		return;
 	}
 	sa->view.f = &sa->f;
 	sa->view.lft = &sa->lft;

@@ -27,6 +27,17 @@ struct sm;
 struct sa;
 
 /*
+ * A VM of the registry (sm/vm.h) as the SA answers for it: its vGUID
+ * (the interface ID of its GID, GUIDInfo index 1 of its VF port), its
+ * LID and the end port of the VF it runs on in the view's model.
+ */
+struct sa_vm {
+	uint64_t vguid;
+	uint32_t lid;
+	uint32_t port;
+};
+
+/*
  * What the SA answers from: a model and its routes, published together
  * when a configuration is complete (sa_publish) and kept alive until the
  * next one replaces it.  Never the discovery of a sweep in progress.
@@ -46,7 +57,16 @@ struct sa_view {
 	 * the model does not hold come from there */
 	const uint8_t (*pi_raw)[64];
 	const uint8_t (*si_raw)[64];
+	/* the VMs present in f at publish (their VF port there holds their
+	 * LID), sorted by port: sa_vm_of_port(), sa_vm_of_guid() */
+	const struct sa_vm *vms;
+	uint32_t n_vms;
 };
+
+/* The VM on end port pi of the view, or NULL. */
+const struct sa_vm *sa_vm_of_port(const struct sa_view *v, uint32_t pi);
+/* The VM whose vGUID is guid, or NULL. */
+const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid);
 
 /* One request being answered. */
 struct sa_query {

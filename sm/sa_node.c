@@ -344,8 +344,10 @@ int sa_lft_records(struct sa_query *q)
 /* ---- GUIDInfoRecord ---- */
 
 /*
- * Block 0 of every end port: GUID0 is the port GUID.  Alias GUIDs (the
- * virtualization issue) are not assigned yet, so the other entries are 0.
+ * Block 0 of every end port: GUID0 is the port GUID; on the VF port of a
+ * VM (the view's VMs, from the registry) GUID1 is the VM's vGUID, the
+ * other entries 0.  The SA answers it from the registry: ibsim takes
+ * GUIDInfo only as a Get, so the devices are never told.
  */
 int sa_guidinfo_records(struct sa_query *q)
 {
@@ -361,6 +363,9 @@ int sa_guidinfo_records(struct sa_query *q)
 		mad_set_field(r, 0, IB_SA_GIR_BLOCKNUM_F, 0);
 		mad_set_field64(r, 0, IB_SA_GIR_GUID0_F,
 				p->guid ? p->guid : f->nodes[p->node].guid);
+		const struct sa_vm *vm = sa_vm_of_port(q->view, pi);
+		if (vm)
+			mad_set_field64(r, 0, IB_SA_GIR_GUID1_F, vm->vguid);
 		if (match_rest(q, r, gir_fields, N(gir_fields)))
 			st = add(q, r);
 	}

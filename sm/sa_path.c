@@ -2,10 +2,12 @@
  * PathRecord (IBA vol. 1 §15.2.5.16): the SA's answer to "how do I reach
  * that port", from the routes as published (routing/path.h).
  *
- * End points: SGID/SLID and DGID/DGID name them (a GID whose prefix is
+ * End points: SGID/SLID and DGID/DLID name them (a GID whose prefix is
  * not the subnet's or whose GUID nobody has: INVALID_GID; a LID nobody
  * holds: NO_RECORDS; a GID and a LID that name different ports:
- * REQ_INVALID, as OpenSM).  Unnamed ends range over every end port with
+ * REQ_INVALID, as OpenSM).  A GID whose interface ID is a VM's vGUID
+ * (sa.h, the view's VMs) names the VM's VF port: its LID is the VM's,
+ * wherever the VM runs, and the record carries the GID asked for.  Unnamed ends range over every end port with
  * a LID.  For each port pair, the LIDs of their LMC ranges (or the one
  * named) are paired, at most NumbPath paths per pair (GetTable with
  * NumbPath in the mask; Get: one).
@@ -56,6 +58,7 @@ struct pr_req {
 	const struct fabric *f;
 	uint8_t ltv;		/* the switches' LifeTimeValue */
 	unsigned max_paths;	/* per port pair */
+	uint64_t sguid, dguid;	/* a VM's vGUID named the end, or 0 */
 };
 
 static int has(const struct sa_query *q, int bit)
@@ -119,9 +122,9 @@ static int build(const struct pr_req *r, uint32_t src, const struct path_facts *
 	const struct fab_port *sp = &f->ports[src], *dp = &f->ports[pf->dst_port];
 	memset(rec, 0, PR_SIZE);
 	sa_put64(rec + 8, q->view->subnet_prefix);
-	sa_put64(rec + 16, dp->guid ? dp->guid : f->nodes[dp->node].guid);
+	sa_put64(rec + 16, r->dguid ? r->dguid : dp->guid ? dp->guid : f->nodes[dp->node].guid);
 	sa_put64(rec + 24, q->view->subnet_prefix);
-	sa_put64(rec + 32, sp->guid ? sp->guid : f->nodes[sp->node].guid);
+	sa_put64(rec + 32, r->sguid ? r->sguid : sp->guid ? sp->guid : f->nodes[sp->node].guid);
 	sa_put16(rec + 40, (uint16_t)pf->dlid);
 	sa_put16(rec + 42, (uint16_t)pf->slid);
 	rec[49] = pf->reversible ? 0x80 : 0;
@@ -168,9 +171,12 @@ static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
 	return 0;
 }
 
-/* The port a GID names: INVALID_GID when none does. */
+/*
+ * The port a GID names: INVALID_GID when none does.  *vguid: the GID's
+ * interface ID when it is a VM's (the port is its VF), else 0.
+ */
 static int port_of_gid(const struct sa_query *q, const uint8_t *gid,
-		       uint32_t *pi)
+		       uint32_t *pi, uint64_t *vguid)
 {
 	const struct fabric *f = q->view->f;
 	uint64_t prefix = sa_get64(gid), guid = sa_get64(gid + 8);
@@ -184,17 +190,25 @@ static int port_of_gid(const struct sa_query *q, const uint8_t *gid,
 			return 0;
 		}
 	}
+	const struct sa_vm *vm = sa_vm_of_guid(q->view, guid);
+	if (vm) {
+		*pi = vm->port;
+		*vguid = vm->vguid;
+		return 0;
+	}
 	return SA_STS_INVALID_GID;
 }
 
 /* One end of the path: FAB_NONE (every end port) or the port named. */
 static int endpoint(const struct sa_query *q, int gid_bit, int lid_bit,
-		    const uint8_t *gid, const uint8_t *lid, uint32_t *pi)
+		    const uint8_t *gid, const uint8_t *lid, uint32_t *pi,
+		    uint64_t *vguid)
 {
 	const struct fabric *f = q->view->f;
 	uint32_t by_gid = FAB_NONE, by_lid = FAB_NONE;
+	*vguid = 0;
 	if (has(q, gid_bit)) {
-		int st = port_of_gid(q, gid, &by_gid);
+		int st = port_of_gid(q, gid, &by_gid, vguid);
 		if (st)
 			return st;
 	}
@@ -227,10 +241,12 @@ int sa_path_records(struct sa_query *q)
 	if (!f->lid_port)
 		return q->method == SA_METHOD_GET ? SA_STS_NO_RECORDS : 0;
 	uint32_t src, dst;
-	if ((st = endpoint(q, PR_SGID, PR_SLID, q->rec + 24, q->rec + 42, &src)) ||
-	    (st = endpoint(q, PR_DGID, PR_DLID, q->rec + 8, q->rec + 40, &dst)))
+	uint64_t sguid, dguid;
+	if ((st = endpoint(q, PR_SGID, PR_SLID, q->rec + 24, q->rec + 42, &src, &sguid)) ||
+	    (st = endpoint(q, PR_DGID, PR_DLID, q->rec + 8, q->rec + 40, &dst, &dguid)))
 		return st;
-	struct pr_req r = { .q = q, .f = f, .ltv = q->view->ltv, .max_paths = ~0u };
+	struct pr_req r = { .q = q, .f = f, .ltv = q->view->ltv, .max_paths = ~0u,
+			    .sguid = sguid, .dguid = dguid };
 	if (q->method == SA_METHOD_GET)
 		r.max_paths = 1;
 	else if (has(q, PR_NUMBPATH))

@@ -53,6 +53,8 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 int vm_registry_save(const struct vm_registry *r, char *err, size_t errlen);
 void vm_registry_free(struct vm_registry *r);
 struct vm *vm_find(const struct vm_registry *r, const char *name);
+/* A name the file can hold: 1..63 of letters, digits, '.', '_', '-'. */
+int vm_name_ok(const char *name);
 struct vm *vm_find_vguid(const struct vm_registry *r, uint64_t vguid);
 /* The VM on that VF, or NULL. */
 struct vm *vm_find_vf(const struct vm_registry *r, uint64_t hyp_guid, int vf);
@@ -68,7 +70,14 @@ void vm_del(struct vm_registry *r, struct vm *v);
  * absent).  Returns the number of VMs found in f.
  */
 uint32_t vm_apply(const struct vm_registry *r, struct fabric *f, int scheme);
-/* The end port of the VM's VF in f, or FAB_NONE. */
+/*
+ * Puts each VM's LID in m (guid2lid) under its VF port's GUID, and drops
+ * another GUID's entry for that LID, so that the LID assignment gives the
+ * VM's VF its LID.  0 or -1 (ENOMEM).
+ */
+int vm_registry_lids(const struct vm_registry *r, struct guid_map *m);
+/* The end port of the VM's VF in f (its vSwitch, VF number and VF port
+ * GUID as registered), or FAB_NONE. */
 uint32_t vm_port(const struct vm *v, const struct fabric *f);
 
 #endif

@@ -31,6 +31,7 @@ static char sockpath[128];
 static struct event_base *base;
 static struct control *ctl;
 static int handler_calls;
+static uint64_t deferred;	/* the "later" command's reply id */
 
 /* -------------------------------------------------------------- handler */
 
@@ -56,6 +57,10 @@ static json_t *test_handler(void *ctx, const char *cmd, json_t *args,
 		return json_array();
 	if (strcmp(cmd, "count") == 0)
 		return json_pack("{s:i}", "n", *calls);
+	if (strcmp(cmd, "later") == 0) {
+		deferred = control_defer(ctl);
+		return NULL;
+	}
 	if (strcmp(cmd, "big") == 0) {
 		char *blob = malloc(BIG_BLOB + 1);
 		if (blob == NULL)
@@ -499,6 +504,50 @@ START_TEST(half_close_gets_reply)
 }
 END_TEST
 
+static void wait_deferred(struct conn *c)
+{
+	long end = now_ms() + WAIT_MS;
+	while (now_ms() < end && !deferred)
+		pump(c->fd, POLLIN);
+	ck_assert_uint_ne(deferred, 0);
+}
+
+/* A deferred reply: later requests wait for it, then come in order. */
+START_TEST(deferred_reply_in_order)
+{
+	struct conn *c = conn_open();
+
+	conn_sends(c, "{\"cmd\":\"later\"}\n{\"cmd\":\"echo\",\"args\":[\"after\"]}\n");
+	wait_deferred(c);
+	for (int i = 0; i < 20; i++)
+		pump(-1, 0);
+	ck_assert_int_eq(handler_calls, 1);	/* echo not run yet */
+	ck_assert_int_eq(conn_fill(c), -1);	/* and nothing answered */
+	control_reply(ctl, deferred, json_pack("{s:i}", "v", 7), NULL);
+	json_t *r = conn_reply(c);
+	ck_assert(json_is_true(json_object_get(r, "ok")));
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "v")), 7);
+	json_decref(r);
+	assert_echo(conn_reply(c), "after");
+	/* an error, deferred */
+	deferred = 0;
+	conn_sends(c, "{\"cmd\":\"later\"}\n");
+	wait_deferred(c);
+	control_reply(ctl, deferred, NULL, "writes failed");
+	assert_error(conn_reply(c), "writes failed");
+	/* a client that left is not answered, and nothing breaks */
+	deferred = 0;
+	conn_sends(c, "{\"cmd\":\"later\"}\n");
+	wait_deferred(c);
+	conn_close(c);
+	/* (an EOF may be a half-close: it is known gone once written to) */
+	control_reply(ctl, deferred, json_pack("{s:i}", "v", 8), NULL);
+	wait_clients(0);
+	control_reply(ctl, deferred, json_pack("{s:i}", "v", 9), NULL);
+	deferred = 0;
+}
+END_TEST
+
 START_TEST(many_clients)
 {
 	enum { N = 100 };
@@ -931,6 +980,7 @@ static Suite *control_suite(void)
 	tcase_add_checked_fixture(server, setup, teardown);
 	tcase_set_timeout(server, 30);
 	tcase_add_test(server, good_request);
+	tcase_add_test(server, deferred_reply_in_order);
 	tcase_add_test(server, rejected_commands);
 	tcase_add_test(server, garbage_lines);
 	tcase_add_test(server, overlong_line);

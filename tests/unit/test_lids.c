@@ -664,6 +664,70 @@ START_TEST(t_record_then_grow)
 }
 END_TEST
 
+/* Idle VFs (FPORT_NOLID): no LID, not counted, their old entry not honoured. */
+START_TEST(t_nolid_ports)
+{
+	struct fabric f;
+	struct guid_map m;
+	struct lid_report rep;
+	load(&f, NET_A);
+	guid_map_init(&m, 16);
+	guid_map_put(&m, 0x3001, 2);	/* H3's old LID */
+	f.ports[endport(&f, 0x3001)].flags |= FPORT_NOLID;
+	f.ports[endport(&f, 0x3001)].hw_lid = 5;	/* and what it holds */
+	ck_assert_int_eq(lids_assign(&f, &m, 0, &rep), 0);
+	ck_assert_uint_eq(lid_of(&f, 0x3001), 0);
+	ck_assert_uint_eq(rep.exhausted, 0);
+	ck_assert_uint_eq(rep.assigned + rep.kept_persisted + rep.kept_existing,
+			  N_A - 1);
+	/* LID 2 was not reserved for it: the others packed from 1 */
+	for (int i = 0; i < N_A; i++)
+		if (GUIDS_A[i] != 0x3001)
+			ck_assert_uint_le(lid_of(&f, GUIDS_A[i]), N_A - 1);
+	ck_assert_int_eq(lids_record(&f, &m), 0);
+	/* its stale entry's LID went to another port: dropped */
+	ck_assert_uint_eq(guid_map_get(&m, 0x3001), FAB_NONE);
+	fabric_free(&f);
+	guid_map_free(&m);
+}
+END_TEST
+
+/* A VM's LID: the lowest free in the model, not an absent port's. */
+START_TEST(t_alloc_vm)
+{
+	struct fabric f;
+	struct guid_map m;
+	struct lid_report rep;
+	load(&f, NET_A);
+	guid_map_init(&m, 16);
+	guid_map_put(&m, 0x2001, 1);
+	guid_map_put(&m, 0x1001, 3);
+	guid_map_put(&m, 0x9999, 4);	/* absent: LID 4 stays reserved */
+	uint32_t vf = endport(&f, 0x3001);
+	f.ports[vf].flags |= FPORT_NOLID;
+	ck_assert_int_eq(lids_assign(&f, &m, 0, &rep), 0);
+	/* 1: H1, 3: H2/1, 2 and 5..: the switches and H2/2 */
+	ck_assert_uint_eq(lid_of(&f, 0x2001), 1);
+	ck_assert_uint_eq(lid_of(&f, 0x1001), 3);
+	uint32_t used[0x10] = { 0 };
+	for (uint32_t i = 0; i < f.n_ports; i++)
+		if (f.ports[i].lid < 0x10)
+			used[f.ports[i].lid] = 1;
+	uint32_t expect = 1;
+	while (used[expect] || expect == 4)
+		expect++;
+	ck_assert_uint_eq(lids_alloc_vm(&f, &m, vf), expect);
+	ck_assert_uint_ne(expect, 4);
+	/* the idle VF's own stale entry does not hold a LID back */
+	guid_map_put(&m, 0x3001, expect);
+	ck_assert_uint_eq(lids_alloc_vm(&f, &m, vf), expect);
+	/* nothing was recorded */
+	ck_assert_uint_eq(lid_of(&f, 0x3001), 0);
+	fabric_free(&f);
+	guid_map_free(&m);
+}
+END_TEST
+
 static Suite *lids_suite(void)
 {
 	Suite *s = suite_create("lids");
@@ -684,6 +748,8 @@ static Suite *lids_suite(void)
 	tcase_add_test(tc, t_exhausted_by_present);
 	tcase_add_test(tc, t_guid_map_del);
 	tcase_add_test(tc, t_record_then_grow);
+	tcase_add_test(tc, t_nolid_ports);
+	tcase_add_test(tc, t_alloc_vm);
 	suite_add_tcase(s, tc);
 	return s;
 }

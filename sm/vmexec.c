@@ -1,0 +1,300 @@
+/*
+ * A VM's writes on the live fabric: see vmexec.h.
+ */
+#include "vmexec.h"
+
+#include <event2/event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "migcount.h"
+#include "plan_sweep.h"
+#include "program.h"
+
+#define VMEXEC_EXTRA_ROUNDS 2	/* as the sweep: re-send what got no answer */
+
+struct vmexec {
+	struct sm *sm;
+	struct plan plan;
+	struct program *pr;
+	struct program_params pp;
+	struct migration m;
+	struct lft_tables t;
+	struct vm_port_set *ps;
+	unsigned n_ps;
+	int last_wave;		/* the activation follows it; -1: none */
+	vmexec_done_fn done;
+	void *arg;
+	struct program_stats pst;
+	int finished;
+	uint64_t t0;
+	struct event *ev;	/* done, from the loop */
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int vmexec_busy(const struct sm *sm)
+{
+	return sm->vmexec != NULL;
+}
+
+unsigned vmexec_port_sets(const struct migration *m, struct vm_port_set *ps)
+{
+	switch (m->kind) {
+	case MIG_BOOT:
+		ps[0] = (struct vm_port_set){ m->vm_pi, m->vm_lid, 1, 0 };
+		return 1;
+	case MIG_DROP:
+		if (m->vm_pi == FAB_NONE)
+			return 0;
+		ps[0] = (struct vm_port_set){ m->vm_pi, 0, 0, 0 };
+		return 1;
+	default:
+		break;
+	}
+	if (m->scheme == MIG_DYNAMIC) {
+		ps[0] = (struct vm_port_set){ m->dst_pi, m->vm_lid, 1, 0 };
+		ps[1] = (struct vm_port_set){ m->vm_pi, 0, 0, 2 };
+	} else {
+		ps[0] = (struct vm_port_set){ m->dst_pi, m->vm_lid, 0, 0 };
+		ps[1] = (struct vm_port_set){ m->vm_pi, m->dst_lid, 0, 2 };
+	}
+	return 2;
+}
+
+static void vx_free(struct vmexec *vx)
+{
+	if (vx->ev)
+		event_free(vx->ev);
+	program_free(vx->pr);
+	plan_free(&vx->plan);
+	migration_free(&vx->m);
+	lft_tables_free(&vx->t);
+	free(vx->ps);
+	free(vx);
+}
+
+/* A port's LID in the model; lid 0 makes it an idle VF (no LID). */
+static void set_port_lid(struct fabric *f, uint32_t pi, uint32_t lid)
+{
+	f->ports[pi].lid = lid;
+	if (lid)
+		f->ports[pi].flags &= (uint8_t)~FPORT_NOLID;
+	else
+		f->ports[pi].flags |= FPORT_NOLID;
+}
+
+/* The end of the run: the model follows on success; done last. */
+static void vx_finish(struct vmexec *vx)
+{
+	struct sm *sm = vx->sm;
+	const struct program_stats *s = &vx->pst;
+	struct vmexec_stats st = {
+		.switches_marked = vx->m.switches_marked,
+		.switches_written = vx->m.switches_written,
+		.lft_blocks = vx->m.lft_blocks,
+		.vswitch_blocks = vx->m.vswitch_blocks,
+		.other_smps = s->portinfo_sets + s->switchinfo_sets,
+		.failed = s->failed,
+		.stopped = s->stopped,
+		.plan_us = vx->m.plan_us,
+		.commit_us = now_us() - vx->t0,
+	};
+	int ok = vx->finished && !s->failed && !s->stopped && !s->cancelled;
+	vmexec_done_fn done = vx->done;
+	void *arg = vx->arg;
+
+	if (ok) {
+		struct fabric *f = &sm->sub.model->f;
+		lft_tables_free(&sm->sub.lft);
+		sm->sub.lft = vx->t;
+		memset(&vx->t, 0, sizeof(vx->t));
+		for (unsigned i = 0; i < vx->n_ps; i++)
+			set_port_lid(f, vx->ps[i].pi, vx->ps[i].lid);
+		if (fabric_index_lids(f) < 0)
+			log_err("out of memory indexing the LIDs after a VM's writes");
+	}
+	log_notice("VM writes %s: %u LFT blocks on %u switches, %u on vSwitches,"
+		   " %u other SMPs, %u failed%s, %llu us",
+		   ok ? "done" : "FAILED", st.lft_blocks, st.switches_written,
+		   st.vswitch_blocks, st.other_smps, st.failed,
+		   st.stopped ? " (stopped)" : "",
+		   (unsigned long long)st.commit_us);
+	sm->vmexec = NULL;
+	vx_free(vx);
+	done(sm, arg, ok, &st);
+}
+
+static void on_event(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	vx_finish(arg);
+}
+
+/* The executor is done (maybe before program_run returned): finish from the loop. */
+static void on_done(void *arg, const struct program_stats *s)
+{
+	struct vmexec *vx = arg;
+	struct timeval zero = { 0, 0 };
+	vx->pst = *s;
+	vx->finished = 1;
+	if (!vx->ev || event_add(vx->ev, &zero) < 0)
+		log_err("VM writes: cannot schedule the end of the run");
+}
+
+/* The last wave of writes is over: ACTIVE on what went ARMED. */
+static void on_wave(void *arg, struct program *pr, int wave)
+{
+	struct vmexec *vx = arg;
+	if (wave != vx->last_wave || vx->plan.sealed)
+		return;
+	if (!program_get_stats(pr)->failed &&
+	    plan_sweep_activation(&vx->plan, wave + 1, vx->sm->sub.model,
+				  &vx->pp) < 0)
+		log_err("out of memory planning a VF's activation");
+	plan_seal(&vx->plan);
+}
+
+/*
+ * The PortInfo of ps's port (and, when it is to be activated, of the
+ * vSwitch port across the link), encoded from the model with the new LID
+ * in place for the time of the encoding: the model keeps the old LID
+ * until the run succeeds.
+ */
+static int plan_port_set(struct vmexec *vx, const struct vm_port_set *ps)
+{
+	struct sm *sm = vx->sm;
+	struct discovery *d = sm->sub.model;
+	struct fab_port *p = &d->f.ports[ps->pi];
+	uint32_t lid = p->lid;
+	uint8_t flags = p->flags;
+	int rc;
+
+	set_port_lid(&d->f, ps->pi, ps->lid);
+	rc = plan_sweep_port(&vx->plan, ps->wave, d, sm->sub.cache, &vx->pp,
+			     ps->pi);
+	if (rc == 0 && ps->activate && p->remote != FAB_NONE)
+		rc = plan_sweep_port(&vx->plan, ps->wave, d, sm->sub.cache,
+				     &vx->pp, p->remote);
+	p->lid = lid;
+	p->flags = flags;
+	return rc;
+}
+
+int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
+		 const struct vm_port_set *ps, unsigned n_ps,
+		 vmexec_done_fn done, void *arg, char *err, size_t errlen)
+{
+	struct vmexec *vx;
+	int activate = 0;
+
+	if (sm->vmexec) {
+		snprintf(err, errlen, "another VM operation is being written");
+		return -1;
+	}
+	if (sm->state != SMS_MASTER || !sm->sub.model || !sm->txn) {
+		snprintf(err, errlen, "not the master of a configured subnet");
+		return -1;
+	}
+	if (sm->busy == 1) {
+		snprintf(err, errlen, "a heavy sweep is running; try again");
+		return -1;
+	}
+	if (t->n_sw != sm->sub.lft.n_sw) {
+		snprintf(err, errlen, "the tables are not the subnet's");
+		return -1;
+	}
+	for (unsigned i = 0; i < n_ps; i++) {
+		if (ps[i].pi >= sm->sub.model->f.n_ports ||
+		    ps[i].wave >= MIG_WAVES) {
+			snprintf(err, errlen, "port set %u: no such port or wave", i);
+			return -1;
+		}
+		activate |= ps[i].activate;
+	}
+	if (!(vx = calloc(1, sizeof(*vx))))
+		goto nomem;
+	vx->sm = sm;
+	vx->done = done;
+	vx->arg = arg;
+	vx->last_wave = -1;
+	vx->t0 = now_us();
+	vx->pp = (struct program_params){
+		.subnet_prefix = sm->cfg.subnet_prefix,
+		.sm_lid = sm->sub.sm_lid,
+		.subnet_timeout = sm->cfg.subnet_timeout,
+		.hoq_life = sm->cfg.hoq_life,
+		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
+		.vl_stall_count = sm->cfg.vl_stall_count,
+		.max_op_vls = sm->cfg.max_op_vls,
+		.extra_rounds = VMEXEC_EXTRA_ROUNDS,
+	};
+	plan_init(&vx->plan);
+	vx->plan.stop_on_failure = 1;
+	vx->ev = event_new(sm->base, -1, 0, on_event, vx);
+	vx->ps = malloc(((size_t)n_ps + 1) * sizeof(*vx->ps));
+	if (!vx->ev || !vx->ps)
+		goto nomem_vx;
+	memcpy(vx->ps, ps, (size_t)n_ps * sizeof(*ps));
+	vx->n_ps = n_ps;
+	/* the plan points to t: t's arrays move into vx now, not later */
+	if (mig_plan_build(&vx->plan, sm->sub.model, sm->sub.cache, t, m,
+			   MIGPLAN_RAISE_TOP) < 0)
+		goto nomem_vx;
+	for (unsigned i = 0; i < n_ps; i++)
+		if (plan_port_set(vx, &ps[i]) < 0)
+			goto nomem_vx;
+	vx->t = *t;
+	vx->m = *m;
+	plan_set_tables(&vx->plan, &vx->t);
+	memset(t, 0, sizeof(*t));
+	memset(m, 0, sizeof(*m));
+	if (activate && vx->plan.n_waves) {
+		vx->last_wave = (int)vx->plan.n_waves - 1;
+		plan_close_wave(&vx->plan, vx->last_wave);
+	} else {
+		plan_seal(&vx->plan);
+	}
+	sm->vmexec = vx;
+	const struct program_hooks h = { .arg = vx, .wave_done = on_wave };
+	vx->pr = program_run(sm->txn, sm->sub.model, &vx->plan, sm->sub.cache,
+			     VMEXEC_EXTRA_ROUNDS, &h, on_done, vx);
+	if (!vx->pr) {
+		/* nothing was sent: give back what was taken */
+		*t = vx->t;
+		*m = vx->m;
+		memset(&vx->t, 0, sizeof(vx->t));
+		memset(&vx->m, 0, sizeof(vx->m));
+		sm->vmexec = NULL;
+		goto nomem_vx;
+	}
+	log_info("VM writes: %u LFT blocks (%u on vSwitches), %u port sets",
+		 vx->m.lft_blocks + vx->m.vswitch_blocks, vx->m.vswitch_blocks,
+		 n_ps);
+	return 0;
+nomem_vx:
+	vx_free(vx);
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+void vmexec_abort(struct sm *sm)
+{
+	struct vmexec *vx = sm->vmexec;
+	if (!vx)
+		return;
+	if (!vx->finished)	/* the answers never came: what was sent stays unknown */
+		vx->pst = *program_get_stats(vx->pr);
+	vx->pst.cancelled = 1;
+	vx_finish(vx);
+}

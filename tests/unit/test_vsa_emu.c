@@ -1,0 +1,455 @@
+/*
+ * The SA's answers for VMs (sm/sa.c, sm/sa_path.c, sm/sa_node.c) on the
+ * emulator: ibsmd brings up a small fabric with two hypervisors (a
+ * vSwitch "V-<i>" under leaf L<i>, its PF on port 2, VFs on ports 3 and
+ * 4), an SA client on a plain host asks.
+ *
+ *   - a VM in the registry (sm->vms) on VF 0 of V-0, holding that VF's
+ *     LID: PathRecord by its GID (the vGUID as interface ID) answers the
+ *     VM's LID as DLID, the GID asked for, and the path facts of the VF
+ *     port (the same record as for the VF's own port GID, the devices'
+ *     LFTs lead there); the VM as source likewise; GUIDInfoRecord of the
+ *     VF port lists the vGUID at index 1, no other port has one;
+ *   - VMs the model does not hold (hypervisor absent, or a VF holding
+ *     another LID): their GIDs are INVALID_GID;
+ *   - the VM migrated to VF 0 of V-1 (prepopulated: the two VF ports swap
+ *     LIDs and the tables swap the two LIDs' entries; registry, model and
+ *     tables changed as a migration leaves them, then republished): the
+ *     same DLID, now with the facts of the path to the destination VF
+ *     (its smaller MTU, fewer switches); GUIDInfoRecord moves with it.
+ *
+ * The migration is done on the SM's model only (vexec writes the
+ * devices): the checks after it are of the SA's published view.
+ */
+#include <check.h>
+#include <infiniband/mad.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/emu.h"
+#include "mad/sa.h"
+#include "sm/daemon.h"
+#include "sm/log.h"
+#include "sm/sa.h"
+#include "sm/topo.h"
+#include "traps/saclient.h"
+
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "emu_testlib.h"
+
+#define PREFIX 0xfe80000000000000ULL
+#define VGUID_BIT 0x0200000000000000ULL
+
+#define PR_DGID_M (1ull << 2)
+#define PR_SGID_M (1ull << 3)
+#define PR_SLID_M (1ull << 5)
+
+/*
+ * S0 above L0 and L1; host H0 (the SM) on L0, H1 (the SA client) on L1;
+ * hypervisor i: vSwitch V-i on port 2 of L<i>, PF P-i, VFs F-i-0, F-i-1.
+ */
+static char *vtree_text(void)
+{
+	size_t cap = 4096, n = 0;
+	char *t = malloc(cap);
+	ck_assert_ptr_nonnull(t);
+#define PUT(...) (n += (size_t)snprintf(t + n, cap - n, __VA_ARGS__))
+	for (int h = 0; h < 2; h++)
+		PUT("caguid=0x%x\nHca\t1 \"H%d\"\n[1]\t\"L%d\"[1]\n\n", 0x1000 + 4 * h, h, h);
+	for (int l = 0; l < 2; l++)
+		PUT("switchguid=0x%x\nSwitch\t8 \"L%d\"\n[1]\t\"H%d\"[1]\n[2]\t\"V-%d\"[1]\n"
+		    "[8]\t\"S0\"[%d]\n\n", 0x100 + l, l, l, l, l + 1);
+	PUT("switchguid=0x200\nSwitch\t8 \"S0\"\n[1]\t\"L0\"[8]\n[2]\t\"L1\"[8]\n\n");
+	for (int v = 0; v < 2; v++) {
+		PUT("switchguid=0x%x\nSwitch\t6 \"V-%d\"\n[1]\t\"L%d\"[2]\n[2]\t\"P-%d\"[1]\n"
+		    "[3]\t\"F-%d-0\"[1]\n[4]\t\"F-%d-1\"[1]\n\n", 0x300 + v, v, v, v, v, v);
+		PUT("caguid=0x%x\nHca\t1 \"P-%d\"\n[1]\t\"V-%d\"[2]\n\n", 0x2000 + 0x100 * v, v, v);
+		for (int k = 0; k < 2; k++)
+			PUT("caguid=0x%x\nHca\t1 \"F-%d-%d\"\n[1]\t\"V-%d\"[%d]\n\n",
+			    0x2000 + 0x100 * v + 4 * (k + 1), v, k, v, k + 3);
+	}
+#undef PUT
+	ck_assert_uint_lt(n, cap);
+	return t;
+}
+
+#define VS_GUID(v) (0x300ULL + (v))
+#define VF_NODE(v, k) (0x2000ULL + 0x100 * (v) + 4 * ((k) + 1))
+
+struct run {
+	struct fabric topo;
+	struct emu *e;
+	struct event_base *base;
+	struct sm *sm;
+	char state[64];
+	struct emu_sahost h;	/* H1 */
+	uint32_t h_port;	/* H1's port in topo */
+};
+
+static int sm_idle(const struct run *r)
+{
+	return r->sm->heavy_sweeps >= 1 && !r->sm->busy && !r->sm->heavy_wanted;
+}
+
+static void run_for(struct run *r, unsigned ms, int until_idle)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct event *tick = evtimer_new(r->base, emu_loop_tick, r->base);
+	ck_assert_ptr_nonnull(tick);
+	for (;;) {
+		if (until_idle && sm_idle(r))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (el >= (long)ms)
+			break;
+		struct timeval tv = { 0, 2000 };
+		evtimer_add(tick, &tv);
+		event_base_loop(r->base, EVLOOP_ONCE);
+	}
+	event_free(tick);
+	if (until_idle)
+		ck_assert_msg(sm_idle(r), "the SM did not settle");
+}
+
+/* The end port of CA node guid in the topology. */
+static uint32_t ca_port(const struct run *r, uint64_t guid)
+{
+	uint32_t n = fabric_find_node(&r->topo, guid);
+	ck_assert_uint_ne(n, FAB_NONE);
+	return fabric_port(&r->topo, n, 1);
+}
+
+static uint64_t port_guid_of(const struct run *r, uint64_t node_guid)
+{
+	return r->topo.ports[ca_port(r, node_guid)].guid;
+}
+
+/* VF F-1-0 with MTUCap 2048: a path to it differs from one to F-0-0. */
+static void run_up(struct run *r)
+{
+	char err[256] = "", *text = vtree_text();
+	memset(r, 0, sizeof(*r));
+	fabric_init(&r->topo);
+	ck_assert_msg(topo_parse_string(&r->topo, text, "vtree.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	r->topo.ports[ca_port(r, VF_NODE(1, 0))].mtu_cap = 4;
+	r->e = emu_new(&r->topo, err, sizeof(err));
+	ck_assert_msg(r->e != NULL, "%s", err);
+	emu_set_seed(r->e, 7);
+	r->base = event_base_new();
+	ck_assert_ptr_nonnull(r->base);
+	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vsaemu.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	log_set_level(LOG_ERROR);
+	r->sm = emu_sm_new(r->state, 50);
+	r->sm->cfg.port_guid = port_guid_of(r, 0x1000);
+	/* the policy a hypervisor fabric has: every VF keeps a LID */
+	r->sm->cfg.lid_scheme = 1;
+	r->sm->cfg.n_vswitches = 1;
+	snprintf(r->sm->cfg.vswitches[0], sizeof(r->sm->cfg.vswitches[0]), "V-*");
+	emu_sm_start(r->sm, r->base, r->e);
+	run_for(r, 30000, 1);
+
+	struct saclient_params p = { .timeout_ms = 1000, .retries = 3 };
+	struct emu_net net = { .e = r->e, .base = r->base };
+	emu_sahosts_attach(&net, &r->h, 1, 1, &p);
+	r->h_port = ca_port(r, 0x1004);
+	/* IsSM cleared is a capability change (trap 144): let its sweep pass */
+	run_for(r, 200, 0);
+	run_for(r, 30000, 1);
+}
+
+static void run_down(struct run *r)
+{
+	char cmd[128];
+	emu_sahosts_detach(&r->h, 1);
+	ck_assert_uint_eq(emu_violations(r->e), 0);
+	/* the test's registry: its own allocation */
+	free(r->sm->vms.v);
+	memset(&r->sm->vms, 0, sizeof(r->sm->vms));
+	sm_shutdown(r->sm);
+	free(r->sm);
+	emu_free(r->e);
+	event_base_free(r->base);
+	fabric_free(&r->topo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The SM's model: vSwitches flagged as vswitch_mark() leaves them (policy V-*). */
+static struct fabric *model(struct run *r)
+{
+	struct fabric *f = &r->sm->sub.model->f;
+	for (uint32_t n = 0; n < f->n_nodes; n++)
+		if (f->nodes[n].type == FAB_SWITCH && !strncmp(f->nodes[n].desc, "V-", 2))
+			f->nodes[n].flags |= FNODE_VSWITCH;
+	return f;
+}
+
+static void publish(struct run *r)
+{
+	sa_publish(r->sm, model(r), &r->sm->sub.lft);
+	ck_assert_ptr_nonnull(sa_get_view(r->sm));
+}
+
+/* One answer, kept. */
+struct answer {
+	int done, status;
+	size_t n, stride;
+	uint8_t recs[16 * 72];
+};
+
+static void on_answer(void *arg, int status, const uint8_t *recs, size_t n,
+		      size_t stride, const uint8_t *hdr)
+{
+	struct answer *a = arg;
+	a->done = 1;
+	a->status = status;
+	a->n = n;
+	a->stride = stride;
+	ck_assert_uint_le(n * stride, sizeof(a->recs));
+	if (n)
+		memcpy(a->recs, recs, n * stride);
+}
+
+/* A query from H1; returns its status (an SA status in bits 8-15). */
+static int ask(struct run *r, uint8_t method, uint16_t attr, uint64_t mask,
+	       const uint8_t *rec, size_t rec_len, struct answer *a)
+{
+	memset(a, 0, sizeof(*a));
+	ck_assert_int_eq(saclient_query(r->h.c, method, attr, 0, mask, rec, rec_len,
+					on_answer, a), 0);
+	ck_assert_int_eq(emu_run_until(r->base, &a->done, 10000), 1);
+	return a->status;
+}
+
+/* PathRecord Get from the GID (prefix, sguid) to the GID (prefix, dguid). */
+static int path_get(struct run *r, uint64_t sguid, uint64_t dguid, uint8_t *rec)
+{
+	uint8_t t[SA_SIZE_PATH_REC] = { 0 };
+	struct answer a;
+	sa_put64(t + 8, PREFIX);
+	sa_put64(t + 16, dguid);
+	sa_put64(t + 24, PREFIX);
+	sa_put64(t + 32, sguid);
+	int st = ask(r, SA_METHOD_GET, SA_ATTR_PATH_REC, PR_DGID_M | PR_SGID_M, t,
+		     sizeof(t), &a);
+	if (!st) {
+		ck_assert_uint_eq(a.n, 1);
+		memcpy(rec, a.recs, SA_SIZE_PATH_REC);
+	}
+	return st;
+}
+
+/* The same PathRecord but for the GID fields and DLID/SLID. */
+static void assert_same_path(const uint8_t *a, const uint8_t *b)
+{
+	ck_assert_int_eq(memcmp(a + 44, b + 44, SA_SIZE_PATH_REC - 44), 0);
+}
+
+/* Where the devices' LFTs take a packet from end port src to dlid. */
+static uint32_t device_walk(struct run *r, uint32_t src, uint32_t dlid)
+{
+	const struct fabric *f = &r->topo;
+	uint32_t pi = f->ports[src].remote;
+	for (int hops = 0; hops < 16 && pi != FAB_NONE; hops++) {
+		const struct fab_node *nd = &f->nodes[f->ports[pi].node];
+		if (nd->type != FAB_SWITCH)
+			return pi;
+		int out = emu_lft_entry(r->e, nd->guid, dlid);
+		if (out < 1 || out > nd->nports)
+			return FAB_NONE;
+		pi = f->ports[fabric_port(f, f->ports[pi].node, (uint32_t)out)].remote;
+	}
+	return FAB_NONE;
+}
+
+/* GUIDInfoRecords, the whole table: how many list a GUID at index 1. */
+static unsigned guid1_count(struct run *r, struct answer *a)
+{
+	uint8_t t[72] = { 0 };
+	unsigned n = 0;
+	ck_assert_int_eq(ask(r, SA_METHOD_GET_TABLE, SA_ATTR_GUIDINFO_REC, 0, t, sizeof(t), a), 0);
+	ck_assert_uint_gt(a->n, 10);
+	for (size_t i = 0; i < a->n; i++)
+		n += mad_get_field64(a->recs + i * a->stride, 0, IB_SA_GIR_GUID1_F) != 0;
+	return n;
+}
+
+/* The GUIDInfoRecord of LID lid (block 0): GUID0, GUID1. */
+static void guidinfo_of(struct run *r, uint32_t lid, uint64_t *g0, uint64_t *g1)
+{
+	uint8_t t[72] = { 0 };
+	struct answer a;
+	mad_set_field(t, 0, IB_SA_GIR_LID_F, lid);
+	ck_assert_int_eq(ask(r, SA_METHOD_GET, SA_ATTR_GUIDINFO_REC, 1, t, sizeof(t), &a), 0);
+	ck_assert_uint_eq(a.n, 1);
+	*g0 = mad_get_field64(a.recs, 0, IB_SA_GIR_GUID0_F);
+	*g1 = mad_get_field64(a.recs, 0, IB_SA_GIR_GUID1_F);
+}
+
+static struct vm *registry(struct run *r, unsigned n)
+{
+	struct vm_registry *reg = &r->sm->vms;
+	ck_assert_uint_eq(reg->n, 0);
+	reg->v = calloc(n, sizeof(*reg->v));
+	ck_assert_ptr_nonnull(reg->v);
+	reg->n = reg->cap = n;
+	return reg->v;
+}
+
+static struct run R;
+
+START_TEST(t_vm_path_and_guidinfo)
+{
+	struct answer a;
+	uint8_t rec[SA_SIZE_PATH_REC], vf_rec[SA_SIZE_PATH_REC], dst_rec[SA_SIZE_PATH_REC];
+	uint64_t g0, g1;
+	run_up(&R);
+	struct run *r = &R;
+	uint64_t hguid = r->h.guid;
+	uint32_t va = ca_port(r, VF_NODE(0, 0)), vb = ca_port(r, VF_NODE(1, 0));
+	uint64_t ga = r->topo.ports[va].guid, gb = r->topo.ports[vb].guid;
+	uint32_t la = (uint32_t)emu_port_lid(r->e, VF_NODE(0, 0), 1);
+	uint32_t lb = (uint32_t)emu_port_lid(r->e, VF_NODE(1, 0), 1);
+	uint32_t l01 = (uint32_t)emu_port_lid(r->e, VF_NODE(0, 1), 1);
+	ck_assert_uint_gt(la, 0);
+	ck_assert_uint_gt(lb, 0);
+	ck_assert_uint_gt(l01, 0);
+	const uint64_t vguid = ga | VGUID_BIT;
+
+	/* no VM yet: the vGUID is nobody's, no port has an alias GUID */
+	ck_assert_int_eq(path_get(r, hguid, vguid, rec), SA_STS_INVALID_GID);
+	ck_assert_uint_eq(guid1_count(r, &a), 0);
+	/* the paths to the two VFs' own GIDs, as the devices route them */
+	ck_assert_int_eq(path_get(r, hguid, ga, vf_rec), 0);
+	ck_assert_uint_eq(sa_get16(vf_rec + 40), la);
+	ck_assert_int_eq(path_get(r, hguid, gb, dst_rec), 0);
+	ck_assert_uint_eq(sa_get16(dst_rec + 40), lb);
+	/* the two differ (MTU, switches crossed): the facts show which VF */
+	ck_assert_uint_eq(vf_rec[54], 0x80 | 5);
+	ck_assert_uint_eq(dst_rec[54], 0x80 | 4);
+	ck_assert_uint_ne(vf_rec[56], dst_rec[56]);
+
+	/*
+	 * The registry: vm1 on VF 0 of V-0 with that VF's LID; ghost on a
+	 * hypervisor the fabric lacks; stale on VF 1 of V-0 but with a LID
+	 * that VF does not hold.
+	 */
+	struct vm *v = registry(r, 3);
+	v[0] = (struct vm){ .vguid = vguid, .lid = la, .hyp_guid = VS_GUID(0), .vf = 0,
+			    .vf_guid = ga, .weight = 1 };
+	snprintf(v[0].name, sizeof(v[0].name), "vm1");
+	v[1] = (struct vm){ .vguid = 0x0200000000abcdefULL, .lid = 0x99, .hyp_guid = 0x777,
+			    .vf = 0, .vf_guid = 0x778, .weight = 1 };
+	snprintf(v[1].name, sizeof(v[1].name), "ghost");
+	v[2] = (struct vm){ .vguid = 0x0200000000fedcbaULL, .lid = l01 + 100,
+			    .hyp_guid = VS_GUID(0), .vf = 1,
+			    .vf_guid = port_guid_of(r, VF_NODE(0, 1)), .weight = 1 };
+	snprintf(v[2].name, sizeof(v[2].name), "stale");
+	publish(r);
+	ck_assert_uint_eq(sa_get_view(r->sm)->n_vms, 1);
+
+	/* to the VM: its LID, its GID, the VF port's path facts */
+	ck_assert_int_eq(path_get(r, hguid, vguid, rec), 0);
+	ck_assert_uint_eq(sa_get16(rec + 40), la);
+	ck_assert_uint_eq(sa_get16(rec + 42), r->h.lid);
+	ck_assert_uint_eq(sa_get64(rec + 8), PREFIX);
+	ck_assert_uint_eq(sa_get64(rec + 16), vguid);
+	ck_assert_uint_eq(sa_get64(rec + 32), hguid);
+	assert_same_path(rec, vf_rec);
+	ck_assert_uint_eq(device_walk(r, r->h_port, la), va);
+	/* from the VM: its LID and GID as the source */
+	ck_assert_int_eq(path_get(r, vguid, hguid, rec), 0);
+	ck_assert_uint_eq(sa_get16(rec + 42), la);
+	ck_assert_uint_eq(sa_get64(rec + 32), vguid);
+	ck_assert_uint_eq(sa_get16(rec + 40), r->h.lid);
+	ck_assert_uint_eq(sa_get64(rec + 16), hguid);
+	/* the VF's own GID still names the VF port, under its own GUID */
+	ck_assert_int_eq(path_get(r, hguid, ga, rec), 0);
+	ck_assert_uint_eq(sa_get64(rec + 16), ga);
+	ck_assert_uint_eq(sa_get16(rec + 40), la);
+	/* VMs the model does not hold are no one */
+	ck_assert_int_eq(path_get(r, hguid, v[1].vguid, rec), SA_STS_INVALID_GID);
+	ck_assert_int_eq(path_get(r, hguid, v[2].vguid, rec), SA_STS_INVALID_GID);
+
+	/* GUIDInfo: the vGUID at index 1 of the VF port, nowhere else */
+	guidinfo_of(r, la, &g0, &g1);
+	ck_assert_uint_eq(g0, ga);
+	ck_assert_uint_eq(g1, vguid);
+	ck_assert_uint_eq(guid1_count(r, &a), 1);
+	guidinfo_of(r, l01, &g0, &g1);
+	ck_assert_uint_eq(g1, 0);
+
+	/*
+	 * vm1 migrates to VF 0 of V-1 (prepopulated): the VF ports swap
+	 * LIDs, every switch's entries of the two LIDs swap, the registry
+	 * names the new VF; then the daemon publishes.
+	 */
+	struct fabric *f = model(r);
+	uint32_t ma = fabric_port(f, fabric_find_node(f, VF_NODE(0, 0)), 1);
+	uint32_t mb = fabric_port(f, fabric_find_node(f, VF_NODE(1, 0)), 1);
+	ck_assert_uint_eq(f->ports[ma].lid, la);
+	ck_assert_uint_eq(f->ports[mb].lid, lb);
+	f->ports[ma].lid = lb;
+	f->ports[mb].lid = la;
+	ck_assert_int_eq(fabric_index_lids(f), 0);
+	struct lft_tables *t = &r->sm->sub.lft;
+	ck_assert_ptr_null(t->sl);	/* no QoS: no SL table to swap */
+	for (uint32_t row = 0; row < t->n_sw; row++) {
+		uint8_t *e = lft_row(t, row), x = e[la];
+		e[la] = e[lb];
+		e[lb] = x;
+	}
+	v[0].hyp_guid = VS_GUID(1);
+	v[0].vf_guid = gb;
+	publish(r);
+	ck_assert_uint_eq(sa_get_view(r->sm)->n_vms, 1);
+
+	/* the same DLID, the destination VF's path */
+	ck_assert_int_eq(path_get(r, hguid, vguid, rec), 0);
+	ck_assert_uint_eq(sa_get16(rec + 40), la);
+	ck_assert_uint_eq(sa_get64(rec + 16), vguid);
+	assert_same_path(rec, dst_rec);
+	/* the source VF now answers under the destination's old LID */
+	ck_assert_int_eq(path_get(r, hguid, ga, rec), 0);
+	ck_assert_uint_eq(sa_get16(rec + 40), lb);
+	ck_assert_int_eq(path_get(r, hguid, gb, rec), 0);
+	ck_assert_uint_eq(sa_get16(rec + 40), la);
+	/* GUIDInfo moved with the VM */
+	guidinfo_of(r, la, &g0, &g1);
+	ck_assert_uint_eq(g0, gb);
+	ck_assert_uint_eq(g1, vguid);
+	guidinfo_of(r, lb, &g0, &g1);
+	ck_assert_uint_eq(g0, ga);
+	ck_assert_uint_eq(g1, 0);
+	ck_assert_uint_eq(guid1_count(r, &a), 1);
+
+	/* a VM whose VF holds another LID (registry ahead of the model): not answered */
+	v[0].lid = lb;
+	publish(r);
+	ck_assert_uint_eq(sa_get_view(r->sm)->n_vms, 0);
+	ck_assert_int_eq(path_get(r, hguid, vguid, rec), SA_STS_INVALID_GID);
+	ck_assert_uint_eq(guid1_count(r, &a), 0);
+
+	run_down(r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("vsa_emu");
+	TCase *tc = tcase_create("vm");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, t_vm_path_and_guidinfo);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
