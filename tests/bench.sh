@@ -39,6 +39,19 @@ FABRICS=("ft2-324:ftree2 --radix 36" "ft3-3456:ftree3 --radix 24" "k18-5832:kary
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # count DIR KEY: a counter summed over the processes that wrote DIR/count.PID
 count() { cat "$1"/count.* 2>/dev/null | awk -v k="$2" '$1 == k { n += $2 } END { print n + 0 }'; }
+# stable DIR: wait until the MAD total counted in DIR stops changing for 1 s
+stable() {
+	local a b
+	b=$(count "$1" total)
+	while :; do
+		sleep 1
+		a=$(count "$1" total)
+		[ "$a" = "$b" ] && break
+		b=$a
+	done
+}
+# attr_sets DIR ATTR: the Sets of SMP attribute ATTR (4 hex digits) counted in DIR
+attr_sets() { count "$1" "class_0x81_method_0x02_attr_0x$2"; }
 
 # timed PRELOAD CMD...: CMD as an ibsim client at H-0, its wall time in
 # T_MS, its status in RC.  The environment is made before the clock starts:
@@ -150,17 +163,6 @@ if [ -n "$evspec" ] && { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$EV" ]; 
 	# the first leaf's first link to a switch
 	leaf=$(awk '/^Switch/ { gsub(/"/, "", $3); sw = $3 } /^\[[0-9]+\]\t"L[1-9]/ { sub(/\].*/, "", $1); sub(/\[/, "", $1); print sw, $1; exit }' "$net")
 	link="\"${leaf% *}\"[${leaf#* }]"
-	stable() {	# FILE: wait until its total stops changing for 1 s
-		local a b
-		b=$(count "$1" total)
-		while :; do
-			sleep 1
-			a=$(count "$1" total)
-			[ "$a" = "$b" ] && break
-			b=$a
-		done
-	}
-	attr_sets() { count "$1" "class_0x81_method_0x02_attr_0x$2"; }
 
 	dir="$SIM_TMP/ev-ibsmd"; mkdir -p "$dir"
 	sim_start "$net"
@@ -443,17 +445,6 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 	net="$SIM_TMP/mig-hyper.net"
 	gen hyper --leaves 8 --spines 4 --hypervisors-per-leaf 4 --spare-ports 1 -o "$net"
 	MIG_DST=V-5-0		# another leaf than V-0-0's
-	mig_stable() {	# DIR: wait until its MAD total stops changing for 1 s
-		local a b
-		b=$(count "$1" total)
-		while :; do
-			sleep 1
-			a=$(count "$1" total)
-			[ "$a" = "$b" ] && break
-			b=$a
-		done
-	}
-	mig_lfts() { count "$1" class_0x81_method_0x02_attr_0x0019; }
 	# mig_reach LID NAME T0: poll `smpquery -L nodeinfo LID` from H-3 until
 	# the node named NAME (its GUID from the net file) answers; the ms since
 	# T0 (an EPOCHREALTIME without its dot) in REACH_MS
@@ -487,16 +478,16 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		mig_reach "$lid" F-0-0-0 "$t0"
 		$ctl vm migrate vm0 --to "$MIG_DST" --prepare >"$dir/prepare" 2>&1 ||
 			fail "migration: prepare: $(cat "$dir/prepare")"
-		mig_stable "$dir"
-		b=$(mig_lfts "$dir")
+		stable "$dir"
+		b=$(attr_sets "$dir" 0019)
 		t0=${EPOCHREALTIME/./}
 		rep=$($ctl --json vm migrate vm0 --to "$MIG_DST" --commit 2>"$dir/commit.err") ||
 			fail "migration: commit: $rep $(cat "$dir/commit.err")"
 		vf=$($ctl --json vm list | jq -r '.vms[] | select(.name == "vm0") | .vf')
 		mig_reach "$lid" "F-${MIG_DST#V-}-$vf" "$t0"
-		mig_stable "$dir"
+		stable "$dir"
 		echo "$rep" >"$dir/reply"
-		echo "mig ibsmd-$scheme $REACH_MS $(jq -r .lft_blocks <<<"$rep") $(( $(mig_lfts "$dir") - b ))" \
+		echo "mig ibsmd-$scheme $REACH_MS $(jq -r .lft_blocks <<<"$rep") $(( $(attr_sets "$dir" 0019) - b ))" \
 			"$(jq -r .vswitch_blocks <<<"$rep") $(jq -r .commit_us <<<"$rep")" >>"$RESULTS"
 		note "migration ibsmd $scheme round $2: $REACH_MS ms, reply $rep"
 		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
@@ -514,22 +505,22 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
 		local sm=$SIM_LAST_PID
 		wait_until 300 grep -qs 'SUBNET UP' "$dir/opensm.log" || fail "migration: OpenSM did not come up"
-		mig_stable "$dir"
+		stable "$dir"
 		lid=$(awk '/^caguid=/ { g = substr($1, 8) } $1 == "Hca" && $3 == "\"F-0-0-0\"" { print g }' "$net")
 		lid=$(on_host H-3 smpquery portinfo -G "$(printf '0x%x' $((lid + 1)))" 1 2>/dev/null |
 			sed -n 's/^Lid:\.*//p')
 		[ -n "$lid" ] || fail "migration: no LID for F-0-0-0 under OpenSM"
 		spare=$(awk '$1 == "Switch" && $3 == "\"'"$MIG_DST"'\"" { print $2 }' "$net")
-		b=$(mig_lfts "$dir")
+		b=$(attr_sets "$dir" 0019)
 		t0=${EPOCHREALTIME/./}
 		sim_cmd 'Unlink "F-0-0-0"[1]' >/dev/null
 		sim_cmd "Link \"F-0-0-0\"[1] \"$MIG_DST\"[$spare]" >"$dir/link"
 		grep -q '#' "$dir/link" && fail "migration: ibsim Link: $(cat "$dir/link")"
 		kill -HUP "$sm"
 		mig_reach "$lid" F-0-0-0 "$t0"
-		mig_stable "$dir"
-		echo "mig osm $REACH_MS - $(( $(mig_lfts "$dir") - b )) - -" >>"$RESULTS"
-		note "migration OpenSM round $1: $REACH_MS ms, $(( $(mig_lfts "$dir") - b )) LFT Sets"
+		stable "$dir"
+		echo "mig osm $REACH_MS - $(( $(attr_sets "$dir" 0019) - b )) - -" >>"$RESULTS"
+		note "migration OpenSM round $1: $REACH_MS ms, $(( $(attr_sets "$dir" 0019) - b )) LFT Sets"
 		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
 		sim_stop
 	}
