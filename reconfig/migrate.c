@@ -350,6 +350,19 @@ static void count_writes(struct migration *m)
 	}
 }
 
+/* An empty migration of that kind between those ports. */
+static void mig_init(struct migration *m, int kind, int scheme, int method,
+		     uint32_t vm_pi, uint32_t dst_pi)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->scheme = scheme;
+	m->method = method;
+	m->vm_pi = vm_pi;
+	m->dst_pi = dst_pi;
+	m->src_leaf = m->dst_leaf = FAB_NONE;
+}
+
 int migrate_plan(const struct fabric *f, struct lft_tables *t,
 		 uint32_t src_pi, uint32_t dst_pi, int scheme, int method,
 		 const uint32_t *rank, struct migration *m, char *err,
@@ -358,12 +371,7 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 	uint64_t t0 = now_us();
 	uint32_t cap = 0;
 
-	memset(m, 0, sizeof(*m));
-	m->kind = MIG_MOVE;
-	m->scheme = scheme;
-	m->method = method;
-	m->vm_pi = src_pi;
-	m->dst_pi = dst_pi;
+	mig_init(m, MIG_MOVE, scheme, method, src_pi, dst_pi);
 	if (end_port(f, t, src_pi, &m->vm_lid, &m->src_leaf, err, errlen) < 0 ||
 	    end_port(f, t, dst_pi, &m->dst_lid, &m->dst_leaf, err, errlen) < 0)
 		return -1;
@@ -481,12 +489,7 @@ int migrate_plan_vm(const struct fabric *f, struct lft_tables *t,
 	uint64_t t0 = now_us();
 	uint32_t cap = 0, svs, dvs;
 
-	memset(m, 0, sizeof(*m));
-	m->kind = MIG_MOVE;
-	m->scheme = scheme;
-	m->method = method;
-	m->vm_pi = vm_pi;
-	m->dst_pi = dst_vf_pi;
+	mig_init(m, MIG_MOVE, scheme, method, vm_pi, dst_vf_pi);
 	if ((svs = vf_vswitch(f, vm_pi, "the VM's", err, errlen)) == FAB_NONE ||
 	    (dvs = vf_vswitch(f, dst_vf_pi, "the destination", err, errlen)) == FAB_NONE)
 		return -1;
@@ -555,20 +558,45 @@ fail:
 	return -1;
 }
 
-/* Boot and drop: every row's entry for the LID, the changed blocks in wave 0. */
+/*
+ * Boot and drop: every row's entry for m->vm_lid, the changed blocks in
+ * wave 0.  vs == FAB_NONE: LFT_DROP everywhere; else physical rows copy
+ * m->dst_lid's (the PF's) entry, vs itself sends it to vport, every
+ * other vSwitch to its uplink.
+ */
+static int set_column(const struct fabric *f, struct lft_tables *t,
+		      struct migration *m, uint32_t vs, uint8_t vport,
+		      uint64_t t0, char *err, size_t errlen)
+{
+	uint32_t cap = 0, lid = m->vm_lid;
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		uint32_t node = t->sw_node[r];
+		int isvs = fabric_is_vswitch(f, node);
+		uint8_t want = vs == FAB_NONE ? LFT_DROP :
+			       !isvs ? lft_row(t, r)[m->dst_lid] :
+			       node == vs ? vport : vs_uplink(f, node);
+		if (!isvs)
+			m->switches_marked++;
+		if (set_entry(m, t, r, lid, want) &&
+		    add_write(m, &cap, r, lid / LFT_BLOCK, 0, (uint8_t)isvs) < 0) {
+			snprintf(err, errlen, "out of memory");
+			migration_free(m);
+			return -1;
+		}
+	}
+	count_writes(m);
+	m->plan_us = now_us() - t0;
+	return 0;
+}
+
 int migrate_plan_boot(const struct fabric *f, struct lft_tables *t,
 		      uint32_t vf_pi, uint32_t lid, struct migration *m,
 		      char *err, size_t errlen)
 {
 	uint64_t t0 = now_us();
-	uint32_t cap = 0, vs, pf, pf_lid;
+	uint32_t vs, pf, pf_lid;
 
-	memset(m, 0, sizeof(*m));
-	m->kind = MIG_BOOT;
-	m->scheme = MIG_DYNAMIC;
-	m->method = MIG_ITRC;
-	m->vm_pi = vf_pi;
-	m->dst_pi = FAB_NONE;
+	mig_init(m, MIG_BOOT, MIG_DYNAMIC, MIG_ITRC, vf_pi, FAB_NONE);
 	m->vm_lid = lid;
 	if ((vs = vf_vswitch(f, vf_pi, "the VM's", err, errlen)) == FAB_NONE)
 		return -1;
@@ -584,23 +612,7 @@ int migrate_plan_boot(const struct fabric *f, struct lft_tables *t,
 	}
 	m->dst_lid = pf_lid;
 	m->src_leaf = m->dst_leaf = t->row_of_node[fabric_vswitch_leaf(f, vs)];
-	uint8_t vport = vs_port_of(f, vf_pi);
-	for (uint32_t r = 0; r < t->n_sw; r++) {
-		uint32_t node = t->sw_node[r];
-		int isvs = fabric_is_vswitch(f, node);
-		uint8_t want = !isvs ? lft_row(t, r)[pf_lid] :
-			       node == vs ? vport : vs_uplink(f, node);
-		if (!isvs)
-			m->switches_marked++;
-		if (set_entry(m, t, r, lid, want) && add_write(m, &cap, r, lid / LFT_BLOCK, 0, (uint8_t)isvs) < 0) {
-			snprintf(err, errlen, "out of memory");
-			migration_free(m);
-			return -1;
-		}
-	}
-	count_writes(m);
-	m->plan_us = now_us() - t0;
-	return 0;
+	return set_column(f, t, m, vs, vs_port_of(f, vf_pi), t0, err, errlen);
 }
 
 int migrate_plan_drop(const struct fabric *f, struct lft_tables *t,
@@ -608,34 +620,16 @@ int migrate_plan_drop(const struct fabric *f, struct lft_tables *t,
 		      size_t errlen)
 {
 	uint64_t t0 = now_us();
-	uint32_t cap = 0;
 
-	memset(m, 0, sizeof(*m));
-	m->kind = MIG_DROP;
-	m->scheme = MIG_DYNAMIC;
-	m->method = MIG_ITRC;
+	mig_init(m, MIG_DROP, MIG_DYNAMIC, MIG_ITRC,
+		 lid && lid <= f->max_lid && f->lid_port ? f->lid_port[lid] :
+		 FAB_NONE, FAB_NONE);
 	m->vm_lid = lid;
-	m->vm_pi = lid && lid <= f->max_lid && f->lid_port ? f->lid_port[lid] :
-		   FAB_NONE;
-	m->dst_pi = FAB_NONE;
-	m->src_leaf = m->dst_leaf = FAB_NONE;
 	if (!lid || lid > t->max_lid) {
 		snprintf(err, errlen, "LID %u is not in the tables", lid);
 		return -1;
 	}
-	for (uint32_t r = 0; r < t->n_sw; r++) {
-		int isvs = vs_row(f, t, r);
-		if (!isvs)
-			m->switches_marked++;
-		if (set_entry(m, t, r, lid, LFT_DROP) && add_write(m, &cap, r, lid / LFT_BLOCK, 0, (uint8_t)isvs) < 0) {
-			snprintf(err, errlen, "out of memory");
-			migration_free(m);
-			return -1;
-		}
-	}
-	count_writes(m);
-	m->plan_us = now_us() - t0;
-	return 0;
+	return set_column(f, t, m, FAB_NONE, 0, t0, err, errlen);
 }
 
 int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,

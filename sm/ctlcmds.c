@@ -2,7 +2,9 @@
  * The control-socket commands the daemon answers: one table of every
  * documented command, each with its handler or none (not implemented yet).
  */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <arpa/inet.h>
@@ -14,6 +16,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "sa.h"
+#include "vmops.h"
 
 static json_t *mad_stats_json(const struct sm *sm)
 {
@@ -87,7 +90,8 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "port_guid", json_string(g));
 	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
 	json_object_set_new(o, "sweeping", json_string(sm->busy == 1 ? "heavy" :
-						       sm->busy == 2 ? "light" : "no"));
+						       sm->busy == 2 ? "light" :
+						       sm->busy == 3 ? "vm" : "no"));
 	json_object_set_new(o, "heavy_sweeps", json_integer(sm->heavy_sweeps));
 	json_object_set_new(o, "light_sweeps", json_integer(sm->light_sweeps));
 	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->last_sweep_time));
@@ -284,6 +288,224 @@ static json_t *cmd_reload(struct sm *sm, json_t *args, char *err,
 			 sm->config_path : "(no policy file)");
 }
 
+/* ---- vm: the VM registry and its commands (sm/vmops.c) ---- */
+
+static void guid_text64(uint64_t g, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%016" PRIx64, g);
+}
+
+/* One VM: {"name","lid","vguid","hypervisor","vf","weight","present",...}. */
+static json_t *vm_json(const struct sm *sm, const struct vm *v)
+{
+	const struct fabric *f = sm->sub.model ? &sm->sub.model->f : NULL;
+	char vg[24], hg[24], fg[24];
+	guid_text64(v->vguid, vg, sizeof(vg));
+	guid_text64(v->hyp_guid, hg, sizeof(hg));
+	guid_text64(v->vf_guid, fg, sizeof(fg));
+	uint32_t hyp = f ? fabric_find_node(f, v->hyp_guid) : FAB_NONE;
+	const char *hname = hyp != FAB_NONE && f->nodes[hyp].desc[0] ?
+			    f->nodes[hyp].desc : hg;
+	int present = f && vm_port(v, f) != FAB_NONE;
+	json_t *o = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:b,s:s,s:s}",
+		"name", v->name, "lid", (int)v->lid, "vguid", vg,
+		"hypervisor", hname, "vf", v->vf, "weight", (int)v->weight,
+		"present", present, "hypervisor_guid", hg, "vf_guid", fg);
+	if (o && v->prepared) {
+		char tg[24];
+		guid_text64(v->to_hyp_guid, tg, sizeof(tg));
+		uint32_t to = f ? fabric_find_node(f, v->to_hyp_guid) : FAB_NONE;
+		json_object_set_new(o, "prepared", json_pack("{s:s,s:i}",
+			"hypervisor", to != FAB_NONE && f->nodes[to].desc[0] ?
+			f->nodes[to].desc : tg, "vf", v->to_vf));
+	}
+	return o;
+}
+
+static json_t *vm_list(struct sm *sm)
+{
+	json_t *a = json_array();
+	for (uint32_t i = 0; a && i < sm->vms.n; i++)
+		json_array_append_new(a, vm_json(sm, &sm->vms.v[i]));
+	return json_pack("{s:o*}", "vms", a);
+}
+
+/* What create/destroy/migrate answer: the VM and the writes' numbers. */
+static json_t *vmop_json(struct sm *sm, const struct vmop_req *q,
+			 const struct vmop_result *r)
+{
+	static const char *const verbs[] = { "created", "destroyed", "migrated" };
+	const char *verb = r->prepared ? "prepared" : verbs[q->kind];
+	json_t *o = json_pack("{s:s,s:o*,s:s,s:s}", "result", verb,
+			      "vm", vm_json(sm, &r->vm),
+			      "method", r->method ? r->method : "none",
+			      "scheme", r->scheme ? r->scheme : "?");
+	if (!o || r->prepared)
+		return o;
+	const struct vmexec_stats *st = &r->st;
+	json_t *n = json_pack("{s:i,s:i,s:i,s:i,s:i,s:I,s:I}",
+		"switches_marked", (int)st->switches_marked,
+		"switches_written", (int)st->switches_written,
+		"lft_blocks", (int)st->lft_blocks,
+		"vswitch_blocks", (int)st->vswitch_blocks,
+		"other_smps", (int)st->other_smps,
+		"plan_us", (json_int_t)st->plan_us,
+		"commit_us", (json_int_t)st->commit_us);
+	if (json_object_update(o, n) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(n);
+	return o;
+}
+
+struct vm_wait {
+	uint64_t id;		/* the deferred reply */
+	struct vmop_req q;
+};
+
+static void vm_done(struct sm *sm, void *arg, const struct vmop_result *r)
+{
+	struct vm_wait *w = arg;
+	if (sm->ctl)
+		control_reply(sm->ctl, w->id, r->ok ? vmop_json(sm, &w->q, r) : NULL,
+			      r->err);
+	free(w);
+}
+
+static int parse_num(const char *opt, const char *s, long lo, long hi,
+		     long *v, char *err, size_t errlen)
+{
+	char *end;
+	long x = s ? strtol(s, &end, 10) : 0;
+	if (!s || !*s || *end || x < lo || x > hi) {
+		snprintf(err, errlen, "vm: %s wants a number %ld..%ld", opt, lo, hi);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+/* The options of create / migrate; -1 with err. */
+static int vm_options(json_t *args, size_t from, struct vmop_req *q,
+		      char *err, size_t errlen)
+{
+	static const char *const verbs[] = { "create", "destroy", "migrate" };
+	for (size_t i = from; i < json_array_size(args); i++) {
+		const char *a = json_string_value(json_array_get(args, i));
+		const char *v = i + 1 < json_array_size(args) ?
+			json_string_value(json_array_get(args, i + 1)) : NULL;
+		long x;
+		if (q->kind == VMOP_CREATE && !strcmp(a, "--shared-lid")) {
+			snprintf(err, errlen, "vm create --shared-lid is not implemented yet");
+			return -1;
+		}
+		if (q->kind == VMOP_MIGRATE && !strcmp(a, "--prepare")) {
+			q->prepare = 1;
+			continue;
+		}
+		if (q->kind == VMOP_MIGRATE && !strcmp(a, "--commit")) {
+			q->commit = 1;
+			continue;
+		}
+		int known = (q->kind == VMOP_CREATE && (!strcmp(a, "--hypervisor") ||
+			     !strcmp(a, "--guid") || !strcmp(a, "--weight"))) ||
+			    (q->kind == VMOP_MIGRATE && !strcmp(a, "--to")) ||
+			    (q->kind != VMOP_DESTROY && !strcmp(a, "--vf"));
+		if (!known) {
+			snprintf(err, errlen, "vm %s: unknown argument '%s'",
+				 verbs[q->kind], a);
+			return -1;
+		}
+		if (!v) {
+			snprintf(err, errlen, "vm %s: %s wants a value", verbs[q->kind], a);
+			return -1;
+		}
+		i++;
+		if (!strcmp(a, "--hypervisor") || !strcmp(a, "--to")) {
+			snprintf(q->hyp, sizeof(q->hyp), "%s", v);
+		} else if (!strcmp(a, "--vf")) {
+			if (parse_num(a, v, 0, 254, &x, err, errlen) < 0)
+				return -1;
+			q->vf = (int)x;
+		} else if (!strcmp(a, "--weight")) {
+			if (parse_num(a, v, 1, VM_WEIGHT_MAX, &x, err, errlen) < 0)
+				return -1;
+			q->weight = (int)x;
+		} else {
+			char *end;
+			if (strncmp(v, "0x", 2) ||
+			    !(q->vguid = strtoull(v + 2, &end, 16)) || *end) {
+				snprintf(err, errlen, "vm create: --guid wants a non-zero 0x GUID");
+				return -1;
+			}
+		}
+	}
+	if (q->prepare && q->commit) {
+		snprintf(err, errlen, "vm migrate: --prepare or --commit, not both");
+		return -1;
+	}
+	return 0;
+}
+
+static json_t *cmd_vm(struct sm *sm, json_t *args, char *err, size_t errlen)
+{
+	static const char usage[] = "vm list | create NAME --hypervisor H [--vf N] [--guid G] [--weight W] | destroy NAME | migrate NAME --to H [--vf N] [--prepare | --commit]";
+	const char *sub = json_string_value(json_array_get(args, 0));
+	if (!sub) {
+		snprintf(err, errlen, "usage: %s", usage);
+		return NULL;
+	}
+	if (!strcmp(sub, "list")) {
+		if (json_array_size(args) > 1) {
+			snprintf(err, errlen, "vm list takes no arguments");
+			return NULL;
+		}
+		return vm_list(sm);
+	}
+	struct vmop_req q;
+	memset(&q, 0, sizeof(q));
+	q.vf = -1;
+	if (!strcmp(sub, "create"))
+		q.kind = VMOP_CREATE;
+	else if (!strcmp(sub, "destroy"))
+		q.kind = VMOP_DESTROY;
+	else if (!strcmp(sub, "migrate"))
+		q.kind = VMOP_MIGRATE;
+	else {
+		snprintf(err, errlen, "unknown vm command '%s' (usage: %s)", sub, usage);
+		return NULL;
+	}
+	const char *name = json_string_value(json_array_get(args, 1));
+	if (!name || !vm_name_ok(name)) {
+		snprintf(err, errlen, "vm %s: a VM name (1..%d letters, digits, '.', '_', '-') first",
+			 sub, VM_NAME_LEN - 1);
+		return NULL;
+	}
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	if (vm_options(args, 2, &q, err, errlen) < 0)
+		return NULL;
+	struct vm_wait *w = calloc(1, sizeof(*w));
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	w->q = q;
+	struct vmop_result r;
+	int rc = vmop_start(sm, &q, vm_done, w, &r);
+	if (rc == 0) {
+		/* the writes run: the answer when they are done */
+		w->id = sm->ctl ? control_defer(sm->ctl) : 0;
+		return NULL;
+	}
+	free(w);
+	if (rc < 0 || !r.ok) {
+		snprintf(err, errlen, "%s", r.err);
+		return NULL;
+	}
+	return vmop_json(sm, &q, &r);
+}
+
 /*
  * Every command of ibsmctl(8) and INTERFACE.md, the only list of them on
  * the daemon's side.  No handler: documented, not implemented yet, and
@@ -304,7 +526,7 @@ static const struct ctl_command {
 	{ "reroute", cmd_reroute },
 	{ "reload", cmd_reload },
 	{ "subscribers", cmd_subscribers },
-	{ "vm", NULL },
+	{ "vm", cmd_vm },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -124,9 +124,48 @@ static void print_object(FILE *fp, const json_t *obj, int indent,
 	}
 }
 
+/* vm list: one VM a line under a header, as ibsmctl(8) shows. */
+static void print_vms(FILE *fp, const json_t *vms)
+{
+	size_t i;
+	json_t *v;
+
+	fprintf(fp, "%-20s %6s %-18s %-20s %3s %6s %s\n", "NAME", "LID",
+	    "VGUID", "HYPERVISOR", "VF", "WEIGHT", "PRESENT");
+	json_array_foreach(vms, i, v) {
+		const char *name = json_string_value(json_object_get(v, "name"));
+		const char *vg = json_string_value(json_object_get(v, "vguid"));
+		const char *hyp = json_string_value(json_object_get(v,
+		    "hypervisor"));
+		const json_t *prep = json_object_get(v, "prepared");
+		fprintf(fp, "%-20s %6" JSON_INTEGER_FORMAT " %-18s %-20s %3"
+		    JSON_INTEGER_FORMAT " %6" JSON_INTEGER_FORMAT " %s",
+		    name ? name : "?",
+		    json_integer_value(json_object_get(v, "lid")),
+		    vg ? vg : "?", hyp ? hyp : "?",
+		    json_integer_value(json_object_get(v, "vf")),
+		    json_integer_value(json_object_get(v, "weight")),
+		    json_is_true(json_object_get(v, "present")) ? "yes" : "no");
+		if (json_is_object(prep)) {
+			const char *to = json_string_value(json_object_get(prep,
+			    "hypervisor"));
+			fprintf(fp, " (prepared: to %s VF %" JSON_INTEGER_FORMAT
+			    ")", to ? to : "?",
+			    json_integer_value(json_object_get(prep, "vf")));
+		}
+		fputc('\n', fp);
+	}
+}
+
 void control_print_text(FILE *fp, const json_t *reply)
 {
 	const json_t *text = json_object_get(reply, "text");
+	const json_t *vms = json_object_get(reply, "vms");
+
+	if (json_is_array(vms) && json_object_size(reply) <= 2) {
+		print_vms(fp, vms);
+		return;
+	}
 
 	if (json_is_string(text)) {
 		const char *s = json_string_value(text);

@@ -22,6 +22,8 @@
 #include "route.h"
 #include "sa.h"
 #include "state.h"
+#include "vmops.h"
+#include "vswitch.h"
 
 #define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
 #define ONCE_MAX_RESWEEPS 2
@@ -192,6 +194,8 @@ static void finish_sweep(struct sm *sm)
 	sm->busy = 0;
 	sm->last_sweep_time = (uint64_t)time(NULL);
 	trapin_idle(&sm->traps);
+	if (vmops_resume(sm))	/* a VM command waited for the sweep */
+		return;
 	if (sm->heavy_wanted)
 		kick(sm);
 	else if (sm->state == SMS_MASTER)
@@ -321,7 +325,18 @@ void sm_configure(struct sm *sm)
 	sm->disc = NULL;
 	struct sweep_summary *s = &sm->last;
 	memset(s, 0, sizeof(*s));
-	if (lids_assign(f, &sm->sub.guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
+	/*
+	 * vSwitches and VMs before the LIDs: idle VFs get none (dynamic), a
+	 * VM's VF gets the VM's LID, the routing sees the VMs' weights.
+	 */
+	struct vswitch_report vr;
+	vswitch_mark(f, &sm->cfg, &vr);
+	uint32_t vms_here = vm_apply(&sm->vms, f, sm->cfg.lid_scheme);
+	if (vr.marked || sm->vms.n)
+		log_info("%u vSwitches, %u of %u VMs in the fabric", vr.marked,
+			 vms_here, sm->vms.n);
+	if (vm_registry_lids(&sm->vms, &sm->sub.guid2lid) < 0 ||
+	    lids_assign(f, &sm->sub.guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
 		log_err("LID assignment: out of memory");
 		discovery_free(old);
 		sm_stop(sm, 1);
@@ -408,6 +423,22 @@ static void on_routed(void *arg, struct route_result *r)
 	program_set_tables(sm->prog, &sm->sub.lft);
 }
 
+void sm_program_params(const struct sm *sm, int first,
+		       struct program_params *pp)
+{
+	*pp = (struct program_params){
+		.subnet_prefix = sm->cfg.subnet_prefix,
+		.sm_lid = sm->sub.sm_lid,
+		.subnet_timeout = sm->cfg.subnet_timeout,
+		.hoq_life = sm->cfg.hoq_life,
+		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
+		.vl_stall_count = sm->cfg.vl_stall_count,
+		.max_op_vls = sm->cfg.max_op_vls,
+		.client_rereg = first,
+		.extra_rounds = LOCAL_EXTRA_ROUNDS,
+	};
+}
+
 /*
  * Routes the current model and writes what differs.  The routes are
  * computed on a thread while the loop configures the ports.  Given the
@@ -419,17 +450,8 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 			      int adopted)
 {
 	struct fabric *f = &sm->sub.model->f;
-	struct program_params pp = {
-		.subnet_prefix = sm->cfg.subnet_prefix,
-		.sm_lid = sm->sub.sm_lid,
-		.subnet_timeout = sm->cfg.subnet_timeout,
-		.hoq_life = sm->cfg.hoq_life,
-		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
-		.vl_stall_count = sm->cfg.vl_stall_count,
-		.max_op_vls = sm->cfg.max_op_vls,
-		.client_rereg = first,
-		.extra_rounds = LOCAL_EXTRA_ROUNDS,
-	};
+	struct program_params pp;
+	sm_program_params(sm, first, &pp);
 	program_free(sm->prog);
 	sm->prog = NULL;
 	route_job_cancel(sm->route_job);
@@ -705,6 +727,11 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* a registry that does not load stops us: starting would lose the VMs */
+	if (vm_registry_load(&sm->vms, sm->cfg.state_dir, err, errlen) < 0)
+		return -1;
+	if (sm->vms.n)
+		log_notice("%u VMs in %s", sm->vms.n, sm->vms.path);
 	return subnet_init(&sm->sub, sm->cfg.state_dir, err, errlen);
 }
 
@@ -784,9 +811,11 @@ void sm_shutdown(struct sm *sm)
 	}
 	route_job_cancel(sm->route_job);
 	sm->route_job = NULL;
+	vmops_free(sm);
 	program_free(sm->prog);
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);
+	vm_registry_free(&sm->vms);
 	adopt_free(sm->adopt);
 	smstate_free(sm);
 	sa_free(sm);

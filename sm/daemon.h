@@ -32,6 +32,7 @@ struct notifier;
 struct sm_events;
 struct sm_paths;
 struct vmexec;
+struct vmop;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -83,7 +84,8 @@ struct sm {
 	int verify;			/* --verify: check the tables after --once */
 
 	/* the sweep in progress */
-	int busy;			/* 0 idle, 1 heavy, 2 light */
+	int busy;			/* 0 idle, 1 heavy, 2 light, 3 a VM's
+					 * writes (sm/vmops.c) */
 	int heavy_wanted;
 	char heavy_reason[128];
 	struct discovery *disc;		/* being built */
@@ -104,6 +106,8 @@ struct sm {
 	/* the VM registry (sm/vm.c), persisted in the state directory */
 	struct vm_registry vms;
 	struct vmexec *vmexec;		/* a VM's writes running (sm/vmexec.c) */
+	struct vmop *vmop;		/* a VM command running or waiting for
+					 * the sweep's end (sm/vmops.c) */
 	int ever_master;
 	int adopt_tables;		/* next configuration: read the LFTs first */
 	struct adopt *adopt;		/* reading them */
@@ -147,6 +151,9 @@ int sm_start(struct sm *sm, char *err, size_t errlen);
 struct emu;
 int sm_start_emulated(struct sm *sm, struct emu *e, char *err, size_t errlen);
 void sm_request_heavy(struct sm *sm, const char *reason);
+/* What the configuration writes into ports (first: ClientReregister too). */
+void sm_program_params(const struct sm *sm, int first,
+		       struct program_params *pp);
 void sm_request_light(struct sm *sm);
 /* Recomputes routes on the current model and writes what changed. */
 int sm_request_reroute(struct sm *sm, char *err, size_t errlen);

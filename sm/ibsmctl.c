@@ -25,9 +25,14 @@ static void usage(FILE *fp)
 	    "  sweep [--heavy]        request a sweep\n"
 	    "  reroute                recompute and push routes\n"
 	    "  reload                 re-read the policy (same as SIGHUP)\n"
+	    "  subscribers            SA event subscriptions\n"
+	    "  vm list                the VMs: name, LID, vGUID, hypervisor, VF\n"
+	    "  vm create NAME --hypervisor H [--vf N] [--guid G] [--weight W]\n"
+	    "  vm destroy NAME\n"
+	    "  vm migrate NAME --to H [--vf N] [--prepare | --commit]\n"
+	    "                         H: a vSwitch or its PF, node description or GUID\n"
 	    "documented, refused by the daemon until implemented:\n"
-	    "  topology [--dot], lids, routes SWITCH, groups, metrics, verify,\n"
-	    "  subscribers, vm list | create | destroy | migrate ...\n", fp);
+	    "  topology [--dot], lids, routes SWITCH, groups, metrics, verify\n", fp);
 }
 
 static const char *socket_path(const char *opt)

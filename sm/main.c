@@ -20,6 +20,8 @@
 #include "migcount.h"
 #include "route.h"
 #include "topo.h"
+#include "vm.h"
+#include "vswitch.h"
 
 #define VERSION "0.1"
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
@@ -369,8 +371,9 @@ out:
 
 /*
  * A CA's end port named by node description or port GUID (0x...): its
- * first port with a LID.  FAB_NONE when there is none (or two CAs share
- * the description).
+ * first port with a LID, or a VF behind a vSwitch (an idle VF has none
+ * under the dynamic scheme).  FAB_NONE when there is none (or two CAs
+ * share the description).
  */
 static uint32_t find_endport(const struct fabric *f, const char *name,
 			     char *err, size_t errlen)
@@ -387,7 +390,8 @@ static uint32_t find_endport(const struct fabric *f, const char *name,
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		const struct fab_port *p = &f->ports[pi];
 		const struct fab_node *n = &f->nodes[p->node];
-		if (n->type == FAB_SWITCH || !p->lid || !fabric_is_endport(f, pi))
+		if (n->type == FAB_SWITCH || !fabric_is_endport(f, pi) ||
+		    (!p->lid && fabric_vswitch_of(f, pi, NULL) == FAB_NONE))
 			continue;
 		if (guid ? p->guid == guid : strcmp(n->desc, name) == 0) {
 			if (found != FAB_NONE && f->ports[found].node != p->node) {
@@ -417,8 +421,13 @@ static int run_migrate(struct fabric *f, struct lft_tables *t,
 		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
 		return 1;
 	}
-	if (migrate_plan(f, t, src, dst, o->scheme, o->method, NULL, &m, err,
-			 sizeof(err)) < 0) {
+	/* VFs behind vSwitches the policy names: the vSwitch-aware plan */
+	int vf_s = -1, vf_d = -1;
+	int vm = fabric_vswitch_of(f, src, &vf_s) != FAB_NONE && vf_s >= 0 &&
+		 fabric_vswitch_of(f, dst, &vf_d) != FAB_NONE && vf_d >= 0;
+	if ((vm ? migrate_plan_vm : migrate_plan)(f, t, src, dst, o->scheme,
+						  o->method, NULL, &m, err,
+						  sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
 		return 1;
 	}
@@ -429,19 +438,72 @@ static int run_migrate(struct fabric *f, struct lft_tables *t,
 		migration_free(&m);
 		return 1;
 	}
-	if (k.lft_blocks != m.lft_blocks || k.switches != m.switches_written)
-		log_warn("counting transport: %u blocks to %u switches, planned %u to %u",
-			 k.lft_blocks, k.switches, m.lft_blocks, m.switches_written);
+	k.lft_blocks -= k.vswitch_blocks;	/* the physical ones, as planned */
+	if (k.lft_blocks != m.lft_blocks || k.switches != m.switches_written ||
+	    k.vswitch_blocks != m.vswitch_blocks)
+		log_warn("counting transport: %u blocks to %u switches (%u to vSwitches),"
+			 " planned %u to %u (%u)", k.lft_blocks, k.switches,
+			 k.vswitch_blocks, m.lft_blocks, m.switches_written,
+			 m.vswitch_blocks);
 	printf("migration: method=%s scheme=%s switches_marked=%u switches_written=%u"
 	       " lft_blocks=%u other_smps=%u plan_us=%" PRIu64 " mark_us=%" PRIu64
 	       " levels_us=%" PRIu64 " run_us=%" PRIu64 " waves=%u vm_lid=%u"
-	       " dst_lid=%u entries=%u%s\n",
+	       " dst_lid=%u entries=%u%s",
 	       mig_method_name(m.method), mig_scheme_name(m.scheme),
 	       m.switches_marked, k.switches, k.lft_blocks, k.other_smps,
 	       m.plan_us, m.mark_us, m.levels_us, k.run_us, k.waves, m.vm_lid,
 	       m.dst_lid, m.entries_changed,
 	       m.fallback ? " fallback=itrc" : "");
+	if (vm)
+		printf(" vswitch_blocks=%u vswitches_written=%u", k.vswitch_blocks,
+		       m.vswitches_written);
+	printf("\n");
 	migration_free(&m);
+	return 0;
+}
+
+/*
+ * --offline: the vSwitches the policy names, and the VMs of the registry
+ * in the state directory (read, never written) with their LIDs in m.
+ * Under the dynamic scheme idle VFs get no LID; --migrate's SRC, when it
+ * is a VF, carries a VM (it has a LID to move).  0, or -1 (said why).
+ */
+static int offline_vms(struct fabric *f, const struct config *cfg,
+		       const struct options *o, struct guid_map *m)
+{
+	char err[1024];
+	struct vswitch_report vr;
+	struct vm_registry vms;
+	vswitch_mark(f, cfg, &vr);
+	if (guid_map_init(m, 64) < 0) {
+		fprintf(stderr, "ibsmd: out of memory\n");
+		return -1;
+	}
+	if (vm_registry_load(&vms, cfg->state_dir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: %s\n", err);
+		return -1;
+	}
+	vm_apply(&vms, f, cfg->lid_scheme);
+	int rc = vm_registry_lids(&vms, m);
+	vm_registry_free(&vms);
+	if (rc < 0) {
+		fprintf(stderr, "ibsmd: out of memory\n");
+		return -1;
+	}
+	for (uint32_t pi = 0; o->mig_src && pi < f->n_ports; pi++) {
+		struct fab_port *p = &f->ports[pi];
+		int vf;
+		if (!(p->flags & FPORT_NOLID) ||
+		    fabric_vswitch_of(f, pi, &vf) == FAB_NONE || vf < 0)
+			continue;
+		if (!strcmp(f->nodes[p->node].desc, o->mig_src) ||
+		    (!strncmp(o->mig_src, "0x", 2) &&
+		     strtoull(o->mig_src, NULL, 16) == p->guid)) {
+			p->flags &= (uint8_t)~FPORT_NOLID;
+			if (!p->vm_weight)
+				p->vm_weight = 1;
+		}
+	}
 	return 0;
 }
 
@@ -451,6 +513,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	struct fabric f;
 	struct lft_tables t = { 0 };
 	struct sweep_summary s = { 0 };
+	struct guid_map vm_lids = { 0 };
 	uint64_t t0 = sm_now_ms();
 	fabric_init(&f);
 	if (topo_load(&f, o->offline, err, sizeof(err)) < 0) {
@@ -459,7 +522,9 @@ static int run_offline(const struct config *cfg, const struct options *o)
 		return 1;
 	}
 	int rc = 1;
-	if (lids_assign(&f, NULL, (uint8_t)cfg->lmc, &s.lids_rep) < 0) {
+	if (offline_vms(&f, cfg, o, &vm_lids) < 0)
+		goto out;
+	if (lids_assign(&f, &vm_lids, (uint8_t)cfg->lmc, &s.lids_rep) < 0) {
 		fprintf(stderr, "ibsmd: out of memory\n");
 		goto out;
 	}
@@ -482,6 +547,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	if (rc == 0 && o->mig_src)
 		rc = run_migrate(&f, &t, o);
 out:
+	guid_map_free(&vm_lids);
 	lft_tables_free(&t);
 	fabric_free(&f);
 	return rc;
@@ -567,6 +633,7 @@ out:
 	if (sm) {
 		if (sm->ctl)
 			control_close(sm->ctl);
+		sm->ctl = NULL;	/* a VM command ended by the shutdown answers nobody */
 		sm_shutdown(sm);
 	}
 	if (emu) {

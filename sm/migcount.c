@@ -78,12 +78,15 @@ static int count_send(void *ctx, const uint8_t *mad, size_t len,
 					k->bad = 1;
 				}
 			}
+			int vs = fabric_is_vswitch(k->f, node);
 			k->c->lft_blocks++;
-			if (fabric_is_vswitch(k->f, node))
-				k->c->vswitch_blocks++;
+			k->c->vswitch_blocks += vs;
 			if (!k->seen[lid]) {
 				k->seen[lid] = 1;
-				k->c->switches++;
+				if (vs)
+					k->c->vswitches++;
+				else
+					k->c->switches++;
 			}
 		}
 	} else {

@@ -39,7 +39,8 @@ int mig_plan_build(struct plan *p, const struct discovery *d,
 struct mig_count {
 	uint32_t lft_blocks;	/* LinearForwardingTable Sets handed over */
 	uint32_t vswitch_blocks;	/* of them, to vSwitches */
-	uint32_t switches;	/* distinct switches they went to */
+	uint32_t switches;	/* distinct physical switches they went to */
+	uint32_t vswitches;	/* distinct vSwitches */
 	uint32_t other_smps;	/* any other SMP */
 	uint32_t waves;		/* waves the executor began */
 	uint32_t failed;	/* writes the executor counts failed (0) */

@@ -27,7 +27,13 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 	smp_pi_set(out, IB_PORT_MKEY_LEASE_F, 0);
 	if (fabric_is_endport(f, pi)) {
 		int lmc = (n->type == FAB_SWITCH && !n->enhanced_port0) ? 0 : f->lmc;
-		smp_pi_set(out, IB_PORT_LID_F, p->lid);
+		/*
+		 * An idle VF (FPORT_NOLID) keeps what the device holds: LID 0
+		 * is no LID a port may be set to once it had one (a VM left
+		 * it); the switches route that LID elsewhere or nowhere.
+		 */
+		smp_pi_set(out, IB_PORT_LID_F,
+			   p->flags & FPORT_NOLID ? p->hw_lid : p->lid);
 		smp_pi_set(out, IB_PORT_SMLID_F, pp->sm_lid);
 		smp_pi_set(out, IB_PORT_LMC_F, (uint32_t)lmc);
 		smp_pi_set64(out, IB_PORT_GID_PREFIX_F, pp->subnet_prefix);
@@ -72,7 +78,12 @@ static int pkey_default_since_reset(const struct fab_port *p)
 	return p->hw_lid == 0 && !(p->capmask & CAP_IS_PKEY_NVRAM);
 }
 
-/* Is either end of pi's link an end port that was left without a LID? */
+/*
+ * Is either end of pi's link an end port that was left without a LID?
+ * Such a link stays in INIT, and that is no failure: a host the LID space
+ * had no room for, or an idle VF under the dynamic LID scheme
+ * (FPORT_NOLID, sm/vm.c), whose vSwitch port stays in INIT with it.
+ */
 static int lidless_link(const struct fabric *f, uint32_t pi)
 {
 	const struct fab_port *p = &f->ports[pi];
@@ -96,7 +107,7 @@ static int plan_port(struct plan *p, int wave, const struct discovery *d,
 		return 0;
 	devcache_observe_port(c, f, pi);
 	int rereg = pp->client_rereg && ep && n->type != FAB_SWITCH;
-	/* a host the LID space had no room for stays off the subnet (INIT) */
+	/* a host the LID space had no room for, an idle VF: off the subnet (INIT) */
 	int state = ln && fp->state == PORT_INIT && !lidless_link(f, pi) ? PORT_ARMED : 0;
 	uint8_t data[64];
 	encode_pi(d, pp, pi, state, rereg, data);

@@ -430,14 +430,17 @@ static int copy_lft(struct lft_tables *dst, const struct lft_tables *src,
 
 /*
  * The end port of a VM's VF in f: VF vf of the vSwitch hyp_guid (the
- * registry's own names for it, sm/vm.h), FAB_NONE when f has no such VF.
+ * registry's own names for it, sm/vm.h) when that port is still the VF
+ * port of GUID vf_guid (not recabled), else FAB_NONE; vm_port()'s rule,
+ * kept here so that the SA does not wait on the registry's code.
  */
 static uint32_t vm_vf_port(const struct fabric *f, const struct vm *v)
 {
 	uint32_t vs = fabric_find_node(f, v->hyp_guid);
 	if (vs == FAB_NONE || !fabric_is_vswitch(f, vs) || v->vf < 0)
 		return FAB_NONE;
-	return fabric_vswitch_vf(f, vs, (unsigned)v->vf, NULL);
+	uint32_t pi = fabric_vswitch_vf(f, vs, (unsigned)v->vf, NULL);
+	return pi != FAB_NONE && f->ports[pi].guid == v->vf_guid ? pi : FAB_NONE;
 }
 
 static int vm_cmp_port(const void *a, const void *b)
@@ -469,15 +472,15 @@ static int publish_vms(struct sa *sa, const struct vm_registry *r)
 				  v->name, f->ports[pi].lid, v->lid);
 			continue;
 		}
-		sa->vms[n++] = (struct sa_vm){ .vguid = v->vguid, .lid = v->lid, .port = pi };
+		sa->vms[n++] = (struct sa_vm){ .vguid = v->vguid, .port = pi };
 	}
 	qsort(sa->vms, n, sizeof(*sa->vms), vm_cmp_port);
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (k && sa->vms[k - 1].port == sa->vms[i].port) {
 			log_warn("SA: two VMs on the VF port 0x%016llx; vGUID 0x%016llx not answered for",
-				    (unsigned long long)f->ports[sa->vms[i].port].guid,
-				    (unsigned long long)sa->vms[i].vguid);
+				 (unsigned long long)f->ports[sa->vms[i].port].guid,
+				 (unsigned long long)sa->vms[i].vguid);
 			continue;
 		}
 		sa->vms[k++] = sa->vms[i];
@@ -502,7 +505,7 @@ const struct sa_vm *sa_vm_of_port(const struct sa_view *v, uint32_t pi)
 
 const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid)
 {
-	for (uint32_t i = 0; i < v->n_vms; i++)	/* once per request: a VF per VM at most */
+	for (uint32_t i = 0; i < v->n_vms; i++)	/* once per request, one VM per VF at most */
 		if (v->vms[i].vguid == guid)
 			return &v->vms[i];
 	return NULL;

@@ -28,12 +28,12 @@ struct sa;
 
 /*
  * A VM of the registry (sm/vm.h) as the SA answers for it: its vGUID
- * (the interface ID of its GID, GUIDInfo index 1 of its VF port), its
- * LID and the end port of the VF it runs on in the view's model.
+ * (the interface ID of its GID, GUIDInfo index 1 of its VF port) and the
+ * end port of the VF it runs on in the view's model, which holds the
+ * VM's LID.
  */
 struct sa_vm {
 	uint64_t vguid;
-	uint32_t lid;
 	uint32_t port;
 };
 

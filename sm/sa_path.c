@@ -7,10 +7,11 @@
  * holds: NO_RECORDS; a GID and a LID that name different ports:
  * REQ_INVALID, as OpenSM).  A GID whose interface ID is a VM's vGUID
  * (sa.h, the view's VMs) names the VM's VF port: its LID is the VM's,
- * wherever the VM runs, and the record carries the GID asked for.  Unnamed ends range over every end port with
- * a LID.  For each port pair, the LIDs of their LMC ranges (or the one
- * named) are paired, at most NumbPath paths per pair (GetTable with
- * NumbPath in the mask; Get: one).
+ * wherever the VM runs, and the record carries the GID asked for.
+ * Unnamed ends range over every end port with a LID.  For each port
+ * pair, the LIDs of their LMC ranges (or the one named) are paired, at
+ * most NumbPath paths per pair (GetTable with NumbPath in the mask; Get:
+ * one).
  *
  * The record: DGID, SGID, DLID, SLID; SL from the routing result (0
  * without QoS); MTU and Rate the least over the links of the routed path

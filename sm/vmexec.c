@@ -14,8 +14,6 @@
 #include "plan_sweep.h"
 #include "program.h"
 
-#define VMEXEC_EXTRA_ROUNDS 2	/* as the sweep: re-send what got no answer */
-
 struct vmexec {
 	struct sm *sm;
 	struct plan plan;
@@ -23,7 +21,7 @@ struct vmexec {
 	struct program_params pp;
 	struct migration m;
 	struct lft_tables t;
-	struct vm_port_set *ps;
+	struct vm_port_set ps[VMEXEC_MAX_PORTS];
 	unsigned n_ps;
 	int last_wave;		/* the activation follows it; -1: none */
 	vmexec_done_fn done;
@@ -78,7 +76,6 @@ static void vx_free(struct vmexec *vx)
 	plan_free(&vx->plan);
 	migration_free(&vx->m);
 	lft_tables_free(&vx->t);
-	free(vx->ps);
 	free(vx);
 }
 
@@ -131,6 +128,9 @@ static void vx_finish(struct vmexec *vx)
 	sm->vmexec = NULL;
 	vx_free(vx);
 	done(sm, arg, ok, &st);
+	/* a heavy sweep that waited for us (daemon.c) goes now */
+	if (sm->heavy_wanted && !sm->vmexec)
+		sm_request_heavy(sm, sm->heavy_reason);
 }
 
 static void on_event(evutil_socket_t fd, short what, void *arg)
@@ -151,16 +151,37 @@ static void on_done(void *arg, const struct program_stats *s)
 		log_err("VM writes: cannot schedule the end of the run");
 }
 
-/* The last wave of writes is over: ACTIVE on what went ARMED. */
+/*
+ * The last wave of writes is over: ACTIVE on what went ARMED, encoded
+ * with the sets' LIDs in the model for the time of the encoding (the
+ * model keeps the old ones until the run succeeds).
+ */
 static void on_wave(void *arg, struct program *pr, int wave)
 {
 	struct vmexec *vx = arg;
+	struct fabric *f = &vx->sm->sub.model->f;
 	if (wave != vx->last_wave || vx->plan.sealed)
 		return;
-	if (!program_get_stats(pr)->failed &&
-	    plan_sweep_activation(&vx->plan, wave + 1, vx->sm->sub.model,
-				  &vx->pp) < 0)
-		log_err("out of memory planning a VF's activation");
+	if (!program_get_stats(pr)->failed) {
+		struct fab_port *p;
+		uint32_t lid[VMEXEC_MAX_PORTS];	/* the old LIDs and flags */
+		uint8_t flags[VMEXEC_MAX_PORTS];
+		unsigned n = vx->n_ps;
+		for (unsigned i = 0; i < n; i++) {
+			p = &f->ports[vx->ps[i].pi];
+			lid[i] = p->lid;
+			flags[i] = p->flags;
+			set_port_lid(f, vx->ps[i].pi, vx->ps[i].lid);
+		}
+		if (plan_sweep_activation(&vx->plan, wave + 1, vx->sm->sub.model,
+					  &vx->pp) < 0)
+			log_err("out of memory planning a VF's activation");
+		while (n--) {
+			p = &f->ports[vx->ps[n].pi];
+			p->lid = lid[n];
+			p->flags = flags[n];
+		}
+	}
 	plan_seal(&vx->plan);
 }
 
@@ -213,6 +234,11 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 		snprintf(err, errlen, "the tables are not the subnet's");
 		return -1;
 	}
+	if (n_ps > VMEXEC_MAX_PORTS) {
+		snprintf(err, errlen, "%u port sets, at most %u", n_ps,
+			 VMEXEC_MAX_PORTS);
+		return -1;
+	}
 	for (unsigned i = 0; i < n_ps; i++) {
 		if (ps[i].pi >= sm->sub.model->f.n_ports ||
 		    ps[i].wave >= MIG_WAVES) {
@@ -228,21 +254,11 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 	vx->arg = arg;
 	vx->last_wave = -1;
 	vx->t0 = now_us();
-	vx->pp = (struct program_params){
-		.subnet_prefix = sm->cfg.subnet_prefix,
-		.sm_lid = sm->sub.sm_lid,
-		.subnet_timeout = sm->cfg.subnet_timeout,
-		.hoq_life = sm->cfg.hoq_life,
-		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
-		.vl_stall_count = sm->cfg.vl_stall_count,
-		.max_op_vls = sm->cfg.max_op_vls,
-		.extra_rounds = VMEXEC_EXTRA_ROUNDS,
-	};
+	sm_program_params(sm, 0, &vx->pp);
 	plan_init(&vx->plan);
 	vx->plan.stop_on_failure = 1;
 	vx->ev = event_new(sm->base, -1, 0, on_event, vx);
-	vx->ps = malloc(((size_t)n_ps + 1) * sizeof(*vx->ps));
-	if (!vx->ev || !vx->ps)
+	if (!vx->ev)
 		goto nomem_vx;
 	memcpy(vx->ps, ps, (size_t)n_ps * sizeof(*ps));
 	vx->n_ps = n_ps;
@@ -267,7 +283,7 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 	sm->vmexec = vx;
 	const struct program_hooks h = { .arg = vx, .wave_done = on_wave };
 	vx->pr = program_run(sm->txn, sm->sub.model, &vx->plan, sm->sub.cache,
-			     VMEXEC_EXTRA_ROUNDS, &h, on_done, vx);
+			     vx->pp.extra_rounds, &h, on_done, vx);
 	if (!vx->pr) {
 		/* nothing was sent: give back what was taken */
 		*t = vx->t;

@@ -30,6 +30,8 @@
 
 struct sm;
 
+#define VMEXEC_MAX_PORTS 8	/* port sets a run takes */
+
 /* One VF port's PortInfo: its LID (0: none), and whether to activate it. */
 struct vm_port_set {
 	uint32_t pi;		/* port index in sm->sub.model */
@@ -56,7 +58,8 @@ typedef void (*vmexec_done_fn)(struct sm *sm, void *arg, int ok,
 
 /*
  * Runs m (planned on t, a copy of sm->sub.lft made with
- * migrate_tables_copy) and the port sets ps[0..n_ps-1].  On 0, m's
+ * migrate_tables_copy) and the port sets ps[0..n_ps-1] (n_ps <=
+ * VMEXEC_MAX_PORTS).  On 0, m's
  * contents and t are taken (both zeroed; t moved into sm->sub.lft on
  * success, freed otherwise) and done runs once, later, from the event
  * loop -- never before vmexec_start returns.  On -1 (err: busy, not
@@ -65,7 +68,11 @@ typedef void (*vmexec_done_fn)(struct sm *sm, void *arg, int ok,
 int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 		 const struct vm_port_set *ps, unsigned n_ps,
 		 vmexec_done_fn done, void *arg, char *err, size_t errlen);
-/* One at a time; a heavy sweep waits while this is 1 (daemon.c). */
+/*
+ * One at a time; a heavy sweep waits while this is 1 (daemon.c: the run
+ * writes through sm->sub.model and its cache).  After done, a heavy
+ * sweep wanted meanwhile is requested again (sm_request_heavy).
+ */
 int vmexec_busy(const struct sm *sm);
 /*
  * The port sets a plan implies (ps has room for 2), from m->vm_pi,

@@ -269,7 +269,7 @@ static inline void emu_sahosts_detach(struct emu_sahost *hosts, int count)
 	}
 }
 
-/* Runs the loop until *flag is set or ms pass; returns *flag. */
+/* Runs the loop until done(arg) or ms pass; returns done(arg). */
 static inline void emu_loop_tick(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -277,13 +277,14 @@ static inline void emu_loop_tick(evutil_socket_t fd, short what, void *arg)
 	event_base_loopbreak(arg);
 }
 
-static inline int emu_run_until(struct event_base *base, const int *flag, unsigned ms)
+static inline int emu_run_while(struct event_base *base, int (*done)(const void *),
+				const void *arg, unsigned ms)
 {
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct event *tick = evtimer_new(base, emu_loop_tick, base);
 	ck_assert_ptr_nonnull(tick);
-	while (!*flag) {
+	while (!done(arg)) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		long el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
 		if (el >= (long)ms)
@@ -293,7 +294,40 @@ static inline int emu_run_until(struct event_base *base, const int *flag, unsign
 		event_base_loop(base, EVLOOP_ONCE);
 	}
 	event_free(tick);
-	return *flag;
+	return done(arg);
+}
+
+static inline int emu_flag_set(const void *flag)
+{
+	return *(const int *)flag;
+}
+
+/* Runs the loop until *flag is set or ms pass; returns *flag. */
+static inline int emu_run_until(struct event_base *base, const int *flag, unsigned ms)
+{
+	return emu_run_while(base, emu_flag_set, flag, ms);
+}
+
+/* The SM has configured once and has no sweep asked for or under way. */
+static inline int emu_sm_idle(const void *arg)
+{
+	const struct sm *sm = arg;
+	return sm->heavy_sweeps >= 1 && !sm->busy && !sm->heavy_wanted;
+}
+
+static inline int emu_never(const void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+/* Runs the loop for ms, or until sm is idle when until_idle (asserted). */
+static inline void emu_sm_run(struct event_base *base, const struct sm *sm,
+			      unsigned ms, int until_idle)
+{
+	int idle = emu_run_while(base, until_idle ? emu_sm_idle : emu_never, sm, ms);
+	if (until_idle)
+		ck_assert_msg(idle, "the SM did not settle");
 }
 
 #endif

@@ -934,7 +934,6 @@ START_TEST(daemon_commands)
 {
 	static const char *const todo[] = {
 		"topology", "lids", "routes", "groups", "metrics", "verify",
-		"vm",
 	};
 	struct sm *sm = calloc(1, sizeof(*sm));
 	json_t *args = json_pack("[s]", "list");
@@ -952,11 +951,32 @@ START_TEST(daemon_commands)
 	ck_assert_ptr_null(sm_control(sm, "frobnicate", args, err,
 	    sizeof(err)));
 	ck_assert_str_eq(err,
-	    "unknown command 'frobnicate' (status, sweep, reroute, reload, subscribers)");
+	    "unknown command 'frobnicate' (status, sweep, reroute, reload, subscribers, vm)");
 	ck_assert_ptr_null(sm_control(sm, "Status", args, err, sizeof(err)));
 	ck_assert_msg(strncmp(err, "unknown command", 15) == 0, "%s", err);
 	ck_assert_ptr_null(sm_control(sm, "reroute", args, err, sizeof(err)));
 	ck_assert_str_eq(err, "reroute takes no arguments");
+	/* vm: the registry's list; the writing commands want a configured subnet */
+	json_t *r = sm_control(sm, "vm", args, err, sizeof(err));
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "vms")), 0);
+	json_decref(r);
+	json_t *a2 = json_pack("[s,s,s,s]", "create", "x", "--hypervisor", "V-1");
+	ck_assert_ptr_null(sm_control(sm, "vm", a2, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "not MASTER") != NULL, "%s", err);
+	json_decref(a2);
+	a2 = json_pack("[s,s,s]", "create", "x", "--shared-lid");
+	ck_assert_ptr_null(sm_control(sm, "vm", a2, err, sizeof(err)));
+	ck_assert_str_eq(err, "vm create --shared-lid is not implemented yet");
+	json_decref(a2);
+	a2 = json_pack("[s,s,s,s]", "migrate", "x", "--prepare", "--commit");
+	ck_assert_ptr_null(sm_control(sm, "vm", a2, err, sizeof(err)));
+	ck_assert_str_eq(err, "vm migrate: --prepare or --commit, not both");
+	json_decref(a2);
+	a2 = json_pack("[s,s]", "create", "bad name");
+	ck_assert_ptr_null(sm_control(sm, "vm", a2, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "a VM name") != NULL, "%s", err);
+	json_decref(a2);
 	ck_assert_ptr_null(sm_control(sm, "subscribers", args, err, sizeof(err)));
 	ck_assert_str_eq(err, "subscribers takes no arguments");
 	/* no notifier (not started): no subscriptions, still an answer */

@@ -10,6 +10,16 @@
  * switch; the new tables take the VM's LID to the destination from every
  * switch and leave every other LID's entries as they were; a fabric that
  * is not a fat tree falls back to ItRC.
+ *
+ * On a hypervisor fabric (vSwitches "V-*" with a PF and 4 VFs under the
+ * leaves of a 2-level tree): migrate_plan_vm writes the physical and the
+ * vSwitch blocks apart, a same-leaf move 1 physical block (dynamic) or at
+ * most 2 (prepopulated) on the leaf, a move between VFs of one vSwitch no
+ * physical block, never more than 2 x physical switches; the VM's LID
+ * reaches the destination VF from every switch, vSwitches included;
+ * migrate_plan_boot copies the PF's column exactly and writes only what
+ * differs; migrate_plan_drop drops the LID everywhere; the counting
+ * transport gets every block with the tables' payload.
  */
 #include <check.h>
 #include <stdint.h>
@@ -18,10 +28,12 @@
 #include <string.h>
 
 #include "reconfig/migrate.h"
+#include "sm/migcount.h"
 #include "routing/engine.h"
 #include "sm/fabric.h"
 #include "sm/lids.h"
 #include "sm/topo.h"
+#include "vswitch_testlib.h"
 
 extern const struct routing_engine ftree_engine;
 
@@ -209,6 +221,47 @@ static uint32_t follow(const struct fabric *f, const struct lft_tables *t,
 }
 
 /*
+ * After a move from end port sp to dp (tables old -> nt): the VM's LID
+ * reaches dp from every switch (and, prepopulated, the destination's LID
+ * sp); nothing else changed; every change is in a written block flagged
+ * as its row is (vSwitch or not), on a marked row when marked.
+ * (plain ifs: a ck_assert per entry costs a write to check's pipe)
+ */
+static void check_moved(const struct fabric *f, const struct lft_tables *old,
+			const struct lft_tables *nt, const struct migration *m,
+			int scheme, uint32_t sp, uint32_t dp, int marked)
+{
+	for (uint32_t r = 0; r < nt->n_sw; r++) {
+		if (follow(f, nt, r, m->vm_lid) != dp)
+			ck_abort_msg("row %u (%s): VM LID %u does not reach the destination",
+				     r, f->nodes[nt->sw_node[r]].desc, m->vm_lid);
+		if (scheme == MIG_PREPOPULATED && follow(f, nt, r, m->dst_lid) != sp)
+			ck_abort_msg("row %u: LID %u does not reach the source", r,
+				     m->dst_lid);
+	}
+	for (uint32_t r = 0; r < nt->n_sw; r++) {
+		uint8_t vs = (uint8_t)fabric_is_vswitch(f, nt->sw_node[r]);
+		for (uint32_t lid = 0; lid <= nt->max_lid; lid++) {
+			uint8_t a = lft_row(old, r)[lid], b = lft_row(nt, r)[lid];
+			int moved = lid == m->vm_lid ||
+				    (scheme == MIG_PREPOPULATED && lid == m->dst_lid);
+			if (!moved && a != b)
+				ck_abort_msg("row %u LID %u: %u became %u", r, lid, a, b);
+			if (a == b)
+				continue;
+			if (marked && !m->marked[r])
+				ck_abort_msg("row %u changed, not marked", r);
+			int found = 0;
+			for (uint32_t i = 0; i < m->n_w; i++)
+				found |= m->w[i].row == r && m->w[i].block == lid / 64 &&
+					 m->w[i].vswitch == vs;
+			if (!found)
+				ck_abort_msg("row %u LID %u changed, block not written", r, lid);
+		}
+	}
+}
+
+/*
  * Migrates h1 to h2 on a copy of z's tables and checks everything that
  * must hold of any migration; returns the migration (caller frees).
  */
@@ -231,35 +284,7 @@ static void check_one(const struct fx *z, long h1, long h2, int scheme,
 	ck_assert_uint_le(m->lft_blocks, method == MIG_FULL ?
 			  z->t.n_sw * (z->t.max_lid / 64 + 1) : 2 * z->t.n_sw);
 	ck_assert_uint_le(m->switches_written, m->switches_marked);
-	/* the VM's LID reaches the destination from every switch */
-	/* (plain ifs: a ck_assert per entry costs a write to check's pipe) */
-	for (uint32_t r = 0; r < nt.n_sw; r++) {
-		if (follow(&z->f, &nt, r, m->vm_lid) != dp)
-			ck_abort_msg("row %u: VM LID %u does not reach the destination",
-				     r, m->vm_lid);
-		if (scheme == MIG_PREPOPULATED &&
-		    follow(&z->f, &nt, r, m->dst_lid) != sp)
-			ck_abort_msg("row %u: LID %u does not reach the source", r,
-				     m->dst_lid);
-	}
-	/* nothing else changed, and every change is in a written block */
-	for (uint32_t r = 0; r < nt.n_sw; r++)
-		for (uint32_t lid = 0; lid <= nt.max_lid; lid++) {
-			uint8_t a = lft_row(&z->t, r)[lid], b = lft_row(&nt, r)[lid];
-			int moved = lid == m->vm_lid ||
-				    (scheme == MIG_PREPOPULATED && lid == m->dst_lid);
-			if (!moved && a != b)
-				ck_abort_msg("row %u LID %u: %u became %u", r, lid, a, b);
-			if (a == b)
-				continue;
-			if (!m->marked[r])
-				ck_abort_msg("row %u changed, not marked", r);
-			int found = 0;
-			for (uint32_t i = 0; i < m->n_w; i++)
-				found |= m->w[i].row == r && m->w[i].block == lid / 64;
-			if (!found)
-				ck_abort_msg("row %u LID %u changed, block not written", r, lid);
-		}
+	check_moved(&z->f, &z->t, &nt, m, scheme, sp, dp, 1);
 	/* writes in wave order, no (row, block) twice */
 	for (uint32_t i = 1; i < m->n_w; i++)
 		if (m->w[i - 1].wave > m->w[i].wave)
@@ -455,6 +480,265 @@ START_TEST(t_fallback)
 }
 END_TEST
 
+/* ---- vSwitch fabrics ---- */
+
+struct hv {
+	struct fabric f;
+	struct lft_tables t;
+	uint32_t *rank;		/* per row: spines 0, leaves 1, vSwitches 2 */
+	uint32_t phys;		/* physical switches */
+};
+
+static void hv_build(struct hv *h)
+{
+	char err[256] = "", *text = hv_text();
+	struct lid_report rep;
+	struct route_opts o = { 0 };
+
+	fabric_init(&h->f);
+	if (topo_parse_string(&h->f, text, "hv.net", err, sizeof(err)) != 0)
+		ck_abort_msg("parse: %s", err);
+	free(text);
+	hv_mark(&h->f);
+	ck_assert_int_eq(lids_assign(&h->f, NULL, 0, &rep), 0);
+	ck_assert_uint_gt(h->f.max_lid, 64);	/* two LFT blocks */
+	ck_assert_int_eq(lft_tables_alloc(&h->t, &h->f), 0);
+	if (ftree_engine.route(&h->f, &o, &h->t, err, sizeof(err)) != 0)
+		ck_abort_msg("ftree: %s", err);
+	h->rank = malloc(h->t.n_sw * sizeof(*h->rank));
+	ck_assert_ptr_nonnull(h->rank);
+	h->phys = 0;
+	for (uint32_t r = 0; r < h->t.n_sw; r++) {
+		char c = h->f.nodes[h->t.sw_node[r]].desc[0];
+		h->rank[r] = c == 'S' ? 0 : c == 'L' ? 1 : 2;
+		h->phys += c != 'V';
+	}
+	ck_assert_uint_eq(h->phys, 2 + HV_LEAVES);
+}
+
+static void hv_free(struct hv *h)
+{
+	free(h->rank);
+	lft_tables_free(&h->t);
+	fabric_free(&h->f);
+}
+
+static uint32_t hv_node(const struct hv *h, const char *name)
+{
+	return hv_find(&h->f, name);
+}
+
+static uint32_t hv_vf(const struct hv *h, int l, int i, int k)
+{
+	return hv_vf_port(&h->f, l, i, k);
+}
+
+static int is_vs_row(const struct hv *h, uint32_t r)
+{
+	return fabric_is_vswitch(&h->f, h->t.sw_node[r]);
+}
+
+/*
+ * Plans moving the VM on src to dst on a copy of h's tables, checks what
+ * must hold of any such move, and counts it on the counting transport.
+ */
+static void check_vm(struct hv *h, uint32_t src, uint32_t dst, int scheme,
+		     int method, struct migration *m)
+{
+	char err[256] = "";
+	struct lft_tables nt;
+	struct mig_count k;
+	int vf = -1;
+	uint32_t dvs = fabric_vswitch_of(&h->f, dst, &vf);
+
+	ck_assert_int_eq(migrate_tables_copy(&nt, &h->t, &h->f, 0), 0);
+	if (migrate_plan_vm(&h->f, &nt, src, dst, scheme, method, h->rank, m,
+			    err, sizeof(err)) != 0)
+		ck_abort_msg("migrate_plan_vm: %s", err);
+	ck_assert_int_eq(m->kind, MIG_MOVE);
+	ck_assert_uint_eq(m->vm_lid, h->f.ports[src].lid);
+	ck_assert_uint_eq(m->dst_lid, scheme == MIG_DYNAMIC ?
+			  h->f.ports[fabric_vswitch_pf(&h->f, dvs)].lid :
+			  h->f.ports[dst].lid);
+	ck_assert_uint_le(m->lft_blocks, 2 * h->phys);
+	ck_assert_uint_le(m->switches_written, h->phys);
+	if (method != MIG_FULL)
+		ck_assert_uint_le(m->vswitches_written, 2);
+	ck_assert_uint_eq(m->lft_blocks + m->vswitch_blocks, m->n_w);
+	check_moved(&h->f, &h->t, &nt, m, scheme, src, dst, 0);
+	for (uint32_t i = 0; i < m->n_w; i++) {
+		if (m->w[i].vswitch != is_vs_row(h, m->w[i].row))
+			ck_abort_msg("write %u: vswitch flag %u on row %u", i,
+				     m->w[i].vswitch, m->w[i].row);
+		if (i && m->w[i - 1].wave > m->w[i].wave)
+			ck_abort_msg("write %u: wave %u after wave %u", i,
+				     m->w[i].wave, m->w[i - 1].wave);
+		/* the destination vSwitch first, the source's in the source wave */
+		if (m->w[i].vswitch && h->t.sw_node[m->w[i].row] == dvs &&
+		    m->w[i].wave != 0)
+			ck_abort_msg("destination vSwitch written in wave %u",
+				     m->w[i].wave);
+	}
+	/* the same writes through the executor, payloads checked */
+	if (migcount_run(&h->f, &nt, m, &k, err, sizeof(err)) != 0)
+		ck_abort_msg("migcount_run: %s", err);
+	ck_assert_uint_eq(k.lft_blocks, m->lft_blocks + m->vswitch_blocks);
+	ck_assert_uint_eq(k.vswitch_blocks, m->vswitch_blocks);
+	ck_assert_uint_eq(k.switches, m->switches_written);
+	ck_assert_uint_eq(k.vswitches, m->vswitches_written);
+	ck_assert_uint_eq(k.failed, 0);
+	lft_tables_free(&nt);
+}
+
+START_TEST(t_vm_same_leaf)
+{
+	struct hv h;
+	struct migration m;
+	hv_build(&h);
+	uint32_t src = hv_vf(&h, 0, 0, 0), dst = hv_vf(&h, 0, 1, 2);
+	uint32_t leaf = h.t.row_of_node[hv_node(&h, "L0")];
+
+	check_vm(&h, src, dst, MIG_DYNAMIC, MIG_FTREEMINRC, &m);
+	ck_assert_uint_eq(m.switches_marked, 1);
+	ck_assert_uint_eq(m.lft_blocks, 1);
+	ck_assert_uint_eq(m.switches_written, 1);
+	for (uint32_t i = 0; i < m.n_w; i++)
+		if (!m.w[i].vswitch)
+			ck_assert_uint_eq(m.w[i].row, leaf);
+	/* both vSwitches, one block each: the VM's LID down, and up */
+	ck_assert_uint_eq(m.vswitch_blocks, 2);
+	ck_assert_uint_eq(m.vswitches_written, 2);
+	migration_free(&m);
+
+	check_vm(&h, src, dst, MIG_PREPOPULATED, MIG_FTREEMINRC, &m);
+	ck_assert_uint_ge(m.lft_blocks, 1);
+	ck_assert_uint_le(m.lft_blocks, 2);
+	ck_assert_uint_eq(m.switches_written, 1);
+	ck_assert_uint_eq(m.lft_blocks, m.vm_lid / 64 == m.dst_lid / 64 ? 1 : 2);
+	ck_assert_uint_eq(m.vswitch_blocks, 2 * m.lft_blocks);
+	migration_free(&m);
+
+	/* VF to VF on one vSwitch: the leaf already sends both LIDs there */
+	check_vm(&h, src, hv_vf(&h, 0, 0, 3), MIG_DYNAMIC, MIG_FTREEMINRC, &m);
+	ck_assert_uint_eq(m.lft_blocks, 0);
+	ck_assert_uint_eq(m.vswitch_blocks, 1);
+	migration_free(&m);
+	check_vm(&h, src, hv_vf(&h, 0, 0, 3), MIG_PREPOPULATED, MIG_FTREEMINRC, &m);
+	ck_assert_uint_eq(m.lft_blocks, 0);
+	ck_assert_uint_eq(m.vswitches_written, 1);
+	migration_free(&m);
+	hv_free(&h);
+}
+END_TEST
+
+START_TEST(t_vm_any)
+{
+	struct hv h;
+	struct migration m;
+	hv_build(&h);
+	uint32_t nblocks = h.t.max_lid / 64 + 1;
+	for (int l = 0; l < HV_LEAVES; l++)
+		for (int i = 0; i < HV_PER_LEAF; i++)
+			for (int s = 0; s < 2; s++)
+				for (int me = 0; me < 2; me++) {
+					uint32_t src = hv_vf(&h, 0, 0, 0);
+					uint32_t dst = hv_vf(&h, l, i, 1);
+					check_vm(&h, src, dst, s,
+						 me ? MIG_ITRC : MIG_FTREEMINRC, &m);
+					if (l)	/* another leaf: both leaves, the spines */
+						ck_assert_uint_eq(m.switches_marked,
+								  me ? h.phys : 4);
+					migration_free(&m);
+				}
+	/* full: every block of every switch, the vSwitches' apart */
+	check_vm(&h, hv_vf(&h, 0, 0, 0), hv_vf(&h, 3, 2, 3), MIG_DYNAMIC,
+		 MIG_FULL, &m);
+	ck_assert_uint_eq(m.lft_blocks, h.phys * nblocks);
+	ck_assert_uint_eq(m.vswitch_blocks, (h.t.n_sw - h.phys) * nblocks);
+	migration_free(&m);
+	/* not VFs: refused */
+	char err[128];
+	uint32_t host = fabric_port(&h.f, hv_node(&h, "H1"), 1);
+	struct lft_tables nt;
+	ck_assert_int_eq(migrate_tables_copy(&nt, &h.t, &h.f, 0), 0);
+	ck_assert_int_eq(migrate_plan_vm(&h.f, &nt, host, hv_vf(&h, 0, 0, 0),
+					 MIG_DYNAMIC, MIG_ITRC, NULL, &m, err,
+					 sizeof(err)), -1);
+	ck_assert_int_eq(migrate_plan_vm(&h.f, &nt, hv_vf(&h, 0, 0, 0),
+					 fabric_port(&h.f, hv_node(&h, "P-1-1"), 1),
+					 MIG_DYNAMIC, MIG_ITRC, NULL, &m, err,
+					 sizeof(err)), -1);
+	ck_assert(memcmp(nt.port, h.t.port, (size_t)nt.n_sw * (nt.max_lid + 1)) == 0);
+	lft_tables_free(&nt);
+	hv_free(&h);
+}
+END_TEST
+
+START_TEST(t_vm_boot_drop)
+{
+	struct hv h;
+	struct migration m;
+	struct lft_tables nt;
+	struct mig_count k;
+	char err[256] = "";
+	hv_build(&h);
+	uint32_t vf = hv_vf(&h, 2, 1, 3), lid = h.f.max_lid + 1;
+	uint32_t vs = hv_node(&h, "V-2-1");
+	uint32_t pf = h.f.ports[fabric_vswitch_pf(&h.f, vs)].lid;
+
+	/* a dynamic VM on an idle VF takes a new LID above the tables */
+	ck_assert_int_eq(migrate_tables_copy(&nt, &h.t, &h.f, lid), 0);
+	ck_assert_uint_eq(nt.max_lid, lid);
+	for (uint32_t r = 0; r < nt.n_sw; r++) {
+		ck_assert(memcmp(lft_row(&nt, r), lft_row(&h.t, r), h.t.max_lid + 1) == 0);
+		ck_assert_uint_eq(lft_row(&nt, r)[lid], LFT_DROP);
+	}
+	ck_assert_int_eq(migrate_plan_boot(&h.f, &nt, vf, lid, &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(m.kind, MIG_BOOT);
+	ck_assert_uint_eq(m.dst_lid, pf);
+	for (uint32_t r = 0; r < nt.n_sw; r++) {
+		uint32_t node = nt.sw_node[r];
+		uint8_t want = !is_vs_row(&h, r) ? lft_row(&nt, r)[pf] :
+			       node == vs ? h.f.ports[h.f.ports[vf].remote].num :
+			       h.f.ports[fabric_vswitch_uplink(&h.f, node)].num;
+		ck_assert_uint_eq(lft_row(&nt, r)[lid], want);
+		ck_assert(memcmp(lft_row(&nt, r), lft_row(&h.t, r), h.t.max_lid + 1) == 0);
+	}
+	/* every switch had LFT_DROP there: one block each */
+	ck_assert_uint_eq(m.lft_blocks, h.phys);
+	ck_assert_uint_eq(m.switches_written, h.phys);
+	ck_assert_uint_eq(m.vswitch_blocks, h.t.n_sw - h.phys);
+	/* the tables grew past the model's max_lid: LID-route to switches only */
+	if (migcount_run(&h.f, &nt, &m, &k, err, sizeof(err)) != 0)
+		ck_abort_msg("migcount_run: %s", err);
+	ck_assert_uint_eq(k.lft_blocks, m.lft_blocks + m.vswitch_blocks);
+	migration_free(&m);
+	/* again: nothing differs, nothing written */
+	ck_assert_int_eq(migrate_plan_boot(&h.f, &nt, vf, lid, &m, err, sizeof(err)), 0);
+	ck_assert_uint_eq(m.n_w, 0);
+	migration_free(&m);
+	/* the PF's LID, a LID the tables lack, a PF port: refused */
+	ck_assert_int_eq(migrate_plan_boot(&h.f, &nt, vf, pf, &m, err, sizeof(err)), -1);
+	ck_assert_int_eq(migrate_plan_boot(&h.f, &nt, vf, lid + 1, &m, err, sizeof(err)), -1);
+	ck_assert_int_eq(migrate_plan_boot(&h.f, &nt, fabric_vswitch_pf(&h.f, vs), lid,
+					   &m, err, sizeof(err)), -1);
+
+	/* destroyed: dropped everywhere, every switch written once */
+	ck_assert_int_eq(migrate_plan_drop(&h.f, &nt, lid, &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(m.kind, MIG_DROP);
+	for (uint32_t r = 0; r < nt.n_sw; r++)
+		ck_assert_uint_eq(lft_row(&nt, r)[lid], LFT_DROP);
+	ck_assert_uint_eq(m.lft_blocks, h.phys);
+	ck_assert_uint_eq(m.vswitch_blocks, h.t.n_sw - h.phys);
+	migration_free(&m);
+	ck_assert_int_eq(migrate_plan_drop(&h.f, &nt, lid, &m, err, sizeof(err)), 0);
+	ck_assert_uint_eq(m.n_w, 0);
+	migration_free(&m);
+	lft_tables_free(&nt);
+	hv_free(&h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("migrate");
@@ -467,6 +751,9 @@ int main(void)
 	tcase_add_test(tc, t_same_leaf);
 	tcase_add_test(tc, t_full_itrc);
 	tcase_add_test(tc, t_fallback);
+	tcase_add_test(tc, t_vm_same_leaf);
+	tcase_add_test(tc, t_vm_any);
+	tcase_add_test(tc, t_vm_boot_drop);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -174,32 +174,10 @@ struct run {
 	uint32_t max_lid;
 };
 
-static int sm_idle(const struct run *r)
-{
-	return r->sm->heavy_sweeps >= 1 && !r->sm->busy && !r->sm->heavy_wanted;
-}
-
 /* Runs the loop for ms, or until the SM is idle when until_idle. */
 static void run_for(struct run *r, unsigned ms, int until_idle)
 {
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct event *tick = evtimer_new(r->base, emu_loop_tick, r->base);
-	ck_assert_ptr_nonnull(tick);
-	for (;;) {
-		if (until_idle && sm_idle(r))
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		long el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
-		if (el >= (long)ms)
-			break;
-		struct timeval tv = { 0, 2000 };
-		evtimer_add(tick, &tv);
-		event_base_loop(r->base, EVLOOP_ONCE);
-	}
-	event_free(tick);
-	if (until_idle)
-		ck_assert_msg(sm_idle(r), "the SM did not settle");
+	emu_sm_run(r->base, r->sm, ms, until_idle);
 }
 
 /* The LID -> port map, read from the emulated devices. */

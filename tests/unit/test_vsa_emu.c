@@ -10,8 +10,8 @@
  *     port (the same record as for the VF's own port GID, the devices'
  *     LFTs lead there); the VM as source likewise; GUIDInfoRecord of the
  *     VF port lists the vGUID at index 1, no other port has one;
- *   - VMs the model does not hold (hypervisor absent, or a VF holding
- *     another LID): their GIDs are INVALID_GID;
+ *   - VMs the model does not hold (hypervisor absent, a VF holding
+ *     another LID, a VF port of another GUID): their GIDs are INVALID_GID;
  *   - the VM migrated to VF 0 of V-1 (prepopulated: the two VF ports swap
  *     LIDs and the tables swap the two LIDs' entries; registry, model and
  *     tables changed as a migration leaves them, then republished): the
@@ -78,106 +78,71 @@ static char *vtree_text(void)
 #define VF_NODE(v, k) (0x2000ULL + 0x100 * (v) + 4 * ((k) + 1))
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
+	struct emu_net net;	/* the fabric, its emulator, the state directory */
 	struct sm *sm;
-	char state[64];
 	struct emu_sahost h;	/* H1 */
-	uint32_t h_port;	/* H1's port in topo */
+	uint32_t h_port;	/* H1's port in the topology */
 };
-
-static int sm_idle(const struct run *r)
-{
-	return r->sm->heavy_sweeps >= 1 && !r->sm->busy && !r->sm->heavy_wanted;
-}
-
-static void run_for(struct run *r, unsigned ms, int until_idle)
-{
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct event *tick = evtimer_new(r->base, emu_loop_tick, r->base);
-	ck_assert_ptr_nonnull(tick);
-	for (;;) {
-		if (until_idle && sm_idle(r))
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		long el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
-		if (el >= (long)ms)
-			break;
-		struct timeval tv = { 0, 2000 };
-		evtimer_add(tick, &tv);
-		event_base_loop(r->base, EVLOOP_ONCE);
-	}
-	event_free(tick);
-	if (until_idle)
-		ck_assert_msg(sm_idle(r), "the SM did not settle");
-}
 
 /* The end port of CA node guid in the topology. */
 static uint32_t ca_port(const struct run *r, uint64_t guid)
 {
-	uint32_t n = fabric_find_node(&r->topo, guid);
+	uint32_t n = fabric_find_node(&r->net.topo, guid);
 	ck_assert_uint_ne(n, FAB_NONE);
-	return fabric_port(&r->topo, n, 1);
+	return fabric_port(&r->net.topo, n, 1);
 }
 
 static uint64_t port_guid_of(const struct run *r, uint64_t node_guid)
 {
-	return r->topo.ports[ca_port(r, node_guid)].guid;
+	return r->net.topo.ports[ca_port(r, node_guid)].guid;
 }
 
 /* VF F-1-0 with MTUCap 2048: a path to it differs from one to F-0-0. */
 static void run_up(struct run *r)
 {
+	struct emu_net *n = &r->net;
 	char err[256] = "", *text = vtree_text();
 	memset(r, 0, sizeof(*r));
-	fabric_init(&r->topo);
-	ck_assert_msg(topo_parse_string(&r->topo, text, "vtree.net", err, sizeof(err)) == 0,
+	fabric_init(&n->topo);
+	ck_assert_msg(topo_parse_string(&n->topo, text, "vtree.net", err, sizeof(err)) == 0,
 		      "%s", err);
 	free(text);
-	r->topo.ports[ca_port(r, VF_NODE(1, 0))].mtu_cap = 4;
-	r->e = emu_new(&r->topo, err, sizeof(err));
-	ck_assert_msg(r->e != NULL, "%s", err);
-	emu_set_seed(r->e, 7);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vsaemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	n->topo.ports[ca_port(r, VF_NODE(1, 0))].mtu_cap = 4;
+	n->e = emu_new(&n->topo, err, sizeof(err));
+	ck_assert_msg(n->e != NULL, "%s", err);
+	emu_set_seed(n->e, 7);
+	n->base = event_base_new();
+	ck_assert_ptr_nonnull(n->base);
+	snprintf(n->state, sizeof(n->state), "/tmp/ibsmd-vsaemu.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(n->state));
 	log_set_level(LOG_ERROR);
-	r->sm = emu_sm_new(r->state, 50);
+	r->sm = emu_sm_new(n->state, 50);
 	r->sm->cfg.port_guid = port_guid_of(r, 0x1000);
 	/* the policy a hypervisor fabric has: every VF keeps a LID */
 	r->sm->cfg.lid_scheme = 1;
 	r->sm->cfg.n_vswitches = 1;
 	snprintf(r->sm->cfg.vswitches[0], sizeof(r->sm->cfg.vswitches[0]), "V-*");
-	emu_sm_start(r->sm, r->base, r->e);
-	run_for(r, 30000, 1);
+	emu_sm_start(r->sm, n->base, n->e);
+	emu_sm_run(n->base, r->sm, 30000, 1);
 
 	struct saclient_params p = { .timeout_ms = 1000, .retries = 3 };
-	struct emu_net net = { .e = r->e, .base = r->base };
-	emu_sahosts_attach(&net, &r->h, 1, 1, &p);
+	emu_sahosts_attach(n, &r->h, 1, 1, &p);
 	r->h_port = ca_port(r, 0x1004);
 	/* IsSM cleared is a capability change (trap 144): let its sweep pass */
-	run_for(r, 200, 0);
-	run_for(r, 30000, 1);
+	emu_sm_run(n->base, r->sm, 200, 0);
+	emu_sm_run(n->base, r->sm, 30000, 1);
 }
 
 static void run_down(struct run *r)
 {
-	char cmd[128];
 	emu_sahosts_detach(&r->h, 1);
-	ck_assert_uint_eq(emu_violations(r->e), 0);
+	ck_assert_uint_eq(emu_violations(r->net.e), 0);
 	/* the test's registry: its own allocation */
 	free(r->sm->vms.v);
 	memset(&r->sm->vms, 0, sizeof(r->sm->vms));
 	sm_shutdown(r->sm);
 	free(r->sm);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_net_down(&r->net);
 }
 
 /* The SM's model: vSwitches flagged as vswitch_mark() leaves them (policy V-*). */
@@ -223,7 +188,7 @@ static int ask(struct run *r, uint8_t method, uint16_t attr, uint64_t mask,
 	memset(a, 0, sizeof(*a));
 	ck_assert_int_eq(saclient_query(r->h.c, method, attr, 0, mask, rec, rec_len,
 					on_answer, a), 0);
-	ck_assert_int_eq(emu_run_until(r->base, &a->done, 10000), 1);
+	ck_assert_int_eq(emu_run_until(r->net.base, &a->done, 10000), 1);
 	return a->status;
 }
 
@@ -254,13 +219,13 @@ static void assert_same_path(const uint8_t *a, const uint8_t *b)
 /* Where the devices' LFTs take a packet from end port src to dlid. */
 static uint32_t device_walk(struct run *r, uint32_t src, uint32_t dlid)
 {
-	const struct fabric *f = &r->topo;
+	const struct fabric *f = &r->net.topo;
 	uint32_t pi = f->ports[src].remote;
 	for (int hops = 0; hops < 16 && pi != FAB_NONE; hops++) {
 		const struct fab_node *nd = &f->nodes[f->ports[pi].node];
 		if (nd->type != FAB_SWITCH)
 			return pi;
-		int out = emu_lft_entry(r->e, nd->guid, dlid);
+		int out = emu_lft_entry(r->net.e, nd->guid, dlid);
 		if (out < 1 || out > nd->nports)
 			return FAB_NONE;
 		pi = f->ports[fabric_port(f, f->ports[pi].node, (uint32_t)out)].remote;
@@ -295,7 +260,8 @@ static void guidinfo_of(struct run *r, uint32_t lid, uint64_t *g0, uint64_t *g1)
 static struct vm *registry(struct run *r, unsigned n)
 {
 	struct vm_registry *reg = &r->sm->vms;
-	ck_assert_uint_eq(reg->n, 0);
+	ck_assert_uint_eq(reg->n, 0);	/* the state directory had none */
+	free(reg->v);
 	reg->v = calloc(n, sizeof(*reg->v));
 	ck_assert_ptr_nonnull(reg->v);
 	reg->n = reg->cap = n;
@@ -313,10 +279,10 @@ START_TEST(t_vm_path_and_guidinfo)
 	struct run *r = &R;
 	uint64_t hguid = r->h.guid;
 	uint32_t va = ca_port(r, VF_NODE(0, 0)), vb = ca_port(r, VF_NODE(1, 0));
-	uint64_t ga = r->topo.ports[va].guid, gb = r->topo.ports[vb].guid;
-	uint32_t la = (uint32_t)emu_port_lid(r->e, VF_NODE(0, 0), 1);
-	uint32_t lb = (uint32_t)emu_port_lid(r->e, VF_NODE(1, 0), 1);
-	uint32_t l01 = (uint32_t)emu_port_lid(r->e, VF_NODE(0, 1), 1);
+	uint64_t ga = r->net.topo.ports[va].guid, gb = r->net.topo.ports[vb].guid;
+	uint32_t la = (uint32_t)emu_port_lid(r->net.e, VF_NODE(0, 0), 1);
+	uint32_t lb = (uint32_t)emu_port_lid(r->net.e, VF_NODE(1, 0), 1);
+	uint32_t l01 = (uint32_t)emu_port_lid(r->net.e, VF_NODE(0, 1), 1);
 	ck_assert_uint_gt(la, 0);
 	ck_assert_uint_gt(lb, 0);
 	ck_assert_uint_gt(l01, 0);
@@ -338,9 +304,12 @@ START_TEST(t_vm_path_and_guidinfo)
 	/*
 	 * The registry: vm1 on VF 0 of V-0 with that VF's LID; ghost on a
 	 * hypervisor the fabric lacks; stale on VF 1 of V-0 but with a LID
-	 * that VF does not hold.
+	 * that VF does not hold; recabled on VF 1 of V-1 with its LID, but
+	 * that VF port is not the one of the registry's GUID.
 	 */
-	struct vm *v = registry(r, 3);
+	uint32_t l11 = (uint32_t)emu_port_lid(r->net.e, VF_NODE(1, 1), 1);
+	ck_assert_uint_gt(l11, 0);
+	struct vm *v = registry(r, 4);
 	v[0] = (struct vm){ .vguid = vguid, .lid = la, .hyp_guid = VS_GUID(0), .vf = 0,
 			    .vf_guid = ga, .weight = 1 };
 	snprintf(v[0].name, sizeof(v[0].name), "vm1");
@@ -351,6 +320,9 @@ START_TEST(t_vm_path_and_guidinfo)
 			    .hyp_guid = VS_GUID(0), .vf = 1,
 			    .vf_guid = port_guid_of(r, VF_NODE(0, 1)), .weight = 1 };
 	snprintf(v[2].name, sizeof(v[2].name), "stale");
+	v[3] = (struct vm){ .vguid = 0x0200000000fedcbbULL, .lid = l11,
+			    .hyp_guid = VS_GUID(1), .vf = 1, .vf_guid = 0x779, .weight = 1 };
+	snprintf(v[3].name, sizeof(v[3].name), "recabled");
 	publish(r);
 	ck_assert_uint_eq(sa_get_view(r->sm)->n_vms, 1);
 
@@ -376,6 +348,7 @@ START_TEST(t_vm_path_and_guidinfo)
 	/* VMs the model does not hold are no one */
 	ck_assert_int_eq(path_get(r, hguid, v[1].vguid, rec), SA_STS_INVALID_GID);
 	ck_assert_int_eq(path_get(r, hguid, v[2].vguid, rec), SA_STS_INVALID_GID);
+	ck_assert_int_eq(path_get(r, hguid, v[3].vguid, rec), SA_STS_INVALID_GID);
 
 	/* GUIDInfo: the vGUID at index 1 of the VF port, nowhere else */
 	guidinfo_of(r, la, &g0, &g1);
@@ -383,6 +356,8 @@ START_TEST(t_vm_path_and_guidinfo)
 	ck_assert_uint_eq(g1, vguid);
 	ck_assert_uint_eq(guid1_count(r, &a), 1);
 	guidinfo_of(r, l01, &g0, &g1);
+	ck_assert_uint_eq(g1, 0);
+	guidinfo_of(r, l11, &g0, &g1);
 	ck_assert_uint_eq(g1, 0);
 
 	/*

@@ -1,0 +1,343 @@
+/*
+ * The VM commands end to end on the emulator (sm/vmops.c over
+ * sm/vmexec.c): the SM brings up the hypervisor fabric of
+ * vswitch_testlib.h with virtualization.vswitches ["V-*"], then VMs are
+ * created, migrated and destroyed as ibsmctl vm does it.  Judged from the
+ * emulated devices (LFT walks, port LIDs and states) and the state files,
+ * not the SM's memory:
+ *  - dynamic: idle VFs have no LID and stay INIT after bring-up, and that
+ *    is no failure; a created VM's LID reaches its VF from every switch;
+ *    a migration to another leaf moves it (same LID), no other LID's
+ *    entry changes, the heavy sweep after writes no LFT block; the
+ *    registry and guid2lid say where it is; a destroy drops the LID;
+ *  - prepopulated: a VM takes its VF's LID with no write; a migration
+ *    swaps the LIDs of the two VF ports on the devices;
+ *  - refusals: a taken VF, a commit without prepare, an unknown
+ *    hypervisor, a second VM of that name;
+ *  - a restart keeps the VM (registry and LID).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/emu.h"
+#include "reconfig/migrate.h"
+#include "sm/daemon.h"
+#include "sm/log.h"
+#include "sm/topo.h"
+#include "sm/vmops.h"
+
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "emu_testlib.h"
+#include "vswitch_testlib.h"
+
+#define MAXLID 80
+
+struct run {
+	struct fabric topo;
+	struct emu *e;
+	struct event_base *base;
+	struct sm *sm;
+	char state[64];
+	int done;
+	struct vmop_result r;
+};
+
+static void on_done(struct sm *sm, void *arg, const struct vmop_result *res)
+{
+	struct run *r = arg;
+	ck_assert_ptr_eq(sm, r->sm);
+	r->done++;
+	r->r = *res;
+}
+
+static int idle(const struct run *r)
+{
+	return r->sm->heavy_sweeps >= 1 && !r->sm->busy && !r->sm->heavy_wanted &&
+	       !r->sm->vmop;
+}
+
+static void settle(struct run *r)
+{
+	static const int never = 0;
+	for (unsigned el = 0; el < 20000 && !idle(r); el += 2)
+		emu_run_until(r->base, &never, 2);
+	ck_assert_msg(idle(r), "the SM did not settle");
+}
+
+static void sm_up(struct run *r, int scheme)
+{
+	r->sm = emu_sm_new(r->state, 20);
+	r->sm->cfg.lid_scheme = scheme;
+	r->sm->cfg.n_vswitches = 1;
+	snprintf(r->sm->cfg.vswitches[0], sizeof(r->sm->cfg.vswitches[0]), "V-*");
+	emu_sm_start(r->sm, r->base, r->e);
+	settle(r);
+	ck_assert_int_eq(r->sm->state, SMS_MASTER);
+}
+
+static void setup(struct run *r, int scheme)
+{
+	memset(r, 0, sizeof(*r));
+	r->e = hv_emu_open(&r->topo, 11);
+	hv_mark(&r->topo);	/* for fabric_vswitch_* on the topology */
+	r->base = event_base_new();
+	ck_assert_ptr_nonnull(r->base);
+	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vmemu.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	log_set_level(LOG_ERROR);
+	sm_up(r, scheme);
+}
+
+static void sm_down(struct run *r)
+{
+	sm_shutdown(r->sm);
+	free(r->sm);
+	r->sm = NULL;
+}
+
+static void teardown(struct run *r)
+{
+	char cmd[128];
+	sm_down(r);
+	ck_assert_uint_eq(emu_violations(r->e), 0);
+	emu_free(r->e);
+	event_base_free(r->base);
+	fabric_free(&r->topo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Runs a VM command to its end; returns its result (ok or not). */
+static const struct vmop_result *vm_cmd(struct run *r, int kind, const char *name,
+					const char *hyp, int vf)
+{
+	struct vmop_req q;
+	memset(&q, 0, sizeof(q));
+	q.kind = kind;
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	snprintf(q.hyp, sizeof(q.hyp), "%s", hyp ? hyp : "");
+	q.vf = vf;
+	r->done = 0;
+	int rc = vmop_start(r->sm, &q, on_done, r, &r->r);
+	if (rc == 0) {
+		emu_run_until(r->base, &r->done, 5000);
+		ck_assert_int_eq(r->done, 1);
+	} else {
+		ck_assert_int_eq(r->done, 0);
+	}
+	return &r->r;
+}
+
+static uint64_t walk(const struct run *r, uint32_t sw, uint32_t lid)
+{
+	return hv_walk(r->e, &r->topo, sw, lid);
+}
+
+static void reaches(const struct run *r, uint32_t lid, uint64_t g)
+{
+	hv_reaches(r->e, &r->topo, lid, g);
+}
+
+/* Every switch's LFT entries for LIDs 1..MAXLID, from the devices. */
+static void snapshot(const struct run *r, int *out)
+{
+	for (uint32_t n = 0; n < r->topo.n_nodes; n++)
+		for (uint32_t lid = 1; lid <= MAXLID; lid++)
+			out[n * (MAXLID + 1) + lid] = r->topo.nodes[n].type == FAB_SWITCH ?
+				emu_lft_entry(r->e, r->topo.nodes[n].guid, lid) : 0;
+}
+
+/* Entries that differ, except for LIDs skip_a, skip_b. */
+static int moved(const struct run *r, const int *a, const int *b,
+		 uint32_t skip_a, uint32_t skip_b)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < r->topo.n_nodes; i++)
+		for (uint32_t lid = 1; lid <= MAXLID; lid++)
+			if (lid != skip_a && lid != skip_b &&
+			    a[i * (MAXLID + 1) + lid] != b[i * (MAXLID + 1) + lid])
+				n++;
+	return n;
+}
+
+static const struct fab_port *vf_port(const struct run *r, int l, int i, int k)
+{
+	return &r->topo.ports[hv_vf_port(&r->topo, l, i, k)];
+}
+
+static int dev_lid(const struct run *r, const struct fab_port *p)
+{
+	return emu_port_lid(r->e, r->topo.nodes[p->node].guid, p->num);
+}
+
+static int dev_state(const struct run *r, const struct fab_port *p)
+{
+	return emu_port_state(r->e, r->topo.nodes[p->node].guid, p->num);
+}
+
+/* Does file DIR/name hold a line with both a and b? */
+static int file_has(const struct run *r, const char *name, const char *a,
+		    const char *b)
+{
+	char path[128], line[512];
+	snprintf(path, sizeof(path), "%s/%s", r->state, name);
+	FILE *fp = fopen(path, "r");
+	int found = 0;
+	if (!fp)
+		return 0;
+	while (!found && fgets(line, sizeof(line), fp))
+		found = strstr(line, a) && strstr(line, b);
+	fclose(fp);
+	return found;
+}
+
+START_TEST(t_dynamic)
+{
+	struct run r;
+	static int before[128 * (MAXLID + 1)], after[128 * (MAXLID + 1)];
+	setup(&r, MIG_DYNAMIC);
+	ck_assert_uint_le(r.topo.n_nodes, 128);
+	/* idle VFs: no LID, INIT, and no failure for it */
+	for (int k = 0; k < HV_VFS; k++) {
+		ck_assert_int_eq(dev_lid(&r, vf_port(&r, 0, 0, k)), 0);
+		ck_assert_int_eq(dev_state(&r, vf_port(&r, 0, 0, k)), PORT_INIT);
+	}
+	ck_assert_uint_eq(r.sm->last.unresponsive, 0);
+	ck_assert_uint_eq(r.sm->last.lids_rep.exhausted, 0);
+
+	const struct vmop_result *res = vm_cmd(&r, VMOP_CREATE, "a", "V-0-0", -1);
+	ck_assert_msg(res->ok, "%s", res->err);
+	uint32_t lid = res->vm.lid;
+	ck_assert_uint_gt(lid, 0);
+	ck_assert_int_eq(res->vm.vf, 0);
+	ck_assert_uint_gt(res->st.lft_blocks, 0);
+	const struct fab_port *src = vf_port(&r, 0, 0, 0);
+	reaches(&r, lid, src->guid);
+	ck_assert_int_eq(dev_lid(&r, src), (int)lid);
+	settle(&r);	/* the check sweep */
+	ck_assert_int_eq(dev_state(&r, src), PORT_ACTIVE);
+	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	char l[32], g[32];
+	snprintf(l, sizeof(l), "lid=%u ", lid);
+	snprintf(g, sizeof(g), "vf_guid=0x%016llx", (unsigned long long)src->guid);
+	ck_assert(file_has(&r, "vms", l, g));
+
+	/* a second VM on that hypervisor takes the next VF; the taken one refused */
+	res = vm_cmd(&r, VMOP_CREATE, "b", "V-0-0", 0);
+	ck_assert(!res->ok);
+	ck_assert_ptr_nonnull(strstr(res->err, "taken"));
+	res = vm_cmd(&r, VMOP_CREATE, "a", "V-1-0", -1);
+	ck_assert(!res->ok);
+	res = vm_cmd(&r, VMOP_CREATE, "b", "V-9-9", -1);
+	ck_assert(!res->ok);
+	ck_assert_ptr_nonnull(strstr(res->err, "no hypervisor"));
+	res = vm_cmd(&r, VMOP_MIGRATE, "a", NULL, -1);
+	ck_assert(!res->ok);	/* no --to */
+
+	/* to another leaf, by the PF's name */
+	snapshot(&r, before);
+	struct vmop_req q;
+	memset(&q, 0, sizeof(q));
+	q.kind = VMOP_MIGRATE;
+	q.commit = 1;
+	snprintf(q.name, sizeof(q.name), "a");
+	ck_assert_int_eq(vmop_start(r.sm, &q, on_done, &r, &r.r), -1);
+	ck_assert_ptr_nonnull(strstr(r.r.err, "prepared"));	/* commit without prepare */
+	res = vm_cmd(&r, VMOP_MIGRATE, "a", "P-2-1", 2);
+	ck_assert_msg(res->ok, "%s", res->err);
+	ck_assert_uint_eq(res->vm.lid, lid);
+	const struct fab_port *dst = vf_port(&r, 2, 1, 2);
+	reaches(&r, lid, dst->guid);
+	ck_assert_int_eq(dev_lid(&r, dst), (int)lid);
+	snapshot(&r, after);
+	ck_assert_int_eq(moved(&r, before, after, lid, lid), 0);
+	settle(&r);
+	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_int_eq(dev_state(&r, dst), PORT_ACTIVE);
+	snprintf(g, sizeof(g), "vf_guid=0x%016llx", (unsigned long long)dst->guid);
+	ck_assert(file_has(&r, "vms", l, g));
+	snprintf(g, sizeof(g), "0x%016llx %u ", (unsigned long long)dst->guid, lid);
+	ck_assert(file_has(&r, "guid2lid", g, ""));
+	snprintf(g, sizeof(g), "0x%016llx ", (unsigned long long)src->guid);
+	ck_assert(!file_has(&r, "guid2lid", g, ""));
+
+	/* the same after a restart: the registry's VM keeps its LID */
+	sm_down(&r);
+	sm_up(&r, MIG_DYNAMIC);
+	ck_assert_uint_eq(r.sm->vms.n, 1);
+	reaches(&r, lid, dst->guid);
+	ck_assert_uint_eq(r.sm->sub.model->f.ports[vm_port(&r.sm->vms.v[0],
+				&r.sm->sub.model->f)].lid, lid);
+
+	/* destroy: nowhere */
+	res = vm_cmd(&r, VMOP_DESTROY, "a", NULL, -1);
+	ck_assert_msg(res->ok, "%s", res->err);
+	for (uint32_t n = 0; n < r.topo.n_nodes; n++)
+		if (r.topo.nodes[n].type == FAB_SWITCH)
+			ck_assert_uint_eq(walk(&r, n, lid), 0);
+	settle(&r);
+	ck_assert_uint_eq(r.sm->vms.n, 0);
+	ck_assert(!file_has(&r, "vms", l, ""));
+	teardown(&r);
+}
+END_TEST
+
+START_TEST(t_prepopulated)
+{
+	struct run r;
+	setup(&r, MIG_PREPOPULATED);
+	const struct fab_port *src = vf_port(&r, 1, 0, 1), *dst = vf_port(&r, 3, 2, 0);
+	int src_lid = dev_lid(&r, src), dst_lid = dev_lid(&r, dst);
+	ck_assert_int_gt(src_lid, 0);
+	ck_assert_int_gt(dst_lid, 0);
+	const struct vmop_result *res = vm_cmd(&r, VMOP_CREATE, "p", "V-1-0", 1);
+	ck_assert_msg(res->ok, "%s", res->err);
+	ck_assert_int_eq((int)res->vm.lid, src_lid);
+	ck_assert_int_eq(res->wrote, 0);
+	res = vm_cmd(&r, VMOP_MIGRATE, "p", "V-3-2", 0);
+	ck_assert_msg(res->ok, "%s", res->err);
+	ck_assert_int_eq(dev_lid(&r, dst), src_lid);
+	ck_assert_int_eq(dev_lid(&r, src), dst_lid);
+	reaches(&r, (uint32_t)src_lid, dst->guid);
+	reaches(&r, (uint32_t)dst_lid, src->guid);
+	settle(&r);
+	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_int_eq(dev_lid(&r, dst), src_lid);
+
+	/* a command during a heavy sweep waits for its end, then runs */
+	static const int never = 0;
+	unsigned sweeps = r.sm->heavy_sweeps;
+	sm_request_heavy(r.sm, "test");
+	for (int i = 0; i < 1000 && r.sm->busy != 1; i++)
+		emu_run_until(r.base, &never, 1);
+	ck_assert_int_eq(r.sm->busy, 1);
+	res = vm_cmd(&r, VMOP_CREATE, "q", "V-0-0", 3);
+	ck_assert_msg(res->ok, "%s", res->err);
+	ck_assert_uint_gt(r.sm->heavy_sweeps, sweeps);	/* the sweep ended first */
+	ck_assert_int_eq((int)res->vm.lid, dev_lid(&r, vf_port(&r, 0, 0, 3)));
+	settle(&r);
+	teardown(&r);
+}
+END_TEST
+
+static Suite *vm_emu_suite(void)
+{
+	Suite *s = suite_create("vm_emu");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, t_dynamic);
+	tcase_add_test(tc, t_prepopulated);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(vm_emu_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
