@@ -10,10 +10,12 @@
     vm_check.py node --topo T NAME
         "NODEGUID PORTGUID LID" of CA NAME's port 1
     vm_check.py idle --topo T --links L --out PREFIX
-        the end ports with no LID (the idle VFs of the dynamic scheme,
-        left in INIT by design): their names on stdout, one a line, and
-        PREFIX.topo / PREFIX.links without them, so that check_fabric.py
-        judges the rest of the fabric
+        the end ports off the subnet: no LID, or not Active (the idle VFs
+        of the dynamic scheme, left in INIT by design; a LID an INIT port
+        still holds routes nothing: ibsim forwards only through Active
+        ports): their names on stdout, one a line, and PREFIX.topo /
+        PREFIX.links without them, so that check_fabric.py judges the
+        rest of the fabric
     vm_check.py gid GUID
         the link-local GID of interface ID GUID, as saquery writes it
 """
@@ -89,10 +91,15 @@ RE_BLOCK_SPLIT = re.compile(r'\n\s*\n')
 
 def cmd_idle(a):
     topo = cf.parse_topo(a.topo)
+    states = cf.parse_links(a.links)
     idle = {}   # CA node guid -> port guid
     for base, _, guid, port in topo.lids:
-        if port and base == 0:
-            idle[guid] = topo.portguid[(guid, port)]
+        pg = topo.portguid.get((guid, port)) if port else None
+        if pg is None:
+            continue
+        st = states.get((pg, port))
+        if base == 0 or (st is not None and st[0] != "Active"):
+            idle[guid] = pg
     for guid in sorted(idle):
         print(topo.nodes[guid]["desc"])
     ids = ["H-%016x" % g for g in idle]
