@@ -459,8 +459,8 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		done
 		REACH_MS=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
 	}
-	mig_ibsmd() {	# SCHEME ROUND: appends "mig ibsmd-SCHEME ms blocks sets vsw_blocks commit_us"
-		local scheme=$1 dir="$SIM_TMP/mig-ibsmd-$1-$2" ctl lid vf t0 rep b
+	mig_ibsmd() {	# SCHEME ROUND: appends "mig ibsmd-SCHEME ms blocks sets vsw_blocks commit_us probe_ms"
+		local scheme=$1 dir="$SIM_TMP/mig-ibsmd-$1-$2" ctl lid vf t0 rep b probe
 		mkdir -p "$dir"
 		printf 'virtualization: {lid_scheme: %s, vswitches: ["V-*"]}\n' "$scheme" >"$dir/p.yaml"
 		sim_start "$net"
@@ -476,6 +476,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		lid=$($ctl --json vm list | jq -r '.vms[] | select(.name == "vm0") | .lid')
 		t0=${EPOCHREALTIME/./}
 		mig_reach "$lid" F-0-0-0 "$t0"
+		probe=$REACH_MS
 		$ctl vm migrate vm0 --to "$MIG_DST" --prepare >"$dir/prepare" 2>&1 ||
 			fail "migration: prepare: $(cat "$dir/prepare")"
 		stable "$dir"
@@ -488,13 +489,13 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		stable "$dir"
 		echo "$rep" >"$dir/reply"
 		echo "mig ibsmd-$scheme $REACH_MS $(jq -r .lft_blocks <<<"$rep") $(( $(attr_sets "$dir" 0019) - b ))" \
-			"$(jq -r .vswitch_blocks <<<"$rep") $(jq -r .commit_us <<<"$rep")" >>"$RESULTS"
-		note "migration ibsmd $scheme round $2: $REACH_MS ms, reply $rep"
+			"$(jq -r .vswitch_blocks <<<"$rep") $(jq -r .commit_us <<<"$rep") $probe" >>"$RESULTS"
+		note "migration ibsmd $scheme round $2: $REACH_MS ms, reply $(jq -c . <<<"$rep")"
 		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
 		sim_stop
 	}
-	mig_osm() {	# ROUND: appends "mig osm ms blocks sets - -"
-		local dir="$SIM_TMP/mig-osm-$1" lid t0 b spare
+	mig_osm() {	# ROUND: appends "mig osm ms blocks sets - - probe_ms"
+		local dir="$SIM_TMP/mig-osm-$1" lid t0 b spare probe
 		mkdir -p "$dir"
 		sim_start "$net"
 		opensm -c "$dir/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
@@ -511,6 +512,9 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 			sed -n 's/^Lid:\.*//p')
 		[ -n "$lid" ] || fail "migration: no LID for F-0-0-0 under OpenSM"
 		spare=$(awk '$1 == "Switch" && $3 == "\"'"$MIG_DST"'\"" { print $2 }' "$net")
+		t0=${EPOCHREALTIME/./}
+		mig_reach "$lid" F-0-0-0 "$t0"
+		probe=$REACH_MS
 		b=$(attr_sets "$dir" 0019)
 		t0=${EPOCHREALTIME/./}
 		sim_cmd 'Unlink "F-0-0-0"[1]' >/dev/null
@@ -519,7 +523,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		kill -HUP "$sm"
 		mig_reach "$lid" F-0-0-0 "$t0"
 		stable "$dir"
-		echo "mig osm $REACH_MS - $(( $(attr_sets "$dir" 0019) - b )) - -" >>"$RESULTS"
+		echo "mig osm $REACH_MS - $(( $(attr_sets "$dir" 0019) - b )) - - $probe" >>"$RESULTS"
 		note "migration OpenSM round $1: $REACH_MS ms, $(( $(attr_sets "$dir" 0019) - b )) LFT Sets"
 		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
 		sim_stop
@@ -531,12 +535,13 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 	done
 	echo
 	echo "migration: one VM V-0-0 -> $MIG_DST (another leaf) on $(grep -o '[0-9]* switches, [0-9]* hosts' "$net"), median of $ROUNDS rounds"
-	echo "  reach_ms: command start to smpquery -L nodeinfo VMLID from H-3 answered by the VM's node (polled);"
+	echo "  reach_ms: command start to smpquery -L nodeinfo VMLID from H-3 answered by the VM's node (polled;"
+	echo "  probe_ms: the same poll of the VM before the move, answered at once: what the probe itself costs);"
 	echo "  lft_blocks: physical-switch LFT blocks as ibsmd's reply counts them; lft_sets: LFT Sets counted by libmaddrop (ibsmd: vSwitch blocks too)"
-	printf '%-22s %9s %11s %9s %12s %10s\n' sm reach_ms lft_blocks lft_sets vswitch_blks commit_us
+	printf '%-22s %9s %9s %11s %9s %12s %10s\n' sm reach_ms probe_ms lft_blocks lft_sets vswitch_blks commit_us
 	for who in ibsmd-dynamic ibsmd-prepopulated osm; do
-		printf '%-22s %9s %11s %9s %12s %10s\n' "$who" "$(col mig "$who" 3)" "$(col mig "$who" 4)" \
-			"$(col mig "$who" 5)" "$(col mig "$who" 6)" "$(col mig "$who" 7)"
+		printf '%-22s %9s %9s %11s %9s %12s %10s\n' "$who" "$(col mig "$who" 3)" "$(col mig "$who" 8)" \
+			"$(col mig "$who" 4)" "$(col mig "$who" 5)" "$(col mig "$who" 6)" "$(col mig "$who" 7)"
 	done
 	echo "  (OpenSM: Unlink + Link to ${MIG_DST}'s spare port + SIGHUP, minhop; ibsmd: vm migrate --commit after --prepare, -R $ENGINE)"
 fi
