@@ -234,15 +234,6 @@ nomem:
 	return -1;
 }
 
-/* Is an end port with that GUID in f? */
-static int guid_port_present(const struct fabric *f, uint64_t guid)
-{
-	for (uint32_t i = 0; i < f->n_ports; i++)
-		if (f->ports[i].guid == guid && fabric_is_endport(f, i))
-			return 1;
-	return 0;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -323,14 +314,25 @@ uint32_t lids_alloc_vm(const struct fabric *f, const struct guid_map *persisted,
 	}
 	/* absent ports' reservations stay theirs; a present port's entry is
 	 * its LID (taken above) or stale (an idle VF's: free) */
+	uint64_t *present = malloc(((size_t)f->n_ports + 1) * sizeof(*present));
+	if (!present) {
+		free(used);
+		return 0;
+	}
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		if (fabric_is_endport(f, i))
+			present[n++] = f->ports[i].guid;
+	qsort(present, n, sizeof(*present), cmp_u64);
 	for (uint32_t i = 0; persisted && i < persisted->cap; i++) {
 		uint32_t lid = persisted->vals[i];
 		if (!persisted->keys[i] || !lid || lid > LID_UCAST_MAX ||
-		    guid_port_present(f, persisted->keys[i]))
+		    bsearch(&persisted->keys[i], present, n, sizeof(*present), cmp_u64))
 			continue;
 		uint32_t rspan = 1u << f->lmc;
 		take(used, lid & ~(rspan - 1), rspan);
 	}
+	free(present);
 	uint32_t low = 1, no_room = LID_UCAST_MAX + 1;
 	uint32_t lid = free_range(used, &low, &no_room, span);
 	free(used);

@@ -343,23 +343,31 @@ int vm_registry_lids(const struct vm_registry *r, struct guid_map *m)
 {
 	if (!r->n)
 		return 0;
-	/* another GUID holding a VM's LID (a stale entry) would win it in GUID order */
+	/*
+	 * Another GUID holding a VM's LID (a stale entry) would win it in
+	 * GUID order: such entries go.  vm_lid[lid]: 1 + the VM's index.
+	 */
+	uint32_t *vm_lid = calloc(LID_UCAST_MAX + 1, sizeof(*vm_lid));
 	uint64_t *stale = malloc(((size_t)m->used + 1) * sizeof(*stale));
-	if (!stale)
+	if (!vm_lid || !stale) {
+		free(vm_lid);
+		free(stale);
 		return -1;
+	}
+	for (uint32_t j = 0; j < r->n; j++)
+		if (r->v[j].lid <= LID_UCAST_MAX)
+			vm_lid[r->v[j].lid] = j + 1;
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
-			continue;
-		for (uint32_t j = 0; j < r->n; j++)
-			if (m->vals[i] == r->v[j].lid && m->keys[i] != r->v[j].vf_guid) {
-				stale[k++] = m->keys[i];
-				break;
-			}
+		uint32_t lid = m->vals[i];
+		if (m->keys[i] && lid <= LID_UCAST_MAX && vm_lid[lid] &&
+		    m->keys[i] != r->v[vm_lid[lid] - 1].vf_guid)
+			stale[k++] = m->keys[i];
 	}
 	for (uint32_t i = 0; i < k; i++)
 		guid_map_del(m, stale[i]);
 	free(stale);
+	free(vm_lid);
 	for (uint32_t i = 0; i < r->n; i++)
 		if (guid_map_put(m, r->v[i].vf_guid, r->v[i].lid) < 0)
 			return -1;

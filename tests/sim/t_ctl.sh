@@ -38,12 +38,24 @@ refused routes 0x0002c90200000001
 refused groups
 refused metrics
 refused verify
-refused vm list
-refused vm create vm1 --hypervisor H-0
 pass "documented commands not implemented yet are refused as such (text and --json)"
 
+# vm: the registry answers; a create on a fabric without vSwitches is refused
+ctl --json vm list | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["ok"] is True and d["vms"] == [], d' ||
+	fail "ibsmctl --json vm list: $(ctl --json vm list 2>&1)"
+[ "$(ctl vm list)" = "$(printf '%-20s %6s %-18s %-20s %3s %6s %s' NAME LID VGUID HYPERVISOR VF WEIGHT PRESENT)" ] ||
+	fail "ibsmctl vm list: $(ctl vm list 2>&1)"
+out=$(ctl vm create vm1 --hypervisor H-0 2>&1); rc=$?
+[ "$rc" -eq 1 ] && grep -q "^ibsmctl: no hypervisor 'H-0'" <<<"$out" || fail "vm create on no vSwitch: exit $rc ($out)"
+out=$(ctl vm create vm1 --hypervisor H-0 --shared-lid 2>&1); rc=$?
+[ "$rc" -eq 1 ] && [ "$out" = "ibsmctl: vm create --shared-lid is not implemented yet" ] ||
+	fail "vm create --shared-lid: exit $rc ($out)"
+out=$(ctl vm migrate vm1 --commit 2>&1); rc=$?
+[ "$rc" -eq 1 ] && grep -q "no VM named 'vm1'" <<<"$out" || fail "vm migrate of no VM: exit $rc ($out)"
+pass "vm list answers, vm create without a vSwitch and --shared-lid refused"
+
 out=$(ctl frobnicate 2>&1); rc=$?
-[ "$rc" -eq 1 ] && grep -q "^ibsmctl: unknown command 'frobnicate' (status, sweep, reroute, reload, subscribers)$" <<<"$out" ||
+[ "$rc" -eq 1 ] && grep -q "^ibsmctl: unknown command 'frobnicate' (status, sweep, reroute, reload, subscribers, vm)$" <<<"$out" ||
 	fail "unknown command: exit $rc ($out)"
 out=$(ctl --json frobnicate 2>/dev/null); rc=$?
 [ "$rc" -eq 1 ] && python3 -c 'import json, sys; assert "unknown command" in json.loads(sys.argv[1])["error"]' "$out" ||

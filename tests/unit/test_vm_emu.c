@@ -219,6 +219,7 @@ START_TEST(t_dynamic)
 	settle(&r);	/* the check sweep */
 	ck_assert_int_eq(dev_state(&r, src), PORT_ACTIVE);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
 	char l[32], g[32];
 	snprintf(l, sizeof(l), "lid=%u ", lid);
 	snprintf(g, sizeof(g), "vf_guid=0x%016llx", (unsigned long long)src->guid);
@@ -255,6 +256,7 @@ START_TEST(t_dynamic)
 	ck_assert_int_eq(moved(&r, before, after, lid, lid), 0);
 	settle(&r);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
 	ck_assert_int_eq(dev_state(&r, dst), PORT_ACTIVE);
 	snprintf(g, sizeof(g), "vf_guid=0x%016llx", (unsigned long long)dst->guid);
 	ck_assert(file_has(&r, "vms", l, g));
@@ -304,6 +306,7 @@ START_TEST(t_prepopulated)
 	reaches(&r, (uint32_t)dst_lid, src->guid);
 	settle(&r);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
 	ck_assert_int_eq(dev_lid(&r, dst), src_lid);
 
 	/* a command during a heavy sweep waits for its end, then runs */
