@@ -153,6 +153,7 @@ scheme_run() {
 	vf2=$(vmfield vm1 vf)
 	[ "$(vmfield vm1 lid)" = "$lid" ] || fail "$SCHEME: vm1's LID changed: $(vmfield vm1 lid), was $lid"
 	[ "$(vmfield vm1 vguid)" = "$guid" ] || fail "$SCHEME: vm1's vGUID changed"
+	[ "$(vmfield vm1 hypervisor)" = V-2-0 ] || fail "$SCHEME: vm list says vm1 is on $(vmfield vm1 hypervisor)"
 	if [ "$SCHEME" = prepopulated ]; then
 		# the destination VF's LID before, swapped with the VM's
 		swapped=$(vmc node --topo "$DIR/1.topo" "F-2-0-$vf2" | cut -d' ' -f3)
