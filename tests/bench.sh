@@ -459,7 +459,14 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		done
 		REACH_MS=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
 	}
-	mig_ibsmd() {	# SCHEME ROUND: appends "mig ibsmd-SCHEME ms blocks sets vsw_blocks commit_us probe_ms"
+	# mig_fts FILE: every switch's LFT entries (dump_fts -n from H-3) as "GUID LID PORT"
+	mig_fts() {
+		on_host H-3 dump_fts -n >"$1.raw" 2>/dev/null || fail "migration: dump_fts"
+		python3 "$SIM_ROOT/tests/sim/lft_entries.py" "$1.raw" >"$1"
+	}
+	# mig_lids A B: how many LIDs have an entry that differs between A and B
+	mig_lids() { diff "$1" "$2" | awk '/^[<>]/ { print $3 }' | sort -u | wc -l; }
+	mig_ibsmd() {	# SCHEME ROUND: appends "mig ibsmd-SCHEME ms blocks sets vsw_blocks commit_us probe_ms lids"
 		local scheme=$1 dir="$SIM_TMP/mig-ibsmd-$1-$2" ctl lid vf t0 rep b probe
 		mkdir -p "$dir"
 		printf 'virtualization: {lid_scheme: %s, vswitches: ["V-*"]}\n' "$scheme" >"$dir/p.yaml"
@@ -480,6 +487,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		$ctl vm migrate vm0 --to "$MIG_DST" --prepare >"$dir/prepare" 2>&1 ||
 			fail "migration: prepare: $(cat "$dir/prepare")"
 		stable "$dir"
+		mig_fts "$dir/before"
 		b=$(attr_sets "$dir" 0019)
 		t0=${EPOCHREALTIME/./}
 		rep=$($ctl --json vm migrate vm0 --to "$MIG_DST" --commit 2>"$dir/commit.err") ||
@@ -487,14 +495,16 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		vf=$($ctl --json vm list | jq -r '.vms[] | select(.name == "vm0") | .vf')
 		mig_reach "$lid" "F-${MIG_DST#V-}-$vf" "$t0"
 		stable "$dir"
+		mig_fts "$dir/after"
 		echo "$rep" >"$dir/reply"
 		echo "mig ibsmd-$scheme $REACH_MS $(jq -r .lft_blocks <<<"$rep") $(( $(attr_sets "$dir" 0019) - b ))" \
-			"$(jq -r .vswitch_blocks <<<"$rep") $(jq -r .commit_us <<<"$rep") $probe" >>"$RESULTS"
+			"$(jq -r .vswitch_blocks <<<"$rep") $(jq -r .commit_us <<<"$rep") $probe" \
+			"$(mig_lids "$dir/before" "$dir/after")" >>"$RESULTS"
 		note "migration ibsmd $scheme round $2: $REACH_MS ms, reply $(jq -c . <<<"$rep")"
 		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
 		sim_stop
 	}
-	mig_osm() {	# ROUND: appends "mig osm ms blocks sets - - probe_ms"
+	mig_osm() {	# ROUND: appends "mig osm ms blocks sets - - probe_ms lids"
 		local dir="$SIM_TMP/mig-osm-$1" lid t0 b spare probe
 		mkdir -p "$dir"
 		sim_start "$net"
@@ -515,6 +525,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		t0=${EPOCHREALTIME/./}
 		mig_reach "$lid" F-0-0-0 "$t0"
 		probe=$REACH_MS
+		mig_fts "$dir/before"
 		b=$(attr_sets "$dir" 0019)
 		t0=${EPOCHREALTIME/./}
 		sim_cmd 'Unlink "F-0-0-0"[1]' >/dev/null
@@ -523,7 +534,9 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 		kill -HUP "$sm"
 		mig_reach "$lid" F-0-0-0 "$t0"
 		stable "$dir"
-		echo "mig osm $REACH_MS - $(( $(attr_sets "$dir" 0019) - b )) - - $probe" >>"$RESULTS"
+		mig_fts "$dir/after"
+		echo "mig osm $REACH_MS - $(( $(attr_sets "$dir" 0019) - b )) - - $probe" \
+			"$(mig_lids "$dir/before" "$dir/after")" >>"$RESULTS"
 		note "migration OpenSM round $1: $REACH_MS ms, $(( $(attr_sets "$dir" 0019) - b )) LFT Sets"
 		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
 		sim_stop
@@ -537,11 +550,13 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 	echo "migration: one VM V-0-0 -> $MIG_DST (another leaf) on $(grep -o '[0-9]* switches, [0-9]* hosts' "$net"), median of $ROUNDS rounds"
 	echo "  reach_ms: command start to smpquery -L nodeinfo VMLID from H-3 answered by the VM's node (polled;"
 	echo "  probe_ms: the same poll of the VM before the move, answered at once: what the probe itself costs);"
-	echo "  lft_blocks: physical-switch LFT blocks as ibsmd's reply counts them; lft_sets: LFT Sets counted by libmaddrop (ibsmd: vSwitch blocks too)"
-	printf '%-22s %9s %9s %11s %9s %12s %10s\n' sm reach_ms probe_ms lft_blocks lft_sets vswitch_blks commit_us
+	echo "  lft_blocks: physical-switch LFT blocks as ibsmd's reply counts them; lft_sets: LFT Sets counted by libmaddrop (ibsmd: vSwitch blocks too);"
+	echo "  lids_moved: LIDs whose entry changed on some switch (dump_fts -n before and after; the VM's, and the swapped one under prepopulated)"
+	printf '%-22s %9s %9s %11s %9s %12s %10s %11s\n' sm reach_ms probe_ms lft_blocks lft_sets vswitch_blks commit_us lids_moved
 	for who in ibsmd-dynamic ibsmd-prepopulated osm; do
-		printf '%-22s %9s %9s %11s %9s %12s %10s\n' "$who" "$(col mig "$who" 3)" "$(col mig "$who" 8)" \
-			"$(col mig "$who" 4)" "$(col mig "$who" 5)" "$(col mig "$who" 6)" "$(col mig "$who" 7)"
+		printf '%-22s %9s %9s %11s %9s %12s %10s %11s\n' "$who" "$(col mig "$who" 3)" "$(col mig "$who" 8)" \
+			"$(col mig "$who" 4)" "$(col mig "$who" 5)" "$(col mig "$who" 6)" "$(col mig "$who" 7)" \
+			"$(col mig "$who" 9)"
 	done
 	echo "  (OpenSM: Unlink + Link to ${MIG_DST}'s spare port + SIGHUP, minhop; ibsmd: vm migrate --commit after --prepare, -R $ENGINE)"
 fi
