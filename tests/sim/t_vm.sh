@@ -16,8 +16,9 @@
 #    every switch's entry for the LID leads to the destination VF (dump_fts,
 #    walked hop by hop); no other LID's entry changed, but the swapped LID
 #    under prepopulated, which then leads to the source VF;
-#  - a migration within a leaf: 1 LFT block on one physical switch
-#    (dynamic), at most 2 (prepopulated), by the reply and by dump_fts;
+#  - a migration within a leaf (--prepare, which moves nothing, then
+#    --commit; --commit alone is refused): 1 LFT block on one physical
+#    switch (dynamic), at most 2 (prepopulated), by the reply and by dump_fts;
 #  - a heavy sweep after it writes nothing (summary line) and the dumps are
 #    the same before and after;
 #  - `vm destroy` (dynamic): the LID is answered by no one.
@@ -181,8 +182,12 @@ scheme_run() {
 	[ "$dlid" = "$lid" ] || fail "$SCHEME: PathRecord to $gid has DLID '$dlid', not $lid"
 	pass "$SCHEME: vm1 migrated V-0-0 -> V-2-0 (F-2-0-$vf2): LID $lid answered by it from H-3, every switch leads there, PathRecord to $gid gives DLID $lid, other routes unchanged${swapped:+ (swapped LID $swapped leads to F-0-0-$vf)}"
 
-	# within a leaf: one physical switch, 1 block (dynamic) / <= 2
-	run vm migrate vm1 --to V-2-1
+	# within a leaf, in two steps: one physical switch, 1 block (dynamic) / <= 2
+	! ctl vm migrate vm1 --to V-2-1 --commit >/dev/null 2>&1 ||
+		fail "$SCHEME: vm migrate --commit without --prepare was accepted"
+	run vm migrate vm1 --to V-2-1 --prepare
+	answers "$lid" "F-2-0-$vf2" H-1 || fail "$SCHEME: vm migrate --prepare moved LID $lid"
+	run vm migrate vm1 --to V-2-1 --commit
 	vf3=$(vmfield vm1 vf)
 	wait_until 5 answers "$lid" "F-2-1-$vf3" H-1 ||
 		fail "$SCHEME: LID $lid not answered by F-2-1-$vf3 after the same-leaf migration"
