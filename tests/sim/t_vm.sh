@@ -107,7 +107,7 @@ reply() { jq -r ".$1 // empty" <<<"$REPLY_JSON"; }
 run() {
 	REPLY_JSON=$(ctl --json "$@" 2>"$DIR/ctl.err") ||
 		fail "$SCHEME: ibsmctl $*: $REPLY_JSON $(cat "$DIR/ctl.err")"
-	note "$SCHEME: $* -> $(tr -d '\n' <<<"$REPLY_JSON")"
+	note "$SCHEME: $* -> $(jq -c . <<<"$REPLY_JSON")"
 }
 
 scheme_run() {
