@@ -9,7 +9,7 @@
 #   BENCH_BIG=1           also the 11664-host 3-level tree (slow)
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
-#                         or one row alone: "sa", "notices"
+#                         or one row alone: "sa", "notices", "migration"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #
 # ceil_mps is what ibsim and umad2sim carry on this machine at that moment
@@ -39,6 +39,19 @@ FABRICS=("ft2-324:ftree2 --radix 36" "ft3-3456:ftree3 --radix 24" "k18-5832:kary
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # count DIR KEY: a counter summed over the processes that wrote DIR/count.PID
 count() { cat "$1"/count.* 2>/dev/null | awk -v k="$2" '$1 == k { n += $2 } END { print n + 0 }'; }
+# stable DIR: wait until the MAD total counted in DIR stops changing for 1 s
+stable() {
+	local a b
+	b=$(count "$1" total)
+	while :; do
+		sleep 1
+		a=$(count "$1" total)
+		[ "$a" = "$b" ] && break
+		b=$a
+	done
+}
+# attr_sets DIR ATTR: the Sets of SMP attribute ATTR (4 hex digits) counted in DIR
+attr_sets() { count "$1" "class_0x81_method_0x02_attr_0x$2"; }
 
 # timed PRELOAD CMD...: CMD as an ibsim client at H-0, its wall time in
 # T_MS, its status in RC.  The environment is made before the clock starts:
@@ -150,17 +163,6 @@ if [ -n "$evspec" ] && { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$EV" ]; 
 	# the first leaf's first link to a switch
 	leaf=$(awk '/^Switch/ { gsub(/"/, "", $3); sw = $3 } /^\[[0-9]+\]\t"L[1-9]/ { sub(/\].*/, "", $1); sub(/\[/, "", $1); print sw, $1; exit }' "$net")
 	link="\"${leaf% *}\"[${leaf#* }]"
-	stable() {	# FILE: wait until its total stops changing for 1 s
-		local a b
-		b=$(count "$1" total)
-		while :; do
-			sleep 1
-			a=$(count "$1" total)
-			[ "$a" = "$b" ] && break
-			b=$a
-		done
-	}
-	attr_sets() { count "$1" "class_0x81_method_0x02_attr_0x$2"; }
 
 	dir="$SIM_TMP/ev-ibsmd"; mkdir -p "$dir"
 	sim_start "$net"
@@ -421,4 +423,140 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = notices ]; then
 	echo "notices: Unlink of H-7's cable to the trap 65 at ibsm-listen on H-1, ft2-324 under ibsim, median of $ROUNDS rounds"
 	printf '%-10s %10s %10s %7s\n' fabric ibsmd_ms osm_ms vs_osm
 	printf '%-10s %10s %10s %7s\n' ft2-324 "$ni" "$no" "$(ratio "$ni" "$no")"
+fi
+
+# ---- migration: one VM moved to a hypervisor on another leaf ----
+# A fabric of hypervisors (fabgen hyper: 8 leaves, 4 spines, 4 vSwitches a
+# leaf, each a PF, 4 VFs and one spare port).  ibsmd: `ibsmctl vm migrate
+# --prepare`, then `--commit` timed from the command's start until
+# `smpquery -L nodeinfo VMLID` from H-3 is answered by the destination VF's
+# node (polled); its LFT blocks as the reply counts them (physical switches;
+# vSwitch blocks apart) and as libmaddrop counts its LFT Sets.  OpenSM can
+# move a VM only as a re-cabling: ibsim `Unlink` of the VF's port, `Link` of
+# that HCA to the destination vSwitch's spare port, and OpenSM's reroute;
+# ibsim's Link sends no trap (a real switch would send 128 on link up), so
+# the bench sends OpenSM SIGHUP (a heavy sweep) after it.  Timed from the
+# Unlink until the same smpquery is answered by the moved HCA (its port keeps
+# its LID: guid2lid); LFT blocks = OpenSM's LFT Sets counted by libmaddrop
+# from before the Unlink until its MADs stop.  OpenSM's ftree refuses this
+# fabric (vSwitches are switches to it: "cannot build lid matrices") and
+# falls back to minhop, so it runs minhop here.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
+	net="$SIM_TMP/mig-hyper.net"
+	gen hyper --leaves 8 --spines 4 --hypervisors-per-leaf 4 --spare-ports 1 -o "$net"
+	MIG_DST=V-5-0		# another leaf than V-0-0's
+	# mig_reach LID NAME T0: poll `smpquery -L nodeinfo LID` from H-3 until
+	# the node named NAME (its GUID from the net file) answers; the ms since
+	# T0 (an EPOCHREALTIME without its dot) in REACH_MS
+	mig_reach() {
+		local lid=$1 guid t0=$3 n=0
+		guid=$(awk -v n="\"$2\"" '/^caguid=/ { g = substr($1, 8) } $1 == "Hca" && $3 == n { print g }' "$net")
+		[ -n "$guid" ] || fail "migration: no node $2 in $net"
+		until on_host H-3 smpquery -t 100 -L nodeinfo "$lid" 2>/dev/null |
+			grep -qi "^Guid:\.*$guid\$"; do
+			n=$((n + 1))
+			[ "$n" -lt 600 ] || fail "migration: LID $lid never answered by $2"
+		done
+		REACH_MS=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
+	}
+	# mig_fts FILE: every switch's LFT entries (dump_fts -n from H-3) as "GUID LID PORT"
+	mig_fts() {
+		on_host H-3 dump_fts -n >"$1.raw" 2>/dev/null || fail "migration: dump_fts"
+		python3 "$SIM_ROOT/tests/sim/lft_entries.py" "$1.raw" >"$1"
+	}
+	# mig_lids A B: how many LIDs have an entry that differs between A and B
+	mig_lids() { diff "$1" "$2" | awk '/^[<>]/ { print $3 }' | sort -u | wc -l; }
+	mig_ibsmd() {	# SCHEME ROUND: appends "mig ibsmd-SCHEME ms blocks sets vsw_blocks commit_us probe_ms lids"
+		local scheme=$1 dir="$SIM_TMP/mig-ibsmd-$1-$2" ctl lid vf t0 rep b probe
+		mkdir -p "$dir"
+		printf 'virtualization: {lid_scheme: %s, vswitches: ["V-*"]}\n' "$scheme" >"$dir/p.yaml"
+		sim_start "$net"
+		export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=100
+		SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$IBSMD" -R "$ENGINE" -c "$dir/p.yaml" \
+			-S "$dir/state" -s "$dir/sock" >"$dir/out" 2>"$dir/err"
+		unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+		local sm=$SIM_LAST_PID
+		ctl="$IBSMCTL -s $dir/sock"
+		wait_until 120 grep -q '^subnet up' "$dir/out" || fail "migration: ibsmd did not come up"
+		$ctl vm create vm0 --hypervisor V-0-0 --vf 0 >"$dir/create" 2>&1 ||
+			fail "migration: vm create: $(cat "$dir/create")"
+		lid=$($ctl --json vm list | jq -r '.vms[] | select(.name == "vm0") | .lid')
+		t0=${EPOCHREALTIME/./}
+		mig_reach "$lid" F-0-0-0 "$t0"
+		probe=$REACH_MS
+		$ctl vm migrate vm0 --to "$MIG_DST" --prepare >"$dir/prepare" 2>&1 ||
+			fail "migration: prepare: $(cat "$dir/prepare")"
+		stable "$dir"
+		mig_fts "$dir/before"
+		b=$(attr_sets "$dir" 0019)
+		t0=${EPOCHREALTIME/./}
+		rep=$($ctl --json vm migrate vm0 --to "$MIG_DST" --commit 2>"$dir/commit.err") ||
+			fail "migration: commit: $rep $(cat "$dir/commit.err")"
+		vf=$($ctl --json vm list | jq -r '.vms[] | select(.name == "vm0") | .vf')
+		mig_reach "$lid" "F-${MIG_DST#V-}-$vf" "$t0"
+		stable "$dir"
+		mig_fts "$dir/after"
+		echo "$rep" >"$dir/reply"
+		echo "mig ibsmd-$scheme $REACH_MS $(jq -r .lft_blocks <<<"$rep") $(( $(attr_sets "$dir" 0019) - b ))" \
+			"$(jq -r .vswitch_blocks <<<"$rep") $(jq -r .commit_us <<<"$rep") $probe" \
+			"$(mig_lids "$dir/before" "$dir/after")" >>"$RESULTS"
+		note "migration ibsmd $scheme round $2: $REACH_MS ms, reply $(jq -c . <<<"$rep")"
+		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+		sim_stop
+	}
+	mig_osm() {	# ROUND: appends "mig osm ms blocks sets - - probe_ms lids"
+		local dir="$SIM_TMP/mig-osm-$1" lid t0 b spare probe
+		mkdir -p "$dir"
+		sim_start "$net"
+		opensm -c "$dir/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
+		sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$dir/opensm.conf"
+		export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=100
+		OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" SIM_EXTRA_PRELOAD="$SIM_MADDROP" \
+			on_host_bg H-0 opensm -F "$dir/opensm.conf" -f "$dir/opensm.log" >"$dir/out" 2>&1
+		unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+		local sm=$SIM_LAST_PID
+		wait_until 300 grep -qs 'SUBNET UP' "$dir/opensm.log" || fail "migration: OpenSM did not come up"
+		stable "$dir"
+		lid=$(awk '/^caguid=/ { g = substr($1, 8) } $1 == "Hca" && $3 == "\"F-0-0-0\"" { print g }' "$net")
+		lid=$(on_host H-3 smpquery portinfo -G "$(printf '0x%x' $((lid + 1)))" 1 2>/dev/null |
+			sed -n 's/^Lid:\.*//p')
+		[ -n "$lid" ] || fail "migration: no LID for F-0-0-0 under OpenSM"
+		spare=$(awk '$1 == "Switch" && $3 == "\"'"$MIG_DST"'\"" { print $2 }' "$net")
+		t0=${EPOCHREALTIME/./}
+		mig_reach "$lid" F-0-0-0 "$t0"
+		probe=$REACH_MS
+		mig_fts "$dir/before"
+		b=$(attr_sets "$dir" 0019)
+		t0=${EPOCHREALTIME/./}
+		sim_cmd 'Unlink "F-0-0-0"[1]' >/dev/null
+		sim_cmd "Link \"F-0-0-0\"[1] \"$MIG_DST\"[$spare]" >"$dir/link"
+		grep -q '#' "$dir/link" && fail "migration: ibsim Link: $(cat "$dir/link")"
+		kill -HUP "$sm"
+		mig_reach "$lid" F-0-0-0 "$t0"
+		stable "$dir"
+		mig_fts "$dir/after"
+		echo "mig osm $REACH_MS - $(( $(attr_sets "$dir" 0019) - b )) - - $probe" \
+			"$(mig_lids "$dir/before" "$dir/after")" >>"$RESULTS"
+		note "migration OpenSM round $1: $REACH_MS ms, $(( $(attr_sets "$dir" 0019) - b )) LFT Sets"
+		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+		sim_stop
+	}
+	for r in $(seq "$ROUNDS"); do
+		mig_ibsmd dynamic "$r"
+		mig_ibsmd prepopulated "$r"
+		mig_osm "$r"
+	done
+	echo
+	echo "migration: one VM V-0-0 -> $MIG_DST (another leaf) on $(grep -o '[0-9]* switches, [0-9]* hosts' "$net"), median of $ROUNDS rounds"
+	echo "  reach_ms: command start to smpquery -L nodeinfo VMLID from H-3 answered by the VM's node (polled;"
+	echo "  probe_ms: the same poll of the VM before the move, answered at once: what the probe itself costs);"
+	echo "  lft_blocks: physical-switch LFT blocks as ibsmd's reply counts them; lft_sets: LFT Sets counted by libmaddrop (ibsmd: vSwitch blocks too);"
+	echo "  lids_moved: LIDs whose entry changed on some switch (dump_fts -n before and after; the VM's, and the swapped one under prepopulated)"
+	printf '%-22s %9s %9s %11s %9s %12s %10s %11s\n' sm reach_ms probe_ms lft_blocks lft_sets vswitch_blks commit_us lids_moved
+	for who in ibsmd-dynamic ibsmd-prepopulated osm; do
+		printf '%-22s %9s %9s %11s %9s %12s %10s %11s\n' "$who" "$(col mig "$who" 3)" "$(col mig "$who" 8)" \
+			"$(col mig "$who" 4)" "$(col mig "$who" 5)" "$(col mig "$who" 6)" "$(col mig "$who" 7)" \
+			"$(col mig "$who" 9)"
+	done
+	echo "  (OpenSM: Unlink + Link to ${MIG_DST}'s spare port + SIGHUP, minhop; ibsmd: vm migrate --commit after --prepare, -R $ENGINE)"
 fi

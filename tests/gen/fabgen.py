@@ -19,6 +19,16 @@ Subcommands:
     kary   --k K --n N [--parallel P]  k-ary-n-tree, switches of 2K ports (2KP)
     mesh   --x X --y Y [--hosts H]   2-D mesh of switches, H hosts each
     random --switches N --radix R --hosts H --seed S [--extra-links E]
+    hyper  [--leaves 4 --spines 2 --hypervisors-per-leaf 2 --vfs 4
+            --hosts-per-leaf 1 --spare-ports 0]
+                                     2-level fat tree of hypervisors: each
+                                     a vSwitch "V-<leaf>-<i>" (a Switch
+                                     record: port 1 to the leaf, port 2 the
+                                     PF "P-<leaf>-<i>", ports 3.. the VFs
+                                     "F-<leaf>-<i>-<k>", then spare ports
+                                     left free, for ibsim's Link), and
+                                     plain hosts "H-<n>" (first, so H-n is
+                                     host n as in the other fabrics)
 Global options (before or after the subcommand):
     --shuffle SEED   emit records (and port lines) in a shuffled order
     --add-host       add one extra host on a free switch port
@@ -67,8 +77,10 @@ class Fabric:
     def add_switch(self, level, index, nports):
         return self._add("S", "L%d-S%d" % (level, index), nports, level)
 
-    def add_host(self, nports=1):
-        return self._add("H", "H-%d" % len(self.hosts), nports, -1)
+    def add_host(self, nports=1, name=None):
+        if name is None:
+            name = "H-%d" % len(self.hosts)
+        return self._add("H", name, nports, -1)
 
     def free_port(self, node):
         for p in range(1, node["nports"] + 1):
@@ -184,6 +196,36 @@ def gen_kary(fab, k, n, par=1):
                 for r in range(par):
                     fab.link(sw[m][i], k * par + 1 + v * par + r,
                              sw[m + 1][up], 1 + wd * par + r)
+
+
+def gen_hyper(fab, leaves, spines, hyps, vfs, hpl, spare):
+    """Leaves L0-S<i> and spines L1-S<j>, every leaf to every spine; per
+    leaf hpl plain hosts then hyps hypervisors.  A hypervisor is a switch
+    node (the vSwitch) of 2 + vfs + spare ports: ibsim has no SR-IOV, so
+    the PF and each VF are HCAs of their own (seed 000 notes §3)."""
+    if min(leaves, spines, hyps, vfs) < 1 or min(hpl, spare) < 0:
+        raise FabgenError("hyper: counts must be positive")
+    vsw_ports = 2 + vfs + spare
+    if vsw_ports > MAX_PORTS:
+        raise FabgenError("hyper: %d vSwitch ports" % vsw_ports)
+    # plain hosts first: H-n keeps GUID base + 4n as in every fabric here
+    hosts = [[fab.add_host() for _ in range(hpl)] for _ in range(leaves)]
+    lsw = [fab.add_switch(0, i, hpl + hyps + spines) for i in range(leaves)]
+    ssw = [fab.add_switch(1, i, leaves) for i in range(spines)]
+    for li, leaf in enumerate(lsw):
+        for h in hosts[li]:
+            fab.link_free(leaf, h)
+        for i in range(hyps):
+            tag = "%d-%d" % (li, i)
+            vsw = fab._add("S", "V-" + tag, vsw_ports, 2)
+            fab.link(vsw, 1, leaf, fab.free_port(leaf))
+            fab.link(vsw, 2, fab.add_host(name="P-" + tag), 1)
+            for k in range(vfs):
+                fab.link(vsw, 3 + k,
+                         fab.add_host(name="F-%s-%d" % (tag, k)), 1)
+    for li, leaf in enumerate(lsw):
+        for si, spine in enumerate(ssw):
+            fab.link(leaf, hpl + hyps + si + 1, spine, li + 1)
 
 
 def gen_mesh(fab, x, y, hosts):
@@ -362,6 +404,16 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--extra-links", type=int)
 
+    p = sub.add_parser("hyper", parents=[glob],
+                       help="fat tree of hypervisors (vSwitch + PF + VFs)")
+    p.add_argument("--leaves", type=int, default=4)
+    p.add_argument("--spines", type=int, default=2)
+    p.add_argument("--hypervisors-per-leaf", type=int, default=2)
+    p.add_argument("--vfs", type=int, default=4)
+    p.add_argument("--hosts-per-leaf", type=int, default=1)
+    p.add_argument("--spare-ports", type=int, default=0,
+                   help="free vSwitch ports after the VFs")
+
     # Global options may come before the subcommand: the subparser would
     # reset them to their defaults, so parse them separately first.
     pre, _ = glob.parse_known_args(argv)
@@ -383,6 +435,9 @@ def build(args):
         gen_ftree3(fab, args.radix)
     elif args.topo == "kary":
         gen_kary(fab, args.k, args.n, args.parallel)
+    elif args.topo == "hyper":
+        gen_hyper(fab, args.leaves, args.spines, args.hypervisors_per_leaf,
+                  args.vfs, args.hosts_per_leaf, args.spare_ports)
     elif args.topo == "mesh":
         gen_mesh(fab, args.x, args.y, args.hosts)
     else:
