@@ -41,7 +41,7 @@ ctl() { "$IBSMCTL" -s "$DIR/sock" "$@"; }
 vmfield() { ctl --json vm list | jq -r --arg n "$1" ".vms[] | select(.name == \$n) | .$2"; }
 
 # dump PREFIX: infiniband-diags dump; PREFIX.idle = the end ports off the
-# subnet (no LID, or not Active); check_fabric.py on the rest; PREFIX.lft (switch LID port entries)
+# subnet (no LID and not Active; one without the other fails); check_fabric.py on the rest; PREFIX.lft (switch LID port entries)
 dump() {
 	sim_dump "$1" || fail "infiniband-diags could not dump the fabric: $(tail -n 3 "$1.err")"
 	vmc idle --topo "$1.topo" --links "$1.links" --out "$1.busy" >"$1.idle" ||
@@ -59,7 +59,7 @@ idle_is() {
 	local want
 	want=$(printf '%s\n' "${@:2}" | sed '/^$/d' | sort)
 	[ "$(sort "$1.idle")" = "$want" ] ||
-		fail "$SCHEME: ports off the subnet (no LID or not Active): $(tr '\n' ' ' <"$1.idle"), expected: $(tr '\n' ' ' <<<"$want")"
+		fail "$SCHEME: ports off the subnet (no LID, not Active): $(tr '\n' ' ' <"$1.idle"), expected: $(tr '\n' ' ' <<<"$want")"
 }
 
 # all_vfs: every VF's name in the net file

@@ -10,10 +10,10 @@
     vm_check.py node --topo T NAME
         "NODEGUID PORTGUID LID" of CA NAME's port 1
     vm_check.py idle --topo T --links L --out PREFIX
-        the end ports off the subnet: no LID, or not Active (the idle VFs
-        of the dynamic scheme, left in INIT by design; a LID an INIT port
-        still holds routes nothing: ibsim forwards only through Active
-        ports): their names on stdout, one a line, and PREFIX.topo /
+        the end ports off the subnet: no LID and not Active (the idle VFs
+        of the dynamic scheme, left in INIT by design; a port with only
+        one of the two -- a VF a VM left still holding its LID, say -- is
+        an error): their names on stdout, one a line, and PREFIX.topo /
         PREFIX.links without them, so that check_fabric.py judges the
         rest of the fabric
     vm_check.py gid GUID
@@ -93,13 +93,21 @@ def cmd_idle(a):
     topo = cf.parse_topo(a.topo)
     states = cf.parse_links(a.links)
     idle = {}   # CA node guid -> port guid
+    half = []   # a LID but not Active, or Active without a LID
     for base, _, guid, port in topo.lids:
         pg = topo.portguid.get((guid, port)) if port else None
         if pg is None:
             continue
         st = states.get((pg, port))
-        if base == 0 or (st is not None and st[0] != "Active"):
+        active = st is None or st[0] == "Active"
+        if base == 0 and not active:
             idle[guid] = pg
+        elif base == 0 or not active:
+            half.append("%s (lid %d, %s)" % (topo.nodes[guid]["desc"], base,
+                                             "Active" if active else st[0]))
+    if half:
+        sys.stderr.write("off the subnet by halves: %s\n" % ", ".join(half))
+        return 1
     for guid in sorted(idle):
         print(topo.nodes[guid]["desc"])
     ids = ["H-%016x" % g for g in idle]
