@@ -130,5 +130,10 @@ void lft_tables_free(struct lft_tables *t)
 	free(t->port);
 	free(t->sl);
 	free(t->sl2vl);
+	if (t->xrow)
+		for (uint32_t r = 0; r < t->n_sw; r++)
+			free(t->xrow[r]);
+	free(t->xrow);
+	free(t->xdefault);
 	memset(t, 0, sizeof(*t));
 }

@@ -38,6 +38,19 @@ struct lft_tables {
 	uint8_t *sl;		/* QoS: NULL, or (max_lid + 1)^2 SLs */
 	uint8_t *sl2vl;		/* QoS: NULL, or the SL-to-VL tables */
 	uint32_t sl2vl_ports;	/* QoS: ports per node in sl2vl, 0 if NULL */
+	/*
+	 * Secondary LFTs (extended LIDs, mad/xlid.h), never path-computed:
+	 * filled after routing by copying each vLID's PF column
+	 * (routing/xlft.c).  x_blocks blocks of 64 vLIDs from FAB_VLID_BASE
+	 * (those in use, up to the fabric's max_vlid); xrow[row] is that
+	 * row's x_blocks * 64 entries, or NULL when the row needs none (a
+	 * vSwitch whose VFs hold no vLID: its DefaultPort does); xdefault[row]
+	 * the row's DefaultPort (LFT_DROP: none).  All NULL / 0 without
+	 * vLIDs; freed by lft_tables_free().
+	 */
+	uint32_t x_blocks;
+	uint8_t **xrow;
+	uint8_t *xdefault;
 };
 
 struct route_opts {

@@ -161,6 +161,7 @@ void fabric_free(struct fabric *f)
 	free(f->nodes);
 	free(f->ports);
 	free(f->lid_port);
+	free(f->vlid_port);
 	guid_map_free(&f->node_by_guid);
 	fabric_init(f);
 }
@@ -185,12 +186,16 @@ int fabric_clone(struct fabric *dst, const struct fabric *src)
 	dst->lid_port = src->lid_port ?
 		dup_array(src->lid_port, (size_t)src->max_lid + 1, sizeof(*src->lid_port)) :
 		NULL;
+	dst->vlid_port = src->vlid_port ?
+		dup_array(src->vlid_port, (size_t)src->max_vlid - FAB_VLID_BASE + 1,
+			  sizeof(*src->vlid_port)) : NULL;
 	const struct guid_map *m = &src->node_by_guid;
 	dst->node_by_guid.keys = dup_array(m->keys, m->cap, sizeof(*m->keys));
 	dst->node_by_guid.vals = dup_array(m->vals, m->cap, sizeof(*m->vals));
 	dst->node_by_guid.aux = NULL;	/* the node map has no second value */
 	if ((src->n_nodes && !dst->nodes) || (src->n_ports && !dst->ports) ||
 	    (src->lid_port && !dst->lid_port) ||
+	    (src->vlid_port && !dst->vlid_port) ||
 	    (m->cap && (!dst->node_by_guid.keys || !dst->node_by_guid.vals))) {
 		fabric_free(dst);
 		return -1;
@@ -261,28 +266,50 @@ void fabric_link(struct fabric *f, uint32_t pa, uint32_t pb)
 
 int fabric_index_lids(struct fabric *f)
 {
-	uint32_t max = 0;
+	uint32_t max = 0, vmax = 0;
 	for (uint32_t i = 0; i < f->n_ports; i++) {
+		uint32_t lid = f->ports[i].lid;
+		if (!fabric_is_endport(f, i) || !lid)
+			continue;
+		if (fabric_is_vlid(lid)) {
+			if (lid > vmax)
+				vmax = lid;
+			continue;
+		}
 		uint32_t span = 1u << fabric_port_lmc(f, i);
-		if (fabric_is_endport(f, i) && f->ports[i].lid &&
-		    f->ports[i].lid + span - 1 > max)
-			max = f->ports[i].lid + span - 1;
+		if (lid + span - 1 > max)
+			max = lid + span - 1;
 	}
+	size_t nv = vmax ? vmax - FAB_VLID_BASE + 1 : 0;
 	uint32_t *lp = malloc(((size_t)max + 1) * sizeof(*lp));
-	if (!lp)
+	uint32_t *vp = nv ? malloc(nv * sizeof(*vp)) : NULL;
+	if (!lp || (nv && !vp)) {
+		free(lp);
+		free(vp);
 		return -1;
+	}
 	for (uint32_t l = 0; l <= max; l++)
 		lp[l] = FAB_NONE;
+	for (size_t l = 0; l < nv; l++)
+		vp[l] = FAB_NONE;
 	for (uint32_t i = 0; i < f->n_ports; i++) {
-		if (!fabric_is_endport(f, i) || !f->ports[i].lid)
+		uint32_t lid = f->ports[i].lid;
+		if (!fabric_is_endport(f, i) || !lid)
 			continue;
+		if (fabric_is_vlid(lid)) {
+			vp[lid - FAB_VLID_BASE] = i;
+			continue;
+		}
 		uint32_t span = 1u << fabric_port_lmc(f, i);
 		for (uint32_t k = 0; k < span; k++)
-			lp[f->ports[i].lid + k] = i;
+			lp[lid + k] = i;
 	}
 	free(f->lid_port);
+	free(f->vlid_port);
 	f->lid_port = lp;
+	f->vlid_port = vp;
 	f->max_lid = max;
+	f->max_vlid = vmax;
 	return 0;
 }
 

@@ -88,7 +88,13 @@ struct fab_node {
 	uint8_t enhanced_port0;
 	uint8_t lifetime;
 	uint16_t partition_enf_cap;
+	/* extended LIDs (mad/xlid.h) */
+	uint8_t xlid;		/* enum fab_xlid */
+	uint32_t xlid_cap;	/* SecondaryLFTCap (switches) */
 };
+
+/* fab_node.xlid: what the node said of extended LIDs (XLIDCap Get) */
+enum fab_xlid { XLID_UNKNOWN = 0, XLID_NO = 1, XLID_YES = 2 };
 
 /* fab_node.flags */
 #define FNODE_NOANSWER 0x01	/* some query to the node never answered */
@@ -114,10 +120,35 @@ struct fabric {
 	struct guid_map node_by_guid;	/* node GUID -> node index */
 	uint32_t sm_node;	/* node holding the SM's port, FAB_NONE if unknown */
 	uint8_t sm_port;	/* port number of the SM's port on sm_node */
-	uint32_t max_lid;	/* highest LID assigned (after LID assignment) */
+	uint32_t max_lid;	/* highest pLID assigned (after LID assignment) */
 	uint8_t lmc;		/* subnet LMC */
 	uint32_t *lid_port;	/* LID -> port index (FAB_NONE), n = max_lid + 1 */
+	/*
+	 * Extended LIDs (mad/xlid.h): a VF port's lid may be a vLID
+	 * (>= FAB_VLID_BASE, one LID, no LMC).  vLIDs are not in lid_port
+	 * nor counted in max_lid -- no engine routes them -- but here:
+	 * vlid_port[vlid - FAB_VLID_BASE], n = max_vlid - FAB_VLID_BASE + 1
+	 * (max_vlid 0 and vlid_port NULL when there is none).
+	 */
+	uint32_t max_vlid;
+	uint32_t *vlid_port;
+	int xlid_mode;		/* 1: extended LIDs in use (the SM decides) */
 };
+
+#define FAB_VLID_BASE 0x10000u
+#define FAB_VLID_MAX  0x3FFFFu
+static inline int fabric_is_vlid(uint32_t lid)
+{
+	return lid >= FAB_VLID_BASE && lid <= FAB_VLID_MAX;
+}
+/* The port holding a LID (a pLID or a vLID), FAB_NONE. */
+static inline uint32_t fabric_lid_port(const struct fabric *f, uint32_t lid)
+{
+	if (fabric_is_vlid(lid))
+		return f->vlid_port && lid <= f->max_vlid ?
+		       f->vlid_port[lid - FAB_VLID_BASE] : FAB_NONE;
+	return f->lid_port && lid <= f->max_lid ? f->lid_port[lid] : FAB_NONE;
+}
 
 void fabric_init(struct fabric *f);
 void fabric_free(struct fabric *f);
@@ -157,7 +188,10 @@ static inline uint8_t fabric_port_lmc(const struct fabric *f, uint32_t pi)
 	const struct fab_node *n = &f->nodes[f->ports[pi].node];
 	return (n->type == FAB_SWITCH && !n->enhanced_port0) ? 0 : f->lmc;
 }
-/* Rebuilds lid_port[] from ports[].lid and f->lmc; returns 0 or -1 (ENOMEM). */
+/*
+ * Rebuilds lid_port[] (pLIDs) and vlid_port[] (vLIDs) from ports[].lid
+ * and f->lmc; returns 0 or -1 (ENOMEM).
+ */
 int fabric_index_lids(struct fabric *f);
 /* Counts switches, CAs (nodes of type CA or router) and present ports. */
 void fabric_counts(const struct fabric *f, uint32_t *sw, uint32_t *ca,
