@@ -134,17 +134,6 @@ static const struct key events_keys[] = {
 };
 static const char *const lid_schemes[] = { "dynamic", "prepopulated", NULL };
 
-/* extended_lids: the extended-LID issue builds auto and on. */
-static int virt_check(const struct config *c, char *msg, size_t len)
-{
-	if (c->extended_lids != TRI_OFF) {
-		snprintf(msg, len, "extended_lids: '%s' is not implemented yet "
-			 "(only 'off': 16-bit LIDs)", tristates[c->extended_lids]);
-		return -1;
-	}
-	return 0;
-}
-
 static const struct key virt_keys[] = {
 	ENUM("lid_scheme", lid_scheme, lid_schemes),
 	ENUM("extended_lids", extended_lids, tristates),
@@ -179,7 +168,7 @@ static const struct key top_keys[] = {
 	MAP("routing", routing_keys),
 	MAP("qos", qos_keys),
 	MAP("events", events_keys),
-	MAP_CHECKED("virtualization", virt_keys, NULL, virt_check),
+	MAP_CHECKED("virtualization", virt_keys, NULL, NULL),
 	MAP("ports", ports_keys),
 	MAP("control", control_keys),
 	MAP("metrics", metrics_keys),
@@ -781,7 +770,7 @@ void config_defaults(struct config *c)
 	c->events_signalling = REPATH_HYBRID;
 	c->sm_key = 0;
 	c->lid_scheme = 0;		/* dynamic */
-	c->extended_lids = TRI_OFF;
+	c->extended_lids = TRI_AUTO;	/* legacy unless every device can */
 	c->n_vswitches = 0;
 }
 

@@ -56,8 +56,8 @@ struct config {
 	/* virtualization (seed 000; sm/vswitch.c, sm/vm.c) */
 	int lid_scheme;			/* enum mig_scheme (reconfig/migrate.h):
 					   0 dynamic (default), 1 prepopulated */
-	enum tristate extended_lids;	/* only off (16-bit LIDs) until the
-					   extended-LID issue */
+	enum tristate extended_lids;	/* auto (default): 18-bit vLIDs when
+					   every device can (sm/xlid_sm.c) */
 	int n_vswitches;		/* virtualization.vswitches */
 	char vswitches[CFG_MAX_ROOTS][CFG_NAME_LEN];	/* patterns or GUIDs */
 };

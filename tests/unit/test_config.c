@@ -323,12 +323,6 @@ START_TEST(test_not_implemented)
 		  "3:3: not implemented yet (key 'qos.mode')" },
 		{ "qos: {max_vls: 4}\n",
 		  "1:7: not implemented yet (key 'qos.max_vls')" },
-		{ "virtualization:\n  extended_lids: auto\n",
-		  "1:1: virtualization: extended_lids: 'auto' is not "
-		  "implemented yet (only 'off': 16-bit LIDs)" },
-		{ "virtualization: {extended_lids: on}\n",
-		  "1:1: virtualization: extended_lids: 'on' is not "
-		  "implemented yet (only 'off': 16-bit LIDs)" },
 		{ "control: {group: ibsmd}\n",
 		  "1:11: not implemented yet (key 'control.group')" },
 		{ "metrics:\n  listen: \"127.0.0.1:9464\"\n",
@@ -366,11 +360,17 @@ START_TEST(test_virtualization)
 
 	load_ok(&l, "lmc: 0\n");
 	ck_assert_int_eq(l.c.lid_scheme, 0);
-	ck_assert_int_eq(l.c.extended_lids, TRI_OFF);
+	ck_assert_int_eq(l.c.extended_lids, TRI_AUTO);
 	ck_assert_int_eq(l.c.n_vswitches, 0);
+	load_ok(&l, "virtualization: {extended_lids: on}\n");
+	ck_assert_int_eq(l.c.extended_lids, TRI_ON);
+	load_fails("virtualization: {extended_lids: maybe}\n",
+		   "1:33: virtualization.extended_lids: 'maybe' is not one of "
+		   "auto, on, off");
 	load_ok(&l, "virtualization:\n  lid_scheme: prepopulated\n"
 		"  extended_lids: off\n  vswitches: [\"V-*\", 0x2c9000000aa]\n");
 	ck_assert_int_eq(l.c.lid_scheme, 1);
+	ck_assert_int_eq(l.c.extended_lids, TRI_OFF);
 	ck_assert_int_eq(l.c.n_vswitches, 2);
 	ck_assert_str_eq(l.c.vswitches[0], "V-*");
 	ck_assert_str_eq(l.c.vswitches[1], "0x2c9000000aa");

@@ -1,0 +1,91 @@
+/*
+ * Secondary LFTs by copying PF columns (routing/xlft.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xlft.h"
+
+void xlft_clear(struct lft_tables *t)
+{
+	if (t->xrow)
+		for (uint32_t r = 0; r < t->n_sw; r++)
+			free(t->xrow[r]);
+	free(t->xrow);
+	free(t->xdefault);
+	t->xrow = NULL;
+	t->xdefault = NULL;
+	t->x_blocks = 0;
+}
+
+static uint8_t *row_get(struct lft_tables *t, uint32_t r)
+{
+	if (!t->xrow[r]) {
+		size_t n = (size_t)t->x_blocks * 64;
+		t->xrow[r] = malloc(n);
+		if (t->xrow[r])
+			memset(t->xrow[r], LFT_DROP, n);
+	}
+	return t->xrow[r];
+}
+
+int xlft_fill(const struct fabric *f, struct lft_tables *t,
+	      struct xlft_report *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	xlft_clear(t);
+	if (!f->vlid_port || f->max_vlid < FAB_VLID_BASE || !t->n_sw)
+		return 0;
+	t->x_blocks = (f->max_vlid - FAB_VLID_BASE) / 64 + 1;
+	t->xrow = calloc(t->n_sw, sizeof(*t->xrow));
+	t->xdefault = malloc(t->n_sw);
+	if (!t->xrow || !t->xdefault)
+		goto enomem;
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		uint32_t node = t->sw_node[r];
+		t->xdefault[r] = LFT_DROP;
+		if (fabric_is_vswitch(f, node)) {
+			uint32_t up = fabric_vswitch_uplink(f, node);
+			/* a vSwitch sends every vLID not its own up */
+			if (up != FAB_NONE)
+				t->xdefault[r] = f->ports[up].num;
+		} else if (!row_get(t, r)) {
+			goto enomem;
+		}
+	}
+	for (uint32_t v = FAB_VLID_BASE; v <= f->max_vlid; v++) {
+		uint32_t pi = f->vlid_port[v - FAB_VLID_BASE];
+		if (pi == FAB_NONE)
+			continue;
+		rep->vlids++;
+		int vf;
+		uint32_t vs = fabric_vswitch_of(f, pi, &vf);
+		uint32_t pf = vs == FAB_NONE ? FAB_NONE : fabric_vswitch_pf(f, vs);
+		uint32_t pl = pf == FAB_NONE ? 0 : f->ports[pf].lid;
+		uint8_t vs_port = 0;
+		if (vf < 0 || !pl || pl > t->max_lid || fabric_is_vlid(pl) ||
+		    fabric_vswitch_vf(f, vs, (unsigned)vf, &vs_port) == FAB_NONE) {
+			rep->unrouted++;
+			continue;
+		}
+		size_t x = v - FAB_VLID_BASE;
+		for (uint32_t r = 0; r < t->n_sw; r++) {
+			uint32_t node = t->sw_node[r];
+			if (node == vs) {
+				uint8_t *row = row_get(t, r);
+				if (!row)
+					goto enomem;
+				row[x] = vs_port;
+			} else if (!fabric_is_vswitch(f, node)) {
+				/* as the PF: the same path to the same vSwitch */
+				t->xrow[r][x] = t->port[(size_t)r * (t->max_lid + 1) + pl];
+			}
+		}
+	}
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		rep->rows += t->xrow[r] != NULL;
+	return 0;
+enomem:
+	xlft_clear(t);
+	return -1;
+}
