@@ -36,7 +36,10 @@ static int parse_entry(const char *s, uint64_t *guid, uint32_t *lid,
 		n++;
 		s = end;
 	}
-	if (n < 2 || !v[0] || !v[1] || v[1] > LID_UCAST_MAX || v[2] > UINT32_MAX)
+	/* a pLID, or a VM's vLID (extended LIDs, mad/xlid.h) */
+	if (n < 2 || !v[0] || !v[1] ||
+	    (v[1] > LID_UCAST_MAX && !fabric_is_vlid((uint32_t)v[1])) ||
+	    v[1] > FAB_VLID_MAX || v[2] > UINT32_MAX)
 		return -1;
 	*guid = v[0];
 	*lid = (uint32_t)v[1];

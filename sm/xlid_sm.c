@@ -1,0 +1,319 @@
+/*
+ * Extended LIDs, the SM's side: detection, mode, vLIDs (sm/xlid_sm.h).
+ */
+#include "xlid_sm.h"
+
+#include <infiniband/mad.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mad/smp.h"
+#include "../mad/xlid.h"
+#include "log.h"
+#include "sweep.h"
+
+struct xq {
+	struct xprobe *x;
+	uint32_t node;
+};
+
+struct xprobe {
+	struct fabric *f;
+	struct xq *q;
+	uint32_t n_q;
+	uint32_t pending;
+	int done_called;
+	struct xprobe_stats st;
+	xprobe_fn done;
+	void *arg;
+};
+
+/* A CA behind a vSwitch (its PF or a VF): it answers for its port 1. */
+static int ca_behind_vswitch(const struct fabric *f, uint32_t n, uint32_t *pi)
+{
+	const struct fab_node *nd = &f->nodes[n];
+	if (nd->type == FAB_SWITCH || nd->nports < 1)
+		return 0;
+	int vf;
+	*pi = fabric_port(f, n, 1);
+	return fabric_vswitch_of(f, *pi, &vf) != FAB_NONE;
+}
+
+/* Switches and the CAs behind vSwitches are asked; other CAs never use a vLID. */
+static int matters(const struct fabric *f, uint32_t n)
+{
+	uint32_t pi;
+	return f->nodes[n].type == FAB_SWITCH || ca_behind_vswitch(f, n, &pi);
+}
+
+int xlid_probe_wanted(const struct fabric *f, enum tristate mode)
+{
+	if (mode == TRI_OFF)
+		return 0;
+	if (mode == TRI_ON)
+		return 1;
+	for (uint32_t n = 0; n < f->n_nodes; n++)
+		if (fabric_is_vswitch(f, n))
+			return 1;
+	return 0;
+}
+
+static void finish(struct xprobe *x)
+{
+	if (x->done_called)
+		return;
+	x->done_called = 1;
+	x->done(x->arg, x);
+}
+
+static void on_cap(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct xq *q = arg;
+	struct xprobe *x = q->x;
+	struct fab_node *nd = &x->f->nodes[q->node];
+	struct xlid_cap c;
+	char err[128];
+	if (status == TXN_CANCELLED) {
+		if (--x->pending == 0)
+			finish(x);
+		return;
+	}
+	nd->xlid = XLID_NO;
+	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE &&
+	    !smp_status(resp)) {
+		if (xlid_cap_decode(resp + SMP_DATA_OFFS, &c, err, sizeof(err)) < 0)
+			log_warn("XLIDCap of %s (0x%016" PRIx64 ") does not decode: %s",
+				 nd->desc, nd->guid, err);
+		else if (c.supported) {
+			nd->xlid = XLID_YES;
+			nd->xlid_cap = c.lft_cap;
+		}
+	}
+	if (nd->xlid == XLID_YES)
+		x->st.capable++;
+	else
+		x->st.lacking++;
+	if (--x->pending == 0)
+		finish(x);
+}
+
+struct xprobe *xprobe_start(struct txn_engine *txn, struct fabric *f,
+			    const struct fabric *prev, xprobe_fn done, void *arg)
+{
+	struct xprobe *x = calloc(1, sizeof(*x));
+	if (!x || !(x->q = calloc((size_t)f->n_nodes + 1, sizeof(*x->q)))) {
+		free(x);
+		return NULL;
+	}
+	x->f = f;
+	x->done = done;
+	x->arg = arg;
+	x->pending = 1;	/* held until every query is queued */
+	for (uint32_t n = 0; n < f->n_nodes; n++) {
+		struct fab_node *nd = &f->nodes[n];
+		if (!matters(f, n))
+			continue;
+		uint32_t pn = prev ? fabric_find_node(prev, nd->guid) : FAB_NONE;
+		if (pn != FAB_NONE && prev->nodes[pn].xlid != XLID_UNKNOWN) {
+			/* what it said last sweep: a device does not change its mind */
+			nd->xlid = prev->nodes[pn].xlid;
+			nd->xlid_cap = prev->nodes[pn].xlid_cap;
+			x->st.known++;
+			if (nd->xlid == XLID_YES)
+				x->st.capable++;
+			else
+				x->st.lacking++;
+			continue;
+		}
+		uint8_t path[FAB_MAX_HOPS + 1];
+		int hops;
+		uint32_t mod = 0, pi = FAB_NONE;
+		if (nd->type == FAB_SWITCH) {
+			memcpy(path, nd->dr_path, sizeof(path));
+			hops = nd->dr_len;
+		} else {
+			ca_behind_vswitch(f, n, &pi);
+			mod = f->ports[pi].num;
+			hops = discovery_port_path(f, pi, path);
+		}
+		struct xq *q = &x->q[x->n_q++];
+		q->x = x;
+		q->node = n;
+		uint8_t mad[MAD_SIZE];
+		struct mad_addr to;
+		smp_init_dr(mad, IB_MAD_METHOD_GET, XLID_ATTR_CAP, mod, path, hops);
+		smp_dr_address(&to);
+		x->st.asked++;
+		if (hops >= 0 &&
+		    txn_submit(txn, mad, sizeof(mad), &to, n, on_cap, q) == 0) {
+			x->pending++;
+		} else {
+			nd->xlid = XLID_NO;
+			x->st.lacking++;
+		}
+	}
+	if (--x->pending == 0)
+		finish(x);
+	return x;
+}
+
+const struct xprobe_stats *xprobe_stats(const struct xprobe *x)
+{
+	return &x->st;
+}
+
+void xprobe_free(struct xprobe *x)
+{
+	if (!x)
+		return;
+	free(x->q);
+	free(x);
+}
+
+/* Names the devices asked that lack the capability: the first few, then a count. */
+static uint32_t name_lacking(const struct fabric *f, char *out, size_t len)
+{
+	uint32_t k = 0;
+	size_t n = 0;
+	if (len)
+		out[0] = '\0';
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		if (nd->xlid != XLID_NO)
+			continue;
+		if (k < 4 && n < len)
+			n += (size_t)snprintf(out + n, len - n, "%s%s (0x%016" PRIx64 ")",
+					      k ? ", " : "", nd->desc, nd->guid);
+		k++;
+	}
+	if (k > 4 && n < len)
+		snprintf(out + n, len - n, " and %u more", k - 4);
+	return k;
+}
+
+int xlid_decide(struct fabric *f, enum tristate mode, int *decided,
+		char *lacking, size_t lackinglen, uint32_t *n_lacking,
+		char *why, size_t whylen)
+{
+	uint32_t k = name_lacking(f, lacking, lackinglen);
+	*n_lacking = k;
+	if (why && whylen)
+		why[0] = '\0';
+	if (*decided < 0) {
+		if (mode == TRI_ON && k) {
+			snprintf(why, whylen, "extended_lids: on, but %u device%s lack%s "
+				 "the extension (XLIDCap): %s", k, k == 1 ? "" : "s",
+				 k == 1 ? "s" : "", lacking);
+			return -1;
+		}
+		*decided = mode != TRI_OFF && xlid_probe_wanted(f, mode) && !k;
+	}
+	f->xlid_mode = *decided;
+	return 0;
+}
+
+int xlid_port_ok(const struct fabric *f, uint32_t pi)
+{
+	int vf;
+	uint32_t vs = fabric_vswitch_of(f, pi, &vf);
+	return f->xlid_mode && vs != FAB_NONE && vf >= 0 &&
+	       f->nodes[vs].xlid == XLID_YES &&
+	       f->nodes[f->ports[pi].node].xlid == XLID_YES;
+}
+
+uint8_t *xlid_lids_prepare(struct fabric *f, const struct guid_map *persisted)
+{
+	uint8_t *mark = calloc((size_t)f->n_ports + 1, 1);
+	if (!mark)
+		return NULL;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		struct fab_port *p = &f->ports[pi];
+		if (!fabric_is_endport(f, pi) || (p->flags & FPORT_NOLID) ||
+		    !xlid_port_ok(f, pi))
+			continue;
+		uint32_t old = persisted ? guid_map_get(persisted, p->guid) : 0;
+		if (old && !fabric_is_vlid(old))
+			continue;	/* a VM on a pLID keeps it */
+		mark[pi] = 1;
+		p->flags |= FPORT_NOLID;	/* no pLID: lids_assign() skips it */
+	}
+	return mark;
+}
+
+/* held[v - base]: 1 when vLID v is taken (a port of f or a reservation). */
+static uint8_t *vlids_held(const struct fabric *f, const struct guid_map *persisted)
+{
+	uint8_t *held = calloc(XLID_MAX_ENTRIES, 1);
+	if (!held)
+		return NULL;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++)
+		if (fabric_is_vlid(f->ports[pi].lid))
+			held[f->ports[pi].lid - FAB_VLID_BASE] = 1;
+	for (uint32_t i = 0; persisted && i < persisted->cap; i++)
+		if (persisted->keys[i] && fabric_is_vlid(persisted->vals[i]))
+			held[persisted->vals[i] - FAB_VLID_BASE] = 1;
+	return held;
+}
+
+uint32_t xlid_alloc_vlid(const struct fabric *f, const struct guid_map *persisted)
+{
+	uint8_t *held = vlids_held(f, persisted);
+	uint32_t v = 0;
+	for (uint32_t i = 0; held && i < XLID_MAX_ENTRIES; i++)
+		if (!held[i]) {
+			v = FAB_VLID_BASE + i;
+			break;
+		}
+	free(held);
+	return v;
+}
+
+int xlid_lids_finish(struct fabric *f, const struct guid_map *persisted,
+		     uint8_t *mark, uint32_t *given, uint32_t *exhausted)
+{
+	*given = *exhausted = 0;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++)
+		if (mark[pi])
+			f->ports[pi].flags &= (uint8_t)~FPORT_NOLID;
+	/* the persisted vLIDs first, in port order, then the new ones */
+	uint8_t *held = calloc(XLID_MAX_ENTRIES, 1);
+	if (!held) {
+		free(mark);
+		return -1;
+	}
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		if (!mark[pi])
+			continue;
+		uint32_t v = persisted ? guid_map_get(persisted, f->ports[pi].guid) : 0;
+		f->ports[pi].lid = 0;
+		if (fabric_is_vlid(v) && !held[v - FAB_VLID_BASE]) {
+			held[v - FAB_VLID_BASE] = 1;
+			f->ports[pi].lid = v;
+			(*given)++;
+			mark[pi] = 0;
+		}
+	}
+	/* an absent port's vLID stays reserved (like its pLID) */
+	for (uint32_t i = 0; persisted && i < persisted->cap; i++)
+		if (persisted->keys[i] && fabric_is_vlid(persisted->vals[i]))
+			held[persisted->vals[i] - FAB_VLID_BASE] = 1;
+	uint32_t low = 0;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		if (!mark[pi])
+			continue;
+		while (low < XLID_MAX_ENTRIES && held[low])
+			low++;
+		if (low == XLID_MAX_ENTRIES) {
+			(*exhausted)++;
+			continue;
+		}
+		held[low] = 1;
+		f->ports[pi].lid = FAB_VLID_BASE + low;
+		(*given)++;
+	}
+	free(held);
+	free(mark);
+	return fabric_index_lids(f);
+}
