@@ -24,6 +24,7 @@
 #include "state.h"
 #include "vmops.h"
 #include "vswitch.h"
+#include "xlid_sm.h"
 
 #define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
 #define ONCE_MAX_RESWEEPS 2
@@ -117,7 +118,7 @@ void sm_print_summary(const struct sweep_summary *s, const char *state)
 	printf("subnet up: switches=%u cas=%u ports=%u lids=%u max_lid=%u routing=%s "
 	       "sweep_ms=%llu route_ms=%llu mads_sent=%llu mad_timeouts=%llu "
 	       "mad_retries=%llu mad_errors=%llu unresponsive=%u lft_blocks=%u "
-	       "portinfo_sets=%u state=%s\n",
+	       "portinfo_sets=%u state=%s xlid=%s vlids=%u\n",
 	       s->switches, s->cas, s->ports, s->lids, s->max_lid,
 	       s->routing ? s->routing : "none",
 	       (unsigned long long)s->sweep_ms, (unsigned long long)s->route_ms,
@@ -125,7 +126,8 @@ void sm_print_summary(const struct sweep_summary *s, const char *state)
 	       (unsigned long long)s->mad_timeouts,
 	       (unsigned long long)s->mad_retries,
 	       (unsigned long long)s->mad_errors, s->unresponsive,
-	       s->prog.lft_blocks, s->prog.portinfo_sets, state);
+	       s->prog.lft_blocks, s->prog.portinfo_sets, state,
+	       s->xlid_mode ? "extended" : "legacy", s->vlids);
 	fflush(stdout);
 }
 
@@ -143,6 +145,9 @@ static void sweep_counters(struct sm *sm, struct sweep_summary *s)
 
 void sm_sweep_abandon(struct sm *sm)
 {
+	xprobe_abandon(sm->xprobe);
+	sm->xprobe = NULL;
+	sm->xprobed = 0;
 	discovery_free(sm->disc);
 	sm->disc = NULL;
 	sm->busy = 0;
@@ -302,6 +307,56 @@ static void save_lids(struct sm *sm)
 
 static void on_adopted(void *arg, int rc, struct lft_tables *t,
 		       const struct adopt_stats *st);
+static void on_xprobed(void *arg, struct xprobe *x);
+static int xlid_mode(struct sm *sm, struct fabric *f);
+
+/* The devices answered XLIDCap (or never will): configure. */
+static void on_xprobed(void *arg, struct xprobe *x)
+{
+	struct sm *sm = arg;
+	const struct xprobe_stats *st = xprobe_stats(x);
+	log_info("extended LIDs: %u devices asked, %u known, %u capable, %u not",
+		 st->asked, st->known, st->capable, st->lacking);
+	sm->xprobe = NULL;
+	xprobe_free(x);
+	if (sm->stopping || !sm->disc)
+		return;
+	sm_configure(sm);
+}
+
+/*
+ * Decides (first configuration) or keeps the LID mode; reports devices
+ * lacking the extension.  -1: extended_lids on and a device lacks it
+ * (logged, the SM stops with 1).
+ */
+static int xlid_mode(struct sm *sm, struct fabric *f)
+{
+	char why[768];
+	uint32_t k = 0;
+	int was = sm->xlid_decided;
+	if (sm->cfg.extended_lids == TRI_OFF) {
+		sm->xlid_decided = 0;
+		f->xlid_mode = 0;
+		return 0;
+	}
+	if (xlid_decide(f, sm->cfg.extended_lids, &sm->xlid_decided,
+			sm->xlid_lacking, sizeof(sm->xlid_lacking), &k, why,
+			sizeof(why)) < 0) {
+		log_err("%s", why);
+		return -1;
+	}
+	sm->last.xlid_lacking = k;
+	if (was < 0 && !f->xlid_mode && k)
+		log_notice("extended LIDs: legacy 16-bit mode: %u device%s lack%s the extension: %s",
+			   k, k == 1 ? "" : "s", k == 1 ? "s" : "", sm->xlid_lacking);
+	else if (was < 0 && f->xlid_mode)
+		log_notice("extended LIDs: every device can: VMs get vLIDs from 0x%x",
+			   FAB_VLID_BASE);
+	else if (f->xlid_mode && k)
+		log_warn("extended LIDs: %u device%s without the extension (VMs behind them stay on pLIDs): %s",
+			 k, k == 1 ? "" : "s", sm->xlid_lacking);
+	return 0;
+}
 
 /* MASTER: LIDs, routes, writes on the discovery just made. */
 void sm_configure(struct sm *sm)
@@ -318,6 +373,31 @@ void sm_configure(struct sm *sm)
 		sweep_failed(sm, "heavy sweep failed: the SM's own port did not answer");
 		return;
 	}
+	/*
+	 * Extended LIDs: the vSwitches marked, the devices that matter are
+	 * asked (XLIDCap) before anything else; the configuration resumes
+	 * from on_xprobed().
+	 */
+	struct vswitch_report vr0;
+	if (!sm->xprobed && sm->cfg.extended_lids != TRI_OFF &&
+	    (vswitch_mark(f, &sm->cfg, &vr0), xlid_probe_wanted(f, sm->cfg.extended_lids))) {
+		xprobe_abandon(sm->xprobe);
+		sm->xprobe = NULL;
+		sm->xprobed = 1;
+		struct xprobe *x = xprobe_start(sm->txn, f, sm->sub.model ?
+						&sm->sub.model->f : NULL, on_xprobed, sm);
+		if (!x) {
+			log_err("out of memory asking for extended LIDs");
+			sm_stop(sm, 1);
+			return;
+		}
+		if (!xprobe_finished(x)) {
+			sm->xprobe = x;		/* on_xprobed() goes on */
+			return;
+		}
+		xprobe_free(x);
+	}
+	sm->xprobed = 0;
 	int first = !sm->ever_master;
 	sm->ever_master = 1;
 	/* the new model replaces the old one, which the routing may repair from */
@@ -335,13 +415,26 @@ void sm_configure(struct sm *sm)
 	if (vr.marked || sm->vms.n)
 		log_info("%u vSwitches, %u of %u VMs in the fabric", vr.marked,
 			 vms_here, sm->vms.n);
+	if (xlid_mode(sm, f) < 0) {
+		discovery_free(old);
+		sm_stop(sm, 1);
+		return;
+	}
+	uint8_t *xmark = NULL;
+	uint32_t x_exhausted = 0;
 	if (vm_registry_lids(&sm->vms, &sm->sub.guid2lid) < 0 ||
-	    lids_assign(f, &sm->sub.guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0) {
+	    (f->xlid_mode && !(xmark = xlid_lids_prepare(f, &sm->sub.guid2lid))) ||
+	    lids_assign(f, &sm->sub.guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0 ||
+	    (xmark && xlid_lids_finish(f, &sm->sub.guid2lid, xmark, &s->vlids,
+				       &x_exhausted) < 0)) {
 		log_err("LID assignment: out of memory");
 		discovery_free(old);
 		sm_stop(sm, 1);
 		return;
 	}
+	s->xlid_mode = f->xlid_mode;
+	if (x_exhausted)
+		log_err("vLID space exhausted: %u VF ports have no vLID", x_exhausted);
 	if (s->lids_rep.reclaimed)
 		log_notice("%u LIDs reserved for absent ports given to present ones, oldest first",
 			   s->lids_rep.reclaimed);
@@ -720,6 +813,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 {
 	sm->base = base;
 	sm->state = SMS_DISCOVERING;
+	sm->xlid_decided = -1;	/* the first configuration decides */
 	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
 	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);
 	sm->kick = event_new(base, -1, 0, on_kick, sm);
@@ -817,6 +911,7 @@ void sm_shutdown(struct sm *sm)
 	subnet_free(&sm->sub);
 	vm_registry_free(&sm->vms);
 	adopt_free(sm->adopt);
+	xprobe_abandon(sm->xprobe);	/* nothing due after txn_cancel_all() */
 	smstate_free(sm);
 	sa_free(sm);
 	sm_events_free(sm);

@@ -42,6 +42,9 @@ struct sweep_summary {
 	const char *routing;
 	struct program_stats prog;
 	struct lid_report lids_rep;
+	int xlid_mode;			/* 1: extended LIDs (sm/xlid_sm.h) */
+	uint32_t vlids;			/* VF ports holding a vLID */
+	uint32_t xlid_lacking;		/* devices asked that lack the extension */
 	int valid;
 };
 
@@ -112,6 +115,11 @@ struct sm {
 	int adopt_tables;		/* next configuration: read the LFTs first */
 	struct adopt *adopt;		/* reading them */
 	int lft_first;
+	/* extended LIDs (sm/xlid_sm.h): the devices asked at a heavy sweep */
+	struct xprobe *xprobe;
+	int xprobed;			/* the discovery in sm->disc was asked */
+	int xlid_decided;		/* -1 until the first configuration */
+	char xlid_lacking[512];		/* the devices lacking it, named */
 
 	/* STANDBY, or a MASTER waiting for a lower master's HANDOVER: the SM polled */
 	uint64_t master_guid;

@@ -28,7 +28,8 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 	if (fabric_is_endport(f, pi)) {
 		int lmc = (n->type == FAB_SWITCH && !n->enhanced_port0) ? 0 : f->lmc;
 		/* an idle VF (FPORT_NOLID) has LID 0: see plan_port() */
-		smp_pi_set(out, IB_PORT_LID_F, p->lid);
+		/* a vLID does not fit the 16-bit field: LID 0, XLIDCap PortVLID */
+		smp_pi_set(out, IB_PORT_LID_F, fabric_is_vlid(p->lid) ? 0 : p->lid);
 		smp_pi_set(out, IB_PORT_SMLID_F, pp->sm_lid);
 		smp_pi_set(out, IB_PORT_LMC_F, (uint32_t)lmc);
 		smp_pi_set64(out, IB_PORT_GID_PREFIX_F, pp->subnet_prefix);

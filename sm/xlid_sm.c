@@ -25,6 +25,8 @@ struct xprobe {
 	uint32_t n_q;
 	uint32_t pending;
 	int done_called;
+	int started;		/* xprobe_start() returned */
+	int orphan;		/* abandoned while answers were due */
 	struct xprobe_stats st;
 	xprobe_fn done;
 	void *arg;
@@ -62,8 +64,8 @@ int xlid_probe_wanted(const struct fabric *f, enum tristate mode)
 
 static void finish(struct xprobe *x)
 {
-	if (x->done_called)
-		return;
+	if (x->done_called || !x->started)
+		return;	/* not yet returned from xprobe_start(): it says so */
 	x->done_called = 1;
 	x->done(x->arg, x);
 }
@@ -75,9 +77,15 @@ static void on_cap(void *arg, int status, const uint8_t *resp, size_t len)
 	struct fab_node *nd = &x->f->nodes[q->node];
 	struct xlid_cap c;
 	char err[128];
-	if (status == TXN_CANCELLED) {
+	if (x->orphan) {
+		/* its sweep was abandoned: the fabric is gone, nobody waits */
 		if (--x->pending == 0)
-			finish(x);
+			xprobe_free(x);
+		return;
+	}
+	if (status == TXN_CANCELLED) {
+		/* shutting down: the caller frees the probe, nothing goes on */
+		x->pending--;
 		return;
 	}
 	nd->xlid = XLID_NO;
@@ -154,14 +162,31 @@ struct xprobe *xprobe_start(struct txn_engine *txn, struct fabric *f,
 			x->st.lacking++;
 		}
 	}
-	if (--x->pending == 0)
-		finish(x);
+	x->pending--;
+	x->started = 1;
 	return x;
+}
+
+int xprobe_finished(const struct xprobe *x)
+{
+	return x->pending == 0;
 }
 
 const struct xprobe_stats *xprobe_stats(const struct xprobe *x)
 {
 	return &x->st;
+}
+
+void xprobe_abandon(struct xprobe *x)
+{
+	if (!x)
+		return;
+	if (!x->pending) {
+		xprobe_free(x);
+		return;
+	}
+	x->orphan = 1;
+	x->f = NULL;
 }
 
 void xprobe_free(struct xprobe *x)
@@ -181,7 +206,8 @@ static uint32_t name_lacking(const struct fabric *f, char *out, size_t len)
 		out[0] = '\0';
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *nd = &f->nodes[i];
-		if (nd->xlid != XLID_NO)
+		/* never asked (or no answer yet) counts as lacking it */
+		if (!matters(f, i) || nd->xlid == XLID_YES)
 			continue;
 		if (k < 4 && n < len)
 			n += (size_t)snprintf(out + n, len - n, "%s%s (0x%016" PRIx64 ")",
@@ -233,8 +259,8 @@ uint8_t *xlid_lids_prepare(struct fabric *f, const struct guid_map *persisted)
 		if (!fabric_is_endport(f, pi) || (p->flags & FPORT_NOLID) ||
 		    !xlid_port_ok(f, pi))
 			continue;
-		uint32_t old = persisted ? guid_map_get(persisted, p->guid) : 0;
-		if (old && !fabric_is_vlid(old))
+		uint32_t old = persisted ? guid_map_get(persisted, p->guid) : FAB_NONE;
+		if (old != FAB_NONE && old && !fabric_is_vlid(old))
 			continue;	/* a VM on a pLID keeps it */
 		mark[pi] = 1;
 		p->flags |= FPORT_NOLID;	/* no pLID: lids_assign() skips it */

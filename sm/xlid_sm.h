@@ -42,12 +42,19 @@ int xlid_probe_wanted(const struct fabric *f, enum tristate mode);
 /*
  * Asks every device of f that matters and has no answer (prev, the last
  * model, may be NULL); records fab_node.xlid and xlid_cap; done() runs on
- * the loop when every answer is in (at once when nothing is to ask: then
- * the call returns the probe already finished).  NULL on ENOMEM.
+ * the loop when every answer is in, never from inside the call: when
+ * nothing was to be asked (or every Get failed to go), xprobe_finished()
+ * says so at once and done() never runs.  NULL on ENOMEM.
  */
 struct xprobe *xprobe_start(struct txn_engine *txn, struct fabric *f,
 			    const struct fabric *prev, xprobe_fn done, void *arg);
+int xprobe_finished(const struct xprobe *x);
 const struct xprobe_stats *xprobe_stats(const struct xprobe *x);
+/*
+ * Frees x once nothing is due (after txn_cancel_all(), at once); the
+ * sweep that started it may be gone, its fabric with it.
+ */
+void xprobe_abandon(struct xprobe *x);
 void xprobe_free(struct xprobe *x);
 
 /*
