@@ -25,6 +25,7 @@
 #include "vmops.h"
 #include "vswitch.h"
 #include "xlid_sm.h"
+#include "../routing/xlft.h"
 
 #define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
 #define ONCE_MAX_RESWEEPS 2
@@ -510,6 +511,15 @@ static void on_routed(void *arg, struct route_result *r)
 		log_info("routing: %s", r->note);
 	sm->sub.lft = r->t;
 	memset(&r->t, 0, sizeof(r->t));
+	if (sm->sub.model->f.xlid_mode) {
+		/* vLIDs: secondary tables copied from the PF columns just routed */
+		struct xlft_report xr;
+		if (xlft_fill(&sm->sub.model->f, &sm->sub.lft, &xr) < 0)
+			log_err("out of memory filling the secondary LFTs");
+		else if (xr.unrouted)
+			log_warn("%u of %u vLIDs have no PF route to copy", xr.unrouted,
+				 xr.vlids);
+	}
 	sm->sub.engine = r->used;
 	sm->last.routing = r->used;
 	sm->last.route_ms = r->ms;

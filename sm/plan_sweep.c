@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../mad/smp.h"
+#include "../mad/xlid.h"
 #include "log.h"
 #include "program.h"
 
@@ -181,13 +182,87 @@ static int plan_switch(struct plan *p, int wave, const struct discovery *d,
 	return 0;
 }
 
+/* One vendor-attribute write (XLIDCap, XLIDLFT) of a 64-byte payload. */
+static int plan_vendor(struct plan *p, int wave, uint32_t node, uint8_t port,
+		       uint16_t attr, uint32_t mod, const uint8_t *payload)
+{
+	uint32_t di = plan_data(p, wave, payload);
+	struct plan_op *o = di == UINT32_MAX ? NULL :
+			    plan_add(p, wave, PLAN_VENDOR, node, port, mod, di);
+	if (!o)
+		return -1;
+	o->attr = attr;
+	return 0;
+}
+
+/*
+ * Extended LIDs (mad/xlid.h): a capable switch's XLIDCap (Enabled, Top,
+ * DefaultPort) and its secondary-LFT blocks; every block of a row is
+ * planned, the executor leaves out what the device cache says is held.
+ */
+static int plan_xswitch(struct plan *p, int wave, const struct discovery *d,
+			const struct lft_tables *t, uint32_t ni)
+{
+	const struct fabric *f = &d->f;
+	const struct fab_node *n = &f->nodes[ni];
+	uint32_t row = t->row_of_node[ni];
+	if (n->xlid != XLID_YES || row == FAB_NONE)
+		return 0;
+	uint32_t top = f->max_vlid >= FAB_VLID_BASE ? f->max_vlid - FAB_VLID_BASE + 1 : 0;
+	uint32_t blocks = t->xrow[row] ? t->x_blocks : 0;
+	if (top > n->xlid_cap) {
+		log_err("switch 0x%016llx \"%s\": SecondaryLFTCap %u is below the highest vLID 0x%x",
+			(unsigned long long)n->guid, n->desc, n->xlid_cap, f->max_vlid);
+		top = n->xlid_cap;
+	}
+	if (blocks > top / 64 + (top % 64 != 0))
+		blocks = top / 64 + (top % 64 != 0);
+	struct xlid_cap x = {
+		.supported = 1,
+		.enabled = 1,
+		.lft_cap = n->xlid_cap,
+		.lft_top = blocks ? top : 0,
+		.default_port = t->xdefault[row],
+	};
+	uint8_t buf[64];
+	xlid_cap_encode(&x, buf);
+	if (plan_vendor(p, wave, ni, 0, XLID_ATTR_CAP, 0, buf) < 0)
+		return -1;
+	for (uint32_t b = 0; b < blocks; b++)
+		if (plan_vendor(p, wave, ni, 0, XLID_ATTR_LFT, b,
+				t->xrow[row] + (size_t)b * 64) < 0)
+			return -1;
+	return 0;
+}
+
+/* A VF port holding a vLID: XLIDCap PortVLID on its CA port. */
+static int plan_xport(struct plan *p, int wave, const struct fabric *f,
+		      uint32_t pi)
+{
+	const struct fab_port *fp = &f->ports[pi];
+	struct xlid_cap x = {
+		.supported = 1,
+		.enabled = 1,
+		.default_port = 0xff,
+		.port_vlid = fp->lid,
+	};
+	uint8_t buf[64];
+	xlid_cap_encode(&x, buf);
+	return plan_vendor(p, wave, fp->node, fp->num, XLID_ATTR_CAP, fp->num, buf);
+}
+
 int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 			struct devcache *c, const struct lft_tables *t)
 {
 	plan_set_tables(p, t);
 	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)
 		if (d->f.nodes[ni].type == FAB_SWITCH &&
-		    plan_switch(p, wave, d, c, t, ni) < 0)
+		    (plan_switch(p, wave, d, c, t, ni) < 0 ||
+		     (d->f.xlid_mode && t->xrow && plan_xswitch(p, wave, d, t, ni) < 0)))
+			return -1;
+	for (uint32_t pi = 0; d->f.xlid_mode && pi < d->f.n_ports; pi++)
+		if (fabric_is_endport(&d->f, pi) && fabric_is_vlid(d->f.ports[pi].lid) &&
+		    plan_xport(p, wave, &d->f, pi) < 0)
 			return -1;
 	return 0;
 }

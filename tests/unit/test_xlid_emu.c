@@ -30,26 +30,56 @@
 #include "vmop_testlib.h"
 #include "vswitch_testlib.h"
 
+#define XN 128	/* nodes the stand-in keeps (the fabric has 82) */
+#define XB 4	/* secondary-LFT blocks it keeps per switch */
+
 struct cap_ctx {
 	uint64_t lacking;	/* node GUID answering 0x0c (0: none) */
-	uint32_t gets;
+	uint32_t gets, cap_sets, lft_sets;
+	struct xlid_cap set[XN];	/* the last XLIDCap Set per node */
+	uint8_t lft[XN][XB][64];	/* secondary LFT blocks, 0xFF = none */
 };
 
 static int xcap(void *ctx, struct emu *e, struct emu_smp *s)
 {
 	struct cap_ctx *c = ctx;
+	char err[128];
 	(void)e;
-	if (s->node_guid == c->lacking)
+	if (s->node_guid == c->lacking || s->node >= XN)
 		return 0x0c;	/* unsupported attribute */
-	if (s->method != 0x01)
-		return 0;	/* a Set: taken (writes are not judged here) */
+	if (s->method == 0x02) {
+		struct xlid_cap x;
+		ck_assert_msg(xlid_cap_decode(s->data, &x, err, sizeof(err)) == 0,
+			      "XLIDCap Set: %s", err);
+		c->set[s->node] = x;
+		c->cap_sets++;
+		return 0;
+	}
 	c->gets++;
 	struct xlid_cap x = {
 		.supported = 1,
-		.lft_cap = s->node_type == 2 ? 4096 : 0,
+		.lft_cap = s->node_type == 2 ? XB * 64 : 0,
 		.default_port = 0xff,
 	};
 	xlid_cap_encode(&x, s->data);
+	return 0;
+}
+
+static int xlft(void *ctx, struct emu *e, struct emu_smp *s)
+{
+	struct cap_ctx *c = ctx;
+	char err[128];
+	(void)e;
+	if (s->node_guid == c->lacking || s->node >= XN || s->node_type != 2)
+		return 0x0c;
+	ck_assert_msg(xlid_lft_check(s->attr_mod, s->data, s->nports, XB * 64,
+				     err, sizeof(err)) == 0, "XLIDLFT: %s", err);
+	if (s->method == 0x02) {
+		memcpy(c->lft[s->node][s->attr_mod], s->data, 64);
+		c->lft_sets++;
+	} else {
+		memcpy(s->data, c->lft[s->node][s->attr_mod], 64);
+	}
 	return 0;
 }
 
@@ -69,13 +99,16 @@ static void setup(struct run *r, int capable, const char *lacking)
 	hv_mark(&r->topo);
 	if (lacking)
 		r->cap.lacking = r->topo.nodes[hv_find(&r->topo, lacking)].guid;
-	if (capable)
+	memset(r->cap.lft, 0xff, sizeof(r->cap.lft));
+	if (capable) {
 		ck_assert_int_eq(emu_register_attr(r->e, XLID_ATTR_CAP, xcap, &r->cap), 0);
+		ck_assert_int_eq(emu_register_attr(r->e, XLID_ATTR_LFT, xlft, &r->cap), 0);
+	}
 	r->base = event_base_new();
 	ck_assert_ptr_nonnull(r->base);
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-xlid.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(LOG_ERROR);
+	log_set_level(getenv("XDBG") ? LOG_DEBUG : LOG_ERROR);
 }
 
 static void teardown(struct run *r)
@@ -112,6 +145,48 @@ static uint32_t asked(const struct fabric *f)
 		     fabric_vswitch_of(f, fabric_port(f, i, 1), &vf) != FAB_NONE;
 	}
 	return n;
+}
+
+/*
+ * Where vLID v ends from switch sw, following what the stand-in devices
+ * were given (entry, else DefaultPort) and the topology's links; the CA
+ * must have been given PortVLID v.  0: dropped, looped, or a CA that
+ * does not answer to v.
+ */
+static uint64_t xwalk(const struct run *r, uint32_t sw, uint32_t v)
+{
+	const struct fabric *f = &r->topo;
+	uint32_t x = v - XLID_VBASE;
+	for (int hops = 0; hops < 16 && x < XB * 64; hops++) {
+		uint32_t en = emu_node_index(r->e, f->nodes[sw].guid);
+		const struct xlid_cap *c = &r->cap.set[en];
+		uint8_t p = x < c->lft_top ? r->cap.lft[en][x / 64][x % 64] : 0xff;
+		if (p == 0xff)
+			p = c->default_port;
+		if (!c->enabled || p == 0xff || p == 0 || p > f->nodes[sw].nports)
+			return 0;
+		uint32_t rem = fabric_portp(f, sw, p)->remote;
+		if (rem == FAB_NONE)
+			return 0;
+		const struct fab_port *rp = &f->ports[rem];
+		if (f->nodes[rp->node].type != FAB_SWITCH) {
+			uint32_t ci = emu_node_index(r->e, f->nodes[rp->node].guid);
+			return r->cap.set[ci].port_vlid == v ? rp->guid : 0;
+		}
+		sw = rp->node;
+	}
+	return 0;
+}
+
+/* From every switch, v reaches port GUID g. */
+static void xreaches(const struct run *r, uint32_t v, uint64_t g)
+{
+	for (uint32_t n = 0; n < r->topo.n_nodes; n++)
+		if (r->topo.nodes[n].type == FAB_SWITCH && xwalk(r, n, v) != g)
+			ck_abort_msg("%s: vLID 0x%x goes to 0x%llx, not 0x%llx",
+				     r->topo.nodes[n].desc, v,
+				     (unsigned long long)xwalk(r, n, v),
+				     (unsigned long long)g);
 }
 
 START_TEST(test_stock_emulator_falls_back)
@@ -193,6 +268,20 @@ START_TEST(test_all_capable_extended)
 		}
 	}
 	ck_assert_uint_eq(vfs, HV_LEAVES * HV_PER_LEAF * HV_VFS);
+	/* every vLID reaches its VF through the secondary tables written */
+	for (uint32_t v = 0x10000; v < 0x10000 + vfs; v++)
+		xreaches(&r, v, f->ports[fabric_lid_port(f, v)].guid);
+	/* 18 switches' XLIDCap, 48 VF ports', 1 block per physical switch + vSwitch */
+	ck_assert_uint_eq(r.cap.cap_sets, 18 + vfs);
+	ck_assert_uint_eq(r.cap.lft_sets, 6 + HV_LEAVES * HV_PER_LEAF);
+	/* a heavy sweep after: the devices hold it all, nothing is sent again */
+	uint32_t sets = r.cap.cap_sets + r.cap.lft_sets, gets = r.cap.gets;
+	sm_request_heavy(r.sm, "test");
+	vmop_settle(r.base, r.sm);
+	ck_assert_uint_eq(r.cap.cap_sets + r.cap.lft_sets, sets);
+	ck_assert_uint_eq(r.cap.gets, gets);	/* nor asked: known from the last model */
+	ck_assert_uint_eq(r.sm->last.vlids, vfs);
+	f = &r.sm->sub.model->f;	/* the sweep's new model */
 	ck_assert_uint_eq(r.sm->last.vlids, vfs);
 	ck_assert_uint_eq(f->max_vlid, 0x10000 + vfs - 1);
 	/* a restart keeps them (guid2lid holds vLIDs) and asks nothing new */
