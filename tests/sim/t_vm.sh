@@ -130,6 +130,11 @@ scheme_run() {
 		idle_is "$DIR/0"
 	fi
 	pass "$SCHEME: bring-up checks out ($(wc -l <"$DIR/0.idle") idle VFs off the subnet)"
+	# extended_lids auto (the default): ibsim has no XLIDCap, so legacy
+	grep -q 'extended LIDs: legacy 16-bit mode: .* lack.* the extension' "$DIR/err" &&
+		grep -q 'state=MASTER xlid=legacy vlids=0' "$DIR/out" ||
+		fail "$SCHEME: no fallback to legacy LIDs logged: $(grep -i 'extended' "$DIR/err" | head -n 2)"
+	pass "$SCHEME: extended_lids auto fell back to legacy: $(grep -o '[0-9]* devices\? lack' "$DIR/err" | head -n 1) the extension"
 
 	# create
 	run vm create vm1 --hypervisor V-0-0
