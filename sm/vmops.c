@@ -319,6 +319,9 @@ static int do_create(struct sm *sm, struct vmop *op)
 		return 1;
 	}
 	uint32_t lid = lids_alloc_vm(f, &sm->sub.guid2lid, op->vf_pi);
+	if (f->xlid_mode)	/* secondary-LFT boot writes are not built yet */
+		log_notice("vm create '%s': extended LIDs: the VM gets a 16-bit LID (legacy)",
+			   v->name);
 	if (!lid) {
 		snprintf(err, errlen, "no free LID for the VM");
 		return -1;
@@ -349,6 +352,12 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 	op->r.vm = *v;
 	op->lid = v->lid;
 	op->vf_pi = vm_port(v, f);
+	if (fabric_is_vlid(v->lid) && sm->cfg.lid_scheme == MIG_DYNAMIC) {
+		/* extended LIDs: secondary-LFT drop writes are not built yet */
+		snprintf(op->r.err, sizeof(op->r.err),
+			 "destroying a VM on a vLID (0x%x) is not implemented yet", v->lid);
+		return -1;
+	}
 	if (sm->cfg.lid_scheme == MIG_PREPOPULATED || op->vf_pi == FAB_NONE) {
 		/* prepopulated: the VF keeps the LID, idle; absent: nothing there */
 		if (op->vf_pi != FAB_NONE)
@@ -392,6 +401,12 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 	uint32_t vs;
 	int vf;
 	char hname[40];
+	if (fabric_is_vlid(v->lid)) {
+		/* extended LIDs: the secondary-LFT migration is not built yet */
+		snprintf(err, errlen, "migrating a VM on a vLID (0x%x) is not implemented yet",
+			 v->lid);
+		return -1;
+	}
 	if (q->commit && !q->prepare) {
 		if (!v->prepared) {
 			snprintf(err, errlen, "VM '%s' has no prepared migration (vm migrate %s --to H --prepare first)",
