@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "../mad/sa.h"
+#include "../mad/xlid.h"
 #include "../routing/path.h"
 #include "daemon.h"
 #include "sa.h"
@@ -126,8 +127,8 @@ static int build(const struct pr_req *r, uint32_t src, const struct path_facts *
 	sa_put64(rec + 16, r->dguid ? r->dguid : dp->guid ? dp->guid : f->nodes[dp->node].guid);
 	sa_put64(rec + 24, q->view->subnet_prefix);
 	sa_put64(rec + 32, r->sguid ? r->sguid : sp->guid ? sp->guid : f->nodes[sp->node].guid);
-	sa_put16(rec + 40, (uint16_t)pf->dlid);
-	sa_put16(rec + 42, (uint16_t)pf->slid);
+	/* 16-bit DLID/SLID, and a vLID's two high bits in byte 58 (mad/xlid.h) */
+	xlid_pr_set(rec, pf->dlid, pf->slid);
 	rec[49] = pf->reversible ? 0x80 : 0;
 	sa_put16(rec + 50, pkey);
 	sa_put16(rec + 52, pf->sl);
@@ -137,6 +138,35 @@ static int build(const struct pr_req *r, uint32_t src, const struct path_facts *
 	return 0;
 }
 
+/*
+ * Extended LIDs: may the requester be told a vLID?  Only a device that
+ * said it has the extension (XLIDCap); any other reads 16 bits only.
+ */
+static int requester_capable(const struct sa_query *q)
+{
+	const struct fabric *f = q->view->f;
+	if (!f->xlid_mode || !q->from)
+		return 0;
+	uint32_t pi = fabric_lid_port(f, q->from->lid);
+	return pi != FAB_NONE && f->nodes[f->ports[pi].node].xlid == XLID_YES;
+}
+
+/*
+ * The pLID whose path a vLID's takes (its VF's PF, behind the same
+ * vSwitch: the secondary LFTs copy the PF's entries); lid itself when it
+ * is a pLID, 0 when there is none.
+ */
+static uint32_t route_lid(const struct fabric *f, uint32_t lid)
+{
+	if (!fabric_is_vlid(lid))
+		return lid;
+	int vf;
+	uint32_t pi = fabric_lid_port(f, lid);
+	uint32_t vs = pi == FAB_NONE ? FAB_NONE : fabric_vswitch_of(f, pi, &vf);
+	uint32_t pf = vs == FAB_NONE ? FAB_NONE : fabric_vswitch_pf(f, vs);
+	return pf == FAB_NONE ? 0 : f->ports[pf].lid;
+}
+
 /* The paths from port src to port dst within the LIDs the request allows. */
 static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
 		uint32_t dst)
@@ -144,23 +174,37 @@ static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
 	const struct fabric *f = r->f;
 	uint32_t s0 = f->ports[src].lid, d0 = f->ports[dst].lid;
 	uint32_t sn = 1u << fabric_port_lmc(f, src), dn = 1u << fabric_port_lmc(f, dst);
+	uint32_t xd, xs;
+	xlid_pr_get(q->rec, &xd, &xs);
 	if (has(q, PR_SLID)) {
-		s0 = sa_get16(q->rec + 42);
+		s0 = xs;
 		sn = 1;
 	}
 	if (has(q, PR_DLID)) {
-		d0 = sa_get16(q->rec + 40);
+		d0 = xd;
 		dn = 1;
+	}
+	if (fabric_is_vlid(s0) || fabric_is_vlid(d0)) {
+		/* a VM on a vLID has no pLID: nothing a legacy host can use */
+		if (!requester_capable(q))
+			return 0;
+		sn = dn = 1;
 	}
 	unsigned found = 0;
 	for (uint32_t i = 0; i < sn && found < r->max_paths; i++)
 		for (uint32_t j = 0; j < dn && found < r->max_paths; j++) {
 			struct path_facts pf;
 			uint8_t rec[PR_SIZE];
-			if (path_resolve(f, q->view->lft, src, d0 + j, &pf) < 0)
+			uint32_t rd = route_lid(f, d0 + j);
+			if (!rd || path_resolve(f, q->view->lft, src, rd, &pf) < 0)
 				continue;
+			if (rd != d0 + j) {
+				/* up to the vSwitch as the PF; then its VF */
+				pf.dlid = d0 + j;
+				pf.dst_port = dst;
+			}
 			pf.slid = s0 + i;
-			pf.sl = lft_sl(q->view->lft, pf.slid, pf.dlid);
+			pf.sl = lft_sl(q->view->lft, route_lid(f, pf.slid), rd);
 			if (build(r, src, &pf, rec) < 0)
 				continue;
 			if (sa_answer_add(q, rec) < 0)
@@ -214,10 +258,13 @@ static int endpoint(const struct sa_query *q, int gid_bit, int lid_bit,
 			return st;
 	}
 	if (has(q, lid_bit)) {
-		uint32_t l = sa_get16(lid);
-		if (!l || l > f->max_lid || f->lid_port[l] == FAB_NONE)
+		/* a vLID's high bits in byte 58 (mad/xlid.h) */
+		uint32_t xd, xs;
+		xlid_pr_get(q->rec, &xd, &xs);
+		uint32_t l = lid == q->rec + 40 ? xd : xs;
+		if (!l || fabric_lid_port(f, l) == FAB_NONE)
 			return SA_STS_NO_RECORDS;
-		by_lid = f->lid_port[l];
+		by_lid = fabric_lid_port(f, l);
 	}
 	if (by_gid != FAB_NONE && by_lid != FAB_NONE && by_gid != by_lid)
 		return SA_STS_REQ_INVALID;

@@ -23,6 +23,8 @@
 #include "mad/xlid.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
+#include "sm/sa.h"
+#include "mad/sa.h"
 #include "sm/topo.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -189,6 +191,39 @@ static void xreaches(const struct run *r, uint32_t v, uint64_t g)
 				     (unsigned long long)g);
 }
 
+/*
+ * SA PathRecord Get from the requester at LID from to DLID dlid (its
+ * high bits in byte 58, mad/xlid.h), on the SM's published view.
+ * Returns the records found (0 or 1), the first in rec.
+ */
+static size_t path_to(struct run *r, uint32_t from, uint32_t dlid, uint8_t *rec)
+{
+	uint8_t mad[256] = { 0 }, t[64] = { 0 };
+	struct mad_addr a = { .lid = from, .qpn = 1 };
+	xlid_pr_set(t, dlid, from);	/* from the requester's own port */
+	memcpy(mad + 56, t, sizeof(t));
+	struct sa_query q = {
+		.sm = r->sm,
+		.view = sa_get_view(r->sm),
+		.mad = mad,
+		.len = sizeof(mad),
+		.from = &a,
+		.method = SA_METHOD_GET,
+		.attr = SA_ATTR_PATH_REC,
+		.comp_mask = 1ull << 4 | 1ull << 5,	/* DLID, SLID */
+		.rec = mad + 56,
+		.rec_len = 64,
+		.rec_size = 64,
+	};
+	ck_assert_ptr_nonnull(q.view);
+	ck_assert_int_eq(sa_path_records(&q), 0);
+	if (q.n_recs)
+		memcpy(rec, q.recs, 64);
+	size_t n = q.n_recs;
+	free(q.recs);
+	return n;
+}
+
 START_TEST(test_stock_emulator_falls_back)
 {
 	struct run r;
@@ -274,6 +309,26 @@ START_TEST(test_all_capable_extended)
 	/* 18 switches' XLIDCap, 48 VF ports', 1 block per physical switch + vSwitch */
 	ck_assert_uint_eq(r.cap.cap_sets, 18 + vfs);
 	ck_assert_uint_eq(r.cap.lft_sets, 6 + HV_LEAVES * HV_PER_LEAF);
+	/*
+	 * SA: a capable requester (a PF behind a vSwitch) gets the vLID, its
+	 * high bits in byte 58; a host that never said it can (H0, not
+	 * behind a vSwitch) gets no record: the VM has no pLID.
+	 */
+	uint8_t rec[64];
+	uint32_t vx = f->ports[hv_vf_port(f, 2, 1, 3)].lid;
+	uint32_t pf = fabric_port(f, hv_find(f, "P-0-0"), 1);
+	ck_assert_uint_eq(path_to(&r, f->ports[pf].lid, vx, rec), 1);
+	uint32_t dl, sl;
+	xlid_pr_get(rec, &dl, &sl);
+	ck_assert_uint_eq(dl, vx);
+	ck_assert_uint_eq(sl, f->ports[pf].lid);
+	ck_assert_uint_eq(rec[58], (uint8_t)(((vx >> 16) & 3) << 6));
+	ck_assert_uint_eq(rec[40] << 8 | rec[41], vx & 0xffff);
+	uint32_t h0 = fabric_port(f, hv_find(f, "H0"), 1);
+	ck_assert_uint_eq(path_to(&r, f->ports[h0].lid, vx, rec), 0);
+	/* pLIDs: as ever, byte 58 stays 0 */
+	ck_assert_uint_eq(path_to(&r, f->ports[h0].lid, f->ports[pf].lid, rec), 1);
+	ck_assert_uint_eq(rec[58], 0);
 	/* a heavy sweep after: the devices hold it all, nothing is sent again */
 	uint32_t sets = r.cap.cap_sets + r.cap.lft_sets, gets = r.cap.gets;
 	sm_request_heavy(r.sm, "test");
