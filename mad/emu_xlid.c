@@ -106,7 +106,8 @@ int emu_xlid_cap_decode(const uint8_t *d, struct emu_xcap *c, char *err,
 		return xfail(err, errlen, "SecondaryLFTTop %u above "
 			     "SecondaryLFTCap %u", top, cap);
 	if (vlid != 0 && (vlid < X_VBASE || vlid > X_VLAST))
-		return xfail(err, errlen, "PortVLID 0x%x is not a vLID%.0u", vlid, 0);
+		return xfail(err, errlen, "PortVLID 0x%x is not 0 or a vLID (0x%x up)",
+			     vlid, X_VBASE);
 	c->supported = (d[1] & X_SUPPORTED) != 0;
 	c->enabled = (d[1] & X_ENABLED) != 0;
 	c->lft_cap = cap;
