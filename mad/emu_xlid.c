@@ -224,16 +224,24 @@ static int set_node(struct emu *e, uint32_t n, uint32_t cap)
 	return 0;
 }
 
-int emu_xlid_set(struct emu *e, uint64_t guid, uint32_t cap)
+/* The node of a node GUID or a CA port GUID (*port: that port's number), or EMU_NONE. */
+static uint32_t node_of(const struct emu *e, uint64_t guid, int *port)
 {
 	uint32_t n = emu_node_index(e, guid);
-	if (n == EMU_NONE) {
-		uint32_t pi = guid_map_get(&e->port_map, guid);
-		if (pi == FAB_NONE)
-			return -1;
-		n = e->ports[pi].node;
-	}
-	return set_node(e, n, cap);
+	if (n != EMU_NONE)
+		return n;
+	uint32_t pi = guid_map_get(&e->port_map, guid);
+	if (pi == FAB_NONE)
+		return EMU_NONE;
+	if (port)
+		*port = e->ports[pi].num;
+	return e->ports[pi].node;
+}
+
+int emu_xlid_set(struct emu *e, uint64_t guid, uint32_t cap)
+{
+	uint32_t n = node_of(e, guid, NULL);
+	return n == EMU_NONE ? -1 : set_node(e, n, cap);
 }
 
 int emu_xlid_all(struct emu *e, uint32_t cap)
@@ -509,15 +517,8 @@ int emu_xlid_blocks(const struct emu *e, uint64_t sw_guid)
 int emu_xlid_cap_get(const struct emu *e, uint64_t guid, int port,
 		     struct emu_xcap *c)
 {
-	uint32_t n = emu_node_index(e, guid);
-	if (n == EMU_NONE) {
-		uint32_t pi = guid_map_get(&e->port_map, guid);
-		if (pi == FAB_NONE)
-			return -1;
-		n = e->ports[pi].node;
-		port = e->ports[pi].num;
-	}
-	if (!xnode_of(e, n))
+	uint32_t n = node_of(e, guid, &port);
+	if (n == EMU_NONE || !xnode_of(e, n))
 		return -1;
 	if (is_switch(&e->nodes[n]))
 		port = 0;

@@ -107,40 +107,41 @@ START_TEST(crc_check_value)
 }
 END_TEST
 
-START_TEST(golden_caps)
+/* Decodes golden XLIDCap name with both codecs; both encoders give its bytes back. */
+static void golden_cap(const char *name, struct xlid_cap *c)
 {
 	uint8_t d[64], re[64];
-	struct xlid_cap c;
 	struct emu_xcap x;
 
+	ck_assert_uint_eq(golden(name, d, sizeof(d)), 64);
+	ck_assert_int_eq(both_decode(d, c), 0);
+	xlid_cap_encode(c, re);
+	ck_assert_mem_eq(re, d, 64);
+	ck_assert_int_eq(emu_xlid_cap_decode(d, &x, NULL, 0), 0);
+	emu_xlid_cap_encode(&x, re);
+	ck_assert_mem_eq(re, d, 64);
+}
+
+START_TEST(golden_caps)
+{
+	struct xlid_cap c;
+
 	/* a switch of 1024 entries, Enabled, Top 128, DefaultPort 1 */
-	ck_assert_uint_eq(golden("xcap-switch", d, sizeof(d)), 64);
-	ck_assert_int_eq(both_decode(d, &c), 0);
+	golden_cap("xcap-switch", &c);
 	ck_assert(c.supported && c.enabled);
 	ck_assert_uint_eq(c.lft_cap, 1024);
 	ck_assert_uint_eq(c.lft_top, 128);
 	ck_assert_uint_eq(c.default_port, 1);
 	ck_assert_uint_eq(c.port_vlid, 0);
-	xlid_cap_encode(&c, re);
-	ck_assert_mem_eq(re, d, 64);
-	ck_assert_int_eq(emu_xlid_cap_decode(d, &x, NULL, 0), 0);
-	emu_xlid_cap_encode(&x, re);
-	ck_assert_mem_eq(re, d, 64);
 
 	/* port 1 of a CA, Enabled, PortVLID 0x10005 */
-	ck_assert_uint_eq(golden("xcap-ca", d, sizeof(d)), 64);
-	ck_assert_int_eq(both_decode(d, &c), 0);
+	golden_cap("xcap-ca", &c);
 	ck_assert(c.supported && c.enabled);
 	ck_assert_uint_eq(c.lft_cap, 0);
 	ck_assert_uint_eq(c.lft_top, 0);
 	ck_assert_uint_eq(c.default_port, 0xff);
 	ck_assert_uint_eq(c.port_vlid, 0x10005);
 	ck_assert(xlid_is_vlid(c.port_vlid));
-	xlid_cap_encode(&c, re);
-	ck_assert_mem_eq(re, d, 64);
-	ck_assert_int_eq(emu_xlid_cap_decode(d, &x, NULL, 0), 0);
-	emu_xlid_cap_encode(&x, re);
-	ck_assert_mem_eq(re, d, 64);
 }
 END_TEST
 
@@ -163,18 +164,26 @@ START_TEST(golden_lft)
 }
 END_TEST
 
+/* Both getters of a header (LRH or PathRecord) read DLID dlid and SLID slid. */
+static void both_lids(void (*sm)(const uint8_t *, uint32_t *, uint32_t *),
+		      void (*em)(const uint8_t *, uint32_t *, uint32_t *),
+		      const uint8_t *b, uint32_t dlid, uint32_t slid)
+{
+	uint32_t d1, s1, d2, s2;
+	sm(b, &d1, &s1);
+	em(b, &d2, &s2);
+	ck_assert_uint_eq(d1, d2);
+	ck_assert_uint_eq(s1, s2);
+	ck_assert_uint_eq(d1, dlid);
+	ck_assert_uint_eq(s1, slid);
+}
+
 START_TEST(golden_lrh_pathrecord)
 {
 	uint8_t lrh[8], pr[64], re[64];
-	uint32_t d1, s1, d2, s2;
 
 	ck_assert_uint_eq(golden("lrh", lrh, sizeof(lrh)), 8);
-	xlid_lrh_get(lrh, &d1, &s1);
-	emu_xlid_lrh_get(lrh, &d2, &s2);
-	ck_assert_uint_eq(d1, d2);
-	ck_assert_uint_eq(s1, s2);
-	ck_assert_uint_eq(d1, 0x2ABCD);
-	ck_assert_uint_eq(s1, 0x10001);
+	both_lids(xlid_lrh_get, emu_xlid_lrh_get, lrh, 0x2ABCD, 0x10001);
 	ck_assert_uint_eq(lrh[1] >> 4, 3);		/* SL untouched */
 	ck_assert_uint_eq(lrh[1] & 3, 2);		/* LNH untouched */
 	ck_assert_uint_eq((lrh[4] & 7) << 8 | lrh[5], 0x44);	/* PktLen */
@@ -187,12 +196,7 @@ START_TEST(golden_lrh_pathrecord)
 	ck_assert_mem_eq(re, lrh, 8);
 
 	ck_assert_uint_eq(golden("pathrecord", pr, sizeof(pr)), 64);
-	xlid_pr_get(pr, &d1, &s1);
-	emu_xlid_pr_get(pr, &d2, &s2);
-	ck_assert_uint_eq(d1, d2);
-	ck_assert_uint_eq(s1, s2);
-	ck_assert_uint_eq(d1, 0x10005);
-	ck_assert_uint_eq(s1, 0x30001);
+	both_lids(xlid_pr_get, emu_xlid_pr_get, pr, 0x10005, 0x30001);
 	memcpy(re, pr, 64);
 	memset(re + 40, 0, 4);
 	re[58] = 0;
