@@ -384,7 +384,8 @@ static void fill_facts(struct emu_client *c)
 	const struct emu_node *n = &e->nodes[p->node];
 	struct mad_transport *t = c->t;
 	t->port_guid = is_switch(n) ? n->guid : p->guid;
-	t->lid = p->lid;
+	/* a VF known only by its vLID (PortInfo LID 0) sends from the vLID */
+	t->lid = p->lid ? p->lid : emu_xlid_port_vlid(e, c->port);
 	t->sm_lid = p->sm_lid;
 	t->port_num = p->num;
 	t->port_state = p->state;
@@ -808,6 +809,7 @@ void emu_free(struct emu *e)
 	}
 	for (uint32_t i = 0; i < e->n_nodes; i++)
 		free(e->nodes[i].sl2vl);
+	emu_xlid_free(e);
 	free(e->nodes);
 	free(e->ports);
 	free(e->sws);

@@ -177,4 +177,52 @@ uint32_t emu_n_nodes(const struct emu *e);
 /* The node index of a node GUID, or UINT32_MAX. */
 uint32_t emu_node_index(const struct emu *e, uint64_t guid);
 
+/* ---- extended LIDs (mad/xlid.h, ibsmd(8) "Extended LIDs"; mad/emu_xlid.c) ---- */
+
+/*
+ * Devices start without the extension (XLIDCap and XLIDLFT answer 0x0c).
+ * emu_xlid_set makes one capable: guid a node GUID or a CA port GUID; cap
+ * a switch's SecondaryLFTCap (a multiple of 64 up to 196608; ignored on a
+ * CA), or EMU_XLID_OFF to take the extension away (its state forgotten).
+ * emu_xlid_all does it to every device.  Returns 0, or -1 (no such GUID,
+ * bad cap).  A capable switch forwards an LRH whose DLID is a vLID through
+ * its secondary LFT (Enabled; an entry 0xff or an index at/above Top: its
+ * DefaultPort; 0xff there: lost); a capable CA port takes a vLID DLID that
+ * is its PortVLID, Enabled and Active.  DLIDs and SLIDs travel as 18-bit
+ * values in struct mad_addr.lid; a port whose PortInfo LID is 0 sends from
+ * its PortVLID, and an answer to a vLID leaves from that vLID.
+ */
+#define EMU_XLID_OFF UINT32_MAX
+int emu_xlid_set(struct emu *e, uint64_t guid, uint32_t cap);
+int emu_xlid_all(struct emu *e, uint32_t cap);
+
+/* XLIDCap fields, as the emulator's own decoder reads them. */
+struct emu_xcap {
+	int supported, enabled;
+	uint32_t lft_cap, lft_top;
+	uint8_t default_port;
+	uint32_t port_vlid;
+};
+/* A device's XLIDCap now (port: a CA's port; a CA port GUID names its own); -1: not capable. */
+int emu_xlid_cap_get(const struct emu *e, uint64_t guid, int port,
+		     struct emu_xcap *c);
+/* A capable switch's secondary-LFT entry for vlid (0xff = none), or -1. */
+int emu_xlid_entry(const struct emu *e, uint64_t sw_guid, uint32_t vlid);
+/* Secondary-LFT blocks a capable switch holds (those not all 0xff), or -1. */
+int emu_xlid_blocks(const struct emu *e, uint64_t sw_guid);
+
+/*
+ * The emulator's own decoders, the ones its SMAs and forwarding use,
+ * exported for test_xlid.c to hold against mad/xlid.c.  Same contracts
+ * as xlid_cap_decode, xlid_lft_check, xlid_lrh_get, xlid_pr_get.
+ */
+int emu_xlid_cap_decode(const uint8_t *d, struct emu_xcap *c, char *err,
+			size_t errlen);
+void emu_xlid_cap_encode(const struct emu_xcap *c, uint8_t *d);
+int emu_xlid_lft_check(uint32_t block, const uint8_t *d, unsigned nports,
+		       uint32_t cap, char *err, size_t errlen);
+uint16_t emu_xlid_crc(const uint8_t *d, size_t n);
+void emu_xlid_lrh_get(const uint8_t *lrh, uint32_t *dlid, uint32_t *slid);
+void emu_xlid_pr_get(const uint8_t *pr, uint32_t *dlid, uint32_t *slid);
+
 #endif

@@ -212,6 +212,7 @@ struct emu {
 	uint32_t n_clients;
 	struct emu_vattr vattrs[EMU_MAX_VATTRS];
 	uint32_t n_vattrs;
+	struct emu_xlid *xlid;	/* extended LIDs, NULL until a device has them */
 
 	uint64_t rng;
 	uint32_t loss;		/* global, out of 2^32 */
@@ -312,5 +313,21 @@ uint32_t emu_port_base_lid(const struct emu *e, uint32_t pi);
 /* Answers an SMP in place; returns 1 to send the answer back, 0 to drop. */
 int emu_sma(struct emu *e, uint32_t node, uint8_t in_port, int lid_routed,
 	    uint8_t *mad);
+
+/* emu_xlid.c */
+struct emu_xlid;
+void emu_xlid_free(struct emu *e);
+/* XLIDCap or XLIDLFT? */
+int emu_xlid_attr(uint16_t attr);
+/* Answers them as emu_attr_fn does (0x0c from a device without the extension). */
+int emu_xlid_sma(struct emu *e, struct emu_smp *s);
+int emu_xlid_is_vlid(uint32_t lid);
+/* A switch's output port for vlid; -1 with the reason in why. */
+int emu_xlid_lookup(const struct emu *e, uint32_t node, uint32_t vlid,
+		    uint8_t *out, char *why, size_t len);
+/* CA port pi answers to vlid (its PortVLID, Enabled, Active). */
+int emu_xlid_port_match(const struct emu *e, uint32_t pi, uint32_t vlid);
+/* CA port pi's PortVLID when Enabled and Active, else 0. */
+uint32_t emu_xlid_port_vlid(const struct emu *e, uint32_t pi);
 
 #endif

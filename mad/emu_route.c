@@ -58,9 +58,18 @@ uint32_t emu_port_base_lid(const struct emu *e, uint32_t pi)
 	return e->ports[end_port(e, pi)].lid;
 }
 
+/* The SLID a port sends from: its LID, else its vLID (a VF in extended mode). */
+static uint32_t src_lid(const struct emu *e, uint32_t pi)
+{
+	uint32_t lid = emu_port_base_lid(e, pi);
+	return lid ? lid : emu_xlid_port_vlid(e, end_port(e, pi));
+}
+
 int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid)
 {
 	const struct emu_port *p = &e->ports[pi];
+	if (emu_xlid_is_vlid(lid))
+		return emu_xlid_port_match(e, pi, lid);
 	const struct emu_node *n = &e->nodes[p->node];
 	if (!p->lid || (is_switch(n) && p->num))
 		return 0;
@@ -234,6 +243,14 @@ static int sw_lookup(const struct emu *e, const struct emu_node *n,
 {
 	const struct emu_switch *s = node_sw(e, n);
 	char nb[128];
+	if (emu_xlid_is_vlid(dlid)) {
+		char why[96];
+		if (emu_xlid_lookup(e, (uint32_t)(n - e->nodes), dlid, out, why,
+				    sizeof(why)) == 0)
+			return 0;
+		lost(w, "%s: %s", node_str(e, n, nb, sizeof(nb)), why);
+		return -1;
+	}
 	if (dlid > s->lft_top) {
 		lost(w, "LID %u is above LinearFDBTop %u of %s", dlid, s->lft_top,
 		     node_str(e, n, nb, sizeof(nb)));
@@ -355,7 +372,8 @@ static void dr_arrive(struct emu *e, uint8_t *mad, uint32_t pi)
  * client: a client sent it (its answer lost on the way is a violation).
  */
 static void lid_arrive(struct emu *e, uint8_t *mad, size_t len, uint32_t pi,
-		       uint8_t in_port, uint32_t slid, uint32_t qpn, int client)
+		       uint8_t in_port, uint32_t slid, uint32_t dlid, uint32_t qpn,
+		       int client)
 {
 	uint8_t method = mad[MH_METHOD];
 	if (mad[MH_CLASS] != CLASS_SMP_LID || (method & METHOD_RESP) ||
@@ -382,6 +400,8 @@ static void lid_arrive(struct emu *e, uint8_t *mad, size_t len, uint32_t pi,
 		return;
 	}
 	e->cnt.answered++;
+	/* An SMA called by its vLID answers from it (its PortInfo LID may be 0). */
+	uint32_t from = emu_xlid_is_vlid(dlid) ? dlid : emu_port_base_lid(e, pi);
 	struct walk w = { 0 };
 	uint32_t back = lid_walk(e, pi, slid, &w);
 	if (back == EMU_NONE) {
@@ -390,12 +410,12 @@ static void lid_arrive(struct emu *e, uint8_t *mad, size_t len, uint32_t pi,
 			describe(mad, d, sizeof(d));
 			emu_add_violation(e, "the answer to a LID-routed request (%s) "
 					  "cannot return from LID %u to LID %u: %s",
-					  d, emu_port_base_lid(e, pi), slid, w.why);
+					  d, from, slid, w.why);
 		}
 		emu_drop(e, w.fault ? DROP_FAULT : DROP_ROUTE);
 		return;
 	}
-	emu_queue_deliver(e, back, emu_port_base_lid(e, pi), 0, mad, MAD_SIZE);
+	emu_queue_deliver(e, back, from, 0, mad, MAD_SIZE);
 }
 
 void emu_route_send(struct emu *e, const struct emu_pkt *pk)
@@ -445,10 +465,12 @@ void emu_route_send(struct emu *e, const struct emu_pkt *pk)
 		return;
 	}
 	uint32_t dlid = pk->lid;
-	uint32_t slid = emu_port_base_lid(e, pk->port);
-	if (!dlid || dlid >= 0xc000 || !slid)
+	uint32_t slid = src_lid(e, pk->port);
+	/* unicast: a pLID below 0xc000 or an 18-bit vLID (mad/emu_xlid.c) */
+	int unicast = (dlid && dlid < 0xc000) || emu_xlid_is_vlid(dlid);
+	if (!unicast || !slid)
 		describe(mad, d, sizeof(d));
-	if (!dlid || dlid >= 0xc000) {
+	if (!unicast) {
 		emu_add_violation(e, "LID-routed MAD to LID 0x%x, not a unicast LID (%s)",
 				  dlid, d);
 		emu_drop(e, DROP_OTHER);
@@ -468,7 +490,7 @@ void emu_route_send(struct emu *e, const struct emu_pkt *pk)
 		emu_drop(e, w.fault ? DROP_FAULT : DROP_ROUTE);
 		return;
 	}
-	lid_arrive(e, mad, pk->len, to, w.in_port, slid, pk->qpn, 1);
+	lid_arrive(e, mad, pk->len, to, w.in_port, slid, dlid, pk->qpn, 1);
 }
 
 /* ---- links and traps ---- */
@@ -508,7 +530,7 @@ static void send_trap(struct emu *e, uint32_t p0, int producer, int trap,
 		emu_drop(e, w.fault ? DROP_FAULT : DROP_ROUTE);
 		return;
 	}
-	lid_arrive(e, mad, MAD_SIZE, to, w.in_port, p->lid, 0, 0);
+	lid_arrive(e, mad, MAD_SIZE, to, w.in_port, p->lid, p->sm_lid, 0, 0);
 }
 
 static void send_trap128(struct emu *e, uint32_t node)

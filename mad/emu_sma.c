@@ -626,7 +626,8 @@ static int vendor(struct req *r, const struct emu_vattr *v)
 		.attr_mod = r->mod,
 		.data = r->d,
 	};
-	return v->fn(v->ctx, r->e, &s);
+	/* the extended-LID attributes are built in (mad/emu_xlid.c), no fn */
+	return v->fn ? v->fn(v->ctx, r->e, &s) : emu_xlid_sma(r->e, &s);
 }
 
 static int dispatch(struct req *r)
@@ -634,6 +635,8 @@ static int dispatch(struct req *r)
 	for (uint32_t i = 0; i < r->e->n_vattrs; i++)
 		if (r->e->vattrs[i].attr == r->attr)
 			return vendor(r, &r->e->vattrs[i]);
+	if (emu_xlid_attr(r->attr))
+		return vendor(r, &(struct emu_vattr){ r->attr, NULL, NULL });
 	switch (r->attr) {
 	case ATTR_NODE_INFO:
 		return node_info(r);

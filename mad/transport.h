@@ -26,7 +26,8 @@
 #define MAD_RMPP_HDR_END 36	/* RMPP header: bytes 24-35 of an RMPP class */
 
 struct mad_addr {
-	uint32_t lid;		/* DLID on send, SLID on receive; 0xffff = permissive */
+	uint32_t lid;		/* DLID on send, SLID on receive; 0xffff = permissive;
+				 * 18 bits (a vLID, mad/xlid.h) on the emulator only */
 	uint32_t qpn;		/* 0 for SMPs, 1 for GMPs to the GSI */
 	uint32_t qkey;
 	uint16_t pkey_index;
