@@ -32,80 +32,38 @@
 #include "vmop_testlib.h"
 #include "vswitch_testlib.h"
 
-#define XN 128	/* nodes the stand-in keeps (the fabric has 82) */
-#define XB 4	/* secondary-LFT blocks it keeps per switch */
-
-struct cap_ctx {
-	uint64_t lacking;	/* node GUID answering 0x0c (0: none) */
-	uint32_t gets, cap_sets, lft_sets;
-	struct xlid_cap set[XN];	/* the last XLIDCap Set per node */
-	uint8_t lft[XN][XB][64];	/* secondary LFT blocks, 0xFF = none */
-};
-
-static int xcap(void *ctx, struct emu *e, struct emu_smp *s)
-{
-	struct cap_ctx *c = ctx;
-	char err[128];
-	(void)e;
-	if (s->node_guid == c->lacking || s->node >= XN)
-		return 0x0c;	/* unsupported attribute */
-	if (s->method == 0x02) {
-		struct xlid_cap x;
-		ck_assert_msg(xlid_cap_decode(s->data, &x, err, sizeof(err)) == 0,
-			      "XLIDCap Set: %s", err);
-		c->set[s->node] = x;
-		c->cap_sets++;
-		return 0;
-	}
-	c->gets++;
-	struct xlid_cap x = {
-		.supported = 1,
-		.lft_cap = s->node_type == 2 ? XB * 64 : 0,
-		.default_port = 0xff,
-	};
-	xlid_cap_encode(&x, s->data);
-	return 0;
-}
-
-static int xlft(void *ctx, struct emu *e, struct emu_smp *s)
-{
-	struct cap_ctx *c = ctx;
-	char err[128];
-	(void)e;
-	if (s->node_guid == c->lacking || s->node >= XN || s->node_type != 2)
-		return 0x0c;
-	ck_assert_msg(xlid_lft_check(s->attr_mod, s->data, s->nports, XB * 64,
-				     err, sizeof(err)) == 0, "XLIDLFT: %s", err);
-	if (s->method == 0x02) {
-		memcpy(c->lft[s->node][s->attr_mod], s->data, 64);
-		c->lft_sets++;
-	} else {
-		memcpy(s->data, c->lft[s->node][s->attr_mod], 64);
-	}
-	return 0;
-}
-
 struct run {
 	struct fabric topo;
 	struct emu *e;
 	struct event_base *base;
 	struct sm *sm;
 	char state[64];
-	struct cap_ctx cap;
+	struct mad_transport t;	/* a client on H1 (LID-routed MADs) */
+	struct rec { int got; uint8_t mad[MAD_SIZE]; struct mad_addr from; } got;
+	int attached;
 };
+
+static void rec_cb(void *arg, const uint8_t *mad, size_t len,
+		   const struct mad_addr *from, int status)
+{
+	struct rec *g = arg;
+	(void)status;
+	g->got = 1;
+	memcpy(g->mad, mad, len < MAD_SIZE ? len : MAD_SIZE);
+	g->from = *from;
+}
 
 static void setup(struct run *r, int capable, const char *lacking)
 {
 	memset(r, 0, sizeof(*r));
 	r->e = hv_emu_open(&r->topo, 5);
 	hv_mark(&r->topo);
+	/* the emulator's own extension (mad/emu_xlid.c): off unless asked */
+	if (capable)
+		ck_assert_int_eq(emu_xlid_all(r->e, 4096), 0);
 	if (lacking)
-		r->cap.lacking = r->topo.nodes[hv_find(&r->topo, lacking)].guid;
-	memset(r->cap.lft, 0xff, sizeof(r->cap.lft));
-	if (capable) {
-		ck_assert_int_eq(emu_register_attr(r->e, XLID_ATTR_CAP, xcap, &r->cap), 0);
-		ck_assert_int_eq(emu_register_attr(r->e, XLID_ATTR_LFT, xlft, &r->cap), 0);
-	}
+		ck_assert_int_eq(emu_xlid_set(r->e, r->topo.nodes[hv_find(&r->topo,
+				 lacking)].guid, EMU_XLID_OFF), 0);
 	r->base = event_base_new();
 	ck_assert_ptr_nonnull(r->base);
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-xlid.XXXXXX");
@@ -116,6 +74,8 @@ static void setup(struct run *r, int capable, const char *lacking)
 static void teardown(struct run *r)
 {
 	char cmd[128];
+	if (r->attached)
+		r->t.close(r->t.ctx);
 	if (r->sm) {
 		sm_shutdown(r->sm);
 		free(r->sm);
@@ -150,34 +110,76 @@ static uint32_t asked(const struct fabric *f)
 }
 
 /*
- * Where vLID v ends from switch sw, following what the stand-in devices
- * were given (entry, else DefaultPort) and the topology's links; the CA
- * must have been given PortVLID v.  0: dropped, looped, or a CA that
+ * Where vLID v ends from switch sw, following what the emulated devices
+ * hold (secondary entry, else DefaultPort) and the topology's links; the
+ * CA port must hold PortVLID v.  0: dropped, looped, or a CA port that
  * does not answer to v.
  */
 static uint64_t xwalk(const struct run *r, uint32_t sw, uint32_t v)
 {
 	const struct fabric *f = &r->topo;
-	uint32_t x = v - XLID_VBASE;
-	for (int hops = 0; hops < 16 && x < XB * 64; hops++) {
-		uint32_t en = emu_node_index(r->e, f->nodes[sw].guid);
-		const struct xlid_cap *c = &r->cap.set[en];
-		uint8_t p = x < c->lft_top ? r->cap.lft[en][x / 64][x % 64] : 0xff;
-		if (p == 0xff)
-			p = c->default_port;
-		if (!c->enabled || p == 0xff || p == 0 || p > f->nodes[sw].nports)
+	for (int hops = 0; hops < 16; hops++) {
+		struct emu_xcap c;
+		uint64_t g = f->nodes[sw].guid;
+		if (emu_xlid_cap_get(r->e, g, 0, &c) < 0 || !c.enabled)
 			return 0;
-		uint32_t rem = fabric_portp(f, sw, p)->remote;
+		int p = v - XLID_VBASE < c.lft_top ? emu_xlid_entry(r->e, g, v) : 0xff;
+		if (p == 0xff)
+			p = c.default_port;
+		if (p <= 0 || p == 0xff || p > f->nodes[sw].nports)
+			return 0;
+		uint32_t rem = fabric_portp(f, sw, (unsigned)p)->remote;
 		if (rem == FAB_NONE)
 			return 0;
 		const struct fab_port *rp = &f->ports[rem];
-		if (f->nodes[rp->node].type != FAB_SWITCH) {
-			uint32_t ci = emu_node_index(r->e, f->nodes[rp->node].guid);
-			return r->cap.set[ci].port_vlid == v ? rp->guid : 0;
-		}
+		if (f->nodes[rp->node].type != FAB_SWITCH)
+			return emu_xlid_cap_get(r->e, rp->guid, rp->num, &c) == 0 &&
+			       c.port_vlid == v ? rp->guid : 0;
 		sw = rp->node;
 	}
 	return 0;
+}
+
+/* A client on H1, for LID-routed MADs; the SM settles after it (IsSM). */
+static void attach(struct run *r)
+{
+	char err[256] = "";
+	uint32_t h1 = hv_find(&r->topo, "H1");
+	ck_assert_msg(emu_attach(r->e, r->base, fabric_portp(&r->topo, h1, 1)->guid,
+				 &r->t, rec_cb, &r->got, err, sizeof(err)) == 0,
+		      "%s", err);
+	r->attached = 1;
+	/* the client claims IsSM: a capability change the SM sweeps for */
+	emu_run_while(r->base, emu_never, NULL, 200);
+	vmop_settle(r->base, r->sm);
+	emu_transport_refresh(&r->t);
+}
+
+/*
+ * A LID-routed NodeInfo Get from the client on H1 to lid: the port GUID
+ * that answers (0: none) and the LID it answered from.
+ */
+static uint64_t nodeinfo_at(struct run *r, uint32_t lid, uint32_t *from)
+{
+	uint8_t mad[MAD_SIZE];
+	struct mad_addr to = { .lid = lid };
+	ck_assert(r->attached);
+	smp_init_lid(mad, 0x01, 0x11, 0);
+	r->got.got = 0;
+	ck_assert_int_eq(r->t.send(r->t.ctx, mad, MAD_SIZE, &to), 0);
+	for (;;) {	/* the answer, not an SM's poll of the client */
+		if (!emu_run_until(r->base, &r->got.got, 300))
+			return 0;
+		if (r->got.mad[3] == 0x81 && r->got.mad[16] == 0 && r->got.mad[17] == 0x11)
+			break;
+		r->got.got = 0;
+	}
+	if (smp_status(r->got.mad))
+		return 0;
+	*from = r->got.from.lid;
+	struct smp_nodeinfo ni;
+	smp_decode_nodeinfo(smp_data(r->got.mad), &ni);
+	return ni.port_guid;
 }
 
 /* From every switch, v reaches port GUID g. */
@@ -252,7 +254,6 @@ START_TEST(test_one_lacking_auto_names_it)
 	ck_assert_uint_eq(r.sm->last.xlid_lacking, 1);
 	ck_assert_msg(strstr(r.sm->xlid_lacking, "V-2-1 (0x"), "%s",
 		      r.sm->xlid_lacking);
-	ck_assert_uint_eq(r.cap.gets, asked(&r.topo) - 1);
 	ck_assert_uint_eq(r.sm->sub.model->f.max_vlid, 0);
 	teardown(&r);
 }
@@ -278,9 +279,9 @@ START_TEST(test_all_capable_extended)
 	struct run r;
 	setup(&r, 1, NULL);
 	sm_up(&r, 1, TRI_AUTO);
+	attach(&r);
 	ck_assert_int_eq(r.sm->last.xlid_mode, 1);
 	ck_assert_uint_eq(r.sm->last.xlid_lacking, 0);
-	ck_assert_uint_eq(r.cap.gets, asked(&r.topo));
 	const struct fabric *f = &r.sm->sub.model->f;
 	uint32_t vfs = 0;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
@@ -306,9 +307,17 @@ START_TEST(test_all_capable_extended)
 	/* every vLID reaches its VF through the secondary tables written */
 	for (uint32_t v = 0x10000; v < 0x10000 + vfs; v++)
 		xreaches(&r, v, f->ports[fabric_lid_port(f, v)].guid);
-	/* 18 switches' XLIDCap, 48 VF ports', 1 block per physical switch + vSwitch */
-	ck_assert_uint_eq(r.cap.cap_sets, 18 + vfs);
-	ck_assert_uint_eq(r.cap.lft_sets, 6 + HV_LEAVES * HV_PER_LEAF);
+	/* and a LID-routed MAD to each vLID is answered by its VF, from the vLID */
+	for (uint32_t v = 0x10000; v < 0x10000 + vfs; v++) {
+		uint32_t at = 0;
+		ck_assert_uint_eq(nodeinfo_at(&r, v, &at),
+				  f->ports[fabric_lid_port(f, v)].guid);
+		ck_assert_uint_eq(at, v);
+	}
+	/* 1 secondary block on each physical switch and each vSwitch */
+	for (uint32_t n = 0; n < f->n_nodes; n++)
+		if (f->nodes[n].type == FAB_SWITCH)
+			ck_assert_int_eq(emu_xlid_blocks(r.e, f->nodes[n].guid), 1);
 	/*
 	 * SA: a capable requester (a PF behind a vSwitch) gets the vLID, its
 	 * high bits in byte 58; a host that never said it can (H0, not
@@ -330,11 +339,10 @@ START_TEST(test_all_capable_extended)
 	ck_assert_uint_eq(path_to(&r, f->ports[h0].lid, f->ports[pf].lid, rec), 1);
 	ck_assert_uint_eq(rec[58], 0);
 	/* a heavy sweep after: the devices hold it all, nothing is sent again */
-	uint32_t sets = r.cap.cap_sets + r.cap.lft_sets, gets = r.cap.gets;
 	sm_request_heavy(r.sm, "test");
 	vmop_settle(r.base, r.sm);
-	ck_assert_uint_eq(r.cap.cap_sets + r.cap.lft_sets, sets);
-	ck_assert_uint_eq(r.cap.gets, gets);	/* nor asked: known from the last model */
+	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
+	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
 	ck_assert_uint_eq(r.sm->last.vlids, vfs);
 	f = &r.sm->sub.model->f;	/* the sweep's new model */
 	ck_assert_uint_eq(r.sm->last.vlids, vfs);
