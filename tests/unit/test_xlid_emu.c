@@ -359,6 +359,46 @@ START_TEST(test_all_capable_extended)
 }
 END_TEST
 
+/*
+ * A vSwitch without the extension joins an extended subnet: reported
+ * (the sweep summary, ibsmctl status's lacking_devices), its VFs served
+ * on pLIDs (legacy), every other VF keeps its vLID, nothing dropped.
+ */
+START_TEST(test_late_device_legacy)
+{
+	struct run r;
+	setup(&r, 1, "V-3-2");
+	uint64_t l3 = r.topo.nodes[hv_find(&r.topo, "L3")].guid;
+	ck_assert_int_eq(emu_link_down(r.e, l3, 3), 0);	/* V-3-2 not there yet */
+	sm_up(&r, 1, TRI_AUTO);
+	ck_assert_int_eq(r.sm->last.xlid_mode, 1);
+	ck_assert_uint_eq(r.sm->last.vlids, (HV_LEAVES * HV_PER_LEAF - 1) * HV_VFS);
+	ck_assert_int_eq(emu_link_up(r.e, l3, 3), 0);
+	sm_request_heavy(r.sm, "test: V-3-2 joins");
+	vmop_settle(r.base, r.sm);
+	const struct fabric *f = &r.sm->sub.model->f;
+	ck_assert_int_eq(f->xlid_mode, 1);	/* the mode stays */
+	ck_assert_uint_eq(r.sm->last.xlid_lacking, 1);
+	ck_assert_msg(strstr(r.sm->xlid_lacking, "V-3-2 (0x"), "%s", r.sm->xlid_lacking);
+	ck_assert_uint_eq(r.sm->last.vlids, (HV_LEAVES * HV_PER_LEAF - 1) * HV_VFS);
+	for (int k = 0; k < HV_VFS; k++) {
+		uint32_t pi = hv_vf_port(f, 3, 2, k);
+		uint32_t lid = f->ports[pi].lid;
+		ck_assert_msg(lid > 0 && lid < 0x10000, "F-3-2-%d: LID %u", k, lid);
+		/* legacy: the primary tables lead there, the port is on */
+		hv_reaches(r.e, &r.topo, lid, f->ports[pi].guid);
+		ck_assert_int_eq(emu_port_state(r.e, f->nodes[f->ports[pi].node].guid, 1), 4);
+	}
+	/* a vLID from every switch but the one that cannot forward it */
+	uint32_t v = f->ports[hv_vf_port(f, 0, 1, 2)].lid, late = hv_find(&r.topo, "V-3-2");
+	ck_assert_uint_ge(v, 0x10000);
+	for (uint32_t n = 0; n < r.topo.n_nodes; n++)
+		if (r.topo.nodes[n].type == FAB_SWITCH && n != late)
+			ck_assert_uint_eq(xwalk(&r, n, v), f->ports[hv_vf_port(f, 0, 1, 2)].guid);
+	teardown(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xlid_emu");
@@ -368,6 +408,7 @@ int main(void)
 	tcase_add_test(tc, test_one_lacking_auto_names_it);
 	tcase_add_test(tc, test_one_lacking_on_exits_1);
 	tcase_add_test(tc, test_all_capable_extended);
+	tcase_add_test(tc, test_late_device_legacy);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
