@@ -8,6 +8,7 @@
 
 #include "../routing/ftree.h"
 #include "../routing/graph.h"
+#include "../routing/xlft.h"
 #include "migrate.h"
 
 #define LFT_BLOCK 64
@@ -52,6 +53,7 @@ void migration_free(struct migration *m)
 {
 	free(m->marked);
 	free(m->w);
+	free(m->xw);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -673,4 +675,171 @@ int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 nomem:
 	lft_tables_free(dst);
 	return -1;
+}
+
+/* ---- extended LIDs: the same plan on a secondary column ---- */
+
+/* What row r does with vLID v now, as a primary entry would say it. */
+static uint8_t x_entry(const struct fabric *f, const struct lft_tables *t,
+		       uint32_t r, uint32_t v)
+{
+	size_t x = v - FAB_VLID_BASE;
+	uint8_t p = t->xrow && t->xrow[r] && x < (size_t)t->x_blocks * 64 ?
+		    t->xrow[r][x] : LFT_DROP;
+	if (p == LFT_DROP && fabric_is_vswitch(f, t->sw_node[r]))
+		p = t->xdefault[r];	/* a vSwitch sends it up */
+	return p;
+}
+
+/*
+ * Sets row r's secondary entry for v from a primary-style entry p (on a
+ * vSwitch its uplink is "none": DefaultPort); 1 when it changed, -1 on
+ * ENOMEM.
+ */
+static int x_set(const struct fabric *f, struct lft_tables *t, uint32_t r,
+		 uint32_t v, uint8_t p)
+{
+	size_t x = v - FAB_VLID_BASE;
+	if (fabric_is_vswitch(f, t->sw_node[r]) && p == t->xdefault[r])
+		p = LFT_DROP;
+	uint8_t old = t->xrow[r] ? t->xrow[r][x] : LFT_DROP;
+	if (old == p)
+		return 0;
+	if (!t->xrow[r]) {
+		size_t n = (size_t)t->x_blocks * 64;
+		if (!(t->xrow[r] = malloc(n)))
+			return -1;
+		memset(t->xrow[r], LFT_DROP, n);
+	}
+	t->xrow[r][x] = p;
+	return 1;
+}
+
+int migrate_plan_xvm(const struct fabric *f, struct lft_tables *t,
+		     uint32_t vm_pi, uint32_t dst_vf_pi, int scheme, int method,
+		     const uint32_t *rank, struct migration *m, char *err,
+		     size_t errlen)
+{
+	struct fabric ff;
+	struct lft_tables tt = { 0 };
+	struct migration mm;
+	uint32_t v = f->ports[vm_pi].lid, w = f->ports[dst_vf_pi].lid;
+	uint32_t col[2] = { t->max_lid + 1, t->max_lid + 2 };
+	int two = scheme == MIG_PREPOPULATED;
+	int rc = -1;
+	memset(m, 0, sizeof(*m));
+	memset(&mm, 0, sizeof(mm));
+	if (!fabric_is_vlid(v) || (two && !fabric_is_vlid(w)) || !t->xrow ||
+	    v > f->max_vlid || (two && w > f->max_vlid)) {
+		snprintf(err, errlen, "not a VM on a vLID%s", two ?
+			 " moving to a VF with a vLID" : "");
+		return -1;
+	}
+	if (col[1] > 0xBFFF) {
+		snprintf(err, errlen, "no room for the vLIDs' stand-in columns");
+		return -1;
+	}
+	/*
+	 * The vLIDs' columns stand in as two unused pLIDs of a copy of the
+	 * model and tables, so that the marking and the new entries are
+	 * exactly migrate_plan_vm's.
+	 */
+	fabric_init(&ff);
+	if (fabric_clone(&ff, f) < 0 ||
+	    migrate_tables_copy(&tt, t, f, col[two]) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	ff.ports[vm_pi].lid = col[0];
+	if (two)
+		ff.ports[dst_vf_pi].lid = col[1];
+	if (fabric_index_lids(&ff) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		lft_row(&tt, r)[col[0]] = x_entry(f, t, r, v);
+		if (two)
+			lft_row(&tt, r)[col[1]] = x_entry(f, t, r, w);
+	}
+	if (migrate_plan_vm(&ff, &tt, vm_pi, dst_vf_pi, scheme, method, rank,
+			    &mm, err, errlen) < 0)
+		goto out;
+	/* back to the secondary tables: the blocks that changed, by wave */
+	uint8_t *wave = malloc((size_t)t->n_sw + 1);
+	m->xw = calloc((size_t)t->n_sw * 2 + 1, sizeof(*m->xw));
+	if (!wave || !m->xw) {
+		free(wave);
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	memset(wave, MIG_WAVES - 1, (size_t)t->n_sw + 1);
+	for (uint32_t i = 0; i < mm.n_w; i++)
+		if (mm.w[i].wave < wave[mm.w[i].row])
+			wave[mm.w[i].row] = mm.w[i].wave;
+	for (int wv = 0; wv < MIG_WAVES; wv++)
+		for (uint32_t r = 0; r < t->n_sw; r++) {
+			if (wave[r] != wv)
+				continue;
+			uint32_t lids[2] = { v, w };
+			int blk_written = -1;
+			for (int k = 0; k <= two; k++) {
+				int ch = x_set(f, t, r, lids[k], lft_row(&tt, r)[col[k]]);
+				if (ch < 0) {
+					free(wave);
+					snprintf(err, errlen, "out of memory");
+					goto out;
+				}
+				uint32_t b = (lids[k] - FAB_VLID_BASE) / 64;
+				if (!ch || (int)b == blk_written)
+					continue;
+				blk_written = (int)b;
+				struct mig_write *x = &m->xw[m->n_xw++];
+				x->row = r;
+				x->block = b;
+				x->wave = (uint8_t)wv;
+				x->vswitch = fabric_is_vswitch(f, t->sw_node[r]);
+			}
+		}
+	free(wave);
+	m->kind = mm.kind;
+	m->scheme = mm.scheme;
+	m->method = mm.method;
+	m->fallback = mm.fallback;
+	memcpy(m->note, mm.note, sizeof(m->note));
+	m->vm_lid = v;
+	m->dst_lid = two ? w : mm.dst_lid;
+	m->src_leaf = mm.src_leaf;
+	m->dst_leaf = mm.dst_leaf;
+	m->marked = mm.marked;
+	mm.marked = NULL;
+	m->vm_pi = vm_pi;
+	m->dst_pi = dst_vf_pi;
+	m->switches_marked = mm.switches_marked;
+	m->entries_changed = mm.entries_changed;
+	m->levels_us = mm.levels_us;
+	m->mark_us = mm.mark_us;
+	m->plan_us = mm.plan_us;
+	m->xlft_blocks = m->n_xw;
+	uint32_t last = FAB_NONE;
+	for (uint32_t i = 0; i < m->n_xw; i++) {
+		if (m->xw[i].row == last)
+			continue;
+		last = m->xw[i].row;
+		if (m->xw[i].vswitch)
+			m->vswitches_written++;
+		else
+			m->switches_written++;
+	}
+	rc = 0;
+out:
+	if (rc < 0) {
+		free(m->xw);
+		m->xw = NULL;
+		m->n_xw = 0;
+	}
+	migration_free(&mm);
+	lft_tables_free(&tt);
+	fabric_free(&ff);
+	return rc;
 }

@@ -69,6 +69,13 @@ struct migration {
 	uint64_t levels_us;	/* ranking the fat tree (at bring-up, once) */
 	uint64_t mark_us;	/* the skyline marking alone */
 	uint64_t plan_us;	/* marking, new entries and writes */
+	/*
+	 * Extended LIDs (migrate_plan_xvm): secondary-LFT writes, row and
+	 * block of t->xrow (block = (vLID - FAB_VLID_BASE) / 64), apart from
+	 * w (primary blocks, none then); xlft_blocks = n_xw.
+	 */
+	struct mig_write *xw;
+	uint32_t n_xw, xlft_blocks;
 };
 
 /*
@@ -116,6 +123,21 @@ int migrate_plan_boot(const struct fabric *f, struct lft_tables *t,
 int migrate_plan_drop(const struct fabric *f, struct lft_tables *t,
 		      uint32_t lid, struct migration *m, char *err,
 		      size_t errlen);
+/*
+ * migrate_plan_vm for a VM on a vLID (extended LIDs, mad/xlid.h): the
+ * same marking and the same new entries, but on the secondary tables of
+ * t (t->xrow, routing/xlft.h), t's primary rows untouched: every physical
+ * switch's entry for the VM's vLID is the one migrate_plan_vm gives a
+ * pLID there (dynamic: the destination PF's; prepopulated: the VM's and
+ * the destination VF's vLIDs swap), the destination vSwitch sends it to
+ * the VF, the source vSwitch leaves it to its DefaultPort.  Only blocks
+ * that differ are written (m->xw); m->w stays empty.  The destination
+ * (prepopulated) must hold a vLID too.  Returns 0, or -1 with err.
+ */
+int migrate_plan_xvm(const struct fabric *f, struct lft_tables *t,
+		     uint32_t vm_pi, uint32_t dst_vf_pi, int scheme, int method,
+		     const uint32_t *rank, struct migration *m, char *err,
+		     size_t errlen);
 /*
  * dst = a copy of src (the tables of f) with room for LIDs up to max_lid (or src's
  * max_lid when larger); new entries LFT_DROP.  QoS SL tables are copied

@@ -89,3 +89,28 @@ enomem:
 	xlft_clear(t);
 	return -1;
 }
+
+int xlft_copy(struct lft_tables *dst, const struct lft_tables *src)
+{
+	xlft_clear(dst);
+	if (!src->xrow)
+		return 0;
+	size_t n = (size_t)src->x_blocks * 64;
+	dst->x_blocks = src->x_blocks;
+	dst->xrow = calloc((size_t)src->n_sw + 1, sizeof(*dst->xrow));
+	dst->xdefault = malloc((size_t)src->n_sw + 1);
+	if (!dst->xrow || !dst->xdefault)
+		goto enomem;
+	memcpy(dst->xdefault, src->xdefault, src->n_sw);
+	for (uint32_t r = 0; r < src->n_sw; r++) {
+		if (!src->xrow[r])
+			continue;
+		if (!(dst->xrow[r] = malloc(n)))
+			goto enomem;
+		memcpy(dst->xrow[r], src->xrow[r], n);
+	}
+	return 0;
+enomem:
+	xlft_clear(dst);
+	return -1;
+}

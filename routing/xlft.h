@@ -25,6 +25,8 @@ struct xlft_report {
  */
 int xlft_fill(const struct fabric *f, struct lft_tables *t,
 	      struct xlft_report *rep);
+/* dst's secondary part = a copy of src's (same rows); 0 or -1 (ENOMEM). */
+int xlft_copy(struct lft_tables *dst, const struct lft_tables *src);
 /* Frees only the secondary part of t. */
 void xlft_clear(struct lft_tables *t);
 /* Block b (64 entries) of row r, or NULL when the row has none. */

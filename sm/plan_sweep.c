@@ -195,9 +195,45 @@ static int plan_vendor(struct plan *p, int wave, uint32_t node, uint8_t port,
 	return 0;
 }
 
+/* The XLIDCap a capable switch is to hold. */
+int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
+		  const struct lft_tables *t, uint32_t ni)
+{
+	const struct fab_node *n = &f->nodes[ni];
+	uint32_t row = t->row_of_node[ni];
+	if (n->xlid != XLID_YES || row == FAB_NONE || !t->xrow)
+		return 0;
+	uint32_t top = f->max_vlid >= FAB_VLID_BASE ? f->max_vlid - FAB_VLID_BASE + 1 : 0;
+	if (top > n->xlid_cap) {
+		log_err("switch 0x%016llx \"%s\": SecondaryLFTCap %u is below the highest vLID 0x%x",
+			(unsigned long long)n->guid, n->desc, n->xlid_cap, f->max_vlid);
+		top = n->xlid_cap;
+	}
+	struct xlid_cap x = {
+		.supported = 1,
+		.enabled = 1,
+		.lft_cap = n->xlid_cap,
+		/* a vSwitch without a vLID of its own: none, DefaultPort does */
+		.lft_top = t->xrow[row] ? top : 0,
+		.default_port = t->xdefault[row],
+	};
+	uint8_t buf[64];
+	xlid_cap_encode(&x, buf);
+	return plan_vendor(p, wave, ni, 0, XLID_ATTR_CAP, 0, buf);
+}
+
+int plan_xlid_block(struct plan *p, int wave, const struct lft_tables *t,
+		    uint32_t row, uint32_t block)
+{
+	if (!t->xrow || !t->xrow[row] || block >= t->x_blocks)
+		return 0;
+	return plan_vendor(p, wave, t->sw_node[row], 0, XLID_ATTR_LFT, block,
+			   t->xrow[row] + (size_t)block * 64);
+}
+
 /*
- * Extended LIDs (mad/xlid.h): a capable switch's XLIDCap (Enabled, Top,
- * DefaultPort) and its secondary-LFT blocks; every block of a row is
+ * Extended LIDs (mad/xlid.h): a capable switch's XLIDCap and its
+ * secondary-LFT blocks (those under its Top); every block of a row is
  * planned, the executor leaves out what the device cache says is held.
  */
 static int plan_xswitch(struct plan *p, int wave, const struct discovery *d,
@@ -208,43 +244,30 @@ static int plan_xswitch(struct plan *p, int wave, const struct discovery *d,
 	uint32_t row = t->row_of_node[ni];
 	if (n->xlid != XLID_YES || row == FAB_NONE)
 		return 0;
+	if (plan_xlid_cap(p, wave, f, t, ni) < 0)
+		return -1;
 	uint32_t top = f->max_vlid >= FAB_VLID_BASE ? f->max_vlid - FAB_VLID_BASE + 1 : 0;
-	uint32_t blocks = t->xrow[row] ? t->x_blocks : 0;
-	if (top > n->xlid_cap) {
-		log_err("switch 0x%016llx \"%s\": SecondaryLFTCap %u is below the highest vLID 0x%x",
-			(unsigned long long)n->guid, n->desc, n->xlid_cap, f->max_vlid);
+	if (top > n->xlid_cap)
 		top = n->xlid_cap;
-	}
+	uint32_t blocks = t->xrow[row] ? t->x_blocks : 0;
 	if (blocks > top / 64 + (top % 64 != 0))
 		blocks = top / 64 + (top % 64 != 0);
-	struct xlid_cap x = {
-		.supported = 1,
-		.enabled = 1,
-		.lft_cap = n->xlid_cap,
-		.lft_top = blocks ? top : 0,
-		.default_port = t->xdefault[row],
-	};
-	uint8_t buf[64];
-	xlid_cap_encode(&x, buf);
-	if (plan_vendor(p, wave, ni, 0, XLID_ATTR_CAP, 0, buf) < 0)
-		return -1;
 	for (uint32_t b = 0; b < blocks; b++)
-		if (plan_vendor(p, wave, ni, 0, XLID_ATTR_LFT, b,
-				t->xrow[row] + (size_t)b * 64) < 0)
+		if (plan_xlid_block(p, wave, t, row, b) < 0)
 			return -1;
 	return 0;
 }
 
-/* A VF port holding a vLID: XLIDCap PortVLID on its CA port. */
-static int plan_xport(struct plan *p, int wave, const struct fabric *f,
-		      uint32_t pi)
+/* A VF port's XLIDCap: PortVLID. */
+int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
+		   uint32_t pi, uint32_t vlid)
 {
 	const struct fab_port *fp = &f->ports[pi];
 	struct xlid_cap x = {
 		.supported = 1,
 		.enabled = 1,
 		.default_port = 0xff,
-		.port_vlid = fp->lid,
+		.port_vlid = vlid,
 	};
 	uint8_t buf[64];
 	xlid_cap_encode(&x, buf);
@@ -262,7 +285,7 @@ int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 			return -1;
 	for (uint32_t pi = 0; d->f.xlid_mode && pi < d->f.n_ports; pi++)
 		if (fabric_is_endport(&d->f, pi) && fabric_is_vlid(d->f.ports[pi].lid) &&
-		    plan_xport(p, wave, &d->f, pi) < 0)
+		    plan_xlid_port(p, wave, &d->f, pi, d->f.ports[pi].lid) < 0)
 			return -1;
 	return 0;
 }

@@ -47,6 +47,19 @@ int plan_sweep_port(struct plan *p, int wave, const struct discovery *d,
 /* SwitchInfo and the LFT blocks of t (which the plan keeps pointing to). */
 int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 			struct devcache *c, const struct lft_tables *t);
+/*
+ * Extended LIDs (mad/xlid.h), for the VM writes too: a capable switch's
+ * XLIDCap (Enabled, Top from f->max_vlid, t's DefaultPort) and a
+ * secondary block of row; a CA port's XLIDCap with PortVLID vlid (0:
+ * none).  Vendor ops (PLAN_VENDOR), left out by the executor when the
+ * device cache says they are held.  0 or -1 (ENOMEM).
+ */
+int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
+		  const struct lft_tables *t, uint32_t ni);
+int plan_xlid_block(struct plan *p, int wave, const struct lft_tables *t,
+		    uint32_t row, uint32_t block);
+int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
+		   uint32_t pi, uint32_t vlid);
 /* ACTIVE on every linked port the model says is ARMED. */
 int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,
 			  const struct program_params *pp);
