@@ -352,11 +352,12 @@ static json_t *vmop_json(struct sm *sm, const struct vmop_req *q,
 	if (!o || r->prepared)
 		return o;
 	const struct vmexec_stats *st = &r->st;
-	json_t *n = json_pack("{s:i,s:i,s:i,s:i,s:i,s:I,s:I}",
+	json_t *n = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:I}",
 		"switches_marked", (int)st->switches_marked,
 		"switches_written", (int)st->switches_written,
 		"lft_blocks", (int)st->lft_blocks,
 		"vswitch_blocks", (int)st->vswitch_blocks,
+		"xlft_blocks", (int)st->xlft_blocks,
 		"other_smps", (int)st->other_smps,
 		"plan_us", (json_int_t)st->plan_us,
 		"commit_us", (json_int_t)st->commit_us);

@@ -13,6 +13,7 @@
 #include "migcount.h"
 #include "plan_sweep.h"
 #include "program.h"
+#include "xlid_sm.h"
 
 struct vmexec {
 	struct sm *sm;
@@ -99,6 +100,7 @@ static void vx_finish(struct vmexec *vx)
 		.switches_written = vx->m.switches_written,
 		.lft_blocks = vx->m.lft_blocks,
 		.vswitch_blocks = vx->m.vswitch_blocks,
+		.xlft_blocks = vx->m.xlft_blocks,
 		.other_smps = s->portinfo_sets + s->switchinfo_sets,
 		.failed = s->failed,
 		.stopped = s->stopped,
@@ -203,12 +205,39 @@ static int plan_port_set(struct vmexec *vx, const struct vm_port_set *ps)
 	set_port_lid(&d->f, ps->pi, ps->lid);
 	rc = plan_sweep_port(&vx->plan, ps->wave, d, sm->sub.cache, &vx->pp,
 			     ps->pi);
+	/* extended LIDs: the VF answers to its new vLID, or to none */
+	if (rc == 0 && d->f.xlid_mode && (fabric_is_vlid(lid) || fabric_is_vlid(ps->lid)) &&
+	    xlid_port_ok(&d->f, ps->pi))
+		rc = plan_xlid_port(&vx->plan, ps->wave, &d->f, ps->pi,
+				    fabric_is_vlid(ps->lid) ? ps->lid : 0);
 	if (rc == 0 && ps->activate && p->remote != FAB_NONE)
 		rc = plan_sweep_port(&vx->plan, ps->wave, d, sm->sub.cache,
 				     &vx->pp, p->remote);
 	p->lid = lid;
 	p->flags = flags;
 	return rc;
+}
+
+/*
+ * Extended LIDs: m's secondary-LFT writes (migrate_plan_xvm), each row's
+ * XLIDCap first (a vSwitch given its first vLID needs its Top), in the
+ * row's wave.
+ */
+static int plan_x(struct vmexec *vx, const struct lft_tables *t,
+		  const struct migration *m)
+{
+	const struct fabric *f = &vx->sm->sub.model->f;
+	uint32_t last = FAB_NONE;
+	for (uint32_t i = 0; i < m->n_xw; i++) {
+		const struct mig_write *x = &m->xw[i];
+		if (x->row != last &&
+		    plan_xlid_cap(&vx->plan, x->wave, f, t, t->sw_node[x->row]) < 0)
+			return -1;
+		last = x->row;
+		if (plan_xlid_block(&vx->plan, x->wave, t, x->row, x->block) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
@@ -265,6 +294,8 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 	/* the plan points to t: t's arrays move into vx now, not later */
 	if (mig_plan_build(&vx->plan, sm->sub.model, sm->sub.cache, t, m,
 			   MIGPLAN_RAISE_TOP) < 0)
+		goto nomem_vx;
+	if (plan_x(vx, t, m) < 0)
 		goto nomem_vx;
 	for (unsigned i = 0; i < n_ps; i++)
 		if (plan_port_set(vx, &ps[i]) < 0)

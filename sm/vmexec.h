@@ -45,6 +45,7 @@ struct vmexec_stats {
 	uint32_t switches_written;	/* physical switches with LFT blocks */
 	uint32_t lft_blocks;		/* LFT blocks to physical switches */
 	uint32_t vswitch_blocks;	/* LFT blocks to vSwitches */
+	uint32_t xlft_blocks;		/* secondary-LFT blocks (extended LIDs) */
 	uint32_t other_smps;		/* PortInfo and SwitchInfo Sets sent */
 	uint32_t failed;		/* writes that never succeeded */
 	int stopped;			/* stop_on_failure ended it early */

@@ -2,6 +2,7 @@
  * The VM commands on the daemon's side (see vmops.h).
  */
 #include "vmops.h"
+#include "../routing/xlft.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -401,12 +402,6 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 	uint32_t vs;
 	int vf;
 	char hname[40];
-	if (fabric_is_vlid(v->lid)) {
-		/* extended LIDs: the secondary-LFT migration is not built yet */
-		snprintf(err, errlen, "migrating a VM on a vLID (0x%x) is not implemented yet",
-			 v->lid);
-		return -1;
-	}
 	if (q->commit && !q->prepare) {
 		if (!v->prepared) {
 			snprintf(err, errlen, "VM '%s' has no prepared migration (vm migrate %s --to H --prepare first)",
@@ -466,12 +461,18 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 	struct lft_tables t = { 0 };
 	struct migration m;
 	memset(&m, 0, sizeof(m));
-	if (migrate_tables_copy(&t, &sm->sub.lft, f, 0) < 0) {
+	if (migrate_tables_copy(&t, &sm->sub.lft, f, 0) < 0 ||
+	    xlft_copy(&t, &sm->sub.lft) < 0) {
+		lft_tables_free(&t);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (migrate_plan_vm(f, &t, op->src_pi, op->vf_pi, sm->cfg.lid_scheme,
-			    MIG_FTREEMINRC, NULL, &m, err, errlen) < 0) {
+	/* a VM on a vLID: secondary entries only (extended LIDs) */
+	if ((fabric_is_vlid(v->lid) ?
+	     migrate_plan_xvm(f, &t, op->src_pi, op->vf_pi, sm->cfg.lid_scheme,
+			      MIG_FTREEMINRC, NULL, &m, err, errlen) :
+	     migrate_plan_vm(f, &t, op->src_pi, op->vf_pi, sm->cfg.lid_scheme,
+			     MIG_FTREEMINRC, NULL, &m, err, errlen)) < 0) {
 		lft_tables_free(&t);
 		return -1;
 	}

@@ -26,6 +26,7 @@
 #include "sm/sa.h"
 #include "mad/sa.h"
 #include "sm/topo.h"
+#include "sm/vmops.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"
@@ -399,6 +400,60 @@ START_TEST(test_late_device_legacy)
 }
 END_TEST
 
+/*
+ * VM commands in extended mode (prepopulated): a VM takes its VF's vLID;
+ * migrated to another leaf it keeps it, and only secondary-LFT blocks
+ * are written (no primary block), on at most the FTreeMinRC-marked
+ * switches (+ the two vSwitches); LID-routed MADs reach the VM's new VF
+ * at its vLID, and the destination VF's old vLID the source VF (swap);
+ * a heavy sweep after sends nothing.
+ */
+START_TEST(test_vm_migrate_extended)
+{
+	struct run r;
+	struct vmop_wait w;
+	setup(&r, 1, NULL);
+	sm_up(&r, 1, TRI_AUTO);
+	attach(&r);
+	const struct fabric *f = &r.sm->sub.model->f;
+	uint32_t src = hv_vf_port(f, 0, 0, 1), dst = hv_vf_port(f, 2, 0, 0);
+	uint64_t src_g = f->ports[src].guid, dst_g = f->ports[dst].guid;
+	uint32_t v = f->ports[src].lid, v2 = f->ports[dst].lid, at = 0;
+	ck_assert_uint_ge(v, 0x10000);
+	const struct vmop_result *res = vmop_run(r.base, r.sm, &w, VMOP_CREATE,
+						 "vm1", "V-0-0", 1);
+	ck_assert_msg(res->ok, "%s", res->err);
+	ck_assert_uint_eq(res->vm.lid, v);
+	ck_assert_uint_eq(nodeinfo_at(&r, v, &at), src_g);
+	res = vmop_run(r.base, r.sm, &w, VMOP_MIGRATE, "vm1", "V-2-0", 0);
+	ck_assert_msg(res->ok, "%s", res->err);
+	ck_assert_uint_eq(res->vm.lid, v);
+	ck_assert_uint_eq(res->st.lft_blocks, 0);
+	ck_assert_uint_eq(res->st.vswitch_blocks, 0);
+	ck_assert_uint_gt(res->st.xlft_blocks, 0);
+	ck_assert_uint_le(res->st.switches_written, res->st.switches_marked);
+	/* one block per row written here: the two vLIDs share block 0 */
+	ck_assert_uint_le(res->st.xlft_blocks, res->st.switches_marked + 2);
+	fprintf(stderr, "extended migration V-0-0 -> V-2-0: switches_marked=%u "
+		"switches_written=%u xlft_blocks=%u lft_blocks=%u other_smps=%u\n",
+		res->st.switches_marked, res->st.switches_written,
+		res->st.xlft_blocks, res->st.lft_blocks, res->st.other_smps);
+	f = &r.sm->sub.model->f;
+	ck_assert_uint_eq(f->ports[dst].lid, v);
+	ck_assert_uint_eq(f->ports[src].lid, v2);
+	ck_assert_uint_eq(nodeinfo_at(&r, v, &at), dst_g);
+	ck_assert_uint_eq(at, v);
+	ck_assert_uint_eq(nodeinfo_at(&r, v2, &at), src_g);
+	xreaches(&r, v, dst_g);
+	xreaches(&r, v2, src_g);
+	sm_request_heavy(r.sm, "test: after the migration");
+	vmop_settle(r.base, r.sm);
+	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
+	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	teardown(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xlid_emu");
@@ -409,6 +464,7 @@ int main(void)
 	tcase_add_test(tc, test_one_lacking_on_exits_1);
 	tcase_add_test(tc, test_all_capable_extended);
 	tcase_add_test(tc, test_late_device_legacy);
+	tcase_add_test(tc, test_vm_migrate_extended);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
