@@ -843,3 +843,108 @@ out:
 	fabric_free(&ff);
 	return rc;
 }
+
+/* Sets v's entry on every row to what want() says; the blocks that differ go to m->xw. */
+static int x_rewrite(const struct fabric *f, struct lft_tables *t, uint32_t v,
+		     const uint8_t *want, struct migration *m, char *err,
+		     size_t errlen)
+{
+	m->xw = calloc((size_t)t->n_sw + 1, sizeof(*m->xw));
+	if (!m->xw)
+		goto enomem;
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		int ch = x_set(f, t, r, v, want[r]);
+		if (ch < 0)
+			goto enomem;
+		if (!ch)
+			continue;
+		struct mig_write *x = &m->xw[m->n_xw++];
+		x->row = r;
+		x->block = (v - FAB_VLID_BASE) / 64;
+		x->wave = 0;
+		x->vswitch = fabric_is_vswitch(f, t->sw_node[r]);
+		if (x->vswitch)
+			m->vswitches_written++;
+		else
+			m->switches_written++;
+	}
+	m->xlft_blocks = m->n_xw;
+	return 0;
+enomem:
+	free(m->xw);
+	m->xw = NULL;
+	m->n_xw = 0;
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+int migrate_plan_xboot(const struct fabric *f, struct lft_tables *t,
+		       uint32_t vf_pi, uint32_t vlid, struct migration *m,
+		       char *err, size_t errlen)
+{
+	memset(m, 0, sizeof(*m));
+	int vf;
+	uint32_t vs = fabric_vswitch_of(f, vf_pi, &vf);
+	uint32_t pf = vs == FAB_NONE ? FAB_NONE : fabric_vswitch_pf(f, vs);
+	uint32_t pl = pf == FAB_NONE ? 0 : f->ports[pf].lid;
+	uint8_t vs_port = 0;
+	if (!fabric_is_vlid(vlid) || vf < 0 || !pl || pl > t->max_lid ||
+	    fabric_vswitch_vf(f, vs, (unsigned)vf, &vs_port) == FAB_NONE) {
+		snprintf(err, errlen, "not a VF with a routed PF, or not a vLID");
+		return -1;
+	}
+	uint64_t t0 = now_us();
+	uint8_t *want = malloc((size_t)t->n_sw + 1);
+	if (!want || xlft_grow(f, t, (vlid - FAB_VLID_BASE) / 64 + 1) < 0) {
+		free(want);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		uint32_t node = t->sw_node[r];
+		want[r] = node == vs ? vs_port :
+			  fabric_is_vswitch(f, node) ? t->xdefault[r] :
+			  lft_row(t, r)[pl];	/* as the PF */
+	}
+	int rc = x_rewrite(f, t, vlid, want, m, err, errlen);
+	free(want);
+	m->kind = MIG_BOOT;
+	m->scheme = MIG_DYNAMIC;
+	m->method = MIG_ITRC;
+	m->vm_lid = vlid;
+	m->dst_lid = pl;
+	m->vm_pi = vf_pi;
+	m->dst_pi = FAB_NONE;
+	m->plan_us = now_us() - t0;
+	return rc;
+}
+
+int migrate_plan_xdrop(const struct fabric *f, struct lft_tables *t,
+		       uint32_t vlid, struct migration *m, char *err,
+		       size_t errlen)
+{
+	memset(m, 0, sizeof(*m));
+	if (!fabric_is_vlid(vlid) || !t->xrow ||
+	    vlid - FAB_VLID_BASE >= (uint32_t)t->x_blocks * 64) {
+		snprintf(err, errlen, "vLID 0x%x has no secondary entries", vlid);
+		return -1;
+	}
+	uint64_t t0 = now_us();
+	uint8_t *want = malloc((size_t)t->n_sw + 1);
+	if (!want) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		want[r] = fabric_is_vswitch(f, t->sw_node[r]) ? t->xdefault[r] : LFT_DROP;
+	int rc = x_rewrite(f, t, vlid, want, m, err, errlen);
+	free(want);
+	m->kind = MIG_DROP;
+	m->scheme = MIG_DYNAMIC;
+	m->method = MIG_ITRC;
+	m->vm_lid = vlid;
+	m->vm_pi = fabric_lid_port(f, vlid);
+	m->dst_pi = FAB_NONE;
+	m->plan_us = now_us() - t0;
+	return rc;
+}

@@ -139,6 +139,20 @@ int migrate_plan_xvm(const struct fabric *f, struct lft_tables *t,
 		     const uint32_t *rank, struct migration *m, char *err,
 		     size_t errlen);
 /*
+ * Extended LIDs, dynamic scheme: a VM created on VF port vf_pi with the
+ * new vLID vlid (migrate_plan_xboot: t's secondary rows grow to hold it;
+ * physical switches copy the PF's entry, the VF's vSwitch leads to the
+ * VF, other vSwitches leave it to their DefaultPort), or destroyed
+ * (migrate_plan_xdrop: every entry none).  Only blocks that differ are
+ * written (m->xw, wave 0).  0, or -1 with err.
+ */
+int migrate_plan_xboot(const struct fabric *f, struct lft_tables *t,
+		       uint32_t vf_pi, uint32_t vlid, struct migration *m,
+		       char *err, size_t errlen);
+int migrate_plan_xdrop(const struct fabric *f, struct lft_tables *t,
+		       uint32_t vlid, struct migration *m, char *err,
+		       size_t errlen);
+/*
  * dst = a copy of src (the tables of f) with room for LIDs up to max_lid (or src's
  * max_lid when larger); new entries LFT_DROP.  QoS SL tables are copied
  * only when the size stays.  0, or -1 on ENOMEM.

@@ -114,3 +114,37 @@ enomem:
 	xlft_clear(dst);
 	return -1;
 }
+
+int xlft_grow(const struct fabric *f, struct lft_tables *t, uint32_t x_blocks)
+{
+	if (t->xrow && x_blocks <= t->x_blocks)
+		return 0;
+	if (!t->xrow) {
+		t->x_blocks = 0;
+		t->xrow = calloc((size_t)t->n_sw + 1, sizeof(*t->xrow));
+		t->xdefault = malloc((size_t)t->n_sw + 1);
+		if (!t->xrow || !t->xdefault)
+			goto enomem;
+		for (uint32_t r = 0; r < t->n_sw; r++) {
+			uint32_t node = t->sw_node[r];
+			uint32_t up = fabric_is_vswitch(f, node) ?
+				      fabric_vswitch_uplink(f, node) : FAB_NONE;
+			t->xdefault[r] = up != FAB_NONE ? f->ports[up].num : LFT_DROP;
+		}
+	}
+	size_t on = (size_t)t->x_blocks * 64, nn = (size_t)x_blocks * 64;
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		if (!t->xrow[r] && fabric_is_vswitch(f, t->sw_node[r]))
+			continue;	/* its DefaultPort, until a vLID of its own */
+		uint8_t *row = realloc(t->xrow[r], nn);
+		if (!row)
+			goto enomem;
+		memset(row + (t->xrow[r] ? on : 0), LFT_DROP, nn - (t->xrow[r] ? on : 0));
+		t->xrow[r] = row;
+	}
+	t->x_blocks = x_blocks;
+	return 0;
+enomem:
+	xlft_clear(t);
+	return -1;
+}

@@ -27,6 +27,12 @@ int xlft_fill(const struct fabric *f, struct lft_tables *t,
 	      struct xlft_report *rep);
 /* dst's secondary part = a copy of src's (same rows); 0 or -1 (ENOMEM). */
 int xlft_copy(struct lft_tables *dst, const struct lft_tables *src);
+/*
+ * Makes t's secondary part hold at least x_blocks blocks (new entries
+ * none), creating it (DefaultPorts from f, rows for physical switches)
+ * when t has none.  0 or -1 (ENOMEM).
+ */
+int xlft_grow(const struct fabric *f, struct lft_tables *t, uint32_t x_blocks);
 /* Frees only the secondary part of t. */
 void xlft_clear(struct lft_tables *t);
 /* Block b (64 entries) of row r, or NULL when the row has none. */

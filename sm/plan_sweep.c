@@ -203,7 +203,11 @@ int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
 	uint32_t row = t->row_of_node[ni];
 	if (n->xlid != XLID_YES || row == FAB_NONE || !t->xrow)
 		return 0;
-	uint32_t top = f->max_vlid >= FAB_VLID_BASE ? f->max_vlid - FAB_VLID_BASE + 1 : 0;
+	/*
+	 * Top: the tables' blocks (entries past the highest vLID are none),
+	 * so that the sweep and a VM's writes ask the same of a switch
+	 */
+	uint32_t top = t->x_blocks * 64;
 	if (top > n->xlid_cap) {
 		log_err("switch 0x%016llx \"%s\": SecondaryLFTCap %u is below the highest vLID 0x%x",
 			(unsigned long long)n->guid, n->desc, n->xlid_cap, f->max_vlid);
@@ -246,7 +250,7 @@ static int plan_xswitch(struct plan *p, int wave, const struct discovery *d,
 		return 0;
 	if (plan_xlid_cap(p, wave, f, t, ni) < 0)
 		return -1;
-	uint32_t top = f->max_vlid >= FAB_VLID_BASE ? f->max_vlid - FAB_VLID_BASE + 1 : 0;
+	uint32_t top = t->x_blocks * 64;
 	if (top > n->xlid_cap)
 		top = n->xlid_cap;
 	uint32_t blocks = t->xrow[row] ? t->x_blocks : 0;

@@ -49,7 +49,7 @@ int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 			struct devcache *c, const struct lft_tables *t);
 /*
  * Extended LIDs (mad/xlid.h), for the VM writes too: a capable switch's
- * XLIDCap (Enabled, Top from f->max_vlid, t's DefaultPort) and a
+ * XLIDCap (Enabled, Top = t's secondary blocks x 64, t's DefaultPort) and a
  * secondary block of row; a CA port's XLIDCap with PortVLID vlid (0:
  * none).  Vendor ops (PLAN_VENDOR), left out by the executor when the
  * device cache says they are held.  0 or -1 (ENOMEM).

@@ -219,21 +219,22 @@ static int plan_port_set(struct vmexec *vx, const struct vm_port_set *ps)
 }
 
 /*
- * Extended LIDs: m's secondary-LFT writes (migrate_plan_xvm), each row's
- * XLIDCap first (a vSwitch given its first vLID needs its Top), in the
- * row's wave.
+ * Extended LIDs: m's secondary-LFT writes (migrate_plan_x*), in their
+ * waves, after every capable switch's XLIDCap in wave 0 (a vSwitch given
+ * its first vLID, or tables grown past Top, need a new one; the device
+ * cache leaves out the others).
  */
 static int plan_x(struct vmexec *vx, const struct lft_tables *t,
 		  const struct migration *m)
 {
 	const struct fabric *f = &vx->sm->sub.model->f;
-	uint32_t last = FAB_NONE;
+	if (!m->n_xw)
+		return 0;
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		if (plan_xlid_cap(&vx->plan, 0, f, t, t->sw_node[r]) < 0)
+			return -1;
 	for (uint32_t i = 0; i < m->n_xw; i++) {
 		const struct mig_write *x = &m->xw[i];
-		if (x->row != last &&
-		    plan_xlid_cap(&vx->plan, x->wave, f, t, t->sw_node[x->row]) < 0)
-			return -1;
-		last = x->row;
 		if (plan_xlid_block(&vx->plan, x->wave, t, x->row, x->block) < 0)
 			return -1;
 	}

@@ -3,6 +3,7 @@
  */
 #include "vmops.h"
 #include "../routing/xlft.h"
+#include "xlid_sm.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -319,10 +320,10 @@ static int do_create(struct sm *sm, struct vmop *op)
 		op->r.ok = 1;
 		return 1;
 	}
-	uint32_t lid = lids_alloc_vm(f, &sm->sub.guid2lid, op->vf_pi);
-	if (f->xlid_mode)	/* secondary-LFT boot writes are not built yet */
-		log_notice("vm create '%s': extended LIDs: the VM gets a 16-bit LID (legacy)",
-			   v->name);
+	/* extended LIDs: a vLID where the VF and its vSwitch can take one */
+	int x = xlid_port_ok(f, op->vf_pi);
+	uint32_t lid = x ? xlid_alloc_vlid(f, &sm->sub.guid2lid) :
+		       lids_alloc_vm(f, &sm->sub.guid2lid, op->vf_pi);
 	if (!lid) {
 		snprintf(err, errlen, "no free LID for the VM");
 		return -1;
@@ -331,11 +332,14 @@ static int do_create(struct sm *sm, struct vmop *op)
 	struct lft_tables t = { 0 };
 	struct migration m;
 	memset(&m, 0, sizeof(m));
-	if (migrate_tables_copy(&t, &sm->sub.lft, f, lid) < 0) {
+	if (migrate_tables_copy(&t, &sm->sub.lft, f, x ? 0 : lid) < 0 ||
+	    xlft_copy(&t, &sm->sub.lft) < 0) {
+		lft_tables_free(&t);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (migrate_plan_boot(f, &t, op->vf_pi, lid, &m, err, errlen) < 0) {
+	if ((x ? migrate_plan_xboot(f, &t, op->vf_pi, lid, &m, err, errlen) :
+	     migrate_plan_boot(f, &t, op->vf_pi, lid, &m, err, errlen)) < 0) {
 		lft_tables_free(&t);
 		return -1;
 	}
@@ -353,12 +357,6 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 	op->r.vm = *v;
 	op->lid = v->lid;
 	op->vf_pi = vm_port(v, f);
-	if (fabric_is_vlid(v->lid) && sm->cfg.lid_scheme == MIG_DYNAMIC) {
-		/* extended LIDs: secondary-LFT drop writes are not built yet */
-		snprintf(op->r.err, sizeof(op->r.err),
-			 "destroying a VM on a vLID (0x%x) is not implemented yet", v->lid);
-		return -1;
-	}
 	if (sm->cfg.lid_scheme == MIG_PREPOPULATED || op->vf_pi == FAB_NONE) {
 		/* prepopulated: the VF keeps the LID, idle; absent: nothing there */
 		if (op->vf_pi != FAB_NONE)
@@ -377,11 +375,15 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 	struct lft_tables t = { 0 };
 	struct migration m;
 	memset(&m, 0, sizeof(m));
-	if (migrate_tables_copy(&t, &sm->sub.lft, f, 0) < 0) {
+	if (migrate_tables_copy(&t, &sm->sub.lft, f, 0) < 0 ||
+	    xlft_copy(&t, &sm->sub.lft) < 0) {
+		lft_tables_free(&t);
 		snprintf(op->r.err, sizeof(op->r.err), "out of memory");
 		return -1;
 	}
-	if (migrate_plan_drop(f, &t, op->lid, &m, op->r.err, sizeof(op->r.err)) < 0) {
+	if ((fabric_is_vlid(op->lid) ?
+	     migrate_plan_xdrop(f, &t, op->lid, &m, op->r.err, sizeof(op->r.err)) :
+	     migrate_plan_drop(f, &t, op->lid, &m, op->r.err, sizeof(op->r.err))) < 0) {
 		lft_tables_free(&t);
 		return -1;
 	}

@@ -81,7 +81,8 @@ static void teardown(struct run *r)
 		sm_shutdown(r->sm);
 		free(r->sm);
 	}
-	ck_assert_uint_eq(emu_violations(r->e), 0);
+	ck_assert_msg(emu_violations(r->e) == 0, "emulator: %s",
+		      emu_violations(r->e) ? emu_violation(r->e, 0) : "");
 	emu_free(r->e);
 	event_base_free(r->base);
 	fabric_free(&r->topo);
@@ -454,6 +455,70 @@ START_TEST(test_vm_migrate_extended)
 }
 END_TEST
 
+/*
+ * The dynamic scheme in extended mode: idle VFs have no LID; vm create
+ * gives the VM the lowest free vLID and writes secondary blocks only;
+ * reached at it before and after a migration to another leaf (secondary
+ * blocks only, within the marked switches + 2 vSwitches); a sweep after
+ * sends nothing; vm destroy leaves the vLID answered by no one.
+ */
+START_TEST(test_vm_dynamic_extended)
+{
+	struct run r;
+	struct vmop_wait w;
+	uint32_t at = 0;
+	setup(&r, 1, NULL);
+	sm_up(&r, 0, TRI_AUTO);
+	attach(&r);
+	ck_assert_int_eq(r.sm->last.xlid_mode, 1);
+	ck_assert_uint_eq(r.sm->last.vlids, 0);
+	const struct fabric *f = &r.sm->sub.model->f;
+	uint64_t src_g = f->ports[hv_vf_port(f, 0, 0, 1)].guid;
+	uint64_t dst_g = f->ports[hv_vf_port(f, 2, 0, 0)].guid;
+	const struct vmop_result *res = vmop_run(r.base, r.sm, &w, VMOP_CREATE,
+						 "vm1", "V-0-0", 1);
+	ck_assert_msg(res->ok, "%s", res->err);
+	uint32_t v = res->vm.lid;
+	ck_assert_uint_eq(v, 0x10000);
+	ck_assert_uint_eq(res->st.lft_blocks, 0);
+	ck_assert_uint_gt(res->st.xlft_blocks, 0);
+	ck_assert_uint_eq(nodeinfo_at(&r, v, &at), src_g);
+	ck_assert_uint_eq(at, v);
+	xreaches(&r, v, src_g);
+	sm_request_heavy(r.sm, "test: after the create");
+	vmop_settle(r.base, r.sm);
+	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
+	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	res = vmop_run(r.base, r.sm, &w, VMOP_MIGRATE, "vm1", "V-2-0", 0);
+	ck_assert_msg(res->ok, "%s", res->err);
+	ck_assert_uint_eq(res->vm.lid, v);
+	ck_assert_uint_eq(res->st.lft_blocks, 0);
+	ck_assert_uint_gt(res->st.xlft_blocks, 0);
+	ck_assert_uint_le(res->st.switches_written, res->st.switches_marked);
+	ck_assert_uint_le(res->st.xlft_blocks, res->st.switches_marked + 2);
+	fprintf(stderr, "dynamic extended migration: switches_marked=%u switches_written=%u xlft_blocks=%u lft_blocks=%u\n",
+		res->st.switches_marked, res->st.switches_written,
+		res->st.xlft_blocks, res->st.lft_blocks);
+	ck_assert_uint_eq(nodeinfo_at(&r, v, &at), dst_g);
+	xreaches(&r, v, dst_g);
+	sm_request_heavy(r.sm, "test: after the migration");
+	vmop_settle(r.base, r.sm);
+	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
+	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	res = vmop_run(r.base, r.sm, &w, VMOP_DESTROY, "vm1", NULL, -1);
+	ck_assert_msg(res->ok, "%s", res->err);
+	ck_assert_uint_gt(res->st.xlft_blocks, 0);
+	/* no switch forwards it (a MAD sent there would be lost) */
+	for (uint32_t n = 0; n < r.topo.n_nodes; n++)
+		if (r.topo.nodes[n].type == FAB_SWITCH)
+			ck_assert_uint_eq(xwalk(&r, n, v), 0);
+	struct emu_xcap c;
+	ck_assert_int_eq(emu_xlid_cap_get(r.e, dst_g, 1, &c), 0);
+	ck_assert_uint_eq(c.port_vlid, 0);
+	teardown(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xlid_emu");
@@ -465,6 +530,7 @@ int main(void)
 	tcase_add_test(tc, test_all_capable_extended);
 	tcase_add_test(tc, test_late_device_legacy);
 	tcase_add_test(tc, test_vm_migrate_extended);
+	tcase_add_test(tc, test_vm_dynamic_extended);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
