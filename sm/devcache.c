@@ -296,8 +296,12 @@ void devcache_observe_switch(struct devcache *c, const struct fabric *f,
 	struct node_cache *nc = cache_node(c, n);
 	if (!nc)
 		return;
-	if (n->lft_top == 0 && nc->lft_valid)	/* it lost its tables */
-		memset(nc->lft_valid, 0, nc->lft_blocks);
+	if (n->lft_top == 0) {	/* it lost its tables */
+		if (nc->lft_valid)
+			memset(nc->lft_valid, 0, nc->lft_blocks);
+		/* its secondary LFT and XLIDCap (mad/xlid.h) with them */
+		forget_port_attrs(nc, 0);
+	}
 	nc->lft_top = n->lft_top;
 	nc->si_valid = 1;
 }

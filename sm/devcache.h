@@ -42,7 +42,8 @@ void devcache_record(struct devcache *c, const struct fabric *f,
 /*
  * What a sweep read: forgets what the device contradicts (an end port
  * whose LID or SM LID is not what was written lost its configuration,
- * P_Key table included; a switch with LinearFDBTop 0 lost its tables)
+ * P_Key table included; a switch with LinearFDBTop 0 lost its tables,
+ * its port-0 attributes -- XLIDCap, secondary LFT -- with them)
  * and takes the switch's LinearFDBTop as held.
  */
 void devcache_observe_port(struct devcache *c, const struct fabric *f,
