@@ -322,6 +322,11 @@ static void on_xprobed(void *arg, struct xprobe *x)
 	xprobe_free(x);
 	if (sm->stopping || !sm->disc)
 		return;
+	if (sm->state != SMS_MASTER) {
+		/* mastership went while the devices answered: nothing to configure */
+		sm_sweep_abandon(sm);
+		return;
+	}
 	sm_configure(sm);
 }
 
