@@ -71,7 +71,7 @@ static const struct sa_family families[] = {
 	  sa_link_records, "LinkRecord" },
 	{ SA_ATTR_LFT_REC, SA_M_GET | SA_M_GET_TABLE, 72,
 	  sa_lft_records, "LFTRecord" },
-	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE, 72,
+	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 72,
 	  sa_guidinfo_records, "GUIDInfoRecord" },
 	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC,
 	  sa_path_records, "PathRecord" },
@@ -284,8 +284,9 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 			  fam->name, q.method, (unsigned long long)q.comp_mask,
 			  from->lid, status);
 		send_error(sa, req, from, status);
-	} else if (q.method == SA_METHOD_GET || q.method == SA_METHOD_SET) {
-		send_get(sa, &q);	/* a Set is echoed in one GetResp */
+	} else if (q.method == SA_METHOD_GET || q.method == SA_METHOD_SET ||
+		   q.method == SA_METHOD_DELETE) {
+		send_get(sa, &q);	/* a Set/Delete is echoed in one GetResp/DeleteResp */
 	} else {
 		send_table(sa, &q);
 	}

@@ -241,3 +241,74 @@ void vmshared_remove(struct sm *sm, struct vm *v)
 	vm_del(&sm->vms, v);
 	saved(sm);
 }
+
+/* ---- the SA front end (GUIDInfoRecord Set / Delete) ---- */
+
+static int guid_is_port(const struct fabric *f, uint64_t g)
+{
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		if (f->ports[i].guid == g && fabric_is_endport(f, i))
+			return 1;
+	return 0;
+}
+
+int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
+			unsigned n, int del, char *err, size_t errlen)
+{
+	if (!sm->sub.model) {
+		snprintf(err, errlen, "no model");
+		return SA_STS_NO_RESOURCES;
+	}
+	const struct fabric *f = &sm->sub.model->f;
+	uint32_t pf = FAB_NONE;
+	for (uint32_t i = 0; i < f->n_ports && pf == FAB_NONE; i++)
+		if (f->ports[i].guid == port_guid && fabric_is_endport(f, i))
+			pf = i;
+	int vf;
+	uint32_t vs = pf != FAB_NONE ? fabric_vswitch_of(f, pf, &vf) : FAB_NONE;
+	if (vs == FAB_NONE || vf != -1) {
+		snprintf(err, errlen, "0x%016" PRIx64 " is no hypervisor's PF", port_guid);
+		return SA_STS_REQ_INVALID;
+	}
+	uint64_t hyp = f->nodes[vs].guid;
+	/* all or nothing: every vGUID checked before any changes */
+	unsigned mine = 0;
+	for (unsigned k = 0; k < n; k++) {
+		const struct vm *v = vm_find_vguid(&sm->vms, g[k]);
+		if (v && !v->shared) {
+			snprintf(err, errlen, "vGUID 0x%016" PRIx64 " is VM '%s''s, which has a LID of its own",
+				 g[k], v->name);
+			return SA_STS_REQ_INVALID;
+		}
+		if (!v && !del && guid_is_port(f, g[k])) {
+			snprintf(err, errlen, "0x%016" PRIx64 " is a port GUID", g[k]);
+			return SA_STS_REQ_INVALID;
+		}
+		mine += v && v->hyp_guid == hyp;
+	}
+	if (del && !mine) {
+		snprintf(err, errlen, "none of those vGUIDs is on this hypervisor");
+		return SA_STS_NO_RECORDS;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		struct vm *v = vm_find_vguid(&sm->vms, g[k]);
+		struct vmshared_result res;
+		if (del) {
+			if (v && v->hyp_guid == hyp)
+				vmshared_remove(sm, v);
+		} else if (!v) {
+			struct vm nv;
+			memset(&nv, 0, sizeof(nv));
+			snprintf(nv.name, sizeof(nv.name), "vg-%016" PRIx64, g[k]);
+			nv.vguid = g[k];
+			nv.hyp_guid = hyp;
+			nv.weight = 1;
+			if (vmshared_create(sm, &nv, &res, err, errlen) < 0)
+				return SA_STS_NO_RESOURCES;	/* a name clash, or ENOMEM */
+		} else if (v->hyp_guid != hyp) {
+			if (vmshared_move(sm, v, hyp, &res, err, errlen) < 0)
+				return SA_STS_NO_RESOURCES;
+		}
+	}
+	return 0;
+}

@@ -55,6 +55,17 @@ int vmshared_move(struct sm *sm, struct vm *v, uint64_t dst_hyp,
  * invalid afterwards.
  */
 void vmshared_remove(struct sm *sm, struct vm *v);
+/*
+ * SA GUIDInfoRecord Set (del 0) or Delete (del 1) of vGUIDs g[0..n) by
+ * the PF port port_guid (sm/sa_node.c checked it is a hypervisor's): Set
+ * creates a shared-LID VM "vg-<vGUID>" of unknown vGUIDs, moves one of
+ * another hypervisor here, leaves one already here; Delete ends this
+ * hypervisor's.  All or nothing: 0, or an SA status (REQ_INVALID: a vGUID
+ * of a dedicated-LID VM or a port's GUID; NO_RECORDS: a Delete of none of
+ * its VMs) with err.
+ */
+int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
+			unsigned n, int del, char *err, size_t errlen);
 /* The registered hypervisors' PF ports in the model (up to max); how many there are. */
 size_t vmshared_hypervisors(struct sm *sm, uint32_t *pi, size_t max);
 /* The Paper VI table's entries in flight (deleted, not set again). */
