@@ -127,6 +127,7 @@ static int sig_notify(void *ctx, size_t h, uint64_t vguid, uint32_t lid)
 	struct notice_path np;
 	repath_record(&s->rp, f, &sm->sub.lft, &c, &np);
 	gid_of(s->rp.subnet_prefix, vguid, np.dgid);	/* the VM, not its PF */
+	np.flags |= NPATH_VGUID;
 	struct notice nt;
 	notice_init_sm(&nt, TRAP_REPATH, s->rp.sm_lid, s->rp.sm_gid);
 	notice_set_path(&nt, &np);

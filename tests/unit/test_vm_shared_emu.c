@@ -205,6 +205,7 @@ static void check_told(const struct run *r, uint64_t vguid, uint32_t lid)
 		ck_assert_uint_eq(h->rec[0].dlid, lid);
 		ck_assert_uint_eq(h->rec[0].slid, r->pf_lid[i]);
 		ck_assert_mem_eq(h->rec[0].dgid, gid, 16);
+		ck_assert(h->rec[0].flags & NPATH_VGUID);
 	}
 	ck_assert_int_eq(r->h[NHYP].repath, 0);
 }
