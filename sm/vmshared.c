@@ -256,8 +256,13 @@ static int guid_is_port(const struct fabric *f, uint64_t g)
 int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
 			unsigned n, int del, char *err, size_t errlen)
 {
-	if (!sm->sub.model) {
-		snprintf(err, errlen, "no model");
+	if (!sm->sub.model || sm->busy || sm->vmop) {
+		/*
+		 * A sweep may have the routes on its thread and replace the
+		 * model; a VM command holds the registry: the host asks again
+		 * (ibsm-listen does at its next check).
+		 */
+		snprintf(err, errlen, "busy (a sweep or a VM command): ask again");
 		return SA_STS_NO_RESOURCES;
 	}
 	const struct fabric *f = &sm->sub.model->f;

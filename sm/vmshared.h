@@ -62,7 +62,8 @@ void vmshared_remove(struct sm *sm, struct vm *v);
  * another hypervisor here, leaves one already here; Delete ends this
  * hypervisor's.  All or nothing: 0, or an SA status (REQ_INVALID: a vGUID
  * of a dedicated-LID VM or a port's GUID; NO_RECORDS: a Delete of none of
- * its VMs) with err.
+ * its VMs; NO_RESOURCES: a sweep or a VM command is running, ask again)
+ * with err.
  */
 int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
 			unsigned n, int del, char *err, size_t errlen);

@@ -317,6 +317,19 @@ START_TEST(t_guidinfo_front_end)
 	quiet(&r);
 	check_told(&r, g, r.pf_lid[7]);
 	ck_assert_uint_eq(sa_dlid(&r, g), r.pf_lid[7]);
+	/* GetTable of the PF's GUIDInfoRecords shows it at index 1 */
+	uint8_t gir[SA_GUIDINFO_REC_SIZE];
+	memset(gir, 0, sizeof(gir));
+	sa_put16(gir, (uint16_t)r.pf_lid[7]);
+	memset(&a, 0, sizeof(a));
+	ck_assert_int_eq(saclient_query(r.h[NHYP].c, SA_METHOD_GET_TABLE,
+					SA_ATTR_GUIDINFO_REC, 0, 1, gir, sizeof(gir),
+					ans_done, &a), 0);
+	wait_ans(&r, &a);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_uint_eq(sa_get16(a.rec), r.pf_lid[7]);
+	ck_assert_uint_eq(sa_get64(a.rec + 8), r.h[7].guid);	/* GUID0 */
+	ck_assert_uint_eq(sa_get64(a.rec + 16), g);		/* GUID1 */
 	/* a reboot there: Delete, Set -- nothing */
 	reset_counts(&r);
 	ck_assert_int_eq(alias(&r, 7, 1, g, &a), 0);
