@@ -306,9 +306,12 @@ static json_t *vm_json(const struct sm *sm, const struct vm *v)
 	uint32_t hyp = f ? fabric_find_node(f, v->hyp_guid) : FAB_NONE;
 	const char *hname = hyp != FAB_NONE && f->nodes[hyp].desc[0] ?
 			    f->nodes[hyp].desc : hg;
-	int present = f && (v->shared ? vm_pf_port(v, f) : vm_port(v, f)) != FAB_NONE;
+	uint32_t at = !f ? FAB_NONE : v->shared ? vm_pf_port(v, f) : vm_port(v, f);
+	int present = at != FAB_NONE;
+	/* a shared-LID VM's LID is its PF's now, not the one last saved */
+	uint32_t lid = v->shared && present ? f->ports[at].lid : v->lid;
 	json_t *o = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:b,s:s,s:s}",
-		"name", v->name, "lid", (int)v->lid, "vguid", vg,
+		"name", v->name, "lid", (int)lid, "vguid", vg,
 		"hypervisor", hname, "vf", v->vf, "weight", (int)v->weight,
 		"present", present, "hypervisor_guid", hg, "vf_guid", fg);
 	if (o && v->shared)
