@@ -96,6 +96,9 @@ size_t vmshared_hypervisors(struct sm *sm, uint32_t *pi, size_t max)
 		return 0;
 	struct hyp_walk w = { &sm->sub.model->f, pi, 0, max };
 	notifier_foreach(sm->notify, hyp_one, &w);
+	if (w.n > max)
+		log_warn("%zu registered hypervisors; only %zu are told of a vGUID's move",
+			 w.n, max);
 	return w.n < max ? w.n : max;
 }
 
