@@ -23,6 +23,7 @@
 #include "sa.h"
 #include "state.h"
 #include "vmops.h"
+#include "vmshared.h"
 #include "vswitch.h"
 
 #define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
@@ -812,6 +813,7 @@ void sm_shutdown(struct sm *sm)
 	route_job_cancel(sm->route_job);
 	sm->route_job = NULL;
 	vmops_free(sm);
+	vmshared_free(sm);
 	program_free(sm->prog);
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);
