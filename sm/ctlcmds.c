@@ -315,11 +315,16 @@ static json_t *vm_json(const struct sm *sm, const struct vm *v)
 	uint32_t hyp = f ? fabric_find_node(f, v->hyp_guid) : FAB_NONE;
 	const char *hname = hyp != FAB_NONE && f->nodes[hyp].desc[0] ?
 			    f->nodes[hyp].desc : hg;
-	int present = f && vm_port(v, f) != FAB_NONE;
+	uint32_t at = !f ? FAB_NONE : v->shared ? vm_pf_port(v, f) : vm_port(v, f);
+	int present = at != FAB_NONE;
+	/* a shared-LID VM's LID is its PF's now, not the one last saved */
+	uint32_t lid = v->shared && present ? f->ports[at].lid : v->lid;
 	json_t *o = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:b,s:s,s:s}",
-		"name", v->name, "lid", (int)v->lid, "vguid", vg,
+		"name", v->name, "lid", (int)lid, "vguid", vg,
 		"hypervisor", hname, "vf", v->vf, "weight", (int)v->weight,
 		"present", present, "hypervisor_guid", hg, "vf_guid", fg);
+	if (o && v->shared)
+		json_object_set_new(o, "shared_lid", json_true());
 	if (o && v->prepared) {
 		char tg[24];
 		guid_text64(v->to_hyp_guid, tg, sizeof(tg));
@@ -351,6 +356,15 @@ static json_t *vmop_json(struct sm *sm, const struct vmop_req *q,
 			      "scheme", r->scheme ? r->scheme : "?");
 	if (!o || r->prepared)
 		return o;
+	if (r->shared) {	/* no writes: Paper VI's signalling instead */
+		json_object_set_new(o, "repath_notices", json_integer(r->notices));
+		json_object_set_new(o, "hypervisors_registered",
+				    json_integer(r->hypervisors));
+		if (r->vguid_action)
+			json_object_set_new(o, "vguid_action",
+					    json_string(r->vguid_action));
+		return o;
+	}
 	const struct vmexec_stats *st = &r->st;
 	json_t *n = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:I}",
 		"switches_marked", (int)st->switches_marked,
@@ -407,8 +421,8 @@ static int vm_options(json_t *args, size_t from, struct vmop_req *q,
 			json_string_value(json_array_get(args, i + 1)) : NULL;
 		long x;
 		if (q->kind == VMOP_CREATE && !strcmp(a, "--shared-lid")) {
-			snprintf(err, errlen, "vm create --shared-lid is not implemented yet");
-			return -1;
+			q->shared = 1;
+			continue;
 		}
 		if (q->kind == VMOP_MIGRATE && !strcmp(a, "--prepare")) {
 			q->prepare = 1;

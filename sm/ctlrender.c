@@ -146,6 +146,8 @@ static void print_vms(FILE *fp, const json_t *vms)
 		    json_integer_value(json_object_get(v, "vf")),
 		    json_integer_value(json_object_get(v, "weight")),
 		    json_is_true(json_object_get(v, "present")) ? "yes" : "no");
+		if (json_is_true(json_object_get(v, "shared_lid")))
+			fputs(" (shared LID: its PF's)", fp);
 		if (json_is_object(prep)) {
 			const char *to = json_string_value(json_object_get(prep,
 			    "hypervisor"));

@@ -23,6 +23,7 @@
 #include "sa.h"
 #include "state.h"
 #include "vmops.h"
+#include "vmshared.h"
 #include "vswitch.h"
 #include "xlid_sm.h"
 #include "../routing/xlft.h"
@@ -921,6 +922,7 @@ void sm_shutdown(struct sm *sm)
 	route_job_cancel(sm->route_job);
 	sm->route_job = NULL;
 	vmops_free(sm);
+	vmshared_free(sm);
 	program_free(sm->prog);
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);

@@ -33,6 +33,7 @@ struct sm_events;
 struct sm_paths;
 struct vmexec;
 struct vmop;
+struct vmshared;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -111,6 +112,8 @@ struct sm {
 	struct vmexec *vmexec;		/* a VM's writes running (sm/vmexec.c) */
 	struct vmop *vmop;		/* a VM command running or waiting for
 					 * the sweep's end (sm/vmops.c) */
+	struct vmshared *vmshared;	/* Paper VI's repath-trap table
+					 * (sm/vmshared.c) */
 	int ever_master;
 	int adopt_tables;		/* next configuration: read the LFTs first */
 	struct adopt *adopt;		/* reading them */

@@ -27,7 +27,7 @@ static void usage(FILE *fp)
 	    "  reload                 re-read the policy (same as SIGHUP)\n"
 	    "  subscribers            SA event subscriptions\n"
 	    "  vm list                the VMs: name, LID, vGUID, hypervisor, VF\n"
-	    "  vm create NAME --hypervisor H [--vf N] [--guid G] [--weight W]\n"
+	    "  vm create NAME --hypervisor H [--vf N] [--guid G] [--weight W] [--shared-lid]\n"
 	    "  vm destroy NAME\n"
 	    "  vm migrate NAME --to H [--vf N] [--prepare | --commit]\n"
 	    "                         H: a vSwitch or its PF, node description or GUID\n"

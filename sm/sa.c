@@ -71,7 +71,7 @@ static const struct sa_family families[] = {
 	  sa_link_records, "LinkRecord" },
 	{ SA_ATTR_LFT_REC, SA_M_GET | SA_M_GET_TABLE, 72,
 	  sa_lft_records, "LFTRecord" },
-	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE, 72,
+	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 72,
 	  sa_guidinfo_records, "GUIDInfoRecord" },
 	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC,
 	  sa_path_records, "PathRecord" },
@@ -284,8 +284,9 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 			  fam->name, q.method, (unsigned long long)q.comp_mask,
 			  from->lid, status);
 		send_error(sa, req, from, status);
-	} else if (q.method == SA_METHOD_GET || q.method == SA_METHOD_SET) {
-		send_get(sa, &q);	/* a Set is echoed in one GetResp */
+	} else if (q.method == SA_METHOD_GET || q.method == SA_METHOD_SET ||
+		   q.method == SA_METHOD_DELETE) {
+		send_get(sa, &q);	/* a Set/Delete is echoed in one GetResp/DeleteResp */
 	} else {
 		send_table(sa, &q);
 	}
@@ -375,8 +376,8 @@ static void drop_view(struct sa *sa)
 	sa->pi_raw = sa->si_raw = NULL;
 	sa->vms = NULL;
 	sa->view.pi_raw = sa->view.si_raw = NULL;
-	sa->view.vms = NULL;
-	sa->view.n_vms = 0;
+	sa->view.vms = sa->view.svms = NULL;
+	sa->view.n_vms = sa->view.n_svms = 0;
 	sa->have_view = 0;
 }
 
@@ -437,7 +438,7 @@ static int copy_lft(struct lft_tables *dst, const struct lft_tables *src,
 static uint32_t vm_vf_port(const struct fabric *f, const struct vm *v)
 {
 	uint32_t vs = fabric_find_node(f, v->hyp_guid);
-	if (vs == FAB_NONE || !fabric_is_vswitch(f, vs) || v->vf < 0)
+	if (v->shared || vs == FAB_NONE || !fabric_is_vswitch(f, vs) || v->vf < 0)
 		return FAB_NONE;
 	uint32_t pi = fabric_vswitch_vf(f, vs, (unsigned)v->vf, NULL);
 	return pi != FAB_NONE && f->ports[pi].guid == v->vf_guid ? pi : FAB_NONE;
@@ -477,6 +478,7 @@ static int publish_vms(struct sa *sa, const struct vm_registry *r)
 	qsort(sa->vms, n, sizeof(*sa->vms), vm_cmp_port);
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++) {
+		/* cannot be reached by a shared-LID VM: vm_vf_port() refuses them */
 		if (k && sa->vms[k - 1].port == sa->vms[i].port) {
 			log_warn("SA: two VMs on the VF port 0x%016llx; vGUID 0x%016llx not answered for",
 				 (unsigned long long)f->ports[sa->vms[i].port].guid,
@@ -487,6 +489,23 @@ static int publish_vms(struct sa *sa, const struct vm_registry *r)
 	}
 	sa->view.vms = sa->vms;
 	sa->view.n_vms = k;
+	/*
+	 * Shared-LID VMs after them: their port is their hypervisor's PF,
+	 * answered with the PF's LID as the view has it now (the registry's
+	 * lid is the one last saved).
+	 */
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct vm *v = &r->v[i];
+		uint32_t hyp = v->shared ? fabric_find_node(f, v->hyp_guid) : FAB_NONE;
+		uint32_t pf = hyp != FAB_NONE && fabric_is_vswitch(f, hyp) ?
+			      fabric_vswitch_pf(f, hyp) : FAB_NONE;
+		if (pf == FAB_NONE || !f->ports[pf].lid)
+			continue;
+		sa->vms[k + j++] = (struct sa_vm){ .vguid = v->vguid, .port = pf };
+	}
+	sa->view.svms = sa->vms + k;
+	sa->view.n_svms = j;
 	return 0;
 }
 
@@ -508,6 +527,9 @@ const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid)
 	for (uint32_t i = 0; i < v->n_vms; i++)	/* once per request, one VM per VF at most */
 		if (v->vms[i].vguid == guid)
 			return &v->vms[i];
+	for (uint32_t i = 0; i < v->n_svms; i++)
+		if (v->svms[i].vguid == guid)
+			return &v->svms[i];
 	return NULL;
 }
 

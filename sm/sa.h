@@ -61,11 +61,15 @@ struct sa_view {
 	 * LID), sorted by port: sa_vm_of_port(), sa_vm_of_guid() */
 	const struct sa_vm *vms;
 	uint32_t n_vms;
+	/* the shared-LID VMs (sm/vm.h), port = their hypervisor's PF, in
+	 * registry order: sa_vm_of_guid() finds them, sa_vm_of_port() not */
+	const struct sa_vm *svms;
+	uint32_t n_svms;
 };
 
 /* The VM on end port pi of the view, or NULL. */
 const struct sa_vm *sa_vm_of_port(const struct sa_view *v, uint32_t pi);
-/* The VM whose vGUID is guid, or NULL. */
+/* The VM whose vGUID is guid (dedicated or shared-LID), or NULL. */
 const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid);
 
 /* One request being answered. */

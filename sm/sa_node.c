@@ -24,6 +24,7 @@
 #include "../mad/smp.h"
 #include "daemon.h"
 #include "sa.h"
+#include "vmshared.h"
 
 #define NR_SIZE	 108
 #define PIR_SIZE 68
@@ -344,30 +345,135 @@ int sa_lft_records(struct sa_query *q)
 /* ---- GUIDInfoRecord ---- */
 
 /*
- * Block 0 of every end port: GUID0 is the port GUID; on the VF port of a
- * VM (the view's VMs, from the registry) GUID1 is the VM's vGUID, the
- * other entries 0.  The SA answers it from the registry: ibsim takes
- * GUIDInfo only as a Get, so the devices are never told.
+ * The alias GUIDs of end port pi, in GUIDInfo order after the port GUID:
+ * the vGUID of the VM on a VF port (the view's VMs, from the registry),
+ * or the vGUIDs of the shared-LID VMs of a hypervisor's PF port.  Up to
+ * max into g; returns how many there are.
  */
-int sa_guidinfo_records(struct sa_query *q)
+static uint32_t port_aliases(const struct sa_view *v, uint32_t pi,
+			     uint64_t *g, uint32_t max)
+{
+	uint32_t n = 0;
+	const struct sa_vm *vm = sa_vm_of_port(v, pi);
+	if (vm && n < max)
+		g[n++] = vm->vguid;
+	for (uint32_t i = 0; i < v->n_svms; i++)
+		if (v->svms[i].port == pi) {
+			if (n < max)
+				g[n] = v->svms[i].vguid;
+			n++;
+		}
+	return n;
+}
+
+#define GIR_ALIASES_MAX 1024	/* the alias GUIDs one record walk shows */
+
+/* Block b of port pi's GUIDInfo: GUID0 of block 0 is the port GUID. */
+static void gir_block(const struct fabric *f, uint32_t pi, uint32_t b,
+		      const uint64_t *alias, uint32_t n_alias, uint8_t *r)
+{
+	const struct fab_port *p = &f->ports[pi];
+	memset(r, 0, GIR_SIZE);
+	mad_set_field(r, 0, IB_SA_GIR_LID_F, p->lid);
+	mad_set_field(r, 0, IB_SA_GIR_BLOCKNUM_F, b);
+	for (uint32_t k = 0; k < 8; k++) {
+		uint64_t g;
+		uint32_t idx = b * 8 + k;	/* the GUID index on the port */
+		if (!idx)
+			g = p->guid ? p->guid : f->nodes[p->node].guid;
+		else if (idx - 1 < n_alias)
+			g = alias[idx - 1];
+		else
+			continue;
+		mad_set_field64(r, 0, (enum MAD_FIELDS)(IB_SA_GIR_GUID0_F + k), g);
+	}
+}
+
+/*
+ * Every end port's GUIDInfo blocks: block 0 (GUID0 the port GUID), and as
+ * many more as its alias GUIDs need.  The SA answers from the registry:
+ * ibsim takes GUIDInfo only as a Get, so the devices are never told.
+ */
+static int gir_get(struct sa_query *q)
 {
 	const struct fabric *f = q->view->f;
 	uint8_t r[GIR_SIZE];
+	uint64_t alias[GIR_ALIASES_MAX];
 	int st = sa_mask_check(q, N(gir_fields));
 	for (uint32_t pi = 0; !st && pi < f->n_ports && !sa_enough(q); pi++) {
 		const struct fab_port *p = &f->ports[pi];
 		if (!fabric_is_endport(f, pi) || !p->lid || !lid_ok(q, f, pi))
 			continue;
-		memset(r, 0, sizeof(r));
-		mad_set_field(r, 0, IB_SA_GIR_LID_F, p->lid);
-		mad_set_field(r, 0, IB_SA_GIR_BLOCKNUM_F, 0);
-		mad_set_field64(r, 0, IB_SA_GIR_GUID0_F,
-				p->guid ? p->guid : f->nodes[p->node].guid);
-		const struct sa_vm *vm = sa_vm_of_port(q->view, pi);
-		if (vm)
-			mad_set_field64(r, 0, IB_SA_GIR_GUID1_F, vm->vguid);
-		if (match_rest(q, r, gir_fields, N(gir_fields)))
-			st = add(q, r);
+		uint32_t n = port_aliases(q->view, pi, alias, GIR_ALIASES_MAX);
+		n = n < GIR_ALIASES_MAX ? n : GIR_ALIASES_MAX;
+		for (uint32_t b = 0; !st && b <= n / 8 && !sa_enough(q); b++) {
+			gir_block(f, pi, b, alias, n, r);
+			if (match_rest(q, r, gir_fields, N(gir_fields)))
+				st = add(q, r);
+		}
 	}
 	return st;
+}
+
+/*
+ * Set and Delete: a hypervisor manages its VMs' alias GUIDs on its own
+ * port, as SR-IOV drivers do (the second front end of the VM registry,
+ * sm/vmshared.h).  The requester's port must be the PF of a vSwitch; the
+ * record's LID, when selected, must be that port's.  Every GUID entry the
+ * component mask selects (bits 4-11) that is not 0 and not the port GUID
+ * is a vGUID: Set makes it a shared-LID VM of that hypervisor (created,
+ * or moved from another hypervisor: Paper VI's signalling), Delete ends
+ * it.  The answer is the port's block 0 after the change.
+ */
+static int gir_set(struct sa_query *q)
+{
+	const struct fabric *f = q->view->f;
+	int st = sa_mask_check(q, N(gir_fields));
+	if (st)
+		return st;
+	uint32_t lid = q->from->lid;
+	uint32_t pi = lid && lid <= f->max_lid ? f->lid_port[lid] : FAB_NONE;
+	int vf;
+	if (pi == FAB_NONE || fabric_vswitch_of(f, pi, &vf) == FAB_NONE || vf != -1)
+		return SA_STS_REQ_INVALID;	/* not a hypervisor's PF */
+	if ((q->comp_mask & 1) && sa_get16(q->rec) != f->ports[pi].lid)
+		return SA_STS_REQ_INVALID;	/* another port's GUIDs */
+	uint64_t port_guid = f->ports[pi].guid, g[8];
+	unsigned n = 0;
+	for (unsigned k = 0; k < 8; k++) {
+		if (!(q->comp_mask & (1ull << (4 + k))))
+			continue;
+		uint64_t x = mad_get_field64((void *)(uintptr_t)q->rec, 0,
+					     (enum MAD_FIELDS)(IB_SA_GIR_GUID0_F + k));
+		if (x && x != port_guid)
+			g[n++] = x;
+	}
+	if (!n)
+		return SA_STS_REQ_INVALID;
+	char err[256];
+	st = vmshared_sa_request(q->sm, port_guid, g, n,
+				 q->method == SA_METHOD_DELETE, err, sizeof(err));
+	if (st)
+		return st;
+	/* the view was published again: find the port anew */
+	f = q->view->f;
+	if (!f)
+		return SA_STS_NO_RESOURCES;
+	for (pi = 0; pi < f->n_ports; pi++)
+		if (f->ports[pi].guid == port_guid && fabric_is_endport(f, pi))
+			break;
+	if (pi == f->n_ports)
+		return SA_STS_NO_RECORDS;
+	uint8_t r[GIR_SIZE];
+	uint64_t alias[7];
+	uint32_t na = port_aliases(q->view, pi, alias, 7);
+	gir_block(f, pi, 0, alias, na < 7 ? na : 7, r);
+	return add(q, r);
+}
+
+int sa_guidinfo_records(struct sa_query *q)
+{
+	if (q->method == SA_METHOD_SET || q->method == SA_METHOD_DELETE)
+		return gir_set(q);
+	return gir_get(q);
 }

@@ -5,6 +5,9 @@
  *   ibsmd-vms 1                       the format's version, first
  *   vm NAME vguid=0x.. lid=N hypervisor=0x.. vf=N vf_guid=0x.. weight=N
  *      [to=0xHYP:VF]                  a migration prepared, not committed
+ *   vm NAME vguid=0x.. lid=N hypervisor=0x.. weight=N shared=1
+ *                                     a shared-LID VM: no VF, lid is its
+ *                                     PF's LID when saved
  *
  * One VM per line, in the order they were created.  A file that does not
  * parse is an error naming its line: the daemon refuses to start rather
@@ -59,6 +62,7 @@ static int parse_field(char *tok, struct vm *v, unsigned *seen,
 {
 	static const char *const keys[] = {
 		"vguid", "lid", "hypervisor", "vf", "vf_guid", "weight", "to",
+		"shared",
 	};
 	char *eq = strchr(tok, '=');
 	if (!eq) {
@@ -112,6 +116,13 @@ static int parse_field(char *tok, struct vm *v, unsigned *seen,
 		}
 		v->weight = (uint16_t)x;
 		return 0;
+	case 7:
+		if (strcmp(val, "1")) {
+			*why = "expected shared=1";
+			return -1;
+		}
+		v->shared = 1;
+		return 0;
 	default: {
 		char hyp[32];
 		const char *colon = strchr(val, ':');
@@ -152,6 +163,15 @@ static int parse_vm(char *rest, struct vm *v, const char **why)
 	while ((tok = strtok_r(NULL, " \t\r\n", &save)))
 		if (parse_field(tok, v, &seen, why) < 0)
 			return -1;
+	if (v->shared) {
+		/* no VF: vf, vf_guid and a prepared move make no sense */
+		if ((seen & 0x27) != 0x27 || (seen & 0x58)) {
+			*why = "a shared-LID VM has vguid, lid, hypervisor, weight and no vf, vf_guid or to";
+			return -1;
+		}
+		v->vf = -1;
+		return 0;
+	}
 	if ((seen & 0x3f) != 0x3f) {
 		*why = "missing one of vguid, lid, hypervisor, vf, vf_guid, weight";
 		return -1;
@@ -232,6 +252,12 @@ int vm_registry_save(const struct vm_registry *r, char *err, size_t errlen)
 		      "ibsmd-vms %d\n", VM_FILE_VERSION);
 	for (uint32_t i = 0; i < r->n; i++) {
 		const struct vm *v = &r->v[i];
+		if (v->shared) {
+			fprintf(w.fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
+				PRIx64 " weight=%u shared=1\n", v->name, v->vguid,
+				v->lid, v->hyp_guid, v->weight);
+			continue;
+		}
 		fprintf(w.fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
 			PRIx64 " vf=%d vf_guid=0x%016" PRIx64 " weight=%u", v->name,
 			v->vguid, v->lid, v->hyp_guid, v->vf, v->vf_guid, v->weight);
@@ -269,7 +295,8 @@ struct vm *vm_find_vguid(const struct vm_registry *r, uint64_t vguid)
 struct vm *vm_find_vf(const struct vm_registry *r, uint64_t hyp_guid, int vf)
 {
 	for (uint32_t i = 0; i < r->n; i++)
-		if (r->v[i].hyp_guid == hyp_guid && r->v[i].vf == vf)
+		if (!r->v[i].shared && r->v[i].hyp_guid == hyp_guid &&
+		    r->v[i].vf == vf)
 			return &r->v[i];
 	return NULL;
 }
@@ -300,8 +327,18 @@ void vm_del(struct vm_registry *r, struct vm *v)
 	r->n--;
 }
 
+uint32_t vm_pf_port(const struct vm *v, const struct fabric *f)
+{
+	uint32_t hyp = fabric_find_node(f, v->hyp_guid);
+	if (!v->shared || hyp == FAB_NONE || !fabric_is_vswitch(f, hyp))
+		return FAB_NONE;
+	return fabric_vswitch_pf(f, hyp);
+}
+
 uint32_t vm_port(const struct vm *v, const struct fabric *f)
 {
+	if (v->shared)
+		return FAB_NONE;
 	uint32_t hyp = fabric_find_node(f, v->hyp_guid);
 	if (hyp != FAB_NONE && fabric_is_vswitch(f, hyp) && v->vf >= 0) {
 		uint32_t pi = fabric_vswitch_vf(f, hyp, (unsigned)v->vf, NULL);
@@ -354,8 +391,9 @@ int vm_registry_lids(const struct vm_registry *r, struct guid_map *m)
 		free(stale);
 		return -1;
 	}
+	/* shared-LID VMs hold no LID of their own: their PF's stays its own */
 	for (uint32_t j = 0; j < r->n; j++)
-		if (r->v[j].lid <= LID_UCAST_MAX)
+		if (!r->v[j].shared && r->v[j].lid <= LID_UCAST_MAX)
 			vm_lid[r->v[j].lid] = j + 1;
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < m->cap; i++) {
@@ -369,7 +407,8 @@ int vm_registry_lids(const struct vm_registry *r, struct guid_map *m)
 	free(stale);
 	free(vm_lid);
 	for (uint32_t i = 0; i < r->n; i++)
-		if (guid_map_put(m, r->v[i].vf_guid, r->v[i].lid) < 0)
+		if (!r->v[i].shared &&
+		    guid_map_put(m, r->v[i].vf_guid, r->v[i].lid) < 0)
 			return -1;
 	return 0;
 }

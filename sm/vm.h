@@ -14,6 +14,15 @@
  * migrated or destroyed.  Under the dynamic scheme an idle VF has no LID
  * (FPORT_NOLID); under the prepopulated scheme every VF has one, and a
  * migration swaps the VM's LID with the destination VF's.
+ *
+ * Shared-LID VMs (shared = 1; seed 000 §1.4 (c), the thesis's Paper VI)
+ * have no VF and no LID of their own: they are known by their vGUID and
+ * answered for with their hypervisor's PF LID (lid is that LID when last
+ * saved; the SA reads the PF's current one).  vf is -1 and vf_guid 0; a
+ * migration changes the hypervisor and so the LID, and writes nothing.
+ * They come from ibsmctl vm create --shared-lid or from an SA
+ * GUIDInfoRecord Set of an unknown vGUID on a hypervisor's PF port (the
+ * registry's second front end, sm/vmshared.c).
  */
 #ifndef IBSMD_VM_H
 #define IBSMD_VM_H
@@ -34,6 +43,7 @@ struct vm {
 	int vf;			/* its VF number on that vSwitch */
 	uint64_t vf_guid;	/* that VF port's GUID */
 	uint16_t weight;	/* vswitch-ftree weight, 1..VM_WEIGHT_MAX */
+	int shared;		/* a shared-LID VM: no VF, its PF's LID */
 	/* a migration prepared (vm migrate --prepare), not yet committed */
 	int prepared;
 	uint64_t to_hyp_guid;
@@ -77,7 +87,9 @@ uint32_t vm_apply(const struct vm_registry *r, struct fabric *f, int scheme);
  */
 int vm_registry_lids(const struct vm_registry *r, struct guid_map *m);
 /* The end port of the VM's VF in f (its vSwitch, VF number and VF port
- * GUID as registered), or FAB_NONE. */
+ * GUID as registered), or FAB_NONE; always FAB_NONE for a shared-LID VM. */
 uint32_t vm_port(const struct vm *v, const struct fabric *f);
+/* A shared-LID VM's port in f: its hypervisor's PF, or FAB_NONE. */
+uint32_t vm_pf_port(const struct vm *v, const struct fabric *f);
 
 #endif

@@ -17,6 +17,8 @@
 #include "paths.h"
 #include "sa.h"
 #include "state.h"
+#include "vmshared.h"
+#include "../traps/vguid.h"
 
 #define VGUID_LOCAL 0x0200000000000000ULL	/* the default vGUID's mark */
 #define SWEEP_BUSY_VM 3				/* sm->busy while one runs */
@@ -262,6 +264,54 @@ static int exec(struct sm *sm, struct vmop *op, struct migration *m,
 	return 0;
 }
 
+static void shared_result(struct vmop_result *r, const struct vmshared_result *sr)
+{
+	r->shared = 1;
+	r->notices = sr->notices;
+	r->hypervisors = sr->hypervisors;
+	r->vguid_action = sr->action < 0 ? NULL :
+			  vguid_action_name((enum vguid_action)sr->action);
+}
+
+/* vm create --shared-lid: the registry and Paper VI's table, no writes. */
+static int create_shared(struct sm *sm, struct vmop *op, uint32_t vs)
+{
+	struct fabric *f = &sm->sub.model->f;
+	struct vmop_req *q = &op->q;
+	struct vm *v = &op->r.vm;
+	memset(v, 0, sizeof(*v));
+	snprintf(v->name, sizeof(v->name), "%s", q->name);
+	v->hyp_guid = f->nodes[vs].guid;
+	v->weight = (uint16_t)(q->weight ? q->weight : 1);
+	if (q->vf >= 0) {
+		snprintf(op->r.err, sizeof(op->r.err), "a shared-LID VM has no VF: --vf makes no sense with --shared-lid");
+		return -1;
+	}
+	if (q->vguid) {
+		const struct vm *o = vm_find_vguid(&sm->vms, q->vguid);
+		if (o || guid_in_fabric(f, q->vguid)) {
+			snprintf(op->r.err, sizeof(op->r.err), "vGUID 0x%016" PRIx64 " is %s",
+				 q->vguid, o ? "another VM's" : "a port GUID in the fabric");
+			return -1;
+		}
+		v->vguid = q->vguid;
+	} else {
+		/* the PF's port GUID marked local, then the next free */
+		uint32_t pf = fabric_vswitch_pf(f, vs);
+		v->vguid = default_vguid(sm, f, pf != FAB_NONE ? f->ports[pf].guid :
+					 v->hyp_guid);
+	}
+	struct vmshared_result sr;
+	if (vmshared_create(sm, v, &sr, op->r.err, sizeof(op->r.err)) < 0)
+		return -1;
+	shared_result(&op->r, &sr);
+	op->r.method = "none";
+	log_notice("vm create '%s': shared LID %u of 0x%016" PRIx64 ", vGUID 0x%016" PRIx64 " (no writes)",
+		   v->name, v->lid, v->hyp_guid, v->vguid);
+	op->r.ok = 1;
+	return 1;
+}
+
 static int do_create(struct sm *sm, struct vmop *op)
 {
 	struct fabric *f = &sm->sub.model->f;
@@ -277,6 +327,8 @@ static int do_create(struct sm *sm, struct vmop *op)
 		return -1;
 	}
 	uint32_t vs = vmops_find_hypervisor(f, q->hyp, err, errlen);
+	if (vs != FAB_NONE && q->shared)
+		return create_shared(sm, op, vs);
 	int vf;
 	if (vs == FAB_NONE ||
 	    pick_vf(sm, f, vs, q->vf, q->hyp, &vf, &op->vf_pi, err, errlen) < 0)
@@ -356,6 +408,12 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 	}
 	op->r.vm = *v;
 	op->lid = v->lid;
+	if (v->shared) {	/* nothing written: the PF keeps its LID */
+		vmshared_remove(sm, v);
+		op->r.shared = 1;
+		op->r.ok = 1;
+		return 1;
+	}
 	op->vf_pi = vm_port(v, f);
 	if (sm->cfg.lid_scheme == MIG_PREPOPULATED || op->vf_pi == FAB_NONE) {
 		/* prepopulated: the VF keeps the LID, idle; absent: nothing there */
@@ -404,6 +462,32 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 	uint32_t vs;
 	int vf;
 	char hname[40];
+	if (v->shared) {
+		/* a new hypervisor, a new LID, no LFT written: Paper VI */
+		if (q->prepare || q->commit || q->vf >= 0) {
+			snprintf(err, errlen, "VM '%s' has a shared LID: it moves in one step, to a hypervisor, with no VF (no --prepare, --commit or --vf)",
+				 q->name);
+			return -1;
+		}
+		if (!q->hyp[0]) {
+			snprintf(err, errlen, "vm migrate needs --to H");
+			return -1;
+		}
+		vs = vmops_find_hypervisor(f, q->hyp, err, errlen);
+		if (vs == FAB_NONE)
+			return -1;
+		if (f->nodes[vs].guid == v->hyp_guid) {
+			snprintf(err, errlen, "VM '%s' runs on that hypervisor", q->name);
+			return -1;
+		}
+		struct vmshared_result sr;
+		if (vmshared_move(sm, v, f->nodes[vs].guid, &sr, err, errlen) < 0)
+			return -1;
+		op->r.vm = *v;
+		shared_result(&op->r, &sr);
+		op->r.ok = 1;
+		return 1;
+	}
 	if (q->commit && !q->prepare) {
 		if (!v->prepared) {
 			snprintf(err, errlen, "VM '%s' has no prepared migration (vm migrate %s --to H --prepare first)",

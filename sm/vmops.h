@@ -28,6 +28,7 @@ struct vmop_req {
 	uint64_t vguid;		/* --guid, or 0: the VF's port GUID | 2 << 56 */
 	int weight;		/* --weight, or 0: 1 */
 	int prepare, commit;	/* migrate: neither = both at once */
+	int shared;		/* create --shared-lid: no VF, the PF's LID */
 };
 
 struct vmop_result {
@@ -39,6 +40,10 @@ struct vmop_result {
 	const char *method;	/* ftreeminrc, itrc, full, or "none" */
 	const char *scheme;	/* dynamic, prepopulated */
 	struct vmexec_stats st;
+	/* a shared-LID VM's command (sm/vmshared.h): Paper VI's signalling */
+	int shared;
+	uint32_t notices, hypervisors;	/* repath 69s sent, hypervisors registered */
+	const char *vguid_action;	/* created, same-lid, moved; NULL: none */
 };
 
 typedef void (*vmop_done_fn)(struct sm *sm, void *arg,

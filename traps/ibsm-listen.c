@@ -29,6 +29,7 @@
 #include "traps/saclient.h"
 
 #define MAX_TRAPS	32
+#define MAX_VGUIDS	7	/* GUID1..7 of the port's GUIDInfo block 0 */
 #define PROBE_TIMEOUT_MS 1000
 
 struct listener {
@@ -52,6 +53,12 @@ struct listener {
 	struct event *check_ev, *probe_ev, *timeout_ev, *sig_int, *sig_term,
 		*sig_chld;
 	unsigned children;
+	/* --hypervisor: the alias GUIDs this host manages on its port */
+	int hypervisor;
+	uint64_t vguids[MAX_VGUIDS];
+	unsigned n_vguids;
+	int vguids_set;		/* the SM at sm_lid holds them */
+	int vg_pending;
 };
 
 static void usage(void)
@@ -128,6 +135,16 @@ static json_t *notice_json(const struct notice *n)
 					    json_integer(p.packet_life));
 			json_object_set_new(o, "reversible",
 				json_boolean(p.flags & NPATH_REVERSIBLE));
+		}
+		if ((p.flags & NPATH_VGUID) && (p.flags & NPATH_GIDS)) {
+			/* a shared-LID VM's new mapping: its vGUID, its LID */
+			char vg[24];
+			uint64_t x = 0;
+			for (int i = 8; i < 16; i++)
+				x = x << 8 | p.dgid[i];
+			snprintf(vg, sizeof(vg), "0x%016llx", (unsigned long long)x);
+			json_object_set_new(o, "vguid", json_string(vg));
+			json_object_set_new(o, "lid", json_integer(p.dlid));
 		}
 		if (p.flags & NPATH_GIDS) {
 			gid_str(p.sgid, g, sizeof(g));
@@ -210,6 +227,39 @@ static void on_report(void *arg, const uint8_t *raw, const struct mad_addr *from
 
 /* ---- subscribing and checking ---- */
 
+static void on_vguids(void *arg, int status, const uint8_t *recs, size_t n,
+		      size_t stride, const uint8_t *hdr)
+{
+	struct listener *l = arg;
+	(void)recs;
+	(void)n;
+	(void)stride;
+	(void)hdr;
+	if (l->quitting)
+		return;
+	l->vg_pending = 0;
+	if (status) {
+		log_warn("GUIDInfoRecord Set of %u vGUIDs refused (status 0x%x): trying again at the next check",
+			 l->n_vguids, status);
+		return;
+	}
+	l->vguids_set = 1;
+	log_notice("%u vGUIDs set on this port (SA GUIDInfoRecord)", l->n_vguids);
+}
+
+/*
+ * --hypervisor --vguid: the alias GUIDs go to the SM with a GUIDInfoRecord
+ * Set on this port, once subscribed (so the mapping changes that follow
+ * are heard), again for a new SM.
+ */
+static void set_vguids(struct listener *l)
+{
+	if (!l->hypervisor || !l->n_vguids || l->vguids_set || l->vg_pending)
+		return;
+	if (saclient_alias_guids(l->sc, 0, l->vguids, l->n_vguids, on_vguids, l) == 0)
+		l->vg_pending = 1;
+}
+
 static void on_subscribed(void *arg, int status, const uint8_t *recs,
 			  size_t n, size_t stride, const uint8_t *hdr)
 {
@@ -222,8 +272,10 @@ static void on_subscribed(void *arg, int status, const uint8_t *recs,
 	else
 		log_warn("subscription refused or lost (status %d): trying again in %u ms",
 			 status, l->check_ms);
-	if (!l->sub_pending && l->subscribed == l->n_traps)
+	if (!l->sub_pending && l->subscribed == l->n_traps) {
 		log_notice("subscribed with the SM at LID %u", l->sm_lid);
+		set_vguids(l);
+	}
 }
 
 static void subscribe_all(struct listener *l, const char *why)
@@ -232,6 +284,7 @@ static void subscribe_all(struct listener *l, const char *why)
 		return;
 	log_notice("subscribing (%s)", why);
 	l->sm_lid = l->t.sm_lid;
+	l->vguids_set = 0;	/* a new or forgetful SM: the vGUIDs again */
 	l->subscribed = 0;
 	for (int i = 0; i < l->n_traps; i++) {
 		struct saclient_inform ii;
@@ -334,8 +387,11 @@ static void probe(struct listener *l)
 static void on_check(evutil_socket_t fd, short what, void *arg)
 {
 	struct listener *l = arg;
-	if (!l->quitting)
-		probe(l);
+	if (l->quitting)
+		return;
+	probe(l);
+	if (!l->sub_pending && l->subscribed == l->n_traps)
+		set_vguids(l);	/* one refused before: again */
 }
 
 /* Our probe's answer, or anything else for the SA client. */
@@ -377,6 +433,10 @@ static void finish(struct listener *l, int code)
 	l->exit_code = code;
 	evtimer_del(l->check_ev);
 	l->sub_pending = 0;
+	if (l->hypervisor && l->n_vguids && l->vguids_set && l->t.sm_lid &&
+	    saclient_alias_guids(l->sc, 1, l->vguids, l->n_vguids,
+				 on_unsubscribed, l) == 0)
+		l->sub_pending++;	/* the VMs leave with their hypervisor */
 	if (l->subscribed && l->t.sm_lid)
 		for (int i = 0; i < l->n_traps; i++) {
 			struct saclient_inform ii;
@@ -451,7 +511,7 @@ int main(int argc, char **argv)
 	struct umad_port_sel sel = { .issm = UMAD_ISSM_SIM_ONLY };
 	double timeout = 0, check = 2;
 	char err[256];
-	int c;
+	int c, traps_given = 0;
 
 	memset(&l, 0, sizeof(l));
 	l.traps[0] = SACLIENT_ALL;
@@ -466,6 +526,7 @@ int main(int argc, char **argv)
 				usage();
 			break;
 		case 't':
+			traps_given = 1;
 			if (parse_traps(&l, optarg) < 0) {
 				fprintf(stderr, "ibsm-listen: bad trap list '%s'\n", optarg);
 				return 2;
@@ -488,14 +549,37 @@ int main(int argc, char **argv)
 				usage();
 			break;
 		case 'H':
-		case 'V':
-			fprintf(stderr, "ibsm-listen: --hypervisor and --vguid: not implemented yet\n");
-			return 2;
+			l.hypervisor = 1;
+			break;
+		case 'V': {
+			unsigned long long g;
+			if (strncmp(optarg, "0x", 2) ||
+			    (g = strtoull(optarg + 2, &end, 16), *end) || !g) {
+				fprintf(stderr, "ibsm-listen: --vguid wants a non-zero 0x GUID, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			if (l.n_vguids == MAX_VGUIDS) {
+				fprintf(stderr, "ibsm-listen: at most %d --vguid (GUIDInfo block 0)\n",
+					MAX_VGUIDS);
+				return 2;
+			}
+			l.vguids[l.n_vguids++] = g;
+			break;
+		}
 		default: usage();
 		}
 	}
 	if (optind != argc)
 		usage();
+	if (l.n_vguids && !l.hypervisor) {
+		fprintf(stderr, "ibsm-listen: --vguid needs --hypervisor\n");
+		return 2;
+	}
+	if (l.hypervisor && !traps_given) {
+		l.traps[0] = 69;	/* a hypervisor registers for repath notices */
+		l.n_traps = 1;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	log_set_ident("ibsm-listen");
 	log_set_level(LOG_NOTICE);

@@ -64,7 +64,7 @@ void notice_set_path(struct notice *n, const struct notice_path *p)
 {
 	uint8_t *d = n->data;
 	memset(d, 0, NOTICE_DATA_SIZE);
-	d[0] = p->flags & (NPATH_WILDCARD | NPATH_GIDS | NPATH_REVERSIBLE);
+	d[0] = p->flags & (NPATH_WILDCARD | NPATH_GIDS | NPATH_REVERSIBLE | NPATH_VGUID);
 	d[1] = p->sl & 0x0f;
 	d[2] = p->mtu & 0x3f;
 	d[3] = p->rate & 0x3f;
@@ -82,7 +82,7 @@ void notice_get_path(const struct notice *n, struct notice_path *p)
 {
 	const uint8_t *d = n->data;
 	memset(p, 0, sizeof(*p));
-	p->flags = d[0] & (NPATH_WILDCARD | NPATH_GIDS | NPATH_REVERSIBLE);
+	p->flags = d[0] & (NPATH_WILDCARD | NPATH_GIDS | NPATH_REVERSIBLE | NPATH_VGUID);
 	p->sl = d[1] & 0x0f;
 	p->mtu = d[2] & 0x3f;
 	p->rate = d[3] & 0x3f;

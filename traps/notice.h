@@ -20,7 +20,8 @@
  * PathRecord (64 bytes) does not fit in 54):
  *   byte 0      flags: bit 0 WILDCARD (no path carried: something the
  *               host may use changed, re-query), bit 1 GIDS (SGID/DGID
- *               valid), bit 2 REVERSIBLE
+ *               valid), bit 2 REVERSIBLE, bit 3 VGUID (a shared-LID VM's
+ *               new mapping: DGID its vGUID's GID, DLID its new LID)
  *   byte 1      SL (bits 0-3)
  *   byte 2      MTU code (bits 0-5)
  *   byte 3      Rate code (bits 0-5)
@@ -59,6 +60,8 @@
 #define NPATH_WILDCARD		0x01
 #define NPATH_GIDS		0x02
 #define NPATH_REVERSIBLE	0x04
+#define NPATH_VGUID		0x08	/* a vGUID-to-LID mapping change (Paper VI,
+					 * sm/vmshared.h): DGID the VM's, DLID its new LID */
 
 struct notice {
 	uint8_t generic;	/* 1: TrapNumber/ProducerType; 0: vendor */

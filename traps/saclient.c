@@ -371,6 +371,26 @@ int saclient_inform(struct saclient *c, const struct saclient_inform *ii,
 			      sizeof(rec), done, arg);
 }
 
+int saclient_alias_guids(struct saclient *c, int del, const uint64_t *g,
+			 unsigned n, saclient_done_fn done, void *arg)
+{
+	uint8_t rec[SA_GUIDINFO_REC_SIZE];
+	if (!n || n > 7) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(rec, 0, sizeof(rec));
+	sa_put16(rec, (uint16_t)c->t->lid);	/* LID: the port's own */
+	uint64_t mask = 1 | 2;			/* LID, BlockNum (block 0) */
+	for (unsigned k = 0; k < n; k++) {	/* GUID1.., GUID0 is the port's */
+		sa_put64(rec + 8 + 8 * (k + 1), g[k]);
+		mask |= 1ull << (5 + k);
+	}
+	return saclient_query(c, del ? SA_METHOD_DELETE : SA_METHOD_SET,
+			      SA_ATTR_GUIDINFO_REC, 0, mask, rec, sizeof(rec),
+			      done, arg);
+}
+
 void saclient_port_gid(const struct saclient *c, uint8_t gid[16])
 {
 	sa_put64(gid, GID_PREFIX);

@@ -126,6 +126,17 @@ int saclient_inform(struct saclient *c, const struct saclient_inform *ii,
  * periodic check: no records after a new SM came means subscribe again.
  */
 int saclient_subscriptions(struct saclient *c, saclient_done_fn done, void *arg);
+/* ---- alias GUIDs (GUIDInfoRecord, vol. 1 §15.2.5.18) ---- */
+
+#define SA_GUIDINFO_REC_SIZE 72
+/*
+ * GUIDInfoRecord Set (del 0) or Delete (del 1) of the alias GUIDs g[0..n)
+ * (1..7) on the port's own LID, block 0, indexes 1..n: how a hypervisor
+ * tells ibsmd its shared-LID VMs' vGUIDs (ibsmd(8), ibsm-listen(1)
+ * --hypervisor).  The answer is the port's block 0 after the change.
+ */
+int saclient_alias_guids(struct saclient *c, int del, const uint64_t *g,
+			 unsigned n, saclient_done_fn done, void *arg);
 /* The port's GID, fe80::/64 and the port GUID. */
 void saclient_port_gid(const struct saclient *c, uint8_t gid[16]);
 

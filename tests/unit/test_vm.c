@@ -237,6 +237,41 @@ START_TEST(t_registry_round_trip)
 }
 END_TEST
 
+/* A shared-LID VM: saved without a VF, read back the same, holds no LID in guid2lid. */
+START_TEST(t_registry_shared)
+{
+	char *dir = tmpdir();
+	char err[512];
+	struct vm_registry r;
+	ck_assert_int_eq(vm_registry_load(&r, dir, err, sizeof(err)), 0);
+	struct vm a = mkvm("vm-a", 0x0200000000000021ULL, 7, 0x1000, 0, 0x21, 1);
+	struct vm sh = mkvm("sh", 0x0a00000000000001ULL, 5, 0x1000, -1, 0, 3);
+	sh.shared = 1;
+	ck_assert_ptr_nonnull(vm_add(&r, &a));
+	ck_assert_ptr_nonnull(vm_add(&r, &sh));
+	ck_assert_int_eq(vm_registry_save(&r, err, sizeof(err)), 0);
+	struct vm_registry s;
+	ck_assert_int_eq(vm_registry_load(&s, dir, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s.n, 2);
+	ck_assert_mem_eq(&s.v[1], &r.v[1], sizeof(struct vm));
+	ck_assert_int_eq(s.v[1].vf, -1);
+	/* a VF search never finds it */
+	ck_assert_ptr_null(vm_find_vf(&s, 0x1000, -1));
+	/* guid2lid: the dedicated VM's LID, and the PF's LID 5 left to the PF */
+	struct guid_map m;
+	ck_assert_int_eq(guid_map_init(&m, 16), 0);
+	ck_assert_int_eq(guid_map_put(&m, 0x1001, 5), 0);	/* the PF */
+	ck_assert_int_eq(vm_registry_lids(&s, &m), 0);
+	ck_assert_uint_eq(guid_map_get(&m, 0x1001), 5);
+	ck_assert_uint_eq(guid_map_get(&m, 0x21), 7);
+	ck_assert_uint_eq(guid_map_get(&m, 0x0a00000000000001ULL), FAB_NONE);
+	guid_map_free(&m);
+	vm_registry_free(&s);
+	vm_registry_free(&r);
+	cleanup(dir);
+}
+END_TEST
+
 /* Each broken file: refused, and the message names the file's line. */
 START_TEST(t_registry_broken_names_line)
 {
@@ -260,6 +295,13 @@ START_TEST(t_registry_broken_names_line)
 		{ "ibsmd-vms 1\nvm a b vguid=0x2\n", "/vms:2:", "key=value" },
 		{ "ibsmd-vms 1\nvm a vguid=2 lid=3 hypervisor=0x1000 vf=0 vf_guid=0x21 weight=1\n",
 		  "/vms:2:", "GUID" },
+		/* a shared-LID VM has no VF */
+		{ "ibsmd-vms 1\nvm a vguid=0x2 lid=3 hypervisor=0x1000 vf=0 weight=1 shared=1\n",
+		  "/vms:2:", "shared-LID" },
+		{ "ibsmd-vms 1\nvm a vguid=0x2 lid=3 hypervisor=0x1000 weight=1 shared=yes\n",
+		  "/vms:2:", "shared=1" },
+		{ "ibsmd-vms 1\nvm a vguid=0x2 hypervisor=0x1000 weight=1 shared=1\n",
+		  "/vms:2:", "shared-LID" },
 	};
 	char *dir = tmpdir();
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -351,6 +393,7 @@ static Suite *vm_suite(void)
 	tcase_add_test(tc, t_mark_named_shape_only);
 	tcase_add_test(tc, t_mark_unnamed_never);
 	tcase_add_test(tc, t_registry_round_trip);
+	tcase_add_test(tc, t_registry_shared);
 	tcase_add_test(tc, t_registry_broken_names_line);
 	tcase_add_test(tc, t_apply_flags_weights);
 	suite_add_tcase(s, tc);
