@@ -27,7 +27,7 @@ IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
 TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf $(BUILD)/prdbench \
-	$(BUILD)/emusa
+	$(BUILD)/emusa $(BUILD)/emuvm
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -81,7 +81,7 @@ $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 
 # prdbench: the path-record distinguisher offline; emusa: the daemon's code
 # on the emulator, timed from an SA host (make bench).  Both link the daemon.
-$(BUILD)/prdbench $(BUILD)/emusa: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
+$(BUILD)/prdbench $(BUILD)/emusa $(BUILD)/emuvm: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 

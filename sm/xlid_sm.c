@@ -296,6 +296,20 @@ uint32_t xlid_alloc_vlid(const struct fabric *f, const struct guid_map *persiste
 	return v;
 }
 
+struct xorder {
+	uint32_t vs, vf, pi;
+};
+
+static int cmp_xorder(const void *a, const void *b)
+{
+	const struct xorder *x = a, *y = b;
+	if (x->vs != y->vs)
+		return x->vs < y->vs ? -1 : 1;
+	if (x->vf != y->vf)
+		return x->vf < y->vf ? -1 : 1;
+	return x->pi < y->pi ? -1 : x->pi > y->pi;
+}
+
 int xlid_lids_finish(struct fabric *f, const struct guid_map *persisted,
 		     uint8_t *mark, uint32_t *given, uint32_t *exhausted)
 {
@@ -325,10 +339,30 @@ int xlid_lids_finish(struct fabric *f, const struct guid_map *persisted,
 	for (uint32_t i = 0; persisted && i < persisted->cap; i++)
 		if (persisted->keys[i] && fabric_is_vlid(persisted->vals[i]))
 			held[persisted->vals[i] - FAB_VLID_BASE] = 1;
-	uint32_t low = 0;
+	/*
+	 * The new ones by vSwitch, then VF: a vSwitch's VFs get consecutive
+	 * vLIDs, so that its secondary LFT row holds a block or two
+	 * (routing/xlft.h), not the span between VFs that discovery order
+	 * interleaves with every other vSwitch's.
+	 */
+	struct xorder *ord = malloc(((size_t)f->n_ports + 1) * sizeof(*ord));
+	if (!ord) {
+		free(held);
+		free(mark);
+		return -1;
+	}
+	uint32_t n_ord = 0;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		if (!mark[pi])
 			continue;
+		int vf = -1;
+		uint32_t vs = fabric_vswitch_of(f, pi, &vf);
+		ord[n_ord++] = (struct xorder){ vs, (uint32_t)vf, pi };
+	}
+	qsort(ord, n_ord, sizeof(*ord), cmp_xorder);
+	uint32_t low = 0;
+	for (uint32_t k = 0; k < n_ord; k++) {
+		uint32_t pi = ord[k].pi;
 		while (low < XLID_MAX_ENTRIES && held[low])
 			low++;
 		if (low == XLID_MAX_ENTRIES) {
@@ -339,6 +373,7 @@ int xlid_lids_finish(struct fabric *f, const struct guid_map *persisted,
 		f->ports[pi].lid = FAB_VLID_BASE + low;
 		(*given)++;
 	}
+	free(ord);
 	free(held);
 	free(mark);
 	return fabric_index_lids(f);
