@@ -80,7 +80,8 @@ $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
 
 # prdbench: the path-record distinguisher offline; emusa: the daemon's code
-# on the emulator, timed from an SA host (make bench).  Both link the daemon.
+# on the emulator, timed from an SA host; emuvm: its bring-up of hypervisors
+# with vLIDs or shared-LID slots (make bench).  They link the daemon.
 $(BUILD)/prdbench $(BUILD)/emusa $(BUILD)/emuvm: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)

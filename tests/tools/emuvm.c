@@ -8,7 +8,7 @@
  * Prints one line of JSON: bring-up time (start to the first heavy
  * sweep's end, nothing left to do), peak RSS of the process (getrusage
  * ru_maxrss: run one mode per process), the LIDs given and the VF ports
- * left without a LID (shared-LID slots in legacy mode).  make bench's
+ * left without a LID (shared-LID slots in legacy mode, lids_rep.vf_shared).  make bench's
  * vLID row (tests/bench.sh, BENCH_ONLY=vlids).
  *
  *     emuvm [-x] [-c CAP] TOPO
@@ -30,6 +30,7 @@
 #include "reconfig/migrate.h"
 #include "routing/engine.h"
 #include "sm/daemon.h"
+#include "sm/lids.h"
 #include "sm/log.h"
 #include "sm/topo.h"
 
@@ -169,23 +170,27 @@ int main(int argc, char **argv)
 		x_rows += t->xcount[r] != 0;
 		x_held += t->xcount[r];
 	}
+	const struct lid_report *lr = &sm->last.lids_rep;
 	int ok = sm->state == SMS_MASTER && f->xlid_mode == extended &&
-		 (extended ? vf_vlid == vfs : vf_vlid == 0);
+		 (extended ? vf_vlid == vfs : vf_vlid == 0) &&
+		 !lr->exhausted && vf_none == lr->vf_shared;
 	if (!ok)
-		fprintf(stderr, "emuvm: state %d, mode %s (asked %s), %u of %u VFs with a vLID\n",
+		fprintf(stderr, "emuvm: state %d, mode %s (asked %s), %u of %u VFs with a vLID, "
+			"%u ports without a LID, %u VF slots shared of %u VFs without\n",
 			sm->state, f->xlid_mode ? "extended" : "legacy",
-			extended ? "extended" : "legacy", vf_vlid, vfs);
+			extended ? "extended" : "legacy", vf_vlid, vfs, lr->exhausted,
+			lr->vf_shared, vf_none);
 
 	fflush(stdout);
 	if (dup2(saved_out, 1) < 0)
 		return 1;
 	printf("{\"mode\":\"%s\",\"switches\":%u,\"cas\":%u,\"vfs\":%u,"
 	       "\"bringup_ms\":%.0f,\"peak_rss_mb\":%.1f,\"plids\":%u,\"max_lid\":%u,"
-	       "\"vf_vlids\":%u,\"max_vlid\":%u,\"vf_plids\":%u,\"vf_without_lid\":%u,"
+	       "\"vf_vlids\":%u,\"max_vlid\":%u,\"vf_plids\":%u,\"vf_without_lid\":%u,\"vf_shared_slots\":%u,"
 	       "\"xlft_rows\":%u,\"xlft_blocks_held\":%u,\"mads_sent\":%llu}\n",
 	       f->xlid_mode ? "extended" : "legacy", n_sw, n_ca, vfs, up_ms,
 	       ru.ru_maxrss / 1024.0, plids, f->max_lid, vf_vlid, f->max_vlid,
-	       vf_plid, vf_none, x_rows, x_held,
+	       vf_plid, vf_none, lr->vf_shared, x_rows, x_held,
 	       (unsigned long long)sm->last.mads_sent);
 	fflush(stdout);
 
