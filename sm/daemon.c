@@ -391,8 +391,10 @@ void sm_configure(struct sm *sm)
 		xprobe_abandon(sm->xprobe);
 		sm->xprobe = NULL;
 		sm->xprobed = 1;
+		/* plain hosts too unless legacy is decided: the SA's answer */
 		struct xprobe *x = xprobe_start(sm->txn, f, sm->sub.model ?
-						&sm->sub.model->f : NULL, on_xprobed, sm);
+						&sm->sub.model->f : NULL,
+						sm->xlid_decided != 0, on_xprobed, sm);
 		if (!x) {
 			log_err("out of memory asking for extended LIDs");
 			sm_stop(sm, 1);
