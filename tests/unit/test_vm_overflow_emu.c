@@ -168,13 +168,10 @@ START_TEST(test_dynamic_overflow)
 		used += fabric_is_endport(f, pi) && f->ports[pi].lid;
 	ck_assert_uint_eq(r.sm->last.lids_rep.exhausted, 0);
 	lids_test_cap(used);	/* now full */
-	int slot, lidded;
 	uint32_t vs = FAB_NONE;
 	for (uint32_t n = 0; n < f->n_nodes && vs == FAB_NONE; n++)
 		if (fabric_is_vswitch(f, n))
 			vs = n;
-	(void)slot;
-	(void)lidded;
 	struct vmop_wait w;
 	const struct vmop_result *res = vmop_run(r.base, r.sm, &w, VMOP_CREATE, "vm-d",
 						  f->nodes[vs].desc, -1);
