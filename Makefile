@@ -27,7 +27,7 @@ IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
 TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf $(BUILD)/prdbench \
-	$(BUILD)/emusa
+	$(BUILD)/emusa $(BUILD)/emuvm
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -80,8 +80,9 @@ $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
 
 # prdbench: the path-record distinguisher offline; emusa: the daemon's code
-# on the emulator, timed from an SA host (make bench).  Both link the daemon.
-$(BUILD)/prdbench $(BUILD)/emusa: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
+# on the emulator, timed from an SA host; emuvm: its bring-up of hypervisors
+# with vLIDs or shared-LID slots (make bench).  They link the daemon.
+$(BUILD)/prdbench $(BUILD)/emusa $(BUILD)/emuvm: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 

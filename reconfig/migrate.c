@@ -683,9 +683,8 @@ nomem:
 static uint8_t x_entry(const struct fabric *f, const struct lft_tables *t,
 		       uint32_t r, uint32_t v)
 {
-	size_t x = v - FAB_VLID_BASE;
-	uint8_t p = t->xrow && t->xrow[r] && x < (size_t)t->x_blocks * 64 ?
-		    t->xrow[r][x] : LFT_DROP;
+	uint32_t x = v - FAB_VLID_BASE;
+	uint8_t p = x < t->x_blocks * 64 ? xlft_get(t, r, x) : LFT_DROP;
 	if (p == LFT_DROP && fabric_is_vswitch(f, t->sw_node[r]))
 		p = t->xdefault[r];	/* a vSwitch sends it up */
 	return p;
@@ -699,20 +698,12 @@ static uint8_t x_entry(const struct fabric *f, const struct lft_tables *t,
 static int x_set(const struct fabric *f, struct lft_tables *t, uint32_t r,
 		 uint32_t v, uint8_t p)
 {
-	size_t x = v - FAB_VLID_BASE;
+	uint32_t x = v - FAB_VLID_BASE;
 	if (fabric_is_vswitch(f, t->sw_node[r]) && p == t->xdefault[r])
 		p = LFT_DROP;
-	uint8_t old = t->xrow[r] ? t->xrow[r][x] : LFT_DROP;
-	if (old == p)
+	if (xlft_get(t, r, x) == p)
 		return 0;
-	if (!t->xrow[r]) {
-		size_t n = (size_t)t->x_blocks * 64;
-		if (!(t->xrow[r] = malloc(n)))
-			return -1;
-		memset(t->xrow[r], LFT_DROP, n);
-	}
-	t->xrow[r][x] = p;
-	return 1;
+	return xlft_set(t, r, x, p) < 0 ? -1 : 1;
 }
 
 int migrate_plan_xvm(const struct fabric *f, struct lft_tables *t,

@@ -134,6 +134,8 @@ void lft_tables_free(struct lft_tables *t)
 		for (uint32_t r = 0; r < t->n_sw; r++)
 			free(t->xrow[r]);
 	free(t->xrow);
+	free(t->xfirst);
+	free(t->xcount);
 	free(t->xdefault);
 	memset(t, 0, sizeof(*t));
 }

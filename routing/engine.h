@@ -42,14 +42,18 @@ struct lft_tables {
 	 * Secondary LFTs (extended LIDs, mad/xlid.h), never path-computed:
 	 * filled after routing by copying each vLID's PF column
 	 * (routing/xlft.c).  x_blocks blocks of 64 vLIDs from FAB_VLID_BASE
-	 * (those in use, up to the fabric's max_vlid); xrow[row] is that
-	 * row's x_blocks * 64 entries, or NULL when the row needs none (a
-	 * vSwitch whose VFs hold no vLID: its DefaultPort does); xdefault[row]
-	 * the row's DefaultPort (LFT_DROP: none).  All NULL / 0 without
-	 * vLIDs; freed by lft_tables_free().
+	 * (those in use, up to the fabric's max_vlid).  Memory follows what
+	 * exists: row r holds only the blocks xfirst[r] .. xfirst[r] +
+	 * xcount[r] - 1 (xrow[r], xcount[r] * 64 entries): a physical switch
+	 * every block, a vSwitch those its own VFs' vLIDs fall in, NULL when
+	 * it has none; an entry outside the row's blocks is none (LFT_DROP),
+	 * i.e. the row's DefaultPort xdefault[r] (LFT_DROP: dropped).  Read
+	 * and write through routing/xlft.h.  All NULL / 0 without vLIDs;
+	 * freed by lft_tables_free().
 	 */
 	uint32_t x_blocks;
 	uint8_t **xrow;
+	uint32_t *xfirst, *xcount;
 	uint8_t *xdefault;
 };
 

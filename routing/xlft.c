@@ -12,21 +12,95 @@ void xlft_clear(struct lft_tables *t)
 		for (uint32_t r = 0; r < t->n_sw; r++)
 			free(t->xrow[r]);
 	free(t->xrow);
+	free(t->xfirst);
+	free(t->xcount);
 	free(t->xdefault);
 	t->xrow = NULL;
+	t->xfirst = t->xcount = NULL;
 	t->xdefault = NULL;
 	t->x_blocks = 0;
 }
 
-static uint8_t *row_get(struct lft_tables *t, uint32_t r)
+/* The per-row arrays, rows empty, DefaultPorts none; 0 or -1. */
+static int parts_alloc(struct lft_tables *t)
 {
-	if (!t->xrow[r]) {
-		size_t n = (size_t)t->x_blocks * 64;
-		t->xrow[r] = malloc(n);
-		if (t->xrow[r])
-			memset(t->xrow[r], LFT_DROP, n);
+	size_t n = (size_t)t->n_sw + 1;
+	t->xrow = calloc(n, sizeof(*t->xrow));
+	t->xfirst = calloc(n, sizeof(*t->xfirst));
+	t->xcount = calloc(n, sizeof(*t->xcount));
+	t->xdefault = malloc(n);
+	if (!t->xrow || !t->xfirst || !t->xcount || !t->xdefault)
+		return -1;
+	memset(t->xdefault, LFT_DROP, n);
+	return 0;
+}
+
+/* A vSwitch sends every vLID not its own up; a physical switch: none. */
+static void defaults_set(const struct fabric *f, struct lft_tables *t)
+{
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		uint32_t node = t->sw_node[r];
+		uint32_t up = fabric_is_vswitch(f, node) ?
+			      fabric_vswitch_uplink(f, node) : FAB_NONE;
+		t->xdefault[r] = up != FAB_NONE ? f->ports[up].num : LFT_DROP;
 	}
-	return t->xrow[r];
+}
+
+/*
+ * Makes row r hold blocks first .. first + count - 1 at least (new
+ * entries none), keeping what it holds; 0 or -1 (ENOMEM, row unchanged).
+ */
+static int row_span(struct lft_tables *t, uint32_t r, uint32_t first,
+		    uint32_t count)
+{
+	uint32_t of = t->xfirst[r], oc = t->xcount[r];
+	uint32_t nf = first, ne = first + count;
+	if (oc) {
+		if (of < nf)
+			nf = of;
+		if (of + oc > ne)
+			ne = of + oc;
+		if (nf == of && ne == of + oc)
+			return 0;
+	}
+	uint8_t *row = malloc((size_t)(ne - nf) * 64);
+	if (!row)
+		return -1;
+	memset(row, LFT_DROP, (size_t)(ne - nf) * 64);
+	if (oc)
+		memcpy(row + (size_t)(of - nf) * 64, t->xrow[r], (size_t)oc * 64);
+	free(t->xrow[r]);
+	t->xrow[r] = row;
+	t->xfirst[r] = nf;
+	t->xcount[r] = ne - nf;
+	return 0;
+}
+
+int xlft_set(struct lft_tables *t, uint32_t r, uint32_t x, uint8_t p)
+{
+	uint32_t b = x / 64;
+	if (b < t->xfirst[r] || b >= t->xfirst[r] + t->xcount[r]) {
+		if (p == LFT_DROP)
+			return 0;	/* outside the row's blocks: none already */
+		if (row_span(t, r, b, 1) < 0)
+			return -1;
+	}
+	t->xrow[r][x - (size_t)t->xfirst[r] * 64] = p;
+	return 0;
+}
+
+/* The vSwitch and VF port a vLID's entries lead to, and its PF's pLID. */
+static uint32_t vlid_target(const struct fabric *f, const struct lft_tables *t,
+			    uint32_t pi, uint8_t *vs_port, uint32_t *pl)
+{
+	int vf;
+	uint32_t vs = fabric_vswitch_of(f, pi, &vf);
+	uint32_t pf = vs == FAB_NONE ? FAB_NONE : fabric_vswitch_pf(f, vs);
+	*pl = pf == FAB_NONE ? 0 : f->ports[pf].lid;
+	if (vf < 0 || !*pl || *pl > t->max_lid || fabric_is_vlid(*pl) ||
+	    fabric_vswitch_vf(f, vs, (unsigned)vf, vs_port) == FAB_NONE)
+		return FAB_NONE;
+	return vs;
 }
 
 int xlft_fill(const struct fabric *f, struct lft_tables *t,
@@ -37,53 +111,41 @@ int xlft_fill(const struct fabric *f, struct lft_tables *t,
 	if (!f->vlid_port || f->max_vlid < FAB_VLID_BASE || !t->n_sw)
 		return 0;
 	t->x_blocks = (f->max_vlid - FAB_VLID_BASE) / 64 + 1;
-	t->xrow = calloc(t->n_sw, sizeof(*t->xrow));
-	t->xdefault = malloc(t->n_sw);
-	if (!t->xrow || !t->xdefault)
+	if (parts_alloc(t) < 0)
 		goto enomem;
-	for (uint32_t r = 0; r < t->n_sw; r++) {
-		uint32_t node = t->sw_node[r];
-		t->xdefault[r] = LFT_DROP;
-		if (fabric_is_vswitch(f, node)) {
-			uint32_t up = fabric_vswitch_uplink(f, node);
-			/* a vSwitch sends every vLID not its own up */
-			if (up != FAB_NONE)
-				t->xdefault[r] = f->ports[up].num;
-		} else if (!row_get(t, r)) {
+	defaults_set(f, t);
+	/* physical switches: every block; vSwitches: their own vLIDs' */
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		if (!fabric_is_vswitch(f, t->sw_node[r]) &&
+		    row_span(t, r, 0, t->x_blocks) < 0)
 			goto enomem;
-		}
-	}
 	for (uint32_t v = FAB_VLID_BASE; v <= f->max_vlid; v++) {
-		uint32_t pi = f->vlid_port[v - FAB_VLID_BASE];
+		uint32_t pi = f->vlid_port[v - FAB_VLID_BASE], pl;
+		uint8_t vs_port;
 		if (pi == FAB_NONE)
 			continue;
 		rep->vlids++;
-		int vf;
-		uint32_t vs = fabric_vswitch_of(f, pi, &vf);
-		uint32_t pf = vs == FAB_NONE ? FAB_NONE : fabric_vswitch_pf(f, vs);
-		uint32_t pl = pf == FAB_NONE ? 0 : f->ports[pf].lid;
-		uint8_t vs_port = 0;
-		if (vf < 0 || !pl || pl > t->max_lid || fabric_is_vlid(pl) ||
-		    fabric_vswitch_vf(f, vs, (unsigned)vf, &vs_port) == FAB_NONE) {
+		uint32_t vs = vlid_target(f, t, pi, &vs_port, &pl);
+		if (vs == FAB_NONE) {
 			rep->unrouted++;
 			continue;
 		}
-		size_t x = v - FAB_VLID_BASE;
+		uint32_t x = v - FAB_VLID_BASE;
 		for (uint32_t r = 0; r < t->n_sw; r++) {
 			uint32_t node = t->sw_node[r];
 			if (node == vs) {
-				uint8_t *row = row_get(t, r);
-				if (!row)
+				if (xlft_set(t, r, x, vs_port) < 0)
 					goto enomem;
-				row[x] = vs_port;
 			} else if (!fabric_is_vswitch(f, node)) {
 				/* as the PF: the same path to the same vSwitch */
 				t->xrow[r][x] = t->port[(size_t)r * (t->max_lid + 1) + pl];
 			}
 		}
 	}
-	for (uint32_t r = 0; r < t->n_sw; r++)
-		rep->rows += t->xrow[r] != NULL;
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		rep->rows += t->xcount[r] != 0;
+		rep->blocks += t->xcount[r];
+	}
 	return 0;
 enomem:
 	xlft_clear(t);
@@ -95,19 +157,19 @@ int xlft_copy(struct lft_tables *dst, const struct lft_tables *src)
 	xlft_clear(dst);
 	if (!src->xrow)
 		return 0;
-	size_t n = (size_t)src->x_blocks * 64;
 	dst->x_blocks = src->x_blocks;
-	dst->xrow = calloc((size_t)src->n_sw + 1, sizeof(*dst->xrow));
-	dst->xdefault = malloc((size_t)src->n_sw + 1);
-	if (!dst->xrow || !dst->xdefault)
+	if (parts_alloc(dst) < 0)
 		goto enomem;
 	memcpy(dst->xdefault, src->xdefault, src->n_sw);
 	for (uint32_t r = 0; r < src->n_sw; r++) {
-		if (!src->xrow[r])
+		if (!src->xcount[r])
 			continue;
+		size_t n = (size_t)src->xcount[r] * 64;
 		if (!(dst->xrow[r] = malloc(n)))
 			goto enomem;
 		memcpy(dst->xrow[r], src->xrow[r], n);
+		dst->xfirst[r] = src->xfirst[r];
+		dst->xcount[r] = src->xcount[r];
 	}
 	return 0;
 enomem:
@@ -121,26 +183,15 @@ int xlft_grow(const struct fabric *f, struct lft_tables *t, uint32_t x_blocks)
 		return 0;
 	if (!t->xrow) {
 		t->x_blocks = 0;
-		t->xrow = calloc((size_t)t->n_sw + 1, sizeof(*t->xrow));
-		t->xdefault = malloc((size_t)t->n_sw + 1);
-		if (!t->xrow || !t->xdefault)
+		if (parts_alloc(t) < 0)
 			goto enomem;
-		for (uint32_t r = 0; r < t->n_sw; r++) {
-			uint32_t node = t->sw_node[r];
-			uint32_t up = fabric_is_vswitch(f, node) ?
-				      fabric_vswitch_uplink(f, node) : FAB_NONE;
-			t->xdefault[r] = up != FAB_NONE ? f->ports[up].num : LFT_DROP;
-		}
+		defaults_set(f, t);
 	}
-	size_t on = (size_t)t->x_blocks * 64, nn = (size_t)x_blocks * 64;
 	for (uint32_t r = 0; r < t->n_sw; r++) {
-		if (!t->xrow[r] && fabric_is_vswitch(f, t->sw_node[r]))
+		if (fabric_is_vswitch(f, t->sw_node[r]))
 			continue;	/* its DefaultPort, until a vLID of its own */
-		uint8_t *row = realloc(t->xrow[r], nn);
-		if (!row)
+		if (row_span(t, r, 0, x_blocks) < 0)
 			goto enomem;
-		memset(row + (t->xrow[r] ? on : 0), LFT_DROP, nn - (t->xrow[r] ? on : 0));
-		t->xrow[r] = row;
 	}
 	t->x_blocks = x_blocks;
 	return 0;

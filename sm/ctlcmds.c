@@ -145,13 +145,15 @@ static json_t *status_json(const struct sm *sm)
 	}
 	/* extended LIDs (sm/xlid_sm.h): the mode and the devices lacking it */
 	static const char *const xset[] = { "auto", "on", "off" };
-	json_object_set_new(o, "extended_lids", json_pack("{s:s,s:s,s:i,s:i,s:s}",
+	json_object_set_new(o, "extended_lids", json_pack("{s:s,s:s,s:i,s:i,s:s,s:i}",
 		"setting", xset[sm->cfg.extended_lids],
 		"mode", sm->xlid_decided < 0 ? "undecided" :
 			sm->xlid_decided ? "extended" : "legacy",
 		"vlids", s->valid ? (int)s->vlids : 0,
 		"lacking", s->valid ? (int)s->xlid_lacking : 0,
-		"lacking_devices", sm->xlid_lacking));
+		"lacking_devices", sm->xlid_lacking,
+		/* LID space full: VF ports left without a LID (lids.h) */
+		"shared_lid_slots", s->valid ? (int)s->lids_rep.vf_shared : 0));
 	json_object_set_new(o, "traps", trapin_json(&sm->traps));
 	const struct sa_stats *sa = sa_get_stats(sm);
 	if (sa)

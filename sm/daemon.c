@@ -391,8 +391,10 @@ void sm_configure(struct sm *sm)
 		xprobe_abandon(sm->xprobe);
 		sm->xprobe = NULL;
 		sm->xprobed = 1;
+		/* plain hosts too unless legacy is decided: the SA's answer */
 		struct xprobe *x = xprobe_start(sm->txn, f, sm->sub.model ?
-						&sm->sub.model->f : NULL, on_xprobed, sm);
+						&sm->sub.model->f : NULL,
+						sm->xlid_decided != 0, on_xprobed, sm);
 		if (!x) {
 			log_err("out of memory asking for extended LIDs");
 			sm_stop(sm, 1);
@@ -447,6 +449,11 @@ void sm_configure(struct sm *sm)
 			   s->lids_rep.reclaimed);
 	if (s->lids_rep.exhausted)
 		log_err("LID space exhausted: %u ports have no LID", s->lids_rep.exhausted);
+	/* one warning, again only when the count changes, not every sweep */
+	if (s->lids_rep.vf_shared != sm->vf_shared_warned && s->lids_rep.vf_shared)
+		log_warn("LID space exhausted: %u VF ports left without a LID are shared-LID slots (a VM created on one shares its hypervisor's PF LID); LIDs already given are kept",
+			 s->lids_rep.vf_shared);
+	sm->vf_shared_warned = s->lids_rep.vf_shared;
 	save_lids(sm);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;

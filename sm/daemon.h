@@ -123,6 +123,8 @@ struct sm {
 	int xprobed;			/* the discovery in sm->disc was asked */
 	int xlid_decided;		/* -1 until the first configuration */
 	char xlid_lacking[512];		/* the devices lacking it, named */
+	/* legacy LID space full: VF ports left without a LID, last warned of */
+	uint32_t vf_shared_warned;
 
 	/* STANDBY, or a MASTER waiting for a lower master's HANDOVER: the SM polled */
 	uint64_t master_guid;

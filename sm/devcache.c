@@ -215,6 +215,20 @@ int devcache_holds(const struct devcache *c, const struct fabric *f,
 	}
 }
 
+const uint8_t *devcache_attr(const struct devcache *c, const struct fabric *f,
+			     uint32_t node, uint8_t port, uint16_t attr,
+			     uint32_t mod)
+{
+	const struct node_cache *nc = find_node(c, &f->nodes[node]);
+	if (!nc)
+		return NULL;
+	for (uint32_t i = 0; i < nc->n_attrs; i++)
+		if (nc->attrs[i].attr == attr && nc->attrs[i].mod == mod &&
+		    nc->attrs[i].port == port)
+			return nc->attrs[i].data;
+	return NULL;
+}
+
 void devcache_record(struct devcache *c, const struct fabric *f,
 		     const struct plan_op *op, uint32_t mod, const uint8_t *data)
 {

@@ -36,6 +36,14 @@ void devcache_clear(struct devcache *c);
 int devcache_holds(const struct devcache *c, const struct fabric *f,
 		   const struct plan_op *op, uint32_t mod, const uint8_t *payload);
 /* It does now: a write's answer confirmed it, or the device is known to. */
+/*
+ * The 64 bytes the cache holds of node's attribute attr (a vendor or
+ * other whole-payload attribute) at port and modifier mod, or NULL when
+ * it holds none.
+ */
+const uint8_t *devcache_attr(const struct devcache *c, const struct fabric *f,
+			     uint32_t node, uint8_t port, uint16_t attr,
+			     uint32_t mod);
 void devcache_record(struct devcache *c, const struct fabric *f,
 		     const struct plan_op *op, uint32_t mod, const uint8_t *payload);
 

@@ -44,10 +44,25 @@ static int cmp_pent_age(const void *a, const void *b)
 	return x->guid < y->guid ? -1 : x->guid > y->guid;
 }
 
+/* The highest unicast LID given: LID_UCAST_MAX but in tests (lids_test_cap). */
+static uint32_t ucast_max = LID_UCAST_MAX;
+
+void lids_test_cap(uint32_t max)
+{
+	ucast_max = max && max < LID_UCAST_MAX ? max : LID_UCAST_MAX;
+}
+
+/* A VF port of a vSwitch: where a full LID space leaves its slot shared. */
+static int is_vf(const struct fabric *f, uint32_t pi)
+{
+	int vf = -1;
+	return fabric_vswitch_of(f, pi, &vf) != FAB_NONE && vf >= 0;
+}
+
 /* A usable base LID for a range of span LIDs, free in used[]. */
 static int range_ok(const uint8_t *used, uint32_t lid, uint32_t span)
 {
-	if (!lid || lid % span || lid + span - 1 > LID_UCAST_MAX)
+	if (!lid || lid % span || lid + span - 1 > ucast_max)
 		return 0;
 	for (uint32_t k = 0; k < span; k++)
 		if (used[lid + k])
@@ -109,12 +124,12 @@ static uint32_t free_range(const uint8_t *used, uint32_t *low, uint32_t *no_room
 {
 	if (span >= *no_room)
 		return 0;
-	while (*low <= LID_UCAST_MAX && used[*low])
+	while (*low <= ucast_max && used[*low])
 		(*low)++;
 	uint32_t lid = (*low + span - 1) / span * span;
-	while (lid <= LID_UCAST_MAX && !range_ok(used, lid, span))
+	while (lid <= ucast_max && !range_ok(used, lid, span))
 		lid += span;
-	if (lid > LID_UCAST_MAX) {
+	if (lid > ucast_max) {
 		*no_room = span;
 		return 0;
 	}
@@ -192,14 +207,29 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 	 * 3. the rest, packed low: the lowest free aligned range; when the
 	 * space is full, the range of the oldest reservation.  A port narrower
 	 * than a reclaimed range (a base switch port 0 when LMC > 0) leaves the
-	 * rest of it in spare[] for the next narrow ports.
+	 * rest of it in spare[] for the next narrow ports.  When the ports
+	 * left outnumber the free LIDs, the VF ports of vSwitches go last
+	 * (pass 1), so that what runs out is VF slots -- a VM there shares its
+	 * hypervisor's PF LID -- never a switch, a PF or a host; otherwise one
+	 * pass in GUID order, as ever.
 	 */
-	uint32_t low = 1, no_room = LID_UCAST_MAX + 1, next_old = 0;
+	uint32_t low = 1, no_room = ucast_max + 1, next_old = 0;
 	uint32_t spare = 0, spare_end = 0;	/* [spare, spare_end) free */
+	uint32_t want = 0, room = n_resv * rspan;
+	for (uint32_t e = 0; e < n; e++)
+		if (!f->ports[eps[e].port].lid && !nolid(f, eps[e].port))
+			want += 1u << fabric_port_lmc(f, eps[e].port);
+	for (uint32_t l = 1; l <= ucast_max && room < want; l++)
+		room += !used[l];
+	int vf_last = room < want;
+	for (int pass = 0; pass <= vf_last; pass++)
 	for (uint32_t e = 0; e < n; e++) {
 		struct fab_port *p = &f->ports[eps[e].port];
 		uint32_t span = 1u << fabric_port_lmc(f, eps[e].port);
 		if (p->lid || nolid(f, eps[e].port))
+			continue;
+		int vf = vf_last && is_vf(f, eps[e].port);
+		if (vf_last && vf != pass)
 			continue;
 		uint32_t lid = free_range(used, &low, &no_room, span);
 		uint32_t s = spare ? (spare + span - 1) / span * span : 0;
@@ -216,7 +246,10 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 			}
 		}
 		if (!lid) {
-			rep->exhausted++;
+			if (vf)
+				rep->vf_shared++;
+			else
+				rep->exhausted++;
 			continue;
 		}
 		p->lid = lid;
@@ -333,7 +366,7 @@ uint32_t lids_alloc_vm(const struct fabric *f, const struct guid_map *persisted,
 		take(used, lid & ~(rspan - 1), rspan);
 	}
 	free(present);
-	uint32_t low = 1, no_room = LID_UCAST_MAX + 1;
+	uint32_t low = 1, no_room = ucast_max + 1;
 	uint32_t lid = free_range(used, &low, &no_room, span);
 	free(used);
 	return lid;

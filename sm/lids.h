@@ -23,7 +23,15 @@ struct lid_report {
 	uint32_t conflicts;		/* persisted or existing LIDs not honoured */
 	uint32_t reclaimed;		/* absent ports' reservations taken back */
 	uint32_t exhausted;		/* ports left without a LID (lid 0) */
+	uint32_t vf_shared;		/* VF ports left without one when the
+					 * space ran out (they go last): shared-
+					 * LID VF slots, not counted above */
 };
+/*
+ * Tests only: the highest unicast LID lids_assign() and lids_alloc_vm()
+ * give (0: LID_UCAST_MAX again), to run out of LIDs on a small fabric.
+ */
+void lids_test_cap(uint32_t max);
 
 /*
  * Sets ports[].lid for every end port, f->lmc, and rebuilds the LID

@@ -534,6 +534,9 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	}
 	if (s.lids_rep.exhausted)
 		log_err("LID space exhausted: %u ports have no LID", s.lids_rep.exhausted);
+	if (s.lids_rep.vf_shared)
+		log_warn("LID space exhausted: %u VF ports left without a LID are shared-LID slots (a VM created on one shares its hypervisor's PF LID); LIDs already given are kept",
+			 s.lids_rep.vf_shared);
 	if (sm_route(cfg, NULL, &f, &t, &s.routing, &s.route_ms) < 0)
 		goto out;
 	fabric_counts(&f, &s.switches, &s.cas, &s.ports);

@@ -6,6 +6,7 @@
 
 #include "../mad/smp.h"
 #include "../mad/xlid.h"
+#include "../routing/xlft.h"
 #include "log.h"
 #include "program.h"
 
@@ -217,8 +218,11 @@ int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
 		.supported = 1,
 		.enabled = 1,
 		.lft_cap = n->xlid_cap,
-		/* a vSwitch without a vLID of its own: none, DefaultPort does */
-		.lft_top = t->xrow[row] ? top : 0,
+		/*
+		 * a vSwitch: past its own vLIDs' blocks (none without a vLID:
+		 * DefaultPort does)
+		 */
+		.lft_top = fabric_is_vswitch(f, ni) ? xlft_top(t, row) : top,
 		.default_port = t->xdefault[row],
 	};
 	uint8_t buf[64];
@@ -229,19 +233,26 @@ int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
 int plan_xlid_block(struct plan *p, int wave, const struct lft_tables *t,
 		    uint32_t row, uint32_t block)
 {
-	if (!t->xrow || !t->xrow[row] || block >= t->x_blocks)
+	const uint8_t *b = xlft_block(t, row, block);
+	if (!b)
 		return 0;
-	return plan_vendor(p, wave, t->sw_node[row], 0, XLID_ATTR_LFT, block,
-			   t->xrow[row] + (size_t)block * 64);
+	return plan_vendor(p, wave, t->sw_node[row], 0, XLID_ATTR_LFT, block, b);
 }
 
 /*
- * Extended LIDs (mad/xlid.h): a capable switch's XLIDCap and its
- * secondary-LFT blocks (those under its Top); every block of a row is
- * planned, the executor leaves out what the device cache says is held.
+ * Extended LIDs (mad/xlid.h): a capable switch's XLIDCap and the
+ * secondary-LFT blocks its row holds (those under its Top); every such
+ * block is planned, the executor leaves out what the device cache says
+ * is held.  A vSwitch row holds only its own vLIDs' blocks: a block below
+ * them that the cache knows holds entries (written when a vLID of its own
+ * was there) is cleared, so a VF's packet to that vLID goes up again; one
+ * the cache does not know is taken as none (what a device holds before
+ * the SM writes it), which spares a bring-up a block per vLID block per
+ * vSwitch.
  */
 static int plan_xswitch(struct plan *p, int wave, const struct discovery *d,
-			const struct lft_tables *t, uint32_t ni)
+			struct devcache *c, const struct lft_tables *t,
+			uint32_t ni)
 {
 	const struct fabric *f = &d->f;
 	const struct fab_node *n = &f->nodes[ni];
@@ -250,15 +261,23 @@ static int plan_xswitch(struct plan *p, int wave, const struct discovery *d,
 		return 0;
 	if (plan_xlid_cap(p, wave, f, t, ni) < 0)
 		return -1;
-	uint32_t top = t->x_blocks * 64;
-	if (top > n->xlid_cap)
-		top = n->xlid_cap;
-	uint32_t blocks = t->xrow[row] ? t->x_blocks : 0;
-	if (blocks > top / 64 + (top % 64 != 0))
-		blocks = top / 64 + (top % 64 != 0);
-	for (uint32_t b = 0; b < blocks; b++)
+	uint32_t cap_blocks = n->xlid_cap / 64 + (n->xlid_cap % 64 != 0);
+	uint32_t first = t->xfirst[row], end = first + t->xcount[row];
+	if (end > cap_blocks)
+		end = cap_blocks;
+	for (uint32_t b = first; b < end; b++)
 		if (plan_xlid_block(p, wave, t, row, b) < 0)
 			return -1;
+	if (!fabric_is_vswitch(f, ni) || !c)
+		return 0;
+	uint8_t none[64];
+	memset(none, LFT_DROP, sizeof(none));
+	for (uint32_t b = 0; b < first && b < cap_blocks; b++) {
+		const uint8_t *held = devcache_attr(c, f, ni, 0, XLID_ATTR_LFT, b);
+		if (held && memcmp(held, none, 64) &&
+		    plan_vendor(p, wave, ni, 0, XLID_ATTR_LFT, b, none) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -285,7 +304,7 @@ int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)
 		if (d->f.nodes[ni].type == FAB_SWITCH &&
 		    (plan_switch(p, wave, d, c, t, ni) < 0 ||
-		     (d->f.xlid_mode && t->xrow && plan_xswitch(p, wave, d, t, ni) < 0)))
+		     (d->f.xlid_mode && t->xrow && plan_xswitch(p, wave, d, c, t, ni) < 0)))
 			return -1;
 	for (uint32_t pi = 0; d->f.xlid_mode && pi < d->f.n_ports; pi++)
 		if (fabric_is_endport(&d->f, pi) && fabric_is_vlid(d->f.ports[pi].lid) &&

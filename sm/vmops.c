@@ -273,8 +273,12 @@ static void shared_result(struct vmop_result *r, const struct vmshared_result *s
 			  vguid_action_name((enum vguid_action)sr->action);
 }
 
-/* vm create --shared-lid: the registry and Paper VI's table, no writes. */
-static int create_shared(struct sm *sm, struct vmop *op, uint32_t vs)
+/*
+ * vm create --shared-lid: the registry and Paper VI's table, no writes.
+ * auto: made shared because no LID is left for it (legacy mode, LID space
+ * full): a --vf naming a VF slot without a LID is then no error.
+ */
+static int create_shared(struct sm *sm, struct vmop *op, uint32_t vs, int auto_)
 {
 	struct fabric *f = &sm->sub.model->f;
 	struct vmop_req *q = &op->q;
@@ -283,7 +287,7 @@ static int create_shared(struct sm *sm, struct vmop *op, uint32_t vs)
 	snprintf(v->name, sizeof(v->name), "%s", q->name);
 	v->hyp_guid = f->nodes[vs].guid;
 	v->weight = (uint16_t)(q->weight ? q->weight : 1);
-	if (q->vf >= 0) {
+	if (q->vf >= 0 && !auto_) {
 		snprintf(op->r.err, sizeof(op->r.err), "a shared-LID VM has no VF: --vf makes no sense with --shared-lid");
 		return -1;
 	}
@@ -312,6 +316,32 @@ static int create_shared(struct sm *sm, struct vmop *op, uint32_t vs)
 	return 1;
 }
 
+/*
+ * Prepopulated scheme, legacy mode: the VM would land on a VF slot left
+ * without a LID when the LID space ran out (lids.h, vf_shared) -- the VF
+ * named (want >= 0), or, none named, every free VF of vs is such a slot
+ * and one is there.  Such a VM is made a shared-LID VM.
+ */
+static int no_lid_left(struct sm *sm, const struct fabric *f, uint32_t vs,
+		       int want)
+{
+	if (f->xlid_mode || sm->cfg.lid_scheme != MIG_PREPOPULATED)
+		return 0;
+	unsigned n = fabric_vswitch_nvf(f, vs), slots = 0;
+	uint64_t hg = f->nodes[vs].guid;
+	for (unsigned k = 0; k < n; k++) {
+		if ((want >= 0 && (unsigned)want != k) || vm_find_vf(&sm->vms, hg, (int)k))
+			continue;
+		uint32_t p = fabric_vswitch_vf(f, vs, k, NULL);
+		if (p == FAB_NONE)
+			continue;
+		if (f->ports[p].lid)
+			return 0;	/* a VF with a LID is free: it takes that */
+		slots++;
+	}
+	return slots > 0;
+}
+
 static int do_create(struct sm *sm, struct vmop *op)
 {
 	struct fabric *f = &sm->sub.model->f;
@@ -328,7 +358,12 @@ static int do_create(struct sm *sm, struct vmop *op)
 	}
 	uint32_t vs = vmops_find_hypervisor(f, q->hyp, err, errlen);
 	if (vs != FAB_NONE && q->shared)
-		return create_shared(sm, op, vs);
+		return create_shared(sm, op, vs, 0);
+	if (vs != FAB_NONE && no_lid_left(sm, f, vs, q->vf)) {
+		log_warn("vm create '%s' on '%s': no LID left for it (LID space exhausted): a shared-LID VM",
+			 q->name, q->hyp);
+		return create_shared(sm, op, vs, 1);
+	}
 	int vf;
 	if (vs == FAB_NONE ||
 	    pick_vf(sm, f, vs, q->vf, q->hyp, &vf, &op->vf_pi, err, errlen) < 0)
@@ -376,6 +411,12 @@ static int do_create(struct sm *sm, struct vmop *op)
 	int x = xlid_port_ok(f, op->vf_pi);
 	uint32_t lid = x ? xlid_alloc_vlid(f, &sm->sub.guid2lid) :
 		       lids_alloc_vm(f, &sm->sub.guid2lid, op->vf_pi);
+	if (!lid && !x) {
+		/* legacy mode, LID space full: the VM shares its PF's LID */
+		log_warn("vm create '%s' on '%s': no free LID (LID space exhausted): a shared-LID VM",
+			 q->name, q->hyp);
+		return create_shared(sm, op, vs, 1);
+	}
 	if (!lid) {
 		snprintf(err, errlen, "no free LID for the VM");
 		return -1;

@@ -17,6 +17,7 @@
 struct xq {
 	struct xprobe *x;
 	uint32_t node;
+	int sa_only;		/* a plain CA: for the SA, not the mode */
 };
 
 struct xprobe {
@@ -99,7 +100,9 @@ static void on_cap(void *arg, int status, const uint8_t *resp, size_t len)
 			nd->xlid_cap = c.lft_cap;
 		}
 	}
-	if (nd->xlid == XLID_YES)
+	if (q->sa_only)
+		;
+	else if (nd->xlid == XLID_YES)
 		x->st.capable++;
 	else
 		x->st.lacking++;
@@ -107,8 +110,19 @@ static void on_cap(void *arg, int status, const uint8_t *resp, size_t len)
 		finish(x);
 }
 
+/* A CA not behind a vSwitch (a plain host), asked at its port 1. */
+static int plain_ca(const struct fabric *f, uint32_t n, uint32_t *pi)
+{
+	const struct fab_node *nd = &f->nodes[n];
+	if (nd->type == FAB_SWITCH || nd->nports < 1 || ca_behind_vswitch(f, n, pi))
+		return 0;
+	*pi = fabric_port(f, n, 1);
+	return *pi != FAB_NONE;
+}
+
 struct xprobe *xprobe_start(struct txn_engine *txn, struct fabric *f,
-			    const struct fabric *prev, xprobe_fn done, void *arg)
+			    const struct fabric *prev, int hosts,
+			    xprobe_fn done, void *arg)
 {
 	struct xprobe *x = calloc(1, sizeof(*x));
 	if (!x || !(x->q = calloc((size_t)f->n_nodes + 1, sizeof(*x->q)))) {
@@ -121,13 +135,18 @@ struct xprobe *xprobe_start(struct txn_engine *txn, struct fabric *f,
 	x->pending = 1;	/* held until every query is queued */
 	for (uint32_t n = 0; n < f->n_nodes; n++) {
 		struct fab_node *nd = &f->nodes[n];
-		if (!matters(f, n))
+		uint32_t hpi = FAB_NONE;
+		int sa_only = hosts && plain_ca(f, n, &hpi) &&
+			      f->ports[hpi].remote != FAB_NONE;
+		if (!sa_only && !matters(f, n))
 			continue;
 		uint32_t pn = prev ? fabric_find_node(prev, nd->guid) : FAB_NONE;
 		if (pn != FAB_NONE && prev->nodes[pn].xlid != XLID_UNKNOWN) {
 			/* what it said last sweep: a device does not change its mind */
 			nd->xlid = prev->nodes[pn].xlid;
 			nd->xlid_cap = prev->nodes[pn].xlid_cap;
+			if (sa_only)
+				continue;
 			x->st.known++;
 			if (nd->xlid == XLID_YES)
 				x->st.capable++;
@@ -142,24 +161,28 @@ struct xprobe *xprobe_start(struct txn_engine *txn, struct fabric *f,
 			memcpy(path, nd->dr_path, sizeof(path));
 			hops = nd->dr_len;
 		} else {
-			ca_behind_vswitch(f, n, &pi);
+			if (sa_only)
+				pi = hpi;
+			else
+				ca_behind_vswitch(f, n, &pi);
 			mod = f->ports[pi].num;
 			hops = discovery_port_path(f, pi, path);
 		}
 		struct xq *q = &x->q[x->n_q++];
 		q->x = x;
 		q->node = n;
+		q->sa_only = sa_only;
 		uint8_t mad[MAD_SIZE];
 		struct mad_addr to;
 		smp_init_dr(mad, IB_MAD_METHOD_GET, XLID_ATTR_CAP, mod, path, hops);
 		smp_dr_address(&to);
-		x->st.asked++;
+		x->st.asked += !sa_only;
 		if (hops >= 0 &&
 		    txn_submit(txn, mad, sizeof(mad), &to, n, on_cap, q) == 0) {
 			x->pending++;
 		} else {
 			nd->xlid = XLID_NO;
-			x->st.lacking++;
+			x->st.lacking += !sa_only;
 		}
 	}
 	x->pending--;
@@ -296,6 +319,20 @@ uint32_t xlid_alloc_vlid(const struct fabric *f, const struct guid_map *persiste
 	return v;
 }
 
+struct xorder {
+	uint32_t vs, vf, pi;
+};
+
+static int cmp_xorder(const void *a, const void *b)
+{
+	const struct xorder *x = a, *y = b;
+	if (x->vs != y->vs)
+		return x->vs < y->vs ? -1 : 1;
+	if (x->vf != y->vf)
+		return x->vf < y->vf ? -1 : 1;
+	return x->pi < y->pi ? -1 : x->pi > y->pi;
+}
+
 int xlid_lids_finish(struct fabric *f, const struct guid_map *persisted,
 		     uint8_t *mark, uint32_t *given, uint32_t *exhausted)
 {
@@ -325,10 +362,30 @@ int xlid_lids_finish(struct fabric *f, const struct guid_map *persisted,
 	for (uint32_t i = 0; persisted && i < persisted->cap; i++)
 		if (persisted->keys[i] && fabric_is_vlid(persisted->vals[i]))
 			held[persisted->vals[i] - FAB_VLID_BASE] = 1;
-	uint32_t low = 0;
+	/*
+	 * The new ones by vSwitch, then VF: a vSwitch's VFs get consecutive
+	 * vLIDs, so that its secondary LFT row holds a block or two
+	 * (routing/xlft.h), not the span between VFs that discovery order
+	 * interleaves with every other vSwitch's.
+	 */
+	struct xorder *ord = malloc(((size_t)f->n_ports + 1) * sizeof(*ord));
+	if (!ord) {
+		free(held);
+		free(mark);
+		return -1;
+	}
+	uint32_t n_ord = 0;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		if (!mark[pi])
 			continue;
+		int vf = -1;
+		uint32_t vs = fabric_vswitch_of(f, pi, &vf);
+		ord[n_ord++] = (struct xorder){ vs, (uint32_t)vf, pi };
+	}
+	qsort(ord, n_ord, sizeof(*ord), cmp_xorder);
+	uint32_t low = 0;
+	for (uint32_t k = 0; k < n_ord; k++) {
+		uint32_t pi = ord[k].pi;
 		while (low < XLID_MAX_ENTRIES && held[low])
 			low++;
 		if (low == XLID_MAX_ENTRIES) {
@@ -339,6 +396,7 @@ int xlid_lids_finish(struct fabric *f, const struct guid_map *persisted,
 		f->ports[pi].lid = FAB_VLID_BASE + low;
 		(*given)++;
 	}
+	free(ord);
 	free(held);
 	free(mark);
 	return fabric_index_lids(f);

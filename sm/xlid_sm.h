@@ -6,7 +6,9 @@
  * Detection.  At a heavy sweep, after the vSwitches are marked and before
  * the LIDs, an XLIDCap Get goes to every switch and to every CA port
  * behind a vSwitch whose answer is not known yet (a node seen by the last
- * sweep keeps what it said).  Status 0x0c (unsupported attribute), any
+ * sweep keeps what it said); unless the mode is legacy already, to every
+ * plain CA too (port 1), for the SA only: it tells a vLID to a requester
+ * that said it can, and the mode never waits on a plain host.  Status 0x0c (unsupported attribute), any
  * other error, a timeout or an answer that does not decode: not capable.
  *
  * Mode (virtualization.extended_lids), decided at the first configuration
@@ -44,10 +46,14 @@ int xlid_probe_wanted(const struct fabric *f, enum tristate mode);
  * model, may be NULL); records fab_node.xlid and xlid_cap; done() runs on
  * the loop when every answer is in, never from inside the call: when
  * nothing was to be asked (or every Get failed to go), xprobe_finished()
- * says so at once and done() never runs.  NULL on ENOMEM.
+ * says so at once and done() never runs.  hosts: plain CAs (not behind a
+ * vSwitch) are asked too, for the SA alone -- a capable one may be told
+ * a VM's vLID -- never counted in the stats nor for the mode; the caller
+ * asks it while the mode is, or may become, extended.  NULL on ENOMEM.
  */
 struct xprobe *xprobe_start(struct txn_engine *txn, struct fabric *f,
-			    const struct fabric *prev, xprobe_fn done, void *arg);
+			    const struct fabric *prev, int hosts,
+			    xprobe_fn done, void *arg);
 int xprobe_finished(const struct xprobe *x);
 const struct xprobe_stats *xprobe_stats(const struct xprobe *x);
 /*

@@ -9,7 +9,7 @@
 #   BENCH_BIG=1           also the 11664-host 3-level tree (slow)
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
-#                         or one row alone: "sa", "notices", "migration"
+#                         or one row alone: "sa", "notices", "migration", "vlids"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #
 # ceil_mps is what ibsim and umad2sim carry on this machine at that moment
@@ -27,7 +27,8 @@ MADFLOOD="$SIM_ROOT/build/madflood"
 [ -x "$MADFLOOD" ] || fail "build/madflood is missing"
 SAPERF="$SIM_ROOT/build/saperf"
 EMUSA="$SIM_ROOT/build/emusa"
-[ -x "$SAPERF" ] && [ -x "$EMUSA" ] || fail "build/saperf or build/emusa is missing"
+EMUVM="$SIM_ROOT/build/emuvm"
+[ -x "$SAPERF" ] && [ -x "$EMUSA" ] && [ -x "$EMUVM" ] || fail "build/saperf, build/emusa or build/emuvm is missing"
 ROUNDS=${BENCH_ROUNDS:-3}
 ENGINE=${BENCH_ENGINE:-ftree,minhop}
 RESULTS="$SIM_TMP/results"
@@ -559,4 +560,35 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = migration ]; then
 			"$(col mig "$who" 9)"
 	done
 	echo "  (OpenSM: Unlink + Link to ${MIG_DST}'s spare port + SIGHUP, minhop; ibsmd: vm migrate --commit after --prepare, -R $ENGINE)"
+fi
+
+# ---- vlids: 3,456 hypervisors x 16 VFs brought up, extended and legacy ----
+# build/emuvm: ibsmd's code in-process on the emulator (no ibsim: ibsim has
+# no extended LIDs and would not carry 62,418 end ports), a fat tree of 96
+# leaves x 36 hypervisors (fabgen hyper), 18 spines, 16 VFs each: 55,296
+# VMs, every VF a LID at bring-up (prepopulated).  Extended: every device
+# made capable, each VF an 18-bit vLID.  Legacy: no device capable (auto
+# falls back); the 16-bit space holds 49,151 LIDs, so the VF ports beyond
+# it are left shared-LID slots (every switch, PF and host keeps a LID).
+# Each mode in its own process (peak RSS is the process's).  ibsmd only:
+# OpenSM has no vLIDs and no shared-LID VMs.
+if [ "${BENCH_ONLY:-}" = vlids ] || [ -z "${BENCH_ONLY:-}" ]; then
+	net="$SIM_TMP/vl-hyper-3456.net"
+	gen hyper --leaves 96 --spines 18 --hypervisors-per-leaf 36 --vfs 16 -o "$net"
+	vl_field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
+	vx=$("$EMUVM" -x "$net" 2>"$SIM_TMP/emuvm-x.err") ||
+		fail "emuvm extended failed: $vx $(tail -n 3 "$SIM_TMP/emuvm-x.err")"
+	vl=$("$EMUVM" "$net" 2>"$SIM_TMP/emuvm-l.err") ||
+		fail "emuvm legacy failed: $vl $(tail -n 3 "$SIM_TMP/emuvm-l.err")"
+	echo
+	echo "vLIDs: $(vl_field cas "$vx") CAs, $(vl_field vfs "$vx") VFs on 3456 hypervisors, $(vl_field switches "$vx") switches (build/emuvm, prepopulated; ibsmd only: OpenSM has no vLIDs)"
+	printf '%-9s %11s %12s %7s %9s %9s %15s %11s\n' mode bringup_ms peak_rss_mb plids vf_vlids vf_plids vf_shared_slots mads_sent
+	for m in "$vx" "$vl"; do
+		printf '%-9s %11s %12s %7s %9s %9s %15s %11s\n' "$(sed -n 's/.*"mode":"\([a-z]*\)".*/\1/p' <<<"$m")" \
+			"$(vl_field bringup_ms "$m")" "$(vl_field peak_rss_mb "$m")" "$(vl_field plids "$m")" \
+			"$(vl_field vf_vlids "$m")" "$(vl_field vf_plids "$m")" "$(vl_field vf_shared_slots "$m")" \
+			"$(vl_field mads_sent "$m")"
+	done
+	echo "  $vx"
+	echo "  $vl"
 fi

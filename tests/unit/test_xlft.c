@@ -22,7 +22,7 @@ static uint32_t xwalk(const struct fabric *f, const struct lft_tables *t,
 {
 	for (int hops = 0; hops < 16; hops++) {
 		uint32_t r = t->row_of_node[sw];
-		uint8_t p = t->xrow[r] ? t->xrow[r][v - FAB_VLID_BASE] : LFT_DROP;
+		uint8_t p = xlft_get(t, r, v - FAB_VLID_BASE);
 		if (p == LFT_DROP)
 			p = t->xdefault[r];
 		if (p == LFT_DROP || p == 0 || p > f->nodes[sw].nports)
@@ -77,6 +77,13 @@ START_TEST(test_copy_pf_columns)
 		uint32_t r = t.row_of_node[n];
 		if (fabric_is_vswitch(&f, n)) {
 			vs_rows += t.xrow[r] != NULL;
+			/* a vSwitch row holds its own vLID's block only */
+			if (t.xcount[r]) {
+				ck_assert_uint_eq(t.xcount[r], 1);
+				ck_assert(t.xfirst[r] == (va - FAB_VLID_BASE) / 64 ||
+					  t.xfirst[r] == (vb - FAB_VLID_BASE) / 64);
+				ck_assert_uint_eq(xlft_top(&t, r), (t.xfirst[r] + 1) * 64);
+			}
 			ck_assert_uint_eq(t.xdefault[r],
 					  f.ports[fabric_vswitch_uplink(&f, n)].num);
 		} else {
@@ -84,15 +91,46 @@ START_TEST(test_copy_pf_columns)
 			ck_assert_uint_eq(t.xdefault[r], LFT_DROP);
 			/* a physical switch forwards the vLID as the PF's pLID */
 			uint32_t pf = fabric_vswitch_pf(&f, hv_find(&f, "V-3-2"));
-			ck_assert_uint_eq(t.xrow[r][vb - FAB_VLID_BASE],
+			ck_assert_uint_eq(t.xcount[r], t.x_blocks);
+			ck_assert_uint_eq(xlft_get(&t, r, vb - FAB_VLID_BASE),
 					  lft_row(&t, r)[f.ports[pf].lid]);
 		}
 	}
 	ck_assert_uint_eq(vs_rows, 2);	/* only the two vSwitches with a vLID */
 	ck_assert_uint_eq(xr.rows, vs_rows + 2 + HV_LEAVES);
+	ck_assert_uint_eq(xr.blocks, vs_rows + (2 + HV_LEAVES) * t.x_blocks);
 	/* an unused vLID between the two is dropped by physical switches */
 	ck_assert_uint_eq(xwalk(&f, &t, hv_find(&f, "S0"), FAB_VLID_BASE + 64),
 			  FAB_NONE);
+	/*
+	 * A vSwitch row grows to a block below its own (a VM booted there
+	 * with a lower vLID), keeping what it held; the blocks between are
+	 * none; a copy holds the same; "none" outside a row's blocks costs
+	 * nothing.
+	 */
+	uint32_t rb = t.row_of_node[hv_find(&f, "V-3-2")];
+	uint8_t vb_port = xlft_get(&t, rb, vb - FAB_VLID_BASE);
+	ck_assert_uint_ne(vb_port, LFT_DROP);
+	ck_assert_uint_eq(t.xfirst[rb], 2);
+	ck_assert_int_eq(xlft_set(&t, rb, 7, 4), 0);
+	ck_assert_uint_eq(t.xfirst[rb], 0);
+	ck_assert_uint_eq(t.xcount[rb], 3);
+	ck_assert_uint_eq(xlft_get(&t, rb, 7), 4);
+	ck_assert_uint_eq(xlft_get(&t, rb, 64 + 7), LFT_DROP);
+	ck_assert_uint_eq(xlft_get(&t, rb, vb - FAB_VLID_BASE), vb_port);
+	ck_assert_uint_eq(xlft_top(&t, rb), 3 * 64);
+	struct lft_tables c = { 0 };
+	ck_assert_int_eq(lft_tables_alloc(&c, &f), 0);
+	ck_assert_int_eq(xlft_copy(&c, &t), 0);
+	for (uint32_t r = 0; r < t.n_sw; r++)
+		for (uint32_t x = 0; x < t.x_blocks * 64; x++)
+			ck_assert_uint_eq(xlft_get(&c, r, x), xlft_get(&t, r, x));
+	lft_tables_free(&c);
+	uint32_t rn = t.row_of_node[hv_find(&f, "V-1-0")];
+	ck_assert_uint_eq(t.xcount[rn], 0);
+	ck_assert_int_eq(xlft_set(&t, rn, 7, LFT_DROP), 0);
+	ck_assert_ptr_null(t.xrow[rn]);
+	ck_assert_uint_eq(xlft_top(&t, rn), 0);
 	/* no vLID: no secondary tables at all */
 	f.ports[a].lid = f.ports[b].lid = 0;
 	ck_assert_int_eq(fabric_index_lids(&f), 0);

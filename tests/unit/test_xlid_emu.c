@@ -280,6 +280,9 @@ START_TEST(test_all_capable_extended)
 {
 	struct run r;
 	setup(&r, 1, NULL);
+	/* a plain host without it: asked for the SA, never for the mode */
+	ck_assert_int_eq(emu_xlid_set(r.e, r.topo.nodes[hv_find(&r.topo, "H0")].guid,
+				      EMU_XLID_OFF), 0);
 	sm_up(&r, 1, TRI_AUTO);
 	attach(&r);
 	ck_assert_int_eq(r.sm->last.xlid_mode, 1);
@@ -321,9 +324,9 @@ START_TEST(test_all_capable_extended)
 		if (f->nodes[n].type == FAB_SWITCH)
 			ck_assert_int_eq(emu_xlid_blocks(r.e, f->nodes[n].guid), 1);
 	/*
-	 * SA: a capable requester (a PF behind a vSwitch) gets the vLID, its
-	 * high bits in byte 58; a host that never said it can (H0, not
-	 * behind a vSwitch) gets no record: the VM has no pLID.
+	 * SA: a capable requester (a PF behind a vSwitch, or a plain host
+	 * that said it can: H1) gets the vLID, its high bits in byte 58; a
+	 * host that lacks it (H0) gets no record: the VM has no pLID.
 	 */
 	uint8_t rec[64];
 	uint32_t vx = f->ports[hv_vf_port(f, 2, 1, 3)].lid;
@@ -337,6 +340,12 @@ START_TEST(test_all_capable_extended)
 	ck_assert_uint_eq(rec[40] << 8 | rec[41], vx & 0xffff);
 	uint32_t h0 = fabric_port(f, hv_find(f, "H0"), 1);
 	ck_assert_uint_eq(path_to(&r, f->ports[h0].lid, vx, rec), 0);
+	uint32_t h1 = fabric_port(f, hv_find(f, "H1"), 1);
+	ck_assert_int_eq(f->nodes[hv_find(f, "H1")].xlid, XLID_YES);
+	ck_assert_uint_eq(path_to(&r, f->ports[h1].lid, vx, rec), 1);
+	xlid_pr_get(rec, &dl, &sl);
+	ck_assert_uint_eq(dl, vx);
+	ck_assert_uint_eq(sl, f->ports[h1].lid);
 	/* pLIDs: as ever, byte 58 stays 0 */
 	ck_assert_uint_eq(path_to(&r, f->ports[h0].lid, f->ports[pf].lid, rec), 1);
 	ck_assert_uint_eq(rec[58], 0);
