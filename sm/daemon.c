@@ -431,6 +431,7 @@ void sm_configure(struct sm *sm)
 	}
 	uint8_t *xmark = NULL;
 	uint32_t x_exhausted = 0;
+	f->lid_limit = sm->lid_limit;
 	if (vm_registry_lids(&sm->vms, &sm->sub.guid2lid) < 0 ||
 	    (f->xlid_mode && !(xmark = xlid_lids_prepare(f, &sm->sub.guid2lid))) ||
 	    lids_assign(f, &sm->sub.guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0 ||

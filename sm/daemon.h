@@ -109,6 +109,8 @@ struct sm {
 	struct subnet sub;
 	/* the VM registry (sm/vm.c), persisted in the state directory */
 	struct vm_registry vms;
+	uint32_t lid_limit;		/* the highest unicast LID given, 0:
+					   0xBFFF (tests lower it) */
 	struct vmexec *vmexec;		/* a VM's writes running (sm/vmexec.c) */
 	struct vmop *vmop;		/* a VM command running or waiting for
 					 * the sweep's end (sm/vmops.c) */

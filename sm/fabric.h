@@ -133,6 +133,9 @@ struct fabric {
 	uint32_t max_vlid;
 	uint32_t *vlid_port;
 	int xlid_mode;		/* 1: extended LIDs in use (the SM decides) */
+	uint32_t lid_limit;	/* the highest unicast LID the SM gives; 0:
+				 * 0xBFFF (tests lower it, sm->lid_limit, to
+				 * fill the space on a small fabric) */
 };
 
 #define FAB_VLID_BASE 0x10000u

@@ -44,12 +44,11 @@ static int cmp_pent_age(const void *a, const void *b)
 	return x->guid < y->guid ? -1 : x->guid > y->guid;
 }
 
-/* The highest unicast LID given: LID_UCAST_MAX but in tests (lids_test_cap). */
-static uint32_t ucast_max = LID_UCAST_MAX;
-
-void lids_test_cap(uint32_t max)
+/* The highest unicast LID given: LID_UCAST_MAX but in tests (lid_limit). */
+static uint32_t ucast_max(const struct fabric *f)
 {
-	ucast_max = max && max < LID_UCAST_MAX ? max : LID_UCAST_MAX;
+	return f->lid_limit && f->lid_limit < LID_UCAST_MAX ? f->lid_limit :
+	       LID_UCAST_MAX;
 }
 
 /* A VF port of a vSwitch: where a full LID space leaves its slot shared. */
@@ -60,9 +59,10 @@ static int is_vf(const struct fabric *f, uint32_t pi)
 }
 
 /* A usable base LID for a range of span LIDs, free in used[]. */
-static int range_ok(const uint8_t *used, uint32_t lid, uint32_t span)
+static int range_ok(const uint8_t *used, uint32_t lid, uint32_t span,
+		    uint32_t max)
 {
-	if (!lid || lid % span || lid + span - 1 > ucast_max)
+	if (!lid || lid % span || lid + span - 1 > max)
 		return 0;
 	for (uint32_t k = 0; k < span; k++)
 		if (used[lid + k])
@@ -120,16 +120,16 @@ static int persisted_entries(const struct guid_map *m, const struct ep *eps,
  * (*no_room, the smallest such span), which keeps a full space linear.
  */
 static uint32_t free_range(const uint8_t *used, uint32_t *low, uint32_t *no_room,
-			   uint32_t span)
+			   uint32_t span, uint32_t max)
 {
 	if (span >= *no_room)
 		return 0;
-	while (*low <= ucast_max && used[*low])
+	while (*low <= max && used[*low])
 		(*low)++;
 	uint32_t lid = (*low + span - 1) / span * span;
-	while (lid <= ucast_max && !range_ok(used, lid, span))
+	while (lid <= max && !range_ok(used, lid, span, max))
 		lid += span;
-	if (lid > ucast_max) {
+	if (lid > max) {
 		*no_room = span;
 		return 0;
 	}
@@ -141,6 +141,7 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 {
 	memset(rep, 0, sizeof(*rep));
 	f->lmc = lmc;
+	uint32_t umax = ucast_max(f);
 	uint8_t *used = calloc(LID_UCAST_MAX + 2, 1);
 	struct ep *eps = malloc(((size_t)f->n_ports + 1) * sizeof(*eps));
 	struct pent *pe = NULL;
@@ -166,7 +167,7 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 		if (pe[i].port == FAB_NONE || nolid(f, pe[i].port))
 			continue;
 		uint32_t span = 1u << fabric_port_lmc(f, pe[i].port);
-		if (!range_ok(used, pe[i].lid, span)) {
+		if (!range_ok(used, pe[i].lid, span, umax)) {
 			rep->conflicts++;
 			continue;
 		}
@@ -182,7 +183,7 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 	 */
 	uint32_t n_resv = 0, rspan = 1u << lmc;
 	for (uint32_t i = 0; i < n_pe; i++) {
-		if (pe[i].port != FAB_NONE || !range_ok(used, pe[i].lid, rspan))
+		if (pe[i].port != FAB_NONE || !range_ok(used, pe[i].lid, rspan, umax))
 			continue;
 		take(used, pe[i].lid, rspan);
 		pe[n_resv++] = pe[i];
@@ -195,7 +196,7 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 		uint32_t span = 1u << fabric_port_lmc(f, eps[e].port);
 		if (p->lid || !p->hw_lid || nolid(f, eps[e].port))
 			continue;
-		if (range_ok(used, p->hw_lid, span)) {
+		if (range_ok(used, p->hw_lid, span, umax)) {
 			p->lid = p->hw_lid;
 			take(used, p->lid, span);
 			rep->kept_existing++;
@@ -213,13 +214,13 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 	 * hypervisor's PF LID -- never a switch, a PF or a host; otherwise one
 	 * pass in GUID order, as ever.
 	 */
-	uint32_t low = 1, no_room = ucast_max + 1, next_old = 0;
+	uint32_t low = 1, no_room = umax + 1, next_old = 0;
 	uint32_t spare = 0, spare_end = 0;	/* [spare, spare_end) free */
 	uint32_t want = 0, room = n_resv * rspan;
 	for (uint32_t e = 0; e < n; e++)
 		if (!f->ports[eps[e].port].lid && !nolid(f, eps[e].port))
 			want += 1u << fabric_port_lmc(f, eps[e].port);
-	for (uint32_t l = 1; l <= ucast_max && room < want; l++)
+	for (uint32_t l = 1; l <= umax && room < want; l++)
 		room += !used[l];
 	int vf_last = room < want;
 	for (int pass = 0; pass <= vf_last; pass++)
@@ -231,7 +232,7 @@ int lids_assign(struct fabric *f, const struct guid_map *persisted,
 		int vf = vf_last && is_vf(f, eps[e].port);
 		if (vf_last && vf != pass)
 			continue;
-		uint32_t lid = free_range(used, &low, &no_room, span);
+		uint32_t lid = free_range(used, &low, &no_room, span, umax);
 		uint32_t s = spare ? (spare + span - 1) / span * span : 0;
 		if (!lid && s && s + span <= spare_end) {
 			lid = s;
@@ -336,7 +337,7 @@ int lids_record(const struct fabric *f, struct guid_map *m)
 uint32_t lids_alloc_vm(const struct fabric *f, const struct guid_map *persisted,
 		       uint32_t pi)
 {
-	uint32_t span = 1u << fabric_port_lmc(f, pi);
+	uint32_t span = 1u << fabric_port_lmc(f, pi), umax = ucast_max(f);
 	uint8_t *used = calloc(LID_UCAST_MAX + 2, 1);
 	if (!used)
 		return 0;
@@ -366,8 +367,8 @@ uint32_t lids_alloc_vm(const struct fabric *f, const struct guid_map *persisted,
 		take(used, lid & ~(rspan - 1), rspan);
 	}
 	free(present);
-	uint32_t low = 1, no_room = ucast_max + 1;
-	uint32_t lid = free_range(used, &low, &no_room, span);
+	uint32_t low = 1, no_room = umax + 1;
+	uint32_t lid = free_range(used, &low, &no_room, span, umax);
 	free(used);
 	return lid;
 }

@@ -28,12 +28,6 @@ struct lid_report {
 					 * LID VF slots, not counted above */
 };
 /*
- * Tests only: the highest unicast LID lids_assign() and lids_alloc_vm()
- * give (0: LID_UCAST_MAX again), to run out of LIDs on a small fabric.
- */
-void lids_test_cap(uint32_t max);
-
-/*
  * Sets ports[].lid for every end port, f->lmc, and rebuilds the LID
  * index.  persisted may be NULL.  Returns 0 or -1 (ENOMEM).
  */

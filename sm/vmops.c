@@ -409,6 +409,7 @@ static int do_create(struct sm *sm, struct vmop *op)
 	}
 	/* extended LIDs: a vLID where the VF and its vSwitch can take one */
 	int x = xlid_port_ok(f, op->vf_pi);
+	f->lid_limit = sm->lid_limit;
 	uint32_t lid = x ? xlid_alloc_vlid(f, &sm->sub.guid2lid) :
 		       lids_alloc_vm(f, &sm->sub.guid2lid, op->vf_pi);
 	if (!lid && !x) {

@@ -1,5 +1,5 @@
 /*
- * Legacy mode with the LID space full (lids_test_cap: a small space on
+ * Legacy mode with the LID space full (sm->lid_limit: a small space on
  * the hypervisor fabric of vswitch_testlib.h, prepopulated scheme, no
  * device with extended LIDs): the VF ports go last, so every switch, PF
  * and host keeps a LID and what runs out is VF slots, counted in
@@ -49,8 +49,8 @@ static void up(struct run *r, int scheme, uint32_t short_by)
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vmovf.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
 	log_set_level(getenv("XDBG") ? LOG_DEBUG : LOG_ERROR);
-	lids_test_cap(r->endports - short_by);
 	r->sm = vmop_sm_new(r->state, scheme);
+	r->sm->lid_limit = r->endports - short_by;
 	emu_sm_start(r->sm, r->base, r->e);
 	vmop_settle(r->base, r->sm);
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);
@@ -60,7 +60,6 @@ static void up(struct run *r, int scheme, uint32_t short_by)
 static void down(struct run *r)
 {
 	char cmd[128];
-	lids_test_cap(0);
 	sm_shutdown(r->sm);
 	free(r->sm);
 	emu_free(r->e);
@@ -167,7 +166,7 @@ START_TEST(test_dynamic_overflow)
 	for (uint32_t pi = 0; pi < f->n_ports; pi++)
 		used += fabric_is_endport(f, pi) && f->ports[pi].lid;
 	ck_assert_uint_eq(r.sm->last.lids_rep.exhausted, 0);
-	lids_test_cap(used);	/* now full */
+	r.sm->lid_limit = used;	/* now full */
 	uint32_t vs = FAB_NONE;
 	for (uint32_t n = 0; n < f->n_nodes && vs == FAB_NONE; n++)
 		if (fabric_is_vswitch(f, n))
@@ -179,7 +178,7 @@ START_TEST(test_dynamic_overflow)
 	ck_assert_int_eq(res->shared, 1);
 	ck_assert_uint_eq(res->vm.lid, f->ports[fabric_vswitch_pf(f, vs)].lid);
 	/* room again: a plain VM with a LID of its own */
-	lids_test_cap(used + 1);
+	r.sm->lid_limit = used + 1;
 	res = vmop_run(r.base, r.sm, &w, VMOP_CREATE, "vm-e", f->nodes[vs].desc, -1);
 	ck_assert_msg(res->ok, "%s", res->err);
 	ck_assert_int_eq(res->shared, 0);
