@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconfig/migrate.h"
 #include "routing/vftree.h"
 #include "routing_testlib.h"
 
@@ -315,6 +316,35 @@ START_TEST(t_vswitch_physical_leaf)
 }
 END_TEST
 
+/*
+ * A VM's table copy with room for more LIDs (reconfig/migrate.c) keeps
+ * the SLs and the SL-to-VL tables; the new LIDs have SL 0.
+ */
+START_TEST(t_migrate_copy_keeps_qos)
+{
+	struct tb *b = two_level(6, 2);
+	struct fabric f;
+	struct lft_tables t, c;
+	tb_build(&f, b, NULL, 0);
+	ck_assert_int_eq(lft_tables_alloc(&t, &f), 0);
+	ck_assert_int_eq(vftree_apply(&f, &t, 4), 0);
+	uint32_t nm = t.max_lid + 10;
+	ck_assert_int_eq(migrate_tables_copy(&c, &t, &f, nm), 0);
+	ck_assert_uint_eq(c.max_lid, nm);
+	for (uint32_t a = 0; a <= nm; a++)
+		for (uint32_t d = 0; d <= nm; d++)
+			ck_assert_uint_eq(lft_sl(&c, a, d),
+					  a <= t.max_lid && d <= t.max_lid ?
+					  lft_sl(&t, a, d) : 0);
+	ck_assert_uint_eq(lft_sl(&c, lid_of(&f, "H0_0"), lid_of(&f, "H1_1")), 1);
+	check_sl2vl(&f, &c, 4);
+	lft_tables_free(&c);
+	lft_tables_free(&t);
+	fabric_free(&f);
+	free(b);
+}
+END_TEST
+
 static Suite *vftree_qos_suite(void)
 {
 	Suite *s = suite_create("vftree_qos");
@@ -329,6 +359,7 @@ static Suite *vftree_qos_suite(void)
 	tcase_add_test(tc, t_sl2vl_tables);
 	tcase_add_test(tc, t_max_vls_range);
 	tcase_add_test(tc, t_vswitch_physical_leaf);
+	tcase_add_test(tc, t_migrate_copy_keeps_qos);
 	suite_add_tcase(s, tc);
 	return s;
 }
