@@ -1,8 +1,8 @@
 /*
  * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
  * struct config from a file; every error names file:line:column.  Keys
- * ibsmd.yaml(5) documents for coming issues (qos.mode voqsw, partitions,
- * partitions, ...) are refused with "not implemented yet" and have no
+ * ibsmd.yaml(5) documents for coming issues (partitions, metrics, ...)
+ * and qos.mode voqsw are refused with "not implemented yet" and have no
  * field here until something reads them.
  */
 #ifndef IBSMD_CONFIG_H
