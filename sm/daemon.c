@@ -271,9 +271,10 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	sm->heavy_sweeps++;
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
 	sm_print_summary(s, sm_state_name(sm->state));
-	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u ports activated%s",
+	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u SL2VL, %u VLArb, %u ports activated%s",
 		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
 		   ps->portinfo_sets, ps->switchinfo_sets, ps->pkey_sets,
+		   ps->sl2vl_sets, ps->vlarb_sets,
 		   ps->activations, ps->failed ? " (some writes failed)" : "");
 	write_dumps(sm);
 	sm_notify(sm, "MASTER");

@@ -184,6 +184,9 @@ START_TEST(t_vftree_tables_written_once)
 	/* 12 hosts + 4 leaves x 5 linked + 2 spines x 4: two blocks each */
 	ck_assert_uint_eq(c.vlarb_sets, 2 * (12 + 4 * 5 + 2 * 4));
 	ck_assert_uint_eq(emu_violations(r.e), 0);
+	/* the SM's own count of what it wrote agrees */
+	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, c.sl2vl_sets);
+	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, c.vlarb_sets);
 
 	/*
 	 * SLs: host Hh (CA GUID 0x1000 + 4h) is on leaf h / 3 (leaf GUIDs
@@ -214,6 +217,8 @@ START_TEST(t_vftree_tables_written_once)
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
 	ck_assert_uint_eq(c2.vlarb_sets, c.vlarb_sets);
+	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
+	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);
 	teardown(&r);
 }
 END_TEST
