@@ -844,6 +844,8 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 		sm->sub.route_gen++;
 		log_notice("routing policy changed: the next heavy sweep routes from scratch");
 	}
+	if (c.qos_mode != sm->cfg.qos_mode || c.qos_max_vls != sm->cfg.qos_max_vls)
+		log_notice("qos policy changed: applied at the next heavy sweep");
 	sm->cfg = c;
 	log_set_level(c.log_level);
 	if (sm->txn) {
