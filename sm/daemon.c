@@ -510,11 +510,12 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 
 /*
  * qos.mode vftree: the SLs and SL-to-VL tables over the routes just made
- * (or repaired, which makes tables without them), with qos.max_vls
+ * (or repaired, which makes tables without them, or changed by a VM's
+ * writes, sm/vmexec.c: a LID that moved takes its new leaf's SLs), with qos.max_vls
  * clamped to the data VLs the narrowest link runs.  Without them the
  * sweep writes no SL2VL or VLArb table and PathRecords carry SL 0.
  */
-static void qos_apply(struct sm *sm)
+void sm_qos_apply(struct sm *sm)
 {
 	const struct fabric *f = &sm->sub.model->f;
 	uint32_t narrow;
@@ -567,7 +568,7 @@ static void on_routed(void *arg, struct route_result *r)
 			log_warn("%u of %u vLIDs have no PF route to copy", xr.unrouted,
 				 xr.vlids);
 	}
-	qos_apply(sm);
+	sm_qos_apply(sm);
 	sm->sub.engine = r->used;
 	sm->last.routing = r->used;
 	sm->last.route_ms = r->ms;

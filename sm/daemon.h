@@ -204,4 +204,7 @@ void sm_traps_init(struct sm *sm);
 void sm_print_summary(const struct sweep_summary *s, const char *state);
 uint64_t sm_now_ms(void);
 
+/* qos.mode vftree: SLs and SL-to-VL tables over sm->sub.lft (daemon.c). */
+void sm_qos_apply(struct sm *sm);
+
 #endif

@@ -120,6 +120,7 @@ static void vx_finish(struct vmexec *vx)
 			set_port_lid(f, vx->ps[i].pi, vx->ps[i].lid);
 		if (fabric_index_lids(f) < 0)
 			log_err("out of memory indexing the LIDs after a VM's writes");
+		sm_qos_apply(sm);	/* a LID that moved: its new leaf's SLs */
 	}
 	log_notice("VM writes %s: %u LFT blocks on %u switches, %u on vSwitches,"
 		   " %u other SMPs, %u failed%s, %llu us",
