@@ -654,22 +654,43 @@ int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 	memset(dst->port, LFT_DROP, (size_t)n * (nm + 1));
 	for (uint32_t r = 0; r < n; r++)
 		memcpy(lft_row(dst, r), lft_row(src, r), (size_t)om + 1);
-	if (src->sl) {	/* SL per (source, destination): new pairs SL 0 */
-		dst->sl = calloc((size_t)(nm + 1) * (nm + 1), 1);
-		if (!dst->sl)
+	if (src->sl && src->sl_class) {
+		/* SL classes: new LIDs have none (SL 0), new columns SL 0 */
+		uint32_t nc = src->n_sl_class;
+		dst->sl_class = malloc(((size_t)nm + 1) * sizeof(*dst->sl_class));
+		dst->sl = calloc((size_t)nc * (nm + 1) + 1, 1);
+		if (!dst->sl_class || !dst->sl)
 			goto nomem;
-		for (uint32_t s = 0; s <= om; s++)
-			memcpy(dst->sl + (size_t)s * (nm + 1),
-			       src->sl + (size_t)s * (om + 1), (size_t)om + 1);
+		dst->n_sl_class = nc;
+		for (uint32_t l = 0; l <= nm; l++)
+			dst->sl_class[l] = l <= om ? src->sl_class[l] :
+					   LFT_SL_NOCLASS;
+		for (uint32_t c = 0; c < nc; c++)
+			memcpy(dst->sl + (size_t)c * (nm + 1),
+			       src->sl + (size_t)c * (om + 1), (size_t)om + 1);
 	}
 	if (src->sl2vl) {
-		size_t len = (size_t)f->n_nodes * src->sl2vl_ports *
-			     src->sl2vl_ports * QOS_SLS;
-		dst->sl2vl = malloc(len + 1);
-		if (!dst->sl2vl)
+		uint32_t nn = src->sl2vl_nodes;
+		size_t tables = 0;
+		for (uint32_t i = 0; i < nn; i++)
+			if (src->sl2vl_first[i] != UINT32_MAX) {
+				size_t end = (size_t)src->sl2vl_first[i] +
+					     (size_t)src->sl2vl_width[i] *
+					     src->sl2vl_width[i];
+				if (end > tables)
+					tables = end;
+			}
+		dst->sl2vl = malloc(tables * QOS_SLS + 1);
+		dst->sl2vl_first = malloc(((size_t)nn + 1) *
+					  sizeof(*dst->sl2vl_first));
+		dst->sl2vl_width = malloc((size_t)nn + 1);
+		if (!dst->sl2vl || !dst->sl2vl_first || !dst->sl2vl_width)
 			goto nomem;
-		memcpy(dst->sl2vl, src->sl2vl, len);
-		dst->sl2vl_ports = src->sl2vl_ports;
+		memcpy(dst->sl2vl, src->sl2vl, tables * QOS_SLS);
+		memcpy(dst->sl2vl_first, src->sl2vl_first,
+		       (size_t)nn * sizeof(*dst->sl2vl_first));
+		memcpy(dst->sl2vl_width, src->sl2vl_width, nn);
+		dst->sl2vl_nodes = nn;
 	}
 	return 0;
 nomem:

@@ -123,13 +123,28 @@ int lft_tables_alloc(struct lft_tables *t, const struct fabric *f)
 	return 0;
 }
 
+void lft_tables_free_qos(struct lft_tables *t)
+{
+	free(t->sl_class);
+	free(t->sl);
+	free(t->sl2vl);
+	free(t->sl2vl_first);
+	free(t->sl2vl_width);
+	t->sl_class = NULL;
+	t->sl = NULL;
+	t->sl2vl = NULL;
+	t->sl2vl_first = NULL;
+	t->sl2vl_width = NULL;
+	t->n_sl_class = 0;
+	t->sl2vl_nodes = 0;
+}
+
 void lft_tables_free(struct lft_tables *t)
 {
 	free(t->sw_node);
 	free(t->row_of_node);
 	free(t->port);
-	free(t->sl);
-	free(t->sl2vl);
+	lft_tables_free_qos(t);
 	if (t->xrow)
 		for (uint32_t r = 0; r < t->n_sw; r++)
 			free(t->xrow[r]);

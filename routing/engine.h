@@ -17,17 +17,23 @@
 /*
  * A routing result.  One row per switch; row r belongs to node sw_node[r].
  *
- * Room for QoS, filled by a QoS mode (the QoS issue); NULL while none asks
- * for them, which is all there is today, and freed by lft_tables_free():
- *   sl     the service level of each (source LID, destination LID) pair,
- *          sl[src * (max_lid + 1) + dst]; absent: SL 0 everywhere.
- *   sl2vl  SL-to-VL tables, one per (node, input port, output port) as in
- *          SLtoVLMappingTable: sl2vl[((node * sl2vl_ports + in) *
- *          sl2vl_ports + out) * QOS_SLS + sl] is a VL, 15 = drop; CAs use
- *          in = out = their port; sl2vl_ports is the widest node's ports
- *          + 1.  Absent: every SL on VL 0.
+ * Room for QoS, filled by a QoS mode (routing/vftree.c); all NULL / 0
+ * while none asks for them, and freed by lft_tables_free():
+ *   sl_class  per LID (max_lid + 1 entries), the source class of that
+ *          LID: for vFtree the leaf index of the port's leaf switch;
+ *          LFT_SL_NOCLASS: none (SL 0 to everywhere).
+ *   sl     n_sl_class rows of max_lid + 1 SLs: the SL from a source of
+ *          class c to destination LID d is sl[c * (max_lid + 1) + d].
+ *          Read through lft_sl().  Absent: SL 0 everywhere.
+ *   sl2vl  SL-to-VL tables, QOS_SLS VLs each (15 = drop), per node and
+ *          (input port, output port) as in SLtoVLMappingTable: node n has
+ *          sl2vl_width[n]^2 tables (width = its ports + 1, port 0
+ *          included) from table sl2vl_first[n] (FAB_NONE: none for that
+ *          node); a CA port p uses in = out = p.  sl2vl_nodes nodes are
+ *          covered.  Read through lft_sl2vl().  Absent: every SL on VL 0.
  * The repair after a lost link (reconfig/repair.c) makes new tables
- * without them: the QoS mode that fills them must carry them over.
+ * without them: the daemon calls the QoS mode (vftree_apply()) after
+ * every routing and every repair, so nothing needs carrying over.
  */
 struct lft_tables {
 	uint32_t n_sw;
@@ -35,9 +41,13 @@ struct lft_tables {
 	uint32_t *sw_node;	/* row -> node index */
 	uint32_t *row_of_node;	/* node index -> row, FAB_NONE for non-switches */
 	uint8_t *port;		/* n_sw * (max_lid + 1) output ports */
-	uint8_t *sl;		/* QoS: NULL, or (max_lid + 1)^2 SLs */
+	uint16_t *sl_class;	/* QoS: NULL, or max_lid + 1 source classes */
+	uint32_t n_sl_class;	/* QoS: rows of sl */
+	uint8_t *sl;		/* QoS: NULL, or n_sl_class * (max_lid + 1) SLs */
 	uint8_t *sl2vl;		/* QoS: NULL, or the SL-to-VL tables */
-	uint32_t sl2vl_ports;	/* QoS: ports per node in sl2vl, 0 if NULL */
+	uint32_t *sl2vl_first;	/* QoS: per node, its first table, FAB_NONE */
+	uint8_t *sl2vl_width;	/* QoS: per node, its ports + 1 */
+	uint32_t sl2vl_nodes;	/* QoS: nodes in sl2vl_first, 0 if NULL */
 	/*
 	 * Secondary LFTs (extended LIDs, mad/xlid.h), never path-computed:
 	 * filled after routing by copying each vLID's PF column
@@ -92,13 +102,40 @@ static inline uint8_t *lft_row(const struct lft_tables *t, uint32_t row)
 {
 	return t->port + (size_t)row * (t->max_lid + 1);
 }
+#define LFT_SL_NOCLASS 0xFFFF
+
 /* The SL of the path from src to dst: 0 when no QoS mode set one. */
 static inline uint8_t lft_sl(const struct lft_tables *t, uint32_t src,
 			     uint32_t dst)
 {
-	if (t->sl == NULL || src > t->max_lid || dst > t->max_lid)
+	if (t->sl == NULL || t->sl_class == NULL || src > t->max_lid ||
+	    dst > t->max_lid)
 		return 0;
-	return t->sl[(size_t)src * (t->max_lid + 1) + dst];
+	uint16_t c = t->sl_class[src];
+	if (c == LFT_SL_NOCLASS || c >= t->n_sl_class)
+		return 0;
+	return t->sl[(size_t)c * (t->max_lid + 1) + dst];
 }
+
+/*
+ * The SL-to-VL table (QOS_SLS VLs) of node's (in, out) port pair, or
+ * NULL: none set, every SL on VL 0.
+ */
+static inline const uint8_t *lft_sl2vl(const struct lft_tables *t,
+				       uint32_t node, unsigned in,
+				       unsigned out)
+{
+	if (t->sl2vl == NULL || node >= t->sl2vl_nodes ||
+	    t->sl2vl_first[node] == UINT32_MAX)
+		return NULL;
+	unsigned w = t->sl2vl_width[node];
+	if (in >= w || out >= w)
+		return NULL;
+	return t->sl2vl + ((size_t)t->sl2vl_first[node] + (size_t)in * w +
+			   out) * QOS_SLS;
+}
+
+/* Frees and clears the QoS fields only (sl_class, sl, sl2vl...). */
+void lft_tables_free_qos(struct lft_tables *t);
 
 #endif

@@ -124,9 +124,13 @@ static int tables_copy(struct lft_tables *d, const struct lft_tables *s,
 	d->sw_node = dup_mem(s->sw_node, s->n_sw * sizeof(*s->sw_node));
 	d->row_of_node = dup_mem(s->row_of_node, n_nodes * sizeof(*s->row_of_node));
 	d->port = dup_mem(s->port, s->n_sw * cols);
-	if (s->sl)
-		d->sl = dup_mem(s->sl, cols * cols);
-	if (!d->sw_node || !d->row_of_node || !d->port || (s->sl && !d->sl)) {
+	if (s->sl && s->sl_class) {
+		d->n_sl_class = s->n_sl_class;
+		d->sl_class = dup_mem(s->sl_class, cols * sizeof(*s->sl_class));
+		d->sl = dup_mem(s->sl, (size_t)s->n_sl_class * cols);
+	}
+	if (!d->sw_node || !d->row_of_node || !d->port ||
+	    (s->sl && s->sl_class && (!d->sl || !d->sl_class))) {
 		lft_tables_free(d);
 		return -1;
 	}
@@ -181,7 +185,8 @@ size_t prd_state_bytes(const struct prd *p)
 	       f->node_by_guid.cap * (sizeof(uint64_t) + sizeof(uint32_t)) +
 	       t->n_sw * sizeof(*t->sw_node) +
 	       f->n_nodes * sizeof(*t->row_of_node) + t->n_sw * cols +
-	       (t->sl ? cols * cols : 0);
+	       (t->sl ? (size_t)t->n_sl_class * cols +
+		cols * sizeof(*t->sl_class) : 0);
 }
 
 /* A link a path may cross, as path.c has it: LinkUp both ends, neither Down. */

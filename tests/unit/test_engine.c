@@ -165,20 +165,41 @@ START_TEST(t_qos_room)
 	ck_assert_int_eq(lft_tables_alloc(&t, &f), 0);
 	ck_assert_ptr_null(t.sl);
 	ck_assert_ptr_null(t.sl2vl);
-	ck_assert_uint_eq(t.sl2vl_ports, 0);
+	ck_assert_uint_eq(t.sl2vl_nodes, 0);
 	ck_assert_uint_eq(lft_sl(&t, 1, 2), 0);
+	ck_assert_ptr_null(lft_sl2vl(&t, 0, 1, 1));
 	w = t.max_lid + 1;
-	t.sl = calloc((size_t)w * w, 1);
-	t.sl2vl_ports = 5;
-	t.sl2vl = calloc((size_t)f.n_nodes * 5 * 5 * QOS_SLS, 1);
-	ck_assert(t.sl && t.sl2vl);
+	/* two source classes; LID 1 in class 1, LID 2 in none */
+	t.n_sl_class = 2;
+	t.sl_class = malloc(w * sizeof(*t.sl_class));
+	t.sl = calloc((size_t)2 * w, 1);
+	ck_assert(t.sl && t.sl_class);
+	for (uint32_t l = 0; l < w; l++)
+		t.sl_class[l] = LFT_SL_NOCLASS;
+	t.sl_class[1] = 1;
 	t.sl[1 * w + 2] = 7;
 	ck_assert_uint_eq(lft_sl(&t, 1, 2), 7);
-	ck_assert_uint_eq(lft_sl(&t, 2, 1), 0);
+	ck_assert_uint_eq(lft_sl(&t, 2, 1), 0);	/* no class: SL 0 */
 	ck_assert_uint_eq(lft_sl(&t, w, 1), 0);	/* out of range */
+	ck_assert_uint_eq(lft_sl(&t, 1, w), 0);
+	/* one node with 2 ports: 9 tables, (in, out) = (2, 1) is table 7 */
+	t.sl2vl_nodes = 1;
+	t.sl2vl_first = malloc(sizeof(*t.sl2vl_first));
+	t.sl2vl_width = malloc(1);
+	t.sl2vl = calloc(9 * QOS_SLS, 1);
+	ck_assert(t.sl2vl_first && t.sl2vl_width && t.sl2vl);
+	t.sl2vl_first[0] = 0;
+	t.sl2vl_width[0] = 3;
+	t.sl2vl[7 * QOS_SLS + 3] = 3;
+	ck_assert_uint_eq(lft_sl2vl(&t, 0, 2, 1)[3], 3);
+	ck_assert_uint_eq(lft_sl2vl(&t, 0, 1, 2)[3], 0);
+	ck_assert_ptr_null(lft_sl2vl(&t, 0, 3, 1));	/* no port 3 */
+	ck_assert_ptr_null(lft_sl2vl(&t, 1, 1, 1));	/* no node 1 */
 	free_all(&f, &t, b);		/* ASan: nothing leaks */
 	ck_assert_ptr_null(t.sl);
+	ck_assert_ptr_null(t.sl_class);
 	ck_assert_ptr_null(t.sl2vl);
+	ck_assert_ptr_null(t.sl2vl_first);
 }
 END_TEST
 

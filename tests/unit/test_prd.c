@@ -427,13 +427,19 @@ START_TEST(test_sl_and_params)
 	struct fault x;
 	fault_make(&x, &ftree_engine, b, b, NULL, NULL);
 	size_t cols = (size_t)x.nt.max_lid + 1;
-	x.nt.sl = calloc(cols * cols, 1);
+	/* one source class, H1's; H1 -> H9 on SL 3 */
+	x.nt.n_sl_class = 1;
+	x.nt.sl = calloc(cols, 1);
+	x.nt.sl_class = malloc(cols * sizeof(*x.nt.sl_class));
+	ck_assert(x.nt.sl && x.nt.sl_class);
+	for (size_t l = 0; l < cols; l++)
+		x.nt.sl_class[l] = LFT_SL_NOCLASS;
 	uint32_t s = lid_of(&x.nf, "H1"), d = lid_of(&x.nf, "H9");
-	x.nt.sl[s * cols + d] = 3;
+	x.nt.sl_class[s] = 0;
+	x.nt.sl[d] = 3;
 	struct prd_stats st;
 	ck_assert_uint_eq(check_prd(&x.of, &x.ot, &PP, &x.nf, &x.nt, &PP, &st), 1);
-	free(x.nt.sl);
-	x.nt.sl = NULL;
+	lft_tables_free_qos(&x.nt);
 	struct prd_params pp2 = PP;
 	pp2.ltv = 19;
 	ck_assert_uint_eq(check_prd(&x.of, &x.ot, &PP, &x.nf, &x.nt, &pp2, NULL),
