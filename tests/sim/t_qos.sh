@@ -30,7 +30,7 @@ qc() { python3 "$QOSCHECK" "$@"; }
 	fail "qos_check.py's Algorithm 1 is not the notes' 6-leaf matrix: $(qc matrix --leaves 6 --max-vls 4)"
 
 ups() { grep -c '^subnet up' "$DIR/out"; }
-ups_over() { [ "$(ups)" -gt "$1" ]; }
+ups_over() { [ "$(ups)" -gt "$1" ] || ! kill -0 "$SM_PID" 2>/dev/null; }
 ctl() { "$IBSMCTL" -s "$DIR/sock" "$@"; }
 
 # count KEY: MADs counted by libmaddrop for ibsmd (sum over its count files)
@@ -107,7 +107,8 @@ mode_run() {
 	SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$IBSMD" -c "$DIR/p.yaml" \
 		-S "$DIR/state" -s "$DIR/sock" >"$DIR/out" 2>"$DIR/err"
 	unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
-	wait_until 60 ups_over 0 || fail "$MODE: ibsmd did not come up: $(tail -n 3 "$DIR/err")"
+	SM_PID=$SIM_LAST_PID
+	wait_until 60 ups_over 0 && kill -0 "$SM_PID" 2>/dev/null || fail "$MODE: ibsmd did not come up: $(tail -n 3 "$DIR/err")"
 	stable
 	check_up "$DIR/0"
 	local sl2vl_sets vlarb_sets tables
@@ -125,7 +126,8 @@ mode_run() {
 		vlarb_check
 		# a second heavy sweep, nothing changed: no SL2VL or VLArb table
 		ctl sweep --heavy >/dev/null || fail "vftree: ibsmctl sweep --heavy"
-		wait_until 60 ups_over 1 || fail "vftree: no second heavy sweep"
+		wait_until 60 ups_over 1 && kill -0 "$SM_PID" 2>/dev/null ||
+			fail "vftree: no second heavy sweep: $(tail -n 3 "$DIR/err")"
 		stable
 		[ "$(sets 0017)" = "$sl2vl_sets" ] && [ "$(sets 0018)" = "$vlarb_sets" ] ||
 			fail "vftree: the second heavy sweep wrote $(($(sets 0017) - sl2vl_sets)) SL2VL and $(($(sets 0018) - vlarb_sets)) VLArb tables"
@@ -138,7 +140,7 @@ mode_run() {
 		path_sls
 		pass "none: no SL2VL or VLArb Set, $(tail -n 1 "$DIR/sl2vl.check") SL2VL tables as ibsim started them, $PATHS PathRecords with SL 0"
 	fi
-	sim__stop_pid "$SIM_LAST_PID"
+	sim__stop_pid "$SM_PID"
 	sim_stop
 }
 
