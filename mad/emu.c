@@ -631,6 +631,49 @@ int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index)
 	return e->pkeys[e->ports[pi].pkey_off + index];
 }
 
+int emu_sl2vl(const struct emu *e, uint64_t guid, int in, int out,
+	      uint8_t vl[16])
+{
+	uint32_t ni = guid_map_get(&e->node_map, guid);
+	if (ni == FAB_NONE)
+		return -1;
+	const struct emu_node *n = &e->nodes[ni];
+	uint32_t idx;
+	if (in < 0 || out < 0 || in > n->nports || out > n->nports)
+		return -1;
+	if (n->sw != EMU_NONE)
+		idx = (uint32_t)in * (n->nports + 1u) + (uint32_t)out;
+	else if (in != out || in == 0)
+		return -1;
+	else
+		idx = (uint32_t)in;
+	for (unsigned sl = 0; sl < 16; sl++) {
+		if (!n->sl2vl) {
+			vl[sl] = (uint8_t)sl;	/* never set: identity, as ibsim */
+			continue;
+		}
+		uint8_t b = n->sl2vl[idx * 8 + sl / 2];
+		vl[sl] = sl % 2 ? b & 0x0f : b >> 4;	/* SL 2i: high nibble */
+	}
+	return 0;
+}
+
+int emu_vlarb(const struct emu *e, uint64_t guid, int port, int block,
+	      uint8_t vl[32], uint8_t weight[32])
+{
+	uint32_t pi = find_port(e, guid, port);
+	if (pi == EMU_NONE || port == 0 || block < 1 || block > 4)
+		return -1;
+	const struct emu_port *p = &e->ports[pi];
+	for (unsigned i = 0; i < 32; i++) {
+		const uint8_t *d = e->vlarb ?
+				   e->vlarb[pi] + (block - 1) * 64 + 2 * i : NULL;
+		vl[i] = d ? d[0] & 0x0f : 0;		/* byte 0: VL in bits 3:0 */
+		weight[i] = d ? d[1] : 0;		/* byte 1: weight */
+	}
+	return block <= 2 ? p->vlarb_low_cap : p->vlarb_high_cap;
+}
+
 static const struct emu_switch *sw_by_guid(const struct emu *e, uint64_t guid)
 {
 	uint32_t ni = guid_map_get(&e->node_map, guid);

@@ -58,6 +58,8 @@ struct emu_counters {
 	uint64_t traps_sent;	/* traps the devices sent (before routing) */
 	uint64_t trap_represses;	/* TrapRepress received by devices */
 	uint64_t client_reregs;	/* PortInfo:ClientReregister set on a CA port */
+	uint64_t sl2vl_sets;	/* SLtoVLMappingTable Sets the SMAs took */
+	uint64_t vlarb_sets;	/* VLArbitrationTable Sets the SMAs took */
 };
 
 /*
@@ -132,6 +134,22 @@ int emu_port_neighbor_mtu(const struct emu *e, uint64_t guid, int port);
 int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index);
 /* A switch's LFT entry for lid (0xff = none), or -1 if not a switch. */
 int emu_lft_entry(const struct emu *e, uint64_t sw_guid, uint32_t lid);
+/*
+ * The SLtoVLMappingTable a device holds, decoded: vl[sl] for SL 0..15,
+ * of a switch's (in, out) pair (port 0 included) or a CA's port (in =
+ * out = the port).  A table never set reads as the identity SL i -> VL i,
+ * as ibsim's.  0, or -1 (no such node or port).
+ */
+int emu_sl2vl(const struct emu *e, uint64_t guid, int in, int out,
+	      uint8_t vl[16]);
+/*
+ * A port's VLArbitrationTable block (1: low priority entries 0-31, 2: low
+ * 32-63, 3: high 0-31, 4: high 32-63), decoded: vl[i] and weight[i] of
+ * its 32 entries (all 0 while never set).  Returns the table's capacity
+ * in entries (VLArbLowCap or VLArbHighCap), or -1 (no such port/block).
+ */
+int emu_vlarb(const struct emu *e, uint64_t guid, int port, int block,
+	      uint8_t vl[32], uint8_t weight[32]);
 int emu_lft_top(const struct emu *e, uint64_t sw_guid);
 int emu_port_state_change(const struct emu *e, uint64_t sw_guid);
 /* Packets in flight. */

@@ -572,15 +572,25 @@ static int sl2vl(struct req *r)
 		slots = n->nports + 1u;
 	}
 	if (r->method == METHOD_SET) {
-		if (!n->sl2vl && !(n->sl2vl = calloc(slots, 8)))
-			return -1;
+		if (!n->sl2vl) {
+			if (!(n->sl2vl = malloc((size_t)slots * 8)))
+				return -1;
+			/* fresh hardware, as ibsim: identity SL i -> VL i */
+			for (uint32_t k = 0; k < slots; k++)
+				for (unsigned b = 0; b < 8; b++)
+					n->sl2vl[k * 8 + b] = (uint8_t)((2 * b) << 4 | (2 * b + 1));
+		}
 		memcpy(n->sl2vl + idx * 8, r->d, 8);
+		r->e->cnt.sl2vl_sets++;
 	} else if (r->method != METHOD_GET) {
 		return ST_BAD_METHOD_ATTR;
 	}
 	memset(r->d, 0, 64);
 	if (n->sl2vl)
 		memcpy(r->d, n->sl2vl + idx * 8, 8);
+	else	/* never set: the identity */
+		for (unsigned b = 0; b < 8; b++)
+			r->d[b] = (uint8_t)((2 * b) << 4 | (2 * b + 1));
 	return 0;
 }
 
@@ -600,6 +610,7 @@ static int vl_arb(struct req *r)
 		if (!e->vlarb && !(e->vlarb = calloc(e->n_ports, sizeof(*e->vlarb))))
 			return -1;
 		memcpy(e->vlarb[pi] + (block - 1) * 64, r->d, 64);
+		e->cnt.vlarb_sets++;
 	} else if (r->method != METHOD_GET) {
 		return ST_BAD_METHOD_ATTR;
 	}

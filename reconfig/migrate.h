@@ -154,8 +154,9 @@ int migrate_plan_xdrop(const struct fabric *f, struct lft_tables *t,
 		       size_t errlen);
 /*
  * dst = a copy of src (the tables of f) with room for LIDs up to max_lid (or src's
- * max_lid when larger); new entries LFT_DROP.  QoS SL tables are copied
- * only when the size stays.  0, or -1 on ENOMEM.
+ * max_lid when larger); new entries LFT_DROP.  The QoS fields are
+ * copied: a new LID has no SL class (SL 0 from it, and to it), until the
+ * QoS mode (vftree_apply()) runs again.  0, or -1 on ENOMEM.
  */
 int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 			const struct fabric *f, uint32_t max_lid);

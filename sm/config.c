@@ -121,10 +121,21 @@ static const struct key routing_keys[] = {
 	TODO("isolation_mode"),		/* the partitions issue */
 	END
 };
-/* Keys of coming issues: documented, refused until they are implemented. */
+/* Indexed by enum qos_mode. */
+static const char *const qos_modes[] = { "none", "vftree", "voqsw", NULL };
+
+static int qos_check(const struct config *c, char *msg, size_t len)
+{
+	if (c->qos_mode == QOS_VOQSW) {
+		snprintf(msg, len, "mode voqsw: not implemented yet");
+		return -1;
+	}
+	return 0;
+}
+
 static const struct key qos_keys[] = {
-	TODO("mode"),
-	TODO("max_vls"),
+	ENUM("mode", qos_mode, qos_modes),
+	INT("max_vls", qos_max_vls, 1, 15),
 	END
 };
 static const struct key events_keys[] = {
@@ -166,7 +177,7 @@ static const struct key top_keys[] = {
 	MAP("mad", mad_keys),
 	INT("lmc", lmc, 0, 7),
 	MAP("routing", routing_keys),
-	MAP("qos", qos_keys),
+	MAP_CHECKED("qos", qos_keys, NULL, qos_check),
 	MAP("events", events_keys),
 	MAP_CHECKED("virtualization", virt_keys, NULL, NULL),
 	MAP("ports", ports_keys),
@@ -772,6 +783,8 @@ void config_defaults(struct config *c)
 	c->lid_scheme = 0;		/* dynamic */
 	c->extended_lids = TRI_AUTO;	/* legacy unless every device can */
 	c->n_vswitches = 0;
+	c->qos_mode = QOS_NONE;
+	c->qos_max_vls = 0;	/* what the links run */
 }
 
 /* Runs one pass over the file f with a fresh parser. */

@@ -1,8 +1,8 @@
 /*
  * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
  * struct config from a file; every error names file:line:column.  Keys
- * ibsmd.yaml(5) documents for coming issues (qos, events, virtualization,
- * partitions, ...) are refused with "not implemented yet" and have no
+ * ibsmd.yaml(5) documents for coming issues (partitions, metrics, ...)
+ * and qos.mode voqsw are refused with "not implemented yet" and have no
  * field here until something reads them.
  */
 #ifndef IBSMD_CONFIG_H
@@ -16,6 +16,9 @@
 #define CFG_NAME_LEN    64
 
 enum tristate { TRI_AUTO, TRI_ON, TRI_OFF };
+
+/* qos.mode; QOS_VOQSW is refused (not implemented yet) */
+enum qos_mode { QOS_NONE, QOS_VFTREE, QOS_VOQSW };
 
 struct config {
 	/* port: {ca: NAME, num: N} or {guid: 0x...} */
@@ -60,6 +63,10 @@ struct config {
 					   every device can (sm/xlid_sm.c) */
 	int n_vswitches;		/* virtualization.vswitches */
 	char vswitches[CFG_MAX_ROOTS][CFG_NAME_LEN];	/* patterns or GUIDs */
+	/* qos (issue 14) */
+	int qos_mode;			/* enum qos_mode, default none */
+	int qos_max_vls;		/* qos.max_vls 1..15; 0 (default): as many
+					   data VLs as the links run */
 };
 
 /* Fills c with the built-in defaults. */

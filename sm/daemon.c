@@ -26,7 +26,9 @@
 #include "vmshared.h"
 #include "vswitch.h"
 #include "xlid_sm.h"
+#include "../routing/vftree.h"
 #include "../routing/xlft.h"
+#include "plan_sweep.h"
 
 #define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
 #define ONCE_MAX_RESWEEPS 2
@@ -505,6 +507,36 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 	route_and_program(sm, sm->lft_first, &sm->sub.model->f, 1);
 }
 
+/*
+ * qos.mode vftree: the SLs and SL-to-VL tables over the routes just made
+ * (or repaired, which makes tables without them), with qos.max_vls
+ * clamped to the data VLs the narrowest link runs.  Without them the
+ * sweep writes no SL2VL or VLArb table and PathRecords carry SL 0.
+ */
+static void qos_apply(struct sm *sm)
+{
+	const struct fabric *f = &sm->sub.model->f;
+	uint32_t narrow;
+	if (sm->cfg.qos_mode != QOS_VFTREE)
+		return;
+	unsigned links = qos_link_vls(f, sm->cfg.max_op_vls, &narrow);
+	unsigned want = sm->cfg.qos_max_vls ? (unsigned)sm->cfg.qos_max_vls : links;
+	if (want == 0)
+		want = 1;	/* no link: nothing to spread */
+	if (links && want > links) {
+		const struct fab_port *p = &f->ports[narrow];
+		const struct fab_port *r = &f->ports[p->remote];
+		log_warn("qos.max_vls %u: clamped to %u, the data VLs the link \"%s\" port %u - \"%s\" port %u runs",
+			 want, links, f->nodes[p->node].desc, p->num,
+			 f->nodes[r->node].desc, r->num);
+		want = links;
+	}
+	if (vftree_apply(f, &sm->sub.lft, want) < 0)
+		log_err("qos: vFtree could not assign the SLs (out of memory): SL 0 everywhere, no SL2VL writes");
+	else
+		log_info("qos: vFtree over %u VLs", want);
+}
+
 static void on_routed(void *arg, struct route_result *r)
 {
 	struct sm *sm = arg;
@@ -534,6 +566,7 @@ static void on_routed(void *arg, struct route_result *r)
 			log_warn("%u of %u vLIDs have no PF route to copy", xr.unrouted,
 				 xr.vlids);
 	}
+	qos_apply(sm);
 	sm->sub.engine = r->used;
 	sm->last.routing = r->used;
 	sm->last.route_ms = r->ms;

@@ -297,6 +297,186 @@ int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
 	return plan_vendor(p, wave, fp->node, fp->num, XLID_ATTR_CAP, fp->num, buf);
 }
 
+/* ---- QoS: SL-to-VL and VL arbitration tables (issue 14) ---- */
+
+/* Data VLs an OperationalVLs encoding stands for (1: VL0 ... 5: VL0-14). */
+static unsigned opvls_data_vls(unsigned enc)
+{
+	if (enc == 0)
+		return 0;
+	return enc >= 5 ? 15 : 1u << (enc - 1);
+}
+
+unsigned qos_link_vls(const struct fabric *f, int max_op_vls, uint32_t *narrow)
+{
+	unsigned best = 0;
+	if (narrow)
+		*narrow = FAB_NONE;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		if (!plan_port_linked(f, pi) || p->remote < pi)
+			continue;	/* each link once, from its lower port */
+		const struct fab_port *r = &f->ports[p->remote];
+		if (!p->vl_cap || !r->vl_cap)
+			continue;	/* not read: no bound known */
+		unsigned n = opvls_data_vls(min3(p->vl_cap, r->vl_cap,
+						 (unsigned)max_op_vls));
+		if (best == 0 || n < best) {
+			best = n;
+			if (narrow)
+				*narrow = pi;
+		}
+	}
+	return best;
+}
+
+/*
+ * Payload pool entries shared by equal tables: the SL2VL tables of a
+ * vFtree fabric are one table, planned hundreds of thousands of times.
+ */
+struct qos_pool {
+	uint8_t last[64];
+	uint32_t di;
+};
+
+static uint32_t qos_data(struct plan *p, int wave, struct qos_pool *qp,
+			 const uint8_t *payload)
+{
+	if (qp->di != UINT32_MAX && !memcmp(qp->last, payload, 64))
+		return qp->di;
+	memcpy(qp->last, payload, 64);
+	qp->di = plan_data(p, wave, payload);
+	return qp->di;
+}
+
+/* SLtoVLMappingTable: SL 2i in the high nibble of byte i, SL 2i+1 low. */
+static void encode_sl2vl(const uint8_t *vl, uint8_t *out)
+{
+	memset(out, 0, 64);
+	for (unsigned i = 0; i < QOS_SLS / 2; i++)
+		out[i] = (uint8_t)((vl[2 * i] & 0xf) << 4 | (vl[2 * i + 1] & 0xf));
+}
+
+static int plan_sl2vl_op(struct plan *p, int wave, struct qos_pool *qp,
+			 uint32_t node, uint8_t port, uint32_t mod,
+			 const uint8_t *vl)
+{
+	uint8_t buf[64];
+	encode_sl2vl(vl, buf);
+	uint32_t di = qos_data(p, wave, qp, buf);
+	if (di == UINT32_MAX || !plan_add(p, wave, PLAN_SL2VL, node, port, mod, di))
+		return -1;
+	return 0;
+}
+
+/* The data VLs a port sends on: 1 + the highest VL its tables map to. */
+static unsigned port_vls(const struct fabric *f, const struct lft_tables *t,
+			 uint32_t ni, unsigned out)
+{
+	const struct fab_node *n = &f->nodes[ni];
+	unsigned hi = 0;
+	for (unsigned in = 0; in <= n->nports; in++) {
+		if (n->type != FAB_SWITCH && in != out)
+			continue;
+		const uint8_t *vl = lft_sl2vl(t, ni, in, out);
+		for (unsigned s = 0; vl && s < QOS_SLS; s++)
+			if (vl[s] != 15 && vl[s] > hi)
+				hi = vl[s];
+	}
+	return hi + 1;
+}
+
+/*
+ * VLArbitrationTable of an output port: the low-priority table gives
+ * every data VL in use one entry of equal weight (64 units of 64 bytes),
+ * the high-priority table is empty (no VL is high priority).  Blocks 1
+ * (low, entries 0-31) and 3 (high, entries 0-31), as far as the port's
+ * VLArbLowCap/HighCap go.
+ */
+static int plan_vlarb(struct plan *p, int wave, struct qos_pool *low,
+		      struct qos_pool *high, const struct discovery *d,
+		      const struct lft_tables *t, uint32_t pi)
+{
+	const struct fabric *f = &d->f;
+	const struct fab_port *fp = &f->ports[pi];
+	uint8_t *raw = (uint8_t *)d->pi_raw[pi];
+	unsigned lcap = mad_get_field(raw, 0, IB_PORT_VL_ARBITRATION_LOW_CAP_F);
+	unsigned hcap = mad_get_field(raw, 0, IB_PORT_VL_ARBITRATION_HIGH_CAP_F);
+	unsigned nvl = port_vls(f, t, fp->node, fp->num);
+	uint32_t mod = fp->num;
+	uint8_t buf[64];
+	if (lcap) {
+		memset(buf, 0, sizeof(buf));
+		for (unsigned v = 0; v < nvl && v < lcap && v < 32; v++) {
+			buf[2 * v] = (uint8_t)v;
+			buf[2 * v + 1] = 64;
+		}
+		uint32_t di = qos_data(p, wave, low, buf);
+		if (di == UINT32_MAX ||
+		    !plan_add(p, wave, PLAN_VLARB, fp->node, fp->num, 1u << 16 | mod, di))
+			return -1;
+	}
+	if (hcap) {
+		memset(buf, 0, sizeof(buf));
+		uint32_t di = qos_data(p, wave, high, buf);
+		if (di == UINT32_MAX ||
+		    !plan_add(p, wave, PLAN_VLARB, fp->node, fp->num, 3u << 16 | mod, di))
+			return -1;
+	}
+	return 0;
+}
+
+int plan_sweep_qos(struct plan *p, int wave, const struct discovery *d,
+		   const struct lft_tables *t)
+{
+	const struct fabric *f = &d->f;
+	struct qos_pool sl = { .di = UINT32_MAX }, low = { .di = UINT32_MAX },
+			high = { .di = UINT32_MAX };
+	if (!t || !t->sl2vl)
+		return 0;	/* qos.mode none: the devices keep theirs */
+	for (uint32_t ni = 0; ni < f->n_nodes; ni++) {
+		const struct fab_node *n = &f->nodes[ni];
+		if (n->type != FAB_SWITCH) {
+			for (unsigned k = 1; k <= n->nports; k++) {
+				uint32_t pi = n->first_port + k;
+				const uint8_t *vl = lft_sl2vl(t, ni, k, k);
+				if (!(f->ports[pi].flags & FPORT_PRESENT) ||
+				    !plan_port_linked(f, pi) || !vl)
+					continue;
+				/* CA: the port the SMP arrives on, modifier 0 */
+				if (plan_sl2vl_op(p, wave, &sl, ni, (uint8_t)k, 0, vl) < 0 ||
+				    plan_vlarb(p, wave, &low, &high, d, t, pi) < 0)
+					return -1;
+			}
+			continue;
+		}
+		/*
+		 * A switch: every (input, output) pair of port 0 and its
+		 * linked ports, input != output; modifier in << 8 | out.
+		 * Recorded under port 0 in the device cache, which forgets
+		 * them with the switch's tables when it resets.
+		 */
+		for (unsigned in = 0; in <= n->nports; in++) {
+			if (in && !plan_port_linked(f, n->first_port + in))
+				continue;
+			for (unsigned out = 0; out <= n->nports; out++) {
+				if (out == in ||
+				    (out && !plan_port_linked(f, n->first_port + out)))
+					continue;
+				const uint8_t *vl = lft_sl2vl(t, ni, in, out);
+				if (vl && plan_sl2vl_op(p, wave, &sl, ni, 0,
+							in << 8 | out, vl) < 0)
+					return -1;
+			}
+		}
+		for (unsigned out = 1; out <= n->nports; out++)
+			if (plan_port_linked(f, n->first_port + out) &&
+			    plan_vlarb(p, wave, &low, &high, d, t, n->first_port + out) < 0)
+				return -1;
+	}
+	return 0;
+}
+
 int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 			struct devcache *c, const struct lft_tables *t)
 {
@@ -310,7 +490,7 @@ int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 		if (fabric_is_endport(&d->f, pi) && fabric_is_vlid(d->f.ports[pi].lid) &&
 		    plan_xlid_port(p, wave, &d->f, pi, d->f.ports[pi].lid) < 0)
 			return -1;
-	return 0;
+	return plan_sweep_qos(p, wave, d, t);
 }
 
 int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,

@@ -7,6 +7,8 @@
  *          while the routes are computed; when the routes come, every
  *          switch's SwitchInfo (LinearFDBTop) and LFT blocks, in the
  *          same wave, so that nothing waits for the ports' answers;
+ *          with qos.mode vftree also the SL-to-VL and VL arbitration
+ *          tables (plan_sweep_qos);
  *  wave 1: ACTIVE on every port that is ARMED once wave 0 is over (the
  *          spec wants both ends ARMED first), planned when wave 0 ends.
  *
@@ -60,6 +62,25 @@ int plan_xlid_block(struct plan *p, int wave, const struct lft_tables *t,
 		    uint32_t row, uint32_t block);
 int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
 		   uint32_t pi, uint32_t vlid);
+/*
+ * QoS (qos.mode, issue 14), from t's SL-to-VL tables (routing/engine.h;
+ * none: nothing planned, the devices keep theirs): an SLtoVLMappingTable
+ * on every linked CA port (modifier 0) and every switch (input, output)
+ * pair of port 0 and the linked ports, input != output (modifier
+ * in << 8 | out); a VLArbitrationTable low-priority block (equal weights
+ * for the data VLs the port's tables use) and an empty high-priority
+ * block on every linked CA and switch port.  Called by
+ * plan_sweep_switches(); the executor leaves out what the device cache
+ * says is held.  0 or -1 (ENOMEM).
+ */
+int plan_sweep_qos(struct plan *p, int wave, const struct discovery *d,
+		   const struct lft_tables *t);
+/*
+ * The fewest data VLs a link of f runs (OperationalVLs as the sweep sets
+ * it: the VLCap of both ends and ports.max_op_vls), 0 when no link says;
+ * *narrow (may be NULL) gets that link's lower port, FAB_NONE for none.
+ */
+unsigned qos_link_vls(const struct fabric *f, int max_op_vls, uint32_t *narrow);
 /* ACTIVE on every linked port the model says is ARMED. */
 int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,
 			  const struct program_params *pp);

@@ -418,13 +418,19 @@ static int copy_lft(struct lft_tables *dst, const struct lft_tables *src,
 	memcpy(dst->sw_node, src->sw_node, src->n_sw * sizeof(*dst->sw_node));
 	memcpy(dst->row_of_node, src->row_of_node, n_nodes * sizeof(*dst->row_of_node));
 	memcpy(dst->port, src->port, cells);
-	if (src->sl) {
-		size_t n = (size_t)(src->max_lid + 1) * (src->max_lid + 1);
-		if (!(dst->sl = malloc(n))) {
+	if (src->sl && src->sl_class) {
+		/* the SLs: per-LID source classes, a row of SLs per class */
+		size_t lids = (size_t)src->max_lid + 1;
+		size_t n = (size_t)src->n_sl_class * lids;
+		dst->sl_class = malloc(lids * sizeof(*dst->sl_class));
+		dst->sl = malloc(n ? n : 1);
+		if (!dst->sl_class || !dst->sl) {
 			lft_tables_free(dst);
 			return -1;
 		}
+		memcpy(dst->sl_class, src->sl_class, lids * sizeof(*dst->sl_class));
 		memcpy(dst->sl, src->sl, n);
+		dst->n_sl_class = src->n_sl_class;
 	}
 	return 0;	/* sl2vl: not a host-visible fact, not copied */
 }

@@ -319,10 +319,8 @@ START_TEST(test_not_implemented)
 	static const struct {
 		const char *text, *want;
 	} cases[] = {
-		{ "lmc: 0\nqos:\n  mode: none\n",
-		  "3:3: not implemented yet (key 'qos.mode')" },
-		{ "qos: {max_vls: 4}\n",
-		  "1:7: not implemented yet (key 'qos.max_vls')" },
+		{ "lmc: 0\nqos:\n  mode: voqsw\n",
+		  "2:1: qos: mode voqsw: not implemented yet" },
 		{ "control: {group: ibsmd}\n",
 		  "1:11: not implemented yet (key 'control.group')" },
 		{ "metrics:\n  listen: \"127.0.0.1:9464\"\n",
@@ -336,8 +334,8 @@ START_TEST(test_not_implemented)
 		{ "routing:\n  engine: updn\n  isolation_mode: strict\n",
 		  "3:3: not implemented yet (key 'routing.isolation_mode')" },
 		/* the value is not looked at: nothing is half-accepted */
-		{ "qos: {mode: [what, ever]}\n",
-		  "1:7: not implemented yet (key 'qos.mode')" },
+		{ "control: {group: [what, ever]}\n",
+		  "1:11: not implemented yet (key 'control.group')" },
 		/* misspelt keys of those sections are not "coming" */
 		{ "qos: {mod: none}\n", "1:7: unknown key 'qos.mod'" },
 		{ "metrics: {port: 1}\n", "1:11: unknown key 'metrics.port'" },
@@ -350,6 +348,31 @@ START_TEST(test_not_implemented)
 	/* the sections themselves may stand empty, as any section */
 	load_ok(&l, "qos:\nevents: {}\nvirtualization:\ncontrol:\n"
 		"metrics: {}\n");
+}
+END_TEST
+
+/* qos: mode none (default) or vftree, max_vls 1..15 (0: the links'). */
+START_TEST(test_qos)
+{
+	struct loaded l;
+
+	load_ok(&l, "lmc: 0\n");
+	ck_assert_int_eq(l.c.qos_mode, QOS_NONE);
+	ck_assert_int_eq(l.c.qos_max_vls, 0);
+	load_ok(&l, "qos: {mode: vftree, max_vls: 4}\n");
+	ck_assert_int_eq(l.c.qos_mode, QOS_VFTREE);
+	ck_assert_int_eq(l.c.qos_max_vls, 4);
+	load_ok(&l, "qos:\n  mode: none\n  max_vls: 15\n");
+	ck_assert_int_eq(l.c.qos_mode, QOS_NONE);
+	ck_assert_int_eq(l.c.qos_max_vls, 15);
+	load_fails("qos: {mode: vftree, max_vls: 16}\n",
+		   "1:30: qos.max_vls: 16 is out of range 1..15");
+	load_fails("qos: {max_vls: 0}\n",
+		   "1:16: qos.max_vls: 0 is out of range 1..15");
+	load_fails("qos: {mode: fair}\n",
+		   "1:13: qos.mode: 'fair' is not one of none, vftree, voqsw");
+	load_fails("qos: {mode: voqsw, max_vls: 8}\n",
+		   "1:1: qos: mode voqsw: not implemented yet");
 }
 END_TEST
 
@@ -676,6 +699,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_engine_scalar_and_sequence);
 	tcase_add_test(tc, test_list_limits);
 	tcase_add_test(tc, test_not_implemented);
+	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_virtualization);
 	tcase_add_test(tc, test_unknown_key);
 	tcase_add_test(tc, test_wrong_type);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconfig/migrate.h"
 #include "routing/vftree.h"
 #include "routing_testlib.h"
 
@@ -108,6 +109,22 @@ static uint32_t host_lid(const struct fabric *f, int i, int j)
 	return lid_of(f, name);
 }
 
+/* b built with LMC lmc, tables allocated, vFtree applied over max_vls. */
+static void qos_open(struct fabric *f, struct lft_tables *t,
+		     const struct tb *b, uint8_t lmc, unsigned max_vls)
+{
+	tb_build(f, b, NULL, lmc);
+	ck_assert_int_eq(lft_tables_alloc(t, f), 0);
+	ck_assert_int_eq(vftree_apply(f, t, max_vls), 0);
+}
+
+static void qos_close(struct fabric *f, struct lft_tables *t, struct tb *b)
+{
+	lft_tables_free(t);	/* ASan: nothing leaks */
+	fabric_free(f);
+	free(b);
+}
+
 /*
  * Six leaves, four VLs: the SL between every two hosts is the notes'
  * matrix entry of their leaves' GUID ranks, 0 within a leaf, and 0 to or
@@ -118,9 +135,7 @@ START_TEST(t_sl_between_hosts)
 	struct tb *b = two_level(6, 2);
 	struct fabric f;
 	struct lft_tables t;
-	tb_build(&f, b, NULL, 0);
-	ck_assert_int_eq(lft_tables_alloc(&t, &f), 0);
-	ck_assert_int_eq(vftree_apply(&f, &t, 4), 0);
+	qos_open(&f, &t, b, 0, 4);
 	ck_assert_uint_eq(t.n_sl_class, 6);
 
 	for (int a = 0; a < 6; a++)
@@ -147,9 +162,7 @@ START_TEST(t_sl_between_hosts)
 		ck_assert_uint_eq(lft_sl(&t, lid_of(&f, "S"), host_lid(&f, a, 0)), 0);
 		ck_assert_uint_eq(lft_sl(&t, host_lid(&f, a, 0), lid_of(&f, "S")), 0);
 	}
-	lft_tables_free(&t);
-	fabric_free(&f);
-	free(b);
+	qos_close(&f, &t, b);
 }
 END_TEST
 
@@ -159,18 +172,14 @@ START_TEST(t_sl_lmc_range)
 	struct tb *b = two_level(6, 1);
 	struct fabric f;
 	struct lft_tables t;
-	tb_build(&f, b, NULL, 2);
-	ck_assert_int_eq(lft_tables_alloc(&t, &f), 0);
-	ck_assert_int_eq(vftree_apply(&f, &t, 4), 0);
+	qos_open(&f, &t, b, 2, 4);
 	uint32_t a = host_lid(&f, 0, 0), d = host_lid(&f, 2, 0);
 	uint8_t want = six_by_four[guid_rank(0, 6)][guid_rank(2, 6)];
 	ck_assert_uint_ne(want, 0);
 	for (uint32_t i = 0; i < 4; i++)
 		for (uint32_t k = 0; k < 4; k++)
 			ck_assert_uint_eq(lft_sl(&t, a + i, d + k), want);
-	lft_tables_free(&t);
-	fabric_free(&f);
-	free(b);
+	qos_close(&f, &t, b);
 }
 END_TEST
 
@@ -182,9 +191,7 @@ START_TEST(t_thirty_six_leaves_fabric)
 	struct fabric f;
 	struct lft_tables t;
 	unsigned got[QOS_SLS] = { 0 };
-	tb_build(&f, b, NULL, 0);
-	ck_assert_int_eq(lft_tables_alloc(&t, &f), 0);
-	ck_assert_int_eq(vftree_apply(&f, &t, 8), 0);
+	qos_open(&f, &t, b, 0, 8);
 	ck_assert_uint_eq(t.n_sl_class, 36);
 	for (int a = 0; a < 36; a++)
 		for (int d = 0; d < 36; d++)
@@ -193,9 +200,7 @@ START_TEST(t_thirty_six_leaves_fabric)
 		ck_assert_uint_eq(got[v], want[v]);
 	for (int v = 8; v < QOS_SLS; v++)
 		ck_assert_uint_eq(got[v], 0);
-	lft_tables_free(&t);
-	fabric_free(&f);
-	free(b);
+	qos_close(&f, &t, b);
 }
 END_TEST
 
@@ -240,9 +245,7 @@ START_TEST(t_sl2vl_tables)
 			for (uint32_t d = 1; d <= t.max_lid; d++)
 				ck_assert_uint_lt(lft_sl(&t, a, d), vls[i]);
 	}
-	lft_tables_free(&t);	/* ASan: a second apply freed the first */
-	fabric_free(&f);
-	free(b);
+	qos_close(&f, &t, b);
 }
 END_TEST
 
@@ -252,9 +255,7 @@ START_TEST(t_max_vls_range)
 	struct tb *b = two_level(3, 1);
 	struct fabric f;
 	struct lft_tables t;
-	tb_build(&f, b, NULL, 0);
-	ck_assert_int_eq(lft_tables_alloc(&t, &f), 0);
-	ck_assert_int_eq(vftree_apply(&f, &t, 4), 0);
+	qos_open(&f, &t, b, 0, 4);
 	ck_assert_int_eq(vftree_apply(&f, &t, 0), -1);
 	ck_assert_ptr_null(t.sl);
 	ck_assert_ptr_null(t.sl_class);
@@ -262,9 +263,7 @@ START_TEST(t_max_vls_range)
 	ck_assert_int_eq(vftree_apply(&f, &t, 16), -1);
 	ck_assert_ptr_null(t.sl);
 	ck_assert_uint_eq(lft_sl(&t, host_lid(&f, 0, 0), host_lid(&f, 1, 0)), 0);
-	lft_tables_free(&t);
-	fabric_free(&f);
-	free(b);
+	qos_close(&f, &t, b);
 }
 END_TEST
 
@@ -309,9 +308,32 @@ START_TEST(t_vswitch_physical_leaf)
 	ck_assert_uint_eq(lft_sl(&t, lhb, lhc), 0);	/* VL[0][1] */
 	ck_assert_uint_eq(lft_sl(&t, lp, lf), 0);	/* same leaf */
 	check_sl2vl(&f, &t, 4);
-	lft_tables_free(&t);
-	fabric_free(&f);
-	free(b);
+	qos_close(&f, &t, b);
+}
+END_TEST
+
+/*
+ * A VM's table copy with room for more LIDs (reconfig/migrate.c) keeps
+ * the SLs and the SL-to-VL tables; the new LIDs have SL 0.
+ */
+START_TEST(t_migrate_copy_keeps_qos)
+{
+	struct tb *b = two_level(6, 2);
+	struct fabric f;
+	struct lft_tables t, c;
+	qos_open(&f, &t, b, 0, 4);
+	uint32_t nm = t.max_lid + 10;
+	ck_assert_int_eq(migrate_tables_copy(&c, &t, &f, nm), 0);
+	ck_assert_uint_eq(c.max_lid, nm);
+	for (uint32_t a = 0; a <= nm; a++)
+		for (uint32_t d = 0; d <= nm; d++)
+			ck_assert_uint_eq(lft_sl(&c, a, d),
+					  a <= t.max_lid && d <= t.max_lid ?
+					  lft_sl(&t, a, d) : 0);
+	ck_assert_uint_eq(lft_sl(&c, lid_of(&f, "H0_0"), lid_of(&f, "H1_1")), 1);
+	check_sl2vl(&f, &c, 4);
+	lft_tables_free(&c);
+	qos_close(&f, &t, b);
 }
 END_TEST
 
@@ -329,6 +351,7 @@ static Suite *vftree_qos_suite(void)
 	tcase_add_test(tc, t_sl2vl_tables);
 	tcase_add_test(tc, t_max_vls_range);
 	tcase_add_test(tc, t_vswitch_physical_leaf);
+	tcase_add_test(tc, t_migrate_copy_keeps_qos);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,292 @@
+/*
+ * qos.mode (issue 14) on the in-process emulator: what the SM writes of
+ * SL-to-VL and VL arbitration tables, read back from the emulated devices
+ * (the emulator's own decoders, mad/emu.c), never from the SM's memory.
+ * The tree of emu_testlib.h: 4 leaves (L0..L3, GUIDs 0x100..0x103) of 3
+ * hosts, 2 spines, every port VLCap 4 (VL0-7).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mad/emu.h"
+#include "routing/vftree.h"
+#include "sm/daemon.h"
+#include "sm/log.h"
+#include "sm/topo.h"
+
+#include "emu_testlib.h"
+
+struct run {
+	struct fabric topo;
+	struct emu *e;
+	struct event_base *base;
+	struct sm *sm;
+	char state[64];
+};
+
+/* tweak: changes the devices before the emulator starts (NULL: none) */
+static void setup(struct run *r, int mode, int max_vls,
+		  void (*tweak)(struct fabric *))
+{
+	char err[256] = "";
+	memset(r, 0, sizeof(*r));
+	emu_tree_parse(&r->topo);
+	if (tweak)
+		tweak(&r->topo);
+	r->e = emu_new(&r->topo, err, sizeof(err));
+	ck_assert_msg(r->e != NULL, "%s", err);
+	emu_set_seed(r->e, 7);
+	r->base = event_base_new();
+	ck_assert_ptr_nonnull(r->base);
+	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-qosemu.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	r->sm = emu_sm_new(r->state, 20);
+	r->sm->cfg.qos_mode = mode;
+	r->sm->cfg.qos_max_vls = max_vls;
+	log_set_level(LOG_ERROR);
+	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void teardown(struct run *r)
+{
+	char cmd[128];
+	sm_shutdown(r->sm);
+	free(r->sm);
+	emu_free(r->e);
+	event_base_free(r->base);
+	fabric_free(&r->topo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+struct watch {
+	struct run *r;
+	uint32_t want;
+	int ticks, timed_out;
+};
+
+static void on_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct watch *w = arg;
+	struct sm *sm = w->r->sm;
+	(void)fd;
+	(void)what;
+	if (sm->heavy_sweeps >= w->want && !sm->busy && !sm->heavy_wanted)
+		event_base_loopbreak(w->r->base);
+	else if (++w->ticks > 5000) {	/* 10 s */
+		w->timed_out = 1;
+		event_base_loopbreak(w->r->base);
+	}
+}
+
+static void run_until_sweeps(struct run *r, uint32_t n)
+{
+	struct watch w = { .r = r, .want = n };
+	struct timeval two_ms = { 0, 2000 };
+	struct event *ev = event_new(r->base, -1, EV_PERSIST, on_watch, &w);
+	ck_assert_ptr_nonnull(ev);
+	event_add(ev, &two_ms);
+	ck_assert_int_eq(event_base_dispatch(r->base), 0);
+	event_free(ev);
+	ck_assert_msg(!w.timed_out, "only %u heavy sweeps, waiting for %u",
+		      r->sm->heavy_sweeps, n);
+}
+
+static int linked(const struct fabric *f, uint32_t ni, int p)
+{
+	return fabric_portp(f, ni, (unsigned)p)->remote != FAB_NONE;
+}
+
+/* SL i -> VL i for i < vls, VL 0 for the others. */
+static void assert_table(const struct run *r, const struct fab_node *nd,
+			 int in, int out, unsigned vls)
+{
+	uint8_t vl[16];
+	ck_assert_int_eq(emu_sl2vl(r->e, nd->guid, in, out, vl), 0);
+	for (unsigned sl = 0; sl < 16; sl++)
+		ck_assert_msg(vl[sl] == (sl < vls ? sl : 0),
+			      "%s (%d, %d): SL %u on VL %u", nd->desc, in, out,
+			      sl, vl[sl]);
+}
+
+/*
+ * The SL2VL pairs the SM writes: every CA port, every switch (in, out)
+ * pair of port 0 and the linked ports with in != out.
+ */
+static uint64_t expected_sl2vl(const struct fabric *f)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		unsigned k = 0;
+		for (int p = 1; p <= nd->nports; p++)
+			k += (unsigned)linked(f, i, p);
+		n += nd->type == FAB_SWITCH ? (uint64_t)(k + 1) * k : k;
+	}
+	return n;
+}
+
+/* VLArb block 1: VL0..vls-1 with weight 64 each; block 3: empty. */
+static void assert_vlarb(const struct run *r, const struct fab_node *nd, int p,
+			 unsigned vls)
+{
+	uint8_t vl[32], w[32];
+	ck_assert_int_eq(emu_vlarb(r->e, nd->guid, p, 1, vl, w), 8);
+	for (unsigned i = 0; i < 32; i++) {
+		ck_assert_msg(vl[i] == (i < vls ? i : 0) && w[i] == (i < vls ? 64 : 0),
+			      "%s[%d] low entry %u: VL %u weight %u", nd->desc, p,
+			      i, vl[i], w[i]);
+	}
+	ck_assert_int_eq(emu_vlarb(r->e, nd->guid, p, 3, vl, w), 8);
+	for (unsigned i = 0; i < 32; i++)
+		ck_assert_uint_eq(w[i], 0);
+}
+
+/*
+ * vftree with max_vls 4: every CA port and every switch (in, out) pair,
+ * port 0 included, maps SL i to VL i below 4 and SLs 4-15 to VL 0; every
+ * linked port weighs VL0-3 equally; the PathRecord SL (lft_sl) between
+ * hosts of two leaves is Algorithm 1's entry for the leaves in GUID order,
+ * 0 within a leaf.  A second heavy sweep writes no SL2VL or VLArb table.
+ */
+START_TEST(t_vftree_tables_written_once)
+{
+	struct run r;
+	setup(&r, QOS_VFTREE, 4, NULL);
+	run_until_sweeps(&r, 1);
+	const struct fabric *f = &r.topo;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		for (int in = 0; in <= nd->nports; in++) {
+			if (in && !linked(f, i, in))
+				continue;
+			if (nd->type != FAB_SWITCH) {
+				if (in) {
+					assert_table(&r, nd, in, in, 4);
+					assert_vlarb(&r, nd, in, 4);
+				}
+				continue;
+			}
+			for (int out = 0; out <= nd->nports; out++)
+				if (out != in && (!out || linked(f, i, out)))
+					assert_table(&r, nd, in, out, 4);
+			if (in)
+				assert_vlarb(&r, nd, in, 4);
+		}
+	}
+	struct emu_counters c;
+	emu_get_counters(r.e, &c);
+	ck_assert_uint_eq(c.sl2vl_sets, expected_sl2vl(f));
+	/* 12 hosts + 4 leaves x 5 linked + 2 spines x 4: two blocks each */
+	ck_assert_uint_eq(c.vlarb_sets, 2 * (12 + 4 * 5 + 2 * 4));
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+
+	/*
+	 * SLs: host Hh (CA GUID 0x1000 + 4h) is on leaf h / 3 (leaf GUIDs
+	 * ascend with the leaf number); every host pair gets its leaves' VL
+	 */
+	uint8_t vl[16];
+	vftree_assign_vls(vl, 4, 4);
+	const struct lft_tables *t = &r.sm->sub.lft;
+	int nonzero = 0;
+	for (int a = 0; a < 12; a++)
+		for (int b = 0; b < 12; b++) {
+			int la = emu_port_lid(r.e, 0x1000 + 4 * (uint64_t)a, 1);
+			int lb = emu_port_lid(r.e, 0x1000 + 4 * (uint64_t)b, 1);
+			unsigned want = a / 3 == b / 3 ? 0 : vl[(a / 3) * 4 + b / 3];
+			ck_assert_msg(lft_sl(t, (uint32_t)la, (uint32_t)lb) == want,
+				      "H%d -> H%d: SL %u, want %u", a, b,
+				      lft_sl(t, (uint32_t)la, (uint32_t)lb), want);
+			ck_assert_uint_eq(lft_sl(t, (uint32_t)la, (uint32_t)lb),
+					  lft_sl(t, (uint32_t)lb, (uint32_t)la));
+			nonzero += want != 0;
+		}
+	ck_assert_int_gt(nonzero, 0);
+
+	/* nothing changed: the device cache holds every table */
+	sm_request_heavy(r.sm, "test");
+	run_until_sweeps(&r, 2);
+	struct emu_counters c2;
+	emu_get_counters(r.e, &c2);
+	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
+	ck_assert_uint_eq(c2.vlarb_sets, c.vlarb_sets);
+	teardown(&r);
+}
+END_TEST
+
+/* mode none (the default): no SL2VL or VLArb Set at all, SL 0 everywhere. */
+START_TEST(t_none_writes_nothing)
+{
+	struct run r;
+	setup(&r, QOS_NONE, 0, NULL);
+	run_until_sweeps(&r, 1);
+	struct emu_counters c;
+	emu_get_counters(r.e, &c);
+	ck_assert_uint_eq(c.sl2vl_sets, 0);
+	ck_assert_uint_eq(c.vlarb_sets, 0);
+	int h0 = emu_port_lid(r.e, 0x1000, 1), h3 = emu_port_lid(r.e, 0x100c, 1);
+	ck_assert_uint_eq(lft_sl(&r.sm->sub.lft, (uint32_t)h0, (uint32_t)h3), 0);
+	/* what fresh devices hold stays: the identity */
+	assert_table(&r, &r.topo.nodes[fabric_find_node(&r.topo, 0x100)], 1, 7, 16);
+	teardown(&r);
+}
+END_TEST
+
+/* Host H5 (0x1014) and its leaf port L1[3] support VL0-1 only. */
+static void narrow_h5(struct fabric *f)
+{
+	uint32_t h5 = fabric_find_node(f, 0x1014);
+	uint32_t pi = fabric_port(f, h5, 1);
+	f->ports[pi].vl_cap = 2;
+	f->ports[f->ports[pi].remote].vl_cap = 2;
+}
+
+/*
+ * max_vls above what a link runs is clamped to that link's data VLs:
+ * VL0-1 here, so SLs 0-1 on VLs 0-1 and every other SL on VL 0, on every
+ * table, and no SL above 1 in a path.
+ */
+START_TEST(t_max_vls_clamped_to_narrowest_link)
+{
+	struct run r;
+	setup(&r, QOS_VFTREE, 8, narrow_h5);
+	run_until_sweeps(&r, 1);
+	const struct fabric *f = &r.topo;
+	ck_assert_int_eq(emu_port_oper_vls(r.e, 0x1014, 1), 2);
+	assert_table(&r, &f->nodes[fabric_find_node(f, 0x1014)], 1, 1, 2);
+	assert_table(&r, &f->nodes[fabric_find_node(f, 0x200)], 0, 3, 2);
+	assert_table(&r, &f->nodes[fabric_find_node(f, 0x101)], 7, 3, 2);
+	assert_vlarb(&r, &f->nodes[fabric_find_node(f, 0x102)], 7, 2);
+	const struct lft_tables *t = &r.sm->sub.lft;
+	for (uint32_t s = 1; s <= t->max_lid; s++)
+		for (uint32_t d = 1; d <= t->max_lid; d++)
+			ck_assert_uint_le(lft_sl(t, s, d), 1);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	teardown(&r);
+}
+END_TEST
+
+static Suite *qos_suite(void)
+{
+	Suite *s = suite_create("qos_emu");
+	TCase *tc = tcase_create("qos_emu");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, t_vftree_tables_written_once);
+	tcase_add_test(tc, t_none_writes_nothing);
+	tcase_add_test(tc, t_max_vls_clamped_to_narrowest_link);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(qos_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
