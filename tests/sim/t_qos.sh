@@ -17,13 +17,15 @@
 #    or VLArb (0x0018) table (libmaddrop's counts).
 #  - mode none: no SL2VL or VLArb Set at all, every table as ibsim started
 #    it (read by directed route before the SM), PathRecord SL 0.
-# T_QOS_MODES picks the modes (default "vftree none").
+#  - mode vftree, max_vls 15: clamped with a warning to the VLs ibsim's
+#    ports have (VLCap VL0-7: 8), SL2VL and PathRecords as above for 8.
+# T_QOS_MODES picks the runs, MODE:MAX_VLS (default "vftree:4 none:4
+# vftree:15").
 . "$(dirname "$0")/common.sh"
 command -v saquery >/dev/null || fail "saquery is not installed (make deps)"
 [ -e "$SIM_MADDROP" ] || fail "build/libmaddrop.so is missing: run make"
 QOSCHECK="$SIM_ROOT/tests/sim/qos_check.py"
 NET="$SIM_TMP/ft.net"
-MAXVL=4
 gen ftree2 --radix 8 --leaves 6 --spines 2 --hosts-per-leaf 2 --shuffle 7 -o "$NET"
 
 qc() { python3 "$QOSCHECK" "$@"; }
@@ -92,9 +94,10 @@ path_sls() {
 	PATHS=$n
 }
 
+# mode_run MODE MAX_VLS
 mode_run() {
-	MODE=$1
-	DIR="$SIM_TMP/$MODE"
+	MODE=$1 MAXVL=$2
+	DIR="$SIM_TMP/$MODE-$MAXVL"
 	mkdir -p "$DIR"
 	printf 'qos: {mode: %s, max_vls: %d}\n' "$MODE" "$MAXVL" >"$DIR/p.yaml"
 	sim_start "$NET"
@@ -102,6 +105,7 @@ mode_run() {
 	# its leaf switch (in 1, out 1)
 	on_host H-0 smpquery -D sl2vl 0 >"$DIR/start.ca" 2>&1 || fail "smpquery -D sl2vl 0: $(cat "$DIR/start.ca")"
 	on_host H-0 smpquery -D sl2vl 0,1 1 >"$DIR/start.sw" 2>&1 || fail "smpquery -D sl2vl 0,1 1: $(cat "$DIR/start.sw")"
+	on_host H-0 smpquery -D portinfo 0 >"$DIR/start.pi" 2>&1 || fail "smpquery -D portinfo 0: $(cat "$DIR/start.pi")"
 	START_ROW=$(row "$DIR/start.ca")
 	[ -n "$START_ROW" ] && [ "$START_ROW" = "$(row "$DIR/start.sw")" ] ||
 		fail "ibsim's start SL2VL: CA '$START_ROW', switch '$(row "$DIR/start.sw")'"
@@ -120,6 +124,16 @@ mode_run() {
 	note "$MODE: bring-up: $sl2vl_sets SL2VL Sets, $vlarb_sets VLArb Sets, $(count total) MADs"
 
 	if [ "$MODE" = vftree ]; then
+		# the data VLs ibsim's ports have (VLCap VL0-N), the clamp
+		local cap
+		cap=$(sed -n 's/^VLCap:\.*VL0-\([0-9]*\)$/\1/p' "$DIR/start.pi")
+		[ -n "$cap" ] || fail "no VLCap in smpquery portinfo: $(cat "$DIR/start.pi")"
+		if [ "$MAXVL" -gt $((cap + 1)) ]; then
+			MAXVL=$((cap + 1))
+			grep -q "qos.max_vls $2: clamped to $MAXVL, the data VLs the link .* runs" "$DIR/err" ||
+				fail "vftree: max_vls $2 not clamped to $MAXVL with a warning: $(grep -i qos "$DIR/err" | head -n 3)"
+			pass "vftree: max_vls $2 clamped: $(grep -o 'qos.max_vls.*' "$DIR/err" | head -n 1)"
+		fi
 		qc pairs --topo "$DIR/0.topo" --max-vls "$MAXVL" >"$DIR/pairs" || fail "qos_check.py pairs"
 		sl2vl_dump --max-vls "$MAXVL" --pairs "${T_QOS_PAIRS:-linked}"
 		read -r tables skipped <"$DIR/sl2vl.check"
@@ -166,6 +180,6 @@ vlarb_check() {
 	pass "vftree: VLArb on a CA port and a switch port: $(cat "$out.ca.check")"
 }
 
-for m in ${T_QOS_MODES:-vftree none}; do
-	mode_run "$m"
+for m in ${T_QOS_MODES:-vftree:4 none:4 vftree:15}; do
+	mode_run "${m%:*}" "${m#*:}"
 done
