@@ -14,7 +14,9 @@
 #    from ibnetdiscover's leaves in ascending GUID order: symmetric, 0
 #    within a leaf; `smpquery vlarb`: equal weights on VLs 0-3 only; a
 #    second heavy sweep (`ibsmctl sweep --heavy`) writes no SL2VL (0x0017)
-#    or VLArb (0x0018) table (libmaddrop's counts).
+#    or VLArb (0x0018) table (libmaddrop's counts); after a spine link
+#    goes (ibsim Unlink) every PathRecord keeps its SL and no SL2VL table
+#    is written.
 #  - mode none: no SL2VL or VLArb Set at all, every table as ibsim started
 #    it (read by directed route before the SM), PathRecord SL 0.
 #  - mode vftree, max_vls 15: clamped with a warning to the VLs ibsim's
@@ -150,6 +152,16 @@ mode_run() {
 		[ "$(sets 0017)" = "$sl2vl_sets" ] && [ "$(sets 0018)" = "$vlarb_sets" ] ||
 			fail "vftree: the second heavy sweep wrote $(($(sets 0017) - sl2vl_sets)) SL2VL and $(($(sets 0018) - vlarb_sets)) VLArb tables"
 		pass "vftree: a second heavy sweep wrote no SL2VL or VLArb table"
+		# a spine link goes: the repair keeps every pair's SL (the leaves
+		# are the same) and has no SL2VL table to write
+		sim_cmd 'Unlink "L1-S0"[1]' >/dev/null
+		wait_until 30 ups_over 2 && kill -0 "$SM_PID" 2>/dev/null ||
+			fail "vftree: no sweep after Unlink \"L1-S0\"[1]: $(tail -n 3 "$DIR/err")"
+		stable
+		path_sls
+		[ "$(sets 0017)" = "$sl2vl_sets" ] ||
+			fail "vftree: the repair after Unlink wrote $(($(sets 0017) - sl2vl_sets)) SL2VL tables"
+		pass "vftree: after Unlink \"L1-S0\"[1]: $PATHS PathRecords keep Algorithm 1's SL, no SL2VL table written ($(($(sets 0018) - vlarb_sets)) VLArb)"
 	else
 		qc pairs --topo "$DIR/0.topo" --max-vls 1 >"$DIR/pairs" || fail "qos_check.py pairs"
 		[ "$sl2vl_sets" = 0 ] && [ "$vlarb_sets" = 0 ] ||
