@@ -671,25 +671,29 @@ int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 	}
 	if (src->sl2vl) {
 		uint32_t nn = src->sl2vl_nodes;
-		size_t tables = 0;
+		size_t slots = 0;
 		for (uint32_t i = 0; i < nn; i++)
 			if (src->sl2vl_first[i] != UINT32_MAX) {
 				size_t end = (size_t)src->sl2vl_first[i] +
 					     (size_t)src->sl2vl_width[i] *
 					     src->sl2vl_width[i];
-				if (end > tables)
-					tables = end;
+				if (end > slots)
+					slots = end;
 			}
-		dst->sl2vl = malloc(tables * QOS_SLS + 1);
+		dst->sl2vl = malloc((size_t)src->sl2vl_n * QOS_SLS + 1);
+		dst->sl2vl_idx = malloc(slots + 1);
 		dst->sl2vl_first = malloc(((size_t)nn + 1) *
 					  sizeof(*dst->sl2vl_first));
 		dst->sl2vl_width = malloc((size_t)nn + 1);
-		if (!dst->sl2vl || !dst->sl2vl_first || !dst->sl2vl_width)
+		if (!dst->sl2vl || !dst->sl2vl_idx || !dst->sl2vl_first ||
+		    !dst->sl2vl_width)
 			goto nomem;
-		memcpy(dst->sl2vl, src->sl2vl, tables * QOS_SLS);
+		memcpy(dst->sl2vl, src->sl2vl, (size_t)src->sl2vl_n * QOS_SLS);
+		memcpy(dst->sl2vl_idx, src->sl2vl_idx, slots);
 		memcpy(dst->sl2vl_first, src->sl2vl_first,
 		       (size_t)nn * sizeof(*dst->sl2vl_first));
 		memcpy(dst->sl2vl_width, src->sl2vl_width, nn);
+		dst->sl2vl_n = src->sl2vl_n;
 		dst->sl2vl_nodes = nn;
 	}
 	return 0;

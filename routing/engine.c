@@ -128,15 +128,18 @@ void lft_tables_free_qos(struct lft_tables *t)
 	free(t->sl_class);
 	free(t->sl);
 	free(t->sl2vl);
+	free(t->sl2vl_idx);
 	free(t->sl2vl_first);
 	free(t->sl2vl_width);
 	t->sl_class = NULL;
 	t->sl = NULL;
 	t->sl2vl = NULL;
+	t->sl2vl_idx = NULL;
 	t->sl2vl_first = NULL;
 	t->sl2vl_width = NULL;
 	t->n_sl_class = 0;
 	t->sl2vl_nodes = 0;
+	t->sl2vl_n = 0;
 }
 
 void lft_tables_free(struct lft_tables *t)

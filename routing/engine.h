@@ -27,10 +27,14 @@
  *          Read through lft_sl().  Absent: SL 0 everywhere.
  *   sl2vl  SL-to-VL tables, QOS_SLS VLs each (15 = drop), per node and
  *          (input port, output port) as in SLtoVLMappingTable: node n has
- *          sl2vl_width[n]^2 tables (width = its ports + 1, port 0
- *          included) from table sl2vl_first[n] (FAB_NONE: none for that
- *          node); a CA port p uses in = out = p.  sl2vl_nodes nodes are
- *          covered.  Read through lft_sl2vl().  Absent: every SL on VL 0.
+ *          sl2vl_width[n]^2 slots (width = its ports + 1, port 0
+ *          included), slot (in * width + out) from slot sl2vl_first[n]
+ *          (FAB_NONE: none for that node); a CA port p uses in = out = p.
+ *          Compact: a slot holds an index (sl2vl_idx) into the sl2vl_n
+ *          distinct tables in sl2vl (a few, against 16 bytes for each of
+ *          a 36-port switch's 1369 pairs).  sl2vl_nodes nodes are
+ *          covered.  Read through lft_sl2vl().  Absent (sl2vl NULL):
+ *          every SL on VL 0.
  * The repair after a lost link (reconfig/repair.c) makes new tables
  * without them: the daemon calls the QoS mode (vftree_apply()) after
  * every routing and every repair, so nothing needs carrying over.
@@ -44,8 +48,10 @@ struct lft_tables {
 	uint16_t *sl_class;	/* QoS: NULL, or max_lid + 1 source classes */
 	uint32_t n_sl_class;	/* QoS: rows of sl */
 	uint8_t *sl;		/* QoS: NULL, or n_sl_class * (max_lid + 1) SLs */
-	uint8_t *sl2vl;		/* QoS: NULL, or the SL-to-VL tables */
-	uint32_t *sl2vl_first;	/* QoS: per node, its first table, FAB_NONE */
+	uint8_t *sl2vl;		/* QoS: NULL, or the distinct SL-to-VL tables */
+	uint32_t sl2vl_n;	/* QoS: tables in sl2vl (at most 256) */
+	uint8_t *sl2vl_idx;	/* QoS: per slot, its table in sl2vl */
+	uint32_t *sl2vl_first;	/* QoS: per node, its first slot, FAB_NONE */
 	uint8_t *sl2vl_width;	/* QoS: per node, its ports + 1 */
 	uint32_t sl2vl_nodes;	/* QoS: nodes in sl2vl_first, 0 if NULL */
 	/*
@@ -131,8 +137,9 @@ static inline const uint8_t *lft_sl2vl(const struct lft_tables *t,
 	unsigned w = t->sl2vl_width[node];
 	if (in >= w || out >= w)
 		return NULL;
-	return t->sl2vl + ((size_t)t->sl2vl_first[node] + (size_t)in * w +
-			   out) * QOS_SLS;
+	uint8_t k = t->sl2vl_idx[(size_t)t->sl2vl_first[node] +
+				 (size_t)in * w + out];
+	return k < t->sl2vl_n ? t->sl2vl + (size_t)k * QOS_SLS : NULL;
 }
 
 /* Frees and clears the QoS fields only (sl_class, sl, sl2vl...). */

@@ -72,11 +72,14 @@ static int by_guid(const void *a, const void *b)
 	       *(const uint32_t *)a > *(const uint32_t *)b;
 }
 
-/* SL i -> VL i below max_vls, VL 0 above, on every table of every node. */
+/*
+ * SL i -> VL i below max_vls, VL 0 above, on every slot of every CA and
+ * switch: one distinct table, index 0.
+ */
 static int fill_sl2vl(const struct fabric *f, struct lft_tables *t,
 		      unsigned max_vls)
 {
-	size_t tables = 0;
+	size_t slots = 0;
 	t->sl2vl_first = malloc(((size_t)f->n_nodes + 1) *
 				sizeof(*t->sl2vl_first));
 	t->sl2vl_width = malloc((size_t)f->n_nodes + 1);
@@ -93,16 +96,15 @@ static int fill_sl2vl(const struct fabric *f, struct lft_tables *t,
 		if (w > UINT8_MAX)
 			w = UINT8_MAX;
 		t->sl2vl_width[i] = (uint8_t)w;
-		t->sl2vl_first[i] = (uint32_t)tables;
-		tables += (size_t)w * w;
+		t->sl2vl_first[i] = (uint32_t)slots;
+		slots += (size_t)w * w;
 	}
-	if (!(t->sl2vl = malloc(tables * QOS_SLS + 1)))
+	if (!(t->sl2vl_idx = calloc(slots + 1, 1)) ||
+	    !(t->sl2vl = malloc(QOS_SLS)))
 		return -1;
-	uint8_t map[QOS_SLS];
+	t->sl2vl_n = 1;
 	for (unsigned s = 0; s < QOS_SLS; s++)
-		map[s] = s < max_vls ? (uint8_t)s : 0;
-	for (size_t k = 0; k < tables; k++)
-		memcpy(t->sl2vl + k * QOS_SLS, map, QOS_SLS);
+		t->sl2vl[s] = s < max_vls ? (uint8_t)s : 0;
 	return 0;
 }
 

@@ -271,9 +271,10 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	sm->heavy_sweeps++;
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
 	sm_print_summary(s, sm_state_name(sm->state));
-	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u ports activated%s",
+	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u SL2VL, %u VLArb, %u ports activated%s",
 		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
 		   ps->portinfo_sets, ps->switchinfo_sets, ps->pkey_sets,
+		   ps->sl2vl_sets, ps->vlarb_sets,
 		   ps->activations, ps->failed ? " (some writes failed)" : "");
 	write_dumps(sm);
 	sm_notify(sm, "MASTER");
@@ -843,6 +844,8 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 		sm->sub.route_gen++;
 		log_notice("routing policy changed: the next heavy sweep routes from scratch");
 	}
+	if (c.qos_mode != sm->cfg.qos_mode || c.qos_max_vls != sm->cfg.qos_max_vls)
+		log_notice("qos policy changed: applied at the next heavy sweep");
 	sm->cfg = c;
 	log_set_level(c.log_level);
 	if (sm->txn) {

@@ -177,15 +177,48 @@ static int is_action(const struct plan_op *op, const uint8_t *data)
 	return 0;
 }
 
+/* The order of a node's attribute records: by attribute, port, modifier. */
+static uint64_t attr_key(uint16_t attr, uint8_t port, uint32_t mod)
+{
+	return (uint64_t)attr << 40 | (uint64_t)port << 32 | mod;
+}
+
+/*
+ * The first record not below the key: the records stay sorted, so that
+ * the hundreds of SL2VL pairs of a switch are found by halving, and a
+ * plan that writes them in order appends.
+ */
+static uint32_t attr_lower(const struct node_cache *nc, uint64_t key)
+{
+	uint32_t lo = 0, hi = nc->n_attrs;
+	if (hi && attr_key(nc->attrs[hi - 1].attr, nc->attrs[hi - 1].port,
+			   nc->attrs[hi - 1].mod) < key)
+		return hi;	/* past the last: the usual case while recording */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct attr_rec *a = &nc->attrs[mid];
+		if (attr_key(a->attr, a->port, a->mod) < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct attr_rec *find_key(const struct node_cache *nc, uint16_t attr,
+				 uint8_t port, uint32_t mod)
+{
+	uint32_t i = attr_lower(nc, attr_key(attr, port, mod));
+	if (i < nc->n_attrs && nc->attrs[i].attr == attr &&
+	    nc->attrs[i].port == port && nc->attrs[i].mod == mod)
+		return &nc->attrs[i];
+	return NULL;
+}
+
 static struct attr_rec *find_attr(const struct node_cache *nc,
 				  const struct plan_op *op, uint32_t mod)
 {
-	uint16_t attr = plan_attr(op);
-	for (uint32_t i = 0; i < nc->n_attrs; i++)
-		if (nc->attrs[i].attr == attr && nc->attrs[i].mod == mod &&
-		    nc->attrs[i].port == op->port)
-			return &nc->attrs[i];
-	return NULL;
+	return find_key(nc, plan_attr(op), op->port, mod);
 }
 
 int devcache_holds(const struct devcache *c, const struct fabric *f,
@@ -222,11 +255,8 @@ const uint8_t *devcache_attr(const struct devcache *c, const struct fabric *f,
 	const struct node_cache *nc = find_node(c, &f->nodes[node]);
 	if (!nc)
 		return NULL;
-	for (uint32_t i = 0; i < nc->n_attrs; i++)
-		if (nc->attrs[i].attr == attr && nc->attrs[i].mod == mod &&
-		    nc->attrs[i].port == port)
-			return nc->attrs[i].data;
-	return NULL;
+	const struct attr_rec *a = find_key(nc, attr, port, mod);
+	return a ? a->data : NULL;
 }
 
 void devcache_record(struct devcache *c, const struct fabric *f,
@@ -256,8 +286,10 @@ void devcache_record(struct devcache *c, const struct fabric *f,
 	default:
 		break;
 	}
-	struct attr_rec *a = find_attr(nc, op, mod);
-	if (!a) {
+	uint16_t attr = plan_attr(op);
+	uint32_t i = attr_lower(nc, attr_key(attr, op->port, mod));
+	struct attr_rec *a = i < nc->n_attrs ? &nc->attrs[i] : NULL;
+	if (!a || a->attr != attr || a->port != op->port || a->mod != mod) {
 		if (nc->n_attrs == nc->cap_attrs) {
 			uint32_t cap = nc->cap_attrs ? nc->cap_attrs * 2 : 1;
 			void *v = realloc(nc->attrs, (size_t)cap * sizeof(*nc->attrs));
@@ -266,8 +298,10 @@ void devcache_record(struct devcache *c, const struct fabric *f,
 			nc->attrs = v;
 			nc->cap_attrs = cap;
 		}
-		a = &nc->attrs[nc->n_attrs++];
-		a->attr = plan_attr(op);
+		a = &nc->attrs[i];
+		memmove(a + 1, a, (size_t)(nc->n_attrs - i) * sizeof(*a));
+		nc->n_attrs++;
+		a->attr = attr;
 		a->mod = mod;
 		a->port = op->port;
 	}

@@ -34,8 +34,8 @@ enum plan_kind {
 	PLAN_SWITCHINFO,
 	PLAN_PKEY,		/* modifier: block; on a switch, port << 16 | block */
 	PLAN_LFT,		/* modifier: block */
-	PLAN_SL2VL,		/* room for the QoS issue */
-	PLAN_VLARB,
+	PLAN_SL2VL,		/* modifier: switch in << 8 | out; CA 0 */
+	PLAN_VLARB,		/* modifier: block << 16 | port */
 	PLAN_MFT,
 	PLAN_VENDOR,		/* attribute in op->attr */
 	PLAN_NKINDS

@@ -104,6 +104,14 @@ static void record_success(struct program *pr, struct xfer *x)
 	case PLAN_LFT:
 		pr->st.lft_blocks++;
 		break;
+	case PLAN_SL2VL:
+		pr->st.sl2vl_sets++;
+		pr->st.other_sets++;
+		break;
+	case PLAN_VLARB:
+		pr->st.vlarb_sets++;
+		pr->st.other_sets++;
+		break;
 	default:
 		pr->st.other_sets++;
 		break;

@@ -182,15 +182,19 @@ START_TEST(t_qos_room)
 	ck_assert_uint_eq(lft_sl(&t, 2, 1), 0);	/* no class: SL 0 */
 	ck_assert_uint_eq(lft_sl(&t, w, 1), 0);	/* out of range */
 	ck_assert_uint_eq(lft_sl(&t, 1, w), 0);
-	/* one node with 2 ports: 9 tables, (in, out) = (2, 1) is table 7 */
+	/* one node with 2 ports: 9 slots, (in, out) = (2, 1) is slot 7;
+	 * two distinct tables, slot 7 on table 1 */
 	t.sl2vl_nodes = 1;
+	t.sl2vl_n = 2;
 	t.sl2vl_first = malloc(sizeof(*t.sl2vl_first));
 	t.sl2vl_width = malloc(1);
-	t.sl2vl = calloc(9 * QOS_SLS, 1);
-	ck_assert(t.sl2vl_first && t.sl2vl_width && t.sl2vl);
+	t.sl2vl_idx = calloc(9, 1);
+	t.sl2vl = calloc(2 * QOS_SLS, 1);
+	ck_assert(t.sl2vl_first && t.sl2vl_width && t.sl2vl_idx && t.sl2vl);
 	t.sl2vl_first[0] = 0;
 	t.sl2vl_width[0] = 3;
-	t.sl2vl[7 * QOS_SLS + 3] = 3;
+	t.sl2vl_idx[7] = 1;
+	t.sl2vl[1 * QOS_SLS + 3] = 3;
 	ck_assert_uint_eq(lft_sl2vl(&t, 0, 2, 1)[3], 3);
 	ck_assert_uint_eq(lft_sl2vl(&t, 0, 1, 2)[3], 0);
 	ck_assert_ptr_null(lft_sl2vl(&t, 0, 3, 1));	/* no port 3 */
@@ -200,6 +204,7 @@ START_TEST(t_qos_room)
 	ck_assert_ptr_null(t.sl_class);
 	ck_assert_ptr_null(t.sl2vl);
 	ck_assert_ptr_null(t.sl2vl_first);
+	ck_assert_ptr_null(t.sl2vl_idx);
 }
 END_TEST
 

@@ -47,8 +47,7 @@ static void setup(struct run *r, int mode, int max_vls,
 	r->sm->cfg.qos_mode = mode;
 	r->sm->cfg.qos_max_vls = max_vls;
 	log_set_level(LOG_ERROR);
-	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+	emu_sm_start(r->sm, r->base, r->e);
 }
 
 static void teardown(struct run *r)
@@ -63,37 +62,23 @@ static void teardown(struct run *r)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-struct watch {
-	struct run *r;
-	uint32_t want;
-	int ticks, timed_out;
+/* Runs the loop until r's SM has done n heavy sweeps and is idle. */
+struct sweeps {
+	const struct sm *sm;
+	uint32_t n;
 };
 
-static void on_watch(evutil_socket_t fd, short what, void *arg)
+static int sweeps_done(const void *arg)
 {
-	struct watch *w = arg;
-	struct sm *sm = w->r->sm;
-	(void)fd;
-	(void)what;
-	if (sm->heavy_sweeps >= w->want && !sm->busy && !sm->heavy_wanted)
-		event_base_loopbreak(w->r->base);
-	else if (++w->ticks > 5000) {	/* 10 s */
-		w->timed_out = 1;
-		event_base_loopbreak(w->r->base);
-	}
+	const struct sweeps *w = arg;
+	return w->sm->heavy_sweeps >= w->n && !w->sm->busy && !w->sm->heavy_wanted;
 }
 
 static void run_until_sweeps(struct run *r, uint32_t n)
 {
-	struct watch w = { .r = r, .want = n };
-	struct timeval two_ms = { 0, 2000 };
-	struct event *ev = event_new(r->base, -1, EV_PERSIST, on_watch, &w);
-	ck_assert_ptr_nonnull(ev);
-	event_add(ev, &two_ms);
-	ck_assert_int_eq(event_base_dispatch(r->base), 0);
-	event_free(ev);
-	ck_assert_msg(!w.timed_out, "only %u heavy sweeps, waiting for %u",
-		      r->sm->heavy_sweeps, n);
+	struct sweeps w = { r->sm, n };
+	ck_assert_msg(emu_run_while(r->base, sweeps_done, &w, 10000),
+		      "only %u heavy sweeps, waiting for %u", r->sm->heavy_sweeps, n);
 }
 
 static int linked(const struct fabric *f, uint32_t ni, int p)
@@ -184,6 +169,9 @@ START_TEST(t_vftree_tables_written_once)
 	/* 12 hosts + 4 leaves x 5 linked + 2 spines x 4: two blocks each */
 	ck_assert_uint_eq(c.vlarb_sets, 2 * (12 + 4 * 5 + 2 * 4));
 	ck_assert_uint_eq(emu_violations(r.e), 0);
+	/* the SM's own count of what it wrote agrees */
+	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, c.sl2vl_sets);
+	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, c.vlarb_sets);
 
 	/*
 	 * SLs: host Hh (CA GUID 0x1000 + 4h) is on leaf h / 3 (leaf GUIDs
@@ -214,6 +202,8 @@ START_TEST(t_vftree_tables_written_once)
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
 	ck_assert_uint_eq(c2.vlarb_sets, c.vlarb_sets);
+	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
+	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);
 	teardown(&r);
 }
 END_TEST

@@ -241,6 +241,7 @@ START_TEST(t_sl2vl_tables)
 	for (size_t i = 0; i < sizeof(vls) / sizeof(vls[0]); i++) {
 		ck_assert_int_eq(vftree_apply(&f, &t, vls[i]), 0);
 		check_sl2vl(&f, &t, vls[i]);
+		ck_assert_uint_eq(t.sl2vl_n, 1);	/* one distinct table */
 		for (uint32_t a = 1; a <= t.max_lid; a++)
 			for (uint32_t d = 1; d <= t.max_lid; d++)
 				ck_assert_uint_lt(lft_sl(&t, a, d), vls[i]);
