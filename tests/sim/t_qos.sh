@@ -140,7 +140,10 @@ mode_run() {
 		sl2vl_dump --max-vls "$MAXVL" --pairs "${T_QOS_PAIRS:-linked}"
 		read -r tables skipped <"$DIR/sl2vl.check"
 		[ "$sl2vl_sets" -gt 0 ] || fail "vftree: no SL2VL Set counted, yet the tables are right?"
-		pass "vftree: $tables SL2VL tables (switch (in, out) pairs of port 0 and linked ports, in != out; every CA port): SL i -> VL i below $MAXVL, SLs $MAXVL-15 on VL 0 ($sl2vl_sets Sets; $skipped more pairs answered, not judged: T_QOS_PAIRS=${T_QOS_PAIRS:-linked})"
+		# ibsmd's own count in the heavy sweep's notice is libmaddrop's
+		grep -m 1 'heavy sweep done' "$DIR/err" | grep -q " $sl2vl_sets SL2VL, $vlarb_sets VLArb," ||
+			fail "vftree: ibsmd's notice '$(grep -m 1 'heavy sweep done' "$DIR/err")' is not the $sl2vl_sets SL2VL, $vlarb_sets VLArb Sets counted"
+		pass "vftree: $tables SL2VL tables (switch (in, out) pairs of port 0 and linked ports, in != out; every CA port): SL i -> VL i below $MAXVL, SLs $MAXVL-15 on VL 0 ($sl2vl_sets Sets, as ibsmd's notice says; $skipped more pairs answered, not judged: T_QOS_PAIRS=${T_QOS_PAIRS:-linked})"
 		path_sls
 		pass "vftree: $PATHS PathRecords carry Algorithm 1's SL for their leaves (GUID order; $(awk '$5 != 0' "$DIR/pairs" | wc -l) pairs off SL 0, 0 within a leaf)"
 		vlarb_check
