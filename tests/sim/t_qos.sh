@@ -16,7 +16,8 @@
 #    second heavy sweep (`ibsmctl sweep --heavy`) writes no SL2VL (0x0017)
 #    or VLArb (0x0018) table (libmaddrop's counts); after a spine link
 #    goes (ibsim Unlink) every PathRecord keeps its SL and no SL2VL table
-#    is written.
+#    is written; a link between two ports never linked before gets its 20
+#    new (in, out) pairs programmed at the next heavy sweep, no other.
 #  - mode none: no SL2VL or VLArb Set at all, every table as ibsim started
 #    it (read by directed route before the SM), PathRecord SL 0.
 #  - mode vftree, max_vls 15: clamped with a warning to the VLs ibsim's
@@ -60,7 +61,7 @@ stable() {
 # row FILE: the VLs of the first SL2VL table in smpquery output
 row() { sed -n 's/^ports: in *[0-9]*, out *[0-9]*: *|//p' "$1" | head -n 1 | tr '|' ' ' | xargs; }
 
-# sl2vl_dump: DIR/sl2vl/sl2vl.LID for every switch (one smpquery per
+# sl2vl_dump ARGS: (from $TOPO, default DIR/0.topo) DIR/sl2vl/sl2vl.LID for every switch (one smpquery per
 # output port: all input ports) and CA port, then qos_check.py sl2vl ARGS
 sl2vl_dump() {
 	local lid n out
@@ -69,11 +70,11 @@ sl2vl_dump() {
 		for out in $(seq 0 "$n"); do
 			on_host H-1 smpquery sl2vl "$lid" "$out" 2>&1
 		done >"$DIR/sl2vl/sl2vl.$lid"
-	done < <(sed -n 's/^Switch\s\+\([0-9]\+\)\s.*\blid \([0-9]\+\) .*/\2 \1/p' "$DIR/0.topo")
+	done < <(sed -n 's/^Switch\s\+\([0-9]\+\)\s.*\blid \([0-9]\+\) .*/\2 \1/p' "${TOPO:-$DIR/0.topo}")
 	for lid in $(awk '{ print $2 }' "$DIR/pairs" | sort -un); do
 		on_host H-1 smpquery sl2vl "$lid" >"$DIR/sl2vl/sl2vl.$lid" 2>&1
 	done
-	qc sl2vl --topo "$DIR/0.topo" --dir "$DIR/sl2vl" "$@" >"$DIR/sl2vl.check" || {
+	qc sl2vl --topo "${TOPO:-$DIR/0.topo}" --dir "$DIR/sl2vl" "$@" >"$DIR/sl2vl.check" || {
 		head -n 20 "$DIR/sl2vl.check" >&2
 		fail "$MODE: SL2VL tables: $(tail -n 1 "$DIR/sl2vl.check")"
 	}
@@ -121,7 +122,7 @@ mode_run() {
 	wait_until 60 ups_over 0 && kill -0 "$SM_PID" 2>/dev/null || fail "$MODE: ibsmd did not come up: $(tail -n 3 "$DIR/err")"
 	stable
 	check_up "$DIR/0"
-	local sl2vl_sets vlarb_sets tables skipped
+	local sl2vl_sets vlarb_sets tables skipped n
 	sl2vl_sets=$(sets 0017); vlarb_sets=$(sets 0018)
 	note "$MODE: bring-up: $sl2vl_sets SL2VL Sets, $vlarb_sets VLArb Sets, $(count total) MADs"
 
@@ -165,6 +166,22 @@ mode_run() {
 		[ "$(sets 0017)" = "$sl2vl_sets" ] ||
 			fail "vftree: the repair after Unlink wrote $(($(sets 0017) - sl2vl_sets)) SL2VL tables"
 		pass "vftree: after Unlink \"L1-S0\"[1]: $PATHS PathRecords keep Algorithm 1's SL, no SL2VL table written ($(($(sets 0018) - vlarb_sets)) VLArb)"
+		# a new link between two ports never linked before: the next heavy
+		# sweep programs the pairs it adds, and only those: L0-S0 port 5
+		# with ports 0, 1, 2, 4 (port 3 went with the Unlink), L1-S0 port 7
+		# with ports 0, 2-6: 2 x (4 + 6) = 20; as many pairs judged as before
+		sim_cmd 'Link "L0-S0"[5] "L1-S0"[7]' >/dev/null
+		sl2vl_sets=$(sets 0017)
+		ctl sweep --heavy >/dev/null || fail "vftree: ibsmctl sweep --heavy"
+		wait_until 30 ups_over 3 && kill -0 "$SM_PID" 2>/dev/null ||
+			fail "vftree: no sweep after Link: $(tail -n 3 "$DIR/err")"
+		stable
+		check_up "$DIR/1"
+		TOPO="$DIR/1.topo" sl2vl_dump --max-vls "$MAXVL" --pairs "${T_QOS_PAIRS:-linked}"
+		read -r n skipped <"$DIR/sl2vl.check"
+		[ "$n" = "$tables" ] && [ "$(($(sets 0017) - sl2vl_sets))" = 20 ] ||
+			fail "vftree: after Link \"L0-S0\"[5] \"L1-S0\"[7]: $n tables judged (was $tables), $(($(sets 0017) - sl2vl_sets)) SL2VL Sets (20 expected: the pairs of the two new ports)"
+		pass "vftree: after Link \"L0-S0\"[5] \"L1-S0\"[7] and a heavy sweep: $n SL2VL tables right, 20 written (the two new ports' pairs)"
 	else
 		qc pairs --topo "$DIR/0.topo" --max-vls 1 >"$DIR/pairs" || fail "qos_check.py pairs"
 		[ "$sl2vl_sets" = 0 ] && [ "$vlarb_sets" = 0 ] ||
