@@ -20,7 +20,7 @@ check_bad wrong-type "2:11: .*mad.window.*integer" $'mad:\n  window: lots\n'
 check_bad out-of-range "1:16: sm.priority: 16 is out of range 0..15" $'sm: {priority: 16}\n'
 check_bad syntax "3:4: syntax error: " $'routing:\n  engine: [minhop\nlmc: 0\n'
 # documented keys nothing implements yet: refused at the key, never ignored
-check_bad qos-mode "3:3: not implemented yet \\(key 'qos.mode'\\)" $'lmc: 0\nqos:\n  mode: none\n'
+check_bad qos-mode "2:1: qos: mode voqsw: not implemented yet" $'lmc: 0\nqos:\n  mode: voqsw\n'
 check_bad events "1:22: events.signalling: 'all' is not one of hybrid, wildcard, repath-only, hybrid-affected" $'events: {signalling: all}\n'
 check_bad partitions "2:1: not implemented yet \\(key 'partitions'\\)" $'sm: {priority: 1}\npartitions:\n  - {name: a, pkey: 0x1}\n'
 check_bad control-group "1:11: not implemented yet \\(key 'control.group'\\)" $'control: {group: ibsmd}\n'
@@ -34,7 +34,7 @@ out=$("$IBSMD" -n -c "$SIM_ROOT/etc/ibsmd.yaml" 2>&1); rc=$?
 f="$SIM_TMP/qos-mode.yaml"
 out=$("$IBSMD" --check -c "$f" 2>"$SIM_TMP/check.err"); rc=$?
 [ "$rc" -eq 78 ] && [ -z "$out" ] &&
-	grep -q "^ibsmd: $f:3:3: not implemented yet (key 'qos.mode')$" "$SIM_TMP/check.err" ||
+	grep -q "^ibsmd: $f:2:1: qos: mode voqsw: not implemented yet$" "$SIM_TMP/check.err" ||
 	fail "--check on a bad policy: exit $rc, stdout '$out', stderr '$(cat "$SIM_TMP/check.err")'"
 out=$("$IBSMD" -n -c "$SIM_TMP/nonexistent.yaml" 2>&1); rc=$?
 [ "$rc" -eq 78 ] || fail "-n on a missing file: exit $rc ($out)"
