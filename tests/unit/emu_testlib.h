@@ -173,14 +173,21 @@ static inline void emu_net_up(struct emu_net *n)
 	ck_assert_uint_eq(emu_violations(n->e), 0);
 }
 
-static inline void emu_net_down(struct emu_net *n)
+/* Frees an emulated fabric, its loop and topology, removes the state dir. */
+static inline void emu_world_free(struct emu *e, struct event_base *base,
+				  struct fabric *topo, const char *state)
 {
 	char cmd[128];
-	emu_free(n->e);
-	event_base_free(n->base);
-	fabric_free(&n->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", n->state);
+	emu_free(e);
+	event_base_free(base);
+	fabric_free(topo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", state);
 	ck_assert_int_eq(system(cmd), 0);
+}
+
+static inline void emu_net_down(struct emu_net *n)
+{
+	emu_world_free(n->e, n->base, &n->topo, n->state);
 }
 
 /* The port GUID of host H<h> in emu_tree_text() (node GUID + 1). */

@@ -52,14 +52,9 @@ static void setup(struct run *r, int mode, int max_vls,
 
 static void teardown(struct run *r)
 {
-	char cmd[128];
 	sm_shutdown(r->sm);
 	free(r->sm);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_world_free(r->e, r->base, &r->topo, r->state);
 }
 
 /* Runs the loop until r's SM has done n heavy sweeps and is idle. */

@@ -84,14 +84,9 @@ static void sm_down(struct run *r)
 
 static void teardown(struct run *r)
 {
-	char cmd[128];
 	sm_down(r);
 	ck_assert_uint_eq(emu_violations(r->e), 0);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_world_free(r->e, r->base, &r->topo, r->state);
 }
 
 /* Runs a VM command to its end; returns its result (ok or not). */

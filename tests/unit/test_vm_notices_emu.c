@@ -135,17 +135,12 @@ static void setup(struct run *r, int scheme)
 
 static void teardown(struct run *r)
 {
-	char cmd[128];
 	for (int i = 0; i < NSUB; i++)
 		emu_subscriber_free(&r->h[i]);
 	sm_shutdown(r->sm);
 	free(r->sm);
 	ck_assert_uint_eq(emu_violations(r->e), 0);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_world_free(r->e, r->base, &r->topo, r->state);
 }
 
 /* Runs a VM command to its end and lets its notices arrive; asserts it worked. */

@@ -59,14 +59,9 @@ static void up(struct run *r, int scheme, uint32_t short_by)
 
 static void down(struct run *r)
 {
-	char cmd[128];
 	sm_shutdown(r->sm);
 	free(r->sm);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_world_free(r->e, r->base, &r->topo, r->state);
 }
 
 static int is_vf(const struct fabric *f, uint32_t pi)

@@ -88,12 +88,7 @@ START_TEST(t_vm_takes_its_new_leafs_sls)
 
 	sm_shutdown(sm);
 	free(sm);
-	emu_free(e);
-	event_base_free(base);
-	fabric_free(&topo);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_world_free(e, base, &topo, state);
 }
 END_TEST
 

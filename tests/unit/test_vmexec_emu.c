@@ -93,15 +93,10 @@ static void setup(struct run *r)
 
 static void teardown(struct run *r)
 {
-	char cmd[128];
 	ck_assert_int_eq(vmexec_busy(r->sm), 0);
 	sm_shutdown(r->sm);
 	free(r->sm);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_world_free(r->e, r->base, &r->topo, r->state);
 }
 
 /*

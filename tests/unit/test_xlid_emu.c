@@ -74,7 +74,6 @@ static void setup(struct run *r, int capable, const char *lacking)
 
 static void teardown(struct run *r)
 {
-	char cmd[128];
 	if (r->attached)
 		r->t.close(r->t.ctx);
 	if (r->sm) {
@@ -83,11 +82,7 @@ static void teardown(struct run *r)
 	}
 	ck_assert_msg(emu_violations(r->e) == 0, "emulator: %s",
 		      emu_violations(r->e) ? emu_violation(r->e, 0) : "");
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_world_free(r->e, r->base, &r->topo, r->state);
 }
 
 static void sm_up(struct run *r, int scheme, enum tristate mode)
