@@ -49,8 +49,8 @@ struct lft_tables {
 	uint32_t n_sl_class;	/* QoS: rows of sl */
 	uint8_t *sl;		/* QoS: NULL, or n_sl_class * (max_lid + 1) SLs */
 	uint8_t *sl2vl;		/* QoS: NULL, or the distinct SL-to-VL tables */
-	uint32_t sl2vl_n;	/* QoS: tables in sl2vl (at most 256) */
-	uint8_t *sl2vl_idx;	/* QoS: per slot, its table in sl2vl */
+	uint32_t sl2vl_n;	/* QoS: tables in sl2vl (at most 65536) */
+	uint16_t *sl2vl_idx;	/* QoS: per slot, its table in sl2vl */
 	uint32_t *sl2vl_first;	/* QoS: per node, its first slot, FAB_NONE */
 	uint8_t *sl2vl_width;	/* QoS: per node, its ports + 1 */
 	uint32_t sl2vl_nodes;	/* QoS: nodes in sl2vl_first, 0 if NULL */
@@ -137,7 +137,7 @@ static inline const uint8_t *lft_sl2vl(const struct lft_tables *t,
 	unsigned w = t->sl2vl_width[node];
 	if (in >= w || out >= w)
 		return NULL;
-	uint8_t k = t->sl2vl_idx[(size_t)t->sl2vl_first[node] +
+	uint16_t k = t->sl2vl_idx[(size_t)t->sl2vl_first[node] +
 				 (size_t)in * w + out];
 	return k < t->sl2vl_n ? t->sl2vl + (size_t)k * QOS_SLS : NULL;
 }

@@ -99,7 +99,7 @@ static int fill_sl2vl(const struct fabric *f, struct lft_tables *t,
 		t->sl2vl_first[i] = (uint32_t)slots;
 		slots += (size_t)w * w;
 	}
-	if (!(t->sl2vl_idx = calloc(slots + 1, 1)) ||
+	if (!(t->sl2vl_idx = calloc(slots + 1, sizeof(*t->sl2vl_idx))) ||
 	    !(t->sl2vl = malloc(QOS_SLS)))
 		return -1;
 	t->sl2vl_n = 1;

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "recv.h"
 #include "paths.h"
+#include "qos.h"
 #include "route.h"
 #include "sa.h"
 #include "state.h"
@@ -26,7 +27,6 @@
 #include "vmshared.h"
 #include "vswitch.h"
 #include "xlid_sm.h"
-#include "../routing/vftree.h"
 #include "../routing/xlft.h"
 #include "plan_sweep.h"
 
@@ -509,34 +509,18 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 }
 
 /*
- * qos.mode vftree: the SLs and SL-to-VL tables over the routes just made
- * (or repaired, which makes tables without them, or changed by a VM's
- * writes, sm/vmexec.c: a LID that moved takes its new leaf's SLs), with qos.max_vls
- * clamped to the data VLs the narrowest link runs.  Without them the
- * sweep writes no SL2VL or VLArb table and PathRecords carry SL 0.
+ * The QoS mode (sm/qos.c) over the routes just made (or repaired, which
+ * makes tables without SLs, or changed by a VM's writes, sm/vmexec.c: a
+ * LID that moved takes its new leaf's SLs).  Without it the sweep writes
+ * no SL2VL or VLArb table and PathRecords carry SL 0.
  */
 void sm_qos_apply(struct sm *sm)
 {
-	const struct fabric *f = &sm->sub.model->f;
-	uint32_t narrow;
-	if (sm->cfg.qos_mode != QOS_VFTREE)
+	struct qos_report r;
+	if (sm->cfg.qos_mode == QOS_NONE)
 		return;
-	unsigned links = qos_link_vls(f, sm->cfg.max_op_vls, &narrow);
-	unsigned want = sm->cfg.qos_max_vls ? (unsigned)sm->cfg.qos_max_vls : links;
-	if (want == 0)
-		want = 1;	/* no link: nothing to spread */
-	if (links && want > links) {
-		const struct fab_port *p = &f->ports[narrow];
-		const struct fab_port *r = &f->ports[p->remote];
-		log_warn("qos.max_vls %u: clamped to %u, the data VLs the link \"%s\" port %u - \"%s\" port %u runs",
-			 want, links, f->nodes[p->node].desc, p->num,
-			 f->nodes[r->node].desc, r->num);
-		want = links;
-	}
-	if (vftree_apply(f, &sm->sub.lft, want) < 0)
-		log_err("qos: vFtree could not assign the SLs (out of memory): SL 0 everywhere, no SL2VL writes");
-	else
-		log_info("qos: vFtree over %u VLs", want);
+	if (qos_apply(&sm->cfg, &sm->sub.model->f, &sm->sub.lft, &r) == 0)
+		qos_log(&r);
 }
 
 static void on_routed(void *arg, struct route_result *r)

@@ -12,6 +12,7 @@
 #include "../mad/emu.h"
 #include "../reconfig/migrate.h"
 #include "../routing/verify.h"
+#include "qos.h"
 #include "control.h"
 #include "daemon.h"
 #include "dump.h"
@@ -539,6 +540,13 @@ static int run_offline(const struct config *cfg, const struct options *o)
 			 s.lids_rep.vf_shared);
 	if (sm_route(cfg, NULL, &f, &t, &s.routing, &s.route_ms) < 0)
 		goto out;
+	if (cfg->qos_mode != QOS_NONE) {
+		/* the SLs and SL-to-VL tables the daemon would write */
+		struct qos_report qr;
+		if (qos_apply(cfg, &f, &t, &qr) < 0)
+			goto out;
+		qos_log(&qr);
+	}
 	fabric_counts(&f, &s.switches, &s.cas, &s.ports);
 	s.max_lid = f.max_lid;
 	for (uint32_t l = 1; l <= f.max_lid; l++)

@@ -170,8 +170,10 @@ mode_run() {
 		# sweep programs the pairs it adds, and only those: L0-S0 port 5
 		# with ports 0, 1, 2, 4 (port 3 went with the Unlink), L1-S0 port 7
 		# with ports 0, 2-6: 2 x (4 + 6) = 20; as many pairs judged as before
-		sim_cmd 'Link "L0-S0"[5] "L1-S0"[7]' >/dev/null
+		# counted before the Link: its trap may start a sweep that writes
+		# the new pairs before the requested one (CI saw 0 Sets after it)
 		sl2vl_sets=$(sets 0017)
+		sim_cmd 'Link "L0-S0"[5] "L1-S0"[7]' >/dev/null
 		ctl sweep --heavy >/dev/null || fail "vftree: ibsmctl sweep --heavy"
 		wait_until 30 ups_over 3 && kill -0 "$SM_PID" 2>/dev/null ||
 			fail "vftree: no sweep after Link: $(tail -n 3 "$DIR/err")"

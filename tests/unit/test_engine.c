@@ -188,7 +188,7 @@ START_TEST(t_qos_room)
 	t.sl2vl_n = 2;
 	t.sl2vl_first = malloc(sizeof(*t.sl2vl_first));
 	t.sl2vl_width = malloc(1);
-	t.sl2vl_idx = calloc(9, 1);
+	t.sl2vl_idx = calloc(9, sizeof(*t.sl2vl_idx));
 	t.sl2vl = calloc(2 * QOS_SLS, 1);
 	ck_assert(t.sl2vl_first && t.sl2vl_width && t.sl2vl_idx && t.sl2vl);
 	t.sl2vl_first[0] = 0;

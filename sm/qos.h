@@ -1,0 +1,42 @@
+/*
+ * QoS modes over a routing result (issue 14): the service level of every
+ * (source, destination) pair and the SL-to-VL tables, filled into the
+ * lft_tables' QoS fields (routing/engine.h) by the pure functions of
+ * routing/vftree.c and routing/voqsw.c.  The daemon calls qos_apply()
+ * after every routing, repair and VM write; --offline calls it once.
+ */
+#ifndef IBSMD_QOS_H
+#define IBSMD_QOS_H
+
+#include "config.h"
+#include "fabric.h"
+#include "../routing/engine.h"
+
+struct qos_report {
+	int mode;		/* enum qos_mode applied */
+	unsigned vls;		/* data VLs used, after the clamp */
+	unsigned link_vls;	/* data VLs the narrowest link runs (0: unknown) */
+	int clamped;		/* qos.max_vls was above link_vls */
+	/* voqsw (routing/voqsw.h): what stage 4 reached */
+	unsigned sls;		/* SLs the policy gives VOQsw */
+	uint64_t paths;		/* (source port, destination LID) paths */
+	uint32_t tuples;	/* x_max: 4-tuples with weight > 0 */
+	uint32_t considered;	/* x: the tuples that got VOQ */
+	uint64_t weight, weight_considered;
+	uint64_t paths_covered;	/* paths whose every tuple got VOQ */
+	unsigned sls_used;
+};
+
+/*
+ * Fills t's QoS fields for cfg->qos_mode (none: clears them), with
+ * qos.max_vls clamped to the data VLs of the narrowest link (logged as a
+ * warning naming it).  Returns 0, or -1 (out of memory: t's QoS fields
+ * are cleared and the caller runs with SL 0 everywhere).
+ */
+int qos_apply(const struct config *cfg, const struct fabric *f,
+	      struct lft_tables *t, struct qos_report *r);
+
+/* One log line for r ("qos: vFtree over 4 VLs", ...). */
+void qos_log(const struct qos_report *r);
+
+#endif
