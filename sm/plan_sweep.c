@@ -138,6 +138,14 @@ int plan_sweep_ports(struct plan *p, int wave, const struct discovery *d,
 	uint32_t pkey = pkey_default(p, wave);
 	if (pkey == UINT32_MAX)
 		return -1;
+	/*
+	 * A switch that lost its tables (LinearFDBTop 0) lost its port-0
+	 * attributes with them: forget those before this sweep records any
+	 * (its port-0 P_Key, just below), not when the routes come.
+	 */
+	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)
+		if (d->f.nodes[ni].type == FAB_SWITCH)
+			devcache_observe_switch(c, &d->f, ni);
 	for (uint32_t pi = 0; pi < d->f.n_ports; pi++)
 		if (plan_port(p, wave, d, c, pp, pi, pkey) < 0)
 			return -1;
@@ -160,7 +168,6 @@ static int plan_switch(struct plan *p, int wave, const struct discovery *d,
 	const struct fab_node *n = &d->f.nodes[ni];
 	uint32_t top = t->max_lid;
 	uint8_t si[64];
-	devcache_observe_switch(c, &d->f, ni);
 	memcpy(si, d->si_raw[ni], 64);	/* PortStateChange as read: 1 clears it */
 	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, top);
 	uint32_t di = plan_data(p, wave, si);

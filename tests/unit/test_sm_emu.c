@@ -406,6 +406,34 @@ START_TEST(t_link_lost_repaired)
 }
 END_TEST
 
+/*
+ * The first heavy sweep after bring-up with nothing changed writes
+ * nothing: what bring-up recorded in the device cache (a switch's port-0
+ * P_Key among it) stays recorded when the switch's tables are planned
+ * (the bench saw every fresh switch's port-0 P_Key block written again).
+ */
+START_TEST(t_second_sweep_writes_nothing)
+{
+	struct run r;
+	char err[256] = "";
+	setup_run(&r);
+	r.sm->once = 0;
+	r.sm->cfg.sweep_interval_s = 0;
+	ck_assert_msg(sm_init(r.sm, r.base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(r.sm, r.e, err, sizeof(err)) == 0, "%s", err);
+	run_until_sweeps(&r, 1);
+	assert_up(&r, 0);
+	uint64_t sets = txn_get_stats(r.sm->txn)->sets;
+	sm_request_heavy(r.sm, "test");
+	run_until_sweeps(&r, 2);
+	ck_assert_msg(txn_get_stats(r.sm->txn)->sets == sets,
+		      "%llu Sets in an unchanged heavy sweep (P_Key %u)",
+		      (unsigned long long)(txn_get_stats(r.sm->txn)->sets - sets),
+		      r.sm->last.prog.pkey_sets);
+	teardown_run(&r);
+}
+END_TEST
+
 static Suite *sm_emu_suite(void)
 {
 	Suite *s = suite_create("sm_on_emulator");
@@ -417,6 +445,7 @@ static Suite *sm_emu_suite(void)
 	tcase_add_test(tc, t_inferred_port_put_right);
 	tcase_add_test(tc, t_pkey_written_only_where_needed);
 	tcase_add_test(tc, t_link_lost_repaired);
+	tcase_add_test(tc, t_second_sweep_writes_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
