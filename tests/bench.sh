@@ -139,6 +139,8 @@ col() {	# NAME PROG COLUMN
 	awk -v n="$1" -v p="$2" -v c="$3" '$1 == n && $2 == p { print $c }' "$RESULTS" | median
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "-") printf "%.2f", a / b; else print "-" }'; }
+# floor_ms MADS CEIL: ms to send MADS at CEIL MADs/s
+floor_ms() { awk -v m="$1" -v c="$2" 'BEGIN { if (c > 0) printf "%d", m * 1000 / c; else print "-" }'; }
 
 for spec in "${FABRICS[@]}"; do
 	name=${spec%%:*}
@@ -163,7 +165,7 @@ for spec in "${FABRICS[@]}"; do
 	iw=$(col "$name" ibsmd 3); ow=$(col "$name" osm 3); o6=$(col "$name" osm64 3)
 	im=$(col "$name" ibsmd 4); om=$(col "$name" osm 4)
 	ceil=$(col "$name" flood 6)	# MADs/s ibsim + umad2sim carry with no SM
-	floor=$(awk -v m="$im" -v c="$ceil" 'BEGIN { if (c > 0) printf "%d", m * 1000 / c; else print "-" }')
+	floor=$(floor_ms "$im" "$ceil")
 	op=$(col "$name" osm64pin 3)
 	spread=$(awk -v n="$name" '$1 == n && $2 == "spread" { print $3 }' "$RESULTS")
 	printf '%-10s %9s %9s %9s %7s %7s %10s %10s %7s %9s %9s %11s %9s %8s %10s %7s\n' "$name" "$iw" "$ow" "$o6" \
@@ -325,7 +327,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = qos ]; then
 	net="$SIM_TMP/$name.net"
 	gen ftree3 --radix 24 -o "$net"
 	for r in $(seq "$ROUNDS"); do
-		for prog in ibsmd-qos osm-qos osm64-qos ibsmd osm osm64; do
+		for prog in flood ibsmd-qos osm-qos osm64-qos ibsmd osm osm64; do
 			one_run "$name" "$net" "$prog" "$r"
 		done
 	done
@@ -354,17 +356,20 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = qos ]; then
 	echo "QoS: $name bring-up under ibsim, median of $ROUNDS rounds ($(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg));"
 	echo "  ibsmd --once -R $ENGINE -c with qos {mode: vftree, max_vls: 4}; OpenSM -o -R ftree with ${QOS_OSM[*]}"
 	echo "  (osm64: the same and max_wire_smps 64; none: ibsmd's default qos mode none, OpenSM's defaults, qos FALSE)"
-	printf '%-6s %9s %9s %9s %7s %7s %10s %10s %7s %11s %9s %11s %9s\n' qos ibsmd_ms osm_ms osm64_ms \
-		vs_osm vs_64 ibsmd_mads osm_mads mads_x ibsmd_sl2vl osm_sl2vl ibsmd_vlarb osm_vlarb
+	ceil=$(col "$name" flood 6)
+	printf '%-6s %9s %9s %9s %7s %7s %10s %10s %7s %11s %9s %11s %9s %8s\n' qos ibsmd_ms osm_ms osm64_ms \
+		vs_osm vs_64 ibsmd_mads osm_mads mads_x ibsmd_sl2vl osm_sl2vl ibsmd_vlarb osm_vlarb floor_ms
 	for q in vftree none; do
 		i=ibsmd o=osm o6=osm64
 		[ "$q" = vftree ] && i=ibsmd-qos o=osm-qos o6=osm64-qos
 		iw=$(col "$name" "$i" 3); ow=$(col "$name" "$o" 3); o6w=$(col "$name" "$o6" 3)
 		im=$(col "$name" "$i" 4); om=$(col "$name" "$o" 4)
-		printf '%-6s %9s %9s %9s %7s %7s %10s %10s %7s %11s %9s %11s %9s\n' "$q" "$iw" "$ow" "$o6w" \
+		printf '%-6s %9s %9s %9s %7s %7s %10s %10s %7s %11s %9s %11s %9s %8s\n' "$q" "$iw" "$ow" "$o6w" \
 			"$(ratio "$iw" "$ow")" "$(ratio "$iw" "$o6w")" "$im" "$om" "$(ratio "$im" "$om")" \
-			"$(col "$name" "$i" 7)" "$(col "$name" "$o" 7)" "$(col "$name" "$i" 8)" "$(col "$name" "$o" 8)"
+			"$(col "$name" "$i" 7)" "$(col "$name" "$o" 7)" "$(col "$name" "$i" 8)" "$(col "$name" "$o" 8)" \
+			"$(floor_ms "$im" "$ceil")"
 	done
+	echo "  (floor_ms: ibsmd's MADs at the ${ceil} MADs/s ibsim + umad2sim carry with no SM, build/madflood)"
 	echo "  ibsmd daemon, the same policy: bring-up $qa_tot MADs ($qa_sl SL2VL, $qa_arb VLArb Sets);" \
 		"unchanged heavy sweep ${qh_ms} ms, $((qb_tot - qa_tot)) MADs, SL2VL+VLArb tables written: $qh_w"
 	[ "$qh_w" -eq 0 ] || fail "qos: an unchanged heavy sweep wrote $qh_w SL2VL/VLArb tables"
