@@ -80,7 +80,7 @@ timed() {
 
 # one_run NAME NET PROG ROUND: a fresh ibsim, one bring-up; appends
 # "NAME PROG wall_ms mads rss_kb route_ms sl2vl_sets vlarb_sets" to $RESULTS.
-# ibsmd-qos and osm-qos: the QoS row's programs (QOS_YAML, QOS_OSM below)
+# ibsmd-qos, osm-qos and osm64-qos: the QoS row's programs (QOS_YAML, QOS_OSM above)
 one_run() {
 	local name=$1 net=$2 prog=$3 round=$4 dir="$SIM_TMP/$1-$3-$4" rc pre
 	mkdir -p "$dir"
