@@ -9,7 +9,8 @@
 #   BENCH_BIG=1           also the 11664-host 3-level tree (slow)
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
-#                         or one row alone: "sa", "notices", "migration", "vlids"
+#                         or one row alone: "sa", "notices", "migration", "vlids",
+#                         "qos"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #
 # ceil_mps is what ibsim and umad2sim carry on this machine at that moment
@@ -33,6 +34,15 @@ ROUNDS=${BENCH_ROUNDS:-3}
 ENGINE=${BENCH_ENGINE:-ftree,minhop}
 RESULTS="$SIM_TMP/results"
 : >"$RESULTS"
+# The QoS row: ibsmd's policy, and OpenSM's options for the same mapping
+# (SL i -> VL i for i < 4, the other SLs on VL 0; equal weights on VLs 0-3,
+# no high-priority VL).  No OpenSM policy file: /etc/opensm/qos-policy.conf
+# is absent, which OpenSM takes as "the qos_* options alone".
+QOS_YAML="$SIM_TMP/qos.yaml"
+printf 'qos: {mode: vftree, max_vls: 4}\n' >"$QOS_YAML"
+QOS_OSM=("qos TRUE" "qos_max_vls 4" "qos_high_limit 0"
+	"qos_vlarb_high 0:0,1:0,2:0,3:0" "qos_vlarb_low 0:64,1:64,2:64,3:64"
+	"qos_sl2vl 0,1,2,3,0,0,0,0,0,0,0,0,0,0,0,0")
 
 FABRICS=("ft2-324:ftree2 --radix 36" "ft3-3456:ftree3 --radix 24" "k18-5832:kary --k 18 --n 3")
 [ -n "${BENCH_BIG:-}" ] && FABRICS+=("ft3-11664:ftree3 --radix 36")
@@ -53,6 +63,8 @@ stable() {
 }
 # attr_sets DIR ATTR: the Sets of SMP attribute ATTR (4 hex digits) counted in DIR
 attr_sets() { count "$1" "class_0x81_method_0x02_attr_0x$2"; }
+# all_sets DIR ATTR: the same, LID-routed (class 0x01) and directed (0x81)
+all_sets() { echo $(( $(count "$1" "class_0x01_method_0x02_attr_0x$2") + $(attr_sets "$1" "$2") )); }
 
 # timed PRELOAD CMD...: CMD as an ibsim client at H-0, its wall time in
 # T_MS, its status in RC.  The environment is made before the clock starts:
@@ -67,26 +79,33 @@ timed() {
 }
 
 # one_run NAME NET PROG ROUND: a fresh ibsim, one bring-up; appends
-# "NAME PROG wall_ms mads rss_kb route_ms" to $RESULTS
+# "NAME PROG wall_ms mads rss_kb route_ms sl2vl_sets vlarb_sets" to $RESULTS.
+# ibsmd-qos, osm-qos and osm64-qos: the QoS row's programs (QOS_YAML, QOS_OSM above)
 one_run() {
 	local name=$1 net=$2 prog=$3 round=$4 dir="$SIM_TMP/$1-$3-$4" rc pre
 	mkdir -p "$dir"
 	sim_start "$net"
 	export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0
 	case $prog in
-	ibsmd)
+	ibsmd|ibsmd-qos)
+		local conf=()
+		[ "$prog" = ibsmd-qos ] && conf=(-c "$QOS_YAML")
 		pre=$(SIM_EXTRA_PRELOAD="$SIM_MADDROP" sim_preload "$IBSMD")
 		timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" \
-			"$IBSMD" --once -R "$ENGINE" -S "$dir/state" >"$dir/out" 2>"$dir/err"
+			"$IBSMD" --once -R "$ENGINE" "${conf[@]}" -S "$dir/state" >"$dir/out" 2>"$dir/err"
 		;;
 	flood)	# the ceiling: NodeInfo Gets to the leaf switch, 64 in flight, no SM
 		pre=$(sim_preload "$MADFLOOD")
 		timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" \
 			"$MADFLOOD" 100000 64 1 >"$dir/out" 2>"$dir/err"
 		;;
-	osm|osm64|osm64pin)
-		[ "$prog" = osm ] && : >"$dir/opensm.conf" ||
-			printf 'max_wire_smps 64\n' >"$dir/opensm.conf"
+	osm|osm64|osm64pin|osm-qos|osm64-qos)
+		case $prog in
+		osm)	: >"$dir/opensm.conf" ;;
+		osm-qos) printf '%s\n' "${QOS_OSM[@]}" >"$dir/opensm.conf" ;;
+		osm64-qos) printf '%s\n' "${QOS_OSM[@]}" 'max_wire_smps 64' >"$dir/opensm.conf" ;;
+		*)	printf 'max_wire_smps 64\n' >"$dir/opensm.conf" ;;
+		esac
 		local pin=""
 		[ "$prog" = osm64pin ] && pin="taskset -c 0"
 		pre=$(SIM_EXTRA_PRELOAD="$SIM_MADDROP" sim_preload opensm)
@@ -102,9 +121,9 @@ one_run() {
 	[ "$rc" -eq 0 ] || fail "$name $prog round $round exited $rc: $(tail -n 3 "$dir/err")"
 	local route=- rss
 	rss=$(tail -n 1 "$dir/rss")
-	[ "$prog" = ibsmd ] && route=$(grep -o 'route_ms=[0-9]*' "$dir/out" | tail -n 1 | cut -d= -f2)
+	[ "${prog%-qos}" = ibsmd ] && route=$(grep -o 'route_ms=[0-9]*' "$dir/out" | tail -n 1 | cut -d= -f2)
 	[ "$prog" = flood ] && route=$(grep -o '[0-9]* MADs/s' "$dir/out" | cut -d' ' -f1)
-	echo "$name $prog $T_MS $(count "$dir" total) $rss $route" >>"$RESULTS"
+	echo "$name $prog $T_MS $(count "$dir" total) $rss $route $(all_sets "$dir" 0017) $(all_sets "$dir" 0018)" >>"$RESULTS"
 	note "$name $prog round $round: $T_MS ms, $(count "$dir" total) MADs"
 }
 
@@ -120,6 +139,8 @@ col() {	# NAME PROG COLUMN
 	awk -v n="$1" -v p="$2" -v c="$3" '$1 == n && $2 == p { print $c }' "$RESULTS" | median
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "-") printf "%.2f", a / b; else print "-" }'; }
+# floor_ms MADS CEIL: ms to send MADS at CEIL MADs/s
+floor_ms() { awk -v m="$1" -v c="$2" 'BEGIN { if (c > 0) printf "%d", m * 1000 / c; else print "-" }'; }
 
 for spec in "${FABRICS[@]}"; do
 	name=${spec%%:*}
@@ -144,7 +165,7 @@ for spec in "${FABRICS[@]}"; do
 	iw=$(col "$name" ibsmd 3); ow=$(col "$name" osm 3); o6=$(col "$name" osm64 3)
 	im=$(col "$name" ibsmd 4); om=$(col "$name" osm 4)
 	ceil=$(col "$name" flood 6)	# MADs/s ibsim + umad2sim carry with no SM
-	floor=$(awk -v m="$im" -v c="$ceil" 'BEGIN { if (c > 0) printf "%d", m * 1000 / c; else print "-" }')
+	floor=$(floor_ms "$im" "$ceil")
 	op=$(col "$name" osm64pin 3)
 	spread=$(awk -v n="$name" '$1 == n && $2 == "spread" { print $3 }' "$RESULTS")
 	printf '%-10s %9s %9s %9s %7s %7s %10s %10s %7s %9s %9s %11s %9s %8s %10s %7s\n' "$name" "$iw" "$ow" "$o6" \
@@ -289,6 +310,69 @@ if [ -n "$evspec" ] && { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$EV" ]; 
 	echo "  kill to subnet up: ibsmd ${fi_ms} ms (takeover sweep ${fi_sweep} ms), OpenSM ${fo_ms} ms: $(ratio "$fi_ms" "$fo_ms")"
 	echo "  the new master's MADs: ibsmd $((fb_tot - fa_tot)), OpenSM $((ob_tot - oa_tot)): $(ratio $((fb_tot - fa_tot)) $((ob_tot - oa_tot)));" \
 		"LFT blocks written: ibsmd $((fb_lft - fa_lft)), OpenSM $((ob_lft - oa_lft))"
+fi
+
+# ---- QoS: the 3456-host tree brought up with SL2VL and VLArb tables ----
+# ibsmd --once with qos {mode: vftree, max_vls: 4} (-c QOS_YAML) and OpenSM
+# -R ftree with `qos TRUE` and QOS_OSM's options, each on a fresh ibsim of
+# the same fabric, alternating, $ROUNDS rounds (OpenSM also with
+# max_wire_smps 64, osm64); the same without QoS (ibsmd's default mode
+# none, OpenSM's defaults) as the reference.  SL2VL
+# (0x0017) and VLArb (0x0018) Sets counted by libmaddrop, LID-routed and
+# directed.  Then the ibsmd daemon with the same policy: a heavy sweep with
+# nothing changed (`ibsmctl sweep --heavy` after the first subnet up) must
+# write no SL2VL or VLArb table.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = qos ]; then
+	name=qos-ft3-3456
+	net="$SIM_TMP/$name.net"
+	gen ftree3 --radix 24 -o "$net"
+	for r in $(seq "$ROUNDS"); do
+		for prog in flood ibsmd-qos osm-qos osm64-qos ibsmd osm osm64; do
+			one_run "$name" "$net" "$prog" "$r"
+		done
+	done
+
+	dir="$SIM_TMP/qos-heavy"; mkdir -p "$dir"
+	sim_start "$net"
+	export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=100
+	SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$IBSMD" -R "$ENGINE" -c "$QOS_YAML" \
+		-S "$dir/state" -s "$dir/sock" >"$dir/out" 2>"$dir/err"
+	unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+	qsm=$SIM_LAST_PID
+	qos_ups() { [ "$(grep -c '^subnet up' "$dir/out")" -ge "$1" ]; }
+	wait_until 120 qos_ups 1 || fail "qos: the ibsmd daemon did not come up"
+	stable "$dir"
+	qa_sl=$(all_sets "$dir" 0017); qa_arb=$(all_sets "$dir" 0018); qa_tot=$(count "$dir" total)
+	"$IBSMCTL" -s "$dir/sock" sweep --heavy >/dev/null || fail "qos: ibsmctl sweep --heavy"
+	wait_until 60 qos_ups 2 || fail "qos: no heavy sweep"
+	stable "$dir"
+	qb_sl=$(all_sets "$dir" 0017); qb_arb=$(all_sets "$dir" 0018); qb_tot=$(count "$dir" total)
+	qh_ms=$(grep '^subnet up' "$dir/out" | sed -n 2p | grep -o 'sweep_ms=[0-9]*' | cut -d= -f2)
+	kill "$qsm" 2>/dev/null; wait "$qsm" 2>/dev/null
+	sim_stop
+	qh_w=$((qb_sl - qa_sl + qb_arb - qa_arb))
+
+	echo
+	echo "QoS: $name bring-up under ibsim, median of $ROUNDS rounds ($(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg));"
+	echo "  ibsmd --once -R $ENGINE -c with qos {mode: vftree, max_vls: 4}; OpenSM -o -R ftree with ${QOS_OSM[*]}"
+	echo "  (osm64: the same and max_wire_smps 64; none: ibsmd's default qos mode none, OpenSM's defaults, qos FALSE)"
+	ceil=$(col "$name" flood 6)
+	printf '%-6s %9s %9s %9s %7s %7s %10s %10s %7s %11s %9s %11s %9s %8s\n' qos ibsmd_ms osm_ms osm64_ms \
+		vs_osm vs_64 ibsmd_mads osm_mads mads_x ibsmd_sl2vl osm_sl2vl ibsmd_vlarb osm_vlarb floor_ms
+	for q in vftree none; do
+		i=ibsmd o=osm o6=osm64
+		[ "$q" = vftree ] && i=ibsmd-qos o=osm-qos o6=osm64-qos
+		iw=$(col "$name" "$i" 3); ow=$(col "$name" "$o" 3); o6w=$(col "$name" "$o6" 3)
+		im=$(col "$name" "$i" 4); om=$(col "$name" "$o" 4)
+		printf '%-6s %9s %9s %9s %7s %7s %10s %10s %7s %11s %9s %11s %9s %8s\n' "$q" "$iw" "$ow" "$o6w" \
+			"$(ratio "$iw" "$ow")" "$(ratio "$iw" "$o6w")" "$im" "$om" "$(ratio "$im" "$om")" \
+			"$(col "$name" "$i" 7)" "$(col "$name" "$o" 7)" "$(col "$name" "$i" 8)" "$(col "$name" "$o" 8)" \
+			"$(floor_ms "$im" "$ceil")"
+	done
+	echo "  (floor_ms: ibsmd's MADs at the ${ceil} MADs/s ibsim + umad2sim carry with no SM, build/madflood)"
+	echo "  ibsmd daemon, the same policy: bring-up $qa_tot MADs ($qa_sl SL2VL, $qa_arb VLArb Sets);" \
+		"unchanged heavy sweep ${qh_ms} ms, $((qb_tot - qa_tot)) MADs, SL2VL+VLArb tables written: $qh_w"
+	[ "$qh_w" -eq 0 ] || fail "qos: an unchanged heavy sweep wrote $qh_w SL2VL/VLArb tables"
 fi
 
 # ---- routing alone: ibsmd --offline on the big trees (no fabric, no MADs) ----
