@@ -15,7 +15,10 @@
  *  - SwitchInfo: LinearFDBTop; a payload that clears PortStateChange is
  *    never skipped.
  *  - LFT blocks, P_Key, SL2VL, VLArb, MFT and vendor attributes: the whole
- *    64 bytes, per (port, attribute, modifier).
+ *    64 bytes, per (port, attribute, modifier).  A switch's SL2VL Set
+ *    with modifier bit 17 (every input) or 16 (every output, plan.h) is
+ *    every (in << 8 | out) pair it wrote, port 0 included: each is
+ *    recorded, and it is held when each pair holds the payload.
  */
 #ifndef IBSMD_DEVCACHE_H
 #define IBSMD_DEVCACHE_H

@@ -426,6 +426,99 @@ static int plan_vlarb(struct plan *p, int wave, struct qos_pool *low,
 	return 0;
 }
 
+/* Is port k of switch n one whose SL2VL pairs are written (0, or linked)? */
+static int sl2vl_port(const struct fabric *f, const struct fab_node *n,
+		      unsigned k)
+{
+	return k == 0 || plan_port_linked(f, n->first_port + k);
+}
+
+/* Two pairs' tables: the same (both none, or equal)? */
+static int same_table(const uint8_t *a, const uint8_t *b)
+{
+	return a == b || (a && b && !memcmp(a, b, QOS_SLS));
+}
+
+/*
+ * The one table every input shares towards output out (every pair when
+ * out is EVERY_OUT), or NULL when they differ or there is none.
+ */
+#define EVERY_OUT 0x100u
+static const uint8_t *shared_table(const struct fabric *f,
+				   const struct lft_tables *t, uint32_t ni,
+				   unsigned out)
+{
+	const struct fab_node *n = &f->nodes[ni];
+	const uint8_t *first = NULL;
+	int any = 0;
+	for (unsigned o = 0; o <= n->nports; o++) {
+		if ((out != EVERY_OUT && o != out) || !sl2vl_port(f, n, o))
+			continue;
+		for (unsigned in = 0; in <= n->nports; in++) {
+			if (in == o || !sl2vl_port(f, n, in))
+				continue;
+			const uint8_t *vl = lft_sl2vl(t, ni, in, o);
+			if (!vl || (any && !same_table(first, vl)))
+				return NULL;
+			first = vl;
+			any = 1;
+		}
+	}
+	return first;
+}
+
+/*
+ * A switch's SL2VL pairs: every (input, output) pair of port 0 and its
+ * linked ports, input != output; modifier in << 8 | out.  Where the
+ * switch advertises OptimizedSLtoVLMappingProgramming (SwitchInfo, IBA
+ * 1.2.1 14.2.5.4 and 14.2.5.8), one Set with modifier bits 17 (every
+ * input) and 16 (every output) when every pair has the same table, else
+ * one Set with bit 17 per output whose inputs share a table, and pairs
+ * one by one only for the outputs left.  Recorded under port 0 in the
+ * device cache (every pair a Set wrote: devcache.c), which forgets them
+ * with the switch's tables when it resets.  ibsim never advertises the
+ * bit (and ignores bits 16/17).
+ */
+static int plan_switch_sl2vl(struct plan *p, int wave, struct qos_pool *qp,
+			     const struct discovery *d,
+			     const struct lft_tables *t, uint32_t ni)
+{
+	const struct fabric *f = &d->f;
+	const struct fab_node *n = &f->nodes[ni];
+	int opt = mad_get_field((void *)d->si_raw[ni], 0,
+				IB_SW_OPT_SLTOVL_MAPPING_F) & 1;
+	uint8_t done[256] = { 0 };	/* outputs written by a bit-17 Set */
+	if (opt) {
+		const uint8_t *all = shared_table(f, t, ni, EVERY_OUT);
+		if (all)
+			return plan_sl2vl_op(p, wave, qp, ni, 0, SL2VL_ALL_IN |
+					     SL2VL_ALL_OUT, all);
+		for (unsigned out = 0; out <= n->nports; out++) {
+			const uint8_t *vl = sl2vl_port(f, n, out) ?
+					    shared_table(f, t, ni, out) : NULL;
+			if (!vl)
+				continue;
+			if (plan_sl2vl_op(p, wave, qp, ni, 0, SL2VL_ALL_IN | out,
+					  vl) < 0)
+				return -1;
+			done[out] = 1;
+		}
+	}
+	for (unsigned in = 0; in <= n->nports; in++) {
+		if (!sl2vl_port(f, n, in))
+			continue;
+		for (unsigned out = 0; out <= n->nports; out++) {
+			if (out == in || done[out] || !sl2vl_port(f, n, out))
+				continue;
+			const uint8_t *vl = lft_sl2vl(t, ni, in, out);
+			if (vl && plan_sl2vl_op(p, wave, qp, ni, 0, in << 8 | out,
+						vl) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 int plan_sweep_qos(struct plan *p, int wave, const struct discovery *d,
 		   const struct lft_tables *t)
 {
@@ -450,25 +543,8 @@ int plan_sweep_qos(struct plan *p, int wave, const struct discovery *d,
 			}
 			continue;
 		}
-		/*
-		 * A switch: every (input, output) pair of port 0 and its
-		 * linked ports, input != output; modifier in << 8 | out.
-		 * Recorded under port 0 in the device cache, which forgets
-		 * them with the switch's tables when it resets.
-		 */
-		for (unsigned in = 0; in <= n->nports; in++) {
-			if (in && !plan_port_linked(f, n->first_port + in))
-				continue;
-			for (unsigned out = 0; out <= n->nports; out++) {
-				if (out == in ||
-				    (out && !plan_port_linked(f, n->first_port + out)))
-					continue;
-				const uint8_t *vl = lft_sl2vl(t, ni, in, out);
-				if (vl && plan_sl2vl_op(p, wave, &sl, ni, 0,
-							in << 8 | out, vl) < 0)
-					return -1;
-			}
-		}
+		if (plan_switch_sl2vl(p, wave, &sl, d, t, ni) < 0)
+			return -1;
 		for (unsigned out = 1; out <= n->nports; out++)
 			if (plan_port_linked(f, n->first_port + out) &&
 			    plan_vlarb(p, wave, &low, &high, d, t, n->first_port + out) < 0)

@@ -27,9 +27,13 @@ struct run {
 	char state[64];
 };
 
-/* tweak: changes the devices before the emulator starts (NULL: none) */
-static void setup(struct run *r, int mode, int max_vls,
-		  void (*tweak)(struct fabric *))
+/*
+ * tweak: changes the devices before the emulator starts (NULL: none);
+ * opt_guid: the switch that advertises OptimizedSLtoVLMappingProgramming
+ * (0: every switch, 1: none, as ibsim)
+ */
+static void setup_opt(struct run *r, int mode, int max_vls,
+		      void (*tweak)(struct fabric *), uint64_t opt_guid)
 {
 	char err[256] = "";
 	memset(r, 0, sizeof(*r));
@@ -39,6 +43,8 @@ static void setup(struct run *r, int mode, int max_vls,
 	r->e = emu_new(&r->topo, err, sizeof(err));
 	ck_assert_msg(r->e != NULL, "%s", err);
 	emu_set_seed(r->e, 7);
+	if (opt_guid != 1)
+		ck_assert_int_eq(emu_set_opt_sl2vl(r->e, opt_guid, 1), 0);
 	r->base = event_base_new();
 	ck_assert_ptr_nonnull(r->base);
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-qosemu.XXXXXX");
@@ -48,6 +54,12 @@ static void setup(struct run *r, int mode, int max_vls,
 	r->sm->cfg.qos_max_vls = max_vls;
 	log_set_level(LOG_ERROR);
 	emu_sm_start(r->sm, r->base, r->e);
+}
+
+static void setup(struct run *r, int mode, int max_vls,
+		  void (*tweak)(struct fabric *))
+{
+	setup_opt(r, mode, max_vls, tweak, 1);
 }
 
 static void teardown(struct run *r)
@@ -203,6 +215,88 @@ START_TEST(t_vftree_tables_written_once)
 }
 END_TEST
 
+/* SL2VL pairs the SM writes one by one on node i (see expected_sl2vl). */
+static uint64_t node_pairs(const struct fabric *f, uint32_t i)
+{
+	const struct fab_node *nd = &f->nodes[i];
+	unsigned k = 0;
+	for (int p = 1; p <= nd->nports; p++)
+		k += (unsigned)linked(f, i, p);
+	return nd->type == FAB_SWITCH ? (uint64_t)(k + 1) * k : k;
+}
+
+/* Every (in, out) pair of the switch, port 0 and unlinked ports included. */
+static void assert_every_pair(const struct run *r, const struct fab_node *nd,
+			      unsigned vls)
+{
+	for (int in = 0; in <= nd->nports; in++)
+		for (int out = 0; out <= nd->nports; out++)
+			assert_table(r, nd, in, out, vls);
+}
+
+/*
+ * Switches advertising OptimizedSLtoVLMappingProgramming: under vFtree
+ * every pair of a switch has the same table, so one Set with modifier
+ * bits 17|16 (every input, every output) per switch; every pair of the
+ * switch reads it back, and a second sweep writes nothing (the device
+ * cache recorded each pair).  One CA port, one Set, as before.
+ */
+START_TEST(t_vftree_optimized_one_set_per_switch)
+{
+	struct run r;
+	setup_opt(&r, QOS_VFTREE, 4, NULL, 0);
+	run_until_sweeps(&r, 1);
+	const struct fabric *f = &r.topo;
+	uint64_t want = 0;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		if (nd->type != FAB_SWITCH) {
+			want += node_pairs(f, i);
+			assert_table(&r, nd, 1, 1, 4);
+			continue;
+		}
+		want++;
+		assert_every_pair(&r, nd, 4);
+	}
+	struct emu_counters c;
+	emu_get_counters(r.e, &c);
+	ck_assert_uint_eq(want, 6 + 12);
+	ck_assert_uint_eq(c.sl2vl_sets, want);
+	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, want);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+
+	sm_request_heavy(r.sm, "test");
+	run_until_sweeps(&r, 2);
+	struct emu_counters c2;
+	emu_get_counters(r.e, &c2);
+	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
+	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
+	teardown(&r);
+}
+END_TEST
+
+/*
+ * Only spine S0 advertises the bit: it takes one Set, every other switch
+ * its pairs one by one, as without the bit.
+ */
+START_TEST(t_optimized_only_where_advertised)
+{
+	struct run r;
+	setup_opt(&r, QOS_VFTREE, 4, NULL, 0x200);
+	run_until_sweeps(&r, 1);
+	const struct fabric *f = &r.topo;
+	uint32_t s0 = fabric_find_node(f, 0x200);
+	struct emu_counters c;
+	emu_get_counters(r.e, &c);
+	ck_assert_uint_eq(c.sl2vl_sets, expected_sl2vl(f) - node_pairs(f, s0) + 1);
+	assert_every_pair(&r, &f->nodes[s0], 4);
+	/* a switch without the bit: the pairs of unlinked ports keep theirs */
+	assert_table(&r, &f->nodes[fabric_find_node(f, 0x201)], 5, 6, 16);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	teardown(&r);
+}
+END_TEST
+
 /* mode none (the default): no SL2VL or VLArb Set at all, SL 0 everywhere. */
 START_TEST(t_none_writes_nothing)
 {
@@ -261,6 +355,8 @@ static Suite *qos_suite(void)
 	TCase *tc = tcase_create("qos_emu");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_vftree_tables_written_once);
+	tcase_add_test(tc, t_vftree_optimized_one_set_per_switch);
+	tcase_add_test(tc, t_optimized_only_where_advertised);
 	tcase_add_test(tc, t_none_writes_nothing);
 	tcase_add_test(tc, t_max_vls_clamped_to_narrowest_link);
 	suite_add_tcase(s, tc);
