@@ -572,7 +572,13 @@ void sm_program_params(const struct sm *sm, int first,
 		.max_op_vls = sm->cfg.max_op_vls,
 		.client_rereg = first,
 		.extra_rounds = LOCAL_EXTRA_ROUNDS,
+		.vl_high_limit = -1,
 	};
+	if (sm->cfg.qos_mode != QOS_NONE) {	/* none: the devices keep theirs */
+		pp->vlarb_low = sm->cfg.qos_vlarb_low;
+		pp->vlarb_high = sm->cfg.qos_vlarb_high;
+		pp->vl_high_limit = sm->cfg.qos_vlarb_high_limit;
+	}
 }
 
 /*

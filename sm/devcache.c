@@ -9,7 +9,7 @@
 /* The PortInfo fields the SM sets (see devcache.h). */
 struct pi_rec {
 	uint8_t valid;
-	uint8_t lmc, mtu, opvls, hoq, stall, timeout;
+	uint8_t lmc, mtu, opvls, hoq, stall, timeout, hlimit;
 	uint32_t lid, sm_lid;
 	uint64_t prefix;
 };
@@ -154,6 +154,7 @@ static void pi_fields(const struct fabric *f, uint32_t pi,
 		r->opvls = (uint8_t)smp_pi_get(data, IB_PORT_OPER_VLS_F);
 		r->stall = (uint8_t)smp_pi_get(data, IB_PORT_VL_STALL_COUNT_F);
 		r->hoq = (uint8_t)smp_pi_get(data, IB_PORT_HOQ_LIFE_F);
+		r->hlimit = (uint8_t)smp_pi_get(data, IB_PORT_VL_HIGH_LIMIT_F);
 	}
 }
 
@@ -163,6 +164,7 @@ static int pi_same(const struct pi_rec *a, const struct pi_rec *b)
 	       a->sm_lid == b->sm_lid && a->lmc == b->lmc &&
 	       a->mtu == b->mtu && a->opvls == b->opvls && a->hoq == b->hoq &&
 	       a->stall == b->stall && a->timeout == b->timeout &&
+	       a->hlimit == b->hlimit &&
 	       a->prefix == b->prefix;
 }
 

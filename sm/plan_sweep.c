@@ -49,6 +49,9 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 		smp_pi_set(out, IB_PORT_VL_STALL_COUNT_F, (uint32_t)pp->vl_stall_count);
 		smp_pi_set(out, IB_PORT_HOQ_LIFE_F,
 			   (uint32_t)(leaf ? pp->leaf_hoq_life : pp->hoq_life));
+		if (pp->vl_high_limit >= 0)	/* qos.vlarb_high_limit */
+			smp_pi_set(out, IB_PORT_VL_HIGH_LIMIT_F,
+				   (uint32_t)pp->vl_high_limit);
 	}
 	smp_pi_set(out, IB_PORT_STATE_F, (uint32_t)state);
 }
@@ -386,16 +389,61 @@ static unsigned port_vls(const struct fabric *f, const struct lft_tables *t,
 	return hi + 1;
 }
 
+/* What a sweep's VLArb tables left out of the policy (qos.vlarb_*). */
+struct vlarb_cut {
+	uint32_t vl_ports, cap_ports;	/* ports that lost entries: VL, cap */
+	unsigned vl_max;		/* the fewest data VLs such a port sends on */
+};
+
 /*
- * VLArbitrationTable of an output port: the low-priority table gives
- * every data VL in use one entry of equal weight (64 units of 64 bytes),
- * the high-priority table is empty (no VL is high priority).  Blocks 1
- * (low, entries 0-31) and 3 (high, entries 0-31), as far as the port's
- * VLArbLowCap/HighCap go.
+ * One VLArbitrationTable block of an output port of nvl data VLs and
+ * room for cap entries: the policy's entries (pol given) for VLs below
+ * nvl, as far as cap goes (what is left out counts in cut); without a
+ * policy, def_weight on each of the nvl VLs (0: an empty table).
+ */
+static void vlarb_block(const struct cfg_vlarb *pol, unsigned nvl,
+			unsigned cap, uint8_t def_weight, struct vlarb_cut *cut,
+			uint8_t *buf)
+{
+	unsigned n = 0, lost_vl = 0, lost_cap = 0;
+	memset(buf, 0, 64);
+	if (cap > 32)
+		cap = 32;	/* one block */
+	if (!pol->given) {
+		for (unsigned v = 0; def_weight && v < nvl && v < cap; v++, n++) {
+			buf[2 * n] = (uint8_t)v;
+			buf[2 * n + 1] = def_weight;
+		}
+		return;
+	}
+	for (int i = 0; i < pol->n; i++) {
+		if (pol->vl[i] >= nvl) {
+			lost_vl++;
+		} else if (n >= cap) {
+			lost_cap++;
+		} else {
+			buf[2 * n] = pol->vl[i];
+			buf[2 * n + 1] = pol->weight[i];
+			n++;
+		}
+	}
+	if (lost_vl) {
+		if (!cut->vl_ports++ || nvl < cut->vl_max)
+			cut->vl_max = nvl;
+	}
+	cut->cap_ports += lost_cap != 0;
+}
+
+/*
+ * VLArbitrationTable of an output port: blocks 1 (low priority, entries
+ * 0-31) and 3 (high, entries 0-31), as far as the port's
+ * VLArbLowCap/HighCap go.  Default: every data VL in use one low entry
+ * of equal weight (64 units of 64 bytes), no VL high priority.
  */
 static int plan_vlarb(struct plan *p, int wave, struct qos_pool *low,
 		      struct qos_pool *high, const struct discovery *d,
-		      const struct lft_tables *t, uint32_t pi)
+		      const struct lft_tables *t, const struct program_params *pp,
+		      struct vlarb_cut *cut, uint32_t pi)
 {
 	const struct fabric *f = &d->f;
 	const struct fab_port *fp = &f->ports[pi];
@@ -406,24 +454,34 @@ static int plan_vlarb(struct plan *p, int wave, struct qos_pool *low,
 	uint32_t mod = fp->num;
 	uint8_t buf[64];
 	if (lcap) {
-		memset(buf, 0, sizeof(buf));
-		for (unsigned v = 0; v < nvl && v < lcap && v < 32; v++) {
-			buf[2 * v] = (uint8_t)v;
-			buf[2 * v + 1] = 64;
-		}
+		vlarb_block(&pp->vlarb_low, nvl, lcap, 64, &cut[0], buf);
 		uint32_t di = qos_data(p, wave, low, buf);
 		if (di == UINT32_MAX ||
 		    !plan_add(p, wave, PLAN_VLARB, fp->node, fp->num, 1u << 16 | mod, di))
 			return -1;
 	}
 	if (hcap) {
-		memset(buf, 0, sizeof(buf));
+		vlarb_block(&pp->vlarb_high, nvl, hcap, 0, &cut[1], buf);
 		uint32_t di = qos_data(p, wave, high, buf);
 		if (di == UINT32_MAX ||
 		    !plan_add(p, wave, PLAN_VLARB, fp->node, fp->num, 3u << 16 | mod, di))
 			return -1;
 	}
 	return 0;
+}
+
+/* Tells once per sweep what the fabric left out of the policy's tables. */
+static void vlarb_warn(const struct vlarb_cut *cut)
+{
+	static const char *const names[2] = { "qos.vlarb_low", "qos.vlarb_high" };
+	for (int k = 0; k < 2; k++) {
+		if (cut[k].vl_ports)
+			log_warn("%s: entries for VLs the port does not send on left out on %u ports (down to %u data VLs: the links or qos.max_vls)",
+				 names[k], cut[k].vl_ports, cut[k].vl_max);
+		if (cut[k].cap_ports)
+			log_warn("%s: entries past the port's VLArbitration%sCap left out on %u ports",
+				 names[k], k ? "High" : "Low", cut[k].cap_ports);
+	}
 }
 
 /* Is port k of switch n one whose SL2VL pairs are written (0, or linked)? */
@@ -520,9 +578,11 @@ static int plan_switch_sl2vl(struct plan *p, int wave, struct qos_pool *qp,
 }
 
 int plan_sweep_qos(struct plan *p, int wave, const struct discovery *d,
-		   const struct lft_tables *t)
+		   const struct lft_tables *t, const struct program_params *pp)
 {
 	const struct fabric *f = &d->f;
+	struct vlarb_cut cut[2];
+	memset(cut, 0, sizeof(cut));
 	struct qos_pool sl = { .di = UINT32_MAX }, low = { .di = UINT32_MAX },
 			high = { .di = UINT32_MAX };
 	if (!t || !t->sl2vl)
@@ -538,7 +598,7 @@ int plan_sweep_qos(struct plan *p, int wave, const struct discovery *d,
 					continue;
 				/* CA: the port the SMP arrives on, modifier 0 */
 				if (plan_sl2vl_op(p, wave, &sl, ni, (uint8_t)k, 0, vl) < 0 ||
-				    plan_vlarb(p, wave, &low, &high, d, t, pi) < 0)
+				    plan_vlarb(p, wave, &low, &high, d, t, pp, cut, pi) < 0)
 					return -1;
 			}
 			continue;
@@ -547,14 +607,17 @@ int plan_sweep_qos(struct plan *p, int wave, const struct discovery *d,
 			return -1;
 		for (unsigned out = 1; out <= n->nports; out++)
 			if (plan_port_linked(f, n->first_port + out) &&
-			    plan_vlarb(p, wave, &low, &high, d, t, n->first_port + out) < 0)
+			    plan_vlarb(p, wave, &low, &high, d, t, pp, cut,
+				       n->first_port + out) < 0)
 				return -1;
 	}
+	vlarb_warn(cut);
 	return 0;
 }
 
 int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
-			struct devcache *c, const struct lft_tables *t)
+			struct devcache *c, const struct lft_tables *t,
+			const struct program_params *pp)
 {
 	plan_set_tables(p, t);
 	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)
@@ -566,7 +629,7 @@ int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 		if (fabric_is_endport(&d->f, pi) && fabric_is_vlid(d->f.ports[pi].lid) &&
 		    plan_xlid_port(p, wave, &d->f, pi, d->f.ports[pi].lid) < 0)
 			return -1;
-	return plan_sweep_qos(p, wave, d, t);
+	return plan_sweep_qos(p, wave, d, t, pp);
 }
 
 int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,
@@ -654,7 +717,7 @@ struct program *program_start(struct txn_engine *txn,
 	s->done = done;
 	s->arg = arg;
 	if (plan_sweep_ports(&s->plan, 0, d, c, p) < 0 ||
-	    (t && plan_sweep_switches(&s->plan, 0, d, c, t) < 0)) {
+	    (t && plan_sweep_switches(&s->plan, 0, d, c, t, p) < 0)) {
 		sweep_free(s);
 		return NULL;
 	}
@@ -684,7 +747,7 @@ void program_set_tables(struct program *pr, const struct lft_tables *t)
 		s->unrouted = 1;
 		plan_seal(&s->plan);
 	} else {
-		if (plan_sweep_switches(&s->plan, 0, s->d, s->c, t) < 0)
+		if (plan_sweep_switches(&s->plan, 0, s->d, s->c, t, &s->pp) < 0)
 			log_err("out of memory planning the switches' writes");
 		plan_close_wave(&s->plan, 0);
 	}

@@ -30,10 +30,12 @@ struct run {
 /*
  * tweak: changes the devices before the emulator starts (NULL: none);
  * opt_guid: the switch that advertises OptimizedSLtoVLMappingProgramming
- * (0: every switch, 1: none, as ibsim)
+ * (0: every switch, 1: none, as ibsim); policy: changes the SM's
+ * policy (NULL: none)
  */
 static void setup_opt(struct run *r, int mode, int max_vls,
-		      void (*tweak)(struct fabric *), uint64_t opt_guid)
+		      void (*tweak)(struct fabric *), uint64_t opt_guid,
+		      void (*policy)(struct config *))
 {
 	char err[256] = "";
 	memset(r, 0, sizeof(*r));
@@ -52,6 +54,8 @@ static void setup_opt(struct run *r, int mode, int max_vls,
 	r->sm = emu_sm_new(r->state, 20);
 	r->sm->cfg.qos_mode = mode;
 	r->sm->cfg.qos_max_vls = max_vls;
+	if (policy)
+		policy(&r->sm->cfg);
 	log_set_level(LOG_ERROR);
 	emu_sm_start(r->sm, r->base, r->e);
 }
@@ -59,7 +63,7 @@ static void setup_opt(struct run *r, int mode, int max_vls,
 static void setup(struct run *r, int mode, int max_vls,
 		  void (*tweak)(struct fabric *))
 {
-	setup_opt(r, mode, max_vls, tweak, 1);
+	setup_opt(r, mode, max_vls, tweak, 1, NULL);
 }
 
 static void teardown(struct run *r)
@@ -244,7 +248,7 @@ static void assert_every_pair(const struct run *r, const struct fab_node *nd,
 START_TEST(t_vftree_optimized_one_set_per_switch)
 {
 	struct run r;
-	setup_opt(&r, QOS_VFTREE, 4, NULL, 0);
+	setup_opt(&r, QOS_VFTREE, 4, NULL, 0, NULL);
 	run_until_sweeps(&r, 1);
 	const struct fabric *f = &r.topo;
 	uint64_t want = 0;
@@ -282,7 +286,7 @@ END_TEST
 START_TEST(t_optimized_only_where_advertised)
 {
 	struct run r;
-	setup_opt(&r, QOS_VFTREE, 4, NULL, 0x200);
+	setup_opt(&r, QOS_VFTREE, 4, NULL, 0x200, NULL);
 	run_until_sweeps(&r, 1);
 	const struct fabric *f = &r.topo;
 	uint32_t s0 = fabric_find_node(f, 0x200);
@@ -349,6 +353,125 @@ START_TEST(t_max_vls_clamped_to_narrowest_link)
 }
 END_TEST
 
+/* A VLArb table as given: n entries "VL:weight". */
+static void set_table(struct cfg_vlarb *v, int n, const uint8_t (*e)[2])
+{
+	memset(v, 0, sizeof(*v));
+	v->given = 1;
+	v->n = n;
+	for (int i = 0; i < n; i++) {
+		v->vl[i] = e[i][0];
+		v->weight[i] = e[i][1];
+	}
+}
+
+/* qos.vlarb_low "0:64,1:64,2:32,3:32", vlarb_high "0:255", limit 10 */
+static const uint8_t w_low[][2] = { { 0, 64 }, { 1, 64 }, { 2, 32 }, { 3, 32 } };
+static const uint8_t w_high[][2] = { { 0, 255 } };
+
+static void weighted(struct config *c)
+{
+	set_table(&c->qos_vlarb_low, 4, w_low);
+	set_table(&c->qos_vlarb_high, 1, w_high);
+	c->qos_vlarb_high_limit = 10;
+}
+
+/* Block 1 or 3 of a port holds exactly the n entries e, then nothing. */
+static void assert_block(const struct run *r, const struct fab_node *nd, int p,
+			 int block, int n, const uint8_t (*e)[2])
+{
+	uint8_t vl[32], w[32];
+	ck_assert_int_eq(emu_vlarb(r->e, nd->guid, p, block, vl, w), 8);
+	for (int i = 0; i < 32; i++) {
+		unsigned wv = i < n ? e[i][0] : 0, ww = i < n ? e[i][1] : 0;
+		ck_assert_msg(vl[i] == wv && w[i] == ww,
+			      "%s[%d] block %d entry %d: VL %u weight %u, want %u:%u",
+			      nd->desc, p, block, i, vl[i], w[i], wv, ww);
+	}
+}
+
+/*
+ * The policy's weights: every linked CA and switch port holds the low
+ * table "0:64,1:64,2:32,3:32", the high table "0:255" and VLHighLimit
+ * 10, read back from the emulated devices; a second sweep writes no
+ * VLArb block and no PortInfo.
+ */
+START_TEST(t_vlarb_policy_written)
+{
+	struct run r;
+	setup_opt(&r, QOS_VFTREE, 4, NULL, 1, weighted);
+	run_until_sweeps(&r, 1);
+	const struct fabric *f = &r.topo;
+	unsigned ports = 0;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		for (int p = 1; p <= nd->nports; p++) {
+			if (!linked(f, i, p))
+				continue;
+			assert_block(&r, nd, p, 1, 4, w_low);
+			assert_block(&r, nd, p, 3, 1, w_high);
+			ck_assert_int_eq(emu_port_vl_high_limit(r.e, nd->guid, p), 10);
+			ports++;
+		}
+	}
+	ck_assert_uint_eq(ports, 12 + 4 * 5 + 2 * 4);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	struct emu_counters c;
+	emu_get_counters(r.e, &c);
+	sm_request_heavy(r.sm, "test");
+	run_until_sweeps(&r, 2);
+	struct emu_counters c2;
+	emu_get_counters(r.e, &c2);
+	ck_assert_uint_eq(c2.vlarb_sets, c.vlarb_sets);
+	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);
+	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
+
+	/* a new VLHighLimit alone: one PortInfo per linked port, nothing else */
+	r.sm->cfg.qos_vlarb_high_limit = 20;
+	sm_request_heavy(r.sm, "test");
+	run_until_sweeps(&r, 3);
+	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, ports);
+	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);
+	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
+	ck_assert_int_eq(emu_port_vl_high_limit(r.e, 0x1014, 1), 20);
+	ck_assert_int_eq(emu_port_vl_high_limit(r.e, 0x201, 3), 20);
+	teardown(&r);
+}
+END_TEST
+
+/*
+ * "0:10,1:20,3:30,0:1,1:1,0:1,1:1,0:1,1:1,0:1,1:1" on a fabric that runs
+ * VL0-1 only (H5's link, max_vls not given): the VL 3 entry is left out
+ * everywhere, and of the 10 left the port's VLArbLowCap (8) keeps the
+ * first 8.  The high table is the default: empty.
+ */
+static void too_wide(struct config *c)
+{
+	static const uint8_t low[][2] = {
+		{ 0, 10 }, { 1, 20 }, { 3, 30 }, { 0, 1 }, { 1, 1 }, { 0, 1 },
+		{ 1, 1 }, { 0, 1 }, { 1, 1 }, { 0, 1 }, { 1, 1 },
+	};
+	set_table(&c->qos_vlarb_low, 11, low);
+}
+
+START_TEST(t_vlarb_policy_cut_to_the_port)
+{
+	static const uint8_t kept[][2] = {
+		{ 0, 10 }, { 1, 20 }, { 0, 1 }, { 1, 1 }, { 0, 1 }, { 1, 1 },
+		{ 0, 1 }, { 1, 1 },
+	};
+	struct run r;
+	setup_opt(&r, QOS_VFTREE, 0, narrow_h5, 1, too_wide);
+	run_until_sweeps(&r, 1);
+	const struct fabric *f = &r.topo;
+	assert_block(&r, &f->nodes[fabric_find_node(f, 0x1000)], 1, 1, 8, kept);
+	assert_block(&r, &f->nodes[fabric_find_node(f, 0x201)], 2, 1, 8, kept);
+	assert_block(&r, &f->nodes[fabric_find_node(f, 0x201)], 2, 3, 0, kept);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	teardown(&r);
+}
+END_TEST
+
 static Suite *qos_suite(void)
 {
 	Suite *s = suite_create("qos_emu");
@@ -357,6 +480,8 @@ static Suite *qos_suite(void)
 	tcase_add_test(tc, t_vftree_tables_written_once);
 	tcase_add_test(tc, t_vftree_optimized_one_set_per_switch);
 	tcase_add_test(tc, t_optimized_only_where_advertised);
+	tcase_add_test(tc, t_vlarb_policy_written);
+	tcase_add_test(tc, t_vlarb_policy_cut_to_the_port);
 	tcase_add_test(tc, t_none_writes_nothing);
 	tcase_add_test(tc, t_max_vls_clamped_to_narrowest_link);
 	suite_add_tcase(s, tc);
