@@ -15,6 +15,8 @@
 #include "routing/vftree.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
+#include "sm/plan_sweep.h"
+#include "sm/program.h"
 #include "sm/topo.h"
 
 #include "emu_testlib.h"
@@ -353,6 +355,96 @@ START_TEST(t_max_vls_clamped_to_narrowest_link)
 }
 END_TEST
 
+static void plan_done(void *arg, const struct program_stats *st)
+{
+	*(int *)arg = 1;
+}
+
+/* Does the plan hold an SL2VL op to node ni with modifier mod? */
+static int has_sl2vl(const struct plan *p, uint32_t ni, uint32_t mod)
+{
+	for (uint32_t i = 0; i < p->waves[0].n; i++) {
+		const struct plan_op *o = &p->waves[0].ops[i];
+		if (o->kind == PLAN_SL2VL && o->node == ni && o->mod == mod)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Tables that differ by output on S0 (0x200, ports 1-4 linked), after a
+ * bring-up with the bit: every input towards output 2 takes table B, and
+ * only the pair (1, 3) too.  S0's plan: one bit-17 Set per output whose
+ * inputs share a table (0, 1, 2, 4), the pairs of output 3 one by one;
+ * run against the device cache, only the two Sets that change something
+ * go: (every input, 2) and (1, 3).  Read back: every input of output 2,
+ * unlinked ones included, holds B; (1, 3) B; (2, 3) and (1, 4) still A.
+ */
+START_TEST(t_optimized_per_output)
+{
+	struct run r;
+	setup_opt(&r, QOS_VFTREE, 4, NULL, 0, NULL);
+	run_until_sweeps(&r, 1);
+	struct discovery *d = r.sm->sub.model;
+	struct lft_tables *t = &r.sm->sub.lft;
+	uint32_t s0 = fabric_find_node(&d->f, 0x200);
+	ck_assert_uint_eq(t->sl2vl_n, 1);
+	uint8_t *v = realloc(t->sl2vl, 2 * QOS_SLS);
+	ck_assert_ptr_nonnull(v);
+	t->sl2vl = v;
+	for (unsigned sl = 0; sl < QOS_SLS; sl++)	/* B: SL i -> VL 3 - i, < 4 */
+		v[QOS_SLS + sl] = sl < 4 ? (uint8_t)(3 - sl) : 0;
+	t->sl2vl_n = 2;
+	unsigned w = t->sl2vl_width[s0];
+	for (unsigned in = 0; in < w; in++)
+		t->sl2vl_idx[t->sl2vl_first[s0] + in * w + 2] = 1;
+	t->sl2vl_idx[t->sl2vl_first[s0] + 1 * w + 3] = 1;
+
+	struct program_params pp;
+	sm_program_params(r.sm, 0, &pp);
+	struct plan p;
+	plan_init(&p);
+	ck_assert_int_eq(plan_sweep_qos(&p, 0, d, t, &pp), 0);
+	plan_seal(&p);
+	uint32_t ops = 0;
+	for (uint32_t i = 0; i < p.waves[0].n; i++)
+		ops += p.waves[0].ops[i].kind == PLAN_SL2VL && p.waves[0].ops[i].node == s0;
+	ck_assert_uint_eq(ops, 8);
+	static const uint32_t want[] = { 0x20000, 0x20001, 0x20002, 0x20004,
+					 0x0003, 0x0103, 0x0203, 0x0403 };
+	for (unsigned i = 0; i < 8; i++)
+		ck_assert_msg(has_sl2vl(&p, s0, want[i]), "no SL2VL op 0x%x", want[i]);
+	/* the other switches: one Set each still */
+	ck_assert(has_sl2vl(&p, fabric_find_node(&d->f, 0x201), 0x30000));
+
+	struct emu_counters c, c2;
+	emu_get_counters(r.e, &c);
+	int done = 0;
+	struct program *pr = program_run(r.sm->txn, d, &p, r.sm->sub.cache, 1,
+					 NULL, plan_done, &done);
+	ck_assert_ptr_nonnull(pr);
+	ck_assert(emu_run_until(r.base, &done, 5000));
+	emu_get_counters(r.e, &c2);
+	ck_assert_uint_eq(c2.sl2vl_sets - c.sl2vl_sets, 2);
+	program_free(pr);
+	plan_free(&p);
+	const struct fab_node *nd = &r.topo.nodes[fabric_find_node(&r.topo, 0x200)];
+	uint8_t vl[16];
+	for (int in = 0; in <= 8; in++) {
+		ck_assert_int_eq(emu_sl2vl(r.e, 0x200, in, 2, vl), 0);
+		for (unsigned sl = 0; sl < 16; sl++)
+			ck_assert_uint_eq(vl[sl], sl < 4 ? 3 - sl : 0);
+	}
+	ck_assert_int_eq(emu_sl2vl(r.e, 0x200, 1, 3, vl), 0);
+	ck_assert_uint_eq(vl[0], 3);
+	assert_table(&r, nd, 2, 3, 4);
+	assert_table(&r, nd, 1, 4, 4);
+	assert_table(&r, nd, 0, 1, 4);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	teardown(&r);
+}
+END_TEST
+
 /* A VLArb table as given: n entries "VL:weight". */
 static void set_table(struct cfg_vlarb *v, int n, const uint8_t (*e)[2])
 {
@@ -480,6 +572,7 @@ static Suite *qos_suite(void)
 	tcase_add_test(tc, t_vftree_tables_written_once);
 	tcase_add_test(tc, t_vftree_optimized_one_set_per_switch);
 	tcase_add_test(tc, t_optimized_only_where_advertised);
+	tcase_add_test(tc, t_optimized_per_output);
 	tcase_add_test(tc, t_vlarb_policy_written);
 	tcase_add_test(tc, t_vlarb_policy_cut_to_the_port);
 	tcase_add_test(tc, t_none_writes_nothing);
