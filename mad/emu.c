@@ -622,6 +622,7 @@ PORT_GETTER(emu_port_smlid, p->sm_lid)
 PORT_GETTER(emu_port_lmc, p->lmc)
 PORT_GETTER(emu_port_oper_vls, p->oper_vls)
 PORT_GETTER(emu_port_neighbor_mtu, p->neighbor_mtu)
+PORT_GETTER(emu_port_vl_high_limit, p->vl_high_limit)
 
 int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index)
 {
@@ -692,6 +693,19 @@ int emu_lft_top(const struct emu *e, uint64_t sw_guid)
 {
 	const struct emu_switch *s = sw_by_guid(e, sw_guid);
 	return s ? s->lft_top : -1;
+}
+
+int emu_set_opt_sl2vl(struct emu *e, uint64_t sw_guid, int on)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < e->n_sws; i++) {
+		struct emu_switch *s = &e->sws[i];
+		if (sw_guid && e->nodes[s->node].guid != sw_guid)
+			continue;
+		s->opt_sl2vl = on ? 1 : 0;
+		n++;
+	}
+	return n || !sw_guid ? 0 : -1;
 }
 
 int emu_port_state_change(const struct emu *e, uint64_t sw_guid)

@@ -118,6 +118,15 @@ int emu_set_pkey_nvram(struct emu *e, uint64_t guid, int port, uint16_t pkey0);
  */
 int emu_link_down(struct emu *e, uint64_t guid, int port);
 int emu_link_up(struct emu *e, uint64_t guid, int port);
+/*
+ * The switch sw_guid (0: every switch) advertises SwitchInfo
+ * OptimizedSLtoVLMappingProgramming (on) or not (off, the default, as
+ * ibsim): an SLtoVLMappingTable Set's modifier bit 17 then stands for
+ * every input port and bit 16 for every output port, port 0 included
+ * (IBA 1.2.1 14.2.5.8); one Set, counted once, writes them all.
+ * Returns 0, or -1 (no such switch).
+ */
+int emu_set_opt_sl2vl(struct emu *e, uint64_t sw_guid, int on);
 /* The most packets one loop callback handles before yielding (default 2048). */
 void emu_set_max_batch(struct emu *e, unsigned n);
 
@@ -130,6 +139,7 @@ int emu_port_smlid(const struct emu *e, uint64_t guid, int port);
 int emu_port_lmc(const struct emu *e, uint64_t guid, int port);
 int emu_port_oper_vls(const struct emu *e, uint64_t guid, int port);
 int emu_port_neighbor_mtu(const struct emu *e, uint64_t guid, int port);
+int emu_port_vl_high_limit(const struct emu *e, uint64_t guid, int port);
 /* The P_Key table entry, or -1. */
 int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index);
 /* A switch's LFT entry for lid (0xff = none), or -1 if not a switch. */

@@ -149,6 +149,8 @@ struct emu_switch {
 	uint8_t lifetime, psc, enhanced_port0;
 	uint8_t def_port, def_mc_prim, def_mc_notprim;
 	uint8_t enforce;	/* SwitchInfo byte 16 bits 7:4 */
+	uint8_t opt_sl2vl;	/* OptimizedSLtoVLMappingProgramming advertised
+				 * (emu_set_opt_sl2vl): SLtoVL modifier bits 16/17 */
 	uint8_t mft_positions;
 };
 

@@ -394,7 +394,8 @@ static void encode_switchinfo(const struct emu_switch *s, uint8_t *d)
 	d[8] = s->def_port;
 	d[9] = s->def_mc_prim;
 	d[10] = s->def_mc_notprim;
-	d[11] = (uint8_t)(s->lifetime << 3 | s->psc << 2);	/* OptimizedSL2VL 0 */
+	/* OptimizedSLtoVLMappingProgramming: bits 1:0, bit 0 = supported */
+	d[11] = (uint8_t)(s->lifetime << 3 | s->psc << 2 | (s->opt_sl2vl ? 1 : 0));
 	put16(d + 12, 0);		/* LIDsPerPort */
 	put16(d + 14, s->partition_enf_cap);
 	d[16] = (uint8_t)(s->enforce << 4 | s->enhanced_port0 << 3);
@@ -547,19 +548,48 @@ static int pkey_table(struct req *r)
 	return 0;
 }
 
+/*
+ * The SLtoVLMappingTable pairs a switch's modifier names: in << 8 | out,
+ * and where the switch advertises OptimizedSLtoVLMappingProgramming
+ * (IBA 1.2.1 14.2.5.8), bit 17 = every input port, bit 16 = every output
+ * port (the port field it replaces is ignored).  Only a Set may name
+ * more than one pair.  Fills the range of inputs and outputs; 0 or -1.
+ */
+static int sl2vl_pairs(const struct req *r, uint32_t *in0, uint32_t *in1,
+		       uint32_t *out0, uint32_t *out1)
+{
+	const struct emu_node *n = r->n;
+	uint32_t in = (r->mod >> 8) & 0xff, out = r->mod & 0xff;
+	uint32_t wild = node_sw(r->e, n)->opt_sl2vl && r->method == METHOD_SET ?
+			0x30000u : 0;
+	if ((r->mod & ~(0xffffu | wild)) ||
+	    (!(r->mod & 0x20000u) && in > n->nports) ||
+	    (!(r->mod & 0x10000u) && out > n->nports))
+		return -1;
+	*in0 = *in1 = in;
+	*out0 = *out1 = out;
+	if (r->mod & 0x20000u) {
+		*in0 = 0;
+		*in1 = n->nports;
+	}
+	if (r->mod & 0x10000u) {
+		*out0 = 0;
+		*out1 = n->nports;
+	}
+	return 0;
+}
+
 static int sl2vl(struct req *r)
 {
 	struct emu_node *n = r->n;
-	uint32_t idx, slots;
+	uint32_t in0, in1, out0, out1, slots;
 	if (is_switch(n)) {
-		uint32_t in = (r->mod >> 8) & 0xff, out = r->mod & 0xff;
-		if ((r->mod & ~0xffffu) || in > n->nports || out > n->nports) {
+		if (sl2vl_pairs(r, &in0, &in1, &out0, &out1) < 0) {
 			if (r->method == METHOD_SET)
 				violation(r, "SLtoVLMappingTable", "attribute modifier 0x%x",
 					  r->mod);
 			return ST_BAD_FIELD;
 		}
-		idx = in * (n->nports + 1u) + out;
 		slots = (n->nports + 1u) * (n->nports + 1u);
 	} else {
 		if (r->mod & ~0xffu || (r->mod && r->mod > n->nports)) {
@@ -568,9 +598,12 @@ static int sl2vl(struct req *r)
 					  r->mod);
 			return ST_BAD_FIELD;
 		}
-		idx = r->mod ? r->mod : r->in_port;
+		/* a CA: the port's own table, kept as pair (0, port) */
+		in0 = in1 = 0;
+		out0 = out1 = r->mod ? r->mod : r->in_port;
 		slots = n->nports + 1u;
 	}
+	uint32_t width = is_switch(n) ? n->nports + 1u : 0;
 	if (r->method == METHOD_SET) {
 		if (!n->sl2vl) {
 			if (!(n->sl2vl = malloc((size_t)slots * 8)))
@@ -580,11 +613,14 @@ static int sl2vl(struct req *r)
 				for (unsigned b = 0; b < 8; b++)
 					n->sl2vl[k * 8 + b] = (uint8_t)((2 * b) << 4 | (2 * b + 1));
 		}
-		memcpy(n->sl2vl + idx * 8, r->d, 8);
+		for (uint32_t i = in0; i <= in1; i++)
+			for (uint32_t o = out0; o <= out1; o++)
+				memcpy(n->sl2vl + (i * width + o) * 8, r->d, 8);
 		r->e->cnt.sl2vl_sets++;
 	} else if (r->method != METHOD_GET) {
 		return ST_BAD_METHOD_ATTR;
 	}
+	uint32_t idx = in0 * width + out0;
 	memset(r->d, 0, 64);
 	if (n->sl2vl)
 		memcpy(r->d, n->sl2vl + idx * 8, 8);

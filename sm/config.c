@@ -30,6 +30,7 @@ enum key_type {
 	K_ENUM,		/* int, one of names[] */
 	K_LOGLEVEL,	/* int, log_level_parse() */
 	K_LIST,		/* a scalar or a sequence of scalars into char[][] */
+	K_VLARB,	/* "VL:weight,..." into struct cfg_vlarb */
 	K_TODO,		/* documented (ibsmd.yaml(5)), not implemented: refused */
 };
 
@@ -63,6 +64,7 @@ struct key {
 	.len = sizeof(((struct config *)0)->f[0]), .count_off = CFG(cnt), \
 	.max_items = sizeof(((struct config *)0)->f) / \
 		     sizeof(((struct config *)0)->f[0]), .is_engine = eng }
+#define VLARB(n, f)	{ .name = n, .type = K_VLARB, .off = CFG(f) }
 #define TODO(n)		{ .name = n, .type = K_TODO }
 #define END		{ .name = NULL }
 
@@ -136,6 +138,9 @@ static int qos_check(const struct config *c, char *msg, size_t len)
 static const struct key qos_keys[] = {
 	ENUM("mode", qos_mode, qos_modes),
 	INT("max_vls", qos_max_vls, 1, 15),
+	VLARB("vlarb_low", qos_vlarb_low),
+	VLARB("vlarb_high", qos_vlarb_high),
+	INT("vlarb_high_limit", qos_vlarb_high_limit, 0, 255),
 	END
 };
 static const struct key events_keys[] = {
@@ -199,6 +204,11 @@ struct parse {
 	struct config *c;
 	char *err;
 	size_t errlen;
+	/* qos.vlarb_low [0], vlarb_high [1] in this file: where each entry is */
+	struct {
+		int seen;
+		yaml_mark_t value, at[CFG_VLARB_MAX];
+	} vlarb[2];
 };
 
 static void set_str(char *dst, size_t len, const char *s)
@@ -602,6 +612,146 @@ static int set_list(struct parse *p, const struct key *k, const char *key)
 	return 0;
 }
 
+/*
+ * Where byte off of the current scalar is: its own column when the
+ * scalar is on one line (plain or quoted, no escapes), else the scalar's.
+ */
+static yaml_mark_t scalar_mark(const struct parse *p, size_t off)
+{
+	yaml_mark_t m = p->ev.start_mark;
+	const yaml_mark_t *end = &p->ev.end_mark;
+	size_t len = p->ev.data.scalar.length;
+	size_t quotes = p->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? 0 :
+			p->ev.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+			p->ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ? 1 :
+			SIZE_MAX;
+	if (quotes != SIZE_MAX && end->line == m.line &&
+	    end->column - m.column == len + 2 * quotes) {
+		m.column += quotes + off;
+		m.index += quotes + off;
+	}
+	return m;
+}
+
+/* One "VL:weight" entry of s (n bytes) into entry i of v. */
+static int vlarb_entry(struct parse *p, const char *key, const char *s,
+		       size_t n, size_t off, struct cfg_vlarb *v, int i)
+{
+	char buf[32], *colon, *end;
+	long vl, w;
+
+	if (n == 0 || n >= sizeof(buf))
+		return fail_at(p, scalar_mark(p, off), "%s: entry %d: expected "
+			       "VL:weight, got '%.*s'", key, i + 1, (int)n, s);
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	colon = strchr(buf, ':');
+	if (colon == NULL || colon == buf || colon[1] == '\0')
+		return fail_at(p, scalar_mark(p, off), "%s: entry %d: expected "
+			       "VL:weight, got '%s'", key, i + 1, buf);
+	*colon = '\0';
+	errno = 0;
+	vl = strtol(buf, &end, 10);
+	if (*end != '\0' || buf[0] == '-' || buf[0] == '+' || errno)
+		return fail_at(p, scalar_mark(p, off), "%s: entry %d: VL '%s' "
+			       "is not a number", key, i + 1, buf);
+	if (vl > 14)
+		return fail_at(p, scalar_mark(p, off), "%s: entry %d: VL %ld is "
+			       "out of range 0..14 (VL 15 is management)",
+			       key, i + 1, vl);
+	w = strtol(colon + 1, &end, 10);
+	if (*end != '\0' || colon[1] == '-' || colon[1] == '+' || errno)
+		return fail_at(p, scalar_mark(p, off + (size_t)(colon + 1 - buf)),
+			       "%s: entry %d: weight '%s' is not a number",
+			       key, i + 1, colon + 1);
+	if (w > 255)
+		return fail_at(p, scalar_mark(p, off + (size_t)(colon + 1 - buf)),
+			       "%s: entry %d: weight %ld is out of range 0..255",
+			       key, i + 1, w);
+	v->vl[i] = (uint8_t)vl;
+	v->weight[i] = (uint8_t)w;
+	return 0;
+}
+
+/*
+ * qos.vlarb_low / vlarb_high: "VL:weight" entries separated by commas
+ * (blanks around them allowed), as OpenSM's qos_vlarb_low/high; an empty
+ * string is an empty table.  Each entry's place is kept for the check
+ * against qos.max_vls once the whole file is read (vlarb_check).
+ */
+static int set_vlarb(struct parse *p, const struct key *k, const char *key)
+{
+	struct cfg_vlarb *v = field(p->c, k->off), t;
+	int which = k->off == CFG(qos_vlarb_high);
+	const char *s;
+	size_t i = 0;
+
+	if (want_string(p, key, "a string of VL:weight entries") == -1)
+		return -1;
+	s = scalar(p);
+	memset(&t, 0, sizeof(t));
+	t.given = 1;
+	for (;;) {
+		while (s[i] == ' ' || s[i] == '\t')
+			i++;
+		if (s[i] == '\0' && t.n == 0)
+			break;	/* "": an empty table */
+		size_t e = i + strcspn(s + i, ","), n = e - i;
+		while (n > 0 && (s[i + n - 1] == ' ' || s[i + n - 1] == '\t'))
+			n--;
+		if (t.n == CFG_VLARB_MAX)
+			return fail_at(p, scalar_mark(p, i), "%s: more than %d "
+				       "entries (one VLArbitrationTable block)",
+				       key, CFG_VLARB_MAX);
+		if (vlarb_entry(p, key, s + i, n, i, &t, t.n) == -1)
+			return -1;
+		p->vlarb[which].at[t.n++] = scalar_mark(p, i);
+		if (s[e] == '\0')
+			break;
+		i = e + 1;
+	}
+	p->vlarb[which].seen = 1;
+	p->vlarb[which].value = p->ev.start_mark;
+	*v = t;
+	return 0;
+}
+
+/*
+ * Once the file is read (the keys may come in any order): an entry for
+ * a VL at or above qos.max_vls is an error -- no SL can reach that VL
+ * under this file, so the weight the operator meant for it would go
+ * nowhere.  A fabric that runs fewer VLs than the file allows is told
+ * at the sweep (sm/plan_sweep.c): the same file must serve smaller
+ * hardware.  A low table given with every weight 0 and no high entry
+ * of weight above 0 sends nothing: an error too.
+ */
+static int vlarb_check(struct parse *p)
+{
+	static const char *const names[2] = { "qos.vlarb_low", "qos.vlarb_high" };
+	const struct cfg_vlarb *v[2] = { &p->c->qos_vlarb_low, &p->c->qos_vlarb_high };
+	unsigned weight = 0;
+
+	for (int t = 0; t < 2; t++) {
+		for (int i = 0; i < v[t]->n; i++) {
+			weight += v[t]->weight[i];
+			if (p->vlarb[t].seen && p->c->qos_max_vls &&
+			    v[t]->vl[i] >= p->c->qos_max_vls)
+				return fail_at(p, p->vlarb[t].at[i],
+					       "%s: entry %d: VL %u is at or above "
+					       "qos.max_vls %d (VLs 0..%d)",
+					       names[t], i + 1, v[t]->vl[i],
+					       p->c->qos_max_vls,
+					       p->c->qos_max_vls - 1);
+		}
+	}
+	if (p->vlarb[0].seen && weight == 0) {
+		return fail_at(p, p->vlarb[0].value, "qos.vlarb_low: every weight is 0 and no "
+			       "high-priority entry weighs more: no data VL "
+			       "would ever be sent");
+	}
+	return 0;
+}
+
 static int parse_mapping(struct parse *p, const struct key *table,
 			 const char *prefix);
 
@@ -644,6 +794,8 @@ static int parse_value(struct parse *p, const struct key *k, const char *key,
 		return set_loglevel(p, k, key);
 	case K_LIST:
 		return set_list(p, k, key);
+	case K_VLARB:
+		return set_vlarb(p, k, key);
 	case K_TODO:
 		break;
 	}
@@ -785,6 +937,7 @@ void config_defaults(struct config *c)
 	c->n_vswitches = 0;
 	c->qos_mode = QOS_NONE;
 	c->qos_max_vls = 0;	/* what the links run */
+	c->qos_vlarb_high_limit = -1;	/* as the port holds it */
 }
 
 /* Runs one pass over the file f with a fresh parser. */
@@ -829,6 +982,8 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 	rc = run_pass(&p, f, check_syntax);
 	if (rc == 0)
 		rc = run_pass(&p, f, parse_stream);
+	if (rc == 0)
+		rc = vlarb_check(&p);
 	fclose(f);
 	return rc;
 }

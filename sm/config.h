@@ -20,6 +20,18 @@ enum tristate { TRI_AUTO, TRI_ON, TRI_OFF };
 /* qos.mode; QOS_VOQSW is refused (not implemented yet) */
 enum qos_mode { QOS_NONE, QOS_VFTREE, QOS_VOQSW };
 
+/*
+ * qos.vlarb_low / qos.vlarb_high: a VLArbitrationTable as "VL:weight"
+ * entries (OpenSM's qos_vlarb_low / qos_vlarb_high), at most one block
+ * of 32 entries, VL 0..14, weight 0..255 (units of 64 bytes).
+ */
+#define CFG_VLARB_MAX 32
+struct cfg_vlarb {
+	int given;			/* 0: the default (ibsmd.yaml(5)) */
+	int n;				/* entries */
+	uint8_t vl[CFG_VLARB_MAX], weight[CFG_VLARB_MAX];
+};
+
 struct config {
 	/* port: {ca: NAME, num: N} or {guid: 0x...} */
 	char port_ca[CFG_NAME_LEN];
@@ -67,6 +79,12 @@ struct config {
 	int qos_mode;			/* enum qos_mode, default none */
 	int qos_max_vls;		/* qos.max_vls 1..15; 0 (default): as many
 					   data VLs as the links run */
+	struct cfg_vlarb qos_vlarb_low;	/* default: weight 64 on each data VL
+					   a port sends on */
+	struct cfg_vlarb qos_vlarb_high;	/* default: empty */
+	int qos_vlarb_high_limit;	/* qos.vlarb_high_limit 0..255 (PortInfo
+					   VLHighLimit); -1 (default): as the
+					   port holds it */
 };
 
 /* Fills c with the built-in defaults. */

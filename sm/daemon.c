@@ -572,7 +572,13 @@ void sm_program_params(const struct sm *sm, int first,
 		.max_op_vls = sm->cfg.max_op_vls,
 		.client_rereg = first,
 		.extra_rounds = LOCAL_EXTRA_ROUNDS,
+		.vl_high_limit = -1,
 	};
+	if (sm->cfg.qos_mode != QOS_NONE) {	/* none: the devices keep theirs */
+		pp->vlarb_low = sm->cfg.qos_vlarb_low;
+		pp->vlarb_high = sm->cfg.qos_vlarb_high;
+		pp->vl_high_limit = sm->cfg.qos_vlarb_high_limit;
+	}
 }
 
 /*
@@ -831,6 +837,10 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	}
 	if (c.qos_mode != sm->cfg.qos_mode || c.qos_max_vls != sm->cfg.qos_max_vls)
 		log_notice("qos policy changed: applied at the next heavy sweep");
+	if (memcmp(&c.qos_vlarb_low, &sm->cfg.qos_vlarb_low, sizeof(c.qos_vlarb_low)) ||
+	    memcmp(&c.qos_vlarb_high, &sm->cfg.qos_vlarb_high, sizeof(c.qos_vlarb_high)) ||
+	    c.qos_vlarb_high_limit != sm->cfg.qos_vlarb_high_limit)
+		log_notice("qos VL arbitration changed: applied at the next heavy sweep");
 	sm->cfg = c;
 	log_set_level(c.log_level);
 	if (sm->txn) {

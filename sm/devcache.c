@@ -9,7 +9,7 @@
 /* The PortInfo fields the SM sets (see devcache.h). */
 struct pi_rec {
 	uint8_t valid;
-	uint8_t lmc, mtu, opvls, hoq, stall, timeout;
+	uint8_t lmc, mtu, opvls, hoq, stall, timeout, hlimit;
 	uint32_t lid, sm_lid;
 	uint64_t prefix;
 };
@@ -154,6 +154,7 @@ static void pi_fields(const struct fabric *f, uint32_t pi,
 		r->opvls = (uint8_t)smp_pi_get(data, IB_PORT_OPER_VLS_F);
 		r->stall = (uint8_t)smp_pi_get(data, IB_PORT_VL_STALL_COUNT_F);
 		r->hoq = (uint8_t)smp_pi_get(data, IB_PORT_HOQ_LIFE_F);
+		r->hlimit = (uint8_t)smp_pi_get(data, IB_PORT_VL_HIGH_LIMIT_F);
 	}
 }
 
@@ -163,6 +164,7 @@ static int pi_same(const struct pi_rec *a, const struct pi_rec *b)
 	       a->sm_lid == b->sm_lid && a->lmc == b->lmc &&
 	       a->mtu == b->mtu && a->opvls == b->opvls && a->hoq == b->hoq &&
 	       a->stall == b->stall && a->timeout == b->timeout &&
+	       a->hlimit == b->hlimit &&
 	       a->prefix == b->prefix;
 }
 
@@ -221,6 +223,93 @@ static struct attr_rec *find_attr(const struct node_cache *nc,
 	return find_key(nc, plan_attr(op), op->port, mod);
 }
 
+/*
+ * The pairs a switch's SL2VL modifier with bit 17 (every input) or 16
+ * (every output) names: inputs r[0]..r[1], outputs r[2]..r[3], port 0
+ * included (IBA 1.2.1 14.2.5.8).  0 for a modifier naming one pair.
+ */
+static int sl2vl_range(const struct fab_node *n, const struct plan_op *op,
+		       uint32_t mod, unsigned r[4])
+{
+	if (op->kind != PLAN_SL2VL || n->type != FAB_SWITCH ||
+	    !(mod & (SL2VL_ALL_IN | SL2VL_ALL_OUT)))
+		return 0;
+	r[0] = r[1] = (mod >> 8) & 0xff;
+	r[2] = r[3] = mod & 0xff;
+	if (mod & SL2VL_ALL_IN) {
+		r[0] = 0;
+		r[1] = n->nports;
+	}
+	if (mod & SL2VL_ALL_OUT) {
+		r[2] = 0;
+		r[3] = n->nports;
+	}
+	return 1;
+}
+
+/* Does every pair of the range hold data? */
+static int pairs_hold(const struct node_cache *nc, const struct plan_op *op,
+		      const unsigned r[4], const uint8_t *data)
+{
+	uint16_t attr = plan_attr(op);
+	for (unsigned in = r[0]; in <= r[1]; in++)
+		for (unsigned out = r[2]; out <= r[3]; out++) {
+			const struct attr_rec *a = find_key(nc, attr, op->port,
+							    in << 8 | out);
+			if (!a || memcmp(a->data, data, 64))
+				return 0;
+		}
+	return 1;
+}
+
+/*
+ * Records data at every pair of the range: the records it lacks are
+ * merged in at once (a switch's 1,369 pairs, one by one, would move the
+ * records after them 1,369 times).
+ */
+static void record_pairs(struct node_cache *nc, const struct plan_op *op,
+			 const unsigned r[4], const uint8_t *data)
+{
+	uint16_t attr = plan_attr(op);
+	uint32_t missing = 0;
+	for (unsigned in = r[0]; in <= r[1]; in++)
+		for (unsigned out = r[2]; out <= r[3]; out++) {
+			struct attr_rec *a = find_key(nc, attr, op->port, in << 8 | out);
+			if (a)
+				memcpy(a->data, data, 64);
+			else
+				missing++;
+		}
+	if (!missing)
+		return;
+	uint32_t n = nc->n_attrs + missing, k = 0, i = 0;
+	struct attr_rec *v = malloc((size_t)n * sizeof(*v));
+	if (!v)
+		return;	/* left unknown: written again next time */
+	for (unsigned in = r[0]; in <= r[1]; in++)
+		for (unsigned out = r[2]; out <= r[3]; out++) {
+			uint32_t mod = in << 8 | out;
+			uint64_t key = attr_key(attr, op->port, mod);
+			while (i < nc->n_attrs &&
+			       attr_key(nc->attrs[i].attr, nc->attrs[i].port,
+					nc->attrs[i].mod) < key)
+				v[k++] = nc->attrs[i++];
+			if (i < nc->n_attrs && nc->attrs[i].attr == attr &&
+			    nc->attrs[i].port == op->port && nc->attrs[i].mod == mod) {
+				v[k++] = nc->attrs[i++];	/* updated above */
+				continue;
+			}
+			v[k] = (struct attr_rec){ .mod = mod, .attr = attr,
+						  .port = op->port };
+			memcpy(v[k++].data, data, 64);
+		}
+	while (i < nc->n_attrs)
+		v[k++] = nc->attrs[i++];
+	free(nc->attrs);
+	nc->attrs = v;
+	nc->n_attrs = nc->cap_attrs = n;
+}
+
 int devcache_holds(const struct devcache *c, const struct fabric *f,
 		   const struct plan_op *op, uint32_t mod, const uint8_t *data)
 {
@@ -242,6 +331,9 @@ int devcache_holds(const struct devcache *c, const struct fabric *f,
 		return mod < nc->lft_blocks && nc->lft_valid[mod] &&
 		       !memcmp(nc->lft + (size_t)mod * 64, data, 64);
 	default: {
+		unsigned r[4];
+		if (sl2vl_range(n, op, mod, r))
+			return pairs_hold(nc, op, r, data);
 		const struct attr_rec *a = find_attr(nc, op, mod);
 		return a && !memcmp(a->data, data, 64);
 	}
@@ -285,6 +377,11 @@ void devcache_record(struct devcache *c, const struct fabric *f,
 		return;
 	default:
 		break;
+	}
+	unsigned r[4];
+	if (sl2vl_range(n, op, mod, r)) {
+		record_pairs(nc, op, r, data);
+		return;
 	}
 	uint16_t attr = plan_attr(op);
 	uint32_t i = attr_lower(nc, attr_key(attr, op->port, mod));

@@ -8,14 +8,18 @@
  * What counts as "the same" is decided here and nowhere else:
  *  - PortInfo: the fields the SM sets.  On an end port (CA port, switch
  *    port 0): LID, SM LID, LMC, GID prefix, subnet timeout; on a linked
- *    port: NeighborMTU, OperationalVLs, VLStallCount, HOQLife.  Read-only
+ *    port: NeighborMTU, OperationalVLs, VLStallCount, HOQLife,
+ *    VLHighLimit (qos.vlarb_high_limit; else as read).  Read-only
  *    and unstored fields (ibsim keeps no NeighborMTU) are not compared,
  *    and a payload that asks for an action -- a PortState change or
  *    ClientReregister -- is never skipped.
  *  - SwitchInfo: LinearFDBTop; a payload that clears PortStateChange is
  *    never skipped.
  *  - LFT blocks, P_Key, SL2VL, VLArb, MFT and vendor attributes: the whole
- *    64 bytes, per (port, attribute, modifier).
+ *    64 bytes, per (port, attribute, modifier).  A switch's SL2VL Set
+ *    with modifier bit 17 (every input) or 16 (every output, plan.h) is
+ *    every (in << 8 | out) pair it wrote, port 0 included: each is
+ *    recorded, and it is held when each pair holds the payload.
  */
 #ifndef IBSMD_DEVCACHE_H
 #define IBSMD_DEVCACHE_H

@@ -34,7 +34,7 @@ enum plan_kind {
 	PLAN_SWITCHINFO,
 	PLAN_PKEY,		/* modifier: block; on a switch, port << 16 | block */
 	PLAN_LFT,		/* modifier: block */
-	PLAN_SL2VL,		/* modifier: switch in << 8 | out; CA 0 */
+	PLAN_SL2VL,		/* modifier: switch in << 8 | out (| SL2VL_ALL_*); CA 0 */
 	PLAN_VLARB,		/* modifier: block << 16 | port */
 	PLAN_MFT,
 	PLAN_VENDOR,		/* attribute in op->attr */
@@ -42,6 +42,14 @@ enum plan_kind {
 };
 
 #define PLAN_MAX_WAVES 256
+
+/*
+ * PLAN_SL2VL on a switch advertising OptimizedSLtoVLMappingProgramming
+ * (IBA 1.2.1 14.2.5.8): every input port, every output port (port 0
+ * included), in place of the port number in the modifier.
+ */
+#define SL2VL_ALL_IN  0x20000u
+#define SL2VL_ALL_OUT 0x10000u
 
 /* op->flags */
 #define PLAN_LFT_ROW 0x01	/* payload: blocks mod..mod+count-1 of table row data */

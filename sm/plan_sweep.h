@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "config.h"
 #include "devcache.h"
 #include "plan.h"
 #include "sweep.h"
@@ -34,6 +35,10 @@ struct program_params {
 	int max_op_vls;		/* OperationalVLs encoding ceiling (1..5) */
 	int client_rereg;	/* set ClientReregister on CA ports */
 	int extra_rounds;	/* rounds of re-sending what failed */
+	/* qos (issue 14), with a qos.mode that writes tables */
+	struct cfg_vlarb vlarb_low, vlarb_high;	/* qos.vlarb_*: given or not */
+	int vl_high_limit;	/* PortInfo VLHighLimit on linked ports;
+				 * -1: as the port holds it */
 };
 
 /*
@@ -46,9 +51,13 @@ int plan_sweep_ports(struct plan *p, int wave, const struct discovery *d,
 int plan_sweep_port(struct plan *p, int wave, const struct discovery *d,
 		    struct devcache *c, const struct program_params *pp,
 		    uint32_t pi);
-/* SwitchInfo and the LFT blocks of t (which the plan keeps pointing to). */
+/*
+ * SwitchInfo and the LFT blocks of t (which the plan keeps pointing to),
+ * and the QoS tables (plan_sweep_qos).
+ */
 int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
-			struct devcache *c, const struct lft_tables *t);
+			struct devcache *c, const struct lft_tables *t,
+			const struct program_params *pp);
 /*
  * Extended LIDs (mad/xlid.h), for the VM writes too: a capable switch's
  * XLIDCap (Enabled, Top = t's secondary blocks x 64, t's DefaultPort) and a
@@ -67,14 +76,17 @@ int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
  * none: nothing planned, the devices keep theirs): an SLtoVLMappingTable
  * on every linked CA port (modifier 0) and every switch (input, output)
  * pair of port 0 and the linked ports, input != output (modifier
- * in << 8 | out); a VLArbitrationTable low-priority block (equal weights
- * for the data VLs the port's tables use) and an empty high-priority
- * block on every linked CA and switch port.  Called by
- * plan_sweep_switches(); the executor leaves out what the device cache
- * says is held.  0 or -1 (ENOMEM).
+ * in << 8 | out, or one Set for many pairs where the switch advertises
+ * OptimizedSLtoVLMappingProgramming); a VLArbitrationTable low-priority
+ * block and a high-priority block on every linked CA and switch port:
+ * pp's qos.vlarb_low/high where given (entries for VLs the port does not
+ * send on, or past its VLArbLowCap/HighCap, left out with a warning),
+ * else weight 64 on each data VL the port's tables use and an empty
+ * high table.  Called by plan_sweep_switches(); the executor leaves out
+ * what the device cache says is held.  0 or -1 (ENOMEM).
  */
 int plan_sweep_qos(struct plan *p, int wave, const struct discovery *d,
-		   const struct lft_tables *t);
+		   const struct lft_tables *t, const struct program_params *pp);
 /*
  * The fewest data VLs a link of f runs (OperationalVLs as the sweep sets
  * it: the VLCap of both ends and ports.max_op_vls), 0 when no link says;

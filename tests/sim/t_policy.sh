@@ -25,6 +25,8 @@ check_bad events "1:22: events.signalling: 'all' is not one of hybrid, wildcard,
 check_bad partitions "2:1: not implemented yet \\(key 'partitions'\\)" $'sm: {priority: 1}\npartitions:\n  - {name: a, pkey: 0x1}\n'
 check_bad control-group "1:11: not implemented yet \\(key 'control.group'\\)" $'control: {group: ibsmd}\n'
 check_bad misspelt "1:7: unknown key 'qos.mod'" $'qos: {mod: none}\n'
+check_bad vlarb-vl "2:20: qos.vlarb_low: entry 2: VL 15 is out of range 0..14" $'qos:\n  vlarb_low: "0:64,15:10"\n'
+check_bad vlarb-max-vls "2:21: qos.vlarb_high: entry 2: VL 4 is at or above qos.max_vls 4" $'qos:\n  vlarb_high: "0:10,4:10"\n  max_vls: 4\n'
 [ -e "$SIM_TMP/state" ] && fail "a bad policy created the state directory"
 
 # -n / --check: the policy alone, 0 or 78, nothing else touched

@@ -376,6 +376,79 @@ START_TEST(test_qos)
 }
 END_TEST
 
+/*
+ * qos.vlarb_low / vlarb_high ("VL:weight,...", OpenSM's qos_vlarb_*) and
+ * vlarb_high_limit; an error names the entry's own line and column.
+ */
+START_TEST(test_qos_vlarb)
+{
+	struct loaded l;
+	char text[512];
+	size_t n;
+
+	load_ok(&l, "qos: {mode: vftree}\n");
+	ck_assert_int_eq(l.c.qos_vlarb_low.given, 0);
+	ck_assert_int_eq(l.c.qos_vlarb_high.given, 0);
+	ck_assert_int_eq(l.c.qos_vlarb_high_limit, -1);
+	load_ok(&l, "qos:\n  mode: vftree\n  vlarb_low: \"0:64,1:64,2:32,3:32\"\n"
+		    "  vlarb_high: '0:255'\n  vlarb_high_limit: 10\n");
+	ck_assert_int_eq(l.c.qos_vlarb_low.given, 1);
+	ck_assert_int_eq(l.c.qos_vlarb_low.n, 4);
+	ck_assert_uint_eq(l.c.qos_vlarb_low.vl[2], 2);
+	ck_assert_uint_eq(l.c.qos_vlarb_low.weight[2], 32);
+	ck_assert_uint_eq(l.c.qos_vlarb_low.weight[1], 64);
+	ck_assert_int_eq(l.c.qos_vlarb_high.n, 1);
+	ck_assert_uint_eq(l.c.qos_vlarb_high.vl[0], 0);
+	ck_assert_uint_eq(l.c.qos_vlarb_high.weight[0], 255);
+	ck_assert_int_eq(l.c.qos_vlarb_high_limit, 10);
+	/* plain, blanks around entries, a VL twice (interleaving), "" empty */
+	load_ok(&l, "qos:\n  vlarb_low: 1:16, 0:8 ,1:16\n  vlarb_high: \"\"\n");
+	ck_assert_int_eq(l.c.qos_vlarb_low.n, 3);
+	ck_assert_uint_eq(l.c.qos_vlarb_low.vl[2], 1);
+	ck_assert_uint_eq(l.c.qos_vlarb_low.weight[1], 8);
+	ck_assert_int_eq(l.c.qos_vlarb_high.given, 1);
+	ck_assert_int_eq(l.c.qos_vlarb_high.n, 0);
+	/* VLs below max_vls, in either order */
+	load_ok(&l, "qos:\n  vlarb_low: \"3:1\"\n  max_vls: 4\n");
+
+	load_fails("qos:\n  vlarb_low: \"0:64,15:10\"\n",
+		   "2:20: qos.vlarb_low: entry 2: VL 15 is out of range 0..14 (VL 15 is management)");
+	load_fails("qos:\n  vlarb_low: \"0:256\"\n",
+		   "2:17: qos.vlarb_low: entry 1: weight 256 is out of range 0..255");
+	load_fails("qos:\n  vlarb_low: 2:7,0-64\n",
+		   "2:18: qos.vlarb_low: entry 2: expected VL:weight, got '0-64'");
+	load_fails("qos:\n  vlarb_high: \"0:1,,1:1\"\n",
+		   "2:20: qos.vlarb_high: entry 2: expected VL:weight, got ''");
+	load_fails("qos:\n  vlarb_low: \"x:1\"\n",
+		   "2:15: qos.vlarb_low: entry 1: VL 'x' is not a number");
+	load_fails("qos:\n  vlarb_low: \"1:-1\"\n",
+		   "2:17: qos.vlarb_low: entry 1: weight '-1' is not a number");
+	load_fails("qos:\n  vlarb_low: [\"0:1\"]\n",
+		   "2:14: qos.vlarb_low: expected a string of VL:weight entries, got a sequence");
+	load_fails("qos:\n  vlarb_high_limit: 256\n",
+		   "2:21: qos.vlarb_high_limit: 256 is out of range 0..255");
+	/* a VL at or above qos.max_vls, the max_vls after it: at the entry */
+	load_fails("qos:\n  vlarb_high: \"0:10,4:10\"\n  max_vls: 4\n",
+		   "2:21: qos.vlarb_high: entry 2: VL 4 is at or above qos.max_vls 4 (VLs 0..3)");
+	load_fails("qos:\n  max_vls: 2\n  vlarb_low: 0:1,1:1,2:1\n",
+		   "3:22: qos.vlarb_low: entry 3: VL 2 is at or above qos.max_vls 2 (VLs 0..1)");
+	load_fails("qos:\n  vlarb_low: \"0:0,1:0\"\n",
+		   "2:14: qos.vlarb_low: every weight is 0 and no high-priority entry weighs more: no data VL would ever be sent");
+	load_ok(&l, "qos:\n  vlarb_low: \"0:0\"\n  vlarb_high: \"0:1\"\n");
+	/* one block: 32 entries at most; the 33rd is named where it is */
+	n = (size_t)snprintf(text, sizeof(text), "qos:\n  vlarb_low: \"");
+	for (int i = 0; i < 33; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%d:1",
+				      i ? "," : "", i % 8);
+	snprintf(text + n, sizeof(text) - n, "\"\n");
+	load_fails(text, "2:143: qos.vlarb_low: more than 32 entries (one VLArbitrationTable block)");
+	text[n - 4] = '\0';	/* 32 entries */
+	snprintf(text + strlen(text), sizeof(text) - strlen(text), "\"\n");
+	load_ok(&l, text);
+	ck_assert_int_eq(l.c.qos_vlarb_low.n, 32);
+}
+END_TEST
+
 /* virtualization: the LID scheme, vSwitch patterns, 16-bit LIDs only. */
 START_TEST(test_virtualization)
 {
@@ -700,6 +773,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_list_limits);
 	tcase_add_test(tc, test_not_implemented);
 	tcase_add_test(tc, test_qos);
+	tcase_add_test(tc, test_qos_vlarb);
 	tcase_add_test(tc, test_virtualization);
 	tcase_add_test(tc, test_unknown_key);
 	tcase_add_test(tc, test_wrong_type);

@@ -18,6 +18,7 @@
 
 #include "mad/emu.h"
 #include "mad/smp.h"
+#include "sm/devcache.h"
 #include "sm/log.h"
 #include "sm/program.h"
 #include "sm/topo.h"
@@ -488,6 +489,88 @@ START_TEST(t_open_wave_waits)
 }
 END_TEST
 
+/* An SL2VL (or other) write of one payload byte pattern, for the cache. */
+static struct plan_op cache_op(int kind, uint32_t node, uint8_t port,
+			       uint32_t mod)
+{
+	struct plan_op o;
+	memset(&o, 0, sizeof(o));
+	o.kind = (uint8_t)kind;
+	o.node = node;
+	o.port = port;
+	o.mod = mod;
+	o.count = 1;
+	return o;
+}
+
+static int holds(const struct devcache *c, const struct fabric *f,
+		 uint32_t node, int kind, uint8_t port, uint32_t mod, uint8_t fill)
+{
+	uint8_t d[64];
+	memset(d, fill, sizeof(d));
+	struct plan_op o = cache_op(kind, node, port, mod);
+	return devcache_holds(c, f, &o, mod, d);
+}
+
+static void put(struct devcache *c, const struct fabric *f, uint32_t node,
+		int kind, uint8_t port, uint32_t mod, uint8_t fill)
+{
+	uint8_t d[64];
+	memset(d, fill, sizeof(d));
+	struct plan_op o = cache_op(kind, node, port, mod);
+	devcache_record(c, f, &o, mod, d);
+}
+
+/*
+ * The device cache and a switch's SL2VL Set for many pairs (modifier
+ * bits 17/16, sm/plan.h): every pair it wrote is recorded, port 0, in ==
+ * out and unlinked ports included, over the records there were (a pair
+ * written alone before, the P_Key and VLArb records of the same switch
+ * kept); it is held only when every pair it names holds the payload.
+ */
+START_TEST(t_cache_sl2vl_many_pairs)
+{
+	struct fabric f;
+	char err[256] = "", *text = line_text();
+	fabric_init(&f);
+	ck_assert_msg(topo_parse_string(&f, text, "line.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	uint32_t s1 = fabric_find_node(&f, SW_GUID(1));	/* 6 ports */
+	struct devcache *c = devcache_new();
+	ck_assert_ptr_nonnull(c);
+	put(c, &f, s1, PLAN_PKEY, 0, 0, 0x11);
+	put(c, &f, s1, PLAN_VLARB, 3, 1u << 16 | 3, 0x22);
+	put(c, &f, s1, PLAN_SL2VL, 0, 1 << 8 | 2, 0x33);
+	ck_assert(!holds(c, &f, s1, PLAN_SL2VL, 0, SL2VL_ALL_IN | SL2VL_ALL_OUT, 0x44));
+
+	put(c, &f, s1, PLAN_SL2VL, 0, SL2VL_ALL_IN | SL2VL_ALL_OUT, 0x44);
+	ck_assert(holds(c, &f, s1, PLAN_SL2VL, 0, SL2VL_ALL_IN | SL2VL_ALL_OUT, 0x44));
+	for (unsigned in = 0; in <= 6; in++)
+		for (unsigned out = 0; out <= 6; out++)
+			ck_assert_msg(holds(c, &f, s1, PLAN_SL2VL, 0, in << 8 | out, 0x44),
+				      "pair (%u, %u)", in, out);
+	ck_assert(holds(c, &f, s1, PLAN_PKEY, 0, 0, 0x11));
+	ck_assert(holds(c, &f, s1, PLAN_VLARB, 3, 1u << 16 | 3, 0x22));
+	/* another switch: nothing */
+	ck_assert(!holds(c, &f, fabric_find_node(&f, SW_GUID(2)), PLAN_SL2VL, 0,
+			 1 << 8 | 2, 0x44));
+
+	/* every input towards output 2 */
+	put(c, &f, s1, PLAN_SL2VL, 0, SL2VL_ALL_IN | 2, 0x55);
+	ck_assert(holds(c, &f, s1, PLAN_SL2VL, 0, SL2VL_ALL_IN | 2, 0x55));
+	ck_assert(!holds(c, &f, s1, PLAN_SL2VL, 0, SL2VL_ALL_IN | SL2VL_ALL_OUT, 0x44));
+	ck_assert(holds(c, &f, s1, PLAN_SL2VL, 0, 5 << 8 | 2, 0x55));
+	ck_assert(holds(c, &f, s1, PLAN_SL2VL, 0, 5 << 8 | 3, 0x44));
+	ck_assert(holds(c, &f, s1, PLAN_SL2VL, 0, SL2VL_ALL_IN | 3, 0x44));
+	/* one pair of it changes: the bit-17 Set is no longer held */
+	put(c, &f, s1, PLAN_SL2VL, 0, 4 << 8 | 2, 0x66);
+	ck_assert(!holds(c, &f, s1, PLAN_SL2VL, 0, SL2VL_ALL_IN | 2, 0x55));
+	devcache_free(c);
+	fabric_free(&f);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -499,6 +582,7 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, t_failed_wave_goes_on);
 	tcase_add_test(tc, t_failed_wave_stops);
 	tcase_add_test(tc, t_open_wave_waits);
+	tcase_add_test(tc, t_cache_sl2vl_many_pairs);
 	suite_add_tcase(s, tc);
 	return s;
 }
