@@ -343,10 +343,12 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = qos ]; then
 	wait_until 120 qos_ups 1 || fail "qos: the ibsmd daemon did not come up"
 	stable "$dir"
 	qa_sl=$(all_sets "$dir" 0017); qa_arb=$(all_sets "$dir" 0018); qa_tot=$(count "$dir" total)
+	qa_set=$(count "$dir" set)
 	"$IBSMCTL" -s "$dir/sock" sweep --heavy >/dev/null || fail "qos: ibsmctl sweep --heavy"
 	wait_until 60 qos_ups 2 || fail "qos: no heavy sweep"
 	stable "$dir"
 	qb_sl=$(all_sets "$dir" 0017); qb_arb=$(all_sets "$dir" 0018); qb_tot=$(count "$dir" total)
+	qb_set=$(count "$dir" set)
 	qh_ms=$(grep '^subnet up' "$dir/out" | sed -n 2p | grep -o 'sweep_ms=[0-9]*' | cut -d= -f2)
 	kill "$qsm" 2>/dev/null; wait "$qsm" 2>/dev/null
 	sim_stop
@@ -371,8 +373,10 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = qos ]; then
 	done
 	echo "  (floor_ms: ibsmd's MADs at the ${ceil} MADs/s ibsim + umad2sim carry with no SM, build/madflood)"
 	echo "  ibsmd daemon, the same policy: bring-up $qa_tot MADs ($qa_sl SL2VL, $qa_arb VLArb Sets);" \
-		"unchanged heavy sweep ${qh_ms} ms, $((qb_tot - qa_tot)) MADs, SL2VL+VLArb tables written: $qh_w"
+		"unchanged heavy sweep ${qh_ms} ms, $((qb_tot - qa_tot)) MADs, SL2VL+VLArb tables written: $qh_w," \
+		"Sets of any attribute: $((qb_set - qa_set))"
 	[ "$qh_w" -eq 0 ] || fail "qos: an unchanged heavy sweep wrote $qh_w SL2VL/VLArb tables"
+	[ "$((qb_set - qa_set))" -eq 0 ] || fail "qos: an unchanged heavy sweep sent $((qb_set - qa_set)) Sets"
 fi
 
 # ---- routing alone: ibsmd --offline on the big trees (no fabric, no MADs) ----
