@@ -1,7 +1,8 @@
 #!/bin/bash
 # HOL exposure (ibsmd --offline --verify --pattern, no ibsim): on a small
-# 2-level fat tree with one hot spot, vFtree's SLs leave fewer victims
-# sharing a (link, VL) with hot traffic than mode none; the routes are the
+# 2-level fat tree with one hot spot, vFtree's and VOQsw's SLs (VOQsw: full
+# VOQ fits in its 8 SLs here) leave fewer victims sharing a (link, VL) with
+# hot traffic than mode none; the routes are the
 # same, so the figure with VLs ignored is the same; the per-VL dependency
 # graph has no cycle; a pattern file works and its errors name file:line;
 # --pattern without --verify is refused.
@@ -30,22 +31,32 @@ novl() {
 
 hol none 'qos: {mode: none}'
 hol vftree 'qos: {mode: vftree, max_vls: 4}'
-n_none=$(field none exposed) n_vf=$(field vftree exposed)
-[ -n "$n_none" ] && [ -n "$n_vf" ] || fail "no exposed= figure"
-[ "$(field none victims)" = "$(field vftree victims)" ] || fail "victims differ"
+hol voqsw 'qos: {mode: voqsw, sls: 8, max_vls: 8}'
+n_none=$(field none exposed)
+[ -n "$n_none" ] || fail "no exposed= figure"
 [ "$(novl none)" = "$n_none" ] || fail "none: VLs ignored $(novl none), exposed $n_none"
-[ "$(novl vftree)" = "$n_none" ] || fail "vftree: VLs ignored $(novl vftree), none's $n_none"
-[ "$n_vf" -lt "$n_none" ] ||
-	fail "vftree exposes $n_vf victims, none $n_none: not fewer"
-pass "hot spot H-0: exposed victims none $n_none, vftree 4 VLs $n_vf of $(field none victims)"
+for m in vftree voqsw; do
+	n=$(field $m exposed)
+	[ -n "$n" ] || fail "$m: no exposed= figure"
+	[ "$(field none victims)" = "$(field $m victims)" ] || fail "$m: victims differ"
+	[ "$(novl $m)" = "$n_none" ] || fail "$m: VLs ignored $(novl $m), none's $n_none"
+	[ "$n" -lt "$n_none" ] || fail "$m exposes $n victims, none $n_none: not fewer"
+done
+grep -q '^qos: voqsw: .*(100.0%)' "$SIM_TMP/voqsw.out" ||
+	{ cat "$SIM_TMP/voqsw.out"; fail "voqsw: not full VOQ on this tree"; }
+pass "hot spot H-0: exposed victims none $n_none, vftree 4 VLs $(field vftree exposed), voqsw 8 SLs $(field voqsw exposed) of $(field none victims)"
 
 grep -q 'channel dependencies over (link, VL), VLs 0-3: .* no cycle$' "$SIM_TMP/vftree.out" ||
 	{ cat "$SIM_TMP/vftree.out"; fail "vftree: no per-VL graph without a cycle"; }
 grep -q 'channel dependencies (VL0): ' "$SIM_TMP/none.out" ||
 	fail "none: the one-VL graph line changed"
-grep -q '^verify: OK: .*, 0 on a VL the link lacks' "$SIM_TMP/vftree.out" ||
-	fail "vftree: verify not OK"
-pass "vftree: per-(link, VL) dependency graph without a cycle, every VL on its links"
+grep -q 'channel dependencies over (link, VL), VLs 0-7: .* no cycle$' "$SIM_TMP/voqsw.out" ||
+	{ cat "$SIM_TMP/voqsw.out"; fail "voqsw: no per-VL graph without a cycle"; }
+for m in vftree voqsw; do
+	grep -q '^verify: OK: .*, 0 on a VL the link lacks' "$SIM_TMP/$m.out" ||
+		fail "$m: verify not OK"
+done
+pass "vftree, voqsw: per-(link, VL) dependency graph without a cycle, every VL on its links"
 
 printf '# a victim beside the hot flow\nH-4 H-0 hot\n"H-5" H-8\n' >"$SIM_TMP/pat"
 "$IBSMD" --offline "$net" --verify --pattern "$SIM_TMP/pat" >"$SIM_TMP/pat.out" 2>&1 ||
