@@ -9,6 +9,11 @@
  * which gives the routes per link and the channel dependencies in one pass.
  * LIDs are taken in blocks so that each LFT row is read a cache line at a
  * time instead of one byte per row per LID.
+ *
+ * With SL-to-VL tables the VLs depend on each source's SL, so the
+ * channel dependencies are taken per (source, LID) instead, following
+ * the resolved next hops (vl_walk()); the graph's node is (link, VL),
+ * link * n_vls + VL, the same layout as the one-VL graph when n_vls = 1.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +65,14 @@ struct vctx {
 	uint32_t *order, *stack;
 	/* per directed link (row * stride + port) */
 	uint64_t *load;
-	uint32_t cdg_bytes;		/* bitmap bytes per link */
-	uint8_t *cdg;			/* successor ports at the next switch */
+	/* per channel (link * nvl + VL): nvl is 1 without SL-to-VL tables */
+	uint32_t nvl;
+	int qos;
+	unsigned max_op_vls;
+	uint64_t *vload;		/* QoS: CA-to-CA routes per channel */
+	uint8_t *vused;			/* QoS: any route on the channel */
+	uint32_t cdg_bytes;		/* bitmap bytes per channel */
+	uint8_t *cdg;			/* successor (port * nvl + VL) at the next switch */
 	uint8_t *pblk;			/* [LID in block][row] LFT entries */
 };
 
@@ -403,7 +414,7 @@ static uint64_t count_pairs(struct vctx *c, uint32_t lid, uint32_t ds,
 	return pairs;
 }
 
-/* Pushes the sources along the next hops: link loads and dependencies. */
+/* Pushes the sources along the next hops: link loads and (one VL) dependencies. */
 static void push_flows(struct vctx *c, uint32_t no, int loads)
 {
 	for (uint32_t i = no; i-- > 0;) {
@@ -414,11 +425,122 @@ static void push_flows(struct vctx *c, uint32_t no, int loads)
 		size_t link = (size_t)u * c->stride + c->sw[u].port;
 		if (loads)
 			c->load[link] += c->sw[u].cnt;
-		if (c->sw[v].code >= 0) {
+		if (!c->qos && c->sw[v].code >= 0) {
 			uint8_t q = c->sw[v].port;
 			c->cdg[link * c->cdg_bytes + q / 8] |= (uint8_t)(1u << (q % 8));
 		}
 		c->sw[v].cnt += c->sw[u].cnt;
+	}
+}
+
+/* Data VLs an OperationalVLs encoding stands for (1: VL0 ... 5: VL0-14). */
+static unsigned enc_data_vls(unsigned enc)
+{
+	return enc >= 5 ? 15 : 1u << (enc - 1);
+}
+
+/* The data VLs of the link from port pi: 15 when a VLCap is unknown. */
+static unsigned link_vls(const struct vctx *c, uint32_t pi)
+{
+	const struct fab_port *p = &c->f->ports[pi];
+	const struct fab_port *q = &c->f->ports[p->remote];
+	unsigned e = c->max_op_vls;
+	if (!p->vl_cap || !q->vl_cap)
+		return 15;
+	if (p->vl_cap < e)
+		e = p->vl_cap;
+	if (q->vl_cap < e)
+		e = q->vl_cap;
+	return enc_data_vls(e);
+}
+
+/* The VL of sl on node's (in, out) pair: VL 0 without a table. */
+static unsigned pair_vl(const struct vctx *c, uint32_t node, unsigned in,
+			unsigned out, uint8_t sl)
+{
+	const uint8_t *tab = lft_sl2vl(c->t, node, in, out);
+	return tab ? tab[sl % QOS_SLS] : 0;
+}
+
+/* Whether VL vl on the link from port pi is wrong; the first one kept. */
+static int vl_wrong(struct vctx *c, uint32_t pi, unsigned vl, uint32_t src,
+		    uint32_t lid, uint8_t sl, int seen)
+{
+	unsigned n = link_vls(c, pi);
+	if (vl != 15 && vl < n)
+		return 0;
+	if (!seen && !c->r->vl_bad) {
+		struct verify_vl_example *e = &c->r->vl_ex;
+		const struct fabric *f = c->f;
+		const struct fab_port *s = &f->ports[src], *p = &f->ports[pi];
+		e->src_guid = s->guid;
+		e->src_port = s->num;
+		memcpy(e->src_desc, f->nodes[s->node].desc, sizeof(e->src_desc));
+		e->lid = lid;
+		e->sl = sl;
+		e->vl = (uint8_t)vl;
+		e->link_vls = n;
+		e->at_guid = f->nodes[p->node].guid;
+		memcpy(e->at_desc, f->nodes[p->node].desc, sizeof(e->at_desc));
+		e->at_port = p->num;
+	}
+	return 1;
+}
+
+/*
+ * Follows one delivered pair, source CA port src (cabled to row s), with
+ * its SL's VLs: channels used, routes per channel (loads), dependencies
+ * between consecutive switch-to-switch channels, wrong VLs.
+ */
+static void vl_walk(struct vctx *c, uint32_t src, uint32_t s, uint32_t lid,
+		    int loads)
+{
+	const struct fabric *f = c->f;
+	const struct fab_port *p = &f->ports[src];
+	uint8_t sl = lft_sl(c->t, p->lid, lid);
+	unsigned vl = pair_vl(c, p->node, p->num, p->num, sl);
+	int bad = vl_wrong(c, src, vl, src, lid, sl, 0);
+	unsigned in = f->ports[p->remote].num;
+	size_t prev = SIZE_MAX;
+	for (uint32_t u = s, n = 0; n <= c->n; n++) {
+		const struct sw_state *w = &c->sw[u];
+		if (w->port == 0)
+			break;		/* the switch's own LID */
+		uint32_t node = c->t->sw_node[u];
+		vl = pair_vl(c, node, in, w->port, sl);
+		bad |= vl_wrong(c, f->nodes[node].first_port + w->port, vl,
+				src, lid, sl, bad);
+		if (w->code < 0)
+			break;		/* delivered to the CA port */
+		size_t k = (size_t)u * c->stride + w->port;
+		size_t ch = SIZE_MAX;
+		if (vl < c->nvl) {
+			ch = k * c->nvl + vl;
+			c->vused[ch] = 1;
+			if (loads)
+				c->vload[ch]++;
+			if (prev != SIZE_MAX) {
+				uint32_t b = w->port * c->nvl + vl;
+				c->cdg[prev * c->cdg_bytes + b / 8] |= (uint8_t)(1u << (b % 8));
+			}
+		}
+		prev = ch;
+		in = f->ports[c->nb_port[k]].num;
+		u = (uint32_t)w->code;
+	}
+	c->r->vl_bad += bad != 0;
+}
+
+/* Every delivered pair towards lid, one at a time (QoS). */
+static void vl_flows(struct vctx *c, uint32_t lid, uint32_t dport, int loads)
+{
+	for (uint32_t i = 0; i < c->n_leaves; i++) {
+		uint32_t s = c->leaf_row[i];
+		if (c->sw[s].state != S_OK)
+			continue;
+		for (uint32_t k = c->src_off[s]; k < c->src_off[s + 1]; k++)
+			if (c->src[k] != dport)
+				vl_walk(c, c->src[k], s, lid, loads);
 	}
 }
 
@@ -458,6 +580,8 @@ static int check_routes(struct vctx *c)
 			if (loads)
 				r->ca_pairs += pairs;
 			push_flows(c, no, loads);
+			if (c->qos)
+				vl_flows(c, lid, dport, loads);
 		}
 	}
 	return 0;
@@ -471,6 +595,27 @@ static void load_add(struct verify_load *s, uint64_t v)
 		s->max = v;
 	s->total += v;
 	s->links++;
+}
+
+/* Routes per (switch-to-switch link, VL) for the VLs in use (QoS). */
+static void vl_stats(struct vctx *c)
+{
+	struct verify_report *r = c->r;
+	size_t nl = (size_t)c->n * c->stride;
+	for (size_t k = 0; k < nl; k++)
+		for (uint32_t vl = 0; vl < c->nvl; vl++)
+			if (c->vload[k * c->nvl + vl])
+				r->vls_used |= (uint16_t)(1u << vl);
+	for (size_t k = 0; k < nl; k++) {
+		if (k % c->stride == 0 || c->nb_row[k] == FAB_NONE)
+			continue;
+		for (uint32_t vl = 0; vl < c->nvl; vl++) {
+			if (!(r->vls_used & (1u << vl)))
+				continue;
+			load_add(&r->vl_all, c->vload[k * c->nvl + vl]);
+			load_add(&r->per_vl[vl], c->vload[k * c->nvl + vl]);
+		}
+	}
 }
 
 static void link_stats(struct vctx *c)
@@ -489,29 +634,39 @@ static void link_stats(struct vctx *c)
 				load_add(&r->down, c->load[k]);
 			else
 				load_add(&r->lateral, c->load[k]);
-			r->cdg_nodes++;
-			for (uint32_t b = 0; b < c->cdg_bytes; b++)
-				r->cdg_edges += (uint64_t)__builtin_popcount(
-					c->cdg[k * c->cdg_bytes + b]);
+			for (uint32_t vl = 0; vl < c->nvl; vl++) {
+				size_t ch = k * c->nvl + vl;
+				if (c->qos && !c->vused[ch])
+					continue;
+				r->cdg_nodes++;
+				for (uint32_t b = 0; b < c->cdg_bytes; b++)
+					r->cdg_edges += (uint64_t)__builtin_popcount(
+						c->cdg[ch * c->cdg_bytes + b]);
+			}
 		}
 	}
+	if (c->qos)
+		vl_stats(c);
 }
 
-/* The next successor of link k at or after port *q, or SIZE_MAX. */
+/*
+ * The next successor of channel k at or after bit *q (port * nvl + VL
+ * at the next switch), or SIZE_MAX.
+ */
 static size_t cdg_next(const struct vctx *c, size_t k, uint32_t *q)
 {
-	uint32_t v = c->nb_row[k];
+	uint32_t v = c->nb_row[k / c->nvl];
 	const uint8_t *bits = c->cdg + k * c->cdg_bytes;
-	for (; *q < c->stride; (*q)++)
+	for (; *q < c->stride * c->nvl; (*q)++)
 		if (bits[*q / 8] & (1u << (*q % 8)))
-			return (size_t)v * c->stride + (*q)++;
+			return (size_t)v * c->stride * c->nvl + (*q)++;
 	return SIZE_MAX;
 }
 
 /* Iterative depth-first search for a cycle; records the first one found. */
 static int find_cycle(struct vctx *c)
 {
-	size_t nl = (size_t)c->n * c->stride;
+	size_t nl = (size_t)c->n * c->stride * c->nvl;
 	uint8_t *color = calloc(nl + 1, 1);
 	size_t *stk = malloc((nl + 1) * sizeof(*stk));
 	uint32_t *it = malloc((nl + 1) * sizeof(*it));
@@ -523,13 +678,13 @@ static int find_cycle(struct vctx *c)
 	}
 	for (uint32_t i = 0; i < c->n && !c->r->cycle; i++) {
 		uint32_t u = c->rows_sorted[i];
-		for (uint32_t p = 1; p < c->stride && !c->r->cycle; p++) {
-			size_t root = (size_t)u * c->stride + p;
-			if (c->nb_row[root] == FAB_NONE || color[root])
+		for (uint32_t p = c->nvl; p < c->stride * c->nvl && !c->r->cycle; p++) {
+			size_t root = (size_t)u * c->stride * c->nvl + p;
+			if (c->nb_row[root / c->nvl] == FAB_NONE || color[root])
 				continue;
 			size_t sp = 0;
 			stk[sp] = root;
-			it[sp++] = 1;
+			it[sp++] = c->nvl;
 			color[root] = 1;
 			while (sp > 0) {
 				size_t k = stk[sp - 1];
@@ -544,7 +699,7 @@ static int find_cycle(struct vctx *c)
 				if (color[w] == 0) {
 					color[w] = 1;
 					stk[sp] = w;
-					it[sp++] = 1;
+					it[sp++] = c->nvl;
 					continue;
 				}
 				/* w is on the stack: the cycle is stk[pos..sp) */
@@ -556,9 +711,10 @@ static int find_cycle(struct vctx *c)
 				r->cycle = 1;
 				r->cycle_len = (uint32_t)(sp - pos);
 				for (size_t j = 0; j < sp - pos && j < VERIFY_CYCLE_SHOW; j++) {
-					size_t lk = stk[pos + j];
+					size_t lk = stk[pos + j] / c->nvl;
 					r->cycle_guid[j] = row_node(c, (uint32_t)(lk / c->stride))->guid;
 					r->cycle_port[j] = (uint8_t)(lk % c->stride);
+					r->cycle_vl[j] = (uint8_t)(stk[pos + j] % c->nvl);
 				}
 				break;
 			}
@@ -587,8 +743,20 @@ static void free_ctx(struct vctx *c)
 	free(c->order);
 	free(c->stack);
 	free(c->load);
+	free(c->vload);
+	free(c->vused);
 	free(c->cdg);
 	free(c->pblk);
+}
+
+/* The graph's VLs: 1 + the highest data VL any SL-to-VL table gives. */
+static uint32_t graph_vls(const struct lft_tables *t)
+{
+	uint32_t n = 1;
+	for (size_t i = 0; i < (size_t)t->sl2vl_n * QOS_SLS; i++)
+		if (t->sl2vl[i] < VERIFY_VLS && t->sl2vl[i] + 1u > n)
+			n = t->sl2vl[i] + 1u;
+	return n;
 }
 
 int route_verify(const struct fabric *f, const struct lft_tables *t,
@@ -604,14 +772,22 @@ int route_verify(const struct fabric *f, const struct lft_tables *t,
 		goto out;
 	size_t n1 = (size_t)c.n + 1;
 	size_t nl = (size_t)c.n * c.stride + 1;
-	c.cdg_bytes = (c.stride + 7) / 8;
+	c.qos = r->qos = t->sl2vl != NULL;
+	c.nvl = c.qos ? graph_vls(t) : 1;
+	r->n_vls = c.nvl;
+	c.max_op_vls = o && o->max_op_vls >= 1 && o->max_op_vls <= 5 ?
+		       (unsigned)o->max_op_vls : 5;
+	c.cdg_bytes = (c.stride * c.nvl + 7) / 8;
 	c.sw = malloc(n1 * sizeof(*c.sw));
 	c.order = malloc(n1 * sizeof(*c.order));
 	c.stack = malloc(n1 * sizeof(*c.stack));
 	c.load = calloc(nl, sizeof(*c.load));
-	c.cdg = calloc(nl, c.cdg_bytes);
+	c.cdg = calloc(nl * c.nvl, c.cdg_bytes);
 	c.pblk = malloc(n1 * LID_BLOCK);
 	if (!c.sw || !c.order || !c.stack || !c.load || !c.cdg || !c.pblk)
+		goto out;
+	if (c.qos && (!(c.vload = calloc(nl * c.nvl, sizeof(*c.vload))) ||
+		      !(c.vused = calloc(nl * c.nvl, 1))))
 		goto out;
 	if (f->lid_port && check_routes(&c) < 0)
 		goto out;
@@ -619,6 +795,8 @@ int route_verify(const struct fabric *f, const struct lft_tables *t,
 	if (find_cycle(&c) < 0)
 		goto out;
 	if (r->unreachable)
+		r->errors++;
+	if (r->vl_bad)
 		r->errors++;
 	if (r->cycle) {
 		if (r->deadlock_free_required)
@@ -639,83 +817,6 @@ int verify_engine_deadlock_free(const char *engine)
 	if (engine == NULL || (e = routing_engine_find(engine)) == NULL)
 		return 0;
 	return e->deadlock_free;
-}
-
-static const char *fail_text(uint8_t kind)
-{
-	switch (kind) {
-	case VERIFY_DROP: return "dropped";
-	case VERIFY_HOLE: return "sent into a hole";
-	case VERIFY_LOOP: return "caught in a loop";
-	}
-	return "?";
-}
-
-static void print_load(FILE *fp, const char *what, const struct verify_load *l)
-{
-	if (!l->links)
-		return;
-	fprintf(fp, "  %-8s %6u links: max %llu, min %llu, mean %.1f routes\n",
-		what, l->links, (unsigned long long)l->max,
-		(unsigned long long)l->min, (double)l->total / l->links);
-}
-
-int verify_print(const struct verify_report *r, FILE *fp)
-{
-	fprintf(fp, "route verification: %u switches, %u CA ports, %u LIDs",
-		r->switches, r->sources, r->lids);
-	if (r->unattached_lids)
-		fprintf(fp, " (%u more on ports no switch reaches)", r->unattached_lids);
-	fprintf(fp, ", %llu pairs\n", (unsigned long long)r->pairs);
-	if (!r->unreachable)
-		fprintf(fp, "  reachability: every CA port reaches every LID, no loops\n");
-	else
-		fprintf(fp, "  reachability: %llu pairs undelivered: %llu dropped, %llu into a hole, %llu in a loop\n",
-			(unsigned long long)r->unreachable,
-			(unsigned long long)r->drops,
-			(unsigned long long)r->holes,
-			(unsigned long long)r->loops);
-	for (uint32_t i = 0; i < r->n_examples; i++) {
-		const struct verify_example *e = &r->ex[i];
-		fprintf(fp, "    \"%s\" port %u (0x%016llx) -> LID %u: %s at \"%s\" (0x%016llx), entry %u\n",
-			e->src_desc, e->src_port, (unsigned long long)e->src_guid,
-			e->lid, fail_text(e->kind), e->at_desc,
-			(unsigned long long)e->at_guid, e->at_port);
-	}
-	fprintf(fp, "  hops: max %u; %llu pairs longer than the shortest path",
-		r->max_hops, (unsigned long long)r->nonminimal);
-	if (r->nonminimal)
-		fprintf(fp, " (by up to %u)", r->max_excess);
-	fprintf(fp, "\n");
-	fprintf(fp, "  routes per switch-to-switch link over %llu CA-to-CA pairs (max rank %u):\n",
-		(unsigned long long)r->ca_pairs, r->max_rank);
-	print_load(fp, "all", &r->all);
-	print_load(fp, "up", &r->up);
-	print_load(fp, "down", &r->down);
-	print_load(fp, "lateral", &r->lateral);
-	fprintf(fp, "  channel dependencies (VL0): %u links, %llu dependencies, ",
-		r->cdg_nodes, (unsigned long long)r->cdg_edges);
-	if (!r->cycle) {
-		fprintf(fp, "no cycle\n");
-	} else {
-		fprintf(fp, "a cycle of %u links (%s):", r->cycle_len,
-			r->deadlock_free_required ?
-			"error: the engine promises deadlock freedom" :
-			"warning: the engine does not promise deadlock freedom");
-		for (uint32_t i = 0; i < r->cycle_len && i < VERIFY_CYCLE_SHOW; i++)
-			fprintf(fp, " 0x%016llx/%u", (unsigned long long)r->cycle_guid[i],
-				r->cycle_port[i]);
-		fprintf(fp, "%s\n", r->cycle_len > VERIFY_CYCLE_SHOW ? " ..." : "");
-	}
-	fprintf(fp, "verify: %s: %u error%s, %u warning%s: %llu undelivered, %llu in loops, %s",
-		r->errors ? "FAILED" : "OK", r->errors, r->errors == 1 ? "" : "s",
-		r->warnings, r->warnings == 1 ? "" : "s",
-		(unsigned long long)r->unreachable, (unsigned long long)r->loops,
-		r->cycle ? "dependency cycle" : "no dependency cycle");
-	if (r->elapsed_ms)
-		fprintf(fp, " (%llu ms)", (unsigned long long)r->elapsed_ms);
-	fprintf(fp, "\n");
-	return ferror(fp) ? -1 : 0;
 }
 
 /*

@@ -14,12 +14,21 @@
  * Also: hops against the shortest switch path, routes per directed
  * switch-to-switch link over all CA-to-CA pairs (base LIDs; split up/down
  * by switch rank, the BFS distance from the nearest switch with a CA),
- * and a cycle check of the channel dependency graph (one VL for now):
- * nodes are directed switch-to-switch links, a -> b when a route taken by
- * some CA's traffic leaves a switch by link a and the next one by link b.
+ * and a cycle check of the channel dependency graph: nodes are directed
+ * switch-to-switch links, a -> b when a route taken by some CA's traffic
+ * leaves a switch by link a and the next one by link b.
  *
- * Errors: an undelivered pair (which includes loops); a dependency cycle
- * when deadlock freedom is required.  A cycle is otherwise a warning.
+ * With SL-to-VL tables (t->sl2vl, a QoS mode) the graph is over (link,
+ * VL): the pair's SL is lft_sl(source port's LID, LID); the CA port sends
+ * on its own table's VL for it, each switch on its (in, out) table's.
+ * Then also: routes per (switch-to-switch link, VL) and the VLs in use,
+ * and a check that no route takes VL 15 or a VL at or above the link's
+ * data VLs (VLCap of both ends, capped by max_op_vls; a link whose VLCap
+ * is unknown bounds nothing but VL 15).
+ *
+ * Errors: an undelivered pair (which includes loops); a pair on a VL its
+ * link lacks; a dependency cycle when deadlock freedom is required.  A
+ * cycle is otherwise a warning.
  */
 #ifndef IBSMD_VERIFY_H
 #define IBSMD_VERIFY_H
@@ -31,6 +40,7 @@
 
 #define VERIFY_EXAMPLES 5
 #define VERIFY_CYCLE_SHOW 8
+#define VERIFY_VLS 15	/* data VLs 0..14 */
 
 enum verify_fail {
 	VERIFY_DROP = 1,	/* LFT_DROP, no such port, port 0 of another switch */
@@ -40,6 +50,7 @@ enum verify_fail {
 
 struct verify_opts {
 	int deadlock_free_required;
+	int max_op_vls;		/* OperationalVLs ceiling 1..5 (0: 5, VL0-14) */
 };
 
 /* One undelivered pair. */
@@ -52,6 +63,19 @@ struct verify_example {
 	uint64_t at_guid;		/* the switch where it failed */
 	char at_desc[FAB_DESC_LEN + 1];
 	uint8_t at_port;		/* its LFT entry there */
+};
+
+/* A pair on a VL its link lacks. */
+struct verify_vl_example {
+	uint64_t src_guid;		/* the source CA port */
+	uint8_t src_port;
+	char src_desc[FAB_DESC_LEN + 1];
+	uint32_t lid;
+	uint8_t sl, vl;
+	unsigned link_vls;		/* the link's data VLs */
+	uint64_t at_guid;		/* the sending node */
+	char at_desc[FAB_DESC_LEN + 1];
+	uint8_t at_port;
 };
 
 struct verify_load {
@@ -81,13 +105,24 @@ struct verify_report {
 	uint32_t max_rank;		/* 0 for switches with CAs */
 	struct verify_load all, up, down, lateral;
 
-	/* channel dependency graph, VL0 */
-	uint32_t cdg_nodes;		/* directed switch-to-switch links */
+	/* QoS: t had SL-to-VL tables; the figures below are per VL */
+	int qos;
+	uint32_t n_vls;			/* the graph's VLs: 0 .. n_vls - 1 */
+	uint16_t vls_used;		/* mask: VLs carrying CA-to-CA routes */
+	struct verify_load vl_all;	/* routes per (link, VL in use) */
+	struct verify_load per_vl[VERIFY_VLS];
+	uint64_t vl_bad;		/* pairs on VL 15 or beyond a link's */
+	struct verify_vl_example vl_ex;	/* the first of them */
+
+	/* channel dependency graph, VL0 (QoS: over (link, VL)) */
+	uint32_t cdg_nodes;		/* directed switch-to-switch links
+					 * (QoS: (link, VL) channels in use) */
 	uint64_t cdg_edges;
 	int cycle;
 	uint32_t cycle_len;		/* links in the cycle found */
 	uint64_t cycle_guid[VERIFY_CYCLE_SHOW];	/* its first links: switch, */
-	uint8_t cycle_port[VERIFY_CYCLE_SHOW];	/* output port */
+	uint8_t cycle_port[VERIFY_CYCLE_SHOW];	/* output port, */
+	uint8_t cycle_vl[VERIFY_CYCLE_SHOW];	/* VL (0 without QoS) */
 
 	int deadlock_free_required;
 	uint32_t errors, warnings;

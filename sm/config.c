@@ -126,10 +126,11 @@ static const struct key routing_keys[] = {
 /* Indexed by enum qos_mode. */
 static const char *const qos_modes[] = { "none", "vftree", "voqsw", NULL };
 
+/* qos.sls is VOQsw's budget: given with another mode it would do nothing. */
 static int qos_check(const struct config *c, char *msg, size_t len)
 {
-	if (c->qos_mode == QOS_VOQSW) {
-		snprintf(msg, len, "mode voqsw: not implemented yet");
+	if (c->qos_sls && c->qos_mode != QOS_VOQSW) {
+		snprintf(msg, len, "sls: only with mode voqsw");
 		return -1;
 	}
 	return 0;
@@ -141,6 +142,7 @@ static const struct key qos_keys[] = {
 	VLARB("vlarb_low", qos_vlarb_low),
 	VLARB("vlarb_high", qos_vlarb_high),
 	INT("vlarb_high_limit", qos_vlarb_high_limit, 0, 255),
+	INT("sls", qos_sls, 1, QOS_SLS),
 	END
 };
 static const struct key events_keys[] = {
@@ -751,15 +753,41 @@ static int vlarb_check(struct parse *p)
 	}
 	return 0;
 }
+/* Where (1-based) each key of a table was first seen; line 0 = not yet. */
+struct seen {
+	size_t line[MAX_KEYS_PER_MAP];
+	size_t column[MAX_KEYS_PER_MAP];
+};
 
 static int parse_mapping(struct parse *p, const struct key *table,
-			 const char *prefix);
+			 const char *prefix, struct seen *seen);
+
+/*
+ * A check's message "NAME: ..." naming a key of the map that was given
+ * is reported at that key as "MAP.NAME: ..."; other messages at the map.
+ */
+static int check_failed(struct parse *p, const struct key *k, const char *key,
+			yaml_mark_t keymark, const struct seen *seen,
+			const char *msg)
+{
+	size_t len = strcspn(msg, ":");
+	for (size_t i = 0; msg[len] == ':' && k->sub[i].name != NULL; i++) {
+		if (strlen(k->sub[i].name) != len ||
+		    strncmp(k->sub[i].name, msg, len) || seen->line[i] == 0)
+			continue;
+		yaml_mark_t m = { .line = seen->line[i] - 1,
+				  .column = seen->column[i] - 1 };
+		return fail_at(p, m, "%s.%s", key, msg);
+	}
+	return fail_at(p, keymark, "%s: %s", key, msg);
+}
 
 /* A nested mapping; "sweep:" with nothing after it sets nothing. */
 static int set_map(struct parse *p, const struct key *k, const char *key,
 		   yaml_mark_t keymark)
 {
 	char msg[256];
+	struct seen seen;
 
 	if (p->ev.type != YAML_MAPPING_START_EVENT && !is_null(p))
 		return fail_at(p, p->ev.start_mark,
@@ -767,11 +795,12 @@ static int set_map(struct parse *p, const struct key *k, const char *key,
 			       key, event_kind(p));
 	if (k->reset != NULL)
 		k->reset(p->c);
+	memset(&seen, 0, sizeof(seen));
 	if (p->ev.type == YAML_MAPPING_START_EVENT &&
-	    parse_mapping(p, k->sub, key) == -1)
+	    parse_mapping(p, k->sub, key, &seen) == -1)
 		return -1;
 	if (k->check != NULL && k->check(p->c, msg, sizeof(msg)) == -1)
-		return fail_at(p, keymark, "%s: %s", key, msg);
+		return check_failed(p, k, key, keymark, &seen, msg);
 	return 0;
 }
 
@@ -802,21 +831,16 @@ static int parse_value(struct parse *p, const struct key *k, const char *key,
 	return fail_at(p, p->ev.start_mark, "%s: internal error", key);
 }
 
-/* Where (1-based) each key of a table was first seen; line 0 = not yet. */
-struct seen {
-	size_t line[MAX_KEYS_PER_MAP];
-	size_t column[MAX_KEYS_PER_MAP];
-};
-
-/* Called with the MAPPING-START event current; ends on MAPPING-END. */
+/*
+ * Called with the MAPPING-START event current; ends on MAPPING-END.
+ * seen (zeroed by the caller) gets where each key of table was.
+ */
 static int parse_mapping(struct parse *p, const struct key *table,
-			 const char *prefix)
+			 const char *prefix, struct seen *seen)
 {
-	struct seen seen;
 	char key[KEY_PATH_LEN];
 	yaml_mark_t keymark;
 
-	memset(&seen, 0, sizeof(seen));
 	for (;;) {
 		const struct key *k;
 		size_t i;
@@ -841,17 +865,17 @@ static int parse_mapping(struct parse *p, const struct key *table,
 		if (i >= MAX_KEYS_PER_MAP)
 			return fail_at(p, p->ev.start_mark,
 				       "%s: internal error: table too big", key);
-		if (seen.line[i] != 0)
+		if (seen->line[i] != 0)
 			return fail_at(p, p->ev.start_mark,
 				       "duplicate key '%s' (first at line %zu, "
-				       "column %zu)", key, seen.line[i],
-				       seen.column[i]);
+				       "column %zu)", key, seen->line[i],
+				       seen->column[i]);
 		keymark = p->ev.start_mark;
 		if (k->type == K_TODO)
 			return fail_at(p, keymark, "not implemented yet "
 				       "(key '%s')", key);
-		seen.line[i] = keymark.line + 1;
-		seen.column[i] = keymark.column + 1;
+		seen->line[i] = keymark.line + 1;
+		seen->column[i] = keymark.column + 1;
 		if (next(p) == -1 || parse_value(p, k, key, keymark) == -1)
 			return -1;
 	}
@@ -881,7 +905,9 @@ static int parse_stream(struct parse *p)
 	if (next(p) == -1)			/* past DOCUMENT-START */
 		return -1;
 	if (p->ev.type == YAML_MAPPING_START_EVENT) {
-		if (parse_mapping(p, top_keys, "") == -1)
+		struct seen seen;
+		memset(&seen, 0, sizeof(seen));
+		if (parse_mapping(p, top_keys, "", &seen) == -1)
 			return -1;
 	} else if (!is_null(p)) {
 		return fail_at(p, p->ev.start_mark,
@@ -938,6 +964,7 @@ void config_defaults(struct config *c)
 	c->qos_mode = QOS_NONE;
 	c->qos_max_vls = 0;	/* what the links run */
 	c->qos_vlarb_high_limit = -1;	/* as the port holds it */
+	c->qos_sls = 0;		/* not given: QOS_VOQSW_SLS */
 }
 
 /* Runs one pass over the file f with a fresh parser. */

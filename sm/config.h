@@ -2,8 +2,8 @@
  * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
  * struct config from a file; every error names file:line:column.  Keys
  * ibsmd.yaml(5) documents for coming issues (partitions, metrics, ...)
- * and qos.mode voqsw are refused with "not implemented yet" and have no
- * field here until something reads them.
+ * are refused with "not implemented yet" and have no field here until
+ * something reads them.
  */
 #ifndef IBSMD_CONFIG_H
 #define IBSMD_CONFIG_H
@@ -17,7 +17,7 @@
 
 enum tristate { TRI_AUTO, TRI_ON, TRI_OFF };
 
-/* qos.mode; QOS_VOQSW is refused (not implemented yet) */
+/* qos.mode */
 enum qos_mode { QOS_NONE, QOS_VFTREE, QOS_VOQSW };
 
 /*
@@ -31,6 +31,8 @@ struct cfg_vlarb {
 	int n;				/* entries */
 	uint8_t vl[CFG_VLARB_MAX], weight[CFG_VLARB_MAX];
 };
+/* qos.sls when not given: the SLs VOQsw may use (SL 0..7) */
+#define QOS_VOQSW_SLS 8
 
 struct config {
 	/* port: {ca: NAME, num: N} or {guid: 0x...} */
@@ -85,6 +87,8 @@ struct config {
 	int qos_vlarb_high_limit;	/* qos.vlarb_high_limit 0..255 (PortInfo
 					   VLHighLimit); -1 (default): as the
 					   port holds it */
+	int qos_sls;			/* qos.sls 1..16, voqsw only; 0: not
+					   given (QOS_VOQSW_SLS) */
 };
 
 /* Fills c with the built-in defaults. */

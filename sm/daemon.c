@@ -235,6 +235,7 @@ static int run_verify(struct sm *sm)
 {
 	struct verify_opts vo = {
 		.deadlock_free_required = verify_engine_deadlock_free(sm->sub.engine),
+		.max_op_vls = sm->cfg.max_op_vls,
 	};
 	struct verify_report r;
 	uint64_t t0 = sm_now_ms();

@@ -11,8 +11,10 @@
 
 #include "../mad/emu.h"
 #include "../reconfig/migrate.h"
+#include "../routing/hol.h"
 #include "../routing/verify.h"
 #include "qos.h"
+#include "../routing/voqsw.h"
 #include "control.h"
 #include "daemon.h"
 #include "dump.h"
@@ -41,6 +43,7 @@ struct options {
 	const char *offline;
 	const char *emulate;
 	int verify;
+	const char *pattern;	/* --pattern: hotspot:DEST[,N] or FILE */
 	const char *dump_lfts;
 	const char *dump_topology;
 	int log_level;
@@ -86,8 +89,10 @@ static void usage(FILE *fp)
 "      --offline TOPO     no fabric: read a topology file, assign LIDs, route, exit\n"
 "      --emulate TOPO     run against an in-process emulated fabric built from TOPO\n"
 "      --verify           with --once/--offline/--emulate: check the routes; exit 1 on an error\n"
+"      --pattern P        with --offline --verify: HOL exposure of hotspot:DEST[,N] or\n"
+"                         of a file of \"SRC DST [hot]\" flows\n"
 "      --migrate SRC DST  with --offline: plan moving a VM from CA SRC to DST (node\n"
-"                         description or port GUID), print the migration: line\n"
+"                         description, port GUID or LID), print the migration: line\n"
 "      --scheme S         with --migrate: dynamic (default) or prepopulated\n"
 "      --method M         with --migrate: ftreeminrc (default), itrc or full\n"
 "      --dump-lfts FILE   write every switch's LFT (dump_fts -n format)\n"
@@ -98,7 +103,7 @@ static void usage(FILE *fp)
 	usage_engines(fp);
 }
 
-enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_DUMP_LFTS,
+enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
        OPT_NOT_YET };
 
@@ -117,6 +122,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "offline", required_argument, NULL, OPT_OFFLINE },
 		{ "emulate", required_argument, NULL, OPT_EMULATE },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "pattern", required_argument, NULL, OPT_PATTERN },
 		{ "dump-lfts", required_argument, NULL, OPT_DUMP_LFTS },
 		{ "dump-topology", required_argument, NULL, OPT_DUMP_TOPO },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -163,6 +169,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_OFFLINE: o->offline = optarg; break;
 		case OPT_EMULATE: o->emulate = optarg; break;
 		case OPT_VERIFY: o->verify = 1; break;
+		case OPT_PATTERN: o->pattern = optarg; break;
 		case OPT_DUMP_LFTS: o->dump_lfts = optarg; break;
 		case OPT_DUMP_TOPO: o->dump_topology = optarg; break;
 		case OPT_LOG_LEVEL:
@@ -230,6 +237,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		o->method = MIG_FTREEMINRC;
 	if (o->verify && !o->once && !o->offline && !o->emulate) {
 		fprintf(stderr, "ibsmd: --verify needs --once, --offline or --emulate\n");
+		return -1;
+	}
+	if (o->pattern && !o->verify) {
+		fprintf(stderr, "ibsmd: --pattern goes with --verify\n");
+		return -1;
+	}
+	if (o->pattern && !o->offline) {
+		fprintf(stderr, "ibsmd: --pattern with --once or --emulate: not implemented yet (--offline)\n");
 		return -1;
 	}
 	return 0;
@@ -305,10 +320,11 @@ static int w_lfts(FILE *fp, const void *a, const void *b)
 
 /* Checks t against f and prints the report; 1 when it finds an error. */
 static int run_verify(const struct fabric *f, const struct lft_tables *t,
-		      const char *engine, const char *what)
+		      const char *engine, const char *what, int max_op_vls)
 {
 	struct verify_opts vo = {
 		.deadlock_free_required = verify_engine_deadlock_free(engine),
+		.max_op_vls = max_op_vls,
 	};
 	struct verify_report r;
 	uint64_t t0 = sm_now_ms();
@@ -367,49 +383,11 @@ static int verify_emulated(const char *topo, const struct emu *emu,
 			lft_row(&t, r)[lid] = e < 0 ? LFT_DROP : (uint8_t)e;
 		}
 	}
-	rc = run_verify(&f, &t, engine, "the emulated switches' LFTs");
+	rc = run_verify(&f, &t, engine, "the emulated switches' LFTs", 0);
 out:
 	lft_tables_free(&t);
 	fabric_free(&f);
 	return rc;
-}
-
-/*
- * A CA's end port named by node description or port GUID (0x...): its
- * first port with a LID, or a VF behind a vSwitch (an idle VF has none
- * under the dynamic scheme).  FAB_NONE when there is none (or two CAs
- * share the description).
- */
-static uint32_t find_endport(const struct fabric *f, const char *name,
-			     char *err, size_t errlen)
-{
-	char *end;
-	uint64_t guid = 0;
-	uint32_t found = FAB_NONE;
-
-	if (name[0] == '0' && (name[1] == 'x' || name[1] == 'X')) {
-		guid = strtoull(name, &end, 16);
-		if (*end)
-			guid = 0;
-	}
-	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		const struct fab_port *p = &f->ports[pi];
-		const struct fab_node *n = &f->nodes[p->node];
-		if (n->type == FAB_SWITCH || !fabric_is_endport(f, pi) ||
-		    (!p->lid && fabric_vswitch_of(f, pi, NULL) == FAB_NONE))
-			continue;
-		if (guid ? p->guid == guid : strcmp(n->desc, name) == 0) {
-			if (found != FAB_NONE && f->ports[found].node != p->node) {
-				snprintf(err, errlen, "'%s' names more than one CA", name);
-				return FAB_NONE;
-			}
-			if (found == FAB_NONE)
-				found = pi;
-		}
-	}
-	if (found == FAB_NONE)
-		snprintf(err, errlen, "no CA port with a LID named '%s'", name);
-	return found;
 }
 
 static int run_migrate(struct fabric *f, struct lft_tables *t,
@@ -419,9 +397,9 @@ static int run_migrate(struct fabric *f, struct lft_tables *t,
 	struct migration m;
 	struct mig_count k;
 
-	uint32_t src = find_endport(f, o->mig_src, err, sizeof(err));
+	uint32_t src = endport_find(f, o->mig_src, err, sizeof(err));
 	uint32_t dst = src == FAB_NONE ? FAB_NONE :
-		       find_endport(f, o->mig_dst, err, sizeof(err));
+		       endport_find(f, o->mig_dst, err, sizeof(err));
 	if (dst == FAB_NONE) {
 		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
 		return 1;
@@ -512,6 +490,103 @@ static int offline_vms(struct fabric *f, const struct config *cfg,
 	return 0;
 }
 
+/* A file's whole text, NUL-terminated; NULL with errno. */
+static char *read_text(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	if (!fp || !buf) {
+		if (fp)
+			fclose(fp);
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		len += fread(buf + len, 1, cap - len - 1, fp);
+		if (len < cap - 1)
+			break;
+		char *nb = realloc(buf, cap *= 2);
+		if (!nb) {
+			free(buf);
+			fclose(fp);
+			return NULL;
+		}
+		buf = nb;
+	}
+	int bad = ferror(fp);
+	fclose(fp);
+	if (bad) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/*
+ * --verify --pattern: the HOL exposure of the pattern's victims
+ * (routing/hol.h); 2 when the pattern cannot be read or names no CA.
+ */
+static int run_hol(const struct fabric *f, const struct lft_tables *t,
+		   const char *spec)
+{
+	char err[1024];
+	struct hol_pattern p;
+	struct hol_report r;
+	int rc;
+	if (!strncmp(spec, "hotspot:", 8)) {
+		rc = hol_hotspot(f, spec + 8, &p, err, sizeof(err));
+	} else {
+		char *text = read_text(spec);
+		if (!text) {
+			fprintf(stderr, "ibsmd: --pattern %s: %s\n", spec, strerror(errno));
+			return 2;
+		}
+		rc = hol_parse(f, text, spec, &p, err, sizeof(err));
+		free(text);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "ibsmd: --pattern: %s\n", err);
+		return 2;
+	}
+	rc = hol_expose(f, t, &p, &r);
+	hol_pattern_free(&p);
+	if (rc < 0) {
+		fprintf(stderr, "ibsmd: --pattern: out of memory\n");
+		return 1;
+	}
+	hol_print(&r, spec, stdout);
+	fflush(stdout);
+	return 0;
+}
+
+/*
+ * The SLs and SL-to-VL tables the daemon would write; the QoS line on
+ * stdout, and under voqsw the SLs full VOQ would need (stages 1-4 with
+ * no SL limit, the paper's Table 1).
+ */
+static int offline_qos(const struct config *cfg, const struct fabric *f,
+		       struct lft_tables *t)
+{
+	char line[256];
+	struct qos_report qr;
+	if (qos_apply(cfg, f, t, &qr) < 0)
+		return -1;
+	qos_describe(&qr, line, sizeof(line));
+	printf("%s\n", line);
+	if (cfg->qos_mode == QOS_VOQSW) {
+		struct voqsw_report vr;
+		unsigned sls;
+		if (voqsw_full_sls(f, t, &sls, &vr) < 0)
+			printf("qos: voqsw: full VOQ needs more than %u SLs (or out of memory)\n",
+			       VOQSW_MAX_SLS);
+		else
+			printf("qos: voqsw: full VOQ needs %u SLs\n", sls);
+	}
+	return 0;
+}
+
 static int run_offline(const struct config *cfg, const struct options *o)
 {
 	char err[1024];
@@ -540,13 +615,8 @@ static int run_offline(const struct config *cfg, const struct options *o)
 			 s.lids_rep.vf_shared);
 	if (sm_route(cfg, NULL, &f, &t, &s.routing, &s.route_ms) < 0)
 		goto out;
-	if (cfg->qos_mode != QOS_NONE) {
-		/* the SLs and SL-to-VL tables the daemon would write */
-		struct qos_report qr;
-		if (qos_apply(cfg, &f, &t, &qr) < 0)
-			goto out;
-		qos_log(&qr);
-	}
+	if (cfg->qos_mode != QOS_NONE && offline_qos(cfg, &f, &t) < 0)
+		goto out;
 	fabric_counts(&f, &s.switches, &s.cas, &s.ports);
 	s.max_lid = f.max_lid;
 	for (uint32_t l = 1; l <= f.max_lid; l++)
@@ -558,7 +628,13 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	if (o->dump_lfts && write_file(o->dump_lfts, w_lfts, &f, &t) < 0)
 		goto out;
 	sm_print_summary(&s, "offline");
-	rc = o->verify ? run_verify(&f, &t, s.routing, "the computed LFTs") : 0;
+	rc = o->verify ? run_verify(&f, &t, s.routing, "the computed LFTs",
+				    cfg->max_op_vls) : 0;
+	if (o->pattern) {
+		int hrc = run_hol(&f, &t, o->pattern);
+		if (hrc)
+			rc = hrc;
+	}
 	if (rc == 0 && o->mig_src)
 		rc = run_migrate(&f, &t, o);
 out:

@@ -3,7 +3,10 @@
  * loads on a small tree match a count by hand, and each kind of broken
  * table written by hand is found: a dropped entry, a hole, a loop, a
  * route longer than the shortest, a channel dependency cycle (an error
- * only when the engine promises deadlock freedom).
+ * only when the engine promises deadlock freedom).  With SL-to-VL tables
+ * written by hand: the graph over (link, VL) loses or keeps a cycle as
+ * the SLs and tables say, routes per (link, VL), and a pair on VL 15 or
+ * on a VL its link does not run is an error.
  */
 #include <check.h>
 #include <stdint.h>
@@ -417,6 +420,176 @@ START_TEST(t_lmc_and_uncabled_port)
 }
 END_TEST
 
+/*
+ * QoS fields by hand: SL src_sl[source LID] to every LID (one source
+ * class per LID); every CA port's slot on table ca_tab, every switch
+ * (in, out) pair's on sw_tab.
+ */
+static void hand_qos(const struct fabric *f, struct lft_tables *t,
+		     const uint8_t *src_sl, const uint8_t *ca_tab,
+		     const uint8_t *sw_tab)
+{
+	size_t cols = (size_t)t->max_lid + 1, slots = 0;
+	t->sl_class = malloc(cols * sizeof(*t->sl_class));
+	t->sl = malloc(cols * cols);
+	t->sl2vl = malloc(2 * QOS_SLS);
+	t->sl2vl_first = malloc(f->n_nodes * sizeof(*t->sl2vl_first));
+	t->sl2vl_width = malloc(f->n_nodes);
+	ck_assert(t->sl_class && t->sl && t->sl2vl && t->sl2vl_first && t->sl2vl_width);
+	t->n_sl_class = (uint32_t)cols;
+	for (size_t c = 0; c < cols; c++) {
+		t->sl_class[c] = (uint16_t)c;
+		memset(t->sl + c * cols, src_sl[c], cols);
+	}
+	memcpy(t->sl2vl, ca_tab, QOS_SLS);
+	memcpy(t->sl2vl + QOS_SLS, sw_tab, QOS_SLS);
+	t->sl2vl_n = 2;
+	t->sl2vl_nodes = f->n_nodes;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		unsigned w = f->nodes[i].nports + 1u;
+		t->sl2vl_width[i] = (uint8_t)w;
+		t->sl2vl_first[i] = (uint32_t)slots;
+		slots += (size_t)w * w;
+	}
+	t->sl2vl_idx = malloc(slots * sizeof(*t->sl2vl_idx));
+	ck_assert_ptr_nonnull(t->sl2vl_idx);
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		unsigned w = t->sl2vl_width[i];
+		for (unsigned k = 0; k < w * w; k++)
+			t->sl2vl_idx[t->sl2vl_first[i] + k] =
+				f->nodes[i].type == FAB_SWITCH;
+	}
+}
+
+static const uint8_t IDENTITY[QOS_SLS] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+static const uint8_t ALL_VL0[QOS_SLS] = { 0 };
+
+/*
+ * The ring with every two-hop route clockwise: one dependency per source
+ * switch, S(i) -> S(i+1) -> S(i+2), four in a cycle on one VL.  H0's
+ * traffic on SL 1: with SL i -> VL i everywhere its dependency moves to
+ * VL 1 and VL 0 has a chain, no cycle; with the switches mapping every
+ * SL to VL 0 (the CA ports still SL 1 -> VL 1) the cycle is back on VL 0.
+ */
+START_TEST(t_ring_cycle_per_vl)
+{
+	struct fabric f;
+	struct lft_tables t;
+	struct verify_report r;
+	char last[512];
+	RING;
+	route(&f, &t);
+	const char *sw[4] = { "S0", "S1", "S2", "S3" };
+	const char *host[4] = { "H0", "H1", "H2", "H3" };
+	for (int i = 0; i < 4; i++) {
+		set_entry(&f, &t, sw[i], lid_of(&f, sw[(i + 2) % 4]), 2);
+		set_entry(&f, &t, sw[i], lid_of(&f, host[(i + 2) % 4]), 2);
+	}
+	verify(&f, &t, 1, &r);
+	ck_assert_uint_eq(r.unreachable, 0);
+	ck_assert_int_eq(r.cycle, 1);
+	ck_assert_int_eq(r.qos, 0);
+
+	uint8_t *src_sl = calloc(t.max_lid + 1, 1);
+	ck_assert_ptr_nonnull(src_sl);
+	src_sl[lid_of(&f, "H0")] = 1;
+	hand_qos(&f, &t, src_sl, IDENTITY, IDENTITY);
+	verify(&f, &t, 1, &r);
+	ck_assert_int_eq(r.qos, 1);
+	ck_assert_uint_eq(r.n_vls, 15);	/* the identity gives VL 14 */
+	ck_assert_uint_eq(r.unreachable, 0);
+	ck_assert_uint_eq(r.vl_bad, 0);
+	ck_assert_int_eq(r.cycle, 0);
+	ck_assert_uint_eq(r.errors, 0);
+	/* 8 links on VL 0; S0 -> S1 -> S2 on VL 1 as well */
+	ck_assert_uint_eq(r.cdg_nodes, 10);
+	ck_assert_uint_eq(r.vls_used, 0x3);
+	char *text = report_text(&r, last, sizeof(last));
+	ck_assert_msg(!strncmp(last, "verify: OK", 10), "last line: %s", last);
+	ck_assert_ptr_nonnull(strstr(text, "over (link, VL)"));
+	free(text);
+
+	lft_tables_free_qos(&t);
+	hand_qos(&f, &t, src_sl, IDENTITY, ALL_VL0);
+	verify(&f, &t, 1, &r);
+	ck_assert_int_eq(r.cycle, 1);
+	ck_assert_uint_eq(r.cycle_len, 4);
+	for (uint32_t i = 0; i < r.cycle_len; i++)
+		ck_assert_uint_eq(r.cycle_vl[i], 0);
+	ck_assert_uint_eq(r.errors, 1);
+	ck_assert_uint_eq(r.vls_used, 0x1);
+	text = report_text(&r, last, sizeof(last));
+	ck_assert_msg(!strncmp(last, "verify: FAILED", 14), "last line: %s", last);
+	ck_assert_ptr_nonnull(strstr(text, "/VL0"));
+	free(text);
+	free(src_sl);
+	lft_tables_free(&t);
+	fabric_free(&f);
+}
+END_TEST
+
+/*
+ * The tree, H1 on SL 3, SL i -> VL i: routes per (link, VL) by hand; then
+ * the link L1 - SP runs 2 data VLs (VLCap VL0-1), and H1's four pairs up
+ * that link (H3, H4, SP, L2) are on a VL it lacks; a ceiling of VL0 only
+ * spoils all six of H1's pairs, the switches sending SL 3 on VL 15 all
+ * but the one to L1 itself.
+ */
+START_TEST(t_vl_beyond_link)
+{
+	struct fabric f;
+	struct lft_tables t;
+	struct verify_report r;
+	char last[512];
+	TREE;
+	route(&f, &t);
+	uint8_t *src_sl = calloc(t.max_lid + 1, 1);
+	ck_assert_ptr_nonnull(src_sl);
+	src_sl[lid_of(&f, "H1")] = 3;
+	hand_qos(&f, &t, src_sl, IDENTITY, IDENTITY);
+	verify(&f, &t, 1, &r);
+	ck_assert_uint_eq(r.vl_bad, 0);
+	ck_assert_uint_eq(r.errors, 0);
+	ck_assert_uint_eq(r.vls_used, (1u << 0) | (1u << 3));
+	/* 4 switch links x 2 VLs; H1 -> H3, H4 over L1 -> SP and SP -> L2 */
+	ck_assert_uint_eq(r.vl_all.links, 8);
+	ck_assert_uint_eq(r.per_vl[3].total, 4);
+	ck_assert_uint_eq(r.per_vl[3].max, 2);
+	ck_assert_uint_eq(r.per_vl[3].min, 0);
+	ck_assert_uint_eq(r.per_vl[0].total + r.per_vl[3].total, r.all.total);
+
+	fabric_portp(&f, node_named(&f, "L1"), 3)->vl_cap = 2;	/* VL0-1 */
+	verify(&f, &t, 1, &r);
+	ck_assert_uint_eq(r.vl_bad, 4);
+	ck_assert_uint_eq(r.errors, 1);
+	ck_assert_uint_eq(r.vl_ex.vl, 3);
+	ck_assert_uint_eq(r.vl_ex.link_vls, 2);
+	ck_assert_uint_eq(r.vl_ex.at_guid, 0x100);
+	ck_assert_uint_eq(r.vl_ex.at_port, 3);
+	char *text = report_text(&r, last, sizeof(last));
+	ck_assert_msg(!strncmp(last, "verify: FAILED", 14), "last line: %s", last);
+	ck_assert_ptr_nonnull(strstr(text, "4 pairs on VL 15 or a VL their link lacks"));
+	free(text);
+
+	struct verify_opts o = { .max_op_vls = 1 };	/* VL0 only */
+	ck_assert_int_eq(route_verify(&f, &t, &o, &r), 0);
+	ck_assert_uint_eq(r.vl_bad, 6);
+
+	uint8_t to15[QOS_SLS];
+	memcpy(to15, IDENTITY, sizeof(to15));
+	to15[3] = 15;
+	lft_tables_free_qos(&t);
+	hand_qos(&f, &t, src_sl, IDENTITY, to15);
+	fabric_portp(&f, node_named(&f, "L1"), 3)->vl_cap = 0;	/* unknown */
+	verify(&f, &t, 1, &r);
+	ck_assert_uint_eq(r.vl_bad, 5);		/* H1 -> L1 leaves no switch */
+	ck_assert_uint_eq(r.vl_ex.vl, 15);
+	free(src_sl);
+	lft_tables_free(&t);
+	fabric_free(&f);
+}
+END_TEST
+
 START_TEST(t_engine_names)
 {
 	ck_assert_int_eq(verify_engine_deadlock_free("updn"), 1);
@@ -441,6 +614,8 @@ static Suite *verify_suite(void)
 	tcase_add_test(tc, t_ring_broken_cycle);
 	tcase_add_test(tc, t_lmc_and_uncabled_port);
 	tcase_add_test(tc, t_engine_names);
+	tcase_add_test(tc, t_ring_cycle_per_vl);
+	tcase_add_test(tc, t_vl_beyond_link);
 	suite_add_tcase(s, tc);
 	return s;
 }
