@@ -553,7 +553,14 @@ static void on_routed(void *arg, struct route_result *r)
 			log_warn("%u of %u vLIDs have no PF route to copy", xr.unrouted,
 				 xr.vlids);
 	}
-	sm_qos_apply(sm);
+	if (r->qos_ran) {	/* on the routing thread */
+		if (r->qos_rc == 0)
+			qos_log(&r->qos);
+		log_info("qos: %llu ms on the routing thread",
+			 (unsigned long long)r->qos_ms);
+	} else {
+		sm_qos_apply(sm);
+	}
 	sm->sub.engine = r->used;
 	sm->last.routing = r->used;
 	sm->last.route_ms = r->ms;

@@ -141,6 +141,12 @@ static void *route_thread(void *arg)
 		else
 			snprintf(r->note, sizeof(r->note), "full reroute: %s", why);
 	}
+	if (r->rc == 0 && j->cfg.qos_mode != QOS_NONE) {
+		uint64_t t0 = now_us();
+		r->qos_rc = qos_apply(&j->cfg, &j->snap, &r->t, &r->qos);
+		r->qos_ms = (now_us() - t0 + 500) / 1000;
+		r->qos_ran = 1;
+	}
 	uint64_t one = 1;
 	if (write(j->evfd, &one, sizeof(one)) < 0)
 		log_err("routing: cannot wake the loop: %s", strerror(errno));

@@ -7,6 +7,7 @@
 #include "../routing/engine.h"
 #include "../reconfig/repair.h"
 #include "config.h"
+#include "qos.h"
 
 /*
  * Routes f (LIDs assigned) with the engine list of c, or with override
@@ -38,6 +39,15 @@ struct route_result {
 	struct repair_stats rs;
 	uint64_t repair_ms;	/* the repair and its check */
 	char note[192];		/* why no repair, when one was possible */
+	/*
+	 * The QoS mode (sm/qos.c) run on the thread over t, so that VOQsw's
+	 * stages (seconds on thousands of hosts) never hold the loop:
+	 * qos_ran 0 when the policy has none or no engine routed.
+	 */
+	int qos_ran;
+	int qos_rc;		/* qos_apply()'s */
+	struct qos_report qos;
+	uint64_t qos_ms;
 };
 
 struct event_base;
