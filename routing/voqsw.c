@@ -10,9 +10,11 @@
  * number; blocks are found through a dense per-switch (ip, op) table
  * and made only when a path uses them.  After stage 3 a tuple's id is
  * its rank, so "considered" is id < x.  Paths are not stored (12
- * million of them on a 3456-host tree): each ComputeSLs run walks the
- * LFTs again, through compact per-row arrays (the next switch's row and
- * input port of every switch port) rather than the fabric model.
+ * million of them on a 3456-host tree): each ComputeSLs run walks them
+ * again, but a path's tuples after the first depend on its source's
+ * switch and its destination LID only, so they are walked once per
+ * (switch, LID), through compact per-row arrays (the next switch's row
+ * and input port of every switch port), and kept.
  */
 #include "voqsw.h"
 
@@ -37,6 +39,21 @@ struct hop {
 	uint8_t nip;		/* its number */
 };
 
+/*
+ * A path's tuples after the first depend on its source's switch and its
+ * destination LID only (the first also on the source's port): walked
+ * once per (source switch, LID), then kept.  n: UNSEEN, DEAD (not
+ * deliverable), or the count after the first (from off in q->pool).
+ */
+#define UNSEEN 0xffff
+#define DEAD 0xfffe
+
+struct suffix {
+	uint32_t off;
+	uint16_t n;
+	uint8_t op, nop;	/* the first hop's output, the next one's */
+};
+
 struct vq {
 	const struct fabric *f;
 	const struct lft_tables *t;
@@ -51,6 +68,10 @@ struct vq {
 	uint8_t *np;
 	uint32_t *tbase, *hbase;
 	struct hop *hop;	/* per (row, port - 1): what is behind it */
+	uint32_t *sslot;	/* row -> its suffixes (rows with end ports) */
+	struct suffix *suffix;	/* per (sslot, LID) */
+	uint32_t *pool;		/* the suffixes' tuples */
+	uint32_t n_pool, cap_pool;
 	uint32_t *tri_of;	/* (ip, op) slot -> its block in tup_of, NONE */
 	uint32_t n_blk;		/* triples made */
 	uint32_t *tup_of;	/* blocks: [number, tuple id per nop], NONE */
@@ -175,11 +196,25 @@ static int index_switches(struct vq *q)
 			    f->nodes[f->ports[rp].node].type == FAB_SWITCH)
 				h->nrow = t->row_of_node[f->ports[rp].node];
 		}
+	uint32_t n_ss = 0;
+	q->sslot = malloc(((size_t)t->n_sw + 1) * sizeof(*q->sslot));
+	if (!q->sslot)
+		return -1;
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		q->sslot[r] = NONE;
 	for (uint32_t e = 0; e < q->n_ep; e++) {
 		const struct fab_port *sp = &f->ports[f->ports[q->ep[e]].remote];
 		q->ep_row[e] = t->row_of_node[sp->node];
 		q->ep_ip[e] = sp->num;
+		if (q->sslot[q->ep_row[e]] == NONE)
+			q->sslot[q->ep_row[e]] = n_ss++;
 	}
+	size_t n_suffix = (size_t)n_ss * q->cols;
+	q->suffix = malloc((n_suffix + 1) * sizeof(*q->suffix));
+	if (!q->suffix)
+		return -1;
+	for (size_t k = 0; k < n_suffix; k++)
+		q->suffix[k].n = UNSEEN;
 	return 0;
 }
 
@@ -278,6 +313,63 @@ static int walk(struct vq *q, uint32_t e, uint32_t d, uint32_t dpi, int make)
 	}
 }
 
+static int grow_pool(struct vq *q, int n)
+{
+	return grow((void **)&q->pool, &q->cap_pool, (size_t)q->n_pool + (size_t)n,
+		    sizeof(*q->pool));
+}
+
+/* walk() through the suffix kept for (e's switch, d), made if unseen. */
+static int path(struct vq *q, uint32_t e, uint32_t d, uint32_t dpi, int make,
+		struct suffix *c)
+{
+	if (c->n == UNSEEN) {
+		int n = walk(q, e, d, dpi, make);
+		if (n < 0 && q->enomem)
+			return -1;
+		if (n < 0 || n - 1 >= DEAD) {
+			c->n = DEAD;
+			return -1;
+		}
+		if (n > 0 && grow_pool(q, n) < 0) {
+			q->enomem = 1;
+			return -1;
+		}
+		uint32_t r = q->ep_row[e];
+		c->op = q->lftT[(size_t)d * q->t->n_sw + r];
+		c->nop = 0;
+		c->off = q->n_pool;
+		c->n = n ? (uint16_t)(n - 1) : 0;
+		if (n) {
+			uint32_t nr = q->hop[q->hbase[r] + c->op - 1].nrow;
+			c->nop = q->lftT[(size_t)d * q->t->n_sw + nr];
+			memcpy(q->pool + q->n_pool, q->ids + 1,
+			       (size_t)(n - 1) * sizeof(*q->pool));
+			q->n_pool += (uint32_t)(n - 1);
+		}
+		return n;
+	}
+	if (c->n == DEAD)
+		return -1;
+	if (c->nop == 0)
+		return 0;	/* the destination is on the source's switch */
+	uint32_t r = q->ep_row[e];
+	unsigned ip = q->ep_ip[e];
+	uint32_t id;
+	if (make) {
+		uint32_t nr = q->hop[q->hbase[r] + c->op - 1].nrow;
+		id = tuple_make(q, r, ip, c->op, c->nop, q->np[nr]);
+	} else {
+		uint32_t b = q->tri_of[q->tbase[r] + (ip - 1) * q->np[r] + c->op - 1];
+		id = b == NONE ? NONE : q->tup_of[b + c->nop];
+	}
+	if (id == NONE)
+		return -1;
+	q->ids[0] = id;
+	memcpy(q->ids + 1, q->pool + c->off, (size_t)c->n * sizeof(*q->pool));
+	return c->n + 1;
+}
+
 /* One deliverable path; returns -1 to stop the walk over them all. */
 typedef int (*path_fn)(struct vq *q, void *ctx, uint32_t e, uint32_t d,
 		       int n);
@@ -285,15 +377,18 @@ typedef int (*path_fn)(struct vq *q, void *ctx, uint32_t e, uint32_t d,
 /* Every path in rule 2's order; -1 when fn stopped it. */
 static int for_each_path(struct vq *q, int make, path_fn fn, void *ctx)
 {
-	for (uint32_t e = 0; e < q->n_ep; e++)
+	for (uint32_t e = 0; e < q->n_ep; e++) {
+		struct suffix *c = q->suffix +
+				   (size_t)q->sslot[q->ep_row[e]] * q->cols;
 		for (uint32_t d = 1; d < q->cols; d++) {
 			uint32_t de = q->ep_of_lid[d];
 			if (de == NONE || de == e)
 				continue;
-			int n = walk(q, e, d, q->ep[de], make);
+			int n = path(q, e, d, q->ep[de], make, &c[d]);
 			if (n >= 0 && fn(q, ctx, e, d, n) < 0)
 				return -1;
 		}
+	}
 	return 0;
 }
 
@@ -343,10 +438,17 @@ static int build(struct vq *q, const struct fabric *f,
 	if (for_each_path(q, 1, count_path, &c) < 0 || q->enomem)
 		return -1;
 	qsort(q->tup, q->n_tup, sizeof(*q->tup), by_weight);
+	uint32_t *rank = malloc(((size_t)q->n_tup + 1) * sizeof(*rank));
+	if (!rank)
+		return -1;
 	for (uint32_t i = 0; i < q->n_tup; i++) {
 		struct tuple *u = &q->tup[i];
+		rank[q->tup_of[u->at]] = i;
 		q->tup_of[u->at] = i;
 	}
+	for (uint32_t k = 0; k < q->n_pool; k++)
+		q->pool[k] = rank[q->pool[k]];
+	free(rank);
 	/* by rank from here on: the tuples themselves are done with */
 	q->tri_id = malloc(((size_t)q->n_tup + 1) * sizeof(*q->tri_id));
 	q->wt = malloc(((size_t)q->n_tup + 1) * sizeof(*q->wt));
@@ -605,6 +707,9 @@ static void vq_free(struct vq *q)
 	free(q->tbase);
 	free(q->tri_of);
 	free(q->lftT);
+	free(q->sslot);
+	free(q->suffix);
+	free(q->pool);
 	free(q->ep_row);
 	free(q->ep_ip);
 	free(q->np);
