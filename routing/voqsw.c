@@ -25,7 +25,6 @@
 
 struct tuple {
 	uint64_t guid;		/* the switch's node GUID (stage 3 order) */
-	uint32_t sw;		/* switch node */
 	uint32_t tri;		/* its triple's block number */
 	uint32_t at;		/* its slot in tup_of */
 	uint32_t w;		/* paths through it */
@@ -106,15 +105,6 @@ static uint32_t attached_row(const struct fabric *f,
 	return f->nodes[r].type == FAB_SWITCH ? t->row_of_node[r] : NONE;
 }
 
-static const struct fabric *sort_f;
-
-static int by_lid(const void *a, const void *b)
-{
-	uint32_t la = sort_f->ports[*(const uint32_t *)a].lid;
-	uint32_t lb = sort_f->ports[*(const uint32_t *)b].lid;
-	return la < lb ? -1 : la > lb;
-}
-
 /* Rule 1: CA ports cabled to a switch, with a LID, by base LID. */
 static int find_end_ports(struct vq *q)
 {
@@ -123,16 +113,15 @@ static int find_end_ports(struct vq *q)
 	q->ep_of_lid = malloc((size_t)q->cols * sizeof(*q->ep_of_lid));
 	if (!q->ep || !q->ep_of_lid)
 		return -1;
-	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		const struct fab_port *p = &f->ports[pi];
-		if (!is_end_node(f, p->node) || !fabric_is_endport(f, pi) ||
-		    p->lid == 0 || p->lid >= q->cols ||
+	for (uint32_t l = 1; l < q->cols; l++) {
+		uint32_t pi = fabric_lid_port(f, l);	/* each at its base LID */
+		if (pi == FAB_NONE || f->ports[pi].lid != l ||
+		    !is_end_node(f, f->ports[pi].node) ||
+		    !fabric_is_endport(f, pi) ||
 		    attached_row(f, q->t, pi) == NONE)
 			continue;
 		q->ep[q->n_ep++] = pi;
 	}
-	sort_f = f;
-	qsort(q->ep, q->n_ep, sizeof(*q->ep), by_lid);
 	for (uint32_t l = 0; l < q->cols; l++)
 		q->ep_of_lid[l] = NONE;
 	for (uint32_t e = 0; e < q->n_ep; e++) {
@@ -261,8 +250,7 @@ static uint32_t tuple_make(struct vq *q, uint32_t r, unsigned ip,
 			 sizeof(*q->tup)) < 0)
 			goto enomem;
 		struct tuple *u = &q->tup[q->n_tup];
-		u->sw = q->t->sw_node[r];
-		u->guid = q->f->nodes[u->sw].guid;
+		u->guid = q->f->nodes[q->t->sw_node[r]].guid;
 		u->tri = q->tup_of[*slot];
 		u->w = 0;
 		u->ip = (uint8_t)ip;
