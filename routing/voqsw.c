@@ -602,11 +602,12 @@ static int intern(struct lft_tables *t, struct interner *h, const uint8_t *tbl,
 			*idx = (uint16_t)(k - 1);
 			return 0;
 		}
-		continue;
 	}
 	if (t->sl2vl_n >= 65536)
 		return -1;
-	if ((t->sl2vl_n & (t->sl2vl_n - 1)) == 0 || t->sl2vl_n == 0) {
+	/* room for 16 tables, then doubled whenever a power of two is full */
+	if (t->sl2vl_n == 0 ||
+	    (t->sl2vl_n >= 16 && (t->sl2vl_n & (t->sl2vl_n - 1)) == 0)) {
 		size_t n = t->sl2vl_n ? (size_t)t->sl2vl_n * 2 : 16;
 		uint8_t *np = realloc(t->sl2vl, n * QOS_SLS);
 		if (!np)
