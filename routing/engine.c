@@ -142,6 +142,33 @@ void lft_tables_free_qos(struct lft_tables *t)
 	t->sl2vl_n = 0;
 }
 
+int lft_sl2vl_slots(const struct fabric *f, struct lft_tables *t)
+{
+	size_t slots = 0;
+	t->sl2vl_first = malloc(((size_t)f->n_nodes + 1) *
+				sizeof(*t->sl2vl_first));
+	t->sl2vl_width = malloc((size_t)f->n_nodes + 1);
+	if (!t->sl2vl_first || !t->sl2vl_width)
+		return -1;
+	t->sl2vl_nodes = f->n_nodes;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		unsigned w = (unsigned)n->nports + 1;
+		t->sl2vl_width[i] = 0;
+		t->sl2vl_first[i] = UINT32_MAX;
+		if (n->type != FAB_SWITCH && n->type != FAB_CA &&
+		    n->type != FAB_ROUTER)
+			continue;
+		if (w > UINT8_MAX)
+			w = UINT8_MAX;
+		t->sl2vl_width[i] = (uint8_t)w;
+		t->sl2vl_first[i] = (uint32_t)slots;
+		slots += (size_t)w * w;
+	}
+	t->sl2vl_idx = calloc(slots + 1, sizeof(*t->sl2vl_idx));
+	return t->sl2vl_idx ? 0 : -1;
+}
+
 void lft_tables_free(struct lft_tables *t)
 {
 	free(t->sw_node);

@@ -145,4 +145,12 @@ static inline const uint8_t *lft_sl2vl(const struct lft_tables *t,
 /* Frees and clears the QoS fields only (sl_class, sl, sl2vl...). */
 void lft_tables_free_qos(struct lft_tables *t);
 
+/*
+ * The SL-to-VL slots of a QoS mode: sl2vl_first and sl2vl_width for
+ * every node (switches and CAs/routers get (ports + 1)^2 slots, other
+ * nodes none) and sl2vl_idx, every slot table 0; sl2vl itself is the
+ * mode's.  0, or -1 (ENOMEM; the caller frees the QoS fields).
+ */
+int lft_sl2vl_slots(const struct fabric *f, struct lft_tables *t);
+
 #endif

@@ -79,28 +79,7 @@ static int by_guid(const void *a, const void *b)
 static int fill_sl2vl(const struct fabric *f, struct lft_tables *t,
 		      unsigned max_vls)
 {
-	size_t slots = 0;
-	t->sl2vl_first = malloc(((size_t)f->n_nodes + 1) *
-				sizeof(*t->sl2vl_first));
-	t->sl2vl_width = malloc((size_t)f->n_nodes + 1);
-	if (!t->sl2vl_first || !t->sl2vl_width)
-		return -1;
-	t->sl2vl_nodes = f->n_nodes;
-	for (uint32_t i = 0; i < f->n_nodes; i++) {
-		const struct fab_node *n = &f->nodes[i];
-		unsigned w = (unsigned)n->nports + 1;
-		t->sl2vl_width[i] = 0;
-		t->sl2vl_first[i] = UINT32_MAX;
-		if (n->type != FAB_SWITCH && !is_end_node(f, i))
-			continue;
-		if (w > UINT8_MAX)
-			w = UINT8_MAX;
-		t->sl2vl_width[i] = (uint8_t)w;
-		t->sl2vl_first[i] = (uint32_t)slots;
-		slots += (size_t)w * w;
-	}
-	if (!(t->sl2vl_idx = calloc(slots + 1, sizeof(*t->sl2vl_idx))) ||
-	    !(t->sl2vl = malloc(QOS_SLS)))
+	if (lft_sl2vl_slots(f, t) < 0 || !(t->sl2vl = malloc(QOS_SLS)))
 		return -1;
 	t->sl2vl_n = 1;
 	for (unsigned s = 0; s < QOS_SLS; s++)

@@ -28,6 +28,8 @@
 struct voqsw_params {
 	unsigned n_sls;		/* SLs 0..n_sls-1 for VOQsw, 1..QOS_SLS */
 	unsigned n_vls;		/* data VLs 0..n_vls-1, 1..15 */
+	unsigned max_op_vls;	/* ports.max_op_vls (1..5) bounding each
+				   link's VLs with VLCap; 0: VLCap alone */
 };
 
 struct voqsw_report {

@@ -124,10 +124,11 @@ static const struct key routing_keys[] = {
 /* Indexed by enum qos_mode. */
 static const char *const qos_modes[] = { "none", "vftree", "voqsw", NULL };
 
+/* qos.sls is VOQsw's budget: given with another mode it would do nothing. */
 static int qos_check(const struct config *c, char *msg, size_t len)
 {
-	if (c->qos_mode == QOS_VOQSW) {
-		snprintf(msg, len, "mode voqsw: not implemented yet");
+	if (c->qos_sls && c->qos_mode != QOS_VOQSW) {
+		snprintf(msg, len, "sls: only with mode voqsw");
 		return -1;
 	}
 	return 0;
@@ -136,6 +137,7 @@ static int qos_check(const struct config *c, char *msg, size_t len)
 static const struct key qos_keys[] = {
 	ENUM("mode", qos_mode, qos_modes),
 	INT("max_vls", qos_max_vls, 1, 15),
+	INT("sls", qos_sls, 1, QOS_SLS),
 	END
 };
 static const struct key events_keys[] = {
@@ -602,14 +604,41 @@ static int set_list(struct parse *p, const struct key *k, const char *key)
 	return 0;
 }
 
+/* Where (1-based) each key of a table was first seen; line 0 = not yet. */
+struct seen {
+	size_t line[MAX_KEYS_PER_MAP];
+	size_t column[MAX_KEYS_PER_MAP];
+};
+
 static int parse_mapping(struct parse *p, const struct key *table,
-			 const char *prefix);
+			 const char *prefix, struct seen *seen);
+
+/*
+ * A check's message "NAME: ..." naming a key of the map that was given
+ * is reported at that key as "MAP.NAME: ..."; other messages at the map.
+ */
+static int check_failed(struct parse *p, const struct key *k, const char *key,
+			yaml_mark_t keymark, const struct seen *seen,
+			const char *msg)
+{
+	size_t len = strcspn(msg, ":");
+	for (size_t i = 0; msg[len] == ':' && k->sub[i].name != NULL; i++) {
+		if (strlen(k->sub[i].name) != len ||
+		    strncmp(k->sub[i].name, msg, len) || seen->line[i] == 0)
+			continue;
+		yaml_mark_t m = { .line = seen->line[i] - 1,
+				  .column = seen->column[i] - 1 };
+		return fail_at(p, m, "%s.%s", key, msg);
+	}
+	return fail_at(p, keymark, "%s: %s", key, msg);
+}
 
 /* A nested mapping; "sweep:" with nothing after it sets nothing. */
 static int set_map(struct parse *p, const struct key *k, const char *key,
 		   yaml_mark_t keymark)
 {
 	char msg[256];
+	struct seen seen;
 
 	if (p->ev.type != YAML_MAPPING_START_EVENT && !is_null(p))
 		return fail_at(p, p->ev.start_mark,
@@ -617,11 +646,12 @@ static int set_map(struct parse *p, const struct key *k, const char *key,
 			       key, event_kind(p));
 	if (k->reset != NULL)
 		k->reset(p->c);
+	memset(&seen, 0, sizeof(seen));
 	if (p->ev.type == YAML_MAPPING_START_EVENT &&
-	    parse_mapping(p, k->sub, key) == -1)
+	    parse_mapping(p, k->sub, key, &seen) == -1)
 		return -1;
 	if (k->check != NULL && k->check(p->c, msg, sizeof(msg)) == -1)
-		return fail_at(p, keymark, "%s: %s", key, msg);
+		return check_failed(p, k, key, keymark, &seen, msg);
 	return 0;
 }
 
@@ -650,21 +680,16 @@ static int parse_value(struct parse *p, const struct key *k, const char *key,
 	return fail_at(p, p->ev.start_mark, "%s: internal error", key);
 }
 
-/* Where (1-based) each key of a table was first seen; line 0 = not yet. */
-struct seen {
-	size_t line[MAX_KEYS_PER_MAP];
-	size_t column[MAX_KEYS_PER_MAP];
-};
-
-/* Called with the MAPPING-START event current; ends on MAPPING-END. */
+/*
+ * Called with the MAPPING-START event current; ends on MAPPING-END.
+ * seen (zeroed by the caller) gets where each key of table was.
+ */
 static int parse_mapping(struct parse *p, const struct key *table,
-			 const char *prefix)
+			 const char *prefix, struct seen *seen)
 {
-	struct seen seen;
 	char key[KEY_PATH_LEN];
 	yaml_mark_t keymark;
 
-	memset(&seen, 0, sizeof(seen));
 	for (;;) {
 		const struct key *k;
 		size_t i;
@@ -689,17 +714,17 @@ static int parse_mapping(struct parse *p, const struct key *table,
 		if (i >= MAX_KEYS_PER_MAP)
 			return fail_at(p, p->ev.start_mark,
 				       "%s: internal error: table too big", key);
-		if (seen.line[i] != 0)
+		if (seen->line[i] != 0)
 			return fail_at(p, p->ev.start_mark,
 				       "duplicate key '%s' (first at line %zu, "
-				       "column %zu)", key, seen.line[i],
-				       seen.column[i]);
+				       "column %zu)", key, seen->line[i],
+				       seen->column[i]);
 		keymark = p->ev.start_mark;
 		if (k->type == K_TODO)
 			return fail_at(p, keymark, "not implemented yet "
 				       "(key '%s')", key);
-		seen.line[i] = keymark.line + 1;
-		seen.column[i] = keymark.column + 1;
+		seen->line[i] = keymark.line + 1;
+		seen->column[i] = keymark.column + 1;
 		if (next(p) == -1 || parse_value(p, k, key, keymark) == -1)
 			return -1;
 	}
@@ -729,7 +754,9 @@ static int parse_stream(struct parse *p)
 	if (next(p) == -1)			/* past DOCUMENT-START */
 		return -1;
 	if (p->ev.type == YAML_MAPPING_START_EVENT) {
-		if (parse_mapping(p, top_keys, "") == -1)
+		struct seen seen;
+		memset(&seen, 0, sizeof(seen));
+		if (parse_mapping(p, top_keys, "", &seen) == -1)
 			return -1;
 	} else if (!is_null(p)) {
 		return fail_at(p, p->ev.start_mark,
@@ -785,6 +812,7 @@ void config_defaults(struct config *c)
 	c->n_vswitches = 0;
 	c->qos_mode = QOS_NONE;
 	c->qos_max_vls = 0;	/* what the links run */
+	c->qos_sls = 0;		/* not given: QOS_VOQSW_SLS */
 }
 
 /* Runs one pass over the file f with a fresh parser. */

@@ -2,8 +2,8 @@
  * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
  * struct config from a file; every error names file:line:column.  Keys
  * ibsmd.yaml(5) documents for coming issues (partitions, metrics, ...)
- * and qos.mode voqsw are refused with "not implemented yet" and have no
- * field here until something reads them.
+ * are refused with "not implemented yet" and have no field here until
+ * something reads them.
  */
 #ifndef IBSMD_CONFIG_H
 #define IBSMD_CONFIG_H
@@ -17,8 +17,11 @@
 
 enum tristate { TRI_AUTO, TRI_ON, TRI_OFF };
 
-/* qos.mode; QOS_VOQSW is refused (not implemented yet) */
+/* qos.mode */
 enum qos_mode { QOS_NONE, QOS_VFTREE, QOS_VOQSW };
+
+/* qos.sls when not given: the SLs VOQsw may use (SL 0..7) */
+#define QOS_VOQSW_SLS 8
 
 struct config {
 	/* port: {ca: NAME, num: N} or {guid: 0x...} */
@@ -67,6 +70,8 @@ struct config {
 	int qos_mode;			/* enum qos_mode, default none */
 	int qos_max_vls;		/* qos.max_vls 1..15; 0 (default): as many
 					   data VLs as the links run */
+	int qos_sls;			/* qos.sls 1..16, voqsw only; 0: not
+					   given (QOS_VOQSW_SLS) */
 };
 
 /* Fills c with the built-in defaults. */

@@ -13,6 +13,7 @@
 #include "../reconfig/migrate.h"
 #include "../routing/verify.h"
 #include "qos.h"
+#include "../routing/voqsw.h"
 #include "control.h"
 #include "daemon.h"
 #include "dump.h"
@@ -512,6 +513,32 @@ static int offline_vms(struct fabric *f, const struct config *cfg,
 	return 0;
 }
 
+/*
+ * The SLs and SL-to-VL tables the daemon would write; the QoS line on
+ * stdout, and under voqsw the SLs full VOQ would need (stages 1-4 with
+ * no SL limit, the paper's Table 1).
+ */
+static int offline_qos(const struct config *cfg, const struct fabric *f,
+		       struct lft_tables *t)
+{
+	char line[256];
+	struct qos_report qr;
+	if (qos_apply(cfg, f, t, &qr) < 0)
+		return -1;
+	qos_describe(&qr, line, sizeof(line));
+	printf("%s\n", line);
+	if (cfg->qos_mode == QOS_VOQSW) {
+		struct voqsw_report vr;
+		unsigned sls;
+		if (voqsw_full_sls(f, t, &sls, &vr) < 0)
+			printf("qos: voqsw: full VOQ needs more than %u SLs (or out of memory)\n",
+			       VOQSW_MAX_SLS);
+		else
+			printf("qos: voqsw: full VOQ needs %u SLs\n", sls);
+	}
+	return 0;
+}
+
 static int run_offline(const struct config *cfg, const struct options *o)
 {
 	char err[1024];
@@ -540,13 +567,8 @@ static int run_offline(const struct config *cfg, const struct options *o)
 			 s.lids_rep.vf_shared);
 	if (sm_route(cfg, NULL, &f, &t, &s.routing, &s.route_ms) < 0)
 		goto out;
-	if (cfg->qos_mode != QOS_NONE) {
-		/* the SLs and SL-to-VL tables the daemon would write */
-		struct qos_report qr;
-		if (qos_apply(cfg, &f, &t, &qr) < 0)
-			goto out;
-		qos_log(&qr);
-	}
+	if (cfg->qos_mode != QOS_NONE && offline_qos(cfg, &f, &t) < 0)
+		goto out;
 	fabric_counts(&f, &s.switches, &s.cas, &s.ports);
 	s.max_lid = f.max_lid;
 	for (uint32_t l = 1; l <= f.max_lid; l++)

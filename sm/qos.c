@@ -2,12 +2,37 @@
  * The QoS mode over a routing result: VL budget, clamp, the mode's pure
  * function.  See qos.h.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "qos.h"
 #include "log.h"
 #include "plan_sweep.h"
 #include "../routing/vftree.h"
+#include "../routing/voqsw.h"
+
+/* qos.mode voqsw: stage 4's figures into r. */
+static int apply_voqsw(const struct config *cfg, const struct fabric *f,
+		       struct lft_tables *t, struct qos_report *r)
+{
+	struct voqsw_params p = {
+		.n_sls = cfg->qos_sls ? (unsigned)cfg->qos_sls : QOS_VOQSW_SLS,
+		.n_vls = r->vls,
+		.max_op_vls = (unsigned)cfg->max_op_vls,
+	};
+	struct voqsw_report v;
+	r->sls = p.n_sls;
+	if (voqsw_apply(f, t, &p, &v) < 0)
+		return -1;
+	r->paths = v.paths;
+	r->tuples = v.tuples;
+	r->considered = v.considered;
+	r->weight = v.weight;
+	r->weight_considered = v.weight_considered;
+	r->paths_covered = v.paths_covered;
+	r->sls_used = v.sls_used;
+	return 0;
+}
 
 int qos_apply(const struct config *cfg, const struct fabric *f,
 	      struct lft_tables *t, struct qos_report *r)
@@ -39,6 +64,9 @@ int qos_apply(const struct config *cfg, const struct fabric *f,
 	case QOS_VFTREE:
 		rc = vftree_apply(f, t, want);
 		break;
+	case QOS_VOQSW:
+		rc = apply_voqsw(cfg, f, t, r);
+		break;
 	default:
 		lft_tables_free_qos(t);
 		break;
@@ -48,13 +76,39 @@ int qos_apply(const struct config *cfg, const struct fabric *f,
 	return rc;
 }
 
-void qos_log(const struct qos_report *r)
+/* Parts per thousand of a over b, 1000 when b is 0 (nothing to cover). */
+static unsigned permille(uint64_t a, uint64_t b)
 {
+	return b ? (unsigned)(a * 1000 / b) : 1000;
+}
+
+void qos_describe(const struct qos_report *r, char *buf, size_t len)
+{
+	unsigned tw = permille(r->weight_considered, r->weight);
+	unsigned pc = permille(r->paths_covered, r->paths);
 	switch (r->mode) {
 	case QOS_VFTREE:
-		log_info("qos: vFtree over %u VLs", r->vls);
+		snprintf(buf, len, "qos: vFtree over %u VLs", r->vls);
+		break;
+	case QOS_VOQSW:
+		snprintf(buf, len, "qos: voqsw: %u of %u tuples, weight %u.%u%%, paths covered %llu of %llu (%u.%u%%), SLs used %u of %u, %u VLs",
+			 r->considered, r->tuples, tw / 10, tw % 10,
+			 (unsigned long long)r->paths_covered,
+			 (unsigned long long)r->paths, pc / 10, pc % 10,
+			 r->sls_used, r->sls, r->vls);
 		break;
 	default:
+		snprintf(buf, len, "qos: none");
 		break;
 	}
+}
+
+void qos_log(const struct qos_report *r)
+{
+	char line[256];
+	qos_describe(r, line, sizeof(line));
+	if (r->mode == QOS_VOQSW)
+		log_notice("%s", line);
+	else if (r->mode != QOS_NONE)
+		log_info("%s", line);
 }

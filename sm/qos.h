@@ -36,7 +36,12 @@ struct qos_report {
 int qos_apply(const struct config *cfg, const struct fabric *f,
 	      struct lft_tables *t, struct qos_report *r);
 
-/* One log line for r ("qos: vFtree over 4 VLs", ...). */
+/*
+ * The line for r: "qos: vFtree over 4 VLs", "qos: voqsw: X of XMAX
+ * tuples, weight W%, paths covered C of P (C%), SLs used U of N, V VLs".
+ */
+void qos_describe(const struct qos_report *r, char *buf, size_t len);
+/* That line in the log: voqsw at notice (one per routing), vFtree at info. */
 void qos_log(const struct qos_report *r);
 
 #endif

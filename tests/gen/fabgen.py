@@ -19,6 +19,11 @@ Subcommands:
     kary   --k K --n N [--parallel P]  k-ary-n-tree, switches of 2K ports (2KP)
     mesh   --x X --y Y [--hosts H]   2-D mesh of switches, H hosts each
     random --switches N --radix R --hosts H --seed S [--extra-links E]
+    irregular --switches N --seed S  the VOQsw paper's fabrics: N 8-port
+                                     switches, ports 1-4 to 4 hosts each,
+                                     ports 5-8 to other switches, the
+                                     switch graph a random connected
+                                     4-regular simple graph (N >= 5)
     hyper  [--leaves 4 --spines 2 --hypervisors-per-leaf 2 --vfs 4
             --hosts-per-leaf 1 --spare-ports 0]
                                      2-level fat tree of hypervisors: each
@@ -296,6 +301,53 @@ def gen_random(fab, nsw, radix, nhosts, seed, extra):
             fab.link_free(sw[i], fab.add_host())
 
 
+def regular4(nsw, rng):
+    """A random connected 4-regular simple graph on nsw vertices: edge
+    lists drawn by pairing 4 stubs per vertex, kept when the pairing has
+    no self loop, no parallel edge and one component (an unbiased
+    draw; a few hundred tries at most for the sizes used)."""
+    for _ in range(100000):
+        stubs = [v for v in range(nsw) for _ in range(4)]
+        rng.shuffle(stubs)
+        edges = set()
+        ok = True
+        for i in range(0, len(stubs), 2):
+            a, b = stubs[i], stubs[i + 1]
+            e = (min(a, b), max(a, b))
+            if a == b or e in edges:
+                ok = False
+                break
+            edges.add(e)
+        if not ok:
+            continue
+        adj = {v: [] for v in range(nsw)}
+        for a, b in edges:
+            adj[a].append(b)
+            adj[b].append(a)
+        seen, todo = {0}, [0]
+        while todo:
+            for w in adj[todo.pop()]:
+                if w not in seen:
+                    seen.add(w)
+                    todo.append(w)
+        if len(seen) == nsw:
+            return sorted(edges)
+    raise FabgenError("irregular: no connected 4-regular graph found")
+
+
+def gen_irregular(fab, nsw, seed):
+    if nsw < 5:
+        raise FabgenError("irregular: a 4-regular simple graph needs >= 5"
+                          " switches")
+    rng = random.Random(seed)
+    sw = [fab.add_switch(0, i, 8) for i in range(nsw)]
+    for s in sw:
+        for p in range(1, 5):
+            fab.link(s, p, fab.add_host(), 1)
+    for a, b in regular4(nsw, rng):
+        fab.link(sw[a], fab.free_port(sw[a]), sw[b], fab.free_port(sw[b]))
+
+
 # ------------------------------------------------------------- modifiers
 
 def switches_by_level(fab):
@@ -404,6 +456,11 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--extra-links", type=int)
 
+    p = sub.add_parser("irregular", parents=[glob],
+                       help="8-port switches, 4 hosts each, 4-regular")
+    p.add_argument("--switches", type=int, required=True)
+    p.add_argument("--seed", type=int, required=True)
+
     p = sub.add_parser("hyper", parents=[glob],
                        help="fat tree of hypervisors (vSwitch + PF + VFs)")
     p.add_argument("--leaves", type=int, default=4)
@@ -440,6 +497,8 @@ def build(args):
                   args.vfs, args.hosts_per_leaf, args.spare_ports)
     elif args.topo == "mesh":
         gen_mesh(fab, args.x, args.y, args.hosts)
+    elif args.topo == "irregular":
+        gen_irregular(fab, args.switches, args.seed)
     else:
         extra = args.switches if args.extra_links is None else args.extra_links
         gen_random(fab, args.switches, args.radix, args.hosts, args.seed,

@@ -20,7 +20,9 @@ check_bad wrong-type "2:11: .*mad.window.*integer" $'mad:\n  window: lots\n'
 check_bad out-of-range "1:16: sm.priority: 16 is out of range 0..15" $'sm: {priority: 16}\n'
 check_bad syntax "3:4: syntax error: " $'routing:\n  engine: [minhop\nlmc: 0\n'
 # documented keys nothing implements yet: refused at the key, never ignored
-check_bad qos-mode "2:1: qos: mode voqsw: not implemented yet" $'lmc: 0\nqos:\n  mode: voqsw\n'
+# VOQsw's SL budget means nothing to another mode: refused at the key
+check_bad qos-sls "4:3: qos.sls: only with mode voqsw" $'lmc: 0\nqos:\n  mode: vftree\n  sls: 8\n'
+check_bad qos-sls-range "1:25: qos.sls: 17 is out of range 1..16" $'qos: {mode: voqsw, sls: 17}\n'
 check_bad events "1:22: events.signalling: 'all' is not one of hybrid, wildcard, repath-only, hybrid-affected" $'events: {signalling: all}\n'
 check_bad partitions "2:1: not implemented yet \\(key 'partitions'\\)" $'sm: {priority: 1}\npartitions:\n  - {name: a, pkey: 0x1}\n'
 check_bad control-group "1:11: not implemented yet \\(key 'control.group'\\)" $'control: {group: ibsmd}\n'
@@ -31,10 +33,10 @@ check_bad misspelt "1:7: unknown key 'qos.mod'" $'qos: {mod: none}\n'
 out=$("$IBSMD" -n -c "$SIM_ROOT/etc/ibsmd.yaml" 2>&1); rc=$?
 [ "$rc" -eq 0 ] && [ "$out" = "$SIM_ROOT/etc/ibsmd.yaml: policy OK" ] ||
 	fail "-n on the example policy: exit $rc ($out)"
-f="$SIM_TMP/qos-mode.yaml"
+f="$SIM_TMP/qos-sls.yaml"
 out=$("$IBSMD" --check -c "$f" 2>"$SIM_TMP/check.err"); rc=$?
 [ "$rc" -eq 78 ] && [ -z "$out" ] &&
-	grep -q "^ibsmd: $f:2:1: qos: mode voqsw: not implemented yet$" "$SIM_TMP/check.err" ||
+	grep -q "^ibsmd: $f:4:3: qos.sls: only with mode voqsw$" "$SIM_TMP/check.err" ||
 	fail "--check on a bad policy: exit $rc, stdout '$out', stderr '$(cat "$SIM_TMP/check.err")'"
 out=$("$IBSMD" -n -c "$SIM_TMP/nonexistent.yaml" 2>&1); rc=$?
 [ "$rc" -eq 78 ] || fail "-n on a missing file: exit $rc ($out)"
@@ -43,8 +45,11 @@ if [ ! -e /etc/ibsmd/ibsmd.yaml ]; then
 	[ "$rc" -eq 0 ] && grep -q "built-in defaults" <<<"$out" ||
 		fail "-n without a policy file: exit $rc ($out)"
 fi
+printf 'qos: {mode: voqsw, sls: 4}\n' >"$SIM_TMP/voqsw.yaml"
+out=$("$IBSMD" -n -c "$SIM_TMP/voqsw.yaml" 2>&1); rc=$?
+[ "$rc" -eq 0 ] || fail "-n on qos.mode voqsw, sls 4: exit $rc ($out)"
 [ -e "$SIM_TMP/state" ] && fail "a bad policy created the state directory"
-pass "-n: example policy OK (exit 0), bad policy exit 78 with file:line:col"
+pass "-n: example policy and voqsw OK (exit 0), bad policy exit 78 with file:line:col"
 
 # -R: the error lists exactly the engines --help lists (the engine table)
 help_engines=$("$IBSMD" --help | sed -n '/^routing engines/,$p' | awk 'NR > 1 {print $1}' | tr '\n' ' ')

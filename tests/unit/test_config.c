@@ -319,8 +319,6 @@ START_TEST(test_not_implemented)
 	static const struct {
 		const char *text, *want;
 	} cases[] = {
-		{ "lmc: 0\nqos:\n  mode: voqsw\n",
-		  "2:1: qos: mode voqsw: not implemented yet" },
 		{ "control: {group: ibsmd}\n",
 		  "1:11: not implemented yet (key 'control.group')" },
 		{ "metrics:\n  listen: \"127.0.0.1:9464\"\n",
@@ -351,7 +349,10 @@ START_TEST(test_not_implemented)
 }
 END_TEST
 
-/* qos: mode none (default) or vftree, max_vls 1..15 (0: the links'). */
+/*
+ * qos: mode none (default), vftree or voqsw, max_vls 1..15 (0: the
+ * links'), sls 1..16 with voqsw only (0: not given).
+ */
 START_TEST(test_qos)
 {
 	struct loaded l;
@@ -371,8 +372,24 @@ START_TEST(test_qos)
 		   "1:16: qos.max_vls: 0 is out of range 1..15");
 	load_fails("qos: {mode: fair}\n",
 		   "1:13: qos.mode: 'fair' is not one of none, vftree, voqsw");
-	load_fails("qos: {mode: voqsw, max_vls: 8}\n",
-		   "1:1: qos: mode voqsw: not implemented yet");
+	ck_assert_int_eq(l.c.qos_sls, 0);
+	load_ok(&l, "qos: {mode: voqsw, max_vls: 8}\n");
+	ck_assert_int_eq(l.c.qos_mode, QOS_VOQSW);
+	ck_assert_int_eq(l.c.qos_sls, 0);
+	load_ok(&l, "qos:\n  sls: 4\n  mode: voqsw\n");
+	ck_assert_int_eq(l.c.qos_sls, 4);
+	load_ok(&l, "qos: {mode: voqsw, sls: 16}\n");
+	ck_assert_int_eq(l.c.qos_sls, 16);
+	load_fails("qos: {mode: voqsw, sls: 17}\n",
+		   "1:25: qos.sls: 17 is out of range 1..16");
+	load_fails("qos: {mode: voqsw, sls: 0}\n",
+		   "1:25: qos.sls: 0 is out of range 1..16");
+	/* the budget of VOQsw alone: refused at the key, mode before or after */
+	load_fails("lmc: 0\nqos:\n  mode: vftree\n  sls: 8\n",
+		   "4:3: qos.sls: only with mode voqsw");
+	load_fails("qos:\n  sls: 8\n", "2:3: qos.sls: only with mode voqsw");
+	load_fails("qos: {sls: 8, mode: none}\n",
+		   "1:7: qos.sls: only with mode voqsw");
 }
 END_TEST
 
