@@ -69,13 +69,16 @@ ctl() { "$IBSMCTL" -s "$DIR/sock" "$@"; }
 count() { cat "$DIR"/count.* 2>/dev/null | awk -v k="$1" '$1 == k { n += $2 } END { print n + 0 }'; }
 # sets ATTR: Sets of SMP attribute ATTR (4 hex digits), LID- and directed-routed
 sets() { echo $(($(count "class_0x01_method_0x02_attr_0x$1") + $(count "class_0x81_method_0x02_attr_0x$1"))); }
-# stable: wait until ibsmd's MAD total stops changing for 1 s
+# smps: SMPs counted (LID- and directed-routed, every method): what a
+# sweep sends; the listeners' SA queries (every second) are not in it
+smps() { echo $(($(count class_0x01_method_0x01) + $(count class_0x01_method_0x02) + $(count class_0x81_method_0x01) + $(count class_0x81_method_0x02))); }
+# stable: wait until ibsmd's SMP count stops changing for 1 s
 stable() {
 	local a b
-	b=$(count total)
+	b=$(smps)
 	while :; do
 		sleep 1
-		a=$(count total)
+		a=$(smps)
 		[ "$a" = "$b" ] && break
 		b=$a
 	done
@@ -251,17 +254,17 @@ second_sweep() {
 vlarb_check() {
 	local lid out=$DIR/vlarb
 	lid=$(awk 'NR == 1 { print $2 }' "$DIR/pairs")
-	on_host H-1 smpquery vlarb "$lid" >"$out.ca" 2>&1 || fail "vftree: smpquery vlarb $lid: $(cat "$out.ca")"
+	on_host H-1 smpquery vlarb "$lid" >"$out.ca" 2>&1 || fail "$MODE: smpquery vlarb $lid: $(cat "$out.ca")"
 	lid=$(sed -n 's/^Switch\s.*\blid \([0-9]\+\) .*/\1/p' "$DIR/0.topo" | head -n 1)
-	on_host H-1 smpquery vlarb "$lid" 1 >"$out.sw" 2>&1 || fail "vftree: smpquery vlarb $lid 1: $(cat "$out.sw")"
+	on_host H-1 smpquery vlarb "$lid" 1 >"$out.sw" 2>&1 || fail "$MODE: smpquery vlarb $lid 1: $(cat "$out.sw")"
 	local f
 	for f in "$out.ca" "$out.sw"; do
 		qc vlarb --max-vls "$MAXVL" "$f" >"$f.check" 2>&1 || {
 			cat "$f" >&2
-			fail "vftree: VLArb ($f): $(cat "$f.check")"
+			fail "$MODE: VLArb ($f): $(cat "$f.check")"
 		}
 	done
-	pass "vftree: VLArb on a CA port and a switch port: $(cat "$out.ca.check")"
+	pass "$MODE: VLArb on a CA port and a switch port: $(cat "$out.ca.check")"
 }
 
 # ---- mode voqsw ----
@@ -290,6 +293,16 @@ probe() {
 		all == "all" || ($2 in on) || ($4 in on)' "$1" >"$2"
 }
 
+# agrees REPORT: ibsmd's last "qos: voqsw:" line has the x, x_max, paths
+# covered and SLs used of qos_check.py's REPORT
+agrees() {
+	local p x xm cov sls line
+	read -r p x xm cov sls < <(sed -n 's/^voqsw: paths \([0-9]*\), tuples \([0-9]*\) of \([0-9]*\), .* paths covered \([0-9]*\), SLs used \([0-9]*\)$/\1 \2 \3 \4 \5/p' "$1")
+	line=$(grep 'qos: voqsw:' "$DIR/err" | tail -n 1)
+	[ -n "$sls" ] && [[ $line == *": $x of $xm tuples, "*"paths covered $cov of $p "*"SLs used $sls of"* ]] ||
+		fail "voqsw: ibsmd says '${line#*qos: }', qos_check.py '$(cat "$1")'"
+}
+
 # voqsw_run SL2VL VLARB (the bring-up's Sets): VOQsw as qos_check.py
 # computes it from ibnetdiscover and dump_fts: SL2VL tables, PathRecord
 # SLs, no write on a second sweep; then a link fault whose reroute changes
@@ -303,6 +316,7 @@ voqsw_run() {
 	[ "$off" -gt 0 ] || fail "voqsw: qos_check.py gives every pair SL 0: the test would prove nothing"
 	rep=$(sed -n 's/^voqsw: //p' "$DIR/pairs.report")
 	note "voqsw: qos_check.py: $rep; $off of $(wc -l <"$DIR/pairs") pairs off SL 0"
+	agrees "$DIR/pairs.report"
 	sl2vl_dump --voqsw "$DIR/0.lfts" "${vq[@]}" --pairs "${T_QOS_PAIRS:-linked}"
 	read -r tables skipped <"$DIR/sl2vl.check"
 	[ "$1" -gt 0 ] || fail "voqsw: no SL2VL Set counted, yet the tables are right?"
@@ -329,6 +343,7 @@ voqsw_run() {
 	check_up "$DIR/1"
 	qc pairs --topo "$DIR/1.topo" --voqsw "$DIR/1.lfts" "${vq[@]}" >"$DIR/pairs1" 2>"$DIR/pairs1.report" ||
 		fail "qos_check.py pairs --voqsw after the fault: $(cat "$DIR/pairs1.report")"
+	agrees "$DIR/pairs1.report"
 	probe "$DIR/pairs1" "$DIR/probe1"
 	path_sls "$DIR/probe1" "$DIR/rec1"
 	pass "voqsw: after $cut ($load routes crossed it): $PATHS PathRecords carry qos_check.py's SLs over the new routes ($(sed -n 's/^voqsw: //p' "$DIR/pairs1.report"))"
@@ -347,28 +362,28 @@ if set(a) != set(b):
 for k in sorted(a):
     diff = sorted(f for f in set(a[k]) | set(b[k]) if a[k].get(f) != b[k].get(f))
     if diff:
-        print(k, int(b[k].get("sl", "-1"), 0), ",".join(diff))
+        print(k, int(b[k].get("sl", "-1"), 0), int(b[k].get("pkt_life", "-1"), 0) & 0x3f, ",".join(diff))
 PY
 	local nch slonly
 	nch=$(wc -l <"$DIR/changed")
-	slonly=$(awk '$3 == "sl"' "$DIR/changed" | wc -l)
+	slonly=$(awk '$4 == "sl"' "$DIR/changed" | wc -l)
 	[ "$slonly" -gt 0 ] || fail "voqsw: no pair with a listener changed its SL alone ($nch changed): the fault does not exercise it"
 	for l in $VOQ_LISTENERS; do
 		lid=$(awk -v h="$l" '$1 == h { print $2; exit }' "$DIR/pairs")
-		awk -v me="$lid" '{ split($1, p, "-"); if (p[1] == me || p[2] == me) print $1, $2 }' "$DIR/changed" | sort >"$DIR/$l.want"
+		awk -v me="$lid" '{ split($1, p, "-"); if (p[1] == me || p[2] == me) print $1, $2, $3 }' "$DIR/changed" | sort >"$DIR/$l.want"
 		python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
     n = json.loads(line)
     if n["trap"] == 69 and not n["wildcard"]:
-        print("%d-%d %d" % (n["slid"], n["dlid"], n["sl"]))
+        print("%d-%d %d %d" % (n["slid"], n["dlid"], n["sl"], n["packet_life"] & 0x3f))
     elif n["trap"] == 68 or n["wildcard"]:
         print("unexpected %s" % line.strip())' "$DIR/$l.out" | sort >"$DIR/$l.got"
 		cmp -s "$DIR/$l.want" "$DIR/$l.got" ||
 			fail "voqsw: $l was told $(wc -l <"$DIR/$l.got") pairs, saquery shows $(wc -l <"$DIR/$l.want") changed at it: $(diff "$DIR/$l.want" "$DIR/$l.got" | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
 		want="$want $(wc -l <"$DIR/$l.want")"
 	done
-	pass "voqsw: repath-only: each listener was told exactly the pairs at it whose PathRecord changed, with the new SL (per listener:$want; of $nch changed pairs, $slonly changed only their SL)"
+	pass "voqsw: repath-only: each listener was told exactly the pairs at it whose PathRecord changed, with the new SL and packet life (per listener:$want; of $nch changed pairs, $slonly changed only their SL)"
 }
 more_rounds() { [ "$(grep -c 'paths: .* notices' "$DIR/err")" -gt "$1" ] || ! kill -0 "$SM_PID" 2>/dev/null; }
 
