@@ -383,7 +383,15 @@ for line in open(sys.argv[1]):
 			fail "voqsw: $l was told $(wc -l <"$DIR/$l.got") pairs, saquery shows $(wc -l <"$DIR/$l.want") changed at it: $(diff "$DIR/$l.want" "$DIR/$l.got" | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
 		want="$want $(wc -l <"$DIR/$l.want")"
 	done
-	pass "voqsw: repath-only: each listener was told exactly the pairs at it whose PathRecord changed, with the new SL and packet life (per listener:$want; of $nch changed pairs, $slonly changed only their SL)"
+	pass "voqsw: repath-only: each listener was told exactly the pairs at it whose PathRecord changed, with the new SL and packet life (per listener:$want; of the $nch changed PathRecords asked, $slonly changed only their SL)"
+	if [ "${T_QOS_PATHS:-}" = all ]; then
+		# every pair asked: ibsmd's round found as many as saquery shows
+		local round
+		round=$(grep 'paths: .* notices' "$DIR/err" | sed -n "$((n + 1))p")
+		[[ $round == *"paths: $nch repath, 0 unpath"* ]] ||
+			fail "voqsw: saquery shows $nch pairs changed, ibsmd's round: ${round#*paths: }"
+		pass "voqsw: ibsmd's round after the fault counted the $nch pairs saquery shows changed"
+	fi
 }
 more_rounds() { [ "$(grep -c 'paths: .* notices' "$DIR/err")" -gt "$1" ] || ! kill -0 "$SM_PID" 2>/dev/null; }
 
