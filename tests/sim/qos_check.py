@@ -249,15 +249,19 @@ class Voqsw:
             assert all(v != 15 and v < self.n_vls for v in row), row
         return tables
 
+    def figures(self):
+        """Rule 6: paths, x, x_max, weight considered, total weight,
+        paths covered, SLs used (undeliverable pairs left out)."""
+        real = [(p, sl) for p, sl in zip(self.paths, self.path_sl) if p[3] is not None]
+        return {"paths": len(real), "x": self.x, "x_max": self.x_max,
+                "weight_x": sum(w for t, w in self.weight.items() if self.rank[t] < self.x),
+                "weight": sum(self.weight.values()),
+                "covered": sum(1 for p, _ in real if all(self.rank[t] < self.x for t in p[3])),
+                "sls": len(set(sl for _, sl in real))}
+
     def report(self):
-        considered = [t for t in self.weight if self.rank[t] < self.x]
-        real = [p for p in self.paths if p[3] is not None]
-        covered = sum(1 for p in real if all(self.rank[t] < self.x for t in p[3]))
-        return ("paths %d, tuples %d of %d, weight %d of %d, paths covered %d, SLs used %d"
-                % (len(real), self.x, self.x_max,
-                   sum(self.weight[t] for t in considered), sum(self.weight.values()),
-                   covered, len(set(sl for p, sl in zip(self.paths, self.path_sl)
-                                    if p[3] is not None))))
+        return ("paths %(paths)d, tuples %(x)d of %(x_max)d, weight %(weight_x)d of %(weight)d, "
+                "paths covered %(covered)d, SLs used %(sls)d" % self.figures())
 
 
 def cmd_pairs(a):
@@ -286,6 +290,17 @@ def voqsw_of(a):
     if a.sls is None or not 1 <= a.sls <= 16:
         sys.exit("--voqsw needs --sls 1..16")
     return Voqsw(fabric_from_dump(a.topo, a.voqsw), a.sls, a.max_vls)
+
+
+def cmd_voqsw_report(a):
+    """What ibsmd's "qos: voqsw:" lines must contain for these routes:
+    the parts between the |s, spaces included."""
+    fab = fabric_from_dump(a.topo, a.voqsw)
+    print(": %(x)d of %(x_max)d tuples, |, paths covered %(covered)d of %(paths)d (|, SLs used %(sls)d of "
+          % Voqsw(fab, a.sls, a.max_vls).figures())
+    if a.full:
+        print("full VOQ needs %d SLs" % (1 + max(Voqsw(fab, None, a.max_vls).path_sl)))
+    return 0
 
 
 def cmd_cut(a):
@@ -508,6 +523,11 @@ def main():
     s.add_argument("--max-vls", type=int, required=True)
     s.add_argument("file")
     sub.add_parser("voqsw-example")
+    s = sub.add_parser("voqsw-report")
+    s.add_argument("--topo", required=True)
+    s.add_argument("--max-vls", type=int, required=True)
+    s.add_argument("--full", action="store_true")
+    voqsw_args(s)
     s = sub.add_parser("cut")
     s.add_argument("--topo", required=True)
     s.add_argument("--lfts", required=True)
@@ -516,6 +536,7 @@ def main():
         p.error("sl2vl: one of --max-vls and --expect")
     return {"pairs": cmd_pairs, "matrix": cmd_matrix, "sl2vl": cmd_sl2vl,
             "vlarb": cmd_vlarb, "voqsw-example": cmd_voqsw_example,
+            "voqsw-report": cmd_voqsw_report,
             "cut": cmd_cut}[a.cmd](a)
 
 
