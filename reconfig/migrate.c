@@ -681,7 +681,7 @@ int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 					slots = end;
 			}
 		dst->sl2vl = malloc((size_t)src->sl2vl_n * QOS_SLS + 1);
-		dst->sl2vl_idx = malloc(slots + 1);
+		dst->sl2vl_idx = malloc((slots + 1) * sizeof(*dst->sl2vl_idx));
 		dst->sl2vl_first = malloc(((size_t)nn + 1) *
 					  sizeof(*dst->sl2vl_first));
 		dst->sl2vl_width = malloc((size_t)nn + 1);
@@ -689,7 +689,8 @@ int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 		    !dst->sl2vl_width)
 			goto nomem;
 		memcpy(dst->sl2vl, src->sl2vl, (size_t)src->sl2vl_n * QOS_SLS);
-		memcpy(dst->sl2vl_idx, src->sl2vl_idx, slots);
+		memcpy(dst->sl2vl_idx, src->sl2vl_idx,
+		       slots * sizeof(*dst->sl2vl_idx));
 		memcpy(dst->sl2vl_first, src->sl2vl_first,
 		       (size_t)nn * sizeof(*dst->sl2vl_first));
 		memcpy(dst->sl2vl_width, src->sl2vl_width, nn);

@@ -6,10 +6,15 @@
  * BRIEF-voqsw-spec.md, restated where they are applied below.
  *
  * Layout: a tuple (sw, ip, op, nop) lives in the block of its triple
- * (sw, ip, op), one slot per nop; triples are found through a dense
- * per-switch (ip, op) table and made only when a path uses them.  After
- * stage 3 a tuple's id is its rank, so "considered" is id < x.  Paths
- * are not stored: each ComputeSLs run walks the LFTs again.
+ * (sw, ip, op), one slot per nop after a slot holding the block's
+ * number; blocks are found through a dense per-switch (ip, op) table
+ * and made only when a path uses them.  After stage 3 a tuple's id is
+ * its rank, so "considered" is id < x.  Paths are not stored (12
+ * million of them on a 3456-host tree): each ComputeSLs run walks them
+ * again, but a path's tuples after the first depend on its source's
+ * switch and its destination LID only, so they are walked once per
+ * (switch, LID), through compact per-row arrays (the next switch's row
+ * and input port of every switch port), and kept.
  */
 #include "voqsw.h"
 
@@ -20,10 +25,32 @@
 
 struct tuple {
 	uint64_t guid;		/* the switch's node GUID (stage 3 order) */
-	uint32_t sw;		/* switch node */
-	uint32_t tri;		/* its triple's block */
+	uint32_t tri;		/* its triple's block number */
+	uint32_t at;		/* its slot in tup_of */
 	uint32_t w;		/* paths through it */
 	uint8_t ip, op, nop;
+};
+
+/* What a switch port leads to. */
+struct hop {
+	uint32_t nrow;		/* the next switch's row, NONE: not a switch */
+	uint32_t rport;		/* the port at the far end, FAB_NONE */
+	uint8_t nip;		/* its number */
+};
+
+/*
+ * A path's tuples after the first depend on its source's switch and its
+ * destination LID only (the first also on the source's port): walked
+ * once per (source switch, LID), then kept.  n: UNSEEN, DEAD (not
+ * deliverable), or the count after the first (from off in q->pool).
+ */
+#define UNSEEN 0xffff
+#define DEAD 0xfffe
+
+struct suffix {
+	uint32_t off;
+	uint16_t n;
+	uint8_t op, nop;	/* the first hop's output, the next one's */
 };
 
 struct vq {
@@ -33,19 +60,27 @@ struct vq {
 	uint32_t n_ep;		/* end ports, ascending base LID */
 	uint32_t *ep;		/* end port index -> port */
 	uint32_t *ep_of_lid;	/* LID -> end port ordinal, NONE */
-	uint32_t *tbase;	/* switch node -> first (ip, op) slot, NONE */
-	uint32_t *tri_of;	/* (ip, op) slot -> triple block, NONE */
+	uint8_t *lftT;		/* the LFTs by LID: lftT[d * n_sw + row] */
+	uint32_t *ep_row;	/* end port -> its switch's LFT row */
+	uint8_t *ep_ip;		/* end port -> the switch port it is on */
+	/* per LFT row: ports, first (ip, op) slot, first hop */
+	uint8_t *np;
+	uint32_t *tbase, *hbase;
+	struct hop *hop;	/* per (row, port - 1): what is behind it */
+	uint32_t *sslot;	/* row -> its suffixes (rows with end ports) */
+	struct suffix *suffix;	/* per (sslot, LID) */
+	uint32_t *pool;		/* the suffixes' tuples */
+	uint32_t n_pool, cap_pool;
+	uint32_t *tri_of;	/* (ip, op) slot -> its block in tup_of, NONE */
 	uint32_t n_blk;		/* triples made */
-	uint32_t *blk_off;	/* triple block -> first slot in tup_of */
-	uint32_t *tup_of;	/* per (block, nop - 1): tuple id, NONE */
-	size_t n_tup_of;
-	uint32_t cap_tup_of;
+	uint32_t *tup_of;	/* blocks: [number, tuple id per nop], NONE */
+	uint32_t n_tup_of, cap_tup_of;
 	int enomem;
-	uint32_t cap_blk;
 	struct tuple *tup;
 	uint32_t n_tup, cap_tup;
 	uint32_t x_max;		/* tuples with weight > 0 (ids 0..x_max-1) */
 	uint32_t *tri_id;	/* tuple id -> its block (after stage 3) */
+	uint32_t *wt;		/* tuple id -> its weight (after stage 3) */
 	uint32_t *ids;		/* one path's tuples (n_sw + 1) */
 	/* ComputeSLs state: 16-bit masks, or W words per mask (wide) */
 	uint16_t *used, *owned;
@@ -59,23 +94,15 @@ static int is_end_node(const struct fabric *f, uint32_t node)
 	       f->nodes[node].type == FAB_ROUTER;
 }
 
-/* The switch node a CA port is cabled to, NONE. */
-static uint32_t attached_switch(const struct fabric *f, uint32_t pi)
+/* The LFT row of the switch a CA port is cabled to, NONE. */
+static uint32_t attached_row(const struct fabric *f,
+			     const struct lft_tables *t, uint32_t pi)
 {
 	const struct fab_port *p = &f->ports[pi];
 	if (p->remote == FAB_NONE || p->remote >= f->n_ports)
 		return NONE;
 	uint32_t r = f->ports[p->remote].node;
-	return f->nodes[r].type == FAB_SWITCH ? r : NONE;
-}
-
-static const struct fabric *sort_f;
-
-static int by_lid(const void *a, const void *b)
-{
-	uint32_t la = sort_f->ports[*(const uint32_t *)a].lid;
-	uint32_t lb = sort_f->ports[*(const uint32_t *)b].lid;
-	return la < lb ? -1 : la > lb;
+	return f->nodes[r].type == FAB_SWITCH ? t->row_of_node[r] : NONE;
 }
 
 /* Rule 1: CA ports cabled to a switch, with a LID, by base LID. */
@@ -86,16 +113,15 @@ static int find_end_ports(struct vq *q)
 	q->ep_of_lid = malloc((size_t)q->cols * sizeof(*q->ep_of_lid));
 	if (!q->ep || !q->ep_of_lid)
 		return -1;
-	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		const struct fab_port *p = &f->ports[pi];
-		if (!is_end_node(f, p->node) || !fabric_is_endport(f, pi) ||
-		    p->lid == 0 || p->lid >= q->cols ||
-		    attached_switch(f, pi) == NONE)
+	for (uint32_t l = 1; l < q->cols; l++) {
+		uint32_t pi = fabric_lid_port(f, l);	/* each at its base LID */
+		if (pi == FAB_NONE || f->ports[pi].lid != l ||
+		    !is_end_node(f, f->ports[pi].node) ||
+		    !fabric_is_endport(f, pi) ||
+		    attached_row(f, q->t, pi) == NONE)
 			continue;
 		q->ep[q->n_ep++] = pi;
 	}
-	sort_f = f;
-	qsort(q->ep, q->n_ep, sizeof(*q->ep), by_lid);
 	for (uint32_t l = 0; l < q->cols; l++)
 		q->ep_of_lid[l] = NONE;
 	for (uint32_t e = 0; e < q->n_ep; e++) {
@@ -107,31 +133,78 @@ static int find_end_ports(struct vq *q)
 	return 0;
 }
 
-/* The dense (ip, op) slots of every switch: nports^2 each. */
+/*
+ * Per LFT row: the dense (ip, op) slots (nports^2) and what is behind
+ * each port; per end port: its switch's row and port.
+ */
 static int index_switches(struct vq *q)
 {
 	const struct fabric *f = q->f;
-	size_t slots = 0;
-	q->tbase = malloc(((size_t)f->n_nodes + 1) * sizeof(*q->tbase));
-	if (!q->tbase)
+	const struct lft_tables *t = q->t;
+	size_t slots = 0, hops = 0;
+	q->np = malloc((size_t)t->n_sw + 1);
+	q->tbase = malloc(((size_t)t->n_sw + 1) * sizeof(*q->tbase));
+	q->hbase = malloc(((size_t)t->n_sw + 1) * sizeof(*q->hbase));
+	q->ep_row = malloc(((size_t)q->n_ep + 1) * sizeof(*q->ep_row));
+	q->ep_ip = malloc((size_t)q->n_ep + 1);
+	q->ids = malloc(((size_t)t->n_sw + 2) * sizeof(*q->ids));
+	/* a path's hops read one LID's entries of several rows: adjacent */
+	q->lftT = malloc((size_t)q->cols * t->n_sw + 1);
+	if (!q->np || !q->tbase || !q->hbase || !q->ep_row || !q->ep_ip ||
+	    !q->ids || !q->lftT)
 		return -1;
-	for (uint32_t i = 0; i < f->n_nodes; i++) {
-		q->tbase[i] = NONE;
-		if (f->nodes[i].type != FAB_SWITCH ||
-		    q->t->row_of_node[i] == FAB_NONE)
-			continue;
-		q->tbase[i] = (uint32_t)slots;
-		slots += (size_t)f->nodes[i].nports * f->nodes[i].nports;
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		const uint8_t *row = lft_row(t, r);
+		for (uint32_t d = 0; d < q->cols; d++)
+			q->lftT[(size_t)d * t->n_sw + r] = row[d];
+	}
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		unsigned P = f->nodes[t->sw_node[r]].nports;
+		q->np[r] = (uint8_t)P;
+		q->tbase[r] = (uint32_t)slots;
+		q->hbase[r] = (uint32_t)hops;
+		slots += (size_t)P * P;
+		hops += P;
 		if (slots >= NONE)
 			return -1;
 	}
 	q->tri_of = malloc((slots + 1) * sizeof(*q->tri_of));
-	if (!q->tri_of)
+	q->hop = malloc((hops + 1) * sizeof(*q->hop));
+	if (!q->tri_of || !q->hop)
 		return -1;
-	for (size_t s = 0; s < slots; s++)
-		q->tri_of[s] = NONE;
-	q->ids = malloc(((size_t)q->t->n_sw + 2) * sizeof(*q->ids));
-	return q->ids ? 0 : -1;
+	for (size_t k = 0; k < slots; k++)
+		q->tri_of[k] = NONE;
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		for (unsigned p = 1; p <= q->np[r]; p++) {
+			struct hop *h = &q->hop[q->hbase[r] + p - 1];
+			uint32_t rp = fabric_portp(f, t->sw_node[r], p)->remote;
+			h->nrow = NONE;
+			h->rport = rp < f->n_ports ? rp : FAB_NONE;
+			h->nip = rp < f->n_ports ? f->ports[rp].num : 0;
+			if (rp < f->n_ports &&
+			    f->nodes[f->ports[rp].node].type == FAB_SWITCH)
+				h->nrow = t->row_of_node[f->ports[rp].node];
+		}
+	uint32_t n_ss = 0;
+	q->sslot = malloc(((size_t)t->n_sw + 1) * sizeof(*q->sslot));
+	if (!q->sslot)
+		return -1;
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		q->sslot[r] = NONE;
+	for (uint32_t e = 0; e < q->n_ep; e++) {
+		const struct fab_port *sp = &f->ports[f->ports[q->ep[e]].remote];
+		q->ep_row[e] = t->row_of_node[sp->node];
+		q->ep_ip[e] = sp->num;
+		if (q->sslot[q->ep_row[e]] == NONE)
+			q->sslot[q->ep_row[e]] = n_ss++;
+	}
+	size_t n_suffix = (size_t)n_ss * q->cols;
+	q->suffix = malloc((n_suffix + 1) * sizeof(*q->suffix));
+	if (!q->suffix)
+		return -1;
+	for (size_t k = 0; k < n_suffix; k++)
+		q->suffix[k].n = UNSEEN;
+	return 0;
 }
 
 static int grow(void **p, uint32_t *cap, size_t need, size_t size)
@@ -152,65 +225,44 @@ static int grow(void **p, uint32_t *cap, size_t need, size_t size)
 }
 
 /*
- * The tuple (sw, ip, op, nop), made (weight 0) if missing, or NONE
- * (ENOMEM, q->enomem set).  nP: the ports of the switch behind op, the
- * slots of the triple's block.
+ * The tuple at row r (ip, op, nop), made (weight 0) if missing, or
+ * NONE (ENOMEM, q->enomem set).  nP: the ports of the switch behind op,
+ * the tuple slots of the triple's block.
  */
-static uint32_t tuple_make(struct vq *q, uint32_t sw, unsigned ip,
+static uint32_t tuple_make(struct vq *q, uint32_t r, unsigned ip,
 			   unsigned op, unsigned nop, unsigned nP)
 {
-	unsigned P = q->f->nodes[sw].nports;
-	uint32_t *slot = &q->tri_of[q->tbase[sw] + (ip - 1) * P + (op - 1)];
+	uint32_t *slot = &q->tri_of[q->tbase[r] + (ip - 1) * q->np[r] +
+				    (op - 1)];
 	if (*slot == NONE) {
-		if (grow((void **)&q->blk_off, &q->cap_blk, q->n_blk + 1,
-			 sizeof(*q->blk_off)) < 0 ||
-		    grow((void **)&q->tup_of, &q->cap_tup_of,
-			 q->n_tup_of + nP, sizeof(*q->tup_of)) < 0)
+		if (grow((void **)&q->tup_of, &q->cap_tup_of,
+			 (size_t)q->n_tup_of + nP + 1, sizeof(*q->tup_of)) < 0)
 			goto enomem;
-		for (unsigned k = 0; k < nP; k++)
+		q->tup_of[q->n_tup_of] = q->n_blk++;
+		for (unsigned k = 1; k <= nP; k++)
 			q->tup_of[q->n_tup_of + k] = NONE;
-		q->blk_off[q->n_blk] = (uint32_t)q->n_tup_of;
-		q->n_tup_of += nP;
-		*slot = q->n_blk++;
+		*slot = q->n_tup_of;
+		q->n_tup_of += nP + 1;
 	}
-	uint32_t *tp = &q->tup_of[q->blk_off[*slot] + nop - 1];
+	uint32_t *tp = &q->tup_of[*slot + nop];
 	if (*tp == NONE) {
 		if (grow((void **)&q->tup, &q->cap_tup, q->n_tup + 1,
 			 sizeof(*q->tup)) < 0)
 			goto enomem;
 		struct tuple *u = &q->tup[q->n_tup];
-		u->guid = q->f->nodes[sw].guid;
-		u->sw = sw;
-		u->tri = *slot;
+		u->guid = q->f->nodes[q->t->sw_node[r]].guid;
+		u->tri = q->tup_of[*slot];
 		u->w = 0;
 		u->ip = (uint8_t)ip;
 		u->op = (uint8_t)op;
 		u->nop = (uint8_t)nop;
+		u->at = (uint32_t)(tp - q->tup_of);
 		*tp = q->n_tup++;
 	}
 	return *tp;
 enomem:
 	q->enomem = 1;
 	return NONE;
-}
-
-/* An existing tuple's id (after stage 3: its rank), NONE. */
-static uint32_t tuple_find(const struct vq *q, uint32_t sw, unsigned ip,
-			   unsigned op, unsigned nop)
-{
-	unsigned P = q->f->nodes[sw].nports;
-	uint32_t b = q->tri_of[q->tbase[sw] + (ip - 1) * P + (op - 1)];
-	return b == NONE ? NONE : q->tup_of[q->blk_off[b] + nop - 1];
-}
-
-/* LFT[sw][d], or 0xff when sw has no row or the port is not there. */
-static unsigned lft_at(const struct vq *q, uint32_t sw, uint32_t d)
-{
-	uint32_t row = q->t->row_of_node[sw];
-	if (row == FAB_NONE)
-		return LFT_DROP;
-	unsigned p = lft_row(q->t, row)[d];
-	return p >= 1 && p <= q->f->nodes[sw].nports ? p : LFT_DROP;
 }
 
 /*
@@ -220,33 +272,90 @@ static unsigned lft_at(const struct vq *q, uint32_t sw, uint32_t d)
  */
 static int walk(struct vq *q, uint32_t e, uint32_t d, uint32_t dpi, int make)
 {
-	const struct fabric *f = q->f;
-	uint32_t src = q->ep[e];
-	uint32_t sw = f->ports[f->ports[src].remote].node;
-	unsigned ip = f->ports[f->ports[src].remote].num;
+	const uint8_t *lft = q->lftT + (size_t)d * q->t->n_sw;
+	uint32_t r = q->ep_row[e];
+	unsigned ip = q->ep_ip[e];
 	int n = 0;
 	for (;;) {
-		unsigned op = lft_at(q, sw, d);
-		if (op == LFT_DROP)
+		unsigned op = lft[r], P = q->np[r];
+		if (op == 0 || op > P)
 			return -1;
-		uint32_t r = fabric_portp(f, sw, op)->remote;
-		if (r == FAB_NONE || r >= f->n_ports)
+		const struct hop *h = &q->hop[q->hbase[r] + op - 1];
+		if (h->nrow == NONE)
+			return h->rport == dpi ? n : -1;
+		unsigned nop = lft[h->nrow];
+		if (nop == 0 || nop > q->np[h->nrow] || (uint32_t)n > q->t->n_sw)
 			return -1;
-		uint32_t nsw = f->ports[r].node;
-		if (f->nodes[nsw].type != FAB_SWITCH)
-			return r == dpi ? n : -1;
-		unsigned nop = lft_at(q, nsw, d);
-		if (nop == LFT_DROP || (uint32_t)n > q->t->n_sw)
-			return -1;
-		uint32_t id = make ? tuple_make(q, sw, ip, op, nop,
-						f->nodes[nsw].nports) :
-				     tuple_find(q, sw, ip, op, nop);
+		uint32_t id;
+		if (make) {
+			id = tuple_make(q, r, ip, op, nop, q->np[h->nrow]);
+		} else {
+			uint32_t b = q->tri_of[q->tbase[r] + (ip - 1) * P + op - 1];
+			id = b == NONE ? NONE : q->tup_of[b + nop];
+		}
 		if (id == NONE)
 			return -1;
 		q->ids[n++] = id;
-		sw = nsw;
-		ip = f->ports[r].num;
+		r = h->nrow;
+		ip = h->nip;
 	}
+}
+
+static int grow_pool(struct vq *q, int n)
+{
+	return grow((void **)&q->pool, &q->cap_pool, (size_t)q->n_pool + (size_t)n,
+		    sizeof(*q->pool));
+}
+
+/* walk() through the suffix kept for (e's switch, d), made if unseen. */
+static int path(struct vq *q, uint32_t e, uint32_t d, uint32_t dpi, int make,
+		struct suffix *c)
+{
+	if (c->n == UNSEEN) {
+		int n = walk(q, e, d, dpi, make);
+		if (n < 0 && q->enomem)
+			return -1;
+		if (n < 0 || n - 1 >= DEAD) {
+			c->n = DEAD;
+			return -1;
+		}
+		if (n > 0 && grow_pool(q, n) < 0) {
+			q->enomem = 1;
+			return -1;
+		}
+		uint32_t r = q->ep_row[e];
+		c->op = q->lftT[(size_t)d * q->t->n_sw + r];
+		c->nop = 0;
+		c->off = q->n_pool;
+		c->n = n ? (uint16_t)(n - 1) : 0;
+		if (n) {
+			uint32_t nr = q->hop[q->hbase[r] + c->op - 1].nrow;
+			c->nop = q->lftT[(size_t)d * q->t->n_sw + nr];
+			memcpy(q->pool + q->n_pool, q->ids + 1,
+			       (size_t)(n - 1) * sizeof(*q->pool));
+			q->n_pool += (uint32_t)(n - 1);
+		}
+		return n;
+	}
+	if (c->n == DEAD)
+		return -1;
+	if (c->nop == 0)
+		return 0;	/* the destination is on the source's switch */
+	uint32_t r = q->ep_row[e];
+	unsigned ip = q->ep_ip[e];
+	uint32_t id;
+	if (make) {
+		uint32_t nr = q->hop[q->hbase[r] + c->op - 1].nrow;
+		id = tuple_make(q, r, ip, c->op, c->nop, q->np[nr]);
+	} else {
+		uint32_t b = q->tri_of[q->tbase[r] + (ip - 1) * q->np[r] + c->op - 1];
+		id = b == NONE ? NONE : q->tup_of[b + c->nop];
+	}
+	if (id == NONE)
+		return -1;
+	q->ids[0] = id;
+	memcpy(q->ids + 1, q->pool + c->off, (size_t)c->n * sizeof(*q->pool));
+	return c->n + 1;
 }
 
 /* One deliverable path; returns -1 to stop the walk over them all. */
@@ -256,15 +365,18 @@ typedef int (*path_fn)(struct vq *q, void *ctx, uint32_t e, uint32_t d,
 /* Every path in rule 2's order; -1 when fn stopped it. */
 static int for_each_path(struct vq *q, int make, path_fn fn, void *ctx)
 {
-	for (uint32_t e = 0; e < q->n_ep; e++)
+	for (uint32_t e = 0; e < q->n_ep; e++) {
+		struct suffix *c = q->suffix +
+				   (size_t)q->sslot[q->ep_row[e]] * q->cols;
 		for (uint32_t d = 1; d < q->cols; d++) {
 			uint32_t de = q->ep_of_lid[d];
 			if (de == NONE || de == e)
 				continue;
-			int n = walk(q, e, d, q->ep[de], make);
+			int n = path(q, e, d, q->ep[de], make, &c[d]);
 			if (n >= 0 && fn(q, ctx, e, d, n) < 0)
 				return -1;
 		}
+	}
 	return 0;
 }
 
@@ -314,20 +426,32 @@ static int build(struct vq *q, const struct fabric *f,
 	if (for_each_path(q, 1, count_path, &c) < 0 || q->enomem)
 		return -1;
 	qsort(q->tup, q->n_tup, sizeof(*q->tup), by_weight);
+	uint32_t *rank = malloc(((size_t)q->n_tup + 1) * sizeof(*rank));
+	if (!rank)
+		return -1;
 	for (uint32_t i = 0; i < q->n_tup; i++) {
 		struct tuple *u = &q->tup[i];
-		q->tup_of[q->blk_off[u->tri] + u->nop - 1] = i;
+		rank[q->tup_of[u->at]] = i;
+		q->tup_of[u->at] = i;
 	}
+	for (uint32_t k = 0; k < q->n_pool; k++)
+		q->pool[k] = rank[q->pool[k]];
+	free(rank);
+	/* by rank from here on: the tuples themselves are done with */
 	q->tri_id = malloc(((size_t)q->n_tup + 1) * sizeof(*q->tri_id));
-	if (!q->tri_id)
+	q->wt = malloc(((size_t)q->n_tup + 1) * sizeof(*q->wt));
+	if (!q->tri_id || !q->wt)
 		return -1;
 	memset(r, 0, sizeof(*r));
 	for (uint32_t i = 0; i < q->n_tup; i++) {
 		q->tri_id[i] = q->tup[i].tri;
+		q->wt[i] = q->tup[i].w;
 		if (q->tup[i].w)
 			q->x_max = i + 1;
 		r->weight += q->tup[i].w;
 	}
+	free(q->tup);
+	q->tup = NULL;
 	r->paths = c.paths;
 	r->tuples = q->x_max;
 	return 0;
@@ -340,7 +464,8 @@ struct sls_run {
 	unsigned n_sls;
 	uint8_t *out;		/* NULL, or the SL per (end port, LID) */
 	unsigned top;		/* the highest SL given */
-	uint64_t seen[VOQSW_MAX_SLS / 64];	/* wide: the SLs given */
+	uint64_t seen[VOQSW_MAX_SLS / 64];	/* the SLs given */
+	uint64_t covered;	/* paths whose every tuple is considered */
 };
 
 /* 16-bit masks: n_sls <= 16. */
@@ -365,19 +490,29 @@ static int assign16(struct vq *q, void *ctx, uint32_t e, uint32_t d, int n)
 			q->owned[q->tri_id[id]] |= (uint16_t)(1u << sl);
 		}
 	}
-	if (s->out)
-		s->out[(size_t)e * q->cols + d] = (uint8_t)sl;
-	if (sl > s->top)
-		s->top = sl;
+	int all = 1;
+	for (int k = 0; k < n && all; k++)
+		all = q->ids[k] < s->x;
+	s->covered += (uint64_t)all;
+	s->out[(size_t)e * q->cols + d] = (uint8_t)sl;
+	s->seen[0] |= 1u << sl;
 	return 0;
 }
 
-static int compute16(struct vq *q, uint32_t x, unsigned n_sls, uint8_t *out)
+/*
+ * ComputeSLs(x): 0 with every path's SL in out and the figures in *s,
+ * -1 (FAIL) with out half written.
+ */
+static int compute16(struct vq *q, uint32_t x, unsigned n_sls, uint8_t *out,
+		     struct sls_run *s)
 {
-	struct sls_run s = { .x = x, .n_sls = n_sls, .out = out };
+	memset(s, 0, sizeof(*s));
+	s->x = x;
+	s->n_sls = n_sls;
+	s->out = out;
 	memset(q->used, 0, ((size_t)q->x_max + 1) * sizeof(*q->used));
 	memset(q->owned, 0, ((size_t)q->n_blk + 1) * sizeof(*q->owned));
-	return for_each_path(q, 0, assign16, &s);
+	return for_each_path(q, 0, assign16, s);
 }
 
 /* q->words 64-bit words per mask: voqsw_full_sls() only. */
@@ -467,11 +602,12 @@ static int intern(struct lft_tables *t, struct interner *h, const uint8_t *tbl,
 			*idx = (uint16_t)(k - 1);
 			return 0;
 		}
-		continue;
 	}
 	if (t->sl2vl_n >= 65536)
 		return -1;
-	if ((t->sl2vl_n & (t->sl2vl_n - 1)) == 0 || t->sl2vl_n == 0) {
+	/* room for 16 tables, then doubled whenever a power of two is full */
+	if (t->sl2vl_n == 0 ||
+	    (t->sl2vl_n >= 16 && (t->sl2vl_n & (t->sl2vl_n - 1)) == 0)) {
 		size_t n = t->sl2vl_n ? (size_t)t->sl2vl_n * 2 : 16;
 		uint8_t *np = realloc(t->sl2vl, n * QOS_SLS);
 		if (!np)
@@ -503,16 +639,16 @@ static void switch_table(const struct vq *q, const struct voqsw_params *p,
 	uint32_t pi = fabric_port(f, sw, op);
 	unsigned n = link_vls(f, pi, p);
 	uniform(tbl, p->n_sls, n);
-	if (ip == 0 || op == 0 || ip == op || q->tbase[sw] == NONE)
+	uint32_t row = q->t->row_of_node[sw];
+	if (ip == 0 || op == 0 || ip == op || row == FAB_NONE)
 		return;
-	unsigned P = f->nodes[sw].nports;
-	uint32_t b = q->tri_of[q->tbase[sw] + (ip - 1) * P + (op - 1)];
+	uint32_t b = q->tri_of[q->tbase[row] + (ip - 1) * q->np[row] + (op - 1)];
 	if (b == NONE)
 		return;
 	uint32_t r = f->ports[pi].remote;
 	unsigned nP = f->nodes[f->ports[r].node].nports;
 	for (unsigned nop = 1; nop <= nP; nop++) {
-		uint32_t id = q->tup_of[q->blk_off[b] + nop - 1];
+		uint32_t id = q->tup_of[b + nop];
 		if (id == NONE || id >= x)
 			continue;
 		for (unsigned s = 0; s < p->n_sls; s++)
@@ -553,47 +689,25 @@ out:
 
 /* ---- the report and the public functions ---- */
 
-struct stats {
-	uint32_t x;
-	const uint8_t *sl;
-	uint64_t covered;
-	uint32_t seen;		/* SLs given, a bit each (16 at most) */
-};
-
-static int tally(struct vq *q, void *ctx, uint32_t e, uint32_t d, int n)
-{
-	struct stats *s = ctx;
-	int all = 1;
-	for (int k = 0; k < n && all; k++)
-		all = q->ids[k] < s->x;
-	s->covered += (uint64_t)all;
-	s->seen |= 1u << s->sl[(size_t)e * q->cols + d];
-	return 0;
-}
-
-static void report(struct vq *q, uint32_t x, const uint8_t *sl,
-		   struct voqsw_report *r)
-{
-	struct stats s = { .x = x, .sl = sl };
-	for_each_path(q, 0, tally, &s);
-	r->considered = x;
-	r->weight_considered = 0;
-	for (uint32_t i = 0; i < x; i++)
-		r->weight_considered += q->tup[i].w;
-	r->paths_covered = s.covered;
-	r->sls_used = (unsigned)__builtin_popcount(s.seen);
-}
-
 static void vq_free(struct vq *q)
 {
 	free(q->ep);
 	free(q->ep_of_lid);
 	free(q->tbase);
 	free(q->tri_of);
-	free(q->blk_off);
+	free(q->lftT);
+	free(q->sslot);
+	free(q->suffix);
+	free(q->pool);
+	free(q->ep_row);
+	free(q->ep_ip);
+	free(q->np);
+	free(q->hbase);
+	free(q->hop);
 	free(q->tup_of);
 	free(q->tup);
 	free(q->tri_id);
+	free(q->wt);
 	free(q->ids);
 	free(q->used);
 	free(q->owned);
@@ -625,7 +739,9 @@ int voqsw_apply(const struct fabric *f, struct lft_tables *t,
 		const struct voqsw_params *p, struct voqsw_report *r)
 {
 	struct vq q;
+	struct sls_run s;
 	uint32_t x;
+	int ok;			/* the last ComputeSLs run succeeded */
 	lft_tables_free_qos(t);
 	memset(r, 0, sizeof(*r));
 	if (p->n_sls < 1 || p->n_sls > QOS_SLS || p->n_vls < 1 ||
@@ -637,24 +753,33 @@ int voqsw_apply(const struct fabric *f, struct lft_tables *t,
 	q.owned = malloc(((size_t)q.n_blk + 1) * sizeof(*q.owned));
 	if (!q.used || !q.owned || fill_classes(&q, t) < 0)
 		goto fail;
-	/* Rule 4's search: full VOQ, or the bisection's last success. */
-	if (compute16(&q, q.x_max, p->n_sls, NULL) == 0) {
-		x = q.x_max;
-	} else {
+	/*
+	 * Rule 4's search: full VOQ, or the bisection's last success.  A
+	 * run that succeeds writes every path's SL: run x again only when
+	 * a failure came after it.
+	 */
+	ok = compute16(&q, q.x_max, p->n_sls, t->sl, &s) == 0;
+	x = q.x_max;
+	if (!ok) {
 		uint32_t lo = 0, hi = q.x_max;
 		while (hi - lo > 1) {
 			uint32_t mid = lo + (hi - lo) / 2;
-			if (compute16(&q, mid, p->n_sls, NULL) == 0)
+			ok = compute16(&q, mid, p->n_sls, t->sl, &s) == 0;
+			if (ok)
 				lo = mid;
 			else
 				hi = mid;
 		}
 		x = lo;
 	}
-	if (compute16(&q, x, p->n_sls, t->sl) < 0 ||
+	if ((!ok && compute16(&q, x, p->n_sls, t->sl, &s) < 0) ||
 	    fill_sl2vl(&q, t, p, x) < 0)
 		goto fail;
-	report(&q, x, t->sl, r);
+	r->considered = x;
+	for (uint32_t i = 0; i < x; i++)
+		r->weight_considered += q.wt[i];
+	r->paths_covered = s.covered;
+	r->sls_used = (unsigned)__builtin_popcountll(s.seen[0]);
 	vq_free(&q);
 	return 0;
 fail:
@@ -672,7 +797,7 @@ int voqsw_full_sls(const struct fabric *f, const struct lft_tables *t,
 	if (build(&q, f, t, r) < 0)
 		goto out;
 	/* one word first: most fabrics need fewer than 64 SLs */
-	for (unsigned W = 1; W <= VOQSW_MAX_SLS / 64; W *= 4) {
+	for (unsigned W = 1; W <= VOQSW_MAX_SLS / 64; W *= 2) {
 		struct sls_run s = { .x = q.x_max, .n_sls = W * 64 };
 		free(q.wused);
 		free(q.wowned);

@@ -622,7 +622,8 @@ static int check_failed(struct parse *p, const struct key *k, const char *key,
 			const char *msg)
 {
 	size_t len = strcspn(msg, ":");
-	for (size_t i = 0; msg[len] == ':' && k->sub[i].name != NULL; i++) {
+	for (size_t i = 0; msg[len] == ':' && i < MAX_KEYS_PER_MAP &&
+	     k->sub[i].name != NULL; i++) {
 		if (strlen(k->sub[i].name) != len ||
 		    strncmp(k->sub[i].name, msg, len) || seen->line[i] == 0)
 			continue;

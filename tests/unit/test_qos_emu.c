@@ -3,7 +3,8 @@
  * SL-to-VL and VL arbitration tables, read back from the emulated devices
  * (the emulator's own decoders, mad/emu.c), never from the SM's memory.
  * The tree of emu_testlib.h: 4 leaves (L0..L3, GUIDs 0x100..0x103) of 3
- * hosts, 2 spines, every port VLCap 4 (VL0-7).
+ * hosts, 2 spines, every port VLCap 4 (VL0-7).  voqsw is judged against
+ * voqsw_apply() over the LIDs and LFTs read back from the devices.
  */
 #include <check.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "mad/emu.h"
 #include "routing/vftree.h"
+#include "routing/voqsw.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
 #include "sm/topo.h"
@@ -27,9 +29,12 @@ struct run {
 	char state[64];
 };
 
-/* tweak: changes the devices before the emulator starts (NULL: none) */
-static void setup(struct run *r, int mode, int max_vls,
-		  void (*tweak)(struct fabric *))
+/*
+ * tweak: changes the devices before the emulator starts (NULL: none);
+ * sls: qos.sls (voqsw; 0: not given)
+ */
+static void setup_sls(struct run *r, int mode, int max_vls, int sls,
+		      void (*tweak)(struct fabric *))
 {
 	char err[256] = "";
 	memset(r, 0, sizeof(*r));
@@ -46,8 +51,15 @@ static void setup(struct run *r, int mode, int max_vls,
 	r->sm = emu_sm_new(r->state, 20);
 	r->sm->cfg.qos_mode = mode;
 	r->sm->cfg.qos_max_vls = max_vls;
+	r->sm->cfg.qos_sls = sls;
 	log_set_level(LOG_ERROR);
 	emu_sm_start(r->sm, r->base, r->e);
+}
+
+static void setup(struct run *r, int mode, int max_vls,
+		  void (*tweak)(struct fabric *))
+{
+	setup_sls(r, mode, max_vls, 0, tweak);
 }
 
 static void teardown(struct run *r)
@@ -203,6 +215,95 @@ START_TEST(t_vftree_tables_written_once)
 }
 END_TEST
 
+/*
+ * The fabric as the devices hold it: the tree with the LIDs and LFTs read
+ * from the emulated devices into g and u (not the SM's memory).
+ */
+static void fabric_from_devices(const struct run *r, struct fabric *g,
+				struct lft_tables *u)
+{
+	emu_tree_parse(g);
+	for (uint32_t pi = 0; pi < g->n_ports; pi++)
+		if (fabric_is_endport(g, pi)) {
+			const struct fab_port *p = &g->ports[pi];
+			int lid = emu_port_lid(r->e, g->nodes[p->node].guid, p->num);
+			ck_assert_int_gt(lid, 0);
+			g->ports[pi].lid = (uint32_t)lid;
+		}
+	ck_assert_int_eq(fabric_index_lids(g), 0);	/* sets max_lid */
+	ck_assert_int_eq(lft_tables_alloc(u, g), 0);
+	for (uint32_t row = 0; row < u->n_sw; row++)
+		for (uint32_t l = 1; l <= u->max_lid; l++)
+			lft_row(u, row)[l] = (uint8_t)emu_lft_entry(
+				r->e, g->nodes[u->sw_node[row]].guid, l);
+}
+
+/*
+ * voqsw with 4 SLs: every table the devices hold is what voqsw_apply()
+ * gives for the LIDs and LFTs the devices hold, some of them VOQ tables
+ * (an SL of a considered tuple on the VL of the next port, not the
+ * uniform SL mod 8); the SLs the SA would serve are its SLs, below 4; a
+ * second heavy sweep writes none.
+ */
+START_TEST(t_voqsw_tables_from_devices)
+{
+	struct run r;
+	struct fabric g;
+	struct lft_tables u;
+	struct voqsw_report vr;
+	setup_sls(&r, QOS_VOQSW, 0, 4, NULL);
+	run_until_sweeps(&r, 1);
+	fabric_from_devices(&r, &g, &u);
+	struct voqsw_params p = { .n_sls = 4, .n_vls = 8, .max_op_vls = 5 };
+	ck_assert_int_eq(voqsw_apply(&g, &u, &p, &vr), 0);
+	ck_assert_uint_eq(vr.paths, 12 * 11);
+	ck_assert_uint_gt(vr.considered, 0);
+	unsigned voq = 0;
+	for (uint32_t i = 0; i < g.n_nodes; i++) {
+		const struct fab_node *nd = &g.nodes[i];
+		for (int in = 0; in <= nd->nports; in++) {
+			if (in && !linked(&g, i, in))
+				continue;
+			for (int out = 0; out <= nd->nports; out++) {
+				if (nd->type == FAB_SWITCH ?
+				    out == in || (out && !linked(&g, i, out)) :
+				    out != in || !in)
+					continue;
+				uint8_t vl[16];
+				const uint8_t *want = lft_sl2vl(&u, i, (unsigned)in,
+								(unsigned)out);
+				ck_assert_ptr_nonnull(want);
+				ck_assert_int_eq(emu_sl2vl(r.e, nd->guid, in, out, vl), 0);
+				ck_assert_msg(!memcmp(vl, want, 16), "%s (%d, %d)",
+					      nd->desc, in, out);
+				for (unsigned sl = 0; sl < 16; sl++)
+					voq += vl[sl] != (sl < 4 ? sl : 0);
+			}
+		}
+	}
+	ck_assert_uint_gt(voq, 0);
+	const struct lft_tables *t = &r.sm->sub.lft;
+	for (int a = 0; a < 12; a++)
+		for (int b = 0; b < 12; b++) {
+			uint32_t la = (uint32_t)emu_port_lid(r.e, 0x1000 + 4 * (uint64_t)a, 1);
+			uint32_t lb = (uint32_t)emu_port_lid(r.e, 0x1000 + 4 * (uint64_t)b, 1);
+			ck_assert_uint_eq(lft_sl(t, la, lb), lft_sl(&u, la, lb));
+			ck_assert_uint_lt(lft_sl(t, la, lb), 4);
+		}
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	struct emu_counters c, c2;
+	emu_get_counters(r.e, &c);
+	ck_assert_uint_eq(c.sl2vl_sets, expected_sl2vl(&g));
+	sm_request_heavy(r.sm, "test");
+	run_until_sweeps(&r, 2);
+	emu_get_counters(r.e, &c2);
+	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
+	lft_tables_free(&u);
+	fabric_free(&g);
+	teardown(&r);
+}
+END_TEST
+
 /* mode none (the default): no SL2VL or VLArb Set at all, SL 0 everywhere. */
 START_TEST(t_none_writes_nothing)
 {
@@ -262,6 +363,7 @@ static Suite *qos_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_vftree_tables_written_once);
 	tcase_add_test(tc, t_none_writes_nothing);
+	tcase_add_test(tc, t_voqsw_tables_from_devices);
 	tcase_add_test(tc, t_max_vls_clamped_to_narrowest_link);
 	suite_add_tcase(s, tc);
 	return s;

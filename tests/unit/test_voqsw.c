@@ -94,10 +94,11 @@ static struct tb *line3(void)
 	return b;
 }
 
-static void open_line3(struct fabric *f, struct lft_tables *t, struct tb **b)
+static void open_line3_lmc(struct fabric *f, struct lft_tables *t,
+			   struct tb **b, uint8_t lmc)
 {
 	*b = line3();
-	tb_build(f, *b, NULL, 0);
+	tb_build(f, *b, NULL, lmc);
 	tb_route(routing_engine_find("minhop"), f, t);
 	for (int h = 1; h < 6; h++) {
 		char a[16], z[16];
@@ -105,6 +106,11 @@ static void open_line3(struct fabric *f, struct lft_tables *t, struct tb **b)
 		snprintf(z, sizeof(z), "h%d", h);
 		ck_assert_uint_lt(lid_of(f, a), lid_of(f, z));
 	}
+}
+
+static void open_line3(struct fabric *f, struct lft_tables *t, struct tb **b)
+{
+	open_line3_lmc(f, t, b, 0);
 }
 
 static unsigned sl_between(const struct fabric *f, const struct lft_tables *t,
@@ -116,18 +122,19 @@ static unsigned sl_between(const struct fabric *f, const struct lft_tables *t,
 	return lft_sl(t, lid_of(f, na), lid_of(f, nz));
 }
 
+/* The notes' SL from h0..h5 (rows) to h0..h5 (the diagonal unused). */
+static const unsigned want[6][6] = {
+	{ 0, 0, 0, 1, 2, 3 },
+	{ 0, 0, 0, 1, 2, 3 },
+	{ 0, 1, 0, 0, 0, 1 },
+	{ 0, 1, 0, 0, 0, 1 },
+	{ 0, 1, 2, 3, 0, 0 },
+	{ 0, 1, 2, 3, 0, 0 },
+};
+
 /* Full VOQ: 24 tuples, 4 SLs, the notes' SL of every path. */
 START_TEST(t_hand_full)
 {
-	/* from h0..h5 to h0..h5 (the diagonal unused) */
-	static const unsigned want[6][6] = {
-		{ 0, 0, 0, 1, 2, 3 },
-		{ 0, 0, 0, 1, 2, 3 },
-		{ 0, 1, 0, 0, 0, 1 },
-		{ 0, 1, 0, 0, 0, 1 },
-		{ 0, 1, 2, 3, 0, 0 },
-		{ 0, 1, 2, 3, 0, 0 },
-	};
 	struct tb *b;
 	struct fabric f;
 	struct lft_tables t;
@@ -175,6 +182,50 @@ START_TEST(t_hand_full)
 	ck_assert_ptr_nonnull(v);
 	for (unsigned s = 0; s < 16; s++)
 		ck_assert_uint_eq(v[s], s % 8);
+	free_all(&f, &t, b);
+}
+END_TEST
+
+/*
+ * LMC 1: a path per (source port, destination LID), the source's LIDs
+ * one class.  On the line both LIDs of a host route alike, so each
+ * second-LID path crosses the tuples of the first and takes its SL: the
+ * same SLs from every LID to every LID, twice the weight, 4 SLs still.
+ */
+START_TEST(t_hand_lmc)
+{
+	struct tb *b;
+	struct fabric f;
+	struct lft_tables t;
+	struct voqsw_report r, r0;
+	unsigned sls;
+	open_line3_lmc(&f, &t, &b, 1);
+	struct voqsw_params p = { .n_sls = 16, .n_vls = 8 };
+	ck_assert_int_eq(voqsw_apply(&f, &t, &p, &r), 0);
+	ck_assert_uint_eq(r.paths, 60);
+	ck_assert_uint_eq(r.tuples, 24);
+	ck_assert_uint_eq(r.considered, 24);
+	ck_assert_uint_eq(r.sls_used, 4);
+	for (int a = 0; a < 6; a++)
+		for (int z = 0; z < 6; z++) {
+			if (a == z)
+				continue;
+			char na[16], nz[16];
+			snprintf(na, sizeof(na), "h%d", a);
+			snprintf(nz, sizeof(nz), "h%d", z);
+			for (uint32_t i = 0; i < 2; i++)
+				for (uint32_t k = 0; k < 2; k++)
+					ck_assert_uint_eq(lft_sl(&t, lid_of(&f, na) + i,
+								 lid_of(&f, nz) + k),
+							  want[a][z]);
+		}
+	ck_assert_int_eq(voqsw_full_sls(&f, &t, &sls, &r), 0);
+	ck_assert_uint_eq(sls, 4);
+	free_all(&f, &t, b);
+	/* twice the weight of LMC 0 */
+	open_line3(&f, &t, &b);
+	ck_assert_int_eq(voqsw_apply(&f, &t, &p, &r0), 0);
+	ck_assert_uint_eq(r.weight, 2 * r0.weight);
 	free_all(&f, &t, b);
 }
 END_TEST
@@ -710,6 +761,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, t_hand_full);
 	tcase_add_test(tc, t_hand_cutoffs);
+	tcase_add_test(tc, t_hand_lmc);
 	tcase_add_test(tc, t_bad_params);
 	tcase_add_test(tc, t_irregular_property);
 	tcase_add_test(tc, t_full_voq_bound);
