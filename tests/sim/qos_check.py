@@ -303,6 +303,24 @@ def cmd_voqsw_report(a):
     return 0
 
 
+def cmd_voqsw_changed(a):
+    """The switch SL2VL tables VOQsw changes from routes 0 to routes 1 on
+    the pairs a packet can take over routes 1 (port 0 or linked ports):
+    what a sweep writing only what differs writes."""
+    old = Voqsw(fabric_from_dump(a.topo0, a.lfts0), a.sls, a.max_vls)
+    new = Voqsw(fabric_from_dump(a.topo1, a.lfts1), a.sls, a.max_vls)
+    n = 0
+    for sw in new.fab.switches:
+        if sw not in old.fab.switches:
+            continue
+        before, after = old.switch_tables(sw), new.switch_tables(sw)
+        for key, row in after.items():
+            if all(p == 0 or (sw, p) in new.fab.links for p in key) and before.get(key) != row:
+                n += 1
+    print(n)
+    return 0
+
+
 def cmd_cut(a):
     """The switch-to-switch link the most CA-to-CA routes cross whose loss
     leaves every switch connected: "SWITCH PORT" (ibsim names)."""
@@ -528,6 +546,11 @@ def main():
     s.add_argument("--max-vls", type=int, required=True)
     s.add_argument("--full", action="store_true")
     voqsw_args(s)
+    s = sub.add_parser("voqsw-changed")
+    for k in ("topo0", "lfts0", "topo1", "lfts1"):
+        s.add_argument("--" + k, required=True)
+    s.add_argument("--sls", type=int, required=True)
+    s.add_argument("--max-vls", type=int, required=True)
     s = sub.add_parser("cut")
     s.add_argument("--topo", required=True)
     s.add_argument("--lfts", required=True)
@@ -536,7 +559,7 @@ def main():
         p.error("sl2vl: one of --max-vls and --expect")
     return {"pairs": cmd_pairs, "matrix": cmd_matrix, "sl2vl": cmd_sl2vl,
             "vlarb": cmd_vlarb, "voqsw-example": cmd_voqsw_example,
-            "voqsw-report": cmd_voqsw_report,
+            "voqsw-report": cmd_voqsw_report, "voqsw-changed": cmd_voqsw_changed,
             "cut": cmd_cut}[a.cmd](a)
 
 

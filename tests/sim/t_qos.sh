@@ -31,8 +31,9 @@
 #    and the PathRecords of every pair with a listener at one end
 #    (T_QOS_PATHS=all: all 992) are what it says, some SLs are not 0; a
 #    second heavy sweep writes no SL2VL table; then the switch link the
-#    most routes cross goes (Unlink): the PathRecords show qos_check.py's
-#    SLs over the new routes, and three ibsm-listen (events.signalling
+#    most routes cross goes (Unlink): the PathRecords and SL2VL tables are
+#    qos_check.py's over the new routes, the repair wrote exactly the
+#    tables that changed, and three ibsm-listen (events.signalling
 #    repath-only) are told exactly the pairs at them whose PathRecord
 #    changed, with the new SL, among them pairs whose SL alone changed.
 # T_QOS_MODES picks the runs, MODE:MAX_VLS (default "vftree:4 none:4 voqsw:8").
@@ -333,11 +334,12 @@ voqsw_run() {
 
 	# the fault: the switch link the most routes cross that the fabric can
 	# lose; the reroute moves tuples, their weights and so the SLs
-	local cut sw port load n
+	local cut sw port load n before nset
 	cut=$(qc cut --topo "$DIR/0.topo" --lfts "$DIR/0.lfts") || fail "voqsw: no switch link to cut"
 	read -r sw port load <<<"$cut"
 	cut="Unlink \"$sw\"[$port]"
 	n=$(grep -c 'paths: .* notices' "$DIR/err")
+	before=$(sets 0017)
 	sim_cmd "$cut" >/dev/null
 	wait_until 30 more_rounds "$n" || fail "voqsw: no repath round after $cut: $(tail -n 3 "$DIR/err")"
 	stable
@@ -349,6 +351,15 @@ voqsw_run() {
 	probe "$DIR/pairs1" "$DIR/probe1"
 	path_sls "$DIR/probe1" "$DIR/rec1"
 	pass "voqsw: after $cut ($load routes crossed it): $PATHS PathRecords carry qos_check.py's SLs over the new routes ($(sed -n 's/^voqsw: //p' "$DIR/pairs1.report"))"
+	cp "$DIR/pairs1" "$DIR/pairs"	# sl2vl_dump's CA LIDs
+	TOPO="$DIR/1.topo" sl2vl_dump --voqsw "$DIR/1.lfts" "${vq[@]}" --pairs "${T_QOS_PAIRS:-linked}"
+	read -r tables skipped <"$DIR/sl2vl.check"
+	# the repair writes the tables that changed, and only those
+	nset=$(qc voqsw-changed --topo0 "$DIR/0.topo" --lfts0 "$DIR/0.lfts" --topo1 "$DIR/1.topo" \
+		--lfts1 "$DIR/1.lfts" "${vq[@]}") || fail "qos_check.py voqsw-changed"
+	[ "$nset" -gt 0 ] && [ "$(($(sets 0017) - before))" = "$nset" ] ||
+		fail "voqsw: the repair wrote $(($(sets 0017) - before)) SL2VL tables, qos_check.py sees $nset change"
+	pass "voqsw: after $cut: $tables SL2VL tables are qos_check.py's over the new routes; the repair wrote the $nset that changed"
 	# what saquery shows changed: "SLID-DLID sl|other"
 	python3 - "$DIR/rec0" "$DIR/rec1" >"$DIR/changed" <<'PY' || fail "voqsw: the records before and after do not pair up"
 import sys
