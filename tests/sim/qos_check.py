@@ -31,6 +31,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_fabric  # noqa: E402  (its ibnetdiscover and dump_fts parsers)
+
 RE_SW = re.compile(r'^Switch\s+(\d+)\s+"S-([0-9a-fA-F]+)".*\blid\s+(\d+)\b')
 RE_CA = re.compile(r'^Ca\s+\d+\s+"[^"]*"\s*#\s*"([^"]*)"')
 RE_CAPORT = re.compile(
@@ -90,19 +93,317 @@ def algorithm1(n, maxvl):
     return vl_of
 
 
+# ------------------------------------------------------------- VOQsw
+#
+# An independent VOQsw (BRIEF-voqsw-spec.md, seed-002 notes 1.4-1.6): the
+# fabric from ibnetdiscover, the routes from dump_fts, nothing from ibsmd.
+
+class Fabric:
+    """What VOQsw reads: switches {guid: nports}, links {(guid, port):
+    (guid, port)}, end ports [(base lid, lmc, ca guid, port, switch guid,
+    switch port)] sorted by base LID, lft {switch guid: {lid: port}}."""
+
+    def __init__(self, switches, links, endports, lft, names=None):
+        self.switches = switches
+        self.links = links
+        self.endports = sorted(endports)
+        self.lft = lft
+        self.names = names or {}
+
+
+def fabric_from_dump(topo_path, lfts_path):
+    topo = check_fabric.parse_topo(topo_path)
+    lft = check_fabric.parse_lfts(lfts_path)
+    switches = {g: n["nports"] for g, n in topo.nodes.items() if n["type"] == "SW"}
+    endports, names = [], {}
+    for base, lmc, guid, port in topo.lids:
+        if port == 0:
+            continue	# a switch's port 0: not an end port
+        peer = topo.links.get((guid, port))
+        if peer is None or peer[0] not in switches:
+            continue
+        endports.append((base, lmc, guid, port, peer[0], peer[1]))
+        desc = topo.nodes[guid]["desc"]
+        names[(guid, port)] = desc if port == 1 else "%s/%d" % (desc, port)
+    return Fabric(switches, topo.links, endports, lft, names)
+
+
+def voqsw_paths(fab):
+    """Rule 2: [(source (guid, port), source base LID, dlid, [tuple])] in
+    path order; pairs with no path (same switch, drop, loop) carry no
+    tuple and are listed with tuples None when undeliverable."""
+    owner = {}
+    for base, lmc, guid, port, _, _ in fab.endports:
+        for lid in range(base, base + (1 << lmc)):
+            owner[lid] = (guid, port)
+    paths = []
+    for base, _, guid, port, sw0, ip0 in fab.endports:
+        for d in sorted(owner):
+            if owner[d] == (guid, port):
+                continue
+            sw, ip, tuples = sw0, ip0, []
+            for _ in range(len(fab.switches) + 1):
+                op = fab.lft.get(sw, {}).get(d)
+                peer = fab.links.get((sw, op)) if op else None
+                if peer is None:
+                    tuples = None	# a hole, port 0 or an unlinked port
+                    break
+                if peer[0] not in fab.switches:
+                    if peer != owner[d]:
+                        tuples = None	# a CA that is not the destination
+                    break
+                nsw, nip = peer
+                nop = fab.lft.get(nsw, {}).get(d)
+                if not nop:
+                    tuples = None
+                    break
+                tuples.append((sw, ip, op, nop))
+                sw, ip = nsw, nip
+            else:
+                tuples = None	# a loop
+            paths.append(((guid, port), base, d, tuples))
+    return paths
+
+
+class Voqsw:
+    """Stages 1-5 over a Fabric for n_sls SLs (None: unlimited) and
+    n_vls VLs on every link (ibsim: every port has the same VLCap)."""
+
+    def __init__(self, fab, n_sls, n_vls):
+        self.fab, self.n_sls, self.n_vls = fab, n_sls, n_vls
+        self.paths = voqsw_paths(fab)
+        weight = {}
+        for _, _, _, tuples in self.paths:
+            for t in tuples or ():
+                weight[t] = weight.get(t, 0) + 1
+        order = sorted(weight, key=lambda t: (-weight[t],) + t)
+        self.weight = weight
+        self.rank = {t: i for i, t in enumerate(order)}
+        self.x_max = len(order)
+        if n_sls is None:
+            ok, sls, used = self.compute_sls(self.x_max, None)
+            self.x = self.x_max
+        else:
+            ok, sls, used = self.compute_sls(self.x_max, n_sls)
+            self.x = self.x_max
+            if not ok:
+                lo, hi = 0, self.x_max
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    if self.compute_sls(mid, n_sls)[0]:
+                        lo = mid
+                    else:
+                        hi = mid
+                self.x = lo
+                ok, sls, used = self.compute_sls(lo, n_sls)
+        assert ok
+        self.path_sl, self.used = sls, used
+
+    def compute_sls(self, x, n_sls):
+        """Rule 4: (ok, [SL per path], {tuple: SL mask})."""
+        used, owned, sls = {}, {}, []
+        for _, _, _, tuples in self.paths:
+            mine = [t for t in tuples or () if self.rank[t] < x]
+            invalid = 0
+            for t in mine:
+                invalid |= owned.get(t[:3], 0) & ~used.get(t, 0)
+            sl = 0
+            while invalid >> sl & 1:
+                sl += 1
+            if n_sls is not None and sl >= n_sls:
+                return False, None, None
+            sls.append(sl)
+            for t in mine:
+                used[t] = used.get(t, 0) | 1 << sl
+                owned[t[:3]] = owned.get(t[:3], 0) | 1 << sl
+        return True, sls, used
+
+    def sl_of(self):
+        """{(source base LID, dlid): SL}"""
+        return {(p[1], p[2]): sl for p, sl in zip(self.paths, self.path_sl)}
+
+    def uniform(self, n):
+        return [s % n if s < self.n_sls else 0 for s in range(16)]
+
+    def vl_of(self, nsw, nop, n):
+        nports = self.fab.switches[nsw]
+        return nop - 1 if nports <= n else ((nop - 1) * n) // nports
+
+    def switch_tables(self, sw):
+        """Rule 5: {(ip, op): [VL per SL]} for ip != op in 0..nports."""
+        nports = self.fab.switches[sw]
+        tables = {}
+        for ip in range(nports + 1):
+            for op in range(nports + 1):
+                if ip != op:
+                    tables[(ip, op)] = self.uniform(self.n_vls)
+        for t, mask in self.used.items():
+            if t[0] != sw:
+                continue
+            nsw = self.fab.links[(sw, t[2])][0]
+            row = tables[(t[1], t[2])]
+            for s in range(16):
+                if mask >> s & 1:
+                    row[s] = self.vl_of(nsw, t[3], self.n_vls)
+        for row in tables.values():
+            assert all(v != 15 and v < self.n_vls for v in row), row
+        return tables
+
+    def figures(self):
+        """Rule 6: paths, x, x_max, weight considered, total weight,
+        paths covered, SLs used (undeliverable pairs left out)."""
+        real = [(p, sl) for p, sl in zip(self.paths, self.path_sl) if p[3] is not None]
+        return {"paths": len(real), "x": self.x, "x_max": self.x_max,
+                "weight_x": sum(w for t, w in self.weight.items() if self.rank[t] < self.x),
+                "weight": sum(self.weight.values()),
+                "covered": sum(1 for p, _ in real if all(self.rank[t] < self.x for t in p[3])),
+                "sls": len(set(sl for _, sl in real))}
+
+    def report(self):
+        return ("paths %(paths)d, tuples %(x)d of %(x_max)d, weight %(weight_x)d of %(weight)d, "
+                "paths covered %(covered)d, SLs used %(sls)d" % self.figures())
+
+
 def cmd_pairs(a):
     _, cas = topo(a.topo)
     if not cas:
         print("no CA port with a LID in %s" % a.topo, file=sys.stderr)
         return 1
-    leaves = sorted({leaf for _, _, leaf in cas})
-    index = {g: i for i, g in enumerate(leaves)}
-    vl = algorithm1(len(leaves), a.max_vls)
-    for sname, slid, sleaf in sorted(cas):
-        for dname, dlid, dleaf in sorted(cas):
-            if sname != dname:
-                print(sname, slid, dname, dlid, vl[index[sleaf]][index[dleaf]])
+    if a.voqsw:
+        v = voqsw_of(a)
+        sl_of = v.sl_of()
+        print("voqsw: %s" % v.report(), file=sys.stderr)
+        pair_sl = lambda s, d: sl_of.get((s[1], d[1]), 0)  # noqa: E731
+    else:
+        leaves = sorted({leaf for _, _, leaf in cas})
+        index = {g: i for i, g in enumerate(leaves)}
+        vl = algorithm1(len(leaves), a.max_vls)
+        pair_sl = lambda s, d: vl[index[s[2]]][index[d[2]]]  # noqa: E731
+    for src in sorted(cas):
+        for dst in sorted(cas):
+            if src[0] != dst[0]:
+                print(src[0], src[1], dst[0], dst[1], pair_sl(src, dst))
     return 0
+
+
+def voqsw_of(a):
+    if a.sls is None or not 1 <= a.sls <= 16:
+        sys.exit("--voqsw needs --sls 1..16")
+    return Voqsw(fabric_from_dump(a.topo, a.voqsw), a.sls, a.max_vls)
+
+
+def cmd_voqsw_report(a):
+    """What ibsmd's "qos: voqsw:" lines must contain for these routes:
+    the parts between the |s, spaces included."""
+    fab = fabric_from_dump(a.topo, a.voqsw)
+    print(": %(x)d of %(x_max)d tuples, |, paths covered %(covered)d of %(paths)d (|, SLs used %(sls)d of "
+          % Voqsw(fab, a.sls, a.max_vls).figures())
+    if a.full:
+        print("full VOQ needs %d SLs" % (1 + max(Voqsw(fab, None, a.max_vls).path_sl)))
+    return 0
+
+
+def cmd_voqsw_changed(a):
+    """The switch SL2VL tables VOQsw changes from routes 0 to routes 1 on
+    the pairs a packet can take over routes 1 (port 0 or linked ports):
+    what a sweep writing only what differs writes."""
+    old = Voqsw(fabric_from_dump(a.topo0, a.lfts0), a.sls, a.max_vls)
+    new = Voqsw(fabric_from_dump(a.topo1, a.lfts1), a.sls, a.max_vls)
+    n = 0
+    for sw in new.fab.switches:
+        if sw not in old.fab.switches:
+            continue
+        before, after = old.switch_tables(sw), new.switch_tables(sw)
+        for key, row in after.items():
+            if all(p == 0 or (sw, p) in new.fab.links for p in key) and before.get(key) != row:
+                n += 1
+    print(n)
+    return 0
+
+
+def cmd_cut(a):
+    """The switch-to-switch link the most CA-to-CA routes cross whose loss
+    leaves every switch connected: "SWITCH PORT" (ibsim names)."""
+    fab = fabric_from_dump(a.topo, a.lfts)
+    desc = {g: n["desc"] for g, n in check_fabric.parse_topo(a.topo).nodes.items()}
+    load = {}
+    for _, _, _, tuples in voqsw_paths(fab):
+        for sw, _, op, _ in tuples or ():
+            key = min((sw, op), fab.links[(sw, op)])
+            load[key] = load.get(key, 0) + 1
+    for key in sorted(load, key=lambda k: (-load[k], k)):
+        cut = {key, fab.links[key]}
+        seen, todo = set(), [min(fab.switches)]
+        while todo:
+            sw = todo.pop()
+            if sw in seen:
+                continue
+            seen.add(sw)
+            for p in range(1, fab.switches[sw] + 1):
+                peer = fab.links.get((sw, p))
+                if peer and peer[0] in fab.switches and (sw, p) not in cut:
+                    todo.append(peer[0])
+        if len(seen) == len(fab.switches):
+            print(desc[key[0]], key[1], load[key])
+            return 0
+    print("no switch link whose loss leaves the switches connected", file=sys.stderr)
+    return 1
+
+
+def cmd_voqsw_example(a):
+    """The notes' hand example (section 1.14): a line of three switches,
+    two hosts each, LIDs in host order; prints what it finds, exit 1 when
+    it is not the notes' figures."""
+    S = [0x100 + i for i in range(3)]
+    H = [0x200 + i for i in range(6)]
+    links = {}
+
+    def link(a_, pa, b, pb):
+        links[(a_, pa)] = (b, pb)
+        links[(b, pb)] = (a_, pa)
+    for i, h in enumerate(H):
+        link(S[i // 2], 1 + i % 2, h, 1)
+    link(S[0], 3, S[1], 3)
+    link(S[1], 4, S[2], 3)
+    lid = {h: 1 + i for i, h in enumerate(H)}
+    lft = {s: {} for s in S}
+    for i, h in enumerate(H):
+        home = i // 2
+        for k, s in enumerate(S):
+            if k == home:
+                lft[s][lid[h]] = 1 + i % 2
+            elif k < home:
+                lft[s][lid[h]] = 3 if k == 0 else 4
+            else:
+                lft[s][lid[h]] = 3
+    endports = [(lid[h], 0, h, 1, S[i // 2], 1 + i % 2) for i, h in enumerate(H)]
+    fab = Fabric({s: 4 for s in S}, links, endports, lft)
+    bad = []
+    full = Voqsw(fab, None, 8)
+    sls = full.sl_of()
+    row = lambda src: [sls.get((src, d), 0) for d in range(1, 7) if d != src]  # noqa: E731
+    need = 1 + max(full.path_sl)
+    print("tuples %d, full VOQ %d SLs; from h0 %s, from h4 %s" %
+          (full.x_max, need, row(1), row(5)))
+    if full.x_max != 24 or need != 4 or row(1) != [0, 0, 1, 2, 3] or \
+            row(5) != [0, 1, 2, 3, 0]:
+        bad.append("not the notes' 24 tuples, 4 SLs, h0: 0 0 1 2 3, h4: 0 1 2 3 0")
+    four = Voqsw(fab, 4, 8)
+    t = four.switch_tables(S[0])[(1, 3)][:4]
+    u = four.switch_tables(S[1])[(3, 4)][2:4]
+    print("S0 (in 1, out 3), 4 SLs, 8 VLs: SL0-3 -> VL %s; S1 (in 3, out 4): SL2-3 -> VL %s; from h2 %s"
+          % (t, u, row(3)))
+    if t != [0, 1, 3, 3] or u != [0, 1] or row(3) != [0, 1, 0, 0, 1]:
+        bad.append("S0 (1, 3) is not SL0->VL0 SL1->VL1 SL2->VL3 SL3->VL3, S1 (3, 4) not SL2->VL0 SL3->VL1,"
+                   " or h2 not 0 1 0 0 1 (the notes)")
+    for n, linear in ((2, 8), (3, 9)):
+        x = Voqsw(fab, n, 8).x
+        print("SLmax %d: binary search x = %d (the notes' linear search: %d)" % (n, x, linear))
+        if x != linear:
+            bad.append("SLmax %d: x = %d, the notes' %d" % (n, x, linear))
+    for line in bad:
+        print("FAIL: " + line)
+    return 1 if bad else 0
 
 
 def cmd_matrix(a):
@@ -113,7 +414,12 @@ def cmd_matrix(a):
 
 def cmd_sl2vl(a):
     switches, cas = topo(a.topo)
-    if a.expect is not None:
+    expect = None
+    if a.voqsw:
+        v = voqsw_of(a)
+        expect = {lid: v.switch_tables(sw[0]) for lid, sw in switches.items()}
+        want = v.uniform(a.max_vls)
+    elif a.expect is not None:
         want = [int(v) for v in a.expect.split()]
         if len(want) != 16:
             print("--expect needs 16 VLs", file=sys.stderr)
@@ -153,10 +459,16 @@ def cmd_sl2vl(a):
             if key not in need:
                 skipped += 1
                 continue
+            exp = want
+            if expect is not None and nports is not None:
+                exp = expect[lid].get(key)
+                if exp is None:
+                    skipped += 1	# in == out: VOQsw defines no table
+                    continue
             tables += 1
-            if vls != want:
+            if vls != exp:
                 bad.append("LID %d in %d out %d: %s, expected %s" %
-                           (lid, key[0], key[1], vls, want))
+                           (lid, key[0], key[1], vls, exp))
     for line in bad[:20]:
         print(line)
     if bad:
@@ -202,12 +514,19 @@ def cmd_vlarb(a):
     return 0
 
 
+def voqsw_args(s):
+    s.add_argument("--voqsw", metavar="LFTS",
+                   help="VOQsw over these dump_fts LFTs (with --sls)")
+    s.add_argument("--sls", type=int)
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("pairs")
     s.add_argument("--topo", required=True)
     s.add_argument("--max-vls", type=int, required=True)
+    voqsw_args(s)
     s = sub.add_parser("matrix")
     s.add_argument("--leaves", type=int, required=True)
     s.add_argument("--max-vls", type=int, required=True)
@@ -217,14 +536,31 @@ def main():
     s.add_argument("--max-vls", type=int)
     s.add_argument("--expect")
     s.add_argument("--pairs", choices=("all", "linked"), default="all")
+    voqsw_args(s)
     s = sub.add_parser("vlarb")
     s.add_argument("--max-vls", type=int, required=True)
     s.add_argument("file")
+    sub.add_parser("voqsw-example")
+    s = sub.add_parser("voqsw-report")
+    s.add_argument("--topo", required=True)
+    s.add_argument("--max-vls", type=int, required=True)
+    s.add_argument("--full", action="store_true")
+    voqsw_args(s)
+    s = sub.add_parser("voqsw-changed")
+    for k in ("topo0", "lfts0", "topo1", "lfts1"):
+        s.add_argument("--" + k, required=True)
+    s.add_argument("--sls", type=int, required=True)
+    s.add_argument("--max-vls", type=int, required=True)
+    s = sub.add_parser("cut")
+    s.add_argument("--topo", required=True)
+    s.add_argument("--lfts", required=True)
     a = p.parse_args()
     if a.cmd == "sl2vl" and (a.max_vls is None) == (a.expect is None):
         p.error("sl2vl: one of --max-vls and --expect")
     return {"pairs": cmd_pairs, "matrix": cmd_matrix, "sl2vl": cmd_sl2vl,
-            "vlarb": cmd_vlarb}[a.cmd](a)
+            "vlarb": cmd_vlarb, "voqsw-example": cmd_voqsw_example,
+            "voqsw-report": cmd_voqsw_report, "voqsw-changed": cmd_voqsw_changed,
+            "cut": cmd_cut}[a.cmd](a)
 
 
 if __name__ == "__main__":
