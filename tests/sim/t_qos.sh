@@ -228,7 +228,23 @@ mode_run() {
 	for pid in "${LPIDS[@]}"; do sim__stop_pid "$pid"; done
 	LPIDS=()
 	sim__stop_pid "$SM_PID"
+	[ "$MODE" = none ] || verify_vls
 	sim_stop
+}
+
+# verify_vls: a fresh `ibsmd --once --verify` on the fabric as it is now,
+# same policy and state: its channel dependency graph is over (link, VL)
+# with the SLs and SL-to-VL tables it computed, and has no cycle
+verify_vls() {
+	local extra=()
+	[ "$MODE" = voqsw ] && extra=(-R updn)
+	on_host H-0 "$IBSMD" --once --verify -c "$DIR/p.yaml" -S "$DIR/state" \
+		"${extra[@]}" >"$DIR/verify.out" 2>"$DIR/verify.err" ||
+		fail "$MODE: ibsmd --once --verify failed: $(tail -n 3 "$DIR/verify.out" "$DIR/verify.err")"
+	grep -q 'channel dependencies over (link, VL)' "$DIR/verify.out" &&
+		grep -q '^verify: OK.*no dependency cycle' "$DIR/verify.out" ||
+		fail "$MODE: the verifier did not check the VLs, or found a cycle: $(grep -E 'channel|^verify' "$DIR/verify.out")"
+	pass "$MODE: ibsmd --once --verify on the fabric: $(sed -n 's/^ *channel dependencies over (link, VL), //p' "$DIR/verify.out" | head -n 1) ($(grep -o '[0-9]* on a VL the link lacks' "$DIR/verify.out" | head -n 1))"
 }
 
 # notice_counts SL2VL VLARB: ibsmd's own count in the first heavy sweep's
