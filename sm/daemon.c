@@ -17,6 +17,7 @@
 #include "dump.h"
 #include "events.h"
 #include "log.h"
+#include "metrics.h"
 #include "recv.h"
 #include "paths.h"
 #include "qos.h"
@@ -271,6 +272,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	s->valid = 1;
 	sm->heavy_sweeps++;
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
+	metrics_sweep_done(sm->metrics);
 	sm_print_summary(s, sm_state_name(sm->state));
 	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u SL2VL, %u VLArb, %u ports activated%s",
 		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
@@ -659,6 +661,7 @@ static void heavy_start(struct sm *sm)
 static void light_done(struct sm *sm)
 {
 	sm->light_sweeps++;
+	metrics_sweep_done(sm->metrics);
 	if (sm->light_changes) {
 		sm_request_heavy(sm, sm->heavy_reason[0] ? sm->heavy_reason :
 				 "light sweep saw a change");
@@ -826,6 +829,8 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	config_defaults(&c);
 	if (config_load(&c, sm->config_path, err, errlen) < 0)
 		return -1;
+	if (sm->metrics && metrics_reconfigure(sm->metrics, &c, err, errlen) < 0)
+		return -1;
 	/* what the command line set stays */
 	snprintf(c.state_dir, sizeof(c.state_dir), "%s", sm->cfg.state_dir);
 	memcpy(c.port_ca, sm->cfg.port_ca, sizeof(c.port_ca));
@@ -889,7 +894,11 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 		return -1;
 	if (sm->vms.n)
 		log_notice("%u VMs in %s", sm->vms.n, sm->vms.path);
-	return subnet_init(&sm->sub, sm->cfg.state_dir, err, errlen);
+	if (subnet_init(&sm->sub, sm->cfg.state_dir, err, errlen) < 0)
+		return -1;
+	/* --once ends before anyone would scrape: no HTTP server then */
+	sm->metrics = metrics_new(sm, !sm->once, err, errlen);
+	return sm->metrics ? 0 : -1;
 }
 
 /* The transport is open: create the transaction table and sweep. */
@@ -990,4 +999,6 @@ void sm_shutdown(struct sm *sm)
 		event_free(sm->sweep_timer);
 	if (sm->kick)
 		event_free(sm->kick);
+	metrics_free(sm->metrics);
+	sm->metrics = NULL;
 }
