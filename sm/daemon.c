@@ -203,6 +203,7 @@ static void finish_sweep(struct sm *sm)
 {
 	sm->busy = 0;
 	sm->last_sweep_time = (uint64_t)time(NULL);
+	metrics_sweep_done(sm->metrics);
 	trapin_idle(&sm->traps);
 	if (vmops_resume(sm))	/* a VM command waited for the sweep */
 		return;
@@ -272,7 +273,6 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	s->valid = 1;
 	sm->heavy_sweeps++;
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
-	metrics_sweep_done(sm->metrics);
 	sm_print_summary(s, sm_state_name(sm->state));
 	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u SL2VL, %u VLArb, %u ports activated%s",
 		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
@@ -295,6 +295,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		}
 		if (sm->verify && run_verify(sm))
 			bad = 1;
+		metrics_sweep_done(sm->metrics);
 		sm_stop(sm, bad);
 		return;
 	}
@@ -661,7 +662,6 @@ static void heavy_start(struct sm *sm)
 static void light_done(struct sm *sm)
 {
 	sm->light_sweeps++;
-	metrics_sweep_done(sm->metrics);
 	if (sm->light_changes) {
 		sm_request_heavy(sm, sm->heavy_reason[0] ? sm->heavy_reason :
 				 "light sweep saw a change");

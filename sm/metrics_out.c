@@ -3,7 +3,8 @@
  * event loop (libevent's evhttp) answering GET /metrics the way
  * Prometheus scrapes, and the node_exporter textfile collector's file,
  * DIR/ibsmd.prom, replaced atomically (sm/wfile.h) after every sweep and
- * every METRICS_TEXTFILE_PERIOD_S seconds.
+ * every METRICS_TEXTFILE_PERIOD_S seconds, and removed when the daemon
+ * stops.
  *
  * The server never blocks the loop: evhttp reads and writes without
  * blocking, a request's headers are bounded (a longer one gets 413), a
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -200,9 +202,25 @@ static void on_textfile_timer(evutil_socket_t fd, short what, void *arg)
 	textfile_write(arg);
 }
 
+/*
+ * A daemon's file goes with it (a reload turning it off or moving it, the
+ * end), so that node_exporter exports no stale figures; --once's stays.
+ */
+static void textfile_remove(const struct metrics *m)
+{
+	char path[4096];
+
+	if (!m->serve || !m->textfile_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/%s", m->textfile_dir, METRICS_TEXTFILE);
+	if (unlink(path) < 0 && errno != ENOENT)
+		log_warn("metrics.textfile_dir: cannot remove %s: %s", path, strerror(errno));
+}
+
 /* Starts or stops the periodic write for dir ("" stops). */
 static int textfile_set(struct metrics *m, const char *dir)
 {
+	textfile_remove(m);
 	snprintf(m->textfile_dir, sizeof(m->textfile_dir), "%s", dir);
 	m->last_err[0] = '\0';
 	if (!dir[0]) {
@@ -287,5 +305,6 @@ void metrics_free(struct metrics *m)
 		evhttp_free(m->http);
 	if (m->textfile_timer)
 		event_free(m->textfile_timer);
+	textfile_remove(m);
 	free(m);
 }
