@@ -42,6 +42,7 @@ struct metrics {
 	struct event *textfile_timer;
 	char textfile_dir[sizeof(((struct config *)0)->metrics_textfile_dir)];
 	char last_err[512];		/* the textfile's last error, logged once */
+	int written;			/* the textfile is there, ours */
 };
 
 int metrics_parse_listen(const char *s, char *host, size_t hostlen,
@@ -187,6 +188,7 @@ static void textfile_write(struct metrics *m)
 			wfile_abort(&w);
 		} else if (wfile_commit(&w, err, sizeof(err)) == 0) {
 			err[0] = '\0';
+			m->written = 1;
 		}
 	}
 	free(text);
@@ -210,7 +212,7 @@ static void textfile_remove(const struct metrics *m)
 {
 	char path[4096];
 
-	if (!m->serve || !m->textfile_dir[0])
+	if (!m->serve || !m->written)
 		return;
 	snprintf(path, sizeof(path), "%s/%s", m->textfile_dir, METRICS_TEXTFILE);
 	if (unlink(path) < 0 && errno != ENOENT)
@@ -221,6 +223,7 @@ static void textfile_remove(const struct metrics *m)
 static int textfile_set(struct metrics *m, const char *dir)
 {
 	textfile_remove(m);
+	m->written = 0;
 	snprintf(m->textfile_dir, sizeof(m->textfile_dir), "%s", dir);
 	m->last_err[0] = '\0';
 	if (!dir[0]) {

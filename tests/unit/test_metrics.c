@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <event2/event.h>
 
 #include "sm/config.h"
 #include "sm/daemon.h"
@@ -254,6 +255,61 @@ START_TEST(policy_keys)
 }
 END_TEST
 
+/*
+ * The textfile: written at start (metrics_new) and at a sweep's end,
+ * left by --once (serve 0), removed by a daemon's end; a directory that
+ * cannot be made is no reason to stop.
+ */
+START_TEST(textfile_life)
+{
+	struct sm *sm = calloc(1, sizeof(*sm));
+	char dir[] = "/tmp/test_metrics_tf_XXXXXX", path[128], err[256];
+	ck_assert_ptr_nonnull(sm);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, METRICS_TEXTFILE);
+	sm->base = event_base_new();
+	ck_assert_ptr_nonnull(sm->base);
+	snprintf(sm->cfg.metrics_textfile_dir, sizeof(sm->cfg.metrics_textfile_dir), "%s", dir);
+
+	struct metrics *m = metrics_new(sm, 0, err, sizeof(err));
+	ck_assert_msg(m != NULL, "%s", err);
+	FILE *fp = fopen(path, "r");
+	ck_assert_ptr_nonnull(fp);
+	char text[8192];
+	size_t n = fread(text, 1, sizeof(text) - 1, fp);
+	fclose(fp);
+	text[n] = '\0';
+	check_shape(text);
+	ck_assert(value_of(text, "ibsmd_sweeps_total{kind=\"heavy\"}") == 0);
+	sm->heavy_sweeps = 1;
+	metrics_sweep_done(m);
+	fp = fopen(path, "r");
+	ck_assert_ptr_nonnull(fp);
+	n = fread(text, 1, sizeof(text) - 1, fp);
+	fclose(fp);
+	text[n] = '\0';
+	ck_assert(value_of(text, "ibsmd_sweeps_total{kind=\"heavy\"}") == 1);
+	metrics_free(m);			/* --once: the file stays */
+	ck_assert_int_eq(access(path, F_OK), 0);
+
+	m = metrics_new(sm, 1, err, sizeof(err));	/* a daemon: it goes */
+	ck_assert_msg(m != NULL, "%s", err);
+	metrics_free(m);
+	ck_assert_int_eq(access(path, F_OK), -1);
+
+	/* under a regular file: logged, not fatal, nothing written */
+	snprintf(sm->cfg.metrics_textfile_dir, sizeof(sm->cfg.metrics_textfile_dir),
+		 "/dev/null/metrics");
+	m = metrics_new(sm, 1, err, sizeof(err));
+	ck_assert_msg(m != NULL, "%s", err);
+	metrics_sweep_done(m);
+	metrics_free(m);
+	ck_assert_int_eq(rmdir(dir), 0);	/* empty: no temp file left */
+	event_base_free(sm->base);
+	free(sm);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("metrics");
@@ -265,6 +321,7 @@ int main(void)
 	tcase_add_test(tc, render_ports_by_state);
 	tcase_add_test(tc, listen_addresses);
 	tcase_add_test(tc, policy_keys);
+	tcase_add_test(tc, textfile_life);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
