@@ -23,13 +23,12 @@ size_t metrics_escape(char *out, size_t outlen, const char *in, int label)
 	size_t n = 0;
 
 	for (const char *s = in; *s != '\0'; s++) {
-		char esc = *s == '\\' ? '\\' : *s == '\n' ? 'n' :
-			   (*s == '"' && label) ? '"' : 0;
-		char pair[2] = { '\\', esc ? esc : *s };
-		const char *c = esc ? pair : s;
-		for (int i = 0; i < (esc ? 2 : 1); i++, n++)
+		char one[2] = { *s, '\0' };
+		const char *put = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" :
+				  (*s == '"' && label) ? "\\\"" : one;
+		for (; *put != '\0'; put++, n++)
 			if (n + 1 < outlen)
-				out[n] = c[i];
+				out[n] = *put;
 	}
 	if (outlen)
 		out[n < outlen ? n : outlen - 1] = '\0';
