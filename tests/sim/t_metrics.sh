@@ -42,6 +42,7 @@ daemon=$SIM_LAST_PID
 wait_until 20 grep -q '^subnet up:' "$log" || fail "no 'subnet up' from the daemon: $(tail -n 5 "$log")"
 lids_tables "$SIM_TMP/up"
 n_lids=$(wc -l <"$SIM_TMP/up.lids")
+n_linked=$(grep -c '^\[' "$SIM_TMP/up.topo")	# ports ibnetdiscover sees linked
 
 # value FILE SAMPLE: the value prom_check.py printed for SAMPLE, or "none"
 value() { awk -v s="$2" '$1 == s { v = $2 } END { print v == "" ? "none" : v }' "$1"; }
@@ -61,17 +62,20 @@ sane() {
 	[ "$(value "$p" 'ibsmd_nodes{type="switch"}')" = "$n_sw" ] &&
 		[ "$(value "$p" 'ibsmd_nodes{type="ca"}')" = "$n_ca" ] ||
 		fail "$1: nodes $(grep ibsmd_nodes "$p" | tr '\n' ' '), the net file has $n_sw switches, $n_ca hosts"
-	[ "$(value "$p" 'ibsmd_ports{state="active"}')" = $((2 * n_ca + 2 * 2 * 2)) ] ||
-		fail "$1: active ports $(value "$p" 'ibsmd_ports{state="active"}')"
+	[ "$(value "$p" 'ibsmd_ports{state="active"}')" = "$n_linked" ] ||
+		fail "$1: active ports $(value "$p" 'ibsmd_ports{state="active"}'), ibnetdiscover sees $n_linked linked"
 }
 
 ctl metrics >"$SIM_TMP/ctl.prom" || fail "ibsmctl metrics: $(ctl metrics 2>&1 | head -n 3)"
 sane "ibsmctl metrics" "$SIM_TMP/ctl.prom"
+ctl --json metrics | "$PY" -c 'import json, sys; d = json.load(sys.stdin); assert d["ok"] is True; sys.stdout.write(d["text"])' \
+	>"$SIM_TMP/json.prom" || fail "ibsmctl --json metrics: $(ctl --json metrics 2>&1 | head -c 300)"
+sane "ibsmctl --json metrics" "$SIM_TMP/json.prom"
 curl -sS -D "$SIM_TMP/http.hdr" -o "$SIM_TMP/http.prom" "$url" || fail "curl $url"
 grep -qi '^content-type: text/plain; version=0.0.4' "$SIM_TMP/http.hdr" ||
 	fail "HTTP Content-Type: $(grep -i content-type "$SIM_TMP/http.hdr")"
 sane "curl /metrics" "$SIM_TMP/http.prom"
-pass "ibsmctl metrics and curl /metrics parse (prometheus_client), $n_lids LIDs, $n_sw switches, $n_ca hosts, $(awk '$1 ~ /^ibsmd_mads_sent_total/ { n += $2 } END { print n }' "$SIM_TMP/parsed.http.prom") MADs"
+pass "ibsmctl metrics (text and --json) and curl /metrics parse (prometheus_client), $n_lids LIDs, $n_sw switches, $n_ca hosts, $n_linked active ports, $(awk '$1 ~ /^ibsmd_mads_sent_total/ { n += $2 } END { print n }' "$SIM_TMP/parsed.http.prom") MADs"
 
 textfile_ok() { [ -s "$tf/ibsmd.prom" ] && prom "$tf/ibsmd.prom" >/dev/null 2>&1; }
 wait_until 5 textfile_ok || fail "no parseable $tf/ibsmd.prom: $(ls "$tf" 2>&1)"
