@@ -18,6 +18,7 @@
 #include "../traps/repath.h"
 #include "config.h"
 #include "log.h"
+#include "metrics.h"
 
 #define TAG_STR "tag:yaml.org,2002:str"
 #define TAG_INT "tag:yaml.org,2002:int"
@@ -163,10 +164,22 @@ static const struct key control_keys[] = {
 	END
 };
 static const struct key metrics_keys[] = {
-	TODO("listen"),
-	TODO("textfile_dir"),
+	STR("listen", metrics_listen),
+	STR("textfile_dir", metrics_textfile_dir),
 	END
 };
+
+/* metrics.listen: an address HTTP can bind (sm/metrics_out.c). */
+static int metrics_check(const struct config *c, char *msg, size_t len)
+{
+	char host[128];
+	uint16_t port;
+
+	if (!c->metrics_listen[0])
+		return 0;
+	return metrics_parse_listen(c->metrics_listen, host, sizeof(host),
+				    &port, msg, len);
+}
 static const struct key ports_keys[] = {
 	INT("hoq_life", hoq_life, 0, 31),
 	INT("leaf_hoq_life", leaf_hoq_life, 0, 31),
@@ -189,7 +202,7 @@ static const struct key top_keys[] = {
 	MAP_CHECKED("virtualization", virt_keys, NULL, NULL),
 	MAP("ports", ports_keys),
 	MAP("control", control_keys),
-	MAP("metrics", metrics_keys),
+	MAP_CHECKED("metrics", metrics_keys, NULL, metrics_check),
 	TODO("node_name_map"),
 	TODO("partitions"),
 	END

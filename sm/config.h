@@ -1,7 +1,7 @@
 /*
  * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
  * struct config from a file; every error names file:line:column.  Keys
- * ibsmd.yaml(5) documents for coming issues (partitions, metrics, ...)
+ * ibsmd.yaml(5) documents for coming issues (partitions, ...)
  * are refused with "not implemented yet" and have no field here until
  * something reads them.
  */
@@ -89,6 +89,9 @@ struct config {
 					   port holds it */
 	int qos_sls;			/* qos.sls 1..16, voqsw only; 0: not
 					   given (QOS_VOQSW_SLS) */
+	/* metrics (sm/metrics.h); "" (default): off */
+	char metrics_listen[128];	/* metrics.listen "ADDR:PORT" */
+	char metrics_textfile_dir[256];	/* metrics.textfile_dir */
 };
 
 /* Fills c with the built-in defaults. */

@@ -15,6 +15,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
+#include "metrics.h"
 #include "sa.h"
 #include "vmops.h"
 
@@ -188,6 +189,23 @@ static json_t *cmd_status(struct sm *sm, json_t *args, char *err,
 	if (no_args("status", args, err, errlen) < 0)
 		return NULL;
 	return status_json(sm);
+}
+
+/* The Prometheus text (sm/metrics.h) as "text": ibsmctl prints it as is. */
+static json_t *cmd_metrics(struct sm *sm, json_t *args, char *err,
+			   size_t errlen)
+{
+	if (no_args("metrics", args, err, errlen) < 0)
+		return NULL;
+	size_t len;
+	char *text = sm->metrics ? metrics_text(sm->metrics, &len) : NULL;
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	json_t *r = json_pack("{s:s%}", "text", text, len);
+	free(text);
+	return r;
 }
 
 static json_t *cmd_sweep(struct sm *sm, json_t *args, char *err,
@@ -546,7 +564,7 @@ static const struct ctl_command {
 	{ "lids", NULL },
 	{ "routes", NULL },
 	{ "groups", NULL },
-	{ "metrics", NULL },
+	{ "metrics", cmd_metrics },
 	{ "verify", NULL },
 	{ "sweep", cmd_sweep },
 	{ "reroute", cmd_reroute },

@@ -17,6 +17,7 @@
 #include "dump.h"
 #include "events.h"
 #include "log.h"
+#include "metrics.h"
 #include "recv.h"
 #include "paths.h"
 #include "qos.h"
@@ -202,6 +203,7 @@ static void finish_sweep(struct sm *sm)
 {
 	sm->busy = 0;
 	sm->last_sweep_time = (uint64_t)time(NULL);
+	metrics_sweep_done(sm->metrics);
 	trapin_idle(&sm->traps);
 	if (vmops_resume(sm))	/* a VM command waited for the sweep */
 		return;
@@ -293,6 +295,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		}
 		if (sm->verify && run_verify(sm))
 			bad = 1;
+		metrics_sweep_done(sm->metrics);
 		sm_stop(sm, bad);
 		return;
 	}
@@ -826,6 +829,8 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	config_defaults(&c);
 	if (config_load(&c, sm->config_path, err, errlen) < 0)
 		return -1;
+	if (sm->metrics && metrics_reconfigure(sm->metrics, &c, err, errlen) < 0)
+		return -1;
 	/* what the command line set stays */
 	snprintf(c.state_dir, sizeof(c.state_dir), "%s", sm->cfg.state_dir);
 	memcpy(c.port_ca, sm->cfg.port_ca, sizeof(c.port_ca));
@@ -889,7 +894,11 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 		return -1;
 	if (sm->vms.n)
 		log_notice("%u VMs in %s", sm->vms.n, sm->vms.path);
-	return subnet_init(&sm->sub, sm->cfg.state_dir, err, errlen);
+	if (subnet_init(&sm->sub, sm->cfg.state_dir, err, errlen) < 0)
+		return -1;
+	/* --once ends before anyone would scrape: no HTTP server then */
+	sm->metrics = metrics_new(sm, !sm->once, err, errlen);
+	return sm->metrics ? 0 : -1;
 }
 
 /* The transport is open: create the transaction table and sweep. */
@@ -990,4 +999,6 @@ void sm_shutdown(struct sm *sm)
 		event_free(sm->sweep_timer);
 	if (sm->kick)
 		event_free(sm->kick);
+	metrics_free(sm->metrics);
+	sm->metrics = NULL;
 }

@@ -27,6 +27,7 @@
 
 struct control;
 struct mad_dispatch;
+struct metrics;
 struct sa;
 struct notifier;
 struct sm_events;
@@ -75,6 +76,7 @@ struct sm {
 	struct event *ho_timer;		/* MASTER handing over: the ACK's wait */
 	struct event *kick;		/* deferred: start a requested sweep */
 	struct control *ctl;
+	struct metrics *metrics;	/* HTTP /metrics, the textfile (sm/metrics.h) */
 	const char *socket_path;
 	const char *routing_override;
 	int log_level_override;		/* --log-level, or -1 */

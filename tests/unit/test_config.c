@@ -321,10 +321,6 @@ START_TEST(test_not_implemented)
 	} cases[] = {
 		{ "control: {group: ibsmd}\n",
 		  "1:11: not implemented yet (key 'control.group')" },
-		{ "metrics:\n  listen: \"127.0.0.1:9464\"\n",
-		  "2:3: not implemented yet (key 'metrics.listen')" },
-		{ "metrics: {textfile_dir: /var/lib/node_exporter}\n",
-		  "1:11: not implemented yet (key 'metrics.textfile_dir')" },
 		{ "sweep: {interval_s: 5}\nnode_name_map: /etc/map\n",
 		  "2:1: not implemented yet (key 'node_name_map')" },
 		{ "partitions:\n  - name: tenantA\n    pkey: 0x0001\n",
