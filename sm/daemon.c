@@ -307,6 +307,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	s->unresponsive = sm->sub.model->unresponsive + ps->failed_ports;
 	sweep_counters(sm, s);
 	s->valid = 1;
+	s->when = (uint64_t)time(NULL);
 	sm->heavy_sweeps++;
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
 	sm_print_summary(s, sm_state_name(sm->state));

@@ -25,6 +25,8 @@
 #include "sweep.h"
 #include "vm.h"
 
+#define IBSMD_VERSION "0.1"
+
 struct control;
 struct mad_dispatch;
 struct sa;
@@ -34,6 +36,7 @@ struct sm_paths;
 struct vmexec;
 struct vmop;
 struct vmshared;
+struct ctl_verify;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -47,6 +50,7 @@ struct sweep_summary {
 	uint32_t vlids;			/* VF ports holding a vLID */
 	uint32_t xlid_lacking;		/* devices asked that lack the extension */
 	int valid;
+	uint64_t when;			/* wall clock, seconds: when it ended */
 };
 
 /* SM-to-SM protocol counters (sm/smstate.c), shown by ibsmctl status. */
@@ -175,6 +179,7 @@ struct sm {
 	uint64_t last_sweep_time;	/* wall clock, seconds */
 	struct sweep_summary last;
 	uint64_t start_time;		/* wall clock, seconds: sm_init */
+	struct ctl_verify *ctl_verify;	/* ibsmctl verify reading (ctlroutes.c) */
 	struct sm_error errors[SM_ERR_N];
 };
 
