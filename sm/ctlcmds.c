@@ -113,7 +113,7 @@ static void add_errors(json_t *o, const struct sm *sm)
 		if (!e->active)
 			continue;
 		json_array_append_new(all, error_json(e, (enum sm_error_kind)k));
-		if (latest < 0 || e->last >= sm->errors[latest].last)
+		if (latest < 0 || e->seq > sm->errors[latest].seq)
 			latest = k;
 	}
 	json_object_set_new(o, "last_error", latest < 0 ? json_null() :

@@ -79,6 +79,11 @@ void sm_set_error(struct sm *sm, enum sm_error_kind kind, const char *fmt, ...)
 		e->since = now;
 		e->count = 0;
 	}
+	uint64_t seq = 0;
+	for (int k = 0; k < SM_ERR_N; k++)
+		if (sm->errors[k].seq > seq)
+			seq = sm->errors[k].seq;
+	e->seq = seq + 1;
 	e->last = now;
 	e->count++;
 	va_list ap;

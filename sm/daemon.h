@@ -78,6 +78,7 @@ struct sm_error {
 	uint64_t since;			/* wall clock, seconds: first set */
 	uint64_t last;			/* wall clock, seconds: last set */
 	uint64_t count;			/* times set since it was last clear */
+	uint64_t seq;			/* orders the kinds: the highest was set last */
 	char msg[256];
 };
 
