@@ -123,7 +123,8 @@ json_t *ctl_routes(struct sm *sm, json_t *args, char *err, size_t errlen)
 	const struct lft_tables *t = &sm->sub.lft;
 	uint32_t row = t->row_of_node ? t->row_of_node[sw] : FAB_NONE;
 	if (row == FAB_NONE || row >= t->n_sw) {
-		snprintf(err, errlen, "routes: no routes computed for that switch yet");
+		snprintf(err, errlen, "routes: no routes computed for that switch yet%s",
+			 sm->errors[SM_ERR_ROUTING].active ? " (the routing failed: see status)" : "");
 		return NULL;
 	}
 	const uint8_t *r = lft_row(t, row);
@@ -343,9 +344,14 @@ json_t *ctl_verify(struct sm *sm, json_t *args, char *err, size_t errlen)
 	}
 	if (!model(sm, err, errlen))
 		return NULL;
-	if (sm->state != SMS_MASTER || !sm->txn || !sm->sub.lft.port) {
-		snprintf(err, errlen, "verify: not MASTER of a routed subnet (state %s)",
+	if (sm->state != SMS_MASTER || !sm->txn) {
+		snprintf(err, errlen, "verify: not MASTER (state %s)",
 			 sm_state_name(sm->state));
+		return NULL;
+	}
+	if (!sm->sub.lft.port) {
+		snprintf(err, errlen, "verify: no routes computed yet%s",
+			 sm->errors[SM_ERR_ROUTING].active ? " (the routing failed: see status)" : "");
 		return NULL;
 	}
 	if (sm->busy || sm->ctl_verify) {

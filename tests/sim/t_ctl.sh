@@ -7,6 +7,8 @@
 . "$(dirname "$0")/common.sh"
 
 sock="$SIM_TMP/ctl.sock"
+mesh="$SIM_TMP/mesh.net"
+gen mesh --x 3 --y 3 -o "$mesh"
 "$IBSMD" --emulate "$SIM_ROOT/etc/demo.net" -s "$sock" -S "$SIM_TMP/state" \
 	>"$SIM_TMP/daemon.out" 2>"$SIM_TMP/daemon.err" &
 daemon=$!
@@ -69,3 +71,25 @@ out=$("$IBSMCTL" -s "$SIM_TMP/nosuch.sock" --json status 2>/dev/null); rc=$?
 [ "$rc" -eq 1 ] && python3 -c 'import json, sys; assert "nosuch.sock" in json.loads(sys.argv[1])["error"]' "$out" ||
 	fail "unreachable daemon --json: exit $rc ($out)"
 pass "an unreachable daemon: exit 1, --json error document"
+
+# a routing failure (ftree on a mesh) shows in status until it clears;
+# routes and verify say why they have nothing
+"$IBSMD" --emulate "$mesh" -R ftree -s "$SIM_TMP/mesh.sock" -S "$SIM_TMP/mstate" \
+	>"$SIM_TMP/mesh.out" 2>"$SIM_TMP/mesh.err" &
+bg_register $!
+mctl() { "$IBSMCTL" -s "$SIM_TMP/mesh.sock" "$@"; }
+routing_failed() { grep -q 'no engine could route' "$SIM_TMP/mesh.err" 2>/dev/null; }
+wait_until 20 routing_failed || fail "ftree on a mesh did not fail: $(tail -n 3 "$SIM_TMP/mesh.err")"
+mctl --json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+e = d["last_error"]
+assert e["kind"] == "routing" and e["message"] == "no engine could route the fabric (tried: ftree)", e
+assert [x["kind"] for x in d["errors"]] == ["routing"], d["errors"]' ||
+	fail "status after a routing failure: $(mctl --json status | head -c 500)"
+out=$(mctl verify 2>&1); rc=$?
+[ "$rc" -eq 1 ] && [ "$out" = "ibsmctl: verify: no routes computed yet (the routing failed: see status)" ] ||
+	fail "verify with no routes: exit $rc ($out)"
+out=$(mctl routes L0-S0 2>&1); rc=$?
+[ "$rc" -eq 1 ] && grep -q 'the routing failed: see status' <<<"$out" || fail "routes with no routes: exit $rc ($out)"
+pass "a routing failure: status last_error names it (kind routing); routes and verify refuse, saying why"
