@@ -14,7 +14,7 @@ gen mesh --x 3 --y 3 -o "$mesh"
 daemon=$!
 bg_register "$daemon"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
-up() { grep -q '^subnet up:' "$SIM_TMP/daemon.out"; }
+up() { grep -q "^subnet up:" "$SIM_TMP/daemon.out" 2>/dev/null; }
 wait_until 20 up || fail "the emulated daemon did not come up: $(tail -n 3 "$SIM_TMP/daemon.err")"
 ctl status >/dev/null || fail "ibsmctl status: $(ctl status 2>&1)"
 
