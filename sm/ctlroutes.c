@@ -213,6 +213,9 @@ static json_t *verify_json(struct ctl_verify *v, const struct verify_report *r)
 		fprintf(fp, "checking the LFTs read from %u switches (%u blocks, %u reads failed)\n",
 			v->t.n_sw, v->blocks, v->failed);
 		verify_print(r, fp);
+		if (v->failed)
+			fprintf(fp, "verify: FAILED: %u reads did not come (their entries count as dropped)\n",
+				v->failed);
 		fclose(fp);
 	}
 	json_t *ex = json_array();
