@@ -18,7 +18,7 @@ PROGRAM_MAINS := traps/ibsm-listen.c
 # The core library: everything but main() of each program.
 CORE_SRCS := sm/fabric.c sm/log.c sm/wfile.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/adopt.c \
 	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
-	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/route.c sm/paths.c sm/traphooks.c sm/migcount.c sm/qos.c \
+	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/ctlroutes.c sm/route.c sm/paths.c sm/traphooks.c sm/migcount.c sm/qos.c \
 	$(wildcard sm/metrics*.c) \
 	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
 	$(wildcard mad/*.c) $(filter-out $(PROGRAM_MAINS),$(wildcard traps/*.c))
@@ -27,7 +27,7 @@ IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
-TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/saperf $(BUILD)/prdbench \
+TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/lftset $(BUILD)/saperf $(BUILD)/prdbench \
 	$(BUILD)/emusa $(BUILD)/emuvm
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
@@ -75,7 +75,8 @@ $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 # Test clients under umad2sim: madflood, make bench's ceiling (ibsim +
-# umad2sim with no SM behind the numbers); madsend, t_robust's hostile host.
+# umad2sim with no SM behind the numbers); madsend, t_robust's hostile host;
+# lftset, t_ctlcmds's corrupted LFT entry.
 $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <arpa/inet.h>
 
@@ -13,6 +14,7 @@
 #include "../mad/sa.h"
 #include "../traps/notify.h"
 #include "control.h"
+#include "ctlroutes.h"
 #include "daemon.h"
 #include "log.h"
 #include "metrics.h"
@@ -81,10 +83,55 @@ static json_t *mad_stats_json(const struct sm *sm)
 	return o;
 }
 
+/* Wall-clock seconds as ISO 8601 in UTC ("2026-11-24T06:39:21Z"). */
+static json_t *iso_time(uint64_t t)
+{
+	char buf[32];
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!t || !gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		return json_null();
+	return json_string(buf);
+}
+
+static json_t *error_json(const struct sm_error *e, enum sm_error_kind kind)
+{
+	return json_pack("{s:s,s:s,s:o,s:o,s:I}", "kind", sm_error_name(kind),
+			 "message", e->msg, "since", iso_time(e->since),
+			 "last", iso_time(e->last), "count", (json_int_t)e->count);
+}
+
+/*
+ * The conditions set and not cleared (sm_set_error): "errors" lists them
+ * all, "last_error" is the one set last (null when there is none).
+ */
+static void add_errors(json_t *o, const struct sm *sm)
+{
+	json_t *all = json_array();
+	int latest = -1;
+	for (int k = 0; k < SM_ERR_N; k++) {
+		const struct sm_error *e = &sm->errors[k];
+		if (!e->active)
+			continue;
+		json_array_append_new(all, error_json(e, (enum sm_error_kind)k));
+		if (latest < 0 || e->seq > sm->errors[latest].seq)
+			latest = k;
+	}
+	json_object_set_new(o, "last_error", latest < 0 ? json_null() :
+			    error_json(&sm->errors[latest], (enum sm_error_kind)latest));
+	json_object_set_new(o, "errors", all);
+}
+
 static json_t *status_json(const struct sm *sm)
 {
 	json_t *o = json_object();
+	uint64_t now = (uint64_t)time(NULL);
+	json_object_set_new(o, "version", json_string(IBSMD_VERSION));
+	json_object_set_new(o, "started", iso_time(sm->start_time));
+	json_object_set_new(o, "uptime_s", json_integer(sm->start_time && now >= sm->start_time ?
+							(json_int_t)(now - sm->start_time) : 0));
 	json_object_set_new(o, "state", json_string(sm_state_name(sm->state)));
+	add_errors(o, sm);
 	json_object_set_new(o, "priority", json_integer(sm->cfg.sm_priority));
 	char g[24];
 	snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->tr.port_guid);
@@ -96,6 +143,7 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "heavy_sweeps", json_integer(sm->heavy_sweeps));
 	json_object_set_new(o, "light_sweeps", json_integer(sm->light_sweeps));
 	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->last_sweep_time));
+	json_object_set_new(o, "last_sweep_date", iso_time(sm->last_sweep_time));
 	json_object_set_new(o, "act_count", json_integer(smstate_act_count(sm)));
 	if (sm->state == SMS_STANDBY) {
 		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->master_guid);
@@ -142,6 +190,7 @@ static json_t *status_json(const struct sm *sm)
 			"unresponsive", s->unresponsive,
 			"lft_blocks", s->prog.lft_blocks,
 			"portinfo_sets", s->prog.portinfo_sets);
+		json_object_set_new(l, "time", iso_time(s->when));
 		json_object_set_new(o, "last_heavy_sweep", l);
 	}
 	/* extended LIDs (sm/xlid_sm.h): the mode and the devices lacking it */
@@ -561,11 +610,11 @@ static const struct ctl_command {
 } commands[] = {
 	{ "status", cmd_status },
 	{ "topology", NULL },
-	{ "lids", NULL },
-	{ "routes", NULL },
+	{ "lids", ctl_lids },
+	{ "routes", ctl_routes },
 	{ "groups", NULL },
 	{ "metrics", cmd_metrics },
-	{ "verify", NULL },
+	{ "verify", ctl_verify },
 	{ "sweep", cmd_sweep },
 	{ "reroute", cmd_reroute },
 	{ "reload", cmd_reload },

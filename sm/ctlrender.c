@@ -159,13 +159,82 @@ static void print_vms(FILE *fp, const json_t *vms)
 	}
 }
 
+static const char *member_str(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "?";
+}
+
+/*
+ * routes SWITCH: as ibroute(8) prints a switch's LFT, one valid entry a
+ * line, "0xLLLL PPP : (destination)".
+ */
+static void print_routes(FILE *fp, const json_t *reply)
+{
+	const json_t *sw = json_object_get(reply, "switch");
+	const json_t *routes = json_object_get(reply, "routes");
+	size_t i;
+	json_t *e;
+
+	fprintf(fp, "Unicast lids of switch Lid %" JSON_INTEGER_FORMAT
+	    " guid %s (%s), engine %s:\n",
+	    json_integer_value(json_object_get(sw, "lid")),
+	    member_str(sw, "guid"), member_str(sw, "description"),
+	    member_str(reply, "engine"));
+	fputs("  Lid  Out   Destination\n       Port     Info \n", fp);
+	json_array_foreach(routes, i, e) {
+		const json_t *d = json_object_get(e, "destination");
+		fprintf(fp, "0x%04llx %03llu : ",
+		    (unsigned long long)json_integer_value(json_object_get(e, "lid")),
+		    (unsigned long long)json_integer_value(json_object_get(e, "port")));
+		if (json_is_object(d))
+			fprintf(fp, "(%s portguid %s: '%s')\n", member_str(d, "type"),
+			    member_str(d, "port_guid"), member_str(d, "description"));
+		else
+			fputs("(no port holds this LID)\n", fp);
+	}
+	fprintf(fp, "%zu valid lids dumped \n", json_array_size(routes));
+}
+
+/* lids: one end port a line, GUID -> LID. */
+static void print_lids(FILE *fp, const json_t *lids)
+{
+	size_t i;
+	json_t *e;
+
+	fprintf(fp, "%-18s %-7s %3s %-15s %4s %s\n", "PORT GUID", "LID",
+	    "LMC", "TYPE", "PORT", "NODE");
+	json_array_foreach(lids, i, e) {
+		char lid[16];
+		snprintf(lid, sizeof(lid), "0x%04llx",
+		    (unsigned long long)json_integer_value(json_object_get(e, "lid")));
+		fprintf(fp, "%-18s %-7s %3" JSON_INTEGER_FORMAT " %-15s %4"
+		    JSON_INTEGER_FORMAT " %s%s\n", member_str(e, "port_guid"), lid,
+		    json_integer_value(json_object_get(e, "lmc")),
+		    member_str(e, "type"),
+		    json_integer_value(json_object_get(e, "port")),
+		    member_str(e, "description"),
+		    json_is_true(json_object_get(e, "vlid")) ? " (vLID)" : "");
+	}
+}
+
 void control_print_text(FILE *fp, const json_t *reply)
 {
 	const json_t *text = json_object_get(reply, "text");
 	const json_t *vms = json_object_get(reply, "vms");
+	const json_t *lids = json_object_get(reply, "lids");
 
 	if (json_is_array(vms) && json_object_size(reply) <= 2) {
 		print_vms(fp, vms);
+		return;
+	}
+	if (json_is_array(json_object_get(reply, "routes")) &&
+	    json_is_object(json_object_get(reply, "switch"))) {
+		print_routes(fp, reply);
+		return;
+	}
+	if (json_is_array(lids)) {
+		print_lids(fp, lids);
 		return;
 	}
 

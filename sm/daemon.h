@@ -25,6 +25,8 @@
 #include "sweep.h"
 #include "vm.h"
 
+#define IBSMD_VERSION "0.1"
+
 struct control;
 struct mad_dispatch;
 struct metrics;
@@ -35,6 +37,7 @@ struct sm_paths;
 struct vmexec;
 struct vmop;
 struct vmshared;
+struct ctl_verify;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -48,6 +51,7 @@ struct sweep_summary {
 	uint32_t vlids;			/* VF ports holding a vLID */
 	uint32_t xlid_lacking;		/* devices asked that lack the extension */
 	int valid;
+	uint64_t when;			/* wall clock, seconds: when it ended */
 };
 
 /* SM-to-SM protocol counters (sm/smstate.c), shown by ibsmctl status. */
@@ -56,6 +60,27 @@ struct sm_counters {
 	uint64_t acks_sent, acks_received;
 	uint64_t sets_received, sets_refused;
 	uint64_t key_mismatches;
+};
+
+/*
+ * The conditions ibsmctl status reports until they clear: each kind is set
+ * where it happens and cleared where the condition goes (sm_set_error).
+ */
+enum sm_error_kind {
+	SM_ERR_ROUTING,		/* no engine could route the fabric */
+	SM_ERR_RELOAD,		/* a policy reload was refused */
+	SM_ERR_SM_KEY,		/* another SM uses a different SM_Key */
+	SM_ERR_STATE,		/* the state directory cannot be written */
+	SM_ERR_N
+};
+
+struct sm_error {
+	int active;
+	uint64_t since;			/* wall clock, seconds: first set */
+	uint64_t last;			/* wall clock, seconds: last set */
+	uint64_t count;			/* times set since it was last clear */
+	uint64_t seq;			/* orders the kinds: the highest was set last */
+	char msg[256];
 };
 
 struct sm {
@@ -156,7 +181,18 @@ struct sm {
 	uint32_t heavy_sweeps, light_sweeps;
 	uint64_t last_sweep_time;	/* wall clock, seconds */
 	struct sweep_summary last;
+	uint64_t start_time;		/* wall clock, seconds: sm_init */
+	struct ctl_verify *ctl_verify;	/* ibsmctl verify reading (ctlroutes.c) */
+	struct sm_error errors[SM_ERR_N];
 };
+
+/* Records (or refreshes) a condition of that kind; the message is printf's. */
+void sm_set_error(struct sm *sm, enum sm_error_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The condition is gone (nothing if it was not set). */
+void sm_clear_error(struct sm *sm, enum sm_error_kind kind);
+/* "routing", "reload", "sm_key", "state". */
+const char *sm_error_name(enum sm_error_kind kind);
 
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen);
 /* Opens the local port and starts the first heavy sweep. */

@@ -21,7 +21,8 @@ static void usage(FILE *fp)
 	    "  -j, --json         print the reply as one JSON document\n"
 	    "  -h, --help / -V, --version\n"
 	    "commands:\n"
-	    "  status                 state, sweeps, counts, routing, MAD stats\n"
+	    "  status                 version, uptime, state, sweeps, counts, MAD stats,\n"
+	    "                         the last error until it clears\n"
 	    "  sweep [--heavy]        request a sweep\n"
 	    "  reroute                recompute and push routes\n"
 	    "  reload                 re-read the policy (same as SIGHUP)\n"
@@ -31,8 +32,11 @@ static void usage(FILE *fp)
 	    "  vm destroy NAME\n"
 	    "  vm migrate NAME --to H [--vf N] [--prepare | --commit]\n"
 	    "                         H: a vSwitch or its PF, node description or GUID\n"
+	    "  lids                   GUID -> LID (and vLID) table\n"
+	    "  routes SWITCH          one switch's LFT (GUID, LID or node description)\n"
+	    "  verify                 read the LFTs back from the switches and check them\n"
 	    "documented, refused by the daemon until implemented:\n"
-	    "  topology [--dot], lids, routes SWITCH, groups, metrics, verify\n", fp);
+	    "  topology [--dot], groups, metrics\n", fp);
 }
 
 static const char *socket_path(const char *opt)
@@ -64,7 +68,31 @@ static int print_error(const char *why, int as_json)
 	return 1;
 }
 
-/* Prints a successful reply; returns the exit status. */
+/*
+ * A command line usage error: exit 2, or with --json (anywhere on the
+ * line) the error document and exit 1, as every --json failure.
+ */
+static int usage_error(const char *why, int as_json)
+{
+	if (as_json)
+		return print_error(why, 1);
+	fprintf(stderr, "ibsmctl: %s\n", why);
+	usage(stderr);
+	return 2;
+}
+
+static int wants_json(int argc, char *argv[])
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			return 1;
+	return 0;
+}
+
+/*
+ * Prints a successful reply; returns the exit status: 0, or 1 when it
+ * reports a failed check (verify's "result": "FAILED").
+ */
 static int print_reply(const json_t *reply, int as_json)
 {
 	if (as_json) {
@@ -77,7 +105,8 @@ static int print_reply(const json_t *reply, int as_json)
 		perror("ibsmctl: stdout");
 		return 1;
 	}
-	return 0;
+	const char *result = json_string_value(json_object_get(reply, "result"));
+	return result && !strcmp(result, "FAILED") ? 1 : 0;
 }
 
 int main(int argc, char *argv[])
@@ -90,10 +119,12 @@ int main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *sock = NULL;
-	int as_json = 0, ch;
+	int as_json = wants_json(argc, argv), ch;
+	char msg[256];
 
+	opterr = 0;	/* usage_error() says it, as JSON with --json */
 	/* '+': options end at COMMAND; what follows belongs to it. */
-	while ((ch = getopt_long(argc, argv, "+s:jhV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:s:jhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			sock = optarg;
@@ -107,16 +138,21 @@ int main(int argc, char *argv[])
 		case 'V':
 			puts(IBSMCTL_VERSION);
 			return 0;
+		case ':':
+			snprintf(msg, sizeof(msg), "option '%s' wants a value",
+			    argv[optind - 1]);
+			return usage_error(msg, as_json);
 		default:
-			usage(stderr);
-			return 2;
+			if (optopt)
+				snprintf(msg, sizeof(msg), "bad option '-%c'", optopt);
+			else
+				snprintf(msg, sizeof(msg), "bad option '%s'",
+				    argv[optind - 1]);
+			return usage_error(msg, as_json);
 		}
 	}
-	if (optind >= argc) {
-		fputs("ibsmctl: no command given\n", stderr);
-		usage(stderr);
-		return 2;
-	}
+	if (optind >= argc)
+		return usage_error("no command given", as_json);
 	const char *cmd = argv[optind];
 	const char **args = calloc((size_t)argc, sizeof(*args));
 	size_t nargs = 0;

@@ -26,7 +26,7 @@
 #include "vm.h"
 #include "vswitch.h"
 
-#define VERSION "0.1"
+#define VERSION IBSMD_VERSION
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
 #define EXIT_CONFIG 78
 

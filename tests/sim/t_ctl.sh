@@ -7,12 +7,14 @@
 . "$(dirname "$0")/common.sh"
 
 sock="$SIM_TMP/ctl.sock"
+mesh="$SIM_TMP/mesh.net"
+gen mesh --x 3 --y 3 -o "$mesh"
 "$IBSMD" --emulate "$SIM_ROOT/etc/demo.net" -s "$sock" -S "$SIM_TMP/state" \
 	>"$SIM_TMP/daemon.out" 2>"$SIM_TMP/daemon.err" &
 daemon=$!
 bg_register "$daemon"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
-up() { grep -q '^subnet up:' "$SIM_TMP/daemon.out"; }
+up() { grep -q "^subnet up:" "$SIM_TMP/daemon.out" 2>/dev/null; }
 wait_until 20 up || fail "the emulated daemon did not come up: $(tail -n 3 "$SIM_TMP/daemon.err")"
 ctl status >/dev/null || fail "ibsmctl status: $(ctl status 2>&1)"
 
@@ -33,10 +35,7 @@ sys.exit(0 if list(doc) == ["error"] and doc["error"].endswith("not implemented 
 }
 refused topology
 refused topology --dot
-refused lids
-refused routes 0x0002c90200000001
 refused groups
-refused verify
 pass "documented commands not implemented yet are refused as such (text and --json)"
 
 # vm: the registry answers; a create on a fabric without vSwitches is refused
@@ -54,7 +53,7 @@ out=$(ctl vm migrate vm1 --commit 2>&1); rc=$?
 pass "vm list answers, vm create (also --shared-lid) without a vSwitch refused"
 
 out=$(ctl frobnicate 2>&1); rc=$?
-[ "$rc" -eq 1 ] && grep -q "^ibsmctl: unknown command 'frobnicate' (status, metrics, sweep, reroute, reload, subscribers, vm)$" <<<"$out" ||
+[ "$rc" -eq 1 ] && grep -q "^ibsmctl: unknown command 'frobnicate' (status, lids, routes, metrics, verify, sweep, reroute, reload, subscribers, vm)$" <<<"$out" ||
 	fail "unknown command: exit $rc ($out)"
 out=$(ctl --json frobnicate 2>/dev/null); rc=$?
 [ "$rc" -eq 1 ] && python3 -c 'import json, sys; assert "unknown command" in json.loads(sys.argv[1])["error"]' "$out" ||
@@ -71,3 +70,25 @@ out=$("$IBSMCTL" -s "$SIM_TMP/nosuch.sock" --json status 2>/dev/null); rc=$?
 [ "$rc" -eq 1 ] && python3 -c 'import json, sys; assert "nosuch.sock" in json.loads(sys.argv[1])["error"]' "$out" ||
 	fail "unreachable daemon --json: exit $rc ($out)"
 pass "an unreachable daemon: exit 1, --json error document"
+
+# a routing failure (ftree on a mesh) shows in status until it clears;
+# routes and verify say why they have nothing
+"$IBSMD" --emulate "$mesh" -R ftree -s "$SIM_TMP/mesh.sock" -S "$SIM_TMP/mstate" \
+	>"$SIM_TMP/mesh.out" 2>"$SIM_TMP/mesh.err" &
+bg_register $!
+mctl() { "$IBSMCTL" -s "$SIM_TMP/mesh.sock" "$@"; }
+routing_failed() { grep -q 'no engine could route' "$SIM_TMP/mesh.err" 2>/dev/null; }
+wait_until 20 routing_failed || fail "ftree on a mesh did not fail: $(tail -n 3 "$SIM_TMP/mesh.err")"
+mctl --json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+e = d["last_error"]
+assert e["kind"] == "routing" and e["message"] == "no engine could route the fabric (tried: ftree)", e
+assert [x["kind"] for x in d["errors"]] == ["routing"], d["errors"]' ||
+	fail "status after a routing failure: $(mctl --json status | head -c 500)"
+out=$(mctl verify 2>&1); rc=$?
+[ "$rc" -eq 1 ] && [ "$out" = "ibsmctl: verify: no routes computed yet (the routing failed: see status)" ] ||
+	fail "verify with no routes: exit $rc ($out)"
+out=$(mctl routes L0-S0 2>&1); rc=$?
+[ "$rc" -eq 1 ] && grep -q 'the routing failed: see status' <<<"$out" || fail "routes with no routes: exit $rc ($out)"
+pass "a routing failure: status last_error names it (kind routing); routes and verify refuse, saying why"

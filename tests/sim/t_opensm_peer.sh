@@ -154,8 +154,11 @@ grep -q '\[warn\]: SM_Key mismatch: SM '"$(host_guid "$O")"' uses SM_Key 0x00000
 	fail "the mismatch is not a warning naming OpenSM: $(grep 'SM_Key mismatch' "$SIM_TMP/c.log" | head -n 2)"
 ctl --json status | python3 -c '
 import json, sys
-m = json.load(sys.stdin).get("sm_key_mismatch")
-sys.exit(0 if m and m["sm_guid"] == sys.argv[1] and m["their_key"] == "0x0000000000000001" else 1)' "$(host_guid "$O")" ||
+d = json.load(sys.stdin)
+m = d.get("sm_key_mismatch")
+e = d["last_error"] or {}
+sys.exit(0 if m and m["sm_guid"] == sys.argv[1] and m["their_key"] == "0x0000000000000001" and
+         e.get("kind") == "sm_key" and sys.argv[1] in e["message"] else 1)' "$(host_guid "$O")" ||
 	fail "ibsmctl --json status: no sm_key_mismatch: $(ctl --json status | head -c 600)"
 masters() {	# how many of the two answer MASTER in their SMInfo
 	{ sminfo_at "$I"; sminfo_at "$O"; } | grep -c 'SMINFO_MASTER'
@@ -168,7 +171,7 @@ sleep 3
 [ "$(masters)" = 1 ] || fail "not one master after 3 s: $(sminfo_at "$I") / $(sminfo_at "$O")"
 [ "$(sets c)" = "$n" ] || fail "ibsmd sent $(( $(sets c) - n )) Sets behind a master of another key"
 check_up "$SIM_TMP/c"
-pass "(c) keys 0 and 0x1: ibsmd warns \"$(grep -o 'SM_Key mismatch: SM [^(]*' "$SIM_TMP/c.log" | head -n 1)\", ibsmctl shows sm_key_mismatch; one MASTER: ibsmd $(ctl status | sed -n 's/^state: //p') with no Set, OpenSM $(sminfo_at "$O" | grep -o 'SMINFO_[A-Z]*'), fabric checked"
+pass "(c) keys 0 and 0x1: ibsmd warns \"$(grep -o 'SM_Key mismatch: SM [^(]*' "$SIM_TMP/c.log" | head -n 1)\", ibsmctl shows sm_key_mismatch and last_error sm_key; one MASTER: ibsmd $(ctl status | sed -n 's/^state: //p') with no Set, OpenSM $(sminfo_at "$O" | grep -o 'SMINFO_[A-Z]*'), fabric checked"
 stop "$OSM_PID"
 stop "$IBSMD_PID"
 

@@ -922,6 +922,29 @@ START_TEST(text_rendering)
 	s = render("{\"ok\":true}");
 	ck_assert_str_eq(s, "");
 	free(s);
+
+	/* routes SWITCH: as ibroute prints an LFT */
+	s = render("{\"ok\":true,\"switch\":{\"guid\":\"0x0000000000000002\","
+	    "\"lid\":2,\"description\":\"S2\"},\"engine\":\"updn\",\"valid\":2,"
+	    "\"routes\":[{\"lid\":2,\"port\":0,\"destination\":{\"type\":\"Switch\","
+	    "\"port_guid\":\"0x0000000000000002\",\"description\":\"S2\"}},"
+	    "{\"lid\":300,\"port\":17}]}");
+	ck_assert_str_eq(s,
+	    "Unicast lids of switch Lid 2 guid 0x0000000000000002 (S2), engine updn:\n"
+	    "  Lid  Out   Destination\n"
+	    "       Port     Info \n"
+	    "0x0002 000 : (Switch portguid 0x0000000000000002: 'S2')\n"
+	    "0x012c 017 : (no port holds this LID)\n"
+	    "2 valid lids dumped \n");
+	free(s);
+	/* lids: a table, vLIDs marked */
+	s = render("{\"ok\":true,\"count\":1,\"lids\":[{\"port_guid\":\"0x0000000000000011\","
+	    "\"lid\":65537,\"lmc\":0,\"vlid\":true,\"type\":\"Channel Adapter\","
+	    "\"port\":3,\"description\":\"hv1\"}]}");
+	ck_assert_str_eq(s,
+	    "PORT GUID          LID     LMC TYPE            PORT NODE\n"
+	    "0x0000000000000011 0x10001   0 Channel Adapter    3 hv1 (vLID)\n");
+	free(s);
 }
 END_TEST
 
@@ -933,7 +956,7 @@ END_TEST
 START_TEST(daemon_commands)
 {
 	static const char *const todo[] = {
-		"topology", "lids", "routes", "groups", "verify",
+		"topology", "groups",
 	};
 	struct sm *sm = calloc(1, sizeof(*sm));
 	json_t *args = json_pack("[s]", "list");
@@ -951,7 +974,49 @@ START_TEST(daemon_commands)
 	ck_assert_ptr_null(sm_control(sm, "frobnicate", args, err,
 	    sizeof(err)));
 	ck_assert_str_eq(err,
-	    "unknown command 'frobnicate' (status, metrics, sweep, reroute, reload, subscribers, vm)");
+	    "unknown command 'frobnicate' (status, lids, routes, metrics, verify, sweep, reroute, reload, subscribers, vm)");
+	/* lids, routes, verify: refused before the first configuration */
+	json_t *none0 = json_array();
+	static const char *const routed[] = { "lids", "routes", "verify" };
+	json_t *one = json_pack("[s]", "L0-S0");
+	for (size_t i = 0; i < 3; i++) {
+		err[0] = '\0';
+		ck_assert_ptr_null(sm_control(sm, routed[i], i == 1 ? one : none0,
+		    err, sizeof(err)));
+		ck_assert_msg(strstr(err, "no configured subnet yet") != NULL,
+		    "%s: %s", routed[i], err);
+	}
+	ck_assert_ptr_null(sm_control(sm, "routes", none0, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "usage: routes SWITCH") != NULL, "%s", err);
+	json_decref(one);
+	/* status: the last error set, until it clears */
+	json_t *st = sm_control(sm, "status", none0, err, sizeof(err));
+	ck_assert_ptr_nonnull(st);
+	ck_assert(json_is_null(json_object_get(st, "last_error")));
+	json_decref(st);
+	sm_set_error(sm, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)", "x");
+	sm_set_error(sm, SM_ERR_RELOAD, "policy not reloaded: %s", "p.yaml:2:3: bad");
+	sm_set_error(sm, SM_ERR_RELOAD, "policy not reloaded: %s", "p.yaml:4:1: bad");
+	st = sm_control(sm, "status", none0, err, sizeof(err));
+	ck_assert_ptr_nonnull(st);
+	json_t *le = json_object_get(st, "last_error");
+	ck_assert_str_eq(json_string_value(json_object_get(le, "kind")), "reload");
+	ck_assert_str_eq(json_string_value(json_object_get(le, "message")),
+	    "policy not reloaded: p.yaml:4:1: bad");
+	ck_assert_int_eq(json_integer_value(json_object_get(le, "count")), 2);
+	ck_assert_uint_eq(json_array_size(json_object_get(st, "errors")), 2);
+	json_decref(st);
+	sm_clear_error(sm, SM_ERR_RELOAD);
+	st = sm_control(sm, "status", none0, err, sizeof(err));
+	le = json_object_get(st, "last_error");
+	ck_assert_str_eq(json_string_value(json_object_get(le, "kind")), "routing");
+	ck_assert_uint_eq(json_array_size(json_object_get(st, "errors")), 1);
+	json_decref(st);
+	sm_clear_error(sm, SM_ERR_ROUTING);
+	st = sm_control(sm, "status", none0, err, sizeof(err));
+	ck_assert(json_is_null(json_object_get(st, "last_error")));
+	json_decref(st);
+	json_decref(none0);
 	ck_assert_ptr_null(sm_control(sm, "Status", args, err, sizeof(err)));
 	ck_assert_msg(strncmp(err, "unknown command", 15) == 0, "%s", err);
 	ck_assert_ptr_null(sm_control(sm, "reroute", args, err, sizeof(err)));

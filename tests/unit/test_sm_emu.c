@@ -9,7 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include "mad/emu.h"
+#include "sm/control.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
 #include "sm/topo.h"
@@ -281,6 +285,18 @@ static void run_until_sweeps(struct run *r, uint32_t n)
 		      r->sm->heavy_sweeps, n);
 }
 
+/* A daemon (not --once, no light sweeps) on the tree, after its first heavy sweep. */
+static void start_daemon(struct run *r)
+{
+	char err[256] = "";
+	setup_run(r);
+	r->sm->once = 0;
+	r->sm->cfg.sweep_interval_s = 0;
+	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+	run_until_sweeps(r, 1);
+}
+
 #define MAX_TEST_LID 40
 
 /* Every switch's LFT entries 1..MAX_TEST_LID as the emulated devices hold them. */
@@ -341,14 +357,8 @@ static void assert_up_but(const struct run *r, uint32_t a, int pa)
 START_TEST(t_link_lost_repaired)
 {
 	struct run r;
-	char err[256] = "";
 	static int before[64][MAX_TEST_LID + 1], after[64][MAX_TEST_LID + 1];
-	setup_run(&r);
-	r.sm->once = 0;
-	r.sm->cfg.sweep_interval_s = 0;
-	ck_assert_msg(sm_init(r.sm, r.base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(r.sm, r.e, err, sizeof(err)) == 0, "%s", err);
-	run_until_sweeps(&r, 1);
+	start_daemon(&r);
 	assert_up(&r, 0);
 	const struct fabric *f = &r.topo;
 	ck_assert_uint_le(f->n_nodes, 64);
@@ -415,13 +425,7 @@ END_TEST
 START_TEST(t_second_sweep_writes_nothing)
 {
 	struct run r;
-	char err[256] = "";
-	setup_run(&r);
-	r.sm->once = 0;
-	r.sm->cfg.sweep_interval_s = 0;
-	ck_assert_msg(sm_init(r.sm, r.base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(r.sm, r.e, err, sizeof(err)) == 0, "%s", err);
-	run_until_sweeps(&r, 1);
+	start_daemon(&r);
 	assert_up(&r, 0);
 	uint64_t sets = txn_get_stats(r.sm->txn)->sets;
 	sm_request_heavy(r.sm, "test");
@@ -431,6 +435,141 @@ START_TEST(t_second_sweep_writes_nothing)
 		      (unsigned long long)(txn_get_stats(r.sm->txn)->sets - sets),
 		      r.sm->last.prog.pkey_sets);
 	teardown_run(&r);
+}
+END_TEST
+
+/* ---- ibsmctl verify (sm/ctlroutes.c): the tables the devices hold ---- */
+
+/* A switch whose LFT Get answers one entry wrong (verify's reads only). */
+struct bad_entry {
+	uint64_t sw_guid;
+	uint32_t lid;
+	uint8_t port;
+};
+
+static int lft_with_bad_entry(void *ctx, struct emu *e, struct emu_smp *s)
+{
+	const struct bad_entry *b = ctx;
+	if (s->method != 0x01)
+		return 0x1c;	/* no Set while the test reads */
+	for (uint32_t k = 0; k < 64; k++) {
+		int p = emu_lft_entry(e, s->node_guid, s->attr_mod * 64 + k);
+		s->data[k] = p < 0 ? 0xff : (uint8_t)p;
+	}
+	if (s->node_guid == b->sw_guid && s->attr_mod == b->lid / 64)
+		s->data[b->lid % 64] = b->port;
+	return 0;
+}
+
+struct ctl_client {
+	struct run *r;
+	int fd;
+	char buf[65536];
+	size_t len;
+	int done, ticks;
+	int stop_when_reading;	/* break once ctl_verify runs, not at the reply */
+};
+
+static void on_client(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl_client *c = arg;
+	if (what & EV_TIMEOUT) {	/* the tick */
+		if ((c->stop_when_reading && c->r->sm->ctl_verify) || ++c->ticks > 5000)
+			event_base_loopbreak(c->r->base);
+		return;
+	}
+	ssize_t n = read(fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
+	if (n <= 0) {
+		c->done = -1;
+		event_base_loopbreak(c->r->base);
+		return;
+	}
+	c->len += (size_t)n;
+	c->buf[c->len] = '\0';
+	if (memchr(c->buf, '\n', c->len)) {
+		c->done = 1;
+		event_base_loopbreak(c->r->base);
+	}
+}
+
+/* Sends one request over the daemon's control socket, runs the loop until the reply. */
+static json_t *ctl_request(struct run *r, const char *path, const char *line,
+			   int stop_when_reading)
+{
+	struct ctl_client c = { .r = r, .stop_when_reading = stop_when_reading };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	c.fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_ge(c.fd, 0);
+	ck_assert_int_eq(connect(c.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(write(c.fd, line, strlen(line)), (ssize_t)strlen(line));
+	struct event *rd = event_new(r->base, c.fd, EV_READ | EV_PERSIST, on_client, &c);
+	struct event *tick = event_new(r->base, -1, EV_PERSIST, on_client, &c);
+	struct timeval two_ms = { 0, 2000 };
+	event_add(rd, NULL);
+	event_add(tick, &two_ms);
+	event_base_dispatch(r->base);
+	event_free(rd);
+	event_free(tick);
+	close(c.fd);
+	if (stop_when_reading)
+		return NULL;
+	ck_assert_msg(c.done == 1, "no reply to %s", line);
+	json_error_t jerr;
+	json_t *reply = json_loads(c.buf, JSON_DISABLE_EOF_CHECK, &jerr);
+	ck_assert_msg(reply != NULL, "%s: %s", jerr.text, c.buf);
+	return reply;
+}
+
+START_TEST(t_verify_reads_devices)
+{
+	struct run r;
+	char err[256] = "", path[128];
+	start_daemon(&r);
+	snprintf(path, sizeof(path), "%s/ctl.sock", r.state);
+	r.sm->ctl = control_open(r.base, path, sm_control, r.sm, err, sizeof(err));
+	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+
+	/* what the switches hold is what the SM wrote: OK */
+	uint64_t gets = txn_get_stats(r.sm->txn)->all.sent;
+	json_t *rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
+	ck_assert_msg(json_is_true(json_object_get(rep, "ok")), "%s",
+		      json_string_value(json_object_get(rep, "error")));
+	ck_assert_str_eq(json_string_value(json_object_get(rep, "result")), "OK");
+	ck_assert_int_eq(json_integer_value(json_object_get(rep, "switches")), 6);
+	ck_assert_int_eq(json_integer_value(json_object_get(rep, "reads_failed")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(rep, "unreachable")), 0);
+	/* one SwitchInfo and one LFT block (LIDs < 64) per switch */
+	ck_assert_uint_eq(txn_get_stats(r.sm->txn)->all.sent - gets, 12);
+	json_decref(rep);
+
+	/* L0 answers the entry of H11's LID as port 0: dropped, named */
+	uint32_t h11 = (uint32_t)emu_port_lid(r.e, 0x1000 + 4 * 11, 1);
+	struct bad_entry bad = { .sw_guid = 0x100, .lid = h11, .port = 0 };
+	ck_assert_int_eq(emu_register_attr(r.e, 0x0019, lft_with_bad_entry, &bad), 0);
+	rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
+	ck_assert_str_eq(json_string_value(json_object_get(rep, "result")), "FAILED");
+	ck_assert_int_gt(json_integer_value(json_object_get(rep, "drops")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(rep, "entries_differing_from_sm")), 1);
+	json_t *f0 = json_array_get(json_object_get(rep, "failures"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(f0, "lid")), h11);
+	ck_assert_str_eq(json_string_value(json_object_get(f0, "failure")), "drop");
+	ck_assert_str_eq(json_string_value(json_object_get(f0, "switch")), "L0");
+	json_decref(rep);
+
+	/* a sweep running: refused; a verify in flight at shutdown: cancelled, freed */
+	r.sm->busy = 1;
+	rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
+	ck_assert_str_eq(json_string_value(json_object_get(rep, "error")),
+			 "verify: a sweep is running; try again when it is done");
+	json_decref(rep);
+	r.sm->busy = 0;
+	emu_set_latency(r.e, 200000, 0);	/* the answers take 200 ms */
+	ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 1);
+	ck_assert_ptr_nonnull(r.sm->ctl_verify);
+	control_close(r.sm->ctl);
+	r.sm->ctl = NULL;
+	teardown_run(&r);	/* sm_shutdown cancels the reads; ASan sees the rest */
 }
 END_TEST
 
@@ -446,6 +585,7 @@ static Suite *sm_emu_suite(void)
 	tcase_add_test(tc, t_pkey_written_only_where_needed);
 	tcase_add_test(tc, t_link_lost_repaired);
 	tcase_add_test(tc, t_second_sweep_writes_nothing);
+	tcase_add_test(tc, t_verify_reads_devices);
 	suite_add_tcase(s, tc);
 	return s;
 }
