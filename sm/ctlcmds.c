@@ -13,6 +13,7 @@
 #include "../mad/sa.h"
 #include "../traps/notify.h"
 #include "control.h"
+#include "ctltopo.h"
 #include "daemon.h"
 #include "log.h"
 #include "sa.h"
@@ -542,7 +543,7 @@ static const struct ctl_command {
 	json_t *(*run)(struct sm *, json_t *, char *, size_t);
 } commands[] = {
 	{ "status", cmd_status },
-	{ "topology", NULL },
+	{ "topology", ctl_topology },
 	{ "lids", NULL },
 	{ "routes", NULL },
 	{ "groups", NULL },

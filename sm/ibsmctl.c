@@ -22,6 +22,7 @@ static void usage(FILE *fp)
 	    "  -h, --help / -V, --version\n"
 	    "commands:\n"
 	    "  status                 state, sweeps, counts, routing, MAD stats\n"
+	    "  topology [--dot]       switches, hosts, links, routes per link (--dot: Graphviz)\n"
 	    "  sweep [--heavy]        request a sweep\n"
 	    "  reroute                recompute and push routes\n"
 	    "  reload                 re-read the policy (same as SIGHUP)\n"
@@ -32,7 +33,7 @@ static void usage(FILE *fp)
 	    "  vm migrate NAME --to H [--vf N] [--prepare | --commit]\n"
 	    "                         H: a vSwitch or its PF, node description or GUID\n"
 	    "documented, refused by the daemon until implemented:\n"
-	    "  topology [--dot], lids, routes SWITCH, groups, metrics, verify\n", fp);
+	    "  lids, routes SWITCH, groups, metrics, verify\n", fp);
 }
 
 static const char *socket_path(const char *opt)

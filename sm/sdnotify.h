@@ -1,0 +1,27 @@
+/*
+ * systemd's service notifications (sd_notify(3)) for Type=notify: READY=1
+ * once, when the subnet is first up (MASTER) or another SM is found in
+ * charge (STANDBY); a STATUS= line at every state change and heavy sweep
+ * (what `systemctl status ibsmd` shows); WATCHDOG=1 from the event loop
+ * at half the WatchdogSec= interval, so a loop that stops turning is
+ * killed and restarted; STOPPING=1 at SIGTERM.  All of it does nothing
+ * when NOTIFY_SOCKET is unset (not started by systemd).
+ */
+#ifndef IBSMD_SDNOTIFY_H
+#define IBSMD_SDNOTIFY_H
+
+#include <event2/event.h>
+
+/* STATUS=status, with READY=1 the first time ready is set. */
+void sdn_status(int ready, const char *status);
+/* STOPPING=1. */
+void sdn_stopping(void);
+/*
+ * Starts the WATCHDOG=1 timer on base when systemd asks for one
+ * (sd_watchdog_enabled); returns 1 if started, 0 if not asked, -1 on
+ * ENOMEM.  sdn_watchdog_stop() frees it.
+ */
+int sdn_watchdog_start(struct event_base *base);
+void sdn_watchdog_stop(void);
+
+#endif
