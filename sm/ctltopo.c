@@ -147,12 +147,20 @@ json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen)
 		return NULL;
 	}
 	const struct fabric *f = &sm->sub.model->f;
-	const struct lft_tables *t = sm->sub.lft.n_sw ? &sm->sub.lft : NULL;
+	/*
+	 * In a heavy sweep the model can be ahead of the tables (being
+	 * adopted or routed for it): no routes per link until it is done.
+	 */
+	int in_sweep = sm->busy == 1;
+	const struct lft_tables *t = sm->sub.lft.n_sw && !in_sweep ? &sm->sub.lft : NULL;
 	if (as_dot)
 		return topology_dot(f, t, err, errlen);
 	json_t *o = topology_json(f, t, 1);
 	if (!o)
 		snprintf(err, errlen, "out of memory");
+	else if (!t)
+		json_object_set_new(o, "routes_left_out", json_string(in_sweep ?
+				    "a heavy sweep is running" : "no routes"));
 	return o;
 }
 
@@ -192,6 +200,9 @@ void topology_print_text(FILE *fp, const json_t *reply)
 	if (busiest)
 		fprintf(fp, "; busiest link direction: %" JSON_INTEGER_FORMAT " routes",
 			json_integer_value(busiest));
+	else
+		fprintf(fp, "; routes per link left out: %s",
+			str_of(reply, "routes_left_out"));
 	fputs("\n\nswitches:\n", fp);
 	json_array_foreach(sws, i, v) {
 		const json_t *rank = json_object_get(v, "rank");
