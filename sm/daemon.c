@@ -258,7 +258,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	if (ps->cancelled)
 		return;
 	if (ps->unrouted) {	/* sm_route said why; nothing was activated */
-		sdn_status(0, "routing failed: nothing activated (see the log)");
+		sdn_status(NULL, "routing failed: nothing activated (see the log)");
 		if (sm->once)
 			sm_stop(sm, 1);
 		else
@@ -885,7 +885,7 @@ void sm_notify(struct sm *sm, const char *what)
 	else
 		snprintf(st, sizeof(st), "%s since %s, %u heavy sweeps", what, when,
 			 sm->heavy_sweeps);
-	sdn_status(1, st);
+	sdn_status(&sm->notified_ready, st);
 }
 
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)

@@ -687,6 +687,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	struct sm *sm = calloc(1, sizeof(*sm));
 	struct event_base *base = event_base_new();
 	struct event *sigs[4] = { NULL };
+	struct event *watchdog = NULL;	/* WATCHDOG=1 (sdnotify.h) */
 	struct emu *emu = NULL;
 	int rc = 1;
 	if (!sm || !base) {
@@ -721,7 +722,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 			event_add(sigs[i], NULL);
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (!o->once && sdn_watchdog_start(base) < 0) {
+	if (!o->once && sdn_watchdog_start(base, &watchdog) < 0) {
 		fprintf(stderr, "ibsmd: out of memory\n");
 		goto out;
 	}
@@ -764,7 +765,8 @@ out:
 		}
 		emu_free(emu);
 	}
-	sdn_watchdog_stop();
+	if (watchdog)
+		event_free(watchdog);
 	for (int i = 0; i < 4; i++)
 		if (sigs[i])
 			event_free(sigs[i]);

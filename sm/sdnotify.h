@@ -5,23 +5,26 @@
  * (what `systemctl status ibsmd` shows); WATCHDOG=1 from the event loop
  * at half the WatchdogSec= interval, so a loop that stops turning is
  * killed and restarted; STOPPING=1 at SIGTERM.  All of it does nothing
- * when NOTIFY_SOCKET is unset (not started by systemd).
+ * when NOTIFY_SOCKET is unset (not started by systemd).  No state of its
+ * own: the caller keeps whether READY=1 went out, and the timer.
  */
 #ifndef IBSMD_SDNOTIFY_H
 #define IBSMD_SDNOTIFY_H
 
 #include <event2/event.h>
 
-/* STATUS=status, with READY=1 the first time ready is set. */
-void sdn_status(int ready, const char *status);
+/*
+ * STATUS=status, with READY=1 too when ready_sent points to 0 (then set
+ * to 1 once sent); NULL: not a ready state.
+ */
+void sdn_status(int *ready_sent, const char *status);
 /* STOPPING=1. */
 void sdn_stopping(void);
 /*
  * Starts the WATCHDOG=1 timer on base when systemd asks for one
- * (sd_watchdog_enabled); returns 1 if started, 0 if not asked, -1 on
- * ENOMEM.  sdn_watchdog_stop() frees it.
+ * (sd_watchdog_enabled): *ev is the timer (the caller frees it), NULL if
+ * none was asked for.  Returns 0, or -1 on ENOMEM.
  */
-int sdn_watchdog_start(struct event_base *base);
-void sdn_watchdog_stop(void);
+int sdn_watchdog_start(struct event_base *base, struct event **ev);
 
 #endif
