@@ -22,6 +22,7 @@ CORE_SRCS := sm/fabric.c sm/log.c sm/wfile.c sm/config.c sm/topo.c sm/dump.c sm/
 	$(wildcard sm/metrics*.c) \
 	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
 	$(wildcard mad/*.c) $(filter-out $(PROGRAM_MAINS),$(wildcard traps/*.c))
+CORE_SRCS += sm/dot.c sm/ctltopo.c sm/sdnotify.c
 CORE_SRCS += sm/events.c $(wildcard sm/vm*.c sm/vswitch*.c) sm/xlid_sm.c
 IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
@@ -38,7 +39,7 @@ HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 
-.PHONY: all deps demo check unit sim bench install clean
+.PHONY: all deps demo check unit sim bench install uninstall clean
 all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(SHIMS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
@@ -121,19 +122,39 @@ bench: deps
 	$(MAKE) all
 	tests/bench.sh
 
+# Where `make install` puts things; DESTDIR stages them (packaging).
+BINDIR     = $(PREFIX)/bin
+SBINDIR    = $(PREFIX)/sbin
+MANDIR     = $(PREFIX)/share/man
+UNITDIR    = $(PREFIX)/lib/systemd/system
+SYSCONFDIR = /etc
+MAN8       := ibsmd.8 ibsmctl.8 ibsm-listen.8
+INSTALLED  = $(SBINDIR)/ibsmd $(BINDIR)/ibsmctl $(BINDIR)/ibsm-listen \
+	$(MAN8:%=$(MANDIR)/man8/%) $(MANDIR)/man5/ibsmd.yaml.5 \
+	$(SYSCONFDIR)/ibsmd/ibsmd.yaml.example $(UNITDIR)/ibsmd.service
+INSTALL_DIRS = $(SBINDIR) $(BINDIR) $(MANDIR)/man8 $(MANDIR)/man5 \
+	$(SYSCONFDIR)/ibsmd $(UNITDIR)
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man5 \
-		$(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)/etc/ibsmd $(DESTDIR)$(PREFIX)/lib/systemd/system
-	install -m 755 $(BUILD)/ibsmd $(DESTDIR)$(PREFIX)/sbin/ibsmd
-	install -m 755 $(BUILD)/ibsmctl $(DESTDIR)$(PREFIX)/bin/ibsmctl
-	install -m 755 $(BUILD)/ibsm-listen $(DESTDIR)$(PREFIX)/bin/ibsm-listen
-	install -m 644 man/ibsm-listen.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 man/ibsmd.8 man/ibsmctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/
-	install -m 644 man/ibsmd.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/
-	install -m 644 etc/ibsmd.yaml $(DESTDIR)/etc/ibsmd/ibsmd.yaml.example
-	sed 's|@SBINDIR@|$(PREFIX)/sbin|' etc/ibsmd.service.in > $(DESTDIR)$(PREFIX)/lib/systemd/system/ibsmd.service
+	install -d $(addprefix $(DESTDIR),$(INSTALL_DIRS))
+	install -m 755 $(BUILD)/ibsmd $(DESTDIR)$(SBINDIR)/ibsmd
+	install -m 755 $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(DESTDIR)$(BINDIR)/
+	install -m 644 $(MAN8:%=man/%) $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 man/ibsmd.yaml.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 etc/ibsmd.yaml $(DESTDIR)$(SYSCONFDIR)/ibsmd/ibsmd.yaml.example
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' etc/ibsmd.service.in \
+		> $(DESTDIR)$(UNITDIR)/ibsmd.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/ibsmd.service
+
+# Removes what install put there, and /etc/ibsmd when empty (a policy the
+# operator wrote stays).  Under DESTDIR also the directories install made,
+# once empty, up to DESTDIR: a staging tree is left as it was.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/ibsmd 2>/dev/null
+	@if [ -n "$(DESTDIR)" ]; then for d in $(INSTALL_DIRS); do \
+		while [ "$$d" != / ]; do rmdir "$(DESTDIR)$$d" 2>/dev/null; \
+			[ -e "$(DESTDIR)$$d" ] && break; d=$$(dirname "$$d"); done; done; fi
 
 clean:
 	rm -rf $(BUILD)

@@ -15,6 +15,7 @@
 #include "../traps/notify.h"
 #include "control.h"
 #include "ctlroutes.h"
+#include "ctltopo.h"
 #include "daemon.h"
 #include "log.h"
 #include "metrics.h"
@@ -609,7 +610,7 @@ static const struct ctl_command {
 	json_t *(*run)(struct sm *, json_t *, char *, size_t);
 } commands[] = {
 	{ "status", cmd_status },
-	{ "topology", NULL },
+	{ "topology", ctl_topology },
 	{ "lids", ctl_lids },
 	{ "routes", ctl_routes },
 	{ "groups", NULL },

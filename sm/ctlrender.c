@@ -3,6 +3,7 @@
  * ctlrender.h), for ibsmctl without --json.
  */
 #include "ctlrender.h"
+#include "ctltopo.h"
 
 #include <string.h>
 
@@ -224,6 +225,10 @@ void control_print_text(FILE *fp, const json_t *reply)
 	const json_t *vms = json_object_get(reply, "vms");
 	const json_t *lids = json_object_get(reply, "lids");
 
+	if (topology_is_reply(reply)) {
+		topology_print_text(fp, reply);
+		return;
+	}
 	if (json_is_array(vms) && json_object_size(reply) <= 2) {
 		print_vms(fp, vms);
 		return;

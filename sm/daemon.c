@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-#include <systemd/sd-daemon.h>
 #include <time.h>
 
 #include "../mad/emu.h"
@@ -24,6 +23,7 @@
 #include "qos.h"
 #include "route.h"
 #include "sa.h"
+#include "sdnotify.h"
 #include "state.h"
 #include "vmops.h"
 #include "vmshared.h"
@@ -303,6 +303,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	if (ps->cancelled)
 		return;
 	if (ps->unrouted) {	/* sm_route said why; nothing was activated */
+		sdn_status(NULL, "routing failed: nothing activated (see the log)");
 		if (sm->once)
 			sm_stop(sm, 1);
 		else
@@ -927,12 +928,27 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * systemd: READY=1 the first time, and a STATUS= line (sm/sdnotify.h):
+ * the state, and as MASTER the heavy sweep just done, with its time.
+ */
 void sm_notify(struct sm *sm, const char *what)
 {
-	char st[128];
-	snprintf(st, sizeof(st), "READY=1\nSTATUS=%s, %u heavy sweeps", what,
-		 sm->heavy_sweeps);
-	sd_notify(0, st);
+	char st[384], when[32];
+	const struct sweep_summary *s = &sm->last;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
+	if (strcmp(what, "MASTER") == 0 && s->valid)
+		snprintf(st, sizeof(st), "MASTER: heavy sweep %u at %s in %llu ms, %u switches, %u CAs, %u LIDs, routing %s%s",
+			 sm->heavy_sweeps, when, (unsigned long long)s->sweep_ms,
+			 s->switches, s->cas, s->lids, s->routing ? s->routing : "none",
+			 s->prog.failed ? " (some writes failed)" : "");
+	else
+		snprintf(st, sizeof(st), "%s since %s, %u heavy sweeps", what, when,
+			 sm->heavy_sweeps);
+	sdn_status(&sm->notified_ready, st);
 }
 
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)

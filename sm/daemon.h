@@ -179,6 +179,7 @@ struct sm {
 	uint64_t key_mismatch_guid, key_mismatch_key;	/* the last mismatch seen */
 	struct sm_counters smc;
 	uint32_t heavy_sweeps, light_sweeps;
+	int notified_ready;		/* systemd has had READY=1 (sdnotify.h) */
 	uint64_t last_sweep_time;	/* wall clock, seconds */
 	struct sweep_summary last;
 	uint64_t start_time;		/* wall clock, seconds: sm_init */

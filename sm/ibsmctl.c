@@ -23,6 +23,7 @@ static void usage(FILE *fp)
 	    "commands:\n"
 	    "  status                 version, uptime, state, sweeps, counts, MAD stats,\n"
 	    "                         the last error until it clears\n"
+	    "  topology [--dot]       switches, hosts, links, routes per link (--dot: Graphviz)\n"
 	    "  sweep [--heavy]        request a sweep\n"
 	    "  reroute                recompute and push routes\n"
 	    "  reload                 re-read the policy (same as SIGHUP)\n"
@@ -36,7 +37,7 @@ static void usage(FILE *fp)
 	    "  routes SWITCH          one switch's LFT (GUID, LID or node description)\n"
 	    "  verify                 read the LFTs back from the switches and check them\n"
 	    "documented, refused by the daemon until implemented:\n"
-	    "  topology [--dot], groups, metrics\n", fp);
+	    "  groups\n", fp);
 }
 
 static const char *socket_path(const char *opt)

@@ -13,6 +13,7 @@
 #include "../reconfig/migrate.h"
 #include "../routing/hol.h"
 #include "../routing/verify.h"
+#include "dot.h"
 #include "qos.h"
 #include "../routing/voqsw.h"
 #include "control.h"
@@ -22,6 +23,7 @@
 #include "log.h"
 #include "migcount.h"
 #include "route.h"
+#include "sdnotify.h"
 #include "topo.h"
 #include "vm.h"
 #include "vswitch.h"
@@ -46,6 +48,7 @@ struct options {
 	const char *pattern;	/* --pattern: hotspot:DEST[,N] or FILE */
 	const char *dump_lfts;
 	const char *dump_topology;
+	const char *dot;	/* --dot FILE */
 	int log_level;
 	const char *mig_src, *mig_dst;	/* --migrate SRC DST */
 	int scheme, method;
@@ -97,6 +100,8 @@ static void usage(FILE *fp)
 "      --method M         with --migrate: ftreeminrc (default), itrc or full\n"
 "      --dump-lfts FILE   write every switch's LFT (dump_fts -n format)\n"
 "      --dump-topology FILE  write the fabric as ibnetdiscover output, with LIDs\n"
+"      --dot FILE         with --offline: the fabric as Graphviz DOT, links coloured by\n"
+"                         routes per link, failed links dashed red\n"
 "      --log-level LEVEL  error, warn, notice (default), info, debug\n"
 "  -h, --help             this text\n"
 "  -V, --version          the version\n", names);
@@ -105,7 +110,7 @@ static void usage(FILE *fp)
 
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
-       OPT_NOT_YET };
+       OPT_DOT, OPT_NOT_YET };
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -126,11 +131,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "dump-lfts", required_argument, NULL, OPT_DUMP_LFTS },
 		{ "dump-topology", required_argument, NULL, OPT_DUMP_TOPO },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "dot", required_argument, NULL, OPT_DOT },
 		/* documented (INTERFACE.md), for coming issues: refused, not ignored */
 		{ "migrate", required_argument, NULL, OPT_MIGRATE },
 		{ "scheme", required_argument, NULL, OPT_SCHEME },
 		{ "method", required_argument, NULL, OPT_METHOD },
-		{ "dot", required_argument, NULL, OPT_NOT_YET },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -172,6 +177,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_PATTERN: o->pattern = optarg; break;
 		case OPT_DUMP_LFTS: o->dump_lfts = optarg; break;
 		case OPT_DUMP_TOPO: o->dump_topology = optarg; break;
+		case OPT_DOT: o->dot = optarg; break;
 		case OPT_LOG_LEVEL:
 			o->log_level = log_level_parse(optarg);
 			if (o->log_level < 0) {
@@ -237,6 +243,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		o->method = MIG_FTREEMINRC;
 	if (o->verify && !o->once && !o->offline && !o->emulate) {
 		fprintf(stderr, "ibsmd: --verify needs --once, --offline or --emulate\n");
+		return -1;
+	}
+	if (o->dot && !o->offline) {
+		fprintf(stderr, "ibsmd: --dot needs --offline (a running daemon: ibsmctl topology --dot)\n");
 		return -1;
 	}
 	if (o->pattern && !o->verify) {
@@ -314,6 +324,15 @@ static int w_topo(FILE *fp, const void *a, const void *b)
 static int w_lfts(FILE *fp, const void *a, const void *b)
 {
 	return dump_lfts(a, b, fp);
+}
+
+static int w_dot(FILE *fp, const void *a, const void *b)
+{
+	const struct dot_opts o = {
+		.fold_hosts = DOT_FOLD_HOSTS,
+		.title = "ibsmd --offline: the routes it would program",
+	};
+	return dot_write(fp, a, b, &o, NULL);
 }
 
 /* ---- --verify ---- */
@@ -627,6 +646,8 @@ static int run_offline(const struct config *cfg, const struct options *o)
 		goto out;
 	if (o->dump_lfts && write_file(o->dump_lfts, w_lfts, &f, &t) < 0)
 		goto out;
+	if (o->dot && write_file(o->dot, w_dot, &f, &t) < 0)
+		goto out;
 	sm_print_summary(&s, "offline");
 	rc = o->verify ? run_verify(&f, &t, s.routing, "the computed LFTs",
 				    cfg->max_op_vls) : 0;
@@ -655,6 +676,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	log_notice("signal %d: stopping", (int)sig);
+	sdn_stopping();
 	sm->stopping = 1;
 	event_base_loopbreak(sm->base);
 }
@@ -665,6 +687,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	struct sm *sm = calloc(1, sizeof(*sm));
 	struct event_base *base = event_base_new();
 	struct event *sigs[4] = { NULL };
+	struct event *watchdog = NULL;	/* WATCHDOG=1 (sdnotify.h) */
 	struct emu *emu = NULL;
 	int rc = 1;
 	if (!sm || !base) {
@@ -699,6 +722,10 @@ static int run_fabric(struct config *cfg, const struct options *o)
 			event_add(sigs[i], NULL);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	if (!o->once && sdn_watchdog_start(base, &watchdog) < 0) {
+		fprintf(stderr, "ibsmd: out of memory\n");
+		goto out;
+	}
 	if (o->emulate) {
 		struct fabric topo;
 		fabric_init(&topo);
@@ -738,6 +765,8 @@ out:
 		}
 		emu_free(emu);
 	}
+	if (watchdog)
+		event_free(watchdog);
 	for (int i = 0; i < 4; i++)
 		if (sigs[i])
 			event_free(sigs[i]);

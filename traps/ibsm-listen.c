@@ -6,7 +6,7 @@
  * a 0-hop PortInfo Get of its own port gives the SM LID (a new SM means
  * subscribe again), and an InformInfoRecord query asks the SM whether it
  * still holds the subscription (an SM that forgot it, e.g. restarted
- * without its state, gets it again).  See ibsm-listen(1).
+ * without its state, gets it again).  See ibsm-listen(8).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -61,13 +61,20 @@ struct listener {
 	int vg_pending;
 };
 
-static void usage(void)
+/* The usage text: on stdout and exit 0 for --help, else stderr and 2. */
+static void usage_to(FILE *fp, int status)
 {
-	fprintf(stderr,
+	fprintf(fp,
 		"usage: ibsm-listen [-d CA] [-p PORT] [--trap N[,N...]|all] [--count N]\n"
 		"                   [--timeout SEC] [--exec CMD] [--check-interval SEC]\n"
-		"                   [--hypervisor [--vguid GUID]...]\n");
-	exit(2);
+		"                   [--hypervisor [--vguid GUID]...]\n"
+		"       ibsm-listen -h | --help\n");
+	exit(status);
+}
+
+static void usage(void)
+{
+	usage_to(stderr, 2);
 }
 
 static int pending(void *arg)
@@ -519,6 +526,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "d:p:h", opts, NULL)) != -1) {
 		char *end;
 		switch (c) {
+		case 'h': usage_to(stdout, 0); break;
 		case 'd': sel.ca = optarg; break;
 		case 'p':
 			sel.port = (int)strtol(optarg, &end, 0);

@@ -132,7 +132,7 @@ int saclient_subscriptions(struct saclient *c, saclient_done_fn done, void *arg)
 /*
  * GUIDInfoRecord Set (del 0) or Delete (del 1) of the alias GUIDs g[0..n)
  * (1..7) on the port's own LID, block 0, indexes 1..n: how a hypervisor
- * tells ibsmd its shared-LID VMs' vGUIDs (ibsmd(8), ibsm-listen(1)
+ * tells ibsmd its shared-LID VMs' vGUIDs (ibsmd(8), ibsm-listen(8)
  * --hypervisor).  The answer is the port's block 0 after the change.
  */
 int saclient_alias_guids(struct saclient *c, int del, const uint64_t *g,

@@ -63,14 +63,6 @@ out=$("$IBSMD" -n -R "$(tr ' ' ',' <<<"${help_engines% }")" 2>&1); rc=$?
 [ "$rc" -eq 0 ] || fail "-R with every engine --help lists: exit $rc ($out)"
 pass "-R: unknown engines refused with the list --help prints: ${help_engines% }"
 
-# flags INTERFACE.md documents for coming issues: refused by name, not ignored
-for flag in "--dot f.dot"; do
-	out=$("$IBSMD" --offline "$SIM_ROOT/etc/demo.net" -S "$SIM_TMP/st-flag" $flag 2>&1); rc=$?
-	[ "$rc" -eq 2 ] && [ "$out" = "ibsmd: ${flag%% *}: not implemented yet" ] ||
-		fail "$flag: exit $rc, '$out'"
-done
-pass "--dot: not implemented yet (exit 2)"
-
 # --migrate's usage: bad usage 2, an unknown SRC 1 (t_migrate.sh: the counts)
 for args in "--migrate A" "--scheme dynamic" "--method full" "--migrate A B --method nosuch" \
 	    "--migrate A B --scheme nosuch"; do

@@ -956,7 +956,7 @@ END_TEST
 START_TEST(daemon_commands)
 {
 	static const char *const todo[] = {
-		"topology", "groups",
+		"groups",
 	};
 	struct sm *sm = calloc(1, sizeof(*sm));
 	json_t *args = json_pack("[s]", "list");
@@ -974,7 +974,7 @@ START_TEST(daemon_commands)
 	ck_assert_ptr_null(sm_control(sm, "frobnicate", args, err,
 	    sizeof(err)));
 	ck_assert_str_eq(err,
-	    "unknown command 'frobnicate' (status, lids, routes, metrics, verify, sweep, reroute, reload, subscribers, vm)");
+	    "unknown command 'frobnicate' (status, topology, lids, routes, metrics, verify, sweep, reroute, reload, subscribers, vm)");
 	/* lids, routes, verify: refused before the first configuration */
 	json_t *none0 = json_array();
 	static const char *const routed[] = { "lids", "routes", "verify" };
@@ -1017,6 +1017,13 @@ START_TEST(daemon_commands)
 	ck_assert(json_is_null(json_object_get(st, "last_error")));
 	json_decref(st);
 	json_decref(none0);
+	/* topology: its one option; no subnet before the first configuration */
+	ck_assert_ptr_null(sm_control(sm, "topology", args, err, sizeof(err)));
+	ck_assert_str_eq(err, "topology: unknown argument 'list' (only --dot)");
+	json_t *dot = json_pack("[s]", "--dot");
+	ck_assert_ptr_null(sm_control(sm, "topology", dot, err, sizeof(err)));
+	ck_assert_msg(strncmp(err, "no subnet configured yet", 24) == 0, "%s", err);
+	json_decref(dot);
 	ck_assert_ptr_null(sm_control(sm, "Status", args, err, sizeof(err)));
 	ck_assert_msg(strncmp(err, "unknown command", 15) == 0, "%s", err);
 	ck_assert_ptr_null(sm_control(sm, "reroute", args, err, sizeof(err)));

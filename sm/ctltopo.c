@@ -1,0 +1,231 @@
+/*
+ * ibsmctl topology (see ctltopo.h).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctltopo.h"
+#include "daemon.h"
+#include "dot.h"
+
+static const char *const port_state[] = {
+	"NoChange", "Down", "Init", "Armed", "Active",
+};
+
+static json_t *guid_str(uint64_t g)
+{
+	char s[20];
+	snprintf(s, sizeof(s), "0x%016" PRIx64, g);
+	return json_string(s);
+}
+
+static json_t *node_json(const struct fabric *f, uint32_t n, const uint32_t *ranks)
+{
+	const struct fab_node *nd = &f->nodes[n];
+	json_t *o = json_object();
+
+	json_object_set_new(o, "guid", guid_str(nd->guid));
+	json_object_set_new(o, "desc", json_string(nd->desc));
+	if (nd->type == FAB_SWITCH) {
+		json_object_set_new(o, "lid", json_integer(fabric_portp(f, n, 0)->lid));
+		json_object_set_new(o, "ports", json_integer(nd->nports));
+		json_object_set_new(o, "rank", ranks[n] == FAB_NONE ? json_null() :
+				    json_integer(ranks[n]));
+	} else {
+		json_t *lids = json_array();
+		for (unsigned k = 1; k <= nd->nports; k++)
+			if (fabric_portp(f, n, k)->lid)
+				json_array_append_new(lids, json_integer(fabric_portp(f, n, k)->lid));
+		json_object_set_new(o, "lids", lids);
+	}
+	return o;
+}
+
+static json_t *end_json(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	return json_pack("{s:o,s:s,s:i}", "guid", guid_str(f->nodes[p->node].guid),
+			 "desc", f->nodes[p->node].desc, "port", p->num);
+}
+
+json_t *topology_json(const struct fabric *f, const struct lft_tables *t,
+		      int expect_active)
+{
+	uint32_t *ranks = malloc((size_t)(f->n_nodes ? f->n_nodes : 1) * sizeof(*ranks));
+	if (!ranks || dot_switch_ranks(f, ranks) < 0) {
+		free(ranks);
+		return NULL;
+	}
+	uint64_t *load = t && t->n_sw && t->row_of_node ? dot_link_loads(f, t, NULL) : NULL;
+	uint64_t busiest = 0;
+	json_t *sws = json_array(), *hosts = json_array(), *links = json_array();
+	uint32_t failed = 0;
+
+	for (uint32_t n = 0; n < f->n_nodes; n++)
+		json_array_append_new(f->nodes[n].type == FAB_SWITCH ? sws : hosts,
+				      node_json(f, n, ranks));
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		if (p->remote == FAB_NONE || p->remote < pi || !(p->flags & FPORT_PRESENT))
+			continue;
+		const struct fab_port *r = &f->ports[p->remote];
+		int bad = dot_link_failed(f, pi, expect_active);
+		uint8_t st = p->state < r->state ? p->state : r->state;
+		failed += bad;
+		json_t *l = json_pack("{s:o,s:o,s:s,s:b}", "a", end_json(f, pi),
+				      "b", end_json(f, p->remote), "state",
+				      st <= PORT_ACTIVE ? port_state[st] : "?", "failed", bad);
+		if (load && f->nodes[p->node].type == FAB_SWITCH &&
+		    f->nodes[r->node].type == FAB_SWITCH) {
+			json_object_set_new(l, "routes_ab", json_integer((json_int_t)load[pi]));
+			json_object_set_new(l, "routes_ba", json_integer((json_int_t)load[p->remote]));
+			if (load[pi] > busiest)
+				busiest = load[pi];
+			if (load[p->remote] > busiest)
+				busiest = load[p->remote];
+		}
+		json_array_append_new(links, l);
+	}
+	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o}",
+			      "n_switches", (json_int_t)json_array_size(sws),
+			      "n_hosts", (json_int_t)json_array_size(hosts),
+			      "n_links", (json_int_t)json_array_size(links),
+			      "failed_links", (json_int_t)failed,
+			      "switches", sws, "hosts", hosts, "links", links);
+	if (o && load)
+		json_object_set_new(o, "busiest_link_routes", json_integer((json_int_t)busiest));
+	free(load);
+	free(ranks);
+	return o;
+}
+
+/* The DOT text of f in a JSON reply {"format": "dot", "text": ...}. */
+static json_t *topology_dot(const struct fabric *f, const struct lft_tables *t,
+			    char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	const struct dot_opts o = {
+		.fold_hosts = DOT_FOLD_HOSTS,
+		.expect_active = 1,
+		.title = "ibsmd: the subnet of the last heavy sweep",
+	};
+	if (!fp) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	int rc = dot_write(fp, f, t, &o, NULL);
+	if (fclose(fp) != 0 || rc < 0) {
+		free(buf);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	json_t *reply = json_pack("{s:s,s:s}", "format", "dot", "text", buf);
+	free(buf);
+	return reply;
+}
+
+json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen)
+{
+	int as_dot = 0;
+
+	for (size_t i = 0; i < json_array_size(args); i++) {
+		const char *a = json_string_value(json_array_get(args, i));
+		if (a && !strcmp(a, "--dot")) {
+			as_dot = 1;
+		} else {
+			snprintf(err, errlen, "topology: unknown argument '%s' (only --dot)",
+				 a ? a : "?");
+			return NULL;
+		}
+	}
+	if (!sm->sub.model) {
+		snprintf(err, errlen, "no subnet configured yet (state %s)",
+			 sm_state_name(sm->state));
+		return NULL;
+	}
+	const struct fabric *f = &sm->sub.model->f;
+	/*
+	 * In a heavy sweep the model can be ahead of the tables (being
+	 * adopted or routed for it): no routes per link until it is done.
+	 */
+	int in_sweep = sm->busy == 1;
+	const struct lft_tables *t = sm->sub.lft.n_sw && !in_sweep ? &sm->sub.lft : NULL;
+	if (as_dot)
+		return topology_dot(f, t, err, errlen);
+	json_t *o = topology_json(f, t, 1);
+	if (!o)
+		snprintf(err, errlen, "out of memory");
+	else if (!t)
+		json_object_set_new(o, "routes_left_out", json_string(in_sweep ?
+				    "a heavy sweep is running" : "no routes"));
+	return o;
+}
+
+int topology_is_reply(const json_t *reply)
+{
+	return json_is_array(json_object_get(reply, "links")) &&
+	       json_is_array(json_object_get(reply, "switches"));
+}
+
+static const char *str_of(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "?";
+}
+
+static void print_end(FILE *fp, const json_t *e)
+{
+	const char *d = str_of(e, "desc");
+	fprintf(fp, "\"%s\"[%" JSON_INTEGER_FORMAT "]", d[0] ? d : str_of(e, "guid"),
+		json_integer_value(json_object_get(e, "port")));
+}
+
+void topology_print_text(FILE *fp, const json_t *reply)
+{
+	const json_t *sws = json_object_get(reply, "switches");
+	const json_t *links = json_object_get(reply, "links");
+	const json_t *busiest = json_object_get(reply, "busiest_link_routes");
+	size_t i;
+	json_t *v;
+
+	fprintf(fp, "%" JSON_INTEGER_FORMAT " switches, %" JSON_INTEGER_FORMAT
+		" hosts, %zu links (%" JSON_INTEGER_FORMAT " failed)",
+		json_integer_value(json_object_get(reply, "n_switches")),
+		json_integer_value(json_object_get(reply, "n_hosts")),
+		json_array_size(links),
+		json_integer_value(json_object_get(reply, "failed_links")));
+	if (busiest)
+		fprintf(fp, "; busiest link direction: %" JSON_INTEGER_FORMAT " routes",
+			json_integer_value(busiest));
+	else
+		fprintf(fp, "; routes per link left out: %s",
+			str_of(reply, "routes_left_out"));
+	fputs("\n\nswitches:\n", fp);
+	json_array_foreach(sws, i, v) {
+		const json_t *rank = json_object_get(v, "rank");
+		fprintf(fp, "  %s \"%s\" LID %" JSON_INTEGER_FORMAT " ports %"
+			JSON_INTEGER_FORMAT " rank ", str_of(v, "guid"), str_of(v, "desc"),
+			json_integer_value(json_object_get(v, "lid")),
+			json_integer_value(json_object_get(v, "ports")));
+		if (json_is_integer(rank))
+			fprintf(fp, "%" JSON_INTEGER_FORMAT "\n", json_integer_value(rank));
+		else
+			fputs("-\n", fp);
+	}
+	fputs("\nlinks (switch to switch: routes a->b/b->a between the hosts):\n", fp);
+	json_array_foreach(links, i, v) {
+		fputs("  ", fp);
+		print_end(fp, json_object_get(v, "a"));
+		fputs(" -- ", fp);
+		print_end(fp, json_object_get(v, "b"));
+		fprintf(fp, " %s", str_of(v, "state"));
+		if (json_object_get(v, "routes_ab"))
+			fprintf(fp, " %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
+				json_integer_value(json_object_get(v, "routes_ab")),
+				json_integer_value(json_object_get(v, "routes_ba")));
+		fputs(json_is_true(json_object_get(v, "failed")) ? " FAILED\n" : "\n", fp);
+	}
+}

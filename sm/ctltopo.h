@@ -1,0 +1,32 @@
+/*
+ * ibsmctl topology: the subnet the SM configured last, as nodes and links
+ * with the routes each link carries (JSON), or as Graphviz DOT (--dot,
+ * sm/dot.h); and the text rendering of that JSON for ibsmctl.
+ */
+#ifndef IBSMD_CTLTOPO_H
+#define IBSMD_CTLTOPO_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "../routing/engine.h"
+#include "fabric.h"
+
+struct sm;
+
+/* The control command; NULL with err filled on a refusal. */
+json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen);
+/*
+ * The JSON document of f and its routes t (t may be NULL): "switches",
+ * "hosts", "links" (each end's GUID, description and port, state,
+ * "failed", routes each way), counts.  NULL on ENOMEM.
+ */
+json_t *topology_json(const struct fabric *f, const struct lft_tables *t,
+		      int expect_active);
+/* Whether reply is a topology document (has "links" and "switches"). */
+int topology_is_reply(const json_t *reply);
+/* One header line, the switches, then one line per link. */
+void topology_print_text(FILE *fp, const json_t *reply);
+
+#endif

@@ -1,0 +1,72 @@
+#!/bin/bash
+# Packaging, no fabric (a few seconds): `make install` under DESTDIR puts
+# every file where PREFIX says and fills the unit's ExecStart/ExecReload;
+# `systemd-analyze verify` on the unit (ExecStart at the built binary) is
+# clean, and not on a broken copy; `mandoc -Tlint -Wstyle man/*` reports
+# nothing (cross-references to the pages of man/ resolved through the
+# installed tree); every --help option is in its page's SYNOPSIS, every
+# policy key in ibsmd.yaml.5 (man_sync.py); `make uninstall` with the same
+# DESTDIR leaves nothing behind but a file the operator added.
+. "$(dirname "$0")/common.sh"
+
+cd "$SIM_ROOT" || fail "no $SIM_ROOT"
+dest="$SIM_TMP/dest"
+prefix=/opt/ibsmd
+mkdir -p "$dest"
+make -s install DESTDIR="$dest" PREFIX="$prefix" >"$SIM_TMP/install.out" 2>&1 ||
+	fail "make install: $(tail -n 5 "$SIM_TMP/install.out")"
+unit="$dest$prefix/lib/systemd/system/ibsmd.service"
+for f in sbin/ibsmd bin/ibsmctl bin/ibsm-listen share/man/man8/ibsmd.8 \
+	share/man/man8/ibsmctl.8 share/man/man8/ibsm-listen.8 share/man/man5/ibsmd.yaml.5 \
+	lib/systemd/system/ibsmd.service; do
+	[ -s "$dest$prefix/$f" ] || fail "make install: no $prefix/$f"
+done
+[ -s "$dest/etc/ibsmd/ibsmd.yaml.example" ] || fail "make install: no /etc/ibsmd/ibsmd.yaml.example"
+grep -qx "ExecStart=$prefix/sbin/ibsmd" "$unit" &&
+	grep -qx "ExecReload=$prefix/bin/ibsmctl reload" "$unit" ||
+	fail "unit: $(grep '^Exec' "$unit")"
+! grep -q '@[A-Z]*@' "$unit" || fail "unit: a placeholder left: $(grep '@[A-Z]*@' "$unit")"
+n=$(find "$dest" -type f | wc -l)
+pass "make install DESTDIR PREFIX=$prefix: $n files, ExecStart=$prefix/sbin/ibsmd, ExecReload=ibsmctl reload"
+
+# systemd-analyze verify: the unit with ExecStart at the built binary
+command -v systemd-analyze >/dev/null || fail "systemd-analyze missing (make deps)"
+sed -e "s|^ExecStart=.*|ExecStart=$SIM_ROOT/build/ibsmd|" \
+	-e "s|^ExecReload=.*|ExecReload=$SIM_ROOT/build/ibsmctl reload|" "$unit" >"$SIM_TMP/ibsmd.service"
+grep -q '^Type=notify$' "$SIM_TMP/ibsmd.service" && grep -q '^WatchdogSec=' "$SIM_TMP/ibsmd.service" &&
+	grep -q '^Restart=on-failure$' "$SIM_TMP/ibsmd.service" &&
+	grep -q '^DeviceAllow=char-infiniband_mad rw$' "$SIM_TMP/ibsmd.service" ||
+	fail "unit: Type=notify, WatchdogSec, Restart=on-failure, DeviceAllow umad expected"
+# man:ibsmd(8) and the others of Documentation= are looked up in the installed tree
+out=$(MANPATH="$dest$prefix/share/man:/usr/share/man" systemd-analyze verify "$SIM_TMP/ibsmd.service" 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] && [ -z "$out" ] || fail "systemd-analyze verify (exit $rc): $out"
+mkdir -p "$SIM_TMP/broken"
+sed 's/^Type=notify$/Type=notfy/' "$SIM_TMP/ibsmd.service" >"$SIM_TMP/broken/ibsmd.service"
+out=$(MANPATH="$dest$prefix/share/man:/usr/share/man" systemd-analyze verify "$SIM_TMP/broken/ibsmd.service" 2>&1)
+grep -q "notfy" <<<"$out" || fail "systemd-analyze did not see Type=notfy: $out"
+pass "systemd-analyze verify: the unit is clean (and a Type=notfy copy is not)"
+
+# mandoc lint: the pages' cross-references resolve through the installed tree
+command -v mandoc >/dev/null && command -v makewhatis >/dev/null || fail "mandoc missing (make deps)"
+makewhatis "$dest$prefix/share/man" || fail "makewhatis $dest$prefix/share/man"
+out=$(MANPATH="$dest$prefix/share/man:/usr/share/man" mandoc -Tlint -Wstyle man/* 2>&1)
+rm -f "$dest$prefix/share/man/mandoc.db"	# the test's, not install's
+[ -z "$out" ] || fail "mandoc -Tlint -Wstyle man/*:
+$out"
+out=$(python3 tests/sim/man_sync.py "$SIM_ROOT" 2>"$SIM_TMP/man_sync.err") ||
+	fail "the man pages and the programs disagree:
+$out"
+pass "mandoc -Tlint -Wstyle man/*: nothing; $(cat "$SIM_TMP/man_sync.err")"
+
+echo "policy: {}" >"$dest/etc/ibsmd/ibsmd.yaml"	# the operator's own
+make -s uninstall DESTDIR="$dest" PREFIX="$prefix" >"$SIM_TMP/uninstall.out" 2>&1 ||
+	fail "make uninstall: $(tail -n 5 "$SIM_TMP/uninstall.out")"
+left=$(cd "$dest" && find . -mindepth 1 | sort | tr '\n' ' ')
+[ "$left" = "./etc ./etc/ibsmd ./etc/ibsmd/ibsmd.yaml " ] || fail "make uninstall left: $left"
+rm "$dest/etc/ibsmd/ibsmd.yaml"
+make -s install DESTDIR="$dest" PREFIX="$prefix" >/dev/null 2>&1 &&
+	make -s uninstall DESTDIR="$dest" PREFIX="$prefix" >/dev/null 2>&1 || fail "install, uninstall again"
+left=$(find "$dest" -mindepth 1)
+[ -z "$left" ] || fail "make uninstall left: $left"
+pass "make uninstall: nothing left under DESTDIR (the operator's ibsmd.yaml kept until removed)"
