@@ -872,6 +872,11 @@ void sm_notify(struct sm *sm, const char *what)
 	sd_notify(0, st);
 }
 
+static void on_log_tick(evutil_socket_t fd, short what, void *arg)
+{
+	log_rl_flush();
+}
+
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 {
 	sm->base = base;
@@ -880,10 +885,14 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
 	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);
 	sm->kick = event_new(base, -1, 0, on_kick, sm);
-	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || smstate_init(sm) < 0) {
+	sm->log_tick = event_new(base, -1, EV_PERSIST, on_log_tick, sm);
+	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || !sm->log_tick ||
+	    smstate_init(sm) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	struct timeval second = { 1, 0 };
+	event_add(sm->log_tick, &second);
 	/* a registry that does not load stops us: starting would lose the VMs */
 	if (vm_registry_load(&sm->vms, sm->cfg.state_dir, err, errlen) < 0)
 		return -1;
@@ -990,4 +999,7 @@ void sm_shutdown(struct sm *sm)
 		event_free(sm->sweep_timer);
 	if (sm->kick)
 		event_free(sm->kick);
+	if (sm->log_tick)
+		event_free(sm->log_tick);
+	log_rl_flush();
 }

@@ -74,6 +74,7 @@ struct sm {
 	struct event *poll_timer;	/* STANDBY: polling the master (smstate.c) */
 	struct event *ho_timer;		/* MASTER handing over: the ACK's wait */
 	struct event *kick;		/* deferred: start a requested sweep */
+	struct event *log_tick;		/* 1 s: rate-limited log counts (sm/log.h) */
 	struct control *ctl;
 	const char *socket_path;
 	const char *routing_override;
