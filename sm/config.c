@@ -17,6 +17,7 @@
 #include "../routing/engine.h"
 #include "../traps/repath.h"
 #include "config.h"
+#include "nodemap.h"
 #include "log.h"
 
 #define TAG_STR "tag:yaml.org,2002:str"
@@ -190,7 +191,7 @@ static const struct key top_keys[] = {
 	MAP("ports", ports_keys),
 	MAP("control", control_keys),
 	MAP("metrics", metrics_keys),
-	TODO("node_name_map"),
+	STR("node_name_map", node_name_map),
 	TODO("partitions"),
 	END
 };
@@ -1013,6 +1014,13 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 	if (rc == 0)
 		rc = vlarb_check(&p);
 	fclose(f);
+	if (rc == 0 && c->node_name_map[0]) {
+		/* read here too so that a broken map refuses the policy (-n, reload) */
+		struct node_name_map *m = nodemap_load(c->node_name_map, err, errlen);
+		if (!m)
+			return -1;
+		nodemap_free(m);
+	}
 	return rc;
 }
 

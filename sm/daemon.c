@@ -16,7 +16,9 @@
 #include "cpu.h"
 #include "dump.h"
 #include "events.h"
+#include "fabevents.h"
 #include "log.h"
+#include "nodemap.h"
 #include "recv.h"
 #include "paths.h"
 #include "qos.h"
@@ -462,6 +464,7 @@ void sm_configure(struct sm *sm)
 	save_lids(sm);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
+	fabric_log_changes(old ? &old->f : NULL, f, NULL);
 	sm_events_configured(sm, old ? &old->f : NULL, f, sm->adopt_tables);
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;
@@ -849,6 +852,8 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	    memcmp(&c.qos_vlarb_high, &sm->cfg.qos_vlarb_high, sizeof(c.qos_vlarb_high)) ||
 	    c.qos_vlarb_high_limit != sm->cfg.qos_vlarb_high_limit)
 		log_notice("qos VL arbitration changed: applied at the next heavy sweep");
+	if (nodemap_use_file(c.node_name_map, err, errlen) < 0)
+		return -1;
 	sm->cfg = c;
 	log_set_level(c.log_level);
 	if (sm->txn) {
