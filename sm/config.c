@@ -1016,9 +1016,12 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 	fclose(f);
 	if (rc == 0 && c->node_name_map[0]) {
 		/* read here too so that a broken map refuses the policy (-n, reload) */
-		struct node_name_map *m = nodemap_load(c->node_name_map, err, errlen);
-		if (!m)
+		char why[768];
+		struct node_name_map *m = nodemap_load(c->node_name_map, why, sizeof(why));
+		if (!m) {
+			seterr(err, errlen, "%s: node_name_map: %s", path, why);
 			return -1;
+		}
 		nodemap_free(m);
 	}
 	return rc;
