@@ -6,8 +6,9 @@
 #include "log.h"
 #include "nodemap.h"
 
-/* Lines per kind of event, and the window they are counted in. */
-#define EV_BURST	20
+/* Lines per kind of event, and the window they are counted in: a
+ * flapping link says so a few times a minute, then a count. */
+#define EV_BURST	10
 #define EV_WINDOW_MS	60000
 
 /* A node's name for a line: the map's or NodeDescription, else its GUID. */
@@ -69,38 +70,66 @@ static unsigned links_only_in(const struct fabric *a, const struct fabric *b,
 	return n;
 }
 
-static void log_node(const struct fabric *f, uint32_t node, const char *what)
+/*
+ * A host (CA or router) of a whose every link goes to nodes that b lacks
+ * too: lost with its switch (or found with it), said on the switch's line.
+ */
+static int goes_with_switch(const struct fabric *a, uint32_t node,
+			    const struct fabric *b)
 {
-	const struct fab_node *n = &f->nodes[node];
+	const struct fab_node *n = &a->nodes[node];
+	int linked = 0;
+	if (n->type == FAB_SWITCH)
+		return 0;
+	for (unsigned num = 1; num <= n->nports; num++) {
+		uint32_t r = fabric_portp(a, node, num)->remote;
+		if (r == FAB_NONE)
+			continue;
+		if (a->nodes[a->ports[r].node].type != FAB_SWITCH ||
+		    same_node(a, a->ports[r].node, b) != FAB_NONE)
+			return 0;
+		linked = 1;
+	}
+	return linked;
+}
+
+static void log_node(const struct fabric *a, uint32_t node,
+		     const struct fabric *b, const char *what)
+{
+	const struct fab_node *n = &a->nodes[node];
 	const char *kind = n->type == FAB_SWITCH ? "switch" :
 			   n->type == FAB_ROUTER ? "router" : "host";
 	char b1[24], b2[24], where[160] = "";
-	unsigned links = 0;
+	unsigned links = 0, hosts = 0;
 	for (unsigned num = 1; num <= n->nports; num++) {
-		const struct fab_port *p = fabric_portp(f, node, num);
+		const struct fab_port *p = fabric_portp(a, node, num);
 		if (p->remote == FAB_NONE)
 			continue;
+		uint32_t peer = a->ports[p->remote].node;
+		hosts += n->type == FAB_SWITCH && goes_with_switch(a, peer, b);
 		if (!links++ && n->type != FAB_SWITCH)
 			snprintf(where, sizeof(where), ", port %u on \"%s\" port %u",
-				 num, name_of(f, f->ports[p->remote].node, b2, sizeof(b2)),
-				 f->ports[p->remote].num);
+				 num, name_of(a, peer, b2, sizeof(b2)),
+				 a->ports[p->remote].num);
 	}
 	if (n->type == FAB_SWITCH)
-		snprintf(where, sizeof(where), ", %u links", links);
+		snprintf(where, sizeof(where), ", %u links, %u hosts %s with it",
+			 links, hosts, what);
 	log_limited_by(EV_BURST, EV_WINDOW_MS, LOG_NOTICE,
 		       "%s %s: \"%s\" (GUID 0x%016llx%s)", kind, what,
-		       name_of(f, node, b1, sizeof(b1)),
+		       name_of(a, node, b1, sizeof(b1)),
 		       (unsigned long long)n->guid, where);
 }
 
-/* Nodes of a that b lacks. */
+/* Nodes of a that b lacks (hosts that go with a switch are counted on its line). */
 static unsigned nodes_only_in(const struct fabric *a, const struct fabric *b,
 			      const char *what)
 {
 	unsigned n = 0;
 	for (uint32_t i = 0; i < a->n_nodes; i++)
 		if (same_node(a, i, b) == FAB_NONE) {
-			log_node(a, i, what);
+			if (!goes_with_switch(a, i, b))
+				log_node(a, i, b, what);
 			n++;
 		}
 	return n;

@@ -2,7 +2,8 @@
  * What a heavy sweep found changed, in the operator's words, one notice
  * line per event (not per port side): a link lost or returned, named by
  * both ends' names (sm/nodemap.h) and port numbers; a switch or a host
- * lost or found; an end port whose LID changed.  Each kind is rate
+ * lost or found (a switch's line counts the hosts lost or found with it,
+ * which get no line of their own); an end port whose LID changed.  Each kind is rate
  * limited (sm/log.h): a flapping link or half a fabric going away gives a
  * few lines and a count.
  */

@@ -88,6 +88,20 @@ pass "Unlink \"H-7\"[1]: $(grep -o 'host lost:.*' "$log")"
 sim_cmd 'ReLink "H-7"[1]' >/dev/null
 wait_until 20 grep -q 'host found: "compute-07"' "$log" || fail "no 'host found' after ReLink: $(tail -n 5 "$log")"
 
+# a leaf switch leaves with its three hosts: one line
+ev='(link|switch|host) (lost|found|returned):'
+e0=$(grep -cE "$ev" "$log")
+sim_cmd 'Unlink "L0-S3"' >/dev/null
+wait_until 20 grep -q 'switch lost: "L0-S3"' "$log" || fail "no 'switch lost' after Unlink \"L0-S3\": $(tail -n 5 "$log")"
+sleep 1
+new=$(grep -E "$ev" "$log" | tail -n +$((e0 + 1)))
+[ "$(wc -l <<<"$new")" -eq 1 ] && grep -q '(GUID 0x0002c90100000003, 5 links, 3 hosts lost with it)$' <<<"$new" ||
+	fail "Unlink \"L0-S3\": $new"
+pass "Unlink \"L0-S3\": one notice: ${new#* ibsmd}"
+sim_cmd 'ReLink "L0-S3"' >/dev/null
+wait_until 20 grep -q 'switch found: "L0-S3".* 3 hosts found with it' "$log" ||
+	fail "no 'switch found' after ReLink \"L0-S3\": $(grep -E "$ev" "$log" | tail -n 3)"
+
 # (c) a trap storm; the Unlinks' traps before it share the limiter, so
 # the sums are over the whole log and every trap the daemon received
 smlid=$(field sm_lid)

@@ -264,6 +264,31 @@ START_TEST(t_changes)
 }
 END_TEST
 
+/* S2 and H2 behind it gone: one line, the host counted on it */
+static const char NET_NO_S2[] =
+	"switchguid=0x100\nSwitch\t4 \"S1\"\n[1]\t\"H1\"[1]\n\n"
+	"caguid=0x1000\nHca\t1 \"H1\"\n[1]\t\"S1\"[1]\n";
+
+START_TEST(t_switch_lost)
+{
+	struct fabric a, b;
+	struct fabric_changes c;
+	parse(&a, NET);
+	parse(&b, NET_NO_S2);
+	capture();
+	fabric_log_changes(&a, &b, &c);
+	fabric_log_changes(&b, &a, &c);
+	char *out = captured();
+	ck_assert_uint_eq(c.nodes_found, 2);
+	ck_assert_int_eq(count_lines(out, "\n"), 2);
+	ck_assert_msg(strstr(out, "[notice]: switch lost: \"S2\" (GUID 0x0000000000000200, 3 links, 1 hosts lost with it)\n"), "%s", out);
+	ck_assert_msg(strstr(out, "[notice]: switch found: \"S2\" (GUID 0x0000000000000200, 3 links, 1 hosts found with it)\n"), "%s", out);
+	free(out);
+	fabric_free(&a);
+	fabric_free(&b);
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
@@ -274,6 +299,7 @@ static Suite *log_suite(void)
 	tcase_add_test(tc, t_nodemap);
 	tcase_add_loop_test(tc, t_nodemap_errors, 0, (int)(sizeof(bad_maps) / sizeof(bad_maps[0])));
 	tcase_add_test(tc, t_changes);
+	tcase_add_test(tc, t_switch_lost);
 	suite_add_tcase(s, tc);
 	return s;
 }
