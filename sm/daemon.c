@@ -879,7 +879,7 @@ void sm_notify(struct sm *sm, const char *what)
 
 static void on_log_tick(evutil_socket_t fd, short what, void *arg)
 {
-	log_rl_flush();
+	log_rl_flush(0);
 }
 
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
@@ -1006,5 +1006,5 @@ void sm_shutdown(struct sm *sm)
 		event_free(sm->kick);
 	if (sm->log_tick)
 		event_free(sm->log_tick);
-	log_rl_flush();
+	log_rl_flush(1);
 }

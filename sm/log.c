@@ -185,13 +185,13 @@ int log_rl_msg(struct log_rl *rl, int level, const char *fmt, ...)
 	return ok;
 }
 
-int log_rl_flush(void)
+int log_rl_flush(int all)
 {
 	unsigned long long now = mono_ms();
 	int n = 0;
 	pthread_mutex_lock(&rl_lock);
 	for (struct log_rl *rl = rl_sites; rl; rl = rl->next)
-		if (rl->start_ms && now - rl->start_ms >= rl_interval(rl)) {
+		if (rl->start_ms && (all || now - rl->start_ms >= rl_interval(rl))) {
 			n += rl->held != 0;
 			rl_close(rl);
 		}

@@ -37,7 +37,7 @@ void log_msg(int level, const char *fmt, ...)
  * Rate limiting, per call site: at most burst lines in interval_ms; the
  * rest is counted, and once the interval is over one line says
  * "N similar messages suppressed" (at the next line of the site, or at
- * log_rl_flush(), which the daemon calls every second).  burst and
+ * log_rl_flush(), which the daemon calls every second and at exit).  burst and
  * interval_ms 0 take LOG_RL_BURST and LOG_RL_INTERVAL_MS; the other
  * fields are the limiter's own (zero to start).
  */
@@ -60,8 +60,11 @@ struct log_rl {
 /* Returns 1 when the line was logged, 0 when suppressed (or below the level). */
 int log_rl_msg(struct log_rl *rl, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* The count lines of windows over by now; returns how many were written. */
-int log_rl_flush(void);
+/*
+ * The count lines of windows over by now (all: of every window, at
+ * exit); returns how many were written.
+ */
+int log_rl_flush(int all);
 
 /* A rate-limited line with the defaults, its own limiter per call site. */
 #define log_limited(level, ...) __extension__ ({			\

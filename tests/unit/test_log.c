@@ -124,10 +124,10 @@ START_TEST(t_rate_limit)
 	for (int i = 0; i < 1000; i++)
 		shown += site("storm", i);
 	ck_assert_int_eq(shown, 3);
-	ck_assert_int_eq(log_rl_flush(), 0);	/* the window is not over */
+	ck_assert_int_eq(log_rl_flush(0), 0);	/* the window is not over */
 	usleep(120000);
-	ck_assert_int_eq(log_rl_flush(), 1);
-	ck_assert_int_eq(log_rl_flush(), 0);	/* said once */
+	ck_assert_int_eq(log_rl_flush(0), 1);
+	ck_assert_int_eq(log_rl_flush(0), 0);	/* said once */
 	/* a new window: a full burst again */
 	for (int i = 0; i < 5; i++)
 		shown += site("later", i);
@@ -141,6 +141,16 @@ START_TEST(t_rate_limit)
 	ck_assert_ptr_nonnull(strstr(out, "[notice]: 997 similar messages suppressed (\"%s %d\")\n"));
 	ck_assert_ptr_nonnull(strstr(out, "[notice]: 2 similar messages suppressed (\"%s %d\")\n"));
 	ck_assert_int_eq(count_lines(out, "\n"), 3 + 1 + 3 + 1 + 1);
+	free(out);
+	/* at exit: whatever a window still holds */
+	capture();
+	site("exit", 0);
+	site("exit", 1);
+	ck_assert_int_eq(site("exit", 2), 0);	/* "again" took one of the 3 */
+	ck_assert_int_eq(log_rl_flush(0), 0);
+	ck_assert_int_eq(log_rl_flush(1), 1);
+	out = captured();
+	ck_assert_msg(strstr(out, "]: 1 similar messages suppressed"), "%s", out);
 	free(out);
 	/* below the threshold: neither shown nor counted */
 	capture();
