@@ -161,16 +161,19 @@ void sm_sweep_abandon(struct sm *sm)
 
 /* The sweep could not finish: again in a second (--once: give up). */
 /* A heavy sweep that cannot go on: the last model stays; retried in 1 s. */
+#define SWEEP_RETRY "retry after failure"
+
 static void sweep_failed(struct sm *sm, const char *why)
 {
-	log_err("%s", why);
+	/* retried every second: a few lines a minute, then a count */
+	log_limited_by(3, 60000, LOG_ERROR, "%s", why);
 	sm_sweep_abandon(sm);
 	if (sm->once) {
 		sm_stop(sm, 1);
 		return;
 	}
 	sm->heavy_wanted = 1;
-	snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "retry after failure");
+	snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), SWEEP_RETRY);
 	sm_set_timer(sm->sweep_timer, 1000);
 }
 
@@ -640,7 +643,10 @@ static void heavy_start(struct sm *sm)
 	sm->heavy_wanted = 0;
 	sm->busy = 1;
 	event_del(sm->sweep_timer);
-	log_notice("heavy sweep: %s", sm->heavy_reason[0] ? sm->heavy_reason : "start");
+	if (!strcmp(sm->heavy_reason, SWEEP_RETRY))
+		log_limited_by(3, 60000, LOG_NOTICE, "heavy sweep: %s", SWEEP_RETRY);
+	else
+		log_notice("heavy sweep: %s", sm->heavy_reason[0] ? sm->heavy_reason : "start");
 	sm->heavy_reason[0] = '\0';
 	if (sm->state != SMS_MASTER && sm->state != SMS_STANDBY)
 		sm->state = SMS_DISCOVERING;
