@@ -715,7 +715,7 @@ static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t l
 	}
 	if (change)
 		snprintf(why, sizeof(why), "%s on switch 0x%016llx \"%s\"", change,
-			 (unsigned long long)n->guid, n->desc);
+			 (unsigned long long)n->guid, fabric_node_name(&sm->sub.model->f, node));
 	sm_light_answer(sm, change ? why : NULL);
 }
 
