@@ -6,10 +6,6 @@
 #include "log.h"
 #include "nodemap.h"
 
-/* Lines per kind of event, and the window they are counted in: a
- * flapping link says so a few times a minute, then a count. */
-#define EV_BURST	10
-#define EV_WINDOW_MS	60000
 
 /* A node's name for a line: the map's or NodeDescription, else its GUID. */
 static const char *name_of(const struct fabric *f, uint32_t node, char *buf,
@@ -46,7 +42,7 @@ static void log_link(const struct fabric *f, uint32_t pi, const char *what)
 {
 	const struct fab_port *p = &f->ports[pi], *r = &f->ports[p->remote];
 	char b1[24], b2[24];
-	log_limited_by(EV_BURST, EV_WINDOW_MS, LOG_NOTICE,
+	log_limited_by(FABEV_BURST, FABEV_WINDOW_MS, LOG_NOTICE,
 		       "link %s: \"%s\" port %u - \"%s\" port %u", what,
 		       name_of(f, p->node, b1, sizeof(b1)), p->num,
 		       name_of(f, r->node, b2, sizeof(b2)), r->num);
@@ -115,7 +111,7 @@ static void log_node(const struct fabric *a, uint32_t node,
 	if (n->type == FAB_SWITCH)
 		snprintf(where, sizeof(where), ", %u links, %u hosts %s with it",
 			 links, hosts, what);
-	log_limited_by(EV_BURST, EV_WINDOW_MS, LOG_NOTICE,
+	log_limited_by(FABEV_BURST, FABEV_WINDOW_MS, LOG_NOTICE,
 		       "%s %s: \"%s\" (GUID 0x%016llx%s)", kind, what,
 		       name_of(a, node, b1, sizeof(b1)),
 		       (unsigned long long)n->guid, where);
@@ -151,7 +147,7 @@ static unsigned lid_changes(const struct fabric *old, const struct fabric *f)
 			if (!fabric_is_endport(f, pi) || !fabric_is_endport(old, po) ||
 			    !was || !now || was == now)
 				continue;
-			log_limited_by(EV_BURST, EV_WINDOW_MS, LOG_NOTICE,
+			log_limited_by(FABEV_BURST, FABEV_WINDOW_MS, LOG_NOTICE,
 				       "LID change: \"%s\" port %u (GUID 0x%016llx) LID %u -> %u",
 				       name_of(f, i, b, sizeof(b)), num,
 				       (unsigned long long)f->ports[pi].guid, was, now);

@@ -12,6 +12,11 @@
 
 #include "fabric.h"
 
+/* Lines per kind of event, and the window they are counted in: a
+ * flapping link says so a few times a minute, then a count. */
+#define FABEV_BURST	10
+#define FABEV_WINDOW_MS	60000
+
 struct fabric_changes {
 	unsigned links_lost, links_back;
 	unsigned nodes_lost, nodes_found;

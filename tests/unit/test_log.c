@@ -299,6 +299,35 @@ START_TEST(t_switch_lost)
 }
 END_TEST
 
+/*
+ * A link lost and back every sweep: FABEV_BURST lines for the link (lost
+ * and returned are one site), as many for the host, then quiet
+ */
+START_TEST(t_flapping)
+{
+	struct fabric a, b;
+	parse(&a, NET);
+	parse(&b, NET_AFTER);
+	capture();
+	for (int i = 0; i < 3 * FABEV_BURST; i++) {
+		fabric_log_changes(&a, &b, NULL);
+		fabric_log_changes(&b, &a, NULL);
+	}
+	char *out = captured();
+	ck_assert_int_eq(count_lines(out, "link lost:"), FABEV_BURST / 2);
+	ck_assert_int_eq(count_lines(out, "link returned:"), FABEV_BURST / 2);
+	ck_assert_int_eq(count_lines(out, "\n"), 2 * FABEV_BURST);
+	free(out);
+	capture();
+	ck_assert_int_eq(log_rl_flush(1), 2);
+	out = captured();
+	ck_assert_msg(strstr(out, "]: 50 similar messages suppressed (\"link %s: "), "%s", out);
+	free(out);
+	fabric_free(&a);
+	fabric_free(&b);
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
@@ -310,6 +339,7 @@ static Suite *log_suite(void)
 	tcase_add_loop_test(tc, t_nodemap_errors, 0, (int)(sizeof(bad_maps) / sizeof(bad_maps[0])));
 	tcase_add_test(tc, t_changes);
 	tcase_add_test(tc, t_switch_lost);
+	tcase_add_test(tc, t_flapping);
 	suite_add_tcase(s, tc);
 	return s;
 }
