@@ -4,11 +4,13 @@
 #     time (milliseconds, zone offset);
 # (b) Unlink of a leaf-spine link logs exactly one notice line naming both
 #     ends by the node_name_map's names and their ports; ReLink one line
-#     saying it returned;
+#     saying it returned; a host unlinked, a leaf switch unlinked (one
+#     line counting its three hosts) and back;
 # (c) 1,000 traps in a burst (madsend traps, the trap injector) log at most
 #     TRAPIN_LOG_BURST lines and one "N similar messages suppressed" line
 #     (6 lines; it waits for the Unlinks' traps' window to close first),
-#     and the shown and suppressed lines add up to the 1,000;
+#     and over the whole run the shown and suppressed trap lines add up to
+#     the traps the daemon counted;
 # (d) JOURNAL_STREAM naming stderr: every line starts with a syslog
 #     priority "<N>"; naming another file: dates again;
 # (e) the node_name_map names nodes in --dump-topology; a broken map is
