@@ -17,6 +17,7 @@
 #include "../routing/engine.h"
 #include "../traps/repath.h"
 #include "config.h"
+#include "nodemap.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -203,7 +204,7 @@ static const struct key top_keys[] = {
 	MAP("ports", ports_keys),
 	MAP("control", control_keys),
 	MAP_CHECKED("metrics", metrics_keys, NULL, metrics_check),
-	TODO("node_name_map"),
+	STR("node_name_map", node_name_map),
 	TODO("partitions"),
 	END
 };
@@ -1026,6 +1027,16 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 	if (rc == 0)
 		rc = vlarb_check(&p);
 	fclose(f);
+	if (rc == 0 && c->node_name_map[0]) {
+		/* read here too so that a broken map refuses the policy (-n, reload) */
+		char why[768];
+		struct node_name_map *m = nodemap_load(c->node_name_map, why, sizeof(why));
+		if (!m) {
+			seterr(err, errlen, "%s: node_name_map: %s", path, why);
+			return -1;
+		}
+		nodemap_free(m);
+	}
 	return rc;
 }
 

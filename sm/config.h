@@ -43,6 +43,7 @@ struct config {
 	int sm_priority;		/* 0..15, default 0 */
 	char state_dir[256];		/* default /var/lib/ibsmd */
 	int log_level;			/* enum log_level (sm/log.h), default notice */
+	char node_name_map[256];	/* a node_name_map file (sm/nodemap.h); "": none */
 	int sweep_interval_s;		/* 0..3600, default 10; 0 = no light sweep */
 	int mad_timeout_ms;		/* 1..60000, default 200 */
 	int mad_retries;		/* 0..20, default 3 */

@@ -19,6 +19,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "metrics.h"
+#include "nodemap.h"
 #include "sa.h"
 #include "vmops.h"
 
@@ -383,8 +384,8 @@ static json_t *vm_json(const struct sm *sm, const struct vm *v)
 	guid_text64(v->hyp_guid, hg, sizeof(hg));
 	guid_text64(v->vf_guid, fg, sizeof(fg));
 	uint32_t hyp = f ? fabric_find_node(f, v->hyp_guid) : FAB_NONE;
-	const char *hname = hyp != FAB_NONE && f->nodes[hyp].desc[0] ?
-			    f->nodes[hyp].desc : hg;
+	const char *hname = hyp != FAB_NONE && fabric_node_name(f, hyp)[0] ?
+			    fabric_node_name(f, hyp) : hg;
 	uint32_t at = !f ? FAB_NONE : v->shared ? vm_pf_port(v, f) : vm_port(v, f);
 	int present = at != FAB_NONE;
 	/* a shared-LID VM's LID is its PF's now, not the one last saved */
@@ -400,8 +401,8 @@ static json_t *vm_json(const struct sm *sm, const struct vm *v)
 		guid_text64(v->to_hyp_guid, tg, sizeof(tg));
 		uint32_t to = f ? fabric_find_node(f, v->to_hyp_guid) : FAB_NONE;
 		json_object_set_new(o, "prepared", json_pack("{s:s,s:i}",
-			"hypervisor", to != FAB_NONE && f->nodes[to].desc[0] ?
-			f->nodes[to].desc : tg, "vf", v->to_vf));
+			"hypervisor", to != FAB_NONE && fabric_node_name(f, to)[0] ?
+			fabric_node_name(f, to) : tg, "vf", v->to_vf));
 	}
 	return o;
 }

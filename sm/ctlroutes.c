@@ -6,6 +6,7 @@
  * and runs the route verifier (routing/verify.h) on what the devices hold.
  */
 #include "ctlroutes.h"
+#include "nodemap.h"
 
 #include <infiniband/mad.h>
 #include <inttypes.h>
@@ -69,7 +70,7 @@ json_t *ctl_lids(struct sm *sm, json_t *args, char *err, size_t errlen)
 			"port_guid", pg, "lid", (int)p->lid,
 			"lmc", vlid ? 0 : fabric_port_lmc(f, pi), "vlid", vlid,
 			"type", node_type_name(n->type), "port", p->num,
-			"node_guid", ng, "description", n->desc));
+			"node_guid", ng, "description", fabric_node_name(f, p->node)));
 	}
 	return json_pack("{s:I,s:i,s:i,s:o*}", "count", (json_int_t)json_array_size(a),
 			 "vlids", (int)vlids, "lmc", f->lmc, "lids", a);
@@ -91,7 +92,8 @@ static uint32_t find_switch(const struct fabric *f, const char *name, char *err,
 			continue;
 		uint32_t lid = f->ports[n->first_port].lid;
 		if ((numeric && (n->guid == v || (v && lid == v))) ||
-		    (!numeric && !strcmp(n->desc, name))) {
+		    (!numeric && (!strcmp(n->desc, name) ||
+				  !strcmp(fabric_node_name(f, i), name)))) {
 			if (!matches++ || (numeric && n->guid == v))
 				found = i;
 		}
@@ -140,7 +142,7 @@ json_t *ctl_routes(struct sm *sm, json_t *args, char *err, size_t errlen)
 			hex64(f->ports[pi].guid, g, sizeof(g));
 			json_object_set_new(e, "destination", json_pack("{s:s,s:s,s:s}",
 				"type", node_type_name(n->type), "port_guid", g,
-				"description", n->desc));
+				"description", fabric_node_name(f, f->ports[pi].node)));
 		}
 		json_array_append_new(a, e);
 	}
@@ -149,7 +151,7 @@ json_t *ctl_routes(struct sm *sm, json_t *args, char *err, size_t errlen)
 	hex64(n->guid, g, sizeof(g));
 	return json_pack("{s:{s:s,s:i,s:s},s:s,s:I,s:o*}",
 		"switch", "guid", g, "lid", (int)f->ports[n->first_port].lid,
-		"description", n->desc,
+		"description", fabric_node_name(f, sw),
 		"engine", sm->sub.engine ? sm->sub.engine : "none",
 		"valid", (json_int_t)json_array_size(a), "routes", a);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctltopo.h"
+#include "nodemap.h"
 #include "daemon.h"
 #include "dot.h"
 
@@ -26,7 +27,7 @@ static json_t *node_json(const struct fabric *f, uint32_t n, const uint32_t *ran
 	json_t *o = json_object();
 
 	json_object_set_new(o, "guid", guid_str(nd->guid));
-	json_object_set_new(o, "desc", json_string(nd->desc));
+	json_object_set_new(o, "desc", json_string(fabric_node_name(f, n)));
 	if (nd->type == FAB_SWITCH) {
 		json_object_set_new(o, "lid", json_integer(fabric_portp(f, n, 0)->lid));
 		json_object_set_new(o, "ports", json_integer(nd->nports));
@@ -46,7 +47,7 @@ static json_t *end_json(const struct fabric *f, uint32_t pi)
 {
 	const struct fab_port *p = &f->ports[pi];
 	return json_pack("{s:o,s:s,s:i}", "guid", guid_str(f->nodes[p->node].guid),
-			 "desc", f->nodes[p->node].desc, "port", p->num);
+			 "desc", fabric_node_name(f, p->node), "port", p->num);
 }
 
 json_t *topology_json(const struct fabric *f, const struct lft_tables *t,

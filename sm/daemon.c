@@ -16,8 +16,10 @@
 #include "cpu.h"
 #include "dump.h"
 #include "events.h"
+#include "fabevents.h"
 #include "log.h"
 #include "metrics.h"
+#include "nodemap.h"
 #include "recv.h"
 #include "paths.h"
 #include "qos.h"
@@ -203,16 +205,19 @@ void sm_sweep_abandon(struct sm *sm)
 
 /* The sweep could not finish: again in a second (--once: give up). */
 /* A heavy sweep that cannot go on: the last model stays; retried in 1 s. */
+#define SWEEP_RETRY "retry after failure"
+
 static void sweep_failed(struct sm *sm, const char *why)
 {
-	log_err("%s", why);
+	/* retried every second: a few lines a minute, then a count */
+	log_limited_by(3, 60000, LOG_ERROR, "%s", why);
 	sm_sweep_abandon(sm);
 	if (sm->once) {
 		sm_stop(sm, 1);
 		return;
 	}
 	sm->heavy_wanted = 1;
-	snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "retry after failure");
+	snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), SWEEP_RETRY);
 	sm_set_timer(sm->sweep_timer, 1000);
 }
 
@@ -510,6 +515,7 @@ void sm_configure(struct sm *sm)
 	save_lids(sm);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
+	fabric_log_changes(old ? &old->f : NULL, f, NULL);
 	sm_events_configured(sm, old ? &old->f : NULL, f, sm->adopt_tables);
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;
@@ -692,7 +698,10 @@ static void heavy_start(struct sm *sm)
 	sm->heavy_wanted = 0;
 	sm->busy = 1;
 	event_del(sm->sweep_timer);
-	log_notice("heavy sweep: %s", sm->heavy_reason[0] ? sm->heavy_reason : "start");
+	if (!strcmp(sm->heavy_reason, SWEEP_RETRY))
+		log_limited_by(3, 60000, LOG_NOTICE, "heavy sweep: %s", SWEEP_RETRY);
+	else
+		log_notice("heavy sweep: %s", sm->heavy_reason[0] ? sm->heavy_reason : "start");
 	sm->heavy_reason[0] = '\0';
 	if (sm->state != SMS_MASTER && sm->state != SMS_STANDBY)
 		sm->state = SMS_DISCOVERING;
@@ -761,7 +770,7 @@ static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t l
 	}
 	if (change)
 		snprintf(why, sizeof(why), "%s on switch 0x%016llx \"%s\"", change,
-			 (unsigned long long)n->guid, n->desc);
+			 (unsigned long long)n->guid, fabric_node_name(&sm->sub.model->f, node));
 	sm_light_answer(sm, change ? why : NULL);
 }
 
@@ -913,6 +922,8 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	    memcmp(&c.qos_vlarb_high, &sm->cfg.qos_vlarb_high, sizeof(c.qos_vlarb_high)) ||
 	    c.qos_vlarb_high_limit != sm->cfg.qos_vlarb_high_limit)
 		log_notice("qos VL arbitration changed: applied at the next heavy sweep");
+	if (nodemap_use_file(c.node_name_map, err, errlen) < 0)
+		return -1;
 	sm->cfg = c;
 	log_set_level(c.log_level);
 	if (sm->txn) {
@@ -951,6 +962,11 @@ void sm_notify(struct sm *sm, const char *what)
 	sdn_status(&sm->notified_ready, st);
 }
 
+static void on_log_tick(evutil_socket_t fd, short what, void *arg)
+{
+	log_rl_flush(0);
+}
+
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 {
 	sm->base = base;
@@ -960,10 +976,14 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
 	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);
 	sm->kick = event_new(base, -1, 0, on_kick, sm);
-	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || smstate_init(sm) < 0) {
+	sm->log_tick = event_new(base, -1, EV_PERSIST, on_log_tick, sm);
+	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || !sm->log_tick ||
+	    smstate_init(sm) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	struct timeval second = { 1, 0 };
+	event_add(sm->log_tick, &second);
 	/* a registry that does not load stops us: starting would lose the VMs */
 	if (vm_registry_load(&sm->vms, sm->cfg.state_dir, err, errlen) < 0)
 		return -1;
@@ -1076,4 +1096,7 @@ void sm_shutdown(struct sm *sm)
 		event_free(sm->kick);
 	metrics_free(sm->metrics);
 	sm->metrics = NULL;
+	if (sm->log_tick)
+		event_free(sm->log_tick);
+	log_rl_flush(1);
 }

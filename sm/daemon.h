@@ -100,6 +100,7 @@ struct sm {
 	struct event *poll_timer;	/* STANDBY: polling the master (smstate.c) */
 	struct event *ho_timer;		/* MASTER handing over: the ACK's wait */
 	struct event *kick;		/* deferred: start a requested sweep */
+	struct event *log_tick;		/* 1 s: rate-limited log counts (sm/log.h) */
 	struct control *ctl;
 	struct metrics *metrics;	/* HTTP /metrics, the textfile (sm/metrics.h) */
 	const char *socket_path;

@@ -7,6 +7,7 @@
 
 #include "../routing/verify.h"
 #include "dot.h"
+#include "nodemap.h"
 
 #define DOT_SHADES 6
 #define DOT_LABEL_LINKS 64	/* label links with their routes up to this many */
@@ -73,14 +74,16 @@ int dot_switch_ranks(const struct fabric *f, uint32_t *ranks)
 	return top;
 }
 
-/* A DOT string: the node description (or GUID), quotes escaped. */
-static void put_name(FILE *fp, const struct fab_node *n)
+/* A DOT string: the node's name (sm/nodemap.h) or GUID, quotes escaped. */
+static void put_name(FILE *fp, const struct fabric *f, uint32_t node)
 {
-	if (!n->desc[0]) {
+	const struct fab_node *n = &f->nodes[node];
+	const char *name = fabric_node_name(f, node);
+	if (!name[0]) {
 		fprintf(fp, "0x%016" PRIx64, n->guid);
 		return;
 	}
-	for (const char *c = n->desc; *c; c++) {
+	for (const char *c = name; *c; c++) {
 		if (*c == '"' || *c == '\\')
 			fputc('\\', fp);
 		fputc((unsigned char)*c < 0x20 ? ' ' : *c, fp);
@@ -93,7 +96,7 @@ static void put_node(FILE *fp, const struct fabric *f, uint32_t n)
 	uint32_t lid = nd->type == FAB_SWITCH ? fabric_portp(f, n, 0)->lid : 0;
 
 	fprintf(fp, "  %c%u [label=\"", is_host(f, n) ? 'h' : 's', n);
-	put_name(fp, nd);
+	put_name(fp, f, n);
 	if (lid)
 		fprintf(fp, "\\nLID %u", lid);
 	fprintf(fp, "\", tooltip=\"0x%016" PRIx64 "\"%s];\n", nd->guid,
@@ -202,7 +205,7 @@ static void put_folds(struct dot_ctx *c)
 			continue;
 		c->st->folded_leaves++;
 		fprintf(c->fp, "  f%u [shape=box, style=\"rounded,filled\", fillcolor=gray95, label=\"", n);
-		put_name(c->fp, &f->nodes[n]);
+		put_name(c->fp, f, n);
 		fprintf(c->fp, ": %u hosts\"];\n  s%u -- f%u [color=gray50, penwidth=2];\n",
 			c->hosts_on[n], n, n);
 		c->drawn[n] = 1;

@@ -1,11 +1,13 @@
 /*
- * ibnetdiscover-style topology dump and dump_fts-style LFT dump.
+ * ibnetdiscover-style topology dump and dump_fts-style LFT dump.  Nodes are
+ * named as ibnetdiscover --node-name-map names them (sm/nodemap.h).
  */
 #include "dump.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 
+#include "nodemap.h"
 #include "topo.h"
 
 /* A description safe inside "...": quotes and control characters replaced. */
@@ -59,7 +61,7 @@ static void out_peer(const struct fabric *f, const struct fab_port *p,
 	fprintf(out, "\t\t# ");
 	if (f->nodes[p->node].type != FAB_SWITCH)
 		fprintf(out, "lid %u lmc %u ", p->lid, f->lmc);
-	fprintf(out, "\"%s\" lid %u %s%s\n", clean_desc(rn->desc, d),
+	fprintf(out, "\"%s\" lid %u %s%s\n", clean_desc(fabric_node_name(f, rp->node), d),
 		shown_lid(f, rp), topo_width_str(p->width_active),
 		topo_speed_str(p->speed_active));
 }
@@ -76,7 +78,7 @@ static void out_node(const struct fabric *f, uint32_t ni, FILE *out)
 			n->guid, p0->guid);
 		fprintf(out, "Switch\t%u \"S-%016" PRIx64 "\"\t\t# \"%s\" %s "
 			"port 0 lid %u lmc %u\n", n->nports, n->guid,
-			clean_desc(n->desc, d),
+			clean_desc(fabric_node_name(f, ni), d),
 			n->enhanced_port0 ? "enhanced" : "base", p0->lid,
 			n->enhanced_port0 ? f->lmc : 0);
 	} else {
@@ -85,7 +87,7 @@ static void out_node(const struct fabric *f, uint32_t ni, FILE *out)
 			n->guid);
 		fprintf(out, "%s\t%u \"%c-%016" PRIx64 "\"\t\t# \"%s\"\n",
 			rt ? "Rt" : "Ca", n->nports, id_letter(n->type),
-			n->guid, clean_desc(n->desc, d));
+			n->guid, clean_desc(fabric_node_name(f, ni), d));
 	}
 	for (unsigned i = 1; i <= n->nports; i++) {
 		const struct fab_port *p = fabric_portp(f, ni, i);
@@ -142,7 +144,8 @@ static void out_lft(const struct fabric *f, const struct lft_tables *t,
 
 	fprintf(out, "Unicast lids [0x0-0x%x] of switch ", t->max_lid);
 	out_portid(f, ni, out);
-	fprintf(out, " guid 0x%016" PRIx64 " (%s):\n", n->guid, n->desc);
+	fprintf(out, " guid 0x%016" PRIx64 " (%s):\n", n->guid,
+		fabric_node_name(f, ni));
 	fprintf(out, "  Lid  Out   Destination\n       Port     Info \n");
 	for (uint32_t lid = 0; lid <= t->max_lid; lid++) {
 		if (lft[lid] > n->nports)

@@ -16,6 +16,7 @@
 #include "../traps/notify.h"
 #include "daemon.h"
 #include "log.h"
+#include "nodemap.h"
 
 #define SUBSCRIPTIONS_FILE "subscriptions"
 
@@ -103,7 +104,7 @@ static void publish_gid(struct sm *sm, uint16_t trap, const struct fabric *f,
 	int q = notifier_publish(sm->notify, &nt, p->lid);
 	log_info("notice %u: GID 0x%016llx:%016llx (LID %u, \"%s\" port %u) %s service: %d Reports queued",
 		 trap, (unsigned long long)sm->cfg.subnet_prefix,
-		 (unsigned long long)p->guid, p->lid, f->nodes[p->node].desc,
+		 (unsigned long long)p->guid, p->lid, fabric_node_name(f, p->node),
 		 p->num, trap == TRAP_GID_IN_SERVICE ? "in" : "out of", q);
 }
 

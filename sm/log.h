@@ -1,6 +1,13 @@
 #ifndef IBSMD_LOG_H
 #define IBSMD_LOG_H
 
+/*
+ * Lines on stderr.  Started by systemd (JOURNAL_STREAM names stderr's
+ * device:inode), each line starts with a syslog priority "<N>" and no
+ * date, journald adds its own; otherwise with the local date and time,
+ * ISO 8601 with milliseconds and the zone's offset.  Then
+ * "IDENT[level]: text".
+ */
 enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
 
 void log_set_level(int level);
@@ -10,6 +17,13 @@ int log_get_level(void);
 /* Returns the level for a name ("error", "warn", ...) or -1. */
 int log_level_parse(const char *name);
 const char *log_level_name(int level);
+/* The syslog priority of a level: 3 (error) ... 7 (debug). */
+int log_level_priority(int level);
+/*
+ * Looks at JOURNAL_STREAM and stderr again (done once by the first line
+ * anyway); returns 1 when lines get "<N>" prefixes.
+ */
+int log_detect_stream(void);
 void log_msg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -18,5 +32,50 @@ void log_msg(int level, const char *fmt, ...)
 #define log_notice(...) log_msg(LOG_NOTICE, __VA_ARGS__)
 #define log_info(...)   log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...)  log_msg(LOG_DEBUG, __VA_ARGS__)
+
+/*
+ * Rate limiting, per call site: at most burst lines in interval_ms; the
+ * rest is counted, and once the interval is over one line says
+ * "N similar messages suppressed" (at the next line of the site, or at
+ * log_rl_flush(), which the daemon calls every second and at exit).  burst and
+ * interval_ms 0 take LOG_RL_BURST and LOG_RL_INTERVAL_MS; the other
+ * fields are the limiter's own (zero to start).
+ */
+#define LOG_RL_BURST		5
+#define LOG_RL_INTERVAL_MS	5000
+
+struct log_rl {
+	unsigned burst;
+	unsigned interval_ms;
+	/* the limiter's */
+	const char *fmt;	/* the site's format: names it in the count line */
+	int level;
+	unsigned lines;		/* logged in this window */
+	unsigned long held;	/* suppressed in this window */
+	unsigned long long start_ms;	/* the window's start, 0: none open */
+	struct log_rl *next;	/* every site that logged, for the flush */
+	int listed;
+};
+
+/* Returns 1 when the line was logged, 0 when suppressed (or below the level). */
+int log_rl_msg(struct log_rl *rl, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * The count lines of windows over by now (all: of every window, at
+ * exit); returns how many were written.
+ */
+int log_rl_flush(int all);
+
+/* A rate-limited line with the defaults, its own limiter per call site. */
+#define log_limited(level, ...) __extension__ ({			\
+	static struct log_rl log_rl_site_;				\
+	log_rl_msg(&log_rl_site_, (level), __VA_ARGS__);		\
+})
+/* The same with a burst and an interval of the site's own. */
+#define log_limited_by(burst_, ms_, level, ...) __extension__ ({	\
+	static struct log_rl log_rl_site_ = { .burst = (burst_),	\
+					      .interval_ms = (ms_) };	\
+	log_rl_msg(&log_rl_site_, (level), __VA_ARGS__);		\
+})
 
 #endif

@@ -22,6 +22,7 @@
 #include "lids.h"
 #include "log.h"
 #include "migcount.h"
+#include "nodemap.h"
 #include "route.h"
 #include "sdnotify.h"
 #include "topo.h"
@@ -797,6 +798,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(o.log_level >= 0 ? o.log_level : cfg.log_level);
+	char err[1024];
+	if (nodemap_use_file(cfg.node_name_map, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: %s\n", err);
+		return EXIT_CONFIG;
+	}
 	if (o.offline)
 		return run_offline(&cfg, &o);
 	return run_fabric(&cfg, &o);

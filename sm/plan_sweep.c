@@ -8,6 +8,7 @@
 #include "../mad/xlid.h"
 #include "../routing/xlft.h"
 #include "log.h"
+#include "nodemap.h"
 #include "program.h"
 
 static uint8_t min3(unsigned a, unsigned b, unsigned c)
@@ -182,7 +183,7 @@ static int plan_switch(struct plan *p, int wave, const struct discovery *d,
 	uint32_t blocks = top / 64 + 1;
 	if (n->lft_cap && blocks > (n->lft_cap + 63) / 64) {
 		log_err("switch 0x%016llx \"%s\": LinearFDBCap %u is below the highest LID %u",
-			(unsigned long long)n->guid, n->desc, n->lft_cap, top);
+			(unsigned long long)n->guid, fabric_node_name(&d->f, ni), n->lft_cap, top);
 		blocks = (n->lft_cap + 63) / 64;
 	}
 	for (uint32_t b = 0; b < blocks; b += UINT16_MAX) {
@@ -221,7 +222,7 @@ int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
 	uint32_t top = t->x_blocks * 64;
 	if (top > n->xlid_cap) {
 		log_err("switch 0x%016llx \"%s\": SecondaryLFTCap %u is below the highest vLID 0x%x",
-			(unsigned long long)n->guid, n->desc, n->xlid_cap, f->max_vlid);
+			(unsigned long long)n->guid, fabric_node_name(f, ni), n->xlid_cap, f->max_vlid);
 		top = n->xlid_cap;
 	}
 	struct xlid_cap x = {

@@ -7,6 +7,7 @@
 
 #include "qos.h"
 #include "log.h"
+#include "nodemap.h"
 #include "plan_sweep.h"
 #include "../routing/vftree.h"
 #include "../routing/voqsw.h"
@@ -53,8 +54,8 @@ int qos_apply(const struct config *cfg, const struct fabric *f,
 		const struct fab_port *p = &f->ports[narrow];
 		const struct fab_port *q = &f->ports[p->remote];
 		log_warn("qos.max_vls %u: clamped to %u, the data VLs the link \"%s\" port %u - \"%s\" port %u runs",
-			 want, links, f->nodes[p->node].desc, p->num,
-			 f->nodes[q->node].desc, q->num);
+			 want, links, fabric_node_name(f, p->node), p->num,
+			 fabric_node_name(f, q->node), q->num);
 		want = links;
 		r->clamped = 1;
 	}

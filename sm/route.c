@@ -60,10 +60,11 @@ int sm_route(const struct config *c, const char *override,
 			*used = e->name;
 			return 0;
 		}
-		log_warn("routing: %s failed: %s%s", e->name, err,
+		/* the same failure every sweep: a few lines per 10 minutes */
+		log_limited_by(3, 600000, LOG_WARN, "routing: %s failed: %s%s", e->name, err,
 			 i + 1 < use->n_engines ? "; trying the next" : "");
 	}
-	log_err("routing: no engine could route the fabric");
+	log_limited_by(3, 600000, LOG_ERROR, "routing: no engine could route the fabric");
 	return -1;
 }
 

@@ -340,7 +340,14 @@ static void act_configure(struct sm *sm, const struct sm_ev *ev)
 {
 	(void)ev;
 	if (sm->state != SMS_MASTER) {
-		log_notice("entering MASTER state (priority %d)", sm->cfg.sm_priority);
+		/* after following another SM: a takeover, named as one */
+		if (sm->master_guid && sm->master_guid != sm->tr.port_guid)
+			log_notice("entering MASTER state (priority %d): takeover from SM 0x%016llx (priority %d, LID %u), in charge until now",
+				   sm->cfg.sm_priority, (unsigned long long)sm->master_guid,
+				   sm->master_priority, sm->master_lid);
+		else
+			log_notice("entering MASTER state (priority %d)", sm->cfg.sm_priority);
+		sm->master_guid = 0;
 		sm->state = SMS_MASTER;
 		/* a subnet another SM configured: take its tables as they are */
 		sm->adopt_tables = 1;

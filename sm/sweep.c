@@ -6,6 +6,7 @@
 
 #include "../mad/smp.h"
 #include "log.h"
+#include "nodemap.h"
 
 enum q_kind { Q_NODEINFO, Q_NODEDESC, Q_PORTINFO, Q_SWITCHINFO };
 
@@ -438,14 +439,14 @@ static void give_up(struct discovery *d, struct query *q, int status)
 			f->nodes[q->node].flags |= FNODE_NOANSWER;
 		log_warn("unresponsive: 0x%016llx[%u] \"%s\" (%s to PortInfo); left out",
 			 (unsigned long long)f->nodes[q->node].guid, q->port,
-			 f->nodes[q->node].desc, why);
+			 fabric_node_name(f, q->node), why);
 		break;
 	default:
 		if (q->kind == Q_SWITCHINFO)
 			f->nodes[q->node].flags |= FNODE_NOANSWER;
 		log_warn("unresponsive: node 0x%016llx \"%s\" (%s to %s)%s",
 			 (unsigned long long)f->nodes[q->node].guid,
-			 f->nodes[q->node].desc, why, kind_name(q->kind),
+			 fabric_node_name(f, q->node), why, kind_name(q->kind),
 			 q->kind == Q_SWITCHINFO ? "; left out" : "");
 	}
 }

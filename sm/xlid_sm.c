@@ -12,6 +12,7 @@
 #include "../mad/smp.h"
 #include "../mad/xlid.h"
 #include "log.h"
+#include "nodemap.h"
 #include "sweep.h"
 
 struct xq {
@@ -234,7 +235,7 @@ static uint32_t name_lacking(const struct fabric *f, char *out, size_t len)
 			continue;
 		if (k < 4 && n < len)
 			n += (size_t)snprintf(out + n, len - n, "%s%s (0x%016" PRIx64 ")",
-					      k ? ", " : "", nd->desc, nd->guid);
+					      k ? ", " : "", fabric_node_name(f, i), nd->guid);
 		k++;
 	}
 	if (k > 4 && n < len)

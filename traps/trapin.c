@@ -130,25 +130,30 @@ static void count_number(struct trapin_stats *s, const struct trapin_trap *t)
 	s->other_numbers++;
 }
 
-/* May one more line about traps be logged now? */
-static int log_ok(struct trapin *t, uint64_t now)
+/*
+ * The log line of a trap: one limiter for every trap (sm/log.h), a storm
+ * of any mix gives a few lines and then one count.
+ */
+static struct log_rl trap_rl = { .burst = TRAPIN_LOG_BURST,
+				 .interval_ms = TRAPIN_LOG_WINDOW_MS };
+
+static void log_trap(struct trapin *t, const struct trapin_trap *tr,
+		     const struct trapin_verdict *v)
 {
-	if (now - t->log_window >= TRAPIN_LOG_WINDOW_MS) {
-		if (t->log_held)
-			log_notice("traps: %llu lines about traps suppressed in %llu ms",
-				   (unsigned long long)t->log_held,
-				   (unsigned long long)(now - t->log_window));
-		t->log_window = now;
-		t->log_lines = 0;
-		t->log_held = 0;
-	}
-	if (t->log_lines < TRAPIN_LOG_BURST) {
-		t->log_lines++;
-		return 1;
-	}
-	t->log_held++;
-	t->st.log_suppressed++;
-	return 0;
+	int shown;
+	if (log_get_level() < LOG_NOTICE)
+		return;
+	if (tr->generic)
+		shown = log_rl_msg(&trap_rl, LOG_NOTICE,
+				   "trap %u from LID %u (source LID %u%s): %s",
+				   tr->number, tr->issuer_lid, tr->slid,
+				   tr->directed ? ", directed route" : "", v->why);
+	else
+		shown = log_rl_msg(&trap_rl, LOG_NOTICE,
+				   "vendor trap 0x%04x from LID %u (source LID %u)",
+				   tr->number, tr->issuer_lid, tr->slid);
+	if (!shown)
+		t->st.log_suppressed++;
 }
 
 /* ---- checks: one Get to the device that claims a change ---- */
@@ -195,7 +200,8 @@ static void check_done(void *arg, int status, const uint8_t *resp, size_t len)
 	if (change && f) {
 		snprintf(why, sizeof(why), "trap %u from LID %u: 0x%016llx %s",
 			 c->number, c->issuer_lid, (unsigned long long)c->guid, change);
-		log_notice("%s: heavy sweep", why);
+		/* the sweep's own "heavy sweep: WHY" line says it at notice */
+		log_info("%s: heavy sweep", why);
 		t->st.sweeps++;
 		int was_switch = c->kind == TRAPIN_CHECK_SWITCH;
 		c->kind = 0;
@@ -382,15 +388,7 @@ void trapin_handle(struct trapin *t, const uint8_t *mad,
 	case TRAPIN_COUNT:
 		break;
 	}
-	if (log_ok(t, now_ms)) {
-		if (tr.generic)
-			log_notice("trap %u from LID %u (source LID %u%s): %s", tr.number,
-				   tr.issuer_lid, tr.slid, tr.directed ? ", directed route" : "",
-				   v.why);
-		else
-			log_notice("vendor trap 0x%04x from LID %u (source LID %u)",
-				   tr.number, tr.issuer_lid, tr.slid);
-	}
+	log_trap(t, &tr, &v);
 }
 
 void trapin_init(struct trapin *t, struct txn_engine *txn,

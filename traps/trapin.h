@@ -3,8 +3,9 @@
  *
  * Every trap is answered with a TrapRepress (same TID, back to the
  * sender), counted by its number, and logged at most TRAPIN_LOG_BURST
- * lines per TRAPIN_LOG_WINDOW_MS (the rest is counted as suppressed and
- * summed up in one line).  Then trapin_decide(), a pure function of the
+ * lines per TRAPIN_LOG_WINDOW_MS (sm/log.h's limiter: the rest is
+ * counted as suppressed and summed up in one "N similar messages
+ * suppressed" line).  Then trapin_decide(), a pure function of the
  * model, the trap and where it came from, says what it is worth:
  *
  *  - a trap whose IssuerLID is not the port it came from (the SLID of a
@@ -45,8 +46,8 @@
 #include "../mad/txn.h"
 #include "../sm/fabric.h"
 
-#define TRAPIN_LOG_BURST	20	/* log lines about traps per window */
-#define TRAPIN_LOG_WINDOW_MS	1000
+#define TRAPIN_LOG_BURST	5	/* log lines about traps per window */
+#define TRAPIN_LOG_WINDOW_MS	5000
 #define TRAPIN_NUMBERS		32	/* distinct trap numbers counted apart */
 #define TRAPIN_CHECKS		256	/* checks in flight at once */
 #define TRAPIN_DEFERRED		256	/* checks waiting for a sweep to end */
@@ -136,9 +137,6 @@ struct trapin {
 	struct trapin_check checks[TRAPIN_CHECKS];
 	struct trapin_check deferred[TRAPIN_DEFERRED];
 	uint32_t n_deferred;
-	uint64_t log_window;		/* start of the log window, ms */
-	uint32_t log_lines;		/* lines in it */
-	uint64_t log_held;		/* suppressed in it */
 };
 
 void trapin_init(struct trapin *t, struct txn_engine *txn,

@@ -64,5 +64,7 @@ master() { "$IBSMCTL" -s "$sock" status 2>/dev/null | grep -q '^state: MASTER'; 
 wait_until 20 master || fail "ibsmd did not take over: $(tail -n 3 "$SIM_TMP/takeover.log")"
 wait_until 10 grep -q '^subnet up:' "$SIM_TMP/takeover.log" || fail "no subnet up after the takeover"
 grep -q 'did not answer .* polls' "$SIM_TMP/takeover.log" || fail "the log does not say why it took over"
+grep -q '\[notice\]: entering MASTER state (priority [0-9]*): takeover from SM 0x' "$SIM_TMP/takeover.log" ||
+	fail "no notice naming the takeover: $(grep -m1 'entering MASTER' "$SIM_TMP/takeover.log")"
 check_up "$SIM_TMP/takeover"
 pass "OpenSM stopped: ibsmd took over ($(grep -o 'did not answer [0-9]* polls' "$SIM_TMP/takeover.log")) and the fabric checks"

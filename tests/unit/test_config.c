@@ -4,6 +4,7 @@
  * needed; the shipped example etc/ibsmd.yaml is read from the repository
  * root, where `make unit` runs the tests.
  */
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +315,35 @@ END_TEST
  * refused at the key, whatever the value, with their own message; a
  * misspelt key in the same sections stays an unknown key.
  */
+/* node_name_map: the file is read with the policy; its errors refuse it */
+START_TEST(test_node_name_map)
+{
+	struct loaded l;
+	char map[64], text[160];
+	snprintf(map, sizeof(map), "/tmp/test_config_map.XXXXXX");
+	int fd = mkstemp(map);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "0x10 \"a\"\n", 9), 9);
+	close(fd);
+	snprintf(text, sizeof(text), "node_name_map: %s\n", map);
+	load_ok(&l, text);
+	ck_assert_str_eq(l.c.node_name_map, map);
+	fd = open(map, O_WRONLY | O_APPEND);
+	ck_assert_int_eq(write(fd, "0x11 b\"\n", 8), 8);	/* an unquoted name */
+	ck_assert_int_eq(write(fd, "junk\n", 5), 5);
+	close(fd);
+	char want[300];
+	snprintf(want, sizeof(want), " node_name_map: %s:3: not a GUID", map);
+	load(&l, text);
+	ck_assert_int_eq(l.rc, -1);
+	ck_assert_msg(strstr(l.err, want) && !strncmp(l.err, l.path, strlen(l.path)), "%s", l.err);
+	unlink(map);
+	load(&l, text);
+	ck_assert_int_eq(l.rc, -1);
+	ck_assert_msg(strstr(l.err, "No such file"), "%s", l.err);
+}
+END_TEST
+
 START_TEST(test_not_implemented)
 {
 	static const struct {
@@ -321,8 +351,8 @@ START_TEST(test_not_implemented)
 	} cases[] = {
 		{ "control: {group: ibsmd}\n",
 		  "1:11: not implemented yet (key 'control.group')" },
-		{ "sweep: {interval_s: 5}\nnode_name_map: /etc/map\n",
-		  "2:1: not implemented yet (key 'node_name_map')" },
+		{ "sweep: {interval_s: 5}\npartitions: /etc/p\n",
+		  "2:1: not implemented yet (key 'partitions')" },
 		{ "partitions:\n  - name: tenantA\n    pkey: 0x0001\n",
 		  "1:1: not implemented yet (key 'partitions')" },
 		{ "routing:\n  engine: updn\n  isolation_mode: strict\n",
@@ -785,6 +815,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_engine_scalar_and_sequence);
 	tcase_add_test(tc, test_list_limits);
 	tcase_add_test(tc, test_not_implemented);
+	tcase_add_test(tc, test_node_name_map);
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_qos_vlarb);
 	tcase_add_test(tc, test_virtualization);
