@@ -13,7 +13,8 @@
 #     the traps the daemon counted;
 # (d) JOURNAL_STREAM naming stderr: every line starts with a syslog
 #     priority "<N>"; naming another file: dates again;
-# (e) the node_name_map names nodes in --dump-topology; a broken map is
+# (e) the node_name_map names nodes in --dump-topology and in ibsmctl
+#     (routes by a mapped name, lids, topology); a broken map is
 #     refused with file:line and exit 78 (-n).
 . "$(dirname "$0")/common.sh"
 MADSEND="$SIM_ROOT/build/madsend"
@@ -63,6 +64,15 @@ iso='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}[+-][0-9]{2
 n=$(grep -v '^subnet up:' "$log" | grep -cvE "$iso")
 [ "$n" -eq 0 ] || fail "$n log lines without an ISO 8601 date: $(grep -v '^subnet up:' "$log" | grep -vE "$iso" | head -n 2)"
 pass "without JOURNAL_STREAM: $(grep -cE "$iso" "$log") lines, each dated: $(grep -m1 -E "$iso" "$log" | cut -c1-60)"
+
+# the map names nodes in ibsmctl too: routes takes a mapped name, lids
+# and topology print it
+ctl routes leaf-rack3 >"$SIM_TMP/routes.txt" && grep -q '^0x' "$SIM_TMP/routes.txt" ||
+	fail "ibsmctl routes leaf-rack3: $(head -n 3 "$SIM_TMP/routes.txt")"
+ctl --json lids | grep -q '"description": *"compute-07"' ||
+	fail "ibsmctl --json lids does not name H-7 compute-07"
+ctl --json topology | grep -q '"spine-b"' || fail "ibsmctl --json topology does not name spine-b"
+pass "ibsmctl: routes leaf-rack3 answers ($(grep -c '^0x' "$SIM_TMP/routes.txt") LIDs), lids and topology use the map's names"
 
 # (b) a leaf-spine link: lost, returned
 h0=$(heavy)
