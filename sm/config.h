@@ -89,6 +89,11 @@ struct config {
 					   port holds it */
 	int qos_sls;			/* qos.sls 1..16, voqsw only; 0: not
 					   given (QOS_VOQSW_SLS) */
+	/* control (issue 15) */
+	char control_group[CFG_NAME_LEN];	/* control.group: the control
+					   socket's group; "" (default): the
+					   daemon's */
+	long long control_gid;		/* its gid, -1 when not given */
 };
 
 /* Fills c with the built-in defaults. */

@@ -849,6 +849,9 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	    memcmp(&c.qos_vlarb_high, &sm->cfg.qos_vlarb_high, sizeof(c.qos_vlarb_high)) ||
 	    c.qos_vlarb_high_limit != sm->cfg.qos_vlarb_high_limit)
 		log_notice("qos VL arbitration changed: applied at the next heavy sweep");
+	if (c.control_gid != sm->cfg.control_gid && sm->ctl &&
+	    control_set_group(sm->ctl, c.control_gid, err, errlen) < 0)
+		log_err("control.group: %s", err);	/* the policy still applies */
 	sm->cfg = c;
 	log_set_level(c.log_level);
 	if (sm->txn) {

@@ -32,6 +32,8 @@ static struct event_base *base;
 static struct control *ctl;
 static int handler_calls;
 static uint64_t deferred;	/* the "later" command's reply id */
+static uint64_t later_ids[CONTROL_MAX_CLIENTS + 1];	/* all of them */
+static int n_later;
 
 /* -------------------------------------------------------------- handler */
 
@@ -59,6 +61,8 @@ static json_t *test_handler(void *ctx, const char *cmd, json_t *args,
 		return json_pack("{s:i}", "n", *calls);
 	if (strcmp(cmd, "later") == 0) {
 		deferred = control_defer(ctl);
+		if (n_later < (int)(sizeof(later_ids) / sizeof(later_ids[0])))
+			later_ids[n_later++] = deferred;
 		return NULL;
 	}
 	if (strcmp(cmd, "big") == 0) {
@@ -101,6 +105,7 @@ static void setup(void)
 
 	make_paths();
 	handler_calls = 0;
+	n_later = 0;
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
 	ctl = control_open(base, sockpath, test_handler, &handler_calls, err,
@@ -572,24 +577,201 @@ START_TEST(many_clients)
 }
 END_TEST
 
-START_TEST(too_many_clients)
+/* The line a server sends before it hangs up, and the hang-up. */
+static void assert_dropped(struct conn *c, const char *why)
 {
-	struct conn *c[CONTROL_MAX_CLIENTS + 1];
+	assert_error(conn_reply(c), why);
+	ck_assert(conn_eof(c));
+}
+
+static void pump_for(int ms)
+{
+	long end = now_ms() + ms;
+	while (now_ms() < end)
+		pump(-1, 0);
+}
+
+/*
+ * The table full of idle clients: a new one takes the place of the one
+ * whose last request is oldest, and is served.
+ */
+START_TEST(full_table_drops_longest_idle)
+{
+	struct conn *c[CONTROL_MAX_CLIENTS];
 
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		c[i] = conn_open();
 	wait_clients(CONTROL_MAX_CLIENTS);
+	/* c[0] has just asked something: c[1] is now the longest idle */
+	conn_sends(c[0], "{\"cmd\":\"echo\",\"args\":[\"zero\"]}\n");
+	assert_echo(conn_reply(c[0]), "zero");
 	struct conn *extra = conn_open();
-	assert_error(conn_reply(extra), "too many");
-	ck_assert(conn_eof(extra));
+	conn_sends(extra, "{\"cmd\":\"echo\",\"args\":[\"new\"]}\n");
+	assert_echo(conn_reply(extra), "new");
+	assert_dropped(c[1], "dropped for a newer one");
+	ck_assert_uint_eq(control_client_count(ctl), CONTROL_MAX_CLIENTS);
+	conn_sends(c[0], "{\"cmd\":\"echo\",\"args\":[\"still\"]}\n");
+	assert_echo(conn_reply(c[0]), "still");
+	/* the next one goes instead of c[2] */
+	struct conn *extra2 = conn_open();
+	assert_dropped(c[2], "dropped for a newer one");
+	conn_sends(c[3], "{\"cmd\":\"echo\",\"args\":[\"three\"]}\n");
+	assert_echo(conn_reply(c[3]), "three");
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		conn_close(c[i]);
+	conn_close(extra);
+	conn_close(extra2);
+	wait_clients(0);
+}
+END_TEST
+
+/* Only when every client waits for a deferred reply is a new one refused. */
+START_TEST(too_many_clients)
+{
+	struct conn *c[CONTROL_MAX_CLIENTS + 1];
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		c[i] = conn_open();
+		conn_sends(c[i], "{\"cmd\":\"later\"}\n");
+	}
+	wait_clients(CONTROL_MAX_CLIENTS);
+	long deadline = now_ms() + WAIT_MS;
+	while (handler_calls < CONTROL_MAX_CLIENTS && now_ms() < deadline)
+		pump(-1, 0);
+	ck_assert_int_eq(handler_calls, CONTROL_MAX_CLIENTS);
+	struct conn *extra = conn_open();
+	assert_dropped(extra, "too many");
 	conn_close(extra);
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		conn_close(c[i]);
+	/* gone, but each still owed its reply (it may have half-closed) */
+	ck_assert_uint_eq(control_client_count(ctl), CONTROL_MAX_CLIENTS);
+	ck_assert_int_eq(n_later, CONTROL_MAX_CLIENTS);
+	for (int i = 0; i < n_later; i++)
+		control_reply(ctl, later_ids[i], json_object(), NULL);
 	wait_clients(0);
 	extra = conn_open();	/* room again */
 	conn_sends(extra, "{\"cmd\":\"echo\"}\n");
 	assert_echo(conn_reply(extra), NULL);
 	conn_close(extra);
+}
+END_TEST
+
+/*
+ * The idle timeout: a client that sends nothing, or a line that never
+ * ends (one byte at a time), is dropped; one that keeps asking stays, and
+ * so does one waiting for a deferred reply.
+ */
+START_TEST(idle_clients_dropped)
+{
+	control_set_idle_ms(ctl, 300);
+	struct conn *silent = conn_open();
+	struct conn *drip = conn_open();
+	struct conn *busy = conn_open();
+	struct conn *waiting = conn_open();
+	const char *part = "{\"cmd\":\"echo\",\"args\":[\"never ending";
+
+	conn_sends(waiting, "{\"cmd\":\"later\"}\n");
+	wait_deferred(waiting);
+	long start = now_ms();
+	for (int i = 0; now_ms() - start < 900; i++) {
+		/* (fails once the server has hung up) */
+		(void)send(drip->fd, part + i % strlen(part), 1, MSG_NOSIGNAL);
+		conn_sends(busy, "{\"cmd\":\"echo\",\"args\":[\"b\"]}\n");
+		assert_echo(conn_reply(busy), "b");
+		if (now_ms() - start < 200)	/* not dropped early */
+			ck_assert_uint_eq(control_client_count(ctl), 4);
+		pump_for(50);
+	}
+	ck_assert_uint_eq(control_client_count(ctl), 2);
+	assert_dropped(silent, "idle timeout");
+	assert_dropped(drip, "idle timeout");
+	/* the deferred reply still reaches its client, which then may idle */
+	control_reply(ctl, deferred, json_pack("{s:i}", "v", 1), NULL);
+	deferred = 0;
+	json_t *r = conn_reply(waiting);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "v")), 1);
+	json_decref(r);
+	conn_close(busy);
+	ck_assert(conn_eof(waiting));
+	wait_clients(0);
+	conn_close(silent);
+	conn_close(drip);
+	conn_close(waiting);
+}
+END_TEST
+
+/*
+ * A client that never reads its replies: its requests stop being read
+ * (the output held for it is bounded), and once nothing could be written
+ * for the timeout it is dropped; others are served meanwhile.
+ */
+START_TEST(non_reader_dropped)
+{
+	enum { N = 40 };
+	control_set_idle_ms(ctl, 300);
+	struct conn *c = conn_open();
+	struct conn *other = conn_open();
+	int bufsize = 4096;	/* the smallest: the server's output stays put */
+	ck_assert_int_eq(setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &bufsize,
+	    sizeof(bufsize)), 0);
+
+	for (int i = 0; i < N; i++)
+		conn_sends(c, "{\"cmd\":\"big\"}\n");
+	int calls = handler_calls;
+	ck_assert_int_gt(calls, 0);
+	ck_assert_int_lt(calls, N);
+	conn_sends(other, "{\"cmd\":\"echo\",\"args\":[\"o\"]}\n");
+	assert_echo(conn_reply(other), "o");
+	conn_close(other);
+	wait_clients(0);
+	ck_assert_int_eq(handler_calls, calls + 1);
+	conn_close(c);
+}
+END_TEST
+
+/*
+ * Random bytes (NULs, bytes that are not UTF-8, short and long lines)
+ * are answered with errors, line by line, and the same connection still
+ * works after them.
+ */
+START_TEST(random_bytes)
+{
+	enum { LEN = 256 * 1024 };
+	struct conn *c = conn_open();
+	unsigned char *junk = malloc(LEN);
+	unsigned seed = 15;
+	size_t lines = 0;
+
+	ck_assert_ptr_nonnull(junk);
+	for (size_t i = 0; i < LEN; i++) {
+		junk[i] = (unsigned char)(rand_r(&seed) >> 7);
+		if (junk[i] == '\n')
+			lines++;
+	}
+	ck_assert_uint_gt(lines, 100);
+	for (size_t off = 0; off < LEN; off += 4096) {
+		conn_send(c, (const char *)junk + off, 4096);
+		while (conn_fill(c) > 0)	/* read what came, not waiting */
+			;
+	}
+	free(junk);
+	conn_sends(c, "\n{\"cmd\":\"echo\",\"args\":[\"alive\"]}\n");
+	size_t errors = 0;
+	for (;;) {
+		json_t *r = conn_reply(c);
+		if (json_is_true(json_object_get(r, "ok"))) {
+			assert_echo(r, "alive");
+			break;
+		}
+		errors++;
+		json_decref(r);
+	}
+	/* one error per non-blank line at most, and most lines are that */
+	ck_assert_uint_le(errors, lines + 1);
+	ck_assert_uint_gt(errors, lines / 2);
+	ck_assert_int_eq(handler_calls, 1);
+	conn_close(c);
 }
 END_TEST
 
@@ -1010,6 +1192,10 @@ static Suite *control_suite(void)
 	tcase_add_test(server, half_close_gets_reply);
 	tcase_add_test(server, many_clients);
 	tcase_add_test(server, too_many_clients);
+	tcase_add_test(server, full_table_drops_longest_idle);
+	tcase_add_test(server, idle_clients_dropped);
+	tcase_add_test(server, non_reader_dropped);
+	tcase_add_test(server, random_bytes);
 	tcase_add_test(server, slow_reader_backpressure);
 	tcase_add_test(server, second_open_refused);
 	tcase_add_test(server, close_unlinks_own_socket_only);
