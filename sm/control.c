@@ -37,8 +37,8 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
-#define OUT_HIGH	(256 * 1024)	/* queued output that pauses reading */
-#define LISTEN_BACKLOG	64
+#define OUT_HIGH	(64 * 1024)	/* queued output that pauses reading */
+#define LISTEN_BACKLOG	CONTROL_MAX_CLIENTS
 
 struct client {
 	TAILQ_ENTRY(client) entry;
