@@ -59,7 +59,18 @@ closed=$(sed -n 's/^closed //p' "$SIM_TMP/idle.out")
 [ "${closed:-0}" -ge 1 ] || fail "no idle client made room: $(cat "$SIM_TMP/idle.out")"
 pass "128 idle clients: ibsmctl status answered in $ms ms ($closed idle client dropped for it)"
 
+# sweep_ms of the heavy sweeps from the Nth 'subnet up' line on
+sweep_ms() { grep '^subnet up:' "$log" | tail -n "+$1" | grep -o 'sweep_ms=[0-9]*' | cut -d= -f2 | sort -n | tr '\n' ' '; }
+quiet_from=$(( $(sweeps) + 1 ))
+for i in 1 2 3 4 5; do
+	n=$(sweeps)
+	ctl sweep --heavy >/dev/null || fail "ibsmctl sweep --heavy"
+	wait_until 10 more_sweeps_than "$n" || fail "no heavy sweep after ibsmctl sweep --heavy"
+done
+quiet=$(sweep_ms "$quiet_from")
+
 # 20 clients hammering while heavy sweeps run
+busy_from=$(( $(sweeps) + 1 ))
 python3 "$HAMMER" hammer "$sock" "$daemon" --first 1000 --requests "$HAMMER_REQUESTS" \
 	>"$SIM_TMP/hammer.json" 2>"$SIM_TMP/hammer.err" &
 hammer=$!
@@ -78,4 +89,4 @@ figures=$(cat "$SIM_TMP/hammer.json")
 kill -0 "$daemon" 2>/dev/null || fail "the daemon died: $(tail -n 5 "$log")"
 ctl status | grep -q '^state: MASTER' || fail "ibsmctl status after the hammer: $(ctl status 2>&1 | head -n 3)"
 check_up "$SIM_TMP/after"
-pass "hammer: $heavy heavy sweeps completed during it, daemon up, fabric checked; $figures"
+pass "hammer: $heavy heavy sweeps completed during it (sweep_ms sorted: $(sweep_ms "$busy_from"); 5 before it: $quiet), daemon up, fabric checked; $figures"
