@@ -13,10 +13,13 @@
  *   be written for the idle timeout (bufferevent write timeout);
  * - a client is dropped after the idle timeout (CONTROL_IDLE_MS) without a
  *   complete request, unless it waits for a deferred reply;
- * - with CONTROL_MAX_CLIENTS connected, a new client takes the place of the
- *   one whose last complete request (or connection) is oldest and that
- *   waits for no deferred reply; only when all of them wait is the new one
- *   refused.  The clients list is kept in that order.
+ * - with CONTROL_MAX_CLIENTS connected, a new client takes the place of
+ *   one that hung up, else of the oldest one that never sent a complete
+ *   request and sends nothing, else of the one whose last complete
+ *   request is oldest, of those that wait for no deferred reply
+ *   (eviction_victim); only when all of them wait is the new one refused.
+ *   The clients list is kept in the order of the last complete request
+ *   (of the connection for those that sent none).
  */
 #include "control.h"
 #include "log.h"
@@ -27,6 +30,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +49,7 @@ struct client {
 	struct control *ctl;
 	struct bufferevent *bev;
 	struct event *idle;	/* idle timeout: no complete request */
+	int requested;		/* has sent a complete request line */
 	int discarding;		/* skipping the rest of an over-long line */
 	int paused;		/* output above OUT_HIGH: not reading */
 	int closing;		/* peer sent EOF: free once output is drained */
@@ -229,7 +234,8 @@ static void handle_line(struct client *cl, const char *line, size_t len)
 		return;
 	}
 	if (reply == NULL) {
-		log_info("control: request rejected: %s", err);
+		/* debug: any client can send garbage, the log is not its */
+		log_debug("control: request rejected: %s", err);
 		send_error(cl, err);
 		return;
 	}
@@ -262,6 +268,7 @@ static void touch(struct client *cl)
 {
 	struct control *c = cl->ctl;
 
+	cl->requested = 1;
 	TAILQ_REMOVE(&c->clients, cl, entry);
 	TAILQ_INSERT_TAIL(&c->clients, cl, entry);
 	arm_idle(cl);
@@ -398,15 +405,53 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	client_free(cl);
 }
 
-/* The client to drop for a new one: the oldest not owed a reply. */
-static struct client *eviction_victim(struct control *c)
-{
-	struct client *cl;
+enum peer { PEER_GONE, PEER_SENDING, PEER_SILENT };
 
-	TAILQ_FOREACH(cl, &c->clients, entry)
-		if (!cl->pending)
+/*
+ * A client as its socket shows it before the loop has read it: the peer
+ * closed its end (POLLHUP: nobody can read a reply), or has bytes on the
+ * way, or neither.
+ */
+static enum peer peek_peer(struct client *cl)
+{
+	struct pollfd p = { .fd = bufferevent_getfd(cl->bev), .events = POLLIN };
+
+	if (poll(&p, 1, 0) == -1 || (p.revents & (POLLHUP | POLLERR | POLLNVAL)))
+		return PEER_GONE;
+	if ((p.revents & POLLIN) ||
+	    evbuffer_get_length(bufferevent_get_input(cl->bev)) > 0)
+		return PEER_SENDING;
+	return PEER_SILENT;
+}
+
+/*
+ * The client to drop for a new one, of those not owed a reply, in this
+ * order: one that has hung up (its EOF not read yet: a flood of short
+ * connections fills the table faster than the loop reads them); the one
+ * connected longest ago of those that never sent a complete request and
+ * have nothing on the way (an operator's ibsmctl that connected a moment
+ * ago has its request waiting); else the one whose last complete request
+ * is oldest.  *gone tells the first case: nobody to say goodbye to.
+ */
+static struct client *eviction_victim(struct control *c, int *gone)
+{
+	struct client *cl, *silent = NULL, *oldest = NULL;
+
+	*gone = 0;
+	TAILQ_FOREACH(cl, &c->clients, entry) {
+		if (cl->pending)
+			continue;
+		enum peer p = peek_peer(cl);
+		if (p == PEER_GONE) {
+			*gone = 1;
 			return cl;
-	return NULL;
+		}
+		if (silent == NULL && !cl->requested && p == PEER_SILENT)
+			silent = cl;
+		if (oldest == NULL)
+			oldest = cl;
+	}
+	return silent != NULL ? silent : oldest;
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
@@ -415,7 +460,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	struct control *c = arg;
 
 	if (c->nclients >= CONTROL_MAX_CLIENTS) {
-		struct client *victim = eviction_victim(c);
+		int gone;
+		struct client *victim = eviction_victim(c, &gone);
 		if (victim == NULL) {
 			log_warn("control: %d clients all waiting for replies, "
 			    "connection refused", CONTROL_MAX_CLIENTS);
@@ -423,10 +469,12 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 			close(fd);
 			return;
 		}
-		log_info("control: %d clients, the longest idle one dropped "
-		    "for a new one", CONTROL_MAX_CLIENTS);
-		say_goodbye(bufferevent_getfd(victim->bev),
-		    "too many control clients: dropped for a newer one");
+		if (!gone) {
+			log_info("control: %d clients, the longest idle one "
+			    "dropped for a new one", CONTROL_MAX_CLIENTS);
+			say_goodbye(bufferevent_getfd(victim->bev),
+			    "too many control clients: dropped for a newer one");
+		}
 		client_free(victim);
 	}
 	struct client *cl = calloc(1, sizeof(*cl));

@@ -188,6 +188,12 @@ class Hammer:
         for i, t in enumerate(threads):
             if kinds[i % len(kinds)] != self.valid:
                 t.start()
+        trace = []
+        if os.environ.get("HAMMER_TRACE"):  # (requests, VmRSS) every 50 ms
+            def tracer():
+                while not self.stop.wait(0.05):
+                    trace.append((self.answered, rss_kb(self.pid)))
+            threading.Thread(target=tracer, daemon=True).start()
         self.stop.wait(WARMUP)
         for i, t in enumerate(threads):
             if kinds[i % len(kinds)] == self.valid:
@@ -213,6 +219,8 @@ class Hammer:
             out["rss_growth_pct"] = round(100.0 * (rss[1] - rss[0]) / rss[0], 2)
             ok = rss[1] <= rss[0] * 1.05
         out["errors"] = self.errors
+        if trace:
+            out["trace"] = trace
         print(json.dumps(out))
         return 0 if ok else 1
 

@@ -12,7 +12,7 @@
 HAMMER_REQUESTS=${HAMMER_REQUESTS:-10000}
 HAMMER="$SIM_ROOT/tests/sim/ctlhammer.py"
 net="$SIM_TMP/ft.net"
-gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$net"
+gen ftree2 --radix 24 --leaves 12 --spines 6 --hosts-per-leaf 9 -o "$net"
 sock="$SIM_TMP/run/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
@@ -71,7 +71,7 @@ quiet=$(sweep_ms "$quiet_from")
 
 # 20 clients hammering while heavy sweeps run
 busy_from=$(( $(sweeps) + 1 ))
-python3 "$HAMMER" hammer "$sock" "$daemon" --first 1000 --requests "$HAMMER_REQUESTS" \
+HAMMER_TRACE=${HAMMER_TRACE:-} python3 "$HAMMER" hammer "$sock" "$daemon" --first 1000 --requests "$HAMMER_REQUESTS" \
 	>"$SIM_TMP/hammer.json" 2>"$SIM_TMP/hammer.err" &
 hammer=$!
 bg_register "$hammer"

@@ -592,35 +592,57 @@ static void pump_for(int ms)
 }
 
 /*
- * The table full of idle clients: a new one takes the place of the one
- * whose last request is oldest, and is served.
+ * The table full of idle clients: a new one takes the place of the oldest
+ * that never sent a request, and is served; a flood of connections that
+ * send nothing displaces only its own kind; when all have asked
+ * something, the one whose last request is oldest goes.
  */
 START_TEST(full_table_drops_longest_idle)
 {
-	struct conn *c[CONTROL_MAX_CLIENTS];
+	enum { FLOOD = 10, N = CONTROL_MAX_CLIENTS };
+	struct conn *c[N], *extra[FLOOD + 2];
+	char req[64], want[16];
 
-	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+	for (int i = 0; i < N; i++)
 		c[i] = conn_open();
-	wait_clients(CONTROL_MAX_CLIENTS);
-	/* c[0] has just asked something: c[1] is now the longest idle */
+	wait_clients(N);
+	/* c[0] has asked something: c[1] is now the oldest silent one */
 	conn_sends(c[0], "{\"cmd\":\"echo\",\"args\":[\"zero\"]}\n");
 	assert_echo(conn_reply(c[0]), "zero");
-	struct conn *extra = conn_open();
-	conn_sends(extra, "{\"cmd\":\"echo\",\"args\":[\"new\"]}\n");
-	assert_echo(conn_reply(extra), "new");
+	extra[0] = conn_open();
+	conn_sends(extra[0], "{\"cmd\":\"echo\",\"args\":[\"new\"]}\n");
+	assert_echo(conn_reply(extra[0]), "new");
 	assert_dropped(c[1], "dropped for a newer one");
-	ck_assert_uint_eq(control_client_count(ctl), CONTROL_MAX_CLIENTS);
+	ck_assert_uint_eq(control_client_count(ctl), N);
+	/* silent newcomers replace the oldest silent ones, c[2..] */
+	for (int i = 1; i <= FLOOD; i++)
+		extra[i] = conn_open();
+	for (int i = 2; i < 2 + FLOOD; i++)
+		assert_dropped(c[i], "dropped for a newer one");
 	conn_sends(c[0], "{\"cmd\":\"echo\",\"args\":[\"still\"]}\n");
 	assert_echo(conn_reply(c[0]), "still");
-	/* the next one goes instead of c[2] */
-	struct conn *extra2 = conn_open();
-	assert_dropped(c[2], "dropped for a newer one");
-	conn_sends(c[3], "{\"cmd\":\"echo\",\"args\":[\"three\"]}\n");
-	assert_echo(conn_reply(c[3]), "three");
-	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+	conn_sends(extra[0], "{\"cmd\":\"echo\",\"args\":[\"again\"]}\n");
+	assert_echo(conn_reply(extra[0]), "again");
+	/* everyone asks again, c[0] and extra[0] did first: c[0] goes */
+	for (int i = N - 1; i >= 2 + FLOOD; i--) {
+		snprintf(req, sizeof(req),
+		    "{\"cmd\":\"echo\",\"args\":[\"c%d\"]}\n", i);
+		snprintf(want, sizeof(want), "c%d", i);
+		conn_sends(c[i], req);
+		assert_echo(conn_reply(c[i]), want);
+	}
+	for (int i = 1; i <= FLOOD; i++) {
+		conn_sends(extra[i], "{\"cmd\":\"echo\",\"args\":[\"x\"]}\n");
+		assert_echo(conn_reply(extra[i]), "x");
+	}
+	extra[FLOOD + 1] = conn_open();
+	assert_dropped(c[0], "dropped for a newer one");
+	conn_sends(c[N - 1], "{\"cmd\":\"echo\",\"args\":[\"n\"]}\n");
+	assert_echo(conn_reply(c[N - 1]), "n");
+	for (int i = 0; i < N; i++)
 		conn_close(c[i]);
-	conn_close(extra);
-	conn_close(extra2);
+	for (int i = 0; i < FLOOD + 2; i++)
+		conn_close(extra[i]);
 	wait_clients(0);
 }
 END_TEST
