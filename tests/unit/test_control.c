@@ -647,6 +647,45 @@ START_TEST(full_table_drops_longest_idle)
 }
 END_TEST
 
+/*
+ * A client that has sent part of a request (or is about to) is not taken
+ * for a silent one; one that has hung up goes before anyone working.
+ */
+START_TEST(full_table_spares_senders)
+{
+	enum { N = CONTROL_MAX_CLIENTS };
+	struct conn *c[N];
+
+	for (int i = 0; i < N; i++)
+		c[i] = conn_open();
+	wait_clients(N);
+	conn_sends(c[0], "{\"cmd\":\"echo\",");	/* on its way */
+	struct conn *extra = conn_open();
+	assert_dropped(c[1], "dropped for a newer one");
+	conn_sends(c[0], "\"args\":[\"zero\"]}\n");
+	assert_echo(conn_reply(c[0]), "zero");
+	/* all ask; then the longest idle (c[0]) would go, but c[7] hung up */
+	for (int i = 2; i < N; i++) {
+		conn_sends(c[i], "{\"cmd\":\"echo\",\"args\":[\"a\"]}\n");
+		assert_echo(conn_reply(c[i]), "a");
+	}
+	conn_sends(extra, "{\"cmd\":\"echo\",\"args\":[\"a\"]}\n");
+	assert_echo(conn_reply(extra), "a");
+	close(c[7]->fd);
+	c[7]->fd = -1;
+	int fd = raw_connect(sockpath, 1);	/* no pumping before */
+	ck_assert_int_ge(fd, 0);
+	wait_clients(N);
+	conn_sends(c[0], "{\"cmd\":\"echo\",\"args\":[\"kept\"]}\n");
+	assert_echo(conn_reply(c[0]), "kept");
+	close(fd);
+	for (int i = 0; i < N; i++)
+		conn_close(c[i]);
+	conn_close(extra);
+	wait_clients(0);
+}
+END_TEST
+
 /* Only when every client waits for a deferred reply is a new one refused. */
 START_TEST(too_many_clients)
 {
@@ -1215,6 +1254,7 @@ static Suite *control_suite(void)
 	tcase_add_test(server, many_clients);
 	tcase_add_test(server, too_many_clients);
 	tcase_add_test(server, full_table_drops_longest_idle);
+	tcase_add_test(server, full_table_spares_senders);
 	tcase_add_test(server, idle_clients_dropped);
 	tcase_add_test(server, non_reader_dropped);
 	tcase_add_test(server, random_bytes);
