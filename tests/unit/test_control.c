@@ -122,6 +122,15 @@ static void teardown(void)
 	remove_paths();
 }
 
+/* A file name in the test's directory (static: one at a time). */
+static const char *tmpdir_file(const char *name)
+{
+	static char path[192];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return path;
+}
+
 /* --------------------------------------------------------- test client */
 
 struct conn {
@@ -902,6 +911,46 @@ START_TEST(stale_socket_replaced)
 }
 END_TEST
 
+/*
+ * control.group: the socket is given to the group, mode 0660 kept; -1
+ * leaves it; a socket that is no longer ours is not touched.
+ */
+START_TEST(socket_group)
+{
+	char err[256] = "";
+	struct stat st;
+	gid_t groups[64];
+	int n = getgroups(64, groups);
+	/* a group other than the primary one, if the process has one */
+	gid_t other = getgid();
+	for (int i = 0; i < n; i++)
+		if (groups[i] != getgid())
+			other = groups[i];
+	if (geteuid() == 0)
+		other = getgid() == 1 ? 2 : 1;
+
+	ck_assert_int_eq(stat(sockpath, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0660);
+	ck_assert_int_eq(control_set_group(ctl, -1, err, sizeof(err)), 0);
+	ck_assert_int_eq(control_set_group(ctl, other, err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(sockpath, &st), 0);
+	ck_assert_uint_eq(st.st_gid, other);
+	ck_assert_uint_eq(st.st_mode & 0777, 0660);
+	/* the path taken by something else: left alone, and said so */
+	ck_assert_int_eq(rename(sockpath, tmpdir_file("moved")), 0);
+	int fd = open(sockpath, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(control_set_group(ctl, getgid(), err, sizeof(err)),
+	    -1);
+	ck_assert_msg(strstr(err, "no longer our socket") != NULL, "%s", err);
+	ck_assert_int_eq(stat(sockpath, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	unlink(sockpath);
+	ck_assert_int_eq(rename(tmpdir_file("moved"), sockpath), 0);
+}
+END_TEST
+
 START_TEST(second_open_refused)
 {
 	char err[256] = "";
@@ -1260,6 +1309,7 @@ static Suite *control_suite(void)
 	tcase_add_test(server, random_bytes);
 	tcase_add_test(server, slow_reader_backpressure);
 	tcase_add_test(server, second_open_refused);
+	tcase_add_test(server, socket_group);
 	tcase_add_test(server, close_unlinks_own_socket_only);
 	tcase_add_test(server, client_call);
 	suite_add_tcase(s, server);
