@@ -472,8 +472,12 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		if (!gone) {
 			log_info("control: %d clients, the longest idle one "
 			    "dropped for a new one", CONTROL_MAX_CLIENTS);
-			say_goodbye(bufferevent_getfd(victim->bev),
-			    "too many control clients: dropped for a newer one");
+			/* not into the middle of a reply it is still owed */
+			if (evbuffer_get_length(bufferevent_get_output(
+			    victim->bev)) == 0)
+				say_goodbye(bufferevent_getfd(victim->bev),
+				    "too many control clients: dropped for a "
+				    "newer one");
 		}
 		client_free(victim);
 	}

@@ -15,7 +15,8 @@
 
 #include "ctlproto.h"
 
-#define CONTROL_MAX_CLIENTS	128	/* then the longest idle one is dropped */
+#define CONTROL_MAX_CLIENTS	128	/* then a newcomer replaces one
+					   (control.c, eviction_victim) */
 #define CONTROL_IDLE_MS		10000	/* without a complete request, or
 					   with replies that cannot be
 					   written: the client is dropped */
