@@ -6,6 +6,7 @@
  * "FILE:LINE:COL: message", LINE and COL 1-based.
  */
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +34,8 @@ enum key_type {
 	K_LOGLEVEL,	/* int, log_level_parse() */
 	K_LIST,		/* a scalar or a sequence of scalars into char[][] */
 	K_VLARB,	/* "VL:weight,..." into struct cfg_vlarb */
+	K_GROUP,	/* a group name of the group database: char[len],
+			 * its gid into long long at count_off */
 	K_TODO,		/* documented (ibsmd.yaml(5)), not implemented: refused */
 };
 
@@ -67,6 +70,8 @@ struct key {
 	.max_items = sizeof(((struct config *)0)->f) / \
 		     sizeof(((struct config *)0)->f[0]), .is_engine = eng }
 #define VLARB(n, f)	{ .name = n, .type = K_VLARB, .off = CFG(f) }
+#define GROUP(n, f, g)	{ .name = n, .type = K_GROUP, .off = CFG(f), \
+			  .len = sizeof(((struct config *)0)->f), .count_off = CFG(g) }
 #define TODO(n)		{ .name = n, .type = K_TODO }
 #define END		{ .name = NULL }
 
@@ -161,7 +166,7 @@ static const struct key virt_keys[] = {
 	END
 };
 static const struct key control_keys[] = {
-	TODO("group"),
+	GROUP("group", control_group, control_gid),
 	END
 };
 static const struct key metrics_keys[] = {
@@ -690,6 +695,27 @@ static int vlarb_entry(struct parse *p, const char *key, const char *s,
 }
 
 /*
+ * control.group: a name the group database knows now (getgrnam: files,
+ * LDAP, ...); the gid is what the daemon chowns the socket to.
+ */
+static int set_group(struct parse *p, const struct key *k, const char *key)
+{
+	char buf[4096];
+	struct group gr, *res = NULL;
+	int e;
+
+	if (set_string(p, k, key) == -1)
+		return -1;
+	e = getgrnam_r(scalar(p), &gr, buf, sizeof(buf), &res);
+	if (res == NULL)
+		return fail_at(p, p->ev.start_mark, "%s: no group '%s'%s%s",
+			       key, scalar(p), e ? ": " : "",
+			       e ? strerror(e) : "");
+	*(long long *)field(p->c, k->count_off) = (long long)gr.gr_gid;
+	return 0;
+}
+
+/*
  * qos.vlarb_low / vlarb_high: "VL:weight" entries separated by commas
  * (blanks around them allowed), as OpenSM's qos_vlarb_low/high; an empty
  * string is an empty table.  Each entry's place is kept for the check
@@ -840,6 +866,8 @@ static int parse_value(struct parse *p, const struct key *k, const char *key,
 		return set_list(p, k, key);
 	case K_VLARB:
 		return set_vlarb(p, k, key);
+	case K_GROUP:
+		return set_group(p, k, key);
 	case K_TODO:
 		break;
 	}
@@ -972,6 +1000,7 @@ void config_defaults(struct config *c)
 	c->sminfo_poll_ms = 10000;
 	c->sminfo_poll_retries = 4;
 	c->events_signalling = REPATH_HYBRID;
+	c->control_gid = -1;
 	c->sm_key = 0;
 	c->lid_scheme = 0;		/* dynamic */
 	c->extended_lids = TRI_AUTO;	/* legacy unless every device can */

@@ -93,6 +93,11 @@ struct config {
 	/* metrics (sm/metrics.h); "" (default): off */
 	char metrics_listen[128];	/* metrics.listen "ADDR:PORT" */
 	char metrics_textfile_dir[256];	/* metrics.textfile_dir */
+	/* control (issue 15) */
+	char control_group[CFG_NAME_LEN];	/* control.group: the control
+					   socket's group; "" (default): the
+					   daemon's */
+	long long control_gid;		/* its gid, -1 when not given */
 };
 
 /* Fills c with the built-in defaults. */

@@ -3,6 +3,23 @@
  * AF_UNIX stream socket, one bufferevent per client, one JSON request per
  * line, one JSON reply per request (protocol: ctlproto.h).  ibsmctl's
  * client is ctlclient.c, its text rendering ctlrender.c.
+ *
+ * No client can disturb the daemon or lock the operator out:
+ * - a request line is at most CONTROL_MAX_LINE bytes (the rest of a longer
+ *   one is discarded and answered with an error); garbage gets an error;
+ * - replies a client does not read stop its requests being read once more
+ *   than OUT_HIGH bytes are queued (so at most OUT_HIGH plus one reply is
+ *   held for it), and the client is dropped when none of its output could
+ *   be written for the idle timeout (bufferevent write timeout);
+ * - a client is dropped after the idle timeout (CONTROL_IDLE_MS) without a
+ *   complete request, unless it waits for a deferred reply;
+ * - with CONTROL_MAX_CLIENTS connected, a new client takes the place of
+ *   one that hung up, else of the oldest one that never sent a complete
+ *   request and sends nothing, else of the one whose last complete
+ *   request is oldest, of those that wait for no deferred reply
+ *   (eviction_victim); only when all of them wait is the new one refused.
+ *   The clients list is kept in the order of the last complete request
+ *   (of the connection for those that sent none).
  */
 #include "control.h"
 #include "log.h"
@@ -13,6 +30,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,13 +41,15 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
-#define OUT_HIGH	(1024 * 1024)	/* queued output that pauses reading */
-#define LISTEN_BACKLOG	64
+#define OUT_HIGH	(64 * 1024)	/* queued output that pauses reading */
+#define LISTEN_BACKLOG	CONTROL_MAX_CLIENTS
 
 struct client {
 	TAILQ_ENTRY(client) entry;
 	struct control *ctl;
 	struct bufferevent *bev;
+	struct event *idle;	/* idle timeout: no complete request */
+	int requested;		/* has sent a complete request line */
 	int discarding;		/* skipping the rest of an over-long line */
 	int paused;		/* output above OUT_HIGH: not reading */
 	int closing;		/* peer sent EOF: free once output is drained */
@@ -47,6 +67,7 @@ struct control {
 	struct client_list clients;
 	size_t nclients;
 	struct client *current;	/* whose request the handler is running */
+	int idle_ms;		/* CONTROL_IDLE_MS unless a test sets it */
 	uint64_t next_id;	/* deferred replies' ids */
 	dev_t dev;
 	ino_t ino;
@@ -213,7 +234,8 @@ static void handle_line(struct client *cl, const char *line, size_t len)
 		return;
 	}
 	if (reply == NULL) {
-		log_info("control: request rejected: %s", err);
+		/* debug: any client can send garbage, the log is not its */
+		log_debug("control: request rejected: %s", err);
 		send_error(cl, err);
 		return;
 	}
@@ -229,8 +251,61 @@ static void client_free(struct client *cl)
 
 	TAILQ_REMOVE(&c->clients, cl, entry);
 	c->nclients--;
+	event_free(cl->idle);
 	bufferevent_free(cl->bev);
 	free(cl);
+}
+
+static void arm_idle(struct client *cl)
+{
+	struct timeval tv = { cl->ctl->idle_ms / 1000,
+			      (cl->ctl->idle_ms % 1000) * 1000 };
+	evtimer_add(cl->idle, &tv);
+}
+
+/* A complete request: the client moves to the end of the eviction order. */
+static void touch(struct client *cl)
+{
+	struct control *c = cl->ctl;
+
+	cl->requested = 1;
+	TAILQ_REMOVE(&c->clients, cl, entry);
+	TAILQ_INSERT_TAIL(&c->clients, cl, entry);
+	arm_idle(cl);
+}
+
+/* Tells a client why it goes (best effort, never blocking). */
+static void say_goodbye(evutil_socket_t fd, const char *why)
+{
+	json_t *reply = error_reply(why);
+	char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+
+	if (text != NULL) {
+		size_t n = strlen(text);
+		text[n] = '\n';	/* overwrites the NUL; length is n + 1 */
+		(void)send(fd, text, n + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	free(text);
+	json_decref(reply);
+}
+
+/*
+ * The idle timeout: a client waiting for a deferred reply, or one whose
+ * replies are still going out (the write timeout watches those), stays.
+ */
+static void idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *cl = arg;
+
+	if (cl->pending ||
+	    evbuffer_get_length(bufferevent_get_output(cl->bev)) > 0) {
+		arm_idle(cl);
+		return;
+	}
+	log_info("control: client sent no complete request for %d ms, "
+	    "dropped", cl->ctl->idle_ms);
+	say_goodbye(bufferevent_getfd(cl->bev), "idle timeout");
+	client_free(cl);
 }
 
 static void process_input(struct client *cl)
@@ -258,6 +333,7 @@ static void process_input(struct client *cl)
 			return;
 		}
 		size_t len = (size_t)eol.pos;
+		touch(cl);
 		if (cl->discarding)
 			cl->discarding = 0;	/* tail of a line answered above */
 		else if (len > CONTROL_MAX_LINE)
@@ -318,7 +394,10 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 		bufferevent_disable(bev, EV_READ);
 		return;
 	}
-	if (what & BEV_EVENT_ERROR)
+	if (what & BEV_EVENT_TIMEOUT)
+		log_info("control: client read none of its replies for %d ms, "
+		    "dropped", cl->ctl->idle_ms);
+	else if (what & BEV_EVENT_ERROR)
 		log_debug("control: client error: %s",
 		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 	if (evbuffer_get_length(bufferevent_get_input(bev)) > 0)
@@ -326,20 +405,53 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	client_free(cl);
 }
 
-/* Too many clients: say so (best effort, never blocking) and hang up. */
-static void refuse_client(evutil_socket_t fd)
-{
-	json_t *reply = error_reply("too many control clients");
-	char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+enum peer { PEER_GONE, PEER_SENDING, PEER_SILENT };
 
-	if (text != NULL) {
-		size_t n = strlen(text);
-		text[n] = '\n';	/* overwrites the NUL; length is n + 1 */
-		(void)send(fd, text, n + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+/*
+ * A client as its socket shows it before the loop has read it: the peer
+ * closed its end (POLLHUP: nobody can read a reply), or has bytes on the
+ * way, or neither.
+ */
+static enum peer peek_peer(struct client *cl)
+{
+	struct pollfd p = { .fd = bufferevent_getfd(cl->bev), .events = POLLIN };
+
+	if (poll(&p, 1, 0) == -1 || (p.revents & (POLLHUP | POLLERR | POLLNVAL)))
+		return PEER_GONE;
+	if ((p.revents & POLLIN) ||
+	    evbuffer_get_length(bufferevent_get_input(cl->bev)) > 0)
+		return PEER_SENDING;
+	return PEER_SILENT;
+}
+
+/*
+ * The client to drop for a new one, of those not owed a reply, in this
+ * order: one that has hung up (its EOF not read yet: a flood of short
+ * connections fills the table faster than the loop reads them); the one
+ * connected longest ago of those that never sent a complete request and
+ * have nothing on the way (an operator's ibsmctl that connected a moment
+ * ago has its request waiting); else the one whose last complete request
+ * is oldest.  *gone tells the first case: nobody to say goodbye to.
+ */
+static struct client *eviction_victim(struct control *c, int *gone)
+{
+	struct client *cl, *silent = NULL, *oldest = NULL;
+
+	*gone = 0;
+	TAILQ_FOREACH(cl, &c->clients, entry) {
+		if (cl->pending)
+			continue;
+		enum peer p = peek_peer(cl);
+		if (p == PEER_GONE) {
+			*gone = 1;
+			return cl;
+		}
+		if (silent == NULL && !cl->requested && p == PEER_SILENT)
+			silent = cl;
+		if (oldest == NULL)
+			oldest = cl;
 	}
-	free(text);
-	json_decref(reply);
-	close(fd);
+	return silent != NULL ? silent : oldest;
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
@@ -348,29 +460,52 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	struct control *c = arg;
 
 	if (c->nclients >= CONTROL_MAX_CLIENTS) {
-		log_warn("control: %d clients already, connection refused",
-		    CONTROL_MAX_CLIENTS);
-		refuse_client(fd);
-		return;
+		int gone;
+		struct client *victim = eviction_victim(c, &gone);
+		if (victim == NULL) {
+			log_warn("control: %d clients all waiting for replies, "
+			    "connection refused", CONTROL_MAX_CLIENTS);
+			say_goodbye(fd, "too many control clients");
+			close(fd);
+			return;
+		}
+		if (!gone) {
+			log_info("control: %d clients, the longest idle one "
+			    "dropped for a new one", CONTROL_MAX_CLIENTS);
+			/* not into the middle of a reply it is still owed */
+			if (evbuffer_get_length(bufferevent_get_output(
+			    victim->bev)) == 0)
+				say_goodbye(bufferevent_getfd(victim->bev),
+				    "too many control clients: dropped for a "
+				    "newer one");
+		}
+		client_free(victim);
 	}
 	struct client *cl = calloc(1, sizeof(*cl));
 	struct bufferevent *bev = bufferevent_socket_new(c->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
-	if (cl == NULL || bev == NULL) {
+	struct event *idle = cl ? evtimer_new(c->base, idle_cb, cl) : NULL;
+	if (cl == NULL || bev == NULL || idle == NULL) {
 		log_err("control: out of memory accepting a client");
 		free(cl);
+		if (idle != NULL)
+			event_free(idle);
 		if (bev != NULL)
 			bufferevent_free(bev);
 		else
 			close(fd);
 		return;
 	}
+	struct timeval wt = { c->idle_ms / 1000, (c->idle_ms % 1000) * 1000 };
 	cl->ctl = c;
 	cl->bev = bev;
+	cl->idle = idle;
 	bufferevent_setcb(bev, read_cb, write_cb, event_cb, cl);
+	bufferevent_set_timeouts(bev, NULL, &wt);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&c->clients, cl, entry);
 	c->nclients++;
+	arm_idle(cl);
 }
 
 static void resume_accept(evutil_socket_t fd, short what, void *arg)
@@ -546,6 +681,7 @@ struct control *control_open(struct event_base *base, const char *path,
 	}
 	TAILQ_INIT(&c->clients);
 	c->base = base;
+	c->idle_ms = CONTROL_IDLE_MS;
 	c->handler = h;
 	c->ctx = ctx;
 	int fd = listen_on(path, err, errlen);
@@ -597,6 +733,33 @@ void control_close(struct control *c)
 size_t control_client_count(const struct control *c)
 {
 	return c->nclients;
+}
+
+void control_set_idle_ms(struct control *c, int ms)
+{
+	c->idle_ms = ms > 0 ? ms : CONTROL_IDLE_MS;
+}
+
+int control_set_group(struct control *c, long long gid, char *err,
+    size_t errlen)
+{
+	struct stat st;
+
+	if (gid < 0)
+		return 0;
+	/* the socket we bound, not whatever took its name since */
+	if (lstat(c->path, &st) == -1 || st.st_dev != c->dev ||
+	    st.st_ino != c->ino) {
+		snprintf(err, errlen, "%s is no longer our socket", c->path);
+		return -1;
+	}
+	if (lchown(c->path, (uid_t)-1, (gid_t)gid) == -1 ||
+	    chmod(c->path, 0660) == -1) {
+		snprintf(err, errlen, "cannot give %s to group %lld: %s",
+		    c->path, gid, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------ deferred replies */

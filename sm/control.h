@@ -15,7 +15,11 @@
 
 #include "ctlproto.h"
 
-#define CONTROL_MAX_CLIENTS	128
+#define CONTROL_MAX_CLIENTS	128	/* then a newcomer replaces one
+					   (control.c, eviction_victim) */
+#define CONTROL_IDLE_MS		10000	/* without a complete request, or
+					   with replies that cannot be
+					   written: the client is dropped */
 
 struct control;
 
@@ -42,6 +46,14 @@ struct control *control_open(struct event_base *base, const char *path,
 /* Closes clients, unlinks the socket (if it is still ours). */
 void control_close(struct control *c);
 size_t control_client_count(const struct control *c);
+/* The idle timeout for clients that connect from now on (tests). */
+void control_set_idle_ms(struct control *c, int ms);
+/*
+ * Gives the socket to group gid (control.group; chown, mode 0660 kept);
+ * gid -1 leaves it as it is.  -1 with *err when it cannot.
+ */
+int control_set_group(struct control *c, long long gid, char *err,
+    size_t errlen);
 
 /*
  * Inside a handler: the reply to the request being handled is deferred.

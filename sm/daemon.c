@@ -924,6 +924,9 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 		log_notice("qos VL arbitration changed: applied at the next heavy sweep");
 	if (nodemap_use_file(c.node_name_map, err, errlen) < 0)
 		return -1;
+	if (c.control_gid != sm->cfg.control_gid && sm->ctl &&
+	    control_set_group(sm->ctl, c.control_gid, err, errlen) < 0)
+		log_err("control.group: %s", err);	/* the policy still applies */
 	sm->cfg = c;
 	log_set_level(c.log_level);
 	if (sm->txn) {

@@ -711,7 +711,8 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	if (!o->once) {
 		sm->socket_path = o->socket ? o->socket : CONTROL_DEFAULT_SOCKET;
 		sm->ctl = control_open(base, sm->socket_path, sm_control, sm, err, sizeof(err));
-		if (!sm->ctl) {
+		if (!sm->ctl ||
+		    control_set_group(sm->ctl, cfg->control_gid, err, sizeof(err)) < 0) {
 			fprintf(stderr, "ibsmd: control socket: %s\n", err);
 			goto out;
 		}

@@ -25,7 +25,7 @@ check_bad qos-sls "4:3: qos.sls: only with mode voqsw" $'lmc: 0\nqos:\n  mode: v
 check_bad qos-sls-range "1:25: qos.sls: 17 is out of range 1..16" $'qos: {mode: voqsw, sls: 17}\n'
 check_bad events "1:22: events.signalling: 'all' is not one of hybrid, wildcard, repath-only, hybrid-affected" $'events: {signalling: all}\n'
 check_bad partitions "2:1: not implemented yet \\(key 'partitions'\\)" $'sm: {priority: 1}\npartitions:\n  - {name: a, pkey: 0x1}\n'
-check_bad control-group "1:11: not implemented yet \\(key 'control.group'\\)" $'control: {group: ibsmd}\n'
+check_bad control-group "2:10: control.group: no group 'no-such-group-ibsmd'" $'control:\n  group: no-such-group-ibsmd\n'
 check_bad misspelt "1:7: unknown key 'qos.mod'" $'qos: {mod: none}\n'
 check_bad vlarb-vl "2:20: qos.vlarb_low: entry 2: VL 15 is out of range 0..14" $'qos:\n  vlarb_low: "0:64,15:10"\n'
 check_bad vlarb-max-vls "2:21: qos.vlarb_high: entry 2: VL 4 is at or above qos.max_vls 4" $'qos:\n  vlarb_high: "0:10,4:10"\n  max_vls: 4\n'

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <grp.h>
 
 #include "sm/config.h"
 #include "traps/repath.h"
@@ -349,8 +350,6 @@ START_TEST(test_not_implemented)
 	static const struct {
 		const char *text, *want;
 	} cases[] = {
-		{ "control: {group: ibsmd}\n",
-		  "1:11: not implemented yet (key 'control.group')" },
 		{ "sweep: {interval_s: 5}\npartitions: /etc/p\n",
 		  "2:1: not implemented yet (key 'partitions')" },
 		{ "partitions:\n  - name: tenantA\n    pkey: 0x0001\n",
@@ -358,8 +357,8 @@ START_TEST(test_not_implemented)
 		{ "routing:\n  engine: updn\n  isolation_mode: strict\n",
 		  "3:3: not implemented yet (key 'routing.isolation_mode')" },
 		/* the value is not looked at: nothing is half-accepted */
-		{ "control: {group: [what, ever]}\n",
-		  "1:11: not implemented yet (key 'control.group')" },
+		{ "routing: {isolation_mode: [what, ever]}\n",
+		  "1:11: not implemented yet (key 'routing.isolation_mode')" },
 		/* misspelt keys of those sections are not "coming" */
 		{ "qos: {mod: none}\n", "1:7: unknown key 'qos.mod'" },
 		{ "metrics: {port: 1}\n", "1:11: unknown key 'metrics.port'" },
@@ -372,6 +371,35 @@ START_TEST(test_not_implemented)
 	/* the sections themselves may stand empty, as any section */
 	load_ok(&l, "qos:\nevents: {}\nvirtualization:\ncontrol:\n"
 		"metrics: {}\n");
+}
+END_TEST
+
+/*
+ * control.group: a group the group database knows (its gid is kept for
+ * the chown at start); an unknown one is refused at its value.
+ */
+START_TEST(test_control_group)
+{
+	struct loaded l;
+	struct group *gr = getgrgid(getgid());
+
+	ck_assert_ptr_nonnull(gr);
+	char *name = strdup(gr->gr_name);
+	char text[160];
+	load_ok(&l, "sweep: {interval_s: 5}\n");
+	ck_assert_str_eq(l.c.control_group, "");
+	ck_assert_int_eq(l.c.control_gid, -1);
+	snprintf(text, sizeof(text), "control:\n  group: %s\n", name);
+	load_ok(&l, text);
+	ck_assert_str_eq(l.c.control_group, name);
+	ck_assert_int_eq(l.c.control_gid, (long long)getgid());
+	free(name);
+	load_fails("control:\n  group: no-such-group-ibsmd\n",
+		   "2:10: control.group: no group 'no-such-group-ibsmd'");
+	load_fails("control: {group: ''}\n",
+		   "1:18: control.group: must not be empty");
+	load_fails("control: {group: [a, b]}\n",
+		   "1:18: control.group: expected a string, got a sequence");
 }
 END_TEST
 
@@ -807,6 +835,7 @@ static Suite *config_suite(void)
 	TCase *tc = tcase_create("config");
 
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_control_group);
 	tcase_add_test(tc, test_events_signalling);
 	tcase_add_test(tc, test_empty_policies);
 	tcase_add_test(tc, test_full_policy);

@@ -32,6 +32,8 @@ static struct event_base *base;
 static struct control *ctl;
 static int handler_calls;
 static uint64_t deferred;	/* the "later" command's reply id */
+static uint64_t later_ids[CONTROL_MAX_CLIENTS + 1];	/* all of them */
+static int n_later;
 
 /* -------------------------------------------------------------- handler */
 
@@ -59,6 +61,8 @@ static json_t *test_handler(void *ctx, const char *cmd, json_t *args,
 		return json_pack("{s:i}", "n", *calls);
 	if (strcmp(cmd, "later") == 0) {
 		deferred = control_defer(ctl);
+		if (n_later < (int)(sizeof(later_ids) / sizeof(later_ids[0])))
+			later_ids[n_later++] = deferred;
 		return NULL;
 	}
 	if (strcmp(cmd, "big") == 0) {
@@ -101,6 +105,7 @@ static void setup(void)
 
 	make_paths();
 	handler_calls = 0;
+	n_later = 0;
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
 	ctl = control_open(base, sockpath, test_handler, &handler_calls, err,
@@ -115,6 +120,15 @@ static void teardown(void)
 	event_base_free(base);
 	base = NULL;
 	remove_paths();
+}
+
+/* A file name in the test's directory (static: one at a time). */
+static const char *tmpdir_file(const char *name)
+{
+	static char path[192];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return path;
 }
 
 /* --------------------------------------------------------- test client */
@@ -572,24 +586,262 @@ START_TEST(many_clients)
 }
 END_TEST
 
+/* The line a server sends before it hangs up, and the hang-up. */
+static void assert_dropped(struct conn *c, const char *why)
+{
+	assert_error(conn_reply(c), why);
+	ck_assert(conn_eof(c));
+}
+
+static void pump_for(int ms)
+{
+	long end = now_ms() + ms;
+	while (now_ms() < end)
+		pump(-1, 0);
+}
+
+/*
+ * The table full of idle clients: a new one takes the place of the oldest
+ * that never sent a request, and is served; a flood of connections that
+ * send nothing displaces only its own kind; when all have asked
+ * something, the one whose last request is oldest goes.
+ */
+START_TEST(full_table_drops_longest_idle)
+{
+	enum { FLOOD = 10, N = CONTROL_MAX_CLIENTS };
+	struct conn *c[N], *extra[FLOOD + 2];
+	char req[64], want[16];
+
+	for (int i = 0; i < N; i++)
+		c[i] = conn_open();
+	wait_clients(N);
+	/* c[0] has asked something: c[1] is now the oldest silent one */
+	conn_sends(c[0], "{\"cmd\":\"echo\",\"args\":[\"zero\"]}\n");
+	assert_echo(conn_reply(c[0]), "zero");
+	extra[0] = conn_open();
+	conn_sends(extra[0], "{\"cmd\":\"echo\",\"args\":[\"new\"]}\n");
+	assert_echo(conn_reply(extra[0]), "new");
+	assert_dropped(c[1], "dropped for a newer one");
+	ck_assert_uint_eq(control_client_count(ctl), N);
+	/* silent newcomers replace the oldest silent ones, c[2..] */
+	for (int i = 1; i <= FLOOD; i++)
+		extra[i] = conn_open();
+	for (int i = 2; i < 2 + FLOOD; i++)
+		assert_dropped(c[i], "dropped for a newer one");
+	conn_sends(c[0], "{\"cmd\":\"echo\",\"args\":[\"still\"]}\n");
+	assert_echo(conn_reply(c[0]), "still");
+	conn_sends(extra[0], "{\"cmd\":\"echo\",\"args\":[\"again\"]}\n");
+	assert_echo(conn_reply(extra[0]), "again");
+	/* everyone asks again, c[0] and extra[0] did first: c[0] goes */
+	for (int i = N - 1; i >= 2 + FLOOD; i--) {
+		snprintf(req, sizeof(req),
+		    "{\"cmd\":\"echo\",\"args\":[\"c%d\"]}\n", i);
+		snprintf(want, sizeof(want), "c%d", i);
+		conn_sends(c[i], req);
+		assert_echo(conn_reply(c[i]), want);
+	}
+	for (int i = 1; i <= FLOOD; i++) {
+		conn_sends(extra[i], "{\"cmd\":\"echo\",\"args\":[\"x\"]}\n");
+		assert_echo(conn_reply(extra[i]), "x");
+	}
+	extra[FLOOD + 1] = conn_open();
+	assert_dropped(c[0], "dropped for a newer one");
+	conn_sends(c[N - 1], "{\"cmd\":\"echo\",\"args\":[\"n\"]}\n");
+	assert_echo(conn_reply(c[N - 1]), "n");
+	for (int i = 0; i < N; i++)
+		conn_close(c[i]);
+	for (int i = 0; i < FLOOD + 2; i++)
+		conn_close(extra[i]);
+	wait_clients(0);
+}
+END_TEST
+
+/*
+ * A client that has sent part of a request (or is about to) is not taken
+ * for a silent one; one that has hung up goes before anyone working.
+ */
+START_TEST(full_table_spares_senders)
+{
+	enum { N = CONTROL_MAX_CLIENTS };
+	struct conn *c[N];
+
+	for (int i = 0; i < N; i++)
+		c[i] = conn_open();
+	wait_clients(N);
+	conn_sends(c[0], "{\"cmd\":\"echo\",");	/* on its way */
+	struct conn *extra = conn_open();
+	assert_dropped(c[1], "dropped for a newer one");
+	conn_sends(c[0], "\"args\":[\"zero\"]}\n");
+	assert_echo(conn_reply(c[0]), "zero");
+	/* all ask; then the longest idle (c[0]) would go, but c[7] hung up */
+	for (int i = 2; i < N; i++) {
+		conn_sends(c[i], "{\"cmd\":\"echo\",\"args\":[\"a\"]}\n");
+		assert_echo(conn_reply(c[i]), "a");
+	}
+	conn_sends(extra, "{\"cmd\":\"echo\",\"args\":[\"a\"]}\n");
+	assert_echo(conn_reply(extra), "a");
+	close(c[7]->fd);
+	c[7]->fd = -1;
+	int fd = raw_connect(sockpath, 1);	/* no pumping before */
+	ck_assert_int_ge(fd, 0);
+	wait_clients(N);
+	conn_sends(c[0], "{\"cmd\":\"echo\",\"args\":[\"kept\"]}\n");
+	assert_echo(conn_reply(c[0]), "kept");
+	close(fd);
+	for (int i = 0; i < N; i++)
+		conn_close(c[i]);
+	conn_close(extra);
+	wait_clients(0);
+}
+END_TEST
+
+/* Only when every client waits for a deferred reply is a new one refused. */
 START_TEST(too_many_clients)
 {
 	struct conn *c[CONTROL_MAX_CLIENTS + 1];
 
-	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		c[i] = conn_open();
+		conn_sends(c[i], "{\"cmd\":\"later\"}\n");
+	}
 	wait_clients(CONTROL_MAX_CLIENTS);
+	long deadline = now_ms() + WAIT_MS;
+	while (handler_calls < CONTROL_MAX_CLIENTS && now_ms() < deadline)
+		pump(-1, 0);
+	ck_assert_int_eq(handler_calls, CONTROL_MAX_CLIENTS);
 	struct conn *extra = conn_open();
-	assert_error(conn_reply(extra), "too many");
-	ck_assert(conn_eof(extra));
+	assert_dropped(extra, "too many");
 	conn_close(extra);
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		conn_close(c[i]);
+	/* gone, but each still owed its reply (it may have half-closed) */
+	ck_assert_uint_eq(control_client_count(ctl), CONTROL_MAX_CLIENTS);
+	ck_assert_int_eq(n_later, CONTROL_MAX_CLIENTS);
+	for (int i = 0; i < n_later; i++)
+		control_reply(ctl, later_ids[i], json_object(), NULL);
 	wait_clients(0);
 	extra = conn_open();	/* room again */
 	conn_sends(extra, "{\"cmd\":\"echo\"}\n");
 	assert_echo(conn_reply(extra), NULL);
 	conn_close(extra);
+}
+END_TEST
+
+/*
+ * The idle timeout: a client that sends nothing, or a line that never
+ * ends (one byte at a time), is dropped; one that keeps asking stays, and
+ * so does one waiting for a deferred reply.
+ */
+START_TEST(idle_clients_dropped)
+{
+	control_set_idle_ms(ctl, 300);
+	struct conn *silent = conn_open();
+	struct conn *drip = conn_open();
+	struct conn *busy = conn_open();
+	struct conn *waiting = conn_open();
+	const char *part = "{\"cmd\":\"echo\",\"args\":[\"never ending";
+
+	conn_sends(waiting, "{\"cmd\":\"later\"}\n");
+	wait_deferred(waiting);
+	long start = now_ms();
+	for (int i = 0; now_ms() - start < 900; i++) {
+		/* (fails once the server has hung up) */
+		(void)send(drip->fd, part + i % strlen(part), 1, MSG_NOSIGNAL);
+		conn_sends(busy, "{\"cmd\":\"echo\",\"args\":[\"b\"]}\n");
+		assert_echo(conn_reply(busy), "b");
+		if (now_ms() - start < 200)	/* not dropped early */
+			ck_assert_uint_eq(control_client_count(ctl), 4);
+		pump_for(50);
+	}
+	ck_assert_uint_eq(control_client_count(ctl), 2);
+	assert_dropped(silent, "idle timeout");
+	assert_dropped(drip, "idle timeout");
+	/* the deferred reply still reaches its client, which then may idle */
+	control_reply(ctl, deferred, json_pack("{s:i}", "v", 1), NULL);
+	deferred = 0;
+	json_t *r = conn_reply(waiting);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "v")), 1);
+	json_decref(r);
+	conn_close(busy);
+	ck_assert(conn_eof(waiting));
+	wait_clients(0);
+	conn_close(silent);
+	conn_close(drip);
+	conn_close(waiting);
+}
+END_TEST
+
+/*
+ * A client that never reads its replies: its requests stop being read
+ * (the output held for it is bounded), and once nothing could be written
+ * for the timeout it is dropped; others are served meanwhile.
+ */
+START_TEST(non_reader_dropped)
+{
+	enum { N = 40 };
+	control_set_idle_ms(ctl, 300);
+	struct conn *c = conn_open();
+	struct conn *other = conn_open();
+	int bufsize = 4096;	/* the smallest: the server's output stays put */
+	ck_assert_int_eq(setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &bufsize,
+	    sizeof(bufsize)), 0);
+
+	for (int i = 0; i < N; i++)
+		conn_sends(c, "{\"cmd\":\"big\"}\n");
+	int calls = handler_calls;
+	ck_assert_int_gt(calls, 0);
+	ck_assert_int_lt(calls, N);
+	conn_sends(other, "{\"cmd\":\"echo\",\"args\":[\"o\"]}\n");
+	assert_echo(conn_reply(other), "o");
+	conn_close(other);
+	wait_clients(0);
+	ck_assert_int_eq(handler_calls, calls + 1);
+	conn_close(c);
+}
+END_TEST
+
+/*
+ * Random bytes (NULs, bytes that are not UTF-8, short and long lines)
+ * are answered with errors, line by line, and the same connection still
+ * works after them.
+ */
+START_TEST(random_bytes)
+{
+	enum { LEN = 256 * 1024 };
+	struct conn *c = conn_open();
+	unsigned char *junk = malloc(LEN);
+	unsigned seed = 15;
+	size_t lines = 0;
+
+	ck_assert_ptr_nonnull(junk);
+	for (size_t i = 0; i < LEN; i++) {
+		junk[i] = (unsigned char)(rand_r(&seed) >> 7);
+		if (junk[i] == '\n')
+			lines++;
+	}
+	ck_assert_uint_gt(lines, 100);
+	for (size_t off = 0; off < LEN; off += 4096) {
+		conn_send(c, (const char *)junk + off, 4096);
+		while (conn_fill(c) > 0)	/* read what came, not waiting */
+			;
+	}
+	free(junk);
+	conn_sends(c, "\n{\"cmd\":\"echo\",\"args\":[\"alive\"]}\n");
+	size_t errors = 0;
+	for (;;) {
+		json_t *r = conn_reply(c);
+		if (json_is_true(json_object_get(r, "ok"))) {
+			assert_echo(r, "alive");
+			break;
+		}
+		errors++;
+		json_decref(r);
+	}
+	/* one error per non-blank line at most, and most lines are that */
+	ck_assert_uint_le(errors, lines + 1);
+	ck_assert_uint_gt(errors, lines / 2);
+	ck_assert_int_eq(handler_calls, 1);
+	conn_close(c);
 }
 END_TEST
 
@@ -656,6 +908,46 @@ START_TEST(stale_socket_replaced)
 	assert_echo(conn_reply(c), "fresh");
 	conn_close(c);
 	teardown();
+}
+END_TEST
+
+/*
+ * control.group: the socket is given to the group, mode 0660 kept; -1
+ * leaves it; a socket that is no longer ours is not touched.
+ */
+START_TEST(socket_group)
+{
+	char err[256] = "";
+	struct stat st;
+	gid_t groups[64];
+	int n = getgroups(64, groups);
+	/* a group other than the primary one, if the process has one */
+	gid_t other = getgid();
+	for (int i = 0; i < n; i++)
+		if (groups[i] != getgid())
+			other = groups[i];
+	if (geteuid() == 0)
+		other = getgid() == 1 ? 2 : 1;
+
+	ck_assert_int_eq(stat(sockpath, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0660);
+	ck_assert_int_eq(control_set_group(ctl, -1, err, sizeof(err)), 0);
+	ck_assert_int_eq(control_set_group(ctl, other, err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(sockpath, &st), 0);
+	ck_assert_uint_eq(st.st_gid, other);
+	ck_assert_uint_eq(st.st_mode & 0777, 0660);
+	/* the path taken by something else: left alone, and said so */
+	ck_assert_int_eq(rename(sockpath, tmpdir_file("moved")), 0);
+	int fd = open(sockpath, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(control_set_group(ctl, getgid(), err, sizeof(err)),
+	    -1);
+	ck_assert_msg(strstr(err, "no longer our socket") != NULL, "%s", err);
+	ck_assert_int_eq(stat(sockpath, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	unlink(sockpath);
+	ck_assert_int_eq(rename(tmpdir_file("moved"), sockpath), 0);
 }
 END_TEST
 
@@ -1082,8 +1374,14 @@ static Suite *control_suite(void)
 	tcase_add_test(server, half_close_gets_reply);
 	tcase_add_test(server, many_clients);
 	tcase_add_test(server, too_many_clients);
+	tcase_add_test(server, full_table_drops_longest_idle);
+	tcase_add_test(server, full_table_spares_senders);
+	tcase_add_test(server, idle_clients_dropped);
+	tcase_add_test(server, non_reader_dropped);
+	tcase_add_test(server, random_bytes);
 	tcase_add_test(server, slow_reader_backpressure);
 	tcase_add_test(server, second_open_refused);
+	tcase_add_test(server, socket_group);
 	tcase_add_test(server, close_unlinks_own_socket_only);
 	tcase_add_test(server, client_call);
 	suite_add_tcase(s, server);
