@@ -1,6 +1,7 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <infiniband/mad.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,43 @@ void sm_set_timer(struct event *ev, uint64_t ms)
 {
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
 	event_add(ev, &tv);
+}
+
+/* ---- the conditions ibsmctl status shows until they clear ---- */
+
+const char *sm_error_name(enum sm_error_kind kind)
+{
+	static const char *const names[SM_ERR_N] = {
+		"routing", "reload", "sm_key", "state",
+	};
+	return (unsigned)kind < SM_ERR_N ? names[kind] : "?";
+}
+
+void sm_set_error(struct sm *sm, enum sm_error_kind kind, const char *fmt, ...)
+{
+	if ((unsigned)kind >= SM_ERR_N)
+		return;
+	struct sm_error *e = &sm->errors[kind];
+	uint64_t now = (uint64_t)time(NULL);
+	if (!e->active) {
+		e->active = 1;
+		e->since = now;
+		e->count = 0;
+	}
+	e->last = now;
+	e->count++;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+}
+
+void sm_clear_error(struct sm *sm, enum sm_error_kind kind)
+{
+	if ((unsigned)kind >= SM_ERR_N || !sm->errors[kind].active)
+		return;
+	log_info("cleared: %s error (%s)", sm_error_name(kind), sm->errors[kind].msg);
+	memset(&sm->errors[kind], 0, sizeof(sm->errors[kind]));
 }
 
 /* ---- transaction timer ---- */
@@ -529,9 +567,16 @@ static void on_routed(void *arg, struct route_result *r)
 	struct sm *sm = arg;
 	sm->route_job = NULL;
 	if (r->rc < 0) {
+		char tried[256] = "";
+		for (int i = 0; i < sm->cfg.n_engines; i++)
+			snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried),
+				 "%s%s", i ? ", " : "", sm->cfg.engines[i]);
+		sm_set_error(sm, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)",
+			     sm->routing_override ? sm->routing_override : tried);
 		program_set_tables(sm->prog, NULL);
 		return;
 	}
+	sm_clear_error(sm, SM_ERR_ROUTING);
 	log_info("routing: %s in %llu ms", r->used, (unsigned long long)r->ms);
 	if (r->repaired && r->rs.broken)
 		log_notice("routes repaired in %llu ms: %u of %u LIDs lost a path; %llu entries changed where a full reroute changes %llu",
@@ -824,8 +869,12 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	}
 	struct config c;
 	config_defaults(&c);
-	if (config_load(&c, sm->config_path, err, errlen) < 0)
+	if (config_load(&c, sm->config_path, err, errlen) < 0) {
+		sm_set_error(sm, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
+			     err);
 		return -1;
+	}
+	sm_clear_error(sm, SM_ERR_RELOAD);
 	/* what the command line set stays */
 	snprintf(c.state_dir, sizeof(c.state_dir), "%s", sm->cfg.state_dir);
 	memcpy(c.port_ca, sm->cfg.port_ca, sizeof(c.port_ca));
@@ -875,6 +924,7 @@ void sm_notify(struct sm *sm, const char *what)
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 {
 	sm->base = base;
+	sm->start_time = (uint64_t)time(NULL);
 	sm->state = SMS_DISCOVERING;
 	sm->xlid_decided = -1;	/* the first configuration decides */
 	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);

@@ -57,6 +57,26 @@ struct sm_counters {
 	uint64_t key_mismatches;
 };
 
+/*
+ * The conditions ibsmctl status reports until they clear: each kind is set
+ * where it happens and cleared where the condition goes (sm_set_error).
+ */
+enum sm_error_kind {
+	SM_ERR_ROUTING,		/* no engine could route the fabric */
+	SM_ERR_RELOAD,		/* a policy reload was refused */
+	SM_ERR_SM_KEY,		/* another SM uses a different SM_Key */
+	SM_ERR_STATE,		/* the state directory cannot be written */
+	SM_ERR_N
+};
+
+struct sm_error {
+	int active;
+	uint64_t since;			/* wall clock, seconds: first set */
+	uint64_t last;			/* wall clock, seconds: last set */
+	uint64_t count;			/* times set since it was last clear */
+	char msg[256];
+};
+
 struct sm {
 	struct config cfg;
 	char config_path[4096];
@@ -154,7 +174,17 @@ struct sm {
 	uint32_t heavy_sweeps, light_sweeps;
 	uint64_t last_sweep_time;	/* wall clock, seconds */
 	struct sweep_summary last;
+	uint64_t start_time;		/* wall clock, seconds: sm_init */
+	struct sm_error errors[SM_ERR_N];
 };
+
+/* Records (or refreshes) a condition of that kind; the message is printf's. */
+void sm_set_error(struct sm *sm, enum sm_error_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The condition is gone (nothing if it was not set). */
+void sm_clear_error(struct sm *sm, enum sm_error_kind kind);
+/* "routing", "reload", "sm_key", "state". */
+const char *sm_error_name(enum sm_error_kind kind);
 
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen);
 /* Opens the local port and starts the first heavy sweep. */

@@ -618,6 +618,9 @@ static void note_key_mismatch(struct sm *sm, uint64_t guid, uint64_t key,
 			 (unsigned long long)sm->cfg.sm_key, where);
 	sm->key_mismatch_guid = guid;
 	sm->key_mismatch_key = key;
+	sm_set_error(sm, SM_ERR_SM_KEY,
+		     "SM 0x%016llx uses SM_Key 0x%016llx, not ours (%s)",
+		     (unsigned long long)guid, (unsigned long long)key, where);
 }
 
 static int set_event(uint32_t mod)
@@ -751,10 +754,15 @@ static void elect(struct sm *sm)
 {
 	uint32_t who = 0;
 	/* an SM that refused the subnet is passed over while it is there */
-	int refuser_seen = 0;
-	for (uint32_t i = 0; i < sm->n_sms; i++)
+	int refuser_seen = 0, key_mismatch = 0;
+	for (uint32_t i = 0; i < sm->n_sms; i++) {
 		if (sm->sms[i].answered && sm->sms[i].info.guid == sm->ho_failed_guid)
 			refuser_seen = 1;
+		if (sm->sms[i].answered && !sm->sms[i].key_ok)
+			key_mismatch = 1;
+	}
+	if (!key_mismatch)	/* every SM of this sweep shares our key */
+		sm_clear_error(sm, SM_ERR_SM_KEY);
 	if (!refuser_seen)
 		sm->ho_failed_guid = 0;
 	enum sm_verdict v = sm_elect(sm->state, sm->cfg.sm_priority,
