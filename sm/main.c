@@ -3,10 +3,12 @@
 #include <event2/event.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../mad/emu.h"
@@ -659,6 +661,41 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(sm->base);
 }
 
+/*
+ * Once the loop has stopped, the rest of the shutdown (closing the umad
+ * device, umad2sim's exit handler joining its receiver thread) may block
+ * for good when ibsim or the device stopped answering: closing the issm
+ * device under umad2sim waits for ibsim's answer, and umad2sim's receiver
+ * cannot be joined.  This thread ends the process STOP_GUARD_MS later
+ * without waiting.  Safe: every state file is written (synced and renamed)
+ * in the loop when it changes, so none is half-written once the loop has
+ * stopped; the control socket is already removed; the kernel releases the
+ * umad fds and IsSM at exit; the threads left hold nothing of ours.
+ */
+#define STOP_GUARD_MS 500
+
+static int stop_rc;
+
+static void *stop_guard(void *arg)
+{
+	(void)arg;
+	struct timespec ts = { STOP_GUARD_MS / 1000, (STOP_GUARD_MS % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	log_warn("shutdown: not done %d ms after the loop stopped (the umad device or"
+		 " ibsim does not answer); the state is written: exiting without waiting",
+		 STOP_GUARD_MS);
+	_exit(stop_rc);
+}
+
+static void arm_stop_guard(int rc)
+{
+	pthread_t t;
+	stop_rc = rc;
+	if (pthread_create(&t, NULL, stop_guard, NULL) == 0)
+		pthread_detach(t);
+}
+
 static int run_fabric(struct config *cfg, const struct options *o)
 {
 	char err[1024];
@@ -725,6 +762,8 @@ out:
 		if (sm->ctl)
 			control_close(sm->ctl);
 		sm->ctl = NULL;	/* a VM command ended by the shutdown answers nobody */
+		if (sm->have_transport && !emu)
+			arm_stop_guard(rc);
 		sm_shutdown(sm);
 	}
 	if (emu) {
