@@ -8,7 +8,8 @@
 # 3. a corrupt guid2lid: exit 1 naming guid2lid:LINE, the file kept as
 #    guid2lid.corrupt.*, the next start refused too, no MAD sent;
 # 4. SIGTERM ends a running daemon within a second with ibsim killed under
-#    it, and with ibsim stopped (SIGSTOP: the device never answers);
+#    it, with ibsim stopped (SIGSTOP: the device never answers), and with
+#    ibsim stopped before ibsmd starts (the loop never runs);
 # 5. SIGKILL while the LID table is written: STATE_KILLS (default 20)
 #    kills at varying moments of a heavy sweep of an --emulate daemon whose
 #    guid2lid holds 40,000 reservations (1.4 MB a write); the kills that
@@ -154,9 +155,25 @@ ms=$term_ms
 sim_stop 2>/dev/null
 sim_start "$net"
 term_after STOP stopped
+ms2=$term_ms
+# stopped before ibsmd starts: the signal comes while umad2sim waits for
+# ibsim in the transport's open, before the loop ever runs
+on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/early-state" -s "$SIM_TMP/early.sock" >"$SIM_TMP/early.log" 2>&1
+pid=$SIM_LAST_PID
+sleep 1
+kill -0 "$pid" 2>/dev/null || fail "early: ibsmd exited on its own: $(tail -n 3 "$SIM_TMP/early.log")"
+t0=$(date +%s%N)
+kill -TERM "$pid"
+wait_until 5 sim__gone "$pid"
+ms3=$(elapsed_ms "$t0")
+kill -0 "$pid" 2>/dev/null && fail "early: ibsmd still running 5 s after SIGTERM"
+[ "$ms3" -lt 1000 ] || fail "early: ibsmd took $ms3 ms to exit after SIGTERM"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 0 ] || fail "early: exit status $rc after SIGTERM, want 0"
 kill -CONT "$SIM_PID"
 sim_stop
-pass "SIGTERM ends the daemon in $ms ms with ibsim killed, $term_ms ms with ibsim stopped"
+pass "SIGTERM ends the daemon in $ms ms with ibsim killed, $ms2 ms with ibsim stopped, $ms3 ms (exit 0) stopped while ibsmd opens the device"
 
 # ---- 5. SIGKILL mid-write ----
 kst="$SIM_TMP/kill-state"
