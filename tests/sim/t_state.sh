@@ -130,22 +130,30 @@ once_counted corrupt2 "$st" || rc=$?
 pass "corrupt guid2lid: exit 1 naming guid2lid:4, kept as $aside, the next start refused too, 0 MADs"
 
 # ---- 4. SIGTERM with ibsim gone or stopped ----
-# term_after SIG NAME: a daemon at H-0; ibsim gets SIG once the subnet is
-# up and a second later the daemon SIGTERM; the milliseconds to its exit
-# in $term_ms
-term_after() {
-	local sig=$1 name=$2 log="$SIM_TMP/$2.log" pid t0
-	on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/$name-state" -s "$SIM_TMP/$name.sock" >"$log" 2>&1
-	pid=$SIM_LAST_PID
-	wait_until 20 grep -q '^subnet up:' "$log" || fail "$name: no 'subnet up': $(tail -n 3 "$log")"
-	kill -"$sig" "$SIM_PID"
-	sleep 1
+# term_ok PID NAME: SIGTERM to PID; it must be gone within a second with
+# status 0; the milliseconds in $term_ms
+term_ok() {
+	local pid=$1 name=$2 t0 rc=0
 	t0=$(date +%s%N)
 	kill -TERM "$pid"
 	wait_until 5 sim__gone "$pid"
 	term_ms=$(elapsed_ms "$t0")
 	kill -0 "$pid" 2>/dev/null && fail "$name: ibsmd still running 5 s after SIGTERM"
 	[ "$term_ms" -lt 1000 ] || fail "$name: ibsmd took $term_ms ms to exit after SIGTERM"
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 0 ] || fail "$name: exit status $rc after SIGTERM, want 0"
+}
+# term_after SIG NAME: a daemon at H-0; ibsim gets SIG once the subnet is
+# up and a second later the daemon SIGTERM (term_ok); the state it wrote
+# is whole
+term_after() {
+	local sig=$1 name=$2 log="$SIM_TMP/$2.log" pid
+	on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/$name-state" -s "$SIM_TMP/$name.sock" >"$log" 2>&1
+	pid=$SIM_LAST_PID
+	wait_until 20 grep -q '^subnet up:' "$log" || fail "$name: no 'subnet up': $(tail -n 3 "$log")"
+	kill -"$sig" "$SIM_PID"
+	sleep 1
+	term_ok "$pid" "$name"
 	ls "$SIM_TMP/$name-state"/guid2lid.tmp.* >/dev/null 2>&1 && fail "$name: a temporary state file is left"
 	"$IBSMD" --offline "$net" -S "$SIM_TMP/$name-state" >/dev/null 2>&1 ||
 		fail "$name: the state written is not readable"
@@ -159,21 +167,12 @@ ms2=$term_ms
 # stopped before ibsmd starts: the signal comes while umad2sim waits for
 # ibsim in the transport's open, before the loop ever runs
 on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/early-state" -s "$SIM_TMP/early.sock" >"$SIM_TMP/early.log" 2>&1
-pid=$SIM_LAST_PID
 sleep 1
-kill -0 "$pid" 2>/dev/null || fail "early: ibsmd exited on its own: $(tail -n 3 "$SIM_TMP/early.log")"
-t0=$(date +%s%N)
-kill -TERM "$pid"
-wait_until 5 sim__gone "$pid"
-ms3=$(elapsed_ms "$t0")
-kill -0 "$pid" 2>/dev/null && fail "early: ibsmd still running 5 s after SIGTERM"
-[ "$ms3" -lt 1000 ] || fail "early: ibsmd took $ms3 ms to exit after SIGTERM"
-rc=0
-wait "$pid" || rc=$?
-[ "$rc" -eq 0 ] || fail "early: exit status $rc after SIGTERM, want 0"
+kill -0 "$SIM_LAST_PID" 2>/dev/null || fail "early: ibsmd exited on its own: $(tail -n 3 "$SIM_TMP/early.log")"
+term_ok "$SIM_LAST_PID" early
 kill -CONT "$SIM_PID"
 sim_stop
-pass "SIGTERM ends the daemon in $ms ms with ibsim killed, $ms2 ms with ibsim stopped, $ms3 ms (exit 0) stopped while ibsmd opens the device"
+pass "SIGTERM ends the daemon (exit 0) in $ms ms with ibsim killed, $ms2 ms with ibsim stopped, $term_ms ms stopped while ibsmd opens the device"
 
 # ---- 5. SIGKILL mid-write ----
 kst="$SIM_TMP/kill-state"
