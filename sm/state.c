@@ -124,6 +124,7 @@ int state_prepare(const char *dir, char *err, size_t errlen)
 	static const char *const files[] = STATE_FILES;
 	if (wfile_check_dir(dir, err, errlen) < 0)
 		return -1;
+	wfile_clean_temps(dir, WFILE_PROBE);	/* a kill during a check */
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		int n = wfile_clean_temps(dir, files[i]);
 		if (n > 0)

@@ -139,7 +139,7 @@ int wfile_check_dir(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot create it: %s", dir, strerror(errno));
 		return -1;
 	}
-	snprintf(probe, sizeof(probe), "%s/.ibsmd-probe.tmp.%d", dir, (int)getpid());
+	snprintf(probe, sizeof(probe), "%s/%s.tmp.%d", dir, WFILE_PROBE, (int)getpid());
 	int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: cannot write in it: %s", dir, strerror(errno));

@@ -31,10 +31,13 @@ void wfile_abort(struct wfile *w);
  */
 int wfile_clean_temps(const char *dir, const char *name);
 /*
- * mkdir -p DIR, then writes, syncs and removes a probe file in it: 0 when
- * the state written there could be replaced atomically, -1 with err.
+ * mkdir -p DIR, then writes, syncs and removes a probe file in it
+ * (WFILE_PROBE.tmp.PID; wfile_clean_temps(DIR, WFILE_PROBE) removes one
+ * a kill left): 0 when state written there could be replaced atomically,
+ * -1 with err.
  */
 int wfile_check_dir(const char *dir, char *err, size_t errlen);
+#define WFILE_PROBE ".ibsmd-probe"
 /*
  * Renames PATH to PATH.corrupt.YYYYmmddTHHMMSS (kept for the operator);
  * the new name in aside.  0, or -1 with errno.
