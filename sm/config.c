@@ -204,6 +204,7 @@ struct parse {
 	yaml_event_t ev;		/* the current event */
 	int have_ev;
 	int depth;			/* mappings and sequences open */
+	unsigned events;		/* read in this pass */
 	const char *path;
 	struct config *c;
 	char *err;
@@ -312,6 +313,9 @@ static int next_event(struct parse *p)
 	if (!yaml_parser_parse(&p->parser, &p->ev))
 		return syntax_error(p);
 	p->have_ev = 1;
+	if (++p->events > CFG_MAX_EVENTS)
+		return fail_at(p, p->ev.start_mark, "more than %d YAML events"
+			       " (keys, values, mappings, sequences)", CFG_MAX_EVENTS);
 	switch (p->ev.type) {
 	case YAML_MAPPING_START_EVENT:
 	case YAML_SEQUENCE_START_EVENT:
@@ -993,6 +997,7 @@ static int run_pass(struct parse *p, FILE *f, int (*pass)(struct parse *))
 
 	rewind(f);
 	p->depth = 0;
+	p->events = 0;
 	if (!yaml_parser_initialize(&p->parser)) {
 		seterr(p->err, p->errlen, "%s: out of memory", p->path);
 		return -1;

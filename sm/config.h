@@ -96,6 +96,7 @@ void config_defaults(struct config *c);
 /* Bounds on a policy file: a reload runs in the event loop. */
 #define CFG_MAX_BYTES	(1024 * 1024)
 #define CFG_MAX_DEPTH	64	/* mappings and sequences inside each other */
+#define CFG_MAX_EVENTS	100000	/* libyaml's events: parse time bound */
 
 /*
  * Parses path over the defaults already in c.  Returns 0, or -1 with a

@@ -732,7 +732,8 @@ START_TEST(test_missing_file)
 END_TEST
 
 /*
- * Bounds: a reload parses in the event loop.  100,000 nested brackets are
+ * Bounds: a reload parses in the event loop.  100,000 values are over
+ * CFG_MAX_EVENTS; 100,000 nested brackets are
  * refused at level 65 (the top mapping is level 1) in milliseconds (libyaml alone took 15 s); 64 levels
  * still parse; a file over CFG_MAX_BYTES is not read; neither a FIFO nor a
  * link to /dev/zero is opened for reading (either would block the loop).
@@ -772,6 +773,23 @@ START_TEST(test_bounds)
 	ck_assert_int_eq(l.rc, -1);
 	ck_assert_msg(strstr(l.err, "unknown key 'a'"), "%s", l.err);
 	free(deep);
+
+	/* 100,000 values in 200 KB: over the event bound, refused fast */
+	char *many = malloc(2 * 100000 + 8);
+	ck_assert_ptr_nonnull(many);
+	k = (size_t)sprintf(many, "a: [");
+	for (int i = 0; i < 100000; i++) {
+		many[k++] = '1';
+		many[k++] = ',';
+	}
+	many[k - 1] = ']';
+	t0 = now_ms();
+	load_bytes(&l, many, k);
+	ms = now_ms() - t0;
+	ck_assert_int_eq(l.rc, -1);
+	ck_assert_msg(strstr(l.err, "more than 100000 YAML events"), "%s", l.err);
+	ck_assert_msg(ms < 500, "%llu ms", (unsigned long long)ms);
+	free(many);
 
 	char *big = malloc(CFG_MAX_BYTES + 1);
 	ck_assert_ptr_nonnull(big);
