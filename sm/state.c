@@ -157,7 +157,7 @@ int state_prepare(const char *dir, char *err, size_t errlen)
 	return rc;
 }
 
-int state_set_aside(const char *dir, const char *name, char *err, size_t errlen)
+void state_set_aside(const char *dir, const char *name, char *err, size_t errlen)
 {
 	char path[4096], aside[4200];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -166,8 +166,9 @@ int state_set_aside(const char *dir, const char *name, char *err, size_t errlen)
 		snprintf(err + l, errlen - l, "; and cannot move it aside: %s",
 			 strerror(errno));
 	else
-		snprintf(err + l, errlen - l, "; kept as %s", aside);
-	return 0;
+		snprintf(err + l, errlen - l, "; kept as %s; not starting without it:"
+			 " repair it and move it back, or remove it to start without"
+			 " it (ports that lost their LIDs get new ones)", aside);
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -22,9 +22,10 @@
 int state_prepare(const char *dir, char *err, size_t errlen);
 /*
  * DIR/NAME could not be read (err says where): renames it to
- * NAME.corrupt.TIMESTAMP and appends to err where it went.
+ * NAME.corrupt.TIMESTAMP and appends to err where it went and what the
+ * operator may do.
  */
-int state_set_aside(const char *dir, const char *name, char *err, size_t errlen);
+void state_set_aside(const char *dir, const char *name, char *err, size_t errlen);
 
 /*
  * Reads DIR/guid2lid into m: GUID -> LID, and the last-seen time (seconds
