@@ -216,8 +216,11 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 					why = "a second VM of that name";
 				else if (vm_find_vguid(r, v.vguid))
 					why = "a second VM with that vGUID";
-				else if (!vm_add(r, &v))
-					why = "out of memory";
+				else if (!vm_add(r, &v)) {
+					snprintf(err, errlen, "out of memory");
+					rc = -1;	/* the file is not at fault */
+					break;
+				}
 			}
 		}
 		if (why) {
