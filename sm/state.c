@@ -83,10 +83,9 @@ int state_load_guid2lid(const char *dir, struct guid_map *m, char *err,
 			ended = 1;
 			if (end_n != entries)
 				why = "the end line counts other entries";
-		}
-		else if (*s == '#' || *s == '\n' || !*s)
+		} else if (*s == '#' || *s == '\n' || !*s) {
 			continue;
-		else {
+		} else {
 			uint64_t guid;
 			uint32_t lid, seen;
 			if (parse_entry(s, &guid, &lid, &seen) < 0)
