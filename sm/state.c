@@ -72,14 +72,14 @@ int state_load_guid2lid(const char *dir, struct guid_map *m, char *err,
 	while (!why && fgets(line, sizeof(line), fp)) {
 		lineno++;
 		char *s = line + strspn(line, " \t");
-		if (!strchr(line, '\n'))
+		if (!strchr(line, '\n')) {
 			why = feof(fp) ? "truncated: the last line has no end"
 				       : "line too long";
-		else if (ended)
+		} else if (ended) {
 			why = "a line after the end line";
-		else if (lineno == 1 && !strcmp(line, HEADER_V2))
+		} else if (lineno == 1 && !strcmp(line, HEADER_V2)) {
 			v2 = 1;
-		else if (v2 && sscanf(s, END_LINE, &end_n) == 1) {
+		} else if (v2 && sscanf(s, END_LINE, &end_n) == 1) {
 			ended = 1;
 			if (end_n != entries)
 				why = "the end line counts other entries";
