@@ -927,24 +927,6 @@ void sm_notify(struct sm *sm, const char *what)
 	sd_notify(0, st);
 }
 
-static int sm_load_state(struct sm *sm, char *err, size_t errlen);
-
-int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
-{
-	sm->base = base;
-	sm->start_time = (uint64_t)time(NULL);
-	sm->state = SMS_DISCOVERING;
-	sm->xlid_decided = -1;	/* the first configuration decides */
-	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
-	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);
-	sm->kick = event_new(base, -1, 0, on_kick, sm);
-	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || smstate_init(sm) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	return sm_load_state(sm, err, errlen);
-}
-
 /*
  * The state directory, before the fabric is touched (no MAD is sent yet):
  * writable, temporary files of a kill removed, the VM registry and the
@@ -970,6 +952,22 @@ static int sm_load_state(struct sm *sm, char *err, size_t errlen)
 	if (rc == -2)
 		state_set_aside(dir, "guid2lid", err, errlen);
 	return rc < 0 ? -1 : 0;
+}
+
+int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
+{
+	sm->base = base;
+	sm->start_time = (uint64_t)time(NULL);
+	sm->state = SMS_DISCOVERING;
+	sm->xlid_decided = -1;	/* the first configuration decides */
+	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
+	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);
+	sm->kick = event_new(base, -1, 0, on_kick, sm);
+	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || smstate_init(sm) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return sm_load_state(sm, err, errlen);
 }
 
 /* The transport is open: create the transaction table and sweep. */
