@@ -21,6 +21,7 @@
 #include "nodemap.h"
 #include "log.h"
 #include "metrics.h"
+#include "wfile.h"
 
 #define TAG_STR "tag:yaml.org,2002:str"
 #define TAG_INT "tag:yaml.org,2002:int"
@@ -221,6 +222,8 @@ struct parse {
 	yaml_parser_t parser;
 	yaml_event_t ev;		/* the current event */
 	int have_ev;
+	int depth;			/* mappings and sequences open */
+	unsigned events;		/* read in this pass */
 	const char *path;
 	struct config *c;
 	char *err;
@@ -284,7 +287,8 @@ static yaml_mark_t offset_mark(const char *path, size_t offset)
 	FILE *f;
 	int ch;
 
-	if ((f = fopen(path, "rb")) == NULL)
+	char why[256];
+	if ((f = rfile_open(path, CFG_MAX_BYTES, why, sizeof(why))) == NULL)
 		return m;
 	for (size_t i = 0; i < offset && (ch = getc(f)) != EOF; i++) {
 		if (ch == '\n') {
@@ -328,6 +332,24 @@ static int next_event(struct parse *p)
 	if (!yaml_parser_parse(&p->parser, &p->ev))
 		return syntax_error(p);
 	p->have_ev = 1;
+	if (++p->events > CFG_MAX_EVENTS)
+		return fail_at(p, p->ev.start_mark, "more than %d YAML events"
+			       " (keys, values, mappings, sequences)", CFG_MAX_EVENTS);
+	switch (p->ev.type) {
+	case YAML_MAPPING_START_EVENT:
+	case YAML_SEQUENCE_START_EVENT:
+		/* before libyaml goes deeper: its cost grows with the square */
+		if (++p->depth > CFG_MAX_DEPTH)
+			return fail_at(p, p->ev.start_mark,
+				       "nested deeper than %d levels", CFG_MAX_DEPTH);
+		break;
+	case YAML_MAPPING_END_EVENT:
+	case YAML_SEQUENCE_END_EVENT:
+		p->depth--;
+		break;
+	default:
+		break;
+	}
 	return 0;
 }
 
@@ -1017,6 +1039,8 @@ static int run_pass(struct parse *p, FILE *f, int (*pass)(struct parse *))
 	int rc;
 
 	rewind(f);
+	p->depth = 0;
+	p->events = 0;
 	if (!yaml_parser_initialize(&p->parser)) {
 		seterr(p->err, p->errlen, "%s: out of memory", p->path);
 		return -1;
@@ -1041,10 +1065,9 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 	FILE *f;
 	int rc;
 
-	if ((f = fopen(path, "rb")) == NULL) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+	/* a FIFO or a device would block the loop (reload): regular files only */
+	if ((f = rfile_open(path, CFG_MAX_BYTES, err, errlen)) == NULL)
 		return -1;
-	}
 	memset(&p, 0, sizeof(p));
 	p.path = path;
 	p.c = c;

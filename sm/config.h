@@ -102,9 +102,15 @@ struct config {
 
 /* Fills c with the built-in defaults. */
 void config_defaults(struct config *c);
+/* Bounds on a policy file: a reload runs in the event loop. */
+#define CFG_MAX_BYTES	(1024 * 1024)
+#define CFG_MAX_DEPTH	64	/* mappings and sequences inside each other */
+#define CFG_MAX_EVENTS	100000	/* libyaml's events: parse time bound */
+
 /*
  * Parses path over the defaults already in c.  Returns 0, or -1 with a
- * message "FILE:LINE:COL: what is wrong (key 'a.b')" in err.
+ * message "FILE:LINE:COL: what is wrong (key 'a.b')" in err.  Only a
+ * regular file of at most CFG_MAX_BYTES is read.
  */
 int config_load(struct config *c, const char *path, char *err, size_t errlen);
 /* Validates/parses a routing engine list "a,b,c" (the -R option). */

@@ -356,12 +356,18 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	finish_sweep(sm);
 }
 
-static void save_lids(struct sm *sm)
+void sm_save_lids(struct sm *sm)
 {
 	char err[512];
-	if (lids_record(&sm->sub.model->f, &sm->sub.guid2lid) < 0 ||
-	    state_save_guid2lid(sm->cfg.state_dir, &sm->sub.guid2lid, err, sizeof(err)) < 0)
-		log_err("cannot save the LID table: %s", err);
+	if (lids_record(&sm->sub.model->f, &sm->sub.guid2lid) < 0)
+		snprintf(err, sizeof(err), "out of memory");
+	else if (state_save_guid2lid(sm->cfg.state_dir, &sm->sub.guid2lid, err,
+				     sizeof(err)) == 0) {
+		sm_clear_error(sm, SM_ERR_STATE);
+		return;
+	}
+	log_err("cannot save the LID table: %s", err);
+	sm_set_error(sm, SM_ERR_STATE, "cannot save the LID table: %s", err);
 }
 
 static void on_adopted(void *arg, int rc, struct lft_tables *t,
@@ -512,7 +518,7 @@ void sm_configure(struct sm *sm)
 		log_warn("LID space exhausted: %u VF ports left without a LID are shared-LID slots (a VM created on one shares its hypervisor's PF LID); LIDs already given are kept",
 			 s->lids_rep.vf_shared);
 	sm->vf_shared_warned = s->lids_rep.vf_shared;
-	save_lids(sm);
+	sm_save_lids(sm);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
 	fabric_log_changes(old ? &old->f : NULL, f, NULL);
@@ -970,6 +976,33 @@ static void on_log_tick(evutil_socket_t fd, short what, void *arg)
 	log_rl_flush(0);
 }
 
+/*
+ * The state directory, before the fabric is touched (no MAD is sent yet):
+ * writable, temporary files of a kill removed, the VM registry and the
+ * LID table read.  A corrupt or truncated file stops the start, set aside
+ * as NAME.corrupt.TIMESTAMP (state_prepare refuses the next starts too):
+ * starting without it would give new LIDs to every port that lost its
+ * own (a fabric power-cycled with ibsmd) and forget the VMs, which the
+ * operator must decide, not a restart loop.
+ */
+static int sm_load_state(struct sm *sm, char *err, size_t errlen)
+{
+	const char *dir = sm->cfg.state_dir;
+	if (state_prepare(dir, err, errlen) < 0)
+		return -1;
+	int rc = vm_registry_load(&sm->vms, dir, err, errlen);
+	if (rc == -2)
+		state_set_aside(dir, "vms", err, errlen);
+	if (rc < 0)
+		return -1;
+	if (sm->vms.n)
+		log_notice("%u VMs in %s", sm->vms.n, sm->vms.path);
+	rc = subnet_init(&sm->sub, dir, err, errlen);
+	if (rc == -2)
+		state_set_aside(dir, "guid2lid", err, errlen);
+	return rc < 0 ? -1 : 0;
+}
+
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 {
 	sm->base = base;
@@ -987,12 +1020,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	}
 	struct timeval second = { 1, 0 };
 	event_add(sm->log_tick, &second);
-	/* a registry that does not load stops us: starting would lose the VMs */
-	if (vm_registry_load(&sm->vms, sm->cfg.state_dir, err, errlen) < 0)
-		return -1;
-	if (sm->vms.n)
-		log_notice("%u VMs in %s", sm->vms.n, sm->vms.path);
-	if (subnet_init(&sm->sub, sm->cfg.state_dir, err, errlen) < 0)
+	if (sm_load_state(sm, err, errlen) < 0)
 		return -1;
 	/* --once ends before anyone would scrape: no HTTP server then */
 	sm->metrics = metrics_new(sm, !sm->once, err, errlen);

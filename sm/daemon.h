@@ -188,6 +188,14 @@ struct sm {
 	struct sm_error errors[SM_ERR_N];
 };
 
+
+/*
+ * Records the LIDs of the model in the LID table and writes it to the state
+ * directory; a failure is logged and set as SM_ERR_STATE (cleared by the
+ * next write that works).
+ */
+void sm_save_lids(struct sm *sm);
+
 /* Records (or refreshes) a condition of that kind; the message is printf's. */
 void sm_set_error(struct sm *sm, enum sm_error_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -17,6 +17,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "nodemap.h"
+#include "wfile.h"
 
 #define SUBSCRIPTIONS_FILE "subscriptions"
 
@@ -56,8 +57,7 @@ int sm_events_init(struct sm *sm, char *err, size_t errlen)
 	if (!sm->notify) {
 		/* kept for whoever wants to look; the hosts subscribe again */
 		char bad[600];
-		snprintf(bad, sizeof(bad), "%s.bad", p.state_path);
-		if (rename(p.state_path, bad) < 0) {
+		if (wfile_set_aside(p.state_path, bad, sizeof(bad)) < 0) {
 			snprintf(err, errlen, "%s; and cannot move it aside: %s",
 				 why, strerror(errno));
 			return -1;

@@ -1,12 +1,15 @@
 /* ibsmd: options, modes (--once, daemon, --offline), signals. */
 #include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../mad/emu.h"
@@ -666,17 +669,108 @@ out:
 	return rc;
 }
 
-static void on_signal(evutil_socket_t sig, short what, void *arg)
+static void on_sighup(evutil_socket_t sig, short what, void *arg)
 {
 	struct sm *sm = arg;
-	if (sig == SIGHUP) {
-		char err[1024];
-		if (sm_reload(sm, err, sizeof(err)) < 0)
-			log_err("SIGHUP: policy not reloaded: %s", err);
-		sm_request_heavy(sm, "SIGHUP");
+	char err[1024];
+	if (sm_reload(sm, err, sizeof(err)) < 0)
+		log_err("SIGHUP: policy not reloaded: %s", err);
+	sm_request_heavy(sm, "SIGHUP");
+}
+
+/*
+ * SIGINT and SIGTERM.  The loop may be blocked when one comes: opening the
+ * umad device under umad2sim waits for ibsim's answer, and so does closing
+ * the issm device at the end; umad2sim's exit handler joins a receiver
+ * thread that may never return.  So the handler (any thread) writes the
+ * signal number to two pipes: the loop stops when it reads the first, and
+ * the stop guard, a thread blocked on the second, ends the process
+ * STOP_GUARD_MS later if it is still there.  The guard is also started
+ * when the loop ends on its own (--once).  Safe: every state file is
+ * written in the loop and replaced atomically (synced, renamed) when it
+ * changes, so an end at any moment leaves the old file or the new one,
+ * never a part (a temporary file is removed at the next start); the
+ * kernel releases the umad fds and IsSM at exit.  The watcher thread is
+ * detached and never joined.
+ */
+#define STOP_GUARD_MS 600
+
+static int stop_pipe[2] = { -1, -1 };	/* handler -> loop */
+static int guard_pipe[2] = { -1, -1 };	/* handler or main -> guard */
+static int stop_rc;			/* the guard's exit status */
+
+static void on_stop_signal(int sig)
+{
+	int e = errno;
+	unsigned char b = (unsigned char)sig;
+	/* a full pipe (EAGAIN) already holds a byte: nothing to do */
+	ssize_t r = write(stop_pipe[1], &b, 1);
+	if (guard_pipe[1] >= 0)
+		r = write(guard_pipe[1], &b, 1);
+	(void)r;
+	errno = e;
+}
+
+static void *stop_guard(void *arg)
+{
+	(void)arg;
+	unsigned char b;
+	while (read(guard_pipe[0], &b, 1) < 0 && errno == EINTR)
+		;
+	struct timespec ts = { STOP_GUARD_MS / 1000, (STOP_GUARD_MS % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	log_warn("shutdown: not done %d ms after it began (the umad device or ibsim"
+		 " does not answer); the state files are complete: exiting without waiting",
+		 STOP_GUARD_MS);
+	_exit(__atomic_load_n(&stop_rc, __ATOMIC_ACQUIRE));
+}
+
+/* The loop ended on its own: the guard counts from now, exit status rc. */
+static void stop_guard_arm(int rc)
+{
+	unsigned char b = 0;
+	__atomic_store_n(&stop_rc, rc, __ATOMIC_RELEASE);
+	if (guard_pipe[1] >= 0 && write(guard_pipe[1], &b, 1) < 0)
+		return;	/* full: a signal started it already */
+}
+
+static int open_pipe(int p[2])
+{
+	if (pipe(p) < 0 || fcntl(p[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(p[1], F_SETFD, FD_CLOEXEC) < 0)
+		return -1;
+	return fcntl(p[1], F_SETFL, O_NONBLOCK);
+}
+
+/* The pipes, the handler and (with guard) the guard thread; 0 or -1. */
+static int stop_signals_init(int guard)
+{
+	pthread_t t;
+	if (open_pipe(stop_pipe) < 0 || fcntl(stop_pipe[0], F_SETFL, O_NONBLOCK) < 0)
+		return -1;
+	if (guard && (open_pipe(guard_pipe) < 0 ||
+		      pthread_create(&t, NULL, stop_guard, NULL) != 0))
+		return -1;
+	if (guard)
+		pthread_detach(t);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
+		return -1;
+	return 0;
+}
+
+static void on_stop_pipe(evutil_socket_t fd, short what, void *arg)
+{
+	struct sm *sm = arg;
+	unsigned char b;
+	if (read(fd, &b, 1) != 1 || sm->stopping)
 		return;
-	}
-	log_notice("signal %d: stopping", (int)sig);
+	log_notice("signal %d: stopping", (int)b);
 	sdn_stopping();
 	sm->stopping = 1;
 	event_base_loopbreak(sm->base);
@@ -687,7 +781,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	char err[1024];
 	struct sm *sm = calloc(1, sizeof(*sm));
 	struct event_base *base = event_base_new();
-	struct event *sigs[4] = { NULL };
+	struct event *sigs[2] = { NULL };
 	struct event *watchdog = NULL;	/* WATCHDOG=1 (sdnotify.h) */
 	struct emu *emu = NULL;
 	int rc = 1;
@@ -717,12 +811,16 @@ static int run_fabric(struct config *cfg, const struct options *o)
 			goto out;
 		}
 	}
-	int signums[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-	for (int i = 0; i < 3; i++) {
-		sigs[i] = evsignal_new(base, signums[i], on_signal, sm);
+	/* before the transport opens: umad2sim may block there */
+	if (stop_signals_init(!o->emulate) < 0) {
+		fprintf(stderr, "ibsmd: signals: %s\n", strerror(errno));
+		goto out;
+	}
+	sigs[0] = event_new(base, stop_pipe[0], EV_READ | EV_PERSIST, on_stop_pipe, sm);
+	sigs[1] = evsignal_new(base, SIGHUP, on_sighup, sm);
+	for (int i = 0; i < 2; i++)
 		if (sigs[i])
 			event_add(sigs[i], NULL);
-	}
 	signal(SIGPIPE, SIG_IGN);
 	if (!o->once && sdn_watchdog_start(base, &watchdog) < 0) {
 		fprintf(stderr, "ibsmd: out of memory\n");
@@ -754,6 +852,7 @@ out:
 		if (sm->ctl)
 			control_close(sm->ctl);
 		sm->ctl = NULL;	/* a VM command ended by the shutdown answers nobody */
+		stop_guard_arm(rc);
 		sm_shutdown(sm);
 	}
 	if (emu) {
@@ -769,7 +868,7 @@ out:
 	}
 	if (watchdog)
 		event_free(watchdog);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 2; i++)
 		if (sigs[i])
 			event_free(sigs[i]);
 	if (base)

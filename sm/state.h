@@ -7,9 +7,32 @@
 #include "fabric.h"
 
 /*
+ * The state directory's files; those before "subscriptions" hold what a
+ * start must not lose (LIDs, VMs); the hosts subscribe again.
+ */
+#define STATE_FILES { "guid2lid", "vms", "subscriptions" }
+
+/*
+ * Before the fabric is touched: DIR exists (made) and a file can be
+ * written and synced there; temporary files a killed ibsmd left are
+ * removed (logged); a guid2lid or vms set aside as corrupt
+ * (NAME.corrupt.*) refuses the start until the operator repairs or
+ * removes it.  0, or -1 with err.
+ */
+int state_prepare(const char *dir, char *err, size_t errlen);
+/*
+ * DIR/NAME could not be read (err says where): renames it to
+ * NAME.corrupt.TIMESTAMP and appends to err where it went and what the
+ * operator may do.
+ */
+void state_set_aside(const char *dir, const char *name, char *err, size_t errlen);
+
+/*
  * Reads DIR/guid2lid into m: GUID -> LID, and the last-seen time (seconds
  * since the epoch, 0 when the file has none) as each key's second value
- * (guid_map_get_aux).  An absent file is an empty table.
+ * (guid_map_get_aux).  An absent file is an empty table.  Only a regular
+ * file is read.  -1 (err): cannot be read; -2 (err "PATH:LINE: why"): its
+ * contents are corrupt or truncated.
  */
 int state_load_guid2lid(const char *dir, struct guid_map *m, char *err,
 			size_t errlen);

@@ -184,21 +184,18 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->path, sizeof(r->path), "%s/vms", state_dir);
-	FILE *fp = fopen(r->path, "r");
-	if (!fp) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", r->path, strerror(errno));
-		return -1;
-	}
+	FILE *fp = rfile_open(r->path, 0, err, errlen);
+	if (!fp)
+		return errno == ENOENT ? (err[0] = '\0', 0) : -1;
 	char line[1024];
 	int lineno = 0, version = 0, rc = 0;
 	while (fgets(line, sizeof(line), fp)) {
 		lineno++;
 		const char *why = NULL;
 		char *s = line + strspn(line, " \t\r\n");
-		if (!strchr(line, '\n') && !feof(fp)) {
-			why = "line too long";
+		if (!strchr(line, '\n')) {
+			why = feof(fp) ? "truncated: the last line has no end"
+				       : "line too long";
 		} else if (*s == '#' || !*s) {
 			continue;
 		} else if (!version) {
@@ -219,19 +216,27 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 					why = "a second VM of that name";
 				else if (vm_find_vguid(r, v.vguid))
 					why = "a second VM with that vGUID";
-				else if (!vm_add(r, &v))
-					why = "out of memory";
+				else if (!vm_add(r, &v)) {
+					snprintf(err, errlen, "out of memory");
+					rc = -1;	/* the file is not at fault */
+					break;
+				}
 			}
 		}
 		if (why) {
 			snprintf(err, errlen, "%s:%d: %s", r->path, lineno, why);
-			rc = -1;
+			rc = -2;
 			break;
 		}
 	}
 	if (!rc && ferror(fp)) {
 		snprintf(err, errlen, "%s: read error", r->path);
 		rc = -1;
+	}
+	if (!rc && !version) {	/* ibsmd writes the header even with no VM */
+		snprintf(err, errlen, "%s:%d: no \"ibsmd-vms %d\" header: empty or truncated",
+			 r->path, lineno + 1, VM_FILE_VERSION);
+		rc = -2;
 	}
 	fclose(fp);
 	if (rc < 0) {

@@ -56,7 +56,11 @@ struct vm_registry {
 	char path[4096];	/* STATE_DIR/vms */
 };
 
-/* Loads DIR/vms (absent: empty); 0, or -1 with the reason in err. */
+/*
+ * Loads DIR/vms (absent: empty; only a regular file is read); 0, -1 with
+ * the reason in err, or -2 when its contents are corrupt or truncated
+ * (err: "PATH:LINE: why").
+ */
 int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 		     size_t errlen);
 /* Writes the registry atomically; 0, or -1 with err. */

@@ -145,12 +145,12 @@ static uint64_t default_vguid(const struct sm *sm, const struct fabric *f,
 static void save_state(struct sm *sm)
 {
 	char err[512];
-	if (vm_registry_save(&sm->vms, err, sizeof(err)) < 0)
+	int vms_bad = vm_registry_save(&sm->vms, err, sizeof(err)) < 0;
+	sm_save_lids(sm);	/* sets or clears SM_ERR_STATE */
+	if (vms_bad) {
 		log_err("cannot save the VM registry: %s", err);
-	if (lids_record(&sm->sub.model->f, &sm->sub.guid2lid) < 0 ||
-	    state_save_guid2lid(sm->cfg.state_dir, &sm->sub.guid2lid, err,
-				sizeof(err)) < 0)
-		log_err("cannot save the LID table: %s", err);
+		sm_set_error(sm, SM_ERR_STATE, "cannot save the VM registry: %s", err);
+	}
 }
 
 /* A move by its method; a boot copies the PF's column, a drop clears one. */

@@ -320,13 +320,9 @@ static int load_file(struct notifier *n, char *err, size_t errlen)
 	const char *path = n->p.state_path;
 	if (!path[0])
 		return 0;
-	FILE *fp = fopen(path, "r");
-	if (!fp) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
+	FILE *fp = rfile_open(path, 0, err, errlen);
+	if (!fp)
+		return errno == ENOENT ? (err[0] = '\0', 0) : -1;
 	struct entry {
 		struct notify_subscriber who;
 		unsigned enum_id;
@@ -337,8 +333,9 @@ static int load_file(struct notifier *n, char *err, size_t errlen)
 	int lineno = 0, rc = 0;
 	while (fgets(line, sizeof(line), fp)) {
 		lineno++;
-		if (!strchr(line, '\n') && !feof(fp)) {
-			snprintf(err, errlen, "%s:%d: line too long", path, lineno);
+		if (!strchr(line, '\n')) {	/* ibsmd ends every line */
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, feof(fp) ?
+				 "truncated: the last line has no end" : "line too long");
 			rc = -1;
 			break;
 		}

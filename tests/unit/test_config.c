@@ -6,6 +6,9 @@
  */
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -782,6 +785,94 @@ START_TEST(test_missing_file)
 }
 END_TEST
 
+/*
+ * Bounds: a reload parses in the event loop.  100,000 values are over
+ * CFG_MAX_EVENTS; 100,000 nested brackets are
+ * refused at level 65 (the top mapping is level 1) in milliseconds (libyaml alone took 15 s); 64 levels
+ * still parse; a file over CFG_MAX_BYTES is not read; neither a FIFO nor a
+ * link to /dev/zero is opened for reading (either would block the loop).
+ */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+START_TEST(test_bounds)
+{
+	struct loaded l;
+	size_t n = 100000;
+	char *deep = malloc(2 * n + 8);
+	ck_assert_ptr_nonnull(deep);
+	memcpy(deep, "a: ", 3);
+	memset(deep + 3, '[', n);
+	memset(deep + 3 + n, ']', n);
+	uint64_t t0 = now_ms();
+	load_bytes(&l, deep, 2 * n + 3);
+	uint64_t ms = now_ms() - t0;
+	ck_assert_int_eq(l.rc, -1);
+	ck_assert_msg(strstr(l.err, ":1:67: nested deeper than 64 levels"), "%s", l.err);
+	ck_assert_msg(ms < 500, "%llu ms", (unsigned long long)ms);
+
+	/* 64 levels (the mapping and 63 sequences) are within the bound */
+	size_t k = 0;
+	k += (size_t)sprintf(deep + k, "a: ");
+	for (int i = 0; i < 63; i++)
+		deep[k++] = '[';
+	deep[k++] = '1';
+	for (int i = 0; i < 63; i++)
+		deep[k++] = ']';
+	load_bytes(&l, deep, k);
+	ck_assert_int_eq(l.rc, -1);
+	ck_assert_msg(strstr(l.err, "unknown key 'a'"), "%s", l.err);
+	free(deep);
+
+	/* 100,000 values in 200 KB: over the event bound, refused fast */
+	char *many = malloc(2 * 100000 + 8);
+	ck_assert_ptr_nonnull(many);
+	k = (size_t)sprintf(many, "a: [");
+	for (int i = 0; i < 100000; i++) {
+		many[k++] = '1';
+		many[k++] = ',';
+	}
+	many[k - 1] = ']';
+	t0 = now_ms();
+	load_bytes(&l, many, k);
+	ms = now_ms() - t0;
+	ck_assert_int_eq(l.rc, -1);
+	ck_assert_msg(strstr(l.err, "more than 100000 YAML events"), "%s", l.err);
+	ck_assert_msg(ms < 500, "%llu ms", (unsigned long long)ms);
+	free(many);
+
+	char *big = malloc(CFG_MAX_BYTES + 1);
+	ck_assert_ptr_nonnull(big);
+	memset(big, '#', CFG_MAX_BYTES + 1);
+	load_bytes(&l, big, CFG_MAX_BYTES);	/* one big comment: fine */
+	ck_assert_msg(l.rc == 0, "%s", l.err);
+	load_bytes(&l, big, CFG_MAX_BYTES + 1);
+	ck_assert_int_eq(l.rc, -1);
+	ck_assert_msg(strstr(l.err, "more than the 1048576 allowed"), "%s", l.err);
+	free(big);
+
+	struct config c;
+	char dir[] = "/tmp/test_config_XXXXXX", fifo[64], zero[64], err[256];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", dir);
+	snprintf(zero, sizeof(zero), "%s/zero.yaml", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(symlink("/dev/zero", zero), 0);
+	config_defaults(&c);
+	ck_assert_int_eq(config_load(&c, fifo, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "not a regular file (a FIFO)"), "%s", err);
+	ck_assert_int_eq(config_load(&c, zero, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "not a regular file (a device)"), "%s", err);
+	unlink(fifo);
+	unlink(zero);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_set_engines)
 {
 	struct config c;
@@ -854,6 +945,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_out_of_range);
 	tcase_add_test(tc, test_duplicate_key);
 	tcase_add_test(tc, test_syntax_error);
+	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_structure_errors);
 	tcase_add_test(tc, test_port_replaces);
 	tcase_add_test(tc, test_missing_file);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sm/fabric.h"
@@ -255,6 +256,8 @@ static const struct {
 	{ "0x10 1 -5\n", 1 },			/* negative time */
 	{ "0x10 1 4294967296\n", 1 },		/* time past 32 bits */
 	{ "0x10 1 17x\n", 1 },
+	{ "0x10 1\n0x20 2", 2 },		/* cut inside the last line */
+	{ "", 1 },				/* cut to nothing */
 };
 
 START_TEST(t_corrupt)
@@ -262,7 +265,7 @@ START_TEST(t_corrupt)
 	struct guid_map r = { 0 };
 	char err[512] = "", want[600];
 	write_file("guid2lid", corrupt[_i].text);
-	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), -1);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), -2);
 	snprintf(want, sizeof(want), "%s/guid2lid:%d:", dir, corrupt[_i].line);
 	if (strncmp(err, want, strlen(want)))
 		ck_abort_msg("error \"%s\" does not start with \"%s\"", err, want);
@@ -284,6 +287,115 @@ START_TEST(t_unreadable_dir)
 }
 END_TEST
 
+/* A written file, cut anywhere, is refused: it ends with "# end: N entries". */
+START_TEST(t_truncated)
+{
+	struct guid_map m = { 0 }, r = { 0 };
+	char err[512] = "", path[512];
+	for (uint32_t i = 1; i <= 20; i++)
+		ck_assert_int_eq(guid_map_put(&m, 0x1000 + i, i), 0);
+	ck_assert_int_eq(state_save_guid2lid(dir, &m, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/guid2lid", dir);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	FILE *fp = fopen(path, "r");
+	ck_assert_ptr_nonnull(fp);
+	char *full = malloc((size_t)st.st_size);
+	ck_assert_uint_eq(fread(full, 1, (size_t)st.st_size, fp), (size_t)st.st_size);
+	fclose(fp);
+	ck_assert_ptr_nonnull(strstr(full, "\n# end: 20 entries\n"));
+	for (off_t cut = 0; cut < st.st_size; cut++) {
+		fp = fopen(path, "w");
+		fwrite(full, 1, (size_t)cut, fp);
+		fclose(fp);
+		int rc = state_load_guid2lid(dir, &r, err, sizeof(err));
+		ck_assert_msg(rc == -2, "cut at %lld of %lld: rc %d", (long long)cut,
+			      (long long)st.st_size, rc);
+		guid_map_free(&r);
+	}
+	/* the whole file, and a line after its end is refused too */
+	fp = fopen(path, "w");
+	fwrite(full, 1, (size_t)st.st_size, fp);
+	fclose(fp);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.used, 20);
+	guid_map_free(&r);
+	fp = fopen(path, "a");
+	fputs("0x99 99\n", fp);
+	fclose(fp);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), -2);
+	ck_assert_ptr_nonnull(strstr(err, "after the end line"));
+	free(full);
+	guid_map_free(&m);
+	guid_map_free(&r);
+}
+END_TEST
+
+/* A FIFO or a link to /dev/zero as the state file: refused at once. */
+START_TEST(t_not_regular)
+{
+	struct guid_map r = { 0 };
+	char err[512] = "", path[512];
+	snprintf(path, sizeof(path), "%s/guid2lid", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "not a regular file (a FIFO)"), "%s", err);
+	unlink(path);
+	ck_assert_int_eq(symlink("/dev/zero", path), 0);
+	ck_assert_int_eq(state_load_guid2lid(dir, &r, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "not a regular file (a device)"), "%s", err);
+	guid_map_free(&r);
+}
+END_TEST
+
+/*
+ * state_prepare: temp files of dead writers go, a live one's stay; a set
+ * aside guid2lid refuses the start until it is gone; a state "directory"
+ * that is a file is refused.
+ */
+START_TEST(t_prepare)
+{
+	char err[1024] = "", names[1024], dead[64], live[64], path[512];
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);	/* a PID no one has */
+	snprintf(dead, sizeof(dead), "guid2lid.tmp.%d", (int)pid);
+	write_file(dead, "0x10 1\n");
+	snprintf(live, sizeof(live), "vms.tmp.%d", (int)getppid());
+	write_file(live, "ibsmd-vms 1\n");
+	snprintf(dead, sizeof(dead), "subscriptions.tmp.%d", (int)getpid());
+	write_file(dead, "x\n");
+	write_file("guid2lid", "0x10 1\n");
+	ck_assert_int_eq(state_prepare(dir, err, sizeof(err)), 0);
+	list_dir(dir, names, sizeof(names));
+	snprintf(path, sizeof(path), "guid2lid %s", live);
+	ck_assert_str_eq(names, path);
+
+	snprintf(err, sizeof(err), "%s/guid2lid:1: test", dir);
+	state_set_aside(dir, "guid2lid", err, sizeof(err));
+	ck_assert_msg(strstr(err, "; kept as ") && strstr(err, "/guid2lid.corrupt.2"),
+		      "%s", err);
+	ck_assert_int_eq(state_prepare(dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "/guid2lid.corrupt.") && strstr(err, "not starting"),
+		      "%s", err);
+	/* a corrupt subscriptions file does not stop a start */
+	snprintf(path, sizeof(path), "%s", strstr(err, "guid2lid.corrupt."));
+	*strchr(path, ':') = '\0';
+	char from[1100], to[600];
+	snprintf(from, sizeof(from), "%s/%s", dir, path);
+	snprintf(to, sizeof(to), "%s/subscriptions.corrupt.1", dir);
+	ck_assert_int_eq(rename(from, to), 0);
+	ck_assert_int_eq(state_prepare(dir, err, sizeof(err)), 0);
+
+	write_file("plain", "x\n");
+	snprintf(path, sizeof(path), "%s/plain", dir);
+	ck_assert_int_eq(state_prepare(path, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "plain: cannot write in it: Not a directory"), "%s", err);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
 	Suite *s = suite_create("state");
@@ -299,6 +411,9 @@ static Suite *state_suite(void)
 	tcase_add_loop_test(tc, t_corrupt, 0,
 			    (int)(sizeof(corrupt) / sizeof(corrupt[0])));
 	tcase_add_test(tc, t_unreadable_dir);
+	tcase_add_test(tc, t_truncated);
+	tcase_add_test(tc, t_not_regular);
+	tcase_add_test(tc, t_prepare);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -308,7 +308,7 @@ START_TEST(t_registry_broken_names_line)
 		char err[512] = "";
 		struct vm_registry r;
 		write_vms(dir, cases[i].text);
-		ck_assert_msg(vm_registry_load(&r, dir, err, sizeof(err)) == -1,
+		ck_assert_msg(vm_registry_load(&r, dir, err, sizeof(err)) == -2,
 			      "case %zu accepted", i);
 		ck_assert_msg(strstr(err, cases[i].where) && strstr(err, cases[i].what),
 			      "case %zu: %s", i, err);
