@@ -536,8 +536,23 @@ static int pick_port(const struct umad_port_sel *sel, char *ca, int *port,
 	char names[32][UMAD_CA_NAME_LEN];
 	int n = umad_get_cas_names(names, 32);
 	if (n <= 0) {
-		snprintf(err, errlen, "no InfiniBand device found");
+		snprintf(err, errlen, "no InfiniBand device found%s%s%s",
+			 sel->ca ? " (-d " : "", sel->ca ? sel->ca : "",
+			 sel->ca ? " asked for)" : "");
 		return -1;
+	}
+	if (sel->ca) {
+		int known = 0;
+		for (int i = 0; i < n && !known; i++)
+			known = !strcmp(sel->ca, names[i]);
+		if (!known) {	/* name the devices there are */
+			size_t off = (size_t)snprintf(err, errlen,
+				"no InfiniBand device '%s'; the devices are:", sel->ca);
+			for (int i = 0; i < n && off < errlen; i++)
+				off += (size_t)snprintf(err + off, errlen - off, " %s",
+							names[i]);
+			return -1;
+		}
 	}
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < n; i++) {

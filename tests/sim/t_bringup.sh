@@ -32,5 +32,9 @@ sim_start "$SIM_ROOT/etc/demo.net"
 ibsmd_once H-0 "$SIM_TMP/state-bind" -d ibsim0 -p 1 || fail "-d ibsim0 -p 1: $(tail -n 2 "$SIM_TMP/once.err")"
 ibsmd_once H-0 "$SIM_TMP/state-bind" -g 0x1234 && fail "-g with an absent GUID succeeded"
 grep -q "no local port with GUID 0x0000000000001234" "$SIM_TMP/once.err" || fail "-g: $(cat "$SIM_TMP/once.err")"
-pass "binds by CA name and port; an absent port GUID is a clear error"
+# a CA that is not there: named, with the ones that are
+ibsmd_once H-0 "$SIM_TMP/state-bind" -d mlx5_9 && fail "-d with an absent CA succeeded"
+grep -q "no InfiniBand device 'mlx5_9'; the devices are: .*ibsim0" "$SIM_TMP/once.err" ||
+	fail "-d mlx5_9: $(cat "$SIM_TMP/once.err")"
+pass "binds by CA name and port; an absent port GUID or CA is a clear error ($(grep -o "no InfiniBand.*" "$SIM_TMP/once.err"))"
 sim_stop
