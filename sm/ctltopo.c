@@ -1,14 +1,24 @@
 /*
  * ibsmctl topology (see ctltopo.h).
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
+#include <event2/event.h>
+
+#include "../reconfig/migrate.h"
+#include "control.h"
+#include "cpu.h"
 #include "ctltopo.h"
-#include "nodemap.h"
 #include "daemon.h"
 #include "dot.h"
+#include "log.h"
+#include "nodemap.h"
 
 static const char *const port_state[] = {
 	"NoChange", "Down", "Init", "Armed", "Active",
@@ -128,6 +138,133 @@ static json_t *topology_dot(const struct fabric *f, const struct lft_tables *t,
 	return reply;
 }
 
+/*
+ * The routes per link take time on a large fabric (0.85 s on 3,456
+ * hosts: every CA pair's route followed), so under the daemon the
+ * rendering runs on a worker thread over copies of the model and tables,
+ * names resolved into the copy (the node-name map is the loop's), and
+ * the reply is deferred (control_defer) until it is done.
+ */
+struct topo_job {
+	struct sm *sm;
+	uint64_t id;		/* the deferred reply */
+	int as_dot;
+	int has_t;
+	const char *left_out;	/* why no routes per link, or NULL */
+	struct fabric f;
+	struct lft_tables t;
+	json_t *res;
+	char err[128];
+	int evfd;
+	struct event *ev;
+	pthread_t th;
+	struct topo_job *next;	/* sm->topo_jobs */
+};
+
+static json_t *render(const struct fabric *f, const struct lft_tables *t,
+		      int as_dot, const char *left_out, char *err, size_t errlen)
+{
+	if (as_dot)
+		return topology_dot(f, t, err, errlen);
+	json_t *o = topology_json(f, t, 1);
+	if (!o)
+		snprintf(err, errlen, "out of memory");
+	else if (left_out)
+		json_object_set_new(o, "routes_left_out", json_string(left_out));
+	return o;
+}
+
+static void *topo_thread(void *arg)
+{
+	struct topo_job *j = arg;
+	uint64_t one = 1;
+	nodemap_thread_bypass();	/* the copy carries the names */
+	j->res = render(&j->f, j->has_t ? &j->t : NULL, j->as_dot, j->left_out,
+			j->err, sizeof(j->err));
+	if (write(j->evfd, &one, sizeof(one)) < 0)
+		log_err("topology: cannot wake the loop: %s", strerror(errno));
+	return NULL;
+}
+
+static void job_free(struct topo_job *j)
+{
+	struct topo_job **pp = &j->sm->topo_jobs;
+	while (*pp && *pp != j)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = j->next;
+	if (j->ev)
+		event_free(j->ev);
+	if (j->evfd >= 0)
+		close(j->evfd);
+	fabric_free(&j->f);
+	lft_tables_free(&j->t);
+	json_decref(j->res);
+	free(j);
+}
+
+static void on_topo_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct topo_job *j = arg;
+	(void)fd;
+	(void)what;
+	pthread_join(j->th, NULL);
+	if (j->sm->ctl) {
+		control_reply(j->sm->ctl, j->id, j->res, j->res ? NULL : j->err);
+		j->res = NULL;	/* control_reply took it */
+	}
+	job_free(j);
+}
+
+void ctl_topology_cancel_all(struct sm *sm)
+{
+	while (sm->topo_jobs) {
+		struct topo_job *j = sm->topo_jobs;
+		pthread_join(j->th, NULL);
+		job_free(j);
+	}
+}
+
+/* Starts the worker; NULL (and err) when it cannot: the caller renders here. */
+static struct topo_job *topo_start(struct sm *sm, const struct fabric *f,
+				   const struct lft_tables *t, int as_dot,
+				   const char *left_out)
+{
+	struct topo_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->sm = sm;
+	j->evfd = -1;
+	j->as_dot = as_dot;
+	j->left_out = left_out;
+	fabric_init(&j->f);
+	if (fabric_clone(&j->f, f) < 0 ||
+	    (t && migrate_tables_copy(&j->t, t, f, t->max_lid) < 0))
+		goto fail;
+	j->has_t = t != NULL;
+	for (uint32_t n = 0; n < j->f.n_nodes; n++)
+		snprintf(j->f.nodes[n].desc, sizeof(j->f.nodes[n].desc), "%s",
+			 fabric_node_name(f, n));
+	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	j->ev = j->evfd < 0 ? NULL : event_new(sm->base, j->evfd, EV_READ,
+					       on_topo_done, j);
+	if (!j->ev || event_add(j->ev, NULL) < 0)
+		goto fail;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	cpu_worker_attr(&attr);	/* not on the MAD path's CPU */
+	int rc = pthread_create(&j->th, &attr, topo_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		goto fail;
+	j->next = sm->topo_jobs;
+	sm->topo_jobs = j;
+	return j;
+fail:
+	job_free(j);
+	return NULL;
+}
+
 json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen)
 {
 	int as_dot = 0;
@@ -154,15 +291,25 @@ json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen)
 	 */
 	int in_sweep = sm->busy == 1;
 	const struct lft_tables *t = sm->sub.lft.n_sw && !in_sweep ? &sm->sub.lft : NULL;
-	if (as_dot)
-		return topology_dot(f, t, err, errlen);
-	json_t *o = topology_json(f, t, 1);
-	if (!o)
-		snprintf(err, errlen, "out of memory");
-	else if (!t)
-		json_object_set_new(o, "routes_left_out", json_string(in_sweep ?
-				    "a heavy sweep is running" : "no routes"));
-	return o;
+	const char *left_out = t ? NULL :
+			       in_sweep ? "a heavy sweep is running" : "no routes";
+	if (sm->ctl && sm->base) {
+		struct topo_job *j = topo_start(sm, f, t, as_dot, left_out);
+		if (j) {
+			j->id = control_defer(sm->ctl);
+			if (j->id)
+				return NULL;	/* the worker answers */
+			/* not in a handler: nobody to answer later */
+			pthread_join(j->th, NULL);
+			json_t *res = j->res;
+			j->res = NULL;
+			if (!res)
+				snprintf(err, errlen, "%s", j->err);
+			job_free(j);
+			return res;
+		}
+	}
+	return render(f, t, as_dot, left_out, err, errlen);
 }
 
 int topology_is_reply(const json_t *reply)

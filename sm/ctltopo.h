@@ -15,8 +15,14 @@
 
 struct sm;
 
-/* The control command; NULL with err filled on a refusal. */
+/*
+ * The control command; NULL with err filled on a refusal.  Under the
+ * daemon the routes per link are counted on a worker thread and the
+ * reply is deferred (NULL returned, control_defer); the worker's copies
+ * are freed, its thread joined, by ctl_topology_cancel_all() at shutdown.
+ */
 json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen);
+void ctl_topology_cancel_all(struct sm *sm);
 /*
  * The JSON document of f and its routes t (t may be NULL): "switches",
  * "hosts", "links" (each end's GUID, description and port, state,

@@ -13,6 +13,7 @@
 #include "../mad/umad.h"
 #include "../routing/verify.h"
 #include "control.h"
+#include "ctltopo.h"
 #include "cpu.h"
 #include "dump.h"
 #include "events.h"
@@ -1103,6 +1104,7 @@ void sm_shutdown(struct sm *sm)
 	}
 	route_job_cancel(sm->route_job);
 	sm->route_job = NULL;
+	ctl_topology_cancel_all(sm);
 	vmops_free(sm);
 	vmshared_free(sm);
 	program_free(sm->prog);

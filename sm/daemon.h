@@ -38,6 +38,7 @@ struct vmexec;
 struct vmop;
 struct vmshared;
 struct ctl_verify;
+struct topo_job;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -185,6 +186,7 @@ struct sm {
 	struct sweep_summary last;
 	uint64_t start_time;		/* wall clock, seconds: sm_init */
 	struct ctl_verify *ctl_verify;	/* ibsmctl verify reading (ctlroutes.c) */
+	struct topo_job *topo_jobs;	/* ibsmctl topology workers (ctltopo.c) */
 	struct sm_error errors[SM_ERR_N];
 };
 

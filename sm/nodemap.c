@@ -174,8 +174,18 @@ int nodemap_use_file(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* Set on a worker thread whose copy of the model carries the names. */
+static __thread int bypass;
+
+void nodemap_thread_bypass(void)
+{
+	bypass = 1;
+}
+
 const char *fabric_node_name(const struct fabric *f, uint32_t node)
 {
+	if (bypass)
+		return f->nodes[node].desc;
 	const char *name = nodemap_get(in_use, f->nodes[node].guid);
 	return name ? name : f->nodes[node].desc;
 }

@@ -30,6 +30,12 @@ void nodemap_use(struct node_name_map *m);
  * map in use kept.
  */
 int nodemap_use_file(const char *path, char *err, size_t errlen);
+/*
+ * On a worker thread (sm/ctltopo.c): fabric_node_name() returns the
+ * NodeDescription alone from now on, the map in use being the loop's
+ * (a reload frees it); the worker's copy of the model carries the names.
+ */
+void nodemap_thread_bypass(void);
 /* A node's name: the map's for its GUID, else its NodeDescription. */
 const char *fabric_node_name(const struct fabric *f, uint32_t node);
 

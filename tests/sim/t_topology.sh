@@ -98,6 +98,24 @@ out=$(ctl --json topology --bogus 2>/dev/null); rc=$?
 	fail "ibsmctl --json topology --bogus: exit $rc ($out)"
 pass "ibsmctl topology: text, --dot (rendered, routes per link as dump_fts's), --json --dot; a bad argument refused in JSON"
 
+# the routes per link are counted on a worker thread, the reply deferred:
+# 8 clients at once each get the whole document, the same one, and a
+# status asked meanwhile is answered
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+	ctl --json topology >"$SIM_TMP/par.$i.json" &
+	pids+=($!)
+done
+ctl --json status >"$SIM_TMP/par.status" || fail "ibsmctl status beside 8 topology requests"
+for p in "${pids[@]}"; do wait "$p" || fail "a topology request of 8 at once failed"; done
+for i in 2 3 4 5 6 7 8; do
+	cmp -s "$SIM_TMP/par.1.json" "$SIM_TMP/par.$i.json" ||
+		fail "8 topology requests at once: answer $i differs from answer 1"
+done
+python3 "$TLOADS" json "$SIM_TMP/par.1.json" "$SIM_TMP/up.pl" >/dev/null ||
+	fail "8 topology requests at once: routes per link differ from dump_fts's"
+pass "8 topology requests at once: 8 equal answers (routes per link as dump_fts's), status answered beside them"
+
 n=$(sweeps)
 sim_cmd 'Unlink "L0-S2"[4]' >/dev/null
 wait_until 10 more_sweeps_than "$n" || fail "no heavy sweep after Unlink of L0-S2[4]"
