@@ -36,6 +36,7 @@ static void usage(FILE *fp)
 	    "  lids                   GUID -> LID (and vLID) table\n"
 	    "  routes SWITCH          one switch's LFT (GUID, LID or node description)\n"
 	    "  verify                 read the LFTs back from the switches and check them\n"
+	    "  metrics                the Prometheus text exposition format\n"
 	    "documented, refused by the daemon until implemented:\n"
 	    "  groups\n", fp);
 }
