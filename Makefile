@@ -17,7 +17,7 @@ LDLIBS   = $(PKG_LIBS) -lpthread -lm
 PROGRAM_MAINS := traps/ibsm-listen.c
 # The core library: everything but main() of each program.
 CORE_SRCS := sm/fabric.c sm/log.c sm/wfile.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/adopt.c \
-	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/program.c sm/sweep.c sm/daemon.c \
+	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/plan_qos.c sm/program.c sm/sweep.c sm/daemon.c \
 	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/ctlroutes.c sm/route.c sm/paths.c sm/traphooks.c sm/migcount.c sm/qos.c \
 	$(wildcard sm/metrics*.c) \
 	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
