@@ -696,6 +696,13 @@ int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 		dst->sl2vl_n = src->sl2vl_n;
 		dst->sl2vl_nodes = nn;
 	}
+	if (src->part_sl) {
+		dst->part_sl = malloc((size_t)src->n_part_sl + 1);
+		if (!dst->part_sl)
+			goto nomem;
+		memcpy(dst->part_sl, src->part_sl, src->n_part_sl);
+		dst->n_part_sl = src->n_part_sl;
+	}
 	return 0;
 nomem:
 	lft_tables_free(dst);

@@ -131,6 +131,9 @@ void lft_tables_free_qos(struct lft_tables *t)
 	free(t->sl2vl_idx);
 	free(t->sl2vl_first);
 	free(t->sl2vl_width);
+	free(t->part_sl);
+	t->part_sl = NULL;
+	t->n_part_sl = 0;
 	t->sl_class = NULL;
 	t->sl = NULL;
 	t->sl2vl = NULL;

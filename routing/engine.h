@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../sm/fabric.h"
+#include "../sm/partition.h"
 
 #define LFT_DROP 0xff
 
@@ -55,6 +56,15 @@ struct lft_tables {
 	uint8_t *sl2vl_width;	/* QoS: per node, its ports + 1 */
 	uint32_t sl2vl_nodes;	/* QoS: nodes in sl2vl_first, 0 if NULL */
 	/*
+	 * Partitions (sm/partition.h): the SL of partition i's paths,
+	 * n_part_sl entries, set after routing by the partition VL
+	 * assignment (routing/pvl.h: a vlane-isolation partition's own SL)
+	 * and the policy's sl; NULL: lft_sl() for every partition.  Freed
+	 * with the QoS fields.
+	 */
+	uint8_t *part_sl;
+	uint32_t n_part_sl;
+	/*
 	 * Secondary LFTs (extended LIDs, mad/xlid.h), never path-computed:
 	 * filled after routing by copying each vLID's PF column
 	 * (routing/xlft.c).  x_blocks blocks of 64 vLIDs from FAB_VLID_BASE
@@ -76,6 +86,8 @@ struct lft_tables {
 struct route_opts {
 	int n_roots;
 	const char (*roots)[64];	/* node descriptions or GUIDs */
+	/* the partitions resolved against f (pftree), NULL: none */
+	const struct part_model *parts;
 };
 
 /*

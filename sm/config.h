@@ -34,6 +34,35 @@ struct cfg_vlarb {
 /* qos.sls when not given: the SLs VOQsw may use (SL 0..7) */
 #define QOS_VOQSW_SLS 8
 
+/*
+ * partitions: (issue 16, sm/partition.h).  Members and weights live in
+ * flat pools (the config is copied by value); a partition's members are
+ * members[first .. first + n).
+ */
+#define CFG_MAX_PARTS		128
+#define CFG_MAX_PART_MEMBERS	2048
+#define CFG_MAX_WEIGHTS		1024
+struct cfg_member {
+	char node[CFG_NAME_LEN];	/* node-description pattern (fnmatch);
+					   "" when guid is given */
+	uint64_t guid;			/* a port GUID or a node GUID; 0: none */
+	int port;			/* 0: every end port of the node */
+	int full;			/* membership: full (default) / limited */
+};
+struct cfg_partition {
+	char name[CFG_NAME_LEN];
+	uint16_t pkey;			/* 15 bits */
+	int policy;			/* enum part_policy (sm/partition.h) */
+	int sl;				/* 0..15, -1: not given */
+	int ipoib;			/* the multicast issue */
+	uint32_t first, n;		/* its members in config.members */
+};
+struct cfg_weight {			/* routing.weights: pFTree-Wt */
+	char node[CFG_NAME_LEN];	/* pattern, "" when guid is given */
+	uint64_t guid;
+	uint32_t weight;		/* 1..1000000 */
+};
+
 struct config {
 	/* port: {ca: NAME, num: N} or {guid: 0x...} */
 	char port_ca[CFG_NAME_LEN];
@@ -98,6 +127,19 @@ struct config {
 					   socket's group; "" (default): the
 					   daemon's */
 	long long control_gid;		/* its gid, -1 when not given */
+	/* partitions (issue 16) */
+	int n_parts;
+	struct cfg_partition parts[CFG_MAX_PARTS];
+	uint32_t n_members;
+	struct cfg_member members[CFG_MAX_PART_MEMBERS];
+	int isolation_strict;		/* routing.isolation_mode: strict (1) or
+					   best-effort (0, default) */
+	uint32_t n_weights;
+	struct cfg_weight weights[CFG_MAX_WEIGHTS];
+	/* routing.weight_learning: pFTree-Wt weights from PMA counters
+	   (sm/weights.c); period 0 (default): off */
+	int wlearn_period_s;		/* 1..86400 */
+	uint32_t wlearn_min, wlearn_max;	/* Eq. 1's [a, b], default 1..100 */
 };
 
 /* Fills c with the built-in defaults. */

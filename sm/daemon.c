@@ -581,7 +581,8 @@ void sm_qos_apply(struct sm *sm)
 	struct qos_report r;
 	if (sm->cfg.qos_mode == QOS_NONE)
 		return;
-	if (qos_apply(&sm->cfg, &sm->sub.model->f, &sm->sub.lft, &r) == 0)
+	if (qos_apply(&sm->cfg, &sm->sub.model->f, &sm->parts, &sm->sub.lft,
+		      &r) == 0)
 		qos_log(&r);
 }
 
@@ -680,7 +681,7 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 	sm->route_job = route_job_start(sm->base, &sm->cfg, sm->routing_override,
 					f, prev, prev ? &sm->sub.lft : NULL,
 					adopted ? "adopted" : sm->sub.engine,
-					adopted, on_routed, sm);
+					adopted, &sm->learned, on_routed, sm);
 	lft_tables_free(&sm->sub.lft);
 	if (!sm->route_job) {
 		log_err("out of memory starting the routing");
@@ -1110,6 +1111,10 @@ void sm_shutdown(struct sm *sm)
 	program_free(sm->prog);
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);
+	part_model_free(&sm->parts);
+	free(sm->learned.guid);
+	free(sm->learned.weight);
+	memset(&sm->learned, 0, sizeof(sm->learned));
 	vm_registry_free(&sm->vms);
 	adopt_free(sm->adopt);
 	xprobe_abandon(sm->xprobe);	/* nothing due after txn_cancel_all() */

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "fabric.h"
 #include "lids.h"
+#include "partition.h"
 #include "adopt.h"
 #include "program.h"
 #include "smstate.h"
@@ -175,6 +176,13 @@ struct sm {
 	uint64_t ho_failed_guid;	/* refused or never took over: keep the subnet */
 
 	struct trapin traps;		/* traps in (traps/trapin.h, sm/traphooks.c) */
+	/*
+	 * Partitions (sm/partition.h) resolved against sub.model's fabric at
+	 * each heavy sweep and reload; the pFTree-Wt weights learned from PMA
+	 * counters (sm/weights.c), by port GUID.
+	 */
+	struct part_model parts;
+	struct part_weights learned;
 	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
 	uint32_t n_silent, cap_silent;
 

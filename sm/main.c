@@ -590,11 +590,11 @@ static int run_hol(const struct fabric *f, const struct lft_tables *t,
  * no SL limit, the paper's Table 1).
  */
 static int offline_qos(const struct config *cfg, const struct fabric *f,
-		       struct lft_tables *t)
+		       const struct part_model *parts, struct lft_tables *t)
 {
 	char line[256];
 	struct qos_report qr;
-	if (qos_apply(cfg, f, t, &qr) < 0)
+	if (qos_apply(cfg, f, parts, t, &qr) < 0)
 		return -1;
 	qos_describe(&qr, line, sizeof(line));
 	printf("%s\n", line);
@@ -617,6 +617,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	struct lft_tables t = { 0 };
 	struct sweep_summary s = { 0 };
 	struct guid_map vm_lids = { 0 };
+	struct part_model parts = { 0 };
 	uint64_t t0 = sm_now_ms();
 	fabric_init(&f);
 	if (topo_load(&f, o->offline, err, sizeof(err)) < 0) {
@@ -636,9 +637,13 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	if (s.lids_rep.vf_shared)
 		log_warn("LID space exhausted: %u VF ports left without a LID are shared-LID slots (a VM created on one shares its hypervisor's PF LID); LIDs already given are kept",
 			 s.lids_rep.vf_shared);
-	if (sm_route(cfg, NULL, &f, &t, &s.routing, &s.route_ms) < 0)
+	if (part_resolve(cfg, &f, NULL, 1, &parts) < 0) {
+		fprintf(stderr, "ibsmd: out of memory\n");
 		goto out;
-	if (cfg->qos_mode != QOS_NONE && offline_qos(cfg, &f, &t) < 0)
+	}
+	if (sm_route(cfg, NULL, &f, &parts, &t, &s.routing, &s.route_ms) < 0)
+		goto out;
+	if (cfg->qos_mode != QOS_NONE && offline_qos(cfg, &f, &parts, &t) < 0)
 		goto out;
 	fabric_counts(&f, &s.switches, &s.cas, &s.ports);
 	s.max_lid = f.max_lid;
@@ -664,6 +669,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 		rc = run_migrate(&f, &t, o);
 out:
 	guid_map_free(&vm_lids);
+	part_model_free(&parts);
 	lft_tables_free(&t);
 	fabric_free(&f);
 	return rc;

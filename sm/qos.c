@@ -36,7 +36,8 @@ static int apply_voqsw(const struct config *cfg, const struct fabric *f,
 }
 
 int qos_apply(const struct config *cfg, const struct fabric *f,
-	      struct lft_tables *t, struct qos_report *r)
+	      const struct part_model *parts, struct lft_tables *t,
+	      struct qos_report *r)
 {
 	uint32_t narrow;
 	memset(r, 0, sizeof(*r));

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "fabric.h"
+#include "partition.h"
 #include "../routing/engine.h"
 
 struct qos_report {
@@ -34,7 +35,8 @@ struct qos_report {
  * are cleared and the caller runs with SL 0 everywhere).
  */
 int qos_apply(const struct config *cfg, const struct fabric *f,
-	      struct lft_tables *t, struct qos_report *r);
+	      const struct part_model *parts, struct lft_tables *t,
+	      struct qos_report *r);
 
 /*
  * The line for r: "qos: vFtree over 4 VLs", "qos: voqsw: X of XMAX

@@ -22,8 +22,8 @@ static uint64_t now_us(void)
 }
 
 int sm_route(const struct config *c, const char *override,
-	     const struct fabric *f, struct lft_tables *t, const char **used,
-	     uint64_t *ms)
+	     const struct fabric *f, const struct part_model *parts,
+	     struct lft_tables *t, const char **used, uint64_t *ms)
 {
 	struct config tmp;
 	const struct config *use = c;
@@ -36,7 +36,8 @@ int sm_route(const struct config *c, const char *override,
 		}
 		use = &tmp;
 	}
-	struct route_opts o = { .n_roots = use->n_roots, .roots = use->roots };
+	struct route_opts o = { .n_roots = use->n_roots, .roots = use->roots,
+				.parts = parts };
 	for (int i = 0; i < use->n_engines; i++) {
 		const struct routing_engine *e = routing_engine_find(use->engines[i]);
 		if (!e) {
@@ -76,6 +77,9 @@ struct route_job {
 	int has_prev;
 	int adopted;		/* prev_t was read from the switches */
 	struct config cfg;
+	struct part_weights lw;	/* the job's copy of the learned weights */
+	struct part_model parts;	/* cfg's partitions resolved on snap */
+	int has_parts;
 	char override[512];
 	int has_override;
 	struct route_result res;
@@ -90,7 +94,8 @@ static int route_fresh(struct route_job *j)
 {
 	struct route_result *r = &j->res;
 	r->rc = sm_route(&j->cfg, j->has_override ? j->override : NULL,
-			 &j->snap, &r->t, &r->used, &r->ms);
+			 &j->snap, j->has_parts ? &j->parts : NULL, &r->t,
+			 &r->used, &r->ms);
 	return r->rc;
 }
 
@@ -126,6 +131,7 @@ static void *route_thread(void *arg)
 	struct route_result *r = &j->res;
 	enum repair_change ch = REPAIR_GAIN;
 	char why[128] = "";
+	j->has_parts = part_resolve(&j->cfg, &j->snap, &j->lw, 0, &j->parts) == 0;
 	if (j->has_prev)
 		ch = repair_compare(&j->prev_f, &j->snap, why, sizeof(why));
 	if (j->adopted && ch == REPAIR_SAME)
@@ -144,7 +150,9 @@ static void *route_thread(void *arg)
 	}
 	if (r->rc == 0 && j->cfg.qos_mode != QOS_NONE) {
 		uint64_t t0 = now_us();
-		r->qos_rc = qos_apply(&j->cfg, &j->snap, &r->t, &r->qos);
+		r->qos_rc = qos_apply(&j->cfg, &j->snap,
+				      j->has_parts ? &j->parts : NULL, &r->t,
+				      &r->qos);
 		r->qos_ms = (now_us() - t0 + 500) / 1000;
 		r->qos_ran = 1;
 	}
@@ -161,6 +169,9 @@ static void job_free(struct route_job *j)
 	if (j->evfd >= 0)
 		close(j->evfd);
 	fabric_free(&j->snap);
+	part_model_free(&j->parts);
+	free(j->lw.guid);
+	free(j->lw.weight);
 	fabric_free(&j->prev_f);
 	lft_tables_free(&j->prev_t);
 	lft_tables_free(&j->res.t);
@@ -188,6 +199,7 @@ struct route_job *route_job_start(struct event_base *base,
 				  const struct fabric *prev_f,
 				  struct lft_tables *prev_t,
 				  const char *prev_engine, int adopted,
+				  const struct part_weights *lw,
 				  route_done_fn done, void *arg)
 {
 	struct route_job *j = calloc(1, sizeof(*j));
@@ -202,6 +214,17 @@ struct route_job *route_job_start(struct event_base *base,
 	j->done = done;
 	j->arg = arg;
 	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (lw && lw->n) {
+		j->lw.guid = malloc((size_t)lw->n * sizeof(*lw->guid));
+		j->lw.weight = malloc((size_t)lw->n * sizeof(*lw->weight));
+		if (!j->lw.guid || !j->lw.weight) {
+			job_free(j);
+			return NULL;
+		}
+		memcpy(j->lw.guid, lw->guid, (size_t)lw->n * sizeof(*lw->guid));
+		memcpy(j->lw.weight, lw->weight, (size_t)lw->n * sizeof(*lw->weight));
+		j->lw.n = lw->n;
+	}
 	if (j->evfd < 0 || fabric_clone(&j->snap, f) < 0) {
 		job_free(j);
 		return NULL;

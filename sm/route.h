@@ -7,16 +7,18 @@
 #include "../routing/engine.h"
 #include "../reconfig/repair.h"
 #include "config.h"
+#include "partition.h"
 #include "qos.h"
 
 /*
  * Routes f (LIDs assigned) with the engine list of c, or with override
- * ("a,b" as -R takes it) when not NULL.  Fills t, *used and *ms (the
+ * ("a,b" as -R takes it) when not NULL, in the partitions parts resolved
+ * against f (NULL: none).  Fills t, *used and *ms (the
  * engine's time).  Returns 0, or -1 when every engine failed.
  */
 int sm_route(const struct config *c, const char *override,
-	     const struct fabric *f, struct lft_tables *t, const char **used,
-	     uint64_t *ms);
+	     const struct fabric *f, const struct part_model *parts,
+	     struct lft_tables *t, const char **used, uint64_t *ms);
 
 /*
  * Routing off the event loop: a worker thread routes a snapshot of the
@@ -62,6 +64,8 @@ typedef void (*route_done_fn)(void *arg, struct route_result *r);
  * adopted: prev_t was read from the switches (a new master), not made by
  * an engine: the engine routes and every old entry whose path still works
  * is kept, even when the fabric is the same.
+ * lw: the learned pFTree-Wt weights (copied), NULL: none.  The job
+ * resolves c's partitions against its own copy of f (sm/partition.h).
  */
 struct route_job *route_job_start(struct event_base *base,
 				  const struct config *c, const char *override,
@@ -69,6 +73,7 @@ struct route_job *route_job_start(struct event_base *base,
 				  const struct fabric *prev_f,
 				  struct lft_tables *prev_t,
 				  const char *prev_engine, int adopted,
+				  const struct part_weights *lw,
 				  route_done_fn done, void *arg);
 /* Waits for the thread and drops the result; done is not called. */
 void route_job_cancel(struct route_job *j);

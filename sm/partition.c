@@ -1,0 +1,275 @@
+/*
+ * Partitions resolved against a fabric model (sm/partition.h).
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "partition.h"
+
+const char *const part_policy_names[] = {
+	"def-isolation", "vlane-isolation", "phy-isolation", NULL
+};
+
+void part_model_free(struct part_model *m)
+{
+	free(m->parts);
+	free(m->mem_off);
+	free(m->mem);
+	free(m->route_part);
+	free(m->weight);
+	memset(m, 0, sizeof(*m));
+}
+
+/* End ports (CA and router ports, switch port 0) that answered. */
+static int member_port(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	return (p->flags & FPORT_PRESENT) && fabric_is_endport(f, pi);
+}
+
+static uint64_t port_guid(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	return p->guid ? p->guid : f->nodes[p->node].guid;
+}
+
+/* Does the policy's member (or weight) spec name end port pi? */
+static int spec_matches(const struct fabric *f, uint32_t pi, const char *node,
+			uint64_t guid, int port)
+{
+	const struct fab_port *p = &f->ports[pi];
+	const struct fab_node *n = &f->nodes[p->node];
+	if (port && p->num != port)
+		return 0;
+	if (guid)
+		return port_guid(f, pi) == guid || n->guid == guid;
+	return node[0] && fnmatch(node, n->desc, 0) == 0;
+}
+
+struct ent {
+	uint32_t port;
+	uint16_t e;
+};
+
+static uint32_t weight_of(const struct config *c, const struct fabric *f,
+			  const struct part_weights *lw, uint32_t pi)
+{
+	if (lw && lw->n) {
+		uint64_t g = port_guid(f, pi);
+		uint32_t lo = 0, hi = lw->n;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (lw->guid[mid] < g)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < lw->n && lw->guid[lo] == g)
+			return lw->weight[lo] ? lw->weight[lo] : 1;
+	}
+	for (uint32_t i = 0; i < c->n_weights; i++) {
+		const struct cfg_weight *w = &c->weights[i];
+		if (spec_matches(f, pi, w->node, w->guid, 0))
+			return w->weight ? w->weight : 1;
+	}
+	return 1;
+}
+
+int part_resolve(const struct config *c, const struct fabric *f,
+		 const struct part_weights *lw, int warn,
+		 struct part_model *m)
+{
+	uint32_t np = f->n_ports, nparts = (uint32_t)c->n_parts + 1;
+	struct ent *ents = NULL;
+	size_t n_ents = 0, cap = 0;
+	uint8_t *flag = NULL;
+	uint32_t *touched = NULL;
+
+	memset(m, 0, sizeof(*m));
+	m->parts = calloc(nparts, sizeof(*m->parts));
+	m->mem_off = calloc((size_t)np + 1, sizeof(*m->mem_off));
+	m->route_part = malloc(((size_t)np + 1) * sizeof(*m->route_part));
+	m->weight = malloc(((size_t)np + 1) * sizeof(*m->weight));
+	flag = calloc((size_t)np + 1, 1);
+	touched = malloc(((size_t)np + 1) * sizeof(*touched));
+	if (!m->parts || !m->mem_off || !m->route_part || !m->weight ||
+	    !flag || !touched)
+		goto nomem;
+	m->n_parts = nparts;
+	m->n_ports = np;
+	m->tenants = c->n_parts;
+	m->strict = c->isolation_strict;
+	snprintf(m->parts[0].name, sizeof(m->parts[0].name), "default");
+	m->parts[0].pkey = PART_DEFAULT_PKEY;
+	m->parts[0].sl = -1;
+	for (int i = 0; i < c->n_parts; i++) {
+		const struct cfg_partition *cp = &c->parts[i];
+		struct part *p = &m->parts[i + 1];
+		snprintf(p->name, sizeof(p->name), "%s", cp->name);
+		p->pkey = cp->pkey & 0x7fff;
+		p->policy = (uint8_t)cp->policy;
+		p->sl = (int8_t)cp->sl;
+		p->ipoib = (uint8_t)cp->ipoib;
+	}
+
+	/* the default partition: everyone, full or limited */
+	for (uint32_t pi = 0; pi < np; pi++) {
+		m->route_part[pi] = PART_NONE;
+		m->weight[pi] = 1;
+		if (!member_port(f, pi))
+			continue;
+		const struct fab_port *p = &f->ports[pi];
+		int full = !c->n_parts || f->nodes[p->node].type == FAB_SWITCH ||
+			   (p->flags & FPORT_ISSM);
+		if (n_ents == cap) {
+			cap = cap ? cap * 2 : 1024;
+			struct ent *ne = realloc(ents, cap * sizeof(*ents));
+			if (!ne)
+				goto nomem;
+			ents = ne;
+		}
+		ents[n_ents++] = (struct ent){ pi, (uint16_t)(full ? PART_FULL : 0) };
+		m->weight[pi] = weight_of(c, f, lw, pi);
+		if (m->weight[pi] != 1)
+			m->weighted = 1;
+	}
+
+	for (int i = 0; i < c->n_parts; i++) {
+		const struct cfg_partition *cp = &c->parts[i];
+		uint32_t nt = 0;
+		for (uint32_t k = cp->first; k < cp->first + cp->n &&
+		     k < c->n_members; k++) {
+			const struct cfg_member *cm = &c->members[k];
+			uint32_t hits = 0;
+			for (uint32_t pi = 0; pi < np; pi++) {
+				if (!member_port(f, pi) ||
+				    !spec_matches(f, pi, cm->node, cm->guid, cm->port))
+					continue;
+				hits++;
+				uint8_t want = cm->full ? 2 : 1;
+				if (!flag[pi])
+					touched[nt++] = pi;
+				if (flag[pi] < want)
+					flag[pi] = want;
+			}
+			if (!hits && warn) {
+				char what[96];
+				if (cm->guid)
+					snprintf(what, sizeof(what), "0x%016llx",
+						 (unsigned long long)cm->guid);
+				else
+					snprintf(what, sizeof(what), "'%s'", cm->node);
+				if (cm->port)
+					snprintf(what + strlen(what),
+						 sizeof(what) - strlen(what),
+						 " port %d", cm->port);
+				log_warn("partition %s: member %s matches no port",
+					 cp->name, what);
+			}
+		}
+		for (uint32_t t = 0; t < nt; t++) {
+			uint32_t pi = touched[t];
+			if (n_ents == cap) {
+				cap = cap ? cap * 2 : 1024;
+				struct ent *ne = realloc(ents, cap * sizeof(*ents));
+				if (!ne)
+					goto nomem;
+				ents = ne;
+			}
+			ents[n_ents++] = (struct ent){
+				pi, (uint16_t)((i + 1) | (flag[pi] == 2 ? PART_FULL : 0)) };
+			flag[pi] = 0;
+			m->parts[i + 1].ports++;
+			/* the routing partition: highest policy, then first */
+			uint16_t rp = m->route_part[pi];
+			if (rp == PART_NONE ||
+			    m->parts[i + 1].policy > m->parts[rp].policy)
+				m->route_part[pi] = (uint16_t)(i + 1);
+		}
+	}
+	/* by port, each port's entries in partition order (default first) */
+	for (size_t k = 0; k < n_ents; k++)
+		m->mem_off[ents[k].port + 1]++;
+	for (uint32_t pi = 0; pi < np; pi++)
+		m->mem_off[pi + 1] += m->mem_off[pi];
+	m->mem = malloc((n_ents + 1) * sizeof(*m->mem));
+	if (!m->mem)
+		goto nomem;
+	{
+		uint32_t *fill = touched;	/* reused: per port next slot */
+		memcpy(fill, m->mem_off, (size_t)np * sizeof(*fill));
+		for (size_t k = 0; k < n_ents; k++)	/* ents in partition order */
+			m->mem[fill[ents[k].port]++] = ents[k].e;
+	}
+	free(ents);
+	free(flag);
+	free(touched);
+	return 0;
+nomem:
+	free(ents);
+	free(flag);
+	free(touched);
+	part_model_free(m);
+	return -1;
+}
+
+unsigned part_pkeys(const struct part_model *m, const struct fabric *f,
+		    uint32_t pi, uint16_t *out, unsigned max)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (pi >= m->n_ports)
+		return 0;
+	if (f->nodes[p->node].type == FAB_SWITCH && p->num != 0) {
+		/* an enforcing switch port holds its end port's table */
+		if (p->remote == FAB_NONE || !fabric_is_endport(f, p->remote))
+			return 0;
+		return part_pkeys(m, f, p->remote, out, max);
+	}
+	unsigned n = 0;
+	for (uint32_t k = m->mem_off[pi]; k < m->mem_off[pi + 1] && n < max; k++) {
+		uint16_t e = m->mem[k];
+		out[n++] = (uint16_t)(m->parts[PART_IDX(e)].pkey | (e & PART_FULL));
+	}
+	return n;
+}
+
+/* Port pi's entry for partition idx, or 0 (not a member). */
+static uint16_t entry_of(const struct part_model *m, uint32_t pi, uint16_t idx)
+{
+	for (uint32_t k = m->mem_off[pi]; k < m->mem_off[pi + 1]; k++)
+		if (PART_IDX(m->mem[k]) == idx)
+			return (uint16_t)(m->mem[k] | 0x4000);	/* non-zero */
+	return 0;
+}
+
+uint16_t part_shared(const struct part_model *m, uint32_t a, uint32_t b,
+		     uint16_t want)
+{
+	if (a >= m->n_ports || b >= m->n_ports)
+		return PART_NONE;
+	uint16_t best = PART_NONE;
+	for (uint32_t k = m->mem_off[a]; k < m->mem_off[a + 1]; k++) {
+		uint16_t ea = m->mem[k], idx = PART_IDX(ea);
+		if (want != PART_NONE && m->parts[idx].pkey != (want & 0x7fff))
+			continue;
+		uint16_t eb = entry_of(m, b, idx);
+		if (!eb || !((ea | eb) & PART_FULL))
+			continue;
+		if (idx != 0)
+			return idx;	/* a tenant, the first in the policy */
+		best = 0;
+	}
+	return best;
+}
+
+uint16_t part_by_pkey(const struct part_model *m, uint16_t pkey)
+{
+	for (uint32_t i = 0; i < m->n_parts; i++)
+		if (m->parts[i].pkey == (pkey & 0x7fff))
+			return (uint16_t)i;
+	return PART_NONE;
+}
