@@ -650,6 +650,7 @@ void sm_program_params(const struct sm *sm, int first,
 		.client_rereg = first,
 		.extra_rounds = LOCAL_EXTRA_ROUNDS,
 		.vl_high_limit = -1,
+		.parts = sm->parts.n_parts ? &sm->parts : NULL,
 	};
 	if (sm->cfg.qos_mode != QOS_NONE) {	/* none: the devices keep theirs */
 		pp->vlarb_low = sm->cfg.qos_vlarb_low;
@@ -670,6 +671,10 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 {
 	struct fabric *f = &sm->sub.model->f;
 	struct program_params pp;
+	/* the partitions of this model: P_Key tables now, the SA at publish */
+	part_model_free(&sm->parts);
+	if (part_resolve(&sm->cfg, f, &sm->learned, 1, &sm->parts) < 0)
+		log_err("partitions: out of memory; P_Key tables not planned");
 	sm_program_params(sm, first, &pp);
 	program_free(sm->prog);
 	sm->prog = NULL;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "partition.h"
 #include "devcache.h"
 #include "plan.h"
 #include "sweep.h"
@@ -39,6 +40,9 @@ struct program_params {
 	struct cfg_vlarb vlarb_low, vlarb_high;	/* qos.vlarb_*: given or not */
 	int vl_high_limit;	/* PortInfo VLHighLimit on linked ports;
 				 * -1: as the port holds it */
+	/* the partitions resolved against the model planned (sm/partition.h):
+	 * the P_Key tables; NULL: the default partition only, full members */
+	const struct part_model *parts;
 };
 
 /*
