@@ -88,6 +88,13 @@ struct route_opts {
 	const char (*roots)[64];	/* node descriptions or GUIDs */
 	/* the partitions resolved against f (pftree), NULL: none */
 	const struct part_model *parts;
+	/*
+	 * Warnings of a routing that succeeded (best-effort isolation not
+	 * met, ...): the engine appends "; "-separated text, the caller logs
+	 * it.  NULL: none wanted.
+	 */
+	char *warn;
+	size_t warn_len;
 };
 
 /*

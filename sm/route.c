@@ -36,8 +36,10 @@ int sm_route(const struct config *c, const char *override,
 		}
 		use = &tmp;
 	}
+	char warn[1024];
 	struct route_opts o = { .n_roots = use->n_roots, .roots = use->roots,
-				.parts = parts };
+				.parts = parts, .warn = warn,
+				.warn_len = sizeof(warn) };
 	for (int i = 0; i < use->n_engines; i++) {
 		const struct routing_engine *e = routing_engine_find(use->engines[i]);
 		if (!e) {
@@ -55,9 +57,12 @@ int sm_route(const struct config *c, const char *override,
 		}
 		uint64_t t0 = now_us();
 		err[0] = '\0';
+		warn[0] = '\0';
 		int rc = e->route(f, &o, t, err, sizeof(err));
 		*ms = (now_us() - t0 + 500) / 1000;
 		if (rc == 0) {
+			if (warn[0])
+				log_warn("routing: %s: %s", e->name, warn);
 			*used = e->name;
 			return 0;
 		}
