@@ -47,11 +47,18 @@ const struct routing_engine vswitch_ftree_engine = {
 	.deadlock_free = 1,
 	.topologies = "fat trees, vSwitches as end nodes",
 };
+const struct routing_engine pftree_engine = {
+	.name = "pftree",
+	.route = pftree_route,
+	.summary = "partition-aware ftree (pFTree): isolation policies, weights",
+	.deadlock_free = 1,
+	.topologies = "fat trees",
+};
 
 /* The table, in the order messages list the engines. */
 static const struct routing_engine *const engines[] = {
 	&minhop_engine, &updn_engine, &ftree_engine, &dmodk_engine,
-	&vswitch_ftree_engine,
+	&vswitch_ftree_engine, &pftree_engine,
 };
 
 /* routing.engine by default: fat trees get ftree, the rest updn. */

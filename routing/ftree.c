@@ -169,6 +169,12 @@ struct ft {
 	uint32_t batch_sorted[FT_BATCH][2];
 	const uint8_t *batch_col[FT_BATCH];
 	uint32_t n_batch;
+
+	/* pftree (engines.h): NULL for ftree itself */
+	const struct ft_hooks *hk;
+	struct ft_up_cand *hc;	/* stride candidates for hk->up */
+	uint32_t cur_pi;	/* the end port being routed, FAB_NONE */
+	int hk_failed;
 };
 
 static const struct fab_node *row_node(const struct ft *ft, uint32_t row)
@@ -961,6 +967,25 @@ static uint32_t unreached_leaf(const struct ft *ft, uint32_t a)
 	return FAB_NONE;
 }
 
+/* pftree's choice of the main path's up link at row u (hk->up). */
+static const struct ft_link *hooked_up(struct ft *ft, uint32_t u)
+{
+	uint32_t n = ft->up_off[u + 1] - ft->up_off[u];
+	const struct ft_link *l = ft->up + ft->up_off[u];
+	for (uint32_t i = 0; i < n; i++) {
+		ft->hc[i].node = ft->t->sw_node[l[i].row];
+		ft->hc[i].guid = row_node(ft, l[i].row)->guid;
+		ft->hc[i].load = ft->cdown[(size_t)l[i].row * ft->stride +
+					   l[i].rport];
+	}
+	int k = ft->hk->up(ft->hk->ctx, ft->cur_pi, ft->t->sw_node[u], ft->hc, n);
+	if (k < 0 || (uint32_t)k >= n) {
+		ft->hk_failed = 1;
+		k = 0;
+	}
+	return &l[k];
+}
+
 /*
  * The main path up from a: at each switch the up link with the lowest
  * downward counter (ties: the fixed order).  Marks it with a new stamp
@@ -982,6 +1007,8 @@ static void ft_main_path(struct ft *ft, uint32_t a, int count)
 				best = l;
 			}
 		}
+		if (ft->hk)
+			best = hooked_up(ft, u);
 		size_t k = (size_t)best->row * ft->stride + best->rport;
 		ft->cstamp[best->row] = s;
 		ft->cnext[best->row] = u;
@@ -1031,6 +1058,12 @@ static void set_next(struct ft *ft, uint32_t r, const struct ft_link *l,
 	ft->asg[r] = ft->djst[r] = ft->stamp;
 }
 
+/* pftree breaks ties by the higher GUID of the switch a link leads to. */
+static int guid_before(const struct ft *ft, uint32_t a, uint32_t b)
+{
+	return ft->hk && row_node(ft, a)->guid > row_node(ft, b)->guid;
+}
+
 /* The candidate link of the least load among n. */
 static const struct ft_link *least_loaded(const struct ft *ft, uint32_t r,
 					  const struct ft_link *l, uint32_t n)
@@ -1038,7 +1071,9 @@ static const struct ft_link *least_loaded(const struct ft *ft, uint32_t r,
 	const uint32_t *ld = ft->load + (size_t)r * ft->stride;
 	const struct ft_link *best = l;
 	for (uint32_t i = 1; i < n; i++)
-		if (ld[l[i].port] < ld[best->port])
+		if (ld[l[i].port] < ld[best->port] ||
+		    (ld[l[i].port] == ld[best->port] &&
+		     guid_before(ft, l[i].row, best->row)))
 			best = &l[i];
 	return best;
 }
@@ -1069,7 +1104,8 @@ static void resolve(struct ft *ft, uint32_t r)
 	for (uint32_t c = ft->cand_off[i]; c < ft->cand_off[i + 1]; c++) {
 		const struct ft_link *l = &ft->cand[c];
 		uint64_t k = (uint64_t)dj_of(ft, l->row) << 32 | ld[l->port];
-		if (k < best) {
+		if (k < best || (k == best &&
+				 guid_before(ft, l->row, ft->cand[bc].row))) {
 			best = k;
 			bc = c;
 		}
@@ -1183,6 +1219,12 @@ static int ft_route_cas(struct ft *ft, char *err, size_t errlen)
 		if (n_ca(ft, r) > max_ca)
 			max_ca = n_ca(ft, r);
 	uint32_t span = 1u << f->lmc;
+	uint32_t *perm = malloc(((size_t)max_ca + 1) * sizeof(*perm));
+	int rc = -1;
+	if (!perm) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	ft->inc = 1;
 	for (uint32_t r = 0; r < ft->n; r++)
 		ft->src[r] = n_ca(ft, r);
@@ -1200,13 +1242,25 @@ static int ft_route_cas(struct ft *ft, char *err, size_t errlen)
 				 (unsigned long long)row_node(ft, miss)->guid,
 				 row_node(ft, a)->desc,
 				 (unsigned long long)row_node(ft, a)->guid);
-			return -1;
+			goto out;
 		}
 		/*
 		 * A port's LIDs one after the other: each main path switch
 		 * they share then picks different links for them.
 		 */
-		for (uint32_t c = ft->ca_off[a]; c < ft->ca_off[a + 1]; c++) {
+		uint32_t n = n_ca(ft, a);
+		for (uint32_t k = 0; k < n; k++)
+			perm[k] = k;
+		if (ft->hk)
+			ft->hk->order(ft->hk->ctx, ft->t->sw_node[a],
+				      ft->ca_pi + ft->ca_off[a], n,
+				      ft->up_off[a + 1] - ft->up_off[a], perm);
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t c = ft->ca_off[a] + perm[j];
+			if (ft->hk) {
+				ft->cur_pi = ft->ca_pi[c];
+				ft->inc = ft->hk->weight(ft->hk->ctx, ft->cur_pi);
+			}
 			for (uint32_t k = 0; k < span; k++) {
 				uint32_t lid = port_lid(f, ft->ca_pi[c], k);
 				if (lid)
@@ -1214,10 +1268,17 @@ static int ft_route_cas(struct ft *ft, char *err, size_t errlen)
 			}
 		}
 		/* dummies keep every leaf's share of the upper links */
-		for (uint32_t d = n_ca(ft, a) * span; d < max_ca * span; d++)
+		ft->inc = 1;
+		ft->cur_pi = FAB_NONE;
+		for (uint32_t d = n * span; d < max_ca * span; d++)
 			ft_main_path(ft, a, 1);
+		if (ft->hk_failed)
+			goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(perm);
+	return rc;
 }
 
 static void ft_route_switches(struct ft *ft)
@@ -1557,6 +1618,7 @@ static int ft_alloc(struct ft *ft)
 	ft->w = calloc(n, sizeof(uint32_t));
 	ft->src = calloc(n, sizeof(uint32_t));
 	ft->vsw = calloc(n, 1);
+	ft->hc = malloc(ft->stride * sizeof(*ft->hc));
 	ft->cdown = calloc(n * ft->stride, sizeof(uint64_t));
 	ft->load = calloc(n * ft->stride, sizeof(uint32_t));
 	if (ft->batch)
@@ -1567,7 +1629,7 @@ static int ft_alloc(struct ft *ft)
 	       ft->batch && ft->pos && ft->chain && ft->asg && ft->djst &&
 	       ft->dj && ft->cstamp && ft->cnext && ft->cport && ft->nrow &&
 	       ft->nport && ft->w && ft->src && ft->vsw && ft->cdown &&
-	       ft->load ? 0 : -1;
+	       ft->load && ft->hc ? 0 : -1;
 }
 
 static void ft_free(struct ft *ft)
@@ -1581,17 +1643,22 @@ static void ft_free(struct ft *ft)
 		ft->pos, ft->chain, ft->asg, ft->djst, ft->desc_off, ft->desc,
 		ft->desc_link, ft->cstamp,
 		ft->cnext, ft->cport, ft->nrow, ft->nport, ft->w, ft->cdown,
-		ft->load, ft->ca_vs, ft->src, ft->vsw, ft->vm_lid,
+		ft->load, ft->ca_vs, ft->src, ft->vsw, ft->vm_lid, ft->hc,
 	};
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
 		free(p[i]);
 }
 
-/* ftree, and with vms vswitch-ftree (the VM pass before the copies). */
+/*
+ * ftree, with vms vswitch-ftree (the VM pass before the copies), with hk
+ * pftree.
+ */
 static int ft_run(const struct fabric *f, const struct route_opts *o,
-		  struct lft_tables *t, int vms, char *err, size_t errlen)
+		  struct lft_tables *t, int vms, const struct ft_hooks *hk,
+		  char *err, size_t errlen)
 {
-	struct ft ft = { .f = f, .t = t, .n = t->n_sw, .stride = 1 };
+	struct ft ft = { .f = f, .t = t, .n = t->n_sw, .stride = 1, .hk = hk,
+			 .cur_pi = FAB_NONE };
 	int rc = -1;
 
 	for (uint32_t r = 0; r < t->n_sw; r++)
@@ -1642,13 +1709,20 @@ out:
 int ftree_route(const struct fabric *f, const struct route_opts *o,
 		struct lft_tables *t, char *err, size_t errlen)
 {
-	return ft_run(f, o, t, 0, err, errlen);
+	return ft_run(f, o, t, 0, NULL, err, errlen);
+}
+
+int ftree_route_hooked(const struct fabric *f, const struct route_opts *o,
+		       struct lft_tables *t, const struct ft_hooks *hk,
+		       char *err, size_t errlen)
+{
+	return ft_run(f, o, t, 0, hk, err, errlen);
 }
 
 int vswitch_ftree_route(const struct fabric *f, const struct route_opts *o,
 			struct lft_tables *t, char *err, size_t errlen)
 {
-	return ft_run(f, o, t, 1, err, errlen);
+	return ft_run(f, o, t, 1, NULL, err, errlen);
 }
 
 int ftree_levels(const struct fabric *f, const struct lft_tables *t,
