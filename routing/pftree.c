@@ -346,11 +346,12 @@ static int pft_up(void *ctx, uint32_t pi, uint32_t node,
 struct flows {
 	uint32_t stride;
 	uint32_t *link;		/* per directed link (row * stride + port) */
-	uint32_t *seen;		/* per row: leaf walked for this LID */
+	uint32_t *seen[2];	/* per row: listed in lv[k] when stamp */
 	uint32_t stamp;
-	uint8_t *mem;		/* per port: 0, 1 member, 2 full member */
+	uint8_t *mem;		/* per port: 1 member, 2 full member */
 	uint32_t *leaf;		/* per port: its leaf row */
 	uint32_t *list;		/* the members with a leaf */
+	uint32_t *lv[2];	/* leaves of members, of full members */
 };
 
 /*
@@ -385,41 +386,48 @@ static uint32_t walk(const struct pft *p, struct flows *w, uint32_t r,
 }
 
 /*
- * The flows of partition q (ordered member pairs, one full), walked from
- * each source leaf once per destination LID: tags their links (set) or
- * returns the first link already tagged tag.
+ * The flows of partition q (ordered member pairs, one full), walked once
+ * per destination LID from each leaf with a source for it: tags their
+ * links (set) or returns the first link already tagged tag.
  */
 static uint32_t walk_part(const struct pft *p, struct flows *w, uint16_t q,
 			  uint32_t tag, int set)
 {
 	const struct fabric *f = p->f;
 	const struct part_model *m = p->m;
-	uint32_t hit = UINT32_MAX, n = 0;
+	uint32_t hit = UINT32_MAX, n = 0, nl[2] = { 0, 0 };
 
+	/* members; leaves of members (lv[0]) and of full members (lv[1]) */
+	w->stamp++;
 	for (uint32_t pi = 0; pi < m->n_ports; pi++) {
-		w->mem[pi] = 0;
+		uint8_t mem = 0;
 		for (uint32_t e = m->mem_off[pi]; e < m->mem_off[pi + 1]; e++)
 			if (PART_IDX(m->mem[e]) == q)
-				w->mem[pi] = m->mem[e] & PART_FULL ? 2 : 1;
-		if (w->mem[pi] && (w->leaf[pi] = leaf_row(f, p->t, pi)) != FAB_NONE)
-			w->list[n++] = pi;
+				mem = m->mem[e] & PART_FULL ? 2 : 1;
+		uint32_t r = mem ? leaf_row(f, p->t, pi) : FAB_NONE;
+		if (r == FAB_NONE)
+			continue;
+		w->mem[pi] = mem;
+		w->leaf[pi] = r;
+		w->list[n++] = pi;
+		for (int k = 0; k < mem; k++)
+			if (w->seen[k][r] != w->stamp) {
+				w->seen[k][r] = w->stamp;
+				w->lv[k][nl[k]++] = r;
+			}
 	}
 	for (uint32_t i = 0; i < n && hit == UINT32_MAX; i++) {
 		uint32_t d = w->list[i];
-		for (uint32_t k = 0; f->ports[d].lid &&
-				     k < (1u << fabric_port_lmc(f, d)); k++) {
-			uint32_t lid = f->ports[d].lid + k;
+		/* a full member talks to every member, a limited one to full */
+		int k = w->mem[d] == 2 ? 0 : 1;
+		for (uint32_t x = 0; f->ports[d].lid &&
+				     x < (1u << fabric_port_lmc(f, d)); x++) {
+			uint32_t lid = f->ports[d].lid + x;
 			if (lid > f->max_lid || f->lid_port[lid] != d)
 				break;
-			w->stamp++;
-			for (uint32_t j = 0; j < n && hit == UINT32_MAX; j++) {
-				uint32_t s = w->list[j], r = w->leaf[s];
-				if (s == d || (w->mem[s] < 2 && w->mem[d] < 2) ||
-				    r == w->leaf[d] || w->seen[r] == w->stamp)
-					continue;
-				w->seen[r] = w->stamp;
-				hit = walk(p, w, r, lid, tag, set);
-			}
+			for (uint32_t j = 0; j < nl[k] && hit == UINT32_MAX; j++)
+				if (w->lv[k][j] != w->leaf[d])
+					hit = walk(p, w, w->lv[k][j], lid, tag, set);
 		}
 	}
 	return hit;
@@ -437,11 +445,15 @@ static int pft_check(struct pft *p)
 		if (f->nodes[t->sw_node[r]].nports + 1u > w.stride)
 			w.stride = f->nodes[t->sw_node[r]].nports + 1u;
 	w.link = calloc((size_t)t->n_sw * w.stride + 1, sizeof(*w.link));
-	w.seen = calloc((size_t)t->n_sw + 1, sizeof(*w.seen));
+	w.seen[0] = calloc((size_t)t->n_sw + 1, sizeof(*w.seen[0]));
+	w.seen[1] = calloc((size_t)t->n_sw + 1, sizeof(*w.seen[1]));
 	w.mem = calloc((size_t)p->m->n_ports + 1, 1);
 	w.leaf = calloc((size_t)p->m->n_ports + 1, sizeof(*w.leaf));
 	w.list = calloc((size_t)p->m->n_ports + 1, sizeof(*w.list));
-	if (!w.link || !w.seen || !w.mem || !w.leaf || !w.list) {
+	w.lv[0] = calloc((size_t)t->n_sw + 1, sizeof(*w.lv[0]));
+	w.lv[1] = calloc((size_t)t->n_sw + 1, sizeof(*w.lv[1]));
+	if (!w.link || !w.seen[0] || !w.seen[1] || !w.mem || !w.leaf || !w.list || !w.lv[0] ||
+	    !w.lv[1]) {
 		snprintf(p->err, p->errlen, "out of memory");
 		goto out;
 	}
@@ -468,8 +480,8 @@ static int pft_check(struct pft *p)
 			}
 			if (!p->warned[q])
 				warn_add(p->o, "partition %s (pkey 0x%04x): "
-					 "phy-isolation not met: %s", pq->name,
-					 pq->pkey, why);
+					 "phy-isolation cannot be satisfied: %s",
+					 pq->name, pq->pkey, why);
 			p->warned[q] = 1;
 			break;
 		}
@@ -477,10 +489,13 @@ static int pft_check(struct pft *p)
 	rc = 0;
 out:
 	free(w.link);
-	free(w.seen);
+	free(w.seen[0]);
+	free(w.seen[1]);
 	free(w.mem);
 	free(w.leaf);
 	free(w.list);
+	free(w.lv[0]);
+	free(w.lv[1]);
 	return rc;
 }
 

@@ -357,36 +357,31 @@ START_TEST(t_fig3b_isolation)
 }
 END_TEST
 
-/* Three phy partitions on every leaf, two roots: cannot be met. */
-START_TEST(t_strict_fails)
+/*
+ * Routes b with the partitions add() makes, strict then best-effort:
+ * strict fails with want in its error, best-effort routes every LID and
+ * warns with want (the warnings left in warn).
+ */
+static void strict_then_best_effort(struct tb *b, void (*add)(struct config *),
+				    const char *want, char *warn, size_t len)
 {
-	static const char *const h[] = { "x1", "y1", "z1", "x2", "y2", "z2" };
-	struct tb *b = two_level(2, 3, 2, h);
 	struct fabric f;
 	struct lft_tables t;
 	struct part_model m;
-	char err[256] = "", warn[512];
+	char err[256] = "";
 
 	tb_build(&f, b, NULL, 0);
 	for (int strict = 1; strict >= 0; strict--) {
 		struct config *c = cfg_new(strict);
-		add_part(c, "X", 0x0021, PART_PHY, "x1 x2");
-		add_part(c, "Y", 0x0022, PART_PHY, "y1 y2");
-		add_part(c, "Z", 0x0023, PART_PHY, "z1 z2");
-		int rc = route_parts(&f, c, &m, &t, err, sizeof(err), warn, sizeof(warn));
+		add(c);
+		int rc = route_parts(&f, c, &m, &t, err, sizeof(err), warn, len);
 		if (strict) {
 			ck_assert_int_eq(rc, -1);
-			ck_assert_msg(strstr(err, "partition Z (pkey 0x0023): "
-					     "phy-isolation cannot be satisfied"), "%s", err);
+			ck_assert_msg(strstr(err, want), "%s", err);
 		} else {
 			ck_assert_msg(rc == 0, "%s", err);
-			ck_assert_msg(strstr(warn, "partition Z (pkey 0x0023): "
-					     "phy-isolation cannot be satisfied"), "%s", warn);
-			/* warned once for Z, even though both leaves fell back */
-			ck_assert_ptr_null(strstr(strstr(warn, "partition Z") + 1,
-						  "partition Z"));
+			ck_assert_msg(strstr(warn, want), "%s", warn);
 			check_reach(&f, &t, 1);
-			printf("best-effort: %s\n", warn);
 		}
 		part_model_free(&m);
 		lft_tables_free(&t);
@@ -394,6 +389,47 @@ START_TEST(t_strict_fails)
 	}
 	fabric_free(&f);
 	free(b);
+}
+
+static void three_phy(struct config *c)
+{
+	add_part(c, "X", 0x0021, PART_PHY, "x1 x2");
+	add_part(c, "Y", 0x0022, PART_PHY, "y1 y2");
+	add_part(c, "Z", 0x0023, PART_PHY, "z1 z2");
+}
+
+/* Three phy partitions on every leaf, two roots: cannot be met. */
+START_TEST(t_strict_fails)
+{
+	static const char *const h[] = { "x1", "y1", "z1", "x2", "y2", "z2" };
+	char warn[512];
+
+	strict_then_best_effort(two_level(2, 3, 2, h), three_phy,
+				"partition Z (pkey 0x0023): phy-isolation cannot "
+				"be satisfied: no up link of L1", warn, sizeof(warn));
+	/* warned once for Z */
+	ck_assert_ptr_null(strstr(strstr(warn, "partition Z") + 1, "partition Z"));
+	printf("best-effort: %s\n", warn);
+}
+END_TEST
+
+static void phy_and_def(struct config *c)
+{
+	add_part(c, "P1", 0x0001, PART_PHY, "A E");
+	add_part(c, "P2", 0x0002, PART_DEF, "A B F H I");
+}
+
+/*
+ * The check on the tables: A is in phy P1 and in def P2, so P2's flows
+ * to A take P1's links although every choice was P1's own.
+ */
+START_TEST(t_check_on_tables)
+{
+	char warn[512];
+	strict_then_best_effort(two_level(3, 3, 2, fig5_hosts), phy_and_def,
+				"partition P1 (pkey 0x0001): phy-isolation cannot "
+				"be satisfied: partition P2 shares the link from",
+				warn, sizeof(warn));
 }
 END_TEST
 
@@ -498,6 +534,7 @@ static Suite *pftree_suite(void)
 	tcase_add_test(tc, t_fig6_phy);
 	tcase_add_test(tc, t_fig3b_isolation);
 	tcase_add_test(tc, t_strict_fails);
+	tcase_add_test(tc, t_check_on_tables);
 	tcase_add_test(tc, t_single_leaf);
 	tcase_add_test(tc, t_xgft3_deterministic);
 	tcase_add_test(tc, t_ftree_without_partitions);
