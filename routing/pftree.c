@@ -276,10 +276,16 @@ static int fallback(struct pft *p, uint16_t q, uint32_t node, uint32_t row)
 		return 0;
 	const struct part *b = &p->m->parts[broken];
 	char why[256];
-	snprintf(why, sizeof(why), "no up link of %s (0x%016llx) leads to a "
-		 "switch %s", nd->desc, (unsigned long long)nd->guid,
-		 broken == q ? "no other partition uses" :
-			       "it leaves to a port of another partition");
+	if (broken == q)
+		snprintf(why, sizeof(why), "every up link of %s (0x%016llx) "
+			 "leads to a switch another partition uses", nd->desc,
+			 (unsigned long long)nd->guid);
+	else
+		snprintf(why, sizeof(why), "%s%s must go up from %s (0x%016llx) "
+			 "through a switch it uses", q == PART_NONE ? "a port in "
+			 "no partition" : "partition ", q == PART_NONE ? "" :
+			 p->m->parts[q].name, nd->desc,
+			 (unsigned long long)nd->guid);
 	if (p->m->strict) {
 		snprintf(p->err, p->errlen, "partition %s (pkey 0x%04x): "
 			 "phy-isolation cannot be satisfied: %s", b->name,

@@ -406,10 +406,30 @@ START_TEST(t_strict_fails)
 
 	strict_then_best_effort(two_level(2, 3, 2, h), three_phy,
 				"partition Z (pkey 0x0023): phy-isolation cannot "
-				"be satisfied: no up link of L1", warn, sizeof(warn));
+				"be satisfied: every up link of L1", warn, sizeof(warn));
 	/* warned once for Z */
 	ck_assert_ptr_null(strstr(strstr(warn, "partition Z") + 1, "partition Z"));
 	printf("best-effort: %s\n", warn);
+}
+END_TEST
+
+static void two_phy_one_def(struct config *c)
+{
+	add_part(c, "X", 0x0021, PART_PHY, "x1 x2");
+	add_part(c, "Y", 0x0022, PART_PHY, "y1 y2");
+	add_part(c, "D", 0x0024, PART_DEF, "z1 z2");
+}
+
+/* Two phy partitions take both roots: the def one must break one. */
+START_TEST(t_def_breaks_phy)
+{
+	static const char *const h[] = { "x1", "y1", "z1", "x2", "y2", "z2" };
+	char warn[512];
+
+	strict_then_best_effort(two_level(2, 3, 2, h), two_phy_one_def,
+				"partition X (pkey 0x0021): phy-isolation cannot "
+				"be satisfied: partition D must go up from L1",
+				warn, sizeof(warn));
 }
 END_TEST
 
@@ -534,6 +554,7 @@ static Suite *pftree_suite(void)
 	tcase_add_test(tc, t_fig6_phy);
 	tcase_add_test(tc, t_fig3b_isolation);
 	tcase_add_test(tc, t_strict_fails);
+	tcase_add_test(tc, t_def_breaks_phy);
 	tcase_add_test(tc, t_check_on_tables);
 	tcase_add_test(tc, t_single_leaf);
 	tcase_add_test(tc, t_xgft3_deterministic);
