@@ -60,6 +60,12 @@
  * ftree's routes (their own counters, equal weights), and so do the idle
  * VFs and the vSwitch LIDs that copy them, and the plain CAs.
  *
+ * pftree (routing/pftree.c) is ftree with hooks (struct ft_hooks,
+ * engines.h) where it chooses: the order of a leaf's CA ports, the main
+ * path's up link at each switch, the count a main path adds; with hooks
+ * the secondary routes' and the dummies' ties go to the higher GUID.
+ * Without hooks (ftree, vswitch-ftree) nothing of this runs.
+ *
  * CA-to-CA routes are up*-then-down* on strictly ranked links, so they
  * have no channel dependency cycle, and on a fat tree they are shortest.
  * A fabric that is not a clean fat tree (links missing, leaves with fewer

@@ -537,8 +537,12 @@ int pftree_route(const struct fabric *f, const struct route_opts *o,
 			       .weight = pft_weight, .up = pft_up };
 	if (ftree_route_hooked(f, o, t, &hk, err, errlen) < 0)
 		goto out;
-	if (p.any_phy && pft_check(&p) < 0)
-		goto out;
+	for (uint32_t q = 1; q < p.np; q++)
+		if (m->parts[q].policy == PART_PHY) {
+			if (pft_check(&p) < 0)
+				goto out;
+			break;
+		}
 	rc = 0;
 out:
 	free(p.rp);
