@@ -138,10 +138,12 @@ static void each_down_link(const struct fabric *f, const struct lft_tables *t,
 /*
  * Directed switch-to-switch links that flows of two partitions cross
  * (flows: ordered pairs of members of one tenant partition, one full),
- * down (from a root) and up.
+ * down (from a root) and up; with must, only those partition must's flows
+ * cross.
  */
-static void shared_links(const struct fabric *f, const struct lft_tables *t,
-			 const struct part_model *m, int *down, int *up)
+static void shared_with(const struct fabric *f, const struct lft_tables *t,
+			const struct part_model *m, uint32_t must, int *down,
+			int *up)
 {
 	size_t n = (size_t)f->n_nodes * 64;
 	uint64_t *parts = calloc(n, sizeof(*parts));
@@ -169,7 +171,8 @@ static void shared_links(const struct fabric *f, const struct lft_tables *t,
 	for (uint32_t i = 0; i < f->n_nodes; i++)
 		for (unsigned p = 1; p < 64 && f->nodes[i].type == FAB_SWITCH; p++) {
 			uint64_t b = parts[(size_t)i * 64 + p];
-			if (!(b & (b - 1)) || peer_switch(f, fabric_port(f, i, p)) == FAB_NONE)
+			if (!(b & (b - 1)) || (must && !(b >> must & 1)) ||
+			    peer_switch(f, fabric_port(f, i, p)) == FAB_NONE)
 				continue;
 			if (f->nodes[i].desc[0] == 'R' || f->nodes[i].desc[0] == 'T')
 				(*down)++;
@@ -177,6 +180,12 @@ static void shared_links(const struct fabric *f, const struct lft_tables *t,
 				(*up)++;
 		}
 	free(parts);
+}
+
+static void shared_links(const struct fabric *f, const struct lft_tables *t,
+			 const struct part_model *m, int *down, int *up)
+{
+	shared_with(f, t, m, 0, down, up);
 }
 
 static void done(struct fabric *f, struct lft_tables *t, struct tb *b,
@@ -484,7 +493,11 @@ START_TEST(t_single_leaf)
 }
 END_TEST
 
-/* 3 levels, partitions and weights: complete, acyclic, deterministic. */
+/*
+ * 3 levels, partitions and weights: complete, acyclic, deterministic
+ * (tables and warnings); the engine's check of the phy partition agrees
+ * with the links this test finds shared with it.
+ */
 START_TEST(t_xgft3_deterministic)
 {
 	struct tb *b = xgft3();
@@ -492,18 +505,26 @@ START_TEST(t_xgft3_deterministic)
 	struct lft_tables t, t2;
 	struct part_model m, m2;
 	struct config *c = cfg_new(0);
-	char err[256] = "";
+	char err[256] = "", warn[512], warn2[512];
+	int down, up;
 
 	add_part(c, "even", 0x0041, PART_PHY, "H0 H2 H4 H6 H8 H10");
 	add_part(c, "odd", 0x0042, PART_VLANE, "H1 H3 H5 H7 H9");
 	add_part(c, "rest", 0x0043, PART_DEF, "H11 H12 H13 H14");
 	add_weight(c, "H3", 50);
 	tb_build(&f, b, NULL, 0);
-	ck_assert_msg(route_parts(&f, c, &m, &t, err, sizeof(err), NULL, 0) == 0, "%s", err);
-	ck_assert_msg(route_parts(&f, c, &m2, &t2, err, sizeof(err), NULL, 0) == 0, "%s", err);
+	ck_assert_msg(route_parts(&f, c, &m, &t, err, sizeof(err), warn,
+				  sizeof(warn)) == 0, "%s", err);
+	ck_assert_msg(route_parts(&f, c, &m2, &t2, err, sizeof(err), warn2,
+				  sizeof(warn2)) == 0, "%s", err);
 	ck_assert_int_eq(check_reach(&f, &t, 1), (int)(t.n_sw * f.n_nodes));
 	ck_assert(!cdg_has_cycle(&f, &t));
 	ck_assert_int_eq(memcmp(t.port, t2.port, (size_t)t.n_sw * (t.max_lid + 1)), 0);
+	ck_assert_str_eq(warn, warn2);
+	shared_with(&f, &t, &m, 1, &down, &up);
+	ck_assert_int_eq(strstr(warn, "partition even") != NULL, down + up > 0);
+	printf("xgft3: links the phy partition shares %d; %s\n", down + up,
+	       warn[0] ? warn : "no warning");
 	part_model_free(&m2);
 	lft_tables_free(&t2);
 	done(&f, &t, b, &m, c);
