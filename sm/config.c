@@ -19,6 +19,7 @@
 #include "../traps/repath.h"
 #include "config.h"
 #include "nodemap.h"
+#include "partition.h"
 #include "log.h"
 #include "metrics.h"
 #include "wfile.h"
@@ -37,8 +38,12 @@ enum key_type {
 	K_VLARB,	/* "VL:weight,..." into struct cfg_vlarb */
 	K_GROUP,	/* a group name of the group database: char[len],
 			 * its gid into long long at count_off */
+	K_SEQ,		/* a sequence of items into an array of structs */
+	K_FUNC,		/* a value read by set() */
 	K_TODO,		/* documented (ibsmd.yaml(5)), not implemented: refused */
 };
+
+struct parse;
 
 struct key {
 	const char *name;
@@ -51,18 +56,41 @@ struct key {
 	size_t count_off;		/* K_LIST: int count in struct config */
 	int max_items;			/* K_LIST */
 	int is_engine;			/* K_LIST: names must be known engines */
-	/* K_MAP: run before and after the nested keys are parsed */
+	/* K_MAP: run before and after the nested keys are parsed
+	   (reset: also K_SEQ, before its items) */
 	void (*reset)(struct config *);
 	int (*check)(const struct config *, char *, size_t);
+	/*
+	 * K_SEQ: each item is one element (len bytes) of the array at off
+	 * in struct config, appended after the int count at count_off
+	 * (max_items in all, "what" in messages): a mapping of the keys sub
+	 * (their off inside the element), or a scalar read by item_scalar
+	 * (NULL: refused).  item_begin fills an element's defaults;
+	 * item_end checks element i as check does a map.
+	 */
+	int (*item_scalar)(struct parse *, const char *key, void *elem);
+	void (*item_begin)(struct config *, void *elem);
+	int (*item_end)(struct config *, uint32_t i, char *, size_t);
+	const char *what;
+	int (*set)(struct parse *, const struct key *, const char *key); /* K_FUNC */
+	const char *why;		/* K_TODO: what it waits for, or NULL */
 };
 
 #define CFG(f)		offsetof(struct config, f)
-#define INT(n, f, lo, hi) { .name = n, .type = K_INT, .off = CFG(f), \
-			    .min = lo, .max = hi }
-#define U64(n, f, lo)	{ .name = n, .type = K_U64, .off = CFG(f), .min = lo }
-#define STR(n, f)	{ .name = n, .type = K_STR, .off = CFG(f), \
-			  .len = sizeof(((struct config *)0)->f) }
-#define ENUM(n, f, v)	{ .name = n, .type = K_ENUM, .off = CFG(f), .names = v }
+/* Keys of struct config; the T* forms are keys of an element struct t. */
+#define TINT(t, n, f, lo, hi) { .name = n, .type = K_INT, \
+				.off = offsetof(struct t, f), .min = lo, .max = hi }
+#define TU64(t, n, f, lo) { .name = n, .type = K_U64, \
+			    .off = offsetof(struct t, f), .min = lo }
+#define TSTR(t, n, f)	{ .name = n, .type = K_STR, .off = offsetof(struct t, f), \
+			  .len = sizeof(((struct t *)0)->f) }
+#define TENUM(t, n, f, v) { .name = n, .type = K_ENUM, \
+			    .off = offsetof(struct t, f), .names = v }
+#define INT(n, f, lo, hi) TINT(config, n, f, lo, hi)
+#define U64(n, f, lo)	TU64(config, n, f, lo)
+#define STR(n, f)	TSTR(config, n, f)
+#define ENUM(n, f, v)	TENUM(config, n, f, v)
+#define FUNC(n, fn)	{ .name = n, .type = K_FUNC, .set = fn }
 #define MAP(n, t)	{ .name = n, .type = K_MAP, .sub = t }
 #define MAP_CHECKED(n, t, r, c) { .name = n, .type = K_MAP, .sub = t, \
 				  .reset = r, .check = c }
@@ -70,10 +98,17 @@ struct key {
 	.len = sizeof(((struct config *)0)->f[0]), .count_off = CFG(cnt), \
 	.max_items = sizeof(((struct config *)0)->f) / \
 		     sizeof(((struct config *)0)->f[0]), .is_engine = eng }
+/* pool: an array of struct config, cnt its count */
+#define SEQ(n, pool, cnt, t, w, r, sc, b, e) { .name = n, .type = K_SEQ, \
+	.off = CFG(pool), .len = sizeof(((struct config *)0)->pool[0]), \
+	.count_off = CFG(cnt), .max_items = sizeof(((struct config *)0)->pool) / \
+	sizeof(((struct config *)0)->pool[0]), .sub = t, .what = w, .reset = r, \
+	.item_scalar = sc, .item_begin = b, .item_end = e }
 #define VLARB(n, f)	{ .name = n, .type = K_VLARB, .off = CFG(f) }
 #define GROUP(n, f, g)	{ .name = n, .type = K_GROUP, .off = CFG(f), \
 			  .len = sizeof(((struct config *)0)->f), .count_off = CFG(g) }
 #define TODO(n)		{ .name = n, .type = K_TODO }
+#define TODO_WHY(n, w)	{ .name = n, .type = K_TODO, .why = w }
 #define END		{ .name = NULL }
 
 /* Enum fields are stored through an int pointer. */
@@ -125,10 +160,156 @@ static const struct key mad_keys[] = {
 	ENUM("one_cpu", mad_one_cpu, tristates),
 	END
 };
+/* routing.isolation_mode, indexed by config.isolation_strict */
+static const char *const isolation_modes[] = { "best-effort", "strict", NULL };
+/* partitions[].members[].membership, indexed by cfg_member.full */
+static const char *const memberships[] = { "limited", "full", NULL };
+#define PART_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+			"0123456789_.-"
+
+static int set_pkey(struct parse *p, const struct key *k, const char *key);
+static int set_policy(struct parse *p, const struct key *k, const char *key);
+static int member_scalar(struct parse *p, const char *key, void *elem);
+
+/* A member or a weight names its ports by node description or by GUID. */
+static int spec_check(const char *node, uint64_t guid, char *msg, size_t len)
+{
+	if (node[0] && guid) {
+		snprintf(msg, len, "give either node or guid, not both");
+		return -1;
+	}
+	if (!node[0] && !guid) {
+		snprintf(msg, len, "node or guid is missing");
+		return -1;
+	}
+	return 0;
+}
+
+static void member_begin(struct config *c, void *elem)
+{
+	((struct cfg_member *)elem)->full = 1;
+}
+
+static int member_end(struct config *c, uint32_t i, char *msg, size_t len)
+{
+	return spec_check(c->members[i].node, c->members[i].guid, msg, len);
+}
+
+static const struct key member_keys[] = {
+	TSTR(cfg_member, "node", node),
+	TU64(cfg_member, "guid", guid, 1),
+	TINT(cfg_member, "port", port, 1, 254),
+	TENUM(cfg_member, "membership", full, memberships),
+	END
+};
+
+/* partitions: replaces the list, members and all */
+static void parts_reset(struct config *c)
+{
+	c->n_parts = 0;
+	c->n_members = 0;
+}
+
+static void part_begin(struct config *c, void *elem)
+{
+	struct cfg_partition *cp = elem;
+	cp->sl = -1;
+	cp->first = c->n_members;
+}
+
+static int part_end(struct config *c, uint32_t i, char *msg, size_t len)
+{
+	struct cfg_partition *cp = &c->parts[i];
+
+	cp->n = c->n_members - cp->first;
+	if (!cp->name[0])
+		snprintf(msg, len, "name is missing");
+	else if (cp->name[strspn(cp->name, PART_NAME_CHARS)] != '\0')
+		snprintf(msg, len, "name: '%s' has characters other than "
+			 "A-Z a-z 0-9 _ . -", cp->name);
+	else if (!strcmp(cp->name, "default"))
+		snprintf(msg, len, "name: 'default' is the built-in default "
+			 "partition's (P_Key 0x7fff)");
+	else if (!cp->pkey)
+		snprintf(msg, len, "pkey is missing");
+	else if (cp->sl >= 0 && cp->policy == PART_VLANE)
+		snprintf(msg, len, "sl: not with policy vlane-isolation (the "
+			 "routing assigns its SL)");
+	else
+		msg[0] = '\0';
+	for (uint32_t j = 0; !msg[0] && j < i; j++) {
+		if (!strcmp(c->parts[j].name, cp->name))
+			snprintf(msg, len, "name: '%s' is also partitions[%u]'s",
+				 cp->name, j);
+		else if (c->parts[j].pkey == cp->pkey)
+			snprintf(msg, len, "pkey: partitions '%s' and '%s' both "
+				 "have P_Key 0x%04x", c->parts[j].name,
+				 cp->name, cp->pkey);
+	}
+	return msg[0] ? -1 : 0;
+}
+
+static const struct key part_keys[] = {
+	TSTR(cfg_partition, "name", name),
+	{ .name = "pkey", .type = K_FUNC, .set = set_pkey,
+	  .off = offsetof(struct cfg_partition, pkey) },
+	{ .name = "policy", .type = K_FUNC, .set = set_policy,
+	  .off = offsetof(struct cfg_partition, policy),
+	  .names = part_policy_names },
+	TINT(cfg_partition, "sl", sl, 0, 15),
+	SEQ("members", members, n_members, member_keys,
+	    "members (all partitions together)", NULL, member_scalar,
+	    member_begin, member_end),
+	TODO_WHY("ipoib", "the multicast issue"),
+	END
+};
+
+static void weights_reset(struct config *c)
+{
+	c->n_weights = 0;
+}
+
+static int weight_end(struct config *c, uint32_t i, char *msg, size_t len)
+{
+	if (spec_check(c->weights[i].node, c->weights[i].guid, msg, len))
+		return -1;
+	if (!c->weights[i].weight) {
+		snprintf(msg, len, "weight is missing");
+		return -1;
+	}
+	return 0;
+}
+
+static const struct key weight_keys[] = {
+	TSTR(cfg_weight, "node", node),
+	TU64(cfg_weight, "guid", guid, 1),
+	TINT(cfg_weight, "weight", weight, 1, 1000000),
+	END
+};
+
+static int wlearn_check(const struct config *c, char *msg, size_t len)
+{
+	if (c->wlearn_min >= c->wlearn_max) {
+		snprintf(msg, len, "min: %u must be below max %u",
+			 c->wlearn_min, c->wlearn_max);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct key wlearn_keys[] = {
+	INT("period_s", wlearn_period_s, 0, 86400),
+	INT("min", wlearn_min, 1, 1000000),
+	INT("max", wlearn_max, 1, 1000000),
+	END
+};
 static const struct key routing_keys[] = {
 	LIST("engine", engines, n_engines, 1),
 	LIST("roots", roots, n_roots, 0),
-	TODO("isolation_mode"),		/* the partitions issue */
+	ENUM("isolation_mode", isolation_strict, isolation_modes),
+	SEQ("weights", weights, n_weights, weight_keys, "weights",
+	    weights_reset, NULL, NULL, weight_end),
+	MAP_CHECKED("weight_learning", wlearn_keys, NULL, wlearn_check),
 	END
 };
 /* Indexed by enum qos_mode. */
@@ -211,7 +392,8 @@ static const struct key top_keys[] = {
 	MAP("control", control_keys),
 	MAP_CHECKED("metrics", metrics_keys, NULL, metrics_check),
 	STR("node_name_map", node_name_map),
-	TODO("partitions"),
+	SEQ("partitions", parts, n_parts, part_keys, "partitions",
+	    parts_reset, NULL, part_begin, part_end),
 	END
 };
 
@@ -226,6 +408,8 @@ struct parse {
 	unsigned events;		/* read in this pass */
 	const char *path;
 	struct config *c;
+	char *base;			/* what keys are read into: c, or an
+					   element of a K_SEQ pool */
 	char *err;
 	size_t errlen;
 	/* qos.vlarb_low [0], vlarb_high [1] in this file: where each entry is */
@@ -233,6 +417,7 @@ struct parse {
 		int seen;
 		yaml_mark_t value, at[CFG_VLARB_MAX];
 	} vlarb[2];
+	yaml_mark_t policy_at[CFG_MAX_PARTS];	/* partitions[i].policy */
 };
 
 static void set_str(char *dst, size_t len, const char *s)
@@ -241,9 +426,10 @@ static void set_str(char *dst, size_t len, const char *s)
 	memcpy(dst, s, strlen(s));
 }
 
-static void *field(struct config *c, size_t off)
+/* A key's value: off bytes into what is being filled (p->base). */
+static void *field(const struct parse *p, size_t off)
 {
-	return (char *)c + off;
+	return p->base + off;
 }
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -503,7 +689,7 @@ static int set_int(struct parse *p, const struct key *k, const char *key)
 		return fail_at(p, p->ev.start_mark,
 			       "%s: %s is out of range %lld..%lld",
 			       key, scalar(p), k->min, k->max);
-	*(int *)field(p->c, k->off) = (int)val;
+	*(int *)field(p, k->off) = (int)val;
 	return 0;
 }
 
@@ -519,7 +705,7 @@ static int set_u64(struct parse *p, const struct key *k, const char *key)
 			       "%s: %s is out of range 0x%llx..0x%llx",
 			       key, scalar(p), (unsigned long long)k->min,
 			       (unsigned long long)UINT64_MAX);
-	*(uint64_t *)field(p->c, k->off) = v;
+	*(uint64_t *)field(p, k->off) = v;
 	return 0;
 }
 
@@ -537,7 +723,7 @@ static int set_string(struct parse *p, const struct key *k, const char *key)
 		return fail_at(p, p->ev.start_mark,
 			       "%s: '%s' is too long (at most %zu characters)",
 			       key, s, k->len - 1);
-	set_str(field(p->c, k->off), k->len, s);
+	set_str(field(p, k->off), k->len, s);
 	return 0;
 }
 
@@ -551,7 +737,7 @@ static int set_enum(struct parse *p, const struct key *k, const char *key)
 	s = scalar(p);
 	for (int i = 0; k->names[i] != NULL; i++) {
 		if (!strcmp(s, k->names[i])) {
-			*(int *)field(p->c, k->off) = i;
+			*(int *)field(p, k->off) = i;
 			return 0;
 		}
 		strncat(choices, i ? ", " : "", sizeof(choices) -
@@ -561,6 +747,80 @@ static int set_enum(struct parse *p, const struct key *k, const char *key)
 	}
 	return fail_at(p, p->ev.start_mark, "%s: '%s' is not one of %s",
 		       key, s, choices);
+}
+
+/*
+ * partitions[].pkey: the 15-bit P_Key of a tenant, 0x0001..0x7ffe; the
+ * SM sets bit 15 for full members, and 0x7fff is the default partition.
+ */
+static int set_pkey(struct parse *p, const struct key *k, const char *key)
+{
+	uint64_t v;
+	int neg, overflow;
+
+	if (want_integer(p, key, &neg, &v, &overflow) == -1)
+		return -1;
+	if (!overflow && !neg && (v & 0x7fff) == 0x7fff && v <= 0xffff)
+		return fail_at(p, p->ev.start_mark, "%s: 0x%04llx is the "
+			       "default partition: it is built in",
+			       key, (unsigned long long)v);
+	if (!overflow && !neg && v > 0x7fff && v <= 0xffff && (v & 0x7fff))
+		return fail_at(p, p->ev.start_mark, "%s: 0x%04llx has the "
+			       "membership bit 15 set: give 0x%04llx (members "
+			       "say full or limited)", key,
+			       (unsigned long long)v,
+			       (unsigned long long)(v & 0x7fff));
+	if (overflow || (neg && v) || v == 0 || v > 0x7ffe)
+		return fail_at(p, p->ev.start_mark, "%s: %s is out of range "
+			       "0x0001..0x7ffe", key, scalar(p));
+	*(uint16_t *)field(p, k->off) = (uint16_t)v;
+	return 0;
+}
+
+/* partitions[].policy: its place is kept for part_qos_check(). */
+static int set_policy(struct parse *p, const struct key *k, const char *key)
+{
+	if (set_enum(p, k, key) == -1)
+		return -1;
+	p->policy_at[p->c->n_parts] = p->ev.start_mark;
+	return 0;
+}
+
+/*
+ * partitions[].members[]: a scalar item is a GUID (0x + hex: a port or
+ * node GUID) or else a node-description pattern; full membership.
+ */
+static int member_scalar(struct parse *p, const char *key, void *elem)
+{
+	struct cfg_member *m = elem;
+	const char *s;
+	uint64_t v;
+	int neg, rc;
+
+	if (want_string(p, key, "a node-description pattern, a GUID or a "
+			"mapping") == -1)
+		return -1;
+	s = scalar(p);
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		rc = parse_integer(s, &neg, &v);
+		if (rc == -1 || (rc == 0 && v == 0))
+			return fail_at(p, p->ev.start_mark, "%s: '%s' is not "
+				       "a GUID", key, s);
+		if (rc == -2)
+			return fail_at(p, p->ev.start_mark, "%s: GUID %s does "
+				       "not fit 64 bits", key, s);
+		m->guid = v;
+		return 0;
+	}
+	if (*s == '\0')
+		return fail_at(p, p->ev.start_mark, "%s: must not be empty",
+			       key);
+	if (strlen(s) >= sizeof(m->node))
+		return fail_at(p, p->ev.start_mark,
+			       "%s: '%s' is too long (at most %zu characters)",
+			       key, s, sizeof(m->node) - 1);
+	set_str(m->node, sizeof(m->node), s);
+	return 0;
 }
 
 static int set_loglevel(struct parse *p, const struct key *k, const char *key)
@@ -573,7 +833,7 @@ static int set_loglevel(struct parse *p, const struct key *k, const char *key)
 		return fail_at(p, p->ev.start_mark, "%s: '%s' is not one of "
 			       "error, warn, notice, info, debug",
 			       key, scalar(p));
-	*(int *)field(p->c, k->off) = level;
+	*(int *)field(p, k->off) = level;
 	return 0;
 }
 
@@ -581,7 +841,7 @@ static int set_loglevel(struct parse *p, const struct key *k, const char *key)
 static int list_item(struct parse *p, const struct key *k, const char *key,
 		     int *n)
 {
-	char *items = field(p->c, k->off);
+	char *items = field(p, k->off);
 	const char *s;
 
 	if (want_string(p, key, k->is_engine ? "an engine name" : "a string")
@@ -624,11 +884,11 @@ static int list_item(struct parse *p, const struct key *k, const char *key,
  */
 static int set_list(struct parse *p, const struct key *k, const char *key)
 {
-	int *count = field(p->c, k->count_off);
+	int *count = field(p, k->count_off);
 	yaml_mark_t start = p->ev.start_mark;
 	int n = 0;
 
-	memset(field(p->c, k->off), 0, (size_t)k->max_items * k->len);
+	memset(field(p, k->off), 0, (size_t)k->max_items * k->len);
 	*count = 0;
 	if (p->ev.type == YAML_SCALAR_EVENT && is_null(p) && !k->is_engine)
 		return 0;
@@ -733,7 +993,7 @@ static int set_group(struct parse *p, const struct key *k, const char *key)
 		return fail_at(p, p->ev.start_mark, "%s: no group '%s'%s%s",
 			       key, scalar(p), e ? ": " : "",
 			       e ? strerror(e) : "");
-	*(long long *)field(p->c, k->count_off) = (long long)gr.gr_gid;
+	*(long long *)field(p, k->count_off) = (long long)gr.gr_gid;
 	return 0;
 }
 
@@ -745,7 +1005,7 @@ static int set_group(struct parse *p, const struct key *k, const char *key)
  */
 static int set_vlarb(struct parse *p, const struct key *k, const char *key)
 {
-	struct cfg_vlarb *v = field(p->c, k->off), t;
+	struct cfg_vlarb *v = field(p, k->off), t;
 	int which = k->off == CFG(qos_vlarb_high);
 	const char *s;
 	size_t i = 0;
@@ -815,6 +1075,27 @@ static int vlarb_check(struct parse *p)
 	}
 	return 0;
 }
+/*
+ * Once the file is read: a vlane-isolation partition gets its SL and
+ * the SL-to-VL tables from the routing's VL assignment, which qos.mode
+ * vftree and voqsw would overwrite with their own.
+ */
+static int part_qos_check(struct parse *p)
+{
+	const struct config *c = p->c;
+
+	if (c->qos_mode == QOS_NONE)
+		return 0;
+	for (int i = 0; i < c->n_parts; i++)
+		if (c->parts[i].policy == PART_VLANE)
+			return fail_at(p, p->policy_at[i], "partitions[%d].policy:"
+				       " vlane-isolation with qos.mode %s: not "
+				       "implemented yet (the VL assignment owns "
+				       "the SL-to-VL tables)", i,
+				       c->qos_mode == QOS_VFTREE ? "vftree" :
+				       "voqsw");
+	return 0;
+}
 /* Where (1-based) each key of a table was first seen; line 0 = not yet. */
 struct seen {
 	size_t line[MAX_KEYS_PER_MAP];
@@ -867,6 +1148,64 @@ static int set_map(struct parse *p, const struct key *k, const char *key,
 	return 0;
 }
 
+/*
+ * A K_SEQ key: nothing (an empty list) or a sequence of items, each
+ * appended to k's pool and checked by item_end; its keys are named
+ * "KEY[i].NAME", i counting from 0 in this sequence.
+ */
+static int set_seq(struct parse *p, const struct key *k, const char *key)
+{
+	int *count = (int *)((char *)p->c + k->count_off);
+	char *base = p->base;
+	char ikey[KEY_PATH_LEN + 16], msg[256];
+
+	if (k->reset != NULL)
+		k->reset(p->c);
+	if (is_null(p))
+		return 0;
+	if (p->ev.type != YAML_SEQUENCE_START_EVENT)
+		return fail_at(p, p->ev.start_mark, "%s: expected a sequence, "
+			       "got %s", key, event_kind(p));
+	for (int i = 0;; i++) {
+		struct seen seen;
+		yaml_mark_t at;
+		int rc;
+
+		if (next(p) == -1)
+			return -1;
+		if (p->ev.type == YAML_SEQUENCE_END_EVENT)
+			return 0;
+		at = p->ev.start_mark;
+		if (*count >= k->max_items)
+			return fail_at(p, at, "%s: more than %d %s", key,
+				       k->max_items, k->what);
+		snprintf(ikey, sizeof(ikey), "%s[%d]", key, i);
+		char *elem = (char *)p->c + k->off + (size_t)*count * k->len;
+		memset(elem, 0, k->len);
+		if (k->item_begin != NULL)
+			k->item_begin(p->c, elem);
+		memset(&seen, 0, sizeof(seen));
+		if (p->ev.type == YAML_MAPPING_START_EVENT) {
+			p->base = elem;
+			rc = parse_mapping(p, k->sub, ikey, &seen);
+			p->base = base;
+		} else if (p->ev.type == YAML_SCALAR_EVENT &&
+			   k->item_scalar != NULL) {
+			rc = k->item_scalar(p, ikey, elem);
+		} else {
+			rc = fail_at(p, at, "%s: expected a mapping%s, got %s",
+				     ikey, k->item_scalar ? " or a scalar" : "",
+				     event_kind(p));
+		}
+		if (rc == -1)
+			return -1;
+		if (k->item_end != NULL &&
+		    k->item_end(p->c, (uint32_t)*count, msg, sizeof(msg)) == -1)
+			return check_failed(p, k, ikey, at, &seen, msg);
+		(*count)++;
+	}
+}
+
 /* The current event is the value of key k (full dotted name key). */
 static int parse_value(struct parse *p, const struct key *k, const char *key,
 		       yaml_mark_t keymark)
@@ -890,6 +1229,10 @@ static int parse_value(struct parse *p, const struct key *k, const char *key,
 		return set_vlarb(p, k, key);
 	case K_GROUP:
 		return set_group(p, k, key);
+	case K_SEQ:
+		return set_seq(p, k, key);
+	case K_FUNC:
+		return k->set(p, k, key);
 	case K_TODO:
 		break;
 	}
@@ -938,7 +1281,8 @@ static int parse_mapping(struct parse *p, const struct key *table,
 		keymark = p->ev.start_mark;
 		if (k->type == K_TODO)
 			return fail_at(p, keymark, "not implemented yet "
-				       "(key '%s')", key);
+				       "(%s%skey '%s')", k->why ? k->why : "",
+				       k->why ? "; " : "", key);
 		seen->line[i] = keymark.line + 1;
 		seen->column[i] = keymark.column + 1;
 		if (next(p) == -1 || parse_value(p, k, key, keymark) == -1)
@@ -1031,6 +1375,12 @@ void config_defaults(struct config *c)
 	c->qos_max_vls = 0;	/* what the links run */
 	c->qos_vlarb_high_limit = -1;	/* as the port holds it */
 	c->qos_sls = 0;		/* not given: QOS_VOQSW_SLS */
+	c->n_parts = 0;		/* every end port a full default member */
+	c->isolation_strict = 0;	/* best-effort */
+	c->n_weights = 0;	/* every weight 1 */
+	c->wlearn_period_s = 0;	/* no weight learning */
+	c->wlearn_min = 1;
+	c->wlearn_max = 100;
 }
 
 /* Runs one pass over the file f with a fresh parser. */
@@ -1071,6 +1421,7 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 	memset(&p, 0, sizeof(p));
 	p.path = path;
 	p.c = c;
+	p.base = (char *)c;
 	p.err = err;
 	p.errlen = errlen;
 	rc = run_pass(&p, f, check_syntax);
@@ -1078,6 +1429,8 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		rc = run_pass(&p, f, parse_stream);
 	if (rc == 0)
 		rc = vlarb_check(&p);
+	if (rc == 0)
+		rc = part_qos_check(&p);
 	fclose(f);
 	if (rc == 0 && c->node_name_map[0]) {
 		/* read here too so that a broken map refuses the policy (-n, reload) */

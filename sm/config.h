@@ -1,7 +1,7 @@
 /*
  * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
  * struct config from a file; every error names file:line:column.  Keys
- * ibsmd.yaml(5) documents for coming issues (partitions, ...)
+ * ibsmd.yaml(5) documents for coming issues (partitions[].ipoib, ...)
  * are refused with "not implemented yet" and have no field here until
  * something reads them.
  */
@@ -37,7 +37,11 @@ struct cfg_vlarb {
 /*
  * partitions: (issue 16, sm/partition.h).  Members and weights live in
  * flat pools (the config is copied by value); a partition's members are
- * members[first .. first + n).
+ * members[first .. first + n), in the order of the file.  Defaults: no
+ * partitions (every end port a full member of the default partition),
+ * isolation best-effort, no weights (each 1), learning off, its range
+ * 1..100.  The parser refuses a P_Key outside 0x0001..0x7ffe or given
+ * twice, a name given twice, sl with vlane-isolation.
  */
 #define CFG_MAX_PARTS		128
 #define CFG_MAX_PART_MEMBERS	2048
@@ -138,8 +142,9 @@ struct config {
 	struct cfg_weight weights[CFG_MAX_WEIGHTS];
 	/* routing.weight_learning: pFTree-Wt weights from PMA counters
 	   (sm/weights.c); period 0 (default): off */
-	int wlearn_period_s;		/* 1..86400 */
-	uint32_t wlearn_min, wlearn_max;	/* Eq. 1's [a, b], default 1..100 */
+	int wlearn_period_s;		/* 0..86400 */
+	uint32_t wlearn_min, wlearn_max;	/* Eq. 1's [a, b], default 1..100;
+					   1 <= min < max <= 1000000 */
 };
 
 /* Fills c with the built-in defaults. */

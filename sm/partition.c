@@ -220,9 +220,9 @@ nomem:
 unsigned part_pkeys(const struct part_model *m, const struct fabric *f,
 		    uint32_t pi, uint16_t *out, unsigned max)
 {
+	if (pi >= m->n_ports || pi >= f->n_ports)
+		return 0;	/* a port the model was not resolved with */
 	const struct fab_port *p = &f->ports[pi];
-	if (pi >= m->n_ports)
-		return 0;
 	if (f->nodes[p->node].type == FAB_SWITCH && p->num != 0) {
 		/* an enforcing switch port holds its end port's table */
 		if (p->remote == FAB_NONE || !fabric_is_endport(f, p->remote))

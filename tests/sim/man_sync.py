@@ -58,14 +58,19 @@ def check_synopsis(page, prog, errs):
 def config_keys(src):
     tables = dict(re.findall(r"static const struct key (\w+)\[\] = \{(.*?)\n\};", src, re.S))
 
+    # MACRO("name", args...) or TMACRO(struct, "name", ...) or { .name = "name" }
     def walk(table, prefix):
-        for m in re.finditer(r'(\w+)\(\s*"([a-z_0-9]+)"(?:\s*,\s*(\w+))?|\{ \.name = "([a-z_]+)"',
+        for m in re.finditer(r'(\w+)\(\s*(?:\w+\s*,\s*)?"([a-z_0-9]+)"([^)]*)|\{ \.name = "([a-z_]+)"',
                              tables[table]):
-            macro, name, sub, plain = m.groups()
+            macro, name, rest, plain = m.groups()
+            args = [a.strip() for a in (rest or "").split(",")][1:]
             if plain:
                 yield prefix + plain, "KEY"
             elif macro in ("MAP", "MAP_CHECKED"):
-                yield from walk(sub, prefix + name + ".")
+                yield from walk(args[0], prefix + name + ".")
+            elif macro == "SEQ":	# its items' keys: NAME[].KEY
+                yield prefix + name, macro
+                yield from walk(args[2], prefix + name + "[].")
             else:
                 yield prefix + name, macro
     return list(walk("top_keys", ""))
@@ -95,7 +100,7 @@ def main(root):
         m = re.search(r"^\.It Ic %s Pq (.*)$" % re.escape(key), yaml5, re.M)
         if not m:
             errs.append("ibsmd.yaml.5: key %s has no '.It Ic %s Pq TYPE; DEFAULT' entry" % (key, key))
-        elif kind != "TODO" and ";" not in m.group(1):
+        elif not kind.startswith("TODO") and ";" not in m.group(1):
             errs.append("ibsmd.yaml.5: key %s: no default ('Pq TYPE; DEFAULT')" % key)
     for e in errs:
         print(e)

@@ -18,6 +18,7 @@
 #include <grp.h>
 
 #include "sm/config.h"
+#include "sm/partition.h"
 #include "traps/repath.h"
 #include "sm/log.h"
 
@@ -108,6 +109,13 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.sminfo_poll_ms, 10000);
 	ck_assert_int_eq(c.sminfo_poll_retries, 4);
 	ck_assert_uint_eq(c.sm_key, 0);
+	ck_assert_int_eq(c.n_parts, 0);
+	ck_assert_uint_eq(c.n_members, 0);
+	ck_assert_int_eq(c.isolation_strict, 0);
+	ck_assert_uint_eq(c.n_weights, 0);
+	ck_assert_int_eq(c.wlearn_period_s, 0);
+	ck_assert_uint_eq(c.wlearn_min, 1);
+	ck_assert_uint_eq(c.wlearn_max, 100);
 }
 END_TEST
 
@@ -353,15 +361,25 @@ START_TEST(test_not_implemented)
 	static const struct {
 		const char *text, *want;
 	} cases[] = {
-		{ "sweep: {interval_s: 5}\npartitions: /etc/p\n",
-		  "2:1: not implemented yet (key 'partitions')" },
-		{ "partitions:\n  - name: tenantA\n    pkey: 0x0001\n",
-		  "1:1: not implemented yet (key 'partitions')" },
-		{ "routing:\n  engine: updn\n  isolation_mode: strict\n",
-		  "3:3: not implemented yet (key 'routing.isolation_mode')" },
 		/* the value is not looked at: nothing is half-accepted */
-		{ "routing: {isolation_mode: [what, ever]}\n",
-		  "1:11: not implemented yet (key 'routing.isolation_mode')" },
+		{ "partitions:\n  - name: a\n    pkey: 1\n    ipoib: [x]\n",
+		  "4:5: not implemented yet (the multicast issue; key "
+		  "'partitions[0].ipoib')" },
+		{ "partitions: [{name: a, pkey: 1, ipoib: false}]\n",
+		  "1:33: not implemented yet (the multicast issue; key "
+		  "'partitions[0].ipoib')" },
+		/* the VL assignment and the QoS modes would share SL2VL */
+		{ "partitions:\n  - {name: a, pkey: 1}\n"
+		  "  - {name: b, pkey: 2, policy: vlane-isolation}\n"
+		  "qos: {mode: vftree}\n",
+		  "3:32: partitions[1].policy: vlane-isolation with qos.mode "
+		  "vftree: not implemented yet (the VL assignment owns the "
+		  "SL-to-VL tables)" },
+		{ "qos: {mode: voqsw}\n"
+		  "partitions: [{name: b, pkey: 2, policy: vlane-isolation}]\n",
+		  "2:41: partitions[0].policy: vlane-isolation with qos.mode "
+		  "voqsw: not implemented yet (the VL assignment owns the "
+		  "SL-to-VL tables)" },
 		/* misspelt keys of those sections are not "coming" */
 		{ "qos: {mod: none}\n", "1:7: unknown key 'qos.mod'" },
 		{ "metrics: {port: 1}\n", "1:11: unknown key 'metrics.port'" },
@@ -373,7 +391,302 @@ START_TEST(test_not_implemented)
 		load_fails(cases[i].text, cases[i].want);
 	/* the sections themselves may stand empty, as any section */
 	load_ok(&l, "qos:\nevents: {}\nvirtualization:\ncontrol:\n"
-		"metrics: {}\n");
+		"metrics: {}\npartitions:\nrouting: {weights: [], "
+		"weight_learning: {}}\n");
+	ck_assert_int_eq(l.c.n_parts, 0);
+	ck_assert_uint_eq(l.c.n_weights, 0);
+	/* vlane-isolation without a QoS mode, and QoS without it, are fine */
+	load_ok(&l, "qos: {mode: vftree}\npartitions: [{name: a, pkey: 1, "
+		"policy: phy-isolation}]\n");
+	load_ok(&l, "partitions: [{name: a, pkey: 1, policy: "
+		"vlane-isolation}]\n");
+	ck_assert_int_eq(l.c.parts[0].policy, PART_VLANE);
+}
+END_TEST
+
+/* The policy keys of issue 16, every form, read back field by field. */
+static const char partition_policy[] =
+	"routing:\n"
+	"  engine: ftree\n"
+	"  isolation_mode: strict\n"
+	"  weights:\n"
+	"    - {node: \"H-0-*\", weight: 100}\n"
+	"    - {guid: 0x0002c90300000011, weight: 5}\n"
+	"  weight_learning: {period_s: 600, min: 2, max: 50}\n"
+	"partitions:\n"
+	"  - name: tenantA\n"
+	"    pkey: 0x0001\n"
+	"    policy: phy-isolation\n"
+	"    sl: 2\n"
+	"    members:\n"
+	"      - \"H-0-*\"\n"
+	"      - \"0x0002c90300a1b2c1\"\n"
+	"      - 0x0002C90300A1B2C3\n"
+	"      - {node: \"H-1-0\", port: 1, membership: limited}\n"
+	"      - {guid: 0x0002c90300a1b2c2, membership: full}\n"
+	"  - name: tenant_B.2-x\n"
+	"    pkey: 0x7ffe\n"
+	"    policy: vlane-isolation\n"
+	"    members: []\n"
+	"  - name: c\n"
+	"    pkey: 3\n"
+	"    members: [\"0x1\", {node: \"*\", port: 254}]\n";
+
+START_TEST(test_partitions)
+{
+	struct loaded l;
+	const struct cfg_member *m;
+
+	load_ok(&l, partition_policy);
+	ck_assert_int_eq(l.c.isolation_strict, 1);
+	ck_assert_uint_eq(l.c.n_weights, 2);
+	ck_assert_str_eq(l.c.weights[0].node, "H-0-*");
+	ck_assert_uint_eq(l.c.weights[0].guid, 0);
+	ck_assert_uint_eq(l.c.weights[0].weight, 100);
+	ck_assert_str_eq(l.c.weights[1].node, "");
+	ck_assert_uint_eq(l.c.weights[1].guid, 0x0002c90300000011ULL);
+	ck_assert_uint_eq(l.c.weights[1].weight, 5);
+	ck_assert_int_eq(l.c.wlearn_period_s, 600);
+	ck_assert_uint_eq(l.c.wlearn_min, 2);
+	ck_assert_uint_eq(l.c.wlearn_max, 50);
+
+	ck_assert_int_eq(l.c.n_parts, 3);
+	ck_assert_uint_eq(l.c.n_members, 7);
+	ck_assert_str_eq(l.c.parts[0].name, "tenantA");
+	ck_assert_uint_eq(l.c.parts[0].pkey, 0x0001);
+	ck_assert_int_eq(l.c.parts[0].policy, PART_PHY);
+	ck_assert_int_eq(l.c.parts[0].sl, 2);
+	ck_assert_int_eq(l.c.parts[0].ipoib, 0);
+	ck_assert_uint_eq(l.c.parts[0].first, 0);
+	ck_assert_uint_eq(l.c.parts[0].n, 5);
+	m = &l.c.members[0];
+	ck_assert_str_eq(m[0].node, "H-0-*");
+	ck_assert_uint_eq(m[0].guid, 0);
+	ck_assert_int_eq(m[0].port, 0);
+	ck_assert_int_eq(m[0].full, 1);
+	ck_assert_str_eq(m[1].node, "");
+	ck_assert_uint_eq(m[1].guid, 0x0002c90300a1b2c1ULL);	/* quoted */
+	ck_assert_int_eq(m[1].full, 1);
+	ck_assert_uint_eq(m[2].guid, 0x0002c90300a1b2c3ULL);	/* plain */
+	ck_assert_str_eq(m[3].node, "H-1-0");
+	ck_assert_int_eq(m[3].port, 1);
+	ck_assert_int_eq(m[3].full, 0);
+	ck_assert_uint_eq(m[4].guid, 0x0002c90300a1b2c2ULL);
+	ck_assert_int_eq(m[4].full, 1);
+
+	ck_assert_str_eq(l.c.parts[1].name, "tenant_B.2-x");
+	ck_assert_uint_eq(l.c.parts[1].pkey, 0x7ffe);
+	ck_assert_int_eq(l.c.parts[1].policy, PART_VLANE);
+	ck_assert_int_eq(l.c.parts[1].sl, -1);
+	ck_assert_uint_eq(l.c.parts[1].first, 5);
+	ck_assert_uint_eq(l.c.parts[1].n, 0);
+
+	ck_assert_str_eq(l.c.parts[2].name, "c");
+	ck_assert_int_eq(l.c.parts[2].policy, PART_DEF);
+	ck_assert_uint_eq(l.c.parts[2].first, 5);
+	ck_assert_uint_eq(l.c.parts[2].n, 2);
+	ck_assert_uint_eq(m[5].guid, 1);
+	ck_assert_str_eq(m[6].node, "*");
+	ck_assert_int_eq(m[6].port, 254);
+	ck_assert_int_eq(m[6].full, 1);
+
+	/* partitions: replaces: given empty, nothing is left of the list */
+	load_ok(&l, "partitions: []\n");
+	ck_assert_int_eq(l.c.n_parts, 0);
+	ck_assert_uint_eq(l.c.n_members, 0);
+	load_ok(&l, "routing: {isolation_mode: best-effort}\n");
+	ck_assert_int_eq(l.c.isolation_strict, 0);
+}
+END_TEST
+
+/* Each wrong partition, weight or learning setting at its key. */
+START_TEST(test_partition_errors)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		/* P_Keys */
+		{ "partitions:\n  - {name: a, pkey: 0}\n",
+		  "2:21: partitions[0].pkey: 0 is out of range 0x0001..0x7ffe" },
+		{ "partitions:\n  - {name: a, pkey: 0x7fff}\n",
+		  "2:21: partitions[0].pkey: 0x7fff is the default partition: "
+		  "it is built in" },
+		{ "partitions:\n  - {name: a, pkey: 0xffff}\n",
+		  "2:21: partitions[0].pkey: 0xffff is the default partition: "
+		  "it is built in" },
+		{ "partitions:\n  - {name: a, pkey: 0x8001}\n",
+		  "2:21: partitions[0].pkey: 0x8001 has the membership bit 15 "
+		  "set: give 0x0001 (members say full or limited)" },
+		{ "partitions:\n  - {name: a, pkey: 0x10000}\n",
+		  "2:21: partitions[0].pkey: 0x10000 is out of range "
+		  "0x0001..0x7ffe" },
+		{ "partitions:\n  - {name: a, pkey: -1}\n",
+		  "2:21: partitions[0].pkey: -1 is out of range 0x0001..0x7ffe" },
+		{ "partitions:\n  - {name: a, pkey: \"1\"}\n",
+		  "2:21: partitions[0].pkey: expected an integer, got the "
+		  "string '1'" },
+		{ "partitions:\n  - {name: a, pkey: 5}\n  - {name: b, pkey: 6}\n"
+		  "  - {name: c, pkey: 0x5}\n",
+		  "4:15: partitions[2].pkey: partitions 'a' and 'c' both have "
+		  "P_Key 0x0005" },
+		{ "partitions:\n  - {name: a}\n",
+		  "2:5: partitions[0]: pkey is missing" },
+		/* names */
+		{ "partitions:\n  - {name: a, pkey: 1}\n  - pkey: 2\n"
+		  "    name: a\n",
+		  "4:5: partitions[1].name: 'a' is also partitions[0]'s" },
+		{ "partitions:\n  - {pkey: 1}\n",
+		  "2:5: partitions[0]: name is missing" },
+		{ "partitions:\n  - {name: 'a b', pkey: 1}\n",
+		  "2:6: partitions[0].name: 'a b' has characters other than "
+		  "A-Z a-z 0-9 _ . -" },
+		{ "partitions:\n  - {name: default, pkey: 1}\n",
+		  "2:6: partitions[0].name: 'default' is the built-in default "
+		  "partition's (P_Key 0x7fff)" },
+		/* policy, sl */
+		{ "partitions:\n  - {name: a, pkey: 1, policy: phy}\n",
+		  "2:32: partitions[0].policy: 'phy' is not one of "
+		  "def-isolation, vlane-isolation, phy-isolation" },
+		{ "partitions:\n  - {name: a, pkey: 1, sl: 16}\n",
+		  "2:28: partitions[0].sl: 16 is out of range 0..15" },
+		{ "partitions:\n  - {name: a, pkey: 1, sl: 3, policy: "
+		  "vlane-isolation}\n",
+		  "2:24: partitions[0].sl: not with policy vlane-isolation (the "
+		  "routing assigns its SL)" },
+		{ "partitions:\n  - {name: a, pkey: 1, slx: 3}\n",
+		  "2:24: unknown key 'partitions[0].slx'" },
+		{ "partitions:\n  - {name: a, pkey: 1, pkey: 2}\n",
+		  "2:24: duplicate key 'partitions[0].pkey' (first at line 2, "
+		  "column 15)" },
+		/* members */
+		{ "partitions:\n  - {name: a, pkey: 1, members: [H-1, 0xzz]}\n",
+		  "2:39: partitions[0].members[1]: '0xzz' is not a GUID" },
+		{ "partitions:\n  - {name: a, pkey: 1, members: [0x0]}\n",
+		  "2:34: partitions[0].members[0]: '0x0' is not a GUID" },
+		{ "partitions:\n  - {name: a, pkey: 1, members: "
+		  "[0x10000000000000000]}\n",
+		  "2:34: partitions[0].members[0]: GUID 0x10000000000000000 "
+		  "does not fit 64 bits" },
+		{ "partitions:\n  - {name: a, pkey: 1, members: [\"\"]}\n",
+		  "2:34: partitions[0].members[0]: must not be empty" },
+		{ "partitions:\n  - {name: a, pkey: 1, members: [[H-1]]}\n",
+		  "2:34: partitions[0].members[0]: expected a mapping or a "
+		  "scalar, got a sequence" },
+		{ "partitions:\n  - {name: a, pkey: 1, members: H-1}\n",
+		  "2:33: partitions[0].members: expected a sequence, got a "
+		  "scalar" },
+		{ "partitions:\n  - name: a\n    pkey: 1\n    members:\n"
+		  "      - {guid: 0x1, membership: partial}\n",
+		  "5:33: partitions[0].members[0].membership: 'partial' is not "
+		  "one of limited, full" },
+		{ "partitions:\n  - name: a\n    pkey: 1\n    members:\n"
+		  "      - {node: x, port: 255}\n",
+		  "5:25: partitions[0].members[0].port: 255 is out of range "
+		  "1..254" },
+		{ "partitions:\n  - name: a\n    pkey: 1\n    members:\n"
+		  "      - {node: x, guid: 0x2}\n",
+		  "5:9: partitions[0].members[0]: give either node or guid, not "
+		  "both" },
+		{ "partitions:\n  - name: a\n    pkey: 1\n    members:\n"
+		  "      - {port: 1}\n",
+		  "5:9: partitions[0].members[0]: node or guid is missing" },
+		{ "partitions:\n  - name: a\n    pkey: 1\n    members:\n"
+		  "      - {lid: 1}\n",
+		  "5:10: unknown key 'partitions[0].members[0].lid'" },
+		{ "partitions: {name: a}\n",
+		  "1:13: partitions: expected a sequence, got a mapping" },
+		{ "partitions: [tenantA]\n",
+		  "1:14: partitions[0]: expected a mapping, got a scalar" },
+		/* weights */
+		{ "routing:\n  weights:\n    - {node: a, weight: 0}\n",
+		  "3:25: routing.weights[0].weight: 0 is out of range "
+		  "1..1000000" },
+		{ "routing:\n  weights:\n    - {node: a, weight: 1000001}\n",
+		  "3:25: routing.weights[0].weight: 1000001 is out of range "
+		  "1..1000000" },
+		{ "routing:\n  weights:\n    - {node: a, weight: 1}\n"
+		  "    - {node: b}\n",
+		  "4:7: routing.weights[1]: weight is missing" },
+		{ "routing:\n  weights:\n    - {weight: 2}\n",
+		  "3:7: routing.weights[0]: node or guid is missing" },
+		{ "routing:\n  weights:\n    - {node: a, guid: 0x1, weight: 2}\n",
+		  "3:7: routing.weights[0]: give either node or guid, not both" },
+		{ "routing:\n  weights:\n    - {guid: 0, weight: 2}\n",
+		  "3:14: routing.weights[0].guid: 0 is out of range "
+		  "0x1..0xffffffffffffffff" },
+		{ "routing:\n  weights:\n    - \"H-*\"\n",
+		  "3:7: routing.weights[0]: expected a mapping, got a scalar" },
+		/* learning, isolation */
+		{ "routing:\n  weight_learning: {period_s: 86401}\n",
+		  "2:31: routing.weight_learning.period_s: 86401 is out of "
+		  "range 0..86400" },
+		{ "routing:\n  weight_learning: {min: 0}\n",
+		  "2:26: routing.weight_learning.min: 0 is out of range "
+		  "1..1000000" },
+		{ "routing:\n  weight_learning: {min: 10, max: 10}\n",
+		  "2:21: routing.weight_learning.min: 10 must be below max 10" },
+		{ "routing:\n  weight_learning: {max: 1}\n",
+		  "2:3: routing.weight_learning: min: 1 must be below max 1" },
+		{ "routing:\n  isolation_mode: hard\n",
+		  "2:19: routing.isolation_mode: 'hard' is not one of "
+		  "best-effort, strict" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		load_fails(cases[i].text, cases[i].want);
+}
+END_TEST
+
+/* The pools' limits are said, with the limit. */
+START_TEST(test_partition_limits)
+{
+	size_t cap = 512 * 1024, n;
+	char *text = malloc(cap);
+	struct loaded l;
+
+	ck_assert_ptr_nonnull(text);
+	n = (size_t)snprintf(text, cap, "partitions:\n");
+	for (int i = 0; i < CFG_MAX_PARTS; i++)
+		n += (size_t)snprintf(text + n, cap - n,
+				      "  - {name: p%d, pkey: %d, members: "
+				      "[\"H-%d\"]}\n", i, i + 1, i);
+	load_ok(&l, text);
+	ck_assert_int_eq(l.c.n_parts, CFG_MAX_PARTS);
+	ck_assert_uint_eq(l.c.parts[CFG_MAX_PARTS - 1].first, CFG_MAX_PARTS - 1);
+	snprintf(text + n, cap - n, "  - {name: extra, pkey: 0x7000}\n");
+	load_fails(text, "130:5: partitions: more than 128 partitions");
+
+	/* members: one pool for every partition */
+	n = (size_t)snprintf(text, cap, "partitions:\n  - name: a\n    pkey: 1\n"
+			     "    members:\n");
+	for (int i = 0; i < CFG_MAX_PART_MEMBERS / 2; i++)
+		n += (size_t)snprintf(text + n, cap - n, "      - H-%d\n", i);
+	n += (size_t)snprintf(text + n, cap - n, "  - name: b\n    pkey: 2\n"
+			      "    members:\n");
+	for (int i = 0; i < CFG_MAX_PART_MEMBERS / 2; i++)
+		n += (size_t)snprintf(text + n, cap - n, "      - {guid: %d}\n",
+				      i + 1);
+	load_ok(&l, text);
+	ck_assert_uint_eq(l.c.n_members, CFG_MAX_PART_MEMBERS);
+	ck_assert_uint_eq(l.c.parts[1].first, CFG_MAX_PART_MEMBERS / 2);
+	ck_assert_uint_eq(l.c.parts[1].n, CFG_MAX_PART_MEMBERS / 2);
+	ck_assert_uint_eq(l.c.members[CFG_MAX_PART_MEMBERS - 1].guid,
+			  CFG_MAX_PART_MEMBERS / 2);
+	snprintf(text + n, cap - n, "      - H-extra\n");
+	load_fails(text, "2056:9: partitions[1].members: more than 2048 "
+		   "members (all partitions together)");
+
+	n = (size_t)snprintf(text, cap, "routing:\n  weights:\n");
+	for (int i = 0; i < CFG_MAX_WEIGHTS; i++)
+		n += (size_t)snprintf(text + n, cap - n,
+				      "    - {guid: %d, weight: %d}\n", i + 1, i + 1);
+	load_ok(&l, text);
+	ck_assert_uint_eq(l.c.n_weights, CFG_MAX_WEIGHTS);
+	ck_assert_uint_eq(l.c.weights[CFG_MAX_WEIGHTS - 1].weight,
+			  CFG_MAX_WEIGHTS);
+	snprintf(text + n, cap - n, "    - {node: x, weight: 1}\n");
+	load_fails(text, "1027:7: routing.weights: more than 1024 weights");
+	free(text);
 }
 END_TEST
 
@@ -935,6 +1248,9 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_engine_scalar_and_sequence);
 	tcase_add_test(tc, test_list_limits);
 	tcase_add_test(tc, test_not_implemented);
+	tcase_add_test(tc, test_partitions);
+	tcase_add_test(tc, test_partition_errors);
+	tcase_add_test(tc, test_partition_limits);
 	tcase_add_test(tc, test_node_name_map);
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_qos_vlarb);
