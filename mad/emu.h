@@ -127,6 +127,17 @@ int emu_link_up(struct emu *e, uint64_t guid, int port);
  * Returns 0, or -1 (no such switch).
  */
 int emu_set_opt_sl2vl(struct emu *e, uint64_t sw_guid, int on);
+/*
+ * Performance counters (mad/emu_pma.c): every port's PMA answers a Get of
+ * PortCountersExtended (class 0x04 on QP1, LID-routed) with the
+ * PortRcvData and PortXmitData the emulator keeps, in units of 4 octets,
+ * 0 at start.  No data traffic is emulated: they change only here.
+ * guid/port as for emu_set_port_loss; 0, or -1 (no such port).
+ */
+int emu_set_port_rcv_data(struct emu *e, uint64_t guid, int port,
+			  uint64_t value);
+int emu_add_port_data(struct emu *e, uint64_t guid, int port, uint64_t rcv,
+		      uint64_t xmit);
 /* The most packets one loop callback handles before yielding (default 2048). */
 void emu_set_max_batch(struct emu *e, unsigned n);
 
