@@ -41,7 +41,8 @@ int pma_ext_decode(const uint8_t *mad, size_t len, uint8_t port_select,
 		return -1;
 	}
 	if (mad_get_field(m, 0, IB_MAD_MGMTCLASS_F) != IB_PERFORMANCE_CLASS ||
-	    mad_get_field(m, 0, IB_MAD_METHOD_F) != IB_MAD_METHOD_GET_RESPONSE ||
+	    mad_get_field(m, 0, IB_MAD_METHOD_F) != IB_MAD_METHOD_GET ||
+	    !mad_get_field(m, 0, IB_MAD_RESPONSE_F) ||
 	    mad_get_field(m, 0, IB_MAD_ATTRID_F) != IB_GSI_PORT_COUNTERS_EXT) {
 		snprintf(err, errlen, "not a PortCountersExtended GetResp");
 		return -1;
