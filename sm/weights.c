@@ -51,7 +51,8 @@ struct wlearn {
 };
 
 uint32_t weights_rescale(const uint64_t *b, const uint8_t *measured,
-			 uint32_t n, uint32_t lo, uint32_t hi, uint32_t *w)
+			 uint32_t n, uint32_t lo, uint32_t hi, uint32_t *w,
+			 uint64_t *spread)
 {
 	uint64_t mn = UINT64_MAX, mx = 0;
 	uint32_t m = 0;
@@ -66,6 +67,8 @@ uint32_t weights_rescale(const uint64_t *b, const uint8_t *measured,
 		if (b[i] > mx)
 			mx = b[i];
 	}
+	if (spread)
+		*spread = m ? mx - mn : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (!measured[i])
 			continue;
@@ -152,7 +155,18 @@ static void learn(struct wlearn *w)
 		ok[i] = p->ok && q && q->ok && p->rcv >= q->rcv;
 		vol[i] = ok[i] ? p->rcv - q->rcv : 0;
 	}
-	uint32_t m = weights_rescale(vol, ok, n, lo, hi, wt);
+	uint64_t spread;
+	uint32_t m = weights_rescale(vol, ok, n, lo, hi, wt, &spread);
+	double secs = (double)(c->start_ms - a->start_ms) / 1000.0;
+	w->st.rounds++;
+	w->st.measured = m;
+	w->st.unmeasured = n - m;
+	if (spread < WEIGHTS_MIN_SPREAD) {
+		w->st.idle++;
+		log_info("weights: over %.1f s the %u ports measured received within %llu bytes of each other; too little to learn from, weights kept",
+			 secs, m, (unsigned long long)spread * 4);
+		goto out;
+	}
 	uint32_t top = UINT32_MAX;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t v = ok[i] ? wt[i] : weight_before(&sm->learned, c->p[i].guid);
@@ -163,29 +177,21 @@ static void learn(struct wlearn *w)
 		if (ok[i] && (top == UINT32_MAX || vol[i] > vol[top]))
 			top = i;
 	}
-	w->st.rounds++;
-	w->st.measured = m;
-	w->st.unmeasured = n - m;
 	if (nw.n == sm->learned.n &&
 	    (!nw.n || (!memcmp(nw.guid, sm->learned.guid, nw.n * sizeof(*nw.guid)) &&
 		       !memcmp(nw.weight, sm->learned.weight, nw.n * sizeof(*nw.weight))))) {
 		log_info("weights learned over %.1f s: %u ports measured, unchanged",
-			 (double)(c->start_ms - a->start_ms) / 1000.0, m);
+			 secs, m);
 		goto out;
 	}
 	struct part_weights old = sm->learned;
 	sm->learned = nw;
 	nw = old;
 	w->st.changes++;
-	if (top != UINT32_MAX)
-		log_notice("weights learned over %.1f s: %u ports measured, %u not; max %u at %s port %u (GUID 0x%016llx, PortRcvData +%llu x 4 bytes); rerouting",
-			   (double)(c->start_ms - a->start_ms) / 1000.0, m, n - m,
-			   wt[top], c->p[top].name, c->p[top].num,
-			   (unsigned long long)c->p[top].guid,
-			   (unsigned long long)vol[top]);
-	else
-		log_notice("weights learned over %.1f s: no port measured, %u keep their weights; rerouting",
-			   (double)(c->start_ms - a->start_ms) / 1000.0, sm->learned.n);
+	log_notice("weights learned over %.1f s: %u ports measured, %u not; max %u at %s port %u (GUID 0x%016llx, PortRcvData +%llu x 4 bytes); rerouting",
+		   secs, m, n - m, wt[top], c->p[top].name, c->p[top].num,
+		   (unsigned long long)c->p[top].guid,
+		   (unsigned long long)vol[top]);
 	sm_set_timer(w->retry, 0);	/* from the loop, not inside a txn callback */
 out:
 	free(nw.guid);

@@ -8,7 +8,8 @@
  *
  *     W(x) = (x - min B) * (b - a) / (max B - min B) + a    (rounded)
  *
- * all equal (max B = min B): every measured port gets a.  A port that did
+ * all equal (max B = min B): every measured port gets a; a period whose
+ * volumes spread less than WEIGHTS_MIN_SPREAD changes nothing.  A port that did
  * not answer either reading, or whose counter went back (a reset or a
  * wrap), is not measured and keeps the weight it had.  The result goes
  * into sm->learned (sorted by port GUID, sm/partition.h), and when it
@@ -27,17 +28,27 @@ struct sm;
 #define WEIGHTS_DEFAULT_MAX 100
 
 /*
+ * A period whose volumes spread less than this (max B - min B, units of 4
+ * octets: 256 KiB) teaches nothing: management traffic alone (the SM's
+ * own port receives every answer) would otherwise be rescaled to the whole
+ * range and reroute an idle fabric every period.  The weights stay.
+ */
+#define WEIGHTS_MIN_SPREAD 65536
+
+/*
  * Eq. 1 over the n volumes b[] of which measured[i] are measured: w[i]
- * in [lo, hi] for those, untouched for the others.  Returns how many
- * were measured.  Pure.
+ * in [lo, hi] for those, untouched for the others; *spread (if not NULL)
+ * = max B - min B over them.  Returns how many were measured.  Pure.
  */
 uint32_t weights_rescale(const uint64_t *b, const uint8_t *measured,
-			 uint32_t n, uint32_t lo, uint32_t hi, uint32_t *w);
+			 uint32_t n, uint32_t lo, uint32_t hi, uint32_t *w,
+			 uint64_t *spread);
 
 struct weights_stats {
 	uint64_t readings;	/* readings finished */
 	uint64_t rounds;	/* periods learned from (two readings) */
 	uint64_t changes;	/* rounds that changed sm->learned */
+	uint64_t idle;		/* rounds below WEIGHTS_MIN_SPREAD */
 	uint32_t measured;	/* last round: ports measured */
 	uint32_t unmeasured;	/* last round: no answer, or a counter reset */
 };

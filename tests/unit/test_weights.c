@@ -19,7 +19,7 @@ START_TEST(eq1_hundredfold)
 {
 	uint64_t b[8] = { 100000, 1000, 1000, 1000, 1000, 1000, 1000, 1000 };
 	uint32_t w[8];
-	ck_assert_uint_eq(weights_rescale(b, ALL, 8, 1, 100, w), 8);
+	ck_assert_uint_eq(weights_rescale(b, ALL, 8, 1, 100, w, NULL), 8);
 	ck_assert_uint_eq(w[0], 100);
 	for (int i = 1; i < 8; i++)
 		ck_assert_uint_eq(w[i], 1);
@@ -31,7 +31,7 @@ START_TEST(eq1_linear)
 {
 	uint64_t b[5] = { 200, 300, 250, 249, 201 };
 	uint32_t w[5];
-	weights_rescale(b, ALL, 5, 10, 20, w);
+	weights_rescale(b, ALL, 5, 10, 20, w, NULL);
 	ck_assert_uint_eq(w[0], 10);
 	ck_assert_uint_eq(w[1], 20);
 	ck_assert_uint_eq(w[2], 15);	/* 50 * 10 / 100 = 5 */
@@ -48,11 +48,11 @@ START_TEST(eq1_all_equal)
 {
 	uint64_t b[3] = { 777, 777, 777 };
 	uint32_t w[3] = { 0, 0, 0 };
-	ck_assert_uint_eq(weights_rescale(b, ALL, 3, 5, 50, w), 3);
+	ck_assert_uint_eq(weights_rescale(b, ALL, 3, 5, 50, w, NULL), 3);
 	for (int i = 0; i < 3; i++)
 		ck_assert_uint_eq(w[i], 5);
 	uint64_t z[2] = { 0, 0 };
-	weights_rescale(z, ALL, 2, 1, 100, w);
+	weights_rescale(z, ALL, 2, 1, 100, w, NULL);
 	ck_assert_uint_eq(w[0], 1);
 	ck_assert_uint_eq(w[1], 1);
 }
@@ -64,13 +64,16 @@ START_TEST(eq1_unmeasured)
 	uint64_t b[4] = { 1000, UINT64_MAX, 2000, 0 };
 	uint8_t m[4] = { 1, 0, 1, 0 };
 	uint32_t w[4] = { 0, 4242, 0, 4343 };
-	ck_assert_uint_eq(weights_rescale(b, m, 4, 1, 100, w), 2);
+	uint64_t spread = 0;
+	ck_assert_uint_eq(weights_rescale(b, m, 4, 1, 100, w, &spread), 2);
+	ck_assert_uint_eq(spread, 1000);	/* UINT64_MAX is not measured */
 	ck_assert_uint_eq(w[0], 1);
 	ck_assert_uint_eq(w[1], 4242);
 	ck_assert_uint_eq(w[2], 100);
 	ck_assert_uint_eq(w[3], 4343);
 	uint8_t none[4] = { 0 };
-	ck_assert_uint_eq(weights_rescale(b, none, 4, 1, 100, w), 0);
+	ck_assert_uint_eq(weights_rescale(b, none, 4, 1, 100, w, &spread), 0);
+	ck_assert_uint_eq(spread, 0);
 	ck_assert_uint_eq(w[0], 1);
 }
 END_TEST
@@ -80,12 +83,12 @@ START_TEST(eq1_wide)
 {
 	uint64_t b[3] = { 0, UINT64_MAX, UINT64_MAX / 2 };
 	uint32_t w[3];
-	weights_rescale(b, ALL, 3, 1, 1000000, w);
+	weights_rescale(b, ALL, 3, 1, 1000000, w, NULL);
 	ck_assert_uint_eq(w[0], 1);
 	ck_assert_uint_eq(w[1], 1000000);
 	ck_assert_uint_eq(w[2], 500000);	/* a + 499999.4999.. */
 	/* b < a: the range collapses to a */
-	weights_rescale(b, ALL, 3, 7, 3, w);
+	weights_rescale(b, ALL, 3, 7, 3, w, NULL);
 	ck_assert_uint_eq(w[1], 7);
 }
 END_TEST

@@ -250,6 +250,13 @@ START_TEST(fig12)
 	reading(&r, grow, 0);
 	ck_assert_uint_eq(weights_get_stats(r.sm)->changes, 1);
 	ck_assert_uint_eq(r.sm->heavy_sweeps, sweeps);
+	/* a quiet period (b twice the others, 4 KB apart): nothing learned */
+	uint64_t quiet[N_CN] = { 1000, 2000, 1000, 1000, 1000, 1000, 1000, 1000 };
+	reading(&r, quiet, 0);
+	ck_assert_uint_eq(weights_get_stats(r.sm)->idle, 1);
+	ck_assert_uint_eq(weights_get_stats(r.sm)->changes, 1);
+	ck_assert_uint_eq(learned(&r, 0), 100);
+	ck_assert_uint_eq(r.sm->heavy_sweeps, sweeps);
 	teardown(&r);
 }
 END_TEST
@@ -303,7 +310,7 @@ START_TEST(timer)
 {
 	struct run r;
 	setup(&r, 1);
-	uint64_t g[N_CN] = { 0, 0, 0, 0, 0, 700, 0, 0 };
+	uint64_t g[N_CN] = { 0, 0, 0, 0, 0, 700000, 0, 0 };
 	struct settled s = { r.sm, 1, 0 };
 	ck_assert(emu_run_while(r.base, settled, &s, 3000));
 	for (int i = 0; i < N_CN; i++)
