@@ -16,8 +16,10 @@
  * PortState); LID-routed MADs follow the programmed LFTs and need every
  * output port Active and the DLID within LinearFDBTop, or they are lost.
  * Nothing lost is ever reported to the sender: it times out, as on
- * hardware.  SMInfo and every non-SMP MAD go to the client attached to
- * the destination port (SMInfo only when it claims IsSM), like ibsim; a
+ * hardware.  A PerfMgt request is answered by the destination port's PMA
+ * (mad/emu_pma.c), as ibsim's; SMInfo and every other non-SMP MAD go to
+ * the client attached to the destination port (SMInfo only when it claims
+ * IsSM), like ibsim; a
  * non-SMP MAD arrives with the length its sender gave (a GetTableResp of
  * 56 + n * record bytes), as under ibsim.  A client on a CA port is a
  * host: SA queries to its SM LID, Reports from the SM, RMPP between them
