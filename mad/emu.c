@@ -401,7 +401,7 @@ int emu_transport_refresh(struct mad_transport *t)
 }
 
 /* A port by GUID: a node GUID and its port number, or a CA port GUID. */
-static uint32_t find_port(const struct emu *e, uint64_t guid, int port)
+uint32_t emu_find_port(const struct emu *e, uint64_t guid, int port)
 {
 	uint32_t ni = guid_map_get(&e->node_map, guid);
 	if (ni != FAB_NONE) {
@@ -422,7 +422,7 @@ static uint32_t attach_port(const struct emu *e, uint64_t guid)
 		uint32_t ni = guid_map_get(&e->node_map, guid);
 		if (ni != FAB_NONE && is_switch(&e->nodes[ni]))
 			return e->nodes[ni].first_port;
-		return find_port(e, guid, 0);
+		return emu_find_port(e, guid, 0);
 	}
 	for (uint32_t ni = 0; ni < e->n_nodes; ni++)
 		if (!is_switch(&e->nodes[ni]))
@@ -508,7 +508,7 @@ int emu_set_issm(struct emu *e, uint64_t port_guid, int on)
 
 int emu_set_port_loss(struct emu *e, uint64_t guid, int port, double percent)
 {
-	uint32_t pi = find_port(e, guid, port);
+	uint32_t pi = emu_find_port(e, guid, port);
 	if (pi == EMU_NONE)
 		return -1;
 	e->ports[pi].loss = pct_threshold(percent);
@@ -519,7 +519,7 @@ int emu_set_port_loss(struct emu *e, uint64_t guid, int port, double percent)
 
 int emu_set_pkey_nvram(struct emu *e, uint64_t guid, int port, uint16_t pkey0)
 {
-	uint32_t pi = find_port(e, guid, port);
+	uint32_t pi = emu_find_port(e, guid, port);
 	if (pi == EMU_NONE || !e->ports[pi].pkey_cap)
 		return -1;
 	e->ports[pi].capmask |= CAPM_PKEY_NVRAM;
@@ -534,7 +534,7 @@ int emu_set_dead(struct emu *e, uint64_t guid, int port, int dead)
 		e->nodes[ni].dead = dead ? 1 : 0;
 		return 0;
 	}
-	uint32_t pi = find_port(e, guid, port);
+	uint32_t pi = emu_find_port(e, guid, port);
 	if (pi == EMU_NONE)
 		return -1;
 	if (dead)
@@ -546,7 +546,7 @@ int emu_set_dead(struct emu *e, uint64_t guid, int port, int dead)
 
 static int cable(struct emu *e, uint64_t guid, int port, int up)
 {
-	uint32_t pi = find_port(e, guid, port);
+	uint32_t pi = emu_find_port(e, guid, port);
 	if (pi == EMU_NONE || !e->ports[pi].num || e->ports[pi].remote == EMU_NONE)
 		return -1;
 	struct emu_port *a = &e->ports[pi], *b = &e->ports[a->remote];
@@ -608,7 +608,7 @@ uint32_t emu_node_index(const struct emu *e, uint64_t guid)
 #define PORT_GETTER(name, expr)						\
 	int name(const struct emu *e, uint64_t guid, int port)		\
 	{								\
-		uint32_t pi = find_port(e, guid, port);			\
+		uint32_t pi = emu_find_port(e, guid, port);			\
 		if (pi == EMU_NONE)					\
 			return -1;					\
 		const struct emu_port *p = &e->ports[pi];		\
@@ -626,7 +626,7 @@ PORT_GETTER(emu_port_vl_high_limit, p->vl_high_limit)
 
 int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index)
 {
-	uint32_t pi = find_port(e, guid, port);
+	uint32_t pi = emu_find_port(e, guid, port);
 	if (pi == EMU_NONE || index >= e->ports[pi].pkey_cap)
 		return -1;
 	return e->pkeys[e->ports[pi].pkey_off + index];
@@ -662,7 +662,7 @@ int emu_sl2vl(const struct emu *e, uint64_t guid, int in, int out,
 int emu_vlarb(const struct emu *e, uint64_t guid, int port, int block,
 	      uint8_t vl[32], uint8_t weight[32])
 {
-	uint32_t pi = find_port(e, guid, port);
+	uint32_t pi = emu_find_port(e, guid, port);
 	if (pi == EMU_NONE || port == 0 || block < 1 || block > 4)
 		return -1;
 	const struct emu_port *p = &e->ports[pi];

@@ -16,8 +16,10 @@
  * PortState); LID-routed MADs follow the programmed LFTs and need every
  * output port Active and the DLID within LinearFDBTop, or they are lost.
  * Nothing lost is ever reported to the sender: it times out, as on
- * hardware.  SMInfo and every non-SMP MAD go to the client attached to
- * the destination port (SMInfo only when it claims IsSM), like ibsim; a
+ * hardware.  A PerfMgt request is answered by the destination port's PMA
+ * (mad/emu_pma.c), as ibsim's; SMInfo and every other non-SMP MAD go to
+ * the client attached to the destination port (SMInfo only when it claims
+ * IsSM), like ibsim; a
  * non-SMP MAD arrives with the length its sender gave (a GetTableResp of
  * 56 + n * record bytes), as under ibsim.  A client on a CA port is a
  * host: SA queries to its SM LID, Reports from the SM, RMPP between them
@@ -127,6 +129,17 @@ int emu_link_up(struct emu *e, uint64_t guid, int port);
  * Returns 0, or -1 (no such switch).
  */
 int emu_set_opt_sl2vl(struct emu *e, uint64_t sw_guid, int on);
+/*
+ * Performance counters (mad/emu_pma.c): every port's PMA answers a Get of
+ * PortCountersExtended (class 0x04 on QP1, LID-routed) with the
+ * PortRcvData and PortXmitData the emulator keeps, in units of 4 octets,
+ * 0 at start.  No data traffic is emulated: they change only here.
+ * guid/port as for emu_set_port_loss; 0, or -1 (no such port).
+ */
+int emu_set_port_rcv_data(struct emu *e, uint64_t guid, int port,
+			  uint64_t value);
+int emu_add_port_data(struct emu *e, uint64_t guid, int port, uint64_t rcv,
+		      uint64_t xmit);
 /* The most packets one loop callback handles before yielding (default 2048). */
 void emu_set_max_batch(struct emu *e, unsigned n);
 

@@ -125,6 +125,9 @@ struct emu_port {
 	uint8_t part_enf;	/* PortInfo byte 43 bits 3:0 */
 	uint8_t subnet_timeout;
 	uint8_t err_thresholds;	/* LocalPhyErrors | OverrunErrors */
+	/* PortCountersExtended (mad/emu_pma.c): no data traffic is emulated,
+	 * the counters move only through emu_set_port_rcv_data &c. */
+	uint64_t rcv_data, xmit_data;	/* units of 4 octets */
 };
 
 struct emu_node {
@@ -292,6 +295,8 @@ static inline int link_up(const struct emu *e, uint32_t pi)
 
 /* emu.c */
 int emu_chance(struct emu *e, uint32_t threshold);
+/* guid/port as emu_set_port_loss takes them: the port index, or EMU_NONE. */
+uint32_t emu_find_port(const struct emu *e, uint64_t guid, int port);
 /*
  * Queues a MAD for the client on port pi (or its switch's port 0), len
  * bytes as its sender wrote them (ibsim too passes on the sender's length).
@@ -315,6 +320,14 @@ uint32_t emu_port_base_lid(const struct emu *e, uint32_t pi);
 /* Answers an SMP in place; returns 1 to send the answer back, 0 to drop. */
 int emu_sma(struct emu *e, uint32_t node, uint8_t in_port, int lid_routed,
 	    uint8_t *mad);
+
+/* emu_pma.c */
+#define CLASS_PERF 0x04
+/*
+ * Answers a PerfMgt request that reached end port pi in place (the
+ * node's PMA); returns 1 to send the answer back, 0 to drop it.
+ */
+int emu_pma(struct emu *e, uint32_t pi, uint32_t qpn, uint8_t *mad, size_t len);
 
 /* emu_xlid.c */
 struct emu_xlid;

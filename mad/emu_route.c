@@ -368,6 +368,33 @@ static void dr_arrive(struct emu *e, uint8_t *mad, uint32_t pi)
 }
 
 /*
+ * The answer of end port pi's agent (an SMA, a PMA) to a LID-routed
+ * request from slid to dlid, back the way the LFTs lead.  client: a
+ * client sent it (an answer lost on the way is a violation).
+ */
+static void answer_back(struct emu *e, uint8_t *mad, uint32_t pi,
+			uint32_t slid, uint32_t dlid, uint32_t qpn, int client)
+{
+	e->cnt.answered++;
+	/* An SMA called by its vLID answers from it (its PortInfo LID may be 0). */
+	uint32_t from = emu_xlid_is_vlid(dlid) ? dlid : emu_port_base_lid(e, pi);
+	struct walk w = { 0 };
+	uint32_t back = lid_walk(e, pi, slid, &w);
+	if (back == EMU_NONE) {
+		if (!w.fault && client) {
+			char d[96];
+			describe(mad, d, sizeof(d));
+			emu_add_violation(e, "the answer to a LID-routed request (%s) "
+					  "cannot return from LID %u to LID %u: %s",
+					  d, from, slid, w.why);
+		}
+		emu_drop(e, w.fault ? DROP_FAULT : DROP_ROUTE);
+		return;
+	}
+	emu_queue_deliver(e, back, from, qpn, mad, MAD_SIZE);
+}
+
+/*
  * A LID-routed packet reached end port pi, entering its node by in_port.
  * client: a client sent it (its answer lost on the way is a violation).
  */
@@ -376,6 +403,22 @@ static void lid_arrive(struct emu *e, uint8_t *mad, size_t len, uint32_t pi,
 		       int client)
 {
 	uint8_t method = mad[MH_METHOD];
+	int request = !(method & METHOD_RESP) && method != METHOD_TRAP &&
+		      method != METHOD_TRAP_REPRESS;
+	if (mad[MH_CLASS] == CLASS_PERF && request) {
+		/* every port's PMA answers, as ibsim's do (DEVELOPERS.md) */
+		const struct emu_node *n = port_node(e, pi);
+		if (n->dead || (e->ports[n->first_port + in_port].flags & EP_DEAD)) {
+			emu_drop(e, DROP_FAULT);
+			return;
+		}
+		if (!emu_pma(e, pi, qpn, mad, len)) {
+			emu_drop(e, DROP_OTHER);
+			return;
+		}
+		answer_back(e, mad, pi, slid, dlid, qpn, client);
+		return;
+	}
 	if (mad[MH_CLASS] != CLASS_SMP_LID || (method & METHOD_RESP) ||
 	    method == METHOD_TRAP) {
 		emu_queue_deliver(e, pi, slid, qpn, mad, len);
@@ -399,23 +442,7 @@ static void lid_arrive(struct emu *e, uint8_t *mad, size_t len, uint32_t pi,
 		emu_drop(e, DROP_OTHER);
 		return;
 	}
-	e->cnt.answered++;
-	/* An SMA called by its vLID answers from it (its PortInfo LID may be 0). */
-	uint32_t from = emu_xlid_is_vlid(dlid) ? dlid : emu_port_base_lid(e, pi);
-	struct walk w = { 0 };
-	uint32_t back = lid_walk(e, pi, slid, &w);
-	if (back == EMU_NONE) {
-		if (!w.fault && client) {
-			char d[96];
-			describe(mad, d, sizeof(d));
-			emu_add_violation(e, "the answer to a LID-routed request (%s) "
-					  "cannot return from LID %u to LID %u: %s",
-					  d, from, slid, w.why);
-		}
-		emu_drop(e, w.fault ? DROP_FAULT : DROP_ROUTE);
-		return;
-	}
-	emu_queue_deliver(e, back, from, 0, mad, MAD_SIZE);
+	answer_back(e, mad, pi, slid, dlid, 0, client);
 }
 
 void emu_route_send(struct emu *e, const struct emu_pkt *pk)

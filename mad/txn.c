@@ -658,6 +658,7 @@ const char *txn_attr_name(uint16_t attr)
 	case 0x0018: return "VLArbitrationTable";
 	case 0x0019: return "LinearForwardingTable";
 	case 0x001b: return "MulticastForwardingTable";
+	case 0x001d: return "PortCountersExtended";	/* PerfMgt, sm/weights.c */
 	case 0x0020: return "SMInfo";
 	case 0xffff: return "other";
 	}

@@ -32,6 +32,7 @@
 #include "vmshared.h"
 #include "vswitch.h"
 #include "xlid_sm.h"
+#include "weights.h"
 #include "../routing/xlft.h"
 #include "plan_sweep.h"
 
@@ -941,6 +942,7 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	    control_set_group(sm->ctl, c.control_gid, err, errlen) < 0)
 		log_err("control.group: %s", err);	/* the policy still applies */
 	sm->cfg = c;
+	weights_reconfigure(sm);
 	log_set_level(c.log_level);
 	if (sm->txn) {
 		struct txn_params tp = {
@@ -1021,7 +1023,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	sm->kick = event_new(base, -1, 0, on_kick, sm);
 	sm->log_tick = event_new(base, -1, EV_PERSIST, on_log_tick, sm);
 	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || !sm->log_tick ||
-	    smstate_init(sm) < 0) {
+	    smstate_init(sm) < 0 || weights_init(sm) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -1117,6 +1119,7 @@ void sm_shutdown(struct sm *sm)
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);
 	part_model_free(&sm->parts);
+	weights_free(sm);
 	free(sm->learned.guid);
 	free(sm->learned.weight);
 	memset(&sm->learned, 0, sizeof(sm->learned));

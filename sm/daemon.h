@@ -40,6 +40,7 @@ struct vmop;
 struct vmshared;
 struct ctl_verify;
 struct topo_job;
+struct wlearn;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -183,6 +184,7 @@ struct sm {
 	 */
 	struct part_model parts;
 	struct part_weights learned;
+	struct wlearn *wlearn;		/* reading the counters (sm/weights.c) */
 	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
 	uint32_t n_silent, cap_silent;
 

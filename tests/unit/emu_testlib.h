@@ -59,15 +59,25 @@ static inline void emu_tree_parse(struct fabric *topo)
 	free(text);
 }
 
-/* The tree of emu_tree_text() in topo and on an emulator seeded with seed. */
-static inline struct emu *emu_tree_new(struct fabric *topo, uint64_t seed)
+/* The fabric of text (freed) in topo and on an emulator seeded with seed. */
+static inline struct emu *emu_text_new(struct fabric *topo, char *text,
+				       uint64_t seed)
 {
 	char err[256] = "";
-	emu_tree_parse(topo);
+	fabric_init(topo);
+	ck_assert_msg(topo_parse_string(topo, text, "test.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
 	struct emu *e = emu_new(topo, err, sizeof(err));
 	ck_assert_msg(e != NULL, "%s", err);
 	emu_set_seed(e, seed);
 	return e;
+}
+
+/* The tree of emu_tree_text() in topo and on an emulator seeded with seed. */
+static inline struct emu *emu_tree_new(struct fabric *topo, uint64_t seed)
+{
+	return emu_text_new(topo, emu_tree_text(), seed);
 }
 
 /*
