@@ -10,8 +10,7 @@
  * -> 1 (Eq. 1), and under pftree the routes are Fig. 12's: on L1, a alone
  * on one root's link and b, c, d on the other's; on L2 P1 and P2 on
  * separate roots.  The route checks read the LFTs back from the emulated
- * switches and need pftree in the build (helper B's engine); without it
- * the learning is checked on the default engine and the test says so.
+ * switches.
  */
 #include <check.h>
 #include <stdio.h>
@@ -71,7 +70,6 @@ struct run {
 	struct event_base *base;
 	struct sm *sm;
 	char state[64];
-	int pftree;
 };
 
 static void add_part(struct config *c, const char *name, uint16_t pkey,
@@ -111,14 +109,9 @@ static void setup(struct run *r, int period_s)
 	r->sm = emu_sm_new(r->state, 20);
 	struct config *c = &r->sm->cfg;
 	c->port_guid = cn_guid(SM_CN) + 1;
-	r->pftree = routing_engine_find("pftree") != NULL;
-	if (r->pftree) {
-		c->n_engines = 1;
-		snprintf(c->engines[0], sizeof(c->engines[0]), "pftree");
-	} else {
-		fprintf(stderr, "test_weights_emu: no pftree engine in this build: "
-			"the learning is checked, Fig. 12's routes are not\n");
-	}
+	ck_assert_ptr_nonnull(routing_engine_find("pftree"));
+	c->n_engines = 1;
+	snprintf(c->engines[0], sizeof(c->engines[0]), "pftree");
 	add_part(c, "P1", 0x0001, "[adgh]");
 	add_part(c, "P2", 0x0002, "[bcef]");
 	c->wlearn_period_s = period_s;
@@ -207,12 +200,10 @@ START_TEST(fig12)
 	for (int i = 0; i < N_CN; i++)
 		ck_assert_int_eq(emu_set_port_rcv_data(r.e, cn_guid(i), 1,
 					1000000000000ull * (uint64_t)(N_CN - i)), 0);
-	if (r.pftree) {
-		/* equal weights: Fig. 4, each partition on its own root */
-		ck_assert_int_eq(up(&r, L2_GUID, 0), up(&r, L2_GUID, 3));
-		ck_assert_int_eq(up(&r, L2_GUID, 1), up(&r, L2_GUID, 2));
-		ck_assert_int_ne(up(&r, L2_GUID, 0), up(&r, L2_GUID, 1));
-	}
+	/* equal weights: Fig. 4, each partition on its own root */
+	ck_assert_int_eq(up(&r, L2_GUID, 0), up(&r, L2_GUID, 3));
+	ck_assert_int_eq(up(&r, L2_GUID, 1), up(&r, L2_GUID, 2));
+	ck_assert_int_ne(up(&r, L2_GUID, 0), up(&r, L2_GUID, 1));
 	reading(&r, NULL, 0);
 	ck_assert_uint_eq(r.sm->learned.n, 0);	/* one reading: no period yet */
 	uint64_t grow[N_CN];
@@ -234,17 +225,15 @@ START_TEST(fig12)
 		if (r.sm->parts.weight[pi] == 100)
 			heavy++;
 	ck_assert_uint_eq(heavy, 1);
-	if (r.pftree) {
-		/* L1: a alone on one root's link down, b, c, d on the other's */
-		int pa = up(&r, L2_GUID, 0);
-		for (int i = 1; i < 4; i++)
-			ck_assert_msg(up(&r, L2_GUID, i) != pa,
-				      "%c shares a's root link", cn_name[i]);
-		/* L2: P1 (g, h) and P2 (e, f) on separate roots */
-		ck_assert_int_eq(up(&r, L1_GUID, 6), up(&r, L1_GUID, 7));
-		ck_assert_int_eq(up(&r, L1_GUID, 4), up(&r, L1_GUID, 5));
-		ck_assert_int_ne(up(&r, L1_GUID, 4), up(&r, L1_GUID, 6));
-	}
+	/* L1: a alone on one root's link down, b, c, d on the other's */
+	int pa = up(&r, L2_GUID, 0);
+	for (int i = 1; i < 4; i++)
+		ck_assert_msg(up(&r, L2_GUID, i) != pa,
+			      "%c shares a's root link", cn_name[i]);
+	/* L2: P1 (g, h) and P2 (e, f) on separate roots */
+	ck_assert_int_eq(up(&r, L1_GUID, 6), up(&r, L1_GUID, 7));
+	ck_assert_int_eq(up(&r, L1_GUID, 4), up(&r, L1_GUID, 5));
+	ck_assert_int_ne(up(&r, L1_GUID, 4), up(&r, L1_GUID, 6));
 	/* the same growth again: nothing new, no reroute */
 	uint32_t sweeps = r.sm->heavy_sweeps;
 	reading(&r, grow, 0);
