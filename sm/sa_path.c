@@ -211,14 +211,18 @@ static uint16_t path_part(const struct sa_query *q, uint32_t src, uint32_t dst,
 }
 
 /*
- * The SL of the paths of partition idx: the partition's own (a
- * vlane-isolation partition's, or the policy's sl: lft_tables.part_sl,
- * 0xff there for none), else the routing's (lft_sl()).
+ * The SL of the paths of partition idx: the partition's own as the
+ * routing left it (lft_tables.part_sl: a vlane-isolation partition's,
+ * 0xff there for none), else the policy's sl (OpenSM's partitions.conf
+ * sl=), else the routing's (lft_sl()).
  */
-static uint8_t path_sl(const struct lft_tables *t, uint16_t idx, uint8_t sl)
+static uint8_t path_sl(const struct sa_view *v, uint16_t idx, uint8_t sl)
 {
+	const struct lft_tables *t = v->lft;
 	if (t->part_sl && idx < t->n_part_sl && t->part_sl[idx] < 16)
 		return t->part_sl[idx];
+	if (v->parts && idx < v->parts->n_parts && v->parts->parts[idx].sl >= 0)
+		return (uint8_t)v->parts->parts[idx].sl;
 	return sl;
 }
 
@@ -267,7 +271,7 @@ static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
 				pf.dst_port = dst;
 			}
 			pf.slid = s0 + i;
-			pf.sl = path_sl(q->view->lft, part,
+			pf.sl = path_sl(q->view, part,
 					lft_sl(q->view->lft, route_lid(f, pf.slid), rd));
 			if (build(r, src, &pf, pkey, rec) < 0)
 				continue;

@@ -8,7 +8,8 @@
  * H1 holds the SM (IsSM: a full member of the default partition).
  *   tenantA 0x0001: H2, H4 full
  *   tenantB 0x0002: H3, H5 full, H2 limited (SL 5 from lft part_sl)
- *   tenantC 0x0003: H4, H5 limited (two limited members share nothing)
+ *   tenantC 0x0003: H4, H5 limited (two limited members share nothing
+ *                   in it), H1 (the SM) full; the policy's sl 7
  *   H6: in no tenant (a limited member of the default only)
  */
 #include "routing_testlib.h"
@@ -70,6 +71,8 @@ static void policy(struct config *c)
 	member(c, "H2", 0);
 	partition(c, "tenantC", 0x0003);
 	member(c, "H[45]", 0);
+	member(c, "H1", 1);
+	c->parts[2].sl = 7;	/* the policy's sl: no part_sl for tenantC */
 }
 
 /* tenants: with the policy above, else none (every port a full member) */
@@ -204,6 +207,16 @@ START_TEST(path_partitions)
 	ck_assert_uint_eq(pk, 0x7fff);
 	ck_assert_int_eq(paths(&e, "H6", "H1", "H6", 0, 0, 0, &pk, &sl), 1);
 	ck_assert_uint_eq(pk, 0xffff);
+	/* H4 and the SM share tenantC and the default: the tenant, SL the
+	   policy's (no part_sl), the source's entry */
+	ck_assert_int_eq(paths(&e, "H4", "H4", "H1", 0, 0, 0, &pk, &sl), 1);
+	ck_assert_uint_eq(pk, 0x0003);
+	ck_assert_uint_eq(sl, 7);
+	ck_assert_int_eq(paths(&e, "H4", "H1", "H4", 0, 0, 0, &pk, &sl), 1);
+	ck_assert_uint_eq(pk, 0x8003);
+	ck_assert_int_eq(paths(&e, "H4", "H4", "H1", PR_MASK_PKEY, 0x7fff, 0, &pk, &sl), 1);
+	ck_assert_uint_eq(pk, 0x7fff);
+	ck_assert_uint_eq(sl, 0);
 	/* a P_Key asked for: that partition only, answered as asked */
 	ck_assert_int_eq(paths(&e, "H2", "H2", "H4", PR_MASK_PKEY, 0x0001, 0, &pk, &sl), 1);
 	ck_assert_uint_eq(pk, 0x0001);
