@@ -41,6 +41,7 @@
 #include "../mad/rmpp.h"
 #include "../mad/sa.h"
 #include "../routing/path.h"
+#include "../traps/notify.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -592,6 +593,21 @@ const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid)
 	return NULL;
 }
 
+/*
+ * The notifier's P_Key check (o13-14.1.1, o13-17.1.2): a subscriber sees
+ * the notices of, and subscribes to the LIDs of, ports it shares a
+ * partition with, as OpenSM's osm_physp_share_pkey.  A LID the view does
+ * not hold (a port gone, as trap 65 tells) is not checked.
+ */
+static int lids_share(void *ctx, uint32_t a, uint32_t b)
+{
+	const struct sa_view *v = sa_get_view(ctx);
+	if (!v)
+		return 1;
+	uint32_t pa = fabric_lid_port(v->f, a), pb = fabric_lid_port(v->f, b);
+	return pa == FAB_NONE || pb == FAB_NONE || sa_share(v, pa, pb);
+}
+
 void sa_publish(struct sm *sm, const struct fabric *f,
 		const struct lft_tables *lft)
 {
@@ -636,6 +652,8 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 	sa->view.sm_lid = sm->sub.sm_lid;
 	sa->view.gen++;
 	sa->have_view = 1;
+	if (sm->notify)
+		notifier_set_pkey_check(sm->notify, lids_share, sm);
 }
 
 const struct sa_stats *sa_get_stats(const struct sm *sm)

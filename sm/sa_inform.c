@@ -53,7 +53,8 @@ int sa_inform_info(struct sa_query *q)
 	struct notify_subscriber who = {
 		.lid = p->lid,
 		.qpn = q->from->qpn ? q->from->qpn : 1,
-		.pkey = 0xffff,		/* the default partition: no others yet */
+		.pkey = 0xffff,		/* Reports go out as the SM's port: a full
+					   member of the default partition */
 	};
 	sa_put64(who.gid, q->view->subnet_prefix);
 	sa_put64(who.gid + 8, p->guid);

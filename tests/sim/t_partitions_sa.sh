@@ -8,7 +8,8 @@
 #   tenantC 0x0003: H-2 H-6 H-10 H-14 H-7 full
 #   H-11: none (a limited member of the default partition, as every host)
 # ibsmd gets them as `partitions:` in its policy, OpenSM as partitions.conf
-# (Default=0x7fff: ALL=limited, SELF=full, ALL_SWITCHES=full).  From a
+# (Default=0x7fff: ALL=limited, SELF=full, ALL_SWITCHES=full; qos TRUE,
+# without which OpenSM answers SL 0 for every partition).  From a
 # host of tenant A (and from H-11): `saquery -p` between pairs (no record
 # across tenants, the shared P_Key otherwise, with the full bit as the SA
 # gives it), `saquery -p --pkey` (a P_Key asked for), NodeRecord and
@@ -109,7 +110,10 @@ sim_stop
 sim_start "$net"
 mkdir -p "$SIM_TMP/osm"
 opensm -c "$SIM_TMP/osm/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
-sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$SIM_TMP/osm/opensm.conf"
+# qos TRUE: OpenSM answers a partition's sl= only with QoS on (osm_prtn_config.c
+# sets it to 0 otherwise); ibsmd answers the policy's sl in every QoS mode
+sed -i -e 's/^force_log_flush .*/force_log_flush TRUE/' -e 's/^qos .*/qos TRUE/' "$SIM_TMP/osm/opensm.conf"
+grep -q '^qos TRUE' "$SIM_TMP/osm/opensm.conf" || fail "no qos option in opensm -c's file"
 OSM_CACHE_DIR="$SIM_TMP/osm" OSM_TMP_DIR="$SIM_TMP/osm" \
 	on_host_bg H-15 opensm -F "$SIM_TMP/osm/opensm.conf" -P "$SIM_TMP/partitions.conf" \
 	-f "$SIM_TMP/osm/opensm.log" >"$SIM_TMP/osm/out" 2>&1

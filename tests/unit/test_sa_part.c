@@ -15,6 +15,7 @@
 #include "routing_testlib.h"
 #include "sa_testlib.h"
 #include "sm/log.h"
+#include "traps/notify.h"
 
 struct env {
 	struct sm *sm;
@@ -101,6 +102,9 @@ static void env_up(struct env *e, int tenants)
 	memcpy(e->t.part_sl, (uint8_t[]){ 0xff, 0xff, 5, 0xff }, 4);
 	struct sm *sm = e->sm = sa_test_sm(&e->w, lid_of(&e->f, "H1"),
 					   tenants ? policy : NULL);
+	struct notify_params np = { .max_failures = 3, .min_resp_ms = 100 };
+	sm->notify = notifier_new(sm->base, &sm->tr, &np, err, sizeof(err));
+	ck_assert_msg(sm->notify, "%s", err);
 	sa_publish(sm, &e->f, &e->t);
 	ck_assert_ptr_nonnull(sa_get_view(sm));
 	ck_assert_ptr_nonnull(sa_get_view(sm)->parts);
@@ -109,6 +113,7 @@ static void env_up(struct env *e, int tenants)
 
 static void env_down(struct env *e)
 {
+	notifier_free(e->sm->notify);
 	sa_test_sm_free(e->sm);
 	fabric_free(&e->f);
 	free(e->b);
@@ -350,6 +355,36 @@ START_TEST(node_port_link_within_partitions)
 }
 END_TEST
 
+/* InformInfo Set from `who`: trap 64 of the one LID of node `of`; the status. */
+static int subscribe(struct env *e, const char *who, const char *of)
+{
+	uint8_t ii[SA_SIZE_INFORM_INFO] = { 0 };
+	sa_put16(ii + II_LID_BEGIN, (uint16_t)lid(e, of));
+	ii[II_IS_GENERIC] = 1;
+	ii[II_SUBSCRIBE] = 1;
+	sa_put16(ii + II_TYPE, 0xffff);
+	sa_put16(ii + II_TRAP, 64);
+	ck_assert_int_eq(ask(e, who, SA_METHOD_SET, SA_ATTR_INFORM_INFO, 0, ii, sizeof(ii)), 1);
+	return mad_status(e->w.mad[0]);
+}
+
+START_TEST(subscriptions_within_partitions)
+{
+	struct env e;
+	env_up(&e, 1);
+	/* a LID range the subscriber shares no partition with: refused */
+	ck_assert_int_eq(subscribe(&e, "H6", "H2"), SA_STS_REQ_INVALID);
+	ck_assert_int_eq(subscribe(&e, "H4", "H5"), SA_STS_REQ_INVALID);
+	ck_assert_int_eq(subscribe(&e, "H4", "H2"), 0);
+	ck_assert_int_eq(subscribe(&e, "H6", "L1"), 0);
+	ck_assert_uint_eq(notifier_count(e.sm->notify), 2);
+	env_down(&e);
+	env_up(&e, 0);
+	ck_assert_int_eq(subscribe(&e, "H6", "H2"), 0);
+	env_down(&e);
+}
+END_TEST
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
@@ -359,6 +394,7 @@ int main(void)
 	tcase_add_test(tc, path_partitions);
 	tcase_add_test(tc, path_no_tenants);
 	tcase_add_test(tc, node_port_link_within_partitions);
+	tcase_add_test(tc, subscriptions_within_partitions);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
