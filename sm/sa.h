@@ -88,6 +88,17 @@ const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid);
  */
 int sa_share(const struct sa_view *v, uint32_t a, uint32_t b);
 
+/*
+ * The partition the paths from port src to port dst are in, as a
+ * PathRecord without a P_Key asked for answers (sa_path.c): its index,
+ * or PART_NONE when they share none; *pkey the record's P_Key (0xffff
+ * when m is NULL), *sl its SL (given as the routing's, replaced by the
+ * partition's own).  m and t of one fabric; the repath notices' records
+ * use it too.
+ */
+uint16_t sa_path_part(const struct part_model *m, const struct lft_tables *t,
+		      uint32_t src, uint32_t dst, uint16_t *pkey, uint8_t *sl);
+
 /* One request being answered. */
 struct sa_query {
 	struct sa *sa;

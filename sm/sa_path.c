@@ -182,18 +182,11 @@ static uint16_t pkey_order(uint16_t pkey)
  * tenant before the default 0x7FFF: its order key is the largest), with
  * the full-member bit of the source port's entry.
  */
-static uint16_t path_part(const struct sa_query *q, uint32_t src, uint32_t dst,
-			  uint16_t *pkey)
+static uint16_t shared_part(const struct part_model *m, uint32_t src,
+			    uint32_t dst, uint16_t *pkey)
 {
-	const struct part_model *m = q->view->parts;
-	if (has(q, PR_PKEY)) {
-		*pkey = sa_get16(q->rec + 50);
-		if (!m)		/* no partitions resolved: the default only */
-			return (*pkey & 0x7fff) == PART_DEFAULT_PKEY ? 0 : PART_NONE;
-		return part_shared(m, src, dst, *pkey & 0x7fff);
-	}
 	*pkey = 0xffff;
-	if (!m)
+	if (!m)		/* no partitions resolved: the default only */
 		return 0;
 	uint16_t best = PART_NONE, full = 0;
 	for (uint32_t k = m->mem_off[src]; k < m->mem_off[src + 1]; k++) {
@@ -210,20 +203,41 @@ static uint16_t path_part(const struct sa_query *q, uint32_t src, uint32_t dst,
 	return best;
 }
 
+static uint16_t path_part(const struct sa_query *q, uint32_t src, uint32_t dst,
+			  uint16_t *pkey)
+{
+	const struct part_model *m = q->view->parts;
+	if (!has(q, PR_PKEY))
+		return shared_part(m, src, dst, pkey);
+	*pkey = sa_get16(q->rec + 50);
+	if (!m)
+		return (*pkey & 0x7fff) == PART_DEFAULT_PKEY ? 0 : PART_NONE;
+	return part_shared(m, src, dst, *pkey & 0x7fff);
+}
+
 /*
  * The SL of the paths of partition idx: the partition's own as the
  * routing left it (lft_tables.part_sl: a vlane-isolation partition's,
  * 0xff there for none), else the policy's sl (OpenSM's partitions.conf
  * sl=), else the routing's (lft_sl()).
  */
-static uint8_t path_sl(const struct sa_view *v, uint16_t idx, uint8_t sl)
+static uint8_t path_sl(const struct lft_tables *t, const struct part_model *m,
+		       uint16_t idx, uint8_t sl)
 {
-	const struct lft_tables *t = v->lft;
 	if (t->part_sl && idx < t->n_part_sl && t->part_sl[idx] < 16)
 		return t->part_sl[idx];
-	if (v->parts && idx < v->parts->n_parts && v->parts->parts[idx].sl >= 0)
-		return (uint8_t)v->parts->parts[idx].sl;
+	if (m && idx < m->n_parts && m->parts[idx].sl >= 0)
+		return (uint8_t)m->parts[idx].sl;
 	return sl;
+}
+
+uint16_t sa_path_part(const struct part_model *m, const struct lft_tables *t,
+		      uint32_t src, uint32_t dst, uint16_t *pkey, uint8_t *sl)
+{
+	uint16_t idx = shared_part(m, src, dst, pkey);
+	if (idx != PART_NONE)
+		*sl = path_sl(t, m, idx, *sl);
+	return idx;
 }
 
 /* The paths from port src to port dst within the LIDs the request allows. */
@@ -271,7 +285,7 @@ static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
 				pf.dst_port = dst;
 			}
 			pf.slid = s0 + i;
-			pf.sl = path_sl(q->view, part,
+			pf.sl = path_sl(q->view->lft, q->view->parts, part,
 					lft_sl(q->view->lft, route_lid(f, pf.slid), rd));
 			if (build(r, src, &pf, pkey, rec) < 0)
 				continue;

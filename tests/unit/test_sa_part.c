@@ -16,6 +16,7 @@
 #include "sa_testlib.h"
 #include "sm/log.h"
 #include "traps/notify.h"
+#include "traps/repath.h"
 
 struct env {
 	struct sm *sm;
@@ -385,6 +386,57 @@ START_TEST(subscriptions_within_partitions)
 }
 END_TEST
 
+static void view_part(void *ctx, uint32_t src, uint32_t dst, uint16_t *pkey,
+		      uint8_t *sl)
+{
+	const struct sa_view *v = ctx;
+	sa_path_part(v->parts, v->lft, src, dst, pkey, sl);
+}
+
+/* The repath notice's record of the path from a to b (its P_Key, SL). */
+static void repath_of(const struct sa_view *v, int with_part, const char *a,
+		      const char *b, uint16_t *pkey, uint8_t *sl)
+{
+	uint32_t pa = fabric_port(v->f, node_named(v->f, a), 1);
+	uint32_t pb = fabric_port(v->f, node_named(v->f, b), 1);
+	struct repath_params rp = { .pkey = 0xffff, .ltv = 18 };
+	if (with_part) {
+		rp.part = view_part;
+		rp.part_ctx = (void *)v;
+	}
+	struct prd_change c = { .src = pa, .dst = pb, .slid = v->f->ports[pa].lid,
+				.dlid = v->f->ports[pb].lid, .kind = PRD_REPATH };
+	struct notice_path np;
+	repath_record(&rp, v->f, v->lft, &c, &np);
+	*pkey = np.pkey;
+	*sl = np.sl;
+}
+
+START_TEST(repath_records_carry_the_partition)
+{
+	struct env e;
+	uint16_t pk, pk2;
+	uint8_t sl, sl2;
+	env_up(&e, 1);
+	const struct sa_view *v = sa_get_view(e.sm);
+	/* the notice's record is the PathRecord the SA answers */
+	repath_of(v, 1, "H4", "H1", &pk, &sl);
+	ck_assert_int_eq(paths(&e, "H4", "H4", "H1", 0, 0, 0, &pk2, &sl2), 1);
+	ck_assert_uint_eq(pk, 0x0003);
+	ck_assert_uint_eq(pk, pk2);
+	ck_assert_uint_eq(sl, 7);
+	ck_assert_uint_eq(sl, sl2);
+	repath_of(v, 1, "H3", "H2", &pk, &sl);
+	ck_assert_uint_eq(pk, 0x8002);
+	ck_assert_uint_eq(sl, 5);
+	/* without the partitions: the one P_Key, the routing's SL */
+	repath_of(v, 0, "H3", "H2", &pk, &sl);
+	ck_assert_uint_eq(pk, 0xffff);
+	ck_assert_uint_eq(sl, 0);
+	env_down(&e);
+}
+END_TEST
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
@@ -395,6 +447,7 @@ int main(void)
 	tcase_add_test(tc, path_no_tenants);
 	tcase_add_test(tc, node_port_link_within_partitions);
 	tcase_add_test(tc, subscriptions_within_partitions);
+	tcase_add_test(tc, repath_records_carry_the_partition);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
