@@ -10,6 +10,8 @@
  *     reassembled there and answered here like any other;
  *   - shorter than the SA header (56 bytes): dropped, counted;
  *   - SM_Key neither 0 nor ours (sm.sm_key): dropped, counted (C15-0.1.5);
+ *   - with tenant partitions, a record family's request from a LID no
+ *     port holds: dropped, counted (OpenSM: "Cannot find requester");
  *   - a component mask selecting a bit past the record's fields:
  *     REQ_INVALID; the family's own checks: its status;
  *   - Get: NO_RECORDS for none, TOO_MANY_RECORDS for more than one;
@@ -30,6 +32,8 @@
  * LID: the SA answers for a VM's GID (PathRecord, GUIDInfoRecord) from
  * that copy, so a migration shows when the daemon publishes again, and
  * a VM whose VF is absent or not yet given its LID is no one's GID.
+ * And it resolves the policy's partitions on its copy (sa_share(): the
+ * families answer within the requester's partitions).
  */
 #include "sa.h"
 
