@@ -27,6 +27,7 @@
 #include "cpu.h"
 #include "daemon.h"
 #include "log.h"
+#include "sa.h"
 
 /* Pairs a round lists; beyond it repath-only and hybrid-affected act as hybrid. */
 #define PRD_MAX_CHANGES 1000000
@@ -35,6 +36,8 @@ struct paths_job {
 	struct sm *sm;
 	struct fabric f;		/* copies of what was programmed */
 	struct lft_tables t;
+	struct part_model parts;	/* resolved on f: the records' P_Keys */
+	int has_parts;
 	struct prd_params pp;
 	int cancel;			/* set by the loop, read by the thread */
 	int rc;
@@ -77,6 +80,7 @@ static void job_free(struct paths_job *j)
 		close(j->evfd);
 	fabric_free(&j->f);
 	lft_tables_free(&j->t);
+	part_model_free(&j->parts);
 	free(j->ch);
 	free(j);
 }
@@ -90,6 +94,14 @@ static void *job_thread(void *arg)
 	if (write(j->evfd, &one, sizeof(one)) < 0)
 		log_err("paths: cannot wake the loop: %s", strerror(errno));
 	return NULL;
+}
+
+/* The P_Key and SL of a pair's record: the SA's (sa_path_part()). */
+static void pair_part(void *ctx, uint32_t src, uint32_t dst, uint16_t *pkey,
+		      uint8_t *sl)
+{
+	struct paths_job *j = ctx;
+	sa_path_part(j->has_parts ? &j->parts : NULL, &j->t, src, dst, pkey, sl);
 }
 
 /* The loop: the comparison is done; the round's notices. */
@@ -114,6 +126,8 @@ static void on_compared(evutil_socket_t fd, short what, void *arg)
 		.subnet_prefix = sm->cfg.subnet_prefix,
 		.pkey = j->pp.pkey,
 		.ltv = j->pp.ltv,
+		.part = pair_part,
+		.part_ctx = j,
 	};
 	for (int i = 0; i < 8; i++) {
 		rp.sm_gid[i] = (uint8_t)(sm->cfg.subnet_prefix >> (56 - 8 * i));
@@ -211,6 +225,8 @@ void sm_paths_rerouted(struct sm *sm)
 		job_free(j);
 		return;
 	}
+	/* the partitions by the ports' own GUIDs, as the SA's view */
+	j->has_parts = part_resolve(&sm->cfg, &j->f, &sm->learned, 0, &j->parts) == 0;
 	name_vms(&sm->vms, &j->f);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);

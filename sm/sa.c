@@ -10,6 +10,8 @@
  *     reassembled there and answered here like any other;
  *   - shorter than the SA header (56 bytes): dropped, counted;
  *   - SM_Key neither 0 nor ours (sm.sm_key): dropped, counted (C15-0.1.5);
+ *   - with tenant partitions, a record family's request from a LID no
+ *     port holds: dropped, counted (OpenSM: "Cannot find requester");
  *   - a component mask selecting a bit past the record's fields:
  *     REQ_INVALID; the family's own checks: its status;
  *   - Get: NO_RECORDS for none, TOO_MANY_RECORDS for more than one;
@@ -30,6 +32,8 @@
  * LID: the SA answers for a VM's GID (PathRecord, GUIDInfoRecord) from
  * that copy, so a migration shows when the daemon publishes again, and
  * a VM whose VF is absent or not yet given its LID is no one's GID.
+ * And it resolves the policy's partitions on its copy (sa_share(): the
+ * families answer within the requester's partitions).
  */
 #include "sa.h"
 
@@ -41,6 +45,7 @@
 #include "../mad/rmpp.h"
 #include "../mad/sa.h"
 #include "../routing/path.h"
+#include "../traps/notify.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -52,6 +57,7 @@ struct sa {
 	struct lft_tables lft;
 	uint8_t (*pi_raw)[64], (*si_raw)[64];
 	struct sa_vm *vms;
+	struct part_model parts;
 	struct rmpp *rmpp;
 	struct sa_stats st;
 };
@@ -59,25 +65,25 @@ struct sa {
 #define CPI_CAP_PORTINFO_CAPMASK_MATCH	0x2000	/* ClassPortInfo:CapabilityMask bit 13 */
 
 static const struct sa_family families[] = {
-	{ SA_ATTR_CLASS_PORT_INFO, SA_M_GET, SA_SIZE_CLASS_PORT_INFO,
+	{ SA_ATTR_CLASS_PORT_INFO, SA_M_GET, SA_SIZE_CLASS_PORT_INFO, 0,
 	  sa_class_port_info, "ClassPortInfo" },
-	{ SA_ATTR_NODE_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_NODE_REC,
+	{ SA_ATTR_NODE_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_NODE_REC, 1,
 	  sa_node_records, "NodeRecord" },
-	{ SA_ATTR_PORTINFO_REC, SA_M_GET | SA_M_GET_TABLE, 68,
+	{ SA_ATTR_PORTINFO_REC, SA_M_GET | SA_M_GET_TABLE, 68, 1,
 	  sa_portinfo_records, "PortInfoRecord" },
-	{ SA_ATTR_SWITCHINFO_REC, SA_M_GET | SA_M_GET_TABLE, 24,
+	{ SA_ATTR_SWITCHINFO_REC, SA_M_GET | SA_M_GET_TABLE, 24, 1,
 	  sa_switchinfo_records, "SwitchInfoRecord" },
-	{ SA_ATTR_LINK_REC, SA_M_GET | SA_M_GET_TABLE, 8,
+	{ SA_ATTR_LINK_REC, SA_M_GET | SA_M_GET_TABLE, 8, 1,
 	  sa_link_records, "LinkRecord" },
-	{ SA_ATTR_LFT_REC, SA_M_GET | SA_M_GET_TABLE, 72,
+	{ SA_ATTR_LFT_REC, SA_M_GET | SA_M_GET_TABLE, 72, 1,
 	  sa_lft_records, "LFTRecord" },
-	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 72,
+	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 72, 1,
 	  sa_guidinfo_records, "GUIDInfoRecord" },
-	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC,
+	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC, 1,
 	  sa_path_records, "PathRecord" },
-	{ SA_ATTR_INFORM_INFO, SA_M_SET, SA_SIZE_INFORM_INFO,
+	{ SA_ATTR_INFORM_INFO, SA_M_SET, SA_SIZE_INFORM_INFO, 0,
 	  sa_inform_info, "InformInfo" },
-	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64,
+	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64, 0,
 	  sa_inform_records, "InformInfoRecord" },
 };
 
@@ -129,6 +135,40 @@ int sa_answer_add(struct sa_query *q, const void *rec)
 	memset(dst + q->rec_size, 0, stride - q->rec_size);
 	q->n_recs++;
 	return 0;
+}
+
+uint32_t sa_requester(const struct sa_query *q)
+{
+	const struct fabric *f = q->view->f;
+	if (!f || !q->from || !q->from->lid)
+		return FAB_NONE;
+	return fabric_lid_port(f, q->from->lid);
+}
+
+/* The end port whose P_Key table port pi has, or FAB_NONE (none). */
+static uint32_t table_port(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (fabric_is_endport(f, pi))
+		return pi;
+	if (f->nodes[p->node].type == FAB_SWITCH && p->remote != FAB_NONE &&
+	    fabric_is_endport(f, p->remote))
+		return p->remote;
+	return FAB_NONE;
+}
+
+int sa_share(const struct sa_view *v, uint32_t a, uint32_t b)
+{
+	const struct part_model *m = v->parts;
+	if (a == b || !m || !m->tenants)
+		return 1;	/* without tenants every port is a full member */
+	if (a >= v->f->n_ports || b >= v->f->n_ports)
+		return 0;
+	a = table_port(v->f, a);
+	b = table_port(v->f, b);
+	if (a == FAB_NONE || b == FAB_NONE || a == b)
+		return 1;
+	return part_shared(m, a, b, PART_NONE) != PART_NONE;
 }
 
 int sa_mask_check(const struct sa_query *q, unsigned n_fields)
@@ -265,6 +305,14 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 	const struct sa_family *fam = family_of(mad_attr_id(mad));
 	if (!fam || !(fam->methods & method_bit(mad_method(mad))))
 		return MAD_STS_METHOD_ATTR_UNSUPPORTED;	/* the dispatcher already knows */
+	const struct part_model *pm = sa->view.parts;
+	if (fam->by_requester && pm && pm->tenants &&
+	    fabric_lid_port(&sa->f, from->lid) == FAB_NONE) {
+		sa->st.dropped_requester++;
+		log_debug("SA: %s from LID %u, which no port holds; ignored",
+			  fam->name, from->lid);
+		return MAD_DONE;
+	}
 	uint8_t req[MAD_SIZE];
 	memcpy(req, mad, len);
 	memset(req + len, 0, MAD_SIZE - len);
@@ -373,6 +421,8 @@ static void drop_view(struct sa *sa)
 	free(sa->pi_raw);
 	free(sa->si_raw);
 	free(sa->vms);
+	part_model_free(&sa->parts);
+	sa->view.parts = NULL;
 	sa->pi_raw = sa->si_raw = NULL;
 	sa->vms = NULL;
 	sa->view.pi_raw = sa->view.si_raw = NULL;
@@ -431,6 +481,14 @@ static int copy_lft(struct lft_tables *dst, const struct lft_tables *src,
 		memcpy(dst->sl_class, src->sl_class, lids * sizeof(*dst->sl_class));
 		memcpy(dst->sl, src->sl, n);
 		dst->n_sl_class = src->n_sl_class;
+	}
+	if (src->part_sl && src->n_part_sl) {
+		if (!(dst->part_sl = malloc(src->n_part_sl))) {
+			lft_tables_free(dst);
+			return -1;
+		}
+		memcpy(dst->part_sl, src->part_sl, src->n_part_sl);
+		dst->n_part_sl = src->n_part_sl;
 	}
 	return 0;	/* sl2vl: not a host-visible fact, not copied */
 }
@@ -539,6 +597,21 @@ const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid)
 	return NULL;
 }
 
+/*
+ * The notifier's P_Key check (o13-14.1.1, o13-17.1.2): a subscriber sees
+ * the notices of, and subscribes to the LIDs of, ports it shares a
+ * partition with, as OpenSM's osm_physp_share_pkey.  A LID the view does
+ * not hold (a port gone, as trap 65 tells) is not checked.
+ */
+static int lids_share(void *ctx, uint32_t a, uint32_t b)
+{
+	const struct sa_view *v = sa_get_view(ctx);
+	if (!v)
+		return 1;
+	uint32_t pa = fabric_lid_port(v->f, a), pb = fabric_lid_port(v->f, b);
+	return pa == FAB_NONE || pb == FAB_NONE || sa_share(v, pa, pb);
+}
+
 void sa_publish(struct sm *sm, const struct fabric *f,
 		const struct lft_tables *lft)
 {
@@ -568,6 +641,11 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 		log_err("SA: cannot keep the subnet's view (out of memory); not answering");
 		return;
 	}
+	/* the partitions on the SA's own copy: its port indices */
+	if (part_resolve(&sm->cfg, &sa->f, &sm->learned, 0, &sa->parts) < 0)
+		log_err("SA: cannot resolve the partitions (out of memory); answering as if there were none");
+	else
+		sa->view.parts = &sa->parts;
 	sa->view.f = &sa->f;
 	sa->view.lft = &sa->lft;
 	sa->view.n_endports = 0;
@@ -578,6 +656,8 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 	sa->view.sm_lid = sm->sub.sm_lid;
 	sa->view.gen++;
 	sa->have_view = 1;
+	if (sm->notify)
+		notifier_set_pkey_check(sm->notify, lids_share, sm);
 }
 
 const struct sa_stats *sa_get_stats(const struct sm *sm)

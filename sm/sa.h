@@ -22,6 +22,7 @@
 #include "../mad/transport.h"
 #include "../routing/engine.h"
 #include "fabric.h"
+#include "partition.h"
 
 struct sm;
 struct sa;
@@ -65,12 +66,38 @@ struct sa_view {
 	 * registry order: sa_vm_of_guid() finds them, sa_vm_of_port() not */
 	const struct sa_vm *svms;
 	uint32_t n_svms;
+	/*
+	 * The policy's partitions resolved against f at publish (sm/
+	 * partition.h); NULL when that failed (no memory): every port then
+	 * shares the default partition with every other, as before issue 16.
+	 */
+	const struct part_model *parts;
 };
 
 /* The VM on end port pi of the view, or NULL. */
 const struct sa_vm *sa_vm_of_port(const struct sa_view *v, uint32_t pi);
 /* The VM whose vGUID is guid (dedicated or shared-LID), or NULL. */
 const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid);
+
+/*
+ * Partitions (IBA 10.9, OpenSM's osm_physp_share_pkey): do ports a and b
+ * of the view share a partition, one of them at least a full member?  A
+ * port with itself does; a switch's external port has the table of the
+ * end port it faces (part_pkeys()), and one facing a switch none, which
+ * shares with everyone (OpenSM: an empty table is not checked).
+ */
+int sa_share(const struct sa_view *v, uint32_t a, uint32_t b);
+
+/*
+ * The partition the paths from port src to port dst are in, as a
+ * PathRecord without a P_Key asked for answers (sa_path.c): its index,
+ * or PART_NONE when they share none; *pkey the record's P_Key (0xffff
+ * when m is NULL), *sl its SL (given as the routing's, replaced by the
+ * partition's own).  m and t of one fabric; the repath notices' records
+ * use it too.
+ */
+uint16_t sa_path_part(const struct part_model *m, const struct lft_tables *t,
+		      uint32_t src, uint32_t dst, uint16_t *pkey, uint8_t *sl);
 
 /* One request being answered. */
 struct sa_query {
@@ -98,6 +125,14 @@ struct sa_query {
  */
 int sa_answer_add(struct sa_query *q, const void *rec);
 
+/*
+ * The port the request came from (its SLID in the view), or FAB_NONE.
+ * The record families answer within its partitions (sa_share()); a
+ * request from a LID no port holds is not answered when the policy has
+ * tenant partitions, as OpenSM ("Cannot find requester physical port").
+ */
+uint32_t sa_requester(const struct sa_query *q);
+
 #define SA_M_GET	0x01
 #define SA_M_GET_TABLE	0x02
 #define SA_M_SET	0x04
@@ -113,6 +148,8 @@ struct sa_family {
 	uint16_t attr;
 	uint8_t methods;		/* SA_M_* */
 	uint16_t rec_size;		/* bytes of one record */
+	uint8_t by_requester;		/* answered within the requester's
+					   partitions (sa_requester()) */
 	int (*fn)(struct sa_query *q);
 	const char *name;
 };
@@ -156,6 +193,7 @@ struct sa_stats {
 	uint64_t requests, answered, records, errors, rmpp_sent;
 	uint64_t dropped_not_master, dropped_key, dropped_short, dropped_rmpp;
 	uint64_t send_failed;
+	uint64_t dropped_requester;	/* from no port, with partitions */
 };
 const struct sa_stats *sa_get_stats(const struct sm *sm);
 /* The view answered from (NULL before the first publish). */

@@ -20,16 +20,6 @@
 
 #define SA_SIZE_INFORM_INFO_REC	64	/* 60 bytes of fields, 4 of padding */
 
-/* The requester's port in the view, or FAB_NONE. */
-static uint32_t requester(const struct sa_query *q)
-{
-	const struct fabric *f = q->view->f;
-	uint32_t lid = q->from->lid;
-	if (!f || !lid || lid > f->max_lid)
-		return FAB_NONE;
-	return f->lid_port[lid];
-}
-
 static int gid_known(const struct sa_query *q, const uint8_t *gid)
 {
 	const struct fabric *f = q->view->f;
@@ -56,14 +46,15 @@ int sa_inform_info(struct sa_query *q)
 	const uint8_t *ii = q->rec;
 	if (!sm->notify)
 		return SA_STS_NO_RESOURCES;
-	uint32_t pi = requester(q);
+	uint32_t pi = sa_requester(q);
 	if (pi == FAB_NONE)
 		return SA_STS_REQ_INVALID;
 	const struct fab_port *p = &q->view->f->ports[pi];
 	struct notify_subscriber who = {
 		.lid = p->lid,
 		.qpn = q->from->qpn ? q->from->qpn : 1,
-		.pkey = 0xffff,		/* the default partition: no others yet */
+		.pkey = 0xffff,		/* Reports go out as the SM's port: a full
+					   member of the default partition */
 	};
 	sa_put64(who.gid, q->view->subnet_prefix);
 	sa_put64(who.gid + 8, p->guid);

@@ -16,6 +16,14 @@
  * Fields the model does not hold (PortInfo's enabled/supported widths,
  * SwitchInfo's caps) come from the attribute as the sweep read it, with
  * what the SM wrote (LID, SM LID, LMC, state, NeighborMTU, ...) over it.
+ *
+ * Partitions: every family answers within the requester's partitions
+ * (sa_share() with sa_requester()), as OpenSM's osm_physp_share_pkey
+ * checks: a record of a port that shares no partition with the requester
+ * is left out (NodeRecord, PortInfoRecord, SwitchInfoRecord, LFTRecord,
+ * GUIDInfoRecord); a LinkRecord needs its two ends and the requester to
+ * share pairwise.  The switches and the SM's port are full members of
+ * the default partition, so every host still sees them.
  */
 #include <infiniband/mad.h>
 #include <string.h>
@@ -160,9 +168,11 @@ int sa_node_records(struct sa_query *q)
 {
 	const struct fabric *f = q->view->f;
 	uint8_t r[NR_SIZE];
+	uint32_t rq = sa_requester(q);
 	int st = sa_mask_check(q, N(nr_fields));
 	for (uint32_t pi = 0; !st && pi < f->n_ports && !sa_enough(q); pi++) {
-		if (!fabric_is_endport(f, pi) || !f->ports[pi].lid || !lid_ok(q, f, pi))
+		if (!fabric_is_endport(f, pi) || !f->ports[pi].lid || !lid_ok(q, f, pi) ||
+		    !sa_share(q->view, rq, pi))
 			continue;
 		build_nr(f, pi, r);
 		if (match_rest(q, r, nr_fields, N(nr_fields)))
@@ -225,6 +235,7 @@ int sa_portinfo_records(struct sa_query *q)
 {
 	const struct fabric *f = q->view->f;
 	uint8_t r[PIR_SIZE];
+	uint32_t rq = sa_requester(q);
 	int st = sa_mask_check(q, N(pir_fields));
 	struct sa_query m = *q;
 	if (q->attr_mod & PIR_CAPMASK_ENHANCED)	/* CapabilityMask: capmask_ok's */
@@ -234,7 +245,7 @@ int sa_portinfo_records(struct sa_query *q)
 		int sw = f->nodes[p->node].type == FAB_SWITCH;
 		uint32_t ep = lid_port_of(f, pi);
 		if (!(p->flags & FPORT_PRESENT) || (!sw && p->num == 0) ||
-		    !f->ports[ep].lid || !lid_ok(q, f, ep))
+		    !f->ports[ep].lid || !lid_ok(q, f, ep) || !sa_share(q->view, rq, pi))
 			continue;
 		memset(r, 0, sizeof(r));
 		sa_put16(r, (uint16_t)f->ports[ep].lid);
@@ -253,11 +264,13 @@ int sa_switchinfo_records(struct sa_query *q)
 	const struct sa_view *v = q->view;
 	const struct fabric *f = v->f;
 	uint8_t r[SWR_SIZE];
+	uint32_t rq = sa_requester(q);
 	int st = sa_mask_check(q, N(swr_fields));
 	for (uint32_t ni = 0; !st && ni < f->n_nodes && !sa_enough(q); ni++) {
 		const struct fab_node *n = &f->nodes[ni];
 		uint32_t p0 = n->first_port;
-		if (n->type != FAB_SWITCH || !f->ports[p0].lid || !lid_ok(q, f, p0))
+		if (n->type != FAB_SWITCH || !f->ports[p0].lid || !lid_ok(q, f, p0) ||
+		    !sa_share(v, rq, p0))
 			continue;
 		memset(r, 0, sizeof(r));
 		uint8_t *si = r + 4;
@@ -284,6 +297,7 @@ int sa_link_records(struct sa_query *q)
 {
 	const struct fabric *f = q->view->f;
 	uint8_t r[LR_SIZE];
+	uint32_t rq = sa_requester(q);
 	int st = sa_mask_check(q, N(lr_fields));
 	for (uint32_t pi = 0; !st && pi < f->n_ports && !sa_enough(q); pi++) {
 		const struct fab_port *p = &f->ports[pi];
@@ -291,7 +305,9 @@ int sa_link_records(struct sa_query *q)
 		    !(f->ports[p->remote].flags & FPORT_PRESENT))
 			continue;
 		uint32_t from = lid_port_of(f, pi), to = lid_port_of(f, p->remote);
-		if (!f->ports[from].lid || !f->ports[to].lid || !lid_ok(q, f, from))
+		if (!f->ports[from].lid || !f->ports[to].lid || !lid_ok(q, f, from) ||
+		    !sa_share(q->view, pi, p->remote) || !sa_share(q->view, rq, pi) ||
+		    !sa_share(q->view, rq, p->remote))
 			continue;
 		memset(r, 0, sizeof(r));
 		sa_put16(r, (uint16_t)f->ports[from].lid);
@@ -320,11 +336,12 @@ int sa_lft_records(struct sa_query *q)
 	const struct fabric *f = v->f;
 	const struct lft_tables *t = v->lft;
 	uint8_t r[LFTR_SIZE];
+	uint32_t rq = sa_requester(q);
 	int st = sa_mask_check(q, N(lftr_fields));
 	uint32_t blocks = t->max_lid / 64 + 1;
 	for (uint32_t row = 0; !st && row < t->n_sw && !sa_enough(q); row++) {
 		uint32_t p0 = f->nodes[t->sw_node[row]].first_port;
-		if (!f->ports[p0].lid || !lid_ok(q, f, p0))
+		if (!f->ports[p0].lid || !lid_ok(q, f, p0) || !sa_share(v, rq, p0))
 			continue;
 		const uint8_t *ent = lft_row(t, row);
 		for (uint32_t b = 0; !st && b < blocks && !sa_enough(q); b++) {
@@ -399,10 +416,12 @@ static int gir_get(struct sa_query *q)
 	const struct fabric *f = q->view->f;
 	uint8_t r[GIR_SIZE];
 	uint64_t alias[GIR_ALIASES_MAX];
+	uint32_t rq = sa_requester(q);
 	int st = sa_mask_check(q, N(gir_fields));
 	for (uint32_t pi = 0; !st && pi < f->n_ports && !sa_enough(q); pi++) {
 		const struct fab_port *p = &f->ports[pi];
-		if (!fabric_is_endport(f, pi) || !p->lid || !lid_ok(q, f, pi))
+		if (!fabric_is_endport(f, pi) || !p->lid || !lid_ok(q, f, pi) ||
+		    !sa_share(q->view, rq, pi))
 			continue;
 		uint32_t n = port_aliases(q->view, pi, alias, GIR_ALIASES_MAX);
 		n = n < GIR_ALIASES_MAX ? n : GIR_ALIASES_MAX;

@@ -15,9 +15,8 @@
  *
  * The record: DGID, SGID, DLID, SLID; SL from the routing result (0
  * without QoS); MTU and Rate the least over the links of the routed path
- * (selector 2, "exactly", as OpenSM answers); P_Key 0xffff (the default
- * partition, the only one configured) or the one asked for when it is
- * shared; Reversible when the tables also lead back (NumbPath 0 with the
+ * (selector 2, "exactly", as OpenSM answers); P_Key and SL those of the
+ * partition the two ports share (path_part(), path_sl()); Reversible when the tables also lead back (NumbPath 0 with the
  * Reversible bit, as OpenSM); PacketLifeTime derived below; TClass,
  * FlowLabel, HopLimit 0.
  *
@@ -30,6 +29,11 @@
  * a port to itself (Table 205).  OpenSM answers sm.subnet_timeout (18)
  * for every path; with the usual LTV of 18 the two agree for a path
  * through one switch and ibsmd says 20 for a path through three or four.
+ *
+ * Partitions (sa.h: the view's part_model).  A pair of ports that share
+ * no partition (both members, one at least full), or not the one asked
+ * for, has no path; nor has a pair whose either end shares none with the
+ * requester.  A GetTable lists none of them, a Get answers NO_RECORDS.
  *
  * Selectors (MTU, Rate, PacketLifeTime): 0 greater than, 1 less than (a
  * smaller MTU or PacketLifeTime is offered, as OpenSM), 2 exactly, 3 the
@@ -61,6 +65,7 @@ struct pr_req {
 	uint8_t ltv;		/* the switches' LifeTimeValue */
 	unsigned max_paths;	/* per port pair */
 	uint64_t sguid, dguid;	/* a VM's vGUID named the end, or 0 */
+	uint32_t req;		/* the requester's port (sa_requester()) */
 };
 
 static int has(const struct sa_query *q, int bit)
@@ -95,23 +100,17 @@ static int select_value(int sel, uint8_t *val, uint8_t want, int is_rate)
 
 /* The record of one path, or -1 when the request's selectors refuse it. */
 static int build(const struct pr_req *r, uint32_t src, const struct path_facts *pf,
-		 uint8_t *rec)
+		 uint16_t pkey, uint8_t *rec)
 {
 	const struct sa_query *q = r->q;
 	const struct fabric *f = r->f;
 	const uint8_t *t = q->rec;
 	uint8_t mtu = pf->mtu, rate = pf->rate;
 	uint8_t plt = path_packet_life(f, pf, src, r->ltv);
-	uint16_t pkey = 0xffff;
 	if (has(q, PR_REVERSIBLE) && (t[49] & 0x80) && !pf->reversible)
 		return -1;
 	if (has(q, PR_SL) && (sa_get16(t + 52) & 0xf) != pf->sl)
 		return -1;
-	if (has(q, PR_PKEY)) {
-		pkey = sa_get16(t + 50);
-		if ((pkey & 0x7fff) != 0x7fff)	/* only the default partition */
-			return -1;
-	}
 	if (has(q, PR_MTU) && has(q, PR_MTU_SEL) &&
 	    select_value(t[54] >> 6, &mtu, t[54] & 0x3f, 0) < 0)
 		return -1;
@@ -167,11 +166,93 @@ static uint32_t route_lid(const struct fabric *f, uint32_t lid)
 	return pf == FAB_NONE ? 0 : f->ports[pf].lid;
 }
 
+/* OpenSM's order of P_Keys (a map keyed by the network-order value). */
+static uint16_t pkey_order(uint16_t pkey)
+{
+	return (uint16_t)((pkey & 0xff) << 8 | (pkey & 0x7fff) >> 8);
+}
+
+/*
+ * The partition the paths from src to dst are in, and in *pkey the
+ * record's P_Key; PART_NONE when the two share none (or not the one
+ * asked for).  As OpenSM (osm_physp_find_common_pkey and
+ * osm_physp_share_this_pkey, allow_both_pkeys off): a P_Key in the
+ * component mask is checked by its 15 bits and answered as asked, full
+ * bit or not; else the first shared partition in OpenSM's order (a
+ * tenant before the default 0x7FFF: its order key is the largest), with
+ * the full-member bit of the source port's entry.
+ */
+static uint16_t shared_part(const struct part_model *m, uint32_t src,
+			    uint32_t dst, uint16_t *pkey)
+{
+	*pkey = 0xffff;
+	if (!m)		/* no partitions resolved: the default only */
+		return 0;
+	uint16_t best = PART_NONE, full = 0;
+	for (uint32_t k = m->mem_off[src]; k < m->mem_off[src + 1]; k++) {
+		uint16_t idx = PART_IDX(m->mem[k]), pk = m->parts[idx].pkey;
+		if (part_shared(m, src, dst, pk) != idx ||
+		    (best != PART_NONE &&
+		     pkey_order(pk) >= pkey_order(m->parts[best].pkey)))
+			continue;
+		best = idx;
+		full = m->mem[k] & PART_FULL;
+	}
+	if (best != PART_NONE)
+		*pkey = (uint16_t)(m->parts[best].pkey | full);
+	return best;
+}
+
+static uint16_t path_part(const struct sa_query *q, uint32_t src, uint32_t dst,
+			  uint16_t *pkey)
+{
+	const struct part_model *m = q->view->parts;
+	if (!has(q, PR_PKEY))
+		return shared_part(m, src, dst, pkey);
+	*pkey = sa_get16(q->rec + 50);
+	if (!m)
+		return (*pkey & 0x7fff) == PART_DEFAULT_PKEY ? 0 : PART_NONE;
+	return part_shared(m, src, dst, *pkey & 0x7fff);
+}
+
+/*
+ * The SL of the paths of partition idx: the partition's own as the
+ * routing left it (lft_tables.part_sl: a vlane-isolation partition's,
+ * 0xff there for none), else the policy's sl (OpenSM's partitions.conf
+ * sl=), else the routing's (lft_sl()).
+ */
+static uint8_t path_sl(const struct lft_tables *t, const struct part_model *m,
+		       uint16_t idx, uint8_t sl)
+{
+	if (t->part_sl && idx < t->n_part_sl && t->part_sl[idx] < 16)
+		return t->part_sl[idx];
+	if (m && idx < m->n_parts && m->parts[idx].sl >= 0)
+		return (uint8_t)m->parts[idx].sl;
+	return sl;
+}
+
+uint16_t sa_path_part(const struct part_model *m, const struct lft_tables *t,
+		      uint32_t src, uint32_t dst, uint16_t *pkey, uint8_t *sl)
+{
+	uint16_t idx = shared_part(m, src, dst, pkey);
+	if (idx != PART_NONE)
+		*sl = path_sl(t, m, idx, *sl);
+	return idx;
+}
+
 /* The paths from port src to port dst within the LIDs the request allows. */
 static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
 		uint32_t dst)
 {
 	const struct fabric *f = r->f;
+	uint16_t pkey;
+	/* the requester, the source and the destination share a partition
+	   pairwise (OpenSM's pr_rcv_get_port_pair_paths) */
+	if (!sa_share(q->view, r->req, src) || !sa_share(q->view, r->req, dst))
+		return 0;
+	uint16_t part = path_part(q, src, dst, &pkey);
+	if (part == PART_NONE)
+		return 0;
 	uint32_t s0 = f->ports[src].lid, d0 = f->ports[dst].lid;
 	uint32_t sn = 1u << fabric_port_lmc(f, src), dn = 1u << fabric_port_lmc(f, dst);
 	uint32_t xd, xs;
@@ -204,8 +285,9 @@ static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
 				pf.dst_port = dst;
 			}
 			pf.slid = s0 + i;
-			pf.sl = lft_sl(q->view->lft, route_lid(f, pf.slid), rd);
-			if (build(r, src, &pf, rec) < 0)
+			pf.sl = path_sl(q->view->lft, q->view->parts, part,
+					lft_sl(q->view->lft, route_lid(f, pf.slid), rd));
+			if (build(r, src, &pf, pkey, rec) < 0)
 				continue;
 			if (sa_answer_add(q, rec) < 0)
 				return SA_STS_NO_RESOURCES;
@@ -294,7 +376,8 @@ int sa_path_records(struct sa_query *q)
 	    (st = endpoint(q, PR_DGID, PR_DLID, q->rec + 8, q->rec + 40, &dst, &dguid)))
 		return st;
 	struct pr_req r = { .q = q, .f = f, .ltv = q->view->ltv, .max_paths = ~0u,
-			    .sguid = sguid, .dguid = dguid };
+			    .sguid = sguid, .dguid = dguid,
+			    .req = sa_requester(q) };
 	if (q->method == SA_METHOD_GET)
 		r.max_paths = 1;
 	else if (has(q, PR_NUMBPATH))

@@ -137,6 +137,16 @@ static int sig_notify(void *ctx, size_t h, uint64_t vguid, uint32_t lid)
 	return notifier_publish_to(sm->notify, f->ports[src].lid, &nt, 0);
 }
 
+/* The P_Key and SL of a record: the SA's, on the daemon's model. */
+static void sig_part(void *ctx, uint32_t src, uint32_t dst, uint16_t *pkey,
+		     uint8_t *sl)
+{
+	struct sm *sm = ctx;
+	const struct fabric *f = &sm->sub.model->f;
+	int fits = sm->parts.n_parts && sm->parts.n_ports == f->n_ports;
+	sa_path_part(fits ? &sm->parts : NULL, &sm->sub.lft, src, dst, pkey, sl);
+}
+
 /* set_guid (vguid at LID lid on PF port dst_pi) and its notices. */
 static void set_guid(struct sm *sm, uint64_t vguid, uint32_t lid,
 		     uint32_t dst_pi, struct vmshared_result *res)
@@ -152,7 +162,9 @@ static void set_guid(struct sm *sm, uint64_t vguid, uint32_t lid,
 	s.rp.mode = REPATH_ONLY;
 	s.rp.sm_lid = (uint16_t)sm->sub.sm_lid;
 	s.rp.subnet_prefix = sm->cfg.subnet_prefix;
-	s.rp.pkey = 0xffff;	/* the default partition, as the SA answers */
+	s.rp.pkey = 0xffff;	/* the default partition, as the SA answers; */
+	s.rp.part = sig_part;	/* with partitions, the pair's */
+	s.rp.part_ctx = sm;
 	const struct sa_view *view = sa_get_view(sm);
 	s.rp.ltv = view ? view->ltv : (uint8_t)sm->cfg.subnet_timeout;
 	gid_of(sm->cfg.subnet_prefix, sm->tr.port_guid, s.rp.sm_gid);

@@ -42,6 +42,8 @@ void repath_record(const struct repath_params *rp, const struct fabric *f,
 	np->mtu = pf.mtu;
 	np->rate = pf.rate;
 	np->pkey = rp->pkey;
+	if (rp->part)
+		rp->part(rp->part_ctx, c->src, c->dst, &np->pkey, &np->sl);
 	np->packet_life = path_packet_life(f, &pf, c->src, rp->ltv);
 	if (pf.reversible)
 		np->flags |= NPATH_REVERSIBLE;

@@ -53,6 +53,14 @@ struct repath_params {
 	uint64_t subnet_prefix;
 	uint16_t pkey;		/* as the SA gives (prd_params) */
 	uint8_t ltv;		/* for PacketLifeTime (prd_params) */
+	/*
+	 * Partitions: the P_Key and SL of the record of the path from port
+	 * src to port dst as the SA answers it, over pkey and the routing's
+	 * SL (given in *sl); NULL: pkey for every pair.
+	 */
+	void (*part)(void *ctx, uint32_t src, uint32_t dst, uint16_t *pkey,
+		     uint8_t *sl);
+	void *part_ctx;
 };
 
 struct repath_stats {

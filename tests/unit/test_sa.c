@@ -6,34 +6,9 @@
  * requests get their status (or, where none is due, nothing); record
  * contents are checked byte by byte against the spec's layouts.
  */
-#include <check.h>
-#include <event2/event.h>
-
-#include "mad/dispatch.h"
-#include "mad/sa.h"
 #include "routing_testlib.h"
-#include "sm/daemon.h"
+#include "sa_testlib.h"
 #include "sm/log.h"
-#include "sm/sa.h"
-
-#define MAX_OUT 64
-
-struct wire {
-	int n;
-	size_t len[MAX_OUT];
-	uint8_t mad[MAX_OUT][MAD_SIZE];
-};
-
-static int wire_send(void *ctx, const uint8_t *mad, size_t len,
-		     const struct mad_addr *to)
-{
-	struct wire *w = ctx;
-	if (w->n < MAX_OUT) {
-		memcpy(w->mad[w->n], mad, len);
-		w->len[w->n++] = len;
-	}
-	return 0;
-}
 
 struct env {
 	struct sm *sm;
@@ -74,18 +49,7 @@ static void env_up(struct env *e)
 	ck_assert_int_eq(lft_tables_alloc(&e->t, &e->f), 0);
 	ck_assert_int_eq(routing_engine_find("minhop")->route(&e->f, NULL, &e->t,
 							       err, sizeof(err)), 0);
-	struct sm *sm = calloc(1, sizeof(*sm));
-	ck_assert_ptr_nonnull(sm);
-	e->sm = sm;
-	config_defaults(&sm->cfg);
-	sm->base = event_base_new();
-	sm->tr.ctx = &e->w;
-	sm->tr.send = wire_send;
-	sm->state = SMS_MASTER;
-	sm->sub.sm_lid = lid_of(&e->f, "H1");
-	sm->disp = mad_dispatch_new(&sm->tr);
-	ck_assert_ptr_nonnull(sm->disp);
-	ck_assert_int_eq(sa_init(sm), 0);
+	struct sm *sm = e->sm = sa_test_sm(&e->w, lid_of(&e->f, "H1"), NULL);
 	sa_publish(sm, &e->f, &e->t);
 	ck_assert_ptr_nonnull(sa_get_view(sm));
 	/* the SA keeps its own copy: the model may go */
@@ -94,10 +58,7 @@ static void env_up(struct env *e)
 
 static void env_down(struct env *e)
 {
-	sa_free(e->sm);
-	mad_dispatch_free(e->sm->disp);
-	event_base_free(e->sm->base);
-	free(e->sm);
+	sa_test_sm_free(e->sm);
 	fabric_free(&e->f);
 	free(e->b);
 }
