@@ -20,6 +20,7 @@
 #include "mad/smp.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
+#include "sm/metrics.h"
 #include "sm/partition_ctl.h"
 
 #include "emu_testlib.h"
@@ -259,6 +260,11 @@ START_TEST(t_move_writes_one_table)
 	ck_assert_int_eq(json_integer_value(json_object_get(v, "count")), 2);
 	ck_assert_int_eq(json_integer_value(json_object_get(v, "lid")), lid);
 	json_decref(j);
+	char *text = metrics_render(r.sm, 0, NULL);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strstr(text, "ibsmd_pkey_violations_total{port_guid=\"0x0000000000001015\",port=\"1\"} 2\n"),
+		      "%s", text);
+	free(text);
 	teardown(&r);
 }
 END_TEST
