@@ -5,7 +5,8 @@
 # leaf port facing a host (its host's table: the leaves enforce); a reload
 # that moves H-13 from tenantA to tenantC writes exactly two P_Key blocks
 # (H-13's and its leaf port's) and as many LFT blocks as dump_fts shows
-# changed; a trap 257 from H-5 is counted in `ibsmctl partitions --json`.
+# changed (pftree where built, else ftree); a trap 257 from H-5 is counted
+# in `ibsmctl partitions --json`.
 . "$(dirname "$0")/common.sh"
 
 net="$SIM_TMP/ft.net"
@@ -19,9 +20,12 @@ ctl() { "$IBSMCTL" -s "$sock" "$@"; }
 done_lines() { grep -c 'heavy sweep done' "$log"; }
 more_done_than() { [ "$(done_lines)" -gt "$1" ]; }
 
-# policy C_MEMBERS A_MEMBERS: the tenants (H-N on leaf L0-S(N/4) port N%4+1)
+# policy C_MEMBERS A_MEMBERS: the tenants (H-N on leaf L0-S(N/4) port N%4+1),
+# routed by $engine
+engine=ftree
 policy() {
 	cat >"$pol" <<EOF
+routing: {engine: $engine}
 partitions:
   - name: tenantA
     pkey: 0x0001
@@ -41,6 +45,11 @@ if ! out=$("$IBSMD" --check -c "$pol" 2>&1); then
 	note "the policy parser has no partitions yet (helper A's branch): skipped"
 	exit 0
 fi
+# pftree (partition-aware) where built: a membership change may move routes
+engine=pftree
+policy '"H-3", "H-7", "H-11"' '"H-1", "H-5", "H-9", "H-13"'
+"$IBSMD" --check -c "$pol" >/dev/null 2>&1 || engine=ftree
+policy '"H-3", "H-7", "H-11"' '"H-1", "H-5", "H-9", "H-13"'
 
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -c "$pol" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
@@ -114,7 +123,7 @@ EOF
 expect "H-13 moved" "$(pkeys H-13)" "0x7fff 0x8003 0x0000 0x0000"
 expect "L0-S3 port 2 after the move" "$(pkeys L0-S3 "$leaf3" 2)" "0x7fff 0x8003 0x0000 0x0000"
 expect "H-1 untouched" "$(pkeys H-1)" "0x7fff 0x8001 0x0000 0x0000"
-pass "reload moving H-13 to tenantC: 2 P_Key writes, $blocks LFT blocks = $changed changed in dump_fts"
+pass "reload moving H-13 to tenantC ($engine): 2 P_Key writes, $blocks LFT blocks = $changed changed in dump_fts"
 
 smlid=$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["sm_lid"])')
 out=$(on_host H-5 "$MADSEND" traps 3 "$smlid" 257:self 2>&1) || fail "madsend traps: $out"
