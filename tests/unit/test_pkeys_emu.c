@@ -205,6 +205,28 @@ START_TEST(t_tables)
 }
 END_TEST
 
+/*
+ * A new master (a handover, a restart) reads what the devices hold first:
+ * the hosts' P_Key tables and those of the enforcing leaf ports facing
+ * them, so nothing is written again.
+ */
+START_TEST(t_adopt_writes_no_pkey)
+{
+	struct run r;
+	setup(&r, 0);
+	two_tenants(&r.sm->cfg);
+	start(&r);
+	until_sweep(&r, 1);
+	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 22);
+	r.sm->adopt_tables = 1;
+	sm_request_heavy(r.sm, "as a new master");
+	until_sweep(&r, 2);
+	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 0);
+	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	teardown(&r);
+}
+END_TEST
+
 /* H5 moves from tenantB to tenantA. */
 static void move_h5(struct config *c)
 {
@@ -323,6 +345,7 @@ static Suite *pkeys_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_tables);
+	tcase_add_test(tc, t_adopt_writes_no_pkey);
 	tcase_add_test(tc, t_move_writes_one_table);
 	tcase_add_test(tc, t_cap_and_clear);
 	suite_add_tcase(s, tc);
