@@ -70,8 +70,8 @@ static void on_read(void *arg, int status, const uint8_t *resp, size_t len)
 	} else {
 		const struct fab_port *p = &a->d->f.ports[q->port];
 		a->st.pkeys++;
-		devcache_note_read(a->c, &a->d->f, PLAN_PKEY, q->node, p->num, 0,
-				   resp + SMP_DATA_OFFS);
+		devcache_note_read(a->c, &a->d->f, PLAN_PKEY, q->node, p->num,
+				   q->block, resp + SMP_DATA_OFFS);
 	}
 	if (--a->pending == 0)
 		finish(a, 0);
@@ -85,10 +85,21 @@ static uint32_t blocks_of(const struct fabric *f, const struct fab_node *n)
 	return top / 64 + 1;
 }
 
-/* A port configured before (it holds a LID): its P_Key table is worth reading. */
+/*
+ * A port configured before (it holds a LID): its P_Key table is worth
+ * reading; so is that of a configured switch's port facing an end port
+ * when the switch enforces partitions (the sweep writes the end port's
+ * table there).
+ */
 static int pkey_to_read(const struct fabric *f, uint32_t pi)
 {
-	return fabric_is_endport(f, pi) && f->ports[pi].hw_lid != 0;
+	const struct fab_port *p = &f->ports[pi];
+	const struct fab_node *n = &f->nodes[p->node];
+	if (fabric_is_endport(f, pi))
+		return p->hw_lid != 0;
+	return n->type == FAB_SWITCH && n->partition_enf_cap &&
+	       f->ports[n->first_port].hw_lid != 0 && plan_port_linked(f, pi) &&
+	       fabric_is_endport(f, p->remote);
 }
 
 static void ask(struct adopt *a, struct txn_engine *txn, uint32_t node,
@@ -161,7 +172,10 @@ struct adopt *adopt_start(struct txn_engine *txn, const struct discovery *d,
 			continue;
 		uint8_t path[FAB_MAX_HOPS + 1];
 		int hops = discovery_port_path(f, pi, path);
-		ask(a, txn, f->ports[pi].node, pi, 0, IB_ATTR_PKEY_TBL, path, hops);
+		/* block 0; on a switch the modifier names the port too */
+		uint32_t mod = f->nodes[f->ports[pi].node].type == FAB_SWITCH ?
+			       (uint32_t)f->ports[pi].num << 16 : 0;
+		ask(a, txn, f->ports[pi].node, pi, mod, IB_ATTR_PKEY_TBL, path, hops);
 	}
 	if (--a->pending == 0)
 		finish(a, 0);

@@ -622,6 +622,7 @@ static const struct ctl_command {
 	{ "reload", cmd_reload },
 	{ "subscribers", cmd_subscribers },
 	{ "vm", cmd_vm },
+	{ "partitions", ctl_partitions },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

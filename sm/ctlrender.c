@@ -219,6 +219,36 @@ static void print_lids(FILE *fp, const json_t *lids)
 	}
 }
 
+/* partitions: one partition a line, then the P_Key violations by port. */
+static void print_partitions(FILE *fp, const json_t *reply)
+{
+	size_t i;
+	json_t *e;
+
+	fprintf(fp, "%-20s %-6s %-15s %3s %6s %7s\n", "PARTITION", "PKEY",
+	    "POLICY", "SL", "FULL", "LIMITED");
+	json_array_foreach(json_object_get(reply, "partitions"), i, e) {
+		const json_t *sl = json_object_get(e, "sl");
+		char slbuf[8] = "-";
+		if (json_is_integer(sl))
+			snprintf(slbuf, sizeof(slbuf), "%" JSON_INTEGER_FORMAT,
+			    json_integer_value(sl));
+		fprintf(fp, "%-20s %-6s %-15s %3s %6" JSON_INTEGER_FORMAT " %7"
+		    JSON_INTEGER_FORMAT "\n", member_str(e, "name"),
+		    member_str(e, "pkey"), member_str(e, "policy"), slbuf,
+		    json_integer_value(json_object_get(e, "full")),
+		    json_integer_value(json_object_get(e, "limited")));
+	}
+	const json_t *v = json_object_get(reply, "violations");
+	fprintf(fp, "P_Key violations (traps 257): %zu ports\n", json_array_size(v));
+	json_array_foreach(v, i, e)
+		fprintf(fp, "  %s port %" JSON_INTEGER_FORMAT " LID %" JSON_INTEGER_FORMAT
+		    ": %" JSON_INTEGER_FORMAT "\n", member_str(e, "guid"),
+		    json_integer_value(json_object_get(e, "port")),
+		    json_integer_value(json_object_get(e, "lid")),
+		    json_integer_value(json_object_get(e, "count")));
+}
+
 void control_print_text(FILE *fp, const json_t *reply)
 {
 	const json_t *text = json_object_get(reply, "text");
@@ -240,6 +270,11 @@ void control_print_text(FILE *fp, const json_t *reply)
 	}
 	if (json_is_array(lids)) {
 		print_lids(fp, lids);
+		return;
+	}
+	if (json_is_array(json_object_get(reply, "partitions")) &&
+	    json_is_array(json_object_get(reply, "violations"))) {
+		print_partitions(fp, reply);
 		return;
 	}
 

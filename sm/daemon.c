@@ -930,6 +930,13 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 		sm->sub.route_gen++;
 		log_notice("routing policy changed: the next heavy sweep routes from scratch");
 	}
+	char what[64];
+	if (part_config_changed(&sm->cfg, &c, what, sizeof(what))) {
+		/* P_Key tables, routes and SLs from scratch; only what differs is written */
+		sm->sub.route_gen++;
+		log_notice("partitions changed: %s; the next heavy sweep routes from scratch",
+			   what);
+	}
 	if (c.qos_mode != sm->cfg.qos_mode || c.qos_max_vls != sm->cfg.qos_max_vls)
 		log_notice("qos policy changed: applied at the next heavy sweep");
 	if (memcmp(&c.qos_vlarb_low, &sm->cfg.qos_vlarb_low, sizeof(c.qos_vlarb_low)) ||
@@ -1120,6 +1127,7 @@ void sm_shutdown(struct sm *sm)
 	subnet_free(&sm->sub);
 	part_model_free(&sm->parts);
 	weights_free(sm);
+	pkey_violations_free(&sm->pkey_viol);
 	free(sm->learned.guid);
 	free(sm->learned.weight);
 	memset(&sm->learned, 0, sizeof(sm->learned));

@@ -19,6 +19,7 @@
 #include "fabric.h"
 #include "lids.h"
 #include "partition.h"
+#include "partition_ctl.h"
 #include "adopt.h"
 #include "program.h"
 #include "smstate.h"
@@ -185,6 +186,7 @@ struct sm {
 	struct part_model parts;
 	struct part_weights learned;
 	struct wlearn *wlearn;		/* reading the counters (sm/weights.c) */
+	struct pkey_violations pkey_viol;	/* traps 257 (sm/partition_ctl.h) */
 	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
 	uint32_t n_silent, cap_silent;
 

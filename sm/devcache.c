@@ -10,6 +10,7 @@
 struct pi_rec {
 	uint8_t valid;
 	uint8_t lmc, mtu, opvls, hoq, stall, timeout, hlimit;
+	uint8_t enforce;	/* PartitionEnforcementInbound << 1 | Outbound */
 	uint32_t lid, sm_lid;
 	uint64_t prefix;
 };
@@ -155,6 +156,8 @@ static void pi_fields(const struct fabric *f, uint32_t pi,
 		r->stall = (uint8_t)smp_pi_get(data, IB_PORT_VL_STALL_COUNT_F);
 		r->hoq = (uint8_t)smp_pi_get(data, IB_PORT_HOQ_LIFE_F);
 		r->hlimit = (uint8_t)smp_pi_get(data, IB_PORT_VL_HIGH_LIMIT_F);
+		r->enforce = (uint8_t)(smp_pi_get(data, IB_PORT_PART_EN_INB_F) << 1 |
+				       smp_pi_get(data, IB_PORT_PART_EN_OUTB_F));
 	}
 }
 
@@ -164,7 +167,7 @@ static int pi_same(const struct pi_rec *a, const struct pi_rec *b)
 	       a->sm_lid == b->sm_lid && a->lmc == b->lmc &&
 	       a->mtu == b->mtu && a->opvls == b->opvls && a->hoq == b->hoq &&
 	       a->stall == b->stall && a->timeout == b->timeout &&
-	       a->hlimit == b->hlimit &&
+	       a->hlimit == b->hlimit && a->enforce == b->enforce &&
 	       a->prefix == b->prefix;
 }
 
@@ -405,12 +408,13 @@ void devcache_record(struct devcache *c, const struct fabric *f,
 	memcpy(a->data, data, 64);
 }
 
-/* Forgets every attribute record of one port. */
-static void forget_port_attrs(struct node_cache *nc, uint8_t port)
+/* Forgets the attribute records of port (-1: every port) and attr (-1: any). */
+static void forget_attrs(struct node_cache *nc, int port, int attr)
 {
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < nc->n_attrs; i++)
-		if (nc->attrs[i].port != port)
+		if ((port >= 0 && nc->attrs[i].port != port) ||
+		    (attr >= 0 && nc->attrs[i].attr != attr))
 			nc->attrs[k++] = nc->attrs[i];
 	nc->n_attrs = k;
 }
@@ -428,7 +432,9 @@ void devcache_observe_port(struct devcache *c, const struct fabric *f,
 	if (p->hw_lid != r->lid || p->hw_sm_lid != r->sm_lid) {
 		/* the device lost what was written (a reset, another SM) */
 		r->valid = 0;
-		forget_port_attrs(nc, p->num);
+		forget_attrs(nc, p->num, -1);
+		if (f->nodes[p->node].type == FAB_SWITCH)
+			forget_attrs(nc, -1, IB_ATTR_PKEY_TBL);	/* its external ports' too */
 	} else if (p->lmc != r->lmc) {
 		r->valid = 0;
 	}
@@ -445,7 +451,7 @@ void devcache_observe_switch(struct devcache *c, const struct fabric *f,
 		if (nc->lft_valid)
 			memset(nc->lft_valid, 0, nc->lft_blocks);
 		/* its secondary LFT and XLIDCap (mad/xlid.h) with them */
-		forget_port_attrs(nc, 0);
+		forget_attrs(nc, 0, -1);
 	}
 	nc->lft_top = n->lft_top;
 	nc->si_valid = 1;

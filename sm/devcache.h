@@ -9,7 +9,8 @@
  *  - PortInfo: the fields the SM sets.  On an end port (CA port, switch
  *    port 0): LID, SM LID, LMC, GID prefix, subnet timeout; on a linked
  *    port: NeighborMTU, OperationalVLs, VLStallCount, HOQLife,
- *    VLHighLimit (qos.vlarb_high_limit; else as read).  Read-only
+ *    VLHighLimit (qos.vlarb_high_limit; else as read),
+ *    PartitionEnforcementInbound/Outbound.  Read-only
  *    and unstored fields (ibsim keeps no NeighborMTU) are not compared,
  *    and a payload that asks for an action -- a PortState change or
  *    ClientReregister -- is never skipped.

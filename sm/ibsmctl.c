@@ -34,6 +34,8 @@ static void usage(FILE *fp)
 	    "  vm migrate NAME --to H [--vf N] [--prepare | --commit]\n"
 	    "                         H: a vSwitch or its PF, node description or GUID\n"
 	    "  lids                   GUID -> LID (and vLID) table\n"
+	    "  partitions             partitions (P_Key, policy, SL, full/limited members)\n"
+	    "                         and P_Key violations (traps 257) by port\n"
 	    "  routes SWITCH          one switch's LFT (GUID, LID or node description)\n"
 	    "  verify                 read the LFTs back from the switches and check them\n"
 	    "  metrics                the Prometheus text exposition format\n"

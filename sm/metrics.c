@@ -4,6 +4,7 @@
  * exposition format 0.0.4.  It reads and never changes the daemon, so
  * any of the three outputs (metrics.h) may call it at any time.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +251,13 @@ static void service_metrics(struct mtext *t, const struct sm *sm)
 			     (double)ts->other_numbers);
 	one(t, "ibsmd_traps_spoofed_total", "counter",
 	    "Traps refused: the issuer is not where it claims", (double)ts->spoofed);
+	mtext_family(t, "ibsmd_pkey_violations_total", "counter",
+		     "Traps 257 (Bad P_Key), by the port that reported them");
+	for (uint32_t i = 0; i < sm->pkey_viol.n; i++) {
+		const struct pkey_violation *v = &sm->pkey_viol.v[i];
+		mtext_printf(t, "ibsmd_pkey_violations_total{port_guid=\"0x%016" PRIx64
+			     "\",port=\"%u\"} %" PRIu64 "\n", v->guid, v->port, v->count);
+	}
 	one(t, "ibsmd_notices_sent_total", "counter",
 	    "Notices (SA Reports) sent to subscribers, first sends", ns ? (double)ns->reports_sent : 0);
 	one(t, "ibsmd_notices_resent_total", "counter",

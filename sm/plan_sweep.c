@@ -11,6 +11,53 @@
 #include "nodemap.h"
 #include "program.h"
 
+#define PKEY_BLOCK 32	/* P_Key entries a block */
+
+/* The P_Key entries a port holds: NodeInfo PartitionCap, or on a switch's
+ * external port SwitchInfo PartitionEnforcementCap (0: it holds none). A
+ * PartitionCap of 0 (a model that does not say) counts as one block. */
+static unsigned pkey_cap(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	const struct fab_node *n = &f->nodes[p->node];
+	if (n->type == FAB_SWITCH && p->num)
+		return n->partition_enf_cap;
+	return n->partition_cap ? n->partition_cap : PKEY_BLOCK;
+}
+
+/*
+ * A switch's external port that holds its end port's P_Key table (the
+ * switch enforces partitions: PartitionEnforcementCap > 0), with the
+ * partitions known: the end port's entries, else 0.
+ */
+static unsigned pkey_peer_entries(const struct fabric *f,
+				  const struct program_params *pp, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	const struct fab_node *n = &f->nodes[p->node];
+	if (!pp->parts || n->type != FAB_SWITCH || !p->num ||
+	    !n->partition_enf_cap || !plan_port_linked(f, pi) ||
+	    !fabric_is_endport(f, p->remote) || p->remote >= pp->parts->n_ports)
+		return 0;
+	return pp->parts->mem_off[p->remote + 1] - pp->parts->mem_off[p->remote];
+}
+
+/*
+ * PortInfo PartitionEnforcementInbound/Outbound of port pi: -1 as the port
+ * holds them; on an enforcing switch's port facing an end port, 1 with
+ * tenant partitions when its table holds every entry of the end port
+ * (OpenSM's osm_pkey_mgr.c turns enforcement off when it does not), else
+ * 0.  FilterRaw* stay as read, as OpenSM leaves them.
+ */
+static int pkey_enforce(const struct fabric *f, const struct program_params *pp,
+			uint32_t pi)
+{
+	unsigned n = pkey_peer_entries(f, pp, pi);
+	if (!n)
+		return -1;
+	return pp->parts->tenants && n <= pkey_cap(f, pi);
+}
+
 /* What the SM wants in a port's PortInfo, from what the port said it is. */
 static void encode_pi(const struct discovery *d, const struct program_params *pp,
 		      uint32_t pi, int state, int rereg, uint8_t *out)
@@ -48,10 +95,16 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 			smp_pi_set(out, IB_PORT_VL_HIGH_LIMIT_F,
 				   (uint32_t)pp->vl_high_limit);
 	}
+	int enf = pkey_enforce(f, pp, pi);
+	if (enf >= 0) {
+		smp_pi_set(out, IB_PORT_PART_EN_INB_F, (uint32_t)enf);
+		smp_pi_set(out, IB_PORT_PART_EN_OUTB_F, (uint32_t)enf);
+	}
 	smp_pi_set(out, IB_PORT_STATE_F, (uint32_t)state);
 }
 
-/* P_Key block 0 with the default partition only: the one ibsmd configures. */
+/* P_Key block 0 with the default partition only: the one ibsmd configures
+ * without partitions, and what a port holds after a reset. */
 static uint32_t pkey_default(struct plan *p, int wave)
 {
 	uint8_t blk[64] = { 0xff, 0xff };
@@ -67,11 +120,81 @@ static uint32_t pkey_mod(const struct fabric *f, uint32_t pi)
 /*
  * A port that has had no LID since its last reset and keeps no P_Key table
  * in NVRAM holds what every port holds after a reset: the default P_Key
- * 0xFFFF in entry 0 and nothing else.
+ * 0xFFFF in entry 0 and nothing else.  A switch's external port: when its
+ * port 0 has had no LID since the switch's reset.
  */
-static int pkey_default_since_reset(const struct fab_port *p)
+static int pkey_default_since_reset(const struct fabric *f, uint32_t pi)
 {
+	const struct fab_port *p = &f->ports[pi];
+	const struct fab_node *n = &f->nodes[p->node];
+	if (n->type == FAB_SWITCH)
+		p = &f->ports[n->first_port];
 	return p->hw_lid == 0 && !(p->capmask & CAP_IS_PKEY_NVRAM);
+}
+
+/*
+ * The P_Key table of port pi, block by block (entries 32k..32k+31, the
+ * rest of the last block zero): an end port's own (the partitions' entries,
+ * pp->parts, or the default 0xFFFF alone without them), an enforcing
+ * switch's port facing an end port that end port's; never past the port's
+ * capacity (the entries beyond are left out with a warning).  The blocks
+ * past the last wanted that the device cache says hold something are
+ * cleared (a port that left partitions).  A port fresh from a reset is
+ * recorded as holding what a reset leaves, so only what differs is sent.
+ * dflt: the default block's payload in this wave.
+ */
+static int plan_pkeys(struct plan *p, int wave, const struct discovery *d,
+		      struct devcache *c, const struct program_params *pp,
+		      uint32_t pi, uint32_t dflt)
+{
+	static const uint8_t zero[64];
+	const struct fabric *f = &d->f;
+	const struct fab_port *fp = &f->ports[pi];
+	uint16_t want[CFG_MAX_PARTS + 1];
+	unsigned nw, cap = pkey_cap(f, pi);
+	if (!fabric_is_endport(f, pi)) {
+		if (!pkey_peer_entries(f, pp, pi))
+			return 0;
+		nw = part_pkeys(pp->parts, f, pi, want, CFG_MAX_PARTS + 1);
+	} else if (pp->parts) {
+		nw = part_pkeys(pp->parts, f, pi, want, CFG_MAX_PARTS + 1);
+	} else {
+		want[0] = 0xffff;
+		nw = 1;
+	}
+	if (nw > cap) {
+		log_warn("port 0x%016llx \"%s\" port %u: %u P_Keys, room for %u: the last %u left out",
+			 (unsigned long long)f->nodes[fp->node].guid,
+			 fabric_node_name(f, fp->node), fp->num, nw, cap, nw - cap);
+		nw = cap;
+	}
+	int reset = pkey_default_since_reset(f, pi);
+	uint32_t nb = (nw + PKEY_BLOCK - 1) / PKEY_BLOCK;
+	uint32_t cap_blocks = (cap + PKEY_BLOCK - 1) / PKEY_BLOCK;
+	uint32_t mod0 = pkey_mod(f, pi);
+	for (uint32_t b = 0; b < cap_blocks; b++) {
+		uint8_t blk[64] = { 0 };
+		if (b >= nb) {
+			const uint8_t *held = devcache_attr(c, f, fp->node, fp->num,
+							    IB_ATTR_PKEY_TBL, mod0 | b);
+			if (reset || !held || !memcmp(held, zero, 64))
+				continue;	/* it holds no entry there */
+		}
+		for (unsigned i = 0; i < PKEY_BLOCK && b * PKEY_BLOCK + i < nw; i++) {
+			blk[2 * i] = (uint8_t)(want[b * PKEY_BLOCK + i] >> 8);
+			blk[2 * i + 1] = (uint8_t)want[b * PKEY_BLOCK + i];
+		}
+		uint32_t di = b == 0 && !pp->parts ? dflt : plan_data(p, wave, blk);
+		struct plan_op *o = di == UINT32_MAX ? NULL :
+				    plan_add(p, wave, PLAN_PKEY, fp->node, fp->num,
+					     mod0 | b, di);
+		if (!o)
+			return -1;
+		if (reset)	/* what it holds: nothing written if the same */
+			devcache_record(c, f, o, o->mod,
+					b ? zero : p->waves[wave].data[dflt]);
+	}
+	return 0;
 }
 
 /*
@@ -119,15 +242,7 @@ static int plan_port(struct plan *p, int wave, const struct discovery *d,
 	if (di == UINT32_MAX ||
 	    !plan_add(p, wave, PLAN_PORTINFO, fp->node, fp->num, fp->num, di))
 		return -1;
-	if (!ep)
-		return 0;
-	struct plan_op *o = plan_add(p, wave, PLAN_PKEY, fp->node, fp->num,
-				     pkey_mod(f, pi), pkey);
-	if (!o)
-		return -1;
-	if (pkey_default_since_reset(fp))	/* nothing to write */
-		devcache_record(c, f, o, o->mod, p->waves[wave].data[pkey]);
-	return 0;
+	return plan_pkeys(p, wave, d, c, pp, pi, pkey);
 }
 
 int plan_sweep_ports(struct plan *p, int wave, const struct discovery *d,

@@ -39,6 +39,13 @@ static void port_changed(void *arg, uint64_t port_guid)
 	smstate_forget_silent(arg, port_guid);
 }
 
+static void pkey_violation(void *arg, uint32_t pi)
+{
+	struct sm *sm = arg;
+	if (sm->sub.model)
+		pkey_violation_count(&sm->pkey_viol, &sm->sub.model->f, pi);
+}
+
 void sm_traps_init(struct sm *sm)
 {
 	struct trapin_hooks h = {
@@ -47,6 +54,7 @@ void sm_traps_init(struct sm *sm)
 		.heavy = heavy,
 		.switch_changed = switch_changed,
 		.port_changed = port_changed,
+		.pkey_violation = pkey_violation,
 		.arg = sm,
 	};
 	trapin_init(&sm->traps, sm->txn, &sm->tr, &h);

@@ -386,6 +386,9 @@ void trapin_handle(struct trapin *t, const uint8_t *mad,
 		check_claim(t, f, &tr, &v);
 		break;
 	case TRAPIN_COUNT:
+		if (tr.generic && tr.number == 257 && v.port != FAB_NONE &&
+		    t->h.pkey_violation)
+			t->h.pkey_violation(t->h.arg, v.port);
 		break;
 	}
 	log_trap(t, &tr, &v);

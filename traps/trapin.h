@@ -21,7 +21,8 @@
  *    a CA, or from a LID the model does not hold, is counted as having an
  *    unknown issuer;
  *  - 129-131, 145, 256-259 and the rest (vendor traps too): logged and
- *    counted.
+ *    counted; a 257 (Bad P_Key) from a port of the model is counted by
+ *    that port too (the pkey_violation hook).
  *
  * Bursts: a claim that arrives while a heavy sweep is asked for and not
  * yet started is covered by that sweep (coalesced: its discovery starts
@@ -99,6 +100,8 @@ struct trapin_hooks {
 	void (*switch_changed)(void *arg, uint64_t sw_guid);
 	/* a trap 144 that is no spoof: the port changed (its SM may answer now) */
 	void (*port_changed)(void *arg, uint64_t port_guid);
+	/* a trap 257 (Bad P_Key) that is no spoof, from port pi of the model */
+	void (*pkey_violation)(void *arg, uint32_t pi);
 	void *arg;
 };
 

@@ -1266,7 +1266,7 @@ START_TEST(daemon_commands)
 	ck_assert_ptr_null(sm_control(sm, "frobnicate", args, err,
 	    sizeof(err)));
 	ck_assert_str_eq(err,
-	    "unknown command 'frobnicate' (status, topology, lids, routes, metrics, verify, sweep, reroute, reload, subscribers, vm)");
+	    "unknown command 'frobnicate' (status, topology, lids, routes, metrics, verify, sweep, reroute, reload, subscribers, vm, partitions)");
 	/* lids, routes, verify: refused before the first configuration */
 	json_t *none0 = json_array();
 	static const char *const routed[] = { "lids", "routes", "verify" };
