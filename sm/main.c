@@ -15,6 +15,7 @@
 #include "../mad/emu.h"
 #include "../reconfig/migrate.h"
 #include "../routing/hol.h"
+#include "../routing/pverify.h"
 #include "../routing/verify.h"
 #include "dot.h"
 #include "qos.h"
@@ -342,8 +343,30 @@ static int w_dot(FILE *fp, const void *a, const void *b)
 /* ---- --verify ---- */
 
 /* Checks t against f and prints the report; 1 when it finds an error. */
+/*
+ * With tenant partitions, the isolation section (routing/pverify.h)
+ * printed ahead of the route report, its errors (strict isolation not
+ * met) and warnings counted in r's last line.
+ */
+static int verify_parts(const struct fabric *f, const struct lft_tables *t,
+			const struct part_model *parts, struct verify_report *r)
+{
+	struct pverify_report pr;
+	if (!parts || parts->n_parts < 2)
+		return 0;
+	if (pverify(f, t, parts, &pr) < 0)
+		return -1;
+	pverify_print(&pr, parts, stdout);
+	r->errors += pr.errors;
+	if (!pr.strict)
+		r->warnings += pr.violations;
+	pverify_free(&pr);
+	return 0;
+}
+
 static int run_verify(const struct fabric *f, const struct lft_tables *t,
-		      const char *engine, const char *what, int max_op_vls)
+		      const struct part_model *parts, const char *engine,
+		      const char *what, int max_op_vls)
 {
 	struct verify_opts vo = {
 		.deadlock_free_required = verify_engine_deadlock_free(engine),
@@ -357,6 +380,10 @@ static int run_verify(const struct fabric *f, const struct lft_tables *t,
 	}
 	r.elapsed_ms = sm_now_ms() - t0;
 	printf("checking %s (engine %s)\n", what, engine ? engine : "?");
+	if (verify_parts(f, t, parts, &r) < 0) {
+		fprintf(stderr, "ibsmd: verify: out of memory\n");
+		return 1;
+	}
 	verify_print(&r, stdout);
 	fflush(stdout);
 	return r.errors ? 1 : 0;
@@ -406,7 +433,7 @@ static int verify_emulated(const char *topo, const struct emu *emu,
 			lft_row(&t, r)[lid] = e < 0 ? LFT_DROP : (uint8_t)e;
 		}
 	}
-	rc = run_verify(&f, &t, engine, "the emulated switches' LFTs", 0);
+	rc = run_verify(&f, &t, NULL, engine, "the emulated switches' LFTs", 0);
 out:
 	lft_tables_free(&t);
 	fabric_free(&f);
@@ -658,7 +685,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	if (o->dot && write_file(o->dot, w_dot, &f, &t) < 0)
 		goto out;
 	sm_print_summary(&s, "offline");
-	rc = o->verify ? run_verify(&f, &t, s.routing, "the computed LFTs",
+	rc = o->verify ? run_verify(&f, &t, &parts, s.routing, "the computed LFTs",
 				    cfg->max_op_vls) : 0;
 	if (o->pattern) {
 		int hrc = run_hol(&f, &t, o->pattern);
