@@ -16,6 +16,7 @@
 #include "../reconfig/migrate.h"
 #include "../routing/hol.h"
 #include "../routing/pverify.h"
+#include "../routing/pvl.h"
 #include "../routing/verify.h"
 #include "dot.h"
 #include "qos.h"
@@ -621,10 +622,16 @@ static int offline_qos(const struct config *cfg, const struct fabric *f,
 {
 	char line[256];
 	struct qos_report qr;
-	if (qos_apply(cfg, f, parts, t, &qr) < 0)
+	if (qos_apply(cfg, f, parts, t, &qr) < 0) {
+		if (qr.fail[0])
+			fprintf(stderr, "ibsmd: partitions: %s\n", qr.fail);
 		return -1;
+	}
 	qos_describe(&qr, line, sizeof(line));
 	printf("%s\n", line);
+	for (uint32_t p = 1; t->part_sl && p < t->n_part_sl; p++)
+		printf("qos: partition %s: SL %u\n", parts->parts[p].name,
+		       t->part_sl[p]);
 	if (cfg->qos_mode == QOS_VOQSW) {
 		struct voqsw_report vr;
 		unsigned sls;
@@ -670,7 +677,8 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	}
 	if (sm_route(cfg, NULL, &f, &parts, &t, &s.routing, &s.route_ms) < 0)
 		goto out;
-	if (cfg->qos_mode != QOS_NONE && offline_qos(cfg, &f, &parts, &t) < 0)
+	if ((cfg->qos_mode != QOS_NONE || pvl_needed(&parts)) &&
+	    offline_qos(cfg, &f, &parts, &t) < 0)
 		goto out;
 	fabric_counts(&f, &s.switches, &s.cas, &s.ports);
 	s.max_lid = f.max_lid;
