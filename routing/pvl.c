@@ -30,14 +30,25 @@ int pvl_assign(const struct part_model *m, const uint8_t *share,
 	       unsigned data_vls, uint8_t *vl, char *msg, size_t len)
 {
 	unsigned next = 1;	/* VLs in use, VL 0 the shared one */
+	uint16_t taken = 0;	/* the VLs of policy sls */
 	int wrapped = 0;
 	if (len)
 		msg[0] = '\0';
 	memset(vl, 0, m->n_parts);
 	for (uint32_t p = 1; p < m->n_parts; p++) {
+		int sl = m->parts[p].sl;
+		if (m->parts[p].policy != PART_VLANE && sl > 0 &&
+		    (unsigned)sl < data_vls) {
+			vl[p] = (uint8_t)sl;	/* SL s -> VL s: its own VL */
+			taken |= (uint16_t)(1u << sl);
+		}
+	}
+	for (uint32_t p = 1; p < m->n_parts; p++) {
 		const struct part *pt = &m->parts[p];
 		if (pt->policy != PART_VLANE || !needs_vl(m, share, vl, p))
 			continue;
+		while (next < data_vls && (taken & (1u << next)))
+			next++;
 		if (next >= data_vls) {
 			if (m->strict) {
 				snprintf(msg, len, "partition %s (vlane-isolation) shares links and no data VL is left of %u (strict isolation)",

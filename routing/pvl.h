@@ -4,7 +4,9 @@
  * switch-to-switch link (routing/pverify.h, tenant partitions only) with
  * a partition still on VL 0 gets the next data VL of its own, in policy
  * order; VLs 1 .. data_vls - 1.  When none is left: strict fails naming
- * the partition, best-effort wraps to VL 1 with a warning.
+ * the partition, best-effort wraps to VL 1 with a warning.  A partition
+ * of another policy with an sl s below data_vls is on VL s (a VL of its
+ * own): the assignment skips those VLs and needs none against it.
  *
  * A partition's SL (lft_tables.part_sl) is then its VL for
  * vlane-isolation, its policy sl (or 0) otherwise; the SL-to-VL tables

@@ -108,6 +108,30 @@ START_TEST(exhausted_strict_fails)
 }
 END_TEST
 
+START_TEST(policy_sl_vls_skipped)
+{
+	struct part_model m;
+	struct part parts[NP];
+	uint8_t s[NP * NP] = { 0 }, vl[NP];
+	char msg[256];
+	const int pol[NP] = { PART_DEF, PART_DEF, PART_VLANE, PART_VLANE, PART_DEF };
+	model(&m, parts, pol, 1);
+	parts[1].sl = 1;	/* A (def) on SL 1: VL 1 is its */
+	share(s, 2, 1);		/* B shares only with A: A has a VL, none */
+	share(s, 3, 4);		/* C shares with D on VL 0: VL 2, not 1 */
+	ck_assert_int_eq(pvl_assign(&m, s, 8, vl, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(vl[1], 1);
+	ck_assert_uint_eq(vl[2], 0);
+	ck_assert_uint_eq(vl[3], 2);
+	/* SL 5 past 4 data VLs is VL 0: then B needs one, VL 1 */
+	parts[1].sl = 5;
+	ck_assert_int_eq(pvl_assign(&m, s, 4, vl, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(vl[1], 0);
+	ck_assert_uint_eq(vl[2], 1);
+	ck_assert_uint_eq(vl[3], 2);
+}
+END_TEST
+
 static const char *const A_MEM[] = { "H0", "H2", NULL };
 static const char *const B_MEM[] = { "H1", "H3", NULL };
 
@@ -213,6 +237,7 @@ static Suite *pvl_suite(void)
 	tcase_add_test(tc, only_sharing_vlane_parts);
 	tcase_add_test(tc, second_vlane_against_assigned);
 	tcase_add_test(tc, exhausted_strict_fails);
+	tcase_add_test(tc, policy_sl_vls_skipped);
 	tcase_add_test(tc, part_sl_and_sl2vl);
 	tcase_add_test(tc, apart_needs_no_vl);
 	tcase_add_test(tc, policy_sl_kept);
