@@ -82,4 +82,15 @@ void pverify_free(struct pverify_report *r);
 int pverify_print(const struct pverify_report *r, const struct part_model *m,
 		  FILE *fp);
 
+/*
+ * --verify's partition section: with tenant partitions in m (NULL:
+ * none), pverify() and pverify_print() to fp, ahead of the route
+ * report r, whose last line then counts the partitions' errors (strict
+ * isolation not met) and warnings.  0, or -1 on ENOMEM.
+ */
+struct verify_report;
+int pverify_section(const struct fabric *f, const struct lft_tables *t,
+		    const struct part_model *m, struct verify_report *vr,
+		    FILE *fp);
+
 #endif

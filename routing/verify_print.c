@@ -205,3 +205,20 @@ int pverify_print(const struct pverify_report *r, const struct part_model *m,
 	}
 	return ferror(fp) ? -1 : 0;
 }
+
+int pverify_section(const struct fabric *f, const struct lft_tables *t,
+		    const struct part_model *m, struct verify_report *vr,
+		    FILE *fp)
+{
+	struct pverify_report r;
+	if (!m || m->n_parts < 2)
+		return 0;
+	if (pverify(f, t, m, &r) < 0)
+		return -1;
+	pverify_print(&r, m, fp);
+	vr->errors += r.errors;
+	if (!r.strict)
+		vr->warnings += r.violations;
+	pverify_free(&r);
+	return 0;
+}

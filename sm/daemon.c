@@ -24,6 +24,7 @@
 #include "recv.h"
 #include "paths.h"
 #include "qos.h"
+#include "../routing/pverify.h"
 #include "../routing/pvl.h"
 #include "route.h"
 #include "sa.h"
@@ -298,6 +299,11 @@ static int run_verify(struct sm *sm)
 	r.elapsed_ms = sm_now_ms() - t0;
 	printf("checking the SM's LFTs (engine %s)\n",
 	       sm->sub.engine ? sm->sub.engine : "?");
+	if (pverify_section(&sm->sub.model->f, &sm->sub.lft, &sm->parts, &r,
+			    stdout) < 0) {
+		log_err("verify: out of memory");
+		return 1;
+	}
 	verify_print(&r, stdout);
 	fflush(stdout);
 	return r.errors ? 1 : 0;

@@ -344,27 +344,6 @@ static int w_dot(FILE *fp, const void *a, const void *b)
 /* ---- --verify ---- */
 
 /* Checks t against f and prints the report; 1 when it finds an error. */
-/*
- * With tenant partitions, the isolation section (routing/pverify.h)
- * printed ahead of the route report, its errors (strict isolation not
- * met) and warnings counted in r's last line.
- */
-static int verify_parts(const struct fabric *f, const struct lft_tables *t,
-			const struct part_model *parts, struct verify_report *r)
-{
-	struct pverify_report pr;
-	if (!parts || parts->n_parts < 2)
-		return 0;
-	if (pverify(f, t, parts, &pr) < 0)
-		return -1;
-	pverify_print(&pr, parts, stdout);
-	r->errors += pr.errors;
-	if (!pr.strict)
-		r->warnings += pr.violations;
-	pverify_free(&pr);
-	return 0;
-}
-
 static int run_verify(const struct fabric *f, const struct lft_tables *t,
 		      const struct part_model *parts, const char *engine,
 		      const char *what, int max_op_vls)
@@ -381,7 +360,7 @@ static int run_verify(const struct fabric *f, const struct lft_tables *t,
 	}
 	r.elapsed_ms = sm_now_ms() - t0;
 	printf("checking %s (engine %s)\n", what, engine ? engine : "?");
-	if (verify_parts(f, t, parts, &r) < 0) {
+	if (pverify_section(f, t, parts, &r, stdout) < 0) {
 		fprintf(stderr, "ibsmd: verify: out of memory\n");
 		return 1;
 	}
