@@ -15,120 +15,118 @@
 
 #define NP 5	/* default + A B C D */
 
-/* A model of NP partitions with the given policies (no ports). */
-static void model(struct part_model *m, struct part *parts,
-		  const int *policy, int strict)
+/* A model of NP partitions (no ports), its share matrix, the results. */
+struct pv {
+	struct part_model m;
+	struct part parts[NP];
+	uint8_t s[NP * NP], vl[NP];
+	char msg[256];
+};
+
+static void model(struct pv *x, const int *policy, int strict)
 {
 	static const char *const names[NP] = { "default", "A", "B", "C", "D" };
-	memset(m, 0, sizeof(*m));
-	memset(parts, 0, NP * sizeof(*parts));
+	memset(x, 0, sizeof(*x));
 	for (int p = 0; p < NP; p++) {
-		snprintf(parts[p].name, sizeof(parts[p].name), "%s", names[p]);
-		parts[p].policy = (uint8_t)policy[p];
-		parts[p].sl = -1;
+		snprintf(x->parts[p].name, sizeof(x->parts[p].name), "%s", names[p]);
+		x->parts[p].policy = (uint8_t)policy[p];
+		x->parts[p].sl = -1;
 	}
-	m->n_parts = NP;
-	m->parts = parts;
-	m->strict = strict;
+	x->m.n_parts = NP;
+	x->m.parts = x->parts;
+	x->m.strict = strict;
 }
 
-static void share(uint8_t *s, int p, int q)
+static void share(struct pv *x, int p, int q)
 {
-	s[p * NP + q] = s[q * NP + p] = 1;
+	x->s[p * NP + q] = x->s[q * NP + p] = 1;
+}
+
+static int assign(struct pv *x, unsigned data_vls)
+{
+	return pvl_assign(&x->m, x->s, data_vls, x->vl, x->msg, sizeof(x->msg));
 }
 
 START_TEST(only_sharing_vlane_parts)
 {
-	struct part_model m;
-	struct part parts[NP];
-	uint8_t s[NP * NP] = { 0 }, vl[NP];
-	char msg[256];
+	struct pv x;
 	const int pol[NP] = { PART_DEF, PART_VLANE, PART_DEF, PART_VLANE, PART_PHY };
-	model(&m, parts, pol, 1);
-	share(s, 1, 2);		/* A (vlane) with B (def, VL 0) */
+	model(&x, pol, 1);
+	share(&x, 1, 2);		/* A (vlane) with B (def, VL 0) */
 	/* C (vlane) shares nothing; D (phy) shares with B: no VL (not vlane) */
-	share(s, 4, 2);
-	ck_assert_int_eq(pvl_assign(&m, s, 8, vl, msg, sizeof(msg)), 0);
-	ck_assert_uint_eq(vl[1], 1);
-	ck_assert_uint_eq(vl[2], 0);
-	ck_assert_uint_eq(vl[3], 0);
-	ck_assert_uint_eq(vl[4], 0);
-	ck_assert_str_eq(msg, "");
+	share(&x, 4, 2);
+	ck_assert_int_eq(assign(&x, 8), 0);
+	ck_assert_uint_eq(x.vl[1], 1);
+	ck_assert_uint_eq(x.vl[2], 0);
+	ck_assert_uint_eq(x.vl[3], 0);
+	ck_assert_uint_eq(x.vl[4], 0);
+	ck_assert_str_eq(x.msg, "");
 }
 END_TEST
 
 START_TEST(second_vlane_against_assigned)
 {
-	struct part_model m;
-	struct part parts[NP];
-	uint8_t s[NP * NP] = { 0 }, vl[NP];
-	char msg[256];
+	struct pv x;
 	const int pol[NP] = { PART_DEF, PART_VLANE, PART_VLANE, PART_VLANE, PART_DEF };
-	model(&m, parts, pol, 1);
-	share(s, 1, 2);		/* A and B: A takes VL 1, B is then apart */
-	share(s, 3, 4);		/* C shares with D (def): VL 2 */
-	ck_assert_int_eq(pvl_assign(&m, s, 8, vl, msg, sizeof(msg)), 0);
-	ck_assert_uint_eq(vl[1], 1);
-	ck_assert_uint_eq(vl[2], 0);
-	ck_assert_uint_eq(vl[3], 2);
+	model(&x, pol, 1);
+	share(&x, 1, 2);		/* A and B: A takes VL 1, B is then apart */
+	share(&x, 3, 4);		/* C shares with D (def): VL 2 */
+	ck_assert_int_eq(assign(&x, 8), 0);
+	ck_assert_uint_eq(x.vl[1], 1);
+	ck_assert_uint_eq(x.vl[2], 0);
+	ck_assert_uint_eq(x.vl[3], 2);
 }
 END_TEST
 
 START_TEST(exhausted_strict_fails)
 {
-	struct part_model m;
-	struct part parts[NP];
-	uint8_t s[NP * NP] = { 0 }, vl[NP];
-	char msg[256];
+	struct pv x;
 	const int pol[NP] = { PART_DEF, PART_VLANE, PART_VLANE, PART_VLANE, PART_DEF };
-	model(&m, parts, pol, 1);
-	share(s, 1, 4);
-	share(s, 2, 4);
-	share(s, 3, 4);
+	model(&x, pol, 1);
+	share(&x, 1, 4);
+	share(&x, 2, 4);
+	share(&x, 3, 4);
 	/* 4 data VLs: A, B, C on VLs 1, 2, 3 */
-	ck_assert_int_eq(pvl_assign(&m, s, 4, vl, msg, sizeof(msg)), 0);
-	ck_assert_uint_eq(vl[1], 1);
-	ck_assert_uint_eq(vl[2], 2);
-	ck_assert_uint_eq(vl[3], 3);
+	ck_assert_int_eq(assign(&x, 4), 0);
+	ck_assert_uint_eq(x.vl[1], 1);
+	ck_assert_uint_eq(x.vl[2], 2);
+	ck_assert_uint_eq(x.vl[3], 3);
 	/* 3: C finds none left */
-	ck_assert_int_eq(pvl_assign(&m, s, 3, vl, msg, sizeof(msg)),
+	ck_assert_int_eq(assign(&x, 3),
 			 PVL_STRICT_FAIL);
-	ck_assert_ptr_nonnull(strstr(msg, "partition C (vlane-isolation)"));
+	ck_assert_ptr_nonnull(strstr(x.msg, "partition C (vlane-isolation)"));
 	/* best-effort: C wraps to VL 1, with a warning naming it */
-	m.strict = 0;
-	ck_assert_int_eq(pvl_assign(&m, s, 3, vl, msg, sizeof(msg)), 1);
-	ck_assert_uint_eq(vl[1], 1);
-	ck_assert_uint_eq(vl[2], 2);
-	ck_assert_uint_eq(vl[3], 1);
-	ck_assert_ptr_nonnull(strstr(msg, "partition C"));
-	ck_assert_ptr_nonnull(strstr(msg, "wrapped to VL 1"));
+	x.m.strict = 0;
+	ck_assert_int_eq(assign(&x, 3), 1);
+	ck_assert_uint_eq(x.vl[1], 1);
+	ck_assert_uint_eq(x.vl[2], 2);
+	ck_assert_uint_eq(x.vl[3], 1);
+	ck_assert_ptr_nonnull(strstr(x.msg, "partition C"));
+	ck_assert_ptr_nonnull(strstr(x.msg, "wrapped to VL 1"));
 	/* one data VL: nothing to give, nothing to wrap to */
-	ck_assert_int_eq(pvl_assign(&m, s, 1, vl, msg, sizeof(msg)), 1);
-	ck_assert_uint_eq(vl[1] | vl[2] | vl[3], 0);
+	ck_assert_int_eq(assign(&x, 1), 1);
+	ck_assert_uint_eq(x.vl[1] | x.vl[2] | x.vl[3], 0);
 }
 END_TEST
 
 START_TEST(policy_sl_vls_skipped)
 {
-	struct part_model m;
-	struct part parts[NP];
-	uint8_t s[NP * NP] = { 0 }, vl[NP];
-	char msg[256];
+	struct pv x;
 	const int pol[NP] = { PART_DEF, PART_DEF, PART_VLANE, PART_VLANE, PART_DEF };
-	model(&m, parts, pol, 1);
-	parts[1].sl = 1;	/* A (def) on SL 1: VL 1 is its */
-	share(s, 2, 1);		/* B shares only with A: A has a VL, none */
-	share(s, 3, 4);		/* C shares with D on VL 0: VL 2, not 1 */
-	ck_assert_int_eq(pvl_assign(&m, s, 8, vl, msg, sizeof(msg)), 0);
-	ck_assert_uint_eq(vl[1], 1);
-	ck_assert_uint_eq(vl[2], 0);
-	ck_assert_uint_eq(vl[3], 2);
+	model(&x, pol, 1);
+	x.parts[1].sl = 1;	/* A (def) on SL 1: VL 1 is its */
+	share(&x, 2, 1);		/* B shares only with A: A has a VL, none */
+	share(&x, 3, 4);		/* C shares with D on VL 0: VL 2, not 1 */
+	ck_assert_int_eq(assign(&x, 8), 0);
+	ck_assert_uint_eq(x.vl[1], 1);
+	ck_assert_uint_eq(x.vl[2], 0);
+	ck_assert_uint_eq(x.vl[3], 2);
 	/* SL 5 past 4 data VLs is VL 0: then B needs one, VL 1 */
-	parts[1].sl = 5;
-	ck_assert_int_eq(pvl_assign(&m, s, 4, vl, msg, sizeof(msg)), 0);
-	ck_assert_uint_eq(vl[1], 0);
-	ck_assert_uint_eq(vl[2], 1);
-	ck_assert_uint_eq(vl[3], 2);
+	x.parts[1].sl = 5;
+	ck_assert_int_eq(assign(&x, 4), 0);
+	ck_assert_uint_eq(x.vl[1], 0);
+	ck_assert_uint_eq(x.vl[2], 1);
+	ck_assert_uint_eq(x.vl[3], 2);
 }
 END_TEST
 
