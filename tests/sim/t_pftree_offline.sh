@@ -8,6 +8,8 @@
 # setting) shares none under pftree.  On a 2-spine tree two phy
 # partitions spanning every leaf beside a third tenant cannot be isolated:
 # strict exits non-zero naming the first, best-effort exits 0 and warns.
+# Two vlane-isolation partitions there get VLs 1 and 2 (and those SLs)
+# and share no link on them; with one data VL strict refuses.
 . "$(dirname "$0")/common.sh"
 
 # members N EXPR: the hosts H-h, h < N, for which the awk EXPR holds
@@ -83,4 +85,31 @@ grep -q '^verify: partition blue (phy-isolation): .*VIOLATED (best-effort: warni
 	fail "best-effort: the verifier does not report blue violated: $(grep 'partition blue' "$SIM_TMP/out")"
 grep -q '^verify: OK: 0 errors, 2 warnings' "$SIM_TMP/out" ||
 	fail "best-effort: the verify line: $(grep '^verify: [OF]' "$SIM_TMP/out")"
-pass "pftree shares fewer links than ftree; an even phy victim shares none; strict refuses an impossible phy partition, best-effort warns"
+note "best-effort: exits 0, warns, the verifier reports blue and red violated"
+
+# vlane-isolation (routing/pvl.c): under ftree blue and red share every
+# link with rest; each gets a VL of its own (1, 2 in policy order) and
+# that SL, and shares no link on it.  With one data VL strict refuses.
+for vls in 4 1; do
+	cat >"$SIM_TMP/vl$vls.yaml" <<-YAML
+	ports: {max_op_vls: $((vls == 1 ? 1 : 3))}
+	routing: {isolation_mode: strict}
+	partitions:
+	  - {name: blue, pkey: 1, policy: vlane-isolation, members: [$(members 16 "h % 4 == 0")]}
+	  - {name: red, pkey: 2, policy: vlane-isolation, members: [$(members 16 "h % 4 == 1")]}
+	  - {name: rest, pkey: 3, members: [$(members 16 "h % 4 >= 2")]}
+	YAML
+done
+verify "$net" "$SIM_TMP/vl4.yaml" ftree || fail "vlane, 4 data VLs: $(tail -n 3 "$SIM_TMP/out")"
+for want in 'qos: partition blue: SL 1' 'qos: partition red: SL 2' 'qos: partition rest: SL 0' \
+	    'verify: partition blue (vlane-isolation): VL 1, shares 0 links on its VL (8 in all)' \
+	    'verify: partition red (vlane-isolation): VL 2, shares 0 links on its VL (8 in all)'; do
+	grep -qF "$want" "$SIM_TMP/out" || fail "vlane: no line '$want': $(grep -E 'partition|qos' "$SIM_TMP/out")"
+done
+note "vlane: blue on VL 1, red on VL 2 (their SLs), sharing 8 links each but none on their VL"
+if verify "$net" "$SIM_TMP/vl1.yaml" ftree; then
+	fail "vlane, strict, one data VL: ibsmd exited 0"
+fi
+grep -q 'partition blue (vlane-isolation) shares links and no data VL is left of 1' "$SIM_TMP/out" ||
+	fail "vlane, strict, one data VL: no message naming blue: $(tail -n 3 "$SIM_TMP/out")"
+pass "pftree shares fewer links than ftree; an even phy victim shares none; strict refuses an impossible phy partition, best-effort warns; vlane partitions get VLs and SLs of their own"
