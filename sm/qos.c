@@ -57,10 +57,16 @@ static int apply_parts(const struct config *cfg, const struct fabric *f,
 	}
 	if (rc == 1)
 		log_warn("partitions: %s", msg);
-	r->part_vls = 0;
-	for (uint32_t p = 0; rc >= 0 && t->part_sl && p < t->n_part_sl; p++)
-		if (t->part_sl[p] > r->part_vls)
-			r->part_vls = t->part_sl[p];
+	size_t l = 0;
+	msg[0] = '\0';
+	for (uint32_t p = 1; rc >= 0 && t->part_sl && p < t->n_part_sl; p++) {
+		if (t->part_sl[p] && l < sizeof(msg))
+			l += (size_t)snprintf(msg + l, sizeof(msg) - l, "%s%s SL %u",
+					      l ? ", " : "", parts->parts[p].name,
+					      t->part_sl[p]);
+	}
+	if (msg[0])
+		log_info("partitions: %s over %u data VLs", msg, vls);
 	return rc < 0 ? -1 : 0;
 }
 

@@ -27,7 +27,6 @@ struct qos_report {
 	uint64_t paths_covered;	/* paths whose every tuple got VOQ */
 	unsigned sls_used;
 	/* partitions (routing/pvl.h) */
-	unsigned part_vls;	/* the highest partition SL given */
 	char fail[256];		/* strict isolation failed: why ("" else) */
 };
 
