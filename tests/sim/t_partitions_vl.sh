@@ -11,7 +11,9 @@
 # on every (in, out) pair into a leaf's and a spine's linked ports and at a
 # host; `smpquery
 # vlarb` weights VLs 0-2; `ibsmctl verify` on the tables read back: blue
-# and red share links, none on their VL.
+# and red share links, none on their VL.  Then a reload to 2 data VLs:
+# strict refuses (routing error naming red), the SM's tables (and so the
+# PathRecords' SLs) stay as they were.
 . "$(dirname "$0")/common.sh"
 command -v saquery >/dev/null || fail "saquery is not installed (make deps)"
 
@@ -97,4 +99,26 @@ for want in 'verify: partition blue (vlane-isolation): VL 1, shares 0 links on i
 done
 grep -Eq 'VL 1, shares 0 links on its VL \(([1-9][0-9]*) in all\)' <<<"$out" ||
 	fail "ibsmctl verify: blue shares no link at all, the test proves nothing: $(grep blue <<<"$out")"
-pass "vlane partitions on VLs 1 and 2: their SLs in PathRecords, SL2VL and VLArb on the devices, no link shared on their VL ($(grep -o 'blue.*' <<<"$out"))"
+note "ibsmctl verify: $(grep -o 'partition blue.*' <<<"$out")"
+
+# A reload leaving 2 data VLs (ports.max_op_vls 2): red finds no VL left,
+# strict refuses the routing: the routing error names it, and the SM
+# keeps its tables: PathRecords still carry the partitions' SLs (a
+# refusal that dropped them would answer SL 0).
+printf 'ports: {max_op_vls: 2}\n' | cat - "$SIM_TMP/p.yaml" >"$SIM_TMP/p2.yaml"
+mv "$SIM_TMP/p2.yaml" "$SIM_TMP/p.yaml"
+"$IBSMCTL" -s "$sock" reload >/dev/null || fail "ibsmctl reload"
+wait_until 10 grep -q 'no data VL is left of 2' "$SIM_TMP/ibsmd.log" ||
+	fail "reload with 2 data VLs: no refusal: $(tail -n 3 "$SIM_TMP/ibsmd.log")"
+status=$("$IBSMCTL" -s "$sock" status) || fail "ibsmctl status: $status"
+grep -A2 '^errors:' <<<"$status" | grep -q 'kind: routing' &&
+	grep -q 'message: partition red (vlane-isolation) shares links and no data VL is left of 2' <<<"$status" ||
+	fail "ibsmctl status: no routing error naming red: $status"
+for q in "H-0 H-12 1" "H-1 H-9 2"; do
+	read -r s d want <<<"$q"
+	got=$(sl_of "$s" "$d")
+	[ -n "$got" ] && [ $((got)) -eq "$want" ] ||
+		fail "strict refusal: saquery -p $s -> $d: SL '$got', want $want (the tables kept)"
+done
+note "reload to 2 data VLs: routing error 'partition red ... no data VL is left of 2'; PathRecords keep SLs 1 and 2"
+pass "vlane partitions on VLs 1 and 2: their SLs in PathRecords, SL2VL and VLArb on the devices, no link shared on their VL; a strict refusal keeps the tables"
