@@ -62,14 +62,15 @@ done
 # Two phy tenants on every leaf and a third: 3 partitions, 2 spines.
 net="$SIM_TMP/x16.net"
 gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 4 -o "$net"
+# tenants POLICY: blue (h % 4 == 0) and red (1) with POLICY, rest the others
+tenants() {
+	echo "partitions:"
+	echo "  - {name: blue, pkey: 1, policy: $1, members: [$(members 16 "h % 4 == 0")]}"
+	echo "  - {name: red, pkey: 2, policy: $1, members: [$(members 16 "h % 4 == 1")]}"
+	echo "  - {name: rest, pkey: 3, members: [$(members 16 "h % 4 >= 2")]}"
+}
 for mode in strict best-effort; do
-	cat >"$SIM_TMP/u-$mode.yaml" <<-YAML
-	routing: {isolation_mode: $mode}
-	partitions:
-	  - {name: blue, pkey: 1, policy: phy-isolation, members: [$(members 16 "h % 4 == 0")]}
-	  - {name: red, pkey: 2, policy: phy-isolation, members: [$(members 16 "h % 4 == 1")]}
-	  - {name: rest, pkey: 3, members: [$(members 16 "h % 4 >= 2")]}
-	YAML
+	{ echo "routing: {isolation_mode: $mode}"; tenants phy-isolation; } >"$SIM_TMP/u-$mode.yaml"
 done
 if verify "$net" "$SIM_TMP/u-strict.yaml" pftree; then
 	fail "strict, unsatisfiable phy-isolation: ibsmd exited 0: $(tail -n 3 "$SIM_TMP/out")"
@@ -91,14 +92,11 @@ note "best-effort: exits 0, warns, the verifier reports blue and red violated"
 # link with rest; each gets a VL of its own (1, 2 in policy order) and
 # that SL, and shares no link on it.  With one data VL strict refuses.
 for vls in 4 1; do
-	cat >"$SIM_TMP/vl$vls.yaml" <<-YAML
-	ports: {max_op_vls: $((vls == 1 ? 1 : 3))}
-	routing: {isolation_mode: strict}
-	partitions:
-	  - {name: blue, pkey: 1, policy: vlane-isolation, members: [$(members 16 "h % 4 == 0")]}
-	  - {name: red, pkey: 2, policy: vlane-isolation, members: [$(members 16 "h % 4 == 1")]}
-	  - {name: rest, pkey: 3, members: [$(members 16 "h % 4 >= 2")]}
-	YAML
+	{
+		echo "ports: {max_op_vls: $((vls == 1 ? 1 : 3))}"
+		echo "routing: {isolation_mode: strict}"
+		tenants vlane-isolation
+	} >"$SIM_TMP/vl$vls.yaml"
 done
 verify "$net" "$SIM_TMP/vl4.yaml" ftree || fail "vlane, 4 data VLs: $(tail -n 3 "$SIM_TMP/out")"
 for want in 'qos: partition blue: SL 1' 'qos: partition red: SL 2' 'qos: partition rest: SL 0' \
