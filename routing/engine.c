@@ -179,6 +179,17 @@ int lft_sl2vl_slots(const struct fabric *f, struct lft_tables *t)
 	return t->sl2vl_idx ? 0 : -1;
 }
 
+int lft_sl2vl_identity(const struct fabric *f, struct lft_tables *t,
+		       unsigned max_vls)
+{
+	if (lft_sl2vl_slots(f, t) < 0 || !(t->sl2vl = malloc(QOS_SLS)))
+		return -1;
+	t->sl2vl_n = 1;
+	for (unsigned s = 0; s < QOS_SLS; s++)
+		t->sl2vl[s] = s < max_vls ? (uint8_t)s : 0;
+	return 0;
+}
+
 void lft_tables_free(struct lft_tables *t)
 {
 	free(t->sw_node);

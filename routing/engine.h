@@ -171,5 +171,12 @@ void lft_tables_free_qos(struct lft_tables *t);
  * mode's.  0, or -1 (ENOMEM; the caller frees the QoS fields).
  */
 int lft_sl2vl_slots(const struct fabric *f, struct lft_tables *t);
+/*
+ * SL i -> VL i below max_vls, VL 0 above, on every slot of every CA and
+ * switch: one distinct table (vFtree, the partition VLs).  0, or -1
+ * (ENOMEM; the caller frees the QoS fields).
+ */
+int lft_sl2vl_identity(const struct fabric *f, struct lft_tables *t,
+		       unsigned max_vls);
 
 #endif

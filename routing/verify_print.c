@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "hol.h"
+#include "pverify.h"
 #include "verify.h"
 
 static const char *fail_text(uint8_t kind)
@@ -152,4 +153,72 @@ int hol_print(const struct hol_report *r, const char *pattern, FILE *fp)
 		fprintf(fp, "; %llu undelivered", (unsigned long long)r->undelivered);
 	fprintf(fp, "\n");
 	return ferror(fp) ? -1 : 0;
+}
+
+/* ---- partitions (pverify.h) ---- */
+
+static void print_part(const struct pverify_report *r,
+		       const struct part_model *m, uint32_t p, FILE *fp)
+{
+	const struct part *pt = &m->parts[p];
+	const struct pverify_part *pp = &r->part[p];
+	fprintf(fp, "verify: partition %s (%s): ", pt->name,
+		part_policy_names[pt->policy]);
+	if (pt->policy == PART_VLANE) {
+		fprintf(fp, "VL ");
+		for (unsigned vl = 0, sep = 0; vl < 16; vl++)
+			if (pp->vls & (1u << vl))
+				fprintf(fp, "%s%u", sep++ ? "," : "", vl);
+		if (!pp->vls)
+			fprintf(fp, "%u", pp->sl);	/* uses no link */
+		fprintf(fp, ", shares %u links on its VL (%u in all)",
+			pp->vl_shared, pp->shared);
+	} else {
+		fprintf(fp, "shares %u links", pp->shared);
+	}
+	fprintf(fp, " of the %u it uses", pp->links);
+	if (pp->violated)
+		fprintf(fp, ": VIOLATED (%s)",
+			r->strict ? "strict: error" : "best-effort: warning");
+	fprintf(fp, "\n");
+}
+
+int pverify_print(const struct pverify_report *r, const struct part_model *m,
+		  FILE *fp)
+{
+	fprintf(fp, "verify: partitions: %u tenants, shared links %u (of %u), max routes/link %llu, min %llu\n",
+		r->tenants, r->shared_links, r->links,
+		(unsigned long long)r->max_routes,
+		(unsigned long long)r->min_routes);
+	for (uint32_t p = 1; p < r->n_parts && p < m->n_parts; p++)
+		print_part(r, m, p, fp);
+	if (r->undelivered)
+		fprintf(fp, "verify: partitions: %llu of %llu partition pairs undelivered\n",
+			(unsigned long long)r->undelivered,
+			(unsigned long long)r->pairs);
+	if (r->errors) {
+		fprintf(fp, "verify: partitions: FAILED: strict isolation not met by");
+		for (uint32_t p = 1, n = 0; p < r->n_parts && p < m->n_parts; p++)
+			if (r->part[p].violated)
+				fprintf(fp, "%s %s", n++ ? "," : "", m->parts[p].name);
+		fprintf(fp, "\n");
+	}
+	return ferror(fp) ? -1 : 0;
+}
+
+int pverify_section(const struct fabric *f, const struct lft_tables *t,
+		    const struct part_model *m, struct verify_report *vr,
+		    FILE *fp)
+{
+	struct pverify_report r;
+	if (!m || m->n_parts < 2)
+		return 0;
+	if (pverify(f, t, m, &r) < 0)
+		return -1;
+	pverify_print(&r, m, fp);
+	vr->errors += r.errors;
+	if (!r.strict)
+		vr->warnings += r.violations;
+	pverify_free(&r);
+	return 0;
 }

@@ -72,21 +72,6 @@ static int by_guid(const void *a, const void *b)
 	       *(const uint32_t *)a > *(const uint32_t *)b;
 }
 
-/*
- * SL i -> VL i below max_vls, VL 0 above, on every slot of every CA and
- * switch: one distinct table, index 0.
- */
-static int fill_sl2vl(const struct fabric *f, struct lft_tables *t,
-		      unsigned max_vls)
-{
-	if (lft_sl2vl_slots(f, t) < 0 || !(t->sl2vl = malloc(QOS_SLS)))
-		return -1;
-	t->sl2vl_n = 1;
-	for (unsigned s = 0; s < QOS_SLS; s++)
-		t->sl2vl[s] = s < max_vls ? (uint8_t)s : 0;
-	return 0;
-}
-
 int vftree_apply(const struct fabric *f, struct lft_tables *t,
 		 unsigned max_vls)
 {
@@ -156,7 +141,7 @@ int vftree_apply(const struct fabric *f, struct lft_tables *t,
 				 vl[(size_t)c * n + dc];
 		}
 	}
-	if (fill_sl2vl(f, t, max_vls) < 0)
+	if (lft_sl2vl_identity(f, t, max_vls) < 0)
 		goto fail;
 	free(leaf);
 	free(idx);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../mad/smp.h"
+#include "../routing/pverify.h"
 #include "../routing/verify.h"
 #include "control.h"
 #include "daemon.h"
@@ -205,7 +206,29 @@ static uint64_t count_differences(const struct lft_tables *held,
 }
 
 /* The report: the verifier's figures, its text and the first failures. */
-static json_t *verify_json(struct ctl_verify *v, const struct verify_report *r)
+/*
+ * The partition section over the tables read back, with the partition
+ * SLs and SL-to-VL tables the SM wrote (the same model: nothing moved
+ * while the tables were read); its errors and warnings go into r.
+ */
+static int verify_parts(struct ctl_verify *v, struct verify_report *r,
+			FILE *fp)
+{
+	const struct sm *sm = v->sm;
+	const struct lft_tables *s = &sm->sub.lft;
+	struct lft_tables t = v->t;
+	t.part_sl = s->part_sl;
+	t.n_part_sl = s->n_part_sl;
+	t.sl2vl = s->sl2vl;
+	t.sl2vl_n = s->sl2vl_n;
+	t.sl2vl_idx = s->sl2vl_idx;
+	t.sl2vl_first = s->sl2vl_first;
+	t.sl2vl_width = s->sl2vl_width;
+	t.sl2vl_nodes = s->sl2vl_nodes;
+	return pverify_section(&sm->sub.model->f, &t, &sm->parts, r, fp);
+}
+
+static json_t *verify_json(struct ctl_verify *v, struct verify_report *r)
 {
 	const struct sm *sm = v->sm;
 	char *text = NULL;
@@ -214,6 +237,8 @@ static json_t *verify_json(struct ctl_verify *v, const struct verify_report *r)
 	if (fp) {
 		fprintf(fp, "checking the LFTs read from %u switches (%u blocks, %u reads failed)\n",
 			v->t.n_sw, v->blocks, v->failed);
+		if (verify_parts(v, r, fp) < 0)
+			fprintf(fp, "verify: partitions: out of memory\n");
 		verify_print(r, fp);
 		if (v->failed)
 			fprintf(fp, "verify: FAILED: %u reads did not come (their entries count as dropped)\n",

@@ -24,6 +24,8 @@
 #include "recv.h"
 #include "paths.h"
 #include "qos.h"
+#include "../routing/pverify.h"
+#include "../routing/pvl.h"
 #include "route.h"
 #include "sa.h"
 #include "sdnotify.h"
@@ -298,6 +300,11 @@ static int run_verify(struct sm *sm)
 	r.elapsed_ms = sm_now_ms() - t0;
 	printf("checking the SM's LFTs (engine %s)\n",
 	       sm->sub.engine ? sm->sub.engine : "?");
+	if (pverify_section(&sm->sub.model->f, &sm->sub.lft, &sm->parts, &r,
+			    stdout) < 0) {
+		log_err("verify: out of memory");
+		return 1;
+	}
 	verify_print(&r, stdout);
 	fflush(stdout);
 	return r.errors ? 1 : 0;
@@ -580,11 +587,13 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 void sm_qos_apply(struct sm *sm)
 {
 	struct qos_report r;
-	if (sm->cfg.qos_mode == QOS_NONE)
+	if (sm->cfg.qos_mode == QOS_NONE && !pvl_needed(&sm->parts))
 		return;
 	if (qos_apply(&sm->cfg, &sm->sub.model->f, &sm->parts, &sm->sub.lft,
 		      &r) == 0)
 		qos_log(&r);
+	else if (r.fail[0])
+		sm_set_error(sm, SM_ERR_ROUTING, "%s", r.fail);
 }
 
 static void on_routed(void *arg, struct route_result *r)
@@ -598,6 +607,12 @@ static void on_routed(void *arg, struct route_result *r)
 				 "%s%s", i ? ", " : "", sm->cfg.engines[i]);
 		sm_set_error(sm, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)",
 			     sm->routing_override ? sm->routing_override : tried);
+		program_set_tables(sm->prog, NULL);
+		return;
+	}
+	if (r->qos_ran && r->qos_rc < 0 && r->qos.fail[0]) {
+		/* strict isolation not met: the devices keep their tables */
+		sm_set_error(sm, SM_ERR_ROUTING, "%s", r->qos.fail);
 		program_set_tables(sm->prog, NULL);
 		return;
 	}

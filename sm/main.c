@@ -15,6 +15,8 @@
 #include "../mad/emu.h"
 #include "../reconfig/migrate.h"
 #include "../routing/hol.h"
+#include "../routing/pverify.h"
+#include "../routing/pvl.h"
 #include "../routing/verify.h"
 #include "dot.h"
 #include "qos.h"
@@ -343,7 +345,8 @@ static int w_dot(FILE *fp, const void *a, const void *b)
 
 /* Checks t against f and prints the report; 1 when it finds an error. */
 static int run_verify(const struct fabric *f, const struct lft_tables *t,
-		      const char *engine, const char *what, int max_op_vls)
+		      const struct part_model *parts, const char *engine,
+		      const char *what, int max_op_vls)
 {
 	struct verify_opts vo = {
 		.deadlock_free_required = verify_engine_deadlock_free(engine),
@@ -357,6 +360,10 @@ static int run_verify(const struct fabric *f, const struct lft_tables *t,
 	}
 	r.elapsed_ms = sm_now_ms() - t0;
 	printf("checking %s (engine %s)\n", what, engine ? engine : "?");
+	if (pverify_section(f, t, parts, &r, stdout) < 0) {
+		fprintf(stderr, "ibsmd: verify: out of memory\n");
+		return 1;
+	}
 	verify_print(&r, stdout);
 	fflush(stdout);
 	return r.errors ? 1 : 0;
@@ -406,7 +413,7 @@ static int verify_emulated(const char *topo, const struct emu *emu,
 			lft_row(&t, r)[lid] = e < 0 ? LFT_DROP : (uint8_t)e;
 		}
 	}
-	rc = run_verify(&f, &t, engine, "the emulated switches' LFTs", 0);
+	rc = run_verify(&f, &t, NULL, engine, "the emulated switches' LFTs", 0);
 out:
 	lft_tables_free(&t);
 	fabric_free(&f);
@@ -594,10 +601,16 @@ static int offline_qos(const struct config *cfg, const struct fabric *f,
 {
 	char line[256];
 	struct qos_report qr;
-	if (qos_apply(cfg, f, parts, t, &qr) < 0)
+	if (qos_apply(cfg, f, parts, t, &qr) < 0) {
+		if (qr.fail[0])
+			fprintf(stderr, "ibsmd: partitions: %s\n", qr.fail);
 		return -1;
+	}
 	qos_describe(&qr, line, sizeof(line));
 	printf("%s\n", line);
+	for (uint32_t p = 1; t->part_sl && p < t->n_part_sl; p++)
+		printf("qos: partition %s: SL %u\n", parts->parts[p].name,
+		       t->part_sl[p]);
 	if (cfg->qos_mode == QOS_VOQSW) {
 		struct voqsw_report vr;
 		unsigned sls;
@@ -643,7 +656,8 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	}
 	if (sm_route(cfg, NULL, &f, &parts, &t, &s.routing, &s.route_ms) < 0)
 		goto out;
-	if (cfg->qos_mode != QOS_NONE && offline_qos(cfg, &f, &parts, &t) < 0)
+	if ((cfg->qos_mode != QOS_NONE || pvl_needed(&parts)) &&
+	    offline_qos(cfg, &f, &parts, &t) < 0)
 		goto out;
 	fabric_counts(&f, &s.switches, &s.cas, &s.ports);
 	s.max_lid = f.max_lid;
@@ -658,7 +672,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	if (o->dot && write_file(o->dot, w_dot, &f, &t) < 0)
 		goto out;
 	sm_print_summary(&s, "offline");
-	rc = o->verify ? run_verify(&f, &t, s.routing, "the computed LFTs",
+	rc = o->verify ? run_verify(&f, &t, &parts, s.routing, "the computed LFTs",
 				    cfg->max_op_vls) : 0;
 	if (o->pattern) {
 		int hrc = run_hol(&f, &t, o->pattern);

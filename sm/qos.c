@@ -9,6 +9,7 @@
 #include "log.h"
 #include "nodemap.h"
 #include "plan_sweep.h"
+#include "../routing/pvl.h"
 #include "../routing/vftree.h"
 #include "../routing/voqsw.h"
 
@@ -35,14 +36,49 @@ static int apply_voqsw(const struct config *cfg, const struct fabric *f,
 	return 0;
 }
 
+/*
+ * The partitions' VLs and SLs (routing/pvl.h) over the r->vls data VLs
+ * the mode had (ports.max_op_vls's when no link's VLCap is known); a
+ * strict failure in r->fail (logged), -1.
+ */
+static int apply_parts(const struct config *cfg, const struct fabric *f,
+		       const struct part_model *parts, struct lft_tables *t,
+		       struct qos_report *r)
+{
+	char msg[sizeof(r->fail)];
+	unsigned vls = r->vls;
+	if (!r->link_vls && !cfg->qos_max_vls)	/* no VLCap read (offline) */
+		vls = cfg->max_op_vls >= 5 ? 15 : 1u << (cfg->max_op_vls - 1);
+	int rc = pvl_apply(f, t, parts, vls, msg, sizeof(msg));
+	if (rc == PVL_STRICT_FAIL) {
+		snprintf(r->fail, sizeof(r->fail), "%s", msg);
+		log_err("partitions: %s: routing refused, the old tables kept", msg);
+		return -1;
+	}
+	if (rc == 1)
+		log_warn("partitions: %s", msg);
+	size_t l = 0;
+	msg[0] = '\0';
+	for (uint32_t p = 1; rc >= 0 && t->part_sl && p < t->n_part_sl; p++) {
+		if (t->part_sl[p] && l < sizeof(msg))
+			l += (size_t)snprintf(msg + l, sizeof(msg) - l, "%s%s SL %u",
+					      l ? ", " : "", parts->parts[p].name,
+					      t->part_sl[p]);
+	}
+	if (msg[0])
+		log_info("partitions: %s over %u data VLs", msg, vls);
+	return rc < 0 ? -1 : 0;
+}
+
 int qos_apply(const struct config *cfg, const struct fabric *f,
 	      const struct part_model *parts, struct lft_tables *t,
 	      struct qos_report *r)
 {
 	uint32_t narrow;
+	int need_parts = pvl_needed(parts);
 	memset(r, 0, sizeof(*r));
 	r->mode = cfg->qos_mode;
-	if (cfg->qos_mode == QOS_NONE) {
+	if (cfg->qos_mode == QOS_NONE && !need_parts) {
 		lft_tables_free_qos(t);
 		return 0;
 	}
@@ -71,9 +107,14 @@ int qos_apply(const struct config *cfg, const struct fabric *f,
 		break;
 	default:
 		lft_tables_free_qos(t);
+		rc = 0;
 		break;
 	}
-	if (rc < 0)
+	if (rc == 0 && need_parts)
+		rc = apply_parts(cfg, f, parts, t, r);
+	if (rc < 0 && r->fail[0])
+		lft_tables_free_qos(t);
+	else if (rc < 0)
 		log_err("qos: the SLs could not be assigned (out of memory): SL 0 everywhere, no SL2VL writes");
 	return rc;
 }

@@ -26,13 +26,19 @@ struct qos_report {
 	uint64_t weight, weight_considered;
 	uint64_t paths_covered;	/* paths whose every tuple got VOQ */
 	unsigned sls_used;
+	/* partitions (routing/pvl.h) */
+	char fail[256];		/* strict isolation failed: why ("" else) */
 };
 
 /*
  * Fills t's QoS fields for cfg->qos_mode (none: clears them), with
  * qos.max_vls clamped to the data VLs of the narrowest link (logged as a
- * warning naming it).  Returns 0, or -1 (out of memory: t's QoS fields
- * are cleared and the caller runs with SL 0 everywhere).
+ * warning naming it); then, when the partitions have a vlane-isolation
+ * partition or an sl (even under qos.mode none), their VLs and SLs
+ * (routing/pvl.h: t->part_sl, and SL-to-VL tables unless the mode made
+ * them).  Returns 0, or -1: out of memory (t's QoS fields are cleared
+ * and the caller runs with SL 0 everywhere), or with r->fail set, strict
+ * isolation cannot be met (logged; the caller keeps its old tables).
  */
 int qos_apply(const struct config *cfg, const struct fabric *f,
 	      const struct part_model *parts, struct lft_tables *t,

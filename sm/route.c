@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../routing/pvl.h"
 #include "../routing/verify.h"
 #include "cpu.h"
 #include "log.h"
@@ -153,7 +154,8 @@ static void *route_thread(void *arg)
 		else
 			snprintf(r->note, sizeof(r->note), "full reroute: %s", why);
 	}
-	if (r->rc == 0 && j->cfg.qos_mode != QOS_NONE) {
+	if (r->rc == 0 && (j->cfg.qos_mode != QOS_NONE ||
+			   (j->has_parts && pvl_needed(&j->parts)))) {
 		uint64_t t0 = now_us();
 		r->qos_rc = qos_apply(&j->cfg, &j->snap,
 				      j->has_parts ? &j->parts : NULL, &r->t,
