@@ -59,8 +59,8 @@ struct lft_tables {
 	 * Partitions (sm/partition.h): the SL of partition i's paths,
 	 * n_part_sl entries, set after routing by the partition VL
 	 * assignment (routing/pvl.h: a vlane-isolation partition's own SL)
-	 * and the policy's sl; NULL: lft_sl() for every partition.  Freed
-	 * with the QoS fields.
+	 * and the policy's sl; 0: none of its own; NULL: lft_sl() for every
+	 * partition.  Freed with the QoS fields.
 	 */
 	uint8_t *part_sl;
 	uint32_t n_part_sl;

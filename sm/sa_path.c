@@ -217,14 +217,16 @@ static uint16_t path_part(const struct sa_query *q, uint32_t src, uint32_t dst,
 
 /*
  * The SL of the paths of partition idx: the partition's own as the
- * routing left it (lft_tables.part_sl: a vlane-isolation partition's,
- * 0xff there for none), else the policy's sl (OpenSM's partitions.conf
- * sl=), else the routing's (lft_sl()).
+ * routing left it (lft_tables.part_sl: a vlane-isolation partition's
+ * VL, or the policy's sl; 0 there for none of its own), else the
+ * policy's sl (OpenSM's partitions.conf sl=), else the routing's
+ * (lft_sl(): a QoS mode's SL, such as vFtree's).
  */
 static uint8_t path_sl(const struct lft_tables *t, const struct part_model *m,
 		       uint16_t idx, uint8_t sl)
 {
-	if (t->part_sl && idx < t->n_part_sl && t->part_sl[idx] < 16)
+	if (t->part_sl && idx < t->n_part_sl && t->part_sl[idx] &&
+	    t->part_sl[idx] < 16)
 		return t->part_sl[idx];
 	if (m && idx < m->n_parts && m->parts[idx].sl >= 0)
 		return (uint8_t)m->parts[idx].sl;
