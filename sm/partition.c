@@ -55,6 +55,22 @@ struct ent {
 	uint16_t e;
 };
 
+/* Appends (port, e), growing the array.  0, or -1 (no memory). */
+static int ent_push(struct ent **ents, size_t *n, size_t *cap, uint32_t port,
+		    uint16_t e)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		struct ent *ne = realloc(*ents, nc * sizeof(*ne));
+		if (!ne)
+			return -1;
+		*ents = ne;
+		*cap = nc;
+	}
+	(*ents)[(*n)++] = (struct ent){ port, e };
+	return 0;
+}
+
 static uint32_t weight_of(const struct config *c, const struct fabric *f,
 			  const struct part_weights *lw, uint32_t pi)
 {
@@ -125,14 +141,9 @@ int part_resolve(const struct config *c, const struct fabric *f,
 		const struct fab_port *p = &f->ports[pi];
 		int full = !c->n_parts || f->nodes[p->node].type == FAB_SWITCH ||
 			   (p->flags & FPORT_ISSM);
-		if (n_ents == cap) {
-			cap = cap ? cap * 2 : 1024;
-			struct ent *ne = realloc(ents, cap * sizeof(*ents));
-			if (!ne)
-				goto nomem;
-			ents = ne;
-		}
-		ents[n_ents++] = (struct ent){ pi, (uint16_t)(full ? PART_FULL : 0) };
+		if (ent_push(&ents, &n_ents, &cap, pi,
+			     (uint16_t)(full ? PART_FULL : 0)) < 0)
+			goto nomem;
 		m->weight[pi] = weight_of(c, f, lw, pi);
 		if (m->weight[pi] != 1)
 			m->weighted = 1;
@@ -173,15 +184,10 @@ int part_resolve(const struct config *c, const struct fabric *f,
 		}
 		for (uint32_t t = 0; t < nt; t++) {
 			uint32_t pi = touched[t];
-			if (n_ents == cap) {
-				cap = cap ? cap * 2 : 1024;
-				struct ent *ne = realloc(ents, cap * sizeof(*ents));
-				if (!ne)
-					goto nomem;
-				ents = ne;
-			}
-			ents[n_ents++] = (struct ent){
-				pi, (uint16_t)((i + 1) | (flag[pi] == 2 ? PART_FULL : 0)) };
+			if (ent_push(&ents, &n_ents, &cap, pi,
+				     (uint16_t)((i + 1) |
+						(flag[pi] == 2 ? PART_FULL : 0))) < 0)
+				goto nomem;
 			flag[pi] = 0;
 			m->parts[i + 1].ports++;
 			/* the routing partition: highest policy, then first */
