@@ -10,7 +10,7 @@
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
-#                         "qos"
+#                         "qos", "part"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #
 # ceil_mps is what ibsim and umad2sim carry on this machine at that moment
@@ -44,6 +44,37 @@ QOS_OSM=("qos TRUE" "qos_max_vls 4" "qos_high_limit 0"
 	"qos_vlarb_high 0:0,1:0,2:0,3:0" "qos_vlarb_low 0:64,1:64,2:64,3:64"
 	"qos_sl2vl 0,1,2,3,0,0,0,0,0,0,0,0,0,0,0,0")
 
+# The partitions row (BENCH_ONLY=part): 8 tenant partitions over the hosts
+# of the fabric, host N in tenant N % 10 when that is below 8 (the others in
+# none), full members; hosts limited in the default partition.  ibsmd gets
+# them as node-description patterns (PART_YAML), OpenSM as partitions.conf
+# with the same port GUIDs (written by part_osm from the net file).
+PART_YAML="$SIM_TMP/part.yaml"
+{
+	echo 'partitions:'
+	for k in 0 1 2 3 4 5 6 7; do
+		printf '  - {name: t%d, pkey: 0x%04x, members: ["H-*%d"]}\n' "$k" $((k + 1)) "$k"
+	done
+} >"$PART_YAML"
+PART_OSM="$SIM_TMP/partitions.conf"
+# part_osm NET: PART_OSM for the hosts of NET (an ibsim CA port's GUID is
+# its node GUID + the port number)
+part_osm() {
+	python3 - "$1" >"$PART_OSM" <<'PY'
+import re, sys
+m = {k: [] for k in range(8)}
+guid = None
+for line in open(sys.argv[1]):
+    if line.startswith('caguid='):
+        guid = int(line.split('=')[1], 16)
+    h = re.match(r'Hca\s+\d+\s+"H-(\d+)"', line)
+    if h and int(h.group(1)) % 10 < 8:
+        m[int(h.group(1)) % 10].append('0x%016x=full' % (guid + 1))
+print('Default=0x7fff : ALL=limited, SELF=full, ALL_SWITCHES=full;')
+for k in range(8):
+    print('t%d=0x%04x : %s;' % (k, k + 1, ', '.join(m[k])))
+PY
+}
 FABRICS=("ft2-324:ftree2 --radix 36" "ft3-3456:ftree3 --radix 24" "k18-5832:kary --k 18 --n 3")
 [ -n "${BENCH_BIG:-}" ] && FABRICS+=("ft3-11664:ftree3 --radix 36")
 
@@ -79,17 +110,19 @@ timed() {
 }
 
 # one_run NAME NET PROG ROUND: a fresh ibsim, one bring-up; appends
-# "NAME PROG wall_ms mads rss_kb route_ms sl2vl_sets vlarb_sets" to $RESULTS.
-# ibsmd-qos, osm-qos and osm64-qos: the QoS row's programs (QOS_YAML, QOS_OSM above)
+# "NAME PROG wall_ms mads rss_kb route_ms sl2vl_sets vlarb_sets pkey_sets" to $RESULTS.
+# ibsmd-qos, osm-qos and osm64-qos: the QoS row's programs (QOS_YAML, QOS_OSM above);
+# ibsmd-part and osm-part the partitions row's (PART_YAML, PART_OSM)
 one_run() {
 	local name=$1 net=$2 prog=$3 round=$4 dir="$SIM_TMP/$1-$3-$4" rc pre
 	mkdir -p "$dir"
 	sim_start "$net"
 	export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0
 	case $prog in
-	ibsmd|ibsmd-qos)
+	ibsmd|ibsmd-qos|ibsmd-part)
 		local conf=()
 		[ "$prog" = ibsmd-qos ] && conf=(-c "$QOS_YAML")
+		[ "$prog" = ibsmd-part ] && conf=(-c "$PART_YAML")
 		pre=$(SIM_EXTRA_PRELOAD="$SIM_MADDROP" sim_preload "$IBSMD")
 		timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" \
 			"$IBSMD" --once -R "$ENGINE" "${conf[@]}" -S "$dir/state" >"$dir/out" 2>"$dir/err"
@@ -99,9 +132,11 @@ one_run() {
 		timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" \
 			"$MADFLOOD" 100000 64 1 >"$dir/out" 2>"$dir/err"
 		;;
-	osm|osm64|osm64pin|osm-qos|osm64-qos)
+	osm|osm64|osm64pin|osm-qos|osm64-qos|osm-part)
+		local part=()
 		case $prog in
 		osm)	: >"$dir/opensm.conf" ;;
+		osm-part) : >"$dir/opensm.conf"; part=(-P "$PART_OSM") ;;
 		osm-qos) printf '%s\n' "${QOS_OSM[@]}" >"$dir/opensm.conf" ;;
 		osm64-qos) printf '%s\n' "${QOS_OSM[@]}" 'max_wire_smps 64' >"$dir/opensm.conf" ;;
 		*)	printf 'max_wire_smps 64\n' >"$dir/opensm.conf" ;;
@@ -111,7 +146,7 @@ one_run() {
 		pre=$(SIM_EXTRA_PRELOAD="$SIM_MADDROP" sim_preload opensm)
 		OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" \
 			timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" $pin \
-			opensm -o -R ftree -F "$dir/opensm.conf" -f "$dir/opensm.log" \
+			opensm -o -R ftree -F "$dir/opensm.conf" "${part[@]}" -f "$dir/opensm.log" \
 			>"$dir/out" 2>"$dir/err"
 		;;
 	esac
@@ -121,9 +156,9 @@ one_run() {
 	[ "$rc" -eq 0 ] || fail "$name $prog round $round exited $rc: $(tail -n 3 "$dir/err")"
 	local route=- rss
 	rss=$(tail -n 1 "$dir/rss")
-	[ "${prog%-qos}" = ibsmd ] && route=$(grep -o 'route_ms=[0-9]*' "$dir/out" | tail -n 1 | cut -d= -f2)
+	[ "${prog%-*}" = ibsmd ] && route=$(grep -o 'route_ms=[0-9]*' "$dir/out" | tail -n 1 | cut -d= -f2)
 	[ "$prog" = flood ] && route=$(grep -o '[0-9]* MADs/s' "$dir/out" | cut -d' ' -f1)
-	echo "$name $prog $T_MS $(count "$dir" total) $rss $route $(all_sets "$dir" 0017) $(all_sets "$dir" 0018)" >>"$RESULTS"
+	echo "$name $prog $T_MS $(count "$dir" total) $rss $route $(all_sets "$dir" 0017) $(all_sets "$dir" 0018) $(all_sets "$dir" 0016)" >>"$RESULTS"
 	note "$name $prog round $round: $T_MS ms, $(count "$dir" total) MADs"
 }
 
@@ -377,6 +412,55 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = qos ]; then
 		"Sets of any attribute: $((qb_set - qa_set))"
 	[ "$qh_w" -eq 0 ] || fail "qos: an unchanged heavy sweep wrote $qh_w SL2VL/VLArb tables"
 	[ "$((qb_set - qa_set))" -eq 0 ] || fail "qos: an unchanged heavy sweep sent $((qb_set - qa_set)) Sets"
+fi
+
+# ---- partitions: P_Key tables at bring-up, beside OpenSM ----
+# ibsmd --once -R $ENGINE -c PART_YAML and OpenSM -o -R ftree -P PART_OSM on
+# fresh ibsims of the same fabric, alternating; P_Key Sets (0x0016) counted.
+# Then the daemon: a heavy sweep with nothing changed writes no P_Key table.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = part ]; then
+	name=part-ft3-3456
+	net="$SIM_TMP/$name.net"
+	gen ftree3 --radix 24 -o "$net"
+	part_osm "$net"
+	for r in $(seq "$ROUNDS"); do
+		for prog in ibsmd-part osm-part; do
+			one_run "$name" "$net" "$prog" "$r"
+		done
+	done
+	dir="$SIM_TMP/part-heavy"; mkdir -p "$dir"
+	sim_start "$net"
+	export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=100
+	SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$IBSMD" -R "$ENGINE" -c "$PART_YAML" \
+		-S "$dir/state" -s "$dir/sock" >"$dir/out" 2>"$dir/err"
+	unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+	psm=$SIM_LAST_PID
+	part_ups() { [ "$(grep -c '^subnet up' "$dir/out")" -ge "$1" ]; }
+	wait_until 120 part_ups 1 || fail "part: the ibsmd daemon did not come up"
+	stable "$dir"
+	pa_pk=$(all_sets "$dir" 0016); pa_set=$(count "$dir" set)
+	"$IBSMCTL" -s "$dir/sock" sweep --heavy >/dev/null || fail "part: ibsmctl sweep --heavy"
+	wait_until 60 part_ups 2 || fail "part: no heavy sweep"
+	stable "$dir"
+	pb_pk=$(all_sets "$dir" 0016); pb_set=$(count "$dir" set)
+	ph_ms=$(grep '^subnet up' "$dir/out" | sed -n 2p | grep -o 'sweep_ms=[0-9]*' | cut -d= -f2)
+	kill "$psm" 2>/dev/null; wait "$psm" 2>/dev/null
+	sim_stop
+
+	echo
+	echo "Partitions: $name bring-up under ibsim, median of $ROUNDS rounds ($(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg));"
+	echo "  8 tenant partitions (host N in t(N%10) below 8), hosts limited in the default;"
+	echo "  ibsmd --once -R $ENGINE -c part.yaml; OpenSM -o -R ftree -P partitions.conf (the same GUIDs)"
+	iw=$(col "$name" ibsmd-part 3); ow=$(col "$name" osm-part 3)
+	im=$(col "$name" ibsmd-part 4); om=$(col "$name" osm-part 4)
+	printf '%-5s %9s %9s %7s %10s %10s %7s %11s %9s\n' part ibsmd_ms osm_ms vs_osm ibsmd_mads osm_mads mads_x \
+		ibsmd_pkey osm_pkey
+	printf '%-5s %9s %9s %7s %10s %10s %7s %11s %9s\n' 8 "$iw" "$ow" "$(ratio "$iw" "$ow")" "$im" "$om" \
+		"$(ratio "$im" "$om")" "$(col "$name" ibsmd-part 9)" "$(col "$name" osm-part 9)"
+	echo "  ibsmd daemon, the same policy: bring-up $pa_pk P_Key Sets; unchanged heavy sweep ${ph_ms} ms," \
+		"P_Key Sets $((pb_pk - pa_pk)), Sets of any attribute $((pb_set - pa_set))"
+	[ "$((pb_pk - pa_pk))" -eq 0 ] || fail "part: an unchanged heavy sweep wrote $((pb_pk - pa_pk)) P_Key tables"
+	[ "$((pb_set - pa_set))" -eq 0 ] || fail "part: an unchanged heavy sweep sent $((pb_set - pa_set)) Sets"
 fi
 
 # ---- routing alone: ibsmd --offline on the big trees (no fabric, no MADs) ----
