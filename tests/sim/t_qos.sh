@@ -93,14 +93,21 @@ row() { sed -n 's/^ports: in *[0-9]*, out *[0-9]*: *|//p' "$1" | head -n 1 | tr 
 sl2vl_dump() {
 	local lid n out
 	mkdir -p "$DIR/sl2vl"
-	while read -r lid n; do
-		for out in $(seq 0 "$n"); do
-			on_host H-1 smpquery sl2vl "$lid" "$out" 2>&1
-		done >"$DIR/sl2vl/sl2vl.$lid"
-	done < <(sed -n 's/^Switch\s\+\([0-9]\+\)\s.*\blid \([0-9]\+\) .*/\2 \1/p' "${TOPO:-$DIR/0.topo}")
-	for lid in $(awk '{ print $2 }' "$DIR/pairs" | sort -un); do
-		on_host H-1 smpquery sl2vl "$lid" >"$DIR/sl2vl/sl2vl.$lid" 2>&1
-	done
+	# a few switches at a time (the subshell waits for its own children)
+	sed -n 's/^Switch\s\+\([0-9]\+\)\s.*\blid \([0-9]\+\) .*/\2 \1/p' "${TOPO:-$DIR/0.topo}" | (
+		k=0
+		while read -r lid n; do
+			for out in $(seq 0 "$n"); do
+				on_host H-1 smpquery sl2vl "$lid" "$out" 2>&1
+			done >"$DIR/sl2vl/sl2vl.$lid" &
+			k=$((k + 1)); [ $((k % 4)) -ne 0 ] || wait
+		done
+		for lid in $(awk '{ print $2 }' "$DIR/pairs" | sort -un); do
+			on_host H-1 smpquery sl2vl "$lid" >"$DIR/sl2vl/sl2vl.$lid" 2>&1 &
+			k=$((k + 1)); [ $((k % 4)) -ne 0 ] || wait
+		done
+		wait
+	)
 	qc sl2vl --topo "${TOPO:-$DIR/0.topo}" --dir "$DIR/sl2vl" "$@" >"$DIR/sl2vl.check" || {
 		head -n 20 "$DIR/sl2vl.check" >&2
 		fail "$MODE: SL2VL tables: $(tail -n 1 "$DIR/sl2vl.check")"
@@ -114,9 +121,19 @@ sl2vl_dump() {
 path_sls() {
 	local s sl d dl want got rec bad=0 n=0
 	: >"${2:-/dev/null}"
+	# the queries first, a few processes at a time (the subshell's wait
+	# waits for its own children only, not for the daemon)
+	rm -rf "$DIR/pr"; mkdir -p "$DIR/pr"
+	awk '{ print NR, $2, $4 }' "${1:-$DIR/pairs}" | (
+		while read -r n sl dl; do
+			on_host H-1 saquery -p --src-to-dst "$sl:$dl" >"$DIR/pr/$n" 2>&1 &
+			[ $((n % 4)) -ne 0 ] || wait
+		done
+		wait
+	)
+	n=0
 	while read -r s sl d dl want; do
-		rec=$(on_host H-1 saquery -p --src-to-dst "$sl:$dl" 2>&1 |
-			sed -n 's/^[[:space:]]*\([a-z_0-9]*\)\.\.\.*\(.*\)$/\1=\2/p' | tr '\n' ' ')
+		rec=$(sed -n 's/^[[:space:]]*\([a-z_0-9]*\)\.\.\.*\(.*\)$/\1=\2/p' "$DIR/pr/$((n + 1))" | tr '\n' ' ')
 		[ -n "${2:-}" ] && echo "$sl-$dl $rec" >>"$2"
 		got=$(tr ' ' '\n' <<<"$rec" | sed -n 's/^sl=//p')
 		n=$((n + 1))
