@@ -72,7 +72,8 @@ for line in open(sys.argv[1]):
         m[int(h.group(1)) % 10].append('0x%016x=full' % (guid + 1))
 print('Default=0x7fff : ALL=limited, SELF=full, ALL_SWITCHES=full;')
 for k in range(8):
-    print('t%d=0x%04x : %s;' % (k, k + 1, ', '.join(m[k])))
+    # one member per line: OpenSM reads partitions.conf in lines of 4 KB
+    print('t%d=0x%04x :\n  %s;' % (k, k + 1, ',\n  '.join(m[k])))
 PY
 }
 FABRICS=("ft2-324:ftree2 --radix 36" "ft3-3456:ftree3 --radix 24" "k18-5832:kary --k 18 --n 3")
