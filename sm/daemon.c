@@ -689,6 +689,7 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 	struct program_params pp;
 	/* the partitions of this model: P_Key tables now, the SA at publish */
 	part_model_free(&sm->parts);
+	mc_db_free(&sm->mc);
 	if (part_resolve(&sm->cfg, f, &sm->learned, 1, &sm->parts) < 0)
 		log_err("partitions: out of memory; P_Key tables not planned");
 	sm_program_params(sm, first, &pp);
@@ -1045,7 +1046,8 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	sm->kick = event_new(base, -1, 0, on_kick, sm);
 	sm->log_tick = event_new(base, -1, EV_PERSIST, on_log_tick, sm);
 	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || !sm->log_tick ||
-	    smstate_init(sm) < 0 || weights_init(sm) < 0) {
+	    smstate_init(sm) < 0 || weights_init(sm) < 0 ||
+	    mc_db_init(&sm->mc) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "fabric.h"
 #include "lids.h"
+#include "mcast.h"
 #include "partition.h"
 #include "partition_ctl.h"
 #include "adopt.h"
@@ -185,6 +186,8 @@ struct sm {
 	 */
 	struct part_model parts;
 	struct part_weights learned;
+	/* multicast groups (sm/mcast.h): the SA's MCMemberRecords */
+	struct mc_db mc;
 	struct wlearn *wlearn;		/* reading the counters (sm/weights.c) */
 	struct pkey_violations pkey_viol;	/* traps 257 (sm/partition_ctl.h) */
 	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
