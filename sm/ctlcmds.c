@@ -348,6 +348,50 @@ static json_t *cmd_subscribers(struct sm *sm, json_t *args, char *err,
 	return r;
 }
 
+static void guid_text64(uint64_t g, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%016" PRIx64, g);
+}
+
+/*
+ * groups: {"groups":[{"mgid","mlid","pkey":"0xffff","qkey":"0x00000b1b",
+ * "mtu","rate","sl" (IBA encodings),"well_known","members":[{"guid",
+ * "lid" (the LID the SM gives that port; 0: none),"join_state"}]}]}, in
+ * creation order, members in join order.
+ */
+static json_t *group_json(const struct sm *sm, const struct mc_group *g)
+{
+	char mgid[40], pkey[8], qkey[12];
+	json_t *members = json_array();
+	for (uint32_t k = 0; k < g->n_members; k++) {
+		const struct mc_member *m = &g->members[k];
+		char guid[24];
+		uint32_t lid = guid_map_get(&sm->sub.guid2lid, m->port_guid);
+		guid_text64(m->port_guid, guid, sizeof(guid));
+		json_array_append_new(members, json_pack("{s:s,s:i,s:i}",
+			"guid", guid, "lid", lid == FAB_NONE ? 0 : (int)lid,
+			"join_state", m->join_state));
+	}
+	mc_mgid_str(g->mgid, mgid, sizeof(mgid));
+	snprintf(pkey, sizeof(pkey), "0x%04x", g->pkey);
+	snprintf(qkey, sizeof(qkey), "0x%08x", g->qkey);
+	return json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:b,s:o}", "mgid", mgid,
+			 "mlid", g->mlid, "pkey", pkey, "qkey", qkey, "mtu", g->mtu,
+			 "rate", g->rate, "sl", g->sl, "well_known", g->well_known,
+			 "members", members);
+}
+
+static json_t *cmd_groups(struct sm *sm, json_t *args, char *err,
+			  size_t errlen)
+{
+	if (no_args("groups", args, err, errlen) < 0)
+		return NULL;
+	json_t *a = json_array();
+	for (uint32_t i = 0; i < sm->mc.n; i++)
+		json_array_append_new(a, group_json(sm, sm->mc.g[i]));
+	return json_pack("{s:o}", "groups", a);
+}
+
 static json_t *cmd_reroute(struct sm *sm, json_t *args, char *err,
 			   size_t errlen)
 {
@@ -369,11 +413,6 @@ static json_t *cmd_reload(struct sm *sm, json_t *args, char *err,
 }
 
 /* ---- vm: the VM registry and its commands (sm/vmops.c) ---- */
-
-static void guid_text64(uint64_t g, char *buf, size_t len)
-{
-	snprintf(buf, len, "0x%016" PRIx64, g);
-}
 
 /* One VM: {"name","lid","vguid","hypervisor","vf","weight","present",...}. */
 static json_t *vm_json(const struct sm *sm, const struct vm *v)
@@ -614,7 +653,7 @@ static const struct ctl_command {
 	{ "topology", ctl_topology },
 	{ "lids", ctl_lids },
 	{ "routes", ctl_routes },
-	{ "groups", NULL },
+	{ "groups", cmd_groups },
 	{ "metrics", cmd_metrics },
 	{ "verify", ctl_verify },
 	{ "sweep", cmd_sweep },

@@ -249,6 +249,57 @@ static void print_partitions(FILE *fp, const json_t *reply)
 		    json_integer_value(json_object_get(e, "count")));
 }
 
+/* A JoinState as words joined with +: "full", "non", "send-only-non", "send-only-full". */
+static void print_join_state(FILE *fp, json_int_t js)
+{
+	static const char *const names[4] = { "full", "non", "send-only-non",
+	    "send-only-full" };
+	int first = 1;
+
+	for (int b = 0; b < 4; b++)
+		if (js & (1 << b)) {
+			fprintf(fp, "%s%s", first ? "" : "+", names[b]);
+			first = 0;
+		}
+	if (first)
+		fputs("none", fp);
+}
+
+/*
+ * groups: one group a line (MTU in bytes, rate as its IBA code), then its
+ * members indented, one a line.
+ */
+static void print_groups(FILE *fp, const json_t *groups)
+{
+	size_t i, k;
+	json_t *g, *m;
+
+	fprintf(fp, "%-39s %-6s %-6s %-10s %4s %4s %2s %s\n", "MGID", "MLID",
+	    "PKEY", "QKEY", "MTU", "RATE", "SL", "MEMBERS");
+	json_array_foreach(groups, i, g) {
+		const json_t *members = json_object_get(g, "members");
+		json_int_t mtu = json_integer_value(json_object_get(g, "mtu"));
+		fprintf(fp, "%-39s 0x%04llx %-6s %-10s %4lld %4" JSON_INTEGER_FORMAT
+		    " %2" JSON_INTEGER_FORMAT " %zu%s\n", member_str(g, "mgid"),
+		    (unsigned long long)json_integer_value(json_object_get(g, "mlid")),
+		    member_str(g, "pkey"), member_str(g, "qkey"),
+		    mtu >= 1 && mtu <= 5 ? 128LL << mtu : 0LL,
+		    json_integer_value(json_object_get(g, "rate")),
+		    json_integer_value(json_object_get(g, "sl")),
+		    json_array_size(members),
+		    json_is_true(json_object_get(g, "well_known")) ?
+		    " (well-known)" : "");
+		json_array_foreach(members, k, m) {
+			fprintf(fp, "  %s LID 0x%04llx ", member_str(m, "guid"),
+			    (unsigned long long)json_integer_value(json_object_get(m,
+			    "lid")));
+			print_join_state(fp, json_integer_value(json_object_get(m,
+			    "join_state")));
+			fputc('\n', fp);
+		}
+	}
+}
+
 void control_print_text(FILE *fp, const json_t *reply)
 {
 	const json_t *text = json_object_get(reply, "text");
@@ -270,6 +321,11 @@ void control_print_text(FILE *fp, const json_t *reply)
 	}
 	if (json_is_array(lids)) {
 		print_lids(fp, lids);
+		return;
+	}
+	if (json_is_array(json_object_get(reply, "groups")) &&
+	    json_object_size(reply) <= 2) {
+		print_groups(fp, json_object_get(reply, "groups"));
 		return;
 	}
 	if (json_is_array(json_object_get(reply, "partitions")) &&

@@ -689,7 +689,6 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 	struct program_params pp;
 	/* the partitions of this model: P_Key tables now, the SA at publish */
 	part_model_free(&sm->parts);
-	mc_db_free(&sm->mc);
 	if (part_resolve(&sm->cfg, f, &sm->learned, 1, &sm->parts) < 0)
 		log_err("partitions: out of memory; P_Key tables not planned");
 	sm_program_params(sm, first, &pp);
@@ -1143,6 +1142,7 @@ void sm_shutdown(struct sm *sm)
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);
 	part_model_free(&sm->parts);
+	mc_db_free(&sm->mc);	/* the groups live as long as the daemon */
 	weights_free(sm);
 	pkey_violations_free(&sm->pkey_viol);
 	free(sm->learned.guid);

@@ -269,6 +269,29 @@ static void service_metrics(struct mtext *t, const struct sm *sm)
 	    sa ? (double)sa->records : 0);
 }
 
+/* Multicast (sm/mcast.h): the groups and members now, changes since start. */
+static void mcast_metrics(struct mtext *t, const struct sm *sm)
+{
+	const struct mc_db *db = &sm->mc;
+	double members = 0;
+
+	for (uint32_t i = 0; i < db->n; i++)
+		members += db->g[i]->n_members;
+	one(t, "ibsmd_mcast_groups", "gauge", "Multicast groups (MLIDs in use)", db->n);
+	one(t, "ibsmd_mcast_members", "gauge",
+	    "Multicast group memberships: ports summed over the groups", members);
+	one(t, "ibsmd_mcast_joins_total", "counter",
+	    "MCMemberRecord joins that changed a membership", (double)db->joins);
+	one(t, "ibsmd_mcast_leaves_total", "counter",
+	    "MCMemberRecord leaves that changed a membership", (double)db->leaves);
+	mtext_family(t, "ibsmd_mcast_group_changes_total", "counter",
+		     "Multicast groups created and deleted (notices 66, 67)");
+	mtext_sample(t, "ibsmd_mcast_group_changes_total", "change", "created",
+		     (double)db->created);
+	mtext_sample(t, "ibsmd_mcast_group_changes_total", "change", "deleted",
+		     (double)db->deleted);
+}
+
 char *metrics_render(const struct sm *sm, uint64_t start_time, size_t *len)
 {
 	struct mtext t = { 0 };
@@ -277,6 +300,7 @@ char *metrics_render(const struct sm *sm, uint64_t start_time, size_t *len)
 	subnet_metrics(&t, sm);
 	mad_metrics(&t, sm);
 	service_metrics(&t, sm);
+	mcast_metrics(&t, sm);
 	if (t.oom || !t.buf) {
 		free(t.buf);
 		return NULL;

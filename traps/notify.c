@@ -660,7 +660,8 @@ static int queue_report(struct notifier *n, struct sub *s, const uint8_t *ntc)
 }
 
 static int publish(struct notifier *n, int only_lid, uint32_t lid,
-		   const struct notice *nt, uint32_t source_lid)
+		   const struct notice *nt, uint32_t source_lid,
+		   notify_may_fn may_see, void *ctx)
 {
 	uint8_t ntc[NOTICE_SIZE];
 	int queued = 0;
@@ -669,6 +670,10 @@ static int publish(struct notifier *n, int only_lid, uint32_t lid,
 		struct sub *s = n->subs[i];
 		if ((only_lid && s->who.lid != lid) || !matches(s, nt, source_lid))
 			continue;
+		if (may_see && !may_see(ctx, s->who.lid)) {
+			n->st.not_allowed++;
+			continue;
+		}
 		if (n->pkey_fn && source_lid &&
 		    !n->pkey_fn(n->pkey_ctx, s->who.lid, source_lid)) {
 			/* o13-17.1.2: a subscription to a range it cannot see goes */
@@ -694,13 +699,19 @@ static int publish(struct notifier *n, int only_lid, uint32_t lid,
 int notifier_publish(struct notifier *n, const struct notice *nt,
 		     uint32_t source_lid)
 {
-	return publish(n, 0, 0, nt, source_lid);
+	return publish(n, 0, 0, nt, source_lid, NULL, NULL);
+}
+
+int notifier_publish_if(struct notifier *n, const struct notice *nt,
+			notify_may_fn may_see, void *ctx)
+{
+	return publish(n, 0, 0, nt, 0, may_see, ctx);
 }
 
 int notifier_publish_to(struct notifier *n, uint32_t lid,
 			const struct notice *nt, uint32_t source_lid)
 {
-	return publish(n, 1, lid, nt, source_lid);
+	return publish(n, 1, lid, nt, source_lid, NULL, NULL);
 }
 
 static size_t sub_index(const struct notifier *n, const struct sub *s)

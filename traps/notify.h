@@ -47,6 +47,8 @@ struct notify_stats {
 	uint64_t subscribed, unsubscribed, reports_sent, reports_resent;
 	uint64_t report_resps, dropped_subscriptions, not_matched;
 	uint64_t reports_lost;	/* not queued: the subscription had too many unanswered */
+	uint64_t not_allowed;	/* matched, but the subscriber may not see it
+				   (notifier_publish_if) */
 };
 
 struct notifier *notifier_new(struct event_base *base,
@@ -87,6 +89,18 @@ int notifier_publish(struct notifier *n, const struct notice *nt,
 /* The same, only to the subscriptions of the port at lid. */
 int notifier_publish_to(struct notifier *n, uint32_t lid,
 			const struct notice *nt, uint32_t source_lid);
+/*
+ * Whether the subscriber at lid may be told (the caller's own rule, e.g.
+ * its port holds a multicast group's P_Key); 1 yes.
+ */
+typedef int (*notify_may_fn)(void *ctx, uint32_t subscriber_lid);
+/*
+ * Delivers nt to every matching subscription whose subscriber may_see
+ * allows, with no P_Key check of a source (notices 66/67: the source is
+ * a group, not a port).  Returns the Reports queued.
+ */
+int notifier_publish_if(struct notifier *n, const struct notice *nt,
+			notify_may_fn may_see, void *ctx);
 
 /* A ReportResp the receive path got: completes its Report.  1 if matched. */
 int notifier_report_resp(struct notifier *n, const uint8_t *mad, size_t len,

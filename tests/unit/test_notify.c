@@ -228,6 +228,78 @@ START_TEST(t_pkey_mismatch_drops_range)
 }
 END_TEST
 
+/*
+ * Notices 66/67 (notifier_publish_if): the MGID is the source a GID
+ * subscription names, the issuer's LID (the SM's, 1) the one a LID range
+ * must hold; the caller's rule picks the subscribers, the pair P_Key
+ * check is not asked and drops nothing.
+ */
+static const uint8_t MGID[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0,
+				  0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+static uint32_t may_asked[8];
+static int n_may_asked;
+
+static int may_not_9(void *ctx, uint32_t lid)
+{
+	ck_assert_ptr_eq(ctx, MGID);
+	if (n_may_asked < 8)
+		may_asked[n_may_asked] = lid;
+	n_may_asked++;
+	return lid != 9;
+}
+
+START_TEST(t_publish_if_group_notice)
+{
+	struct env e;
+	struct notice nt, got;
+	static const struct { struct ii_spec ii; uint32_t lid; } subs[] = {
+		{ { NULL, 0xffff, 0, 1, ANY, ANYP, 0 }, 3 },	/* all */
+		{ { NULL, 0xffff, 0, 1, ANY, ANYP, 0 }, 9 },	/* all, not allowed */
+		{ { MGID, 0, 0, 1, ANY, ANYP, 0 }, 11 },	/* the group's MGID */
+		{ { HOST_GID, 0, 0, 1, ANY, ANYP, 0 }, 12 },	/* a port's GID */
+		{ { NULL, 1, 1, 1, ANY, ANYP, 0 }, 13 },	/* holds the SM's LID */
+		{ { NULL, 5, 10, 1, ANY, ANYP, 0 }, 15 },	/* does not */
+		{ { NULL, 0xffff, 0, 1, 0xffff, 67, ANYP, 0 }, 17 },	/* 67 only */
+	};
+	const int n = (int)(sizeof(subs) / sizeof(subs[0]));
+	env_open(&e, 0);
+	for (int i = 0; i < n; i++) {
+		struct notify_subscriber who = WHO;
+		who.gid[15] = (uint8_t)subs[i].lid;
+		who.lid = subs[i].lid;
+		ck_assert_int_eq(subscribe(&e, &subs[i].ii, &who, 1), 0);
+	}
+	pkey_answer = 0;	/* no pair shares a P_Key: not asked */
+	pkey_a = pkey_b = 0;
+	notifier_set_pkey_check(e.n, fake_pkey, NULL);
+	notice_init_sm(&nt, TRAP_MC_CREATED, 1, SM_GID);
+	notice_set_gid(&nt, MGID);
+	n_may_asked = 0;
+	ck_assert_int_eq(notifier_publish_if(e.n, &nt, may_not_9, (void *)MGID), 3);
+	ck_assert_int_eq(e.net->n_sent, 3);
+	static const uint32_t want[3] = { 3, 11, 13 };
+	for (int k = 0; k < 3; k++) {
+		ck_assert_uint_eq(e.net->sent_to[k].lid, want[k]);
+		notice_decode(sa_data(e.net->sent[k]), &got);
+		uint8_t gid[16];
+		notice_get_gid(&got, gid);
+		ck_assert_int_eq(got.trap, TRAP_MC_CREATED);
+		ck_assert_mem_eq(gid, MGID, 16);
+	}
+	/* asked only about the matching subscribers, 9 refused */
+	ck_assert_int_eq(n_may_asked, 4);
+	ck_assert_uint_eq(may_asked[1], 9);
+	ck_assert_uint_eq(notifier_get_stats(e.n)->not_allowed, 1);
+	ck_assert_uint_eq(pkey_a, 0);
+	ck_assert_uint_eq(notifier_count(e.n), (size_t)n);
+	/* 67: the 67-only subscription too */
+	nt.trap = TRAP_MC_DELETED;
+	ck_assert_int_eq(notifier_publish_if(e.n, &nt, may_not_9, (void *)MGID), 4);
+	ck_assert_uint_eq(e.net->sent_to[6].lid, 17);
+	env_close(&e);
+}
+END_TEST
+
 /* ---- subscribe, unsubscribe ---- */
 
 static void collect(void *arg, const uint8_t gid[16], uint16_t enum_id,
@@ -629,6 +701,7 @@ static Suite *notify_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, t_match, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, t_pkey_mismatch_drops_range);
+	tcase_add_test(tc, t_publish_if_group_notice);
 	tcase_add_test(tc, t_idempotent);
 	tcase_add_test(tc, t_unsubscribe);
 	tcase_add_test(tc, t_per_port_limit);

@@ -16,6 +16,7 @@
 #include "mad/sa.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
+#include "sm/mcast_sm.h"
 #include "sm/topo.h"
 #include "traps/notice.h"
 #include "traps/notify.h"
@@ -87,11 +88,14 @@ struct run {
 	struct event_base *base;
 	struct sm *sm;
 	char state[64];
+	void (*policy)(struct config *);	/* NULL: the defaults */
 };
 
 static void start_sm(struct run *r)
 {
 	r->sm = emu_sm_new(r->state, 20);
+	if (r->policy)
+		r->policy(&r->sm->cfg);
 	emu_sm_start(r->sm, r->base, r->e);
 }
 
@@ -102,14 +106,20 @@ static void stop_sm(struct run *r)
 	r->sm = NULL;
 }
 
-static void setup(struct run *r)
+static void setup_policy(struct run *r, void (*policy)(struct config *))
 {
 	memset(r, 0, sizeof(*r));
+	r->policy = policy;
 	emu_tree_open(&r->topo, &r->e, &r->base, 7);
 	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-notemu.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r->state));
 	log_set_level(getenv("NOTIFY_DEBUG") ? LOG_INFO : LOG_ERROR);
 	start_sm(r);
+}
+
+static void setup(struct run *r)
+{
+	setup_policy(r, NULL);
 }
 
 static void teardown(struct run *r)
@@ -394,6 +404,116 @@ START_TEST(t_silent_listener_dropped)
 }
 END_TEST
 
+/* Partition tenantA (P_Key 0x0001): H1 a full member, H7 in none. */
+static void tenant_h1(struct config *c)
+{
+	struct cfg_partition *p = &c->parts[0];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "tenantA");
+	p->pkey = 0x0001;
+	p->sl = -1;
+	p->first = 0;
+	p->n = 1;
+	memset(&c->members[0], 0, sizeof(c->members[0]));
+	snprintf(c->members[0].node, sizeof(c->members[0].node), "H1");
+	c->members[0].full = 1;
+	c->n_parts = 1;
+	c->n_members = 1;
+}
+
+static struct mc_group *group_of(struct run *r, uint16_t pkey)
+{
+	struct mc_group want;
+	const char *err;
+	memset(&want, 0, sizeof(want));
+	mc_ipoib_mgid(pkey, want.mgid);
+	want.pkey = pkey;
+	want.qkey = 0x0b1b;
+	want.mtu = 4;
+	want.rate = 3;
+	struct mc_group *g = mc_create(&r->sm->mc, &want, &err);
+	ck_assert_msg(g != NULL, "%s", err);
+	return g;
+}
+
+static void want_mgid_report(const struct host *h, int k, uint16_t trap,
+			     uint16_t pkey)
+{
+	uint8_t mgid[16];
+	mc_ipoib_mgid(pkey, mgid);
+	ck_assert_int_eq(h->traps[k], trap);
+	ck_assert_mem_eq(h->gids[k], mgid, 16);
+}
+
+/*
+ * Notices 66/67: a group created in the default partition reaches both
+ * subscribers, one in tenantA only H1 (H7 does not hold its P_Key); the
+ * deletions likewise.  Groups are made in the database directly, as the
+ * SA's MCMemberRecord code would, and announced with
+ * mcast_sm_group_event().
+ */
+START_TEST(t_group_created_deleted)
+{
+	struct run r;
+	struct host h1, h7;
+	setup_policy(&r, tenant_h1);
+	wait_sweeps(&r, 1);
+	host_attach(&r, &h1, 1);
+	host_attach(&r, &h7, 7);
+	host_subscribe(&r, &h1);
+	host_subscribe(&r, &h7);
+	const struct notify_stats *st = notifier_get_stats(r.sm->notify);
+
+	struct mc_group *all = group_of(&r, 0xffff);
+	ck_assert_int_eq(mc_join(&r.sm->mc, all, h1.guid, MC_JOIN_FULL, 0), 1);
+	mcast_sm_group_event(r.sm, all, 1);
+	h1.answer_reports = h7.answer_reports = 1;
+	run_until(&r, reports_in, &h1, "notice 66 at H1");
+	run_until(&r, reports_in, &h7, "notice 66 at H7");
+	want_mgid_report(&h1, 0, TRAP_MC_CREATED, 0xffff);
+	want_mgid_report(&h7, 0, TRAP_MC_CREATED, 0xffff);
+	ck_assert_uint_eq(st->not_allowed, 0);
+
+	struct mc_group *ta = group_of(&r, 0x8001);
+	ck_assert_int_eq(mc_join(&r.sm->mc, ta, h1.guid, MC_JOIN_FULL, 0), 1);
+	mcast_sm_group_event(r.sm, ta, 1);
+	ck_assert_uint_eq(st->reports_sent, 3);	/* not to H7 */
+	ck_assert_uint_eq(st->not_allowed, 1);
+	h1.answer_reports = 2;
+	run_until(&r, reports_in, &h1, "tenantA's 66 at H1");
+	want_mgid_report(&h1, 1, TRAP_MC_CREATED, 0x8001);
+
+	/* the last full member leaves: 67, then the group goes */
+	ck_assert_int_eq(mc_leave(&r.sm->mc, ta, h1.guid, MC_JOIN_FULL), 1);
+	ck_assert_int_eq(mc_has_full_member(ta), 0);
+	mcast_sm_group_event(r.sm, ta, 0);
+	mc_delete(&r.sm->mc, ta);
+	ck_assert_uint_eq(st->not_allowed, 2);
+	h1.answer_reports = 3;
+	run_until(&r, reports_in, &h1, "tenantA's 67 at H1");
+	want_mgid_report(&h1, 2, TRAP_MC_DELETED, 0x8001);
+
+	mcast_sm_group_event(r.sm, all, 0);
+	mc_delete(&r.sm->mc, all);
+	h1.answer_reports = 4;
+	h7.answer_reports = 2;
+	run_until(&r, reports_in, &h1, "notice 67 at H1");
+	run_until(&r, reports_in, &h7, "notice 67 at H7");
+	want_mgid_report(&h1, 3, TRAP_MC_DELETED, 0xffff);
+	want_mgid_report(&h7, 1, TRAP_MC_DELETED, 0xffff);
+	ck_assert_int_eq(h1.reports, 4);
+	ck_assert_int_eq(h7.reports, 2);
+	ck_assert_uint_eq(st->reports_sent, 6);
+	ck_assert_uint_eq(st->report_resps, 6);
+	ck_assert_uint_eq(r.sm->mc.created, 2);
+	ck_assert_uint_eq(r.sm->mc.deleted, 2);
+	ck_assert_uint_eq(emu_violations(r.e), 0);
+	h1.t.close(h1.t.ctx);
+	h7.t.close(h7.t.ctx);
+	teardown(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("notify_on_emulator");
@@ -402,6 +522,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_gid_out_and_in_of_service);
 	tcase_add_test(tc, t_early_out_of_service_and_back);
 	tcase_add_test(tc, t_silent_listener_dropped);
+	tcase_add_test(tc, t_group_created_deleted);
 	suite_add_tcase(s, tc);
 	return s;
 }
