@@ -38,9 +38,9 @@ static void usage(FILE *fp)
 	    "                         and P_Key violations (traps 257) by port\n"
 	    "  routes SWITCH          one switch's LFT (GUID, LID or node description)\n"
 	    "  verify                 read the LFTs back from the switches and check them\n"
-	    "  metrics                the Prometheus text exposition format\n"
-	    "documented, refused by the daemon until implemented:\n"
-	    "  groups\n", fp);
+	    "  groups                 multicast groups: MGID, MLID, P_Key, Q_Key, MTU, rate,\n"
+	    "                         SL; members (port GUID, LID, JoinState)\n"
+	    "  metrics                the Prometheus text exposition format\n", fp);
 }
 
 static const char *socket_path(const char *opt)

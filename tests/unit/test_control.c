@@ -1241,32 +1241,22 @@ START_TEST(text_rendering)
 END_TEST
 
 /*
- * The daemon's command table (sm/ctlcmds.c): each command INTERFACE.md
- * documents but nothing implements is refused as not implemented yet,
- * before it looks at the daemon; an unknown one stays unknown.
+ * The daemon's command table (sm/ctlcmds.c): every command INTERFACE.md
+ * documents is implemented (one that is not would be refused as not
+ * implemented yet); an unknown one stays unknown, the message naming
+ * those carried out.
  */
 START_TEST(daemon_commands)
 {
-	static const char *const todo[] = {
-		"groups",
-	};
 	struct sm *sm = calloc(1, sizeof(*sm));
 	json_t *args = json_pack("[s]", "list");
-	char err[256], want[256];
+	char err[256];
 
 	ck_assert_ptr_nonnull(sm);
-	for (size_t i = 0; i < sizeof(todo) / sizeof(todo[0]); i++) {
-		err[0] = '\0';
-		ck_assert_ptr_null(sm_control(sm, todo[i], args, err,
-		    sizeof(err)));
-		snprintf(want, sizeof(want),
-		    "command '%s' is not implemented yet", todo[i]);
-		ck_assert_str_eq(err, want);
-	}
 	ck_assert_ptr_null(sm_control(sm, "frobnicate", args, err,
 	    sizeof(err)));
 	ck_assert_str_eq(err,
-	    "unknown command 'frobnicate' (status, topology, lids, routes, metrics, verify, sweep, reroute, reload, subscribers, vm, partitions)");
+	    "unknown command 'frobnicate' (status, topology, lids, routes, groups, metrics, verify, sweep, reroute, reload, subscribers, vm, partitions)");
 	/* lids, routes, verify: refused before the first configuration */
 	json_t *none0 = json_array();
 	static const char *const routed[] = { "lids", "routes", "verify" };
@@ -1356,6 +1346,92 @@ START_TEST(daemon_commands)
 }
 END_TEST
 
+/*
+ * groups: the database as it is (none before any join), groups in
+ * creation order with their parameters, members in join order with the
+ * LID the SM gives their port (0: none) and their JoinState; the text
+ * form, one group a line and its members under it.
+ */
+START_TEST(groups_command)
+{
+	struct sm *sm = calloc(1, sizeof(*sm));
+	char err[256];
+	const char *why;
+	ck_assert_ptr_nonnull(sm);
+	ck_assert_int_eq(mc_db_init(&sm->mc), 0);
+	json_t *none = json_array(), *one = json_pack("[s]", "x");
+	ck_assert_ptr_null(sm_control(sm, "groups", one, err, sizeof(err)));
+	ck_assert_str_eq(err, "groups takes no arguments");
+	json_t *r = sm_control(sm, "groups", none, err, sizeof(err));
+	ck_assert_ptr_nonnull(r);
+	char *doc = json_dumps(r, JSON_COMPACT);
+	ck_assert_str_eq(doc, "{\"groups\":[]}");
+	free(doc);
+	json_decref(r);
+
+	struct mc_group g;
+	memset(&g, 0, sizeof(g));
+	mc_ipoib_mgid(0xffff, g.mgid);
+	g.pkey = 0xffff;
+	g.qkey = 0x0b1b;
+	g.mtu = 4;
+	g.rate = 3;
+	g.well_known = 1;
+	struct mc_group *b = mc_create(&sm->mc, &g, &why);
+	memset(g.mgid, 0, sizeof(g.mgid));
+	g.mgid[0] = 0xff;
+	g.mgid[1] = 0x15;
+	g.mgid[15] = 0x07;
+	g.pkey = 0x8001;
+	g.qkey = 0x11;
+	g.mtu = 5;
+	g.rate = 6;
+	g.sl = 2;
+	g.well_known = 0;
+	struct mc_group *o = mc_create(&sm->mc, &g, &why);
+	ck_assert(b && o);
+	ck_assert_int_eq(guid_map_init(&sm->sub.guid2lid, 16), 0);
+	ck_assert_int_eq(guid_map_put(&sm->sub.guid2lid, 0x20, 5), 0);
+	ck_assert_int_eq(mc_join(&sm->mc, b, 0x20, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&sm->mc, b, 0x30, MC_JOIN_SENDONLY, 0), 1);
+	ck_assert_int_eq(mc_join(&sm->mc, b, 0x20, MC_JOIN_NON, 0), 1);
+	ck_assert_int_eq(mc_join(&sm->mc, o, 0x30, MC_JOIN_SO_FULL, 0), 1);
+	r = sm_control(sm, "groups", none, err, sizeof(err));
+	ck_assert_ptr_nonnull(r);
+	doc = json_dumps(r, JSON_COMPACT);
+	ck_assert_str_eq(doc, "{\"groups\":["
+	    "{\"mgid\":\"ff12:401b:ffff:0000:0000:0000:ffff:ffff\",\"mlid\":49152,"
+	    "\"pkey\":\"0xffff\",\"qkey\":\"0x00000b1b\",\"mtu\":4,\"rate\":3,"
+	    "\"sl\":0,\"well_known\":true,\"members\":["
+	    "{\"guid\":\"0x0000000000000020\",\"lid\":5,\"join_state\":3},"
+	    "{\"guid\":\"0x0000000000000030\",\"lid\":0,\"join_state\":4}]},"
+	    "{\"mgid\":\"ff15:0000:0000:0000:0000:0000:0000:0007\",\"mlid\":49153,"
+	    "\"pkey\":\"0x8001\",\"qkey\":\"0x00000011\",\"mtu\":5,\"rate\":6,"
+	    "\"sl\":2,\"well_known\":false,\"members\":["
+	    "{\"guid\":\"0x0000000000000030\",\"lid\":0,\"join_state\":8}]}]}");
+	free(doc);
+	/* the text form of what the daemon answered (with its "ok") */
+	json_object_set_new(r, "ok", json_true());
+	doc = json_dumps(r, JSON_COMPACT);
+	char *s = render(doc);
+	ck_assert_str_eq(s,
+	    "MGID                                    MLID   PKEY   QKEY        MTU RATE SL MEMBERS\n"
+	    "ff12:401b:ffff:0000:0000:0000:ffff:ffff 0xc000 0xffff 0x00000b1b 2048    3  0 2 (well-known)\n"
+	    "  0x0000000000000020 LID 0x0005 full+non\n"
+	    "  0x0000000000000030 LID 0x0000 send-only-non\n"
+	    "ff15:0000:0000:0000:0000:0000:0000:0007 0xc001 0x8001 0x00000011 4096    6  2 1\n"
+	    "  0x0000000000000030 LID 0x0000 send-only-full\n");
+	free(s);
+	free(doc);
+	json_decref(r);
+	json_decref(none);
+	json_decref(one);
+	guid_map_free(&sm->sub.guid2lid);
+	mc_db_free(&sm->mc);
+	free(sm);
+}
+END_TEST
+
 static Suite *control_suite(void)
 {
 	Suite *s = suite_create("control");
@@ -1392,6 +1468,7 @@ static Suite *control_suite(void)
 	tcase_add_test(alone, client_errors);
 	tcase_add_test(alone, text_rendering);
 	tcase_add_test(alone, daemon_commands);
+	tcase_add_test(alone, groups_command);
 	suite_add_tcase(s, alone);
 	return s;
 }

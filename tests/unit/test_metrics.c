@@ -198,6 +198,49 @@ START_TEST(render_ports_by_state)
 }
 END_TEST
 
+/* Multicast: groups and members now, joins, leaves and group changes since start. */
+START_TEST(render_mcast)
+{
+	struct sm *sm = calloc(1, sizeof(*sm));
+	const char *why;
+	ck_assert_ptr_nonnull(sm);
+	char *text = metrics_render(sm, 0, NULL);	/* before sm_init: all 0 */
+	ck_assert_ptr_nonnull(text);
+	check_shape(text);
+	ck_assert(value_of(text, "ibsmd_mcast_groups") == 0);
+	ck_assert(value_of(text, "ibsmd_mcast_members") == 0);
+	free(text);
+	ck_assert_int_eq(mc_db_init(&sm->mc), 0);
+	struct mc_group g;
+	memset(&g, 0, sizeof(g));
+	struct mc_group *a = mc_create(&sm->mc, &g, &why);
+	g.mgid[15] = 1;
+	struct mc_group *b = mc_create(&sm->mc, &g, &why);
+	g.mgid[15] = 2;
+	struct mc_group *c = mc_create(&sm->mc, &g, &why);
+	ck_assert(a && b && c);
+	ck_assert_int_eq(mc_join(&sm->mc, a, 0x10, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&sm->mc, a, 0x11, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&sm->mc, a, 0x11, MC_JOIN_FULL, 0), 0);	/* nothing new */
+	ck_assert_int_eq(mc_join(&sm->mc, b, 0x10, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&sm->mc, c, 0x12, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_leave(&sm->mc, c, 0x12, MC_JOIN_FULL), 1);
+	mc_delete(&sm->mc, c);
+	text = metrics_render(sm, 0, NULL);
+	ck_assert_ptr_nonnull(text);
+	check_shape(text);
+	ck_assert(value_of(text, "ibsmd_mcast_groups") == 2);
+	ck_assert(value_of(text, "ibsmd_mcast_members") == 3);
+	ck_assert(value_of(text, "ibsmd_mcast_joins_total") == 4);
+	ck_assert(value_of(text, "ibsmd_mcast_leaves_total") == 1);
+	ck_assert(value_of(text, "ibsmd_mcast_group_changes_total{change=\"created\"}") == 3);
+	ck_assert(value_of(text, "ibsmd_mcast_group_changes_total{change=\"deleted\"}") == 1);
+	free(text);
+	mc_db_free(&sm->mc);
+	free(sm);
+}
+END_TEST
+
 START_TEST(listen_addresses)
 {
 	char host[64], err[256];
@@ -319,6 +362,7 @@ int main(void)
 	tcase_add_test(tc, sample_and_family_lines);
 	tcase_add_test(tc, render_idle_daemon);
 	tcase_add_test(tc, render_ports_by_state);
+	tcase_add_test(tc, render_mcast);
 	tcase_add_test(tc, listen_addresses);
 	tcase_add_test(tc, policy_keys);
 	tcase_add_test(tc, textfile_life);
