@@ -1352,11 +1352,21 @@ END_TEST
  * LID the SM gives their port (0: none) and their JoinState; the text
  * form, one group a line and its members under it.
  */
+static struct mc_group *new_group(struct sm *sm, const uint8_t mgid[16],
+				   uint16_t pkey, uint32_t qkey, uint8_t mtu,
+				   uint8_t rate, uint8_t sl, uint8_t well_known)
+{
+	struct mc_group g = { .pkey = pkey, .qkey = qkey, .mtu = mtu,
+			      .rate = rate, .sl = sl, .well_known = well_known };
+	const char *why;
+	memcpy(g.mgid, mgid, 16);
+	return mc_create(&sm->mc, &g, &why);
+}
+
 START_TEST(groups_command)
 {
 	struct sm *sm = calloc(1, sizeof(*sm));
 	char err[256];
-	const char *why;
 	ck_assert_ptr_nonnull(sm);
 	ck_assert_int_eq(mc_db_init(&sm->mc), 0);
 	json_t *none = json_array(), *one = json_pack("[s]", "x");
@@ -1369,26 +1379,11 @@ START_TEST(groups_command)
 	free(doc);
 	json_decref(r);
 
-	struct mc_group g;
-	memset(&g, 0, sizeof(g));
-	mc_ipoib_mgid(0xffff, g.mgid);
-	g.pkey = 0xffff;
-	g.qkey = 0x0b1b;
-	g.mtu = 4;
-	g.rate = 3;
-	g.well_known = 1;
-	struct mc_group *b = mc_create(&sm->mc, &g, &why);
-	memset(g.mgid, 0, sizeof(g.mgid));
-	g.mgid[0] = 0xff;
-	g.mgid[1] = 0x15;
-	g.mgid[15] = 0x07;
-	g.pkey = 0x8001;
-	g.qkey = 0x11;
-	g.mtu = 5;
-	g.rate = 6;
-	g.sl = 2;
-	g.well_known = 0;
-	struct mc_group *o = mc_create(&sm->mc, &g, &why);
+	static const uint8_t other[16] = { 0xff, 0x15, [15] = 0x07 };
+	uint8_t bcast[16];
+	mc_ipoib_mgid(0xffff, bcast);
+	struct mc_group *b = new_group(sm, bcast, 0xffff, 0x0b1b, 4, 3, 0, 1);
+	struct mc_group *o = new_group(sm, other, 0x8001, 0x11, 5, 6, 2, 0);
 	ck_assert(b && o);
 	ck_assert_int_eq(guid_map_init(&sm->sub.guid2lid, 16), 0);
 	ck_assert_int_eq(guid_map_put(&sm->sub.guid2lid, 0x20, 5), 0);
