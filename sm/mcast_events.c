@@ -29,7 +29,8 @@ struct may_see {
 static int holds_group_pkey(void *ctx, uint32_t lid)
 {
 	const struct may_see *m = ctx;
-	if (!m->v || !m->v->parts || !m->v->f)
+	/* an invalid P_Key (0) checks nothing, as OpenSM's osm_physp_has_pkey */
+	if (!m->v || !m->v->parts || !m->v->f || !m->pkey)
 		return 1;
 	uint32_t pi = fabric_lid_port(m->v->f, lid);
 	if (pi == FAB_NONE)
