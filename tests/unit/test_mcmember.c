@@ -418,6 +418,44 @@ START_TEST(ipoib_broadcast_groups)
 }
 END_TEST
 
+/* A port gone from the fabric at a publish leaves its groups. */
+START_TEST(gone_ports_leave)
+{
+	struct env e;
+	uint8_t r[MCM];
+	char err[256];
+	struct lft_tables t;
+	env_up(&e, 1);
+	mcast_ipoib_sync(e.sm, 1);
+	make_g_a(&e);
+	rec(&e, r, G_A, "H4", MC_JOIN_NON, 0, 0);
+	ck_assert_uint_eq(ask_mc(&e, "H4", SET, JOIN, r), 0);
+	rec(&e, r, NULL, "H2", FULL, 0, 0);
+	mc_ipoib_mgid(0xffff, r);
+	ck_assert_uint_eq(ask_mc(&e, "H2", SET, JOIN, r), 0);
+	/* nothing gone: nothing changes */
+	uint64_t gen = e.sm->mc.gen;
+	sa_mcast_prune(e.sm);
+	ck_assert_uint_eq(e.sm->mc.gen, gen);
+	/* H2 replaced by another host (another GUID) */
+	fabric_portp(&e.f, node_named(&e.f, "H2"), 1)->guid = 0x77;
+	ck_assert_int_eq(lft_tables_alloc(&t, &e.f), 0);
+	ck_assert_int_eq(routing_engine_find("minhop")->route(&e.f, NULL, &t, err,
+							       sizeof(err)), 0);
+	sa_publish(e.sm, &e.f, &t);
+	lft_tables_free(&t);
+	sa_mcast_prune(e.sm);
+	/* G_A lost its only full member: gone; the broadcast group stays,
+	   empty */
+	ck_assert_ptr_null(mc_find_mgid(&e.sm->mc, G_A));
+	mc_ipoib_mgid(0xffff, r);
+	struct mc_group *d = mc_find_mgid(&e.sm->mc, r);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(d->n_members, 0);
+	env_down(&e);
+}
+END_TEST
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
@@ -430,6 +468,7 @@ int main(void)
 	tcase_add_test(tc, proxy_join);
 	tcase_add_test(tc, get_and_get_table);
 	tcase_add_test(tc, ipoib_broadcast_groups);
+	tcase_add_test(tc, gone_ports_leave);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
