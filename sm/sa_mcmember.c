@@ -18,7 +18,9 @@
  *     INSUFFICIENT_COMPONENTS); MGID 0 gets ff1S:a01b:<subnet prefix
  *     with a counter in bytes 10-13>, S the Scope asked or 2; a given
  *     MGID must start 0xff, use no reserved flag and not be a01b with
- *     link-local scope (IPoIB's 401b/601b are not checked); MTU and
+ *     link-local scope (IPoIB's 401b/601b are not checked, but one
+ *     other than a broadcast MGID needs its partition's broadcast group
+ *     and that group's components where given); MTU and
  *     rate follow the selectors against the port's link (OpenSM's
  *     mgrp_request_is_realizable); no MLID left is NO_RESOURCES;
  *   - joining an existing group, Q_Key, P_Key (base, not both limited),
@@ -230,6 +232,26 @@ static int mgid_ok(const uint8_t *m)
 	return !(sig == 0xa01b && (m[1] & 0x0f) == 2);
 }
 
+/*
+ * An IPoIB MGID (signature 401b or 601b) other than a broadcast group's
+ * is created only beside its partition's broadcast group (same P_Key
+ * and scope), the request's components matching that group's (OpenSM's
+ * ipoib_mcgroup_creation_validation, on by default).
+ */
+static int ipoib_group_ok(const struct sa_query *q, const uint8_t *m)
+{
+	uint16_t sig = sa_get16(m + 2);
+	uint8_t b[16];
+	if (sig != 0x401b && sig != 0x601b)
+		return 1;
+	mc_ipoib_mgid(sa_get16(m + 4), b);
+	b[1] = (uint8_t)((b[1] & 0xf0) | (m[1] & 0x0f));
+	if (!memcmp(b, m, 16))
+		return 1;
+	const struct mc_group *bg = mc_find_mgid(&q->sm->mc, b);
+	return bg && components_ok(q, bg);
+}
+
 static int is_zero(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -313,7 +335,7 @@ static struct mc_group *create_group(struct sa_query *q, const struct join_req *
 			return NULL;
 		}
 	} else {
-		if (!mgid_ok(t + R_MGID))
+		if (!mgid_ok(t + R_MGID) || !ipoib_group_ok(q, t + R_MGID))
 			return NULL;
 		memcpy(g.mgid, t + R_MGID, 16);
 	}

@@ -32,6 +32,9 @@
 /* A site-local group (flags 1, scope 5) of tenantA */
 static const uint8_t G_A[16] = { 0xff, 0x15, 0x12, 0x34, 0, 0, 0, 0,
 				 0, 0, 0, 0, 0, 0, 0, 0xaa };
+/* IPv6 all-nodes of tenantA over IPoIB */
+static const uint8_t G_V6A[16] = { 0xff, 0x12, 0x60, 0x1b, 0x80, 0x01, 0, 0,
+				   0, 0, 0, 0, 0, 0, 0, 1 };
 static const uint8_t G_NEW[16] = { 0xff, 0x15, 0x12, 0x34, 0, 0, 0, 0,
 				   0, 0, 0, 0, 0, 0, 0, 0xbb };
 
@@ -214,6 +217,7 @@ static const struct bad bad_rows[] = {
 	{ "create MGID not 0xff", "H4", SET, CREATE, G_NEW, "H4", FULL, 0x8001, 1, T_MGID_FE, REQ },
 	{ "create a01b link-local", "H4", SET, CREATE, G_NEW, "H4", FULL, 0x8001, 1, T_MGID_A01B_LL, REQ },
 	{ "create reserved flags", "H4", SET, CREATE, G_NEW, "H4", FULL, 0x8001, 1, T_MGID_FLAGS, REQ },
+	{ "IPoIB group, no broadcast group", "H2", SET, CREATE, G_V6A, "H2", FULL, 0x8001, 1, 0, REQ },
 	{ "Q_Key not the group's", "H4", SET, JOIN | M_QKEY, G_A, "H4", FULL, 0, 0x12, 0, REQ },
 	{ "P_Key not the group's", "H4", SET, JOIN | M_PKEY, G_A, "H4", FULL, 0x8002, 0, 0, REQ },
 	{ "limited P_Key, full group: joins", "H4", SET, JOIN | M_PKEY, G_A, "H4", FULL, 0x0001, 0, 0, 0 },
@@ -399,6 +403,15 @@ START_TEST(ipoib_broadcast_groups)
 	ck_assert_uint_eq(ask_mc(&e, "H6", SET, JOIN, r), REQ);
 	rec(&e, r, mg_d, "H6", FULL, 0, 0);
 	ck_assert_uint_eq(ask_mc(&e, "H6", SET, JOIN, r), 0);
+	/* another IPoIB group of tenantA: with the broadcast group's
+	   components only */
+	rec(&e, r, G_V6A, "H2", FULL, 0x8001, 0x56);
+	ck_assert_uint_eq(ask_mc(&e, "H2", SET, CREATE, r), REQ);
+	rec(&e, r, G_V6A, "H2", FULL, 0x8001, 0x55);
+	ck_assert_uint_eq(ask_mc(&e, "H2", SET, CREATE, r), 0);
+	ck_assert_uint_eq(ask_mc(&e, "H2", DEL, JOIN, r), 0);
+	ck_assert_ptr_null(mc_find_mgid(&e.sm->mc, G_V6A));
+	rec(&e, r, mg_d, "H6", FULL, 0, 0);
 	/* a well-known group stays when its last full member leaves */
 	ck_assert_uint_eq(ask_mc(&e, "H6", DEL, JOIN, r), 0);
 	ck_assert_ptr_eq(mc_find_mgid(&e.sm->mc, mg_d), d);
