@@ -1146,7 +1146,7 @@ void sm_shutdown(struct sm *sm)
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);
 	part_model_free(&sm->parts);
-	mc_db_free(&sm->mc);
+	mc_db_free(&sm->mc);	/* the groups live as long as the daemon */
 	weights_free(sm);
 	pkey_violations_free(&sm->pkey_viol);
 	free(sm->learned.guid);
