@@ -116,6 +116,8 @@ _Static_assert(sizeof(enum tristate) == sizeof(int), "enum size");
 
 /* Indexed by the enum values of config.h. */
 static const char *const tristates[] = { "auto", "on", "off", NULL };
+/* A YAML boolean, stored as 0 / 1 */
+static const char *const booleans[] = { "false", "true", NULL };
 
 /* port: replaces the whole local port selection, {ca, num} or {guid}. */
 static void port_reset(struct config *c)
@@ -214,6 +216,7 @@ static void part_begin(struct config *c, void *elem)
 {
 	struct cfg_partition *cp = elem;
 	cp->sl = -1;
+	cp->qkey = -1;
 	cp->first = c->n_members;
 }
 
@@ -235,6 +238,9 @@ static int part_end(struct config *c, uint32_t i, char *msg, size_t len)
 	else if (cp->sl >= 0 && cp->policy == PART_VLANE)
 		snprintf(msg, len, "sl: not with policy vlane-isolation (the "
 			 "routing assigns its SL)");
+	else if (!cp->ipoib && (cp->mtu || cp->rate || cp->qkey >= 0))
+		snprintf(msg, len, "%s: only with ipoib: true (the broadcast "
+			 "group's)", cp->mtu ? "mtu" : cp->rate ? "rate" : "qkey");
 	else
 		msg[0] = '\0';
 	for (uint32_t j = 0; !msg[0] && j < i; j++) {
@@ -260,7 +266,10 @@ static const struct key part_keys[] = {
 	SEQ("members", members, n_members, member_keys,
 	    "members (all partitions together)", NULL, member_scalar,
 	    member_begin, member_end),
-	TODO_WHY("ipoib", "the multicast issue"),
+	TENUM(cfg_partition, "ipoib", ipoib, booleans),
+	TINT(cfg_partition, "mtu", mtu, 1, 5),
+	TINT(cfg_partition, "rate", rate, 2, 24),
+	TINT(cfg_partition, "qkey", qkey, 0, 0x7fffffff),
 	END
 };
 
@@ -368,6 +377,15 @@ static int metrics_check(const struct config *c, char *msg, size_t len)
 	return metrics_parse_listen(c->metrics_listen, host, sizeof(host),
 				    &port, msg, len);
 }
+/* multicast: the IPoIB broadcast groups (sm/mcast_ipoib.c) */
+static const struct key multicast_keys[] = {
+	ENUM("default_ipoib", mc_default_ipoib, booleans),
+	INT("mtu", mc_mtu, 1, 5),
+	INT("rate", mc_rate, 2, 24),
+	INT("sl", mc_sl, 0, 15),
+	INT("qkey", mc_qkey, 0, 0x7fffffff),
+	END
+};
 static const struct key ports_keys[] = {
 	INT("hoq_life", hoq_life, 0, 31),
 	INT("leaf_hoq_life", leaf_hoq_life, 0, 31),
@@ -394,6 +412,7 @@ static const struct key top_keys[] = {
 	STR("node_name_map", node_name_map),
 	SEQ("partitions", parts, n_parts, part_keys, "partitions",
 	    parts_reset, NULL, part_begin, part_end),
+	MAP("multicast", multicast_keys),
 	END
 };
 
@@ -1377,6 +1396,11 @@ void config_defaults(struct config *c)
 	c->qos_sls = 0;		/* not given: QOS_VOQSW_SLS */
 	c->n_parts = 0;		/* every end port a full default member */
 	c->isolation_strict = 0;	/* best-effort */
+	c->mc_default_ipoib = 1;	/* OpenSM's defaults (osm_prtn.c) */
+	c->mc_mtu = 4;			/* 2048 */
+	c->mc_rate = 3;			/* 10 Gb/s */
+	c->mc_sl = 0;
+	c->mc_qkey = 0x0b1b;
 	c->n_weights = 0;	/* every weight 1 */
 	c->wlearn_period_s = 0;	/* no weight learning */
 	c->wlearn_min = 1;

@@ -1,8 +1,7 @@
 /*
  * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
  * struct config from a file; every error names file:line:column.  Keys
- * ibsmd.yaml(5) documents for coming issues (partitions[].ipoib, ...)
- * are refused with "not implemented yet" and have no field here until
+ * ibsmd.yaml(5) documents for coming issues are refused with "not implemented yet" and have no field here until
  * something reads them.
  */
 #ifndef IBSMD_CONFIG_H
@@ -58,7 +57,11 @@ struct cfg_partition {
 	uint16_t pkey;			/* 15 bits */
 	int policy;			/* enum part_policy (sm/partition.h) */
 	int sl;				/* 0..15, -1: not given */
-	int ipoib;			/* the multicast issue */
+	int ipoib;			/* 1: its IPoIB broadcast group
+					   (sm/mcast_ipoib.c); default 0 */
+	int mtu, rate;			/* the group's (IBA codes); 0: as
+					   multicast.mtu / .rate */
+	int qkey;			/* the group's Q_Key; -1: multicast.qkey */
 	uint32_t first, n;		/* its members in config.members */
 };
 struct cfg_weight {			/* routing.weights: pFTree-Wt */
@@ -145,6 +148,14 @@ struct config {
 	int wlearn_period_s;		/* 0..86400 */
 	uint32_t wlearn_min, wlearn_max;	/* Eq. 1's [a, b], default 1..100;
 					   1 <= min < max <= 1000000 */
+	/* multicast (issue 17): the IPoIB broadcast groups' parameters,
+	   OpenSM's defaults (osm_prtn.c) */
+	int mc_default_ipoib;		/* multicast.default_ipoib: the default
+					   partition's group, default 1 */
+	int mc_mtu;			/* multicast.mtu 1..5, default 4 (2048) */
+	int mc_rate;			/* multicast.rate 2..24, default 3 (10 Gb/s) */
+	int mc_sl;			/* multicast.sl 0..15, default 0 */
+	int mc_qkey;			/* multicast.qkey 0..0x7fffffff, default 0x0b1b */
 };
 
 /* Fills c with the built-in defaults. */

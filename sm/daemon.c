@@ -19,6 +19,7 @@
 #include "events.h"
 #include "fabevents.h"
 #include "log.h"
+#include "mcast_ipoib.h"
 #include "metrics.h"
 #include "nodemap.h"
 #include "recv.h"
@@ -332,6 +333,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	s->when = (uint64_t)time(NULL);
 	sm->heavy_sweeps++;
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
+	sa_mcast_prune(sm);
 	sm_print_summary(s, sm_state_name(sm->state));
 	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u SL2VL, %u VLArb, %u ports activated%s",
 		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
@@ -964,6 +966,7 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 	    control_set_group(sm->ctl, c.control_gid, err, errlen) < 0)
 		log_err("control.group: %s", err);	/* the policy still applies */
 	sm->cfg = c;
+	mcast_ipoib_sync(sm, 1);
 	weights_reconfigure(sm);
 	log_set_level(c.log_level);
 	if (sm->txn) {
@@ -1050,6 +1053,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	mcast_ipoib_sync(sm, 0);
 	struct timeval second = { 1, 0 };
 	event_add(sm->log_tick, &second);
 	if (sm_load_state(sm, err, errlen) < 0)

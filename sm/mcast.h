@@ -57,6 +57,7 @@ struct mc_db {
 	uint64_t gen;			/* bumped on every change of any group */
 	uint64_t created, deleted;	/* groups, since start */
 	uint64_t joins, leaves;		/* requests that changed something */
+	uint32_t mgid_seq;		/* the next SA-assigned MGID's counter */
 };
 
 int mc_db_init(struct mc_db *db);

@@ -10,7 +10,8 @@
  * match the request.  One file per family: sa_node.c (NodeRecord,
  * PortInfoRecord, SwitchInfoRecord, LinkRecord, LFTRecord,
  * GUIDInfoRecord), sa_path.c (PathRecord), sa_inform.c (InformInfo,
- * InformInfoRecord), ClassPortInfo in sa.c.
+ * InformInfoRecord), sa_mcmember.c (MCMemberRecord), ClassPortInfo in
+ * sa.c.
  */
 #ifndef IBSMD_SA_H
 #define IBSMD_SA_H
@@ -187,6 +188,14 @@ int sa_guidinfo_records(struct sa_query *q);
 int sa_path_records(struct sa_query *q);	/* sa_path.c */
 int sa_inform_info(struct sa_query *q);		/* sa_inform.c */
 int sa_inform_records(struct sa_query *q);
+int sa_mcmember_records(struct sa_query *q);	/* sa_mcmember.c */
+
+/*
+ * Members whose port is no longer in the view (neither an end port nor
+ * a VM's vGUID) leave every group; groups left without a full member
+ * go (sa_mcmember.c).  The daemon calls it after sa_publish().
+ */
+void sa_mcast_prune(struct sm *sm);
 
 /* Counters, for ibsmctl and the tests. */
 struct sa_stats {

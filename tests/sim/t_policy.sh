@@ -24,7 +24,7 @@ check_bad syntax "3:4: syntax error: " $'routing:\n  engine: [minhop\nlmc: 0\n'
 check_bad qos-sls "4:3: qos.sls: only with mode voqsw" $'lmc: 0\nqos:\n  mode: vftree\n  sls: 8\n'
 check_bad qos-sls-range "1:25: qos.sls: 17 is out of range 1..16" $'qos: {mode: voqsw, sls: 17}\n'
 check_bad events "1:22: events.signalling: 'all' is not one of hybrid, wildcard, repath-only, hybrid-affected" $'events: {signalling: all}\n'
-check_bad partitions-ipoib "3:26: not implemented yet \\(the multicast issue; key 'partitions\\[0\\].ipoib'\\)" $'sm: {priority: 1}\npartitions:\n  - {name: a, pkey: 0x1, ipoib: true}\n'
+check_bad partitions-ipoib "3:33: partitions\\[0\\].ipoib: 'yes' is not one of false, true" $'sm: {priority: 1}\npartitions:\n  - {name: a, pkey: 0x1, ipoib: yes}\n'
 # partition errors: at the key, naming both partitions of a P_Key clash
 check_bad partitions-clash "3:15: partitions\\[1\\].pkey: partitions 'a' and 'b' both have P_Key 0x0001" $'partitions:\n  - {name: a, pkey: 0x1}\n  - {name: b, pkey: 1}\n'
 check_bad control-group "2:10: control.group: no group 'no-such-group-ibsmd'" $'control:\n  group: no-such-group-ibsmd\n'

@@ -356,18 +356,67 @@ START_TEST(test_node_name_map)
 }
 END_TEST
 
+/* multicast and partitions[].ipoib: the IPoIB broadcast groups */
+START_TEST(test_multicast)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "partitions:\n  - name: a\n    pkey: 1\n    ipoib: [x]\n",
+		  "4:12: partitions[0].ipoib: expected a name, got a sequence" },
+		{ "partitions: [{name: a, pkey: 1, ipoib: yes}]\n",
+		  "1:40: partitions[0].ipoib: 'yes' is not one of false, true" },
+		{ "partitions: [{name: a, pkey: 1, mtu: 4}]\n",
+		  "1:33: partitions[0].mtu: only with ipoib: true (the broadcast group's)" },
+		{ "partitions: [{name: a, pkey: 1, ipoib: false, qkey: 5}]\n",
+		  "1:47: partitions[0].qkey: only with ipoib: true (the broadcast group's)" },
+		{ "partitions: [{name: a, pkey: 1, ipoib: true, mtu: 6}]\n",
+		  "1:51: partitions[0].mtu: 6 is out of range 1..5" },
+		{ "multicast: {rate: 1}\n",
+		  "1:19: multicast.rate: 1 is out of range 2..24" },
+		{ "multicast: {qkey: 0x80000000}\n",
+		  "1:19: multicast.qkey: 0x80000000 is out of range 0..2147483647" },
+		{ "multicast: {default_ipoib: no}\n",
+		  "1:28: multicast.default_ipoib: 'no' is not one of false, true" },
+		{ "multicast: {mtu: 4, scope: 2}\n",
+		  "1:21: unknown key 'multicast.scope'" },
+	};
+	struct loaded l;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		load_fails(bad[i].text, bad[i].want);
+	load_ok(&l, "");
+	ck_assert_int_eq(l.c.mc_default_ipoib, 1);
+	ck_assert_int_eq(l.c.mc_mtu, 4);
+	ck_assert_int_eq(l.c.mc_rate, 3);
+	ck_assert_int_eq(l.c.mc_sl, 0);
+	ck_assert_int_eq(l.c.mc_qkey, 0x0b1b);
+	load_ok(&l, "multicast: {default_ipoib: false, mtu: 5, rate: 7, sl: 1, "
+		"qkey: 0x1234}\npartitions:\n"
+		"  - {name: a, pkey: 1, ipoib: true, mtu: 3, rate: 2, qkey: 9}\n"
+		"  - {name: b, pkey: 2, ipoib: true}\n"
+		"  - {name: c, pkey: 3, ipoib: false}\n");
+	ck_assert_int_eq(l.c.mc_default_ipoib, 0);
+	ck_assert_int_eq(l.c.mc_mtu, 5);
+	ck_assert_int_eq(l.c.mc_rate, 7);
+	ck_assert_int_eq(l.c.mc_sl, 1);
+	ck_assert_int_eq(l.c.mc_qkey, 0x1234);
+	ck_assert_int_eq(l.c.parts[0].ipoib, 1);
+	ck_assert_int_eq(l.c.parts[0].mtu, 3);
+	ck_assert_int_eq(l.c.parts[0].rate, 2);
+	ck_assert_int_eq(l.c.parts[0].qkey, 9);
+	ck_assert_int_eq(l.c.parts[1].ipoib, 1);
+	ck_assert_int_eq(l.c.parts[1].mtu, 0);	/* multicast.mtu's */
+	ck_assert_int_eq(l.c.parts[1].qkey, -1);
+	ck_assert_int_eq(l.c.parts[2].ipoib, 0);
+}
+END_TEST
+
 START_TEST(test_not_implemented)
 {
 	static const struct {
 		const char *text, *want;
 	} cases[] = {
-		/* the value is not looked at: nothing is half-accepted */
-		{ "partitions:\n  - name: a\n    pkey: 1\n    ipoib: [x]\n",
-		  "4:5: not implemented yet (the multicast issue; key "
-		  "'partitions[0].ipoib')" },
-		{ "partitions: [{name: a, pkey: 1, ipoib: false}]\n",
-		  "1:33: not implemented yet (the multicast issue; key "
-		  "'partitions[0].ipoib')" },
 		/* the VL assignment and the QoS modes would share SL2VL */
 		{ "partitions:\n  - {name: a, pkey: 1}\n"
 		  "  - {name: b, pkey: 2, policy: vlane-isolation}\n"
@@ -1248,6 +1297,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_engine_scalar_and_sequence);
 	tcase_add_test(tc, test_list_limits);
 	tcase_add_test(tc, test_not_implemented);
+	tcase_add_test(tc, test_multicast);
 	tcase_add_test(tc, test_partitions);
 	tcase_add_test(tc, test_partition_errors);
 	tcase_add_test(tc, test_partition_limits);
