@@ -6,7 +6,8 @@
  *
  * One group's tree: for every switch row of t, the set of its ports the
  * group's packets leave by, as MCAST_MASK_WORDS 64-bit words (bit p of
- * word p / 64 = port p; port 0 never).  A member's switch port toward the
+ * word p / 64 = port p; port 0 only where a switch's own port 0 is a
+ * member: it delivers to the switch).  A member's switch port toward the
  * member's end port is in the set of the switch it is cabled to; the
  * tree between switches is loop-free (a tree over the switches, every
  * link used in both directions), reaches every member's switch and no

@@ -9,6 +9,7 @@
 #include "../routing/xlft.h"
 #include "log.h"
 #include "nodemap.h"
+#include "plan_mcast.h"
 #include "program.h"
 
 #define PKEY_BLOCK 32	/* P_Key entries a block */
@@ -431,6 +432,8 @@ int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 		if (fabric_is_endport(&d->f, pi) && fabric_is_vlid(d->f.ports[pi].lid) &&
 		    plan_xlid_port(p, wave, &d->f, pi, d->f.ports[pi].lid) < 0)
 			return -1;
+	if (pp->mc && plan_mcast(p, wave, &d->f, c, t, pp->mc, NULL) < 0)
+		return -1;
 	return plan_sweep_qos(p, wave, d, t, pp);
 }
 

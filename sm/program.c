@@ -112,6 +112,10 @@ static void record_success(struct program *pr, struct xfer *x)
 		pr->st.vlarb_sets++;
 		pr->st.other_sets++;
 		break;
+	case PLAN_MFT:
+		pr->st.mft_sets++;
+		pr->st.other_sets++;
+		break;
 	default:
 		pr->st.other_sets++;
 		break;
