@@ -3,8 +3,8 @@
  *
  * The member end ports' switches (a CA port: the switch it is cabled to
  * by a usable link; a switch's port 0: that switch) are the member rows.
- * Of the switch graph's components, the one holding most member rows is
- * served (ties: the lowest row); members elsewhere are ignored.  The
+ * Of the switch graph's components, the one holding most member ports is
+ * served (ties: the one of the lowest row); members elsewhere are ignored.  The
  * root is the switch of that component with the least maximum hop count
  * to the member rows, then the least total (OpenSM's
  * osm_mcast_mgr.c:mcast_mgr_find_optimal_switch weighs the average hops
@@ -65,15 +65,14 @@ static void components(const struct sw_graph *g, uint32_t *comp,
 	}
 }
 
-/* The component with most member rows (is_member[row]), lowest on ties. */
+/* The component with most member ports (nmem[row]), lowest on ties. */
 static uint32_t best_component(const struct sw_graph *g, const uint32_t *comp,
-			       const uint8_t *is_member, uint32_t *count)
+			       const uint32_t *nmem, uint32_t *count)
 {
 	uint32_t best = FAB_NONE;
 	memset(count, 0, (size_t)g->n * sizeof(*count));
 	for (uint32_t r = 0; r < g->n; r++)
-		if (is_member[r])
-			count[comp[r]]++;
+		count[comp[r]] += nmem[r];
 	for (uint32_t r = 0; r < g->n; r++)
 		if (count[r] && (best == FAB_NONE || count[r] > count[best]))
 			best = r;
@@ -155,23 +154,25 @@ int mcast_tree(const struct fabric *f, const struct lft_tables *t,
 		return 0;
 	if (sw_graph_build(&g, f, t) < 0)
 		return -1;
-	uint32_t *buf = calloc((size_t)ns * 6, sizeof(*buf));
+	uint32_t *buf = calloc((size_t)ns * 7, sizeof(*buf));
 	uint64_t *sumd = calloc(ns, sizeof(*sumd));
 	uint8_t *is_member = calloc((size_t)ns * 3, 1);
 	if (!buf || !sumd || !is_member)
 		goto out;
 	uint32_t *comp = buf, *queue = buf + ns, *dist = buf + 2 * (size_t)ns;
 	uint32_t *maxd = buf + 3 * (size_t)ns, *parent = buf + 4 * (size_t)ns;
-	uint32_t *count = buf + 5 * (size_t)ns;
+	uint32_t *count = buf + 5 * (size_t)ns, *nmem = buf + 6 * (size_t)ns;
 	uint8_t *up_port = is_member + ns, *down_port = is_member + 2 * (size_t)ns;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t row;
 		uint8_t port;
-		if (member_attach(f, t, ports[i], &row, &port) == 0)
+		if (member_attach(f, t, ports[i], &row, &port) == 0) {
 			is_member[row] = 1;
+			nmem[row]++;
+		}
 	}
 	components(&g, comp, queue);
-	uint32_t c = best_component(&g, comp, is_member, count);
+	uint32_t c = best_component(&g, comp, nmem, count);
 	rc = 0;
 	if (c == FAB_NONE)
 		goto out;
