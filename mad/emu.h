@@ -62,6 +62,7 @@ struct emu_counters {
 	uint64_t client_reregs;	/* PortInfo:ClientReregister set on a CA port */
 	uint64_t sl2vl_sets;	/* SLtoVLMappingTable Sets the SMAs took */
 	uint64_t vlarb_sets;	/* VLArbitrationTable Sets the SMAs took */
+	uint64_t mft_sets;	/* MulticastForwardingTable Sets the SMAs took */
 };
 
 /*
@@ -174,6 +175,12 @@ int emu_sl2vl(const struct emu *e, uint64_t guid, int in, int out,
 int emu_vlarb(const struct emu *e, uint64_t guid, int port, int block,
 	      uint8_t vl[32], uint8_t weight[32]);
 int emu_lft_top(const struct emu *e, uint64_t sw_guid);
+/*
+ * A switch's MFT entry of MLID mlid (0xC000..), ports 0..63 in *ports
+ * (bit p: port p).  0, or -1: no such switch, MLID past MulticastFDBCap.
+ */
+int emu_mft_entry(const struct emu *e, uint64_t sw_guid, uint32_t mlid,
+		  uint64_t *ports);
 int emu_port_state_change(const struct emu *e, uint64_t sw_guid);
 /* Packets in flight. */
 uint32_t emu_pending(const struct emu *e);
