@@ -6,10 +6,11 @@
  * Of the switch graph's components, the one holding most member ports is
  * served (ties: the one of the lowest row); members elsewhere are ignored.  The
  * root is the switch of that component with the least maximum hop count
- * to the member rows, then the least total (OpenSM's
- * osm_mcast_mgr.c:mcast_mgr_find_optimal_switch weighs the average hops
- * of the member ports; the maximum first bounds the tree's depth), then
- * the lowest node GUID.  A BFS from the root over switch-to-switch links
+ * to the member rows, then the least total, then the lowest node GUID
+ * (OpenSM's osm_mcast_mgr.c:mcast_mgr_find_optimal_switch takes the
+ * least maximum -- mcast_mgr_compute_max_hops, +1 to reach a CA member
+ * -- and the first switch in GUID order on ties; the total between them
+ * picks the shallower tree on average).  A BFS from the root over switch-to-switch links
  * in port order (the lowest port of parallel cables) gives every switch
  * a parent; the tree is the union of the member rows' paths up to the
  * root, so it is loop-free and holds no switch it need not cross.
