@@ -60,6 +60,8 @@ static struct mcast_sm *get(struct sm *sm)
 
 void mcast_sm_changed(struct sm *sm)
 {
+	if (!sm->base)
+		return;		/* no loop (a unit test's SA): nothing to schedule */
 	struct mcast_sm *m = get(sm);
 	if (!m) {
 		log_err("multicast: out of memory; the MFTs follow at the next heavy sweep");

@@ -192,6 +192,15 @@ START_TEST(join_leave_relink)
 	ck_assert_uint_eq(entry_of(&r, 0x201), 1u << 1 | 1u << 2);
 	ck_assert_uint_eq(mft_sets(&r) - sets3, 4);
 	ck_assert_uint_eq(emu_violations(r.w.e), 0);
+	/* --verify's multicast section over the SM's own trees */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(mcast_sm_verify(r.w.sm, fp), 0);
+	fclose(fp);
+	ck_assert_str_eq(text, "multicast: 1 groups checked, 0 wrong\n");
+	free(text);
 	emu_run_free(&r.w);
 }
 END_TEST
