@@ -142,28 +142,52 @@ static void bfs_parents(const struct fabric *f, const struct lft_tables *t,
 	}
 }
 
-int mcast_tree(const struct fabric *f, const struct lft_tables *t,
-	       const uint32_t *ports, uint32_t n, uint64_t *mask,
-	       uint32_t *root_row)
+int mcast_work_init(struct mcast_work *w, const struct fabric *f,
+		    const struct lft_tables *t)
 {
-	struct sw_graph g;
 	uint32_t ns = t->n_sw;
-	int rc = -1;
+	memset(w, 0, sizeof(*w));
+	w->f = f;
+	w->t = t;
+	if (sw_graph_build(&w->g, f, t) < 0)
+		return -1;
+	w->buf = calloc((size_t)ns * 7 + 1, sizeof(*w->buf));
+	w->sumd = calloc((size_t)ns + 1, sizeof(*w->sumd));
+	w->bytes = calloc((size_t)ns * 3 + 1, 1);
+	if (!w->buf || !w->sumd || !w->bytes) {
+		mcast_work_free(w);
+		return -1;
+	}
+	components(&w->g, w->buf, w->buf + ns);	/* comp: once for every group */
+	return 0;
+}
+
+void mcast_work_free(struct mcast_work *w)
+{
+	sw_graph_free(&w->g);
+	free(w->buf);
+	free(w->sumd);
+	free(w->bytes);
+	memset(w, 0, sizeof(*w));
+}
+
+int mcast_tree_w(struct mcast_work *w, const uint32_t *ports, uint32_t n,
+		 uint64_t *mask, uint32_t *root_row)
+{
+	const struct fabric *f = w->f;
+	const struct lft_tables *t = w->t;
+	uint32_t ns = t->n_sw;
 	*root_row = FAB_NONE;
 	memset(mask, 0, (size_t)ns * MCAST_MASK_WORDS * sizeof(*mask));
 	if (!ns || !n)
 		return 0;
-	if (sw_graph_build(&g, f, t) < 0)
-		return -1;
-	uint32_t *buf = calloc((size_t)ns * 7, sizeof(*buf));
-	uint64_t *sumd = calloc(ns, sizeof(*sumd));
-	uint8_t *is_member = calloc((size_t)ns * 3, 1);
-	if (!buf || !sumd || !is_member)
-		goto out;
-	uint32_t *comp = buf, *queue = buf + ns, *dist = buf + 2 * (size_t)ns;
-	uint32_t *maxd = buf + 3 * (size_t)ns, *parent = buf + 4 * (size_t)ns;
-	uint32_t *count = buf + 5 * (size_t)ns, *nmem = buf + 6 * (size_t)ns;
-	uint8_t *up_port = is_member + ns, *down_port = is_member + 2 * (size_t)ns;
+	uint32_t *comp = w->buf, *queue = w->buf + ns, *dist = w->buf + 2 * (size_t)ns;
+	uint32_t *maxd = w->buf + 3 * (size_t)ns, *parent = w->buf + 4 * (size_t)ns;
+	uint32_t *count = w->buf + 5 * (size_t)ns, *nmem = w->buf + 6 * (size_t)ns;
+	uint8_t *is_member = w->bytes, *up_port = w->bytes + ns;
+	uint8_t *down_port = w->bytes + 2 * (size_t)ns;
+	memset(is_member, 0, ns);
+	memset(nmem, 0, (size_t)ns * sizeof(*nmem));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t row;
 		uint8_t port;
@@ -172,14 +196,12 @@ int mcast_tree(const struct fabric *f, const struct lft_tables *t,
 			nmem[row]++;
 		}
 	}
-	components(&g, comp, queue);
-	uint32_t c = best_component(&g, comp, nmem, count);
-	rc = 0;
+	uint32_t c = best_component(&w->g, comp, nmem, count);
 	if (c == FAB_NONE)
-		goto out;
-	uint32_t root = pick_root(f, t, &g, comp, c, is_member, maxd, sumd,
+		return 0;
+	uint32_t root = pick_root(f, t, &w->g, comp, c, is_member, maxd, w->sumd,
 				  dist, queue);
-	bfs_parents(f, t, &g, root, parent, up_port, down_port, queue);
+	bfs_parents(f, t, &w->g, root, parent, up_port, down_port, queue);
 	/* every member row's path up to the root, until a row already in */
 	uint8_t *in = (uint8_t *)count;	/* reused: count is done with */
 	memset(in, 0, ns);
@@ -201,10 +223,18 @@ int mcast_tree(const struct fabric *f, const struct lft_tables *t,
 			mcast_mask_set(mask + (size_t)row * MCAST_MASK_WORDS, port);
 	}
 	*root_row = root;
-out:
-	free(buf);
-	free(sumd);
-	free(is_member);
-	sw_graph_free(&g);
+	return 0;
+}
+
+int mcast_tree(const struct fabric *f, const struct lft_tables *t,
+	       const uint32_t *ports, uint32_t n, uint64_t *mask,
+	       uint32_t *root_row)
+{
+	struct mcast_work w;
+	*root_row = FAB_NONE;
+	if (mcast_work_init(&w, f, t) < 0)
+		return -1;
+	int rc = mcast_tree_w(&w, ports, n, mask, root_row);
+	mcast_work_free(&w);
 	return rc;
 }

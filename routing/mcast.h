@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "graph.h"
 
 #define MCAST_MASK_WORDS 4	/* ports 0..255 */
 
@@ -42,5 +43,24 @@ static inline int mcast_mask_has(const uint64_t *m, unsigned port)
 int mcast_tree(const struct fabric *f, const struct lft_tables *t,
 	       const uint32_t *ports, uint32_t n, uint64_t *mask,
 	       uint32_t *root_row);
+
+/*
+ * The same for many groups of one fabric and tables: the switch graph
+ * and its components built once (mcast_work_init: 0, or -1 on ENOMEM),
+ * then one mcast_tree_w() per group (f and t must not change between).
+ */
+struct mcast_work {
+	const struct fabric *f;
+	const struct lft_tables *t;
+	struct sw_graph g;
+	uint32_t *buf;		/* 7 x n_sw: comp, queue, dist, maxd, parent, ... */
+	uint64_t *sumd;
+	uint8_t *bytes;		/* 3 x n_sw: is_member, up_port, down_port */
+};
+int mcast_work_init(struct mcast_work *w, const struct fabric *f,
+		    const struct lft_tables *t);
+void mcast_work_free(struct mcast_work *w);
+int mcast_tree_w(struct mcast_work *w, const uint32_t *ports, uint32_t n,
+		 uint64_t *mask, uint32_t *root_row);
 
 #endif

@@ -58,11 +58,12 @@ static uint16_t mask_bits(const uint64_t *mask, uint32_t q)
  * MLID 0xC000 + 32b + i, every group of the block's tree.  Returns the
  * groups found (0: none), -1 on ENOMEM.
  */
-static int block_trees(const struct fabric *f, const struct lft_tables *t,
-		       const struct mc_db *db, const struct guid_map *m,
-		       uint32_t b, uint64_t *ent, uint64_t *tree,
-		       uint32_t *ports, struct mcast_plan_stats *st)
+static int block_trees(struct mcast_work *w, const struct mc_db *db,
+		       const struct guid_map *m, uint32_t b, uint64_t *ent,
+		       uint64_t *tree, uint32_t *ports,
+		       struct mcast_plan_stats *st)
 {
+	const struct lft_tables *t = w->t;
 	int found = 0;
 	size_t row_words = (size_t)MFT_BLOCK * MCAST_MASK_WORDS;
 	memset(ent, 0, (size_t)t->n_sw * row_words * sizeof(*ent));
@@ -74,7 +75,7 @@ static int block_trees(const struct fabric *f, const struct lft_tables *t,
 		uint32_t n = mcast_member_ports(m, g, ports);
 		st->members += n;
 		st->missing += g->n_members - n;
-		if (mcast_tree(f, t, ports, n, tree, &root) < 0)
+		if (mcast_tree_w(w, ports, n, tree, &root) < 0)
 			return -1;
 		if (root == FAB_NONE)
 			continue;
@@ -133,6 +134,7 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       const struct mc_db *db, struct mcast_plan_stats *st)
 {
 	struct mcast_plan_stats dummy;
+	struct mcast_work w;
 	struct guid_map m;
 	uint32_t most = 0, nb = max_blocks(f, t), warned = 0;
 	int rc = -1;
@@ -146,6 +148,10 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 			most = db->g[i]->n_members;
 	if (mcast_port_map(f, &m) < 0)
 		return -1;
+	if (mcast_work_init(&w, f, t) < 0) {
+		guid_map_free(&m);
+		return -1;
+	}
 	size_t row_words = (size_t)MFT_BLOCK * MCAST_MASK_WORDS;
 	uint64_t *ent = calloc((size_t)t->n_sw * row_words, sizeof(*ent));
 	uint64_t *tree = calloc((size_t)t->n_sw * MCAST_MASK_WORDS, sizeof(*tree));
@@ -153,7 +159,7 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	if (!ent || !tree || !ports)
 		goto out;
 	for (uint32_t b = 0; b < nb; b++) {
-		int any = block_trees(f, t, db, &m, b, ent, tree, ports, st);
+		int any = block_trees(&w, db, &m, b, ent, tree, ports, st);
 		if (any < 0)
 			goto out;
 		for (uint32_t r = 0; r < t->n_sw; r++) {
@@ -177,6 +183,7 @@ out:
 	free(ent);
 	free(tree);
 	free(ports);
+	mcast_work_free(&w);
 	guid_map_free(&m);
 	return rc;
 }
