@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../mad/smp.h"
 #include "../routing/mcast.h"
 #include "log.h"
 #include "nodemap.h"
@@ -137,6 +138,7 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	struct mcast_work w;
 	struct guid_map m;
 	uint32_t most = 0, nb = max_blocks(f, t), warned = 0;
+	static int top_warned;
 	int rc = -1;
 	if (!st)
 		st = &dummy;
@@ -146,6 +148,14 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	for (uint32_t i = 0; i < db->n; i++)
 		if (db->g[i] && db->g[i]->n_members > most)
 			most = db->g[i]->n_members;
+	for (uint32_t r = 0; db->n && !top_warned && r < t->n_sw; r++) {
+		const struct fab_node *n = &f->nodes[t->sw_node[r]];
+		if (f->ports[n->first_port].capmask & CAP_HAS_MCAST_FDB_TOP) {
+			top_warned = 1;
+			log_warn("switch 0x%016llx \"%s\" advertises HasMulticastFDBTop: ibsmd leaves MulticastFDBTop as the switch holds it (not implemented yet)",
+				 (unsigned long long)n->guid, fabric_node_name(f, t->sw_node[r]));
+		}
+	}
 	if (mcast_port_map(f, &m) < 0)
 		return -1;
 	if (mcast_work_init(&w, f, t) < 0) {

@@ -9,8 +9,11 @@
  * holds entries there (a group that left or moved): a block the cache
  * does not know is taken as empty, what a switch holds after a reset.
  * Blocks at or past the switch's MulticastFDBCap are never planned.
- * MulticastFDBTop is left as the switch holds it (0: the whole table is
- * used; OpenSM's use_mfttop is off by default too).
+ * MulticastFDBTop is left as the switch holds it: OpenSM (use_mfttop, on
+ * by default) sets it on a switch whose port 0 advertises
+ * HasMulticastFDBTop (CapabilityMask bit 30); ibsim's and the emulator's
+ * switches do not, and ibsmd warns once when one does (not implemented
+ * yet).
  */
 #ifndef IBSMD_PLAN_MCAST_H
 #define IBSMD_PLAN_MCAST_H
