@@ -106,9 +106,13 @@ static int plan_block(struct plan *p, int wave, const struct fabric *f,
 		blk[2 * i + 1] = (uint8_t)v;
 	}
 	if (!memcmp(blk, zero, 64)) {
+		/*
+		 * a block of MLIDs in use that the cache does not know: zeros,
+		 * so that what an earlier SM left there goes
+		 */
 		const uint8_t *held = c ? devcache_attr(c, f, ni, 0,
 						    IB_ATTR_MULTICASTFORWTBL, mod) : NULL;
-		if (!held || !memcmp(held, zero, 64))
+		if (held ? !memcmp(held, zero, 64) : !ent)
 			return 0;	/* it holds no entry there */
 	}
 	uint32_t di = plan_data(p, wave, blk);

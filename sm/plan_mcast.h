@@ -5,9 +5,12 @@
  * ports 16q .. 16q + 15 (modifier q << 28 | b), one 16-bit port mask per
  * MLID.  Every block holding a tree entry is planned (the executor
  * leaves out what the device cache says the switch holds); a block with
- * no entry is planned, as zeros, only where the cache says the switch
- * holds entries there (a group that left or moved): a block the cache
- * does not know is taken as empty, what a switch holds after a reset.
+ * no entry is planned, as zeros, where the cache says the switch holds
+ * entries there (a group that left or moved) and, for the blocks of
+ * MLIDs in use, where the cache does not know (an earlier SM's entries
+ * go: the first run after a start writes them on every switch); a block
+ * of MLIDs none uses that the cache does not know is taken as empty,
+ * what a switch holds after a reset.
  * Blocks at or past the switch's MulticastFDBCap are never planned.
  * MulticastFDBTop is left as the switch holds it: OpenSM (use_mfttop, on
  * by default) sets it on a switch whose port 0 advertises

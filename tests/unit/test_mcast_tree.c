@@ -8,6 +8,8 @@
 
 #include "routing/mcast.h"
 #include "routing/verify_mcast.h"
+#include "sm/devcache.h"
+#include "sm/plan_mcast.h"
 #include "routing_testlib.h"
 
 struct mt {
@@ -256,6 +258,58 @@ START_TEST(verifier_catches)
 }
 END_TEST
 
+/* Plans db's MFT blocks against c; returns the ops, each recorded as held. */
+static uint32_t plan_and_hold(struct mt *x, struct devcache *c,
+			      const struct mc_db *db)
+{
+	struct plan p;
+	plan_init(&p);
+	ck_assert_int_eq(plan_mcast(&p, 0, &x->f, c, &x->t, db, NULL), 0);
+	uint32_t n = p.n_waves ? p.waves[0].n : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct plan_op *o = &p.waves[0].ops[i];
+		ck_assert_int_eq(o->kind, PLAN_MFT);
+		ck_assert_uint_eq(o->mod, 0);	/* block 0, position 0 */
+		devcache_record(c, &x->f, o, o->mod, p.waves[0].data[o->data]);
+	}
+	plan_free(&p);
+	return n;
+}
+
+START_TEST(plan_blocks_known_and_unknown)
+{
+	struct mt x;
+	struct mc_db db;
+	struct mc_group want = { .qkey = 1 };
+	const char *err;
+	mt_open(&x, tb_two_leaves(1));
+	for (uint32_t i = 0; i < x.f.n_nodes; i++)
+		if (x.f.nodes[i].type == FAB_SWITCH)
+			x.f.nodes[i].mft_cap = 1024;
+	struct devcache *c = devcache_new();
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(mc_db_init(&db), 0);
+	struct mc_group *g = mc_create(&db, &want, &err);
+	ck_assert_ptr_nonnull(g);
+	uint64_t h1 = x.f.ports[fabric_port(&x.f, node_named(&x.f, "H1"), 1)].guid;
+	uint64_t h3 = x.f.ports[fabric_port(&x.f, node_named(&x.f, "H3"), 1)].guid;
+	ck_assert_int_eq(mc_join(&db, g, h1, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&db, g, h3, MC_JOIN_FULL, 0), 1);
+	/* nothing known: every switch, S2 with zeros (an earlier SM's go) */
+	ck_assert_uint_eq(plan_and_hold(&x, c, &db), 4);
+	/* H3 leaves: L1's entry changes, S1 and L2 are cleared, S2 stays out */
+	ck_assert_int_eq(mc_leave(&db, g, h3, MC_JOIN_FULL), 1);
+	ck_assert_uint_eq(plan_and_hold(&x, c, &db), 3);
+	/* the group goes: the blocks still holding entries (L1) are cleared */
+	mc_delete(&db, g);
+	ck_assert_uint_eq(plan_and_hold(&x, c, &db), 1);
+	ck_assert_uint_eq(plan_and_hold(&x, c, &db), 0);
+	mc_db_free(&db);
+	devcache_free(c);
+	mt_close(&x);
+}
+END_TEST
+
 static Suite *mcast_tree_suite(void)
 {
 	Suite *s = suite_create("mcast_tree");
@@ -267,6 +321,7 @@ static Suite *mcast_tree_suite(void)
 	tcase_add_test(tc, island_member_ignored);
 	tcase_add_test(tc, no_member_no_tree);
 	tcase_add_test(tc, verifier_catches);
+	tcase_add_test(tc, plan_blocks_known_and_unknown);
 	suite_add_tcase(s, tc);
 	return s;
 }
