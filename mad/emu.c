@@ -701,6 +701,21 @@ int emu_mft_entry(const struct emu *e, uint64_t sw_guid, uint32_t mlid,
 	return 0;
 }
 
+int emu_set_mft_top_cap(struct emu *e, uint64_t sw_guid)
+{
+	uint32_t pi = emu_find_port(e, sw_guid, 0);
+	if (pi == EMU_NONE || !sw_by_guid(e, sw_guid))
+		return -1;
+	e->ports[pi].capmask |= CAPM_MCAST_FDB_TOP;
+	return 0;
+}
+
+int emu_mft_top(const struct emu *e, uint64_t sw_guid)
+{
+	const struct emu_switch *s = sw_by_guid(e, sw_guid);
+	return s ? s->mft_top : -1;
+}
+
 int emu_lft_top(const struct emu *e, uint64_t sw_guid)
 {
 	const struct emu_switch *s = sw_by_guid(e, sw_guid);

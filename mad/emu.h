@@ -112,6 +112,8 @@ int emu_set_dead(struct emu *e, uint64_t guid, int port, int dead);
 /* The port keeps its P_Key table in NVRAM (IsPKeyNVRAM), entry 0 = pkey0:
  * a table left by an earlier configuration, not the default after reset. */
 int emu_set_pkey_nvram(struct emu *e, uint64_t guid, int port, uint16_t pkey0);
+/* Switch sw_guid advertises HasMulticastFDBTop on port 0 (IBA 1.3). */
+int emu_set_mft_top_cap(struct emu *e, uint64_t sw_guid);
 /*
  * Pulls the cable of a port: both ends go Down/Polling, switches at
  * either end set PortStateChange and send trap 128 to their SM LID (if
@@ -181,6 +183,8 @@ int emu_lft_top(const struct emu *e, uint64_t sw_guid);
  */
 int emu_mft_entry(const struct emu *e, uint64_t sw_guid, uint32_t mlid,
 		  uint64_t *ports);
+/* A switch's SwitchInfo MulticastFDBTop, -1: no such switch. */
+int emu_mft_top(const struct emu *e, uint64_t sw_guid);
 int emu_port_state_change(const struct emu *e, uint64_t sw_guid);
 /* Packets in flight. */
 uint32_t emu_pending(const struct emu *e);

@@ -33,7 +33,7 @@ struct smp_nodeinfo {
 
 struct smp_switchinfo {
 	uint32_t lft_cap, lft_top;
-	uint16_t mft_cap, partition_enf_cap;
+	uint16_t mft_cap, mft_top, partition_enf_cap;
 	uint8_t lifetime, port_state_change, enhanced_port0;
 };
 

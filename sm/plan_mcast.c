@@ -122,6 +122,46 @@ static int plan_block(struct plan *p, int wave, const struct fabric *f,
 	return 0;
 }
 
+int mcast_has_top(const struct fabric *f, uint32_t ni)
+{
+	const struct fab_node *n = &f->nodes[ni];
+	return n->type == FAB_SWITCH &&
+	       (f->ports[n->first_port].capmask & CAP_HAS_MCAST_FDB_TOP);
+}
+
+uint16_t mcast_top(const struct fabric *f, uint32_t ni, const struct mc_db *db)
+{
+	uint32_t hi = 0;	/* MLIDs in use, from the base: past the highest */
+	for (uint32_t i = 0; db && i < db->n; i++)
+		if (db->g[i] && db->g[i]->mlid - MC_MLID_BASE + 1u > hi)
+			hi = db->g[i]->mlid - MC_MLID_BASE + 1u;
+	if (!hi)
+		return MC_MLID_BASE - 1;	/* 0xBFFF: no entry valid */
+	hi = (hi + MFT_BLOCK - 1) / MFT_BLOCK * MFT_BLOCK;
+	if (hi > f->nodes[ni].mft_cap)
+		hi = f->nodes[ni].mft_cap;
+	return (uint16_t)(MC_MLID_BASE + hi - 1);
+}
+
+/*
+ * A switch taking MulticastFDBTop: its SwitchInfo as read with the top
+ * for db, LinearFDBTop as it holds it and PortStateChange left alone (a
+ * 0 does not clear it).
+ */
+static int plan_top(struct plan *p, int wave, const struct fabric *f,
+		    const uint8_t *si_raw, uint32_t ni, const struct mc_db *db)
+{
+	uint8_t si[64];
+	memcpy(si, si_raw, 64);
+	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, f->nodes[ni].lft_top);
+	mad_set_field(si, 0, IB_SW_STATE_CHANGE_F, 0);
+	mad_set_field(si, 0, IB_SW_MCAST_FDB_TOP_F, mcast_top(f, ni, db));
+	uint32_t di = plan_data(p, wave, si);
+	if (di == UINT32_MAX || !plan_add(p, wave, PLAN_SWITCHINFO, ni, 0, 0, di))
+		return -1;
+	return 0;
+}
+
 /* The blocks any switch may hold: up to the largest MulticastFDBCap. */
 static uint32_t max_blocks(const struct fabric *f, const struct lft_tables *t)
 {
@@ -136,13 +176,13 @@ static uint32_t max_blocks(const struct fabric *f, const struct lft_tables *t)
 
 int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       struct devcache *c, const struct lft_tables *t,
-	       const struct mc_db *db, struct mcast_plan_stats *st)
+	       const struct mc_db *db, const uint8_t (*si_raw)[64],
+	       struct mcast_plan_stats *st)
 {
 	struct mcast_plan_stats dummy;
 	struct mcast_work w;
 	struct guid_map m;
 	uint32_t most = 0, nb = max_blocks(f, t), warned = 0;
-	static int top_warned;
 	int rc = -1;
 	if (!st)
 		st = &dummy;
@@ -152,14 +192,10 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	for (uint32_t i = 0; i < db->n; i++)
 		if (db->g[i] && db->g[i]->n_members > most)
 			most = db->g[i]->n_members;
-	for (uint32_t r = 0; db->n && !top_warned && r < t->n_sw; r++) {
-		const struct fab_node *n = &f->nodes[t->sw_node[r]];
-		if (f->ports[n->first_port].capmask & CAP_HAS_MCAST_FDB_TOP) {
-			top_warned = 1;
-			log_warn("switch 0x%016llx \"%s\" advertises HasMulticastFDBTop: ibsmd leaves MulticastFDBTop as the switch holds it (not implemented yet)",
-				 (unsigned long long)n->guid, fabric_node_name(f, t->sw_node[r]));
-		}
-	}
+	for (uint32_t r = 0; si_raw && db && r < t->n_sw; r++)
+		if (mcast_has_top(f, t->sw_node[r]) &&
+		    plan_top(p, wave, f, si_raw[t->sw_node[r]], t->sw_node[r], db) < 0)
+			return -1;
 	if (mcast_port_map(f, &m) < 0)
 		return -1;
 	if (mcast_work_init(&w, f, t) < 0) {

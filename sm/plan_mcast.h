@@ -12,11 +12,14 @@
  * of MLIDs none uses that the cache does not know is taken as empty,
  * what a switch holds after a reset.
  * Blocks at or past the switch's MulticastFDBCap are never planned.
- * MulticastFDBTop is left as the switch holds it: OpenSM (use_mfttop, on
- * by default) sets it on a switch whose port 0 advertises
- * HasMulticastFDBTop (CapabilityMask bit 30); ibsim's and the emulator's
- * switches do not, and ibsmd warns once when one does (not implemented
- * yet).
+ *
+ * MulticastFDBTop, on a switch whose port 0 advertises HasMulticastFDBTop
+ * (CapabilityMask bit 30), as OpenSM's use_mfttop (on by default): the
+ * last MLID of the highest block in use, 0xBFFF when none (no entry
+ * valid), never past MulticastFDBCap.  The heavy sweep writes it with
+ * LinearFDBTop (plan_sweep.c); between sweeps plan_mcast() adds the
+ * SwitchInfo Set itself when asked to (si_raw: the SwitchInfo as read).
+ * ibsim's switches do not advertise it.
  */
 #ifndef IBSMD_PLAN_MCAST_H
 #define IBSMD_PLAN_MCAST_H
@@ -51,12 +54,19 @@ int mcast_port_map(const struct fabric *f, struct guid_map *m);
 uint32_t mcast_member_ports(const struct guid_map *m, const struct mc_group *g,
 			    uint32_t *out);
 
+/* Does switch node ni take MulticastFDBTop? */
+int mcast_has_top(const struct fabric *f, uint32_t ni);
+/* The MulticastFDBTop switch ni is to hold for db's groups. */
+uint16_t mcast_top(const struct fabric *f, uint32_t ni, const struct mc_db *db);
+
 /*
- * Plans db's MFT blocks for every switch of t in wave (st may be NULL).
- * 0, or -1 (ENOMEM).
+ * Plans db's MFT blocks for every switch of t in wave (st may be NULL),
+ * with si_raw (per node, the SwitchInfo as read; NULL: none) the
+ * SwitchInfo of the switches taking MulticastFDBTop.  0, or -1 (ENOMEM).
  */
 int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       struct devcache *c, const struct lft_tables *t,
-	       const struct mc_db *db, struct mcast_plan_stats *st);
+	       const struct mc_db *db, const uint8_t (*si_raw)[64],
+	       struct mcast_plan_stats *st);
 
 #endif

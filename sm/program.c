@@ -96,6 +96,7 @@ static void record_success(struct program *pr, struct xfer *x)
 	case PLAN_SWITCHINFO:
 		pr->st.switchinfo_sets++;
 		n->lft_top = mad_get_field(x->data, 0, IB_SW_LINEAR_FDB_TOP_F);
+		n->mft_top = (uint16_t)mad_get_field(x->data, 0, IB_SW_MCAST_FDB_TOP_F);
 		n->port_state_change = 0;
 		break;
 	case PLAN_PKEY:

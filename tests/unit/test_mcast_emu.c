@@ -28,11 +28,15 @@ struct run {
 	struct mc_group *g;
 };
 
-static void setup(struct run *r)
+/* top_cap: every switch advertises HasMulticastFDBTop */
+static void setup(struct run *r, int top_cap)
 {
 	struct emu_run *w = &r->w;
 	memset(r, 0, sizeof(*r));
 	emu_tree_open(&w->topo, &w->e, &w->base, 5);
+	for (uint32_t i = 0; top_cap && i < w->topo.n_nodes; i++)
+		if (w->topo.nodes[i].type == FAB_SWITCH)
+			ck_assert_int_eq(emu_set_mft_top_cap(w->e, w->topo.nodes[i].guid), 0);
 	snprintf(w->state, sizeof(w->state), "/tmp/ibsmd-mcemu.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(w->state));
 	w->sm = emu_sm_new(w->state, 20);
@@ -137,7 +141,7 @@ static void model_link_down(struct run *r, uint64_t sw, int port)
 START_TEST(join_leave_relink)
 {
 	struct run r;
-	setup(&r);
+	setup(&r, 0);
 	run_settled(&r, 1);
 	uint64_t sets0 = mft_sets(&r);
 	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);	/* no group yet */
@@ -206,12 +210,55 @@ START_TEST(join_leave_relink)
 }
 END_TEST
 
+/* Every switch's MulticastFDBTop is top. */
+static void all_tops(struct run *r, int top)
+{
+	for (uint32_t i = 0; i < r->w.topo.n_nodes; i++)
+		if (r->w.topo.nodes[i].type == FAB_SWITCH)
+			ck_assert_int_eq(emu_mft_top(r->w.e, r->w.topo.nodes[i].guid), top);
+}
+
+START_TEST(mft_top_where_advertised)
+{
+	struct run r;
+	setup(&r, 1);
+	run_settled(&r, 1);
+	all_tops(&r, 0xbfff);	/* no group: no entry valid */
+	make_group(&r);
+	join(&r, 0);
+	join(&r, 3);
+	mcast_sm_changed(r.w.sm);
+	run_settled(&r, 1);
+	all_tops(&r, 0xc01f);	/* the first block */
+	ck_assert_uint_eq(mcast_sm_last(r.w.sm)->switchinfo_sets, 6);
+	int two[] = { 0, 3 };
+	judge(&r, two, 2);
+	/* a heavy sweep with nothing changed: no SwitchInfo, no MFT */
+	sm_request_heavy(r.w.sm, "test");
+	run_settled(&r, 2);
+	ck_assert_uint_eq(r.w.sm->last.prog.switchinfo_sets, 0);
+	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);
+	/* the group goes: entries cleared, the tops back */
+	mc_delete(&r.w.sm->mc, r.g);
+	r.g = NULL;
+	mcast_sm_changed(r.w.sm);
+	run_settled(&r, 2);
+	all_tops(&r, 0xbfff);
+	uint64_t m;
+	ck_assert_int_eq(emu_mft_entry(r.w.e, 0x100, 0xc000, &m), 0);
+	ck_assert_uint_eq(m, 0);
+	ck_assert_uint_eq(emu_violations(r.w.e), 0);
+	emu_run_free(&r.w);
+}
+END_TEST
+
 static Suite *mcast_emu_suite(void)
 {
 	Suite *s = suite_create("mcast_emu");
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, join_leave_relink);
+	tcase_add_test(tc, mft_top_where_advertised);
 	suite_add_tcase(s, tc);
 	return s;
 }
