@@ -689,6 +689,33 @@ int emu_lft_entry(const struct emu *e, uint64_t sw_guid, uint32_t lid)
 	return lid < s->lft_len ? s->lft[lid] : 0xff;
 }
 
+int emu_mft_entry(const struct emu *e, uint64_t sw_guid, uint32_t mlid,
+		  uint64_t *ports)
+{
+	const struct emu_switch *s = sw_by_guid(e, sw_guid);
+	*ports = 0;
+	if (!s || mlid < 0xc000 || mlid - 0xc000 >= s->mft_cap)
+		return -1;
+	for (uint32_t q = 0; s->mft && q < s->mft_positions && q < 4; q++)
+		*ports |= (uint64_t)s->mft[(mlid - 0xc000) * s->mft_positions + q] << (16 * q);
+	return 0;
+}
+
+int emu_set_mft_top_cap(struct emu *e, uint64_t sw_guid)
+{
+	uint32_t pi = emu_find_port(e, sw_guid, 0);
+	if (pi == EMU_NONE || !sw_by_guid(e, sw_guid))
+		return -1;
+	e->ports[pi].capmask |= CAPM_MCAST_FDB_TOP;
+	return 0;
+}
+
+int emu_mft_top(const struct emu *e, uint64_t sw_guid)
+{
+	const struct emu_switch *s = sw_by_guid(e, sw_guid);
+	return s ? s->mft_top : -1;
+}
+
 int emu_lft_top(const struct emu *e, uint64_t sw_guid)
 {
 	const struct emu_switch *s = sw_by_guid(e, sw_guid);

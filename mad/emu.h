@@ -62,6 +62,7 @@ struct emu_counters {
 	uint64_t client_reregs;	/* PortInfo:ClientReregister set on a CA port */
 	uint64_t sl2vl_sets;	/* SLtoVLMappingTable Sets the SMAs took */
 	uint64_t vlarb_sets;	/* VLArbitrationTable Sets the SMAs took */
+	uint64_t mft_sets;	/* MulticastForwardingTable Sets the SMAs took */
 };
 
 /*
@@ -111,6 +112,8 @@ int emu_set_dead(struct emu *e, uint64_t guid, int port, int dead);
 /* The port keeps its P_Key table in NVRAM (IsPKeyNVRAM), entry 0 = pkey0:
  * a table left by an earlier configuration, not the default after reset. */
 int emu_set_pkey_nvram(struct emu *e, uint64_t guid, int port, uint16_t pkey0);
+/* Switch sw_guid advertises HasMulticastFDBTop on port 0 (IBA 1.3). */
+int emu_set_mft_top_cap(struct emu *e, uint64_t sw_guid);
 /*
  * Pulls the cable of a port: both ends go Down/Polling, switches at
  * either end set PortStateChange and send trap 128 to their SM LID (if
@@ -174,6 +177,14 @@ int emu_sl2vl(const struct emu *e, uint64_t guid, int in, int out,
 int emu_vlarb(const struct emu *e, uint64_t guid, int port, int block,
 	      uint8_t vl[32], uint8_t weight[32]);
 int emu_lft_top(const struct emu *e, uint64_t sw_guid);
+/*
+ * A switch's MFT entry of MLID mlid (0xC000..), ports 0..63 in *ports
+ * (bit p: port p).  0, or -1: no such switch, MLID past MulticastFDBCap.
+ */
+int emu_mft_entry(const struct emu *e, uint64_t sw_guid, uint32_t mlid,
+		  uint64_t *ports);
+/* A switch's SwitchInfo MulticastFDBTop, -1: no such switch. */
+int emu_mft_top(const struct emu *e, uint64_t sw_guid);
 int emu_port_state_change(const struct emu *e, uint64_t sw_guid);
 /* Packets in flight. */
 uint32_t emu_pending(const struct emu *e);

@@ -88,6 +88,7 @@
 #define CAPM_EXT_SPEEDS 0x00004000u
 #define CAPM_CM 0x00010000u
 #define CAPM_CLIENT_REREG 0x02000000u
+#define CAPM_MCAST_FDB_TOP 0x40000000u
 
 /* emu_port.flags */
 #define EP_UNPLUGGED 0x01	/* emu_link_down: the cable is pulled */

@@ -512,6 +512,7 @@ static int mft(struct req *r)
 		for (uint32_t i = 0; i < 32; i++)
 			s->mft[(block * 32 + i) * s->mft_positions + pos] =
 				get16(r->d + 2 * i);
+		r->e->cnt.mft_sets++;
 	} else if (r->method != METHOD_GET) {
 		return ST_BAD_METHOD_ATTR;
 	}

@@ -110,6 +110,7 @@ void smp_decode_switchinfo(const uint8_t *data, struct smp_switchinfo *si)
 	si->lft_cap = mad_get_field(d, 0, IB_SW_LINEAR_FDB_CAP_F);
 	si->lft_top = mad_get_field(d, 0, IB_SW_LINEAR_FDB_TOP_F);
 	si->mft_cap = (uint16_t)mad_get_field(d, 0, IB_SW_MCAST_FDB_CAP_F);
+	si->mft_top = (uint16_t)mad_get_field(d, 0, IB_SW_MCAST_FDB_TOP_F);
 	si->partition_enf_cap =
 		(uint16_t)mad_get_field(d, 0, IB_SW_PARTITION_ENFORCE_CAP_F);
 	si->lifetime = (uint8_t)mad_get_field(d, 0, IB_SW_LIFE_TIME_F);

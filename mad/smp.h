@@ -16,6 +16,7 @@
 #define CAP_IS_SM            (1u << 1)
 #define CAP_IS_PKEY_NVRAM    (1u << 8)	/* the P_Key table survives a reset */
 #define CAP_IS_TRAP_SUPPORTED (1u << 3)
+#define CAP_HAS_MCAST_FDB_TOP (1u << 30)	/* a switch's port 0: MulticastFDBTop */
 
 /* SMInfo states and attribute modifiers */
 enum sm_state { SMS_NOTACTIVE = 0, SMS_DISCOVERING = 1, SMS_STANDBY = 2,
@@ -32,7 +33,7 @@ struct smp_nodeinfo {
 
 struct smp_switchinfo {
 	uint32_t lft_cap, lft_top;
-	uint16_t mft_cap, partition_enf_cap;
+	uint16_t mft_cap, mft_top, partition_enf_cap;
 	uint8_t lifetime, port_state_change, enhanced_port0;
 };
 

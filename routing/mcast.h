@@ -6,7 +6,8 @@
  *
  * One group's tree: for every switch row of t, the set of its ports the
  * group's packets leave by, as MCAST_MASK_WORDS 64-bit words (bit p of
- * word p / 64 = port p; port 0 never).  A member's switch port toward the
+ * word p / 64 = port p; port 0 only where a switch's own port 0 is a
+ * member: it delivers to the switch).  A member's switch port toward the
  * member's end port is in the set of the switch it is cabled to; the
  * tree between switches is loop-free (a tree over the switches, every
  * link used in both directions), reaches every member's switch and no
@@ -19,6 +20,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "graph.h"
 
 #define MCAST_MASK_WORDS 4	/* ports 0..255 */
 
@@ -41,5 +43,24 @@ static inline int mcast_mask_has(const uint64_t *m, unsigned port)
 int mcast_tree(const struct fabric *f, const struct lft_tables *t,
 	       const uint32_t *ports, uint32_t n, uint64_t *mask,
 	       uint32_t *root_row);
+
+/*
+ * The same for many groups of one fabric and tables: the switch graph
+ * and its components built once (mcast_work_init: 0, or -1 on ENOMEM),
+ * then one mcast_tree_w() per group (f and t must not change between).
+ */
+struct mcast_work {
+	const struct fabric *f;
+	const struct lft_tables *t;
+	struct sw_graph g;
+	uint32_t *buf;		/* 7 x n_sw: comp, queue, dist, maxd, parent, ... */
+	uint64_t *sumd;
+	uint8_t *bytes;		/* 3 x n_sw: is_member, up_port, down_port */
+};
+int mcast_work_init(struct mcast_work *w, const struct fabric *f,
+		    const struct lft_tables *t);
+void mcast_work_free(struct mcast_work *w);
+int mcast_tree_w(struct mcast_work *w, const uint32_t *ports, uint32_t n,
+		 uint64_t *mask, uint32_t *root_row);
 
 #endif

@@ -3,7 +3,9 @@
  * routes SWITCH and verify.  lids and routes answer from the subnet the
  * SM keeps (the model of the last configuration and its tables); verify
  * reads every switch's LinearFDBTop and LFT blocks back by directed route
- * and runs the route verifier (routing/verify.h) on what the devices hold.
+ * and runs the route verifier (routing/verify.h) on what the devices hold,
+ * and with multicast groups their MFT blocks, each group's entries checked
+ * by the multicast verifier (routing/verify_mcast.h).
  */
 #include "ctlroutes.h"
 #include "nodemap.h"
@@ -15,13 +17,16 @@
 #include <string.h>
 
 #include "../mad/smp.h"
+#include "../routing/mcast.h"
 #include "../routing/pverify.h"
 #include "../routing/verify.h"
+#include "../routing/verify_mcast.h"
 #include "control.h"
 #include "daemon.h"
 #include "devcache.h"
 #include "log.h"
 #include "plan.h"
+#include "plan_mcast.h"
 
 static const char *node_type_name(uint8_t type)
 {
@@ -163,6 +168,8 @@ struct vq {
 	struct ctl_verify *v;
 	uint32_t node;
 	uint32_t block;		/* LFT block, or VQ_SWITCHINFO */
+	uint32_t mft_mod;	/* an MFT read's modifier (mft set) */
+	uint8_t mft;
 };
 #define VQ_SWITCHINFO UINT32_MAX
 
@@ -177,6 +184,10 @@ struct ctl_verify {
 	uint32_t n_q, pending, failed, blocks;
 	int cancelled;			/* the daemon is stopping */
 	uint64_t t0;
+	/* multicast: MLIDs 0xC000 .. + n_ml - 1 read, masks by (row, MLID) */
+	uint64_t *mft;
+	uint32_t n_ml, mft_blocks;
+	uint64_t mc_gen;		/* the groups' gen when it began */
 };
 
 static void verify_free(struct ctl_verify *v)
@@ -186,7 +197,62 @@ static void verify_free(struct ctl_verify *v)
 	lft_tables_free(&v->t);
 	free(v->top);
 	free(v->q);
+	free(v->mft);
 	free(v);
+}
+
+/*
+ * The groups against the MFT entries read: a line per wrong group and a
+ * summary; returns the wrong groups (-1: not checked).
+ */
+static int verify_mcast_section(struct ctl_verify *v, FILE *fp)
+{
+	const struct sm *sm = v->sm;
+	const struct fabric *f = &sm->sub.model->f;
+	uint32_t ns = v->t.n_sw, most = 0, checked = 0;
+	struct guid_map gm;
+	int wrong = 0;
+	if (!sm->mc.n)
+		return 0;
+	if (sm->mc.gen != v->mc_gen) {
+		fprintf(fp, "multicast: the groups changed while the tables were read; not checked\n");
+		return -1;
+	}
+	for (uint32_t i = 0; i < sm->mc.n; i++)
+		if (sm->mc.g[i] && sm->mc.g[i]->n_members > most)
+			most = sm->mc.g[i]->n_members;
+	uint32_t *ports = calloc(most + 1, sizeof(*ports));
+	uint64_t *mask = calloc((size_t)ns * MCAST_MASK_WORDS + 1, sizeof(*mask));
+	if (!ports || !mask || mcast_port_map(f, &gm) < 0) {
+		free(ports);
+		free(mask);
+		fprintf(fp, "multicast: out of memory\n");
+		return -1;
+	}
+	for (uint32_t i = 0; i < sm->mc.n; i++) {
+		const struct mc_group *g = sm->mc.g[i];
+		char why[256], mgid[40];
+		uint32_t k = g ? (uint32_t)g->mlid - MC_MLID_BASE : 0;
+		if (!g || k >= v->n_ml)
+			continue;
+		for (uint32_t r = 0; r < ns; r++)
+			memcpy(mask + (size_t)r * MCAST_MASK_WORDS,
+			       v->mft + ((size_t)r * v->n_ml + k) * MCAST_MASK_WORDS,
+			       MCAST_MASK_WORDS * sizeof(*mask));
+		uint32_t n = mcast_member_ports(&gm, g, ports);
+		checked++;
+		if (mcast_verify(f, &v->t, ports, n, mask, why, sizeof(why)) != 0) {
+			mc_mgid_str(g->mgid, mgid, sizeof(mgid));
+			fprintf(fp, "multicast group %s MLID 0x%04x: %s\n", mgid, g->mlid, why);
+			wrong++;
+		}
+	}
+	fprintf(fp, "multicast: %u groups checked against %u MFT blocks read, %d wrong\n",
+		checked, v->mft_blocks, wrong);
+	guid_map_free(&gm);
+	free(ports);
+	free(mask);
+	return wrong;
 }
 
 /* Entries the switches hold that differ from the SM's tables. */
@@ -239,6 +305,9 @@ static json_t *verify_json(struct ctl_verify *v, struct verify_report *r)
 			v->t.n_sw, v->blocks, v->failed);
 		if (verify_parts(v, r, fp) < 0)
 			fprintf(fp, "verify: partitions: out of memory\n");
+		int mc = verify_mcast_section(v, fp);
+		if (mc > 0)
+			r->errors += (uint32_t)mc;	/* the verdict says FAILED */
 		verify_print(r, fp);
 		if (v->failed)
 			fprintf(fp, "verify: FAILED: %u reads did not come (their entries count as dropped)\n",
@@ -327,6 +396,19 @@ static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t le
 	if (status != TXN_OK || len < SMP_DATA_OFFS + SMP_DATA_SIZE || smp_status(resp)) {
 		v->cancelled |= status == TXN_CANCELLED;
 		v->failed++;
+	} else if (q->mft) {
+		const uint8_t *data = resp + SMP_DATA_OFFS;
+		uint32_t b = q->mft_mod & 0x1ff, pos = q->mft_mod >> 28;
+		for (uint32_t i = 0; i < 32 && b * 32 + i < v->n_ml; i++) {
+			uint64_t *m = v->mft + ((size_t)row * v->n_ml + b * 32 + i) *
+					     MCAST_MASK_WORDS;
+			uint32_t bit = pos * 16;
+			m[bit / 64] |= (uint64_t)(data[2 * i] << 8 | data[2 * i + 1]) << (bit % 64);
+		}
+		v->mft_blocks++;
+		if (v->sm->sub.model == v->model && v->sm->busy != 1)
+			devcache_note_read(v->sm->sub.cache, &v->model->f, PLAN_MFT,
+					   q->node, 0, q->mft_mod, data);
 	} else if (q->block == VQ_SWITCHINFO) {
 		struct smp_switchinfo si;
 		smp_decode_switchinfo(resp + SMP_DATA_OFFS, &si);
@@ -347,18 +429,26 @@ static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t le
 		verify_finish(v);
 }
 
-static void ask(struct ctl_verify *v, uint32_t node, uint32_t block)
+/* A read of node's SwitchInfo, LFT block or (mft) MFT block mft_mod. */
+static void ask(struct ctl_verify *v, uint32_t node, uint32_t block,
+		int mft, uint32_t mft_mod)
 {
 	const struct fab_node *n = &v->model->f.nodes[node];
 	struct vq *q = &v->q[v->n_q++];
 	q->v = v;
 	q->node = node;
 	q->block = block;
+	q->mft_mod = mft_mod;
+	q->mft = (uint8_t)mft;
 	uint8_t mad[MAD_SIZE];
 	struct mad_addr to;
-	smp_init_dr(mad, IB_MAD_METHOD_GET,
-		    block == VQ_SWITCHINFO ? IB_ATTR_SWITCH_INFO : IB_ATTR_LINEARFORWTBL,
-		    block == VQ_SWITCHINFO ? 0 : block, n->dr_path, n->dr_len);
+	if (mft)
+		smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_MULTICASTFORWTBL,
+			    mft_mod, n->dr_path, n->dr_len);
+	else
+		smp_init_dr(mad, IB_MAD_METHOD_GET,
+			    block == VQ_SWITCHINFO ? IB_ATTR_SWITCH_INFO : IB_ATTR_LINEARFORWTBL,
+			    block == VQ_SWITCHINFO ? 0 : block, n->dr_path, n->dr_len);
 	smp_dr_address(&to);
 	if (txn_submit(v->sm->txn, mad, sizeof(mad), &to, node, on_verify_read, q) == 0)
 		v->pending++;
@@ -401,9 +491,19 @@ json_t *ctl_verify(struct sm *sm, json_t *args, char *err, size_t errlen)
 	v->heavy_sweeps = sm->heavy_sweeps;
 	v->t0 = sm_now_ms();
 	uint32_t blocks = v->t.max_lid / 64 + 1;
+	/* multicast: the MFT blocks up to the highest MLID in use */
+	for (uint32_t i = 0; i < sm->mc.n; i++)
+		if (sm->mc.g[i] && sm->mc.g[i]->mlid - MC_MLID_BASE + 1u > v->n_ml)
+			v->n_ml = sm->mc.g[i]->mlid - MC_MLID_BASE + 1u;
+	v->n_ml = (v->n_ml + MFT_BLOCK - 1) / MFT_BLOCK * MFT_BLOCK;
+	v->mc_gen = sm->mc.gen;
+	uint32_t mblocks = v->n_ml / MFT_BLOCK;
 	v->top = calloc(v->t.n_sw ? v->t.n_sw : 1, sizeof(*v->top));
-	v->q = calloc((size_t)v->t.n_sw * (blocks + 1) + 1, sizeof(*v->q));
-	if (!v->top || !v->q) {
+	v->q = calloc((size_t)v->t.n_sw * (blocks + 1 + (size_t)mblocks * 16) + 1,
+		      sizeof(*v->q));
+	v->mft = calloc((size_t)v->t.n_sw * v->n_ml * MCAST_MASK_WORDS + 1,
+			sizeof(*v->mft));
+	if (!v->top || !v->q || !v->mft) {
 		verify_free(v);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -412,9 +512,13 @@ json_t *ctl_verify(struct sm *sm, json_t *args, char *err, size_t errlen)
 	sm->ctl_verify = v;
 	v->pending = 1;		/* held until every read is queued */
 	for (uint32_t r = 0; r < v->t.n_sw; r++) {
-		ask(v, v->t.sw_node[r], VQ_SWITCHINFO);
+		const struct fab_node *n = &f->nodes[v->t.sw_node[r]];
+		ask(v, v->t.sw_node[r], VQ_SWITCHINFO, 0, 0);
 		for (uint32_t b = 0; b < blocks; b++)
-			ask(v, v->t.sw_node[r], b);
+			ask(v, v->t.sw_node[r], b, 0, 0);
+		for (uint32_t b = 0; b < mblocks && b * MFT_BLOCK < n->mft_cap; b++)
+			for (uint32_t q = 0; q <= n->nports / MFT_PORTS; q++)
+				ask(v, v->t.sw_node[r], 0, 1, q << 28 | b);
 	}
 	if (--v->pending == 0) {	/* nothing went out (answers never come inside txn_submit) */
 		verify_free(v);

@@ -31,6 +31,7 @@
 #include "sa.h"
 #include "sdnotify.h"
 #include "state.h"
+#include "mcast_sm.h"
 #include "vmops.h"
 #include "vmshared.h"
 #include "vswitch.h"
@@ -254,15 +255,21 @@ static void on_discovered(void *arg, struct discovery *d)
 
 static void finish_sweep(struct sm *sm)
 {
-	sm->busy = 0;
 	sm->last_sweep_time = (uint64_t)time(NULL);
 	metrics_sweep_done(sm->metrics);
+	sm_resume(sm);
+}
+
+void sm_resume(struct sm *sm)
+{
+	sm->busy = 0;
 	trapin_idle(&sm->traps);
 	if (vmops_resume(sm))	/* a VM command waited for the sweep */
 		return;
 	if (sm->heavy_wanted)
 		kick(sm);
-	else if (sm->state == SMS_MASTER)
+	else if (sm->state == SMS_MASTER &&
+		 !evtimer_pending(sm->sweep_timer, NULL))
 		schedule_light(sm);
 }
 
@@ -306,9 +313,14 @@ static int run_verify(struct sm *sm)
 		log_err("verify: out of memory");
 		return 1;
 	}
+	int mc_bad = sm->mc.n ? mcast_sm_verify(sm, stdout) : 0;
+	if (mc_bad < 0)
+		log_err("verify: out of memory checking the multicast trees");
+	else
+		r.errors += (uint32_t)mc_bad;	/* the last line says FAILED */
 	verify_print(&r, stdout);
 	fflush(stdout);
-	return r.errors ? 1 : 0;
+	return r.errors || mc_bad ? 1 : 0;
 }
 
 static void on_programmed(void *arg, const struct program_stats *ps)
@@ -335,10 +347,10 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
 	sa_mcast_prune(sm);
 	sm_print_summary(s, sm_state_name(sm->state));
-	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u SL2VL, %u VLArb, %u ports activated%s",
+	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u SL2VL, %u VLArb, %u MFT, %u ports activated%s",
 		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
 		   ps->portinfo_sets, ps->switchinfo_sets, ps->pkey_sets,
-		   ps->sl2vl_sets, ps->vlarb_sets,
+		   ps->sl2vl_sets, ps->vlarb_sets, ps->mft_sets,
 		   ps->activations, ps->failed ? " (some writes failed)" : "");
 	write_dumps(sm);
 	sm_notify(sm, "MASTER");
@@ -669,6 +681,7 @@ void sm_program_params(const struct sm *sm, int first,
 		.extra_rounds = LOCAL_EXTRA_ROUNDS,
 		.vl_high_limit = -1,
 		.parts = sm->parts.n_parts ? &sm->parts : NULL,
+		.mc = &sm->mc,
 	};
 	if (sm->cfg.qos_mode != QOS_NONE) {	/* none: the devices keep theirs */
 		pp->vlarb_low = sm->cfg.qos_vlarb_low;
@@ -1146,6 +1159,7 @@ void sm_shutdown(struct sm *sm)
 	discovery_free(sm->disc);
 	subnet_free(&sm->sub);
 	part_model_free(&sm->parts);
+	mcast_sm_free(sm);
 	mc_db_free(&sm->mc);	/* the groups live as long as the daemon */
 	weights_free(sm);
 	pkey_violations_free(&sm->pkey_viol);

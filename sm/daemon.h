@@ -43,6 +43,7 @@ struct vmshared;
 struct ctl_verify;
 struct topo_job;
 struct wlearn;
+struct mcast_sm;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -188,6 +189,7 @@ struct sm {
 	struct part_weights learned;
 	/* multicast groups (sm/mcast.h): the SA's MCMemberRecords */
 	struct mc_db mc;
+	struct mcast_sm *mcsm;		/* MFT writes between sweeps (sm/mcast_sm.c) */
 	struct wlearn *wlearn;		/* reading the counters (sm/weights.c) */
 	struct pkey_violations pkey_viol;	/* traps 257 (sm/partition_ctl.h) */
 	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
@@ -268,6 +270,12 @@ void sm_traps_init(struct sm *sm);
 /* Prints the summary line ("subnet up: ...") to stdout and flushes it. */
 void sm_print_summary(const struct sweep_summary *s, const char *state);
 uint64_t sm_now_ms(void);
+/*
+ * The loop is free again (a sweep, or the MFT writes between sweeps, set
+ * busy): deferred traps, a VM command or a heavy sweep that waited go on,
+ * else the next light sweep is scheduled.
+ */
+void sm_resume(struct sm *sm);
 
 /* qos.mode vftree: SLs and SL-to-VL tables over sm->sub.lft (daemon.c). */
 void sm_qos_apply(struct sm *sm);

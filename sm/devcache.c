@@ -31,6 +31,7 @@ struct node_cache {
 	uint8_t *lft_valid;		/* per block */
 	uint32_t lft_blocks;
 	uint32_t lft_top;
+	uint32_t mft_top;		/* MulticastFDBTop */
 	uint8_t si_valid;
 	struct attr_rec *attrs;
 	uint32_t n_attrs, cap_attrs;
@@ -329,7 +330,9 @@ int devcache_holds(const struct devcache *c, const struct fabric *f,
 	case PLAN_SWITCHINFO:
 		return nc->si_valid &&
 		       nc->lft_top == mad_get_field((void *)data, 0,
-						    IB_SW_LINEAR_FDB_TOP_F);
+						    IB_SW_LINEAR_FDB_TOP_F) &&
+		       nc->mft_top == mad_get_field((void *)data, 0,
+						    IB_SW_MCAST_FDB_TOP_F);
 	case PLAN_LFT:
 		return mod < nc->lft_blocks && nc->lft_valid[mod] &&
 		       !memcmp(nc->lft + (size_t)mod * 64, data, 64);
@@ -367,6 +370,7 @@ void devcache_record(struct devcache *c, const struct fabric *f,
 		return;
 	case PLAN_SWITCHINFO:
 		nc->lft_top = mad_get_field((void *)data, 0, IB_SW_LINEAR_FDB_TOP_F);
+		nc->mft_top = mad_get_field((void *)data, 0, IB_SW_MCAST_FDB_TOP_F);
 		nc->si_valid = 1;
 		return;
 	case PLAN_LFT:
@@ -454,6 +458,7 @@ void devcache_observe_switch(struct devcache *c, const struct fabric *f,
 		forget_attrs(nc, 0, -1);
 	}
 	nc->lft_top = n->lft_top;
+	nc->mft_top = n->mft_top;
 	nc->si_valid = 1;
 }
 

@@ -14,8 +14,8 @@
  *    and unstored fields (ibsim keeps no NeighborMTU) are not compared,
  *    and a payload that asks for an action -- a PortState change or
  *    ClientReregister -- is never skipped.
- *  - SwitchInfo: LinearFDBTop; a payload that clears PortStateChange is
- *    never skipped.
+ *  - SwitchInfo: LinearFDBTop and MulticastFDBTop; a payload that
+ *    clears PortStateChange is never skipped.
  *  - LFT blocks, P_Key, SL2VL, VLArb, MFT and vendor attributes: the whole
  *    64 bytes, per (port, attribute, modifier).  A switch's SL2VL Set
  *    with modifier bit 17 (every input) or 16 (every output, plan.h) is

@@ -84,6 +84,7 @@ struct fab_node {
 	uint32_t lft_cap;	/* LinearFDBCap */
 	uint32_t lft_top;	/* LinearFDBTop, as read */
 	uint16_t mft_cap;
+	uint16_t mft_top;	/* MulticastFDBTop, as read or written */
 	uint8_t port_state_change;
 	uint8_t enhanced_port0;
 	uint8_t lifetime;

@@ -6,9 +6,12 @@
 #ifndef IBSMD_MCAST_SM_H
 #define IBSMD_MCAST_SM_H
 
+#include <stdio.h>
+
 #include "mcast.h"
 
 struct sm;
+struct program_stats;
 
 /*
  * The groups changed (a join, a leave, a group created or deleted): the
@@ -16,6 +19,17 @@ struct sm;
  * before the SA has answered (sm/mcast_sm.c).
  */
 void mcast_sm_changed(struct sm *sm);
+/* A run is scheduled or its writes are going (tests wait for 0). */
+int mcast_sm_pending(const struct sm *sm);
+/* The last run's executor statistics (mft_sets ...), NULL before any. */
+const struct program_stats *mcast_sm_last(const struct sm *sm);
+/*
+ * --verify: every group's tree as the SM computes it, checked by
+ * routing/verify_mcast.h; a line per failure and a summary on out.
+ * Returns the groups that failed, -1 on ENOMEM.
+ */
+int mcast_sm_verify(struct sm *sm, FILE *out);
+void mcast_sm_free(struct sm *sm);
 
 /*
  * Group g was created (created 1) or is about to be deleted (0):

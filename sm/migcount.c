@@ -118,6 +118,8 @@ static int raise_top(struct plan *p, int wave, const struct discovery *d,
 	devcache_observe_switch(c, &d->f, node);
 	memcpy(si, d->si_raw[node], 64);	/* PortStateChange as read */
 	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, top);
+	/* MulticastFDBTop as it holds it now (sm/plan_mcast.c may have moved it) */
+	mad_set_field(si, 0, IB_SW_MCAST_FDB_TOP_F, d->f.nodes[node].mft_top);
 	uint32_t di = plan_data(p, wave, si);
 	return di == UINT32_MAX ||
 	       !plan_add(p, wave, PLAN_SWITCHINFO, node, 0, 0, di) ? -1 : 0;

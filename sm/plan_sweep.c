@@ -9,6 +9,7 @@
 #include "../routing/xlft.h"
 #include "log.h"
 #include "nodemap.h"
+#include "plan_mcast.h"
 #include "program.h"
 
 #define PKEY_BLOCK 32	/* P_Key entries a block */
@@ -276,13 +277,16 @@ int plan_sweep_port(struct plan *p, int wave, const struct discovery *d,
 }
 
 static int plan_switch(struct plan *p, int wave, const struct discovery *d,
-		       struct devcache *c, const struct lft_tables *t, uint32_t ni)
+		       struct devcache *c, const struct lft_tables *t, uint32_t ni,
+		       const struct mc_db *mc)
 {
 	const struct fab_node *n = &d->f.nodes[ni];
 	uint32_t top = t->max_lid;
 	uint8_t si[64];
 	memcpy(si, d->si_raw[ni], 64);	/* PortStateChange as read: 1 clears it */
 	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, top);
+	if (mc && mcast_has_top(&d->f, ni))	/* sm/plan_mcast.h */
+		mad_set_field(si, 0, IB_SW_MCAST_FDB_TOP_F, mcast_top(&d->f, ni, mc));
 	uint32_t di = plan_data(p, wave, si);
 	if (di == UINT32_MAX || !plan_add(p, wave, PLAN_SWITCHINFO, ni, 0, 0, di))
 		return -1;
@@ -424,13 +428,15 @@ int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 	plan_set_tables(p, t);
 	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)
 		if (d->f.nodes[ni].type == FAB_SWITCH &&
-		    (plan_switch(p, wave, d, c, t, ni) < 0 ||
+		    (plan_switch(p, wave, d, c, t, ni, pp->mc) < 0 ||
 		     (d->f.xlid_mode && t->xrow && plan_xswitch(p, wave, d, c, t, ni) < 0)))
 			return -1;
 	for (uint32_t pi = 0; d->f.xlid_mode && pi < d->f.n_ports; pi++)
 		if (fabric_is_endport(&d->f, pi) && fabric_is_vlid(d->f.ports[pi].lid) &&
 		    plan_xlid_port(p, wave, &d->f, pi, d->f.ports[pi].lid) < 0)
 			return -1;
+	if (pp->mc && plan_mcast(p, wave, &d->f, c, t, pp->mc, NULL, NULL) < 0)
+		return -1;
 	return plan_sweep_qos(p, wave, d, t, pp);
 }
 

@@ -43,6 +43,9 @@ struct program_params {
 	/* the partitions resolved against the model planned (sm/partition.h):
 	 * the P_Key tables; NULL: the default partition only, full members */
 	const struct part_model *parts;
+	/* the multicast groups (sm/mcast.h): their MFT blocks with the
+	 * switches' tables (sm/plan_mcast.h); NULL: none planned */
+	const struct mc_db *mc;
 };
 
 /*
@@ -57,7 +60,8 @@ int plan_sweep_port(struct plan *p, int wave, const struct discovery *d,
 		    uint32_t pi);
 /*
  * SwitchInfo and the LFT blocks of t (which the plan keeps pointing to),
- * and the QoS tables (plan_sweep_qos).
+ * the QoS tables (plan_sweep_qos) and the multicast groups' MFT blocks
+ * (pp->mc, plan_mcast).
  */
 int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 			struct devcache *c, const struct lft_tables *t,

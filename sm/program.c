@@ -96,6 +96,7 @@ static void record_success(struct program *pr, struct xfer *x)
 	case PLAN_SWITCHINFO:
 		pr->st.switchinfo_sets++;
 		n->lft_top = mad_get_field(x->data, 0, IB_SW_LINEAR_FDB_TOP_F);
+		n->mft_top = (uint16_t)mad_get_field(x->data, 0, IB_SW_MCAST_FDB_TOP_F);
 		n->port_state_change = 0;
 		break;
 	case PLAN_PKEY:
@@ -110,6 +111,10 @@ static void record_success(struct program *pr, struct xfer *x)
 		break;
 	case PLAN_VLARB:
 		pr->st.vlarb_sets++;
+		pr->st.other_sets++;
+		break;
+	case PLAN_MFT:
+		pr->st.mft_sets++;
 		pr->st.other_sets++;
 		break;
 	default:

@@ -29,6 +29,7 @@ struct program_stats {
 	uint32_t portinfo_sets, switchinfo_sets, pkey_sets, lft_blocks;
 	uint32_t other_sets;	/* SL2VL, VLArb, MFT, vendor */
 	uint32_t sl2vl_sets, vlarb_sets;	/* of other_sets: the QoS tables */
+	uint32_t mft_sets;	/* of other_sets: MulticastForwardingTable blocks */
 	uint32_t activations;
 	uint32_t unchanged;	/* writes left out: the device holds them */
 	uint32_t held;		/* writes left out: their port failed earlier */

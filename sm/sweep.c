@@ -416,6 +416,7 @@ static void on_switchinfo(struct discovery *d, struct query *q,
 	n->lft_cap = si.lft_cap;
 	n->lft_top = si.lft_top;
 	n->mft_cap = si.mft_cap;
+	n->mft_top = si.mft_top;
 	n->lifetime = si.lifetime;
 	n->port_state_change = si.port_state_change;
 	n->enhanced_port0 = si.enhanced_port0;

@@ -195,6 +195,23 @@ static inline void emu_world_free(struct emu *e, struct event_base *base,
 	ck_assert_int_eq(system(cmd), 0);
 }
 
+/* A test's SM on an emulated fabric: the fabric, emulator, loop, SM. */
+struct emu_run {
+	struct fabric topo;
+	struct emu *e;
+	struct event_base *base;
+	struct sm *sm;
+	char state[64];
+};
+
+/* Stops and frees r's SM, then its world. */
+static inline void emu_run_free(struct emu_run *r)
+{
+	sm_shutdown(r->sm);
+	free(r->sm);
+	emu_world_free(r->e, r->base, &r->topo, r->state);
+}
+
 static inline void emu_net_down(struct emu_net *n)
 {
 	emu_world_free(n->e, n->base, &n->topo, n->state);

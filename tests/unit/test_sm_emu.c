@@ -16,6 +16,7 @@
 #include "sm/control.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
+#include "sm/mcast_sm.h"
 #include "sm/topo.h"
 
 #include "emu_testlib.h"
@@ -521,14 +522,21 @@ static json_t *ctl_request(struct run *r, const char *path, const char *line,
 	return reply;
 }
 
+/* The daemon up, its control socket at path. */
+static void start_daemon_ctl(struct run *r, char *path, size_t len)
+{
+	char err[256] = "";
+	start_daemon(r);
+	snprintf(path, len, "%s/ctl.sock", r->state);
+	r->sm->ctl = control_open(r->base, path, sm_control, r->sm, err, sizeof(err));
+	ck_assert_msg(r->sm->ctl != NULL, "%s", err);
+}
+
 START_TEST(t_verify_reads_devices)
 {
 	struct run r;
-	char err[256] = "", path[128];
-	start_daemon(&r);
-	snprintf(path, sizeof(path), "%s/ctl.sock", r.state);
-	r.sm->ctl = control_open(r.base, path, sm_control, r.sm, err, sizeof(err));
-	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+	char path[128];
+	start_daemon_ctl(&r, path, sizeof(path));
 
 	/* what the switches hold is what the SM wrote: OK */
 	uint64_t gets = txn_get_stats(r.sm->txn)->all.sent;
@@ -573,6 +581,69 @@ START_TEST(t_verify_reads_devices)
 }
 END_TEST
 
+/* MFT answers as the switch holds them, plus port 2 of L0 for MLID 0xC000. */
+static int mft_with_extra_port(void *ctx, struct emu *e, struct emu_smp *s)
+{
+	(void)ctx;
+	if (s->method != 0x01)
+		return 0x1c;	/* no Set while the test reads */
+	for (uint32_t i = 0; i < 32; i++) {
+		uint64_t m;
+		uint32_t mlid = 0xc000 + (s->attr_mod & 0x1ff) * 32 + i;
+		if (emu_mft_entry(e, s->node_guid, mlid, &m) < 0)
+			m = 0;
+		if (s->node_guid == 0x100 && mlid == 0xc000)
+			m |= 1u << 2;
+		m >>= 16 * (s->attr_mod >> 28);
+		s->data[2 * i] = (uint8_t)(m >> 8);
+		s->data[2 * i + 1] = (uint8_t)m;
+	}
+	return 0;
+}
+
+static int mcast_settled(const void *arg)
+{
+	const struct sm *sm = arg;
+	return !sm->busy && !mcast_sm_pending(sm);
+}
+
+START_TEST(t_verify_reads_mft)
+{
+	struct run r;
+	char path[128];
+	start_daemon_ctl(&r, path, sizeof(path));
+	/* H0 on L0, H3 on L1 join a group */
+	struct mc_group want = { .qkey = 0x0b1b, .pkey = 0xffff };
+	const char *why = NULL;
+	mc_ipoib_mgid(0xffff, want.mgid);
+	struct mc_group *g = mc_create(&r.sm->mc, &want, &why);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 1, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 4 * 3 + 1, MC_JOIN_FULL, 0), 1);
+	mcast_sm_changed(r.sm);
+	ck_assert(emu_run_while(r.base, mcast_settled, r.sm, 5000));
+
+	json_t *rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
+	const char *text = json_string_value(json_object_get(rep, "text"));
+	ck_assert_str_eq(json_string_value(json_object_get(rep, "result")), "OK");
+	/* 6 switches of 8 ports: one block, one position each */
+	ck_assert_msg(strstr(text, "multicast: 1 groups checked against 6 MFT blocks read, 0 wrong"),
+		      "%s", text);
+	json_decref(rep);
+
+	/* L0 says it also sends the group's packets to H1: a non-member */
+	ck_assert_int_eq(emu_register_attr(r.e, 0x001b, mft_with_extra_port, NULL), 0);
+	rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
+	text = json_string_value(json_object_get(rep, "text"));
+	ck_assert_str_eq(json_string_value(json_object_get(rep, "result")), "FAILED");
+	ck_assert_msg(strstr(text, "L0\" port 2: sent to a non-member end port"), "%s", text);
+	json_decref(rep);
+	control_close(r.sm->ctl);
+	r.sm->ctl = NULL;
+	teardown_run(&r);
+}
+END_TEST
+
 static Suite *sm_emu_suite(void)
 {
 	Suite *s = suite_create("sm_on_emulator");
@@ -586,6 +657,7 @@ static Suite *sm_emu_suite(void)
 	tcase_add_test(tc, t_link_lost_repaired);
 	tcase_add_test(tc, t_second_sweep_writes_nothing);
 	tcase_add_test(tc, t_verify_reads_devices);
+	tcase_add_test(tc, t_verify_reads_mft);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,239 @@
+/*
+ * MFT blocks into write plans (sm/plan_mcast.h).  Block by block: the
+ * trees of the (at most 32) groups of a block, then the block's
+ * positions on every switch, so that memory follows one block.
+ */
+#include "plan_mcast.h"
+
+#include <infiniband/mad.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mad/smp.h"
+#include "../routing/mcast.h"
+#include "log.h"
+#include "nodemap.h"
+
+int mcast_port_map(const struct fabric *f, struct guid_map *m)
+{
+	if (guid_map_init(m, f->n_ports * 2) < 0)
+		return -1;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		uint64_t guid = p->guid ? p->guid : f->nodes[p->node].guid;
+		if (fabric_is_endport(f, pi) && guid && guid_map_put(m, guid, pi) < 0) {
+			guid_map_free(m);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+uint32_t mcast_member_ports(const struct guid_map *m, const struct mc_group *g,
+			    uint32_t *out)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->n_members; i++) {
+		uint32_t pi = guid_map_get(m, g->members[i].port_guid);
+		if (pi != FAB_NONE)
+			out[n++] = pi;
+	}
+	return n;
+}
+
+/* The positions of a switch: ports 0 .. nports, 16 a position. */
+static uint32_t mft_positions(const struct fab_node *n)
+{
+	return (uint32_t)n->nports / MFT_PORTS + 1;
+}
+
+/* Ports 16q .. 16q + 15 of a mask, as a 16-bit MFT entry. */
+static uint16_t mask_bits(const uint64_t *mask, uint32_t q)
+{
+	uint32_t bit = q * MFT_PORTS;
+	return (uint16_t)(mask[bit / 64] >> (bit % 64));
+}
+
+/*
+ * Block b's masks: ent[row * 32 + i] (MCAST_MASK_WORDS words each) for
+ * MLID 0xC000 + 32b + i, every group of the block's tree.  Returns the
+ * groups found (0: none), -1 on ENOMEM.
+ */
+static int block_trees(struct mcast_work *w, const struct mc_db *db,
+		       const struct guid_map *m, uint32_t b, uint64_t *ent,
+		       uint64_t *tree, uint32_t *ports,
+		       struct mcast_plan_stats *st)
+{
+	const struct lft_tables *t = w->t;
+	int found = 0;
+	size_t row_words = (size_t)MFT_BLOCK * MCAST_MASK_WORDS;
+	memset(ent, 0, (size_t)t->n_sw * row_words * sizeof(*ent));
+	for (uint32_t i = 0; i < MFT_BLOCK; i++) {
+		uint32_t mlid = MC_MLID_BASE + b * MFT_BLOCK + i, root;
+		const struct mc_group *g;
+		if (mlid > MC_MLID_LAST || !(g = mc_find_mlid(db, (uint16_t)mlid)))
+			continue;
+		uint32_t n = mcast_member_ports(m, g, ports);
+		st->members += n;
+		st->missing += g->n_members - n;
+		if (mcast_tree_w(w, ports, n, tree, &root) < 0)
+			return -1;
+		if (root == FAB_NONE)
+			continue;
+		st->groups++;
+		found = 1;
+		for (uint32_t r = 0; r < t->n_sw; r++)
+			memcpy(ent + r * row_words + (size_t)i * MCAST_MASK_WORDS,
+			       tree + (size_t)r * MCAST_MASK_WORDS,
+			       MCAST_MASK_WORDS * sizeof(*tree));
+	}
+	return found;
+}
+
+/* Block b, position q of switch row r (ent: NULL, the block is empty). */
+static int plan_block(struct plan *p, int wave, const struct fabric *f,
+		      struct devcache *c, const struct lft_tables *t,
+		      uint32_t r, uint32_t b, uint32_t q, const uint64_t *ent,
+		      struct mcast_plan_stats *st)
+{
+	static const uint8_t zero[64];
+	uint32_t ni = t->sw_node[r], mod = q << 28 | b;
+	uint8_t blk[64] = { 0 };
+	for (uint32_t i = 0; ent && i < MFT_BLOCK; i++) {
+		const uint64_t *mk = ent + ((size_t)r * MFT_BLOCK + i) * MCAST_MASK_WORDS;
+		uint16_t v = mask_bits(mk, q);
+		blk[2 * i] = (uint8_t)(v >> 8);
+		blk[2 * i + 1] = (uint8_t)v;
+	}
+	if (!memcmp(blk, zero, 64)) {
+		/*
+		 * a block of MLIDs in use that the cache does not know: zeros,
+		 * so that what an earlier SM left there goes
+		 */
+		const uint8_t *held = c ? devcache_attr(c, f, ni, 0,
+						    IB_ATTR_MULTICASTFORWTBL, mod) : NULL;
+		if (held ? !memcmp(held, zero, 64) : !ent)
+			return 0;	/* it holds no entry there */
+	}
+	uint32_t di = plan_data(p, wave, blk);
+	if (di == UINT32_MAX || !plan_add(p, wave, PLAN_MFT, ni, 0, mod, di))
+		return -1;
+	st->blocks++;
+	return 0;
+}
+
+int mcast_has_top(const struct fabric *f, uint32_t ni)
+{
+	const struct fab_node *n = &f->nodes[ni];
+	return n->type == FAB_SWITCH &&
+	       (f->ports[n->first_port].capmask & CAP_HAS_MCAST_FDB_TOP);
+}
+
+uint16_t mcast_top(const struct fabric *f, uint32_t ni, const struct mc_db *db)
+{
+	uint32_t hi = 0;	/* MLIDs in use, from the base: past the highest */
+	for (uint32_t i = 0; db && i < db->n; i++)
+		if (db->g[i] && db->g[i]->mlid - MC_MLID_BASE + 1u > hi)
+			hi = db->g[i]->mlid - MC_MLID_BASE + 1u;
+	if (!hi)
+		return MC_MLID_BASE - 1;	/* 0xBFFF: no entry valid */
+	hi = (hi + MFT_BLOCK - 1) / MFT_BLOCK * MFT_BLOCK;
+	if (hi > f->nodes[ni].mft_cap)
+		hi = f->nodes[ni].mft_cap;
+	return (uint16_t)(MC_MLID_BASE + hi - 1);
+}
+
+/*
+ * A switch taking MulticastFDBTop: its SwitchInfo as read with the top
+ * for db, LinearFDBTop as it holds it and PortStateChange left alone (a
+ * 0 does not clear it).
+ */
+static int plan_top(struct plan *p, int wave, const struct fabric *f,
+		    const uint8_t *si_raw, uint32_t ni, const struct mc_db *db)
+{
+	uint8_t si[64];
+	memcpy(si, si_raw, 64);
+	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, f->nodes[ni].lft_top);
+	mad_set_field(si, 0, IB_SW_STATE_CHANGE_F, 0);
+	mad_set_field(si, 0, IB_SW_MCAST_FDB_TOP_F, mcast_top(f, ni, db));
+	uint32_t di = plan_data(p, wave, si);
+	if (di == UINT32_MAX || !plan_add(p, wave, PLAN_SWITCHINFO, ni, 0, 0, di))
+		return -1;
+	return 0;
+}
+
+/* The blocks any switch may hold: up to the largest MulticastFDBCap. */
+static uint32_t max_blocks(const struct fabric *f, const struct lft_tables *t)
+{
+	uint32_t cap = 0;
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		if (f->nodes[t->sw_node[r]].mft_cap > cap)
+			cap = f->nodes[t->sw_node[r]].mft_cap;
+	if (cap > MC_MLIDS)
+		cap = MC_MLIDS;
+	return (cap + MFT_BLOCK - 1) / MFT_BLOCK;
+}
+
+int plan_mcast(struct plan *p, int wave, const struct fabric *f,
+	       struct devcache *c, const struct lft_tables *t,
+	       const struct mc_db *db, const uint8_t (*si_raw)[64],
+	       struct mcast_plan_stats *st)
+{
+	struct mcast_plan_stats dummy;
+	struct mcast_work w;
+	struct guid_map m;
+	uint32_t most = 0, nb = max_blocks(f, t), warned = 0;
+	int rc = -1;
+	if (!st)
+		st = &dummy;
+	memset(st, 0, sizeof(*st));
+	if (!db || !t->n_sw || !nb)
+		return 0;
+	for (uint32_t i = 0; i < db->n; i++)
+		if (db->g[i] && db->g[i]->n_members > most)
+			most = db->g[i]->n_members;
+	for (uint32_t r = 0; si_raw && db && r < t->n_sw; r++)
+		if (mcast_has_top(f, t->sw_node[r]) &&
+		    plan_top(p, wave, f, si_raw[t->sw_node[r]], t->sw_node[r], db) < 0)
+			return -1;
+	if (mcast_port_map(f, &m) < 0)
+		return -1;
+	if (mcast_work_init(&w, f, t) < 0) {
+		guid_map_free(&m);
+		return -1;
+	}
+	size_t row_words = (size_t)MFT_BLOCK * MCAST_MASK_WORDS;
+	uint64_t *ent = calloc((size_t)t->n_sw * row_words, sizeof(*ent));
+	uint64_t *tree = calloc((size_t)t->n_sw * MCAST_MASK_WORDS, sizeof(*tree));
+	uint32_t *ports = calloc(most + 1, sizeof(*ports));
+	if (!ent || !tree || !ports)
+		goto out;
+	for (uint32_t b = 0; b < nb; b++) {
+		int any = block_trees(&w, db, &m, b, ent, tree, ports, st);
+		if (any < 0)
+			goto out;
+		for (uint32_t r = 0; r < t->n_sw; r++) {
+			const struct fab_node *n = &f->nodes[t->sw_node[r]];
+			if (b * MFT_BLOCK >= n->mft_cap) {
+				if (any && !warned++)
+					log_warn("switch 0x%016llx \"%s\": MulticastFDBCap %u, MLIDs from 0x%x not written",
+						 (unsigned long long)n->guid,
+						 fabric_node_name(f, t->sw_node[r]),
+						 n->mft_cap, MC_MLID_BASE + n->mft_cap);
+				continue;
+			}
+			for (uint32_t q = 0; q < mft_positions(n); q++)
+				if (plan_block(p, wave, f, c, t, r, b, q,
+					       any ? ent : NULL, st) < 0)
+					goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(ent);
+	free(tree);
+	free(ports);
+	mcast_work_free(&w);
+	guid_map_free(&m);
+	return rc;
+}

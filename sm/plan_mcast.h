@@ -1,0 +1,72 @@
+/*
+ * Multicast forwarding tables into write plans (issue 17): every
+ * group's tree (routing/mcast.h) as MulticastForwardingTable blocks of
+ * every switch.  Block b covers MLIDs 0xC000 + 32b .. + 31, position q
+ * ports 16q .. 16q + 15 (modifier q << 28 | b), one 16-bit port mask per
+ * MLID.  Every block holding a tree entry is planned (the executor
+ * leaves out what the device cache says the switch holds); a block with
+ * no entry is planned, as zeros, where the cache says the switch holds
+ * entries there (a group that left or moved) and, for the blocks of
+ * MLIDs in use, where the cache does not know (an earlier SM's entries
+ * go: the first run after a start writes them on every switch); a block
+ * of MLIDs none uses that the cache does not know is taken as empty,
+ * what a switch holds after a reset.
+ * Blocks at or past the switch's MulticastFDBCap are never planned.
+ *
+ * MulticastFDBTop, on a switch whose port 0 advertises HasMulticastFDBTop
+ * (CapabilityMask bit 30), as OpenSM's use_mfttop (on by default): the
+ * last MLID of the highest block in use, 0xBFFF when none (no entry
+ * valid), never past MulticastFDBCap.  The heavy sweep writes it with
+ * LinearFDBTop (plan_sweep.c); between sweeps plan_mcast() adds the
+ * SwitchInfo Set itself when asked to (si_raw: the SwitchInfo as read).
+ * ibsim's switches do not advertise it.
+ */
+#ifndef IBSMD_PLAN_MCAST_H
+#define IBSMD_PLAN_MCAST_H
+
+#include <stdint.h>
+
+#include "../routing/engine.h"
+#include "devcache.h"
+#include "fabric.h"
+#include "mcast.h"
+#include "plan.h"
+
+#define MFT_BLOCK 32	/* MLIDs per block */
+#define MFT_PORTS 16	/* ports per position */
+
+struct mcast_plan_stats {
+	uint32_t groups;	/* groups with a tree */
+	uint32_t members;	/* member ports found in the fabric */
+	uint32_t missing;	/* members whose port GUID the fabric lacks */
+	uint32_t blocks;	/* MFT blocks planned (before the cache) */
+};
+
+/*
+ * f's end ports by port GUID (a switch: its node GUID): *m, for
+ * mcast_member_ports.  0, or -1 (ENOMEM).
+ */
+int mcast_port_map(const struct fabric *f, struct guid_map *m);
+/*
+ * The port indices of g's members present in f, into out (n_members
+ * entries); returns how many.
+ */
+uint32_t mcast_member_ports(const struct guid_map *m, const struct mc_group *g,
+			    uint32_t *out);
+
+/* Does switch node ni take MulticastFDBTop? */
+int mcast_has_top(const struct fabric *f, uint32_t ni);
+/* The MulticastFDBTop switch ni is to hold for db's groups. */
+uint16_t mcast_top(const struct fabric *f, uint32_t ni, const struct mc_db *db);
+
+/*
+ * Plans db's MFT blocks for every switch of t in wave (st may be NULL),
+ * with si_raw (per node, the SwitchInfo as read; NULL: none) the
+ * SwitchInfo of the switches taking MulticastFDBTop.  0, or -1 (ENOMEM).
+ */
+int plan_mcast(struct plan *p, int wave, const struct fabric *f,
+	       struct devcache *c, const struct lft_tables *t,
+	       const struct mc_db *db, const uint8_t (*si_raw)[64],
+	       struct mcast_plan_stats *st);
+
+#endif

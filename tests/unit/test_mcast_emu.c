@@ -1,0 +1,273 @@
+/*
+ * Multicast trees written by the SM on the in-process emulator (issue
+ * 17): groups made and joined through sm/mcast.h as the SA does, the
+ * MFTs read back from the emulated switches (emu_mft_entry) and judged
+ * by the multicast verifier (routing/verify_mcast.h) against the fabric
+ * the test parsed, never against the SM's trees.  The tree of
+ * emu_testlib.h: leaves L0..L3 (GUIDs 0x100..0x103; ports 1-3 hosts, 7 to
+ * S0, 8 to S1), spines S0, S1 (0x200, 0x201; port l + 1 to leaf l).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mad/emu.h"
+#include "routing/mcast.h"
+#include "routing/verify_mcast.h"
+#include "sm/daemon.h"
+#include "sm/log.h"
+#include "sm/mcast_sm.h"
+#include "sm/program.h"
+
+#include "emu_testlib.h"
+
+struct run {
+	struct emu_run w;
+	struct mc_group *g;
+};
+
+/* top_cap: every switch advertises HasMulticastFDBTop */
+static void setup(struct run *r, int top_cap)
+{
+	struct emu_run *w = &r->w;
+	memset(r, 0, sizeof(*r));
+	emu_tree_open(&w->topo, &w->e, &w->base, 5);
+	for (uint32_t i = 0; top_cap && i < w->topo.n_nodes; i++)
+		if (w->topo.nodes[i].type == FAB_SWITCH)
+			ck_assert_int_eq(emu_set_mft_top_cap(w->e, w->topo.nodes[i].guid), 0);
+	snprintf(w->state, sizeof(w->state), "/tmp/ibsmd-mcemu.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(w->state));
+	w->sm = emu_sm_new(w->state, 20);
+	log_set_level(LOG_ERROR);
+	emu_sm_start(w->sm, w->base, w->e);
+}
+
+struct sweeps {
+	const struct sm *sm;
+	uint32_t n;
+};
+
+static int settled(const void *arg)
+{
+	const struct sweeps *w = arg;
+	return w->sm->heavy_sweeps >= w->n && !w->sm->busy &&
+	       !w->sm->heavy_wanted && !mcast_sm_pending(w->sm);
+}
+
+/* Until n heavy sweeps are done and no MFT write is due or going. */
+static void run_settled(struct run *r, uint32_t n)
+{
+	struct sweeps w = { r->w.sm, n };
+	ck_assert_msg(emu_run_while(r->w.base, settled, &w, 10000),
+		      "not settled: %u heavy sweeps, waiting for %u",
+		      r->w.sm->heavy_sweeps, n);
+}
+
+static uint64_t mft_sets(const struct run *r)
+{
+	struct emu_counters c;
+	emu_get_counters(r->w.e, &c);
+	return c.mft_sets;
+}
+
+static void make_group(struct run *r)
+{
+	struct mc_group want = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4,
+				 .rate = 3, .scope = 2 };
+	const char *err = NULL;
+	mc_ipoib_mgid(0xffff, want.mgid);
+	r->g = mc_create(&r->w.sm->mc, &want, &err);
+	ck_assert_ptr_nonnull(r->g);
+	ck_assert_uint_eq(r->g->mlid, MC_MLID_BASE);
+}
+
+static void join(struct run *r, int h)
+{
+	ck_assert_int_eq(mc_join(&r->w.sm->mc, r->g, emu_host_guid(h),
+				 MC_JOIN_FULL, 0), 1);
+}
+
+/* The emulated switches' entries of the group's MLID, by row of t. */
+static void read_masks(struct run *r, const struct lft_tables *t, uint64_t *mask)
+{
+	memset(mask, 0, (size_t)t->n_sw * MCAST_MASK_WORDS * sizeof(*mask));
+	for (uint32_t row = 0; row < t->n_sw; row++) {
+		uint64_t guid = r->w.topo.nodes[t->sw_node[row]].guid;
+		ck_assert_int_eq(emu_mft_entry(r->w.e, guid, r->g->mlid,
+					       &mask[row * MCAST_MASK_WORDS]), 0);
+	}
+}
+
+/* The entry a switch holds for the group (ports 0..63). */
+static uint64_t entry_of(struct run *r, uint64_t sw)
+{
+	uint64_t m;
+	ck_assert_int_eq(emu_mft_entry(r->w.e, sw, r->g->mlid, &m), 0);
+	return m;
+}
+
+/*
+ * The devices' trees judged on the test's own model of the fabric
+ * (topo, links taken down marked so), members hosts[0..n).
+ */
+static void judge(struct run *r, const int *hosts, int n)
+{
+	struct lft_tables t;
+	char why[256];
+	uint32_t ports[12];
+	ck_assert_int_eq(lft_tables_alloc(&t, &r->w.topo), 0);
+	uint64_t *mask = calloc((size_t)t.n_sw * MCAST_MASK_WORDS, sizeof(*mask));
+	ck_assert_ptr_nonnull(mask);
+	for (int i = 0; i < n; i++)
+		ports[i] = fabric_port(&r->w.topo, fabric_find_node(&r->w.topo,
+					emu_host_guid(hosts[i]) - 1), 1);
+	read_masks(r, &t, mask);
+	ck_assert_msg(mcast_verify(&r->w.topo, &t, ports, (uint32_t)n, mask, why,
+				   sizeof(why)) == 0, "%s", why);
+	free(mask);
+	lft_tables_free(&t);
+}
+
+/* The test's model loses the link of switch sw's port too. */
+static void model_link_down(struct run *r, uint64_t sw, int port)
+{
+	uint32_t pi = fabric_port(&r->w.topo, fabric_find_node(&r->w.topo, sw), (unsigned)port);
+	r->w.topo.ports[pi].phys_state = 2;
+	r->w.topo.ports[r->w.topo.ports[pi].remote].phys_state = 2;
+}
+
+START_TEST(join_leave_relink)
+{
+	struct run r;
+	setup(&r, 0);
+	run_settled(&r, 1);
+	uint64_t sets0 = mft_sets(&r);
+	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);	/* no group yet */
+
+	/* H0 (L0), H3 (L1), H6 (L2): S0 is 1 hop from each, the lowest GUID */
+	make_group(&r);
+	join(&r, 0);
+	join(&r, 3);
+	join(&r, 6);
+	mcast_sm_changed(r.w.sm);
+	mcast_sm_changed(r.w.sm);		/* coalesced with the first */
+	run_settled(&r, 1);
+	int three[] = { 0, 3, 6 };
+	judge(&r, three, 3);
+	ck_assert_uint_eq(entry_of(&r, 0x100), 1u << 1 | 1u << 7);
+	ck_assert_uint_eq(entry_of(&r, 0x200), 1u << 1 | 1u << 2 | 1u << 3);
+	ck_assert_uint_eq(entry_of(&r, 0x201), 0);
+	ck_assert_uint_eq(entry_of(&r, 0x103), 0);
+	/* every switch (one position, one block each): the tree's four, and
+	 * L3 and S1 zeroed, not yet known to hold nothing */
+	ck_assert_uint_eq(mft_sets(&r) - sets0, 6);
+	ck_assert_uint_eq(mcast_sm_last(r.w.sm)->mft_sets, 6);
+
+	/* H6 leaves: L2 is cleared, S0 stops sending to it */
+	uint64_t sets1 = mft_sets(&r);
+	ck_assert_int_eq(mc_leave(&r.w.sm->mc, r.g, emu_host_guid(6), MC_JOIN_FULL), 1);
+	mcast_sm_changed(r.w.sm);
+	run_settled(&r, 1);
+	int two[] = { 0, 3 };
+	judge(&r, two, 2);
+	ck_assert_uint_eq(entry_of(&r, 0x102), 0);
+	ck_assert_uint_eq(entry_of(&r, 0x200), 1u << 1 | 1u << 2);
+	ck_assert_uint_eq(mft_sets(&r) - sets1, 2);
+
+	/* a heavy sweep of an unchanged fabric writes no MFT block */
+	uint64_t sets2 = mft_sets(&r);
+	sm_request_heavy(r.w.sm, "test");
+	run_settled(&r, 2);
+	ck_assert_uint_eq(mft_sets(&r) - sets2, 0);
+	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);
+
+	/* L0[7]-S0 goes: the tree moves to S1 (L0, L1 up-ports; S0 off, S1 on) */
+	uint64_t sets3 = mft_sets(&r);
+	uint32_t sweeps = r.w.sm->heavy_sweeps;
+	ck_assert_int_eq(emu_link_down(r.w.e, 0x100, 7), 0);
+	model_link_down(&r, 0x100, 7);
+	sm_request_heavy(r.w.sm, "test: link down");
+	run_settled(&r, sweeps + 1);
+	judge(&r, two, 2);
+	ck_assert_uint_eq(entry_of(&r, 0x100), 1u << 1 | 1u << 8);
+	ck_assert_uint_eq(entry_of(&r, 0x101), 1u << 1 | 1u << 8);
+	ck_assert_uint_eq(entry_of(&r, 0x200), 0);
+	ck_assert_uint_eq(entry_of(&r, 0x201), 1u << 1 | 1u << 2);
+	ck_assert_uint_eq(mft_sets(&r) - sets3, 4);
+	ck_assert_uint_eq(emu_violations(r.w.e), 0);
+	/* --verify's multicast section over the SM's own trees */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(mcast_sm_verify(r.w.sm, fp), 0);
+	fclose(fp);
+	ck_assert_str_eq(text, "multicast: 1 groups checked, 0 wrong\n");
+	free(text);
+	emu_run_free(&r.w);
+}
+END_TEST
+
+/* Every switch's MulticastFDBTop is top. */
+static void all_tops(struct run *r, int top)
+{
+	for (uint32_t i = 0; i < r->w.topo.n_nodes; i++)
+		if (r->w.topo.nodes[i].type == FAB_SWITCH)
+			ck_assert_int_eq(emu_mft_top(r->w.e, r->w.topo.nodes[i].guid), top);
+}
+
+START_TEST(mft_top_where_advertised)
+{
+	struct run r;
+	setup(&r, 1);
+	run_settled(&r, 1);
+	all_tops(&r, 0xbfff);	/* no group: no entry valid */
+	make_group(&r);
+	join(&r, 0);
+	join(&r, 3);
+	mcast_sm_changed(r.w.sm);
+	run_settled(&r, 1);
+	all_tops(&r, 0xc01f);	/* the first block */
+	ck_assert_uint_eq(mcast_sm_last(r.w.sm)->switchinfo_sets, 6);
+	int two[] = { 0, 3 };
+	judge(&r, two, 2);
+	/* a heavy sweep with nothing changed: no SwitchInfo, no MFT */
+	sm_request_heavy(r.w.sm, "test");
+	run_settled(&r, 2);
+	ck_assert_uint_eq(r.w.sm->last.prog.switchinfo_sets, 0);
+	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);
+	/* the group goes: entries cleared, the tops back */
+	mc_delete(&r.w.sm->mc, r.g);
+	r.g = NULL;
+	mcast_sm_changed(r.w.sm);
+	run_settled(&r, 2);
+	all_tops(&r, 0xbfff);
+	uint64_t m;
+	ck_assert_int_eq(emu_mft_entry(r.w.e, 0x100, 0xc000, &m), 0);
+	ck_assert_uint_eq(m, 0);
+	ck_assert_uint_eq(emu_violations(r.w.e), 0);
+	emu_run_free(&r.w);
+}
+END_TEST
+
+static Suite *mcast_emu_suite(void)
+{
+	Suite *s = suite_create("mcast_emu");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, join_leave_relink);
+	tcase_add_test(tc, mft_top_where_advertised);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(mcast_emu_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
