@@ -23,6 +23,13 @@ never from the SM's own view.
         --group MLID= says the MLID must be in no MFT).
         Prints one line per MLID; exit 0 when all is well, 1 with the
         problems, 2 when an input cannot be read.
+    mcast_check.py blocks BEFORE AFTER
+        the MFT blocks that differ between two such dumps (the F files of
+        two runs): one "SWITCH_GUID BLOCK POSITION" line each, then their
+        count -- what an SM that writes only changed blocks sends
+        (BLOCK = (MLID - 0xC000) / 32, POSITION = port / 16)
+    mcast_check.py ports --topo T --mft F --switch NAME --mlid MLID
+        the ports in switch NAME's mask for MLID, one a line
     mcast_check.py selftest
         the checks above on hand-made ibroute -M text of a 4-switch
         fabric with a cycle (a good tree; a loop; a non-member port; a
@@ -32,6 +39,7 @@ never from the SM's own view.
 """
 
 import argparse
+import io
 import os
 import re
 import sys
@@ -206,6 +214,33 @@ def run_check(a):
     return 1 if probs else 0
 
 
+def cmd_blocks(a):
+    before, after = parse_mft([a.before]), parse_mft([a.after])
+
+    def blocks(mfts):
+        out = {}
+        for sw, t in mfts.items():
+            for mlid, ports in t.items():
+                for p in ports:
+                    key = (sw, (mlid - 0xc000) // 32, p // 16)
+                    out.setdefault(key, set()).add((mlid, p))
+        return out
+    b0, b1 = blocks(before), blocks(after)
+    changed = sorted(k for k in set(b0) | set(b1) if b0.get(k) != b1.get(k))
+    for sw, block, pos in changed:
+        print("0x%016x %d %d" % (sw, block, pos))
+    print(len(changed))
+    return 0
+
+
+def cmd_ports(a):
+    topo = cf.parse_topo(a.topo)
+    sw = member_port(topo, a.switch)[0]
+    for p in sorted(parse_mft(a.mft).get(sw, {}).get(int(a.mlid, 0), ())):
+        print(p)
+    return 0
+
+
 # ---- selftest: hand-made ibroute -M text ----
 
 SELF_TOPO = """\
@@ -262,6 +297,16 @@ def render(masks, brief):
     return "\n".join(out) + "\n"
 
 
+def captured(fn, argv):
+    """-> (fn's exit status, what it printed) for argv."""
+    real, sys.stdout = sys.stdout, io.StringIO()
+    try:
+        rc = fn(parse_args(argv))
+        return rc, sys.stdout.getvalue()
+    finally:
+        sys.stdout = real
+
+
 def selftest():
     good = {"L0": {0xc000: {1, 3}}, "S0": {0xc000: {1, 2}}, "L1": {0xc000: {1, 3}}}
     cases = [
@@ -300,15 +345,7 @@ def selftest():
             argv = ["check", "--topo", topo, "--mft", mft]
             argv += [x for g in groups for x in ("--group", g)]
             argv += [x for x in flags if x == "--ignore-others"]
-            out = os.path.join(d, "out")
-            sys.stdout = open(out, "w")
-            try:
-                got = run_check(parse_args(argv))
-            finally:
-                sys.stdout.close()
-                sys.stdout = sys.__stdout__
-            with open(out) as f:
-                said = f.read()
+            got, said = captured(run_check, argv)
             # a failure must be the one the case is about
             fails = [x for x in said.splitlines() if x.startswith("FAIL ")]
             ok = got == 0 if not want else got == 1 and any(want in x for x in fails)
@@ -317,6 +354,19 @@ def selftest():
                                          ", " + repr(want) if want else ""))
             if not ok:
                 print(said, end="")
+        # blocks: L0 gains port 2 of 0xc000 (block 0), S0 gets 0xc021 (block 1)
+        later = {**good, "L0": {0xc000: {1, 2, 3}}, "S0": {0xc000: {1, 2}, 0xc021: {1}}}
+        paths = []
+        for i, masks in enumerate((good, later)):
+            paths.append(os.path.join(d, "b%d" % i))
+            with open(paths[-1], "w") as f:
+                f.write(render(masks, False))
+        said = captured(cmd_blocks, ["blocks"] + paths)[1].split("\n")
+        want = ["0x0002c90100000000 0 0", "0x0002c90100000002 1 0", "2", ""]
+        ok = said == want
+        bad += not ok
+        cases.append(None)
+        print("%s: blocks: 2 changed blocks (%s)" % ("ok" if ok else "WRONG", said))
     print("selftest: %d of %d verdicts right" % (len(cases) - bad, len(cases)))
     return 1 if bad else 0
 
@@ -330,6 +380,14 @@ def parse_args(argv):
     c.add_argument("--group", action="append")
     c.add_argument("--send-only", action="append")
     c.add_argument("--ignore-others", action="store_true")
+    b = sub.add_parser("blocks")
+    b.add_argument("before")
+    b.add_argument("after")
+    p = sub.add_parser("ports")
+    p.add_argument("--topo", required=True)
+    p.add_argument("--mft", action="append", required=True)
+    p.add_argument("--switch", required=True)
+    p.add_argument("--mlid", required=True)
     sub.add_parser("selftest")
     return ap.parse_args(argv)
 
@@ -337,7 +395,8 @@ def parse_args(argv):
 def main(argv):
     a = parse_args(argv)
     try:
-        return selftest() if a.cmd == "selftest" else run_check(a)
+        return {"check": run_check, "blocks": cmd_blocks, "ports": cmd_ports,
+                "selftest": lambda _: selftest()}[a.cmd](a)
     except (cf.InputError, OSError) as e:
         print("mcast_check: %s" % e, file=sys.stderr)
         return 2

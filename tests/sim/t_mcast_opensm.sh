@@ -78,7 +78,7 @@ sim_stop
 # ---- ibsmd, on a fresh ibsim of the same fabric ----
 : >"$SIM_TMP/mcjoin.log"
 sim_start "$net"
-on_host_bg H-15 "$IBSMD" -S "$SIM_TMP/state" --log-level info >"$SIM_TMP/ibsmd.log" 2>&1
+on_host_bg H-15 "$IBSMD" -S "$SIM_TMP/state" -s "$SIM_TMP/sock" --log-level info >"$SIM_TMP/ibsmd.log" 2>&1
 wait_until 30 grep -q '^subnet up:' "$SIM_TMP/ibsmd.log" ||
 	fail "ibsmd: no subnet up: $(tail -n 3 "$SIM_TMP/ibsmd.log")"
 side ibsmd

@@ -125,6 +125,9 @@ static const char *status_name(int status)
 	case SA_STS_INVALID_GID: return "invalid_gid";
 	case SA_STS_INSUFFICIENT_COMPONENTS: return "insufficient_components";
 	case SA_STS_DENIED: return "denied";
+	case MAD_STS_METHOD_UNSUPPORTED: return "method_unsupported";
+	case MAD_STS_METHOD_ATTR_UNSUPPORTED: return "method_attr_unsupported";
+	case MAD_STS_INVALID_FIELD: return "invalid_field";
 	default: return status < 0 ? "error" : "mad_status";
 	}
 }
