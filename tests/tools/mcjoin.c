@@ -257,25 +257,14 @@ int main(int argc, char **argv)
 			 .rate = -1, .count = 1, .inflight = 16 };
 	int c, have_mgid = 0;
 
-	while ((c = getopt_long(argc, argv, "+d:p:T:r:k:", longs, NULL)) != -1) {
+	/* options before or after the command (GNU getopt moves it last) */
+	while ((c = getopt_long(argc, argv, "d:p:T:r:k:", longs, NULL)) != -1) {
 		switch (c) {
 		case 'd': sel.ca = optarg; break;
 		case 'p': sel.port = (int)num(optarg, 254); break;
 		case 'T': p.timeout_ms = (unsigned)num(optarg, 60000); break;
 		case 'r': p.retries = (unsigned)num(optarg, 100); break;
 		case 'k': r.inflight = (unsigned)num(optarg, 256); break;
-		default: usage();
-		}
-	}
-	if (optind >= argc)
-		usage();
-	if (!strcmp(argv[optind], "leave"))
-		r.leave = 1;
-	else if (strcmp(argv[optind], "join"))
-		usage();
-	optind++;
-	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
-		switch (c) {
 		case 'g': case 'x': parse_mgid(optarg, r.base); have_mgid = 1; break;
 		case 'K': r.pkey = (uint16_t)num(optarg, 0xffff); r.create = 1; break;
 		case 'Q': r.qkey = (uint32_t)num(optarg, 0xffffffff); r.create = 1; break;
@@ -288,7 +277,10 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (optind != argc || !have_mgid || !r.count || !r.inflight)
+	if (optind + 1 != argc || (strcmp(argv[optind], "join") && strcmp(argv[optind], "leave")))
+		usage();
+	r.leave = !strcmp(argv[optind], "leave");
+	if (!have_mgid || !r.count || !r.inflight)
 		usage();
 
 	struct event_base *base;
