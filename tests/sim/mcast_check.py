@@ -329,6 +329,10 @@ def selftest():
         ("one member, no entries", {}, ["0xc000=H-0"], [], 0),
         ("a left group must be gone", good, ["0xc000="], [], "sends to H-0"),
         ("S1 without a dump", good, ["0xc000=H-0,H-2"], ["no-S1"], "S1 (0x0002c90100000003): no ibroute -M dump"),
+        ("send-only H-3, its switch L1 on the tree", good, ["0xc000=H-0,H-2"],
+         ["--send-only=0xc000=H-3"], 0),
+        ("send-only H-2 off the tree", {"L0": {0xc000: {1, 2}}}, ["0xc000=H-0,H-1"],
+         ["--send-only=0xc000=H-2"], "send-only H-2 (0x0002c90200000008) port 1: its switch is not on the tree"),
     ]
     bad = 0
     with tempfile.TemporaryDirectory() as d:
@@ -345,6 +349,8 @@ def selftest():
             argv = ["check", "--topo", topo, "--mft", mft]
             argv += [x for g in groups for x in ("--group", g)]
             argv += [x for x in flags if x == "--ignore-others"]
+            argv += [x for f in flags if f.startswith("--send-only=")
+                     for x in ("--send-only", f.split("=", 1)[1])]
             got, said = captured(run_check, argv)
             # a failure must be the one the case is about
             fails = [x for x in said.splitlines() if x.startswith("FAIL ")]

@@ -78,11 +78,17 @@ mft_dump() {
 	done
 }
 
-# mcast_ok PREFIX GROUP...: dump and judge; GROUP is MLID=HOST,HOST...
+# mcast_ok PREFIX GROUP...: dump and judge; GROUP is MLID=HOST,HOST... or
+# an option of mcast_check.py check (--send-only=MLID=HOST,...)
 mcast_ok() {
 	local p=$1 g args=()
 	shift
-	for g in "$@"; do args+=(--group "$g"); done
+	for g in "$@"; do
+		case $g in
+		--*) args+=("$g") ;;
+		*) args+=(--group "$g") ;;
+		esac
+	done
 	mft_dump "$p"
 	python3 "$MCAST_CHECK" check --topo "$p.topo" --mft "$p.mft" "${args[@]}" >"$p.check" 2>&1
 }

@@ -3,14 +3,16 @@
 # (H-0..H-3 on leaf L0-S0, ...), the SM on H-15, on a fresh ibsim each for
 # OpenSM and for ibsmd.  Before any join, `saquery -g` lists the default
 # partition's IPoIB broadcast group (MGID, MTU, rate, P_Key); then H-0, H-5,
-# H-10 and H-14 join it with build/mcjoin from their own ports, H-1 creates
+# H-10 and H-14 join it with build/mcjoin from their own ports (H-3 as a
+# send-only full member: its leaf must be on the tree), H-1 creates
 # a group with MGID 0 and H-6 joins that; each member is found with
 # `saquery MCMR --mgid --gid` (one record: ibsim cuts a GetTable to one MAD)
 # and H-2 is not; `saquery MCMR --mgid` gives the broadcast group's Q_Key;
 # `ibroute -M` of every switch forms, per group, a loop-free tree covering
 # exactly the members (tests/sim/mcast_check.py).  With OpenSM the checker
 # must also catch a corrupted MFT (build/lftset -M adds a non-member port).
-# The two SMs' groups and Q_Keys are compared.  T_MCAST_OPENSM_ONLY=1 runs
+# The two SMs' groups, Q_Keys and the end ports of the broadcast tree
+# (send-only member included or not) are compared.  T_MCAST_OPENSM_ONLY=1 runs
 # the OpenSM half alone.
 . "$(dirname "$0")/mcast_lib.sh"
 command -v opensm >/dev/null || fail "opensm is not installed (make deps)"
@@ -41,13 +43,16 @@ side() {
 	[ "$mgid2" != "::" ] && [ -n "$mgid2" ] || fail "$n: the SA gave no MGID to a create with MGID 0"
 	mc_join H-6 --mgid "$mgid2"
 	[ "$MC_MLID" = "$mlid2" ] || fail "$n: H-6 joined $mgid2 at MLID $MC_MLID, H-1 created it at $mlid2"
+	mc_join H-3 --mgid "$BCAST" --join-state 8	# a send-only full member
 	# shellcheck disable=SC2086
 	members_found "$BCAST" $BMEMBERS
 	members_found "$mgid2" H-1 H-6
 	member_of "$BCAST" H-2 && fail "$n: H-2 never joined, saquery finds it a member"
 	echo "qkey $(group_qkey "$BCAST")" >>"$out.groups"
 	pass "$n: saquery -g lists $g before any join; $(echo $BMEMBERS | wc -w) members of $BCAST (MLID $mlid) and 2 of $mgid2 (MLID $mlid2) found one by one, H-2 not"
-	trees_ok "$out" 10 "$mlid=${BMEMBERS// /,}" "$mlid2=H-1,H-6"
+	trees_ok "$out" 10 "$mlid=${BMEMBERS// /,}" "$mlid2=H-1,H-6" "--send-only=$mlid=H-3"
+	# OpenSM puts a send-only member's port in the tree too: compared
+	echo "bcast tree end ports $(sed -n "s/^mlid $mlid: .* \([0-9]*\) end ports.*/\1/p" "$out.check")" >>"$out.groups"
 	pass "$n: ibroute -M of every switch: $(grep -c ': ok$' "$out.check") loop-free trees covering exactly their members ($(sed -n 's/^mlid \(0x[0-9a-f]*\): \([0-9]*\) switches.*/\1 over \2 switches/p' "$out.check" | paste -sd ';'))"
 	MLID=$mlid MLID2=$mlid2
 }
