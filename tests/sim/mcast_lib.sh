@@ -4,6 +4,7 @@
 # the SM's own view.
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+# shellcheck disable=SC2034 # used by the tests that source this file
 MCJOIN="$SIM_ROOT/build/mcjoin"
 LFTSET="$SIM_ROOT/build/lftset"
 MCAST_CHECK="$SIM_ROOT/tests/sim/mcast_check.py"
