@@ -4,8 +4,8 @@
 # the SM's own view.
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# shellcheck disable=SC2034 # used by the tests that source this file
 MCJOIN="$SIM_ROOT/build/mcjoin"
+# shellcheck disable=SC2034 # t_mcast_opensm.sh's
 LFTSET="$SIM_ROOT/build/lftset"
 MCAST_CHECK="$SIM_ROOT/tests/sim/mcast_check.py"
 BCAST=ff12:401b:ffff::ffff:ffff		# the default partition's IPoIB broadcast group
