@@ -28,7 +28,7 @@ IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
-TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/lftset $(BUILD)/saperf $(BUILD)/prdbench \
+TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/lftset $(BUILD)/mcjoin $(BUILD)/saperf $(BUILD)/prdbench \
 	$(BUILD)/emusa $(BUILD)/emuvm
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
@@ -77,7 +77,7 @@ $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 
 # Test clients under umad2sim: madflood, make bench's ceiling (ibsim +
 # umad2sim with no SM behind the numbers); madsend, t_robust's hostile host;
-# lftset, t_ctlcmds's corrupted LFT entry.
+# lftset, t_ctlcmds's corrupted LFT entry; mcjoin, multicast joins and leaves.
 $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)

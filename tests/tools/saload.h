@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "mad/sa.h"
+#include "mad/umad.h"
 #include "traps/saclient.h"
 
 #define SALOAD_PR_DLID	(1ULL << 4)	/* PathRecord ComponentMask */
@@ -165,6 +166,43 @@ static inline void saload_json(const struct saload *l, FILE *f)
 		(unsigned long long)l->bad, (unsigned long long)l->refused,
 		l->inflight, l->elapsed, qps,
 		l->ok ? l->lat_sum_ms / (double)l->ok : 0, l->lat_max_ms);
+}
+
+static inline int saload_pending(void *arg)
+{
+	return saclient_inflight(arg) > 0;
+}
+
+/*
+ * A host tool's SA client on its umad port (hardware, or ibsim under
+ * libumad2sim.so): the loop in *base, the transport in *t.  Returns the
+ * client, or NULL after saying why on stderr as prog (no memory, no port,
+ * no SM LID yet).
+ */
+static inline struct saclient *saload_open_umad(const char *prog,
+						const struct umad_port_sel *sel,
+						const struct saclient_params *p,
+						struct event_base **base,
+						struct mad_transport *t)
+{
+	char err[256] = "";
+	memset(t, 0, sizeof(*t));
+	*base = event_base_new();
+	struct saclient *sc = *base ? saclient_new(*base, t, p) : NULL;
+	if (!sc) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return NULL;
+	}
+	if (umad_transport_open(t, *base, sel, saclient_recv, sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return NULL;
+	}
+	umad_transport_set_pending(t, saload_pending, sc);
+	if (!t->sm_lid) {
+		fprintf(stderr, "%s: the port has no SM LID (is an SM running?)\n", prog);
+		return NULL;
+	}
+	return sc;
 }
 
 #endif

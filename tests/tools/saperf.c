@@ -58,11 +58,6 @@ static size_t parse_lids(const char *s, uint32_t *out, size_t cap)
 	return n;
 }
 
-static int pending(void *arg)
-{
-	return saclient_inflight(arg) > 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct umad_port_sel sel = { .issm = UMAD_ISSM_NEVER };
@@ -71,7 +66,6 @@ int main(int argc, char **argv)
 	struct saload l;
 	static uint32_t dlids[MAX_DLIDS];
 	size_t n_dlids = 0;
-	char err[256] = "";
 	int c;
 
 	memset(&l, 0, sizeof(l));
@@ -97,23 +91,11 @@ int main(int argc, char **argv)
 	    (!l.max_queries && !(l.seconds > 0)))
 		usage();
 
-	struct event_base *base = event_base_new();
+	struct event_base *base;
 	struct mad_transport t;
-	memset(&t, 0, sizeof(t));
-	struct saclient *sc = base ? saclient_new(base, &t, &p) : NULL;
-	if (!sc) {
-		fprintf(stderr, "saperf: out of memory\n");
+	struct saclient *sc = saload_open_umad("saperf", &sel, &p, &base, &t);
+	if (!sc)
 		return 1;
-	}
-	if (umad_transport_open(&t, base, &sel, saclient_recv, sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "saperf: %s\n", err);
-		return 1;
-	}
-	umad_transport_set_pending(&t, pending, sc);
-	if (!t.sm_lid) {
-		fprintf(stderr, "saperf: the port has no SM LID (is an SM running?)\n");
-		return 1;
-	}
 	if (!n_dlids) {
 		dlids[0] = t.sm_lid;
 		n_dlids = 1;
