@@ -18,6 +18,7 @@
 #include "routing/verify_mcast.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
+#include "sm/mcast_ipoib.h"
 #include "sm/mcast_sm.h"
 #include "sm/program.h"
 
@@ -40,6 +41,9 @@ static void setup(struct run *r, int top_cap)
 	snprintf(w->state, sizeof(w->state), "/tmp/ibsmd-mcemu.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(w->state));
 	w->sm = emu_sm_new(w->state, 20);
+	/* no IPoIB broadcast group: the test's groups alone, from 0xC000 */
+	w->sm->cfg.mc_default_ipoib = 0;
+	mcast_ipoib_sync(w->sm, 0);
 	log_set_level(LOG_ERROR);
 	emu_sm_start(w->sm, w->base, w->e);
 }
