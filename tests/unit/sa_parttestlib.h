@@ -17,6 +17,7 @@
 
 #include "routing_testlib.h"
 #include "sa_testlib.h"
+#include "sm/mcast_sm.h"
 #include "traps/notify.h"
 
 struct env {
@@ -118,6 +119,7 @@ static inline void env_up(struct env *e, int tenants)
 static inline void env_down(struct env *e)
 {
 	notifier_free(e->sm->notify);
+	mcast_sm_free(e->sm);	/* the MFT run a group change scheduled */
 	mc_db_free(&e->sm->mc);
 	sa_test_sm_free(e->sm);
 	fabric_free(&e->f);
