@@ -16,6 +16,7 @@
 #include "sm/control.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
+#include "sm/mcast_ipoib.h"
 #include "sm/mcast_sm.h"
 #include "sm/topo.h"
 
@@ -527,6 +528,9 @@ static void start_daemon_ctl(struct run *r, char *path, size_t len)
 {
 	char err[256] = "";
 	start_daemon(r);
+	/* no IPoIB broadcast group: the reads counted are the routes' */
+	r->sm->cfg.mc_default_ipoib = 0;
+	mcast_ipoib_sync(r->sm, 1);
 	snprintf(path, len, "%s/ctl.sock", r->state);
 	r->sm->ctl = control_open(r->base, path, sm_control, r->sm, err, sizeof(err));
 	ck_assert_msg(r->sm->ctl != NULL, "%s", err);
