@@ -116,7 +116,8 @@ static void run(struct mcast_sm *m)
 	m->gen = sm->mc.gen;
 	if (plan_mcast(&m->plan, 0, &sm->sub.model->f, sm->sub.cache,
 		       &sm->sub.lft, &sm->mc,
-		       (const uint8_t (*)[64])sm->sub.model->si_raw, &m->ps) < 0) {
+		       (const uint8_t (*)[64])sm->sub.model->si_raw, 0,
+		       &m->ps) < 0) {
 		log_err("multicast: out of memory planning the MFTs");
 		plan_free(&m->plan);
 		plan_init(&m->plan);

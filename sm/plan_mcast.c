@@ -94,7 +94,7 @@ static int block_trees(struct mcast_work *w, const struct mc_db *db,
 static int plan_block(struct plan *p, int wave, const struct fabric *f,
 		      struct devcache *c, const struct lft_tables *t,
 		      uint32_t r, uint32_t b, uint32_t q, const uint64_t *ent,
-		      struct mcast_plan_stats *st)
+		      int clear_unknown, struct mcast_plan_stats *st)
 {
 	static const uint8_t zero[64];
 	uint32_t ni = t->sw_node[r], mod = q << 28 | b;
@@ -107,12 +107,15 @@ static int plan_block(struct plan *p, int wave, const struct fabric *f,
 	}
 	if (!memcmp(blk, zero, 64)) {
 		/*
-		 * a block of MLIDs in use that the cache does not know: zeros,
-		 * so that what an earlier SM left there goes
+		 * a block of MLIDs in use that the cache does not know: zeros
+		 * at a heavy sweep (clear_unknown), so that what an earlier SM
+		 * left there goes; not after joins, where it would write every
+		 * switch off the trees (a join storm's new MLIDs: thousands of
+		 * Sets), and no packet of the group reaches those switches
 		 */
 		const uint8_t *held = c ? devcache_attr(c, f, ni, 0,
 						    IB_ATTR_MULTICASTFORWTBL, mod) : NULL;
-		if (held ? !memcmp(held, zero, 64) : !ent)
+		if (held ? !memcmp(held, zero, 64) : !ent || !clear_unknown)
 			return 0;	/* it holds no entry there */
 	}
 	uint32_t di = plan_data(p, wave, blk);
@@ -177,7 +180,7 @@ static uint32_t max_blocks(const struct fabric *f, const struct lft_tables *t)
 int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       struct devcache *c, const struct lft_tables *t,
 	       const struct mc_db *db, const uint8_t (*si_raw)[64],
-	       struct mcast_plan_stats *st)
+	       int clear_unknown, struct mcast_plan_stats *st)
 {
 	struct mcast_plan_stats dummy;
 	struct mcast_work w;
@@ -224,7 +227,8 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 			}
 			for (uint32_t q = 0; q < mft_positions(n); q++)
 				if (plan_block(p, wave, f, c, t, r, b, q,
-					       any ? ent : NULL, st) < 0)
+					       any ? ent : NULL, clear_unknown,
+					       st) < 0)
 					goto out;
 		}
 	}

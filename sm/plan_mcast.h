@@ -62,11 +62,14 @@ uint16_t mcast_top(const struct fabric *f, uint32_t ni, const struct mc_db *db);
 /*
  * Plans db's MFT blocks for every switch of t in wave (st may be NULL),
  * with si_raw (per node, the SwitchInfo as read; NULL: none) the
- * SwitchInfo of the switches taking MulticastFDBTop.  0, or -1 (ENOMEM).
+ * SwitchInfo of the switches taking MulticastFDBTop.  clear_unknown (a
+ * heavy sweep): a block of MLIDs in use that c does not know is written
+ * with the zeros it should hold even where no tree passes; else such a
+ * block is written only where a tree needs an entry.  0, or -1 (ENOMEM).
  */
 int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       struct devcache *c, const struct lft_tables *t,
 	       const struct mc_db *db, const uint8_t (*si_raw)[64],
-	       struct mcast_plan_stats *st);
+	       int clear_unknown, struct mcast_plan_stats *st);
 
 #endif

@@ -111,9 +111,14 @@ static void member_record(const struct mc_group *g, uint64_t prefix,
 /* ---- the ports ---- */
 
 /* The port whose GID has interface ID guid: an end port or a VM's VF. */
-static uint32_t port_of_guid(const struct sa_view *v, uint64_t guid)
+static uint32_t port_of_guid(const struct sa_view *v, uint64_t guid,
+			     uint32_t hint)
 {
 	const struct fabric *f = v->f;
+	/* the requester's own port, the usual join: no scan of the fabric */
+	if (hint < f->n_ports && f->ports[hint].guid == guid &&
+	    fabric_is_endport(f, hint))
+		return hint;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++)
 		if (f->ports[pi].guid == guid && fabric_is_endport(f, pi))
 			return pi;
@@ -382,7 +387,7 @@ static int join_port(struct sa_query *q, struct join_req *j)
 	uint32_t req = sa_requester(q);
 	if (req == FAB_NONE)
 		return SA_STS_REQ_INVALID;
-	j->port = port_of_guid(q->view, j->guid);
+	j->port = port_of_guid(q->view, j->guid, req);
 	if (j->port == FAB_NONE)
 		return SA_STS_REQ_INVALID;
 	j->proxy = j->port != req;
@@ -587,7 +592,7 @@ void sa_mcast_prune(struct sm *sm)
 		struct mc_group *g = db->g[i];
 		for (uint32_t k = g->n_members; k-- > 0;) {
 			uint64_t guid = g->members[k].port_guid;
-			if (port_of_guid(v, guid) != FAB_NONE)
+			if (port_of_guid(v, guid, FAB_NONE) != FAB_NONE)
 				continue;
 			log_info("multicast: port 0x%016llx left the fabric; dropped from MLID 0x%04x",
 				 (unsigned long long)guid, g->mlid);
