@@ -494,10 +494,11 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 	MC_PREFIX=ff15::1:0
 	MC_K=${BENCH_MC_INFLIGHT:-16}
 	mc_sets() { all_sets "$1" 001b; }
-	# mc_quiet DIR T0: poll the MFT Sets until they stand for 3 s; the ms
-	# from T0 (EPOCHREALTIME without its dot) to their last change in MFT_MS
+	# mc_quiet DIR T0 SETS0: poll the MFT Sets until they stand for 3 s; the
+	# ms from T0 (EPOCHREALTIME without its dot) to their last change in
+	# MFT_MS ("-" when they stayed at SETS0)
 	mc_quiet() {
-		local d=$1 t0=$2 n last=$3 now seen at=$2
+		local d=$1 t0=$2 n last=$3 now seen at=
 		seen=${EPOCHREALTIME/./}
 		while :; do
 			sleep 0.1
@@ -511,7 +512,8 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 				break
 			fi
 		done
-		MFT_MS=$(( (at - t0) / 1000 ))
+		MFT_MS=-
+		[ -n "$at" ] && MFT_MS=$(( (at - t0) / 1000 ))
 	}
 	mc_run() {	# PROG ROUND: appends "mc PROG join_ms mft_ms mft_sets check" to $RESULTS
 		local prog=$1 dir="$SIM_TMP/mc-$1-$2" h pids=() t0 s0 at last late l sm mlids=() g verdict
@@ -547,7 +549,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 		done
 		last=$(sed -n 's/.*"last_answer":\([0-9.]*\).*/\1/p' "$dir"/H-*.out | sort -n | tail -n 1)
 		late=$(sed -n 's/.*"started":\([0-9.]*\).*/\1/p' "$dir"/H-*.out | sort -n | tail -n 1)
-		[ -n "$last" ] && [ -n "$late" ] || fail "mcast: no mcjoin summary against $prog"
+		{ [ -n "$last" ] && [ -n "$late" ]; } || fail "mcast: no mcjoin summary against $prog"
 		late=$(awk -v a="$t0" -v b="$late" 'BEGIN { printf "%d", b * 1000 - a / 1000 }')
 		[ "$late" -le 20 ] || note "mcast $prog round $2: a host started $late ms late"
 		mc_quiet "$dir" "$t0" "$s0"
@@ -567,8 +569,9 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 		note "mcast $prog round $2: $(tail -n 1 "$RESULTS"); groups ${mlids[*]}"
 		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
 		sim_stop
-		[ "$prog" = ibsmd ] && [ "$verdict" != ok ] &&
+		if [ "$prog" = ibsmd ] && [ "$verdict" != ok ]; then
 			fail "mcast: ibsmd's trees are wrong ($dir/check): $(grep -m 3 FAIL "$dir/check")"
+		fi
 	}
 	# json_mlid MGID FILE: the MLID of MGID's answer in mcjoin's output
 	json_mlid() { grep -m 1 "\"mgid\":\"$1\"" "$2" | sed -n 's/.*"mlid":"\([^"]*\)".*/\1/p'; }
