@@ -10,8 +10,9 @@
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
-#                         "qos", "part"
+#                         "qos", "part", "mcast"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
+#   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #
 # ceil_mps is what ibsim and umad2sim carry on this machine at that moment
 # with no SM behind it (build/madflood: NodeInfo Gets to the leaf switch, 64 in
@@ -462,6 +463,133 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = part ]; then
 		"P_Key Sets $((pb_pk - pa_pk)), Sets of any attribute $((pb_set - pa_set))"
 	[ "$((pb_pk - pa_pk))" -eq 0 ] || fail "part: an unchanged heavy sweep wrote $((pb_pk - pa_pk)) P_Key tables"
 	[ "$((pb_set - pa_set))" -eq 0 ] || fail "part: an unchanged heavy sweep sent $((pb_set - pa_set)) Sets"
+fi
+
+# ---- join storm: nine hosts join 201 multicast groups at once, beside OpenSM ----
+# The 3456-host tree on a fresh ibsim per SM: the ibsmd daemon (-R $ENGINE)
+# or the OpenSM daemon (-R ftree, its defaults) on H-0, MADs counted by
+# libmaddrop.  Once the subnet is up and the SM quiet, nine hosts spread
+# over the fabric (MC_HOSTS: 9 clients + the SM = ibsim's 10) each run one
+# build/mcjoin, its port opened beforehand, sending from the same moment
+# (--at, 2 s after the launch): the broadcast group, then 200 groups
+# MC_PREFIX + 0..199 (the same MGIDs on all nine: the first join creates,
+# 9 members each), Q_Key 0x0B1B for all, BENCH_MC_INFLIGHT in flight.
+# join_ms: the common start to the last answer (max of mcjoin's
+# last_answer); mft_ms: to the last change of the SM's MFT Set count
+# (0x001B; the counts file is rewritten every 20 ms while they move: the
+# time is that file's mtime when the count was seen to change) before it
+# stands for 3 s; mft_sets: MFT Sets from the start.  Then ibnetdiscover and `dump_fts -M`
+# of every switch from H-1, judged by mcast_check.py for 3 groups (the
+# broadcast one, the first and the last of the 200: each exactly the nine
+# hosts); the row fails when ibsmd's trees are wrong.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
+	name=mc-ft3-3456
+	net="$SIM_TMP/$name.net"
+	gen ftree3 --radix 24 -o "$net"
+	MCJOIN="$SIM_ROOT/build/mcjoin"
+	MCAST_CHECK="$SIM_ROOT/tests/sim/mcast_check.py"
+	[ -x "$MCJOIN" ] || fail "build/mcjoin is missing"
+	MC_HOSTS=(H-7 H-391 H-775 H-1159 H-1543 H-1927 H-2311 H-2695 H-3079)
+	MC_BCAST=ff12:401b:ffff::ffff:ffff
+	MC_PREFIX=ff15::1:0
+	MC_K=${BENCH_MC_INFLIGHT:-16}
+	mc_sets() { all_sets "$1" 001b; }
+	# mc_quiet DIR T0 SETS0: poll the MFT Sets until they stand for 3 s; the
+	# ms from T0 (EPOCHREALTIME without its dot) to their last change in
+	# MFT_MS ("-" when they stayed at SETS0)
+	mc_quiet() {
+		local d=$1 t0=$2 n last=$3 now seen at=
+		seen=${EPOCHREALTIME/./}
+		while :; do
+			sleep 0.1
+			now=${EPOCHREALTIME/./}
+			n=$(mc_sets "$d")
+			if [ "$n" != "$last" ]; then
+				last=$n seen=$now
+				at=$(stat -c %.6Y "$d"/count.* | sort -n | tail -n 1)
+				at=${at/./}
+			elif [ $((now - seen)) -ge 3000000 ]; then
+				break
+			fi
+		done
+		MFT_MS=-
+		[ -n "$at" ] && MFT_MS=$(( (at - t0) / 1000 ))
+	}
+	mc_run() {	# PROG ROUND: appends "mc PROG join_ms mft_ms mft_sets check" to $RESULTS
+		local prog=$1 dir="$SIM_TMP/mc-$1-$2" h pids=() t0 s0 at last late l sm mlids=() g verdict
+		mkdir -p "$dir"
+		sim_start "$net"
+		export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=20
+		if [ "$prog" = ibsmd ]; then
+			SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" \
+				-s "$dir/sock" >"$dir/out" 2>"$dir/err"
+			sm=$SIM_LAST_PID
+			wait_until 120 grep -q '^subnet up' "$dir/out" || fail "mcast: ibsmd did not come up"
+		else
+			opensm -c "$dir/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
+			sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$dir/opensm.conf"
+			OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" SIM_EXTRA_PRELOAD="$SIM_MADDROP" \
+				on_host_bg H-0 opensm -R ftree -F "$dir/opensm.conf" -f "$dir/opensm.log" \
+				>"$dir/out" 2>&1
+			sm=$SIM_LAST_PID
+			wait_until 300 grep -qs 'SUBNET UP' "$dir/opensm.log" || fail "mcast: OpenSM did not come up"
+		fi
+		unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+		stable "$dir"
+		s0=$(mc_sets "$dir")
+		t0=$(( ${EPOCHREALTIME/./} + 2000000 ))
+		at="${t0:0:-6}.${t0: -6}"
+		for h in "${MC_HOSTS[@]}"; do
+			on_host "$h" "$MCJOIN" -T 5000 -k "$MC_K" --at "$at" join --mgid "$MC_BCAST" \
+				--count 200 --prefix "$MC_PREFIX" --qkey 0x0b1b >"$dir/$h.out" 2>&1 &
+			pids+=($!)
+		done
+		for l in "${pids[@]}"; do
+			wait "$l" || fail "mcast: a join against $prog failed: $(grep -h -v '"ok"' "$dir"/H-*.out | head -n 3)"
+		done
+		last=$(sed -n 's/.*"last_answer":\([0-9.]*\).*/\1/p' "$dir"/H-*.out | sort -n | tail -n 1)
+		late=$(sed -n 's/.*"started":\([0-9.]*\).*/\1/p' "$dir"/H-*.out | sort -n | tail -n 1)
+		{ [ -n "$last" ] && [ -n "$late" ]; } || fail "mcast: no mcjoin summary against $prog"
+		late=$(awk -v a="$t0" -v b="$late" 'BEGIN { printf "%d", b * 1000 - a / 1000 }')
+		[ "$late" -le 20 ] || note "mcast $prog round $2: a host started $late ms late"
+		mc_quiet "$dir" "$t0" "$s0"
+		# the sampled groups' MLIDs, from H-7's answers
+		mlids+=("$(json_mlid "$MC_BCAST" "$dir/H-7.out")")
+		mlids+=("$(json_mlid "ff15::1:0" "$dir/H-7.out")")
+		mlids+=("$(json_mlid "ff15::1:c7" "$dir/H-7.out")")
+		on_host H-1 ibnetdiscover >"$dir/topo" 2>"$dir/diag.err" || fail "mcast: ibnetdiscover: $(tail -n 2 "$dir/diag.err")"
+		on_host H-1 dump_fts -M -n >"$dir/mft" 2>>"$dir/diag.err" || fail "mcast: dump_fts -M: $(tail -n 2 "$dir/diag.err")"
+		local args=()
+		for g in "${mlids[@]}"; do args+=(--group "$g=$(IFS=,; echo "${MC_HOSTS[*]}")"); done
+		verdict=ok
+		python3 "$MCAST_CHECK" check --topo "$dir/topo" --mft "$dir/mft" --ignore-others "${args[@]}" \
+			>"$dir/check" 2>&1 || verdict=wrong
+		echo "mc $prog $(awk -v a="$t0" -v b="$last" 'BEGIN { printf "%d", b * 1000 - a / 1000 }')" \
+			"$MFT_MS $(( $(mc_sets "$dir") - s0 )) $verdict" >>"$RESULTS"
+		note "mcast $prog round $2: $(tail -n 1 "$RESULTS"); groups ${mlids[*]}"
+		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+		sim_stop
+		if [ "$prog" = ibsmd ] && [ "$verdict" != ok ]; then
+			fail "mcast: ibsmd's trees are wrong ($dir/check): $(grep -m 3 FAIL "$dir/check")"
+		fi
+	}
+	# json_mlid MGID FILE: the MLID of MGID's answer in mcjoin's output
+	json_mlid() { grep -m 1 "\"mgid\":\"$1\"" "$2" | sed -n 's/.*"mlid":"\([^"]*\)".*/\1/p'; }
+	for r in $(seq "$ROUNDS"); do
+		mc_run ibsmd "$r"
+		mc_run osm "$r"
+	done
+	echo
+	echo "join storm on ft3-3456 under ibsim, median of $ROUNDS rounds ($(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)):"
+	echo "  9 hosts each join $MC_BCAST and 200 groups $MC_PREFIX+0..199 from the same moment, $MC_K in flight (1809 joins, 201 groups of 9);"
+	echo "  ibsmd daemon -R $ENGINE, OpenSM daemon -R ftree; trees of 3 groups judged by mcast_check.py (dump_fts -M)"
+	printf '%-6s %9s %9s %9s %9s %7s %7s %10s %10s %6s %6s\n' mcast ibsmd_join osm_join ibsmd_mft osm_mft \
+		vs_join vs_mft ibsmd_sets osm_sets trees osm_tr
+	ij=$(col mc ibsmd 3); oj=$(col mc osm 3); im=$(col mc ibsmd 4); om=$(col mc osm 4)
+	printf '%-6s %9s %9s %9s %9s %7s %7s %10s %10s %6s %6s\n' 201 "$ij" "$oj" "$im" "$om" \
+		"$(ratio "$ij" "$oj")" "$(ratio "$im" "$om")" "$(col mc ibsmd 5)" "$(col mc osm 5)" \
+		"$(awk '$1 == "mc" && $2 == "ibsmd" { print $6 }' "$RESULTS" | sort -u | paste -sd/)" \
+		"$(awk '$1 == "mc" && $2 == "osm" { print $6 }' "$RESULTS" | sort -u | paste -sd/)"
 fi
 
 # ---- routing alone: ibsmd --offline on the big trees (no fabric, no MADs) ----

@@ -7,7 +7,7 @@
  *     mcjoin [-d CA] [-p PORT] [-T TIMEOUT_MS] [-r RETRIES] [-k INFLIGHT]
  *            join|leave --mgid MGID|0 [--pkey P] [--qkey Q] [--sl N]
  *            [--join-state N] [--mtu [<>=]N] [--rate [<>=]N] [--create]
- *            [--count N] [--prefix MGID]
+ *            [--count N] [--prefix MGID] [--at EPOCH]
  *
  * A join sends MGID, PortGID (the port's own GID) and JoinState (default
  * 1, FullMember); with MGID 0, --create, or any of --qkey, --pkey, --sl it
@@ -16,12 +16,18 @@
  * theirs (selector '>' greater than, '<' less than, '=' or none exactly).
  * A leave sends MGID, PortGID and the JoinState bits to leave.
  * --count N sends N requests: N creates with MGID 0, or MGIDs --mgid (or
- * --prefix) plus 0..N-1 in their last 32 bits, INFLIGHT at a time.
+ * --prefix) plus 0..N-1 in their last 32 bits, INFLIGHT at a time; with
+ * both --mgid and --prefix, --mgid first, then the N from --prefix (a host
+ * that joins the broadcast group and N more, as `make bench` does).
+ * --at EPOCH (seconds since the epoch, wall clock) holds the first
+ * request until then, once the port is open: several hosts start together.
  *
  * Prints one JSON line per answer (op, status, status_name, mgid, mlid,
  * port_gid, qkey, pkey, mtu, rate, sl, scope, join_state, ms; the record
  * answered, or what was asked when the SA refused) and, with --count
- * above 1, a summary line.  Exit 0 when every request succeeded, 1 if
+ * above 1, a summary line (started, last_answer: the wall-clock times of
+ * the first request and the last answer, seconds since the epoch, for
+ * `make bench`'s join-storm row).  Exit 0 when every request succeeded, 1 if
  * any failed, 2 on bad usage.  Runs on a umad port (hardware, or ibsim
  * under libumad2sim.so: tests/sim's on_host H-N mcjoin ...).
  */
@@ -64,6 +70,8 @@
 struct req {
 	int leave;
 	uint8_t base[16];	/* MGID, or of the first of --count */
+	uint8_t first[16];	/* --mgid sent before --prefix's */
+	int have_first;
 	uint8_t port_gid[16];
 	uint32_t qkey;
 	uint16_t pkey;
@@ -76,6 +84,7 @@ struct req {
 	struct event_base *base_ev;
 	unsigned next, out, ok, failed;
 	double t0;
+	struct timespec started, last;	/* CLOCK_REALTIME: first send, last answer */
 };
 
 struct one {
@@ -89,7 +98,7 @@ static void usage(void)
 	fputs("usage: mcjoin [-d CA] [-p PORT] [-T TIMEOUT_MS] [-r RETRIES] [-k INFLIGHT]\n"
 	      "              join|leave --mgid MGID|0 [--pkey P] [--qkey Q] [--sl N]\n"
 	      "              [--join-state N] [--mtu [<>=]N] [--rate [<>=]N] [--create]\n"
-	      "              [--count N] [--prefix MGID]\n", stderr);
+	      "              [--count N] [--prefix MGID] [--at EPOCH]\n", stderr);
 	exit(2);
 }
 
@@ -158,6 +167,7 @@ static void done(void *arg, int status, const uint8_t *recs, size_t n,
 	double ms = (saload_now() - o->t) * 1000.0;
 	int ok = status == 0 && n >= 1 && stride >= MCR_SIZE;
 	print_rec(r, ok || status ? status : -EPROTO, ok ? recs : o->rec, ms);
+	clock_gettime(CLOCK_REALTIME, &r->last);
 	if (ok)
 		r->ok++;
 	else
@@ -172,12 +182,15 @@ static void done(void *arg, int status, const uint8_t *recs, size_t n,
 static void build(const struct req *r, unsigned i, uint8_t *rec, uint64_t *cm)
 {
 	memset(rec, 0, MCR_SIZE);
-	memcpy(rec + MCR_MGID, r->base, 16);
+	const uint8_t *mgid = r->base;
+	if (r->have_first && i-- == 0)
+		mgid = r->first, i = 0;
+	memcpy(rec + MCR_MGID, mgid, 16);
 	int zero = 1;
 	for (int k = 0; k < 16; k++)
-		zero &= !r->base[k];
+		zero &= !mgid[k];
 	if (!zero)
-		sa_put32(rec + MCR_MGID + 12, sa_get32(r->base + 12) + i);
+		sa_put32(rec + MCR_MGID + 12, sa_get32(mgid + 12) + i);
 	memcpy(rec + MCR_PORT_GID, r->port_gid, 16);
 	rec[MCR_SCOPE_JOIN] = r->join_state & 0xf;
 	*cm = CM_MGID | CM_PORT_GID | CM_JOIN_STATE;
@@ -225,6 +238,20 @@ static void issue(struct req *r)
 	}
 }
 
+/* sleep until the wall-clock time AT (seconds since the epoch) */
+static void wait_until(double at)
+{
+	struct timespec now, d;
+	clock_gettime(CLOCK_REALTIME, &now);
+	double left = at - ((double)now.tv_sec + (double)now.tv_nsec * 1e-9);
+	if (left <= 0)
+		return;
+	d.tv_sec = (time_t)left;
+	d.tv_nsec = (long)((left - (double)d.tv_sec) * 1e9);
+	while (nanosleep(&d, &d) < 0 && errno == EINTR)
+		;
+}
+
 static void parse_mgid(const char *s, uint8_t mgid[16])
 {
 	if (!strcmp(s, "0"))
@@ -248,6 +275,7 @@ int main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'R' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "create", no_argument, NULL, 'c' },
+		{ "at", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct umad_port_sel sel = { .issm = UMAD_ISSM_NEVER };
@@ -255,7 +283,9 @@ int main(int argc, char **argv)
 				     .max_inflight = 256 };
 	struct req r = { .pkey = 0xffff, .join_state = 1, .mtu = -1,
 			 .rate = -1, .count = 1, .inflight = 16 };
-	int c, have_mgid = 0;
+	int c, have_mgid = 0, have_prefix = 0;
+	double at = 0;
+	char *end;
 
 	/* options before or after the command (GNU getopt moves it last) */
 	while ((c = getopt_long(argc, argv, "d:p:T:r:k:", longs, NULL)) != -1) {
@@ -265,7 +295,13 @@ int main(int argc, char **argv)
 		case 'T': p.timeout_ms = (unsigned)num(optarg, 60000); break;
 		case 'r': p.retries = (unsigned)num(optarg, 100); break;
 		case 'k': r.inflight = (unsigned)num(optarg, 256); break;
-		case 'g': case 'x': parse_mgid(optarg, r.base); have_mgid = 1; break;
+		case 'g': parse_mgid(optarg, r.first); have_mgid = 1; break;
+		case 'x': parse_mgid(optarg, r.base); have_prefix = 1; break;
+		case 'a':
+			at = strtod(optarg, &end);
+			if (!*optarg || *end || at <= 0)
+				usage();
+			break;
 		case 'K': r.pkey = (uint16_t)num(optarg, 0xffff); r.create = 1; break;
 		case 'Q': r.qkey = (uint32_t)num(optarg, 0xffffffff); r.create = 1; break;
 		case 'S': r.sl = (uint8_t)num(optarg, 15); r.create = 1; break;
@@ -280,8 +316,12 @@ int main(int argc, char **argv)
 	if (optind + 1 != argc || (strcmp(argv[optind], "join") && strcmp(argv[optind], "leave")))
 		usage();
 	r.leave = !strcmp(argv[optind], "leave");
-	if (!have_mgid || !r.count || !r.inflight)
+	if ((!have_mgid && !have_prefix) || !r.count || !r.inflight)
 		usage();
+	if (!have_prefix)
+		memcpy(r.base, r.first, 16);
+	else if (have_mgid)
+		r.have_first = 1;
 
 	struct event_base *base;
 	struct mad_transport t;
@@ -291,14 +331,21 @@ int main(int argc, char **argv)
 	saclient_port_gid(sc, r.port_gid);
 	r.c = sc;
 	r.base_ev = base;
+	if (at > 0)
+		wait_until(at);
 	r.t0 = saload_now();
+	clock_gettime(CLOCK_REALTIME, &r.started);
+	r.count += (unsigned)r.have_first;
 	issue(&r);
 	if (r.out)
 		event_base_dispatch(base);
 	if (r.count > 1)
 		printf("{\"summary\":\"%s\",\"requests\":%u,\"ok\":%u,\"failed\":%u,"
-		       "\"seconds\":%.3f}\n", r.leave ? "leave" : "join", r.count,
-		       r.ok, r.failed, saload_now() - r.t0);
+		       "\"seconds\":%.3f,\"started\":%lld.%06ld,\"last_answer\":%lld.%06ld}\n",
+		       r.leave ? "leave" : "join", r.count, r.ok, r.failed,
+		       saload_now() - r.t0, (long long)r.started.tv_sec,
+		       r.started.tv_nsec / 1000, (long long)r.last.tv_sec,
+		       r.last.tv_nsec / 1000);
 	fflush(stdout);
 	saclient_free(sc);
 	t.close(t.ctx);
