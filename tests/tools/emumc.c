@@ -16,7 +16,7 @@
  *     emumc [-R ENGINES] [-g GROUPS] [-w WINDOW] [-k INFLIGHT]
  *           [-P PREGROUPS] [-A] TOPO
  *
- * -P N: before the storm, N groups (ff12:601b:eeee::N) joined by host i
+ * -P N: before the storm, N groups (ff12:601b:ffff:eeee::N) joined by host i
  * of N's residue (hosts i % N == N's index): groups the storm does not
  * touch, whose trees the runs keep (-A: every run recomputes every tree,
  * the before of the incremental trees).  Prints one line of JSON.  Exit
@@ -83,7 +83,7 @@ static void storm_mgid(uint32_t gi, uint8_t mgid[16])
 /* Pre-group k of -P. */
 static void pre_mgid(uint32_t k, uint8_t mgid[16])
 {
-	static const uint8_t base[16] = { 0xff, 0x12, 0x60, 0x1b, 0xee, 0xee };
+	static const uint8_t base[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0xee, 0xee };
 	memcpy(mgid, base, 16);
 	sa_put32(mgid + 12, k);
 }
@@ -158,8 +158,9 @@ static void on_join(void *arg, int status, const uint8_t *recs, size_t n,
 	(void)recs;
 	(void)hdr;
 	s->answered++;
-	if (status || n < 1 || stride < MCR_SIZE)
-		s->failed++;
+	if ((status || n < 1 || stride < MCR_SIZE) && !s->failed++)
+		fprintf(stderr, "emumc: a join answered status 0x%x, %zu records\n",
+			status, n);
 	s->last_ms = now_ms() - s->t0;
 	send_next(s, h);
 }
