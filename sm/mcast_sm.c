@@ -197,6 +197,12 @@ const struct mcast_sm_stats *mcast_sm_stats(const struct sm *sm)
 	return sm->mcsm ? &sm->mcsm->stats : NULL;
 }
 
+void mcast_sm_forget_trees(struct sm *sm)
+{
+	if (sm->mcsm)
+		mcast_trees_clear(&sm->mcsm->kept);
+}
+
 int mcast_sm_keep_trees(struct sm *sm, int on)
 {
 	struct mcast_sm *m = get(sm);

@@ -33,6 +33,12 @@ struct mcast_sm_stats {
 };
 const struct mcast_sm_stats *mcast_sm_stats(const struct sm *sm);
 /*
+ * The trees kept are forgotten: the next run computes every tree (a VM's
+ * writes moved ports without a heavy sweep; a heavy sweep's new model
+ * is seen by the run itself).
+ */
+void mcast_sm_forget_trees(struct sm *sm);
+/*
  * on 0: every run recomputes every tree (emumc -A measures the kept
  * trees against it); 1, the default: trees kept.  0, or -1 (ENOMEM).
  */
