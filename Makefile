@@ -29,7 +29,7 @@ IBSMCTL_SRCS := sm/ibsmctl.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
 TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/lftset $(BUILD)/mcjoin $(BUILD)/saperf $(BUILD)/prdbench \
-	$(BUILD)/emusa $(BUILD)/emuvm
+	$(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -85,7 +85,7 @@ $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 # prdbench: the path-record distinguisher offline; emusa: the daemon's code
 # on the emulator, timed from an SA host; emuvm: its bring-up of hypervisors
 # with vLIDs or shared-LID slots (make bench).  They link the daemon.
-$(BUILD)/prdbench $(BUILD)/emusa $(BUILD)/emuvm: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
+$(BUILD)/prdbench $(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 

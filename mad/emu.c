@@ -300,10 +300,8 @@ struct emu_client *emu_client_at(const struct emu *e, uint32_t pi)
 	const struct emu_node *n = port_node(e, pi);
 	if (is_switch(n))
 		pi = n->first_port;
-	for (uint32_t i = 0; i < e->n_clients; i++)
-		if (e->clients[i]->port == pi && !e->clients[i]->closed)
-			return e->clients[i];
-	return NULL;
+	struct emu_client *c = e->port_client ? e->port_client[pi] : NULL;
+	return c && !c->closed ? c : NULL;
 }
 
 void emu_queue_deliver(struct emu *e, uint32_t pi, uint32_t slid,
@@ -457,6 +455,20 @@ int emu_attach(struct emu *e, struct event_base *base, uint64_t port_guid,
 		snprintf(err, errlen, "too many emulator clients");
 		return -1;
 	}
+	if (!e->port_client && !(e->port_client = calloc(e->n_ports, sizeof(*e->port_client)))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (e->n_clients == e->cap_clients) {
+		uint32_t nc = e->cap_clients ? e->cap_clients * 2 : 16;
+		struct emu_client **ncl = realloc(e->clients, nc * sizeof(*ncl));
+		if (!ncl) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		e->clients = ncl;
+		e->cap_clients = nc;
+	}
 	if (!e->ev) {
 		e->ev = event_new(base, -1, 0, on_event, e);
 		if (!e->ev) {
@@ -476,6 +488,7 @@ int emu_attach(struct emu *e, struct event_base *base, uint64_t port_guid,
 	c->cb = cb;
 	c->arg = arg;
 	e->clients[e->n_clients++] = c;
+	e->port_client[pi] = c;
 	int was_sm = (e->ports[pi].capmask & CAPM_IS_SM) != 0;
 	e->ports[pi].capmask |= CAPM_IS_SM;
 	if (!was_sm)
@@ -887,6 +900,8 @@ void emu_free(struct emu *e)
 		event_free(e->ev);
 	for (uint32_t i = 0; i < e->n_clients; i++)
 		free(e->clients[i]);
+	free(e->clients);
+	free(e->port_client);
 	for (uint32_t i = 0; i < e->n_sws; i++) {
 		free(e->sws[i].lft);
 		free(e->sws[i].mft);

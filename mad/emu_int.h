@@ -22,7 +22,7 @@
 #define EMU_NONE UINT32_MAX
 #define EMU_MAX_LID_HOPS 64
 #define EMU_DESC_LEN 64
-#define EMU_MAX_CLIENTS 64
+#define EMU_MAX_CLIENTS 65536	/* emumc: a client on every host */
 #define EMU_MAX_VATTRS 32
 #define EMU_MAX_VIOLATIONS 1024
 #define EMU_VMSG_LEN 200
@@ -214,8 +214,9 @@ struct emu {
 	struct emu_queue q;
 	uint64_t seq;
 
-	struct emu_client *clients[EMU_MAX_CLIENTS];
-	uint32_t n_clients;
+	struct emu_client **clients;	/* every client attached, grown */
+	uint32_t n_clients, cap_clients;
+	struct emu_client **port_client;	/* by port: the last attached */
 	struct emu_vattr vattrs[EMU_MAX_VATTRS];
 	uint32_t n_vattrs;
 	struct emu_xlid *xlid;	/* extended LIDs, NULL until a device has them */

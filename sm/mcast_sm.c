@@ -2,8 +2,9 @@
  * Multicast trees and MFT writes after the group database changed
  * (sm/mcast_sm.h).  Changes are coalesced: the first schedules one run
  * MCAST_DELAY_MS later (the SA has answered by then, and a burst of joins
- * makes one run); the run recomputes every group's tree (a few ms for
- * hundreds of groups: plan_mcast) and writes, through the executor and
+ * makes one run); the run recomputes the trees of the groups that
+ * changed since the last run (the others' trees are kept, struct
+ * mcast_trees; all of them after a heavy sweep, a new model) and writes, through the executor and
  * the device cache, only the MFT blocks that differ.  While a sweep or a
  * VM's writes hold the loop, the run waits; a heavy sweep plans the MFT
  * blocks with the switches' tables itself (plan_sweep_switches), so the
@@ -15,6 +16,7 @@
 #include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../routing/mcast.h"
 #include "../routing/verify_mcast.h"
@@ -36,6 +38,11 @@ struct mcast_sm {
 	uint64_t gen;		/* the database gen the last run planned */
 	struct program_stats st;
 	struct mcast_plan_stats ps;
+	struct mcast_trees kept;	/* the trees of the last run */
+	const void *model;		/* ... computed on this model */
+	uint32_t sweeps;		/* ... after this many heavy sweeps */
+	int no_keep;			/* mcast_sm_keep_trees(0) */
+	struct mcast_sm_stats stats;
 };
 
 static void on_event(evutil_socket_t fd, short what, void *arg);
@@ -101,6 +108,25 @@ static void finish(struct mcast_sm *m)
 		sm_set_timer(m->ev, MCAST_DELAY_MS);
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The kept trees, forgotten when the model is not theirs. */
+static struct mcast_trees *kept_trees(struct mcast_sm *m)
+{
+	struct sm *sm = m->sm;
+	if (m->model != sm->sub.model || m->sweeps != sm->heavy_sweeps || m->no_keep) {
+		mcast_trees_clear(&m->kept);
+		m->model = sm->sub.model;
+		m->sweeps = sm->heavy_sweeps;
+	}
+	return m->no_keep ? NULL : &m->kept;
+}
+
 static void run(struct mcast_sm *m)
 {
 	struct sm *sm = m->sm;
@@ -114,16 +140,23 @@ static void run(struct mcast_sm *m)
 	}
 	sm_program_params(sm, 0, &pp);
 	m->gen = sm->mc.gen;
-	if (plan_mcast(&m->plan, 0, &sm->sub.model->f, sm->sub.cache,
-		       &sm->sub.lft, &sm->mc,
-		       (const uint8_t (*)[64])sm->sub.model->si_raw, 0,
-		       &m->ps) < 0) {
+	double t0 = now_ms();
+	if (plan_mcast_kept(&m->plan, 0, &sm->sub.model->f, sm->sub.cache,
+			    &sm->sub.lft, &sm->mc,
+			    (const uint8_t (*)[64])sm->sub.model->si_raw,
+			    kept_trees(m), 0, &m->ps) < 0) {
 		log_err("multicast: out of memory planning the MFTs");
+		mcast_trees_clear(&m->kept);
 		plan_free(&m->plan);
 		plan_init(&m->plan);
 		return;
 	}
 	plan_seal(&m->plan);
+	m->stats.runs++;
+	m->stats.plan_ms_last = now_ms() - t0;
+	m->stats.plan_ms_total += m->stats.plan_ms_last;
+	m->stats.trees_computed += m->ps.computed;
+	m->stats.last = m->ps;
 	sm->busy = MCAST_BUSY;
 	m->pr = program_run(sm->txn, sm->sub.model, &m->plan, sm->sub.cache,
 			    pp.extra_rounds, NULL, on_done, m);
@@ -159,11 +192,32 @@ const struct program_stats *mcast_sm_last(const struct sm *sm)
 	return sm->mcsm ? &sm->mcsm->st : NULL;
 }
 
+const struct mcast_sm_stats *mcast_sm_stats(const struct sm *sm)
+{
+	return sm->mcsm ? &sm->mcsm->stats : NULL;
+}
+
+void mcast_sm_forget_trees(struct sm *sm)
+{
+	if (sm->mcsm)
+		mcast_trees_clear(&sm->mcsm->kept);
+}
+
+int mcast_sm_keep_trees(struct sm *sm, int on)
+{
+	struct mcast_sm *m = get(sm);
+	if (!m)
+		return -1;
+	m->no_keep = !on;
+	return 0;
+}
+
 void mcast_sm_free(struct sm *sm)
 {
 	struct mcast_sm *m = sm->mcsm;
 	if (!m)
 		return;
+	mcast_trees_free(&m->kept);
 	program_free(m->pr);
 	plan_free(&m->plan);
 	event_free(m->ev);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "mcast.h"
+#include "plan_mcast.h"
 
 struct sm;
 struct program_stats;
@@ -23,6 +24,25 @@ void mcast_sm_changed(struct sm *sm);
 int mcast_sm_pending(const struct sm *sm);
 /* The last run's executor statistics (mft_sets ...), NULL before any. */
 const struct program_stats *mcast_sm_last(const struct sm *sm);
+/* The runs between sweeps, timed (tests/tools/emumc.c reports them). */
+struct mcast_sm_stats {
+	uint32_t runs;			/* plans made and started */
+	uint64_t trees_computed;	/* over all runs (the rest were kept) */
+	double plan_ms_last, plan_ms_total;	/* plan_mcast_kept() alone */
+	struct mcast_plan_stats last;	/* the last run's */
+};
+const struct mcast_sm_stats *mcast_sm_stats(const struct sm *sm);
+/*
+ * The trees kept are forgotten: the next run computes every tree (a VM's
+ * writes moved ports without a heavy sweep; a heavy sweep's new model
+ * is seen by the run itself).
+ */
+void mcast_sm_forget_trees(struct sm *sm);
+/*
+ * on 0: every run recomputes every tree (emumc -A measures the kept
+ * trees against it); 1, the default: trees kept.  0, or -1 (ENOMEM).
+ */
+int mcast_sm_keep_trees(struct sm *sm, int on);
 /*
  * --verify: every group's tree as the SM computes it, checked by
  * routing/verify_mcast.h; a line per failure and a summary on out.

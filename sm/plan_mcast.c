@@ -1,7 +1,10 @@
 /*
  * MFT blocks into write plans (sm/plan_mcast.h).  Block by block: the
  * trees of the (at most 32) groups of a block, then the block's
- * positions on every switch, so that memory follows one block.
+ * positions on every switch, so that memory follows one block.  With
+ * kept trees (struct mcast_trees) a group whose gen has not moved since
+ * its tree was computed takes the kept masks: a join storm's run
+ * computes the trees of the groups joined, not of every group.
  */
 #include "plan_mcast.h"
 
@@ -54,14 +57,92 @@ static uint16_t mask_bits(const uint64_t *mask, uint32_t q)
 	return (uint16_t)(mask[bit / 64] >> (bit % 64));
 }
 
+void mcast_trees_clear(struct mcast_trees *k)
+{
+	for (uint32_t i = 0; k->mask && i < MC_MLIDS; i++) {
+		free(k->mask[i]);
+		k->mask[i] = NULL;
+		k->gen[i] = 0;
+	}
+	k->kept = 0;
+}
+
+void mcast_trees_free(struct mcast_trees *k)
+{
+	mcast_trees_clear(k);
+	free(k->gen);
+	free(k->mask);
+	memset(k, 0, sizeof(*k));
+}
+
+/* k ready for n_sw rows: cleared when the rows changed. 0, or -1. */
+static int trees_ready(struct mcast_trees *k, uint32_t n_sw)
+{
+	if (!k->mask) {
+		k->gen = calloc(MC_MLIDS, sizeof(*k->gen));
+		k->mask = calloc(MC_MLIDS, sizeof(*k->mask));
+		if (!k->gen || !k->mask) {
+			free(k->gen);
+			free(k->mask);
+			k->gen = NULL;
+			k->mask = NULL;
+			return -1;
+		}
+	}
+	if (k->n_sw != n_sw)
+		mcast_trees_clear(k);
+	k->n_sw = n_sw;
+	return 0;
+}
+
+/*
+ * The tree of g (MLID index i) into tree: the kept one when its gen
+ * holds, else computed (and kept when k).  0, or -1 on ENOMEM.
+ */
+static int group_tree(struct mcast_work *w, const struct guid_map *m,
+		      const struct mc_group *g, uint32_t i,
+		      struct mcast_trees *k, uint64_t *tree, uint32_t *ports,
+		      struct mcast_plan_stats *st, uint32_t *root)
+{
+	size_t bytes = (size_t)w->t->n_sw * MCAST_MASK_WORDS * sizeof(*tree);
+	uint32_t n = mcast_member_ports(m, g, ports);
+	st->members += n;
+	st->missing += g->n_members - n;
+	if (k && k->mask[i] && k->gen[i] == g->gen) {
+		memcpy(tree, k->mask[i], bytes);
+		*root = 0;	/* kept: only trees with a root are kept */
+		return 0;
+	}
+	st->computed++;
+	if (mcast_tree_w(w, ports, n, tree, root) < 0)
+		return -1;
+	if (!k)
+		return 0;
+	if (*root == FAB_NONE) {	/* no tree: nothing to keep */
+		k->kept -= k->mask[i] != NULL;
+		free(k->mask[i]);
+		k->mask[i] = NULL;
+		k->gen[i] = 0;
+		return 0;
+	}
+	if (!k->mask[i]) {
+		if (!(k->mask[i] = malloc(bytes)))
+			return -1;
+		k->kept++;
+	}
+	memcpy(k->mask[i], tree, bytes);
+	k->gen[i] = g->gen;
+	return 0;
+}
+
 /*
  * Block b's masks: ent[row * 32 + i] (MCAST_MASK_WORDS words each) for
- * MLID 0xC000 + 32b + i, every group of the block's tree.  Returns the
- * groups found (0: none), -1 on ENOMEM.
+ * MLID 0xC000 + 32b + i, every group of the block's tree (k: the kept
+ * trees, or NULL).  Returns the groups found (0: none), -1 on ENOMEM.
  */
 static int block_trees(struct mcast_work *w, const struct mc_db *db,
 		       const struct guid_map *m, uint32_t b, uint64_t *ent,
-		       uint64_t *tree, uint32_t *ports,
+		       uint64_t *tree, uint32_t *ports, struct mcast_trees *k,
 		       struct mcast_plan_stats *st)
 {
 	const struct lft_tables *t = w->t;
@@ -71,12 +152,19 @@ static int block_trees(struct mcast_work *w, const struct mc_db *db,
 	for (uint32_t i = 0; i < MFT_BLOCK; i++) {
 		uint32_t mlid = MC_MLID_BASE + b * MFT_BLOCK + i, root;
 		const struct mc_group *g;
-		if (mlid > MC_MLID_LAST || !(g = mc_find_mlid(db, (uint16_t)mlid)))
+		if (mlid > MC_MLID_LAST)
 			continue;
-		uint32_t n = mcast_member_ports(m, g, ports);
-		st->members += n;
-		st->missing += g->n_members - n;
-		if (mcast_tree_w(w, ports, n, tree, &root) < 0)
+		if (!(g = mc_find_mlid(db, (uint16_t)mlid))) {
+			if (k && k->mask[mlid - MC_MLID_BASE]) {	/* deleted */
+				free(k->mask[mlid - MC_MLID_BASE]);
+				k->mask[mlid - MC_MLID_BASE] = NULL;
+				k->gen[mlid - MC_MLID_BASE] = 0;
+				k->kept--;
+			}
+			continue;
+		}
+		if (group_tree(w, m, g, mlid - MC_MLID_BASE, k, tree, ports, st,
+			       &root) < 0)
 			return -1;
 		if (root == FAB_NONE)
 			continue;
@@ -182,6 +270,16 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       const struct mc_db *db, const uint8_t (*si_raw)[64],
 	       int clear_unknown, struct mcast_plan_stats *st)
 {
+	return plan_mcast_kept(p, wave, f, c, t, db, si_raw, NULL, clear_unknown,
+			       st);
+}
+
+int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
+		    struct devcache *c, const struct lft_tables *t,
+		    const struct mc_db *db, const uint8_t (*si_raw)[64],
+		    struct mcast_trees *k, int clear_unknown,
+		    struct mcast_plan_stats *st)
+{
 	struct mcast_plan_stats dummy;
 	struct mcast_work w;
 	struct guid_map m;
@@ -199,6 +297,8 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 		if (mcast_has_top(f, t->sw_node[r]) &&
 		    plan_top(p, wave, f, si_raw[t->sw_node[r]], t->sw_node[r], db) < 0)
 			return -1;
+	if (k && trees_ready(k, t->n_sw) < 0)
+		return -1;
 	if (mcast_port_map(f, &m) < 0)
 		return -1;
 	if (mcast_work_init(&w, f, t) < 0) {
@@ -212,7 +312,7 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	if (!ent || !tree || !ports)
 		goto out;
 	for (uint32_t b = 0; b < nb; b++) {
-		int any = block_trees(&w, db, &m, b, ent, tree, ports, st);
+		int any = block_trees(&w, db, &m, b, ent, tree, ports, k, st);
 		if (any < 0)
 			goto out;
 		for (uint32_t r = 0; r < t->n_sw; r++) {

@@ -40,7 +40,26 @@ struct mcast_plan_stats {
 	uint32_t members;	/* member ports found in the fabric */
 	uint32_t missing;	/* members whose port GUID the fabric lacks */
 	uint32_t blocks;	/* MFT blocks planned (before the cache) */
+	uint32_t computed;	/* trees computed (the others: kept) */
 };
+
+/*
+ * The trees of the last run, kept between runs (plan_mcast_kept): per
+ * MLID the group's gen its tree was computed at and the tree's masks
+ * (n_sw x MCAST_MASK_WORDS words).  A run recomputes only the groups
+ * whose gen moved (a join, a leave, a new group on a freed MLID) and
+ * drops the masks of MLIDs no group holds; mcast_trees_clear() forgets
+ * them all (a new fabric model: a heavy sweep).  Zeroed memory is an
+ * empty set.
+ */
+struct mcast_trees {
+	uint32_t n_sw;		/* the rows the masks have */
+	uint64_t *gen;		/* MC_MLIDS, 0: no tree kept */
+	uint64_t **mask;	/* MC_MLIDS, NULL: none */
+	uint32_t kept;		/* trees held now */
+};
+void mcast_trees_clear(struct mcast_trees *k);
+void mcast_trees_free(struct mcast_trees *k);
 
 /*
  * f's end ports by port GUID (a switch: its node GUID): *m, for
@@ -71,5 +90,11 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       struct devcache *c, const struct lft_tables *t,
 	       const struct mc_db *db, const uint8_t (*si_raw)[64],
 	       int clear_unknown, struct mcast_plan_stats *st);
+/* The same, with the trees kept in k reused where their group's gen holds. */
+int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
+		    struct devcache *c, const struct lft_tables *t,
+		    const struct mc_db *db, const uint8_t (*si_raw)[64],
+		    struct mcast_trees *k, int clear_unknown,
+		    struct mcast_plan_stats *st);
 
 #endif

@@ -10,7 +10,7 @@
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
-#                         "qos", "part", "mcast"
+#                         "qos", "part", "mcast", "mcast-emu"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #
@@ -679,6 +679,34 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = sa ]; then
 		"$(sa_field gettable_ms_median "$emu") ms (median of $ROUNDS, least $(sa_field gettable_ms_min "$emu") ms);" \
 		"PathRecord Gets in-process: $(sa_field get_qps "$emu")/s"
 	echo "  $emu"
+fi
+
+# ---- multicast join storm in the emulator (build/emumc; ibsmd alone) ----
+# Every host of the 3456-host tree joins the IPoIB broadcast group and 4
+# more groups at once, each from its own emulated port (5 Sets in flight
+# per host), PathRecord Gets meanwhile; then the same storm over 200 groups
+# joined before it, with the trees kept between runs and (-A) recomputed
+# every run.  emumc exits non-zero when a tree read back is wrong.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast-emu ]; then
+	EMUMC="$SIM_ROOT/build/emumc"
+	[ -x "$EMUMC" ] || fail "build/emumc is missing"
+	mc_net="$SIM_TMP/mcemu-ft3-3456.net"
+	gen ftree3 --radix 24 -o "$mc_net"
+	mc_field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
+	echo
+	echo "Multicast join storm on the emulated 3456-host tree (build/emumc, ibsmd only)"
+	printf '%-22s %7s %9s %9s %7s %5s %6s %8s %10s %10s\n' case joins join_ms mft_ms mft_smps runs trees plan_ms pr_lat_avg pr_lat_max
+	for mc_case in "5 groups:" "5 + 200 kept:-P 200" "5 + 200 recomputed:-P 200 -A"; do
+		mc_out=$("$EMUMC" -R "$ENGINE" ${mc_case#*:} "$mc_net" 2>"$SIM_TMP/emumc.err") ||
+			fail "emumc ${mc_case#*:} failed: $mc_out $(tail -n 3 "$SIM_TMP/emumc.err")"
+		note "emumc ${mc_case#*:}: $mc_out"
+		printf '%-22s %7s %9s %9s %7s %5s %6s %8s %10s %10s\n' "${mc_case%%:*}" \
+			"$(mc_field joins "$mc_out")" "$(mc_field join_answered_ms "$mc_out")" \
+			"$(mc_field mft_complete_ms "$mc_out")" "$(mc_field mft_smps "$mc_out")" \
+			"$(mc_field mcast_runs "$mc_out")" "$(mc_field trees_computed "$mc_out")" \
+			"$(mc_field plan_ms "$mc_out")" "$(mc_field pr_latency_ms_avg "$mc_out")" \
+			"$(mc_field pr_latency_ms_max "$mc_out")"
+	done
 fi
 
 # ---- notices: a host's cable pulled, the trap 65 at a subscribed host ----

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mad/emu.h"
+#include "mad/sa.h"
 #include "routing/mcast.h"
 #include "routing/verify_mcast.h"
 #include "sm/daemon.h"
@@ -272,6 +273,139 @@ START_TEST(mft_top_where_advertised)
 }
 END_TEST
 
+/*
+ * A small join storm: hosts H1..H11 (H0 is the SM's) each send, from its
+ * own port and all at once, the MCMemberRecord Sets of 3 groups
+ * (ff12:e001::1..3, made by the first join of each).
+ */
+#define STORM_HOSTS 11
+#define STORM_GROUPS 3
+
+struct storm {
+	struct run *r;
+	uint64_t mft0;		/* the emulator's MFT Sets before */
+	uint64_t mft_at_last;	/* ... when the last join was answered */
+	int answered, failed;
+};
+
+static void storm_mgid(int gi, uint8_t mgid[16])
+{
+	/* not IPoIB's 401b/601b: those want the partition's broadcast group */
+	static const uint8_t base[16] = { 0xff, 0x12, 0xe0, 0x01 };
+	memcpy(mgid, base, 16);
+	sa_put32(mgid + 12, (uint32_t)gi + 1);
+}
+
+static void on_join(void *arg, int status, const uint8_t *recs, size_t n,
+		    size_t stride, const uint8_t *hdr)
+{
+	struct storm *s = arg;
+	(void)recs;
+	(void)stride;
+	(void)hdr;
+	s->failed += status || n != 1;
+	if (++s->answered == STORM_HOSTS * STORM_GROUPS)
+		s->mft_at_last = mft_sets(s->r);
+}
+
+static int storm_answered(const void *arg)
+{
+	return ((const struct storm *)arg)->answered == STORM_HOSTS * STORM_GROUPS;
+}
+
+/* The SM's runs and trees computed so far. */
+static void runs_trees(const struct sm *sm, uint32_t *runs, uint64_t *trees)
+{
+	const struct mcast_sm_stats *st = mcast_sm_stats(sm);
+	*runs = st ? st->runs : 0;
+	*trees = st ? st->trees_computed : 0;
+}
+
+/* Every storm group's tree on the devices, members hosts[0..n). */
+static void judge_storm(struct run *r, const int *hosts, int n)
+{
+	for (int gi = 0; gi < STORM_GROUPS; gi++) {
+		uint8_t mgid[16];
+		storm_mgid(gi, mgid);
+		r->g = mc_find_mgid(&r->w.sm->mc, mgid);
+		ck_assert_ptr_nonnull(r->g);
+		judge(r, hosts, n);
+	}
+}
+
+START_TEST(join_storm)
+{
+	struct run r;
+	struct emu_sahost h[STORM_HOSTS];
+	struct saclient_params p = { .timeout_ms = 2000, .max_inflight = 16 };
+	setup(&r, 0);
+	run_settled(&r, 1);
+	struct emu_net n = { .e = r.w.e, .base = r.w.base };
+	emu_sahosts_attach(&n, h, 1, STORM_HOSTS, &p);
+	run_settled(&r, 1);
+	uint32_t runs0, runs1, runs2;
+	uint64_t trees0, trees1, trees2;
+	runs_trees(r.w.sm, &runs0, &trees0);
+	struct storm s = { .r = &r, .mft0 = mft_sets(&r) };
+	for (int i = 0; i < STORM_HOSTS; i++)
+		for (int gi = 0; gi < STORM_GROUPS; gi++) {
+			uint8_t rec[52] = { 0 };
+			storm_mgid(gi, rec);
+			saclient_port_gid(h[i].c, rec + 16);
+			sa_put32(rec + 32, 0x0b1b);	/* Q_Key */
+			sa_put16(rec + 40, 0xffff);	/* P_Key */
+			rec[48] = 1;			/* FullMember */
+			/* MGID, PortGID, Q_Key, TClass, P_Key, SL, FlowLabel, JoinState */
+			uint64_t cm = 1 | 1 << 1 | 1 << 2 | 1 << 6 | 1 << 7 | 1 << 12 |
+				      1 << 13 | 1 << 16;
+			ck_assert_int_eq(saclient_query(h[i].c, SA_METHOD_SET,
+							SA_ATTR_MCMEMBER_REC, 0, cm, rec,
+							sizeof(rec), on_join, &s), 0);
+		}
+	ck_assert(emu_run_while(r.w.base, storm_answered, &s, 5000));
+	ck_assert_int_eq(s.failed, 0);
+	/* answered at once: no MFT block written before the last answer */
+	ck_assert_uint_eq(s.mft_at_last, s.mft0);
+	ck_assert(mcast_sm_pending(r.w.sm));
+	run_settled(&r, 1);
+	/* one coalesced run, one tree per group, the writes done */
+	runs_trees(r.w.sm, &runs1, &trees1);
+	ck_assert_uint_eq(runs1 - runs0, 1);
+	ck_assert_uint_eq(trees1 - trees0, STORM_GROUPS);
+	ck_assert_uint_gt(mft_sets(&r), s.mft0);
+	int all[STORM_HOSTS];
+	for (int i = 0; i < STORM_HOSTS; i++)
+		all[i] = i + 1;
+	judge_storm(&r, all, STORM_HOSTS);
+
+	/* H1 leaves the second group: that tree alone is computed again */
+	uint8_t mgid[16];
+	storm_mgid(1, mgid);
+	r.g = mc_find_mgid(&r.w.sm->mc, mgid);
+	ck_assert_int_eq(mc_leave(&r.w.sm->mc, r.g, emu_host_guid(1), MC_JOIN_FULL), 1);
+	mcast_sm_changed(r.w.sm);
+	run_settled(&r, 1);
+	runs_trees(r.w.sm, &runs2, &trees2);
+	ck_assert_uint_eq(runs2 - runs1, 1);
+	ck_assert_uint_eq(trees2 - trees1, 1);
+	judge(&r, all + 1, STORM_HOSTS - 1);
+	ck_assert_uint_eq(entry_of(&r, 0x100) >> 2 & 1, 0);	/* H1: L0 port 2 */
+
+	/* after a heavy sweep (a new model) the next run computes them all */
+	sm_request_heavy(r.w.sm, "test");
+	run_settled(&r, 2);
+	ck_assert_int_eq(mc_leave(&r.w.sm->mc, r.g, emu_host_guid(2), MC_JOIN_FULL), 1);
+	mcast_sm_changed(r.w.sm);
+	run_settled(&r, 2);
+	runs_trees(r.w.sm, &runs1, &trees1);
+	ck_assert_uint_eq(trees1 - trees2, STORM_GROUPS);
+	judge(&r, all + 2, STORM_HOSTS - 2);
+	ck_assert_uint_eq(emu_violations(r.w.e), 0);
+	emu_sahosts_detach(h, STORM_HOSTS);
+	emu_run_free(&r.w);
+}
+END_TEST
+
 static Suite *mcast_emu_suite(void)
 {
 	Suite *s = suite_create("mcast_emu");
@@ -279,6 +413,7 @@ static Suite *mcast_emu_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, join_leave_relink);
 	tcase_add_test(tc, mft_top_where_advertised);
+	tcase_add_test(tc, join_storm);
 	suite_add_tcase(s, tc);
 	return s;
 }
