@@ -93,28 +93,6 @@ static double now_ms(void)
 	return saload_now() * 1000.0;
 }
 
-static void tick(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	event_base_loopbreak(arg);
-}
-
-/* Runs the loop until cond(arg) or ms pass; returns cond(arg). */
-static int run_until(struct event_base *base, int (*cond)(void *), void *arg, double ms)
-{
-	double t0 = now_ms();
-	struct event *ev = evtimer_new(base, tick, base);
-	if (!ev)
-		return 0;
-	while (!cond(arg) && now_ms() - t0 < ms) {
-		struct timeval tv = { 0, 1000 };
-		evtimer_add(ev, &tv);
-		event_base_loop(base, EVLOOP_ONCE);
-	}
-	event_free(ev);
-	return cond(arg);
-}
 
 static int never(void *arg)
 {
@@ -393,7 +371,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "emumc: %s\n", err);
 		return 1;
 	}
-	if (!run_until(base, sm_idle, sm, 600000)) {
+	if (!saload_run_until(base, sm_idle, sm, 600000)) {
 		fprintf(stderr, "emumc: the SM did not come up\n");
 		return 1;
 	}
@@ -419,8 +397,8 @@ int main(int argc, char **argv)
 		s.n_hosts++;
 	}
 	struct done_ctx d = { sm, e, &s };
-	run_until(base, never, NULL, 200);	/* the IsSM changes' traps in */
-	if (!run_until(base, sm_idle, sm, 600000)) {
+	saload_run_until(base, never, NULL, 200);	/* the IsSM changes' traps in */
+	if (!saload_run_until(base, sm_idle, sm, 600000)) {
 		fprintf(stderr, "emumc: the SM did not settle\n");
 		return 1;
 	}
@@ -430,7 +408,7 @@ int main(int argc, char **argv)
 		s.pre = pre;
 		s.n_groups = 1;
 		storm_start(&s, 1);
-		if (!run_until(base, mft_complete, &d, 600000) || s.failed) {
+		if (!saload_run_until(base, mft_complete, &d, 600000) || s.failed) {
 			fprintf(stderr, "emumc: the pre-groups' joins failed (%u of %u)\n",
 				s.failed, s.answered);
 			return 1;
@@ -460,18 +438,18 @@ int main(int argc, char **argv)
 	storm_start(&s, window);
 	for (unsigned i = 0; i < k; i++)
 		pr_issue(&l);
-	if (!run_until(base, joins_answered, &d, 600000)) {
+	if (!saload_run_until(base, joins_answered, &d, 600000)) {
 		fprintf(stderr, "emumc: %u of %u joins answered\n", s.answered,
 			s.n_hosts * s.n_groups);
 		return 1;
 	}
-	if (!run_until(base, mft_complete, &d, 600000)) {
+	if (!saload_run_until(base, mft_complete, &d, 600000)) {
 		fprintf(stderr, "emumc: the MFTs did not settle\n");
 		return 1;
 	}
 	double mft_ms = now_ms() - s.t0;
 	l.stop = 1;
-	run_until(base, pr_drained, &l, 20000);
+	saload_run_until(base, pr_drained, &l, 20000);
 	emu_get_counters(e, &c1);
 	const struct mcast_sm_stats *m1 = mcast_sm_stats(sm);
 	uint32_t checked = 0;

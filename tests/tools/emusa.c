@@ -44,28 +44,6 @@ static double now_ms(void)
 	return saload_now() * 1000.0;
 }
 
-static void tick(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	event_base_loopbreak(arg);
-}
-
-/* Runs the loop until cond(arg) or ms pass; returns cond(arg). */
-static int run_until(struct event_base *base, int (*cond)(void *), void *arg, double ms)
-{
-	double t0 = now_ms();
-	struct event *ev = evtimer_new(base, tick, base);
-	if (!ev)
-		return 0;
-	while (!cond(arg) && now_ms() - t0 < ms) {
-		struct timeval tv = { 0, 1000 };
-		evtimer_add(ev, &tv);
-		event_base_loop(base, EVLOOP_ONCE);
-	}
-	event_free(ev);
-	return cond(arg);
-}
 
 static int sm_idle(void *arg)
 {
@@ -174,7 +152,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "emusa: %s\n", err);
 		return 1;
 	}
-	if (!run_until(base, sm_idle, sm, 600000)) {
+	if (!saload_run_until(base, sm_idle, sm, 600000)) {
 		fprintf(stderr, "emusa: the SM did not come up\n");
 		return 1;
 	}
@@ -191,8 +169,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct ctx wait = { 0 };
-	run_until(base, answered, &wait, 200);
-	if (!run_until(base, sm_idle, sm, 600000)) {
+	saload_run_until(base, answered, &wait, 200);
+	if (!saload_run_until(base, sm_idle, sm, 600000)) {
 		fprintf(stderr, "emusa: the SM did not settle\n");
 		return 1;
 	}
@@ -211,7 +189,7 @@ int main(int argc, char **argv)
 		double a = now_ms();
 		if (saclient_query(sc, SA_METHOD_GET_TABLE, SA_ATTR_PATH_REC, 0, SALOAD_PR_SLID,
 				   rec, sizeof(rec), on_table, &q) < 0 ||
-		    !run_until(base, answered, &q, 120000)) {
+		    !saload_run_until(base, answered, &q, 120000)) {
 			fprintf(stderr, "emusa: no answer to the GetTable\n");
 			return 1;
 		}

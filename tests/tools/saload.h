@@ -8,6 +8,7 @@
 #define IBSMD_SALOAD_H
 
 #include <errno.h>
+#include <event2/event.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -47,6 +48,30 @@ static inline double saload_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline void saload__tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(arg);
+}
+
+/* Runs the loop until cond(arg) or ms pass (1 ms ticks); returns cond(arg). */
+static inline int saload_run_until(struct event_base *base,
+				   int (*cond)(void *), void *arg, double ms)
+{
+	double t0 = saload_now() * 1000.0;
+	struct event *ev = evtimer_new(base, saload__tick, base);
+	if (!ev)
+		return 0;
+	while (!cond(arg) && saload_now() * 1000.0 - t0 < ms) {
+		struct timeval tv = { 0, 1000 };
+		evtimer_add(ev, &tv);
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	event_free(ev);
+	return cond(arg);
 }
 
 struct saload_q {
