@@ -109,8 +109,11 @@ sim: all $(BUILD)/ibsmd-asan
 deps:
 	@tests/deps.sh
 
+# The build in parallel (every core), the tests one after another.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	$(MAKE) all
+	$(MAKE) -j$(NPROC) all $(BUILD)/ibsmd-asan $(UNIT_TESTS:%=$(BUILD)/unit/%) \
+		$(UNIT_TESTS:%=$(BUILD)/unit-san/%)
 	$(MAKE) unit
 	$(MAKE) sim
 
