@@ -205,13 +205,18 @@ static int forge(int fd, double seconds, int dlid, const char *rpath)
 			memcpy(m + 192, rp, sizeof(rp));
 		mad_set_field64(m, 0, IB_MAD_TRID_F, client | tid);
 		forge_data(m, attr, k);
-		if (send_mad(fd, lid_routed ? lr : dr, out, lid_routed ? dlid : 0xffff, 0) == 0)
-			n++;
-		/* drain what bounced; a few thousand a second at most */
+		/*
+		 * drain what bounced first, and a few thousand a second at
+		 * most: a client that keeps sending while its own socket is
+		 * full may stall ibsim's writes to it, and itself (the likely
+		 * cause of a forger that never finished in one CI run)
+		 */
 		int len = MAD_SIZE;
 		while (umad_recv(fd, in, &len, 0) >= 0)
 			len = MAD_SIZE;
-		usleep(100);
+		if (send_mad(fd, lid_routed ? lr : dr, out, lid_routed ? dlid : 0xffff, 0) == 0)
+			n++;
+		usleep(200);
 	}
 	printf("forged=%lu\n", n);
 	return 0;
