@@ -80,30 +80,50 @@ static uint32_t best_component(const struct sw_graph *g, const uint32_t *comp,
 	return best;
 }
 
+/* The hop counts from row m, from the cache or one BFS. NULL on ENOMEM. */
+static const uint16_t *hops_from(struct mcast_work *w, uint32_t m)
+{
+	uint32_t ns = w->g.n;
+	if (w->hops[m])
+		return w->hops[m];
+	uint16_t *h = malloc((size_t)ns * sizeof(*h));
+	if (!h)
+		return NULL;
+	uint32_t *dist = w->buf + 2 * (size_t)ns, *queue = w->buf + ns;
+	sw_graph_bfs(&w->g, &m, 1, dist, queue);
+	w->bfs_runs++;
+	for (uint32_t r = 0; r < ns; r++)
+		h[r] = dist[r] >= UINT16_MAX ? UINT16_MAX : (uint16_t)dist[r];
+	return w->hops[m] = h;
+}
+
 /*
  * The root: least maximum hops to the member rows of component c, then
- * least total, then lowest node GUID.  One BFS per member row.
+ * least total, then lowest node GUID.  FAB_NONE on ENOMEM.
  */
-static uint32_t pick_root(const struct fabric *f, const struct lft_tables *t,
-			  const struct sw_graph *g, const uint32_t *comp,
-			  uint32_t c, const uint8_t *is_member, uint32_t *maxd,
-			  uint64_t *sumd, uint32_t *dist, uint32_t *queue)
+static uint32_t pick_root(struct mcast_work *w, uint32_t c)
 {
-	memset(maxd, 0, (size_t)g->n * sizeof(*maxd));
-	memset(sumd, 0, (size_t)g->n * sizeof(*sumd));
-	for (uint32_t m = 0; m < g->n; m++) {
-		if (!is_member[m] || comp[m] != c)
+	const struct fabric *f = w->f;
+	const struct lft_tables *t = w->t;
+	uint32_t ns = w->g.n, *comp = w->buf, *maxd = w->buf + 3 * (size_t)ns;
+	uint64_t *sumd = w->sumd;
+	memset(maxd, 0, (size_t)ns * sizeof(*maxd));
+	memset(sumd, 0, (size_t)ns * sizeof(*sumd));
+	for (uint32_t m = 0; m < ns; m++) {
+		if (!w->is_member[m] || comp[m] != c)
 			continue;
-		sw_graph_bfs(g, &m, 1, dist, queue);
-		for (uint32_t r = 0; r < g->n; r++)
+		const uint16_t *h = hops_from(w, m);
+		if (!h)
+			return FAB_NONE;
+		for (uint32_t r = 0; r < ns; r++)
 			if (comp[r] == c) {
-				if (dist[r] > maxd[r])
-					maxd[r] = dist[r];
-				sumd[r] += dist[r];
+				if (h[r] > maxd[r])
+					maxd[r] = h[r];
+				sumd[r] += h[r];
 			}
 	}
 	uint32_t root = FAB_NONE;
-	for (uint32_t r = 0; r < g->n; r++) {
+	for (uint32_t r = 0; r < ns; r++) {
 		if (comp[r] != c)
 			continue;
 		if (root == FAB_NONE || maxd[r] < maxd[root] ||
@@ -116,13 +136,29 @@ static uint32_t pick_root(const struct fabric *f, const struct lft_tables *t,
 	return root;
 }
 
-/* BFS from root: parent row and the ports of the link on both sides. */
-static void bfs_parents(const struct fabric *f, const struct lft_tables *t,
-			const struct sw_graph *g, uint32_t root,
-			uint32_t *parent, uint8_t *up_port, uint8_t *down_port,
-			uint32_t *queue)
+/*
+ * The BFS from root (cached): parent row and the ports of the link on
+ * both sides.  NULL on ENOMEM.
+ */
+static const struct mcast_root *bfs_parents(struct mcast_work *w, uint32_t root)
 {
-	uint32_t head = 0, tail = 0;
+	const struct fabric *f = w->f;
+	const struct lft_tables *t = w->t;
+	const struct sw_graph *g = &w->g;
+	struct mcast_root *R = &w->roots[root];
+	if (R->parent)
+		return R;
+	R->parent = malloc((size_t)g->n * sizeof(*R->parent));
+	R->up_port = malloc((size_t)g->n * 2);
+	if (!R->parent || !R->up_port) {
+		free(R->parent);
+		free(R->up_port);
+		R->parent = NULL;
+		R->up_port = NULL;
+		return NULL;
+	}
+	R->down_port = R->up_port + g->n;
+	uint32_t *parent = R->parent, *queue = w->buf + g->n, head = 0, tail = 0;
 	for (uint32_t r = 0; r < g->n; r++)
 		parent[r] = FAB_NONE;
 	parent[root] = root;
@@ -135,11 +171,13 @@ static void bfs_parents(const struct fabric *f, const struct lft_tables *t,
 				continue;
 			uint32_t pi = fabric_port(f, t->sw_node[u], g->port[k]);
 			parent[v] = u;
-			down_port[v] = g->port[k];	/* u's port towards v */
-			up_port[v] = f->ports[f->ports[pi].remote].num;
+			R->down_port[v] = g->port[k];	/* u's port towards v */
+			R->up_port[v] = f->ports[f->ports[pi].remote].num;
 			queue[tail++] = v;
 		}
 	}
+	w->bfs_runs++;
+	return R;
 }
 
 int mcast_work_init(struct mcast_work *w, const struct fabric *f,
@@ -151,10 +189,12 @@ int mcast_work_init(struct mcast_work *w, const struct fabric *f,
 	w->t = t;
 	if (sw_graph_build(&w->g, f, t) < 0)
 		return -1;
-	w->buf = calloc((size_t)ns * 7 + 1, sizeof(*w->buf));
+	w->buf = calloc((size_t)ns * 5 + 1, sizeof(*w->buf));
 	w->sumd = calloc((size_t)ns + 1, sizeof(*w->sumd));
-	w->bytes = calloc((size_t)ns * 3 + 1, 1);
-	if (!w->buf || !w->sumd || !w->bytes) {
+	w->is_member = calloc((size_t)ns + 1, 1);
+	w->hops = calloc((size_t)ns + 1, sizeof(*w->hops));
+	w->roots = calloc((size_t)ns + 1, sizeof(*w->roots));
+	if (!w->buf || !w->sumd || !w->is_member || !w->hops || !w->roots) {
 		mcast_work_free(w);
 		return -1;
 	}
@@ -164,10 +204,20 @@ int mcast_work_init(struct mcast_work *w, const struct fabric *f,
 
 void mcast_work_free(struct mcast_work *w)
 {
+	for (uint32_t r = 0; r < w->g.n; r++) {
+		if (w->hops)
+			free(w->hops[r]);
+		if (w->roots) {
+			free(w->roots[r].parent);
+			free(w->roots[r].up_port);
+		}
+	}
 	sw_graph_free(&w->g);
 	free(w->buf);
 	free(w->sumd);
-	free(w->bytes);
+	free(w->is_member);
+	free(w->hops);
+	free(w->roots);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -181,11 +231,8 @@ int mcast_tree_w(struct mcast_work *w, const uint32_t *ports, uint32_t n,
 	memset(mask, 0, (size_t)ns * MCAST_MASK_WORDS * sizeof(*mask));
 	if (!ns || !n)
 		return 0;
-	uint32_t *comp = w->buf, *queue = w->buf + ns, *dist = w->buf + 2 * (size_t)ns;
-	uint32_t *maxd = w->buf + 3 * (size_t)ns, *parent = w->buf + 4 * (size_t)ns;
-	uint32_t *count = w->buf + 5 * (size_t)ns, *nmem = w->buf + 6 * (size_t)ns;
-	uint8_t *is_member = w->bytes, *up_port = w->bytes + ns;
-	uint8_t *down_port = w->bytes + 2 * (size_t)ns;
+	uint32_t *comp = w->buf, *nmem = w->buf + 4 * (size_t)ns;
+	uint8_t *is_member = w->is_member;
 	memset(is_member, 0, ns);
 	memset(nmem, 0, (size_t)ns * sizeof(*nmem));
 	for (uint32_t i = 0; i < n; i++) {
@@ -196,23 +243,24 @@ int mcast_tree_w(struct mcast_work *w, const uint32_t *ports, uint32_t n,
 			nmem[row]++;
 		}
 	}
-	uint32_t c = best_component(&w->g, comp, nmem, count);
+	uint32_t c = best_component(&w->g, comp, nmem, w->buf + 3 * (size_t)ns);
 	if (c == FAB_NONE)
 		return 0;
-	uint32_t root = pick_root(f, t, &w->g, comp, c, is_member, maxd, w->sumd,
-				  dist, queue);
-	bfs_parents(f, t, &w->g, root, parent, up_port, down_port, queue);
+	uint32_t root = pick_root(w, c);
+	const struct mcast_root *R = root == FAB_NONE ? NULL : bfs_parents(w, root);
+	if (!R)
+		return -1;
 	/* every member row's path up to the root, until a row already in */
-	uint8_t *in = (uint8_t *)count;	/* reused: count is done with */
+	uint8_t *in = (uint8_t *)(w->buf + 3 * (size_t)ns);	/* maxd is done with */
 	memset(in, 0, ns);
 	in[root] = 1;
 	for (uint32_t m = 0; m < ns; m++) {
 		for (uint32_t v = m; is_member[m] && comp[m] == c && !in[v];
-		     v = parent[v]) {
+		     v = R->parent[v]) {
 			in[v] = 1;
-			mcast_mask_set(mask + (size_t)v * MCAST_MASK_WORDS, up_port[v]);
-			mcast_mask_set(mask + (size_t)parent[v] * MCAST_MASK_WORDS,
-				       down_port[v]);
+			mcast_mask_set(mask + (size_t)v * MCAST_MASK_WORDS, R->up_port[v]);
+			mcast_mask_set(mask + (size_t)R->parent[v] * MCAST_MASK_WORDS,
+				       R->down_port[v]);
 		}
 	}
 	/* the members' own ports, on the served component's switches */

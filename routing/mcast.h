@@ -48,14 +48,24 @@ int mcast_tree(const struct fabric *f, const struct lft_tables *t,
  * The same for many groups of one fabric and tables: the switch graph
  * and its components built once (mcast_work_init: 0, or -1 on ENOMEM),
  * then one mcast_tree_w() per group (f and t must not change between).
+ * What groups share is computed once and kept until mcast_work_free:
+ * the hop counts from each member row (a join storm's groups mostly have
+ * their members on the same leaves) and the BFS parents of each root.
  */
+struct mcast_root {		/* the BFS from one root row */
+	uint32_t *parent;
+	uint8_t *up_port, *down_port;
+};
 struct mcast_work {
 	const struct fabric *f;
 	const struct lft_tables *t;
 	struct sw_graph g;
-	uint32_t *buf;		/* 7 x n_sw: comp, queue, dist, maxd, parent, ... */
+	uint32_t *buf;		/* 5 x n_sw: comp, queue, dist, maxd, count/nmem */
 	uint64_t *sumd;
-	uint8_t *bytes;		/* 3 x n_sw: is_member, up_port, down_port */
+	uint8_t *is_member;	/* n_sw */
+	uint16_t **hops;	/* per row: hops from it (UINT16_MAX: unreached), or NULL */
+	struct mcast_root *roots;	/* per row: its BFS, parent NULL until needed */
+	uint32_t bfs_runs;	/* BFS runs so far (hops and roots) */
 };
 int mcast_work_init(struct mcast_work *w, const struct fabric *f,
 		    const struct lft_tables *t);

@@ -1,8 +1,11 @@
 /*
  * Multicast trees and MFT writes after the group database changed
- * (sm/mcast_sm.h).  Changes are coalesced: the first schedules one run
- * MCAST_DELAY_MS later (the SA has answered by then, and a burst of joins
- * makes one run); the run recomputes the trees of the groups that
+ * (sm/mcast_sm.h).  Changes are coalesced: a run starts once no change
+ * came for MCAST_QUIET_MS, or MCAST_DELAY_MS after the first change it
+ * serves when they keep coming (the SA has answered by then, and a burst
+ * of joins makes one run; a join storm, a run every MCAST_DELAY_MS or
+ * so, each writing what changed meanwhile, and its last run MCAST_QUIET_MS
+ * after its last join); the run recomputes the trees of the groups that
  * changed since the last run (the others' trees are kept, struct
  * mcast_trees; all of them after a heavy sweep, a new model) and writes, through the executor and
  * the device cache, only the MFT blocks that differ.  While a sweep or a
@@ -25,7 +28,8 @@
 #include "plan_mcast.h"
 #include "program.h"
 
-#define MCAST_DELAY_MS 20	/* from the first change to the run */
+#define MCAST_DELAY_MS 20	/* from the first change to the run, at most */
+#define MCAST_QUIET_MS 4	/* no change for this long: run */
 #define MCAST_RETRY_MS 50	/* the loop is busy: look again */
 #define MCAST_BUSY 4		/* sm->busy while the MFT writes go */
 
@@ -42,10 +46,30 @@ struct mcast_sm {
 	const void *model;		/* ... computed on this model */
 	uint32_t sweeps;		/* ... after this many heavy sweeps */
 	int no_keep;			/* mcast_sm_keep_trees(0) */
+	double first, last;		/* ms: first and last change the next run serves */
+	double run_at;			/* ms: the last run started */
 	struct mcast_sm_stats stats;
 };
 
 static void on_event(evutil_socket_t fd, short what, void *arg);
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The timer for the next run: when changes stop, or MCAST_DELAY_MS after m->first. */
+static void schedule(struct mcast_sm *m)
+{
+	double now = now_ms();
+	double quiet = m->last + MCAST_QUIET_MS - now;
+	double cap = m->first + MCAST_DELAY_MS - now;
+	double at = quiet < cap ? quiet : cap;
+	struct timeval tv = { 0, at > 0 ? (long)(at * 1000) + 1 : 0 };
+	event_add(m->ev, &tv);
+}
 
 static struct mcast_sm *get(struct sm *sm)
 {
@@ -74,8 +98,11 @@ void mcast_sm_changed(struct sm *sm)
 		log_err("multicast: out of memory; the MFTs follow at the next heavy sweep");
 		return;
 	}
-	if (!m->pr && !evtimer_pending(m->ev, NULL))
-		sm_set_timer(m->ev, MCAST_DELAY_MS);
+	m->last = now_ms();
+	if (!m->pr && !evtimer_pending(m->ev, NULL)) {
+		m->first = m->last;
+		schedule(m);
+	}
 }
 
 static void on_done(void *arg, const struct program_stats *s)
@@ -104,15 +131,10 @@ static void finish(struct mcast_sm *m)
 		sm_request_heavy(sm, "multicast writes failed");
 	if (sm->busy == MCAST_BUSY)
 		sm_resume(sm);
-	if (m->gen != sm->mc.gen && !evtimer_pending(m->ev, NULL))
-		sm_set_timer(m->ev, MCAST_DELAY_MS);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	if (m->gen != sm->mc.gen && !evtimer_pending(m->ev, NULL)) {
+		m->first = m->run_at;	/* the changes came during the writes */
+		schedule(m);
+	}
 }
 
 /* The kept trees, forgotten when the model is not theirs. */
@@ -138,6 +160,12 @@ static void run(struct mcast_sm *m)
 		sm_set_timer(m->ev, MCAST_RETRY_MS);
 		return;
 	}
+	double now = now_ms();
+	if (now < m->last + MCAST_QUIET_MS && now < m->first + MCAST_DELAY_MS) {
+		schedule(m);	/* changes still coming: wait for quiet or the cap */
+		return;
+	}
+	m->run_at = now;
 	sm_program_params(sm, 0, &pp);
 	m->gen = sm->mc.gen;
 	double t0 = now_ms();

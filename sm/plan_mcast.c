@@ -65,6 +65,54 @@ void mcast_trees_clear(struct mcast_trees *k)
 		k->gen[i] = 0;
 	}
 	k->kept = 0;
+	k->complete = 0;
+	if (k->work) {
+		mcast_work_free(k->work);
+		free(k->work);
+		k->work = NULL;
+	}
+	if (k->pmap) {
+		guid_map_free(k->pmap);
+		free(k->pmap);
+		k->pmap = NULL;
+	}
+	k->pmap_f = NULL;
+}
+
+/* k's work and port map for f and t, built when missing or of others. 0, or -1. */
+static int kept_work(struct mcast_trees *k, const struct fabric *f,
+		     const struct lft_tables *t)
+{
+	if (k->work && (k->work->f != f || k->work->t != t)) {
+		mcast_work_free(k->work);
+		free(k->work);
+		k->work = NULL;
+	}
+	if (k->pmap && k->pmap_f != f) {
+		guid_map_free(k->pmap);
+		free(k->pmap);
+		k->pmap = NULL;
+	}
+	if (!k->work) {
+		if (!(k->work = malloc(sizeof(*k->work))))
+			return -1;
+		if (mcast_work_init(k->work, f, t) < 0) {
+			free(k->work);
+			k->work = NULL;
+			return -1;
+		}
+	}
+	if (!k->pmap) {
+		if (!(k->pmap = malloc(sizeof(*k->pmap))))
+			return -1;
+		if (mcast_port_map(f, k->pmap) < 0) {
+			free(k->pmap);
+			k->pmap = NULL;
+			return -1;
+		}
+		k->pmap_f = f;
+	}
+	return 0;
 }
 
 void mcast_trees_free(struct mcast_trees *k)
@@ -138,15 +186,20 @@ static int group_tree(struct mcast_work *w, const struct guid_map *m,
 /*
  * Block b's masks: ent[row * 32 + i] (MCAST_MASK_WORDS words each) for
  * MLID 0xC000 + 32b + i, every group of the block's tree (k: the kept
- * trees, or NULL).  Returns the groups found (0: none), -1 on ENOMEM.
+ * trees, or NULL; *had: some MLID of the block had a kept tree before).
+ * Returns the groups found (0: none), -1 on ENOMEM.
  */
 static int block_trees(struct mcast_work *w, const struct mc_db *db,
 		       const struct guid_map *m, uint32_t b, uint64_t *ent,
 		       uint64_t *tree, uint32_t *ports, struct mcast_trees *k,
-		       struct mcast_plan_stats *st)
+		       struct mcast_plan_stats *st, int *had)
 {
 	const struct lft_tables *t = w->t;
 	int found = 0;
+	*had = 0;
+	for (uint32_t i = 0; k && i < MFT_BLOCK; i++)
+		if (b * MFT_BLOCK + i < MC_MLIDS && k->mask[b * MFT_BLOCK + i])
+			*had = 1;
 	size_t row_words = (size_t)MFT_BLOCK * MCAST_MASK_WORDS;
 	memset(ent, 0, (size_t)t->n_sw * row_words * sizeof(*ent));
 	for (uint32_t i = 0; i < MFT_BLOCK; i++) {
@@ -281,8 +334,8 @@ int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 		    struct mcast_plan_stats *st)
 {
 	struct mcast_plan_stats dummy;
-	struct mcast_work w;
-	struct guid_map m;
+	struct mcast_work w, *wp;
+	struct guid_map m, *mp;
 	uint32_t most = 0, nb = max_blocks(f, t), warned = 0;
 	int rc = -1;
 	if (!st)
@@ -299,11 +352,22 @@ int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 			return -1;
 	if (k && trees_ready(k, t->n_sw) < 0)
 		return -1;
-	if (mcast_port_map(f, &m) < 0)
-		return -1;
-	if (mcast_work_init(&w, f, t) < 0) {
-		guid_map_free(&m);
-		return -1;
+	int complete = k && k->complete;	/* the last run's, before this one */
+	if (k) {
+		k->complete = 0;
+		if (kept_work(k, f, t) < 0)
+			return -1;
+		wp = k->work;
+		mp = k->pmap;
+	} else {
+		if (mcast_port_map(f, &m) < 0)
+			return -1;
+		if (mcast_work_init(&w, f, t) < 0) {
+			guid_map_free(&m);
+			return -1;
+		}
+		wp = &w;
+		mp = &m;
 	}
 	size_t row_words = (size_t)MFT_BLOCK * MCAST_MASK_WORDS;
 	uint64_t *ent = calloc((size_t)t->n_sw * row_words, sizeof(*ent));
@@ -312,9 +376,11 @@ int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 	if (!ent || !tree || !ports)
 		goto out;
 	for (uint32_t b = 0; b < nb; b++) {
-		int any = block_trees(&w, db, &m, b, ent, tree, ports, k, st);
+		int had, any = block_trees(wp, db, mp, b, ent, tree, ports, k, st, &had);
 		if (any < 0)
 			goto out;
+		if (!any && !had && complete && !clear_unknown)
+			continue;	/* nothing of ours there since the last run */
 		for (uint32_t r = 0; r < t->n_sw; r++) {
 			const struct fab_node *n = &f->nodes[t->sw_node[r]];
 			if (b * MFT_BLOCK >= n->mft_cap) {
@@ -333,11 +399,15 @@ int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 		}
 	}
 	rc = 0;
+	if (k)
+		k->complete = 1;
 out:
 	free(ent);
 	free(tree);
 	free(ports);
-	mcast_work_free(&w);
-	guid_map_free(&m);
+	if (!k) {
+		mcast_work_free(&w);
+		guid_map_free(&m);
+	}
 	return rc;
 }

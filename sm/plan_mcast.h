@@ -52,11 +52,23 @@ struct mcast_plan_stats {
  * them all (a new fabric model: a heavy sweep).  Zeroed memory is an
  * empty set.
  */
+struct mcast_work;
 struct mcast_trees {
 	uint32_t n_sw;		/* the rows the masks have */
 	uint64_t *gen;		/* MC_MLIDS, 0: no tree kept */
 	uint64_t **mask;	/* MC_MLIDS, NULL: none */
 	uint32_t kept;		/* trees held now */
+	/*
+	 * complete: the last run planned every group and its writes are all
+	 * the cache holds of MFTs since, so a block with no group now and no
+	 * tree kept needs no look (a heavy sweep clears what else was there).
+	 * work and pmap: the switch graph, its hop counts and root BFSs, and
+	 * the port map of the model the trees are of, built by the first run.
+	 */
+	int complete;
+	struct mcast_work *work;
+	struct guid_map *pmap;
+	const struct fabric *pmap_f;
 };
 void mcast_trees_clear(struct mcast_trees *k);
 void mcast_trees_free(struct mcast_trees *k);

@@ -13,6 +13,7 @@
 #                         "qos", "part", "mcast", "mcast-emu"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
+#   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
 #
 # ceil_mps is what ibsim and umad2sim carry on this machine at that moment
 # with no SM behind it (build/madflood: NodeInfo Gets to the leaf switch, 64 in
@@ -482,6 +483,11 @@ fi
 # of every switch from H-1, judged by mcast_check.py for 3 groups (the
 # broadcast one, the first and the last of the 200: each exactly the nine
 # hosts); the row fails when ibsmd's trees are wrong.
+# floor_join: the same storm answered by no SM at all -- ibsmd brings the
+# subnet up and stops, and `madsend echo` on H-0 sends every join back at
+# once as its own answer: what ibsim, umad2sim and the nine clients cost
+# (no SM can answer the storm faster under ibsim).  *_above: each SM's
+# join_ms minus that floor, and their ratio (vs_above).
 if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 	name=mc-ft3-3456
 	net="$SIM_TMP/$name.net"
@@ -520,7 +526,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 		mkdir -p "$dir"
 		sim_start "$net"
 		export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=20
-		if [ "$prog" = ibsmd ]; then
+		if [ "$prog" != osm ]; then
 			SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" \
 				-s "$dir/sock" >"$dir/out" 2>"$dir/err"
 			sm=$SIM_LAST_PID
@@ -536,6 +542,14 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 		fi
 		unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
 		stable "$dir"
+		if [ "$prog" = floor ]; then
+			# the floor: the SM gone (the ports keep its LID as their SM's),
+			# `madsend echo` on its port answering every join at once
+			kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+			on_host_bg H-0 "$SIM_ROOT/build/madsend" echo 30 >"$dir/echo" 2>&1
+			sm=$SIM_LAST_PID
+			sleep 1
+		fi
 		s0=$(mc_sets "$dir")
 		t0=$(( ${EPOCHREALTIME/./} + 2000000 ))
 		at="${t0:0:-6}.${t0: -6}"
@@ -552,6 +566,13 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 		{ [ -n "$last" ] && [ -n "$late" ]; } || fail "mcast: no mcjoin summary against $prog"
 		late=$(awk -v a="$t0" -v b="$late" 'BEGIN { printf "%d", b * 1000 - a / 1000 }')
 		[ "$late" -le 20 ] || note "mcast $prog round $2: a host started $late ms late"
+		if [ "$prog" = floor ]; then
+			echo "mc floor $(awk -v a="$t0" -v b="$last" 'BEGIN { printf "%d", b * 1000 - a / 1000 }') - - -" >>"$RESULTS"
+			note "mcast floor round $2: $(tail -n 1 "$RESULTS")"
+			kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+			sim_stop
+			return
+		fi
 		mc_quiet "$dir" "$t0" "$s0"
 		# the sampled groups' MLIDs, from H-7's answers
 		mlids+=("$(json_mlid "$MC_BCAST" "$dir/H-7.out")")
@@ -576,20 +597,24 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 	# json_mlid MGID FILE: the MLID of MGID's answer in mcjoin's output
 	json_mlid() { grep -m 1 "\"mgid\":\"$1\"" "$2" | sed -n 's/.*"mlid":"\([^"]*\)".*/\1/p'; }
 	for r in $(seq "$ROUNDS"); do
-		mc_run ibsmd "$r"
-		mc_run osm "$r"
+		for p in ${BENCH_MC_PROGS:-ibsmd osm floor}; do mc_run "$p" "$r"; done
 	done
 	echo
 	echo "join storm on ft3-3456 under ibsim, median of $ROUNDS rounds ($(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)):"
 	echo "  9 hosts each join $MC_BCAST and 200 groups $MC_PREFIX+0..199 from the same moment, $MC_K in flight (1809 joins, 201 groups of 9);"
 	echo "  ibsmd daemon -R $ENGINE, OpenSM daemon -R ftree; trees of 3 groups judged by mcast_check.py (dump_fts -M)"
-	printf '%-6s %9s %9s %9s %9s %7s %7s %10s %10s %6s %6s\n' mcast ibsmd_join osm_join ibsmd_mft osm_mft \
-		vs_join vs_mft ibsmd_sets osm_sets trees osm_tr
+	printf '%-6s %9s %9s %9s %9s %7s %7s %10s %10s %6s %6s %10s %11s %9s %8s\n' mcast ibsmd_join osm_join \
+		ibsmd_mft osm_mft vs_join vs_mft ibsmd_sets osm_sets trees osm_tr floor_join \
+		ibsmd_above osm_above vs_above
 	ij=$(col mc ibsmd 3); oj=$(col mc osm 3); im=$(col mc ibsmd 4); om=$(col mc osm 4)
-	printf '%-6s %9s %9s %9s %9s %7s %7s %10s %10s %6s %6s\n' 201 "$ij" "$oj" "$im" "$om" \
+	fj=$(col mc floor 3)
+	above() { awk -v a="$1" -v f="$2" 'BEGIN { if (a != "" && a != "-" && f != "" && f != "-") print a - f; else print "-" }'; }
+	ia=$(above "$ij" "$fj"); oa=$(above "$oj" "$fj")
+	printf '%-6s %9s %9s %9s %9s %7s %7s %10s %10s %6s %6s %10s %11s %9s %8s\n' 201 "$ij" "$oj" "$im" "$om" \
 		"$(ratio "$ij" "$oj")" "$(ratio "$im" "$om")" "$(col mc ibsmd 5)" "$(col mc osm 5)" \
 		"$(awk '$1 == "mc" && $2 == "ibsmd" { print $6 }' "$RESULTS" | sort -u | paste -sd/)" \
-		"$(awk '$1 == "mc" && $2 == "osm" { print $6 }' "$RESULTS" | sort -u | paste -sd/)"
+		"$(awk '$1 == "mc" && $2 == "osm" { print $6 }' "$RESULTS" | sort -u | paste -sd/)" \
+		"${fj:--}" "$ia" "$oa" "$(ratio "$ia" "$oa")"
 fi
 
 # ---- routing alone: ibsmd --offline on the big trees (no fabric, no MADs) ----

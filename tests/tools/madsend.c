@@ -26,6 +26,14 @@
  *         an IsSM port that never answers anything (it claims IsSM once
  *         its agents are registered): every MAD it gets is read and
  *         dropped for SECONDS, and "received=N" is printed at the end.
+ *     madsend echo SECONDS
+ *         an SA that does no work, for `make bench`'s join-storm floor:
+ *         for SECONDS every SA request that reaches this port is sent
+ *         back at once as its own answer (GetResp, or DeleteResp to a
+ *         Delete, status 0, the record as asked); run on the SM's port
+ *         after the SM stopped, so hosts still send there (it claims
+ *         IsSM: ibsim gives requests only to an IsSM client).  Prints
+ *         "answered=N".
  *
  * Runs under libumad2sim.so; it registers an agent for every class it
  * sends, because umad2sim crashes on a MAD of a class with no agent.  For
@@ -290,26 +298,48 @@ static int traps(int fd, long count, int smlid, int nspec, char **spec)
 	return n == count ? 0 : 1;
 }
 
-static int silent(int fd, double seconds)
+/* claim IsSM on the first port (after the agents exist: see silent()) */
+static int claim_issm(void)
 {
-	/* every class ibsmd may send to an IsSM port, or umad2sim crashes */
-	static const uint8_t cls[] = { IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_SA_CLASS };
-	for (size_t i = 0; i < sizeof(cls); i++)
-		if (umad_register(fd, cls[i], class_version(cls[i]), 0, NULL) < 0)
-			return 1;
-	/*
-	 * IsSM only now, after the agents (as ibsmd does): with
-	 * SIM_SET_ISSM=1 the port is IsSM from umad2sim's first call, ibsim
-	 * sends trap 144 at once, and an SM's SMInfo Get could arrive before
-	 * an agent exists and crash umad2sim's receiver thread.
-	 */
 	char names[8][UMAD_CA_NAME_LEN], path[256];
 	if (umad_get_cas_names(names, 8) < 1 ||
 	    umad_get_issm_path(names[0], 1, path, sizeof(path)) < 0 ||
 	    open(path, O_RDWR) < 0) {
 		fprintf(stderr, "madsend: cannot claim IsSM\n");
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * An SM port's agents (every class ibsmd may send to an IsSM port, or
+ * umad2sim crashes; the SA's a server of its request methods when
+ * sa_server: requests reach only an agent whose mask has their method),
+ * then IsSM -- only now, after the agents (as ibsmd does): with
+ * SIM_SET_ISSM=1 the port is IsSM from umad2sim's first call, ibsim
+ * sends trap 144 at once, and an SM's SMInfo Get could arrive before an
+ * agent exists and crash umad2sim's receiver thread.  ibsim hands a
+ * request on QP 1 only to an IsSM client.  The SA agent, or -1.
+ */
+static int sm_port(int fd, int sa_server)
+{
+	static const uint8_t cls[] = { IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_SA_CLASS };
+	static const uint8_t methods[] = { 0x01, 0x02, 0x12, 0x14, 0x15 };
+	long mask[16 / sizeof(long)] = { 0 };
+	int agent = -1;
+	for (size_t i = 0; i < sizeof(methods); i++)
+		mask[methods[i] / (8 * sizeof(long))] |= 1L << (methods[i] % (8 * sizeof(long)));
+	for (size_t i = 0; i < sizeof(cls); i++)
+		if ((agent = umad_register(fd, cls[i], class_version(cls[i]), 0,
+					   sa_server && cls[i] == IB_SA_CLASS ? mask : NULL)) < 0)
+			return -1;
+	return claim_issm() < 0 ? -1 : agent;
+}
+
+static int silent(int fd, double seconds)
+{
+	if (sm_port(fd, 0) < 0)
+		return 1;
 	void *in = calloc(1, umad_size() + MAD_SIZE);
 	if (!in)
 		return 1;
@@ -324,6 +354,32 @@ static int silent(int fd, double seconds)
 	return 0;
 }
 
+static int echo(int fd, double seconds)
+{
+	int agent = sm_port(fd, 1);
+	if (agent < 0)
+		return 1;
+	void *in = calloc(1, umad_size() + MAD_SIZE);
+	if (!in)
+		return 1;
+	uint8_t *m = umad_get_mad(in);
+	long answered = 0;
+	double end = now_s() + seconds;
+	while (now_s() < end) {
+		int len = MAD_SIZE;
+		if (umad_recv(fd, in, &len, 100) < 0 || len < 24 ||
+		    m[1] != IB_SA_CLASS || (m[3] & 0x80))
+			continue;
+		m[3] = m[3] == 0x15 ? 0x95 : 0x81;	/* DeleteResp or GetResp */
+		m[4] = m[5] = 0;			/* status */
+		if (umad_send(fd, agent, in, len, 0, 0) == 0)
+			answered++;
+	}
+	printf("answered=%ld\n", answered);
+	free(in);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && !strcmp(argv[1], "traps")) {
@@ -334,6 +390,10 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "silent")) {
 		int fd = open_port();
 		return fd < 0 ? 1 : silent(fd, atof(argv[2]));
+	}
+	if (argc == 3 && !strcmp(argv[1], "echo")) {
+		int fd = open_port();
+		return fd < 0 ? 1 : echo(fd, atof(argv[2]));
 	}
 	if (argc >= 3 && !strcmp(argv[1], "classes")) {
 		uint8_t list[256];
@@ -358,6 +418,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "usage: madsend classes DLID [CLASS...]\n"
 			"       madsend forge SECONDS DLID RPATH [FILE TEXT]\n"
 			"       madsend traps COUNT SMLID TRAP:ISSUER...\n"
-			"       madsend silent SECONDS\n");
+			"       madsend silent SECONDS\n"
+			"       madsend echo SECONDS\n");
 	return 2;
 }

@@ -164,6 +164,55 @@ START_TEST(three_levels_everywhere)
 }
 END_TEST
 
+/*
+ * Many groups through one mcast_work (as a run plans them): every tree is
+ * the one mcast_tree computes alone, and the hop counts and root BFSs are
+ * shared -- groups whose members sit on the same leaves cost no new BFS.
+ */
+START_TEST(shared_work_same_trees)
+{
+	struct mt x;
+	mt_open(&x, xgft3());
+	struct mcast_work w;
+	ck_assert_int_eq(mcast_work_init(&w, &x.f, &x.t), 0);
+	size_t words = (size_t)x.t.n_sw * MCAST_MASK_WORDS;
+	uint64_t *shared = calloc(words, sizeof(*shared));
+	ck_assert_ptr_nonnull(shared);
+	char h[16];
+	/* 40 groups: 8 whose members are every second host (leaves of every
+	 * pod, the same leaves each time), then 32 pseudo-random ones */
+	unsigned seed = 7, after_same = 0;
+	for (int gi = 0; gi < 40; gi++) {
+		x.n = 0;
+		for (int i = 0; i < 16; i++) {
+			seed = seed * 1103515245u + 12345u;
+			int in = gi < 8 ? i % 2 == gi % 2 : (seed >> 16) % 3 == 0;
+			if (in) {
+				snprintf(h, sizeof(h), "H%d", i);
+				member(&x, h);
+			}
+		}
+		uint32_t root_w, root_1;
+		ck_assert_int_eq(mcast_tree_w(&w, x.ports, x.n, shared, &root_w), 0);
+		tree(&x);
+		root_1 = x.root;
+		ck_assert_uint_eq(root_w, root_1);
+		ck_assert_msg(!memcmp(shared, x.mask, words * sizeof(*shared)),
+			      "group %d: the shared work's tree differs", gi);
+		if (gi == 1)
+			after_same = w.bfs_runs;
+		if (gi == 7)	/* groups 2..7 repeat groups 0 and 1 */
+			ck_assert_uint_eq(w.bfs_runs, after_same);
+	}
+	/* 8 leaves hold members: at most 8 hop BFSs and one per root row */
+	ck_assert_uint_le(w.bfs_runs, 8 + x.t.n_sw);
+	ck_assert_uint_gt(w.bfs_runs, 0);
+	free(shared);
+	mcast_work_free(&w);
+	mt_close(&x);
+}
+END_TEST
+
 START_TEST(three_levels_one_pod)
 {
 	struct mt x;
@@ -317,6 +366,7 @@ static Suite *mcast_tree_suite(void)
 	tcase_add_test(tc, one_leaf_no_links);
 	tcase_add_test(tc, two_leaves_one_spine);
 	tcase_add_test(tc, three_levels_everywhere);
+	tcase_add_test(tc, shared_work_same_trees);
 	tcase_add_test(tc, three_levels_one_pod);
 	tcase_add_test(tc, island_member_ignored);
 	tcase_add_test(tc, no_member_no_tree);
