@@ -141,7 +141,8 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
 	json_object_set_new(o, "sweeping", json_string(sm->busy == 1 ? "heavy" :
 						       sm->busy == 2 ? "light" :
-						       sm->busy == 3 ? "vm" : "no"));
+						       sm->busy == 3 ? "vm" :
+						       sm->busy == 4 ? "multicast" : "no"));
 	json_object_set_new(o, "heavy_sweeps", json_integer(sm->heavy_sweeps));
 	json_object_set_new(o, "light_sweeps", json_integer(sm->light_sweeps));
 	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->last_sweep_time));

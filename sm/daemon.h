@@ -123,7 +123,8 @@ struct sm {
 
 	/* the sweep in progress */
 	int busy;			/* 0 idle, 1 heavy, 2 light, 3 a VM's
-					 * writes (sm/vmops.c) */
+					 * writes (sm/vmops.c), 4 MFT writes
+					 * (sm/mcast_sm.c MCAST_BUSY) */
 	int heavy_wanted;
 	char heavy_reason[128];
 	struct discovery *disc;		/* being built */

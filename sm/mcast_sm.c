@@ -28,7 +28,7 @@
 #include "plan_mcast.h"
 #include "program.h"
 
-#define MCAST_DELAY_MS 20	/* from the first change to the run, at most */
+#define MCAST_DELAY_MS 100	/* from the first change to the run, at most */
 #define MCAST_QUIET_MS 4	/* no change for this long: run */
 #define MCAST_RETRY_MS 50	/* the loop is busy: look again */
 #define MCAST_BUSY 4		/* sm->busy while the MFT writes go */

@@ -477,7 +477,7 @@ fi
 # 9 members each), Q_Key 0x0B1B for all, BENCH_MC_INFLIGHT in flight.
 # join_ms: the common start to the last answer (max of mcjoin's
 # last_answer); mft_ms: to the last change of the SM's MFT Set count
-# (0x001B; the counts file is rewritten every 20 ms while they move: the
+# (0x001B; the counts file is rewritten every 2 ms while they move: the
 # time is that file's mtime when the count was seen to change) before it
 # stands for 3 s; mft_sets: MFT Sets from the start.  Then ibnetdiscover and `dump_fts -M`
 # of every switch from H-1, judged by mcast_check.py for 3 groups (the
@@ -525,7 +525,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast ]; then
 		local prog=$1 dir="$SIM_TMP/mc-$1-$2" h pids=() t0 s0 at last late l sm mlids=() g verdict
 		mkdir -p "$dir"
 		sim_start "$net"
-		export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=20
+		export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=2
 		if [ "$prog" != osm ]; then
 			SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" \
 				-s "$dir/sock" >"$dir/out" 2>"$dir/err"

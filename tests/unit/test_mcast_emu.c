@@ -432,12 +432,72 @@ START_TEST(join_storm)
 }
 END_TEST
 
+/* a change every 2 ms while left > 0 (a stream of joins that never pauses) */
+struct stream {
+	struct sm *sm;
+	struct event *ev;
+	int left;
+};
+
+static void stream_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream *st = arg;
+	struct timeval tv = { 0, 2000 };
+	(void)fd;
+	(void)what;
+	mcast_sm_changed(st->sm);
+	if (--st->left > 0)
+		event_add(st->ev, &tv);
+}
+
+static int stream_over(const void *arg)
+{
+	return ((const struct stream *)arg)->left <= 0;
+}
+
+/*
+ * Runs are coalesced: one change runs a few ms later; a stream of
+ * changes that never pauses runs every 100 ms or so (not at every
+ * change, not only once it ends), and once it ends, one last run.
+ */
+START_TEST(runs_coalesced_and_capped)
+{
+	struct run r;
+	uint32_t runs0, runs1, runs2, runs3;
+	uint64_t trees;
+	setup(&r, 0);
+	run_settled(&r, 1);
+	make_group(&r);
+	join(&r, 0);
+	runs_trees(r.w.sm, &runs0, &trees);
+	mcast_sm_changed(r.w.sm);
+	emu_run_while(r.w.base, emu_never, NULL, 60);
+	runs_trees(r.w.sm, &runs1, &trees);
+	ck_assert_uint_eq(runs1 - runs0, 1);	/* a pause: at once */
+	struct stream st = { .sm = r.w.sm, .left = 150 };	/* ~300 ms */
+	st.ev = evtimer_new(r.w.base, stream_tick, &st);
+	ck_assert_ptr_nonnull(st.ev);
+	struct timeval zero = { 0, 0 };
+	event_add(st.ev, &zero);
+	ck_assert(emu_run_while(r.w.base, stream_over, &st, 5000));
+	runs_trees(r.w.sm, &runs2, &trees);
+	ck_assert_msg(runs2 - runs1 >= 1 && runs2 - runs1 <= 5,
+		      "%u runs during a stream of 150 changes over ~300 ms", runs2 - runs1);
+	emu_run_while(r.w.base, emu_never, NULL, 150);
+	runs_trees(r.w.sm, &runs3, &trees);
+	ck_assert_uint_eq(runs3 - runs2, 1);	/* the stream's end */
+	event_free(st.ev);
+	emu_run_free(&r.w);
+}
+END_TEST
+
 static Suite *mcast_emu_suite(void)
 {
 	Suite *s = suite_create("mcast_emu");
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, join_leave_relink);
+	tcase_add_test(tc, runs_coalesced_and_capped);
 	tcase_add_test(tc, mft_top_where_advertised);
 	tcase_add_test(tc, join_storm);
 	suite_add_tcase(s, tc);
