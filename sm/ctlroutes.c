@@ -223,7 +223,7 @@ static int verify_mcast_section(struct ctl_verify *v, FILE *fp)
 			most = sm->mc.g[i]->n_members;
 	uint32_t *ports = calloc(most + 1, sizeof(*ports));
 	uint64_t *mask = calloc((size_t)ns * MCAST_MASK_WORDS + 1, sizeof(*mask));
-	if (!ports || !mask || mcast_port_map(f, &gm) < 0) {
+	if (!ports || !mask || mcast_port_map(f, &sm->vms, &gm) < 0) {
 		free(ports);
 		free(mask);
 		fprintf(fp, "multicast: out of memory\n");

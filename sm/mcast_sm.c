@@ -170,7 +170,7 @@ static void run(struct mcast_sm *m)
 	m->gen = sm->mc.gen;
 	double t0 = now_ms();
 	if (plan_mcast_kept(&m->plan, 0, &sm->sub.model->f, sm->sub.cache,
-			    &sm->sub.lft, &sm->mc,
+			    &sm->sub.lft, &sm->mc, &sm->vms,
 			    (const uint8_t (*)[64])sm->sub.model->si_raw,
 			    kept_trees(m), 0, &m->ps) < 0) {
 		log_err("multicast: out of memory planning the MFTs");
@@ -280,7 +280,7 @@ int mcast_sm_verify(struct sm *sm, FILE *out)
 	for (uint32_t i = 0; i < sm->mc.n; i++)
 		if (sm->mc.g[i] && sm->mc.g[i]->n_members > most)
 			most = sm->mc.g[i]->n_members;
-	if (mcast_port_map(f, &gm) < 0)
+	if (mcast_port_map(f, &sm->vms, &gm) < 0)
 		return -1;
 	uint32_t *ports = calloc(most + 1, sizeof(*ports));
 	uint64_t *mask = calloc((size_t)t->n_sw * MCAST_MASK_WORDS + 1, sizeof(*mask));

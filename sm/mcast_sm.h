@@ -34,8 +34,9 @@ struct mcast_sm_stats {
 const struct mcast_sm_stats *mcast_sm_stats(const struct sm *sm);
 /*
  * The trees kept are forgotten: the next run computes every tree (a VM's
- * writes moved ports without a heavy sweep; a heavy sweep's new model
- * is seen by the run itself).
+ * writes moved ports without a heavy sweep, and a VM that joined by its
+ * vGUID is a member at its new port; a heavy sweep's new model is seen
+ * by the run itself).
  */
 void mcast_sm_forget_trees(struct sm *sm);
 /*

@@ -16,10 +16,13 @@
 #include "../routing/mcast.h"
 #include "log.h"
 #include "nodemap.h"
+#include "vm.h"
 
-int mcast_port_map(const struct fabric *f, struct guid_map *m)
+int mcast_port_map(const struct fabric *f, const struct vm_registry *vms,
+		   struct guid_map *m)
 {
-	if (guid_map_init(m, f->n_ports * 2) < 0)
+	uint32_t n_vms = vms ? vms->n : 0;
+	if (guid_map_init(m, (f->n_ports + n_vms) * 2) < 0)
 		return -1;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		const struct fab_port *p = &f->ports[pi];
@@ -29,7 +32,28 @@ int mcast_port_map(const struct fabric *f, struct guid_map *m)
 			return -1;
 		}
 	}
+	for (uint32_t i = 0; i < n_vms; i++) {
+		const struct vm *v = &vms->v[i];
+		uint32_t pi = v->shared ? vm_pf_port(v, f) : vm_port(v, f);
+		if (pi == FAB_NONE || !v->vguid ||
+		    guid_map_get(m, v->vguid) != FAB_NONE)
+			continue;	/* not here, or a port's GUID wins */
+		if (guid_map_put(m, v->vguid, pi) < 0) {
+			guid_map_free(m);
+			return -1;
+		}
+	}
 	return 0;
+}
+
+void mcast_trees_forget_ports(struct mcast_trees *k)
+{
+	if (k->pmap) {
+		guid_map_free(k->pmap);
+		free(k->pmap);
+		k->pmap = NULL;
+	}
+	k->pmap_f = NULL;
 }
 
 uint32_t mcast_member_ports(const struct guid_map *m, const struct mc_group *g,
@@ -71,28 +95,20 @@ void mcast_trees_clear(struct mcast_trees *k)
 		free(k->work);
 		k->work = NULL;
 	}
-	if (k->pmap) {
-		guid_map_free(k->pmap);
-		free(k->pmap);
-		k->pmap = NULL;
-	}
-	k->pmap_f = NULL;
+	mcast_trees_forget_ports(k);
 }
 
 /* k's work and port map for f and t, built when missing or of others. 0, or -1. */
 static int kept_work(struct mcast_trees *k, const struct fabric *f,
-		     const struct lft_tables *t)
+		     const struct lft_tables *t, const struct vm_registry *vms)
 {
 	if (k->work && (k->work->f != f || k->work->t != t)) {
 		mcast_work_free(k->work);
 		free(k->work);
 		k->work = NULL;
 	}
-	if (k->pmap && k->pmap_f != f) {
-		guid_map_free(k->pmap);
-		free(k->pmap);
-		k->pmap = NULL;
-	}
+	if (k->pmap && k->pmap_f != f)
+		mcast_trees_forget_ports(k);
 	if (!k->work) {
 		if (!(k->work = malloc(sizeof(*k->work))))
 			return -1;
@@ -105,7 +121,7 @@ static int kept_work(struct mcast_trees *k, const struct fabric *f,
 	if (!k->pmap) {
 		if (!(k->pmap = malloc(sizeof(*k->pmap))))
 			return -1;
-		if (mcast_port_map(f, k->pmap) < 0) {
+		if (mcast_port_map(f, vms, k->pmap) < 0) {
 			free(k->pmap);
 			k->pmap = NULL;
 			return -1;
@@ -320,18 +336,19 @@ static uint32_t max_blocks(const struct fabric *f, const struct lft_tables *t)
 
 int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       struct devcache *c, const struct lft_tables *t,
-	       const struct mc_db *db, const uint8_t (*si_raw)[64],
-	       int clear_unknown, struct mcast_plan_stats *st)
+	       const struct mc_db *db, const struct vm_registry *vms,
+	       const uint8_t (*si_raw)[64], int clear_unknown,
+	       struct mcast_plan_stats *st)
 {
-	return plan_mcast_kept(p, wave, f, c, t, db, si_raw, NULL, clear_unknown,
-			       st);
+	return plan_mcast_kept(p, wave, f, c, t, db, vms, si_raw, NULL,
+			       clear_unknown, st);
 }
 
 int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 		    struct devcache *c, const struct lft_tables *t,
-		    const struct mc_db *db, const uint8_t (*si_raw)[64],
-		    struct mcast_trees *k, int clear_unknown,
-		    struct mcast_plan_stats *st)
+		    const struct mc_db *db, const struct vm_registry *vms,
+		    const uint8_t (*si_raw)[64], struct mcast_trees *k,
+		    int clear_unknown, struct mcast_plan_stats *st)
 {
 	struct mcast_plan_stats dummy;
 	struct mcast_work w, *wp;
@@ -355,12 +372,12 @@ int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 	int complete = k && k->complete;	/* the last run's, before this one */
 	if (k) {
 		k->complete = 0;
-		if (kept_work(k, f, t) < 0)
+		if (kept_work(k, f, t, vms) < 0)
 			return -1;
 		wp = k->work;
 		mp = k->pmap;
 	} else {
-		if (mcast_port_map(f, &m) < 0)
+		if (mcast_port_map(f, vms, &m) < 0)
 			return -1;
 		if (mcast_work_init(&w, f, t) < 0) {
 			guid_map_free(&m);

@@ -53,6 +53,7 @@ struct mcast_plan_stats {
  * empty set.
  */
 struct mcast_work;
+struct vm_registry;
 struct mcast_trees {
 	uint32_t n_sw;		/* the rows the masks have */
 	uint64_t *gen;		/* MC_MLIDS, 0: no tree kept */
@@ -74,10 +75,16 @@ void mcast_trees_clear(struct mcast_trees *k);
 void mcast_trees_free(struct mcast_trees *k);
 
 /*
- * f's end ports by port GUID (a switch: its node GUID): *m, for
- * mcast_member_ports.  0, or -1 (ENOMEM).
+ * f's end ports by port GUID (a switch: its node GUID), and the vGUID of
+ * each VM of vms (NULL: none) present in f at its port (its VF, or a
+ * shared-LID VM's PF): *m, for mcast_member_ports.  A VM joins by its
+ * vGUID's GID (sm/sa_mcmember.c), so its tree follows it when it
+ * migrates.  0, or -1 (ENOMEM).
  */
-int mcast_port_map(const struct fabric *f, struct guid_map *m);
+int mcast_port_map(const struct fabric *f, const struct vm_registry *vms,
+		   struct guid_map *m);
+/* k's port map forgotten (a VM moved): the next run builds it again. */
+void mcast_trees_forget_ports(struct mcast_trees *k);
 /*
  * The port indices of g's members present in f, into out (n_members
  * entries); returns how many.
@@ -100,13 +107,14 @@ uint16_t mcast_top(const struct fabric *f, uint32_t ni, const struct mc_db *db);
  */
 int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       struct devcache *c, const struct lft_tables *t,
-	       const struct mc_db *db, const uint8_t (*si_raw)[64],
-	       int clear_unknown, struct mcast_plan_stats *st);
+	       const struct mc_db *db, const struct vm_registry *vms,
+	       const uint8_t (*si_raw)[64], int clear_unknown,
+	       struct mcast_plan_stats *st);
 /* The same, with the trees kept in k reused where their group's gen holds. */
 int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 		    struct devcache *c, const struct lft_tables *t,
-		    const struct mc_db *db, const uint8_t (*si_raw)[64],
-		    struct mcast_trees *k, int clear_unknown,
-		    struct mcast_plan_stats *st);
+		    const struct mc_db *db, const struct vm_registry *vms,
+		    const uint8_t (*si_raw)[64], struct mcast_trees *k,
+		    int clear_unknown, struct mcast_plan_stats *st);
 
 #endif

@@ -435,7 +435,7 @@ int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
 		if (fabric_is_endport(&d->f, pi) && fabric_is_vlid(d->f.ports[pi].lid) &&
 		    plan_xlid_port(p, wave, &d->f, pi, d->f.ports[pi].lid) < 0)
 			return -1;
-	if (pp->mc && plan_mcast(p, wave, &d->f, c, t, pp->mc, NULL, 1, NULL) < 0)
+	if (pp->mc && plan_mcast(p, wave, &d->f, c, t, pp->mc, pp->vms, NULL, 1, NULL) < 0)
 		return -1;
 	return plan_sweep_qos(p, wave, d, t, pp);
 }

@@ -26,6 +26,7 @@
 #include "plan.h"
 #include "sweep.h"
 
+struct vm_registry;
 struct program_params {
 	uint64_t subnet_prefix;
 	uint32_t sm_lid;
@@ -46,6 +47,8 @@ struct program_params {
 	/* the multicast groups (sm/mcast.h): their MFT blocks with the
 	 * switches' tables (sm/plan_mcast.h); NULL: none planned */
 	const struct mc_db *mc;
+	/* the VMs: a member joined by its vGUID is at its VM's port */
+	const struct vm_registry *vms;
 };
 
 /*

@@ -122,7 +122,8 @@ static void vx_finish(struct vmexec *vx)
 		if (fabric_index_lids(f) < 0)
 			log_err("out of memory indexing the LIDs after a VM's writes");
 		sm_qos_apply(sm);	/* a LID that moved: its new leaf's SLs */
-		mcast_sm_forget_trees(sm);	/* a VM's port may have moved */
+		mcast_sm_forget_trees(sm);	/* a VM's port may have moved: */
+		mcast_sm_changed(sm);		/* its groups' trees follow it */
 	}
 	log_notice("VM writes %s: %u LFT blocks on %u switches, %u on vSwitches,"
 		   " %u other SMPs, %u failed%s, %llu us",

@@ -15,6 +15,7 @@
 #include "../traps/vguid.h"
 #include "daemon.h"
 #include "log.h"
+#include "mcast_sm.h"
 #include "sa.h"
 
 #define HYP_MAX 4096	/* registered hypervisors told per migration */
@@ -196,6 +197,8 @@ static void saved(struct sm *sm)
 		log_err("cannot save the VM registry: %s", err);
 	if (sm->sub.model)
 		sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
+	mcast_sm_forget_trees(sm);	/* a member by its vGUID is at its new PF */
+	mcast_sm_changed(sm);
 }
 
 /* The PF port of vSwitch hyp_guid in the model, with a LID; FAB_NONE with err. */

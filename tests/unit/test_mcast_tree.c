@@ -313,7 +313,7 @@ static uint32_t plan_and_hold(struct mt *x, struct devcache *c,
 {
 	struct plan p;
 	plan_init(&p);
-	ck_assert_int_eq(plan_mcast(&p, 0, &x->f, c, &x->t, db, NULL, 1, NULL), 0);
+	ck_assert_int_eq(plan_mcast(&p, 0, &x->f, c, &x->t, db, NULL, NULL, 1, NULL), 0);
 	uint32_t n = p.n_waves ? p.waves[0].n : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct plan_op *o = &p.waves[0].ops[i];

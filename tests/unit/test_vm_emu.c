@@ -25,6 +25,8 @@
 #include "reconfig/migrate.h"
 #include "sm/daemon.h"
 #include "sm/log.h"
+#include "sm/mcast.h"
+#include "sm/mcast_sm.h"
 #include "sm/topo.h"
 #include "sm/vmops.h"
 
@@ -257,6 +259,68 @@ START_TEST(t_dynamic)
 }
 END_TEST
 
+/* The MFT entry of mlid on the vSwitch a VF port hangs from, and that port. */
+static uint64_t vf_mft(const struct run *r, const struct fab_port *vf,
+		       uint16_t mlid, unsigned *port)
+{
+	const struct fab_port *up = &r->topo.ports[vf->remote];
+	uint64_t m = 0;
+	ck_assert_int_eq(emu_mft_entry(r->e, r->topo.nodes[up->node].guid, mlid, &m), 0);
+	*port = up->num;
+	return m;
+}
+
+static int mcast_idle(const void *arg)
+{
+	return vmop_sm_idle(arg) && !mcast_sm_pending(arg);
+}
+
+/*
+ * A VM that joined a group by its vGUID (as the SA takes it, sm/
+ * sa_mcmember.c) is on the group's tree at its VF, and after a
+ * migration at its new VF: the VM's writes re-plan the trees, the VF it
+ * left gets no more of the group's packets.
+ */
+START_TEST(t_multicast_follows_vm)
+{
+	struct run r;
+	unsigned port;
+	setup(&r, MIG_DYNAMIC);
+	const struct vmop_result *res = vm_cmd(&r, VMOP_CREATE, "m", "V-0-0", -1);
+	ck_assert_msg(res->ok, "%s", res->err);
+	uint64_t vguid = res->vm.vguid;
+	const struct fab_port *src = vf_port(&r, 0, 0, res->vm.vf);
+	settle(&r);
+	struct mc_group want = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4,
+				 .rate = 3, .scope = 2 };
+	const char *err = NULL;
+	want.mgid[0] = 0xff;
+	want.mgid[1] = 0x12;
+	want.mgid[2] = 0xe0;
+	want.mgid[15] = 7;
+	struct mc_group *g = mc_create(&r.sm->mc, &want, &err);
+	ck_assert_ptr_nonnull(g);
+	uint16_t mlid = g->mlid;
+	const struct fab_port *host = &r.topo.ports[hv_vf_port(&r.topo, 3, 0, 0)];
+	ck_assert_int_eq(mc_join(&r.sm->mc, g, vguid, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&r.sm->mc, g, host->guid, MC_JOIN_FULL, 0), 1);
+	mcast_sm_changed(r.sm);
+	ck_assert(emu_run_while(r.base, mcast_idle, r.sm, 5000));
+	uint64_t m = vf_mft(&r, src, mlid, &port);
+	ck_assert_msg(m >> port & 1, "the VM's vSwitch does not send MLID 0x%x to its VF", mlid);
+
+	res = vm_cmd(&r, VMOP_MIGRATE, "m", "V-2-1", -1);
+	ck_assert_msg(res->ok, "%s", res->err);
+	const struct fab_port *dst = vf_port(&r, 2, 1, res->vm.vf);
+	ck_assert(emu_run_while(r.base, mcast_idle, r.sm, 5000));
+	m = vf_mft(&r, dst, mlid, &port);
+	ck_assert_msg(m >> port & 1, "after the move, V-2-1 does not send MLID 0x%x to the VM", mlid);
+	m = vf_mft(&r, src, mlid, &port);
+	ck_assert_msg(!(m >> port & 1), "after the move, V-0-0 still sends MLID 0x%x to the VF left", mlid);
+	teardown(&r);
+}
+END_TEST
+
 START_TEST(t_prepopulated)
 {
 	struct run r;
@@ -303,6 +367,7 @@ static Suite *vm_emu_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_dynamic);
 	tcase_add_test(tc, t_prepopulated);
+	tcase_add_test(tc, t_multicast_follows_vm);
 	suite_add_tcase(s, tc);
 	return s;
 }
