@@ -357,6 +357,16 @@ const uint8_t *devcache_attr(const struct devcache *c, const struct fabric *f,
 	return a ? a->data : NULL;
 }
 
+int devcache_holds_attr(const struct devcache *c, const struct fabric *f,
+			uint32_t node, uint8_t port, uint16_t attr)
+{
+	const struct node_cache *nc = find_node(c, &f->nodes[node]);
+	if (!nc)
+		return 0;
+	uint32_t i = attr_lower(nc, attr_key(attr, port, 0));
+	return i < nc->n_attrs && nc->attrs[i].attr == attr && nc->attrs[i].port == port;
+}
+
 void devcache_record(struct devcache *c, const struct fabric *f,
 		     const struct plan_op *op, uint32_t mod, const uint8_t *data)
 {

@@ -49,6 +49,9 @@ int devcache_holds(const struct devcache *c, const struct fabric *f,
 const uint8_t *devcache_attr(const struct devcache *c, const struct fabric *f,
 			     uint32_t node, uint8_t port, uint16_t attr,
 			     uint32_t mod);
+/* Does the cache hold any record of node's attribute attr at port? */
+int devcache_holds_attr(const struct devcache *c, const struct fabric *f,
+			uint32_t node, uint8_t port, uint16_t attr);
 void devcache_record(struct devcache *c, const struct fabric *f,
 		     const struct plan_op *op, uint32_t mod, const uint8_t *payload);
 

@@ -211,13 +211,12 @@ static int block_trees(struct mcast_work *w, const struct mc_db *db,
 		       struct mcast_plan_stats *st, int *had)
 {
 	const struct lft_tables *t = w->t;
-	int found = 0;
+	int found = 0, zeroed = 0;
 	*had = 0;
 	for (uint32_t i = 0; k && i < MFT_BLOCK; i++)
 		if (b * MFT_BLOCK + i < MC_MLIDS && k->mask[b * MFT_BLOCK + i])
 			*had = 1;
 	size_t row_words = (size_t)MFT_BLOCK * MCAST_MASK_WORDS;
-	memset(ent, 0, (size_t)t->n_sw * row_words * sizeof(*ent));
 	for (uint32_t i = 0; i < MFT_BLOCK; i++) {
 		uint32_t mlid = MC_MLID_BASE + b * MFT_BLOCK + i, root;
 		const struct mc_group *g;
@@ -239,6 +238,8 @@ static int block_trees(struct mcast_work *w, const struct mc_db *db,
 			continue;
 		st->groups++;
 		found = 1;
+		if (!zeroed++)	/* only a block with a tree: MLIDs up to the cap are many */
+			memset(ent, 0, (size_t)t->n_sw * row_words * sizeof(*ent));
 		for (uint32_t r = 0; r < t->n_sw; r++)
 			memcpy(ent + r * row_words + (size_t)i * MCAST_MASK_WORDS,
 			       tree + (size_t)r * MCAST_MASK_WORDS,
@@ -390,16 +391,25 @@ int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 	uint64_t *ent = calloc((size_t)t->n_sw * row_words, sizeof(*ent));
 	uint64_t *tree = calloc((size_t)t->n_sw * MCAST_MASK_WORDS, sizeof(*tree));
 	uint32_t *ports = calloc(most + 1, sizeof(*ports));
-	if (!ent || !tree || !ports)
+	/* rows whose cache holds some MFT block: a block without a tree is
+	 * looked at only there (it may hold entries to clear) */
+	uint8_t *held = calloc((size_t)t->n_sw + 1, 1);
+	uint32_t n_held = 0;
+	if (!ent || !tree || !ports || !held)
 		goto out;
+	for (uint32_t r = 0; c && r < t->n_sw; r++)
+		n_held += held[r] = (uint8_t)devcache_holds_attr(c, f, t->sw_node[r], 0,
+								 IB_ATTR_MULTICASTFORWTBL);
 	for (uint32_t b = 0; b < nb; b++) {
 		int had, any = block_trees(wp, db, mp, b, ent, tree, ports, k, st, &had);
 		if (any < 0)
 			goto out;
-		if (!any && !had && complete && !clear_unknown)
-			continue;	/* nothing of ours there since the last run */
+		if (!any && ((!had && complete && !clear_unknown) || !n_held))
+			continue;	/* nothing of ours there since the last run, or none anywhere */
 		for (uint32_t r = 0; r < t->n_sw; r++) {
 			const struct fab_node *n = &f->nodes[t->sw_node[r]];
+			if (!any && !held[r])
+				continue;	/* no tree, and nothing held to clear */
 			if (b * MFT_BLOCK >= n->mft_cap) {
 				if (any && !warned++)
 					log_warn("switch 0x%016llx \"%s\": MulticastFDBCap %u, MLIDs from 0x%x not written",
@@ -422,6 +432,7 @@ out:
 	free(ent);
 	free(tree);
 	free(ports);
+	free(held);
 	if (!k) {
 		mcast_work_free(&w);
 		guid_map_free(&m);

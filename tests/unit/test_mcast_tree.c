@@ -3,6 +3,7 @@
  * (routing/verify_mcast.c) on a two-level and a three-level fat tree.
  */
 #include <check.h>
+#include <infiniband/mad.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -345,7 +346,11 @@ START_TEST(plan_blocks_known_and_unknown)
 	ck_assert_int_eq(mc_join(&db, g, h1, MC_JOIN_FULL, 0), 1);
 	ck_assert_int_eq(mc_join(&db, g, h3, MC_JOIN_FULL, 0), 1);
 	/* nothing known: every switch, S2 with zeros (an earlier SM's go) */
+	uint32_t s2 = node_named(&x.f, "S2");
+	ck_assert(!devcache_holds_attr(c, &x.f, s2, 0, IB_ATTR_MULTICASTFORWTBL));
 	ck_assert_uint_eq(plan_and_hold(&x, c, &db), 4);
+	ck_assert(devcache_holds_attr(c, &x.f, s2, 0, IB_ATTR_MULTICASTFORWTBL));
+	ck_assert(!devcache_holds_attr(c, &x.f, s2, 0, IB_ATTR_LINEARFORWTBL));
 	/* H3 leaves: L1's entry changes, S1 and L2 are cleared, S2 stays out */
 	ck_assert_int_eq(mc_leave(&db, g, h3, MC_JOIN_FULL), 1);
 	ck_assert_uint_eq(plan_and_hold(&x, c, &db), 3);
