@@ -37,7 +37,7 @@
 #include "sm/mcast_sm.h"
 #include "sm/sa.h"
 #include "sm/topo.h"
-#include "saload.h"
+#include "emusm.h"
 
 /* MCMemberRecord (IBA 15.2.5.17): offsets and ComponentMask bits used */
 #define MCR_MGID	0
@@ -98,12 +98,6 @@ static int never(void *arg)
 {
 	(void)arg;
 	return 0;
-}
-
-static int sm_idle(void *arg)
-{
-	const struct sm *sm = arg;
-	return sm->heavy_sweeps >= 1 && !sm->busy && !sm->heavy_wanted;
 }
 
 struct done_ctx {
@@ -333,45 +327,31 @@ int main(int argc, char **argv)
 	if (optind != argc - 1 || !window || window > 64 || groups > 1000 || pre > 4000)
 		usage();
 
-	struct fabric topo;
-	fabric_init(&topo);
-	if (topo_load(&topo, argv[optind], err, sizeof(err)) < 0) {
-		fprintf(stderr, "emumc: %s\n", err);
-		return 2;
-	}
-	uint32_t n_sw = 0, n_ca = 0, n_ports = 0;
-	fabric_counts(&topo, &n_sw, &n_ca, &n_ports);
-	struct emu *e = emu_new(&topo, err, sizeof(err));
-	struct event_base *base = event_base_new();
-	struct sm *sm = calloc(1, sizeof(*sm));
+	struct emusm w;
+	int rc = emusm_open(&w, "emumc", argv[optind]);
+	if (rc)
+		return rc;
+	struct fabric *topo = &w.topo;
+	struct emu *e = w.e;
+	struct event_base *base = w.base;
+	struct sm *sm = w.sm;
+	uint32_t n_sw = w.n_sw, n_ca = w.n_ca;
 	struct host *h = calloc(n_ca + 1, sizeof(*h));
-	char state[] = "/tmp/emumc.XXXXXX";
-	if (!e || !base || !sm || !h || n_ca < 2 || !mkdtemp(state)) {
-		fprintf(stderr, "emumc: %s\n", e ? "out of memory or no host" : err);
+	if (!h || n_ca < 2) {
+		fprintf(stderr, "emumc: out of memory or no host\n");
 		return 1;
 	}
-	log_set_level(LOG_ERROR);
-	config_defaults(&sm->cfg);
-	sm->cfg.sweep_interval_s = 0;
-	snprintf(sm->cfg.state_dir, sizeof(sm->cfg.state_dir), "%s", state);
-	sm->log_level_override = -1;
 	if (engines && config_set_engines(&sm->cfg, engines, err, sizeof(err)) < 0) {
 		fprintf(stderr, "emumc: %s\n", err);
 		return 2;
 	}
-	fflush(stdout);
-	int saved_out = dup(1);
-	if (saved_out < 0 || !freopen("/dev/null", "w", stdout)) {
-		fprintf(stderr, "emumc: cannot redirect stdout\n");
+	if (emusm_start(&w) < 0)
+		return 1;
+	if (!keep && mcast_sm_keep_trees(sm, 0) < 0) {
+		fprintf(stderr, "emumc: out of memory\n");
 		return 1;
 	}
-	if (sm_init(sm, base, err, sizeof(err)) < 0 ||
-	    sm_start_emulated(sm, e, err, sizeof(err)) < 0 ||
-	    (!keep && mcast_sm_keep_trees(sm, 0) < 0)) {
-		fprintf(stderr, "emumc: %s\n", err);
-		return 1;
-	}
-	if (!saload_run_until(base, sm_idle, sm, 600000)) {
+	if (!emusm_run_idle(&w, 600000)) {
 		fprintf(stderr, "emumc: the SM did not come up\n");
 		return 1;
 	}
@@ -380,14 +360,14 @@ int main(int argc, char **argv)
 	struct storm s = { .h = h, .n_groups = 1 + groups };
 	struct saclient_params p = { .timeout_ms = 10000, .retries = 0, .max_inflight = 1024 };
 	uint32_t seen = 0;
-	for (uint32_t i = 0; i < topo.n_nodes; i++) {
-		if (topo.nodes[i].type != FAB_CA || !seen++)
+	for (uint32_t i = 0; i < topo->n_nodes; i++) {
+		if (topo->nodes[i].type != FAB_CA || !seen++)
 			continue;
 		struct host *x = &h[s.n_hosts];
-		x->port = fabric_port(&topo, i, 1);
+		x->port = fabric_port(topo, i, 1);
 		x->idx = s.n_hosts;
 		x->s = &s;
-		uint64_t guid = topo.ports[x->port].guid;
+		uint64_t guid = topo->ports[x->port].guid;
 		if (!(x->sc = saclient_new(base, &x->t, &p)) ||
 		    emu_attach(e, base, guid, &x->t, saclient_recv, x->sc, err, sizeof(err)) < 0 ||
 		    emu_set_issm(e, guid, 0) < 0) {
@@ -398,7 +378,7 @@ int main(int argc, char **argv)
 	}
 	struct done_ctx d = { sm, e, &s };
 	saload_run_until(base, never, NULL, 200);	/* the IsSM changes' traps in */
-	if (!saload_run_until(base, sm_idle, sm, 600000)) {
+	if (!emusm_run_idle(&w, 600000)) {
 		fprintf(stderr, "emumc: the SM did not settle\n");
 		return 1;
 	}
@@ -453,11 +433,10 @@ int main(int argc, char **argv)
 	emu_get_counters(e, &c1);
 	const struct mcast_sm_stats *m1 = mcast_sm_stats(sm);
 	uint32_t checked = 0;
-	uint32_t wrong = judge_all(sm, e, &topo, &s, pre, &checked);
+	uint32_t wrong = judge_all(sm, e, topo, &s, pre, &checked);
 	ok = !s.failed && !wrong && !l.failed && l.ok > 0 && !emu_violations(e);
 
-	fflush(stdout);
-	if (dup2(saved_out, 1) < 0)
+	if (emusm_stdout(&w) < 0)
 		return 1;
 	printf("{\"hosts\":%u,\"switches\":%u,\"groups\":%u,\"pre_groups\":%u,\"keep_trees\":%d,"
 	       "\"window\":%u,\"joins\":%u,\"joins_failed\":%u,\"join_answered_ms\":%.1f,"
@@ -480,14 +459,7 @@ int main(int argc, char **argv)
 	}
 	free(h);
 	free(l.dlids);
-	sm_shutdown(sm);
-	free(sm);
-	emu_free(e);
-	event_base_free(base);
-	fabric_free(&topo);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", state);
-	if (system(cmd) != 0)
+	if (emusm_close(&w) < 0)
 		ok = 0;
 	return ok ? 0 : 1;
 }

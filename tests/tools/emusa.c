@@ -28,7 +28,7 @@
 #include "sm/log.h"
 #include "sm/sa.h"
 #include "sm/topo.h"
-#include "saload.h"
+#include "emusm.h"
 
 #define MAX_ROUNDS 15
 
@@ -44,12 +44,6 @@ static double now_ms(void)
 	return saload_now() * 1000.0;
 }
 
-
-static int sm_idle(void *arg)
-{
-	const struct sm *sm = arg;
-	return sm->heavy_sweeps >= 1 && !sm->busy && !sm->heavy_wanted;
-}
 
 static int answered(void *arg)
 {
@@ -103,56 +97,33 @@ int main(int argc, char **argv)
 	if (optind != argc - 1 || (k && !(secs > 0)) || !rounds || rounds > MAX_ROUNDS)
 		usage();
 
-	struct fabric topo;
-	fabric_init(&topo);
-	if (topo_load(&topo, argv[optind], err, sizeof(err)) < 0) {
-		fprintf(stderr, "emusa: %s\n", err);
-		return 2;
-	}
-	uint32_t n_sw = 0, n_ca = 0, n_ports = 0, ca_idx = 0, ca_node = FAB_NONE;
-	fabric_counts(&topo, &n_sw, &n_ca, &n_ports);
+	struct emusm x;
+	int rc = emusm_open(&x, "emusa", argv[optind]);
+	if (rc)
+		return rc;
+	struct fabric *topo = &x.topo;
+	struct emu *e = x.e;
+	struct event_base *base = x.base;
+	struct sm *sm = x.sm;
+	uint32_t n_sw = x.n_sw, n_ca = x.n_ca, ca_idx = 0, ca_node = FAB_NONE;
 	if (host < 0)
 		host = n_ca / 2;
-	for (uint32_t i = 0; i < topo.n_nodes; i++)
-		if (topo.nodes[i].type == FAB_CA && ca_idx++ == (uint32_t)host)
+	for (uint32_t i = 0; i < topo->n_nodes; i++)
+		if (topo->nodes[i].type == FAB_CA && ca_idx++ == (uint32_t)host)
 			ca_node = i;
 	if (ca_node == FAB_NONE || host == 0) {
 		fprintf(stderr, "emusa: no CA %ld besides the SM's (%u CAs)\n", host, n_ca);
 		return 2;
 	}
-	uint64_t host_guid = topo.ports[fabric_port(&topo, ca_node, 1)].guid;
-
-	struct emu *e = emu_new(&topo, err, sizeof(err));
-	struct event_base *base = event_base_new();
-	struct sm *sm = calloc(1, sizeof(*sm));
-	char state[] = "/tmp/emusa.XXXXXX";
-	if (!e || !base || !sm || !mkdtemp(state)) {
-		fprintf(stderr, "emusa: %s\n", e ? "out of memory" : err);
-		return 1;
-	}
-	log_set_level(LOG_ERROR);
-	config_defaults(&sm->cfg);
-	sm->cfg.sweep_interval_s = 0;
-	snprintf(sm->cfg.state_dir, sizeof(sm->cfg.state_dir), "%s", state);
-	sm->log_level_override = -1;
+	uint64_t host_guid = topo->ports[fabric_port(topo, ca_node, 1)].guid;
 	if (engines && config_set_engines(&sm->cfg, engines, err, sizeof(err)) < 0) {
 		fprintf(stderr, "emusa: %s\n", err);
 		return 2;
 	}
-	/* the daemon prints "subnet up" lines on stdout: keep ours alone there */
-	fflush(stdout);
-	int saved_out = dup(1);
-	if (saved_out < 0 || !freopen("/dev/null", "w", stdout)) {
-		fprintf(stderr, "emusa: cannot redirect stdout\n");
-		return 1;
-	}
 	double t0 = now_ms();
-	if (sm_init(sm, base, err, sizeof(err)) < 0 ||
-	    sm_start_emulated(sm, e, err, sizeof(err)) < 0) {
-		fprintf(stderr, "emusa: %s\n", err);
+	if (emusm_start(&x) < 0)
 		return 1;
-	}
-	if (!saload_run_until(base, sm_idle, sm, 600000)) {
+	if (!emusm_run_idle(&x, 600000)) {
 		fprintf(stderr, "emusa: the SM did not come up\n");
 		return 1;
 	}
@@ -170,13 +141,13 @@ int main(int argc, char **argv)
 	}
 	struct ctx wait = { 0 };
 	saload_run_until(base, answered, &wait, 200);
-	if (!saload_run_until(base, sm_idle, sm, 600000)) {
+	if (!emusm_run_idle(&x, 600000)) {
 		fprintf(stderr, "emusa: the SM did not settle\n");
 		return 1;
 	}
 	uint32_t want = 0;
-	for (uint32_t i = 0; i < topo.n_nodes; i++)
-		want += topo.nodes[i].type == FAB_SWITCH ? 1 : topo.nodes[i].nports;
+	for (uint32_t i = 0; i < topo->n_nodes; i++)
+		want += topo->nodes[i].type == FAB_SWITCH ? 1 : topo->nodes[i].nports;
 
 	double ms[MAX_ROUNDS];
 	struct ctx q = { .base = base, .sm = sm };
@@ -230,8 +201,7 @@ int main(int argc, char **argv)
 		free(dl);
 	}
 
-	fflush(stdout);
-	if (dup2(saved_out, 1) < 0)
+	if (emusm_stdout(&x) < 0)
 		return 1;
 	printf("{\"hosts\":%u,\"switches\":%u,\"bringup_ms\":%.0f,\"records\":%zu,"
 	       "\"bytes\":%zu,\"segments\":%zu,\"rounds\":%u,\"gettable_ms_median\":%.1f,"
@@ -241,14 +211,7 @@ int main(int argc, char **argv)
 
 	saclient_free(sc);
 	t.close(t.ctx);
-	sm_shutdown(sm);
-	free(sm);
-	emu_free(e);
-	event_base_free(base);
-	fabric_free(&topo);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", state);
-	if (system(cmd) != 0)
+	if (emusm_close(&x) < 0)
 		ok = 0;
 	return ok ? 0 : 1;
 }

@@ -33,40 +33,11 @@
 #include "sm/lids.h"
 #include "sm/log.h"
 #include "sm/topo.h"
+#include "emusm.h"
 
 static double now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void tick(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	event_base_loopbreak(arg);
-}
-
-static int sm_idle(const struct sm *sm)
-{
-	return sm->heavy_sweeps >= 1 && !sm->busy && !sm->heavy_wanted;
-}
-
-/* Runs the loop until sm is idle or ms pass; returns whether it is. */
-static int run_until_idle(struct event_base *base, const struct sm *sm, double ms)
-{
-	double t0 = now_ms();
-	struct event *ev = evtimer_new(base, tick, base);
-	if (!ev)
-		return 0;
-	while (!sm_idle(sm) && now_ms() - t0 < ms) {
-		struct timeval tv = { 0, 1000 };
-		evtimer_add(ev, &tv);
-		event_base_loop(base, EVLOOP_ONCE);
-	}
-	event_free(ev);
-	return sm_idle(sm);
+	return saload_now() * 1000.0;
 }
 
 static void usage(void)
@@ -79,7 +50,6 @@ int main(int argc, char **argv)
 {
 	int extended = 0;
 	unsigned long cap = 0x30000;
-	char err[256] = "";
 	int c;
 
 	while ((c = getopt(argc, argv, "xc:")) != -1) {
@@ -92,51 +62,25 @@ int main(int argc, char **argv)
 	if (optind != argc - 1 || !cap || cap > 0x30000)
 		usage();
 
-	struct fabric topo;
-	fabric_init(&topo);
-	if (topo_load(&topo, argv[optind], err, sizeof(err)) < 0) {
-		fprintf(stderr, "emuvm: %s\n", err);
-		return 2;
-	}
-	uint32_t n_sw = 0, n_ca = 0, n_ports = 0;
-	fabric_counts(&topo, &n_sw, &n_ca, &n_ports);
-
-	struct emu *e = emu_new(&topo, err, sizeof(err));
-	struct event_base *base = event_base_new();
-	struct sm *sm = calloc(1, sizeof(*sm));
-	char state[] = "/tmp/emuvm.XXXXXX";
-	if (!e || !base || !sm || !mkdtemp(state)) {
-		fprintf(stderr, "emuvm: %s\n", e ? "out of memory" : err);
-		return 1;
-	}
-	if (extended && emu_xlid_all(e, (uint32_t)cap) < 0) {
+	struct emusm x;
+	int rc = emusm_open(&x, "emuvm", argv[optind]);
+	if (rc)
+		return rc;
+	struct sm *sm = x.sm;
+	uint32_t n_sw = x.n_sw, n_ca = x.n_ca;
+	if (extended && emu_xlid_all(x.e, (uint32_t)cap) < 0) {
 		fprintf(stderr, "emuvm: cannot make the devices capable\n");
 		return 1;
 	}
 	log_set_level(getenv("EMUVM_LOG") ? LOG_INFO : LOG_ERROR);
-	config_defaults(&sm->cfg);
-	sm->cfg.sweep_interval_s = 0;
 	sm->cfg.lid_scheme = MIG_PREPOPULATED;
 	sm->cfg.n_vswitches = 1;
 	snprintf(sm->cfg.vswitches[0], sizeof(sm->cfg.vswitches[0]), "V-*");
 	sm->cfg.extended_lids = TRI_AUTO;
-	snprintf(sm->cfg.state_dir, sizeof(sm->cfg.state_dir), "%s", state);
-	sm->log_level_override = -1;
-
-	/* the daemon prints "subnet up" lines on stdout: keep ours alone there */
-	fflush(stdout);
-	int saved_out = dup(1);
-	if (saved_out < 0 || !freopen("/dev/null", "w", stdout)) {
-		fprintf(stderr, "emuvm: cannot redirect stdout\n");
-		return 1;
-	}
 	double t0 = now_ms();
-	if (sm_init(sm, base, err, sizeof(err)) < 0 ||
-	    sm_start_emulated(sm, e, err, sizeof(err)) < 0) {
-		fprintf(stderr, "emuvm: %s\n", err);
+	if (emusm_start(&x) < 0)
 		return 1;
-	}
-	if (!run_until_idle(base, sm, 1800000)) {
+	if (!emusm_run_idle(&x, 1800000)) {
 		fprintf(stderr, "emuvm: the SM did not come up\n");
 		return 1;
 	}
@@ -181,8 +125,7 @@ int main(int argc, char **argv)
 			extended ? "extended" : "legacy", vf_vlid, vfs, lr->exhausted,
 			lr->vf_shared, vf_none);
 
-	fflush(stdout);
-	if (dup2(saved_out, 1) < 0)
+	if (emusm_stdout(&x) < 0)
 		return 1;
 	printf("{\"mode\":\"%s\",\"switches\":%u,\"cas\":%u,\"vfs\":%u,"
 	       "\"bringup_ms\":%.0f,\"peak_rss_mb\":%.1f,\"plids\":%u,\"max_lid\":%u,"
@@ -194,14 +137,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)sm->last.mads_sent);
 	fflush(stdout);
 
-	sm_shutdown(sm);
-	free(sm);
-	emu_free(e);
-	event_base_free(base);
-	fabric_free(&topo);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", state);
-	if (system(cmd) != 0)
+	if (emusm_close(&x) < 0)
 		ok = 0;
 	return ok ? 0 : 1;
 }
