@@ -1045,6 +1045,8 @@ static int sm_load_state(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	if (sm->vms.n)
 		log_notice("%u VMs in %s", sm->vms.n, sm->vms.path);
+	if (weights_load_state(sm, err, errlen) < 0)
+		return -1;
 	rc = subnet_init(&sm->sub, dir, err, errlen);
 	if (rc == -2)
 		state_set_aside(dir, "guid2lid", err, errlen);

@@ -139,7 +139,7 @@ int state_prepare(const char *dir, char *err, size_t errlen)
 	struct dirent *de;
 	int rc = 0;
 	while (rc == 0 && (de = readdir(d)) != NULL)
-		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) - 1; i++) {
+		for (size_t i = 0; i < STATE_FILES_KEPT; i++) {
 			size_t n = strlen(files[i]);
 			if (strncmp(de->d_name, files[i], n) ||
 			    strncmp(de->d_name + n, ".corrupt.", 9))

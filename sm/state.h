@@ -7,10 +7,12 @@
 #include "fabric.h"
 
 /*
- * The state directory's files; those before "subscriptions" hold what a
- * start must not lose (LIDs, VMs); the hosts subscribe again.
+ * The state directory's files; the first STATE_FILES_KEPT hold what a
+ * start must not lose (LIDs, VMs); the hosts subscribe again, and the
+ * weights are learned again.
  */
-#define STATE_FILES { "guid2lid", "vms", "subscriptions" }
+#define STATE_FILES { "guid2lid", "vms", "subscriptions", "weights" }
+#define STATE_FILES_KEPT 2
 
 /*
  * Before the fabric is touched: DIR exists (made) and a file can be

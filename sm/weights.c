@@ -8,6 +8,8 @@
  */
 #include "weights.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,13 @@
 #include "../mad/pma.h"
 #include "daemon.h"
 #include "log.h"
+#include "wfile.h"
+
+#define WEIGHTS_HEADER "# ibsmd learned weights, format 1 (ends with \"# end: N ports\"); written by ibsmd, read at start-up\n"
+#define WEIGHTS_END "# end: %u ports\n"
+#define WEIGHTS_MAX_BYTES (64ll << 20)
+
+static void save_learned(const struct sm *sm);
 
 #define RETRY_MS 100	/* a reroute that met a sweep: asked again */
 
@@ -188,6 +197,7 @@ static void learn(struct wlearn *w)
 	sm->learned = nw;
 	nw = old;
 	w->st.changes++;
+	save_learned(sm);
 	log_notice("weights learned over %.1f s: %u ports measured, %u not; max %u at %s port %u (GUID 0x%016llx, PortRcvData +%llu x 4 bytes); rerouting",
 		   secs, m, n - m, wt[top], c->p[top].name, c->p[top].num,
 		   (unsigned long long)c->p[top].guid,
@@ -199,6 +209,147 @@ out:
 	free(vol);
 	free(ok);
 	free(wt);
+}
+
+int weights_save_file(const char *path, const struct part_weights *w,
+		      char *err, size_t errlen)
+{
+	struct wfile f;
+	if (wfile_open(&f, path, err, errlen) < 0)
+		return -1;
+	fputs(WEIGHTS_HEADER "# PORT_GUID WEIGHT\n", f.fp);
+	for (uint32_t i = 0; i < w->n; i++)
+		fprintf(f.fp, "0x%016" PRIx64 " %u\n", w->guid[i], w->weight[i]);
+	fprintf(f.fp, WEIGHTS_END, w->n);
+	return wfile_commit(&f, err, errlen);
+}
+
+static void weights_clear(struct part_weights *w)
+{
+	free(w->guid);
+	free(w->weight);
+	memset(w, 0, sizeof(*w));
+}
+
+/* One "0xGUID WEIGHT" line into w (room made); NULL, or why it is wrong. */
+static const char *parse_line(const char *line, struct part_weights *w,
+			      uint32_t *cap)
+{
+	char *end;
+	if (strncmp(line, "0x", 2))
+		return "not \"0xGUID WEIGHT\"";
+	errno = 0;
+	unsigned long long g = strtoull(line + 2, &end, 16);
+	if (errno || end == line + 2 || end - line > 18 || *end != ' ' || !g)
+		return "bad port GUID";
+	unsigned long v = strtoul(end + 1, &end, 10);
+	if (*end != '\n' || v < 1 || v > 65535)
+		return "bad weight (1..65535)";
+	if (w->n && g <= w->guid[w->n - 1])
+		return "GUIDs not in increasing order";
+	if (w->n == *cap) {
+		uint32_t nc = *cap ? *cap * 2 : 64;
+		uint64_t *ng = realloc(w->guid, nc * sizeof(*ng));
+		if (ng)
+			w->guid = ng;
+		uint32_t *nv = realloc(w->weight, nc * sizeof(*nv));
+		if (nv)
+			w->weight = nv;
+		if (!ng || !nv)
+			return "";	/* ENOMEM: told apart by the caller */
+		*cap = nc;
+	}
+	w->guid[w->n] = g;
+	w->weight[w->n++] = (uint32_t)v;
+	return NULL;
+}
+
+int weights_load_file(const char *path, struct part_weights *w, char *err,
+		      size_t errlen)
+{
+	char line[256];
+	const char *why = NULL;
+	int lineno = 0, ended = 0;
+	uint32_t cap = 0;
+	weights_clear(w);
+	FILE *fp = rfile_open(path, WEIGHTS_MAX_BYTES, err, errlen);
+	if (!fp)
+		return errno == ENOENT ? 1 : -1;
+	while (!why && fgets(line, sizeof(line), fp)) {
+		lineno++;
+		if (!strchr(line, '\n'))
+			why = "line too long or not ended";
+		else if (lineno == 1)
+			why = strcmp(line, WEIGHTS_HEADER) ? "not an ibsmd weights file (header)" : NULL;
+		else if (ended)
+			why = "text after the end line";
+		else if (!strncmp(line, "# end: ", 7)) {
+			char want[64];
+			snprintf(want, sizeof(want), WEIGHTS_END, w->n);
+			if (strcmp(line, want))
+				why = "end line does not count the ports above it";
+			ended = 1;
+		} else if (line[0] != '#' && (why = parse_line(line, w, &cap)) && !*why) {
+			fclose(fp);
+			weights_clear(w);
+			snprintf(err, errlen, "%s: out of memory", path);
+			return -1;
+		}
+	}
+	if (!why && ferror(fp))
+		why = "read error";
+	else if (!why && !lineno) {
+		why = "empty: truncated";
+		lineno = 1;
+	}
+	else if (!why && !ended) {
+		why = "truncated: no end line";
+		lineno++;
+	}
+	fclose(fp);
+	if (why) {
+		weights_clear(w);
+		snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+		return -2;
+	}
+	return 0;
+}
+
+/* sm->learned into STATE_DIR/weights; logged when it cannot be. */
+static void save_learned(const struct sm *sm)
+{
+	char path[4096], err[512];
+	if (!sm->cfg.state_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/%s", sm->cfg.state_dir, WEIGHTS_FILE);
+	if (weights_save_file(path, &sm->learned, err, sizeof(err)) < 0)
+		log_err("cannot save the learned weights: %s; they are lost at a restart", err);
+}
+
+int weights_load_state(struct sm *sm, char *err, size_t errlen)
+{
+	char path[4096], aside[4200];
+	if (!sm->cfg.state_dir[0] || sm->cfg.wlearn_period_s <= 0)
+		return 0;	/* learning off: the policy's weights alone */
+	snprintf(path, sizeof(path), "%s/%s", sm->cfg.state_dir, WEIGHTS_FILE);
+	int rc = weights_load_file(path, &sm->learned, err, errlen);
+	if (rc == 0) {
+		log_notice("%u learned weights loaded from %s", sm->learned.n, path);
+		return 0;
+	}
+	if (rc == 1)
+		return 0;
+	if (rc == -1)
+		return -1;
+	/* broken: kept for the operator, learned again from the counters */
+	if (wfile_set_aside(path, aside, sizeof(aside)) < 0) {
+		size_t l = strlen(err);
+		snprintf(err + l, errlen - l, "; and cannot move it aside: %s", strerror(errno));
+		return -1;
+	}
+	log_err("learned weights not loaded: %s (kept as %s; learning again from the policy's weights)",
+		err, aside);
+	return 0;
 }
 
 static void reading_done(struct wlearn *w)

@@ -19,6 +19,7 @@
 #ifndef IBSMD_WEIGHTS_H
 #define IBSMD_WEIGHTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct sm;
@@ -53,8 +54,34 @@ struct weights_stats {
 	uint32_t unmeasured;	/* last round: no answer, or a counter reset */
 };
 
+/*
+ * The weights learned survive a restart: STATE_DIR/weights, a header
+ * line, one "0xGUID WEIGHT" line per port sorted by GUID (weights
+ * 1..65535), and "# end: N ports", replaced atomically after every change
+ * and read at start-up when learning is on.  A broken file is set aside
+ * (weights.corrupt.*) and learning starts from the policy's weights.
+ */
+#define WEIGHTS_FILE "weights"
+struct part_weights;
+/* Writes w to path; 0, or -1 with err. */
+int weights_save_file(const char *path, const struct part_weights *w,
+		      char *err, size_t errlen);
+/*
+ * Reads path into w (emptied first): 0, 1 when there is no such file,
+ * -1 on ENOMEM or a read error, -2 when it is broken ("path:line: why").
+ */
+int weights_load_file(const char *path, struct part_weights *w, char *err,
+		      size_t errlen);
+
 /* The period timer (sm_init); 0, or -1 (no memory). */
 int weights_init(struct sm *sm);
+/*
+ * At start-up, after the state directory was checked: the weights
+ * learned before, into sm->learned, when learning is on.  A broken file
+ * is set aside and logged.  0, or -1 with err (no memory, or it cannot
+ * be set aside).
+ */
+int weights_load_state(struct sm *sm, char *err, size_t errlen);
 /* Stops and frees it; after txn_cancel_all() (no answer is due). */
 void weights_free(struct sm *sm);
 /* The policy was (re)loaded: the period in force changes now. */

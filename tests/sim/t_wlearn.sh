@@ -24,6 +24,7 @@ counter() { sim_cmd "PerformanceSet \"$1\"[1] PortCountersExtended.PortRcvData=$
 
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -c "$pol" -S "$SIM_TMP/state" -s "$SIM_TMP/sock" --log-level info >"$log" 2>&1
+sm=$SIM_LAST_PID
 wait_until 20 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
 wait_until 5 grep -q 'too little to learn from' "$log" ||
 	fail "no idle period seen: $(grep -i weight "$log" | tail -n 3)"
@@ -51,3 +52,14 @@ wait_until 4 more_learned_than 1 || fail "nothing learned after H-6's jump: $(gr
 line=$(grep 'weights learned over' "$log" | tail -n 1)
 grep -q '8 ports measured, 0 not; max 100 at H-6 port 1' <<<"$line" || fail "learned: $line"
 pass "H-6 now the heaviest: ${line#*notice]: }"
+
+# a restart keeps them: STATE_DIR/weights, read back while learning is on
+kill "$sm"; wait "$sm" 2>/dev/null
+wf="$SIM_TMP/state/weights"
+grep -q '^# end: 8 ports$' "$wf" && [ "$(grep -c ' 100$' "$wf")" = 1 ] ||
+	fail "the weights file: $(cat "$wf" 2>&1 | head -n 12)"
+log2="$SIM_TMP/daemon2.log"
+on_host_bg H-0 "$IBSMD" -c "$pol" -S "$SIM_TMP/state" -s "$SIM_TMP/sock" --log-level info >"$log2" 2>&1
+wait_until 20 grep -q '^subnet up:' "$log2" || fail "no 'subnet up' after the restart: $(tail -n 5 "$log2")"
+grep -q '8 learned weights loaded from' "$log2" || fail "not loaded at the restart: $(grep -i weight "$log2" | head -n 3)"
+pass "a restart routes with the weights learned before: $(grep -m1 'learned weights loaded' "$log2" | sed 's/.*notice]: //')"

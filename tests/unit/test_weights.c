@@ -7,9 +7,13 @@
  */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mad/pma.h"
+#include "sm/partition.h"
 #include "sm/weights.h"
 
 static const uint8_t ALL[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
@@ -156,6 +160,79 @@ START_TEST(pma_answer)
 }
 END_TEST
 
+/* Writes text to dir/weights; its path in path. */
+static void put_file(const char *dir, const char *text, char *path, size_t len)
+{
+	snprintf(path, len, "%s/" WEIGHTS_FILE, dir);
+	FILE *fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+#define HDR "# ibsmd learned weights, format 1 (ends with \"# end: N ports\"); written by ibsmd, read at start-up\n"
+
+/*
+ * The weights file: what is saved is read back the same; a missing file
+ * is no error; every kind of damage is refused naming its line, and
+ * leaves nothing loaded.
+ */
+START_TEST(state_file)
+{
+	char dir[] = "/tmp/test_weights.XXXXXX", path[256], err[512];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	uint64_t g[3] = { 0x0002c90200000011ull, 0x0002c90200000021ull, 0x0002c90200000031ull };
+	uint32_t v[3] = { 100, 1, 37 };
+	struct part_weights w = { .n = 3, .guid = g, .weight = v }, r = { 0 };
+	snprintf(path, sizeof(path), "%s/" WEIGHTS_FILE, dir);
+	ck_assert_int_eq(weights_load_file(path, &r, err, sizeof(err)), 1);
+	ck_assert_int_eq(weights_save_file(path, &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(weights_load_file(path, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.n, 3);
+	ck_assert(!memcmp(r.guid, g, sizeof(g)));
+	ck_assert(!memcmp(r.weight, v, sizeof(v)));
+	/* an empty set round-trips too */
+	struct part_weights none = { 0 };
+	ck_assert_int_eq(weights_save_file(path, &none, err, sizeof(err)), 0);
+	ck_assert_int_eq(weights_load_file(path, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.n, 0);
+
+	static const struct { const char *text, *why; int line; } bad[] = {
+		{ "", "empty", 1 },
+		{ "# some other file\n", "header", 1 },
+		{ HDR "0x0002c90200000011 5\n", "no end line", 3 },
+		{ HDR "0x0002c90200000011 5\n# end: 2 ports\n", "end line", 3 },
+		{ HDR "0x0002c90200000011 5\n# end: 1 ports\n0x0002c90200000021 5\n", "after the end", 4 },
+		{ HDR "0x0002c90200000021 5\n0x0002c90200000011 5\n# end: 2 ports\n", "increasing", 3 },
+		{ HDR "0x0002c90200000011 5\n0x0002c90200000011 5\n# end: 2 ports\n", "increasing", 3 },
+		{ HDR "0x0002c90200000011 0\n# end: 1 ports\n", "weight", 2 },
+		{ HDR "0x0002c90200000011 65536\n# end: 1 ports\n", "weight", 2 },
+		{ HDR "0x0002c90200000011 7x\n# end: 1 ports\n", "weight", 2 },
+		{ HDR "0xzz 7\n# end: 1 ports\n", "GUID", 2 },
+		{ HDR "0x0 7\n# end: 1 ports\n", "GUID", 2 },
+		{ HDR "0x00000002c90200000011 7\n# end: 1 ports\n", "GUID", 2 },
+		{ HDR "2c90200000011 7\n# end: 1 ports\n", "0xGUID", 2 },
+		{ HDR "0x0002c90200000011 7", "not ended", 2 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[16];
+		put_file(dir, bad[i].text, path, sizeof(path));
+		r.n = 99;
+		ck_assert_msg(weights_load_file(path, &r, err, sizeof(err)) == -2,
+			      "case %zu accepted", i);
+		ck_assert_uint_eq(r.n, 0);
+		snprintf(line, sizeof(line), ":%d: ", bad[i].line);
+		ck_assert_msg(strstr(err, line) && strstr(err, bad[i].why),
+			      "case %zu: \"%s\" (want line %d, \"%s\")", i, err,
+			      bad[i].line, bad[i].why);
+	}
+	free(r.guid);
+	free(r.weight);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("weights");
@@ -167,6 +244,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, eq1_wide);
 	tcase_add_test(tc, pma_request);
 	tcase_add_test(tc, pma_answer);
+	tcase_add_test(tc, state_file);
 	suite_add_tcase(s, tc);
 	return s;
 }

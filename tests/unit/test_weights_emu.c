@@ -98,14 +98,8 @@ static int idle(const void *arg)
 
 /* period_s: routing.weight_learning.period_s (the timer; tests call
  * weights_learn_now() with a period longer than the test). */
-static void setup(struct run *r, int period_s)
+static void sm_up(struct run *r, int period_s)
 {
-	memset(r, 0, sizeof(*r));
-	r->e = emu_text_new(&r->topo, fig4_text(), 16);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-wemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
 	r->sm = emu_sm_new(r->state, 20);
 	struct config *c = &r->sm->cfg;
 	c->port_guid = cn_guid(SM_CN) + 1;
@@ -123,11 +117,28 @@ static void setup(struct run *r, int period_s)
 		      "the SM did not configure the fabric");
 }
 
+static void sm_down(struct run *r)
+{
+	sm_shutdown(r->sm);
+	free(r->sm);
+	r->sm = NULL;
+}
+
+static void setup(struct run *r, int period_s)
+{
+	memset(r, 0, sizeof(*r));
+	r->e = emu_text_new(&r->topo, fig4_text(), 16);
+	r->base = event_base_new();
+	ck_assert_ptr_nonnull(r->base);
+	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-wemu.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	sm_up(r, period_s);
+}
+
 static void teardown(struct run *r)
 {
 	ck_assert_uint_eq(emu_violations(r->e), 0);
-	sm_shutdown(r->sm);
-	free(r->sm);
+	sm_down(r);
 	emu_world_free(r->e, r->base, &r->topo, r->state);
 }
 
@@ -246,6 +257,32 @@ START_TEST(fig12)
 	ck_assert_uint_eq(weights_get_stats(r.sm)->changes, 1);
 	ck_assert_uint_eq(learned(&r, 0), 100);
 	ck_assert_uint_eq(r.sm->heavy_sweeps, sweeps);
+
+	/* a restart keeps what was learned (STATE_DIR/weights), and routes by it */
+	sm_down(&r);
+	sm_up(&r, 600);
+	ck_assert_uint_eq(r.sm->learned.n, N_CN);
+	ck_assert_uint_eq(learned(&r, 0), 100);
+	ck_assert_uint_eq(learned(&r, 1), 1);
+	pa = up(&r, L2_GUID, 0);
+	for (int i = 1; i < 4; i++)
+		ck_assert_msg(up(&r, L2_GUID, i) != pa,
+			      "after a restart %c shares a's root link", cn_name[i]);
+	/* with learning off the file is not read: the policy's weights */
+	sm_down(&r);
+	sm_up(&r, 0);
+	ck_assert_uint_eq(r.sm->learned.n, 0);
+	/* a broken file is set aside; the SM starts learning from scratch */
+	sm_down(&r);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/" WEIGHTS_FILE, r.state);
+	FILE *fp = fopen(path, "a");
+	ck_assert_ptr_nonnull(fp);
+	fputs("0x0000000000000001 5\n", fp);	/* after the end line */
+	fclose(fp);
+	sm_up(&r, 600);
+	ck_assert_uint_eq(r.sm->learned.n, 0);
+	ck_assert_int_eq(access(path, F_OK), -1);
 	teardown(&r);
 }
 END_TEST
