@@ -6,7 +6,9 @@
 
 #include "../mad/smp.h"
 #include "log.h"
+#include "partition.h"
 #include "plan.h"
+#include "plan_sweep.h"
 
 struct adopt_q {
 	struct adopt *a;
@@ -102,6 +104,21 @@ static int pkey_to_read(const struct fabric *f, uint32_t pi)
 	       fabric_is_endport(f, p->remote);
 }
 
+/* The P_Key blocks of pi the sweep will want (at least block 0). */
+static uint32_t pkey_blocks(const struct fabric *f, uint32_t pi,
+			    const struct part_model *parts)
+{
+	uint16_t want[CFG_MAX_PARTS + 1];
+	if (!parts)
+		return 1;
+	unsigned nw = part_pkeys(parts, f, pi, want, CFG_MAX_PARTS + 1);
+	unsigned cap = plan_pkey_cap(f, pi);
+	if (nw > cap)
+		nw = cap;
+	uint32_t nb = (nw + PLAN_PKEY_BLOCK - 1) / PLAN_PKEY_BLOCK;
+	return nb ? nb : 1;
+}
+
 static void ask(struct adopt *a, struct txn_engine *txn, uint32_t node,
 		uint32_t port, uint32_t block, uint16_t attr,
 		const uint8_t *path, int hops)
@@ -136,7 +153,8 @@ static void take_portinfo(struct adopt *a)
 }
 
 struct adopt *adopt_start(struct txn_engine *txn, const struct discovery *d,
-			  struct devcache *c, adopt_fn done, void *arg)
+			  struct devcache *c, const struct part_model *parts,
+			  adopt_fn done, void *arg)
 {
 	const struct fabric *f = &d->f;
 	struct adopt *a = calloc(1, sizeof(*a));
@@ -150,7 +168,8 @@ struct adopt *adopt_start(struct txn_engine *txn, const struct discovery *d,
 	for (uint32_t i = 0; i < f->n_nodes; i++)
 		n += blocks_of(f, &f->nodes[i]);
 	for (uint32_t pi = 0; pi < f->n_ports; pi++)
-		n += (uint32_t)pkey_to_read(f, pi);
+		if (pkey_to_read(f, pi))
+			n += pkey_blocks(f, pi, parts);
 	if (lft_tables_alloc(&a->t, f) < 0 || (n && !(a->q = calloc(n, sizeof(*a->q))))) {
 		lft_tables_free(&a->t);
 		free(a);
@@ -172,10 +191,12 @@ struct adopt *adopt_start(struct txn_engine *txn, const struct discovery *d,
 			continue;
 		uint8_t path[FAB_MAX_HOPS + 1];
 		int hops = discovery_port_path(f, pi, path);
-		/* block 0; on a switch the modifier names the port too */
+		/* the blocks wanted; on a switch the modifier names the port too */
 		uint32_t mod = f->nodes[f->ports[pi].node].type == FAB_SWITCH ?
 			       (uint32_t)f->ports[pi].num << 16 : 0;
-		ask(a, txn, f->ports[pi].node, pi, mod, IB_ATTR_PKEY_TBL, path, hops);
+		for (uint32_t b = 0, nb = pkey_blocks(f, pi, parts); b < nb; b++)
+			ask(a, txn, f->ports[pi].node, pi, mod | b, IB_ATTR_PKEY_TBL,
+			    path, hops);
 	}
 	if (--a->pending == 0)
 		finish(a, 0);

@@ -41,11 +41,15 @@ typedef void (*adopt_fn)(void *arg, int rc, struct lft_tables *t,
 
 /*
  * Starts reading.  d (LIDs assigned) and c must live until done runs;
- * done may run before this returns (nothing to read).  Returns NULL on
- * ENOMEM.
+ * done may run before this returns (nothing to read).  parts: the
+ * partitions resolved against d's model (NULL: the default alone), so
+ * that every P_Key block the sweep will want is read, not block 0 alone;
+ * only read during the call.  Returns NULL on ENOMEM.
  */
+struct part_model;
 struct adopt *adopt_start(struct txn_engine *txn, const struct discovery *d,
-			  struct devcache *c, adopt_fn done, void *arg);
+			  struct devcache *c, const struct part_model *parts,
+			  adopt_fn done, void *arg);
 /* Frees a read that has finished (after done) or, its queries cancelled
  * first by the owner, one that has not. */
 void adopt_free(struct adopt *a);

@@ -562,7 +562,13 @@ void sm_configure(struct sm *sm)
 		subnet_forget_devices(&sm->sub);
 		adopt_free(sm->adopt);
 		sm->lft_first = first;
-		sm->adopt = adopt_start(sm->txn, d, sm->sub.cache, on_adopted, sm);
+		/* the partitions on this model: which P_Key blocks to read */
+		struct part_model pm;
+		int have_pm = part_resolve(&sm->cfg, &d->f, &sm->learned, 0, &pm) == 0;
+		sm->adopt = adopt_start(sm->txn, d, sm->sub.cache, have_pm ? &pm : NULL,
+					on_adopted, sm);
+		if (have_pm)
+			part_model_free(&pm);
 		if (!sm->adopt) {
 			log_err("out of memory reading the switches' tables");
 			sm_stop(sm, 1);

@@ -12,18 +12,14 @@
 #include "plan_mcast.h"
 #include "program.h"
 
-#define PKEY_BLOCK 32	/* P_Key entries a block */
 
-/* The P_Key entries a port holds: NodeInfo PartitionCap, or on a switch's
- * external port SwitchInfo PartitionEnforcementCap (0: it holds none). A
- * PartitionCap of 0 (a model that does not say) counts as one block. */
-static unsigned pkey_cap(const struct fabric *f, uint32_t pi)
+unsigned plan_pkey_cap(const struct fabric *f, uint32_t pi)
 {
 	const struct fab_port *p = &f->ports[pi];
 	const struct fab_node *n = &f->nodes[p->node];
 	if (n->type == FAB_SWITCH && p->num)
 		return n->partition_enf_cap;
-	return n->partition_cap ? n->partition_cap : PKEY_BLOCK;
+	return n->partition_cap ? n->partition_cap : PLAN_PKEY_BLOCK;
 }
 
 /*
@@ -56,7 +52,7 @@ static int pkey_enforce(const struct fabric *f, const struct program_params *pp,
 	unsigned n = pkey_peer_entries(f, pp, pi);
 	if (!n)
 		return -1;
-	return pp->parts->tenants && n <= pkey_cap(f, pi);
+	return pp->parts->tenants && n <= plan_pkey_cap(f, pi);
 }
 
 /* What the SM wants in a port's PortInfo, from what the port said it is. */
@@ -152,7 +148,7 @@ static int plan_pkeys(struct plan *p, int wave, const struct discovery *d,
 	const struct fabric *f = &d->f;
 	const struct fab_port *fp = &f->ports[pi];
 	uint16_t want[CFG_MAX_PARTS + 1];
-	unsigned nw, cap = pkey_cap(f, pi);
+	unsigned nw, cap = plan_pkey_cap(f, pi);
 	if (!fabric_is_endport(f, pi)) {
 		if (!pkey_peer_entries(f, pp, pi))
 			return 0;
@@ -170,8 +166,8 @@ static int plan_pkeys(struct plan *p, int wave, const struct discovery *d,
 		nw = cap;
 	}
 	int reset = pkey_default_since_reset(f, pi);
-	uint32_t nb = (nw + PKEY_BLOCK - 1) / PKEY_BLOCK;
-	uint32_t cap_blocks = (cap + PKEY_BLOCK - 1) / PKEY_BLOCK;
+	uint32_t nb = (nw + PLAN_PKEY_BLOCK - 1) / PLAN_PKEY_BLOCK;
+	uint32_t cap_blocks = (cap + PLAN_PKEY_BLOCK - 1) / PLAN_PKEY_BLOCK;
 	uint32_t mod0 = pkey_mod(f, pi);
 	for (uint32_t b = 0; b < cap_blocks; b++) {
 		uint8_t blk[64] = { 0 };
@@ -181,9 +177,9 @@ static int plan_pkeys(struct plan *p, int wave, const struct discovery *d,
 			if (reset || !held || !memcmp(held, zero, 64))
 				continue;	/* it holds no entry there */
 		}
-		for (unsigned i = 0; i < PKEY_BLOCK && b * PKEY_BLOCK + i < nw; i++) {
-			blk[2 * i] = (uint8_t)(want[b * PKEY_BLOCK + i] >> 8);
-			blk[2 * i + 1] = (uint8_t)want[b * PKEY_BLOCK + i];
+		for (unsigned i = 0; i < PLAN_PKEY_BLOCK && b * PLAN_PKEY_BLOCK + i < nw; i++) {
+			blk[2 * i] = (uint8_t)(want[b * PLAN_PKEY_BLOCK + i] >> 8);
+			blk[2 * i + 1] = (uint8_t)want[b * PLAN_PKEY_BLOCK + i];
 		}
 		uint32_t di = b == 0 && !pp->parts ? dflt : plan_data(p, wave, blk);
 		struct plan_op *o = di == UINT32_MAX ? NULL :

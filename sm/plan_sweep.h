@@ -55,6 +55,11 @@ struct program_params {
  * Each returns 0, or -1 on ENOMEM (with part of it planned).  c learns
  * what discovery read on the way (devcache_observe_*).
  */
+/* The P_Key entries a port holds: NodeInfo PartitionCap, or on a switch's
+ * external port SwitchInfo PartitionEnforcementCap (0: it holds none). A
+ * PartitionCap of 0 (a model that does not say) counts as one block. */
+unsigned plan_pkey_cap(const struct fabric *f, uint32_t pi);
+#define PLAN_PKEY_BLOCK 32	/* P_Key entries a block */
 int plan_sweep_ports(struct plan *p, int wave, const struct discovery *d,
 		     struct devcache *c, const struct program_params *pp);
 /* One port again, after the device showed it is not what the model said. */

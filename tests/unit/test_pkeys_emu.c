@@ -339,6 +339,26 @@ START_TEST(t_cap_and_clear)
 }
 END_TEST
 
+/*
+ * The same with a table of two blocks (H6 in 34 partitions): a new
+ * master reads every block the policy fills, not block 0 alone.
+ */
+START_TEST(t_adopt_two_blocks)
+{
+	struct run r;
+	setup(&r, 0);
+	many(&r.sm->cfg);
+	start(&r);
+	until_sweep(&r, 1);
+	ck_assert_uint_gt(r.sm->last.prog.pkey_sets, 0);
+	r.sm->adopt_tables = 1;
+	sm_request_heavy(r.sm, "as a new master");
+	until_sweep(&r, 2);
+	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 0);
+	teardown(&r);
+}
+END_TEST
+
 static Suite *pkeys_suite(void)
 {
 	Suite *s = suite_create("pkeys_on_emulator");
@@ -346,6 +366,7 @@ static Suite *pkeys_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_tables);
 	tcase_add_test(tc, t_adopt_writes_no_pkey);
+	tcase_add_test(tc, t_adopt_two_blocks);
 	tcase_add_test(tc, t_move_writes_one_table);
 	tcase_add_test(tc, t_cap_and_clear);
 	suite_add_tcase(s, tc);
