@@ -2,10 +2,10 @@
  * Multicast trees and MFT writes after the group database changed
  * (sm/mcast_sm.h).  Changes are coalesced: a run starts once no change
  * came for MCAST_QUIET_MS, or MCAST_DELAY_MS after the first change it
- * serves when they keep coming (the SA has answered by then, and a burst
- * of joins makes one run; a join storm, a run every MCAST_DELAY_MS or
- * so, each writing what changed meanwhile, and its last run MCAST_QUIET_MS
- * after its last join); the run recomputes the trees of the groups that
+ * serves when they keep coming (the SA has answered by then; a boot
+ * storm of joins makes one run, MCAST_QUIET_MS after its last join, so
+ * its MFT writes do not compete with the answers; a stream that never
+ * pauses, a run every MCAST_DELAY_MS or so); the run recomputes the trees of the groups that
  * changed since the last run (the others' trees are kept, struct
  * mcast_trees; all of them after a heavy sweep, a new model) and writes, through the executor and
  * the device cache, only the MFT blocks that differ.  While a sweep or a
