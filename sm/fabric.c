@@ -248,6 +248,21 @@ uint32_t fabric_add_node(struct fabric *f, uint8_t type, uint8_t nports,
 	return ni;
 }
 
+int fabric_endport_map(const struct fabric *f, uint32_t extra, struct guid_map *m)
+{
+	if (guid_map_init(m, (f->n_ports + extra) * 2) < 0)
+		return -1;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		uint64_t guid = p->guid ? p->guid : f->nodes[p->node].guid;
+		if (fabric_is_endport(f, pi) && guid && guid_map_put(m, guid, pi) < 0) {
+			guid_map_free(m);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 uint32_t fabric_find_node(const struct fabric *f, uint64_t guid)
 {
 	return guid_map_get(&f->node_by_guid, guid);

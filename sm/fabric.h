@@ -230,6 +230,12 @@ uint32_t fabric_vswitch_of(const struct fabric *f, uint32_t pi, int *vf);
 /* The physical switch above a vSwitch (node index), FAB_NONE. */
 uint32_t fabric_vswitch_leaf(const struct fabric *f, uint32_t node);
 
+/*
+ * f's end ports by port GUID (a switch's port 0 by its node GUID), in m
+ * with room for extra more keys.  0, or -1 (ENOMEM; m emptied).
+ */
+int fabric_endport_map(const struct fabric *f, uint32_t extra, struct guid_map *m);
+
 int guid_map_init(struct guid_map *m, uint32_t cap);
 void guid_map_free(struct guid_map *m);
 int guid_map_put(struct guid_map *m, uint64_t key, uint32_t val);

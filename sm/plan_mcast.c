@@ -22,16 +22,8 @@ int mcast_port_map(const struct fabric *f, const struct vm_registry *vms,
 		   struct guid_map *m)
 {
 	uint32_t n_vms = vms ? vms->n : 0;
-	if (guid_map_init(m, (f->n_ports + n_vms) * 2) < 0)
+	if (fabric_endport_map(f, n_vms, m) < 0)
 		return -1;
-	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		const struct fab_port *p = &f->ports[pi];
-		uint64_t guid = p->guid ? p->guid : f->nodes[p->node].guid;
-		if (fabric_is_endport(f, pi) && guid && guid_map_put(m, guid, pi) < 0) {
-			guid_map_free(m);
-			return -1;
-		}
-	}
 	for (uint32_t i = 0; i < n_vms; i++) {
 		const struct vm *v = &vms->v[i];
 		uint32_t pi = v->shared ? vm_pf_port(v, f) : vm_port(v, f);

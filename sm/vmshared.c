@@ -60,6 +60,7 @@ size_t vmshared_in_flight(struct sm *sm)
 
 struct hyp_walk {
 	const struct fabric *f;
+	const struct guid_map *ports;	/* end ports by GUID */
 	uint32_t *pi;
 	size_t n, max;
 };
@@ -73,30 +74,33 @@ static void hyp_one(void *arg, const uint8_t gid[16], uint16_t enum_id,
 	uint16_t trap = sa_get16(ii + 26);
 	if (!ii[22] || (trap != 69 && trap != 0xffff))	/* generic 69, or all */
 		return;
-	uint64_t guid = sa_get64(gid + 8);
-	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		if (f->ports[pi].guid != guid || !fabric_is_endport(f, pi))
-			continue;
-		int vf;
-		uint32_t vs = fabric_vswitch_of(f, pi, &vf);
-		if (vs == FAB_NONE || vf != -1 || !f->ports[pi].lid)
-			return;		/* not a hypervisor's PF: a host, a VM */
-		for (size_t k = 0; k < w->n && k < w->max; k++)
-			if (w->pi[k] == pi)
-				return;	/* two subscriptions, one hypervisor */
-		if (w->n < w->max)
-			w->pi[w->n] = pi;
-		w->n++;
+	uint32_t pi = guid_map_get(w->ports, sa_get64(gid + 8));
+	if (pi == FAB_NONE)
 		return;
-	}
+	int vf;
+	uint32_t vs = fabric_vswitch_of(f, pi, &vf);
+	if (vs == FAB_NONE || vf != -1 || !f->ports[pi].lid)
+		return;		/* not a hypervisor's PF: a host, a VM */
+	for (size_t k = 0; k < w->n && k < w->max; k++)
+		if (w->pi[k] == pi)
+			return;	/* two subscriptions, one hypervisor */
+	if (w->n < w->max)
+		w->pi[w->n] = pi;
+	w->n++;
 }
 
 size_t vmshared_hypervisors(struct sm *sm, uint32_t *pi, size_t max)
 {
 	if (!sm->notify || !sm->sub.model)
 		return 0;
-	struct hyp_walk w = { &sm->sub.model->f, pi, 0, max };
+	struct guid_map ports;
+	if (fabric_endport_map(&sm->sub.model->f, 0, &ports) < 0) {
+		log_err("out of memory finding the registered hypervisors; none is told");
+		return 0;
+	}
+	struct hyp_walk w = { &sm->sub.model->f, &ports, pi, 0, max };
 	notifier_foreach(sm->notify, hyp_one, &w);
+	guid_map_free(&ports);
 	if (w.n > max)
 		log_warn("%zu registered hypervisors; only %zu are told of a vGUID's move",
 			 w.n, max);
