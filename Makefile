@@ -22,7 +22,7 @@ CORE_SRCS := sm/fabric.c sm/log.c sm/wfile.c sm/config.c sm/topo.c sm/dump.c sm/
 	$(wildcard sm/metrics*.c) \
 	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
 	$(wildcard mad/*.c) $(filter-out $(PROGRAM_MAINS),$(wildcard traps/*.c))
-CORE_SRCS += sm/dot.c sm/ctltopo.c sm/sdnotify.c $(wildcard sm/partition*.c sm/weights*.c sm/mcast*.c sm/plan_mcast*.c)
+CORE_SRCS += sm/dot.c sm/worker.c sm/ctltopo.c sm/sdnotify.c $(wildcard sm/partition*.c sm/weights*.c sm/mcast*.c sm/plan_mcast*.c)
 CORE_SRCS += sm/events.c sm/nodemap.c sm/fabevents.c $(wildcard sm/vm*.c sm/vswitch*.c) sm/xlid_sm.c
 IBSMD_SRCS   := sm/main.c
 IBSMCTL_SRCS := sm/ibsmctl.c

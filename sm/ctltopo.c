@@ -1,24 +1,18 @@
 /*
  * ibsmctl topology (see ctltopo.h).
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <event2/event.h>
 
 #include "../reconfig/migrate.h"
 #include "control.h"
-#include "cpu.h"
 #include "ctltopo.h"
 #include "daemon.h"
 #include "dot.h"
 #include "log.h"
 #include "nodemap.h"
+#include "worker.h"
 
 static const char *const port_state[] = {
 	"NoChange", "Down", "Init", "Armed", "Active",
@@ -155,9 +149,7 @@ struct topo_job {
 	struct lft_tables t;
 	json_t *res;
 	char err[128];
-	int evfd;
-	struct event *ev;
-	pthread_t th;
+	struct worker w;	/* topo_thread, then on_topo_done */
 	struct topo_job *next;	/* sm->topo_jobs */
 };
 
@@ -174,16 +166,12 @@ static json_t *render(const struct fabric *f, const struct lft_tables *t,
 	return o;
 }
 
-static void *topo_thread(void *arg)
+static void topo_thread(void *arg)
 {
 	struct topo_job *j = arg;
-	uint64_t one = 1;
 	nodemap_thread_bypass();	/* the copy carries the names */
 	j->res = render(&j->f, j->has_t ? &j->t : NULL, j->as_dot, j->left_out,
 			j->err, sizeof(j->err));
-	if (write(j->evfd, &one, sizeof(one)) < 0)
-		log_err("topology: cannot wake the loop: %s", strerror(errno));
-	return NULL;
 }
 
 static void job_free(struct topo_job *j)
@@ -193,22 +181,16 @@ static void job_free(struct topo_job *j)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = j->next;
-	if (j->ev)
-		event_free(j->ev);
-	if (j->evfd >= 0)
-		close(j->evfd);
+	worker_free(&j->w);
 	fabric_free(&j->f);
 	lft_tables_free(&j->t);
 	json_decref(j->res);
 	free(j);
 }
 
-static void on_topo_done(evutil_socket_t fd, short what, void *arg)
+static void on_topo_done(void *arg)
 {
 	struct topo_job *j = arg;
-	(void)fd;
-	(void)what;
-	pthread_join(j->th, NULL);
 	if (j->sm->ctl) {
 		control_reply(j->sm->ctl, j->id, j->res, j->res ? NULL : j->err);
 		j->res = NULL;	/* control_reply took it */
@@ -220,7 +202,7 @@ void ctl_topology_cancel_all(struct sm *sm)
 {
 	while (sm->topo_jobs) {
 		struct topo_job *j = sm->topo_jobs;
-		pthread_join(j->th, NULL);
+		worker_join(&j->w);
 		job_free(j);
 	}
 }
@@ -234,7 +216,7 @@ static struct topo_job *topo_start(struct sm *sm, const struct fabric *f,
 	if (!j)
 		return NULL;
 	j->sm = sm;
-	j->evfd = -1;
+	worker_init(&j->w);
 	j->as_dot = as_dot;
 	j->left_out = left_out;
 	fabric_init(&j->f);
@@ -245,17 +227,7 @@ static struct topo_job *topo_start(struct sm *sm, const struct fabric *f,
 	for (uint32_t n = 0; n < j->f.n_nodes; n++)
 		snprintf(j->f.nodes[n].desc, sizeof(j->f.nodes[n].desc), "%s",
 			 fabric_node_name(f, n));
-	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	j->ev = j->evfd < 0 ? NULL : event_new(sm->base, j->evfd, EV_READ,
-					       on_topo_done, j);
-	if (!j->ev || event_add(j->ev, NULL) < 0)
-		goto fail;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	cpu_worker_attr(&attr);	/* not on the MAD path's CPU */
-	int rc = pthread_create(&j->th, &attr, topo_thread, j);
-	pthread_attr_destroy(&attr);
-	if (rc != 0)
+	if (worker_start(&j->w, sm->base, topo_thread, on_topo_done, j) < 0)
 		goto fail;
 	j->next = sm->topo_jobs;
 	sm->topo_jobs = j;
@@ -300,7 +272,7 @@ json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen)
 			if (j->id)
 				return NULL;	/* the worker answers */
 			/* not in a handler: nobody to answer later */
-			pthread_join(j->th, NULL);
+			worker_join(&j->w);
 			json_t *res = j->res;
 			j->res = NULL;
 			if (!res)

@@ -12,22 +12,17 @@
  */
 #include "paths.h"
 
-#include <errno.h>
-#include <event2/event.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "../routing/path.h"
 #include "../traps/notify.h"
 #include "../traps/prd.h"
 #include "../traps/repath.h"
-#include "cpu.h"
 #include "daemon.h"
 #include "log.h"
 #include "sa.h"
+#include "worker.h"
 
 /* Pairs a round lists; beyond it repath-only and hybrid-affected act as hybrid. */
 #define PRD_MAX_CHANGES 1000000
@@ -44,10 +39,7 @@ struct paths_job {
 	struct prd_change *ch;
 	size_t n;
 	struct prd_stats st;
-	int evfd;
-	struct event *ev;
-	pthread_t thread;
-	int started;
+	struct worker w;		/* job_thread, then on_compared */
 };
 
 struct sm_paths {
@@ -70,14 +62,11 @@ static void job_free(struct paths_job *j)
 {
 	if (!j)
 		return;
-	if (j->started) {
+	if (j->w.started) {
 		__atomic_store_n(&j->cancel, 1, __ATOMIC_RELAXED);
-		pthread_join(j->thread, NULL);
+		worker_join(&j->w);
 	}
-	if (j->ev)
-		event_free(j->ev);
-	if (j->evfd >= 0)
-		close(j->evfd);
+	worker_free(&j->w);
 	fabric_free(&j->f);
 	lft_tables_free(&j->t);
 	part_model_free(&j->parts);
@@ -85,15 +74,11 @@ static void job_free(struct paths_job *j)
 	free(j);
 }
 
-static void *job_thread(void *arg)
+static void job_thread(void *arg)
 {
 	struct paths_job *j = arg;
 	j->rc = prd_diff(j->sm->paths->prd, &j->f, &j->t, &j->pp, &j->ch, &j->n,
 			 &j->st);
-	uint64_t one = 1;
-	if (write(j->evfd, &one, sizeof(one)) < 0)
-		log_err("paths: cannot wake the loop: %s", strerror(errno));
-	return NULL;
 }
 
 /* The P_Key and SL of a pair's record: the SA's (sa_path_part()). */
@@ -105,15 +90,11 @@ static void pair_part(void *ctx, uint32_t src, uint32_t dst, uint16_t *pkey,
 }
 
 /* The loop: the comparison is done; the round's notices. */
-static void on_compared(evutil_socket_t fd, short what, void *arg)
+static void on_compared(void *arg)
 {
 	struct paths_job *j = arg;
 	struct sm *sm = j->sm;
 	struct sm_paths *ps = sm->paths;
-	(void)fd;
-	(void)what;
-	pthread_join(j->thread, NULL);
-	j->started = 0;
 	ps->job = NULL;
 	if (j->rc < 0) {
 		log_err("paths: out of memory comparing the routes; no notices");
@@ -210,17 +191,14 @@ void sm_paths_rerouted(struct sm *sm)
 		return;
 	}
 	j->sm = sm;
-	j->evfd = -1;
+	worker_init(&j->w);
 	j->pp = (struct prd_params){
 		.pkey = 0xffff,
 		.ltv = path_switch_ltv(f, (uint8_t)sm->cfg.subnet_timeout),
 		.max_changes = PRD_MAX_CHANGES,
 		.cancel = &j->cancel,
 	};
-	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (j->evfd < 0 || prd_copy(&j->f, &j->t, f, t) < 0 ||
-	    !(j->ev = event_new(sm->base, j->evfd, EV_READ, on_compared, j)) ||
-	    event_add(j->ev, NULL) < 0) {
+	if (prd_copy(&j->f, &j->t, f, t) < 0) {
 		log_err("paths: out of memory; no notices this round");
 		job_free(j);
 		return;
@@ -228,17 +206,11 @@ void sm_paths_rerouted(struct sm *sm)
 	/* the partitions by the ports' own GUIDs, as the SA's view */
 	j->has_parts = part_resolve(&sm->cfg, &j->f, &sm->learned, 0, &j->parts) == 0;
 	name_vms(&sm->vms, &j->f);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	cpu_worker_attr(&attr);	/* not on the MAD path's CPU */
-	int rc = pthread_create(&j->thread, &attr, job_thread, j);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		log_err("paths: cannot start the comparison: %s", strerror(rc));
+	if (worker_start(&j->w, sm->base, job_thread, on_compared, j) < 0) {
+		log_err("paths: cannot start the comparison (no thread or eventfd); no notices this round");
 		job_free(j);
 		return;
 	}
-	j->started = 1;
 	ps->job = j;
 }
 

@@ -1,19 +1,15 @@
 #include "route.h"
 
-#include <errno.h>
 #include <event2/event.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "../routing/pvl.h"
 #include "../routing/verify.h"
-#include "cpu.h"
 #include "log.h"
+#include "worker.h"
 
 static uint64_t now_us(void)
 {
@@ -89,9 +85,7 @@ struct route_job {
 	char override[512];
 	int has_override;
 	struct route_result res;
-	int evfd;
-	struct event *ev;
-	pthread_t thread;
+	struct worker w;	/* route_thread, then on_routed */
 	route_done_fn done;
 	void *arg;
 };
@@ -131,7 +125,7 @@ static void try_repair(struct route_job *j)
 	r->repair_ms = (now_us() - t0 + 500) / 1000;
 }
 
-static void *route_thread(void *arg)
+static void route_thread(void *arg)
 {
 	struct route_job *j = arg;
 	struct route_result *r = &j->res;
@@ -163,18 +157,11 @@ static void *route_thread(void *arg)
 		r->qos_ms = (now_us() - t0 + 500) / 1000;
 		r->qos_ran = 1;
 	}
-	uint64_t one = 1;
-	if (write(j->evfd, &one, sizeof(one)) < 0)
-		log_err("routing: cannot wake the loop: %s", strerror(errno));
-	return NULL;
 }
 
 static void job_free(struct route_job *j)
 {
-	if (j->ev)
-		event_free(j->ev);
-	if (j->evfd >= 0)
-		close(j->evfd);
+	worker_free(&j->w);
 	fabric_free(&j->snap);
 	part_model_free(&j->parts);
 	free(j->lw.guid);
@@ -185,12 +172,9 @@ static void job_free(struct route_job *j)
 	free(j);
 }
 
-static void on_routed(evutil_socket_t fd, short what, void *arg)
+static void on_routed(void *arg)
 {
 	struct route_job *j = arg;
-	(void)fd;
-	(void)what;
-	pthread_join(j->thread, NULL);
 	route_done_fn done = j->done;
 	void *darg = j->arg;
 	struct route_result res = j->res;
@@ -212,7 +196,7 @@ struct route_job *route_job_start(struct event_base *base,
 	struct route_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
-	j->evfd = -1;
+	worker_init(&j->w);
 	j->cfg = *c;
 	if (override) {
 		snprintf(j->override, sizeof(j->override), "%s", override);
@@ -220,7 +204,6 @@ struct route_job *route_job_start(struct event_base *base,
 	}
 	j->done = done;
 	j->arg = arg;
-	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (lw && lw->n) {
 		j->lw.guid = malloc((size_t)lw->n * sizeof(*lw->guid));
 		j->lw.weight = malloc((size_t)lw->n * sizeof(*lw->weight));
@@ -232,7 +215,7 @@ struct route_job *route_job_start(struct event_base *base,
 		memcpy(j->lw.weight, lw->weight, (size_t)lw->n * sizeof(*lw->weight));
 		j->lw.n = lw->n;
 	}
-	if (j->evfd < 0 || fabric_clone(&j->snap, f) < 0) {
+	if (fabric_clone(&j->snap, f) < 0) {
 		job_free(j);
 		return NULL;
 	}
@@ -245,14 +228,7 @@ struct route_job *route_job_start(struct event_base *base,
 			j->adopted = adopted;
 		}	/* else: no repair, a fresh routing */
 	}
-	j->ev = event_new(base, j->evfd, EV_READ, on_routed, j);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	cpu_worker_attr(&attr);	/* not on the MAD path's CPU */
-	int rc = !j->ev || event_add(j->ev, NULL) < 0 ? -1 :
-		 pthread_create(&j->thread, &attr, route_thread, j);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
+	if (worker_start(&j->w, base, route_thread, on_routed, j) < 0) {
 		job_free(j);
 		return NULL;
 	}
@@ -263,6 +239,6 @@ void route_job_cancel(struct route_job *j)
 {
 	if (!j)
 		return;
-	pthread_join(j->thread, NULL);
+	worker_join(&j->w);
 	job_free(j);
 }
