@@ -292,7 +292,7 @@ static int weight_end(struct config *c, uint32_t i, char *msg, size_t len)
 static const struct key weight_keys[] = {
 	TSTR(cfg_weight, "node", node),
 	TU64(cfg_weight, "guid", guid, 1),
-	TINT(cfg_weight, "weight", weight, 1, 1000000),
+	TINT(cfg_weight, "weight", weight, 1, CFG_MAX_WEIGHT),
 	END
 };
 
@@ -308,8 +308,8 @@ static int wlearn_check(const struct config *c, char *msg, size_t len)
 
 static const struct key wlearn_keys[] = {
 	INT("period_s", wlearn_period_s, 0, 86400),
-	INT("min", wlearn_min, 1, 1000000),
-	INT("max", wlearn_max, 1, 1000000),
+	INT("min", wlearn_min, 1, CFG_MAX_WEIGHT),
+	INT("max", wlearn_max, 1, CFG_MAX_WEIGHT),
 	END
 };
 static const struct key routing_keys[] = {

@@ -45,6 +45,7 @@ struct cfg_vlarb {
 #define CFG_MAX_PARTS		128
 #define CFG_MAX_PART_MEMBERS	2048
 #define CFG_MAX_WEIGHTS		1024
+#define CFG_MAX_WEIGHT		1000000	/* a weight, given or learned */
 struct cfg_member {
 	char node[CFG_NAME_LEN];	/* node-description pattern (fnmatch);
 					   "" when guid is given */

@@ -243,8 +243,8 @@ static const char *parse_line(const char *line, struct part_weights *w,
 	if (errno || end == line + 2 || end - line > 18 || *end != ' ' || !g)
 		return "bad port GUID";
 	unsigned long v = strtoul(end + 1, &end, 10);
-	if (*end != '\n' || v < 1 || v > 65535)
-		return "bad weight (1..65535)";
+	if (*end != '\n' || v < 1 || v > CFG_MAX_WEIGHT)
+		return "bad weight (1..1000000, the policy's bounds)";
 	if (w->n && g <= w->guid[w->n - 1])
 		return "GUIDs not in increasing order";
 	if (w->n == *cap) {

@@ -57,7 +57,7 @@ struct weights_stats {
 /*
  * The weights learned survive a restart: STATE_DIR/weights, a header
  * line, one "0xGUID WEIGHT" line per port sorted by GUID (weights
- * 1..65535), and "# end: N ports", replaced atomically after every change
+ * 1..CFG_MAX_WEIGHT, as the policy bounds them), and "# end: N ports", replaced atomically after every change
  * and read at start-up when learning is on.  A broken file is set aside
  * (weights.corrupt.*) and learning starts from the policy's weights.
  */

@@ -182,7 +182,7 @@ START_TEST(state_file)
 	char dir[] = "/tmp/test_weights.XXXXXX", path[256], err[512];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	uint64_t g[3] = { 0x0002c90200000011ull, 0x0002c90200000021ull, 0x0002c90200000031ull };
-	uint32_t v[3] = { 100, 1, 37 };
+	uint32_t v[3] = { 1000000, 1, 37 };	/* routing.weight_learning.max's top */
 	struct part_weights w = { .n = 3, .guid = g, .weight = v }, r = { 0 };
 	snprintf(path, sizeof(path), "%s/" WEIGHTS_FILE, dir);
 	ck_assert_int_eq(weights_load_file(path, &r, err, sizeof(err)), 1);
@@ -206,7 +206,7 @@ START_TEST(state_file)
 		{ HDR "0x0002c90200000021 5\n0x0002c90200000011 5\n# end: 2 ports\n", "increasing", 3 },
 		{ HDR "0x0002c90200000011 5\n0x0002c90200000011 5\n# end: 2 ports\n", "increasing", 3 },
 		{ HDR "0x0002c90200000011 0\n# end: 1 ports\n", "weight", 2 },
-		{ HDR "0x0002c90200000011 65536\n# end: 1 ports\n", "weight", 2 },
+		{ HDR "0x0002c90200000011 1000001\n# end: 1 ports\n", "weight", 2 },
 		{ HDR "0x0002c90200000011 7x\n# end: 1 ports\n", "weight", 2 },
 		{ HDR "0xzz 7\n# end: 1 ports\n", "GUID", 2 },
 		{ HDR "0x0 7\n# end: 1 ports\n", "GUID", 2 },
