@@ -376,6 +376,11 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	sm_paths_rerouted(sm);
 	if (ps->failed_ports)
 		sm_request_heavy(sm, "some writes failed");
+	if (sm->trap_resweep) {
+		/* it may have read that port before it changed (an SM's IsSM) */
+		sm->trap_resweep = 0;
+		sm_request_heavy(sm, "a trap 128/144 came during the first sweep");
+	}
 	finish_sweep(sm);
 }
 

@@ -126,6 +126,7 @@ struct sm {
 					 * writes (sm/vmops.c), 4 MFT writes
 					 * (sm/mcast_sm.c MCAST_BUSY) */
 	int heavy_wanted;
+	int trap_resweep;		/* a 128/144 came while the first sweep ran */
 	char heavy_reason[128];
 	struct discovery *disc;		/* being built */
 	struct program *prog;

@@ -20,6 +20,12 @@ static const struct fabric *model(void *arg)
 	return sm->state == SMS_MASTER && sm->sub.model ? &sm->sub.model->f : NULL;
 }
 
+/* A 128/144 during the first sweep: once more when it is done (daemon.c). */
+static void unchecked(void *arg)
+{
+	((struct sm *)arg)->trap_resweep = 1;
+}
+
 static void heavy(void *arg, const char *why)
 {
 	struct sm *sm = arg;
@@ -55,6 +61,7 @@ void sm_traps_init(struct sm *sm)
 		.switch_changed = switch_changed,
 		.port_changed = port_changed,
 		.pkey_violation = pkey_violation,
+		.unchecked = unchecked,
 		.arg = sm,
 	};
 	trapin_init(&sm->traps, sm->txn, &sm->tr, &h);

@@ -44,6 +44,9 @@ void trapin_decide(const struct fabric *f, const struct trapin_trap *t,
 		if (!t->directed && t->slid != t->issuer_lid) {
 			v->kind = TRAPIN_SPOOFED;
 			v->why = "its IssuerLID is not its source LID";
+		} else if (t->generic && (t->number == 128 || t->number == 144)) {
+			v->kind = TRAPIN_UNCHECKED;
+			v->why = "no configured subnet to check it against";
 		} else {
 			v->why = "no configured subnet to check it against";
 		}
@@ -384,6 +387,11 @@ void trapin_handle(struct trapin *t, const uint8_t *mad,
 		/* fall through */
 	case TRAPIN_CHECK_SWITCH:
 		check_claim(t, f, &tr, &v);
+		break;
+	case TRAPIN_UNCHECKED:
+		if (t->h.unchecked && t->h.sweep_state &&
+		    t->h.sweep_state(t->h.arg) == TRAPIN_RUNNING)
+			t->h.unchecked(t->h.arg);
 		break;
 	case TRAPIN_COUNT:
 		if (tr.generic && tr.number == 257 && v.port != FAB_NONE &&

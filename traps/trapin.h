@@ -59,6 +59,9 @@ enum trapin_kind {
 	TRAPIN_UNKNOWN,		/* no such issuer in the model, or the wrong kind */
 	TRAPIN_CHECK_SWITCH,	/* 128: read the switch's PortStateChange */
 	TRAPIN_CHECK_PORT,	/* 144: read the port's CapabilityMask */
+	TRAPIN_UNCHECKED,	/* a 128 or 144 with no model to check it on:
+				 * the first sweep under way may have read the
+				 * port before it changed */
 };
 
 /* The Notice fields the decision reads (IBA vol. 1 §14.2.5.1). */
@@ -102,6 +105,9 @@ struct trapin_hooks {
 	void (*port_changed)(void *arg, uint64_t port_guid);
 	/* a trap 257 (Bad P_Key) that is no spoof, from port pi of the model */
 	void (*pkey_violation)(void *arg, uint32_t pi);
+	/* a 128 or 144 while the first heavy sweep runs (no model yet): the
+	 * daemon sweeps once more when it is done */
+	void (*unchecked)(void *arg);
 	void *arg;
 };
 

@@ -82,8 +82,10 @@ START_TEST(t_decide)
 	ck_assert_int_eq(decide(&f, 0, 128, 1, 0, 1), TRAPIN_COUNT);	/* vendor */
 	/* no model (not MASTER): the LIDs alone, nothing checked */
 	ck_assert_int_eq(decide(NULL, 1, 128, 1, 0, 2), TRAPIN_SPOOFED);
-	ck_assert_int_eq(decide(NULL, 1, 128, 1, 0, 1), TRAPIN_COUNT);
-	ck_assert_int_eq(decide(NULL, 1, 144, 1, 1, 0), TRAPIN_COUNT);
+	ck_assert_int_eq(decide(NULL, 1, 128, 1, 0, 1), TRAPIN_UNCHECKED);
+	ck_assert_int_eq(decide(NULL, 1, 144, 1, 1, 0), TRAPIN_UNCHECKED);
+	ck_assert_int_eq(decide(NULL, 1, 129, 1, 0, 1), TRAPIN_COUNT);
+	ck_assert_int_eq(decide(NULL, 0, 144, 1, 0, 1), TRAPIN_COUNT);	/* vendor */
 	fabric_free(&f);
 }
 END_TEST
