@@ -12,20 +12,19 @@ CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDLIBS   = $(PKG_LIBS) -lpthread -lm
+IBSMCTL_LIBS = $(shell pkg-config --libs jansson 2>/dev/null)
 
-# Files holding a program's main(): not in the libraries.
-PROGRAM_MAINS := traps/ibsm-listen.c
-# The core library: everything but main() of each program.
-CORE_SRCS := sm/fabric.c sm/log.c sm/wfile.c sm/config.c sm/topo.c sm/dump.c sm/lids.c sm/smstate.c sm/adopt.c \
-	sm/state.c sm/subnet.c sm/cpu.c sm/devcache.c sm/plan.c sm/plan_sweep.c sm/plan_qos.c sm/program.c sm/sweep.c sm/daemon.c \
-	sm/recv.c sm/control.c sm/ctlclient.c sm/ctlrender.c sm/ctlcmds.c sm/ctlroutes.c sm/route.c sm/paths.c sm/traphooks.c sm/migcount.c sm/qos.c \
-	$(wildcard sm/metrics*.c) \
-	$(wildcard sm/sa*.c) $(wildcard routing/*.c) $(wildcard reconfig/*.c) \
-	$(wildcard mad/*.c) $(filter-out $(PROGRAM_MAINS),$(wildcard traps/*.c))
-CORE_SRCS += sm/dot.c sm/worker.c sm/ctltopo.c sm/sdnotify.c $(wildcard sm/partition*.c sm/weights*.c sm/mcast*.c sm/plan_mcast*.c)
-CORE_SRCS += sm/events.c sm/nodemap.c sm/fabevents.c $(wildcard sm/vm*.c sm/vswitch*.c) sm/xlid_sm.c
+# Sources by folder: every .c under a product folder is built, so a file
+# moved between folders cannot drop out of the build.  ARCHITECTURE.md
+# gives each folder's job and what it may include (tests/structure/layers.py).
+PRODUCT_DIRS := sm mad routing reconfig traps
+ALL_SRCS     := $(sort $(shell find $(PRODUCT_DIRS) -name '*.c'))
+# Each program's own sources: main() and what only it links.
 IBSMD_SRCS   := sm/main.c
-IBSMCTL_SRCS := sm/ibsmctl.c
+IBSMCTL_SRCS := sm/ibsmctl/ibsmctl.c
+LISTEN_SRCS  := traps/host/ibsm-listen.c
+# The core library: everything else (the unit tests link it whole).
+CORE_SRCS := $(filter-out $(IBSMD_SRCS) $(IBSMCTL_SRCS) $(LISTEN_SRCS),$(ALL_SRCS))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
 TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/lftset $(BUILD)/mcjoin $(BUILD)/saperf $(BUILD)/prdbench \
@@ -33,13 +32,14 @@ TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/lftset $(BUILD)/mcjo
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
-HOST_SRCS := sm/fabric.c sm/topo.c sm/log.c $(filter mad/%,$(CORE_SRCS)) \
-	$(wildcard traps/notice.c traps/saclient.c)
+HOST_SRCS := $(filter sm/base/% mad/%,$(CORE_SRCS)) traps/notice.c traps/host/saclient.c
+# ibsmctl: its client and its renderer, no daemon (tests/structure/layers.py).
+IBSMCTL_LINK := $(filter sm/ibsmctl/%,$(ALL_SRCS))
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 
-.PHONY: all deps demo check unit unit-runs sim bench install uninstall clean
+.PHONY: all deps demo check structure unit unit-runs sim bench install uninstall clean
 all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(SHIMS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
@@ -58,11 +58,11 @@ $(BUILD)/libibsmd-host.a: $(HOST_OBJS)
 
 $(BUILD)/ibsmd: $(IBSMD_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-$(BUILD)/ibsmctl: $(IBSMCTL_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/ibsmctl: $(IBSMCTL_LINK:%.c=$(BUILD)/obj/%.o)
+	$(CC) $(CFLAGS) -o $@ $^ $(IBSMCTL_LIBS)
 
 # A host's program: the SA client and the notice codec, no daemon.
-$(BUILD)/ibsm-listen: traps/ibsm-listen.c $(BUILD)/libibsmd-host.a
+$(BUILD)/ibsm-listen: $(LISTEN_SRCS) $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
 
@@ -123,8 +123,18 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	$(MAKE) -j$(NPROC) all $(BUILD)/ibsmd-asan $(UNIT_TESTS:%=$(BUILD)/unit/%) \
 		$(UNIT_TESTS:%=$(BUILD)/unit-san/%)
+	$(MAKE) structure
 	$(MAKE) unit
 	$(MAKE) sim
+
+# The shape of the tree (ARCHITECTURE.md): the include rules, ibsmctl a
+# thin client, and hubs bounded by the figures of the tree they were set
+# on, so that none grows back.
+HUB_BOUNDS := --max-cycle 21 --max-fields 98 --max-users 23
+structure: all
+	python3 tests/structure/layers.py
+	python3 tests/structure/thinctl.py $(BUILD)
+	python3 tests/structure/hubs.py $(BUILD)/obj $(HUB_BOUNDS)
 
 demo: deps
 	$(MAKE) all

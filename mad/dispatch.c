@@ -1,10 +1,10 @@
-#include "dispatch.h"
+#include "mad/dispatch.h"
 
 #include <infiniband/mad.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sm/log.h"
+#include "sm/base/log.h"
 
 /* What the receive path knows of one management class. */
 struct mad_class {

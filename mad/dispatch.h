@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "transport.h"
+#include "mad/transport.h"
 
 /* Attribute IDs libibmad has no name for. */
 #define MAD_ATTR_CLASS_PORT_INFO 0x0001

@@ -1,9 +1,9 @@
 /*
  * PortCountersExtended requests and answers (mad/pma.h), through
- * libibmad's field tables: the emulator's PMA (mad/emu_pma.c) has its
+ * libibmad's field tables: the emulator's PMA (mad/emu/emu_pma.c) has its
  * own byte offsets, so a wrong field on either side shows in the tests.
  */
-#include "pma.h"
+#include "mad/pma.h"
 
 #include <infiniband/mad.h>
 #include <stdio.h>

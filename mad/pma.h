@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "transport.h"
+#include "mad/transport.h"
 
 #define PMA_CLASS		0x04
 #define PMA_CLASS_VERSION	1

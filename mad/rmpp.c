@@ -15,15 +15,15 @@
  * (a receiver re-ACKs a repeated last segment whose ACK was lost; a
  * sender counts a late ACK as an ACK, not as garbage).
  */
-#include "rmpp.h"
+#include "mad/rmpp.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../sm/log.h"
-#include "sa.h"
+#include "sm/base/log.h"
+#include "mad/sa.h"
 
 #define RMPP_BUCKETS	256
 #define RMPP_MAX_XFERS	4096		/* transfers at once, both sides */

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "transport.h"
+#include "mad/transport.h"
 
 struct rmpp;
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "transport.h"
+#include "mad/transport.h"
 
 #define SA_CLASS		0x03
 #define SA_CLASS_VERSION	2

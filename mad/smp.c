@@ -1,4 +1,4 @@
-#include "smp.h"
+#include "mad/smp.h"
 
 #include <infiniband/mad.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "transport.h"
+#include "mad/transport.h"
 
 #define SMP_DATA_OFFS 64
 #define SMP_DATA_SIZE 64

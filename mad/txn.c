@@ -1,4 +1,4 @@
-#include "txn.h"
+#include "mad/txn.h"
 
 #include <infiniband/mad.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dispatch.h"
+#include "mad/dispatch.h"
 
 /* Byte offsets of what an answer is matched on (IBA vol. 1 13.4.3, 14.2.1.2). */
 #define OFF_CLASS	1

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "transport.h"
+#include "mad/transport.h"
 
 #define TXN_OK        0
 #define TXN_TIMEOUT  -1	/* no answer after all retries */

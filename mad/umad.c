@@ -1,4 +1,4 @@
-#include "umad.h"
+#include "mad/umad.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../sm/log.h"
+#include "sm/base/log.h"
 
 struct umad_be {
 	int fd;

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "transport.h"
+#include "mad/transport.h"
 
 struct umad_port_sel {
 	const char *ca;		/* NULL: any */

@@ -1,10 +1,10 @@
 /*
  * The SM's codec of the extended-LID extension defined in mad/xlid.h.
- * The emulator decodes the same bytes with its own code (mad/emu_xlid.c),
+ * The emulator decodes the same bytes with its own code (mad/emu/emu_xlid.c),
  * never this file's: tests/unit/test_xlid.c runs both over the golden
  * vectors of ibsmd(8), so a misreading of the definition in either shows.
  */
-#include "xlid.h"
+#include "mad/xlid.h"
 
 #include <stdarg.h>
 #include <stdio.h>

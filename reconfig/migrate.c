@@ -6,10 +6,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../routing/ftree.h"
-#include "../routing/graph.h"
-#include "../routing/xlft.h"
-#include "migrate.h"
+#include "routing/engines/ftree.h"
+#include "routing/graph.h"
+#include "routing/xlft.h"
+#include "reconfig/migrate.h"
 
 #define LFT_BLOCK 64
 

@@ -31,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../routing/engine.h"
-#include "../sm/fabric.h"
+#include "routing/engine.h"
+#include "sm/base/fabric.h"
 
 enum mig_scheme { MIG_DYNAMIC, MIG_PREPOPULATED };
 enum mig_method { MIG_FTREEMINRC, MIG_ITRC, MIG_FULL };
@@ -98,7 +98,7 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
  * the VM's LID and dst_vf_pi's LID swap entries.  Physical switches by
  * method as migrate_plan; the vSwitch rows as said above (destination
  * vSwitch in wave 0, source vSwitch in wave 2).  t is updated in place,
- * f is not (the caller sets the VF ports' LIDs: see sm/vmexec.h).
+ * f is not (the caller sets the VF ports' LIDs: see sm/vm/vmexec.h).
  * Returns 0, or -1 with err (ports not VFs, no LID, ENOMEM).
  */
 int migrate_plan_vm(const struct fabric *f, struct lft_tables *t,

@@ -1,4 +1,4 @@
-#include "repair.h"
+#include "reconfig/repair.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../routing/engine.h"
-#include "../sm/fabric.h"
+#include "routing/engine.h"
+#include "sm/base/fabric.h"
 
 struct repair_stats {
 	uint32_t columns;	/* LIDs whose old routes were followed */

@@ -1,10 +1,10 @@
 /*
  * The routing engine table: every engine ibsmd has, with what it promises.
- * The policy's validation (sm/config.c), the selection (sm/route.c), the
+ * The policy's validation (sm/model/config.c), the selection (sm/route.c), the
  * verifier (verify_engine_deadlock_free) and ibsmd --help read it; no
  * other file lists the engines.
  */
-#include "engines.h"
+#include "routing/engines.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../sm/fabric.h"
-#include "../sm/partition.h"
+#include "sm/base/fabric.h"
+#include "routing/partition.h"
 
 #define LFT_DROP 0xff
 
@@ -18,7 +18,7 @@
 /*
  * A routing result.  One row per switch; row r belongs to node sw_node[r].
  *
- * Room for QoS, filled by a QoS mode (routing/vftree.c); all NULL / 0
+ * Room for QoS, filled by a QoS mode (routing/qos/vftree.c); all NULL / 0
  * while none asks for them, and freed by lft_tables_free():
  *   sl_class  per LID (max_lid + 1 entries), the source class of that
  *          LID: for vFtree the leaf index of the port's leaf switch;
@@ -56,9 +56,9 @@ struct lft_tables {
 	uint8_t *sl2vl_width;	/* QoS: per node, its ports + 1 */
 	uint32_t sl2vl_nodes;	/* QoS: nodes in sl2vl_first, 0 if NULL */
 	/*
-	 * Partitions (sm/partition.h): the SL of partition i's paths,
+	 * Partitions (sm/model/part_resolve.h): the SL of partition i's paths,
 	 * n_part_sl entries, set after routing by the partition VL
-	 * assignment (routing/pvl.h: a vlane-isolation partition's own SL)
+	 * assignment (routing/qos/pvl.h: a vlane-isolation partition's own SL)
 	 * and the policy's sl; 0: none of its own; NULL: lft_sl() for every
 	 * partition.  Freed with the QoS fields.
 	 */

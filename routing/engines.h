@@ -6,7 +6,7 @@
 #ifndef IBSMD_ENGINES_H
 #define IBSMD_ENGINES_H
 
-#include "engine.h"
+#include "routing/engine.h"
 
 /* The engines, one file each; see engine.c for what each promises. */
 int minhop_route(const struct fabric *f, const struct route_opts *o,
@@ -32,7 +32,7 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 		     size_t errlen);
 
 /*
- * pftree's hooks into ftree (routing/pftree.c): ftree calls them where it
+ * pftree's hooks into ftree (routing/engines/pftree.c): ftree calls them where it
  * has a choice, and does everything else (ranks, tuples, secondary
  * routes, switch LIDs, vSwitches) as it always does.  Without hooks
  * (ftree_route()) none of this runs.
@@ -62,7 +62,7 @@ struct ft_hooks {
 		  const struct ft_up_cand *c, uint32_t n);
 };
 
-/* ftree with the hooks hk (routing/ftree.c). */
+/* ftree with the hooks hk (routing/engines/ftree.c). */
 int ftree_route_hooked(const struct fabric *f, const struct route_opts *o,
 		       struct lft_tables *t, const struct ft_hooks *hk,
 		       char *err, size_t errlen);

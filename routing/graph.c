@@ -1,5 +1,5 @@
 /* Graph helpers shared by the engines and the verifier (see graph.h). */
-#include "graph.h"
+#include "routing/graph.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "engine.h"
+#include "routing/engine.h"
 
 /*
  * Switches by LFT row and their usable switch-to-switch links, neighbours

@@ -11,11 +11,11 @@
  * port on the way).  Rates are compared by bandwidth, not by code: the IB
  * rate codes are not ordered (code 5 is 5 Gb/s, code 4 is 30 Gb/s).
  */
-#include "path.h"
+#include "routing/path.h"
 
 #include <string.h>
 
-#include "graph.h"
+#include "routing/graph.h"
 
 /* Gb/s x 10 of each IB rate code (PathRecord:Rate, IBA Table 205); 0 = unknown. */
 static const uint16_t rate_bw[] = {
@@ -35,7 +35,7 @@ unsigned path_rate_bw(uint8_t code)
  * Rate codes by width (1x, 4x, 8x, 12x, 2x: LinkWidthActive bits 0-4) for
  * each speed: SDR, DDR, QDR (LinkSpeedActive 1, 2, 4) and FDR, EDR, HDR,
  * NDR (LinkSpeedExtActive 1, 2, 4, 8, the high nibble of the model's
- * speed_active, sm/topo.h).
+ * speed_active, sm/base/topo.h).
  */
 static const uint8_t rate_tab[7][5] = {
 	{ 2, 3, 6, 4, 5 },	/* SDR */
@@ -175,7 +175,7 @@ int path_resolve(const struct fabric *f, const struct lft_tables *t,
 	return 0;
 }
 
-/* The PacketLifeTime of sm/sa_path.c, shared with the distinguisher. */
+/* The PacketLifeTime of sm/sa/sa_path.c, shared with the distinguisher. */
 uint8_t path_packet_life(const struct fabric *f, const struct path_facts *pf,
 			 uint32_t src_port, uint8_t ltv)
 {

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "../sm/fabric.h"
-#include "engine.h"
+#include "sm/base/fabric.h"
+#include "routing/engine.h"
 
 struct path_facts {
 	uint32_t slid, dlid;
@@ -38,7 +38,7 @@ unsigned path_rate_bw(uint8_t rate);
 uint8_t path_link_rate(uint8_t width_active, uint8_t speed_active);
 
 /*
- * PacketLifeTime of a resolved path from src_port, as sm/sa_path.c
+ * PacketLifeTime of a resolved path from src_port, as sm/sa/sa_path.c
  * derives it: ltv + ceil(log2 of the switches crossed), at most 63; 0 for
  * a port to itself.  ltv from path_switch_ltv().
  */

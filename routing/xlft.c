@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xlft.h"
+#include "routing/xlft.h"
 
 void xlft_clear(struct lft_tables *t)
 {

@@ -13,7 +13,7 @@
 #ifndef IBSMD_XLFT_H
 #define IBSMD_XLFT_H
 
-#include "engine.h"
+#include "routing/engine.h"
 
 struct xlft_report {
 	uint32_t vlids;		/* vLIDs in the model */

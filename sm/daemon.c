@@ -1,4 +1,4 @@
-#include "daemon.h"
+#include "sm/daemon.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,36 +9,36 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "../mad/emu.h"
-#include "../mad/umad.h"
-#include "../routing/verify.h"
-#include "control.h"
-#include "ctltopo.h"
-#include "cpu.h"
-#include "dump.h"
-#include "events.h"
-#include "fabevents.h"
-#include "log.h"
-#include "mcast_ipoib.h"
-#include "metrics.h"
-#include "nodemap.h"
-#include "recv.h"
-#include "paths.h"
-#include "qos.h"
-#include "../routing/pverify.h"
-#include "../routing/pvl.h"
-#include "route.h"
-#include "sa.h"
-#include "sdnotify.h"
-#include "state.h"
-#include "mcast_sm.h"
-#include "vmops.h"
-#include "vmshared.h"
-#include "vswitch.h"
-#include "xlid_sm.h"
-#include "weights.h"
-#include "../routing/xlft.h"
-#include "plan_sweep.h"
+#include "mad/emu/emu.h"
+#include "mad/umad.h"
+#include "routing/verify/verify.h"
+#include "sm/ctl/control.h"
+#include "sm/ctl/ctltopo.h"
+#include "sm/base/cpu.h"
+#include "sm/render/dump.h"
+#include "sm/sa/notices.h"
+#include "sm/discover/changes.h"
+#include "sm/base/log.h"
+#include "sm/mcast/ipoib.h"
+#include "sm/ctl/metrics.h"
+#include "sm/base/nodemap.h"
+#include "sm/recv.h"
+#include "sm/sa/paths.h"
+#include "sm/model/qos.h"
+#include "routing/verify/pverify.h"
+#include "routing/qos/pvl.h"
+#include "sm/route.h"
+#include "sm/sa/sa_server.h"
+#include "sm/sdnotify.h"
+#include "sm/model/state.h"
+#include "sm/mcast/mcast_sm.h"
+#include "sm/vm/vmops.h"
+#include "sm/vm/vmshared.h"
+#include "sm/model/vswitch.h"
+#include "sm/discover/xlid_sm.h"
+#include "sm/weights.h"
+#include "routing/xlft.h"
+#include "sm/write/plan_sweep.h"
 
 #define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
 #define ONCE_MAX_RESWEEPS 2
@@ -604,8 +604,8 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 }
 
 /*
- * The QoS mode (sm/qos.c) over the routes just made (or repaired, which
- * makes tables without SLs, or changed by a VM's writes, sm/vmexec.c: a
+ * The QoS mode (sm/model/qos.c) over the routes just made (or repaired, which
+ * makes tables without SLs, or changed by a VM's writes, sm/vm/vmexec.c: a
  * LID that moved takes its new leaf's SLs).  Without it the sweep writes
  * no SL2VL or VLArb table and PathRecords carry SL 0.
  */

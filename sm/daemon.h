@@ -10,23 +10,23 @@
 #include <event2/event.h>
 #include <stdint.h>
 
-#include "../mad/smp.h"
-#include "../mad/transport.h"
-#include "../mad/txn.h"
-#include "../routing/engine.h"
-#include "../traps/trapin.h"
-#include "config.h"
-#include "fabric.h"
-#include "lids.h"
-#include "mcast.h"
-#include "partition.h"
-#include "partition_ctl.h"
-#include "adopt.h"
-#include "program.h"
-#include "smstate.h"
-#include "subnet.h"
-#include "sweep.h"
-#include "vm.h"
+#include "mad/smp.h"
+#include "mad/transport.h"
+#include "mad/txn.h"
+#include "routing/engine.h"
+#include "traps/trapin.h"
+#include "sm/model/config.h"
+#include "sm/base/fabric.h"
+#include "sm/model/lids.h"
+#include "sm/model/mcgroups.h"
+#include "sm/model/part_resolve.h"
+#include "sm/ctl/partition_ctl.h"
+#include "sm/discover/adopt.h"
+#include "sm/write/program.h"
+#include "sm/smstate.h"
+#include "sm/subnet.h"
+#include "sm/discover/sweep.h"
+#include "sm/model/vm.h"
 
 #define IBSMD_VERSION "0.1"
 
@@ -53,7 +53,7 @@ struct sweep_summary {
 	const char *routing;
 	struct program_stats prog;
 	struct lid_report lids_rep;
-	int xlid_mode;			/* 1: extended LIDs (sm/xlid_sm.h) */
+	int xlid_mode;			/* 1: extended LIDs (sm/discover/xlid_sm.h) */
 	uint32_t vlids;			/* VF ports holding a vLID */
 	uint32_t xlid_lacking;		/* devices asked that lack the extension */
 	int valid;
@@ -97,18 +97,18 @@ struct sm {
 	int have_transport;
 	struct txn_engine *txn;
 	struct mad_dispatch *disp;	/* the receive path (sm/recv.c) */
-	struct sa *sa;			/* the subnet administrator (sm/sa.c) */
-	struct notifier *notify;	/* SA event subscriptions (sm/events.c) */
+	struct sa *sa;			/* the subnet administrator (sm/sa/sa_server.c) */
+	struct notifier *notify;	/* SA event subscriptions (sm/sa/notices.c) */
 	struct sm_events *events;
-	struct sm_paths *paths;		/* repath signalling (sm/paths.c) */
+	struct sm_paths *paths;		/* repath signalling (sm/sa/paths.c) */
 	struct event *txn_timer;
 	struct event *sweep_timer;	/* light sweeps */
 	struct event *poll_timer;	/* STANDBY: polling the master (smstate.c) */
 	struct event *ho_timer;		/* MASTER handing over: the ACK's wait */
 	struct event *kick;		/* deferred: start a requested sweep */
-	struct event *log_tick;		/* 1 s: rate-limited log counts (sm/log.h) */
+	struct event *log_tick;		/* 1 s: rate-limited log counts (sm/base/log.h) */
 	struct control *ctl;
-	struct metrics *metrics;	/* HTTP /metrics, the textfile (sm/metrics.h) */
+	struct metrics *metrics;	/* HTTP /metrics, the textfile (sm/ctl/metrics.h) */
 	const char *socket_path;
 	const char *routing_override;
 	int log_level_override;		/* --log-level, or -1 */
@@ -123,8 +123,8 @@ struct sm {
 
 	/* the sweep in progress */
 	int busy;			/* 0 idle, 1 heavy, 2 light, 3 a VM's
-					 * writes (sm/vmops.c), 4 MFT writes
-					 * (sm/mcast_sm.c MCAST_BUSY) */
+					 * writes (sm/vm/vmops.c), 4 MFT writes
+					 * (sm/mcast/mcast_sm.c MCAST_BUSY) */
 	int heavy_wanted;
 	int trap_resweep;		/* a 128/144 came while the first sweep ran */
 	char heavy_reason[128];
@@ -143,20 +143,20 @@ struct sm {
 
 	/* the subnet kept between sweeps: model, routes, LIDs, device cache */
 	struct subnet sub;
-	/* the VM registry (sm/vm.c), persisted in the state directory */
+	/* the VM registry (sm/model/vm.c), persisted in the state directory */
 	struct vm_registry vms;
 	uint32_t lid_limit;		/* the highest unicast LID given, 0:
 					   0xBFFF (tests lower it) */
-	struct vmexec *vmexec;		/* a VM's writes running (sm/vmexec.c) */
+	struct vmexec *vmexec;		/* a VM's writes running (sm/vm/vmexec.c) */
 	struct vmop *vmop;		/* a VM command running or waiting for
-					 * the sweep's end (sm/vmops.c) */
+					 * the sweep's end (sm/vm/vmops.c) */
 	struct vmshared *vmshared;	/* Paper VI's repath-trap table
-					 * (sm/vmshared.c) */
+					 * (sm/vm/vmshared.c) */
 	int ever_master;
 	int adopt_tables;		/* next configuration: read the LFTs first */
 	struct adopt *adopt;		/* reading them */
 	int lft_first;
-	/* extended LIDs (sm/xlid_sm.h): the devices asked at a heavy sweep */
+	/* extended LIDs (sm/discover/xlid_sm.h): the devices asked at a heavy sweep */
 	struct xprobe *xprobe;
 	int xprobed;			/* the discovery in sm->disc was asked */
 	int xlid_decided;		/* -1 until the first configuration */
@@ -183,17 +183,17 @@ struct sm {
 
 	struct trapin traps;		/* traps in (traps/trapin.h, sm/traphooks.c) */
 	/*
-	 * Partitions (sm/partition.h) resolved against sub.model's fabric at
+	 * Partitions (sm/model/part_resolve.h) resolved against sub.model's fabric at
 	 * each heavy sweep and reload; the pFTree-Wt weights learned from PMA
 	 * counters (sm/weights.c), by port GUID.
 	 */
 	struct part_model parts;
 	struct part_weights learned;
-	/* multicast groups (sm/mcast.h): the SA's MCMemberRecords */
+	/* multicast groups (sm/model/mcgroups.h): the SA's MCMemberRecords */
 	struct mc_db mc;
-	struct mcast_sm *mcsm;		/* MFT writes between sweeps (sm/mcast_sm.c) */
+	struct mcast_sm *mcsm;		/* MFT writes between sweeps (sm/mcast/mcast_sm.c) */
 	struct wlearn *wlearn;		/* reading the counters (sm/weights.c) */
-	struct pkey_violations pkey_viol;	/* traps 257 (sm/partition_ctl.h) */
+	struct pkey_violations pkey_viol;	/* traps 257 (sm/ctl/partition_ctl.h) */
 	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
 	uint32_t n_silent, cap_silent;
 
@@ -241,7 +241,7 @@ void sm_program_params(const struct sm *sm, int first,
 void sm_request_light(struct sm *sm);
 /* Recomputes routes on the current model and writes what changed. */
 int sm_request_reroute(struct sm *sm, char *err, size_t errlen);
-/* The control-socket command handler (sm/ctlcmds.c). */
+/* The control-socket command handler (sm/ctl/ctlcmds.c). */
 struct json_t;
 struct json_t *sm_control(void *ctx, const char *cmd, struct json_t *args,
 			  char *err, size_t errlen);

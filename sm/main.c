@@ -12,27 +12,27 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../mad/emu.h"
-#include "../reconfig/migrate.h"
-#include "../routing/hol.h"
-#include "../routing/pverify.h"
-#include "../routing/pvl.h"
-#include "../routing/verify.h"
-#include "dot.h"
-#include "qos.h"
-#include "../routing/voqsw.h"
-#include "control.h"
-#include "daemon.h"
-#include "dump.h"
-#include "lids.h"
-#include "log.h"
-#include "migcount.h"
-#include "nodemap.h"
-#include "route.h"
-#include "sdnotify.h"
-#include "topo.h"
-#include "vm.h"
-#include "vswitch.h"
+#include "mad/emu/emu.h"
+#include "reconfig/migrate.h"
+#include "routing/verify/hol.h"
+#include "routing/verify/pverify.h"
+#include "routing/qos/pvl.h"
+#include "routing/verify/verify.h"
+#include "sm/render/dot.h"
+#include "sm/model/qos.h"
+#include "routing/qos/voqsw.h"
+#include "sm/ctl/control.h"
+#include "sm/daemon.h"
+#include "sm/render/dump.h"
+#include "sm/model/lids.h"
+#include "sm/base/log.h"
+#include "sm/write/migcount.h"
+#include "sm/base/nodemap.h"
+#include "sm/route.h"
+#include "sm/sdnotify.h"
+#include "sm/base/topo.h"
+#include "sm/model/vm.h"
+#include "sm/model/vswitch.h"
 
 #define VERSION IBSMD_VERSION
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
@@ -556,7 +556,7 @@ static char *read_text(const char *path)
 
 /*
  * --verify --pattern: the HOL exposure of the pattern's victims
- * (routing/hol.h); 2 when the pattern cannot be read or names no CA.
+ * (routing/verify/hol.h); 2 when the pattern cannot be read or names no CA.
  */
 static int run_hol(const struct fabric *f, const struct lft_tables *t,
 		   const char *spec)

@@ -1,9 +1,9 @@
-#include "recv.h"
+#include "sm/recv.h"
 
 #include <infiniband/mad.h>
 
-#include "daemon.h"
-#include "events.h"
+#include "sm/daemon.h"
+#include "sm/sa/notices.h"
 
 /* SMInfo and traps arrive LID-routed and directed-route alike. */
 static const struct sm_recv_entry table[] = {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../mad/dispatch.h"
+#include "mad/dispatch.h"
 
 struct sm;
 

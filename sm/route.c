@@ -1,4 +1,4 @@
-#include "route.h"
+#include "sm/route.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -6,10 +6,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../routing/pvl.h"
-#include "../routing/verify.h"
-#include "log.h"
-#include "worker.h"
+#include "routing/qos/pvl.h"
+#include "routing/verify/verify.h"
+#include "sm/base/log.h"
+#include "sm/base/worker.h"
 
 static uint64_t now_us(void)
 {

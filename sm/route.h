@@ -4,11 +4,11 @@
 
 #include <stdint.h>
 
-#include "../routing/engine.h"
-#include "../reconfig/repair.h"
-#include "config.h"
-#include "partition.h"
-#include "qos.h"
+#include "routing/engine.h"
+#include "reconfig/repair.h"
+#include "sm/model/config.h"
+#include "sm/model/part_resolve.h"
+#include "sm/model/qos.h"
 
 /*
  * Routes f (LIDs assigned) with the engine list of c, or with override
@@ -42,7 +42,7 @@ struct route_result {
 	uint64_t repair_ms;	/* the repair and its check */
 	char note[192];		/* why no repair, when one was possible */
 	/*
-	 * The QoS mode (sm/qos.c) run on the thread over t, so that VOQsw's
+	 * The QoS mode (sm/model/qos.c) run on the thread over t, so that VOQsw's
 	 * stages (seconds on thousands of hosts) never hold the loop:
 	 * qos_ran 0 when the policy has none or no engine routed.
 	 */
@@ -65,7 +65,7 @@ typedef void (*route_done_fn)(void *arg, struct route_result *r);
  * an engine: the engine routes and every old entry whose path still works
  * is kept, even when the fabric is the same.
  * lw: the learned pFTree-Wt weights (copied), NULL: none.  The job
- * resolves c's partitions against its own copy of f (sm/partition.h).
+ * resolves c's partitions against its own copy of f (sm/model/part_resolve.h).
  */
 struct route_job *route_job_start(struct event_base *base,
 				  const struct config *c, const char *override,

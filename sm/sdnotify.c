@@ -5,8 +5,8 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "log.h"
-#include "sdnotify.h"
+#include "sm/base/log.h"
+#include "sm/sdnotify.h"
 
 void sdn_status(int *ready_sent, const char *status)
 {

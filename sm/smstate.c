@@ -11,16 +11,16 @@
  * OpenSM never sends ACKNOWLEDGE, so a master handing over also polls its
  * successor and takes "it is MASTER now" as the acknowledgement.
  */
-#include "smstate.h"
+#include "sm/smstate.h"
 
 #include <infiniband/mad.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mad/txn.h"
-#include "daemon.h"
-#include "log.h"
+#include "mad/txn.h"
+#include "sm/daemon.h"
+#include "sm/base/log.h"
 
 #define HANDOVER_WAIT_MS 1000	/* for ACKNOWLEDGE, before polling the successor */
 #define HANDOVER_TRIES   3	/* HANDOVER sent this often before giving up */

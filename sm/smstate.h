@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../mad/smp.h"
-#include "../mad/transport.h"
-#include "fabric.h"
+#include "mad/smp.h"
+#include "mad/transport.h"
+#include "sm/base/fabric.h"
 
 struct sm;
 

@@ -1,9 +1,9 @@
-#include "subnet.h"
+#include "sm/subnet.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "state.h"
+#include "sm/model/state.h"
 
 int subnet_init(struct subnet *s, const char *state_dir, char *err,
 		size_t errlen)

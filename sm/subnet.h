@@ -16,10 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../routing/engine.h"
-#include "fabric.h"
-#include "program.h"
-#include "sweep.h"
+#include "routing/engine.h"
+#include "sm/base/fabric.h"
+#include "sm/write/program.h"
+#include "sm/discover/sweep.h"
 
 struct subnet {
 	struct discovery *model;	/* NULL before the first configuration */

@@ -3,8 +3,8 @@
  * doing, the model to decide on, and the heavy sweep a confirmed change
  * asks for.
  */
-#include "daemon.h"
-#include "events.h"
+#include "sm/daemon.h"
+#include "sm/sa/notices.h"
 
 static enum trapin_sweep sweep_state(void *arg)
 {

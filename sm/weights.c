@@ -6,7 +6,7 @@
  * owns its memory, so a heavy sweep that replaces the model meanwhile
  * changes nothing.  Two readings a period apart are matched by port GUID.
  */
-#include "weights.h"
+#include "sm/weights.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mad/pma.h"
-#include "daemon.h"
-#include "log.h"
-#include "wfile.h"
+#include "mad/pma.h"
+#include "sm/daemon.h"
+#include "sm/base/log.h"
+#include "sm/base/wfile.h"
 
 #define WEIGHTS_HEADER "# ibsmd learned weights, format 1 (ends with \"# end: N ports\"); written by ibsmd, read at start-up\n"
 #define WEIGHTS_END "# end: %u ports\n"

@@ -12,7 +12,7 @@
  * volumes spread less than WEIGHTS_MIN_SPREAD changes nothing.  A port that did
  * not answer either reading, or whose counter went back (a reset or a
  * wrap), is not measured and keeps the weight it had.  The result goes
- * into sm->learned (sorted by port GUID, sm/partition.h), and when it
+ * into sm->learned (sorted by port GUID, sm/model/part_resolve.h), and when it
  * changed, a notice is logged and the routes are recomputed (as ibsmctl
  * reroute does) so that pftree balances by the new weights.
  */

@@ -19,7 +19,7 @@
 # with no SM behind it (build/madflood: NodeInfo Gets to the leaf switch, 64 in
 # flight); floor_ms is ibsmd's MAD count sent at that rate.
 #
-# Under umad2sim ibsmd keeps its MAD path on one CPU (mad.one_cpu, sm/cpu.h).
+# Under umad2sim ibsmd keeps its MAD path on one CPU (mad.one_cpu, sm/base/cpu.h).
 # So that the table shows what that placement alone is worth, OpenSM with
 # max_wire_smps 64 also runs under `taskset -c 0` (osm64_1cpu); the ratios
 # that count are against OpenSM as it ships (osm, osm64).

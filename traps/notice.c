@@ -1,11 +1,11 @@
 /*
  * The Notice codec (see notice.h for the layout, 68/69 included).
  */
-#include "notice.h"
+#include "traps/notice.h"
 
 #include <string.h>
 
-#include "../mad/sa.h"
+#include "mad/sa.h"
 
 void notice_encode(const struct notice *n, uint8_t out[NOTICE_SIZE])
 {

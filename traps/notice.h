@@ -61,7 +61,7 @@
 #define NPATH_GIDS		0x02
 #define NPATH_REVERSIBLE	0x04
 #define NPATH_VGUID		0x08	/* a vGUID-to-LID mapping change (Paper VI,
-					 * sm/vmshared.h): DGID the VM's, DLID its new LID */
+					 * sm/vm/vmshared.h): DGID the VM's, DLID its new LID */
 
 struct notice {
 	uint8_t generic;	/* 1: TrapNumber/ProducerType; 0: vendor */

@@ -22,7 +22,7 @@
  * file, fsync, rename) shortly after a change, never once per request:
  * a burst of subscriptions costs one write.
  */
-#include "notify.h"
+#include "traps/notify.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,9 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../mad/sa.h"
-#include "../sm/log.h"
-#include "../sm/wfile.h"
+#include "mad/sa.h"
+#include "sm/base/log.h"
+#include "sm/base/wfile.h"
 
 #define NOTIFY_MAX_RESP_MS	10000	/* ceiling on a RespTimeValue */
 #define NOTIFY_MAX_SUBS		65536	/* subscriptions in all */

@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../mad/transport.h"
-#include "notice.h"
+#include "mad/transport.h"
+#include "traps/notice.h"
 
 struct notifier;
 

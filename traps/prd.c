@@ -8,14 +8,14 @@
  * LID of a CA or router port present in both; a source a CA or router
  * end port present in both.
  */
-#include "prd.h"
+#include "traps/prd.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../routing/graph.h"
-#include "../routing/path.h"
+#include "routing/graph.h"
+#include "routing/path.h"
 
 struct prd {
 	int have;

@@ -37,8 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../routing/engine.h"
-#include "../sm/fabric.h"
+#include "routing/engine.h"
+#include "sm/base/fabric.h"
 
 /* What the SA's records depend on besides the paths. */
 struct prd_params {

@@ -1,12 +1,12 @@
 /*
  * Repath / unpath signalling rounds (see repath.h for the modes).
  */
-#include "repath.h"
+#include "traps/repath.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../routing/path.h"
+#include "routing/path.h"
 
 const char *const repath_mode_names[] = {
 	[REPATH_HYBRID] = "hybrid",

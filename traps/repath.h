@@ -25,10 +25,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../routing/engine.h"
-#include "../sm/fabric.h"
-#include "notice.h"
-#include "prd.h"
+#include "routing/engine.h"
+#include "sm/base/fabric.h"
+#include "traps/notice.h"
+#include "traps/prd.h"
 
 enum repath_mode {	/* in the order of the policy's names */
 	REPATH_HYBRID,

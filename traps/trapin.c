@@ -1,16 +1,16 @@
 /*
  * Traps in (see trapin.h): the decision, the checks, the counters.
  */
-#include "trapin.h"
+#include "traps/trapin.h"
 
 #include <infiniband/mad.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../mad/dispatch.h"
-#include "../mad/smp.h"
-#include "../sm/log.h"
+#include "mad/dispatch.h"
+#include "mad/smp.h"
+#include "sm/base/log.h"
 
 /* ---- the decision ---- */
 
@@ -134,7 +134,7 @@ static void count_number(struct trapin_stats *s, const struct trapin_trap *t)
 }
 
 /*
- * The log line of a trap: one limiter for every trap (sm/log.h), a storm
+ * The log line of a trap: one limiter for every trap (sm/base/log.h), a storm
  * of any mix gives a few lines and then one count.
  */
 static struct log_rl trap_rl = { .burst = TRAPIN_LOG_BURST,

@@ -3,7 +3,7 @@
  *
  * Every trap is answered with a TrapRepress (same TID, back to the
  * sender), counted by its number, and logged at most TRAPIN_LOG_BURST
- * lines per TRAPIN_LOG_WINDOW_MS (sm/log.h's limiter: the rest is
+ * lines per TRAPIN_LOG_WINDOW_MS (sm/base/log.h's limiter: the rest is
  * counted as suppressed and summed up in one "N similar messages
  * suppressed" line).  Then trapin_decide(), a pure function of the
  * model, the trap and where it came from, says what it is worth:
@@ -43,9 +43,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../mad/transport.h"
-#include "../mad/txn.h"
-#include "../sm/fabric.h"
+#include "mad/transport.h"
+#include "mad/txn.h"
+#include "sm/base/fabric.h"
 
 #define TRAPIN_LOG_BURST	5	/* log lines about traps per window */
 #define TRAPIN_LOG_WINDOW_MS	5000

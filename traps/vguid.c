@@ -3,7 +3,7 @@
  * live between a VM's delete and its set, a migration's few seconds, so
  * the table holds the VMs in flight, not the VM population.
  */
-#include "vguid.h"
+#include "traps/vguid.h"
 
 #include <stdlib.h>
 #include <string.h>

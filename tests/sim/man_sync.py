@@ -9,7 +9,7 @@ on stdout (exit 1 if any):
     is in its page's SYNOPSIS (the long form, or the short letter);
   - every ibsmctl command of its --help has an `.It Cm` entry in ibsmctl.8;
   - every page of man/ has an EXAMPLES section;
-  - every key of the policy parser's tables (sm/config.c) has an
+  - every key of the policy parser's tables (sm/model/config.c) has an
     `.It Ic KEY Pq TYPE; DEFAULT` entry in ibsmd.yaml.5 (keys refused as
     not implemented yet: an entry, no default needed).
 """
@@ -96,7 +96,7 @@ def main(root):
     yaml5 = open(os.path.join(man, "ibsmd.yaml.5")).read()
     keys = config_keys(open(os.path.join(root, "sm", "config.c")).read())
     if len(keys) < 10:
-        errs.append("sm/config.c: only %d keys found: the table format changed?" % len(keys))
+        errs.append("sm/model/config.c: only %d keys found: the table format changed?" % len(keys))
     for key, kind in keys:
         m = re.search(r"^\.It Ic %s Pq (.*)$" % re.escape(key), yaml5, re.M)
         if not m:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vlane-isolation on ibsim (issue 16, routing/pvl.c): a 2-level tree of 16
+# vlane-isolation on ibsim (issue 16, routing/qos/pvl.c): a 2-level tree of 16
 # hosts (2 spines), ibsmd on H-15 routing with ftree (which ignores the
 # partitions, so they share links) and three tenants dealt round-robin:
 #   blue 0x0001 vlane-isolation: H-0 H-4 H-8 H-12

@@ -2,7 +2,7 @@
 # Partition isolation offline (no ibsim; about a second): on the 32- and
 # 128-node XGFTs of the seed-001 paper's Table 3, `ibsmd --offline
 # --verify` prints the links shared between tenant partitions
-# (routing/pverify.c).  With three tenants dealt round-robin (host h in
+# (routing/verify/pverify.c).  With three tenants dealt round-robin (host h in
 # t<h mod 3>) pftree shares fewer links than ftree; a phy-isolation
 # victim of 25% of the hosts spread evenly over the leaves (the paper's
 # setting) shares none under pftree.  On a 2-spine tree two phy
@@ -88,7 +88,7 @@ grep -q '^verify: OK: 0 errors, 2 warnings' "$SIM_TMP/out" ||
 	fail "best-effort: the verify line: $(grep '^verify: [OF]' "$SIM_TMP/out")"
 note "best-effort: exits 0, warns, the verifier reports blue and red violated"
 
-# vlane-isolation (routing/pvl.c): under ftree blue and red share every
+# vlane-isolation (routing/qos/pvl.c): under ftree blue and red share every
 # link with rest; each gets a VL of its own (1, 2 in policy order) and
 # that SL, and shares no link on it.  With one data VL strict refuses.
 for vls in 4 1; do

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The SA (sm/sa.c) under ibsim, judged with infiniband-diags and compared
+# The SA (sm/sa/sa_server.c) under ibsim, judged with infiniband-diags and compared
 # with OpenSM's answers on a fresh ibsim of the same fabric: a two-level
 # tree whose leaf L0-S1 has 1x uplinks under 4x host links, so that a
 # PathRecord's rate across the tree must come from the routed path.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_saperf.sh: the SA load tool (build/saperf, traps/saclient.c on a umad
+# t_saperf.sh: the SA load tool (build/saperf, traps/host/saclient.c on a umad
 # port) against OpenSM's SA on ibsim: single-record PathRecord Gets with
 # several in flight, by count and by time, every one answered with the
 # record asked for.  Prints OpenSM's rate (the bench's reference).

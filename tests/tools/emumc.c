@@ -1,8 +1,8 @@
 /*
  * emumc: a multicast join storm on an emulated fabric (issue 17).  Builds
- * the emulator (mad/emu.h) from a topology file, brings ibsmd's code up
+ * the emulator (mad/emu/emu.h) from a topology file, brings ibsmd's code up
  * on it in-process (the SM on the first CA, its IPoIB broadcast group
- * made at start), attaches an SA client (traps/saclient.c) to every other
+ * made at start), attaches an SA client (traps/host/saclient.c) to every other
  * host's port, then every host sends at once, from its own port, the
  * MCMemberRecord Sets (FullMember) of the broadcast group and of G more
  * groups (MGIDs ff12:601b:ffff::N, created by whichever join comes
@@ -11,7 +11,7 @@
  * first Set: the last join answered, and the MFTs complete (no MFT run
  * due or going, no sweep); then every storm group's tree is
  * read back from the emulated switches (emu_mft_entry) and judged by
- * routing/verify_mcast.h against the fabric file, not the SM's view.
+ * routing/verify/verify_mcast.h against the fabric file, not the SM's view.
  *
  *     emumc [-R ENGINES] [-g GROUPS] [-w WINDOW] [-k INFLIGHT]
  *           [-P PREGROUPS] [-A] TOPO
@@ -29,14 +29,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mad/emu.h"
-#include "routing/mcast.h"
-#include "routing/verify_mcast.h"
+#include "mad/emu/emu.h"
+#include "routing/mctree.h"
+#include "routing/verify/verify_mcast.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/mcast_sm.h"
-#include "sm/sa.h"
-#include "sm/topo.h"
+#include "sm/base/log.h"
+#include "sm/mcast/mcast_sm.h"
+#include "sm/sa/sa_server.h"
+#include "sm/base/topo.h"
 #include "emusm.h"
 
 /* MCMemberRecord (IBA 15.2.5.17): offsets and ComponentMask bits used */

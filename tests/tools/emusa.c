@@ -1,8 +1,8 @@
 /*
  * emusa: the SA of ibsmd on an emulated fabric, timed from a host.  Builds
- * the emulator (mad/emu.h) from a topology file, brings ibsmd's code up
+ * the emulator (mad/emu/emu.h) from a topology file, brings ibsmd's code up
  * on it in-process (the SM on the first CA), attaches an SA client
- * (traps/saclient.c) to another host and times a GetTable of every
+ * (traps/host/saclient.c) to another host and times a GetTable of every
  * PathRecord from that host's LID until the whole RMPP answer is in, then
  * optionally single-record PathRecord Gets with K in flight for T seconds
  * (tests/tools/saload.h, the loop saperf runs under ibsim).  Prints one
@@ -22,12 +22,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/rmpp.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/sa.h"
-#include "sm/topo.h"
+#include "sm/base/log.h"
+#include "sm/sa/sa_server.h"
+#include "sm/base/topo.h"
 #include "emusm.h"
 
 #define MAX_ROUNDS 15

@@ -21,10 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/topo.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
 #include "saload.h"
 
 struct emusm {

@@ -26,13 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "reconfig/migrate.h"
 #include "routing/engine.h"
 #include "sm/daemon.h"
-#include "sm/lids.h"
-#include "sm/log.h"
-#include "sm/topo.h"
+#include "sm/model/lids.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
 #include "emusm.h"
 
 static double now_ms(void)

@@ -23,8 +23,8 @@
 
 #include "reconfig/repair.h"
 #include "routing/engine.h"
-#include "sm/lids.h"
-#include "sm/topo.h"
+#include "sm/model/lids.h"
+#include "sm/base/topo.h"
 #include "traps/prd.h"
 #include "traps/repath.h"
 

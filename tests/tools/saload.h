@@ -15,7 +15,7 @@
 
 #include "mad/sa.h"
 #include "mad/umad.h"
-#include "traps/saclient.h"
+#include "traps/host/saclient.h"
 
 #define SALOAD_PR_DLID	(1ULL << 4)	/* PathRecord ComponentMask */
 #define SALOAD_PR_SLID	(1ULL << 5)

@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include "mad/dispatch.h"
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "sm/daemon.h"
-#include "sm/fabric.h"
-#include "sm/log.h"
-#include "sm/topo.h"
+#include "sm/base/fabric.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
 #include "traps/notice.h"
-#include "traps/saclient.h"
+#include "traps/host/saclient.h"
 
 /* 2 spines, 4 leaves, 3 hosts a leaf (H0..H11, CA GUID 0x1000 + 4h) */
 static inline char *emu_tree_text(void)
@@ -266,7 +266,7 @@ static inline void emu_hosts_detach(struct emu_host *hosts, int count)
 	}
 }
 
-/* An SA client on a host (traps/saclient.h): queries go to its SM LID. */
+/* An SA client on a host (traps/host/saclient.h): queries go to its SM LID. */
 struct emu_sahost {
 	struct mad_transport t;
 	struct saclient *c;

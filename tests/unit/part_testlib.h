@@ -3,14 +3,14 @@
  * leaves L0, L1 (ports 1-2 hosts, 3 to S0, 4 to S1), spines S0, S1 (port
  * 1 to L0, 2 to L1), hosts H0, H1 on L0 and H2, H3 on L1; LFTs set by
  * hand; partitions from a config filled in C (the policy's YAML is
- * sm/config.c's), resolved by part_resolve().
+ * sm/model/config.c's), resolved by part_resolve().
  */
 #ifndef PART_TESTLIB_H
 #define PART_TESTLIB_H
 
 #include "routing_testlib.h"
-#include "sm/config.h"
-#include "sm/partition.h"
+#include "sm/model/config.h"
+#include "sm/model/part_resolve.h"
 
 static inline void pt_fabric(struct fabric *f)
 {

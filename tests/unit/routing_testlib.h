@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include "routing/engine.h"
-#include "sm/fabric.h"
-#include "sm/lids.h"
-#include "sm/topo.h"
+#include "sm/base/fabric.h"
+#include "sm/model/lids.h"
+#include "sm/base/topo.h"
 
 /* --- fabrics as net text --- */
 
@@ -456,7 +456,7 @@ static inline int tb_hypervisor(struct tb *b, int leaf, int lport,
 	return v;
 }
 
-/* Marks the switches named "V-..." as vSwitches, as sm/vswitch.c would. */
+/* Marks the switches named "V-..." as vSwitches, as sm/model/vswitch.c would. */
 static inline unsigned tb_mark_vswitches(struct fabric *f)
 {
 	unsigned n = 0;

@@ -9,7 +9,7 @@
  *                   in it), H1 (the SM) full; the policy's sl 7
  *   H6: in no tenant (a limited member of the default only)
  * Links 4x QDR (rate 7), MTUCap 4096 (5).  The SM has the group
- * database (sm/mcast.h) and a notifier; requests go in through the
+ * database (sm/model/mcgroups.h) and a notifier; requests go in through the
  * receive path from a chosen requester's LID.
  */
 #ifndef SA_PARTTESTLIB_H
@@ -17,7 +17,7 @@
 
 #include "routing_testlib.h"
 #include "sa_testlib.h"
-#include "sm/mcast_sm.h"
+#include "sm/mcast/mcast_sm.h"
 #include "traps/notify.h"
 
 struct env {

@@ -13,7 +13,7 @@
 #include "mad/dispatch.h"
 #include "mad/sa.h"
 #include "sm/daemon.h"
-#include "sm/sa.h"
+#include "sm/sa/sa_server.h"
 
 #define MAX_OUT 64
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the YAML policy parser (sm/config.c).  Each policy is
+ * Unit tests for the YAML policy parser (sm/model/config.c).  Each policy is
  * written to a temporary file from a string, so no data directory is
  * needed; the shipped example etc/ibsmd.yaml is read from the repository
  * root, where `make unit` runs the tests.
@@ -17,10 +17,10 @@
 #include <check.h>
 #include <grp.h>
 
-#include "sm/config.h"
-#include "sm/partition.h"
+#include "sm/model/config.h"
+#include "sm/model/part_resolve.h"
 #include "traps/repath.h"
-#include "sm/log.h"
+#include "sm/base/log.h"
 
 struct loaded {
 	struct config c;

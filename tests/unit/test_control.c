@@ -2,9 +2,9 @@
  * The control socket: a server on a temporary path, driven from the same
  * process through non-blocking client sockets while the loop is pumped.
  */
-#include "sm/control.h"
-#include "sm/ctlclient.h"
-#include "sm/ctlrender.h"
+#include "sm/ctl/control.h"
+#include "sm/ibsmctl/ctlclient.h"
+#include "sm/ibsmctl/ctlrender.h"
 #include "sm/daemon.h"
 
 #include <sys/socket.h>
@@ -1241,7 +1241,7 @@ START_TEST(text_rendering)
 END_TEST
 
 /*
- * The daemon's command table (sm/ctlcmds.c): every command INTERFACE.md
+ * The daemon's command table (sm/ctl/ctlcmds.c): every command INTERFACE.md
  * documents is implemented (one that is not would be refused as not
  * implemented yet); an unknown one stays unknown, the message naming
  * those carried out.

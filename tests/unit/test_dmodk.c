@@ -1,5 +1,5 @@
 /*
- * The dmodk routing engine (routing/dmodk.c) on small fat trees built from
+ * The dmodk routing engine (routing/engines/dmodk.c) on small fat trees built from
  * net-file text: each entry towards a CA is the one the D-mod-K formula
  * gives (destination index computed here from leaf GUIDs and port ranks,
  * up links from parent GUIDs, whatever the port numbers), the hand-checked

@@ -1,5 +1,5 @@
 /*
- * The DOT renderer (sm/dot.c): ranks, hosts folded per leaf, links
+ * The DOT renderer (sm/render/dot.c): ranks, hosts folded per leaf, links
  * coloured by routes per link (figures worked out by hand on a one-spine
  * tree, where every route is forced), failed links dashed red.
  */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "routing_testlib.h"
-#include "sm/dot.h"
+#include "sm/render/dot.h"
 
 /*
  * One spine S0 over three leaves: L0 with 10 hosts, L1 with 2, L2 with 1

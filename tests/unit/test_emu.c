@@ -1,5 +1,5 @@
 /*
- * The fabric emulator (mad/emu.c) driven directly with hand-built MADs.
+ * The fabric emulator (mad/emu/emu.c) driven directly with hand-built MADs.
  * The MADs are encoded and decoded here, from the spec's byte offsets,
  * with neither the SM's codec (mad/smp.c) nor the emulator's.
  *
@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "mad/emu.h"
-#include "sm/fabric.h"
-#include "sm/topo.h"
+#include "mad/emu/emu.h"
+#include "sm/base/fabric.h"
+#include "sm/base/topo.h"
 
 static const char NET[] =
 	"switchguid=0x2c90000000001\n"

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "routing/engine.h"
-#include "routing/verify.h"
-#include "sm/config.h"
+#include "routing/verify/verify.h"
+#include "sm/model/config.h"
 #include "routing_testlib.h"
 
 START_TEST(t_table_complete)

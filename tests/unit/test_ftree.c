@@ -1,5 +1,5 @@
 /*
- * The ftree routing engine (routing/ftree.c) on small fat trees built from
+ * The ftree routing engine (routing/engines/ftree.c) on small fat trees built from
  * net-file text: every CA reaches every LID over a shortest up*-then-down*
  * route, every switch has an entry for every LID, the all-to-all load is
  * even, runs repeat and do not depend on the order of the records, a
@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "routing/engine.h"
-#include "sm/fabric.h"
-#include "sm/lids.h"
-#include "sm/topo.h"
+#include "sm/base/fabric.h"
+#include "sm/model/lids.h"
+#include "sm/base/topo.h"
 
 /* A direct reference, so that a static link pulls the engine in. */
 extern const struct routing_engine ftree_engine;

@@ -1,5 +1,5 @@
 /*
- * HOL exposure (routing/hol.c) on a one-spine tree of three leaves with
+ * HOL exposure (routing/verify/hol.c) on a one-spine tree of three leaves with
  * two hosts each, where every route between leaves shares its leaf's up
  * link: without SL-to-VL tables each victim leaving a hot source's leaf
  * shares it with the hot flow; vFtree puts the leaf pairs on different
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "routing/engine.h"
-#include "routing/hol.h"
-#include "routing/vftree.h"
+#include "routing/verify/hol.h"
+#include "routing/qos/vftree.h"
 
 #include "routing_testlib.h"
 

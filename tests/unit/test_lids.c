@@ -1,5 +1,5 @@
 /*
- * LID assignment (sm/lids.c) on fabrics built from ibsim net-file text.
+ * LID assignment (sm/model/lids.c) on fabrics built from ibsim net-file text.
  */
 #include <check.h>
 #include <stdint.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/fabric.h"
-#include "sm/lids.h"
-#include "sm/topo.h"
+#include "sm/base/fabric.h"
+#include "sm/model/lids.h"
+#include "sm/base/topo.h"
 
 /*
  * End ports, in port-GUID order:

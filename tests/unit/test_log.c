@@ -1,6 +1,6 @@
 /*
- * sm/log.c (dates, journald priorities, rate limiting), sm/nodemap.c (the
- * node_name_map format) and sm/fabevents.c (a heavy sweep's changes in
+ * sm/base/log.c (dates, journald priorities, rate limiting), sm/base/nodemap.c (the
+ * node_name_map format) and sm/discover/changes.c (a heavy sweep's changes in
  * words).  stderr goes to a temporary file that each test reads back.
  */
 #include <check.h>
@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sm/fabevents.h"
-#include "sm/log.h"
-#include "sm/nodemap.h"
-#include "sm/topo.h"
+#include "sm/discover/changes.h"
+#include "sm/base/log.h"
+#include "sm/base/nodemap.h"
+#include "sm/base/topo.h"
 
 static char err_path[64];
 static int saved_fd = -1;

@@ -1,8 +1,8 @@
 /*
  * Multicast trees written by the SM on the in-process emulator (issue
- * 17): groups made and joined through sm/mcast.h as the SA does, the
+ * 17): groups made and joined through sm/model/mcgroups.h as the SA does, the
  * MFTs read back from the emulated switches (emu_mft_entry) and judged
- * by the multicast verifier (routing/verify_mcast.h) against the fabric
+ * by the multicast verifier (routing/verify/verify_mcast.h) against the fabric
  * the test parsed, never against the SM's trees.  The tree of
  * emu_testlib.h: leaves L0..L3 (GUIDs 0x100..0x103; ports 1-3 hosts, 7 to
  * S0, 8 to S1), spines S0, S1 (0x200, 0x201; port l + 1 to leaf l).
@@ -14,15 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/sa.h"
-#include "routing/mcast.h"
-#include "routing/verify_mcast.h"
+#include "routing/mctree.h"
+#include "routing/verify/verify_mcast.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/mcast_ipoib.h"
-#include "sm/mcast_sm.h"
-#include "sm/program.h"
+#include "sm/base/log.h"
+#include "sm/mcast/ipoib.h"
+#include "sm/mcast/mcast_sm.h"
+#include "sm/write/program.h"
 
 #include "emu_testlib.h"
 

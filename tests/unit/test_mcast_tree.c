@@ -1,16 +1,16 @@
 /*
- * Multicast trees (routing/mcast.c) and the multicast verifier
- * (routing/verify_mcast.c) on a two-level and a three-level fat tree.
+ * Multicast trees (routing/mctree.c) and the multicast verifier
+ * (routing/verify/verify_mcast.c) on a two-level and a three-level fat tree.
  */
 #include <check.h>
 #include <infiniband/mad.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "routing/mcast.h"
-#include "routing/verify_mcast.h"
-#include "sm/devcache.h"
-#include "sm/plan_mcast.h"
+#include "routing/mctree.h"
+#include "routing/verify/verify_mcast.h"
+#include "sm/write/devcache.h"
+#include "sm/write/plan_mcast.h"
 #include "routing_testlib.h"
 
 struct mt {

@@ -1,13 +1,13 @@
 /*
- * The SA's MCMemberRecord family (sm/sa_mcmember.c) and the IPoIB
- * broadcast groups (sm/mcast_ipoib.c), on the partition fabric of
+ * The SA's MCMemberRecord family (sm/sa/sa_mcmember.c) and the IPoIB
+ * broadcast groups (sm/mcast/ipoib.c), on the partition fabric of
  * sa_parttestlib.h: joins, leaves, creates (MGID 0 too), proxy joins,
  * Get/GetTable, and a table of malformed requests each with its status,
  * the group database unchanged after each (run under ASan too).
  */
 #include "sa_parttestlib.h"
-#include "sm/log.h"
-#include "sm/mcast_ipoib.h"
+#include "sm/base/log.h"
+#include "sm/mcast/ipoib.h"
 
 #define MCM	52
 #define M(b)	((uint64_t)1 << (b))

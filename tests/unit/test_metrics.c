@@ -1,5 +1,5 @@
 /*
- * Unit tests for the metrics renderer (sm/metrics.c): the exposition
+ * Unit tests for the metrics renderer (sm/ctl/metrics.c): the exposition
  * format's escaping of HELP texts and label values, the shape of the
  * whole text (every sample of a family declared with HELP and TYPE, the
  * ibsmd_ prefix, counters ending in _total), the figures it reads from
@@ -13,9 +13,9 @@
 #include <check.h>
 #include <event2/event.h>
 
-#include "sm/config.h"
+#include "sm/model/config.h"
 #include "sm/daemon.h"
-#include "sm/metrics.h"
+#include "sm/ctl/metrics.h"
 
 START_TEST(escape_label_and_help)
 {
@@ -246,11 +246,11 @@ START_TEST(listen_addresses)
 	char host[64], err[256];
 	uint16_t port;
 
-	ck_assert_int_eq(metrics_parse_listen("127.0.0.1:9464", host, sizeof(host), &port,
+	ck_assert_int_eq(config_parse_listen("127.0.0.1:9464", host, sizeof(host), &port,
 					      err, sizeof(err)), 0);
 	ck_assert_str_eq(host, "127.0.0.1");
 	ck_assert_uint_eq(port, 9464);
-	ck_assert_int_eq(metrics_parse_listen("[::1]:65535", host, sizeof(host), &port,
+	ck_assert_int_eq(config_parse_listen("[::1]:65535", host, sizeof(host), &port,
 					      err, sizeof(err)), 0);
 	ck_assert_str_eq(host, "::1");
 	ck_assert_uint_eq(port, 65535);
@@ -258,9 +258,9 @@ START_TEST(listen_addresses)
 		"127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:94x", "::1:9464",
 		"[::1]9464", "[::1", "host:-1", "host: 80" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(metrics_parse_listen(bad[i], host, sizeof(host), &port,
+		ck_assert_msg(config_parse_listen(bad[i], host, sizeof(host), &port,
 						   err, sizeof(err)) == -1, "%s taken", bad[i]);
-	ck_assert_int_eq(metrics_parse_listen("a-very-long-host-name:1", host, 8, &port,
+	ck_assert_int_eq(config_parse_listen("a-very-long-host-name:1", host, 8, &port,
 					      err, sizeof(err)), -1);
 }
 END_TEST

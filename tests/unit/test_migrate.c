@@ -28,11 +28,11 @@
 #include <string.h>
 
 #include "reconfig/migrate.h"
-#include "sm/migcount.h"
+#include "sm/write/migcount.h"
 #include "routing/engine.h"
-#include "sm/fabric.h"
-#include "sm/lids.h"
-#include "sm/topo.h"
+#include "sm/base/fabric.h"
+#include "sm/model/lids.h"
+#include "sm/base/topo.h"
 #include "vswitch_testlib.h"
 
 extern const struct routing_engine ftree_engine;

@@ -1,5 +1,5 @@
 /*
- * The minhop routing engine (routing/minhop.c) on small fabrics built from
+ * The minhop routing engine (routing/engines/minhop.c) on small fabrics built from
  * net-file text: every route is a shortest one and loop-free, the local
  * entries are right, load is spread over equal paths, runs repeat.
  */
@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "routing/engine.h"
-#include "sm/fabric.h"
-#include "sm/lids.h"
-#include "sm/topo.h"
+#include "sm/base/fabric.h"
+#include "sm/model/lids.h"
+#include "sm/base/topo.h"
 
 struct tnode {
 	const char *name;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "mad/sa.h"
-#include "sm/log.h"
+#include "sm/base/log.h"
 #include "traps/notice.h"
 #include "traps/notify.h"
 

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/sa.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/mcast_sm.h"
-#include "sm/topo.h"
+#include "sm/base/log.h"
+#include "sm/mcast/mcast_sm.h"
+#include "sm/base/topo.h"
 #include "traps/notice.h"
 #include "traps/notify.h"
 

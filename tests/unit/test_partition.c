@@ -1,5 +1,5 @@
 /*
- * Unit tests for sm/partition.c: the policy's partitions resolved against
+ * Unit tests for sm/model/part_resolve.c: the policy's partitions resolved against
  * a small hand-built fabric.  One leaf switch S0 (port 7 to a second
  * switch S1) with five CAs: H-0 (two ports), H-1, H-2, H-3 and SM-0, whose
  * port says IsSM.  The policy is filled in struct config directly (the
@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sm/config.h"
-#include "sm/fabric.h"
-#include "sm/log.h"
-#include "sm/partition.h"
+#include "sm/model/config.h"
+#include "sm/base/fabric.h"
+#include "sm/base/log.h"
+#include "sm/model/part_resolve.h"
 
 #define G_H0	0x1000ULL	/* node GUIDs; port n's GUID is + n */
 #define G_H1	0x1100ULL

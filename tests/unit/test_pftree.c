@@ -1,5 +1,5 @@
 /*
- * pftree (routing/pftree.c): the worked examples of seed 001 (notes
+ * pftree (routing/engines/pftree.c): the worked examples of seed 001 (notes
  * §1.11) on their fabrics, with the partitions resolved by part_resolve()
  * from a filled struct config: Fig. 4 (two partitions, two disjoint
  * halves), Fig. 12 (pFTree-Wt: the heavy node alone on its link), Figs 5
@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "routing/engine.h"
-#include "sm/config.h"
-#include "sm/partition.h"
+#include "sm/model/config.h"
+#include "sm/model/part_resolve.h"
 #include "routing_testlib.h"
 
 extern const struct routing_engine pftree_engine, ftree_engine;

@@ -1,5 +1,5 @@
 /*
- * P_Key tables from the partitions (sm/plan_sweep.c), read back from the
+ * P_Key tables from the partitions (sm/write/plan_sweep.c), read back from the
  * emulated devices: hosts limited in the default partition with their
  * tenants' entries, the SM's port and the switches full, an enforcing
  * leaf port holding its host's table with PartitionEnforcement set; a
@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/smp.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/metrics.h"
-#include "sm/partition_ctl.h"
+#include "sm/base/log.h"
+#include "sm/ctl/metrics.h"
+#include "sm/ctl/partition_ctl.h"
 
 #include "emu_testlib.h"
 

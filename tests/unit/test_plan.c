@@ -1,5 +1,5 @@
 /*
- * Write plans (sm/plan.c) run by the executor (sm/program.c) on the
+ * Write plans (sm/write/plan.c) run by the executor (sm/write/program.c) on the
  * emulator: waves in order, the device cache diff, failures.
  *
  * Fabric: four switches in a line, S0 - S1 - S2 - S3, two hosts on each;
@@ -16,12 +16,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/smp.h"
-#include "sm/devcache.h"
-#include "sm/log.h"
-#include "sm/program.h"
-#include "sm/topo.h"
+#include "sm/write/devcache.h"
+#include "sm/base/log.h"
+#include "sm/write/program.h"
+#include "sm/base/topo.h"
 
 #define NSW 4
 #define SW_GUID(i) (0x5000ULL + (uint64_t)(i))
@@ -523,7 +523,7 @@ static void put(struct devcache *c, const struct fabric *f, uint32_t node,
 
 /*
  * The device cache and a switch's SL2VL Set for many pairs (modifier
- * bits 17/16, sm/plan.h): every pair it wrote is recorded, port 0, in ==
+ * bits 17/16, sm/write/plan.h): every pair it wrote is recorded, port 0, in ==
  * out and unlinked ports included, over the records there were (a pair
  * written alone before, the P_Key and VLArb records of the same switch
  * kept); it is held only when every pair it names holds the payload.

@@ -1,5 +1,5 @@
 /*
- * The partition isolation verifier (routing/pverify.c) on a hand-built
+ * The partition isolation verifier (routing/verify/pverify.c) on a hand-built
  * two-level fat tree with hand-set LFTs (part_testlib.h): the links it
  * counts shared, limited-to-limited flows ignored, the phy and vlane
  * verdicts, strict making them errors, the routes per link.
@@ -7,7 +7,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "routing/pverify.h"
+#include "routing/verify/pverify.h"
 #include "part_testlib.h"
 
 static const char *const A_MEM[] = { "H0", "H2", NULL };

@@ -1,5 +1,5 @@
 /*
- * The partition VL assignment (routing/pvl.c, seed 001 Algorithm 5 as
+ * The partition VL assignment (routing/qos/pvl.c, seed 001 Algorithm 5 as
  * corrected): VLs only for vlane-isolation partitions that share a link
  * with one still on VL 0, in policy order; strict fails naming the
  * partition when the data VLs run out, best-effort wraps to VL 1; then
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "routing/pverify.h"
-#include "routing/pvl.h"
+#include "routing/verify/pverify.h"
+#include "routing/qos/pvl.h"
 #include "part_testlib.h"
 
 #define NP 5	/* default + A B C D */

@@ -1,7 +1,7 @@
 /*
  * qos.mode (issue 14) on the in-process emulator: what the SM writes of
  * SL-to-VL and VL arbitration tables, read back from the emulated devices
- * (the emulator's own decoders, mad/emu.c), never from the SM's memory.
+ * (the emulator's own decoders, mad/emu/emu.c), never from the SM's memory.
  * The tree of emu_testlib.h: 4 leaves (L0..L3, GUIDs 0x100..0x103) of 3
  * hosts, 2 spines, every port VLCap 4 (VL0-7).  voqsw is judged against
  * voqsw_apply() over the LIDs and LFTs read back from the devices.
@@ -12,14 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mad/emu.h"
-#include "routing/vftree.h"
-#include "routing/voqsw.h"
+#include "mad/emu/emu.h"
+#include "routing/qos/vftree.h"
+#include "routing/qos/voqsw.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/plan_sweep.h"
-#include "sm/program.h"
-#include "sm/topo.h"
+#include "sm/base/log.h"
+#include "sm/write/plan_sweep.h"
+#include "sm/write/program.h"
+#include "sm/base/topo.h"
 
 #include "emu_testlib.h"
 

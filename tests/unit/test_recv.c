@@ -17,7 +17,7 @@
 #include "mad/smp.h"
 #include "mad/txn.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
+#include "sm/base/log.h"
 #include "sm/recv.h"
 #include "tests/unit/fakes.h"
 

@@ -1,7 +1,7 @@
 /*
  * Repath signalling end to end on the emulator: the SM (the daemon's
  * code) configures the tree of emu_testlib.h, whose spine S1 has only 1x
- * links; two plain hosts with the SA client (traps/saclient.h), H1
+ * links; two plain hosts with the SA client (traps/host/saclient.h), H1
  * behind leaf L0 and H7 behind L2 (the SM is on H0), subscribe with an SA
  * InformInfo Set.  The link L0-S0 fails (trap 128, heavy
  * sweep, repair): the pairs that went over S0 now cross S1 and their
@@ -19,15 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/sa.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/topo.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
 #include "traps/notice.h"
 #include "traps/notify.h"
 #include "traps/repath.h"
-#include "traps/saclient.h"
+#include "traps/host/saclient.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"

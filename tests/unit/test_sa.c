@@ -1,5 +1,5 @@
 /*
- * The SA (sm/sa.c, sa_node.c, sa_path.c) in process: a model built from
+ * The SA (sm/sa/sa_server.c, sa_node.c, sa_path.c) in process: a model built from
  * net text and routed with minhop, published to an SA whose transport
  * records what it sends; requests go in through the receive path
  * (mad_dispatch_input) as they do in the daemon.  Table-driven malformed
@@ -8,7 +8,7 @@
  */
 #include "routing_testlib.h"
 #include "sa_testlib.h"
-#include "sm/log.h"
+#include "sm/base/log.h"
 
 struct env {
 	struct sm *sm;

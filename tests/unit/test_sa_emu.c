@@ -1,6 +1,6 @@
 /*
  * Multi-MAD GetTable answers of the SA (sm/sa*.c, mad/rmpp.c) checked
- * through the emulator's hosts (traps/saclient.c): ibsmd runs as the SM
+ * through the emulator's hosts (traps/host/saclient.c): ibsmd runs as the SM
  * in-process on an emulated fabric, an SA client on a host's CA port asks
  * for whole tables and each answer is checked against the emulated
  * devices (LIDs, port states, SM LID, NeighborMTU and the LFTs as
@@ -16,7 +16,7 @@
  *     (one per end port with a LID, each DLID once, GIDs of its owner,
  *     MTU and rate the least over the links the devices' LFTs take from
  *     the host to the DLID, Reversible when they lead back,
- *     PacketLifeTime from the switches crossed as sm/sa_path.c derives it).
+ *     PacketLifeTime from the switches crossed as sm/sa/sa_path.c derives it).
  *
  * Then the same transfers with one DATA segment lost on its way to the
  * host and with one of the host's ACKs lost (a filter on the host's port,
@@ -31,15 +31,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/rmpp.h"
 #include "mad/sa.h"
 #include "routing/path.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/sa.h"
-#include "sm/topo.h"
-#include "traps/saclient.h"
+#include "sm/base/log.h"
+#include "sm/sa/sa_server.h"
+#include "sm/base/topo.h"
+#include "traps/host/saclient.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"

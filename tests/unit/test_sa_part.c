@@ -1,5 +1,5 @@
 /*
- * The SA within partitions (sm/sa.c, sa_path.c, sa_node.c; issue 16):
+ * The SA within partitions (sm/sa/sa_server.c, sa_path.c, sa_node.c; issue 16):
  * the policy's partitions filled into the config as helper A's parser
  * will, resolved by sa_publish() against the SA's own copy, and requests
  * sent in through the receive path from a chosen requester's LID.
@@ -7,7 +7,7 @@
  * Fabric and policy: sa_parttestlib.h.
  */
 #include "sa_parttestlib.h"
-#include "sm/log.h"
+#include "sm/base/log.h"
 #include "traps/repath.h"
 
 #define PR_MASK_DLID	(1ull << 4)

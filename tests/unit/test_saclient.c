@@ -1,5 +1,5 @@
 /*
- * The host-side SA client (traps/saclient.c) on an emulated host against a
+ * The host-side SA client (traps/host/saclient.c) on an emulated host against a
  * stand-in SA on the SM's port (H0): Get, GetTable as one MAD and as RMPP
  * (with loss), error statuses, timeouts and retries, the in-flight limit,
  * InformInfo, Reports answered with ReportResp once per TID, cancelling.
@@ -12,7 +12,7 @@
 
 #include "mad/rmpp.h"
 #include "mad/sa.h"
-#include "traps/saclient.h"
+#include "traps/host/saclient.h"
 
 #include "emu_testlib.h"
 #include "tests/tools/saload.h"

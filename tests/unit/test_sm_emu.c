@@ -12,13 +12,13 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "mad/emu.h"
-#include "sm/control.h"
+#include "mad/emu/emu.h"
+#include "sm/ctl/control.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/mcast_ipoib.h"
-#include "sm/mcast_sm.h"
-#include "sm/topo.h"
+#include "sm/base/log.h"
+#include "sm/mcast/ipoib.h"
+#include "sm/mcast/mcast_sm.h"
+#include "sm/base/topo.h"
 
 #include "emu_testlib.h"
 
@@ -440,7 +440,7 @@ START_TEST(t_second_sweep_writes_nothing)
 }
 END_TEST
 
-/* ---- ibsmctl verify (sm/ctlroutes.c): the tables the devices hold ---- */
+/* ---- ibsmctl verify (sm/ctl/ctlroutes.c): the tables the devices hold ---- */
 
 /* A switch whose LFT Get answers one entry wrong (verify's reads only). */
 struct bad_entry {

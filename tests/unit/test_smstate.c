@@ -14,12 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/smp.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
+#include "sm/base/log.h"
 #include "sm/smstate.h"
-#include "sm/topo.h"
+#include "sm/base/topo.h"
 
 #include "emu_testlib.h"
 

@@ -1,5 +1,5 @@
 /*
- * Persistent GUID -> LID table (sm/state.c) in a temporary directory.
+ * Persistent GUID -> LID table (sm/model/state.c) in a temporary directory.
  */
 #include <check.h>
 #include <dirent.h>
@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sm/fabric.h"
-#include "sm/state.h"
+#include "sm/base/fabric.h"
+#include "sm/model/state.h"
 
 static char dir[256];
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sm/dump.h"
-#include "sm/topo.h"
+#include "sm/render/dump.h"
+#include "sm/base/topo.h"
 
 /* Two switches, a single-port CA, a dual-port CA on both switches,
  * parallel inter-switch links, a 12x link (w=12 on both ends). */

@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "mad/dispatch.h"
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/smp.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/topo.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
 #include "traps/trapin.h"
 
 #include "emu_testlib.h"

@@ -1,5 +1,5 @@
 /*
- * The updn routing engine (routing/updn.c) on small fabrics built from
+ * The updn routing engine (routing/engines/updn.c) on small fabrics built from
  * net-file text: every switch reaches every LID it is connected to, no
  * loops, no route turns from down to up (against ranks this test computes
  * itself), the channel dependency graph is acyclic where minhop's is not,

@@ -1,5 +1,5 @@
 /*
- * The route verifier (routing/verify.c): clean minhop tables pass, link
+ * The route verifier (routing/verify/verify.c): clean minhop tables pass, link
  * loads on a small tree match a count by hand, and each kind of broken
  * table written by hand is found: a dropped entry, a hole, a loop, a
  * route longer than the shortest, a channel dependency cycle (an error
@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "routing/engine.h"
-#include "routing/verify.h"
-#include "sm/fabric.h"
-#include "sm/lids.h"
-#include "sm/topo.h"
+#include "routing/verify/verify.h"
+#include "sm/base/fabric.h"
+#include "sm/model/lids.h"
+#include "sm/base/topo.h"
 
 #include "routing_testlib.h"
 

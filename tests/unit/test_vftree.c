@@ -1,5 +1,5 @@
 /*
- * vSwitches in the fat-tree engines (routing/ftree.c): ftree routes a
+ * vSwitches in the fat-tree engines (routing/engines/ftree.c): ftree routes a
  * hypervisor (vSwitch, PF, VFs) as one end node of its leaf, exactly as
  * it routes a plain host there, and the LIDs behind the vSwitch follow
  * the PF; vswitch-ftree (seed 000, Algorithm 1) routes each VM on its
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "routing/ftree.h"
-#include "routing/verify.h"
+#include "routing/engines/ftree.h"
+#include "routing/verify/verify.h"
 #include "routing_testlib.h"
 
 /* Direct references, so that a static link pulls the engines in. */

@@ -1,5 +1,5 @@
 /*
- * vFtree QoS (routing/vftree.c, seed 003 §1.3): Algorithm 1's VL matrix
+ * vFtree QoS (routing/qos/vftree.c, seed 003 §1.3): Algorithm 1's VL matrix
  * (the notes' 6-leaf maxvl-4 vector, symmetry, the 36-leaf x 8-VL pair
  * counts), the SL that lft_sl() gives between hosts (leaves in ascending
  * node GUID order, the physical leaf for ports behind a vSwitch), and the
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "reconfig/migrate.h"
-#include "routing/vftree.h"
+#include "routing/qos/vftree.h"
 #include "routing_testlib.h"
 
 /* The notes' matrix: 6 leaves, maxvl 4. */

@@ -1,5 +1,5 @@
 /*
- * The VM registry (sm/vm.c) and vSwitch detection (sm/vswitch.c) on a
+ * The VM registry (sm/model/vm.c) and vSwitch detection (sm/model/vswitch.c) on a
  * small hypervisor fabric built from ibsim net-file text.
  */
 #include <check.h>
@@ -9,12 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sm/config.h"
-#include "sm/fabric.h"
-#include "sm/lids.h"
-#include "sm/topo.h"
-#include "sm/vm.h"
-#include "sm/vswitch.h"
+#include "sm/model/config.h"
+#include "sm/base/fabric.h"
+#include "sm/model/lids.h"
+#include "sm/base/topo.h"
+#include "sm/model/vm.h"
+#include "sm/model/vswitch.h"
 
 /*
  * L1: leaf, port 1 -> V-1 (hypervisor), port 2 -> V-2, port 3 -> L2 (a

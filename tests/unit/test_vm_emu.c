@@ -1,6 +1,6 @@
 /*
- * The VM commands end to end on the emulator (sm/vmops.c over
- * sm/vmexec.c): the SM brings up the hypervisor fabric of
+ * The VM commands end to end on the emulator (sm/vm/vmops.c over
+ * sm/vm/vmexec.c): the SM brings up the hypervisor fabric of
  * vswitch_testlib.h with virtualization.vswitches ["V-*"], then VMs are
  * created, migrated and destroyed as ibsmctl vm does it.  Judged from the
  * emulated devices (LFT walks, port LIDs and states) and the state files,
@@ -21,14 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "reconfig/migrate.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/mcast.h"
-#include "sm/mcast_sm.h"
-#include "sm/topo.h"
-#include "sm/vmops.h"
+#include "sm/base/log.h"
+#include "sm/model/mcgroups.h"
+#include "sm/mcast/mcast_sm.h"
+#include "sm/base/topo.h"
+#include "sm/vm/vmops.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"

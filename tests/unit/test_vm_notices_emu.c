@@ -25,17 +25,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "reconfig/migrate.h"
 #include "routing/path.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/topo.h"
-#include "sm/vmops.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
+#include "sm/vm/vmops.h"
 #include "traps/notice.h"
 #include "traps/notify.h"
 #include "traps/repath.h"
-#include "traps/saclient.h"
+#include "traps/host/saclient.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"

@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "reconfig/migrate.h"
 #include "sm/daemon.h"
-#include "sm/lids.h"
-#include "sm/log.h"
-#include "sm/topo.h"
-#include "sm/vmops.h"
+#include "sm/model/lids.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
+#include "sm/vm/vmops.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"

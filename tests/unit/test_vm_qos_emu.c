@@ -1,5 +1,5 @@
 /*
- * vFtree SLs follow a VM (sm/vmexec.c calls sm_qos_apply() after a VM's
+ * vFtree SLs follow a VM (sm/vm/vmexec.c calls sm_qos_apply() after a VM's
  * writes): under qos.mode vftree a VM migrated to a hypervisor on another
  * leaf is given, in both directions, the SLs of its new leaf -- those of
  * the destination hypervisor's PF, which sits on that leaf -- not those
@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "reconfig/migrate.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/topo.h"
-#include "sm/vm.h"
-#include "sm/vmops.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
+#include "sm/model/vm.h"
+#include "sm/vm/vmops.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"

@@ -4,7 +4,7 @@
  * hypervisors registered (their PFs subscribe to every notice with an SA
  * InformInfo Set) and the plain host H1 subscribed too (a host, not a
  * hypervisor).  4 shared-LID VMs are created on each registered
- * hypervisor (ibsmctl vm create --shared-lid, as sm/vmops.c runs it):
+ * hypervisor (ibsmctl vm create --shared-lid, as sm/vm/vmops.c runs it):
  *   - creation sends no notice; the SA answers a PathRecord to a VM's
  *     GID with its hypervisor's PF LID;
  *   - a reboot on the same hypervisor (destroy, create with the same
@@ -24,17 +24,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/sa.h"
 #include "reconfig/migrate.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/topo.h"
-#include "sm/vmops.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
+#include "sm/vm/vmops.h"
 #include "traps/notice.h"
 #include "traps/notify.h"
 #include "traps/repath.h"
-#include "traps/saclient.h"
+#include "traps/host/saclient.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"

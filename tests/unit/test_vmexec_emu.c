@@ -1,5 +1,5 @@
 /*
- * A VM's writes on the emulator (sm/vmexec.c): the SM brings up the
+ * A VM's writes on the emulator (sm/vm/vmexec.c): the SM brings up the
  * hypervisor fabric of vswitch_testlib.h, its model's "V-*" switches are
  * marked vSwitches, and vmexec_start runs a plan of reconfig/migrate.c.
  * Judged from the emulated devices, not the SM's memory:
@@ -20,12 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "reconfig/migrate.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/topo.h"
-#include "sm/vmexec.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
+#include "sm/vm/vmexec.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"
@@ -274,7 +274,7 @@ END_TEST
 
 /*
  * Dynamic scheme: a VM on an idle VF.  Where the SM leaves idle VFs
- * without a LID (sm/lids.c, FPORT_NOLID) the VF and its vSwitch port
+ * without a LID (sm/model/lids.c, FPORT_NOLID) the VF and its vSwitch port
  * are in INIT before; after the boot both are ACTIVE.
  */
 START_TEST(t_boot_idle)

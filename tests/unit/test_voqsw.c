@@ -1,5 +1,5 @@
 /*
- * VOQsw (routing/voqsw.c, seed 002, BRIEF-voqsw-spec.md): the notes'
+ * VOQsw (routing/qos/voqsw.c, seed 002, BRIEF-voqsw-spec.md): the notes'
  * hand example (§1.14: the SL of every path, 24 tuples, full VOQ in 4
  * SLs, S0's (1, 3) table, the 2- and 3-SL cut-offs), and on random
  * irregular fabrics (the paper's: 8-port switches, 4 hosts each, a
@@ -18,10 +18,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "routing/voqsw.h"
+#include "routing/qos/voqsw.h"
 #include "routing_testlib.h"
 
-/* ---- walking the LFTs, independently of routing/voqsw.c ---- */
+/* ---- walking the LFTs, independently of routing/qos/voqsw.c ---- */
 
 struct hop {
 	uint32_t sw;

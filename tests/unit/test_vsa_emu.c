@@ -1,5 +1,5 @@
 /*
- * The SA's answers for VMs (sm/sa.c, sm/sa_path.c, sm/sa_node.c) on the
+ * The SA's answers for VMs (sm/sa/sa_server.c, sm/sa/sa_path.c, sm/sa/sa_node.c) on the
  * emulator: ibsmd brings up a small fabric with two hypervisors (a
  * vSwitch "V-<i>" under leaf L<i>, its PF on port 2, VFs on ports 3 and
  * 4), an SA client on a plain host asks.
@@ -27,13 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/sa.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/sa.h"
-#include "sm/topo.h"
-#include "traps/saclient.h"
+#include "sm/base/log.h"
+#include "sm/sa/sa_server.h"
+#include "sm/base/topo.h"
+#include "traps/host/saclient.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "mad/pma.h"
-#include "sm/partition.h"
+#include "sm/model/part_resolve.h"
 #include "sm/weights.h"
 
 static const uint8_t ALL[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };

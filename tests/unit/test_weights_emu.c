@@ -1,6 +1,6 @@
 /*
  * pFTree-Wt weight learning on the in-process emulator (sm/weights.c):
- * the SM reads PortCountersExtended from the emulated PMAs (mad/emu_pma.c,
+ * the SM reads PortCountersExtended from the emulated PMAs (mad/emu/emu_pma.c,
  * their own decoder), learns the weights of seed 001 §1.7 and reroutes.
  *
  * The fabric is Fig. 4 of the paper (notes §1.2, §1.11): leaves L1, L2
@@ -18,11 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "routing/engine.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/topo.h"
+#include "sm/base/log.h"
+#include "sm/base/topo.h"
 #include "sm/weights.h"
 
 #include "emu_testlib.h"

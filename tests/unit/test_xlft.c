@@ -11,7 +11,7 @@
 
 #include "routing/engine.h"
 #include "routing/xlft.h"
-#include "sm/lids.h"
+#include "sm/model/lids.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "vswitch_testlib.h"

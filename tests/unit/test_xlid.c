@@ -1,6 +1,6 @@
 /*
  * Extended LIDs (mad/xlid.h): the SM's codec (mad/xlid.c) and the
- * emulator's own (mad/emu_xlid.c) read the golden vectors of ibsmd(8)
+ * emulator's own (mad/emu/emu_xlid.c) read the golden vectors of ibsmd(8)
  * "EXTENDED LIDS" alike and as documented, both refuse the same corrupted
  * vectors, and on an emulated fabric a LID-routed MAD to a vLID reaches
  * its VF through secondary LFTs written with SMPs.  Run from the top

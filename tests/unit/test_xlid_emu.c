@@ -1,5 +1,5 @@
 /*
- * Extended LIDs, the SM's side, on the emulator (sm/xlid_sm.c): the
+ * Extended LIDs, the SM's side, on the emulator (sm/discover/xlid_sm.c): the
  * hypervisor fabric of vswitch_testlib.h with virtualization.vswitches
  * ["V-*"], every device asked XLIDCap at bring-up.
  *  - stock emulator (no device has the extension, like ibsim): auto
@@ -10,7 +10,7 @@
  *    prepopulated scheme every VF port gets a vLID >= 0x10000 (PFs and
  *    hosts keep pLIDs), its PortInfo LID stays 0 (16 bits cannot hold
  *    it) and its port goes Active.
- * Until the emulator's own XLIDCap (helper xcodec, mad/emu_xlid.c) is
+ * Until the emulator's own XLIDCap (helper xcodec, mad/emu/emu_xlid.c) is
  * merged, capability is a test-local vendor attribute handler answering
  * XLIDCap Get with the SM's encoder on the devices the test chooses.
  */
@@ -19,14 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
+#include "mad/emu/emu.h"
 #include "mad/xlid.h"
 #include "sm/daemon.h"
-#include "sm/log.h"
-#include "sm/sa.h"
+#include "sm/base/log.h"
+#include "sm/sa/sa_server.h"
 #include "mad/sa.h"
-#include "sm/topo.h"
-#include "sm/vmops.h"
+#include "sm/base/topo.h"
+#include "sm/vm/vmops.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"
@@ -59,7 +59,7 @@ static void setup(struct run *r, int capable, const char *lacking)
 	memset(r, 0, sizeof(*r));
 	r->e = hv_emu_open(&r->topo, 5);
 	hv_mark(&r->topo);
-	/* the emulator's own extension (mad/emu_xlid.c): off unless asked */
+	/* the emulator's own extension (mad/emu/emu_xlid.c): off unless asked */
 	if (capable)
 		ck_assert_int_eq(emu_xlid_all(r->e, 4096), 0);
 	if (lacking)

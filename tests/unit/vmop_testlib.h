@@ -1,5 +1,5 @@
 /*
- * The VM commands (sm/vmops.c) run as ibsmctl vm runs them, against an
+ * The VM commands (sm/vm/vmops.c) run as ibsmctl vm runs them, against an
  * SM on the emulator (test_vm_emu.c, test_vm_notices_emu.c).  Needs
  * emu_testlib.h first.  Header-only, static functions.
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "sm/daemon.h"
-#include "sm/vmops.h"
+#include "sm/vm/vmops.h"
 
 /*
  * An SM for the hypervisor fabric (vswitch_testlib.h): the policy's

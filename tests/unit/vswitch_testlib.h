@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/emu.h"
-#include "sm/fabric.h"
-#include "sm/topo.h"
+#include "mad/emu/emu.h"
+#include "sm/base/fabric.h"
+#include "sm/base/topo.h"
 
 #define HV_LEAVES 4
 #define HV_PER_LEAF 3
@@ -109,7 +109,7 @@ static inline struct emu *hv_emu_open(struct fabric *topo, uint64_t seed)
 /*
  * The port GUID where a packet for lid ends, following emulator e's
  * switch LFTs from switch sw of topology f; 0 when it is dropped, loops,
- * or falls above a switch's LinearFDBTop.  (Needs mad/emu.h.)
+ * or falls above a switch's LinearFDBTop.  (Needs mad/emu/emu.h.)
  */
 static inline uint64_t hv_walk(const struct emu *e, const struct fabric *f,
 			       uint32_t sw, uint32_t lid)

@@ -1,0 +1,224 @@
+/*
+ * The route verifier's report as text (see verify.h): verify_print().
+ */
+#include <stdio.h>
+
+#include "routing/verify/hol.h"
+#include "routing/verify/pverify.h"
+#include "routing/verify/verify.h"
+
+static const char *fail_text(uint8_t kind)
+{
+	switch (kind) {
+	case VERIFY_DROP: return "dropped";
+	case VERIFY_HOLE: return "sent into a hole";
+	case VERIFY_LOOP: return "caught in a loop";
+	}
+	return "?";
+}
+
+static void print_load(FILE *fp, const char *what, const char *unit,
+		       const struct verify_load *l)
+{
+	if (!l->links)
+		return;
+	fprintf(fp, "  %-8s %6u %s: max %llu, min %llu, mean %.1f routes\n",
+		what, l->links, unit, (unsigned long long)l->max,
+		(unsigned long long)l->min, (double)l->total / l->links);
+}
+
+/* "VLs 0,1,2,3" */
+static void print_vls(FILE *fp, uint16_t mask)
+{
+	const char *sep = " ";
+	fprintf(fp, "VL%s", mask & (mask - 1) ? "s" : "");
+	for (unsigned vl = 0; vl < VERIFY_VLS; vl++) {
+		if (mask & (1u << vl)) {
+			fprintf(fp, "%s%u", sep, vl);
+			sep = ",";
+		}
+	}
+	if (!mask)
+		fprintf(fp, " none");
+}
+
+/* Routes per (link, VL), the VL check (t had SL-to-VL tables). */
+static void print_qos(const struct verify_report *r, FILE *fp)
+{
+	fprintf(fp, "  routes per (switch-to-switch link, VL), ");
+	print_vls(fp, r->vls_used);
+	fprintf(fp, " in use:\n");
+	print_load(fp, "(link,VL)", "channels", &r->vl_all);
+	for (unsigned vl = 0; vl < VERIFY_VLS; vl++) {
+		char what[16];
+		snprintf(what, sizeof(what), "VL%u", vl);
+		if (r->vls_used & (1u << vl))
+			print_load(fp, what, "links", &r->per_vl[vl]);
+	}
+	if (!r->vl_bad) {
+		fprintf(fp, "  VLs: every route on data VLs its links run, none on VL 15\n");
+		return;
+	}
+	const struct verify_vl_example *e = &r->vl_ex;
+	fprintf(fp, "  VLs: %llu pairs on VL 15 or a VL their link lacks, e.g. \"%s\" port %u (0x%016llx) -> LID %u, SL %u: VL %u out of \"%s\" (0x%016llx) port %u, a link of %u data VLs\n",
+		(unsigned long long)r->vl_bad, e->src_desc, e->src_port,
+		(unsigned long long)e->src_guid, e->lid, e->sl, e->vl,
+		e->at_desc, (unsigned long long)e->at_guid, e->at_port,
+		e->link_vls);
+}
+
+int verify_print(const struct verify_report *r, FILE *fp)
+{
+	fprintf(fp, "route verification: %u switches, %u CA ports, %u LIDs",
+		r->switches, r->sources, r->lids);
+	if (r->unattached_lids)
+		fprintf(fp, " (%u more on ports no switch reaches)", r->unattached_lids);
+	fprintf(fp, ", %llu pairs\n", (unsigned long long)r->pairs);
+	if (!r->unreachable)
+		fprintf(fp, "  reachability: every CA port reaches every LID, no loops\n");
+	else
+		fprintf(fp, "  reachability: %llu pairs undelivered: %llu dropped, %llu into a hole, %llu in a loop\n",
+			(unsigned long long)r->unreachable,
+			(unsigned long long)r->drops,
+			(unsigned long long)r->holes,
+			(unsigned long long)r->loops);
+	for (uint32_t i = 0; i < r->n_examples; i++) {
+		const struct verify_example *e = &r->ex[i];
+		fprintf(fp, "    \"%s\" port %u (0x%016llx) -> LID %u: %s at \"%s\" (0x%016llx), entry %u\n",
+			e->src_desc, e->src_port, (unsigned long long)e->src_guid,
+			e->lid, fail_text(e->kind), e->at_desc,
+			(unsigned long long)e->at_guid, e->at_port);
+	}
+	fprintf(fp, "  hops: max %u; %llu pairs longer than the shortest path",
+		r->max_hops, (unsigned long long)r->nonminimal);
+	if (r->nonminimal)
+		fprintf(fp, " (by up to %u)", r->max_excess);
+	fprintf(fp, "\n");
+	fprintf(fp, "  routes per switch-to-switch link over %llu CA-to-CA pairs (max rank %u):\n",
+		(unsigned long long)r->ca_pairs, r->max_rank);
+	print_load(fp, "all", "links", &r->all);
+	print_load(fp, "up", "links", &r->up);
+	print_load(fp, "down", "links", &r->down);
+	print_load(fp, "lateral", "links", &r->lateral);
+	if (r->qos) {
+		print_qos(r, fp);
+		fprintf(fp, "  channel dependencies over (link, VL), VLs 0-%u: %u channels in use, %llu dependencies, ",
+			r->n_vls - 1, r->cdg_nodes, (unsigned long long)r->cdg_edges);
+	} else {
+		fprintf(fp, "  channel dependencies (VL0): %u links, %llu dependencies, ",
+			r->cdg_nodes, (unsigned long long)r->cdg_edges);
+	}
+	if (!r->cycle) {
+		fprintf(fp, "no cycle\n");
+	} else {
+		fprintf(fp, "a cycle of %u links (%s):", r->cycle_len,
+			r->deadlock_free_required ?
+			"error: the engine promises deadlock freedom" :
+			"warning: the engine does not promise deadlock freedom");
+		for (uint32_t i = 0; i < r->cycle_len && i < VERIFY_CYCLE_SHOW; i++) {
+			fprintf(fp, " 0x%016llx/%u", (unsigned long long)r->cycle_guid[i],
+				r->cycle_port[i]);
+			if (r->qos)
+				fprintf(fp, "/VL%u", r->cycle_vl[i]);
+		}
+		fprintf(fp, "%s\n", r->cycle_len > VERIFY_CYCLE_SHOW ? " ..." : "");
+	}
+	fprintf(fp, "verify: %s: %u error%s, %u warning%s: %llu undelivered, %llu in loops, %s",
+		r->errors ? "FAILED" : "OK", r->errors, r->errors == 1 ? "" : "s",
+		r->warnings, r->warnings == 1 ? "" : "s",
+		(unsigned long long)r->unreachable, (unsigned long long)r->loops,
+		r->cycle ? "dependency cycle" : "no dependency cycle");
+	if (r->qos)
+		fprintf(fp, ", %llu on a VL the link lacks", (unsigned long long)r->vl_bad);
+	if (r->elapsed_ms)
+		fprintf(fp, " (%llu ms)", (unsigned long long)r->elapsed_ms);
+	fprintf(fp, "\n");
+	return ferror(fp) ? -1 : 0;
+}
+
+static double share(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+int hol_print(const struct hol_report *r, const char *pattern, FILE *fp)
+{
+	fprintf(fp, "hol: pattern=%s flows=%llu hot=%llu victims=%llu exposed=%llu (%.1f%%); VLs ignored: exposed=%llu (%.1f%%)",
+		pattern, (unsigned long long)r->flows, (unsigned long long)r->hot,
+		(unsigned long long)r->victims, (unsigned long long)r->exposed,
+		share(r->exposed, r->victims),
+		(unsigned long long)r->exposed_novl,
+		share(r->exposed_novl, r->victims));
+	if (r->undelivered)
+		fprintf(fp, "; %llu undelivered", (unsigned long long)r->undelivered);
+	fprintf(fp, "\n");
+	return ferror(fp) ? -1 : 0;
+}
+
+/* ---- partitions (pverify.h) ---- */
+
+static void print_part(const struct pverify_report *r,
+		       const struct part_model *m, uint32_t p, FILE *fp)
+{
+	const struct part *pt = &m->parts[p];
+	const struct pverify_part *pp = &r->part[p];
+	fprintf(fp, "verify: partition %s (%s): ", pt->name,
+		part_policy_names[pt->policy]);
+	if (pt->policy == PART_VLANE) {
+		fprintf(fp, "VL ");
+		for (unsigned vl = 0, sep = 0; vl < 16; vl++)
+			if (pp->vls & (1u << vl))
+				fprintf(fp, "%s%u", sep++ ? "," : "", vl);
+		if (!pp->vls)
+			fprintf(fp, "%u", pp->sl);	/* uses no link */
+		fprintf(fp, ", shares %u links on its VL (%u in all)",
+			pp->vl_shared, pp->shared);
+	} else {
+		fprintf(fp, "shares %u links", pp->shared);
+	}
+	fprintf(fp, " of the %u it uses", pp->links);
+	if (pp->violated)
+		fprintf(fp, ": VIOLATED (%s)",
+			r->strict ? "strict: error" : "best-effort: warning");
+	fprintf(fp, "\n");
+}
+
+int pverify_print(const struct pverify_report *r, const struct part_model *m,
+		  FILE *fp)
+{
+	fprintf(fp, "verify: partitions: %u tenants, shared links %u (of %u), max routes/link %llu, min %llu\n",
+		r->tenants, r->shared_links, r->links,
+		(unsigned long long)r->max_routes,
+		(unsigned long long)r->min_routes);
+	for (uint32_t p = 1; p < r->n_parts && p < m->n_parts; p++)
+		print_part(r, m, p, fp);
+	if (r->undelivered)
+		fprintf(fp, "verify: partitions: %llu of %llu partition pairs undelivered\n",
+			(unsigned long long)r->undelivered,
+			(unsigned long long)r->pairs);
+	if (r->errors) {
+		fprintf(fp, "verify: partitions: FAILED: strict isolation not met by");
+		for (uint32_t p = 1, n = 0; p < r->n_parts && p < m->n_parts; p++)
+			if (r->part[p].violated)
+				fprintf(fp, "%s %s", n++ ? "," : "", m->parts[p].name);
+		fprintf(fp, "\n");
+	}
+	return ferror(fp) ? -1 : 0;
+}
+
+int pverify_section(const struct fabric *f, const struct lft_tables *t,
+		    const struct part_model *m, struct verify_report *vr,
+		    FILE *fp)
+{
+	struct pverify_report r;
+	if (!m || m->n_parts < 2)
+		return 0;
+	if (pverify(f, t, m, &r) < 0)
+		return -1;
+	pverify_print(&r, m, fp);
+	vr->errors += r.errors;
+	if (!r.strict)
+		vr->warnings += r.violations;
+	pverify_free(&r);
+	return 0;
+}

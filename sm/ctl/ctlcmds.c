@@ -1,0 +1,704 @@
+/*
+ * The control-socket commands the daemon answers: one table of every
+ * documented command, each with its handler or none (not implemented yet).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+
+#include "mad/dispatch.h"
+#include "mad/sa.h"
+#include "traps/notify.h"
+#include "sm/ctl/control.h"
+#include "sm/ctl/ctlroutes.h"
+#include "sm/ctl/ctltopo.h"
+#include "sm/daemon.h"
+#include "sm/base/log.h"
+#include "sm/ctl/metrics.h"
+#include "sm/base/nodemap.h"
+#include "sm/sa/sa_server.h"
+#include "sm/vm/vmops.h"
+
+static json_t *mad_stats_json(const struct sm *sm)
+{
+	json_t *o = json_object();
+	if (!sm->txn)
+		return o;
+	const struct txn_stats *st = txn_get_stats(sm->txn);
+	json_object_set_new(o, "sent", json_integer((json_int_t)st->all.sent));
+	json_object_set_new(o, "received", json_integer((json_int_t)st->all.recv));
+	json_object_set_new(o, "timeouts", json_integer((json_int_t)st->all.timeouts));
+	json_object_set_new(o, "retries", json_integer((json_int_t)st->all.retries));
+	json_object_set_new(o, "errors", json_integer((json_int_t)st->all.errors));
+	json_object_set_new(o, "sets", json_integer((json_int_t)st->sets));
+	json_object_set_new(o, "failed", json_integer((json_int_t)st->failed));
+	json_object_set_new(o, "unsolicited", json_integer((json_int_t)st->unsolicited));
+	json_object_set_new(o, "in_flight", json_integer(txn_inflight(sm->txn)));
+	json_object_set_new(o, "window", json_integer(st->window));
+	json_object_set_new(o, "window_ceiling", json_integer(sm->cfg.mad_window));
+	json_object_set_new(o, "window_cuts", json_integer((json_int_t)st->window_cuts));
+	json_t *attrs = json_array();
+	for (int i = 0; i <= TXN_MAX_ATTRS; i++) {
+		const struct txn_attr_stats *a = &st->attrs[i];
+		if (i == st->n_attrs && i < TXN_MAX_ATTRS)
+			i = TXN_MAX_ATTRS;
+		if (!a->c.sent && !a->c.recv)
+			continue;
+		char id[8];
+		snprintf(id, sizeof(id), "0x%04x", a->attr);
+		json_array_append_new(attrs, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I}",
+			"attribute", txn_attr_name(a->attr), "id", id,
+			"sent", (json_int_t)a->c.sent, "received", (json_int_t)a->c.recv,
+			"timeouts", (json_int_t)a->c.timeouts,
+			"retries", (json_int_t)a->c.retries,
+			"errors", (json_int_t)a->c.errors));
+	}
+	json_object_set_new(o, "per_attribute", attrs);
+	json_t *mm = json_object();
+	for (int i = 0; i < TXN_MM_N; i++)
+		if (st->mismatch[i])
+			json_object_set_new(mm, txn_mismatch_name(i),
+					    json_integer((json_int_t)st->mismatch[i]));
+	json_object_set_new(o, "answers_refused", mm);
+	if (sm->disp) {
+		const struct mad_dispatch_stats *ds = mad_dispatch_get_stats(sm->disp);
+		json_t *r = json_pack("{s:I,s:I,s:I}", "received", (json_int_t)ds->received,
+				      "handled", (json_int_t)ds->handled,
+				      "status_replies", (json_int_t)ds->status_replies);
+		json_t *u = json_object(), *dr = json_object();
+		for (int i = 0; i < MAD_UNSUP_N; i++)
+			if (ds->unsupported[i])
+				json_object_set_new(u, mad_unsup_name(i),
+						    json_integer((json_int_t)ds->unsupported[i]));
+		for (int i = 0; i < MAD_DROP_N; i++)
+			if (ds->dropped[i])
+				json_object_set_new(dr, mad_drop_name(i),
+						    json_integer((json_int_t)ds->dropped[i]));
+		json_object_set_new(r, "unsupported", u);
+		json_object_set_new(r, "dropped", dr);
+		json_object_set_new(o, "requests", r);
+	}
+	return o;
+}
+
+/* Wall-clock seconds as ISO 8601 in UTC ("2026-11-24T06:39:21Z"). */
+static json_t *iso_time(uint64_t t)
+{
+	char buf[32];
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!t || !gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		return json_null();
+	return json_string(buf);
+}
+
+static json_t *error_json(const struct sm_error *e, enum sm_error_kind kind)
+{
+	return json_pack("{s:s,s:s,s:o,s:o,s:I}", "kind", sm_error_name(kind),
+			 "message", e->msg, "since", iso_time(e->since),
+			 "last", iso_time(e->last), "count", (json_int_t)e->count);
+}
+
+/*
+ * The conditions set and not cleared (sm_set_error): "errors" lists them
+ * all, "last_error" is the one set last (null when there is none).
+ */
+static void add_errors(json_t *o, const struct sm *sm)
+{
+	json_t *all = json_array();
+	int latest = -1;
+	for (int k = 0; k < SM_ERR_N; k++) {
+		const struct sm_error *e = &sm->errors[k];
+		if (!e->active)
+			continue;
+		json_array_append_new(all, error_json(e, (enum sm_error_kind)k));
+		if (latest < 0 || e->seq > sm->errors[latest].seq)
+			latest = k;
+	}
+	json_object_set_new(o, "last_error", latest < 0 ? json_null() :
+			    error_json(&sm->errors[latest], (enum sm_error_kind)latest));
+	json_object_set_new(o, "errors", all);
+}
+
+static json_t *status_json(const struct sm *sm)
+{
+	json_t *o = json_object();
+	uint64_t now = (uint64_t)time(NULL);
+	json_object_set_new(o, "version", json_string(IBSMD_VERSION));
+	json_object_set_new(o, "started", iso_time(sm->start_time));
+	json_object_set_new(o, "uptime_s", json_integer(sm->start_time && now >= sm->start_time ?
+							(json_int_t)(now - sm->start_time) : 0));
+	json_object_set_new(o, "state", json_string(sm_state_name(sm->state)));
+	add_errors(o, sm);
+	json_object_set_new(o, "priority", json_integer(sm->cfg.sm_priority));
+	char g[24];
+	snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->tr.port_guid);
+	json_object_set_new(o, "port_guid", json_string(g));
+	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
+	json_object_set_new(o, "sweeping", json_string(sm->busy == 1 ? "heavy" :
+						       sm->busy == 2 ? "light" :
+						       sm->busy == 3 ? "vm" :
+						       sm->busy == 4 ? "multicast" : "no"));
+	json_object_set_new(o, "heavy_sweeps", json_integer(sm->heavy_sweeps));
+	json_object_set_new(o, "light_sweeps", json_integer(sm->light_sweeps));
+	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->last_sweep_time));
+	json_object_set_new(o, "last_sweep_date", iso_time(sm->last_sweep_time));
+	json_object_set_new(o, "act_count", json_integer(smstate_act_count(sm)));
+	if (sm->state == SMS_STANDBY) {
+		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->master_guid);
+		json_object_set_new(o, "master_guid", json_string(g));
+		json_object_set_new(o, "master_lid", json_integer(sm->master_lid));
+		json_object_set_new(o, "master_priority", json_integer(sm->master_priority));
+		json_object_set_new(o, "master_act_count", json_integer(sm->master_act_count));
+	}
+	if (sm->waiting_handover) {
+		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->master_guid);
+		json_object_set_new(o, "waiting_for_handover_from", json_string(g));
+	}
+	if (sm->ho_guid) {
+		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->ho_guid);
+		json_object_set_new(o, "handing_over_to", json_string(g));
+	}
+	if (sm->smc.key_mismatches) {
+		char k[24];
+		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->key_mismatch_guid);
+		snprintf(k, sizeof(k), "0x%016llx", (unsigned long long)sm->key_mismatch_key);
+		json_object_set_new(o, "sm_key_mismatch", json_pack("{s:s,s:s,s:I}",
+			"sm_guid", g, "their_key", k,
+			"count", (json_int_t)sm->smc.key_mismatches));
+	}
+	json_object_set_new(o, "sm_protocol", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"handovers_sent", (json_int_t)sm->smc.handovers_sent,
+		"handovers_done", (json_int_t)sm->smc.handovers_done,
+		"handovers_received", (json_int_t)sm->smc.handovers_received,
+		"acks_sent", (json_int_t)sm->smc.acks_sent,
+		"acks_received", (json_int_t)sm->smc.acks_received,
+		"sminfo_sets_received", (json_int_t)sm->smc.sets_received,
+		"sminfo_sets_refused", (json_int_t)sm->smc.sets_refused));
+	const struct sweep_summary *s = &sm->last;
+	if (s->valid) {
+		json_t *l = json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:i}",
+			"switches", s->switches, "cas", s->cas, "ports", s->ports,
+			"lids", s->lids, "max_lid", s->max_lid,
+			"routing", s->routing ? s->routing : "none",
+			"sweep_ms", (json_int_t)s->sweep_ms,
+			"route_ms", (json_int_t)s->route_ms,
+			"mads_sent", (json_int_t)s->mads_sent,
+			"mad_timeouts", (json_int_t)s->mad_timeouts,
+			"mad_retries", (json_int_t)s->mad_retries,
+			"unresponsive", s->unresponsive,
+			"lft_blocks", s->prog.lft_blocks,
+			"portinfo_sets", s->prog.portinfo_sets);
+		json_object_set_new(l, "time", iso_time(s->when));
+		json_object_set_new(o, "last_heavy_sweep", l);
+	}
+	/* extended LIDs (sm/discover/xlid_sm.h): the mode and the devices lacking it */
+	static const char *const xset[] = { "auto", "on", "off" };
+	json_object_set_new(o, "extended_lids", json_pack("{s:s,s:s,s:i,s:i,s:s,s:i}",
+		"setting", xset[sm->cfg.extended_lids],
+		"mode", sm->xlid_decided < 0 ? "undecided" :
+			sm->xlid_decided ? "extended" : "legacy",
+		"vlids", s->valid ? (int)s->vlids : 0,
+		"lacking", s->valid ? (int)s->xlid_lacking : 0,
+		"lacking_devices", sm->xlid_lacking,
+		/* LID space full: VF ports left without a LID (lids.h) */
+		"shared_lid_slots", s->valid ? (int)s->lids_rep.vf_shared : 0));
+	json_object_set_new(o, "traps", trapin_json(&sm->traps));
+	const struct sa_stats *sa = sa_get_stats(sm);
+	if (sa)
+		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
+			"requests", (json_int_t)sa->requests,
+			"answered", (json_int_t)sa->answered,
+			"records", (json_int_t)sa->records,
+			"errors", (json_int_t)sa->errors,
+			"rmpp_sent", (json_int_t)sa->rmpp_sent,
+			"dropped",
+			"not_master", (json_int_t)sa->dropped_not_master,
+			"sm_key", (json_int_t)sa->dropped_key,
+			"short", (json_int_t)sa->dropped_short,
+			"rmpp", (json_int_t)sa->dropped_rmpp,
+			"send_failed", (json_int_t)sa->send_failed));
+	json_object_set_new(o, "silent_sm_ports", json_integer(sm->n_silent));
+	json_object_set_new(o, "mads", mad_stats_json(sm));
+	return o;
+}
+
+static int no_args(const char *cmd, json_t *args, char *err, size_t errlen)
+{
+	if (json_array_size(args) == 0)
+		return 0;
+	snprintf(err, errlen, "%s takes no arguments", cmd);
+	return -1;
+}
+
+static json_t *cmd_status(struct sm *sm, json_t *args, char *err,
+			  size_t errlen)
+{
+	if (no_args("status", args, err, errlen) < 0)
+		return NULL;
+	return status_json(sm);
+}
+
+/* The Prometheus text (sm/ctl/metrics.h) as "text": ibsmctl prints it as is. */
+static json_t *cmd_metrics(struct sm *sm, json_t *args, char *err,
+			   size_t errlen)
+{
+	if (no_args("metrics", args, err, errlen) < 0)
+		return NULL;
+	size_t len;
+	char *text = sm->metrics ? metrics_text(sm->metrics, &len) : NULL;
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	json_t *r = json_pack("{s:s%}", "text", text, len);
+	free(text);
+	return r;
+}
+
+static json_t *cmd_sweep(struct sm *sm, json_t *args, char *err,
+			 size_t errlen)
+{
+	int heavy = 0;
+	for (size_t i = 0; i < json_array_size(args); i++) {
+		const char *a = json_string_value(json_array_get(args, i));
+		if (a && !strcmp(a, "--heavy")) {
+			heavy = 1;
+		} else {
+			snprintf(err, errlen, "sweep: unknown argument '%s' (only --heavy)",
+				 a ? a : "?");
+			return NULL;
+		}
+	}
+	if (sm->state != SMS_MASTER && !heavy) {
+		snprintf(err, errlen, "not MASTER (state %s): only a heavy sweep can be asked for",
+			 sm_state_name(sm->state));
+		return NULL;
+	}
+	if (heavy || !sm->sub.model) {
+		sm_request_heavy(sm, "requested over the control socket");
+	} else if (!sm->busy) {
+		sm_request_light(sm);
+	}
+	return json_pack("{s:s}", "requested", heavy ? "heavy" : "light");
+}
+
+static void gid_text(const uint8_t gid[16], char *buf, size_t len)
+{
+	if (!inet_ntop(AF_INET6, gid, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+}
+
+/* One subscription, from its InformInfo (IBA vol. 1 §13.4.8.3). */
+static void add_subscription(void *arg, const uint8_t subscriber_gid[16],
+			     uint16_t enum_id, const uint8_t ii[36])
+{
+	static const uint8_t zero[16];
+	char g[64];
+	json_t *o = json_object();
+	gid_text(subscriber_gid, g, sizeof(g));
+	json_object_set_new(o, "subscriber_gid", json_string(g));
+	json_object_set_new(o, "enum", json_integer(enum_id));
+	uint16_t trap = sa_get16(ii + II_TRAP);
+	json_object_set_new(o, "trap", trap == 0xffff ? json_string("all") :
+			    json_integer(trap));
+	json_object_set_new(o, "generic", json_boolean(ii[II_IS_GENERIC]));
+	uint16_t type = sa_get16(ii + II_TYPE);
+	json_object_set_new(o, "type", type == 0xffff ? json_string("all") :
+			    json_integer(type));
+	uint32_t producer = sa_get32(ii + II_PRODUCER - 1) & 0xffffff;
+	json_object_set_new(o, ii[II_IS_GENERIC] ? "producer_type" : "vendor_id",
+			    producer == 0xffffff ? json_string("all") :
+			    json_integer(producer));
+	if (memcmp(ii, zero, 16)) {
+		gid_text(ii, g, sizeof(g));
+		json_object_set_new(o, "gid", json_string(g));
+	} else if (sa_get16(ii + II_LID_BEGIN) == 0xffff) {
+		json_object_set_new(o, "lids", json_string("all"));
+	} else {
+		json_object_set_new(o, "lids", json_pack("[i,i]", sa_get16(ii + II_LID_BEGIN),
+							 sa_get16(ii + II_LID_END)));
+	}
+	json_object_set_new(o, "qpn", json_integer(sa_get32(ii + II_QPN_RESP) >> 8));
+	json_object_set_new(o, "resp_time_value", json_integer(ii[II_QPN_RESP + 3] & 0x1f));
+	json_array_append_new(arg, o);
+}
+
+static json_t *cmd_subscribers(struct sm *sm, json_t *args, char *err,
+			       size_t errlen)
+{
+	if (no_args("subscribers", args, err, errlen) < 0)
+		return NULL;
+	json_t *subs = json_array();
+	if (sm->notify)
+		notifier_foreach(sm->notify, add_subscription, subs);
+	const struct notify_stats *st = sm->notify ?
+		notifier_get_stats(sm->notify) : NULL;
+	json_t *r = json_pack("{s:I,s:o}", "count", (json_int_t)json_array_size(subs),
+			      "subscriptions", subs);
+	if (st)
+		json_object_set_new(r, "reports", json_pack("{s:I,s:I,s:I,s:I}",
+			"sent", (json_int_t)st->reports_sent,
+			"resent", (json_int_t)st->reports_resent,
+			"answered", (json_int_t)st->report_resps,
+			"subscriptions_dropped", (json_int_t)st->dropped_subscriptions));
+	return r;
+}
+
+static void guid_text64(uint64_t g, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%016" PRIx64, g);
+}
+
+/*
+ * groups: {"groups":[{"mgid","mlid","pkey":"0xffff","qkey":"0x00000b1b",
+ * "mtu","rate","sl" (IBA encodings),"well_known","members":[{"guid",
+ * "lid" (the LID the SM gives that port; 0: none),"join_state"}]}]}, in
+ * creation order, members in join order.
+ */
+static json_t *group_json(const struct sm *sm, const struct mc_group *g)
+{
+	char mgid[40], pkey[8], qkey[12];
+	json_t *members = json_array();
+	for (uint32_t k = 0; k < g->n_members; k++) {
+		const struct mc_member *m = &g->members[k];
+		char guid[24];
+		uint32_t lid = guid_map_get(&sm->sub.guid2lid, m->port_guid);
+		guid_text64(m->port_guid, guid, sizeof(guid));
+		json_array_append_new(members, json_pack("{s:s,s:i,s:i}",
+			"guid", guid, "lid", lid == FAB_NONE ? 0 : (int)lid,
+			"join_state", m->join_state));
+	}
+	mc_mgid_str(g->mgid, mgid, sizeof(mgid));
+	snprintf(pkey, sizeof(pkey), "0x%04x", g->pkey);
+	snprintf(qkey, sizeof(qkey), "0x%08x", g->qkey);
+	return json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:b,s:o}", "mgid", mgid,
+			 "mlid", g->mlid, "pkey", pkey, "qkey", qkey, "mtu", g->mtu,
+			 "rate", g->rate, "sl", g->sl, "well_known", g->well_known,
+			 "members", members);
+}
+
+static json_t *cmd_groups(struct sm *sm, json_t *args, char *err,
+			  size_t errlen)
+{
+	if (no_args("groups", args, err, errlen) < 0)
+		return NULL;
+	json_t *a = json_array();
+	for (uint32_t i = 0; i < sm->mc.n; i++)
+		json_array_append_new(a, group_json(sm, sm->mc.g[i]));
+	return json_pack("{s:o}", "groups", a);
+}
+
+static json_t *cmd_reroute(struct sm *sm, json_t *args, char *err,
+			   size_t errlen)
+{
+	if (no_args("reroute", args, err, errlen) < 0 ||
+	    sm_request_reroute(sm, err, errlen) < 0)
+		return NULL;
+	return json_pack("{s:s}", "requested", "reroute");
+}
+
+static json_t *cmd_reload(struct sm *sm, json_t *args, char *err,
+			  size_t errlen)
+{
+	if (no_args("reload", args, err, errlen) < 0 ||
+	    sm_reload(sm, err, errlen) < 0)
+		return NULL;
+	sm_request_heavy(sm, "policy reloaded");
+	return json_pack("{s:s}", "reloaded", sm->config_path[0] ?
+			 sm->config_path : "(no policy file)");
+}
+
+/* ---- vm: the VM registry and its commands (sm/vm/vmops.c) ---- */
+
+/* One VM: {"name","lid","vguid","hypervisor","vf","weight","present",...}. */
+static json_t *vm_json(const struct sm *sm, const struct vm *v)
+{
+	const struct fabric *f = sm->sub.model ? &sm->sub.model->f : NULL;
+	char vg[24], hg[24], fg[24];
+	guid_text64(v->vguid, vg, sizeof(vg));
+	guid_text64(v->hyp_guid, hg, sizeof(hg));
+	guid_text64(v->vf_guid, fg, sizeof(fg));
+	uint32_t hyp = f ? fabric_find_node(f, v->hyp_guid) : FAB_NONE;
+	const char *hname = hyp != FAB_NONE && fabric_node_name(f, hyp)[0] ?
+			    fabric_node_name(f, hyp) : hg;
+	uint32_t at = !f ? FAB_NONE : v->shared ? vm_pf_port(v, f) : vm_port(v, f);
+	int present = at != FAB_NONE;
+	/* a shared-LID VM's LID is its PF's now, not the one last saved */
+	uint32_t lid = v->shared && present ? f->ports[at].lid : v->lid;
+	json_t *o = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:b,s:s,s:s}",
+		"name", v->name, "lid", (int)lid, "vguid", vg,
+		"hypervisor", hname, "vf", v->vf, "weight", (int)v->weight,
+		"present", present, "hypervisor_guid", hg, "vf_guid", fg);
+	if (o && v->shared)
+		json_object_set_new(o, "shared_lid", json_true());
+	if (o && v->prepared) {
+		char tg[24];
+		guid_text64(v->to_hyp_guid, tg, sizeof(tg));
+		uint32_t to = f ? fabric_find_node(f, v->to_hyp_guid) : FAB_NONE;
+		json_object_set_new(o, "prepared", json_pack("{s:s,s:i}",
+			"hypervisor", to != FAB_NONE && fabric_node_name(f, to)[0] ?
+			fabric_node_name(f, to) : tg, "vf", v->to_vf));
+	}
+	return o;
+}
+
+static json_t *vm_list(struct sm *sm)
+{
+	json_t *a = json_array();
+	for (uint32_t i = 0; a && i < sm->vms.n; i++)
+		json_array_append_new(a, vm_json(sm, &sm->vms.v[i]));
+	return json_pack("{s:o*}", "vms", a);
+}
+
+/* What create/destroy/migrate answer: the VM and the writes' numbers. */
+static json_t *vmop_json(struct sm *sm, const struct vmop_req *q,
+			 const struct vmop_result *r)
+{
+	static const char *const verbs[] = { "created", "destroyed", "migrated" };
+	const char *verb = r->prepared ? "prepared" : verbs[q->kind];
+	json_t *o = json_pack("{s:s,s:o*,s:s,s:s}", "result", verb,
+			      "vm", vm_json(sm, &r->vm),
+			      "method", r->method ? r->method : "none",
+			      "scheme", r->scheme ? r->scheme : "?");
+	if (!o || r->prepared)
+		return o;
+	if (r->shared) {	/* no writes: Paper VI's signalling instead */
+		json_object_set_new(o, "repath_notices", json_integer(r->notices));
+		json_object_set_new(o, "hypervisors_registered",
+				    json_integer(r->hypervisors));
+		if (r->vguid_action)
+			json_object_set_new(o, "vguid_action",
+					    json_string(r->vguid_action));
+		return o;
+	}
+	const struct vmexec_stats *st = &r->st;
+	json_t *n = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:I}",
+		"switches_marked", (int)st->switches_marked,
+		"switches_written", (int)st->switches_written,
+		"lft_blocks", (int)st->lft_blocks,
+		"vswitch_blocks", (int)st->vswitch_blocks,
+		"xlft_blocks", (int)st->xlft_blocks,
+		"other_smps", (int)st->other_smps,
+		"plan_us", (json_int_t)st->plan_us,
+		"commit_us", (json_int_t)st->commit_us);
+	if (json_object_update(o, n) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(n);
+	return o;
+}
+
+struct vm_wait {
+	uint64_t id;		/* the deferred reply */
+	struct vmop_req q;
+};
+
+static void vm_done(struct sm *sm, void *arg, const struct vmop_result *r)
+{
+	struct vm_wait *w = arg;
+	if (sm->ctl)
+		control_reply(sm->ctl, w->id, r->ok ? vmop_json(sm, &w->q, r) : NULL,
+			      r->err);
+	free(w);
+}
+
+static int parse_num(const char *opt, const char *s, long lo, long hi,
+		     long *v, char *err, size_t errlen)
+{
+	char *end;
+	long x = s ? strtol(s, &end, 10) : 0;
+	if (!s || !*s || *end || x < lo || x > hi) {
+		snprintf(err, errlen, "vm: %s wants a number %ld..%ld", opt, lo, hi);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+/* The options of create / migrate; -1 with err. */
+static int vm_options(json_t *args, size_t from, struct vmop_req *q,
+		      char *err, size_t errlen)
+{
+	static const char *const verbs[] = { "create", "destroy", "migrate" };
+	for (size_t i = from; i < json_array_size(args); i++) {
+		const char *a = json_string_value(json_array_get(args, i));
+		const char *v = i + 1 < json_array_size(args) ?
+			json_string_value(json_array_get(args, i + 1)) : NULL;
+		long x;
+		if (q->kind == VMOP_CREATE && !strcmp(a, "--shared-lid")) {
+			q->shared = 1;
+			continue;
+		}
+		if (q->kind == VMOP_MIGRATE && !strcmp(a, "--prepare")) {
+			q->prepare = 1;
+			continue;
+		}
+		if (q->kind == VMOP_MIGRATE && !strcmp(a, "--commit")) {
+			q->commit = 1;
+			continue;
+		}
+		int known = (q->kind == VMOP_CREATE && (!strcmp(a, "--hypervisor") ||
+			     !strcmp(a, "--guid") || !strcmp(a, "--weight"))) ||
+			    (q->kind == VMOP_MIGRATE && !strcmp(a, "--to")) ||
+			    (q->kind != VMOP_DESTROY && !strcmp(a, "--vf"));
+		if (!known) {
+			snprintf(err, errlen, "vm %s: unknown argument '%s'",
+				 verbs[q->kind], a);
+			return -1;
+		}
+		if (!v) {
+			snprintf(err, errlen, "vm %s: %s wants a value", verbs[q->kind], a);
+			return -1;
+		}
+		i++;
+		if (!strcmp(a, "--hypervisor") || !strcmp(a, "--to")) {
+			snprintf(q->hyp, sizeof(q->hyp), "%s", v);
+		} else if (!strcmp(a, "--vf")) {
+			if (parse_num(a, v, 0, 254, &x, err, errlen) < 0)
+				return -1;
+			q->vf = (int)x;
+		} else if (!strcmp(a, "--weight")) {
+			if (parse_num(a, v, 1, VM_WEIGHT_MAX, &x, err, errlen) < 0)
+				return -1;
+			q->weight = (int)x;
+		} else {
+			char *end;
+			if (strncmp(v, "0x", 2) ||
+			    !(q->vguid = strtoull(v + 2, &end, 16)) || *end) {
+				snprintf(err, errlen, "vm create: --guid wants a non-zero 0x GUID");
+				return -1;
+			}
+		}
+	}
+	if (q->prepare && q->commit) {
+		snprintf(err, errlen, "vm migrate: --prepare or --commit, not both");
+		return -1;
+	}
+	return 0;
+}
+
+static json_t *cmd_vm(struct sm *sm, json_t *args, char *err, size_t errlen)
+{
+	static const char usage[] = "vm list | create NAME --hypervisor H [--vf N] [--guid G] [--weight W] | destroy NAME | migrate NAME --to H [--vf N] [--prepare | --commit]";
+	const char *sub = json_string_value(json_array_get(args, 0));
+	if (!sub) {
+		snprintf(err, errlen, "usage: %s", usage);
+		return NULL;
+	}
+	if (!strcmp(sub, "list")) {
+		if (json_array_size(args) > 1) {
+			snprintf(err, errlen, "vm list takes no arguments");
+			return NULL;
+		}
+		return vm_list(sm);
+	}
+	struct vmop_req q;
+	memset(&q, 0, sizeof(q));
+	q.vf = -1;
+	if (!strcmp(sub, "create"))
+		q.kind = VMOP_CREATE;
+	else if (!strcmp(sub, "destroy"))
+		q.kind = VMOP_DESTROY;
+	else if (!strcmp(sub, "migrate"))
+		q.kind = VMOP_MIGRATE;
+	else {
+		snprintf(err, errlen, "unknown vm command '%s' (usage: %s)", sub, usage);
+		return NULL;
+	}
+	const char *name = json_string_value(json_array_get(args, 1));
+	if (!name || !vm_name_ok(name)) {
+		snprintf(err, errlen, "vm %s: a VM name (1..%d letters, digits, '.', '_', '-') first",
+			 sub, VM_NAME_LEN - 1);
+		return NULL;
+	}
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	if (vm_options(args, 2, &q, err, errlen) < 0)
+		return NULL;
+	struct vm_wait *w = calloc(1, sizeof(*w));
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	w->q = q;
+	struct vmop_result r;
+	int rc = vmop_start(sm, &q, vm_done, w, &r);
+	if (rc == 0) {
+		/* the writes run: the answer when they are done */
+		w->id = sm->ctl ? control_defer(sm->ctl) : 0;
+		return NULL;
+	}
+	free(w);
+	if (rc < 0 || !r.ok) {
+		snprintf(err, errlen, "%s", r.err);
+		return NULL;
+	}
+	return vmop_json(sm, &q, &r);
+}
+
+/*
+ * Every command of ibsmctl(8) and INTERFACE.md, the only list of them on
+ * the daemon's side.  No handler: documented, not implemented yet, and
+ * refused as such (never accepted and ignored).
+ */
+static const struct ctl_command {
+	const char *name;
+	json_t *(*run)(struct sm *, json_t *, char *, size_t);
+} commands[] = {
+	{ "status", cmd_status },
+	{ "topology", ctl_topology },
+	{ "lids", ctl_lids },
+	{ "routes", ctl_routes },
+	{ "groups", cmd_groups },
+	{ "metrics", cmd_metrics },
+	{ "verify", ctl_verify },
+	{ "sweep", cmd_sweep },
+	{ "reroute", cmd_reroute },
+	{ "reload", cmd_reload },
+	{ "subscribers", cmd_subscribers },
+	{ "vm", cmd_vm },
+	{ "partitions", ctl_partitions },
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* The commands the daemon carries out, for the unknown-command message. */
+static void implemented_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_COMMANDS && used < len; i++) {
+		if (commands[i].run == NULL)
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s",
+				 used ? ", " : "", commands[i].name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+json_t *sm_control(void *ctx, const char *cmd, json_t *args, char *err,
+		   size_t errlen)
+{
+	char names[256];
+
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		if (strcmp(cmd, commands[i].name) != 0)
+			continue;
+		if (commands[i].run == NULL) {
+			snprintf(err, errlen, "command '%s' is not implemented yet",
+				 cmd);
+			return NULL;
+		}
+		return commands[i].run(ctx, args, err, errlen);
+	}
+	implemented_names(names, sizeof(names));
+	snprintf(err, errlen, "unknown command '%s' (%s)", cmd, names);
+	return NULL;
+}

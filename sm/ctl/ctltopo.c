@@ -1,0 +1,285 @@
+/*
+ * ibsmctl topology (see ctltopo.h).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconfig/migrate.h"
+#include "sm/ctl/control.h"
+#include "sm/ctl/ctltopo.h"
+#include "sm/daemon.h"
+#include "sm/render/dot.h"
+#include "sm/base/log.h"
+#include "sm/base/nodemap.h"
+#include "sm/base/worker.h"
+
+static const char *const port_state[] = {
+	"NoChange", "Down", "Init", "Armed", "Active",
+};
+
+static json_t *guid_str(uint64_t g)
+{
+	char s[20];
+	snprintf(s, sizeof(s), "0x%016" PRIx64, g);
+	return json_string(s);
+}
+
+static json_t *node_json(const struct fabric *f, uint32_t n, const uint32_t *ranks)
+{
+	const struct fab_node *nd = &f->nodes[n];
+	json_t *o = json_object();
+
+	json_object_set_new(o, "guid", guid_str(nd->guid));
+	json_object_set_new(o, "desc", json_string(fabric_node_name(f, n)));
+	if (nd->type == FAB_SWITCH) {
+		json_object_set_new(o, "lid", json_integer(fabric_portp(f, n, 0)->lid));
+		json_object_set_new(o, "ports", json_integer(nd->nports));
+		json_object_set_new(o, "rank", ranks[n] == FAB_NONE ? json_null() :
+				    json_integer(ranks[n]));
+	} else {
+		json_t *lids = json_array();
+		for (unsigned k = 1; k <= nd->nports; k++)
+			if (fabric_portp(f, n, k)->lid)
+				json_array_append_new(lids, json_integer(fabric_portp(f, n, k)->lid));
+		json_object_set_new(o, "lids", lids);
+	}
+	return o;
+}
+
+static json_t *end_json(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	return json_pack("{s:o,s:s,s:i}", "guid", guid_str(f->nodes[p->node].guid),
+			 "desc", fabric_node_name(f, p->node), "port", p->num);
+}
+
+json_t *topology_json(const struct fabric *f, const struct lft_tables *t,
+		      int expect_active)
+{
+	uint32_t *ranks = malloc((size_t)(f->n_nodes ? f->n_nodes : 1) * sizeof(*ranks));
+	if (!ranks || dot_switch_ranks(f, ranks) < 0) {
+		free(ranks);
+		return NULL;
+	}
+	uint64_t *load = t && t->n_sw && t->row_of_node ? dot_link_loads(f, t, NULL) : NULL;
+	uint64_t busiest = 0;
+	json_t *sws = json_array(), *hosts = json_array(), *links = json_array();
+	uint32_t failed = 0;
+
+	for (uint32_t n = 0; n < f->n_nodes; n++)
+		json_array_append_new(f->nodes[n].type == FAB_SWITCH ? sws : hosts,
+				      node_json(f, n, ranks));
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		if (p->remote == FAB_NONE || p->remote < pi || !(p->flags & FPORT_PRESENT))
+			continue;
+		const struct fab_port *r = &f->ports[p->remote];
+		int bad = dot_link_failed(f, pi, expect_active);
+		uint8_t st = p->state < r->state ? p->state : r->state;
+		failed += bad;
+		json_t *l = json_pack("{s:o,s:o,s:s,s:b}", "a", end_json(f, pi),
+				      "b", end_json(f, p->remote), "state",
+				      st <= PORT_ACTIVE ? port_state[st] : "?", "failed", bad);
+		if (load && f->nodes[p->node].type == FAB_SWITCH &&
+		    f->nodes[r->node].type == FAB_SWITCH) {
+			json_object_set_new(l, "routes_ab", json_integer((json_int_t)load[pi]));
+			json_object_set_new(l, "routes_ba", json_integer((json_int_t)load[p->remote]));
+			if (load[pi] > busiest)
+				busiest = load[pi];
+			if (load[p->remote] > busiest)
+				busiest = load[p->remote];
+		}
+		json_array_append_new(links, l);
+	}
+	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o}",
+			      "n_switches", (json_int_t)json_array_size(sws),
+			      "n_hosts", (json_int_t)json_array_size(hosts),
+			      "n_links", (json_int_t)json_array_size(links),
+			      "failed_links", (json_int_t)failed,
+			      "switches", sws, "hosts", hosts, "links", links);
+	if (o && load)
+		json_object_set_new(o, "busiest_link_routes", json_integer((json_int_t)busiest));
+	free(load);
+	free(ranks);
+	return o;
+}
+
+/* The DOT text of f in a JSON reply {"format": "dot", "text": ...}. */
+static json_t *topology_dot(const struct fabric *f, const struct lft_tables *t,
+			    char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	const struct dot_opts o = {
+		.fold_hosts = DOT_FOLD_HOSTS,
+		.expect_active = 1,
+		.title = "ibsmd: the subnet of the last heavy sweep",
+	};
+	if (!fp) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	int rc = dot_write(fp, f, t, &o, NULL);
+	if (fclose(fp) != 0 || rc < 0) {
+		free(buf);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	json_t *reply = json_pack("{s:s,s:s}", "format", "dot", "text", buf);
+	free(buf);
+	return reply;
+}
+
+/*
+ * The routes per link take time on a large fabric (0.85 s on 3,456
+ * hosts: every CA pair's route followed), so under the daemon the
+ * rendering runs on a worker thread over copies of the model and tables,
+ * names resolved into the copy (the node-name map is the loop's), and
+ * the reply is deferred (control_defer) until it is done.
+ */
+struct topo_job {
+	struct sm *sm;
+	uint64_t id;		/* the deferred reply */
+	int as_dot;
+	int has_t;
+	const char *left_out;	/* why no routes per link, or NULL */
+	struct fabric f;
+	struct lft_tables t;
+	json_t *res;
+	char err[128];
+	struct worker w;	/* topo_thread, then on_topo_done */
+	struct topo_job *next;	/* sm->topo_jobs */
+};
+
+static json_t *render(const struct fabric *f, const struct lft_tables *t,
+		      int as_dot, const char *left_out, char *err, size_t errlen)
+{
+	if (as_dot)
+		return topology_dot(f, t, err, errlen);
+	json_t *o = topology_json(f, t, 1);
+	if (!o)
+		snprintf(err, errlen, "out of memory");
+	else if (left_out)
+		json_object_set_new(o, "routes_left_out", json_string(left_out));
+	return o;
+}
+
+static void topo_thread(void *arg)
+{
+	struct topo_job *j = arg;
+	nodemap_thread_bypass();	/* the copy carries the names */
+	j->res = render(&j->f, j->has_t ? &j->t : NULL, j->as_dot, j->left_out,
+			j->err, sizeof(j->err));
+}
+
+static void job_free(struct topo_job *j)
+{
+	struct topo_job **pp = &j->sm->topo_jobs;
+	while (*pp && *pp != j)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = j->next;
+	worker_free(&j->w);
+	fabric_free(&j->f);
+	lft_tables_free(&j->t);
+	json_decref(j->res);
+	free(j);
+}
+
+static void on_topo_done(void *arg)
+{
+	struct topo_job *j = arg;
+	if (j->sm->ctl) {
+		control_reply(j->sm->ctl, j->id, j->res, j->res ? NULL : j->err);
+		j->res = NULL;	/* control_reply took it */
+	}
+	job_free(j);
+}
+
+void ctl_topology_cancel_all(struct sm *sm)
+{
+	while (sm->topo_jobs) {
+		struct topo_job *j = sm->topo_jobs;
+		worker_join(&j->w);
+		job_free(j);
+	}
+}
+
+/* Starts the worker; NULL (and err) when it cannot: the caller renders here. */
+static struct topo_job *topo_start(struct sm *sm, const struct fabric *f,
+				   const struct lft_tables *t, int as_dot,
+				   const char *left_out)
+{
+	struct topo_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->sm = sm;
+	worker_init(&j->w);
+	j->as_dot = as_dot;
+	j->left_out = left_out;
+	fabric_init(&j->f);
+	if (fabric_clone(&j->f, f) < 0 ||
+	    (t && migrate_tables_copy(&j->t, t, f, t->max_lid) < 0))
+		goto fail;
+	j->has_t = t != NULL;
+	for (uint32_t n = 0; n < j->f.n_nodes; n++)
+		snprintf(j->f.nodes[n].desc, sizeof(j->f.nodes[n].desc), "%s",
+			 fabric_node_name(f, n));
+	if (worker_start(&j->w, sm->base, topo_thread, on_topo_done, j) < 0)
+		goto fail;
+	j->next = sm->topo_jobs;
+	sm->topo_jobs = j;
+	return j;
+fail:
+	job_free(j);
+	return NULL;
+}
+
+json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen)
+{
+	int as_dot = 0;
+
+	for (size_t i = 0; i < json_array_size(args); i++) {
+		const char *a = json_string_value(json_array_get(args, i));
+		if (a && !strcmp(a, "--dot")) {
+			as_dot = 1;
+		} else {
+			snprintf(err, errlen, "topology: unknown argument '%s' (only --dot)",
+				 a ? a : "?");
+			return NULL;
+		}
+	}
+	if (!sm->sub.model) {
+		snprintf(err, errlen, "no subnet configured yet (state %s)",
+			 sm_state_name(sm->state));
+		return NULL;
+	}
+	const struct fabric *f = &sm->sub.model->f;
+	/*
+	 * In a heavy sweep the model can be ahead of the tables (being
+	 * adopted or routed for it): no routes per link until it is done.
+	 */
+	int in_sweep = sm->busy == 1;
+	const struct lft_tables *t = sm->sub.lft.n_sw && !in_sweep ? &sm->sub.lft : NULL;
+	const char *left_out = t ? NULL :
+			       in_sweep ? "a heavy sweep is running" : "no routes";
+	if (sm->ctl && sm->base) {
+		struct topo_job *j = topo_start(sm, f, t, as_dot, left_out);
+		if (j) {
+			j->id = control_defer(sm->ctl);
+			if (j->id)
+				return NULL;	/* the worker answers */
+			/* not in a handler: nobody to answer later */
+			worker_join(&j->w);
+			json_t *res = j->res;
+			j->res = NULL;
+			if (!res)
+				snprintf(err, errlen, "%s", j->err);
+			job_free(j);
+			return res;
+		}
+	}
+	return render(f, t, as_dot, left_out, err, errlen);
+}

@@ -1,0 +1,34 @@
+/*
+ * ibsmctl topology: the subnet the SM configured last, as nodes and links
+ * with the routes each link carries (JSON), or as Graphviz DOT (--dot,
+ * sm/render/dot.h).  ibsmctl renders the JSON as text (sm/ibsmctl/ctlrender.c).
+ */
+#ifndef IBSMD_CTLTOPO_H
+#define IBSMD_CTLTOPO_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "routing/engine.h"
+#include "sm/base/fabric.h"
+
+struct sm;
+
+/*
+ * The control command; NULL with err filled on a refusal.  Under the
+ * daemon the routes per link are counted on a worker thread and the
+ * reply is deferred (NULL returned, control_defer); the worker's copies
+ * are freed, its thread joined, by ctl_topology_cancel_all() at shutdown.
+ */
+json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen);
+void ctl_topology_cancel_all(struct sm *sm);
+/*
+ * The JSON document of f and its routes t (t may be NULL): "switches",
+ * "hosts", "links" (each end's GUID, description and port, state,
+ * "failed", routes each way), counts.  NULL on ENOMEM.
+ */
+json_t *topology_json(const struct fabric *f, const struct lft_tables *t,
+		      int expect_active);
+
+#endif

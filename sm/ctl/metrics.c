@@ -1,0 +1,311 @@
+/*
+ * The metrics renderer: the daemon's counters (struct sm, the MAD
+ * transaction table, the SA, traps in, notices out) as Prometheus text
+ * exposition format 0.0.4.  It reads and never changes the daemon, so
+ * any of the three outputs (metrics.h) may call it at any time.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traps/notify.h"
+#include "sm/daemon.h"
+#include "sm/ctl/metrics.h"
+#include "sm/sa/sa_server.h"
+
+#ifndef IBSMD_VERSION
+#define IBSMD_VERSION "0.1"	/* ibsmd -V (sm/main.c) */
+#endif
+
+size_t metrics_escape(char *out, size_t outlen, const char *in, int label)
+{
+	size_t n = 0;
+
+	for (const char *s = in; *s != '\0'; s++) {
+		char one[2] = { *s, '\0' };
+		const char *put = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" :
+				  (*s == '"' && label) ? "\\\"" : one;
+		for (; *put != '\0'; put++, n++)
+			if (n + 1 < outlen)
+				out[n] = *put;
+	}
+	if (outlen)
+		out[n < outlen ? n : outlen - 1] = '\0';
+	return n;
+}
+
+static void mtext_printf(struct mtext *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void mtext_printf(struct mtext *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->oom)
+		return;
+	for (;;) {
+		size_t room = t->cap - t->len;
+		va_start(ap, fmt);
+		int n = vsnprintf(t->buf ? t->buf + t->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->oom = 1;
+			return;
+		}
+		if ((size_t)n < room) {
+			t->len += (size_t)n;
+			return;
+		}
+		size_t cap = t->cap ? t->cap * 2 : 4096;
+		while (cap - t->len <= (size_t)n)
+			cap *= 2;
+		char *b = realloc(t->buf, cap);
+		if (!b) {
+			t->oom = 1;
+			return;
+		}
+		t->buf = b;
+		t->cap = cap;
+	}
+}
+
+/* in escaped into a malloc'd string, NULL on ENOMEM. */
+static char *escaped(const char *in, int label)
+{
+	size_t n = metrics_escape(NULL, 0, in, label);
+	char *s = malloc(n + 1);
+	if (s)
+		metrics_escape(s, n + 1, in, label);
+	return s;
+}
+
+void mtext_family(struct mtext *t, const char *name, const char *type,
+		  const char *help)
+{
+	char *h = escaped(help, 0);
+	if (!h) {
+		t->oom = 1;
+		return;
+	}
+	mtext_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, h, name, type);
+	free(h);
+}
+
+void mtext_sample(struct mtext *t, const char *name, const char *label,
+		  const char *value, double v)
+{
+	if (!label) {
+		mtext_printf(t, "%s %.15g\n", name, v);
+		return;
+	}
+	char *e = escaped(value, 1);
+	if (!e) {
+		t->oom = 1;
+		return;
+	}
+	mtext_printf(t, "%s{%s=\"%s\"} %.15g\n", name, label, e, v);
+	free(e);
+}
+
+/* A family of one sample without labels. */
+static void one(struct mtext *t, const char *name, const char *type,
+		const char *help, double v)
+{
+	mtext_family(t, name, type, help);
+	mtext_sample(t, name, NULL, NULL, v);
+}
+
+static void daemon_metrics(struct mtext *t, const struct sm *sm,
+			   uint64_t start_time)
+{
+	static const int states[] = { SMS_NOTACTIVE, SMS_DISCOVERING,
+				      SMS_STANDBY, SMS_MASTER };
+
+	one(t, "ibsmd_up", "gauge", "1: the daemon answers", 1);
+	mtext_family(t, "ibsmd_build_info", "gauge", "The daemon's version, in the label");
+	mtext_sample(t, "ibsmd_build_info", "version", IBSMD_VERSION, 1);
+	one(t, "ibsmd_start_time_seconds", "gauge",
+	    "When the daemon started, seconds since the epoch", (double)start_time);
+	mtext_family(t, "ibsmd_state", "gauge", "The SM state: 1 for the state it is in");
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		mtext_sample(t, "ibsmd_state", "state", sm_state_name(states[i]),
+			     sm->state == states[i]);
+	one(t, "ibsmd_sm_priority", "gauge", "The SM priority (sm.priority)",
+	    sm->cfg.sm_priority);
+	mtext_family(t, "ibsmd_sweeps_total", "counter", "Sweeps done, by kind");
+	mtext_sample(t, "ibsmd_sweeps_total", "kind", "heavy", sm->heavy_sweeps);
+	mtext_sample(t, "ibsmd_sweeps_total", "kind", "light", sm->light_sweeps);
+	one(t, "ibsmd_last_sweep_timestamp_seconds", "gauge",
+	    "When the last sweep ended, seconds since the epoch (0: none yet)",
+	    (double)sm->last_sweep_time);
+	one(t, "ibsmd_handovers_received_total", "counter",
+	    "SMInfo HANDOVERs received from other SMs", (double)sm->smc.handovers_received);
+	one(t, "ibsmd_sm_key_mismatches_total", "counter",
+	    "SMInfo answers carrying another SM_Key", (double)sm->smc.key_mismatches);
+}
+
+static void subnet_metrics(struct mtext *t, const struct sm *sm)
+{
+	static const char *const names[] = { "nop", "down", "init", "armed", "active" };
+	const struct sweep_summary *s = &sm->last;
+	double ports[5] = { 0 };
+	double nodes[4] = { 0 };
+
+	if (sm->sub.model) {
+		const struct fabric *f = &sm->sub.model->f;
+		for (uint32_t i = 0; i < f->n_nodes; i++)
+			if (f->nodes[i].type <= FAB_ROUTER)
+				nodes[f->nodes[i].type]++;
+		for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+			const struct fab_port *p = &f->ports[pi];
+			if ((p->flags & FPORT_PRESENT) && p->num != 0 &&
+			    p->state <= PORT_ACTIVE)
+				ports[p->state]++;
+		}
+	}
+	mtext_family(t, "ibsmd_ports", "gauge",
+		     "Physical ports by PortState, as of the last heavy sweep");
+	for (int i = PORT_DOWN; i <= PORT_ACTIVE; i++)
+		mtext_sample(t, "ibsmd_ports", "state", names[i], ports[i]);
+	mtext_family(t, "ibsmd_nodes", "gauge", "Nodes in the subnet by type, as of the last heavy sweep");
+	mtext_sample(t, "ibsmd_nodes", "type", "switch", nodes[FAB_SWITCH]);
+	mtext_sample(t, "ibsmd_nodes", "type", "ca", nodes[FAB_CA]);
+	mtext_sample(t, "ibsmd_nodes", "type", "router", nodes[FAB_ROUTER]);
+	one(t, "ibsmd_lids_in_use", "gauge", "Unicast LIDs given to end ports",
+	    s->valid ? s->lids : 0);
+	one(t, "ibsmd_max_lid", "gauge", "The highest unicast LID given",
+	    s->valid ? s->max_lid : 0);
+	one(t, "ibsmd_unresponsive_ports", "gauge",
+	    "Ports and nodes left out of the last heavy sweep: never answered",
+	    s->valid ? s->unresponsive : 0);
+	one(t, "ibsmd_last_heavy_sweep_duration_seconds", "gauge",
+	    "How long the last heavy sweep took, discovery to the last write",
+	    s->valid ? (double)s->sweep_ms / 1000.0 : 0);
+	one(t, "ibsmd_routing_duration_seconds", "gauge",
+	    "How long the routing engine took in the last heavy sweep",
+	    s->valid ? (double)s->route_ms / 1000.0 : 0);
+	one(t, "ibsmd_lft_blocks_written", "gauge",
+	    "LFT blocks the last heavy sweep wrote", s->valid ? s->prog.lft_blocks : 0);
+}
+
+/* One family over the attributes: the counter at offset off of txn_counters. */
+static void mad_family(struct mtext *t, const struct txn_stats *st,
+		       const char *name, const char *help, size_t off)
+{
+	mtext_family(t, name, "counter", help);
+	for (int i = 0; i <= TXN_MAX_ATTRS; i++) {
+		if (i == st->n_attrs && i < TXN_MAX_ATTRS)
+			i = TXN_MAX_ATTRS;	/* the "other" slot */
+		const struct txn_attr_stats *a = &st->attrs[i];
+		if (!a->c.sent && !a->c.recv)
+			continue;
+		uint64_t v;
+		memcpy(&v, (const char *)&a->c + off, sizeof(v));
+		mtext_sample(t, name, "attribute",
+			     i == TXN_MAX_ATTRS ? "other" : txn_attr_name(a->attr),
+			     (double)v);
+	}
+}
+
+static void mad_metrics(struct mtext *t, const struct sm *sm)
+{
+	static const struct txn_stats none;
+	const struct txn_stats *st = sm->txn ? txn_get_stats(sm->txn) : &none;
+
+	mad_family(t, st, "ibsmd_mads_sent_total", "MAD requests sent, by attribute (retries included)",
+		   offsetof(struct txn_counters, sent));
+	mad_family(t, st, "ibsmd_mads_answered_total", "Answers taken, by attribute",
+		   offsetof(struct txn_counters, recv));
+	mad_family(t, st, "ibsmd_mad_timeouts_total", "MAD requests left unanswered after every retry, by attribute",
+		   offsetof(struct txn_counters, timeouts));
+	mad_family(t, st, "ibsmd_mad_retries_total", "MAD requests sent again after a timeout, by attribute",
+		   offsetof(struct txn_counters, retries));
+	mad_family(t, st, "ibsmd_mad_errors_total", "MAD requests answered only with an error status, by attribute",
+		   offsetof(struct txn_counters, errors));
+	one(t, "ibsmd_mad_sets_total", "counter", "MAD requests sent with method Set", (double)st->sets);
+	one(t, "ibsmd_mads_unsolicited_total", "counter",
+	    "MADs received that answered no request", (double)st->unsolicited);
+	one(t, "ibsmd_mads_in_flight", "gauge", "MAD requests awaiting an answer",
+	    sm->txn ? txn_inflight(sm->txn) : 0);
+	one(t, "ibsmd_mad_window", "gauge", "The window of MADs in flight in force", st->window);
+}
+
+static void service_metrics(struct mtext *t, const struct sm *sm)
+{
+	const struct trapin_stats *ts = &sm->traps.st;
+	const struct sa_stats *sa = sa_get_stats(sm);
+	const struct notify_stats *ns = sm->notify ? notifier_get_stats(sm->notify) : NULL;
+	char num[16];
+
+	one(t, "ibsmd_traps_received_total", "counter", "Traps received", (double)ts->received);
+	mtext_family(t, "ibsmd_traps_by_number_total", "counter", "Traps received, by trap number");
+	for (uint32_t i = 0; i < ts->n_numbers && i < TRAPIN_NUMBERS; i++) {
+		snprintf(num, sizeof(num), "%u", ts->number[i]);
+		mtext_sample(t, "ibsmd_traps_by_number_total", "number", num,
+			     (double)ts->by_number[i]);
+	}
+	if (ts->other_numbers)
+		mtext_sample(t, "ibsmd_traps_by_number_total", "number", "other",
+			     (double)ts->other_numbers);
+	one(t, "ibsmd_traps_spoofed_total", "counter",
+	    "Traps refused: the issuer is not where it claims", (double)ts->spoofed);
+	mtext_family(t, "ibsmd_pkey_violations_total", "counter",
+		     "Traps 257 (Bad P_Key), by the port that reported them");
+	for (uint32_t i = 0; i < sm->pkey_viol.n; i++) {
+		const struct pkey_violation *v = &sm->pkey_viol.v[i];
+		mtext_printf(t, "ibsmd_pkey_violations_total{port_guid=\"0x%016" PRIx64
+			     "\",port=\"%u\"} %" PRIu64 "\n", v->guid, v->port, v->count);
+	}
+	one(t, "ibsmd_notices_sent_total", "counter",
+	    "Notices (SA Reports) sent to subscribers, first sends", ns ? (double)ns->reports_sent : 0);
+	one(t, "ibsmd_notices_resent_total", "counter",
+	    "Notices sent again: unanswered", ns ? (double)ns->reports_resent : 0);
+	one(t, "ibsmd_sa_requests_total", "counter", "SA requests received", sa ? (double)sa->requests : 0);
+	one(t, "ibsmd_sa_errors_total", "counter", "SA requests answered with an error status",
+	    sa ? (double)sa->errors : 0);
+	one(t, "ibsmd_sa_records_total", "counter", "SA records sent in answers",
+	    sa ? (double)sa->records : 0);
+}
+
+/* Multicast (sm/model/mcgroups.h): the groups and members now, changes since start. */
+static void mcast_metrics(struct mtext *t, const struct sm *sm)
+{
+	const struct mc_db *db = &sm->mc;
+	double members = 0;
+
+	for (uint32_t i = 0; i < db->n; i++)
+		members += db->g[i]->n_members;
+	one(t, "ibsmd_mcast_groups", "gauge", "Multicast groups (MLIDs in use)", db->n);
+	one(t, "ibsmd_mcast_members", "gauge",
+	    "Multicast group memberships: ports summed over the groups", members);
+	one(t, "ibsmd_mcast_joins_total", "counter",
+	    "MCMemberRecord joins that changed a membership", (double)db->joins);
+	one(t, "ibsmd_mcast_leaves_total", "counter",
+	    "MCMemberRecord leaves that changed a membership", (double)db->leaves);
+	mtext_family(t, "ibsmd_mcast_group_changes_total", "counter",
+		     "Multicast groups created and deleted (notices 66, 67)");
+	mtext_sample(t, "ibsmd_mcast_group_changes_total", "change", "created",
+		     (double)db->created);
+	mtext_sample(t, "ibsmd_mcast_group_changes_total", "change", "deleted",
+		     (double)db->deleted);
+}
+
+char *metrics_render(const struct sm *sm, uint64_t start_time, size_t *len)
+{
+	struct mtext t = { 0 };
+
+	daemon_metrics(&t, sm, start_time);
+	subnet_metrics(&t, sm);
+	mad_metrics(&t, sm);
+	service_metrics(&t, sm);
+	mcast_metrics(&t, sm);
+	if (t.oom || !t.buf) {
+		free(t.buf);
+		return NULL;
+	}
+	if (len)
+		*len = t.len;
+	return t.buf;
+}

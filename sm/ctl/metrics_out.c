@@ -1,0 +1,277 @@
+/*
+ * Where the metrics go besides `ibsmctl metrics`: an HTTP server on the
+ * event loop (libevent's evhttp) answering GET /metrics the way
+ * Prometheus scrapes, and the node_exporter textfile collector's file,
+ * DIR/ibsmd.prom, replaced atomically (sm/base/wfile.h) after every sweep and
+ * every METRICS_TEXTFILE_PERIOD_S seconds, and removed when the daemon
+ * stops.
+ *
+ * The server never blocks the loop: evhttp reads and writes without
+ * blocking, a request's headers are bounded (a longer one gets 413), a
+ * request with a body is refused, and a client that stays silent or
+ * never reads is dropped after HTTP_TIMEOUT_S.  It changes nothing in
+ * the daemon: every request only renders the text.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "sm/daemon.h"
+#include "sm/base/log.h"
+#include "sm/ctl/metrics.h"
+#include "sm/model/config.h"
+#include "sm/base/wfile.h"
+
+#define HTTP_TIMEOUT_S		10
+#define HTTP_MAX_HEADERS	8192
+#define HTTP_MAX_BODY		1024
+
+struct metrics {
+	struct sm *sm;
+	uint64_t start_time;		/* wall clock, seconds */
+	int serve;			/* 0 (--once): metrics.listen ignored */
+	struct evhttp *http;		/* NULL: not serving */
+	char listen[sizeof(((struct config *)0)->metrics_listen)];
+	struct event *textfile_timer;
+	char textfile_dir[sizeof(((struct config *)0)->metrics_textfile_dir)];
+	char last_err[512];		/* the textfile's last error, logged once */
+	int written;			/* the textfile is there, ours */
+};
+
+char *metrics_text(const struct metrics *m, size_t *len)
+{
+	return metrics_render(m->sm, m->start_time, len);
+}
+
+/* ---- HTTP: GET (and HEAD) /metrics ---- */
+
+static void send_plain(struct evhttp_request *req, int code, const char *reason,
+		       const char *body)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
+	if (b)
+		evbuffer_add_printf(b, "%s\n", body);
+	evhttp_send_reply(req, code, reason, b);
+	if (b)
+		evbuffer_free(b);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct metrics *m = arg;
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+
+	if (!path || strcmp(path, "/metrics") != 0) {
+		send_plain(req, HTTP_NOTFOUND, "Not Found", "not found: try /metrics");
+		return;
+	}
+	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
+		send_plain(req, 405, "Method Not Allowed", "only GET and HEAD");
+		return;
+	}
+	size_t len;
+	char *text = metrics_text(m, &len);
+	struct evbuffer *b = evbuffer_new();
+	if (!text || !b) {
+		free(text);
+		if (b)
+			evbuffer_free(b);
+		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
+		return;
+	}
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  METRICS_CONTENT_TYPE);
+	evbuffer_add(b, text, len);	/* HEAD: evhttp sends the headers only */
+	free(text);
+	evhttp_send_reply(req, HTTP_OK, "OK", b);
+	evbuffer_free(b);
+}
+
+static struct evhttp *http_start(struct metrics *m, const char *listen,
+				 char *err, size_t errlen)
+{
+	char host[256];
+	uint16_t port;
+
+	if (config_parse_listen(listen, host, sizeof(host), &port, err, errlen) < 0)
+		return NULL;
+	struct evhttp *http = evhttp_new(m->sm->base);
+	if (!http) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* every method reaches on_request, which answers 405 (not evhttp's 501) */
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
+		EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+		EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
+		EVHTTP_REQ_PATCH);
+	evhttp_set_max_headers_size(http, HTTP_MAX_HEADERS);
+	evhttp_set_max_body_size(http, HTTP_MAX_BODY);
+	evhttp_set_timeout(http, HTTP_TIMEOUT_S);
+	evhttp_set_gencb(http, on_request, m);
+	errno = 0;
+	if (!evhttp_bind_socket_with_handle(http, host, port)) {
+		snprintf(err, errlen, "cannot listen on %s: %s", listen,
+			 errno ? strerror(errno) : "bad address");
+		evhttp_free(http);
+		return NULL;
+	}
+	return http;
+}
+
+/* ---- the textfile collector's file ---- */
+
+static void textfile_write(struct metrics *m)
+{
+	char path[4096], err[512];
+	struct wfile w;
+	size_t len;
+
+	if (!m->textfile_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/%s", m->textfile_dir, METRICS_TEXTFILE);
+	char *text = metrics_text(m, &len);
+	if (!text) {
+		snprintf(err, sizeof(err), "out of memory");
+	} else if (wfile_open(&w, path, err, sizeof(err)) == 0) {
+		if (fwrite(text, 1, len, w.fp) != len) {
+			snprintf(err, sizeof(err), "cannot write %.200s: %s", w.tmp, strerror(errno));
+			wfile_abort(&w);
+		} else if (wfile_commit(&w, err, sizeof(err)) == 0) {
+			err[0] = '\0';
+			m->written = 1;
+		}
+	}
+	free(text);
+	if (err[0] && strcmp(err, m->last_err) != 0)	/* once per new reason */
+		log_warn("metrics.textfile_dir: %s", err);
+	else if (!err[0] && m->last_err[0])
+		log_notice("metrics.textfile_dir: %s written again", path);
+	snprintf(m->last_err, sizeof(m->last_err), "%s", err);
+}
+
+static void on_textfile_timer(evutil_socket_t fd, short what, void *arg)
+{
+	textfile_write(arg);
+}
+
+/*
+ * A daemon's file goes with it (a reload turning it off or moving it, the
+ * end), so that node_exporter exports no stale figures; --once's stays.
+ */
+static void textfile_remove(const struct metrics *m)
+{
+	char path[4096];
+
+	if (!m->serve || !m->written)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", m->textfile_dir, METRICS_TEXTFILE);
+	if (unlink(path) < 0 && errno != ENOENT)
+		log_warn("metrics.textfile_dir: cannot remove %s: %s", path, strerror(errno));
+}
+
+/* Starts or stops the periodic write for dir ("" stops). */
+static int textfile_set(struct metrics *m, const char *dir)
+{
+	textfile_remove(m);
+	m->written = 0;
+	snprintf(m->textfile_dir, sizeof(m->textfile_dir), "%s", dir);
+	m->last_err[0] = '\0';
+	if (!dir[0]) {
+		if (m->textfile_timer)
+			event_del(m->textfile_timer);
+		return 0;
+	}
+	if (!m->textfile_timer) {
+		m->textfile_timer = event_new(m->sm->base, -1, EV_PERSIST,
+					      on_textfile_timer, m);
+		if (!m->textfile_timer)
+			return -1;
+	}
+	struct timeval tv = { .tv_sec = METRICS_TEXTFILE_PERIOD_S };
+	event_add(m->textfile_timer, &tv);
+	textfile_write(m);
+	return 0;
+}
+
+void metrics_sweep_done(struct metrics *m)
+{
+	if (m)
+		textfile_write(m);
+}
+
+/* ---- life ---- */
+
+struct metrics *metrics_new(struct sm *sm, int serve, char *err, size_t errlen)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	m->sm = sm;
+	m->start_time = (uint64_t)time(NULL);
+	m->serve = serve;
+	if (serve && sm->cfg.metrics_listen[0]) {
+		m->http = http_start(m, sm->cfg.metrics_listen, err, errlen);
+		if (!m->http) {
+			free(m);
+			return NULL;
+		}
+		snprintf(m->listen, sizeof(m->listen), "%s", sm->cfg.metrics_listen);
+		log_notice("metrics served at http://%s/metrics", m->listen);
+	}
+	if (textfile_set(m, sm->cfg.metrics_textfile_dir) < 0) {
+		snprintf(err, errlen, "out of memory");
+		metrics_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+int metrics_reconfigure(struct metrics *m, const struct config *c, char *err,
+			size_t errlen)
+{
+	if (m->serve && strcmp(c->metrics_listen, m->listen) != 0) {
+		struct evhttp *http = NULL;
+		if (c->metrics_listen[0] &&
+		    !(http = http_start(m, c->metrics_listen, err, errlen)))
+			return -1;
+		if (m->http)
+			evhttp_free(m->http);
+		m->http = http;
+		snprintf(m->listen, sizeof(m->listen), "%s", c->metrics_listen);
+		log_notice("metrics.listen: %s", m->listen[0] ? m->listen : "off");
+	}
+	if (strcmp(c->metrics_textfile_dir, m->textfile_dir) != 0 &&
+	    textfile_set(m, c->metrics_textfile_dir) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+void metrics_free(struct metrics *m)
+{
+	if (!m)
+		return;
+	if (m->http)
+		evhttp_free(m->http);
+	if (m->textfile_timer)
+		event_free(m->textfile_timer);
+	textfile_remove(m);
+	free(m);
+}

@@ -1,0 +1,193 @@
+/*
+ * ibsmctl: sends one command to a running ibsmd over its control socket
+ * and prints the reply, as text or (--json) as the JSON document.
+ */
+#include "sm/ibsmctl/ctlclient.h"
+#include "sm/ibsmctl/ctlrender.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IBSMCTL_VERSION	"ibsmctl 0.1"
+#define REPLY_TIMEOUT_MS	30000
+
+static void usage(FILE *fp)
+{
+	fputs("usage: ibsmctl [-s SOCKET] [--json] COMMAND [args...]\n"
+	    "  -s, --socket PATH  control socket (default $IBSMD_SOCKET, else "
+	    CONTROL_DEFAULT_SOCKET ")\n"
+	    "  -j, --json         print the reply as one JSON document\n"
+	    "  -h, --help / -V, --version\n"
+	    "commands:\n"
+	    "  status                 version, uptime, state, sweeps, counts, MAD stats,\n"
+	    "                         the last error until it clears\n"
+	    "  topology [--dot]       switches, hosts, links, routes per link (--dot: Graphviz)\n"
+	    "  sweep [--heavy]        request a sweep\n"
+	    "  reroute                recompute and push routes\n"
+	    "  reload                 re-read the policy (same as SIGHUP)\n"
+	    "  subscribers            SA event subscriptions\n"
+	    "  vm list                the VMs: name, LID, vGUID, hypervisor, VF\n"
+	    "  vm create NAME --hypervisor H [--vf N] [--guid G] [--weight W] [--shared-lid]\n"
+	    "  vm destroy NAME\n"
+	    "  vm migrate NAME --to H [--vf N] [--prepare | --commit]\n"
+	    "                         H: a vSwitch or its PF, node description or GUID\n"
+	    "  lids                   GUID -> LID (and vLID) table\n"
+	    "  partitions             partitions (P_Key, policy, SL, full/limited members)\n"
+	    "                         and P_Key violations (traps 257) by port\n"
+	    "  routes SWITCH          one switch's LFT (GUID, LID or node description)\n"
+	    "  verify                 read the LFTs back from the switches and check them\n"
+	    "  groups                 multicast groups: MGID, MLID, P_Key, Q_Key, MTU, rate,\n"
+	    "                         SL; members (port GUID, LID, JoinState)\n"
+	    "  metrics                the Prometheus text exposition format\n", fp);
+}
+
+static const char *socket_path(const char *opt)
+{
+	const char *env = getenv("IBSMD_SOCKET");
+
+	if (opt != NULL)
+		return opt;
+	if (env != NULL && env[0] != '\0')
+		return env;
+	return CONTROL_DEFAULT_SOCKET;
+}
+
+/*
+ * A failure: the reason on stderr and, with --json, {"error": reason} on
+ * stdout.  Returns the exit status, 1.
+ */
+static int print_error(const char *why, int as_json)
+{
+	fprintf(stderr, "ibsmctl: %s\n", why);
+	if (as_json) {
+		json_t *doc = json_pack("{s:s}", "error", why);
+		if (doc == NULL || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0)
+			fputs("{\"error\": \"(not UTF-8)\"}", stdout);
+		putchar('\n');
+		json_decref(doc);
+		fflush(stdout);
+	}
+	return 1;
+}
+
+/*
+ * A command line usage error: exit 2, or with --json (anywhere on the
+ * line) the error document and exit 1, as every --json failure.
+ */
+static int usage_error(const char *why, int as_json)
+{
+	if (as_json)
+		return print_error(why, 1);
+	fprintf(stderr, "ibsmctl: %s\n", why);
+	usage(stderr);
+	return 2;
+}
+
+static int wants_json(int argc, char *argv[])
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			return 1;
+	return 0;
+}
+
+/*
+ * Prints a successful reply; returns the exit status: 0, or 1 when it
+ * reports a failed check (verify's "result": "FAILED").
+ */
+static int print_reply(const json_t *reply, int as_json)
+{
+	if (as_json) {
+		if (json_dumpf(reply, stdout, JSON_INDENT(2)) == 0)
+			putchar('\n');
+	} else {
+		control_print_text(stdout, reply);
+	}
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		perror("ibsmctl: stdout");
+		return 1;
+	}
+	const char *result = json_string_value(json_object_get(reply, "result"));
+	return result && !strcmp(result, "FAILED") ? 1 : 0;
+}
+
+int main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "socket",	required_argument,	NULL, 's' },
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ "version",	no_argument,		NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *sock = NULL;
+	int as_json = wants_json(argc, argv), ch;
+	char msg[256];
+
+	opterr = 0;	/* usage_error() says it, as JSON with --json */
+	/* '+': options end at COMMAND; what follows belongs to it. */
+	while ((ch = getopt_long(argc, argv, "+:s:jhV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			sock = optarg;
+			break;
+		case 'j':
+			as_json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			puts(IBSMCTL_VERSION);
+			return 0;
+		case ':':
+			snprintf(msg, sizeof(msg), "option '%s' wants a value",
+			    argv[optind - 1]);
+			return usage_error(msg, as_json);
+		default:
+			if (optopt)
+				snprintf(msg, sizeof(msg), "bad option '-%c'", optopt);
+			else
+				snprintf(msg, sizeof(msg), "bad option '%s'",
+				    argv[optind - 1]);
+			return usage_error(msg, as_json);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no command given", as_json);
+	const char *cmd = argv[optind];
+	const char **args = calloc((size_t)argc, sizeof(*args));
+	size_t nargs = 0;
+	if (args == NULL) {
+		perror("ibsmctl");
+		return 1;
+	}
+	/* "--json" after the command is taken as the option, too. */
+	for (int i = optind + 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			as_json = 1;
+		else
+			args[nargs++] = argv[i];
+	}
+
+	char err[1024];
+	const char *path = socket_path(sock);
+	json_t *reply = control_call(path, cmd, args, nargs, REPLY_TIMEOUT_MS,
+	    err, sizeof(err));
+	free(args);
+	if (reply == NULL)
+		return print_error(err, as_json);
+	int status;
+	if (json_is_false(json_object_get(reply, "ok"))) {
+		const char *why = json_string_value(json_object_get(reply,
+		    "error"));
+		status = print_error(why != NULL ? why :
+		    "command rejected by ibsmd", as_json);
+	} else {
+		status = print_reply(reply, as_json);
+	}
+	json_decref(reply);
+	return status;
+}

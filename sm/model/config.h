@@ -1,0 +1,187 @@
+/*
+ * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
+ * struct config from a file; every error names file:line:column.  Keys
+ * ibsmd.yaml(5) documents for coming issues are refused with "not implemented yet" and have no field here until
+ * something reads them.
+ */
+#ifndef IBSMD_CONFIG_H
+#define IBSMD_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CFG_MAX_ENGINES 8
+#define CFG_MAX_ROOTS   64
+#define CFG_NAME_LEN    64
+
+enum tristate { TRI_AUTO, TRI_ON, TRI_OFF };
+
+/* qos.mode */
+enum qos_mode { QOS_NONE, QOS_VFTREE, QOS_VOQSW };
+
+/*
+ * qos.vlarb_low / qos.vlarb_high: a VLArbitrationTable as "VL:weight"
+ * entries (OpenSM's qos_vlarb_low / qos_vlarb_high), at most one block
+ * of 32 entries, VL 0..14, weight 0..255 (units of 64 bytes).
+ */
+#define CFG_VLARB_MAX 32
+struct cfg_vlarb {
+	int given;			/* 0: the default (ibsmd.yaml(5)) */
+	int n;				/* entries */
+	uint8_t vl[CFG_VLARB_MAX], weight[CFG_VLARB_MAX];
+};
+/* qos.sls when not given: the SLs VOQsw may use (SL 0..7) */
+#define QOS_VOQSW_SLS 8
+
+/*
+ * partitions: (issue 16, sm/model/part_resolve.h).  Members and weights live in
+ * flat pools (the config is copied by value); a partition's members are
+ * members[first .. first + n), in the order of the file.  Defaults: no
+ * partitions (every end port a full member of the default partition),
+ * isolation best-effort, no weights (each 1), learning off, its range
+ * 1..100.  The parser refuses a P_Key outside 0x0001..0x7ffe or given
+ * twice, a name given twice, sl with vlane-isolation.
+ */
+#define CFG_MAX_PARTS		128
+#define CFG_MAX_PART_MEMBERS	2048
+#define CFG_MAX_WEIGHTS		1024
+#define CFG_MAX_WEIGHT		1000000	/* a weight, given or learned */
+struct cfg_member {
+	char node[CFG_NAME_LEN];	/* node-description pattern (fnmatch);
+					   "" when guid is given */
+	uint64_t guid;			/* a port GUID or a node GUID; 0: none */
+	int port;			/* 0: every end port of the node */
+	int full;			/* membership: full (default) / limited */
+};
+struct cfg_partition {
+	char name[CFG_NAME_LEN];
+	uint16_t pkey;			/* 15 bits */
+	int policy;			/* enum part_policy (sm/model/part_resolve.h) */
+	int sl;				/* 0..15, -1: not given */
+	int ipoib;			/* 1: its IPoIB broadcast group
+					   (sm/mcast/ipoib.c); default 0 */
+	int mtu, rate;			/* the group's (IBA codes); 0: as
+					   multicast.mtu / .rate */
+	int qkey;			/* the group's Q_Key; -1: multicast.qkey */
+	uint32_t first, n;		/* its members in config.members */
+};
+struct cfg_weight {			/* routing.weights: pFTree-Wt */
+	char node[CFG_NAME_LEN];	/* pattern, "" when guid is given */
+	uint64_t guid;
+	uint32_t weight;		/* 1..1000000 */
+};
+
+struct config {
+	/* port: {ca: NAME, num: N} or {guid: 0x...} */
+	char port_ca[CFG_NAME_LEN];
+	int port_num;			/* 0 = not given */
+	uint64_t port_guid;		/* 0 = not given */
+	uint64_t subnet_prefix;		/* default 0xfe80000000000000 */
+	int sm_priority;		/* 0..15, default 0 */
+	char state_dir[256];		/* default /var/lib/ibsmd */
+	int log_level;			/* enum log_level (sm/base/log.h), default notice */
+	char node_name_map[256];	/* a node_name_map file (sm/base/nodemap.h); "": none */
+	int sweep_interval_s;		/* 0..3600, default 10; 0 = no light sweep */
+	int mad_timeout_ms;		/* 1..60000, default 200 */
+	int mad_retries;		/* 0..20, default 3 */
+	int mad_window;			/* 1..4096, default 256 */
+	int mad_window_per_node;	/* 1..256, default 16 */
+	enum tristate mad_one_cpu;	/* mad.one_cpu: auto = under umad2sim */
+	int lmc;			/* 0..7, default 0 */
+	int n_engines;			/* routing.engine: a name or a list */
+	char engines[CFG_MAX_ENGINES][CFG_NAME_LEN];	/* default: the table's */
+	int n_roots;			/* routing.roots */
+	char roots[CFG_MAX_ROOTS][CFG_NAME_LEN];
+	/* SM-side port parameters (defaults as OpenSM's) */
+	int subnet_timeout;		/* sm.subnet_timeout 0..31, default 18 */
+	int hoq_life;			/* ports.hoq_life 0..31, default 18 */
+	int leaf_hoq_life;		/* ports.leaf_hoq_life 0..31, default 16 */
+	int vl_stall_count;		/* ports.vl_stall_count 0..7, default 7 */
+	int max_op_vls;			/* ports.max_op_vls 1..5, default 5 */
+	int sminfo_poll_ms;		/* sm.poll_ms 100..600000, default 10000 */
+	int sminfo_poll_retries;	/* sm.poll_retries 1..100, default 4 */
+	int events_max_report_failures;	/* events.max_report_failures 1..100,
+					   default 4: unanswered Reports before
+					   a subscription is dropped */
+	uint64_t sm_key;		/* sm.sm_key, default 0: the SM_Key sent
+					   in SMInfo and compared with other
+					   SMs' (OpenSM's default config: 0x1) */
+	int events_signalling;		/* enum repath_mode (traps/repath.h),
+					   default hybrid */
+	/* virtualization (seed 000; sm/model/vswitch.c, sm/model/vm.c) */
+	int lid_scheme;			/* enum mig_scheme (reconfig/migrate.h):
+					   0 dynamic (default), 1 prepopulated */
+	enum tristate extended_lids;	/* auto (default): 18-bit vLIDs when
+					   every device can (sm/discover/xlid_sm.c) */
+	int n_vswitches;		/* virtualization.vswitches */
+	char vswitches[CFG_MAX_ROOTS][CFG_NAME_LEN];	/* patterns or GUIDs */
+	/* qos (issue 14) */
+	int qos_mode;			/* enum qos_mode, default none */
+	int qos_max_vls;		/* qos.max_vls 1..15; 0 (default): as many
+					   data VLs as the links run */
+	struct cfg_vlarb qos_vlarb_low;	/* default: weight 64 on each data VL
+					   a port sends on */
+	struct cfg_vlarb qos_vlarb_high;	/* default: empty */
+	int qos_vlarb_high_limit;	/* qos.vlarb_high_limit 0..255 (PortInfo
+					   VLHighLimit); -1 (default): as the
+					   port holds it */
+	int qos_sls;			/* qos.sls 1..16, voqsw only; 0: not
+					   given (QOS_VOQSW_SLS) */
+	/* metrics (sm/ctl/metrics.h); "" (default): off */
+	char metrics_listen[128];	/* metrics.listen "ADDR:PORT" */
+	char metrics_textfile_dir[256];	/* metrics.textfile_dir */
+	/* control (issue 15) */
+	char control_group[CFG_NAME_LEN];	/* control.group: the control
+					   socket's group; "" (default): the
+					   daemon's */
+	long long control_gid;		/* its gid, -1 when not given */
+	/* partitions (issue 16) */
+	int n_parts;
+	struct cfg_partition parts[CFG_MAX_PARTS];
+	uint32_t n_members;
+	struct cfg_member members[CFG_MAX_PART_MEMBERS];
+	int isolation_strict;		/* routing.isolation_mode: strict (1) or
+					   best-effort (0, default) */
+	uint32_t n_weights;
+	struct cfg_weight weights[CFG_MAX_WEIGHTS];
+	/* routing.weight_learning: pFTree-Wt weights from PMA counters
+	   (sm/weights.c); period 0 (default): off */
+	int wlearn_period_s;		/* 0..86400 */
+	uint32_t wlearn_min, wlearn_max;	/* Eq. 1's [a, b], default 1..100;
+					   1 <= min < max <= 1000000 */
+	/* multicast (issue 17): the IPoIB broadcast groups' parameters,
+	   OpenSM's defaults (osm_prtn.c) */
+	int mc_default_ipoib;		/* multicast.default_ipoib: the default
+					   partition's group, default 1 */
+	int mc_mtu;			/* multicast.mtu 1..5, default 4 (2048) */
+	int mc_rate;			/* multicast.rate 2..24, default 3 (10 Gb/s) */
+	int mc_sl;			/* multicast.sl 0..15, default 0 */
+	int mc_qkey;			/* multicast.qkey 0..0x7fffffff, default 0x0b1b */
+};
+
+/* Fills c with the built-in defaults. */
+void config_defaults(struct config *c);
+/* Bounds on a policy file: a reload runs in the event loop. */
+#define CFG_MAX_BYTES	(1024 * 1024)
+#define CFG_MAX_DEPTH	64	/* mappings and sequences inside each other */
+#define CFG_MAX_EVENTS	100000	/* libyaml's events: parse time bound */
+
+/*
+ * Parses path over the defaults already in c.  Returns 0, or -1 with a
+ * message "FILE:LINE:COL: what is wrong (key 'a.b')" in err.  Only a
+ * regular file of at most CFG_MAX_BYTES is read.
+ */
+int config_load(struct config *c, const char *path, char *err, size_t errlen);
+/* Validates/parses a routing engine list "a,b,c" (the -R option). */
+int config_set_engines(struct config *c, const char *list, char *err,
+		       size_t errlen);
+
+/*
+ * "ADDR:PORT" or "[ADDR6]:PORT" (PORT 1..65535) into host and port;
+ * 0, or -1 with the reason in err: metrics.listen, checked at load and
+ * bound by the metrics server (sm/ctl/metrics_out.c).
+ */
+int config_parse_listen(const char *s, char *host, size_t hostlen,
+			uint16_t *port, char *err, size_t errlen);
+
+#endif

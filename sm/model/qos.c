@@ -1,0 +1,193 @@
+/*
+ * The QoS mode over a routing result: VL budget, clamp, the mode's pure
+ * function.  See qos.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sm/model/qos.h"
+#include "sm/base/log.h"
+#include "sm/base/nodemap.h"
+#include "routing/qos/pvl.h"
+#include "routing/qos/vftree.h"
+#include "routing/qos/voqsw.h"
+
+/* qos.mode voqsw: stage 4's figures into r. */
+static int apply_voqsw(const struct config *cfg, const struct fabric *f,
+		       struct lft_tables *t, struct qos_report *r)
+{
+	struct voqsw_params p = {
+		.n_sls = cfg->qos_sls ? (unsigned)cfg->qos_sls : QOS_VOQSW_SLS,
+		.n_vls = r->vls,
+		.max_op_vls = (unsigned)cfg->max_op_vls,
+	};
+	struct voqsw_report v;
+	r->sls = p.n_sls;
+	if (voqsw_apply(f, t, &p, &v) < 0)
+		return -1;
+	r->paths = v.paths;
+	r->tuples = v.tuples;
+	r->considered = v.considered;
+	r->weight = v.weight;
+	r->weight_considered = v.weight_considered;
+	r->paths_covered = v.paths_covered;
+	r->sls_used = v.sls_used;
+	return 0;
+}
+
+/*
+ * The partitions' VLs and SLs (routing/qos/pvl.h) over the r->vls data VLs
+ * the mode had (ports.max_op_vls's when no link's VLCap is known); a
+ * strict failure in r->fail (logged), -1.
+ */
+static int apply_parts(const struct config *cfg, const struct fabric *f,
+		       const struct part_model *parts, struct lft_tables *t,
+		       struct qos_report *r)
+{
+	char msg[sizeof(r->fail)];
+	unsigned vls = r->vls;
+	if (!r->link_vls && !cfg->qos_max_vls)	/* no VLCap read (offline) */
+		vls = cfg->max_op_vls >= 5 ? 15 : 1u << (cfg->max_op_vls - 1);
+	int rc = pvl_apply(f, t, parts, vls, msg, sizeof(msg));
+	if (rc == PVL_STRICT_FAIL) {
+		snprintf(r->fail, sizeof(r->fail), "%s", msg);
+		log_err("partitions: %s: routing refused, the old tables kept", msg);
+		return -1;
+	}
+	if (rc == 1)
+		log_warn("partitions: %s", msg);
+	size_t l = 0;
+	msg[0] = '\0';
+	for (uint32_t p = 1; rc >= 0 && t->part_sl && p < t->n_part_sl; p++) {
+		if (t->part_sl[p] && l < sizeof(msg))
+			l += (size_t)snprintf(msg + l, sizeof(msg) - l, "%s%s SL %u",
+					      l ? ", " : "", parts->parts[p].name,
+					      t->part_sl[p]);
+	}
+	if (msg[0])
+		log_info("partitions: %s over %u data VLs", msg, vls);
+	return rc < 0 ? -1 : 0;
+}
+
+int qos_apply(const struct config *cfg, const struct fabric *f,
+	      const struct part_model *parts, struct lft_tables *t,
+	      struct qos_report *r)
+{
+	uint32_t narrow;
+	int need_parts = pvl_needed(parts);
+	memset(r, 0, sizeof(*r));
+	r->mode = cfg->qos_mode;
+	if (cfg->qos_mode == QOS_NONE && !need_parts) {
+		lft_tables_free_qos(t);
+		return 0;
+	}
+	unsigned links = qos_link_vls(f, cfg->max_op_vls, &narrow);
+	unsigned want = cfg->qos_max_vls ? (unsigned)cfg->qos_max_vls : links;
+	r->link_vls = links;
+	if (want == 0)
+		want = 1;	/* no link: nothing to spread */
+	if (links && want > links) {
+		const struct fab_port *p = &f->ports[narrow];
+		const struct fab_port *q = &f->ports[p->remote];
+		log_warn("qos.max_vls %u: clamped to %u, the data VLs the link \"%s\" port %u - \"%s\" port %u runs",
+			 want, links, fabric_node_name(f, p->node), p->num,
+			 fabric_node_name(f, q->node), q->num);
+		want = links;
+		r->clamped = 1;
+	}
+	r->vls = want;
+	int rc = -1;
+	switch (cfg->qos_mode) {
+	case QOS_VFTREE:
+		rc = vftree_apply(f, t, want);
+		break;
+	case QOS_VOQSW:
+		rc = apply_voqsw(cfg, f, t, r);
+		break;
+	default:
+		lft_tables_free_qos(t);
+		rc = 0;
+		break;
+	}
+	if (rc == 0 && need_parts)
+		rc = apply_parts(cfg, f, parts, t, r);
+	if (rc < 0 && r->fail[0])
+		lft_tables_free_qos(t);
+	else if (rc < 0)
+		log_err("qos: the SLs could not be assigned (out of memory): SL 0 everywhere, no SL2VL writes");
+	return rc;
+}
+
+/* Parts per thousand of a over b, 1000 when b is 0 (nothing to cover). */
+static unsigned permille(uint64_t a, uint64_t b)
+{
+	return b ? (unsigned)(a * 1000 / b) : 1000;
+}
+
+void qos_describe(const struct qos_report *r, char *buf, size_t len)
+{
+	unsigned tw = permille(r->weight_considered, r->weight);
+	unsigned pc = permille(r->paths_covered, r->paths);
+	switch (r->mode) {
+	case QOS_VFTREE:
+		snprintf(buf, len, "qos: vFtree over %u VLs", r->vls);
+		break;
+	case QOS_VOQSW:
+		snprintf(buf, len, "qos: voqsw: %u of %u tuples, weight %u.%u%%, paths covered %llu of %llu (%u.%u%%), SLs used %u of %u, %u VLs",
+			 r->considered, r->tuples, tw / 10, tw % 10,
+			 (unsigned long long)r->paths_covered,
+			 (unsigned long long)r->paths, pc / 10, pc % 10,
+			 r->sls_used, r->sls, r->vls);
+		break;
+	default:
+		snprintf(buf, len, "qos: none");
+		break;
+	}
+}
+
+void qos_log(const struct qos_report *r)
+{
+	char line[256];
+	qos_describe(r, line, sizeof(line));
+	if (r->mode == QOS_VOQSW)
+		log_notice("%s", line);
+	else if (r->mode != QOS_NONE)
+		log_info("%s", line);
+}
+
+static unsigned min3(unsigned a, unsigned b, unsigned c)
+{
+	unsigned m = a < b ? a : b;
+	return m < c ? m : c;
+}
+
+/* Data VLs an OperationalVLs encoding stands for (1: VL0 ... 5: VL0-14). */
+static unsigned opvls_data_vls(unsigned enc)
+{
+	if (enc == 0)
+		return 0;
+	return enc >= 5 ? 15 : 1u << (enc - 1);
+}
+
+unsigned qos_link_vls(const struct fabric *f, int max_op_vls, uint32_t *narrow)
+{
+	unsigned best = 0;
+	if (narrow)
+		*narrow = FAB_NONE;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		if (!fabric_port_linked(f, pi) || p->remote < pi)
+			continue;	/* each link once, from its lower port */
+		const struct fab_port *r = &f->ports[p->remote];
+		if (!p->vl_cap || !r->vl_cap)
+			continue;	/* not read: no bound known */
+		unsigned n = opvls_data_vls(min3(p->vl_cap, r->vl_cap, (unsigned)max_op_vls));
+		if (best == 0 || n < best) {
+			best = n;
+			if (narrow)
+				*narrow = pi;
+		}
+	}
+	return best;
+}
+

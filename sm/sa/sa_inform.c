@@ -1,0 +1,133 @@
+/*
+ * The SA's InformInfo family (sa.h): InformInfo Set subscribes and
+ * unsubscribes through the notifier (traps/notify.h) and is echoed in
+ * the GetResp; InformInfoRecord Get/GetTable lists the subscriptions.
+ *
+ * The subscriber is the requester's port, found by the request's SLID in
+ * the SA's view; its GID is the subnet prefix and that port's GUID, and
+ * Reports go to its LID and the request's queue pair.  As OpenSM does,
+ * a request from a LID no port holds, a GID naming no port, and a
+ * subscription to the security traps (256-259) without the SM_Key are
+ * refused with ERR_REQ_INVALID.  InformInfoRecords carry QPN 0 unless
+ * the request had the SM_Key (C15-0.2-1.16).
+ */
+#include <string.h>
+
+#include "mad/sa.h"
+#include "traps/notify.h"
+#include "sm/daemon.h"
+#include "sm/sa/sa_server.h"
+
+#define SA_SIZE_INFORM_INFO_REC	64	/* 60 bytes of fields, 4 of padding */
+
+static int gid_known(const struct sa_query *q, const uint8_t *gid)
+{
+	const struct fabric *f = q->view->f;
+	if (sa_get64(gid) != q->view->subnet_prefix)
+		return 0;
+	uint64_t guid = sa_get64(gid + 8);
+	for (uint32_t pi = 0; pi < f->n_ports; pi++)
+		if (f->ports[pi].guid == guid && fabric_is_endport(f, pi))
+			return 1;
+	return 0;
+}
+
+static int gid_is_zero(const uint8_t *g)
+{
+	for (int i = 0; i < 16; i++)
+		if (g[i])
+			return 0;
+	return 1;
+}
+
+int sa_inform_info(struct sa_query *q)
+{
+	struct sm *sm = q->sm;
+	const uint8_t *ii = q->rec;
+	if (!sm->notify)
+		return SA_STS_NO_RESOURCES;
+	uint32_t pi = sa_requester(q);
+	if (pi == FAB_NONE)
+		return SA_STS_REQ_INVALID;
+	const struct fab_port *p = &q->view->f->ports[pi];
+	struct notify_subscriber who = {
+		.lid = p->lid,
+		.qpn = q->from->qpn ? q->from->qpn : 1,
+		.pkey = 0xffff,		/* Reports go out as the SM's port: a full
+					   member of the default partition */
+	};
+	sa_put64(who.gid, q->view->subnet_prefix);
+	sa_put64(who.gid + 8, p->guid);
+	uint16_t trap = sa_get16(ii + 26);
+	if (ii[23] && ii[22] && trap >= 256 && trap <= 259 &&
+	    (!sm->cfg.sm_key || sa_sm_key(q->mad) != sm->cfg.sm_key))
+		return SA_STS_REQ_INVALID;
+	if (ii[23] && !gid_is_zero(ii) && !gid_known(q, ii))
+		return SA_STS_REQ_INVALID;
+	uint8_t out[SA_SIZE_INFORM_INFO];
+	int st = notifier_inform(sm->notify, ii, &who, out);
+	if (st)
+		return st;
+	return sa_answer_add(q, out) < 0 ? SA_STS_NO_RESOURCES : 0;
+}
+
+/* InformInfoRecord's components (IBA vol. 1 §15.2.5.12), bit offsets. */
+static const struct sa_field iir_fields[] = {
+	{ 0, 128 },		/* SubscriberGID */
+	{ 128, 16 },		/* Enum */
+	{ 144, 48 },		/* Reserved */
+	{ 192, 128 },		/* InformInfo: GID */
+	{ 320, 16 },		/* LIDRangeBegin */
+	{ 336, 16 },		/* LIDRangeEnd */
+	{ 352, 16 },		/* Reserved */
+	{ 368, 8 },		/* IsGeneric */
+	{ 376, 8 },		/* Subscribe */
+	{ 384, 16 },		/* Type */
+	{ 400, 16 },		/* TrapNumber / DeviceID */
+	{ 416, 24 },		/* QPN */
+	{ 440, 3 },		/* Reserved */
+	{ 443, 5 },		/* RespTimeValue */
+	{ 448, 8 },		/* Reserved */
+	{ 456, 24 },		/* ProducerType / VendorID */
+};
+#define N_IIR_FIELDS (sizeof(iir_fields) / sizeof(iir_fields[0]))
+
+struct iir_walk {
+	struct sa_query *q;
+	int trusted;
+	int rc;
+};
+
+static void iir_one(void *arg, const uint8_t gid[16], uint16_t enum_id,
+		    const uint8_t ii[36])
+{
+	struct iir_walk *w = arg;
+	uint8_t rec[SA_SIZE_INFORM_INFO_REC];
+	if (w->rc || sa_enough(w->q))
+		return;
+	memset(rec, 0, sizeof(rec));
+	memcpy(rec, gid, 16);
+	sa_put16(rec + 16, enum_id);
+	memcpy(rec + 24, ii, SA_SIZE_INFORM_INFO);
+	if (!w->trusted)
+		memset(rec + 24 + 28, 0, 3);	/* QPN */
+	if (sa_match(w->q, rec, iir_fields, N_IIR_FIELDS) &&
+	    sa_answer_add(w->q, rec) < 0)
+		w->rc = SA_STS_NO_RESOURCES;
+}
+
+int sa_inform_records(struct sa_query *q)
+{
+	struct sm *sm = q->sm;
+	int st = sa_mask_check(q, N_IIR_FIELDS);
+	if (st)
+		return st;
+	if (!sm->notify)
+		return 0;
+	struct iir_walk w = {
+		.q = q,
+		.trusted = sm->cfg.sm_key && sa_sm_key(q->mad) == sm->cfg.sm_key,
+	};
+	notifier_foreach(sm->notify, iir_one, &w);
+	return w.rc;
+}

@@ -1,0 +1,673 @@
+/*
+ * The subnet administrator's core (sa.h): class 0x03 requests from the
+ * receive path, checked, handed to their record family, answered.
+ *
+ * The order of the checks follows OpenSM (osm_sa_mad_ctrl.c) where the
+ * spec leaves room:
+ *   - not MASTER, or no configuration published yet: ignored (C15-0.1.3);
+ *   - an RMPP transfer MAD (Active flag): mad/rmpp.c's, through the
+ *     dispatcher's RMPP hook; a request that came as RMPP DATA is
+ *     reassembled there and answered here like any other;
+ *   - shorter than the SA header (56 bytes): dropped, counted;
+ *   - SM_Key neither 0 nor ours (sm.sm_key): dropped, counted (C15-0.1.5);
+ *   - with tenant partitions, a record family's request from a LID no
+ *     port holds: dropped, counted (OpenSM: "Cannot find requester");
+ *   - a component mask selecting a bit past the record's fields:
+ *     REQ_INVALID; the family's own checks: its status;
+ *   - Get: NO_RECORDS for none, TOO_MANY_RECORDS for more than one;
+ *   - method or attribute not served: the dispatcher's
+ *     METHOD_NOT_SUPPORTED / METHOD_ATTR_NOT_SUPPORTED.
+ * Answers carry SM_Key 0.  A GetTableResp is 56 + n * stride bytes
+ * (stride = the record size rounded up to 8, AttributeOffset = stride /
+ * 8; the empty table is the header alone with AttributeOffset 0); one that
+ * goes out through rmpp_send(): one that fits one MAD as that single MAD
+ * with RMPP DATA First|Last (as OpenSM's look on the wire; not retried,
+ * ibsim returns no ACK), a longer one as segments with ACKs.
+ *
+ * The view.  sa_publish() copies the model and its routes: the daemon
+ * replaces its model when a heavy sweep configures, and moves its tables
+ * to the routing thread, so the SA keeps its own copy, whole, until the
+ * next configuration is complete.  With them it copies the VMs of the
+ * registry (sm->vms) whose VF port is in the model and holds the VM's
+ * LID: the SA answers for a VM's GID (PathRecord, GUIDInfoRecord) from
+ * that copy, so a migration shows when the daemon publishes again, and
+ * a VM whose VF is absent or not yet given its LID is no one's GID.
+ * And it resolves the policy's partitions on its copy (sa_share(): the
+ * families answer within the requester's partitions).
+ */
+#include "sm/sa/sa_server.h"
+
+#include <infiniband/mad.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/dispatch.h"
+#include "mad/rmpp.h"
+#include "mad/sa.h"
+#include "routing/path.h"
+#include "traps/notify.h"
+#include "sm/daemon.h"
+#include "sm/base/log.h"
+
+struct sa {
+	struct sm *sm;
+	int have_view;
+	struct sa_view view;
+	struct fabric f;		/* the published copies */
+	struct lft_tables lft;
+	uint8_t (*pi_raw)[64], (*si_raw)[64];
+	struct sa_vm *vms;
+	struct part_model parts;
+	struct rmpp *rmpp;
+	struct sa_stats st;
+};
+
+#define CPI_CAP_PORTINFO_CAPMASK_MATCH	0x2000	/* ClassPortInfo:CapabilityMask bit 13 */
+
+static const struct sa_family families[] = {
+	{ SA_ATTR_CLASS_PORT_INFO, SA_M_GET, SA_SIZE_CLASS_PORT_INFO, 0,
+	  sa_class_port_info, "ClassPortInfo" },
+	{ SA_ATTR_NODE_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_NODE_REC, 1,
+	  sa_node_records, "NodeRecord" },
+	{ SA_ATTR_PORTINFO_REC, SA_M_GET | SA_M_GET_TABLE, 68, 1,
+	  sa_portinfo_records, "PortInfoRecord" },
+	{ SA_ATTR_SWITCHINFO_REC, SA_M_GET | SA_M_GET_TABLE, 24, 1,
+	  sa_switchinfo_records, "SwitchInfoRecord" },
+	{ SA_ATTR_LINK_REC, SA_M_GET | SA_M_GET_TABLE, 8, 1,
+	  sa_link_records, "LinkRecord" },
+	{ SA_ATTR_LFT_REC, SA_M_GET | SA_M_GET_TABLE, 72, 1,
+	  sa_lft_records, "LFTRecord" },
+	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 72, 1,
+	  sa_guidinfo_records, "GUIDInfoRecord" },
+	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC, 1,
+	  sa_path_records, "PathRecord" },
+	{ SA_ATTR_INFORM_INFO, SA_M_SET, SA_SIZE_INFORM_INFO, 0,
+	  sa_inform_info, "InformInfo" },
+	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64, 0,
+	  sa_inform_records, "InformInfoRecord" },
+	{ SA_ATTR_MCMEMBER_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 52, 1,
+	  sa_mcmember_records, "MCMemberRecord" },
+};
+
+static const struct {
+	uint8_t bit, method;
+} methods[] = {
+	{ SA_M_GET, SA_METHOD_GET },
+	{ SA_M_GET_TABLE, SA_METHOD_GET_TABLE },
+	{ SA_M_SET, SA_METHOD_SET },
+	{ SA_M_DELETE, SA_METHOD_DELETE },
+};
+
+static uint8_t method_bit(uint8_t method)
+{
+	for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
+		if (methods[k].method == method)
+			return methods[k].bit;
+	return 0;
+}
+
+static size_t stride_of(size_t rec_size)
+{
+	return (rec_size + 7) & ~(size_t)7;
+}
+
+static const struct sa_family *family_of(uint16_t attr)
+{
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		if (families[i].attr == attr)
+			return &families[i];
+	return NULL;
+}
+
+int sa_answer_add(struct sa_query *q, const void *rec)
+{
+	size_t stride = stride_of(q->rec_size);
+	if (sa_enough(q))
+		return 0;
+	if (q->n_recs == q->cap_recs) {
+		size_t cap = q->cap_recs ? q->cap_recs * 2 : 16;
+		uint8_t *p = realloc(q->recs, cap * stride);
+		if (!p)
+			return -1;
+		q->recs = p;
+		q->cap_recs = cap;
+	}
+	uint8_t *dst = q->recs + q->n_recs * stride;
+	memcpy(dst, rec, q->rec_size);
+	memset(dst + q->rec_size, 0, stride - q->rec_size);
+	q->n_recs++;
+	return 0;
+}
+
+uint32_t sa_requester(const struct sa_query *q)
+{
+	const struct fabric *f = q->view->f;
+	if (!f || !q->from || !q->from->lid)
+		return FAB_NONE;
+	return fabric_lid_port(f, q->from->lid);
+}
+
+/* The end port whose P_Key table port pi has, or FAB_NONE (none). */
+static uint32_t table_port(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	if (fabric_is_endport(f, pi))
+		return pi;
+	if (f->nodes[p->node].type == FAB_SWITCH && p->remote != FAB_NONE &&
+	    fabric_is_endport(f, p->remote))
+		return p->remote;
+	return FAB_NONE;
+}
+
+int sa_share(const struct sa_view *v, uint32_t a, uint32_t b)
+{
+	const struct part_model *m = v->parts;
+	if (a == b || !m || !m->tenants)
+		return 1;	/* without tenants every port is a full member */
+	if (a >= v->f->n_ports || b >= v->f->n_ports)
+		return 0;
+	a = table_port(v->f, a);
+	b = table_port(v->f, b);
+	if (a == FAB_NONE || b == FAB_NONE || a == b)
+		return 1;
+	return part_shared(m, a, b, PART_NONE) != PART_NONE;
+}
+
+int sa_mask_check(const struct sa_query *q, unsigned n_fields)
+{
+	if (n_fields < 64 && (q->comp_mask >> n_fields))
+		return SA_STS_REQ_INVALID;
+	return 0;
+}
+
+static uint64_t get_bits(const uint8_t *p, unsigned off, unsigned bits)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < bits; i++) {
+		unsigned b = off + i;
+		v = v << 1 | ((p[b / 8] >> (7 - b % 8)) & 1);
+	}
+	return v;
+}
+
+int sa_match(const struct sa_query *q, const uint8_t *rec,
+	     const struct sa_field *fields, unsigned n_fields)
+{
+	for (unsigned i = 0; i < n_fields && i < 64; i++) {
+		if (!(q->comp_mask & ((uint64_t)1 << i)))
+			continue;
+		const struct sa_field *fl = &fields[i];
+		if (fl->bits % 8 == 0 && fl->off % 8 == 0) {
+			if (memcmp(rec + fl->off / 8, q->rec + fl->off / 8, fl->bits / 8))
+				return 0;
+		} else if (get_bits(rec, fl->off, fl->bits) !=
+			   get_bits(q->rec, fl->off, fl->bits)) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* ClassPortInfo (IBA vol. 1 §13.4.8.1) of the SA: Get only, no mask. */
+int sa_class_port_info(struct sa_query *q)
+{
+	uint8_t r[SA_SIZE_CLASS_PORT_INFO];
+	unsigned ms = (unsigned)q->sm->cfg.mad_timeout_ms, rtv = 0;
+	/* RespTimeValue: 4.096 us * 2^rtv covers the MAD timeout */
+	while (rtv < 31 && (4096ull << rtv) < (uint64_t)ms * 1000000)
+		rtv++;
+	memset(r, 0, sizeof(r));
+	r[0] = 1;
+	r[1] = SA_CLASS_VERSION;
+	sa_put16(r + 2, CPI_CAP_PORTINFO_CAPMASK_MATCH);
+	sa_put32(r + 4, rtv & 0x1f);
+	sa_put32(r + 32, 1);			/* RedirectQP */
+	sa_put32(r + 36, IB_DEFAULT_QP1_QKEY);	/* RedirectQ_Key */
+	sa_put32(r + 68, IB_DEFAULT_QP1_QKEY);	/* TrapQ_Key */
+	return sa_answer_add(q, r) < 0 ? SA_STS_NO_RESOURCES : 0;
+}
+
+/* ---- answers ---- */
+
+/* The request's header turned into its response's, SM_Key 0. */
+static void response_header(uint8_t *out, const uint8_t *req, int status)
+{
+	memcpy(out, req, SA_HDR_SIZE);
+	mad_make_response(out, status);
+	memset(out + 36, 0, 8);		/* SM_Key */
+}
+
+static void send_one(struct sa *sa, const uint8_t *mad, size_t len,
+		     const struct mad_addr *from)
+{
+	if (mad_send_response_len(&sa->sm->tr, mad, len, from) < 0)
+		sa->st.send_failed++;
+}
+
+static void send_error(struct sa *sa, const uint8_t *req,
+		       const struct mad_addr *from, int status)
+{
+	uint8_t out[MAD_SIZE];
+	memset(out, 0, sizeof(out));
+	response_header(out, req, status);
+	sa_put16(out + 44, 0);		/* AttributeOffset */
+	sa->st.errors++;
+	send_one(sa, out, MAD_SIZE, from);
+}
+
+static void send_get(struct sa *sa, struct sa_query *q)
+{
+	uint8_t out[MAD_SIZE];
+	size_t stride = stride_of(q->rec_size);
+	memset(out, 0, sizeof(out));
+	response_header(out, q->mad, 0);
+	sa_put16(out + 44, (uint16_t)(stride / 8));
+	memcpy(out + SA_HDR_SIZE, q->recs,
+	       q->rec_size > SA_DATA_SIZE ? SA_DATA_SIZE : q->rec_size);
+	sa->st.records++;
+	send_one(sa, out, MAD_SIZE, q->from);
+}
+
+static void send_table(struct sa *sa, struct sa_query *q)
+{
+	size_t stride = stride_of(q->rec_size);
+	uint8_t hdr[SA_HDR_SIZE];
+	response_header(hdr, q->mad, 0);
+	sa_put16(hdr + 44, q->n_recs ? (uint16_t)(stride / 8) : 0);
+	sa->st.records += q->n_recs;
+	if (!sa->rmpp) {
+		sa->st.send_failed++;
+		return;
+	}
+	if (rmpp_send(sa->rmpp, hdr, q->recs, q->n_recs * stride, q->from,
+		      NULL, NULL) < 0) {
+		/* EBUSY: the same request again while its answer is going */
+		sa->st.send_failed++;
+		return;
+	}
+	sa->st.rmpp_sent++;
+}
+
+/* A request (no RMPP transfer) of a family the table serves. */
+static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
+		      const struct mad_addr *from)
+{
+	struct sa *sa = sm->sa;
+	if (len < SA_HDR_SIZE) {
+		sa->st.dropped_short++;
+		return MAD_DROP;
+	}
+	uint64_t key = sa_sm_key(mad);
+	if (key && key != sm->cfg.sm_key) {
+		sa->st.dropped_key++;
+		log_debug("SA: SM_Key 0x%016llx from LID %u is not ours; ignored",
+			  (unsigned long long)key, from->lid);
+		return MAD_DONE;
+	}
+	const struct sa_family *fam = family_of(mad_attr_id(mad));
+	if (!fam || !(fam->methods & method_bit(mad_method(mad))))
+		return MAD_STS_METHOD_ATTR_UNSUPPORTED;	/* the dispatcher already knows */
+	const struct part_model *pm = sa->view.parts;
+	if (fam->by_requester && pm && pm->tenants &&
+	    fabric_lid_port(&sa->f, from->lid) == FAB_NONE) {
+		sa->st.dropped_requester++;
+		log_debug("SA: %s from LID %u, which no port holds; ignored",
+			  fam->name, from->lid);
+		return MAD_DONE;
+	}
+	uint8_t req[MAD_SIZE];
+	memcpy(req, mad, len);
+	memset(req + len, 0, MAD_SIZE - len);
+	struct sa_query q = {
+		.sa = sa, .sm = sm, .view = &sa->view,
+		.mad = req, .len = len, .from = from,
+		.method = mad_method(mad), .attr = fam->attr,
+		.attr_mod = mad_attr_mod(mad), .comp_mask = sa_comp_mask(mad),
+		.rec = req + SA_HDR_SIZE, .rec_len = len - SA_HDR_SIZE,
+		.rec_size = fam->rec_size,
+	};
+	int status = fam->fn(&q);
+	if (!status && q.method == SA_METHOD_GET && q.n_recs != 1)
+		status = q.n_recs ? SA_STS_TOO_MANY_RECORDS : SA_STS_NO_RECORDS;
+	if (status) {
+		log_debug("SA: %s method 0x%02x mask 0x%llx from LID %u: status 0x%04x",
+			  fam->name, q.method, (unsigned long long)q.comp_mask,
+			  from->lid, status);
+		send_error(sa, req, from, status);
+	} else if (q.method == SA_METHOD_GET || q.method == SA_METHOD_SET ||
+		   q.method == SA_METHOD_DELETE) {
+		send_get(sa, &q);	/* a Set/Delete is echoed in one GetResp/DeleteResp */
+	} else {
+		send_table(sa, &q);
+	}
+	sa->st.answered++;
+	free(q.recs);
+	return MAD_DONE;
+}
+
+/* The receive path's handler for every (method, attribute) served. */
+static int sa_recv(void *ctx, const uint8_t *mad, size_t len,
+		   const struct mad_addr *from)
+{
+	struct sm *sm = ctx;
+	struct sa *sa = sm->sa;
+	sa->st.requests++;
+	if (sm->state != SMS_MASTER || !sa->have_view) {
+		sa->st.dropped_not_master++;
+		return MAD_DONE;
+	}
+	/* an active RMPP MAD went to the RMPP hook (mad_dispatch_set_rmpp) */
+	if (mad[26] & RMPP_FLAG_ACTIVE) {
+		sa->st.dropped_rmpp++;
+		return MAD_DONE;
+	}
+	return sa_request(sm, mad, len, from);
+}
+
+/* A request that came as an RMPP transfer, reassembled. */
+static void on_rmpp_request(void *arg, const uint8_t *hdr,
+			    const uint8_t *payload, size_t len,
+			    const struct mad_addr *from)
+{
+	struct sm *sm = arg;
+	uint8_t req[MAD_SIZE];
+	if (sm->state != SMS_MASTER || !sm->sa->have_view)
+		return;
+	memset(req, 0, sizeof(req));
+	memcpy(req, hdr, SA_HDR_SIZE);
+	memset(req + MAD_HDR_SIZE, 0, MAD_RMPP_HDR_END - MAD_HDR_SIZE);
+	if (mad_method(req) & MAD_METHOD_RESPONSE || !mad_response_method(mad_method(req)))
+		return;
+	if (len > SA_DATA_SIZE) {	/* no request the SA serves is that long */
+		send_error(sm->sa, req, from, SA_STS_REQ_INVALID);
+		return;
+	}
+	memcpy(req + SA_HDR_SIZE, payload, len);
+	int r = sa_request(sm, req, MAD_SIZE, from);
+	if (r >= 0)
+		send_error(sm->sa, req, from, r);
+}
+
+int sa_init(struct sm *sm)
+{
+	struct sa *sa = calloc(1, sizeof(*sa));
+	if (!sa)
+		return -1;
+	sa->sm = sm;
+	fabric_init(&sa->f);
+	sm->sa = sa;
+	struct rmpp_params rp = { .retries = 3 };	/* the rest: RMPP's defaults */
+	if (sm->base && !(sa->rmpp = rmpp_new(sm->base, &sm->tr, &rp)))
+		goto fail;
+	if (sa->rmpp) {
+		rmpp_set_receiver(sa->rmpp, on_rmpp_request, sm);
+		mad_dispatch_set_rmpp(sm->disp, rmpp_hook, sa->rmpp);
+	}
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
+			if ((families[i].methods & methods[k].bit) &&
+			    mad_dispatch_register(sm->disp, SA_CLASS, SA_CLASS_VERSION,
+						  methods[k].method, families[i].attr,
+						  sa_recv, sm) < 0)
+				goto fail;
+	return 0;
+fail:
+	sa_free(sm);
+	return -1;
+}
+
+static void drop_view(struct sa *sa)
+{
+	fabric_free(&sa->f);
+	lft_tables_free(&sa->lft);
+	free(sa->pi_raw);
+	free(sa->si_raw);
+	free(sa->vms);
+	part_model_free(&sa->parts);
+	sa->view.parts = NULL;
+	sa->pi_raw = sa->si_raw = NULL;
+	sa->vms = NULL;
+	sa->view.pi_raw = sa->view.si_raw = NULL;
+	sa->view.vms = sa->view.svms = NULL;
+	sa->view.n_vms = sa->view.n_svms = 0;
+	sa->have_view = 0;
+}
+
+void sa_free(struct sm *sm)
+{
+	struct sa *sa = sm->sa;
+	if (!sa)
+		return;
+	if (sm->disp)
+		for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+			for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
+				if (families[i].methods & methods[k].bit)
+					mad_dispatch_unregister(sm->disp, SA_CLASS,
+								methods[k].method,
+								families[i].attr);
+	if (sm->disp)
+		mad_dispatch_set_rmpp(sm->disp, NULL, NULL);
+	rmpp_free(sa->rmpp);
+	drop_view(sa);
+	free(sa);
+	sm->sa = NULL;
+}
+
+static int copy_lft(struct lft_tables *dst, const struct lft_tables *src,
+		    uint32_t n_nodes)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->n_sw = src->n_sw;
+	dst->max_lid = src->max_lid;
+	size_t cells = (size_t)src->n_sw * (src->max_lid + 1);
+	dst->sw_node = malloc((src->n_sw ? src->n_sw : 1) * sizeof(*dst->sw_node));
+	dst->row_of_node = malloc((n_nodes ? n_nodes : 1) * sizeof(*dst->row_of_node));
+	dst->port = malloc(cells ? cells : 1);
+	if (!dst->sw_node || !dst->row_of_node || !dst->port) {
+		lft_tables_free(dst);
+		return -1;
+	}
+	memcpy(dst->sw_node, src->sw_node, src->n_sw * sizeof(*dst->sw_node));
+	memcpy(dst->row_of_node, src->row_of_node, n_nodes * sizeof(*dst->row_of_node));
+	memcpy(dst->port, src->port, cells);
+	if (src->sl && src->sl_class) {
+		/* the SLs: per-LID source classes, a row of SLs per class */
+		size_t lids = (size_t)src->max_lid + 1;
+		size_t n = (size_t)src->n_sl_class * lids;
+		dst->sl_class = malloc(lids * sizeof(*dst->sl_class));
+		dst->sl = malloc(n ? n : 1);
+		if (!dst->sl_class || !dst->sl) {
+			lft_tables_free(dst);
+			return -1;
+		}
+		memcpy(dst->sl_class, src->sl_class, lids * sizeof(*dst->sl_class));
+		memcpy(dst->sl, src->sl, n);
+		dst->n_sl_class = src->n_sl_class;
+	}
+	if (src->part_sl && src->n_part_sl) {
+		if (!(dst->part_sl = malloc(src->n_part_sl))) {
+			lft_tables_free(dst);
+			return -1;
+		}
+		memcpy(dst->part_sl, src->part_sl, src->n_part_sl);
+		dst->n_part_sl = src->n_part_sl;
+	}
+	return 0;	/* sl2vl: not a host-visible fact, not copied */
+}
+
+/*
+ * The end port of a VM's VF in f: VF vf of the vSwitch hyp_guid (the
+ * registry's own names for it, sm/model/vm.h) when that port is still the VF
+ * port of GUID vf_guid (not recabled), else FAB_NONE; vm_port()'s rule,
+ * kept here so that the SA does not wait on the registry's code.
+ */
+static uint32_t vm_vf_port(const struct fabric *f, const struct vm *v)
+{
+	uint32_t vs = fabric_find_node(f, v->hyp_guid);
+	if (v->shared || vs == FAB_NONE || !fabric_is_vswitch(f, vs) || v->vf < 0)
+		return FAB_NONE;
+	uint32_t pi = fabric_vswitch_vf(f, vs, (unsigned)v->vf, NULL);
+	return pi != FAB_NONE && f->ports[pi].guid == v->vf_guid ? pi : FAB_NONE;
+}
+
+static int vm_cmp_port(const void *a, const void *b)
+{
+	const struct sa_vm *x = a, *y = b;
+	return x->port < y->port ? -1 : x->port > y->port;
+}
+
+/*
+ * The registry's VMs present in the view: the VF port is in the model
+ * with the VM's LID.  One whose VF holds another LID is not answered for
+ * (its LID does not lead there in the published routes).
+ */
+static int publish_vms(struct sa *sa, const struct vm_registry *r)
+{
+	const struct fabric *f = &sa->f;
+	if (!r->n)
+		return 0;
+	if (!(sa->vms = calloc(r->n, sizeof(*sa->vms))))
+		return -1;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct vm *v = &r->v[i];
+		uint32_t pi = vm_vf_port(f, v);
+		if (pi == FAB_NONE)
+			continue;
+		if (!v->lid || f->ports[pi].lid != v->lid) {
+			log_debug("SA: VM %s: its VF has LID %u, not the VM's %u; not answered for",
+				  v->name, f->ports[pi].lid, v->lid);
+			continue;
+		}
+		sa->vms[n++] = (struct sa_vm){ .vguid = v->vguid, .port = pi };
+	}
+	qsort(sa->vms, n, sizeof(*sa->vms), vm_cmp_port);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		/* cannot be reached by a shared-LID VM: vm_vf_port() refuses them */
+		if (k && sa->vms[k - 1].port == sa->vms[i].port) {
+			log_warn("SA: two VMs on the VF port 0x%016llx; vGUID 0x%016llx not answered for",
+				 (unsigned long long)f->ports[sa->vms[i].port].guid,
+				 (unsigned long long)sa->vms[i].vguid);
+			continue;
+		}
+		sa->vms[k++] = sa->vms[i];
+	}
+	sa->view.vms = sa->vms;
+	sa->view.n_vms = k;
+	/*
+	 * Shared-LID VMs after them: their port is their hypervisor's PF,
+	 * answered with the PF's LID as the view has it now (the registry's
+	 * lid is the one last saved).
+	 */
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct vm *v = &r->v[i];
+		uint32_t hyp = v->shared ? fabric_find_node(f, v->hyp_guid) : FAB_NONE;
+		uint32_t pf = hyp != FAB_NONE && fabric_is_vswitch(f, hyp) ?
+			      fabric_vswitch_pf(f, hyp) : FAB_NONE;
+		if (pf == FAB_NONE || !f->ports[pf].lid)
+			continue;
+		sa->vms[k + j++] = (struct sa_vm){ .vguid = v->vguid, .port = pf };
+	}
+	sa->view.svms = sa->vms + k;
+	sa->view.n_svms = j;
+	return 0;
+}
+
+const struct sa_vm *sa_vm_of_port(const struct sa_view *v, uint32_t pi)
+{
+	uint32_t lo = 0, hi = v->n_vms;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (v->vms[mid].port < pi)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < v->n_vms && v->vms[lo].port == pi ? &v->vms[lo] : NULL;
+}
+
+const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid)
+{
+	for (uint32_t i = 0; i < v->n_vms; i++)	/* once per request, one VM per VF at most */
+		if (v->vms[i].vguid == guid)
+			return &v->vms[i];
+	for (uint32_t i = 0; i < v->n_svms; i++)
+		if (v->svms[i].vguid == guid)
+			return &v->svms[i];
+	return NULL;
+}
+
+/*
+ * The notifier's P_Key check (o13-14.1.1, o13-17.1.2): a subscriber sees
+ * the notices of, and subscribes to the LIDs of, ports it shares a
+ * partition with, as OpenSM's osm_physp_share_pkey.  A LID the view does
+ * not hold (a port gone, as trap 65 tells) is not checked.
+ */
+static int lids_share(void *ctx, uint32_t a, uint32_t b)
+{
+	const struct sa_view *v = sa_get_view(ctx);
+	if (!v)
+		return 1;
+	uint32_t pa = fabric_lid_port(v->f, a), pb = fabric_lid_port(v->f, b);
+	return pa == FAB_NONE || pb == FAB_NONE || sa_share(v, pa, pb);
+}
+
+void sa_publish(struct sm *sm, const struct fabric *f,
+		const struct lft_tables *lft)
+{
+	struct sa *sa = sm->sa;
+	if (!sa)
+		return;
+	drop_view(sa);
+	if (!f || !lft || !lft->port || fabric_clone(&sa->f, f) < 0 ||
+	    copy_lft(&sa->lft, lft, f->n_nodes) < 0) {
+		fabric_free(&sa->f);
+		log_err("SA: cannot keep the subnet's view (out of memory); not answering");
+		return;
+	}
+	const struct discovery *d = sm->sub.model;
+	if (d && &d->f == f && d->pi_raw && d->si_raw) {
+		sa->pi_raw = malloc(((size_t)f->n_ports + 1) * 64);
+		sa->si_raw = malloc(((size_t)f->n_nodes + 1) * 64);
+		if (sa->pi_raw && sa->si_raw) {
+			memcpy(sa->pi_raw, d->pi_raw, (size_t)f->n_ports * 64);
+			memcpy(sa->si_raw, d->si_raw, (size_t)f->n_nodes * 64);
+			sa->view.pi_raw = (const uint8_t (*)[64])sa->pi_raw;
+			sa->view.si_raw = (const uint8_t (*)[64])sa->si_raw;
+		}
+	}
+	if (publish_vms(sa, &sm->vms) < 0) {
+		drop_view(sa);
+		log_err("SA: cannot keep the subnet's view (out of memory); not answering");
+		return;
+	}
+	/* the partitions on the SA's own copy: its port indices */
+	if (part_resolve(&sm->cfg, &sa->f, &sm->learned, 0, &sa->parts) < 0)
+		log_err("SA: cannot resolve the partitions (out of memory); answering as if there were none");
+	else
+		sa->view.parts = &sa->parts;
+	sa->view.f = &sa->f;
+	sa->view.lft = &sa->lft;
+	sa->view.n_endports = 0;
+	for (uint32_t i = 0; i < sa->f.n_ports; i++)
+		sa->view.n_endports += fabric_is_endport(&sa->f, i) && sa->f.ports[i].lid;
+	sa->view.ltv = path_switch_ltv(&sa->f, (uint8_t)sm->cfg.subnet_timeout);
+	sa->view.subnet_prefix = sm->cfg.subnet_prefix;
+	sa->view.sm_lid = sm->sub.sm_lid;
+	sa->view.gen++;
+	sa->have_view = 1;
+	if (sm->notify)
+		notifier_set_pkey_check(sm->notify, lids_share, sm);
+}
+
+const struct sa_stats *sa_get_stats(const struct sm *sm)
+{
+	return sm->sa ? &sm->sa->st : NULL;
+}
+
+const struct sa_view *sa_get_view(const struct sm *sm)
+{
+	return sm->sa && sm->sa->have_view ? &sm->sa->view : NULL;
+}
