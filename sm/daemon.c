@@ -144,11 +144,25 @@ static void schedule_light(struct sm *sm)
 	sm_set_timer(sm->sweep_timer, (uint64_t)sm->cfg.sweep_interval_s * 1000);
 }
 
+const char *sm_activity_sweep_name(enum sm_activity a)
+{
+	switch (a) {
+	case SM_HEAVY_SWEEP: return "heavy";
+	case SM_LIGHT_SWEEP: return "light";
+	case SM_VM_WRITES: return "vm";
+	case SM_MFT_WRITES: return "multicast";
+	case SM_IDLE:
+	case SM_HANDOVER_WAIT:
+		break;
+	}
+	return "no";
+}
+
 /* Starts whatever sweep was asked for while we were busy. */
 static void on_kick(evutil_socket_t fd, short what, void *arg)
 {
 	struct sm *sm = arg;
-	if (sm->busy || sm->stopping)
+	if (sm->activity != SM_IDLE || sm->stopping)
 		return;
 	if (sm->heavy_wanted)
 		heavy_start(sm);
@@ -206,7 +220,7 @@ void sm_sweep_abandon(struct sm *sm)
 	sm->xprobed = 0;
 	discovery_free(sm->disc);
 	sm->disc = NULL;
-	sm->busy = 0;
+	sm->activity = SM_IDLE;
 }
 
 /* The sweep could not finish: again in a second (--once: give up). */
@@ -262,7 +276,7 @@ static void finish_sweep(struct sm *sm)
 
 void sm_resume(struct sm *sm)
 {
-	sm->busy = 0;
+	sm->activity = SM_IDLE;
 	trapin_idle(&sm->traps);
 	if (vmops_resume(sm))	/* a VM command waited for the sweep */
 		return;
@@ -358,7 +372,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		if (ps->failed_ports && sm->extra_sweeps < ONCE_MAX_RESWEEPS) {
 			sm->extra_sweeps++;
 			sm_request_heavy(sm, "writes failed");
-			sm->busy = 0;
+			sm->activity = SM_IDLE;
 			return;
 		}
 		int bad = ps->failed_ports ? 1 : 0;
@@ -752,15 +766,13 @@ static void heavy_start(struct sm *sm)
 		return;
 	}
 	sm->heavy_wanted = 0;
-	sm->busy = 1;
+	sm->activity = SM_HEAVY_SWEEP;
 	event_del(sm->sweep_timer);
 	if (!strcmp(sm->heavy_reason, SWEEP_RETRY))
 		log_limited_by(3, 60000, LOG_NOTICE, "heavy sweep: %s", SWEEP_RETRY);
 	else
 		log_notice("heavy sweep: %s", sm->heavy_reason[0] ? sm->heavy_reason : "start");
 	sm->heavy_reason[0] = '\0';
-	if (sm->state != SMS_MASTER && sm->state != SMS_STANDBY)
-		sm->state = SMS_DISCOVERING;
 	const struct txn_stats *st = txn_get_stats(sm->txn);
 	sm->sweep_base = st->all;
 	sm->sweep_start_ms = sm_now_ms();
@@ -782,7 +794,7 @@ static void light_done(struct sm *sm)
 	if (sm->light_changes) {
 		sm_request_heavy(sm, sm->heavy_reason[0] ? sm->heavy_reason :
 				 "light sweep saw a change");
-		sm->busy = 0;
+		sm->activity = SM_IDLE;
 		return;
 	}
 	finish_sweep(sm);
@@ -833,7 +845,7 @@ static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t l
 static void light_start(struct sm *sm)
 {
 	const struct fabric *f = &sm->sub.model->f;
-	sm->busy = 2;
+	sm->activity = SM_LIGHT_SWEEP;
 	sm->light_changes = 0;
 	sm->light_pending = 1;
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
@@ -862,7 +874,7 @@ static void light_start(struct sm *sm)
 
 void sm_request_light(struct sm *sm)
 {
-	if (!sm->busy && sm->sub.model && sm->state == SMS_MASTER)
+	if (sm->activity == SM_IDLE && sm->sub.model && sm->state == SMS_MASTER)
 		light_start(sm);
 }
 
@@ -873,12 +885,12 @@ int sm_request_reroute(struct sm *sm, char *err, size_t errlen)
 			 sm_state_name(sm->state));
 		return -1;
 	}
-	if (sm->busy) {
+	if (sm->activity != SM_IDLE) {
 		snprintf(err, errlen, "a sweep is running; try again when it is done");
 		return -1;
 	}
 	log_notice("reroute: recomputing routes without rediscovery");
-	sm->busy = 1;
+	sm->activity = SM_HEAVY_SWEEP;
 	event_del(sm->sweep_timer);
 	sm->sweep_base = txn_get_stats(sm->txn)->all;
 	sm->sweep_start_ms = sm_now_ms();
@@ -890,7 +902,7 @@ int sm_request_reroute(struct sm *sm, char *err, size_t errlen)
 static void on_sweep_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct sm *sm = arg;
-	if (sm->busy)
+	if (sm->activity != SM_IDLE)
 		return;
 	if (sm->heavy_wanted || !sm->sub.model) {
 		heavy_start(sm);
@@ -1068,7 +1080,6 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 {
 	sm->base = base;
 	sm->start_time = (uint64_t)time(NULL);
-	sm->state = SMS_DISCOVERING;
 	sm->xlid_decided = -1;	/* the first configuration decides */
 	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
 	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);

@@ -89,6 +89,22 @@ struct sm_error {
 	char msg[256];
 };
 
+/*
+ * What the SM is doing on the loop, one thing at a time: a sweep asked
+ * for while it is not idle starts when it is.
+ */
+enum sm_activity {
+	SM_IDLE,
+	SM_HEAVY_SWEEP,		/* discover, elect, LIDs, route, program */
+	SM_LIGHT_SWEEP,		/* SwitchInfo and SMInfo polls */
+	SM_VM_WRITES,		/* a VM command's writes (sm/vm/vmops.c) */
+	SM_MFT_WRITES,		/* multicast tables after joins (sm/mcast/mcast_sm.c) */
+	SM_HANDOVER_WAIT,	/* a HANDOVER sent: the successor's answer */
+};
+
+/* "heavy", "light", "vm", "multicast" for the sweeps and writes; "no" else. */
+const char *sm_activity_sweep_name(enum sm_activity a);
+
 struct sm {
 	struct config cfg;
 	char config_path[4096];
@@ -122,9 +138,8 @@ struct sm {
 	int verify;			/* --verify: check the tables after --once */
 
 	/* the sweep in progress */
-	int busy;			/* 0 idle, 1 heavy, 2 light, 3 a VM's
-					 * writes (sm/vm/vmops.c), 4 MFT writes
-					 * (sm/mcast/mcast_sm.c MCAST_BUSY) */
+	enum sm_activity activity;	/* one at a time; a sweep asked for
+					 * waits for SM_IDLE */
 	int heavy_wanted;
 	int trap_resweep;		/* a 128/144 came while the first sweep ran */
 	char heavy_reason[128];

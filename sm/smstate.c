@@ -2,8 +2,9 @@
  * The SM state machine and the SM-to-SM protocol (see smstate.h).
  *
  * The table below is the whole state machine: a (state, event) pair that
- * is not in it is illegal.  Actions do the work of a transition; the
- * state is set by the table, after the action.  What the spec leaves
+ * is not in it is illegal.  The table alone sets the state: on a
+ * transition the SM enters the table's next state, then the action does
+ * the transition's work in it, told the state it came from.  What the spec leaves
  * open is decided as OpenSM does it (osm_sm_state_mgr.c) where the two
  * must work together: a master that finds a higher SM hands over to it; a
  * master that finds a lower master waits for that one's HANDOVER; a SM
@@ -25,20 +26,20 @@
 #define HANDOVER_WAIT_MS 1000	/* for ACKNOWLEDGE, before polling the successor */
 #define HANDOVER_TRIES   3	/* HANDOVER sent this often before giving up */
 
-typedef void (*sm_action)(struct sm *, const struct sm_ev *);
+typedef void (*sm_action)(struct sm *, const struct sm_ev *, int from);
 
-static void act_configure(struct sm *, const struct sm_ev *);
-static void act_follow(struct sm *, const struct sm_ev *);
-static void act_hand_over(struct sm *, const struct sm_ev *);
-static void act_wait(struct sm *, const struct sm_ev *);
-static void act_rediscover(struct sm *, const struct sm_ev *);
-static void act_take_over(struct sm *, const struct sm_ev *);
-static void act_ack(struct sm *, const struct sm_ev *);
-static void act_ack_and_sweep(struct sm *, const struct sm_ev *);
-static void act_handed_over(struct sm *, const struct sm_ev *);
-static void act_keep_subnet(struct sm *, const struct sm_ev *);
-static void act_disable(struct sm *, const struct sm_ev *);
-static void act_nothing(struct sm *, const struct sm_ev *);
+static void act_configure(struct sm *, const struct sm_ev *, int);
+static void act_follow(struct sm *, const struct sm_ev *, int);
+static void act_hand_over(struct sm *, const struct sm_ev *, int);
+static void act_wait(struct sm *, const struct sm_ev *, int);
+static void act_rediscover(struct sm *, const struct sm_ev *, int);
+static void act_take_over(struct sm *, const struct sm_ev *, int);
+static void act_ack(struct sm *, const struct sm_ev *, int);
+static void act_ack_and_sweep(struct sm *, const struct sm_ev *, int);
+static void act_handed_over(struct sm *, const struct sm_ev *, int);
+static void act_keep_subnet(struct sm *, const struct sm_ev *, int);
+static void act_disable(struct sm *, const struct sm_ev *, int);
+static void act_nothing(struct sm *, const struct sm_ev *, int);
 
 static const struct transition {
 	uint8_t state;
@@ -123,12 +124,12 @@ static int fsm_run(struct sm *sm, enum sm_event ev, const struct sm_ev *arg)
 		return -1;
 	}
 	int from = sm->state;
-	t->act(sm, arg);
-	if (sm->state == from && t->next != from) {
+	if (t->next != from) {
 		log_notice("SM state %s -> %s (%s)", sm_state_name(from),
 			   sm_state_name(t->next), sm_event_name(ev));
 		sm->state = t->next;
 	}
+	t->act(sm, arg, from);
 	return 0;
 }
 
@@ -330,16 +331,13 @@ static void start_polling(struct sm *sm, const struct sm_ev *m)
 
 /* ---- actions ---- */
 
-static void act_nothing(struct sm *sm, const struct sm_ev *ev)
+static void act_nothing(struct sm *sm, const struct sm_ev *ev, int from)
 {
-	(void)sm;
-	(void)ev;
 }
 
-static void act_configure(struct sm *sm, const struct sm_ev *ev)
+static void act_configure(struct sm *sm, const struct sm_ev *ev, int from)
 {
-	(void)ev;
-	if (sm->state != SMS_MASTER) {
+	if (from != SMS_MASTER) {
 		/* after following another SM: a takeover, named as one */
 		if (sm->master_guid && sm->master_guid != sm->tr.port_guid)
 			log_notice("entering MASTER state (priority %d): takeover from SM 0x%016llx (priority %d, LID %u), in charge until now",
@@ -348,7 +346,6 @@ static void act_configure(struct sm *sm, const struct sm_ev *ev)
 		else
 			log_notice("entering MASTER state (priority %d)", sm->cfg.sm_priority);
 		sm->master_guid = 0;
-		sm->state = SMS_MASTER;
 		/* a subnet another SM configured: take its tables as they are */
 		sm->adopt_tables = 1;
 	}
@@ -357,12 +354,11 @@ static void act_configure(struct sm *sm, const struct sm_ev *ev)
 	sm_configure(sm);
 }
 
-static void act_follow(struct sm *sm, const struct sm_ev *m)
+static void act_follow(struct sm *sm, const struct sm_ev *m, int from)
 {
-	int first = sm->state != SMS_STANDBY || sm->master_guid != m->guid;
+	int first = from != SMS_STANDBY || sm->master_guid != m->guid;
 	event_del(sm->ho_timer);
 	sm->waiting_handover = 0;
-	sm->state = SMS_STANDBY;
 	sm_sweep_abandon(sm);
 	if (first)
 		log_notice("entering STANDBY: SM 0x%016llx (priority %d, LID %u) is in charge%s%s",
@@ -380,16 +376,14 @@ static void act_follow(struct sm *sm, const struct sm_ev *m)
 	start_polling(sm, m);
 }
 
-static void act_rediscover(struct sm *sm, const struct sm_ev *ev)
+static void act_rediscover(struct sm *sm, const struct sm_ev *ev, int from)
 {
 	event_del(sm->poll_timer);
 	sm->waiting_handover = 0;
-	if (sm->state != SMS_MASTER)
-		sm->state = SMS_DISCOVERING;
 	sm_request_heavy(sm, ev && ev->why ? ev->why : "rediscover");
 }
 
-static void act_disable(struct sm *sm, const struct sm_ev *ev)
+static void act_disable(struct sm *sm, const struct sm_ev *ev, int from)
 {
 	(void)ev;
 	event_del(sm->poll_timer);
@@ -471,10 +465,10 @@ static void send_handover(struct sm *sm)
 		sm_set_timer(sm->ho_timer, HANDOVER_WAIT_MS);
 }
 
-static void act_hand_over(struct sm *sm, const struct sm_ev *to)
+static void act_hand_over(struct sm *sm, const struct sm_ev *to, int from)
 {
 	sm_sweep_abandon(sm);
-	sm->busy = 1;	/* no sweep until the successor took over or refused */
+	sm->activity = SM_HANDOVER_WAIT;	/* no sweep until the successor answers */
 	sm->ho_guid = to->guid;
 	sm->ho_to = *to;
 	sm->ho_to.why = "handed over";
@@ -482,7 +476,7 @@ static void act_hand_over(struct sm *sm, const struct sm_ev *to)
 	send_handover(sm);
 }
 
-static void act_handed_over(struct sm *sm, const struct sm_ev *ev)
+static void act_handed_over(struct sm *sm, const struct sm_ev *ev, int from)
 {
 	struct sm_ev m = sm->ho_to;
 	(void)ev;
@@ -490,22 +484,22 @@ static void act_handed_over(struct sm *sm, const struct sm_ev *ev)
 	sm->ho_guid = 0;
 	sm->ho_failed_guid = 0;
 	event_del(sm->ho_timer);
-	sm->busy = 0;
-	act_follow(sm, &m);
+	sm->activity = SM_IDLE;
+	act_follow(sm, &m, from);
 }
 
-static void act_keep_subnet(struct sm *sm, const struct sm_ev *ev)
+static void act_keep_subnet(struct sm *sm, const struct sm_ev *ev, int from)
 {
 	sm->ho_failed_guid = ev->guid;
 	sm->ho_guid = 0;
 	event_del(sm->ho_timer);
-	sm->busy = 0;
+	sm->activity = SM_IDLE;
 	sm_request_heavy(sm, "handover failed: configuring the subnet ourselves");
 }
 
 /* ---- MASTER waiting for a lower master's HANDOVER (C14-60.2.1) ---- */
 
-static void act_wait(struct sm *sm, const struct sm_ev *m)
+static void act_wait(struct sm *sm, const struct sm_ev *m, int from)
 {
 	if (!sm->waiting_handover || sm->master_guid != m->guid)
 		log_notice("SM 0x%016llx (priority %d) is also MASTER and ranks below us: waiting for its HANDOVER",
@@ -537,25 +531,24 @@ static void send_ack(struct sm *sm, const struct sm_ev *to)
 			 (unsigned long long)to->guid);
 }
 
-static void act_ack(struct sm *sm, const struct sm_ev *from)
+static void act_ack(struct sm *sm, const struct sm_ev *ho, int from)
 {
-	send_ack(sm, from);
+	send_ack(sm, ho);
 }
 
-static void act_take_over(struct sm *sm, const struct sm_ev *from)
+static void act_take_over(struct sm *sm, const struct sm_ev *ho, int from)
 {
-	send_ack(sm, from);
+	send_ack(sm, ho);
 	event_del(sm->poll_timer);
-	sm->state = SMS_MASTER;
 	sm->adopt_tables = 1;
-	log_notice("SM state STANDBY -> MASTER (HANDOVER from SM 0x%016llx)",
-		   (unsigned long long)from->guid);
+	log_notice("MASTER by HANDOVER from SM 0x%016llx",
+		   (unsigned long long)ho->guid);
 	sm_request_heavy(sm, "handover");
 }
 
-static void act_ack_and_sweep(struct sm *sm, const struct sm_ev *from)
+static void act_ack_and_sweep(struct sm *sm, const struct sm_ev *ho, int from)
 {
-	send_ack(sm, from);
+	send_ack(sm, ho);
 	event_del(sm->poll_timer);
 	sm->waiting_handover = 0;
 	sm_request_heavy(sm, "handover from a lower master");
@@ -985,6 +978,7 @@ uint32_t smstate_light_queries(struct sm *sm)
 
 int smstate_init(struct sm *sm)
 {
+	sm->state = SMS_DISCOVERING;	/* IBA 14.4.1: an SM starts discovering */
 	sm->poll_timer = evtimer_new(sm->base, on_poll_timer, sm);
 	sm->ho_timer = evtimer_new(sm->base, on_ho_timer, sm);
 	return sm->poll_timer && sm->ho_timer ? 0 : -1;

@@ -9,8 +9,11 @@
 static enum trapin_sweep sweep_state(void *arg)
 {
 	const struct sm *sm = arg;
-	if (sm->busy == 1)
+	if (sm->activity == SM_HEAVY_SWEEP)
 		return TRAPIN_RUNNING;
+	/* handing over: the successor's first sweep, or ours if it refuses */
+	if (sm->activity == SM_HANDOVER_WAIT)
+		return TRAPIN_PENDING;
 	return sm->heavy_wanted ? TRAPIN_PENDING : TRAPIN_IDLE;
 }
 

@@ -139,10 +139,7 @@ static json_t *status_json(const struct sm *sm)
 	snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->tr.port_guid);
 	json_object_set_new(o, "port_guid", json_string(g));
 	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
-	json_object_set_new(o, "sweeping", json_string(sm->busy == 1 ? "heavy" :
-						       sm->busy == 2 ? "light" :
-						       sm->busy == 3 ? "vm" :
-						       sm->busy == 4 ? "multicast" : "no"));
+	json_object_set_new(o, "sweeping", json_string(sm_activity_sweep_name(sm->activity)));
 	json_object_set_new(o, "heavy_sweeps", json_integer(sm->heavy_sweeps));
 	json_object_set_new(o, "light_sweeps", json_integer(sm->light_sweeps));
 	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->last_sweep_time));
@@ -281,7 +278,7 @@ static json_t *cmd_sweep(struct sm *sm, json_t *args, char *err,
 	}
 	if (heavy || !sm->sub.model) {
 		sm_request_heavy(sm, "requested over the control socket");
-	} else if (!sm->busy) {
+	} else if (sm->activity == SM_IDLE) {
 		sm_request_light(sm);
 	}
 	return json_pack("{s:s}", "requested", heavy ? "heavy" : "light");

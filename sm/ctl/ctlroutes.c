@@ -354,7 +354,7 @@ static void verify_finish(struct ctl_verify *v)
 	if (v->cancelled) {
 		snprintf(err, sizeof(err), "verify: cancelled (the daemon is stopping)");
 	} else if (sm->sub.model != v->model || sm->heavy_sweeps != v->heavy_sweeps ||
-		   sm->busy == 1) {
+		   sm->activity == SM_HEAVY_SWEEP) {
 		snprintf(err, sizeof(err), "verify: the subnet was reconfigured while its tables were read; ask again");
 	} else {
 		/* above LinearFDBTop a switch drops: so does the table checked */
@@ -406,7 +406,7 @@ static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t le
 			m[bit / 64] |= (uint64_t)(data[2 * i] << 8 | data[2 * i + 1]) << (bit % 64);
 		}
 		v->mft_blocks++;
-		if (v->sm->sub.model == v->model && v->sm->busy != 1)
+		if (v->sm->sub.model == v->model && v->sm->activity != SM_HEAVY_SWEEP)
 			devcache_note_read(v->sm->sub.cache, &v->model->f, PLAN_MFT,
 					   q->node, 0, q->mft_mod, data);
 	} else if (q->block == VQ_SWITCHINFO) {
@@ -421,7 +421,7 @@ static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t le
 				r[q->block * 64 + k] = data[k];
 		v->blocks++;
 		/* what the device holds: the next sweep rewrites what differs */
-		if (v->sm->sub.model == v->model && v->sm->busy != 1)
+		if (v->sm->sub.model == v->model && v->sm->activity != SM_HEAVY_SWEEP)
 			devcache_note_read(v->sm->sub.cache, &v->model->f, PLAN_LFT,
 					   q->node, 0, q->block, data);
 	}
@@ -474,7 +474,7 @@ json_t *ctl_verify(struct sm *sm, json_t *args, char *err, size_t errlen)
 			 sm->errors[SM_ERR_ROUTING].active ? " (the routing failed: see status)" : "");
 		return NULL;
 	}
-	if (sm->busy || sm->ctl_verify) {
+	if (sm->activity != SM_IDLE || sm->ctl_verify) {
 		snprintf(err, errlen, "verify: %s; try again when it is done",
 			 sm->ctl_verify ? "a verify is running" : "a sweep is running");
 		return NULL;

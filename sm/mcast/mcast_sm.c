@@ -31,7 +31,6 @@
 #define MCAST_DELAY_MS 100	/* from the first change to the run, at most */
 #define MCAST_QUIET_MS 4	/* no change for this long: run */
 #define MCAST_RETRY_MS 50	/* the loop is busy: look again */
-#define MCAST_BUSY 4		/* sm->busy while the MFT writes go */
 
 struct mcast_sm {
 	struct sm *sm;
@@ -129,7 +128,7 @@ static void finish(struct mcast_sm *m)
 	plan_init(&m->plan);
 	if (s->failed)
 		sm_request_heavy(sm, "multicast writes failed");
-	if (sm->busy == MCAST_BUSY)
+	if (sm->activity == SM_MFT_WRITES)
 		sm_resume(sm);
 	if (m->gen != sm->mc.gen && !evtimer_pending(m->ev, NULL)) {
 		m->first = m->run_at;	/* the changes came during the writes */
@@ -156,7 +155,7 @@ static void run(struct mcast_sm *m)
 	if (sm->state != SMS_MASTER || !sm->sub.model || !sm->txn ||
 	    !sm->sub.lft.n_sw)
 		return;		/* the next heavy sweep plans them */
-	if (sm->busy || sm->vmexec) {
+	if (sm->activity != SM_IDLE || sm->vmexec) {
 		sm_set_timer(m->ev, MCAST_RETRY_MS);
 		return;
 	}
@@ -185,7 +184,7 @@ static void run(struct mcast_sm *m)
 	m->stats.plan_ms_total += m->stats.plan_ms_last;
 	m->stats.trees_computed += m->ps.computed;
 	m->stats.last = m->ps;
-	sm->busy = MCAST_BUSY;
+	sm->activity = SM_MFT_WRITES;
 	m->pr = program_run(sm->txn, sm->sub.model, &m->plan, sm->sub.cache,
 			    pp.extra_rounds, NULL, on_done, m);
 	if (!m->pr) {

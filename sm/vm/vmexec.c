@@ -260,8 +260,12 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 		snprintf(err, errlen, "not the master of a configured subnet");
 		return -1;
 	}
-	if (sm->busy == 1) {
+	if (sm->activity == SM_HEAVY_SWEEP) {
 		snprintf(err, errlen, "a heavy sweep is running; try again");
+		return -1;
+	}
+	if (sm->activity == SM_HANDOVER_WAIT) {
+		snprintf(err, errlen, "handing the subnet over to another SM");
 		return -1;
 	}
 	if (t->n_sw != sm->sub.lft.n_sw) {

@@ -21,7 +21,6 @@
 #include "traps/vguid.h"
 
 #define VGUID_LOCAL 0x0200000000000000ULL	/* the default vGUID's mark */
-#define SWEEP_BUSY_VM 3				/* sm->busy while one runs */
 
 struct vmop {
 	struct vmop_req q;
@@ -177,8 +176,8 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 	op->running = 0;
 	op->r.wrote = 1;
 	op->r.st = *st;
-	if (sm->busy == SWEEP_BUSY_VM)
-		sm->busy = 0;
+	if (sm->activity == SM_VM_WRITES)
+		sm->activity = SM_IDLE;
 	if (!ok) {
 		op->r.ok = 0;
 		snprintf(op->r.err, sizeof(op->r.err),
@@ -260,7 +259,7 @@ static int exec(struct sm *sm, struct vmop *op, struct migration *m,
 		return -1;
 	}
 	op->running = 1;
-	sm->busy = SWEEP_BUSY_VM;	/* no sweep while the fabric is half-written */
+	sm->activity = SM_VM_WRITES;	/* no sweep while the fabric is half-written */
 	return 0;
 }
 
@@ -646,7 +645,7 @@ int vmop_start(struct sm *sm, const struct vmop_req *q, vmop_done_fn done,
 	op->done = done;
 	op->arg = arg;
 	sm->vmop = op;
-	if (sm->busy) {	/* a sweep: the command waits for its end */
+	if (sm->activity != SM_IDLE) {	/* a sweep: the command waits for its end */
 		log_info("vm command for '%s' waits for the sweep", q->name);
 		return 0;
 	}

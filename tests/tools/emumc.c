@@ -116,7 +116,7 @@ static int mft_complete(void *arg)
 {
 	struct done_ctx *d = arg;
 	/* not emu_pending(): the PathRecord load keeps MADs in flight */
-	return joins_answered(arg) && !mcast_sm_pending(d->sm) && !d->sm->busy &&
+	return joins_answered(arg) && !mcast_sm_pending(d->sm) && (d->sm->activity == SM_IDLE) &&
 	       !d->sm->heavy_wanted;
 }
 

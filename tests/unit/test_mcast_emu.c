@@ -58,7 +58,7 @@ struct sweeps {
 static int settled(const void *arg)
 {
 	const struct sweeps *w = arg;
-	return w->sm->heavy_sweeps >= w->n && !w->sm->busy &&
+	return w->sm->heavy_sweeps >= w->n && (w->sm->activity == SM_IDLE) &&
 	       !w->sm->heavy_wanted && !mcast_sm_pending(w->sm);
 }
 

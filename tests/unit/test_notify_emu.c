@@ -167,7 +167,7 @@ static void run_until(struct run *r, int (*done)(struct run *, void *),
 
 static int sweeps_done(struct run *r, void *arg)
 {
-	return r->sm->heavy_sweeps >= *(uint32_t *)arg && !r->sm->busy &&
+	return r->sm->heavy_sweeps >= *(uint32_t *)arg && (r->sm->activity == SM_IDLE) &&
 	       !r->sm->heavy_wanted;
 }
 

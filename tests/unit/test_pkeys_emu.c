@@ -109,7 +109,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	struct run *r = arg;
 	(void)fd;
 	(void)what;
-	if (!r->sm->busy && !r->sm->heavy_wanted)
+	if ((r->sm->activity == SM_IDLE) && !r->sm->heavy_wanted)
 		event_base_loopbreak(r->base);
 }
 

@@ -100,7 +100,7 @@ struct sweeps {
 static int sweeps_done(const void *arg)
 {
 	const struct sweeps *w = arg;
-	return w->sm->heavy_sweeps >= w->n && !w->sm->busy && !w->sm->heavy_wanted;
+	return w->sm->heavy_sweeps >= w->n && (w->sm->activity == SM_IDLE) && !w->sm->heavy_wanted;
 }
 
 static void run_until_sweeps(struct run *r, uint32_t n)

@@ -230,7 +230,7 @@ static int run_until(struct fab *F, int (*cond)(struct fab *), int ms)
 
 static int settled(const struct sm *sm)
 {
-	return sm && !sm->busy && !sm->heavy_wanted && !sm->ho_guid;
+	return sm && (sm->activity == SM_IDLE) && !sm->heavy_wanted && !sm->ho_guid;
 }
 
 static int masters(const struct fab *F)
@@ -387,8 +387,8 @@ static void handover_case(int drop_acks)
 	start_sm(&F, 1, 7);
 	/* trap 144, or the master's next light sweep, finds it STANDBY */
 	ck_assert_msg(settle(&F, 8000),
-		      "A %s busy %d, B %s busy %d", sm_state_name(F.sm[0]->state),
-		      F.sm[0]->busy, sm_state_name(F.sm[1]->state), F.sm[1]->busy);
+		      "A %s activity %d, B %s activity %d", sm_state_name(F.sm[0]->state),
+		      F.sm[0]->activity, sm_state_name(F.sm[1]->state), F.sm[1]->activity);
 	struct sm *a = F.sm[0], *b = F.sm[1];
 	ck_assert_int_eq(b->state, SMS_MASTER);
 	ck_assert_int_eq(a->state, SMS_STANDBY);
@@ -518,6 +518,7 @@ struct rawsm {
 	/* answering: an SM in STANDBY at priority answer_prio that refuses HANDOVER */
 	int answer_prio;	/* 0: answers nothing */
 	int handovers;		/* HANDOVERs it refused */
+	int silent_handover;	/* HANDOVER unanswered: the master waits */
 };
 
 /* The raw SM's answer to an SMInfo request, back along its way. */
@@ -550,7 +551,8 @@ static void raw_rx(void *arg, const uint8_t *mad, size_t len,
 	if (!status && len >= MAD_SIZE && smp_method(mad) == IB_MAD_METHOD_SET &&
 	    smp_attr(mad) == IB_ATTR_SMINFO && r->answer_prio) {
 		r->handovers += smp_attr_mod(mad) == SMA_HANDOVER;
-		raw_answer(r, mad, from, IB_MAD_STS_INV_ATTR_VALUE);
+		if (!(r->silent_handover && smp_attr_mod(mad) == SMA_HANDOVER))
+			raw_answer(r, mad, from, IB_MAD_STS_INV_ATTR_VALUE);
 	}
 	if (status || len < MAD_SIZE || !(mad[3] & IB_MAD_RESPONSE))
 		return;
@@ -681,6 +683,52 @@ START_TEST(t_handover_refused)
 }
 END_TEST
 
+/*
+ * While a master waits for its successor's answer to HANDOVER it is not
+ * sweeping: ibsmctl status says "sweeping": "no" and names the successor;
+ * with no answer it keeps the subnet.
+ */
+START_TEST(t_handover_wait_is_not_a_sweep)
+{
+	struct fab F;
+	setup_fab(&F);
+	first_master(&F, 5);
+	struct sm *a = F.sm[0];
+	char err[256];
+	struct rawsm r;
+	memset(&r, 0, sizeof(r));
+	r.answer_prio = 15;
+	r.silent_handover = 1;
+	ck_assert_msg(emu_attach(F.e, F.base, HOST_PORT(10), &r.t, raw_rx, &r, err,
+				 sizeof(err)) == 0, "%s", err);
+	for (int k = 0; k < 20 && !r.handovers; k++) {
+		sm_request_light(a);
+		run_ms(&F, 50);
+	}
+	ck_assert_int_ge(r.handovers, 1);
+	ck_assert_int_eq(a->activity, SM_HANDOVER_WAIT);
+	ck_assert_str_eq(sm_activity_sweep_name(a->activity), "no");
+	ck_assert_uint_eq(a->ho_guid, r.t.port_guid);
+	ck_assert_int_eq(a->state, SMS_MASTER);
+	/* a sweep asked for meanwhile waits for the answer */
+	uint32_t heavy = a->heavy_sweeps;
+	sm_request_heavy(a, "test");
+	run_ms(&F, 100);
+	ck_assert_int_eq(a->activity, SM_HANDOVER_WAIT);
+	ck_assert_uint_eq(a->heavy_sweeps, heavy);
+	/* no answer to any HANDOVER: the master keeps the subnet */
+	for (int k = 0; k < 100 && a->ho_guid; k++)
+		run_ms(&F, 100);
+	ck_assert_uint_eq(a->ho_guid, 0);
+	ck_assert_uint_eq(a->ho_failed_guid, r.t.port_guid);
+	ck_assert_int_eq(a->state, SMS_MASTER);
+	ck_assert(settle(&F, 3000));
+	ck_assert_uint_gt(a->heavy_sweeps, heavy);
+	r.t.close(r.t.ctx);
+	teardown_fab(&F);
+}
+END_TEST
+
 /* Two fabrics, each with its master, cabled together. */
 START_TEST(t_two_masters_meet)
 {
@@ -735,6 +783,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_three_sms);
 	tcase_add_test(tc, t_disable_standby_and_refusals);
 	tcase_add_test(tc, t_handover_refused);
+	tcase_add_test(tc, t_handover_wait_is_not_a_sweep);
 	tcase_add_test(tc, t_two_masters_meet);
 	suite_add_tcase(s, tc);
 	return s;

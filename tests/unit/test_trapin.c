@@ -141,7 +141,7 @@ static void run_ms(struct run *r, int ms)
 
 static int idle(const struct sm *sm)
 {
-	return !sm->busy && !sm->heavy_wanted;
+	return (sm->activity == SM_IDLE) && !sm->heavy_wanted;
 }
 
 /* Runs until n heavy sweeps are done and the SM is idle (10 s at most). */

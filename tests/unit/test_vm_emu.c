@@ -48,7 +48,7 @@ struct run {
 
 static int sweeping(const void *sm)
 {
-	return ((const struct sm *)sm)->busy == 1;
+	return ((const struct sm *)sm)->activity == SM_HEAVY_SWEEP;
 }
 
 static void settle(struct run *r)
