@@ -24,6 +24,7 @@
 
 #include "sm/base/log.h"
 #include "mad/sa.h"
+#include "sm/base/clock.h"
 
 #define RMPP_BUCKETS	256
 #define RMPP_MAX_XFERS	4096		/* transfers at once, both sides */
@@ -77,13 +78,6 @@ struct rmpp {
 	unsigned n_xfers, n_active;
 	struct rmpp_stats st;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static unsigned bucket(uint32_t lid, uint64_t tid)
 {
@@ -160,7 +154,7 @@ static struct xfer *xfer_new(struct rmpp *r, int sender, const struct mad_addr *
 	x->tid = tid;
 	x->peer = *peer;
 	x->peer.qkey = peer->qpn ? 0x80010000u : 0;
-	x->deadline = now_ms() + r->p.total_ms;
+	x->deadline = clock_ms() + r->p.total_ms;
 	unsigned b = bucket(x->lid, tid);
 	x->next = r->tab[b];
 	r->tab[b] = x;
@@ -278,7 +272,7 @@ static void sender_timeout(struct xfer *x)
 	uint8_t m[SA_HDR_SIZE];
 	memcpy(m, x->hdr, SA_HDR_SIZE);
 	m[3] ^= 0x80;	/* send_ctl flips it back: the ABORT carries our method */
-	if (now_ms() >= x->deadline) {
+	if (clock_ms() >= x->deadline) {
 		send_abort(r, m, &x->peer, RMPP_ST_T2L);
 		log_debug("rmpp: transfer to LID %u TID 0x%llx: total time out",
 			  x->lid, (unsigned long long)x->tid);
@@ -319,7 +313,7 @@ static void sender_ack(struct xfer *x, const uint8_t *mad)
 	}
 	if (seg < x->last_ack)
 		return;		/* an old ACK */
-	if (now_ms() >= x->deadline) {
+	if (clock_ms() >= x->deadline) {
 		send_abort(r, mad, &x->peer, RMPP_ST_T2L);
 		sender_end(x, -ETIMEDOUT);
 		return;
@@ -503,7 +497,7 @@ static void recv_data(struct rmpp *r, const uint8_t *mad, size_t len,
 		x->expect = 1;
 		x->nwl = 1;
 	}
-	if (now_ms() >= x->deadline) {
+	if (clock_ms() >= x->deadline) {
 		recv_fail(x, mad, RMPP_ST_T2L);
 		return;
 	}

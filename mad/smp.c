@@ -195,3 +195,14 @@ int smp_reverse_path(const uint8_t *mad, uint8_t *path)
 		path[i] = rp[n - i + 1];
 	return n;
 }
+
+const char *sm_state_name(int state)
+{
+	switch (state) {
+	case SMS_NOTACTIVE: return "NOTACTIVE";
+	case SMS_DISCOVERING: return "DISCOVERING";
+	case SMS_STANDBY: return "STANDBY";
+	case SMS_MASTER: return "MASTER";
+	}
+	return "?";
+}

@@ -21,6 +21,8 @@
 /* SMInfo states and attribute modifiers */
 enum sm_state { SMS_NOTACTIVE = 0, SMS_DISCOVERING = 1, SMS_STANDBY = 2,
 		SMS_MASTER = 3 };
+/* "NOTACTIVE", "DISCOVERING", "STANDBY", "MASTER"; "?" for others. */
+const char *sm_state_name(int state);
 enum sm_amod { SMA_HANDOVER = 1, SMA_ACKNOWLEDGE = 2, SMA_DISABLE = 3,
 	       SMA_STANDBY = 4, SMA_DISCOVER = 5 };
 

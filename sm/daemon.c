@@ -39,8 +39,10 @@
 #include "sm/weights.h"
 #include "routing/xlft.h"
 #include "sm/write/plan_sweep.h"
+#include "sm/base/clock.h"
+#include "sm/sweeper.h"
+#include "sm/apply.h"
 
-#define LOCAL_EXTRA_ROUNDS 2	/* discovery/program re-ask what failed */
 #define ONCE_MAX_RESWEEPS 2
 
 static void heavy_start(struct sm *sm);
@@ -48,65 +50,10 @@ static void light_start(struct sm *sm);
 static void route_and_program(struct sm *sm, int first,
 			      const struct fabric *prev, int adopted);
 
-uint64_t sm_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static uint64_t clock_cb(void *arg)
 {
 	(void)arg;
-	return sm_now_ms();
-}
-
-void sm_set_timer(struct event *ev, uint64_t ms)
-{
-	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
-	event_add(ev, &tv);
-}
-
-/* ---- the conditions ibsmctl status shows until they clear ---- */
-
-const char *sm_error_name(enum sm_error_kind kind)
-{
-	static const char *const names[SM_ERR_N] = {
-		"routing", "reload", "sm_key", "state",
-	};
-	return (unsigned)kind < SM_ERR_N ? names[kind] : "?";
-}
-
-void sm_set_error(struct sm *sm, enum sm_error_kind kind, const char *fmt, ...)
-{
-	if ((unsigned)kind >= SM_ERR_N)
-		return;
-	struct sm_error *e = &sm->errors[kind];
-	uint64_t now = (uint64_t)time(NULL);
-	if (!e->active) {
-		e->active = 1;
-		e->since = now;
-		e->count = 0;
-	}
-	uint64_t seq = 0;
-	for (int k = 0; k < SM_ERR_N; k++)
-		if (sm->errors[k].seq > seq)
-			seq = sm->errors[k].seq;
-	e->seq = seq + 1;
-	e->last = now;
-	e->count++;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-	va_end(ap);
-}
-
-void sm_clear_error(struct sm *sm, enum sm_error_kind kind)
-{
-	if ((unsigned)kind >= SM_ERR_N || !sm->errors[kind].active)
-		return;
-	log_info("cleared: %s error (%s)", sm_error_name(kind), sm->errors[kind].msg);
-	memset(&sm->errors[kind], 0, sizeof(sm->errors[kind]));
+	return clock_ms();
 }
 
 /* ---- transaction timer ---- */
@@ -124,64 +71,11 @@ static void arm_txn(void *arg, int64_t deadline)
 		event_del(sm->txn_timer);
 		return;
 	}
-	uint64_t now = sm_now_ms();
-	sm_set_timer(sm->txn_timer, (uint64_t)deadline > now ? (uint64_t)deadline - now : 0);
+	uint64_t now = clock_ms();
+	timer_in_ms(sm->txn_timer, (uint64_t)deadline > now ? (uint64_t)deadline - now : 0);
 }
 
 /* ---- finishing ---- */
-
-void sm_stop(struct sm *sm, int code)
-{
-	sm->exit_code = code;
-	sm->stopping = 1;
-	event_base_loopbreak(sm->base);
-}
-
-static void schedule_light(struct sm *sm)
-{
-	if (sm->once || sm->cfg.sweep_interval_s <= 0)
-		return;
-	sm_set_timer(sm->sweep_timer, (uint64_t)sm->cfg.sweep_interval_s * 1000);
-}
-
-const char *sm_activity_sweep_name(enum sm_activity a)
-{
-	switch (a) {
-	case SM_HEAVY_SWEEP: return "heavy";
-	case SM_LIGHT_SWEEP: return "light";
-	case SM_VM_WRITES: return "vm";
-	case SM_MFT_WRITES: return "multicast";
-	case SM_IDLE:
-	case SM_HANDOVER_WAIT:
-		break;
-	}
-	return "no";
-}
-
-/* Starts whatever sweep was asked for while we were busy. */
-static void on_kick(evutil_socket_t fd, short what, void *arg)
-{
-	struct sm *sm = arg;
-	if (sm->activity != SM_IDLE || sm->stopping)
-		return;
-	if (sm->heavy_wanted)
-		heavy_start(sm);
-}
-
-static void kick(struct sm *sm)
-{
-	event_active(sm->kick, EV_TIMEOUT, 0);
-}
-
-void sm_request_heavy(struct sm *sm, const char *reason)
-{
-	/* reason may be heavy_reason itself (light_done): snprintf onto its
-	 * own source is undefined and printed "start" in the log */
-	if (!sm->heavy_wanted && reason != sm->heavy_reason)
-		snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), "%s", reason);
-	sm->heavy_wanted = 1;
-	kick(sm);
-}
 
 void sm_print_summary(const struct sweep_summary *s, const char *state)
 {
@@ -208,7 +102,7 @@ static void sweep_counters(struct sm *sm, struct sweep_summary *s)
 	s->mad_timeouts = st->all.timeouts - sm->sweep_base.timeouts;
 	s->mad_retries = st->all.retries - sm->sweep_base.retries;
 	s->mad_errors = st->all.errors - sm->sweep_base.errors;
-	s->sweep_ms = sm_now_ms() - sm->sweep_start_ms;
+	s->sweep_ms = clock_ms() - sm->sweep_start_ms;
 }
 
 /* ---- heavy sweep ---- */
@@ -220,13 +114,11 @@ void sm_sweep_abandon(struct sm *sm)
 	sm->xprobed = 0;
 	discovery_free(sm->disc);
 	sm->disc = NULL;
-	sm->activity = SM_IDLE;
+	sm->sw.activity = SM_IDLE;
 }
 
-/* The sweep could not finish: again in a second (--once: give up). */
-/* A heavy sweep that cannot go on: the last model stays; retried in 1 s. */
-#define SWEEP_RETRY "retry after failure"
-
+/* A heavy sweep that cannot go on: the last model stays; retried in 1 s
+ * (--once: given up). */
 static void sweep_failed(struct sm *sm, const char *why)
 {
 	/* retried every second: a few lines a minute, then a count */
@@ -236,9 +128,7 @@ static void sweep_failed(struct sm *sm, const char *why)
 		sm_stop(sm, 1);
 		return;
 	}
-	sm->heavy_wanted = 1;
-	snprintf(sm->heavy_reason, sizeof(sm->heavy_reason), SWEEP_RETRY);
-	sm_set_timer(sm->sweep_timer, 1000);
+	sweeper_retry(sm);
 }
 
 static void on_discovered(void *arg, struct discovery *d)
@@ -252,7 +142,7 @@ static void on_discovered(void *arg, struct discovery *d)
 		return;
 	}
 	log_info("discovery: %u nodes, %u MADs in %llu ms", d->f.n_nodes,
-		 d->mads, (unsigned long long)(sm_now_ms() - sm->sweep_start_ms));
+		 d->mads, (unsigned long long)(clock_ms() - sm->sweep_start_ms));
 	if (discovery_compact(d) < 0) {
 		log_err("out of memory after discovery");
 		sm_stop(sm, 1);
@@ -271,20 +161,7 @@ static void finish_sweep(struct sm *sm)
 {
 	sm->last_sweep_time = (uint64_t)time(NULL);
 	metrics_sweep_done(sm->metrics);
-	sm_resume(sm);
-}
-
-void sm_resume(struct sm *sm)
-{
-	sm->activity = SM_IDLE;
-	trapin_idle(&sm->traps);
-	if (vmops_resume(sm))	/* a VM command waited for the sweep */
-		return;
-	if (sm->heavy_wanted)
-		kick(sm);
-	else if (sm->state == SMS_MASTER &&
-		 !evtimer_pending(sm->sweep_timer, NULL))
-		schedule_light(sm);
+	sweeper_resume(sm);
 }
 
 static void write_dumps(struct sm *sm)
@@ -314,12 +191,12 @@ static int run_verify(struct sm *sm)
 		.max_op_vls = sm->cfg.max_op_vls,
 	};
 	struct verify_report r;
-	uint64_t t0 = sm_now_ms();
+	uint64_t t0 = clock_ms();
 	if (route_verify(&sm->sub.model->f, &sm->sub.lft, &vo, &r) < 0) {
 		log_err("verify: out of memory");
 		return 1;
 	}
-	r.elapsed_ms = sm_now_ms() - t0;
+	r.elapsed_ms = clock_ms() - t0;
 	printf("checking the SM's LFTs (engine %s)\n",
 	       sm->sub.engine ? sm->sub.engine : "?");
 	if (pverify_section(&sm->sub.model->f, &sm->sub.lft, &sm->parts, &r,
@@ -371,8 +248,8 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	if (sm->once) {
 		if (ps->failed_ports && sm->extra_sweeps < ONCE_MAX_RESWEEPS) {
 			sm->extra_sweeps++;
-			sm_request_heavy(sm, "writes failed");
-			sm->activity = SM_IDLE;
+			sweeper_request_heavy(sm, "writes failed");
+			sm->sw.activity = SM_IDLE;
 			return;
 		}
 		int bad = ps->failed_ports ? 1 : 0;
@@ -389,27 +266,13 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	sm_events_programmed(sm);
 	sm_paths_rerouted(sm);
 	if (ps->failed_ports)
-		sm_request_heavy(sm, "some writes failed");
+		sweeper_request_heavy(sm, "some writes failed");
 	if (sm->trap_resweep) {
 		/* it may have read that port before it changed (an SM's IsSM) */
 		sm->trap_resweep = 0;
-		sm_request_heavy(sm, "a trap 128/144 came during the first sweep");
+		sweeper_request_heavy(sm, "a trap 128/144 came during the first sweep");
 	}
 	finish_sweep(sm);
-}
-
-void sm_save_lids(struct sm *sm)
-{
-	char err[512];
-	if (lids_record(&sm->sub.model->f, &sm->sub.guid2lid) < 0)
-		snprintf(err, sizeof(err), "out of memory");
-	else if (state_save_guid2lid(sm->cfg.state_dir, &sm->sub.guid2lid, err,
-				     sizeof(err)) == 0) {
-		sm_clear_error(sm, SM_ERR_STATE);
-		return;
-	}
-	log_err("cannot save the LID table: %s", err);
-	sm_set_error(sm, SM_ERR_STATE, "cannot save the LID table: %s", err);
 }
 
 static void on_adopted(void *arg, int rc, struct lft_tables *t,
@@ -617,24 +480,6 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 	route_and_program(sm, sm->lft_first, &sm->sub.model->f, 1);
 }
 
-/*
- * The QoS mode (sm/model/qos.c) over the routes just made (or repaired, which
- * makes tables without SLs, or changed by a VM's writes, sm/vm/vmexec.c: a
- * LID that moved takes its new leaf's SLs).  Without it the sweep writes
- * no SL2VL or VLArb table and PathRecords carry SL 0.
- */
-void sm_qos_apply(struct sm *sm)
-{
-	struct qos_report r;
-	if (sm->cfg.qos_mode == QOS_NONE && !pvl_needed(&sm->parts))
-		return;
-	if (qos_apply(&sm->cfg, &sm->sub.model->f, &sm->parts, &sm->sub.lft,
-		      &r) == 0)
-		qos_log(&r);
-	else if (r.fail[0])
-		sm_set_error(sm, SM_ERR_ROUTING, "%s", r.fail);
-}
-
 static void on_routed(void *arg, struct route_result *r)
 {
 	struct sm *sm = arg;
@@ -644,18 +489,18 @@ static void on_routed(void *arg, struct route_result *r)
 		for (int i = 0; i < sm->cfg.n_engines; i++)
 			snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried),
 				 "%s%s", i ? ", " : "", sm->cfg.engines[i]);
-		sm_set_error(sm, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)",
+		errors_set(&sm->errs, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)",
 			     sm->routing_override ? sm->routing_override : tried);
 		program_set_tables(sm->prog, NULL);
 		return;
 	}
 	if (r->qos_ran && r->qos_rc < 0 && r->qos.fail[0]) {
 		/* strict isolation not met: the devices keep their tables */
-		sm_set_error(sm, SM_ERR_ROUTING, "%s", r->qos.fail);
+		errors_set(&sm->errs, SM_ERR_ROUTING, "%s", r->qos.fail);
 		program_set_tables(sm->prog, NULL);
 		return;
 	}
-	sm_clear_error(sm, SM_ERR_ROUTING);
+	errors_clear(&sm->errs, SM_ERR_ROUTING);
 	log_info("routing: %s in %llu ms", r->used, (unsigned long long)r->ms);
 	if (r->repaired && r->rs.broken)
 		log_notice("routes repaired in %llu ms: %u of %u LIDs lost a path; %llu entries changed where a full reroute changes %llu",
@@ -689,31 +534,6 @@ static void on_routed(void *arg, struct route_result *r)
 	sm->last.routing = r->used;
 	sm->last.route_ms = r->ms;
 	program_set_tables(sm->prog, &sm->sub.lft);
-}
-
-void sm_program_params(const struct sm *sm, int first,
-		       struct program_params *pp)
-{
-	*pp = (struct program_params){
-		.subnet_prefix = sm->cfg.subnet_prefix,
-		.sm_lid = sm->sub.sm_lid,
-		.subnet_timeout = sm->cfg.subnet_timeout,
-		.hoq_life = sm->cfg.hoq_life,
-		.leaf_hoq_life = sm->cfg.leaf_hoq_life,
-		.vl_stall_count = sm->cfg.vl_stall_count,
-		.max_op_vls = sm->cfg.max_op_vls,
-		.client_rereg = first,
-		.extra_rounds = LOCAL_EXTRA_ROUNDS,
-		.vl_high_limit = -1,
-		.parts = sm->parts.n_parts ? &sm->parts : NULL,
-		.mc = &sm->mc,
-		.vms = &sm->vms,
-	};
-	if (sm->cfg.qos_mode != QOS_NONE) {	/* none: the devices keep theirs */
-		pp->vlarb_low = sm->cfg.qos_vlarb_low;
-		pp->vlarb_high = sm->cfg.qos_vlarb_high;
-		pp->vl_high_limit = sm->cfg.qos_vlarb_high_limit;
-	}
 }
 
 /*
@@ -762,24 +582,24 @@ static void heavy_start(struct sm *sm)
 {
 	if (sm->state == SMS_NOTACTIVE) {
 		log_notice("NOTACTIVE: no sweep until an SM sets us STANDBY");
-		sm->heavy_wanted = 0;
+		sm->sw.heavy_wanted = 0;
 		return;
 	}
-	sm->heavy_wanted = 0;
-	sm->activity = SM_HEAVY_SWEEP;
-	event_del(sm->sweep_timer);
-	if (!strcmp(sm->heavy_reason, SWEEP_RETRY))
-		log_limited_by(3, 60000, LOG_NOTICE, "heavy sweep: %s", SWEEP_RETRY);
+	sm->sw.heavy_wanted = 0;
+	sm->sw.activity = SM_HEAVY_SWEEP;
+	event_del(sm->sw.timer);
+	if (sweeper_is_retry(sm))
+		log_limited_by(3, 60000, LOG_NOTICE, "heavy sweep: %s", sm->sw.heavy_reason);
 	else
-		log_notice("heavy sweep: %s", sm->heavy_reason[0] ? sm->heavy_reason : "start");
-	sm->heavy_reason[0] = '\0';
+		log_notice("heavy sweep: %s", sm->sw.heavy_reason[0] ? sm->sw.heavy_reason : "start");
+	sm->sw.heavy_reason[0] = '\0';
 	const struct txn_stats *st = txn_get_stats(sm->txn);
 	sm->sweep_base = st->all;
-	sm->sweep_start_ms = sm_now_ms();
+	sm->sweep_start_ms = clock_ms();
 	discovery_free(sm->disc);
 	/* the last model, for what it can spare asking: ours only as master */
 	const struct discovery *prev = sm->state == SMS_MASTER ? sm->sub.model : NULL;
-	sm->disc = discovery_start(sm->txn, LOCAL_EXTRA_ROUNDS, prev, on_discovered, sm);
+	sm->disc = discovery_start(sm->txn, SM_EXTRA_ROUNDS, prev, on_discovered, sm);
 	if (!sm->disc) {
 		log_err("out of memory starting discovery");
 		sm_stop(sm, 1);
@@ -792,9 +612,9 @@ static void light_done(struct sm *sm)
 {
 	sm->light_sweeps++;
 	if (sm->light_changes) {
-		sm_request_heavy(sm, sm->heavy_reason[0] ? sm->heavy_reason :
+		sweeper_request_heavy(sm, sm->sw.heavy_reason[0] ? sm->sw.heavy_reason :
 				 "light sweep saw a change");
-		sm->activity = SM_IDLE;
+		sm->sw.activity = SM_IDLE;
 		return;
 	}
 	finish_sweep(sm);
@@ -805,11 +625,11 @@ struct light_q {
 	uint32_t node;
 };
 
-void sm_light_answer(struct sm *sm, const char *why)
+static void light_answer(struct sm *sm, const char *why)
 {
 	if (why) {
 		if (!sm->light_changes)
-			snprintf(sm->heavy_reason, sizeof(sm->heavy_reason),
+			snprintf(sm->sw.heavy_reason, sizeof(sm->sw.heavy_reason),
 				 "light sweep: %s", why);
 		sm->light_changes++;
 	}
@@ -839,13 +659,13 @@ static void on_light_answer(void *arg, int status, const uint8_t *resp, size_t l
 	if (change)
 		snprintf(why, sizeof(why), "%s on switch 0x%016llx \"%s\"", change,
 			 (unsigned long long)n->guid, fabric_node_name(&sm->sub.model->f, node));
-	sm_light_answer(sm, change ? why : NULL);
+	light_answer(sm, change ? why : NULL);
 }
 
 static void light_start(struct sm *sm)
 {
 	const struct fabric *f = &sm->sub.model->f;
-	sm->activity = SM_LIGHT_SWEEP;
+	sm->sw.activity = SM_LIGHT_SWEEP;
 	sm->light_changes = 0;
 	sm->light_pending = 1;
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
@@ -872,65 +692,16 @@ static void light_start(struct sm *sm)
 		light_done(sm);
 }
 
-void sm_request_light(struct sm *sm)
+/* The sweeper's reroute: the model routed again from scratch, written. */
+static void reroute(struct sm *sm)
 {
-	if (sm->activity == SM_IDLE && sm->sub.model && sm->state == SMS_MASTER)
-		light_start(sm);
-}
-
-int sm_request_reroute(struct sm *sm, char *err, size_t errlen)
-{
-	if (sm->state != SMS_MASTER || !sm->sub.model) {
-		snprintf(err, errlen, "not MASTER of a configured subnet (state %s)",
-			 sm_state_name(sm->state));
-		return -1;
-	}
-	if (sm->activity != SM_IDLE) {
-		snprintf(err, errlen, "a sweep is running; try again when it is done");
-		return -1;
-	}
-	log_notice("reroute: recomputing routes without rediscovery");
-	sm->activity = SM_HEAVY_SWEEP;
-	event_del(sm->sweep_timer);
 	sm->sweep_base = txn_get_stats(sm->txn)->all;
-	sm->sweep_start_ms = sm_now_ms();
+	sm->sweep_start_ms = clock_ms();
 	sm->sub.model->unresponsive = 0;
 	route_and_program(sm, 0, NULL, 0);
-	return 0;
-}
-
-static void on_sweep_timer(evutil_socket_t fd, short what, void *arg)
-{
-	struct sm *sm = arg;
-	if (sm->activity != SM_IDLE)
-		return;
-	if (sm->heavy_wanted || !sm->sub.model) {
-		heavy_start(sm);
-		return;
-	}
-	if (sm->state == SMS_MASTER)
-		light_start(sm);
 }
 
 /* ---- MADs that are not answers to our requests ---- */
-
-/* The receive path's handlers (sm/recv.c registers them). */
-int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
-		   const struct mad_addr *from)
-{
-	smstate_handle_sminfo(ctx, mad, len, from);
-	return MAD_DONE;
-}
-
-/* A trap: traps/trapin.c answers, counts and decides. */
-int sm_recv_trap(void *ctx, const uint8_t *in, size_t len,
-		 const struct mad_addr *from)
-{
-	struct sm *sm = ctx;
-	(void)len;	/* the receive path passes SMPs of MAD_SIZE only */
-	trapin_handle(&sm->traps, in, from, sm_now_ms());
-	return MAD_DONE;
-}
 
 /* Every MAD goes through the receive path: answers, then the handlers. */
 static void on_mad(void *arg, const uint8_t *mad, size_t len,
@@ -947,100 +718,6 @@ static void on_mad(void *arg, const uint8_t *mad, size_t len,
 }
 
 /* ---- set-up ---- */
-
-int sm_reload(struct sm *sm, char *err, size_t errlen)
-{
-	if (!sm->config_path[0]) {
-		log_notice("no policy file to reload; keeping the built-in defaults");
-		return 0;
-	}
-	struct config c;
-	config_defaults(&c);
-	if (config_load(&c, sm->config_path, err, errlen) < 0) {
-		sm_set_error(sm, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
-			     err);
-		return -1;
-	}
-	if (sm->metrics && metrics_reconfigure(sm->metrics, &c, err, errlen) < 0) {
-		sm_set_error(sm, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
-			     err);
-		return -1;
-	}
-	sm_clear_error(sm, SM_ERR_RELOAD);
-	/* what the command line set stays */
-	snprintf(c.state_dir, sizeof(c.state_dir), "%s", sm->cfg.state_dir);
-	memcpy(c.port_ca, sm->cfg.port_ca, sizeof(c.port_ca));
-	c.port_num = sm->cfg.port_num;
-	c.port_guid = sm->cfg.port_guid;
-	if (sm->routing_override) {
-		c.n_engines = sm->cfg.n_engines;
-		memcpy(c.engines, sm->cfg.engines, sizeof(c.engines));
-	}
-	if (sm->log_level_override >= 0)
-		c.log_level = sm->log_level_override;
-	if (c.n_engines != sm->cfg.n_engines || c.n_roots != sm->cfg.n_roots ||
-	    memcmp(c.engines, sm->cfg.engines, sizeof(c.engines)) ||
-	    memcmp(c.roots, sm->cfg.roots, sizeof(c.roots))) {
-		sm->sub.route_gen++;
-		log_notice("routing policy changed: the next heavy sweep routes from scratch");
-	}
-	char what[64];
-	if (part_config_changed(&sm->cfg, &c, what, sizeof(what))) {
-		/* P_Key tables, routes and SLs from scratch; only what differs is written */
-		sm->sub.route_gen++;
-		log_notice("partitions changed: %s; the next heavy sweep routes from scratch",
-			   what);
-	}
-	if (c.qos_mode != sm->cfg.qos_mode || c.qos_max_vls != sm->cfg.qos_max_vls)
-		log_notice("qos policy changed: applied at the next heavy sweep");
-	if (memcmp(&c.qos_vlarb_low, &sm->cfg.qos_vlarb_low, sizeof(c.qos_vlarb_low)) ||
-	    memcmp(&c.qos_vlarb_high, &sm->cfg.qos_vlarb_high, sizeof(c.qos_vlarb_high)) ||
-	    c.qos_vlarb_high_limit != sm->cfg.qos_vlarb_high_limit)
-		log_notice("qos VL arbitration changed: applied at the next heavy sweep");
-	if (nodemap_use_file(c.node_name_map, err, errlen) < 0)
-		return -1;
-	if (c.control_gid != sm->cfg.control_gid && sm->ctl &&
-	    control_set_group(sm->ctl, c.control_gid, err, errlen) < 0)
-		log_err("control.group: %s", err);	/* the policy still applies */
-	sm->cfg = c;
-	mcast_ipoib_sync(sm, 1);
-	weights_reconfigure(sm);
-	log_set_level(c.log_level);
-	if (sm->txn) {
-		struct txn_params tp = {
-			.timeout_ms = c.mad_timeout_ms,
-			.retries = c.mad_retries,
-			.window = c.mad_window,
-			.window_per_node = c.mad_window_per_node,
-		};
-		txn_set_params(sm->txn, &tp);
-	}
-	log_notice("policy reloaded from %s", sm->config_path);
-	return 0;
-}
-
-/*
- * systemd: READY=1 the first time, and a STATUS= line (sm/sdnotify.h):
- * the state, and as MASTER the heavy sweep just done, with its time.
- */
-void sm_notify(struct sm *sm, const char *what)
-{
-	char st[384], when[32];
-	const struct sweep_summary *s = &sm->last;
-	time_t now = time(NULL);
-	struct tm tm;
-
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
-	if (strcmp(what, "MASTER") == 0 && s->valid)
-		snprintf(st, sizeof(st), "MASTER: heavy sweep %u at %s in %llu ms, %u switches, %u CAs, %u LIDs, routing %s%s",
-			 sm->heavy_sweeps, when, (unsigned long long)s->sweep_ms,
-			 s->switches, s->cas, s->lids, s->routing ? s->routing : "none",
-			 s->prog.failed ? " (some writes failed)" : "");
-	else
-		snprintf(st, sizeof(st), "%s since %s, %u heavy sweeps", what, when,
-			 sm->heavy_sweeps);
-	sdn_status(&sm->notified_ready, st);
-}
 
 static void on_log_tick(evutil_socket_t fd, short what, void *arg)
 {
@@ -1082,11 +759,17 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	sm->start_time = (uint64_t)time(NULL);
 	sm->xlid_decided = -1;	/* the first configuration decides */
 	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
-	sm->sweep_timer = evtimer_new(base, on_sweep_timer, sm);
-	sm->kick = event_new(base, -1, 0, on_kick, sm);
 	sm->log_tick = event_new(base, -1, EV_PERSIST, on_log_tick, sm);
-	if (!sm->txn_timer || !sm->sweep_timer || !sm->kick || !sm->log_tick ||
-	    smstate_init(sm) < 0 || weights_init(sm) < 0 ||
+	static const struct smstate_hooks election = {
+		.configure = sm_configure, .abandon = sm_sweep_abandon,
+		.light_answer = light_answer,
+	};
+	static const struct sweeper_hooks sweeps = {
+		.heavy = heavy_start, .light = light_start, .reroute = reroute,
+		.waited = vmops_resume,
+	};
+	if (!sm->txn_timer || !sm->log_tick || sweeper_init(sm, &sweeps) < 0 ||
+	    smstate_init(sm, &election) < 0 || weights_init(sm) < 0 ||
 	    mc_db_init(&sm->mc) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -1126,7 +809,7 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 	}
 	if (sm_events_init(sm, err, errlen) < 0)
 		return -1;
-	sm_request_heavy(sm, "start-up");
+	sweeper_request_heavy(sm, "start-up");
 	return 0;
 }
 
@@ -1204,10 +887,7 @@ void sm_shutdown(struct sm *sm)
 		sm->tr.close(sm->tr.ctx);
 	if (sm->txn_timer)
 		event_free(sm->txn_timer);
-	if (sm->sweep_timer)
-		event_free(sm->sweep_timer);
-	if (sm->kick)
-		event_free(sm->kick);
+	sweeper_free(sm);
 	metrics_free(sm->metrics);
 	sm->metrics = NULL;
 	if (sm->log_tick)

@@ -23,7 +23,9 @@
 #include "sm/ctl/partition_ctl.h"
 #include "sm/discover/adopt.h"
 #include "sm/write/program.h"
+#include "sm/errors.h"
 #include "sm/smstate.h"
+#include "sm/sweeper.h"
 #include "sm/subnet.h"
 #include "sm/discover/sweep.h"
 #include "sm/model/vm.h"
@@ -68,43 +70,6 @@ struct sm_counters {
 	uint64_t key_mismatches;
 };
 
-/*
- * The conditions ibsmctl status reports until they clear: each kind is set
- * where it happens and cleared where the condition goes (sm_set_error).
- */
-enum sm_error_kind {
-	SM_ERR_ROUTING,		/* no engine could route the fabric */
-	SM_ERR_RELOAD,		/* a policy reload was refused */
-	SM_ERR_SM_KEY,		/* another SM uses a different SM_Key */
-	SM_ERR_STATE,		/* the state directory cannot be written */
-	SM_ERR_N
-};
-
-struct sm_error {
-	int active;
-	uint64_t since;			/* wall clock, seconds: first set */
-	uint64_t last;			/* wall clock, seconds: last set */
-	uint64_t count;			/* times set since it was last clear */
-	uint64_t seq;			/* orders the kinds: the highest was set last */
-	char msg[256];
-};
-
-/*
- * What the SM is doing on the loop, one thing at a time: a sweep asked
- * for while it is not idle starts when it is.
- */
-enum sm_activity {
-	SM_IDLE,
-	SM_HEAVY_SWEEP,		/* discover, elect, LIDs, route, program */
-	SM_LIGHT_SWEEP,		/* SwitchInfo and SMInfo polls */
-	SM_VM_WRITES,		/* a VM command's writes (sm/vm/vmops.c) */
-	SM_MFT_WRITES,		/* multicast tables after joins (sm/mcast/mcast_sm.c) */
-	SM_HANDOVER_WAIT,	/* a HANDOVER sent: the successor's answer */
-};
-
-/* "heavy", "light", "vm", "multicast" for the sweeps and writes; "no" else. */
-const char *sm_activity_sweep_name(enum sm_activity a);
-
 struct sm {
 	struct config cfg;
 	char config_path[4096];
@@ -118,10 +83,8 @@ struct sm {
 	struct sm_events *events;
 	struct sm_paths *paths;		/* repath signalling (sm/sa/paths.c) */
 	struct event *txn_timer;
-	struct event *sweep_timer;	/* light sweeps */
 	struct event *poll_timer;	/* STANDBY: polling the master (smstate.c) */
 	struct event *ho_timer;		/* MASTER handing over: the ACK's wait */
-	struct event *kick;		/* deferred: start a requested sweep */
 	struct event *log_tick;		/* 1 s: rate-limited log counts (sm/base/log.h) */
 	struct control *ctl;
 	struct metrics *metrics;	/* HTTP /metrics, the textfile (sm/ctl/metrics.h) */
@@ -138,11 +101,8 @@ struct sm {
 	int verify;			/* --verify: check the tables after --once */
 
 	/* the sweep in progress */
-	enum sm_activity activity;	/* one at a time; a sweep asked for
-					 * waits for SM_IDLE */
-	int heavy_wanted;
+	struct sweeper sw;		/* the activity, the sweeps asked for (sm/sweeper.h) */
 	int trap_resweep;		/* a 128/144 came while the first sweep ran */
-	char heavy_reason[128];
 	struct discovery *disc;		/* being built */
 	struct program *prog;
 	struct route_job *route_job;	/* routing on its thread, or NULL */
@@ -179,6 +139,7 @@ struct sm {
 	/* legacy LID space full: VF ports left without a LID, last warned of */
 	uint32_t vf_shared_warned;
 
+	const struct smstate_hooks *election_hooks;	/* the sweep's side (smstate.h) */
 	/* STANDBY, or a MASTER waiting for a lower master's HANDOVER: the SM polled */
 	uint64_t master_guid;
 	uint32_t master_lid;
@@ -221,24 +182,11 @@ struct sm {
 	uint64_t start_time;		/* wall clock, seconds: sm_init */
 	struct ctl_verify *ctl_verify;	/* ibsmctl verify reading (ctlroutes.c) */
 	struct topo_job *topo_jobs;	/* ibsmctl topology workers (ctltopo.c) */
-	struct sm_error errors[SM_ERR_N];
+	struct sm_errors errs;		/* conditions until they clear (sm/errors.h) */
 };
 
 
-/*
- * Records the LIDs of the model in the LID table and writes it to the state
- * directory; a failure is logged and set as SM_ERR_STATE (cleared by the
- * next write that works).
- */
-void sm_save_lids(struct sm *sm);
 
-/* Records (or refreshes) a condition of that kind; the message is printf's. */
-void sm_set_error(struct sm *sm, enum sm_error_kind kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* The condition is gone (nothing if it was not set). */
-void sm_clear_error(struct sm *sm, enum sm_error_kind kind);
-/* "routing", "reload", "sm_key", "state". */
-const char *sm_error_name(enum sm_error_kind kind);
 
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen);
 /* Opens the local port and starts the first heavy sweep. */
@@ -249,24 +197,11 @@ int sm_start(struct sm *sm, char *err, size_t errlen);
  */
 struct emu;
 int sm_start_emulated(struct sm *sm, struct emu *e, char *err, size_t errlen);
-void sm_request_heavy(struct sm *sm, const char *reason);
-/* What the configuration writes into ports (first: ClientReregister too). */
-void sm_program_params(const struct sm *sm, int first,
-		       struct program_params *pp);
-void sm_request_light(struct sm *sm);
-/* Recomputes routes on the current model and writes what changed. */
-int sm_request_reroute(struct sm *sm, char *err, size_t errlen);
 /* The control-socket command handler (sm/ctl/ctlcmds.c). */
 struct json_t;
 struct json_t *sm_control(void *ctx, const char *cmd, struct json_t *args,
 			  char *err, size_t errlen);
 void sm_shutdown(struct sm *sm);
-/*
- * Re-reads the policy file (SIGHUP, ibsmctl reload); what the command line
- * set is kept.  Returns 0, or -1 with the file:line:column reason in err,
- * and then nothing changed.
- */
-int sm_reload(struct sm *sm, char *err, size_t errlen);
 /* Tells systemd (Type=notify) where we are. */
 void sm_notify(struct sm *sm, const char *what);
 
@@ -278,23 +213,10 @@ void sm_notify(struct sm *sm, const char *what);
 void sm_configure(struct sm *sm);
 /* Drops the discovery in progress: the sweep ends without configuring. */
 void sm_sweep_abandon(struct sm *sm);
-void sm_stop(struct sm *sm, int code);
-void sm_set_timer(struct event *ev, uint64_t ms);
-/* A light sweep's SMInfo answer: why a heavy sweep is needed, or NULL. */
-void sm_light_answer(struct sm *sm, const char *why);
 /* Traps in: the daemon's side of traps/trapin.h (sm/traphooks.c). */
 void sm_traps_init(struct sm *sm);
 /* Prints the summary line ("subnet up: ...") to stdout and flushes it. */
 void sm_print_summary(const struct sweep_summary *s, const char *state);
-uint64_t sm_now_ms(void);
-/*
- * The loop is free again (a sweep, or the MFT writes between sweeps, set
- * busy): deferred traps, a VM command or a heavy sweep that waited go on,
- * else the next light sweep is scheduled.
- */
-void sm_resume(struct sm *sm);
 
-/* qos.mode vftree: SLs and SL-to-VL tables over sm->sub.lft (daemon.c). */
-void sm_qos_apply(struct sm *sm);
 
 #endif

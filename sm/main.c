@@ -33,6 +33,8 @@
 #include "sm/base/topo.h"
 #include "sm/model/vm.h"
 #include "sm/model/vswitch.h"
+#include "sm/base/clock.h"
+#include "sm/reload.h"
 
 #define VERSION IBSMD_VERSION
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
@@ -353,12 +355,12 @@ static int run_verify(const struct fabric *f, const struct lft_tables *t,
 		.max_op_vls = max_op_vls,
 	};
 	struct verify_report r;
-	uint64_t t0 = sm_now_ms();
+	uint64_t t0 = clock_ms();
 	if (route_verify(f, t, &vo, &r) < 0) {
 		fprintf(stderr, "ibsmd: verify: out of memory\n");
 		return 1;
 	}
-	r.elapsed_ms = sm_now_ms() - t0;
+	r.elapsed_ms = clock_ms() - t0;
 	printf("checking %s (engine %s)\n", what, engine ? engine : "?");
 	if (pverify_section(f, t, parts, &r, stdout) < 0) {
 		fprintf(stderr, "ibsmd: verify: out of memory\n");
@@ -631,7 +633,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	struct sweep_summary s = { 0 };
 	struct guid_map vm_lids = { 0 };
 	struct part_model parts = { 0 };
-	uint64_t t0 = sm_now_ms();
+	uint64_t t0 = clock_ms();
 	fabric_init(&f);
 	if (topo_load(&f, o->offline, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: %s\n", err);
@@ -664,7 +666,7 @@ static int run_offline(const struct config *cfg, const struct options *o)
 	for (uint32_t l = 1; l <= f.max_lid; l++)
 		if (f.lid_port[l] != FAB_NONE)
 			s.lids++;
-	s.sweep_ms = sm_now_ms() - t0;
+	s.sweep_ms = clock_ms() - t0;
 	if (o->dump_topology && write_file(o->dump_topology, w_topo, &f, NULL) < 0)
 		goto out;
 	if (o->dump_lfts && write_file(o->dump_lfts, w_lfts, &f, &t) < 0)
@@ -695,7 +697,7 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 	char err[1024];
 	if (sm_reload(sm, err, sizeof(err)) < 0)
 		log_err("SIGHUP: policy not reloaded: %s", err);
-	sm_request_heavy(sm, "SIGHUP");
+	sweeper_request_heavy(sm, "SIGHUP");
 }
 
 /*

@@ -10,13 +10,7 @@
 #include "routing/verify/verify.h"
 #include "sm/base/log.h"
 #include "sm/base/worker.h"
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
+#include "sm/base/clock.h"
 
 int sm_route(const struct config *c, const char *override,
 	     const struct fabric *f, const struct part_model *parts,
@@ -52,11 +46,11 @@ int sm_route(const struct config *c, const char *override,
 			log_err("routing: out of memory");
 			return -1;
 		}
-		uint64_t t0 = now_us();
+		uint64_t t0 = clock_us();
 		err[0] = '\0';
 		warn[0] = '\0';
 		int rc = e->route(f, &o, t, err, sizeof(err));
-		*ms = (now_us() - t0 + 500) / 1000;
+		*ms = (clock_us() - t0 + 500) / 1000;
 		if (rc == 0) {
 			if (warn[0])
 				log_warn("routing: %s: %s", e->name, warn);
@@ -103,7 +97,7 @@ static int route_fresh(struct route_job *j)
 static void try_repair(struct route_job *j)
 {
 	struct route_result *r = &j->res;
-	uint64_t t0 = now_us();
+	uint64_t t0 = clock_us();
 	if (repair_routes(&j->prev_f, &j->prev_t, &j->snap, &r->t, &r->rs) < 0) {
 		snprintf(r->note, sizeof(r->note), "full reroute: no memory to repair");
 		return;
@@ -122,7 +116,7 @@ static void try_repair(struct route_job *j)
 		}
 	}
 	r->repaired = 1;
-	r->repair_ms = (now_us() - t0 + 500) / 1000;
+	r->repair_ms = (clock_us() - t0 + 500) / 1000;
 }
 
 static void route_thread(void *arg)
@@ -150,11 +144,11 @@ static void route_thread(void *arg)
 	}
 	if (r->rc == 0 && (j->cfg.qos_mode != QOS_NONE ||
 			   (j->has_parts && pvl_needed(&j->parts)))) {
-		uint64_t t0 = now_us();
+		uint64_t t0 = clock_us();
 		r->qos_rc = qos_apply(&j->cfg, &j->snap,
 				      j->has_parts ? &j->parts : NULL, &r->t,
 				      &r->qos);
-		r->qos_ms = (now_us() - t0 + 500) / 1000;
+		r->qos_ms = (clock_us() - t0 + 500) / 1000;
 		r->qos_ran = 1;
 	}
 }

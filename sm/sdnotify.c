@@ -2,11 +2,14 @@
  * systemd notifications (see sdnotify.h).
  */
 #include <stdio.h>
+#include <time.h>
+#include <string.h>
 
 #include <systemd/sd-daemon.h>
 
 #include "sm/base/log.h"
 #include "sm/sdnotify.h"
+#include "sm/daemon.h"
 
 void sdn_status(int *ready_sent, const char *status)
 {
@@ -47,4 +50,27 @@ int sdn_watchdog_start(struct event_base *base, struct event **ev)
 	log_info("systemd watchdog: WATCHDOG=1 every %llu ms",
 		 (unsigned long long)(usec / 2 / 1000));
 	return 0;
+}
+
+/*
+ * systemd: READY=1 the first time, and a STATUS= line (sm/sdnotify.h):
+ * the state, and as MASTER the heavy sweep just done, with its time.
+ */
+void sm_notify(struct sm *sm, const char *what)
+{
+	char st[384], when[32];
+	const struct sweep_summary *s = &sm->last;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
+	if (strcmp(what, "MASTER") == 0 && s->valid)
+		snprintf(st, sizeof(st), "MASTER: heavy sweep %u at %s in %llu ms, %u switches, %u CAs, %u LIDs, routing %s%s",
+			 sm->heavy_sweeps, when, (unsigned long long)s->sweep_ms,
+			 s->switches, s->cas, s->lids, s->routing ? s->routing : "none",
+			 s->prog.failed ? " (some writes failed)" : "");
+	else
+		snprintf(st, sizeof(st), "%s since %s, %u heavy sweeps", what, when,
+			 sm->heavy_sweeps);
+	sdn_status(&sm->notified_ready, st);
 }

@@ -22,6 +22,8 @@
 #include "mad/txn.h"
 #include "sm/daemon.h"
 #include "sm/base/log.h"
+#include "sm/base/clock.h"
+#include "sm/recv.h"
 
 #define HANDOVER_WAIT_MS 1000	/* for ACKNOWLEDGE, before polling the successor */
 #define HANDOVER_TRIES   3	/* HANDOVER sent this often before giving up */
@@ -84,17 +86,6 @@ static const char *const event_names[SME_COUNT] = {
 	[SME_HANDOVER_DONE] = "successor is master",
 	[SME_HANDOVER_FAILED] = "handover failed",
 };
-
-const char *sm_state_name(int state)
-{
-	switch (state) {
-	case SMS_NOTACTIVE: return "NOTACTIVE";
-	case SMS_DISCOVERING: return "DISCOVERING";
-	case SMS_STANDBY: return "STANDBY";
-	case SMS_MASTER: return "MASTER";
-	}
-	return "?";
-}
 
 const char *sm_event_name(int ev)
 {
@@ -313,7 +304,7 @@ static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
 			 (unsigned long long)sm->master_guid);
 	sm->poll_sent = 1;
 	sm->poll_answered = 0;
-	sm_set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+	timer_in_ms(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
 }
 
 static void start_polling(struct sm *sm, const struct sm_ev *m)
@@ -326,7 +317,7 @@ static void start_polling(struct sm *sm, const struct sm_ev *m)
 	sm->poll_failures = 0;
 	sm->poll_sent = 0;
 	sm->poll_answered = 0;
-	sm_set_timer(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+	timer_in_ms(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
 }
 
 /* ---- actions ---- */
@@ -351,7 +342,7 @@ static void act_configure(struct sm *sm, const struct sm_ev *ev, int from)
 	}
 	event_del(sm->poll_timer);
 	sm->waiting_handover = 0;
-	sm_configure(sm);
+	sm->election_hooks->configure(sm);
 }
 
 static void act_follow(struct sm *sm, const struct sm_ev *m, int from)
@@ -359,7 +350,7 @@ static void act_follow(struct sm *sm, const struct sm_ev *m, int from)
 	int first = from != SMS_STANDBY || sm->master_guid != m->guid;
 	event_del(sm->ho_timer);
 	sm->waiting_handover = 0;
-	sm_sweep_abandon(sm);
+	sm->election_hooks->abandon(sm);
 	if (first)
 		log_notice("entering STANDBY: SM 0x%016llx (priority %d, LID %u) is in charge%s%s",
 			   (unsigned long long)m->guid, m->priority, m->lid,
@@ -380,7 +371,7 @@ static void act_rediscover(struct sm *sm, const struct sm_ev *ev, int from)
 {
 	event_del(sm->poll_timer);
 	sm->waiting_handover = 0;
-	sm_request_heavy(sm, ev && ev->why ? ev->why : "rediscover");
+	sweeper_request_heavy(sm, ev && ev->why ? ev->why : "rediscover");
 }
 
 static void act_disable(struct sm *sm, const struct sm_ev *ev, int from)
@@ -443,7 +434,7 @@ static void on_handover_answer(void *arg, int status, const uint8_t *resp,
 		return;
 	}
 	/* answered or not: wait for the ACKNOWLEDGE, then look */
-	sm_set_timer(sm->ho_timer, HANDOVER_WAIT_MS);
+	timer_in_ms(sm->ho_timer, HANDOVER_WAIT_MS);
 }
 
 static void send_handover(struct sm *sm)
@@ -462,13 +453,13 @@ static void send_handover(struct sm *sm)
 		   sm->ho_tries > 1 ? ", again" : "");
 	if (send_sminfo(sm, IB_MAD_METHOD_SET, SMA_HANDOVER, SMS_MASTER, &sm->ho_to,
 			on_handover_answer, sm) < 0)
-		sm_set_timer(sm->ho_timer, HANDOVER_WAIT_MS);
+		timer_in_ms(sm->ho_timer, HANDOVER_WAIT_MS);
 }
 
 static void act_hand_over(struct sm *sm, const struct sm_ev *to, int from)
 {
-	sm_sweep_abandon(sm);
-	sm->activity = SM_HANDOVER_WAIT;	/* no sweep until the successor answers */
+	sm->election_hooks->abandon(sm);
+	sm->sw.activity = SM_HANDOVER_WAIT;	/* no sweep until the successor answers */
 	sm->ho_guid = to->guid;
 	sm->ho_to = *to;
 	sm->ho_to.why = "handed over";
@@ -484,7 +475,7 @@ static void act_handed_over(struct sm *sm, const struct sm_ev *ev, int from)
 	sm->ho_guid = 0;
 	sm->ho_failed_guid = 0;
 	event_del(sm->ho_timer);
-	sm->activity = SM_IDLE;
+	sm->sw.activity = SM_IDLE;
 	act_follow(sm, &m, from);
 }
 
@@ -493,8 +484,8 @@ static void act_keep_subnet(struct sm *sm, const struct sm_ev *ev, int from)
 	sm->ho_failed_guid = ev->guid;
 	sm->ho_guid = 0;
 	event_del(sm->ho_timer);
-	sm->activity = SM_IDLE;
-	sm_request_heavy(sm, "handover failed: configuring the subnet ourselves");
+	sm->sw.activity = SM_IDLE;
+	sweeper_request_heavy(sm, "handover failed: configuring the subnet ourselves");
 }
 
 /* ---- MASTER waiting for a lower master's HANDOVER (C14-60.2.1) ---- */
@@ -504,7 +495,7 @@ static void act_wait(struct sm *sm, const struct sm_ev *m, int from)
 	if (!sm->waiting_handover || sm->master_guid != m->guid)
 		log_notice("SM 0x%016llx (priority %d) is also MASTER and ranks below us: waiting for its HANDOVER",
 			   (unsigned long long)m->guid, m->priority);
-	sm_sweep_abandon(sm);
+	sm->election_hooks->abandon(sm);
 	sm->waiting_handover = 1;
 	start_polling(sm, m);
 }
@@ -543,7 +534,7 @@ static void act_take_over(struct sm *sm, const struct sm_ev *ho, int from)
 	sm->adopt_tables = 1;
 	log_notice("MASTER by HANDOVER from SM 0x%016llx",
 		   (unsigned long long)ho->guid);
-	sm_request_heavy(sm, "handover");
+	sweeper_request_heavy(sm, "handover");
 }
 
 static void act_ack_and_sweep(struct sm *sm, const struct sm_ev *ho, int from)
@@ -551,7 +542,7 @@ static void act_ack_and_sweep(struct sm *sm, const struct sm_ev *ho, int from)
 	send_ack(sm, ho);
 	event_del(sm->poll_timer);
 	sm->waiting_handover = 0;
-	sm_request_heavy(sm, "handover from a lower master");
+	sweeper_request_heavy(sm, "handover from a lower master");
 }
 
 /* ---- SMInfo requests to us ---- */
@@ -618,7 +609,7 @@ static void note_key_mismatch(struct sm *sm, uint64_t guid, uint64_t key,
 			 (unsigned long long)sm->cfg.sm_key, where);
 	sm->key_mismatch_guid = guid;
 	sm->key_mismatch_key = key;
-	sm_set_error(sm, SM_ERR_SM_KEY,
+	errors_set(&sm->errs, SM_ERR_SM_KEY,
 		     "SM 0x%016llx uses SM_Key 0x%016llx, not ours (%s)",
 		     (unsigned long long)guid, (unsigned long long)key, where);
 }
@@ -762,7 +753,7 @@ static void elect(struct sm *sm)
 			key_mismatch = 1;
 	}
 	if (!key_mismatch)	/* every SM of this sweep shares our key */
-		sm_clear_error(sm, SM_ERR_SM_KEY);
+		errors_clear(&sm->errs, SM_ERR_SM_KEY);
 	if (!refuser_seen)
 		sm->ho_failed_guid = 0;
 	enum sm_verdict v = sm_elect(sm->state, sm->cfg.sm_priority,
@@ -785,7 +776,7 @@ static void elect(struct sm *sm)
 	if (v == SMV_STANDBY && !sm->sms[who].key_ok)
 		ev.why = "its SM_Key differs from ours, so we do not fight it";
 	if (fsm_run(sm, (enum sm_event)event_of[v], &ev) < 0) {
-		sm_sweep_abandon(sm);	/* e.g. NOTACTIVE: nothing to do */
+		sm->election_hooks->abandon(sm);	/* e.g. NOTACTIVE: nothing to do */
 	}
 }
 
@@ -908,7 +899,7 @@ static void on_light_sminfo(void *arg, int status, const uint8_t *resp, size_t l
 			why = buf;
 		}
 	}
-	sm_light_answer(sm, why);
+	sm->election_hooks->light_answer(sm, why);
 }
 
 struct silent_probe {
@@ -929,7 +920,7 @@ static void on_silent_probe(void *arg, int status, const uint8_t *resp, size_t l
 	char why[96];
 	snprintf(why, sizeof(why), "IsSM port 0x%016llx answers SMInfo now",
 		 (unsigned long long)guid);
-	sm_request_heavy(sm, why);
+	sweeper_request_heavy(sm, why);
 }
 
 /*
@@ -976,8 +967,9 @@ uint32_t smstate_light_queries(struct sm *sm)
 
 /* ---- set-up ---- */
 
-int smstate_init(struct sm *sm)
+int smstate_init(struct sm *sm, const struct smstate_hooks *h)
 {
+	sm->election_hooks = h;
 	sm->state = SMS_DISCOVERING;	/* IBA 14.4.1: an SM starts discovering */
 	sm->poll_timer = evtimer_new(sm->base, on_poll_timer, sm);
 	sm->ho_timer = evtimer_new(sm->base, on_ho_timer, sm);
@@ -998,4 +990,12 @@ void smstate_free(struct sm *sm)
 	if (sm->ho_timer)
 		event_free(sm->ho_timer);
 	sm->poll_timer = sm->ho_timer = NULL;
+}
+
+/* The receive path's handlers (sm/recv.c registers them). */
+int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
+		   const struct mad_addr *from)
+{
+	smstate_handle_sminfo(ctx, mad, len, from);
+	return MAD_DONE;
 }

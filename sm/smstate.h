@@ -80,7 +80,6 @@ int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb);
 enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid,
 			 const struct remote_sm *r, uint32_t n, uint32_t *who);
 
-const char *sm_state_name(int state);
 const char *sm_event_name(int ev);
 /* Is event ev legal in state st (the table's answer)? */
 int sm_event_legal(int st, int ev);
@@ -97,8 +96,20 @@ void smstate_forget_silent(struct sm *sm, uint64_t port_guid);
 /* Handles an SMInfo request (Get or Set) addressed to us; replies. */
 void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 			   const struct mad_addr *from);
+/*
+ * What the election asks of the sweep (sm/daemon.c): given at init, so that
+ * the state machine calls into no module above it.
+ */
+struct smstate_hooks {
+	/* MASTER: LIDs, routes, writes on the discovery just made */
+	void (*configure)(struct sm *sm);
+	/* drop the discovery in progress: the sweep ends unconfigured */
+	void (*abandon)(struct sm *sm);
+	/* a light sweep's SMInfo answer: why a heavy sweep is needed, or NULL */
+	void (*light_answer)(struct sm *sm, const char *why);
+};
 /* Timers and teardown. */
-int smstate_init(struct sm *sm);
+int smstate_init(struct sm *sm, const struct smstate_hooks *h);
 void smstate_free(struct sm *sm);
 /* ActCount as SMInfo carries it: advances with every MAD the SM sends. */
 uint32_t smstate_act_count(const struct sm *sm);

@@ -5,16 +5,18 @@
  */
 #include "sm/daemon.h"
 #include "sm/sa/notices.h"
+#include "sm/recv.h"
+#include "sm/base/clock.h"
 
 static enum trapin_sweep sweep_state(void *arg)
 {
 	const struct sm *sm = arg;
-	if (sm->activity == SM_HEAVY_SWEEP)
+	if (sm->sw.activity == SM_HEAVY_SWEEP)
 		return TRAPIN_RUNNING;
 	/* handing over: the successor's first sweep, or ours if it refuses */
-	if (sm->activity == SM_HANDOVER_WAIT)
+	if (sm->sw.activity == SM_HANDOVER_WAIT)
 		return TRAPIN_PENDING;
-	return sm->heavy_wanted ? TRAPIN_PENDING : TRAPIN_IDLE;
+	return sm->sw.heavy_wanted ? TRAPIN_PENDING : TRAPIN_IDLE;
 }
 
 static const struct fabric *model(void *arg)
@@ -33,7 +35,7 @@ static void heavy(void *arg, const char *why)
 {
 	struct sm *sm = arg;
 	if (sm->state == SMS_MASTER)
-		sm_request_heavy(sm, why);
+		sweeper_request_heavy(sm, why);
 }
 
 static void switch_changed(void *arg, uint64_t sw_guid)
@@ -68,4 +70,14 @@ void sm_traps_init(struct sm *sm)
 		.arg = sm,
 	};
 	trapin_init(&sm->traps, sm->txn, &sm->tr, &h);
+}
+
+/* A trap: traps/trapin.c answers, counts and decides. */
+int sm_recv_trap(void *ctx, const uint8_t *in, size_t len,
+		 const struct mad_addr *from)
+{
+	struct sm *sm = ctx;
+	(void)len;	/* the receive path passes SMPs of MAD_SIZE only */
+	trapin_handle(&sm->traps, in, from, clock_ms());
+	return MAD_DONE;
 }

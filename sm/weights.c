@@ -18,6 +18,7 @@
 #include "sm/daemon.h"
 #include "sm/base/log.h"
 #include "sm/base/wfile.h"
+#include "sm/base/clock.h"
 
 #define WEIGHTS_HEADER "# ibsmd learned weights, format 1 (ends with \"# end: N ports\"); written by ibsmd, read at start-up\n"
 #define WEIGHTS_END "# end: %u ports\n"
@@ -132,8 +133,8 @@ static void retry_reroute(evutil_socket_t fd, short what, void *arg)
 	char err[256];
 	if (w->sm->state != SMS_MASTER || !w->sm->sub.model)
 		return;	/* the next configuration routes with them */
-	if (sm_request_reroute(w->sm, err, sizeof(err)) < 0)
-		sm_set_timer(w->retry, RETRY_MS);
+	if (sweeper_request_reroute(w->sm, err, sizeof(err)) < 0)
+		timer_in_ms(w->retry, RETRY_MS);
 }
 
 /*
@@ -202,7 +203,7 @@ static void learn(struct wlearn *w)
 		   secs, m, n - m, wt[top], c->p[top].name, c->p[top].num,
 		   (unsigned long long)c->p[top].guid,
 		   (unsigned long long)vol[top]);
-	sm_set_timer(w->retry, 0);	/* from the loop, not inside a txn callback */
+	timer_in_ms(w->retry, 0);	/* from the loop, not inside a txn callback */
 out:
 	free(nw.guid);
 	free(nw.weight);
@@ -422,7 +423,7 @@ static int start_reading(struct wlearn *w)
 		log_err("weight learning: out of memory; no reading");
 		return -1;
 	}
-	r->start_ms = sm_now_ms();
+	r->start_ms = clock_ms();
 	w->reading = 1;
 	r->pending = 1;		/* held until every Get is submitted */
 	for (uint32_t i = 0; i < r->n; i++) {
@@ -452,7 +453,7 @@ static void on_period(evutil_socket_t fd, short what, void *arg)
 	struct sm *sm = w->sm;
 	if (sm->cfg.wlearn_period_s <= 0)
 		return;
-	sm_set_timer(w->timer, (uint64_t)sm->cfg.wlearn_period_s * 1000);
+	timer_in_ms(w->timer, (uint64_t)sm->cfg.wlearn_period_s * 1000);
 	if (sm->state != SMS_MASTER) {
 		reading_free(&w->prev);	/* a new mastership starts afresh */
 		return;
@@ -488,7 +489,7 @@ void weights_reconfigure(struct sm *sm)
 	w->period_s = sm->cfg.wlearn_period_s;
 	event_del(w->timer);
 	if (sm->cfg.wlearn_period_s > 0)
-		sm_set_timer(w->timer, (uint64_t)sm->cfg.wlearn_period_s * 1000);
+		timer_in_ms(w->timer, (uint64_t)sm->cfg.wlearn_period_s * 1000);
 	else
 		reading_free(&w->prev);
 }

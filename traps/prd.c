@@ -16,6 +16,7 @@
 
 #include "routing/graph.h"
 #include "routing/path.h"
+#include "sm/base/clock.h"
 
 struct prd {
 	int have;
@@ -75,13 +76,6 @@ struct diff {
 };
 
 enum { S_NONE, S_CLEAN, S_DIRTY };
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 struct prd *prd_new(void)
 {
@@ -648,7 +642,7 @@ int prd_diff(struct prd *p, const struct fabric *f, const struct lft_tables *t,
 	     const struct prd_params *pp, struct prd_change **out, size_t *n,
 	     struct prd_stats *st)
 {
-	uint64_t t0 = now_us();
+	uint64_t t0 = clock_us();
 	memset(st, 0, sizeof(*st));
 	*out = NULL;
 	*n = 0;
@@ -676,6 +670,6 @@ int prd_diff(struct prd *p, const struct fabric *f, const struct lft_tables *t,
 	*out = d.out;
 	*n = d.n_out;
 	st->state_bytes = prd_state_bytes(p);
-	st->us = now_us() - t0;
+	st->us = clock_us() - t0;
 	return 0;
 }

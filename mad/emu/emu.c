@@ -12,19 +12,13 @@
 #include <time.h>
 
 #include "sm/base/log.h"
+#include "sm/base/clock.h"
 
 #define DEFAULT_LFT_CAP 49152
 #define DEFAULT_MFT_CAP 1024
 #define DEFAULT_CA_PKEYS 64
 #define DEFAULT_SW_PKEYS 32
 #define DEFAULT_LIFETIME 18
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* ---- randomness: splitmix64, one stream per emulator ---- */
 
@@ -238,7 +232,7 @@ static void schedule(struct emu *e)
 	const struct emu_pkt *head = q_peek(&e->q);
 	if (!e->ev || !head || e->sched == 1)
 		return;
-	uint64_t now = now_us();
+	uint64_t now = clock_us();
 	if (head->due <= now) {
 		/*
 		 * A 0-timeout timer, not event_active(): an event activated
@@ -265,12 +259,12 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	e->sched = 1;	/* pushes from inside need no rescheduling */
-	uint64_t now = now_us();
+	uint64_t now = clock_us();
 	for (unsigned k = 0; k < e->max_batch; k++) {
 		const struct emu_pkt *head = q_peek(&e->q);
 		if (!head)
 			break;
-		if (head->due > now && (now = now_us()) < head->due)
+		if (head->due > now && (now = clock_us()) < head->due)
 			break;
 		struct emu_pkt pk;
 		q_pop(&e->q, &pk);
@@ -285,7 +279,7 @@ static int enqueue(struct emu *e, struct emu_pkt *pk)
 	uint64_t lat = e->lat_fixed;
 	if (e->lat_random)
 		lat += rnd(e) % ((uint64_t)e->lat_random + 1);
-	pk->due = now_us() + lat;
+	pk->due = clock_us() + lat;
 	pk->seq = e->seq++;
 	if (q_push(&e->q, pk) < 0) {
 		emu_drop(e, DROP_OTHER);

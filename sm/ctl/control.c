@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -814,4 +815,15 @@ void control_reply(struct control *c, uint64_t id, json_t *res,
 	}
 	bufferevent_enable(cl->bev, EV_READ);
 	process_input(cl);
+}
+
+/* Wall-clock seconds as ISO 8601 in UTC ("2026-11-24T06:39:21Z"). */
+json_t *control_time_json(uint64_t t)
+{
+	char buf[32];
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!t || !gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		return json_null();
+	return json_string(buf);
 }

@@ -22,6 +22,7 @@
 #include "sm/base/nodemap.h"
 #include "sm/sa/sa_server.h"
 #include "sm/vm/vmops.h"
+#include "sm/reload.h"
 
 static json_t *mad_stats_json(const struct sm *sm)
 {
@@ -85,65 +86,26 @@ static json_t *mad_stats_json(const struct sm *sm)
 	return o;
 }
 
-/* Wall-clock seconds as ISO 8601 in UTC ("2026-11-24T06:39:21Z"). */
-static json_t *iso_time(uint64_t t)
-{
-	char buf[32];
-	time_t tt = (time_t)t;
-	struct tm tm;
-	if (!t || !gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
-		return json_null();
-	return json_string(buf);
-}
-
-static json_t *error_json(const struct sm_error *e, enum sm_error_kind kind)
-{
-	return json_pack("{s:s,s:s,s:o,s:o,s:I}", "kind", sm_error_name(kind),
-			 "message", e->msg, "since", iso_time(e->since),
-			 "last", iso_time(e->last), "count", (json_int_t)e->count);
-}
-
-/*
- * The conditions set and not cleared (sm_set_error): "errors" lists them
- * all, "last_error" is the one set last (null when there is none).
- */
-static void add_errors(json_t *o, const struct sm *sm)
-{
-	json_t *all = json_array();
-	int latest = -1;
-	for (int k = 0; k < SM_ERR_N; k++) {
-		const struct sm_error *e = &sm->errors[k];
-		if (!e->active)
-			continue;
-		json_array_append_new(all, error_json(e, (enum sm_error_kind)k));
-		if (latest < 0 || e->seq > sm->errors[latest].seq)
-			latest = k;
-	}
-	json_object_set_new(o, "last_error", latest < 0 ? json_null() :
-			    error_json(&sm->errors[latest], (enum sm_error_kind)latest));
-	json_object_set_new(o, "errors", all);
-}
-
 static json_t *status_json(const struct sm *sm)
 {
 	json_t *o = json_object();
 	uint64_t now = (uint64_t)time(NULL);
 	json_object_set_new(o, "version", json_string(IBSMD_VERSION));
-	json_object_set_new(o, "started", iso_time(sm->start_time));
+	json_object_set_new(o, "started", control_time_json(sm->start_time));
 	json_object_set_new(o, "uptime_s", json_integer(sm->start_time && now >= sm->start_time ?
 							(json_int_t)(now - sm->start_time) : 0));
 	json_object_set_new(o, "state", json_string(sm_state_name(sm->state)));
-	add_errors(o, sm);
+	errors_to_ctl(&sm->errs, o);
 	json_object_set_new(o, "priority", json_integer(sm->cfg.sm_priority));
 	char g[24];
 	snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->tr.port_guid);
 	json_object_set_new(o, "port_guid", json_string(g));
 	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
-	json_object_set_new(o, "sweeping", json_string(sm_activity_sweep_name(sm->activity)));
+	json_object_set_new(o, "sweeping", json_string(sm_activity_sweep_name(sm->sw.activity)));
 	json_object_set_new(o, "heavy_sweeps", json_integer(sm->heavy_sweeps));
 	json_object_set_new(o, "light_sweeps", json_integer(sm->light_sweeps));
 	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->last_sweep_time));
-	json_object_set_new(o, "last_sweep_date", iso_time(sm->last_sweep_time));
+	json_object_set_new(o, "last_sweep_date", control_time_json(sm->last_sweep_time));
 	json_object_set_new(o, "act_count", json_integer(smstate_act_count(sm)));
 	if (sm->state == SMS_STANDBY) {
 		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->master_guid);
@@ -190,7 +152,7 @@ static json_t *status_json(const struct sm *sm)
 			"unresponsive", s->unresponsive,
 			"lft_blocks", s->prog.lft_blocks,
 			"portinfo_sets", s->prog.portinfo_sets);
-		json_object_set_new(l, "time", iso_time(s->when));
+		json_object_set_new(l, "time", control_time_json(s->when));
 		json_object_set_new(o, "last_heavy_sweep", l);
 	}
 	/* extended LIDs (sm/discover/xlid_sm.h): the mode and the devices lacking it */
@@ -277,9 +239,9 @@ static json_t *cmd_sweep(struct sm *sm, json_t *args, char *err,
 		return NULL;
 	}
 	if (heavy || !sm->sub.model) {
-		sm_request_heavy(sm, "requested over the control socket");
-	} else if (sm->activity == SM_IDLE) {
-		sm_request_light(sm);
+		sweeper_request_heavy(sm, "requested over the control socket");
+	} else if (sm->sw.activity == SM_IDLE) {
+		sweeper_request_light(sm);
 	}
 	return json_pack("{s:s}", "requested", heavy ? "heavy" : "light");
 }
@@ -394,7 +356,7 @@ static json_t *cmd_reroute(struct sm *sm, json_t *args, char *err,
 			   size_t errlen)
 {
 	if (no_args("reroute", args, err, errlen) < 0 ||
-	    sm_request_reroute(sm, err, errlen) < 0)
+	    sweeper_request_reroute(sm, err, errlen) < 0)
 		return NULL;
 	return json_pack("{s:s}", "requested", "reroute");
 }
@@ -405,7 +367,7 @@ static json_t *cmd_reload(struct sm *sm, json_t *args, char *err,
 	if (no_args("reload", args, err, errlen) < 0 ||
 	    sm_reload(sm, err, errlen) < 0)
 		return NULL;
-	sm_request_heavy(sm, "policy reloaded");
+	sweeper_request_heavy(sm, "policy reloaded");
 	return json_pack("{s:s}", "reloaded", sm->config_path[0] ?
 			 sm->config_path : "(no policy file)");
 }

@@ -27,6 +27,7 @@
 #include "sm/base/log.h"
 #include "sm/write/plan.h"
 #include "sm/write/plan_mcast.h"
+#include "sm/base/clock.h"
 
 static const char *node_type_name(uint8_t type)
 {
@@ -132,7 +133,7 @@ json_t *ctl_routes(struct sm *sm, json_t *args, char *err, size_t errlen)
 	uint32_t row = t->row_of_node ? t->row_of_node[sw] : FAB_NONE;
 	if (row == FAB_NONE || row >= t->n_sw) {
 		snprintf(err, errlen, "routes: no routes computed for that switch yet%s",
-			 sm->errors[SM_ERR_ROUTING].active ? " (the routing failed: see status)" : "");
+			 errors_active(&sm->errs, SM_ERR_ROUTING) ? " (the routing failed: see status)" : "");
 		return NULL;
 	}
 	const uint8_t *r = lft_row(t, row);
@@ -354,7 +355,7 @@ static void verify_finish(struct ctl_verify *v)
 	if (v->cancelled) {
 		snprintf(err, sizeof(err), "verify: cancelled (the daemon is stopping)");
 	} else if (sm->sub.model != v->model || sm->heavy_sweeps != v->heavy_sweeps ||
-		   sm->activity == SM_HEAVY_SWEEP) {
+		   sm->sw.activity == SM_HEAVY_SWEEP) {
 		snprintf(err, sizeof(err), "verify: the subnet was reconfigured while its tables were read; ask again");
 	} else {
 		/* above LinearFDBTop a switch drops: so does the table checked */
@@ -371,7 +372,7 @@ static void verify_finish(struct ctl_verify *v)
 		if (route_verify(&sm->sub.model->f, &v->t, &vo, &r) < 0) {
 			snprintf(err, sizeof(err), "verify: out of memory");
 		} else {
-			r.elapsed_ms = sm_now_ms() - v->t0;
+			r.elapsed_ms = clock_ms() - v->t0;
 			res = verify_json(v, &r);
 			if (r.errors || v->failed)
 				log_warn("verify: the tables the switches hold fail the check: %llu pairs undelivered, %u reads failed%s",
@@ -406,7 +407,7 @@ static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t le
 			m[bit / 64] |= (uint64_t)(data[2 * i] << 8 | data[2 * i + 1]) << (bit % 64);
 		}
 		v->mft_blocks++;
-		if (v->sm->sub.model == v->model && v->sm->activity != SM_HEAVY_SWEEP)
+		if (v->sm->sub.model == v->model && v->sm->sw.activity != SM_HEAVY_SWEEP)
 			devcache_note_read(v->sm->sub.cache, &v->model->f, PLAN_MFT,
 					   q->node, 0, q->mft_mod, data);
 	} else if (q->block == VQ_SWITCHINFO) {
@@ -421,7 +422,7 @@ static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t le
 				r[q->block * 64 + k] = data[k];
 		v->blocks++;
 		/* what the device holds: the next sweep rewrites what differs */
-		if (v->sm->sub.model == v->model && v->sm->activity != SM_HEAVY_SWEEP)
+		if (v->sm->sub.model == v->model && v->sm->sw.activity != SM_HEAVY_SWEEP)
 			devcache_note_read(v->sm->sub.cache, &v->model->f, PLAN_LFT,
 					   q->node, 0, q->block, data);
 	}
@@ -471,10 +472,10 @@ json_t *ctl_verify(struct sm *sm, json_t *args, char *err, size_t errlen)
 	}
 	if (!sm->sub.lft.port) {
 		snprintf(err, errlen, "verify: no routes computed yet%s",
-			 sm->errors[SM_ERR_ROUTING].active ? " (the routing failed: see status)" : "");
+			 errors_active(&sm->errs, SM_ERR_ROUTING) ? " (the routing failed: see status)" : "");
 		return NULL;
 	}
-	if (sm->activity != SM_IDLE || sm->ctl_verify) {
+	if (sm->sw.activity != SM_IDLE || sm->ctl_verify) {
 		snprintf(err, errlen, "verify: %s; try again when it is done",
 			 sm->ctl_verify ? "a verify is running" : "a sweep is running");
 		return NULL;
@@ -489,7 +490,7 @@ json_t *ctl_verify(struct sm *sm, json_t *args, char *err, size_t errlen)
 	v->sm = sm;
 	v->model = sm->sub.model;
 	v->heavy_sweeps = sm->heavy_sweeps;
-	v->t0 = sm_now_ms();
+	v->t0 = clock_ms();
 	uint32_t blocks = v->t.max_lid / 64 + 1;
 	/* multicast: the MFT blocks up to the highest MLID in use */
 	for (uint32_t i = 0; i < sm->mc.n; i++)

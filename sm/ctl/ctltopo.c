@@ -261,7 +261,7 @@ json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen)
 	 * In a heavy sweep the model can be ahead of the tables (being
 	 * adopted or routed for it): no routes per link until it is done.
 	 */
-	int in_sweep = sm->activity == SM_HEAVY_SWEEP;
+	int in_sweep = sm->sw.activity == SM_HEAVY_SWEEP;
 	const struct lft_tables *t = sm->sub.lft.n_sw && !in_sweep ? &sm->sub.lft : NULL;
 	const char *left_out = t ? NULL :
 			       in_sweep ? "a heavy sweep is running" : "no routes";

@@ -27,6 +27,8 @@
 #include "sm/base/log.h"
 #include "sm/write/plan_mcast.h"
 #include "sm/write/program.h"
+#include "sm/base/clock.h"
+#include "sm/apply.h"
 
 #define MCAST_DELAY_MS 100	/* from the first change to the run, at most */
 #define MCAST_QUIET_MS 4	/* no change for this long: run */
@@ -52,17 +54,10 @@ struct mcast_sm {
 
 static void on_event(evutil_socket_t fd, short what, void *arg);
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* The timer for the next run: when changes stop, or MCAST_DELAY_MS after m->first. */
 static void schedule(struct mcast_sm *m)
 {
-	double now = now_ms();
+	double now = clock_ms_f();
 	double quiet = m->last + MCAST_QUIET_MS - now;
 	double cap = m->first + MCAST_DELAY_MS - now;
 	double at = quiet < cap ? quiet : cap;
@@ -97,7 +92,7 @@ void mcast_sm_changed(struct sm *sm)
 		log_err("multicast: out of memory; the MFTs follow at the next heavy sweep");
 		return;
 	}
-	m->last = now_ms();
+	m->last = clock_ms_f();
 	if (!m->pr && !evtimer_pending(m->ev, NULL)) {
 		m->first = m->last;
 		schedule(m);
@@ -127,9 +122,9 @@ static void finish(struct mcast_sm *m)
 	plan_free(&m->plan);
 	plan_init(&m->plan);
 	if (s->failed)
-		sm_request_heavy(sm, "multicast writes failed");
-	if (sm->activity == SM_MFT_WRITES)
-		sm_resume(sm);
+		sweeper_request_heavy(sm, "multicast writes failed");
+	if (sm->sw.activity == SM_MFT_WRITES)
+		sweeper_resume(sm);
 	if (m->gen != sm->mc.gen && !evtimer_pending(m->ev, NULL)) {
 		m->first = m->run_at;	/* the changes came during the writes */
 		schedule(m);
@@ -155,11 +150,11 @@ static void run(struct mcast_sm *m)
 	if (sm->state != SMS_MASTER || !sm->sub.model || !sm->txn ||
 	    !sm->sub.lft.n_sw)
 		return;		/* the next heavy sweep plans them */
-	if (sm->activity != SM_IDLE || sm->vmexec) {
-		sm_set_timer(m->ev, MCAST_RETRY_MS);
+	if (sm->sw.activity != SM_IDLE || sm->vmexec) {
+		timer_in_ms(m->ev, MCAST_RETRY_MS);
 		return;
 	}
-	double now = now_ms();
+	double now = clock_ms_f();
 	if (now < m->last + MCAST_QUIET_MS && now < m->first + MCAST_DELAY_MS) {
 		schedule(m);	/* changes still coming: wait for quiet or the cap */
 		return;
@@ -167,7 +162,7 @@ static void run(struct mcast_sm *m)
 	m->run_at = now;
 	sm_program_params(sm, 0, &pp);
 	m->gen = sm->mc.gen;
-	double t0 = now_ms();
+	double t0 = clock_ms_f();
 	if (plan_mcast_kept(&m->plan, 0, &sm->sub.model->f, sm->sub.cache,
 			    &sm->sub.lft, &sm->mc, &sm->vms,
 			    (const uint8_t (*)[64])sm->sub.model->si_raw,
@@ -180,18 +175,18 @@ static void run(struct mcast_sm *m)
 	}
 	plan_seal(&m->plan);
 	m->stats.runs++;
-	m->stats.plan_ms_last = now_ms() - t0;
+	m->stats.plan_ms_last = clock_ms_f() - t0;
 	m->stats.plan_ms_total += m->stats.plan_ms_last;
 	m->stats.trees_computed += m->ps.computed;
 	m->stats.last = m->ps;
-	sm->activity = SM_MFT_WRITES;
+	sm->sw.activity = SM_MFT_WRITES;
 	m->pr = program_run(sm->txn, sm->sub.model, &m->plan, sm->sub.cache,
 			    pp.extra_rounds, NULL, on_done, m);
 	if (!m->pr) {
 		log_err("multicast: out of memory starting the MFT writes");
 		plan_free(&m->plan);
 		plan_init(&m->plan);
-		sm_resume(sm);
+		sweeper_resume(sm);
 	}
 }
 

@@ -15,6 +15,8 @@
 #include "sm/write/plan_sweep.h"
 #include "sm/write/program.h"
 #include "sm/discover/xlid_sm.h"
+#include "sm/base/clock.h"
+#include "sm/apply.h"
 
 struct vmexec {
 	struct sm *sm;
@@ -33,13 +35,6 @@ struct vmexec {
 	uint64_t t0;
 	struct event *ev;	/* done, from the loop */
 };
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 int vmexec_busy(const struct sm *sm)
 {
@@ -106,7 +101,7 @@ static void vx_finish(struct vmexec *vx)
 		.failed = s->failed,
 		.stopped = s->stopped,
 		.plan_us = vx->m.plan_us,
-		.commit_us = now_us() - vx->t0,
+		.commit_us = clock_us() - vx->t0,
 	};
 	int ok = vx->finished && !s->failed && !s->stopped && !s->cancelled;
 	vmexec_done_fn done = vx->done;
@@ -135,8 +130,8 @@ static void vx_finish(struct vmexec *vx)
 	vx_free(vx);
 	done(sm, arg, ok, &st);
 	/* a heavy sweep that waited for us (daemon.c) goes now */
-	if (sm->heavy_wanted && !sm->vmexec)
-		sm_request_heavy(sm, sm->heavy_reason);
+	if (sm->sw.heavy_wanted && !sm->vmexec)
+		sweeper_request_heavy(sm, sm->sw.heavy_reason);
 }
 
 static void on_event(evutil_socket_t fd, short what, void *arg)
@@ -260,11 +255,11 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 		snprintf(err, errlen, "not the master of a configured subnet");
 		return -1;
 	}
-	if (sm->activity == SM_HEAVY_SWEEP) {
+	if (sm->sw.activity == SM_HEAVY_SWEEP) {
 		snprintf(err, errlen, "a heavy sweep is running; try again");
 		return -1;
 	}
-	if (sm->activity == SM_HANDOVER_WAIT) {
+	if (sm->sw.activity == SM_HANDOVER_WAIT) {
 		snprintf(err, errlen, "handing the subnet over to another SM");
 		return -1;
 	}
@@ -291,7 +286,7 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 	vx->done = done;
 	vx->arg = arg;
 	vx->last_wave = -1;
-	vx->t0 = now_us();
+	vx->t0 = clock_us();
 	sm_program_params(sm, 0, &vx->pp);
 	plan_init(&vx->plan);
 	vx->plan.stop_on_failure = 1;

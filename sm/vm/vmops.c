@@ -19,6 +19,7 @@
 #include "sm/model/state.h"
 #include "sm/vm/vmshared.h"
 #include "traps/vguid.h"
+#include "sm/apply.h"
 
 #define VGUID_LOCAL 0x0200000000000000ULL	/* the default vGUID's mark */
 
@@ -148,7 +149,7 @@ static void save_state(struct sm *sm)
 	sm_save_lids(sm);	/* sets or clears SM_ERR_STATE */
 	if (vms_bad) {
 		log_err("cannot save the VM registry: %s", err);
-		sm_set_error(sm, SM_ERR_STATE, "cannot save the VM registry: %s", err);
+		errors_set(&sm->errs, SM_ERR_STATE, "cannot save the VM registry: %s", err);
 	}
 }
 
@@ -176,8 +177,8 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 	op->running = 0;
 	op->r.wrote = 1;
 	op->r.st = *st;
-	if (sm->activity == SM_VM_WRITES)
-		sm->activity = SM_IDLE;
+	if (sm->sw.activity == SM_VM_WRITES)
+		sm->sw.activity = SM_IDLE;
 	if (!ok) {
 		op->r.ok = 0;
 		snprintf(op->r.err, sizeof(op->r.err),
@@ -186,7 +187,7 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 		log_err("vm %s '%s': %s", op->q.kind == VMOP_CREATE ? "create" :
 			op->q.kind == VMOP_DESTROY ? "destroy" : "migrate",
 			op->q.name, op->r.err);
-		sm_request_heavy(sm, "a VM's writes failed");
+		sweeper_request_heavy(sm, "a VM's writes failed");
 		finish(sm, op);
 		return;
 	}
@@ -241,7 +242,7 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 	if (op->q.kind == VMOP_MIGRATE)
 		sm_paths_rerouted(sm);
 	/* it must find nothing to change: the model, tables and cache are the fabric's */
-	sm_request_heavy(sm, "check after a VM's writes");
+	sweeper_request_heavy(sm, "check after a VM's writes");
 	finish(sm, op);
 }
 
@@ -259,7 +260,7 @@ static int exec(struct sm *sm, struct vmop *op, struct migration *m,
 		return -1;
 	}
 	op->running = 1;
-	sm->activity = SM_VM_WRITES;	/* no sweep while the fabric is half-written */
+	sm->sw.activity = SM_VM_WRITES;	/* no sweep while the fabric is half-written */
 	return 0;
 }
 
@@ -645,7 +646,7 @@ int vmop_start(struct sm *sm, const struct vmop_req *q, vmop_done_fn done,
 	op->done = done;
 	op->arg = arg;
 	sm->vmop = op;
-	if (sm->activity != SM_IDLE) {	/* a sweep: the command waits for its end */
+	if (sm->sw.activity != SM_IDLE) {	/* a sweep: the command waits for its end */
 		log_info("vm command for '%s' waits for the sweep", q->name);
 		return 0;
 	}

@@ -278,7 +278,7 @@ static int guid_is_port(const struct fabric *f, uint64_t g)
 int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
 			unsigned n, int del, char *err, size_t errlen)
 {
-	if (!sm->sub.model || sm->activity != SM_IDLE || sm->vmop) {
+	if (!sm->sub.model || sm->sw.activity != SM_IDLE || sm->vmop) {
 		/*
 		 * A sweep may have the routes on its thread and replace the
 		 * model; a VM command holds the registry: the host asks again

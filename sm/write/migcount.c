@@ -15,6 +15,7 @@
 #include "sm/write/plan.h"
 #include "sm/write/program.h"
 #include "sm/discover/sweep.h"
+#include "sm/base/clock.h"
 
 struct answer {
 	uint8_t mad[MAD_SIZE];
@@ -33,17 +34,10 @@ struct counter {
 	char why[160];
 };
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static uint64_t clock_ms(void *arg)
+static uint64_t txn_clock(void *arg)
 {
 	(void)arg;
-	return now_us() / 1000u;
+	return clock_ms();
 }
 
 /* Checks and counts a Set, and queues its success answer. */
@@ -202,14 +196,14 @@ int migcount_run(struct fabric *f, const struct lft_tables *t,
 	d.f = *f;	/* the executor's model: the same arrays, not freed here */
 	plan_init(&p);
 	k.seen = calloc((size_t)f->max_lid + 1, 1);
-	txn = txn_new(&tp, &tr, clock_ms, NULL);
+	txn = txn_new(&tp, &tr, txn_clock, NULL);
 	c = devcache_new();
 	if (!k.seen || !txn || !c)
 		goto nomem;
 	if (mig_plan_build(&p, &d, c, t, m, MIGPLAN_LID_ROUTED) < 0)
 		goto nomem;
 	plan_seal(&p);
-	uint64_t t0 = now_us();
+	uint64_t t0 = clock_us();
 	pr = program_run(txn, &d, &p, c, 0, NULL, on_done, &k);
 	if (!pr)
 		goto nomem;
@@ -217,7 +211,7 @@ int migcount_run(struct fabric *f, const struct lft_tables *t,
 		struct answer a = k.q[k.head++];
 		txn_recv(txn, a.mad, a.len, &a.from, 0);
 	}
-	out->run_us = now_us() - t0;
+	out->run_us = clock_us() - t0;
 	if (k.nomem)
 		goto nomem;
 	if (k.bad) {

@@ -116,8 +116,8 @@ static int mft_complete(void *arg)
 {
 	struct done_ctx *d = arg;
 	/* not emu_pending(): the PathRecord load keeps MADs in flight */
-	return joins_answered(arg) && !mcast_sm_pending(d->sm) && (d->sm->activity == SM_IDLE) &&
-	       !d->sm->heavy_wanted;
+	return joins_answered(arg) && !mcast_sm_pending(d->sm) && (d->sm->sw.activity == SM_IDLE) &&
+	       !d->sm->sw.heavy_wanted;
 }
 
 static void send_next(struct storm *s, struct host *h);

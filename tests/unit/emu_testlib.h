@@ -347,7 +347,7 @@ static inline int emu_run_until(struct event_base *base, const int *flag, unsign
 static inline int emu_sm_idle(const void *arg)
 {
 	const struct sm *sm = arg;
-	return sm->heavy_sweeps >= 1 && (sm->activity == SM_IDLE) && !sm->heavy_wanted;
+	return sm->heavy_sweeps >= 1 && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted;
 }
 
 static inline int emu_never(const void *arg)

@@ -1276,9 +1276,9 @@ START_TEST(daemon_commands)
 	ck_assert_ptr_nonnull(st);
 	ck_assert(json_is_null(json_object_get(st, "last_error")));
 	json_decref(st);
-	sm_set_error(sm, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)", "x");
-	sm_set_error(sm, SM_ERR_RELOAD, "policy not reloaded: %s", "p.yaml:2:3: bad");
-	sm_set_error(sm, SM_ERR_RELOAD, "policy not reloaded: %s", "p.yaml:4:1: bad");
+	errors_set(&sm->errs, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)", "x");
+	errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded: %s", "p.yaml:2:3: bad");
+	errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded: %s", "p.yaml:4:1: bad");
 	st = sm_control(sm, "status", none0, err, sizeof(err));
 	ck_assert_ptr_nonnull(st);
 	json_t *le = json_object_get(st, "last_error");
@@ -1288,13 +1288,13 @@ START_TEST(daemon_commands)
 	ck_assert_int_eq(json_integer_value(json_object_get(le, "count")), 2);
 	ck_assert_uint_eq(json_array_size(json_object_get(st, "errors")), 2);
 	json_decref(st);
-	sm_clear_error(sm, SM_ERR_RELOAD);
+	errors_clear(&sm->errs, SM_ERR_RELOAD);
 	st = sm_control(sm, "status", none0, err, sizeof(err));
 	le = json_object_get(st, "last_error");
 	ck_assert_str_eq(json_string_value(json_object_get(le, "kind")), "routing");
 	ck_assert_uint_eq(json_array_size(json_object_get(st, "errors")), 1);
 	json_decref(st);
-	sm_clear_error(sm, SM_ERR_ROUTING);
+	errors_clear(&sm->errs, SM_ERR_ROUTING);
 	st = sm_control(sm, "status", none0, err, sizeof(err));
 	ck_assert(json_is_null(json_object_get(st, "last_error")));
 	json_decref(st);

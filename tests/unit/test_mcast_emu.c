@@ -58,8 +58,8 @@ struct sweeps {
 static int settled(const void *arg)
 {
 	const struct sweeps *w = arg;
-	return w->sm->heavy_sweeps >= w->n && (w->sm->activity == SM_IDLE) &&
-	       !w->sm->heavy_wanted && !mcast_sm_pending(w->sm);
+	return w->sm->heavy_sweeps >= w->n && (w->sm->sw.activity == SM_IDLE) &&
+	       !w->sm->sw.heavy_wanted && !mcast_sm_pending(w->sm);
 }
 
 /* Until n heavy sweeps are done and no MFT write is due or going. */
@@ -187,11 +187,11 @@ START_TEST(join_leave_relink)
 	 * left alone, get their block's zeros once; the next writes nothing
 	 */
 	uint64_t sets2 = mft_sets(&r);
-	sm_request_heavy(r.w.sm, "test");
+	sweeper_request_heavy(r.w.sm, "test");
 	run_settled(&r, 2);
 	ck_assert_uint_eq(mft_sets(&r) - sets2, 2);
 	sets2 = mft_sets(&r);
-	sm_request_heavy(r.w.sm, "test");
+	sweeper_request_heavy(r.w.sm, "test");
 	run_settled(&r, 3);
 	ck_assert_uint_eq(mft_sets(&r) - sets2, 0);
 	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);
@@ -201,7 +201,7 @@ START_TEST(join_leave_relink)
 	uint32_t sweeps = r.w.sm->heavy_sweeps;
 	ck_assert_int_eq(emu_link_down(r.w.e, 0x100, 7), 0);
 	model_link_down(&r, 0x100, 7);
-	sm_request_heavy(r.w.sm, "test: link down");
+	sweeper_request_heavy(r.w.sm, "test: link down");
 	run_settled(&r, sweeps + 1);
 	judge(&r, two, 2);
 	ck_assert_uint_eq(entry_of(&r, 0x100), 1u << 1 | 1u << 8);
@@ -252,11 +252,11 @@ START_TEST(mft_top_where_advertised)
 	 * nothing, cleared once (what an earlier SM left there goes); the next
 	 * heavy sweep writes no MFT
 	 */
-	sm_request_heavy(r.w.sm, "test");
+	sweeper_request_heavy(r.w.sm, "test");
 	run_settled(&r, 2);
 	ck_assert_uint_eq(r.w.sm->last.prog.switchinfo_sets, 0);
 	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 6 - 3);	/* off the tree */
-	sm_request_heavy(r.w.sm, "test");
+	sweeper_request_heavy(r.w.sm, "test");
 	run_settled(&r, 3);
 	ck_assert_uint_eq(r.w.sm->last.prog.switchinfo_sets, 0);
 	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);
@@ -393,7 +393,7 @@ START_TEST(join_storm)
 	ck_assert_uint_eq(entry_of(&r, 0x100) >> 2 & 1, 0);	/* H1: L0 port 2 */
 
 	/* after a heavy sweep (a new model) the next run computes them all */
-	sm_request_heavy(r.w.sm, "test");
+	sweeper_request_heavy(r.w.sm, "test");
 	run_settled(&r, 2);
 	ck_assert_int_eq(mc_leave(&r.w.sm->mc, r.g, emu_host_guid(2), MC_JOIN_FULL), 1);
 	mcast_sm_changed(r.w.sm);

@@ -167,8 +167,8 @@ static void run_until(struct run *r, int (*done)(struct run *, void *),
 
 static int sweeps_done(struct run *r, void *arg)
 {
-	return r->sm->heavy_sweeps >= *(uint32_t *)arg && (r->sm->activity == SM_IDLE) &&
-	       !r->sm->heavy_wanted;
+	return r->sm->heavy_sweeps >= *(uint32_t *)arg && (r->sm->sw.activity == SM_IDLE) &&
+	       !r->sm->sw.heavy_wanted;
 }
 
 static int reports_in(struct run *r, void *arg)

@@ -19,6 +19,7 @@
 #include "mad/emu/emu.h"
 #include "mad/smp.h"
 #include "sm/daemon.h"
+#include "sm/apply.h"
 #include "sm/base/log.h"
 #include "sm/ctl/metrics.h"
 #include "sm/ctl/partition_ctl.h"
@@ -109,7 +110,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	struct run *r = arg;
 	(void)fd;
 	(void)what;
-	if ((r->sm->activity == SM_IDLE) && !r->sm->heavy_wanted)
+	if ((r->sm->sw.activity == SM_IDLE) && !r->sm->sw.heavy_wanted)
 		event_base_loopbreak(r->base);
 }
 
@@ -149,7 +150,7 @@ static void change(struct run *r, void (*edit)(struct config *))
 	ck_assert_str_eq(what, "partitions");
 	free(old);
 	r->sm->sub.route_gen++;
-	sm_request_heavy(r->sm, "partitions changed");
+	sweeper_request_heavy(r->sm, "partitions changed");
 }
 
 /* PartitionEnforcementInbound the sweep plans for node guid's port. */
@@ -220,7 +221,7 @@ static void adopt_writes_nothing(void (*policy)(struct config *), uint32_t first
 	until_sweep(&r, 1);
 	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, first_sets);
 	r.sm->adopt_tables = 1;
-	sm_request_heavy(r.sm, "as a new master");
+	sweeper_request_heavy(r.sm, "as a new master");
 	until_sweep(&r, 2);
 	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 0);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);

@@ -16,6 +16,7 @@
 #include "routing/qos/vftree.h"
 #include "routing/qos/voqsw.h"
 #include "sm/daemon.h"
+#include "sm/apply.h"
 #include "sm/base/log.h"
 #include "sm/write/plan_sweep.h"
 #include "sm/write/program.h"
@@ -100,7 +101,7 @@ struct sweeps {
 static int sweeps_done(const void *arg)
 {
 	const struct sweeps *w = arg;
-	return w->sm->heavy_sweeps >= w->n && (w->sm->activity == SM_IDLE) && !w->sm->heavy_wanted;
+	return w->sm->heavy_sweeps >= w->n && (w->sm->sw.activity == SM_IDLE) && !w->sm->sw.heavy_wanted;
 }
 
 static void run_until_sweeps(struct run *r, uint32_t n)
@@ -225,7 +226,7 @@ START_TEST(t_vftree_tables_written_once)
 	ck_assert_int_gt(nonzero, 0);
 
 	/* nothing changed: the device cache holds every table */
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	run_until_sweeps(&r, 2);
 	struct emu_counters c2;
 	emu_get_counters(r.e, &c2);
@@ -287,7 +288,7 @@ START_TEST(t_vftree_optimized_one_set_per_switch)
 	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, want);
 	ck_assert_uint_eq(emu_violations(r.e), 0);
 
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	run_until_sweeps(&r, 2);
 	struct emu_counters c2;
 	emu_get_counters(r.e, &c2);
@@ -398,7 +399,7 @@ START_TEST(t_voqsw_tables_from_devices)
 	struct emu_counters c, c2;
 	emu_get_counters(r.e, &c);
 	ck_assert_uint_eq(c.sl2vl_sets, expected_sl2vl(&g));
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	run_until_sweeps(&r, 2);
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
@@ -615,7 +616,7 @@ START_TEST(t_vlarb_policy_written)
 	ck_assert_uint_eq(emu_violations(r.e), 0);
 	struct emu_counters c;
 	emu_get_counters(r.e, &c);
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	run_until_sweeps(&r, 2);
 	struct emu_counters c2;
 	emu_get_counters(r.e, &c2);
@@ -625,7 +626,7 @@ START_TEST(t_vlarb_policy_written)
 
 	/* a new VLHighLimit alone: one PortInfo per linked port, nothing else */
 	r.sm->cfg.qos_vlarb_high_limit = 20;
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	run_until_sweeps(&r, 3);
 	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, ports);
 	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);

@@ -43,7 +43,7 @@ struct run {
 
 static int idle_flag(struct run *r)
 {
-	return r->sm->heavy_sweeps >= 1 && (r->sm->activity == SM_IDLE) && !r->sm->heavy_wanted;
+	return r->sm->heavy_sweeps >= 1 && (r->sm->sw.activity == SM_IDLE) && !r->sm->sw.heavy_wanted;
 }
 
 /* Runs the loop for ms, or until the SM is idle when until_idle. */

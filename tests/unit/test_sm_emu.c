@@ -265,7 +265,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 	struct sm *sm = w->r->sm;
 	(void)fd;
 	(void)what;
-	if (sm->heavy_sweeps >= w->want && (sm->activity == SM_IDLE) && !sm->heavy_wanted)
+	if (sm->heavy_sweeps >= w->want && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted)
 		event_base_loopbreak(w->r->base);
 	else if (++w->ticks > 5000) {	/* 10 s */
 		w->timed_out = 1;
@@ -402,7 +402,7 @@ START_TEST(t_link_lost_repaired)
 			pi_before = &txn_get_stats(r.sm->txn)->attrs[k];
 	ck_assert_ptr_nonnull(pi_before);
 	pis = pi_before->c.sent;
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	run_until_sweeps(&r, 3);
 	ck_assert_uint_eq(txn_get_stats(r.sm->txn)->sets, sets);
 	uint32_t sw, ca, ports;
@@ -430,7 +430,7 @@ START_TEST(t_second_sweep_writes_nothing)
 	start_daemon(&r);
 	assert_up(&r, 0);
 	uint64_t sets = txn_get_stats(r.sm->txn)->sets;
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	run_until_sweeps(&r, 2);
 	ck_assert_msg(txn_get_stats(r.sm->txn)->sets == sets,
 		      "%llu Sets in an unchanged heavy sweep (P_Key %u)",
@@ -570,12 +570,12 @@ START_TEST(t_verify_reads_devices)
 	json_decref(rep);
 
 	/* a sweep running: refused; a verify in flight at shutdown: cancelled, freed */
-	r.sm->activity = SM_HEAVY_SWEEP;
+	r.sm->sw.activity = SM_HEAVY_SWEEP;
 	rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
 	ck_assert_str_eq(json_string_value(json_object_get(rep, "error")),
 			 "verify: a sweep is running; try again when it is done");
 	json_decref(rep);
-	r.sm->activity = SM_IDLE;
+	r.sm->sw.activity = SM_IDLE;
 	emu_set_latency(r.e, 200000, 0);	/* the answers take 200 ms */
 	ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 1);
 	ck_assert_ptr_nonnull(r.sm->ctl_verify);
@@ -608,7 +608,7 @@ static int mft_with_extra_port(void *ctx, struct emu *e, struct emu_smp *s)
 static int mcast_settled(const void *arg)
 {
 	const struct sm *sm = arg;
-	return (sm->activity == SM_IDLE) && !mcast_sm_pending(sm);
+	return (sm->sw.activity == SM_IDLE) && !mcast_sm_pending(sm);
 }
 
 START_TEST(t_verify_reads_mft)

@@ -230,7 +230,7 @@ static int run_until(struct fab *F, int (*cond)(struct fab *), int ms)
 
 static int settled(const struct sm *sm)
 {
-	return sm && (sm->activity == SM_IDLE) && !sm->heavy_wanted && !sm->ho_guid;
+	return sm && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted && !sm->ho_guid;
 }
 
 static int masters(const struct fab *F)
@@ -283,7 +283,7 @@ static int settle(struct fab *F, int ms)
 		if (t % 200 == 0)
 			for (int i = 0; i < MAX_SMS; i++)
 				if (F->sm[i] && F->sm[i]->state == SMS_MASTER)
-					sm_request_light(F->sm[i]);
+					sweeper_request_light(F->sm[i]);
 		run_ms(F, 50);
 		stable = one_master_rest_standby(F) ? stable + 50 : 0;
 		if (stable >= 300)
@@ -338,7 +338,7 @@ START_TEST(t_lower_newcomer_stays_standby)
 	ck_assert_uint_eq(F.sm[0]->smc.handovers_sent, 0);
 	/* ActCount: the master's advances, and the standby sees it */
 	uint32_t a0 = F.sm[1]->master_act_count;
-	sm_request_light(F.sm[0]);
+	sweeper_request_light(F.sm[0]);
 	run_ms(&F, 300);
 	ck_assert_uint_gt(F.sm[1]->master_act_count, a0);
 	char *after = routes_and_lids(&F);
@@ -388,7 +388,7 @@ static void handover_case(int drop_acks)
 	/* trap 144, or the master's next light sweep, finds it STANDBY */
 	ck_assert_msg(settle(&F, 8000),
 		      "A %s activity %d, B %s activity %d", sm_state_name(F.sm[0]->state),
-		      F.sm[0]->activity, sm_state_name(F.sm[1]->state), F.sm[1]->activity);
+		      F.sm[0]->sw.activity, sm_state_name(F.sm[1]->state), F.sm[1]->sw.activity);
 	struct sm *a = F.sm[0], *b = F.sm[1];
 	ck_assert_int_eq(b->state, SMS_MASTER);
 	ck_assert_int_eq(a->state, SMS_STANDBY);
@@ -668,7 +668,7 @@ START_TEST(t_handover_refused)
 				 sizeof(err)) == 0, "%s", err);
 	/* its trap 144 and the light sweeps find it; it refuses */
 	for (int k = 0; k < 6; k++) {
-		sm_request_light(a);
+		sweeper_request_light(a);
 		run_ms(&F, 200);
 	}
 	ck_assert_int_eq(a->state, SMS_MASTER);
@@ -702,19 +702,19 @@ START_TEST(t_handover_wait_is_not_a_sweep)
 	ck_assert_msg(emu_attach(F.e, F.base, HOST_PORT(10), &r.t, raw_rx, &r, err,
 				 sizeof(err)) == 0, "%s", err);
 	for (int k = 0; k < 20 && !r.handovers; k++) {
-		sm_request_light(a);
+		sweeper_request_light(a);
 		run_ms(&F, 50);
 	}
 	ck_assert_int_ge(r.handovers, 1);
-	ck_assert_int_eq(a->activity, SM_HANDOVER_WAIT);
-	ck_assert_str_eq(sm_activity_sweep_name(a->activity), "no");
+	ck_assert_int_eq(a->sw.activity, SM_HANDOVER_WAIT);
+	ck_assert_str_eq(sm_activity_sweep_name(a->sw.activity), "no");
 	ck_assert_uint_eq(a->ho_guid, r.t.port_guid);
 	ck_assert_int_eq(a->state, SMS_MASTER);
 	/* a sweep asked for meanwhile waits for the answer */
 	uint32_t heavy = a->heavy_sweeps;
-	sm_request_heavy(a, "test");
+	sweeper_request_heavy(a, "test");
 	run_ms(&F, 100);
-	ck_assert_int_eq(a->activity, SM_HANDOVER_WAIT);
+	ck_assert_int_eq(a->sw.activity, SM_HANDOVER_WAIT);
 	ck_assert_uint_eq(a->heavy_sweeps, heavy);
 	/* no answer to any HANDOVER: the master keeps the subnet */
 	for (int k = 0; k < 100 && a->ho_guid; k++)

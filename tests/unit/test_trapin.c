@@ -141,7 +141,7 @@ static void run_ms(struct run *r, int ms)
 
 static int idle(const struct sm *sm)
 {
-	return (sm->activity == SM_IDLE) && !sm->heavy_wanted;
+	return (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted;
 }
 
 /* Runs until n heavy sweeps are done and the SM is idle (10 s at most). */
@@ -217,7 +217,7 @@ START_TEST(t_daemon_traps)
 	uint64_t probed_ms = r.sm->last.sweep_ms;
 	uint64_t host_got = r.host_got;
 	ck_assert_uint_ge(host_got, 1);
-	sm_request_heavy(r.sm, "test: after the probe");
+	sweeper_request_heavy(r.sm, "test: after the probe");
 	run_until_sweeps(&r, 3);
 	uint64_t quiet_ms = r.sm->last.sweep_ms;
 	ck_assert_uint_eq(r.host_got, host_got);	/* not asked again */

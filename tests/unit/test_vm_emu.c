@@ -48,7 +48,7 @@ struct run {
 
 static int sweeping(const void *sm)
 {
-	return ((const struct sm *)sm)->activity == SM_HEAVY_SWEEP;
+	return ((const struct sm *)sm)->sw.activity == SM_HEAVY_SWEEP;
 }
 
 static void settle(struct run *r)
@@ -349,7 +349,7 @@ START_TEST(t_prepopulated)
 	 * sweep may take under a millisecond: look after each loop turn.
 	 */
 	unsigned sweeps = r.sm->heavy_sweeps;
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	ck_assert(emu_run_while(r.base, sweeping, r.sm, 1000));
 	res = vm_cmd(&r, VMOP_CREATE, "q", "V-0-0", 3);
 	ck_assert_msg(res->ok, "%s", res->err);

@@ -111,7 +111,7 @@ START_TEST(test_prepopulated_overflow)
 
 	/* another heavy sweep: every LID given stays */
 	uint32_t sweeps = r.sm->heavy_sweeps;
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	ck_assert(emu_run_while(r.base, vmop_sm_idle, r.sm, 20000));
 	vmop_settle(r.base, r.sm);
 	ck_assert_uint_gt(r.sm->heavy_sweeps, sweeps);

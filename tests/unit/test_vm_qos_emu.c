@@ -14,6 +14,7 @@
 #include "mad/emu/emu.h"
 #include "reconfig/migrate.h"
 #include "sm/daemon.h"
+#include "sm/apply.h"
 #include "sm/base/log.h"
 #include "sm/base/topo.h"
 #include "sm/model/vm.h"

@@ -54,7 +54,7 @@ static void on_done(struct sm *sm, void *arg, int ok,
 
 static int idle(const struct run *r)
 {
-	return r->sm->heavy_sweeps >= 1 && (r->sm->activity == SM_IDLE) && !r->sm->heavy_wanted;
+	return r->sm->heavy_sweeps >= 1 && (r->sm->sw.activity == SM_IDLE) && !r->sm->sw.heavy_wanted;
 }
 
 static void setup_with(struct run *r, int scheme)

@@ -92,7 +92,7 @@ static void add_part(struct config *c, const char *name, uint16_t pkey,
 static int idle(const void *arg)
 {
 	const struct sm *sm = arg;
-	return sm->heavy_sweeps >= 1 && (sm->activity == SM_IDLE) && !sm->heavy_wanted &&
+	return sm->heavy_sweeps >= 1 && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted &&
 	       !weights_reading(sm);
 }
 

@@ -345,7 +345,7 @@ START_TEST(test_all_capable_extended)
 	ck_assert_uint_eq(path_to(&r, f->ports[h0].lid, f->ports[pf].lid, rec), 1);
 	ck_assert_uint_eq(rec[58], 0);
 	/* a heavy sweep after: the devices hold it all, nothing is sent again */
-	sm_request_heavy(r.sm, "test");
+	sweeper_request_heavy(r.sm, "test");
 	vmop_settle(r.base, r.sm);
 	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
@@ -380,7 +380,7 @@ START_TEST(test_late_device_legacy)
 	ck_assert_int_eq(r.sm->last.xlid_mode, 1);
 	ck_assert_uint_eq(r.sm->last.vlids, (HV_LEAVES * HV_PER_LEAF - 1) * HV_VFS);
 	ck_assert_int_eq(emu_link_up(r.e, l3, 3), 0);
-	sm_request_heavy(r.sm, "test: V-3-2 joins");
+	sweeper_request_heavy(r.sm, "test: V-3-2 joins");
 	vmop_settle(r.base, r.sm);
 	const struct fabric *f = &r.sm->sub.model->f;
 	ck_assert_int_eq(f->xlid_mode, 1);	/* the mode stays */
@@ -451,7 +451,7 @@ START_TEST(test_vm_migrate_extended)
 	ck_assert_uint_eq(nodeinfo_at(&r, v2, &at), src_g);
 	xreaches(&r, v, dst_g);
 	xreaches(&r, v2, src_g);
-	sm_request_heavy(r.sm, "test: after the migration");
+	sweeper_request_heavy(r.sm, "test: after the migration");
 	vmop_settle(r.base, r.sm);
 	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
@@ -489,7 +489,7 @@ START_TEST(test_vm_dynamic_extended)
 	ck_assert_uint_eq(nodeinfo_at(&r, v, &at), src_g);
 	ck_assert_uint_eq(at, v);
 	xreaches(&r, v, src_g);
-	sm_request_heavy(r.sm, "test: after the create");
+	sweeper_request_heavy(r.sm, "test: after the create");
 	vmop_settle(r.base, r.sm);
 	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
@@ -505,7 +505,7 @@ START_TEST(test_vm_dynamic_extended)
 		res->st.xlft_blocks, res->st.lft_blocks);
 	ck_assert_uint_eq(nodeinfo_at(&r, v, &at), dst_g);
 	xreaches(&r, v, dst_g);
-	sm_request_heavy(r.sm, "test: after the migration");
+	sweeper_request_heavy(r.sm, "test: after the migration");
 	vmop_settle(r.base, r.sm);
 	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);

@@ -1,0 +1,85 @@
+/* The policy re-read at run time (see reload.h). */
+#include "sm/reload.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "mad/txn.h"
+#include "sm/base/log.h"
+#include "sm/base/nodemap.h"
+#include "sm/ctl/control.h"
+#include "sm/ctl/metrics.h"
+#include "sm/daemon.h"
+#include "sm/mcast/ipoib.h"
+#include "sm/weights.h"
+
+int sm_reload(struct sm *sm, char *err, size_t errlen)
+{
+	if (!sm->config_path[0]) {
+		log_notice("no policy file to reload; keeping the built-in defaults");
+		return 0;
+	}
+	struct config c;
+	config_defaults(&c);
+	if (config_load(&c, sm->config_path, err, errlen) < 0) {
+		errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
+			     err);
+		return -1;
+	}
+	if (sm->metrics && metrics_reconfigure(sm->metrics, &c, err, errlen) < 0) {
+		errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
+			     err);
+		return -1;
+	}
+	errors_clear(&sm->errs, SM_ERR_RELOAD);
+	/* what the command line set stays */
+	snprintf(c.state_dir, sizeof(c.state_dir), "%s", sm->cfg.state_dir);
+	memcpy(c.port_ca, sm->cfg.port_ca, sizeof(c.port_ca));
+	c.port_num = sm->cfg.port_num;
+	c.port_guid = sm->cfg.port_guid;
+	if (sm->routing_override) {
+		c.n_engines = sm->cfg.n_engines;
+		memcpy(c.engines, sm->cfg.engines, sizeof(c.engines));
+	}
+	if (sm->log_level_override >= 0)
+		c.log_level = sm->log_level_override;
+	if (c.n_engines != sm->cfg.n_engines || c.n_roots != sm->cfg.n_roots ||
+	    memcmp(c.engines, sm->cfg.engines, sizeof(c.engines)) ||
+	    memcmp(c.roots, sm->cfg.roots, sizeof(c.roots))) {
+		sm->sub.route_gen++;
+		log_notice("routing policy changed: the next heavy sweep routes from scratch");
+	}
+	char what[64];
+	if (part_config_changed(&sm->cfg, &c, what, sizeof(what))) {
+		/* P_Key tables, routes and SLs from scratch; only what differs is written */
+		sm->sub.route_gen++;
+		log_notice("partitions changed: %s; the next heavy sweep routes from scratch",
+			   what);
+	}
+	if (c.qos_mode != sm->cfg.qos_mode || c.qos_max_vls != sm->cfg.qos_max_vls)
+		log_notice("qos policy changed: applied at the next heavy sweep");
+	if (memcmp(&c.qos_vlarb_low, &sm->cfg.qos_vlarb_low, sizeof(c.qos_vlarb_low)) ||
+	    memcmp(&c.qos_vlarb_high, &sm->cfg.qos_vlarb_high, sizeof(c.qos_vlarb_high)) ||
+	    c.qos_vlarb_high_limit != sm->cfg.qos_vlarb_high_limit)
+		log_notice("qos VL arbitration changed: applied at the next heavy sweep");
+	if (nodemap_use_file(c.node_name_map, err, errlen) < 0)
+		return -1;
+	if (c.control_gid != sm->cfg.control_gid && sm->ctl &&
+	    control_set_group(sm->ctl, c.control_gid, err, errlen) < 0)
+		log_err("control.group: %s", err);	/* the policy still applies */
+	sm->cfg = c;
+	mcast_ipoib_sync(sm, 1);
+	weights_reconfigure(sm);
+	log_set_level(c.log_level);
+	if (sm->txn) {
+		struct txn_params tp = {
+			.timeout_ms = c.mad_timeout_ms,
+			.retries = c.mad_retries,
+			.window = c.mad_window,
+			.window_per_node = c.mad_window_per_node,
+		};
+		txn_set_params(sm->txn, &tp);
+	}
+	log_notice("policy reloaded from %s", sm->config_path);
+	return 0;
+}
