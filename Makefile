@@ -133,6 +133,7 @@ check: deps
 HUB_BOUNDS := --max-cycle 21 --max-fields 98 --max-users 23
 structure: all
 	python3 tests/structure/layers.py
+	python3 tests/structure/comments.py
 	python3 tests/structure/thinctl.py $(BUILD)
 	python3 tests/structure/hubs.py $(BUILD)/obj $(HUB_BOUNDS)
 
