@@ -133,6 +133,7 @@ check: deps
 HUB_BOUNDS := --max-cycle 7 --max-fields 95 --max-users 27
 structure: all
 	python3 tests/structure/layers.py
+	python3 tests/structure/comments.py
 	python3 tests/structure/thinctl.py $(BUILD)
 	python3 tests/structure/hubs.py $(BUILD)/obj $(HUB_BOUNDS)
 

@@ -1,8 +1,9 @@
 /*
- * Extended 18-bit LIDs (seed 000 §1.4(b)): ibsmd's definition of an
- * extension no hardware or simulator has.  Two vendor-specific SMP
- * attributes (class 0x01/0x81, IDs in the vendor range 0xFF00-0xFFFF) and
- * the places the two extra LID bits travel.  The SM's codec is mad/xlid.c;
+ * Extended 18-bit LIDs (the vSwitch paper, Section 4.1, which names no
+ * attribute and no bit positions): ibsmd's definition of an extension no
+ * hardware or simulator has.  Two vendor-specific SMP attributes (class
+ * 0x01/0x81, IDs in the vendor range 0xFF00-0xFFFF) and the places the
+ * two extra LID bits travel.  The SM's codec is mad/xlid.c;
  * the emulator decodes with its own code (mad/emu/emu_xlid.c), so that a
  * mistake in one is caught by the other (tests/unit/test_xlid.c decodes
  * the golden vectors of ibsmd(8) with both).

@@ -76,10 +76,11 @@ static int end_port(const struct fabric *f, const struct lft_tables *t,
 }
 
 /*
- * The skyline (seed 000 §1.6.3): both leaves, then their up-sets level
- * by level until the two sets are equal (the common ancestors).  In a
- * fat tree two up-sets of one level are equal or disjoint, which is the
- * tuple-prefix comparison of the paper.  cur/nxt/stamp hold g->n each.
+ * The skyline (the vSwitch paper, Section 6.2, FTreeMinRC): both leaves,
+ * then their up-sets level by level until the two sets are equal (the
+ * common ancestors).  In a fat tree two up-sets of one level are equal or
+ * disjoint, which is the tuple-prefix comparison of the paper.
+ * cur/nxt/stamp hold g->n each.
  */
 static uint32_t skyline(const struct sw_graph *g, const uint32_t *rank,
 			uint32_t a, uint32_t b, uint8_t *marked,

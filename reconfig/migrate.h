@@ -1,8 +1,9 @@
 /*
- * Minimal reconfiguration on a VM's live migration (seed 000 §1.3,
- * §1.6): the VM keeps its LID; only forwarding changes.  Pure
- * computation over the fabric model and the tables: the new entries,
- * and the (switch, LFT block) writes that differ, in waves.
+ * Minimal reconfiguration on a VM's live migration (the vSwitch paper:
+ * the LID schemes of Section 4, FTreeMinRC of Section 6): the VM keeps
+ * its LID; only forwarding changes.  Pure computation over the fabric
+ * model and the tables: the new entries, and the (switch, LFT block)
+ * writes that differ, in waves.
  *
  * Schemes: dynamic copies the destination PF's entry to the VM's LID;
  * prepopulated swaps the VM's LID's and the destination VF's LID's
@@ -16,7 +17,7 @@
  * leaf to the destination's LID) first, destination side, then the
  * common ancestor(s), then the source side; then the rest.
  *
- * vSwitches (FNODE_VSWITCH, seed 000 §1.2): migrate_plan_vm moves a VM
+ * vSwitches (FNODE_VSWITCH, sm/base/fabric.h): migrate_plan_vm moves a VM
  * between VF ports behind vSwitches.  The leaves are the physical
  * switches above the vSwitches; the physical switches take the entries
  * as above; the two vSwitch rows (destination: the VM's LID to the VF

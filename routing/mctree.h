@@ -1,5 +1,5 @@
 /*
- * Multicast forwarding trees (issue 17): pure functions from the fabric
+ * Multicast forwarding trees: pure functions from the fabric
  * model (and its unicast tables, for the rows) to MFT port masks.  No
  * MADs: sm/write/plan_mcast.c turns the masks into MulticastForwardingTable
  * blocks (32 MLIDs x 16 ports, the position in the modifier).

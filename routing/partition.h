@@ -8,9 +8,10 @@
  * parts[0] is always the default partition (P_Key 0x7FFF): the SM's port
  * and the switches (port 0, and their external ports when they enforce)
  * are full members.  Without tenant partitions in the policy every end
- * port is a full member too (0xFFFF, as before issue 16 and as OpenSM's
- * default partitions.conf); with them, hosts are limited members (0x7FFF)
- * so that no two hosts share a full-member P_Key unless a tenant says so.
+ * port is a full member too (0xFFFF, as before ibsmd had partitions and
+ * as OpenSM's default partitions.conf); with them, hosts are limited
+ * members (0x7FFF) so that no two hosts share a full-member P_Key unless
+ * a tenant says so.
  * The default partition's entry is P_Key table index 0 of every port.
  *
  * Membership: a port's entries mem[mem_off[pi] .. mem_off[pi + 1]), each
@@ -32,7 +33,7 @@
 #define PART_NONE		0xffff
 #define PART_NAME_LEN		64
 
-/* Isolation policies, in priority order (seed 001 Table 1). */
+/* Isolation policies, in priority order (the pFTree paper, Table 1). */
 enum part_policy { PART_DEF = 0, PART_VLANE = 1, PART_PHY = 2 };
 
 struct part {
@@ -40,7 +41,7 @@ struct part {
 	uint16_t pkey;		/* 15 bits, 0x0001..0x7FFF */
 	uint8_t policy;		/* enum part_policy */
 	int8_t sl;		/* the policy's sl 0..15, -1 when not given */
-	uint8_t ipoib;		/* the multicast issue: a broadcast group */
+	uint8_t ipoib;		/* ipoib: true: an IPoIB broadcast group */
 	uint32_t ports;		/* end ports matched at resolve */
 };
 
@@ -61,10 +62,11 @@ struct part_model {
 	uint32_t *mem_off;	/* n_ports + 1 */
 	uint16_t *mem;		/* partition index | PART_FULL */
 	/*
-	 * The partition pftree routes an end port in (seed 001 §4.3.1: one
-	 * per node): of its tenant partitions the one of the highest policy,
-	 * then the first in the policy; PART_NONE for a port in none (the
-	 * default only) and for non-end ports.
+	 * The partition pftree routes an end port in (one per port: the
+	 * pFTree paper routes a node in its one partition): of its tenant
+	 * partitions the one of the highest policy, then the first in the
+	 * policy; PART_NONE for a port in none (the default only) and for
+	 * non-end ports.
 	 */
 	uint16_t *route_part;
 	uint32_t *weight;	/* n_ports: receive weight, >= 1 (default 1) */

@@ -140,7 +140,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "dump-topology", required_argument, NULL, OPT_DUMP_TOPO },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "dot", required_argument, NULL, OPT_DOT },
-		/* documented (INTERFACE.md), for coming issues: refused, not ignored */
+		/* a documented option not built yet: OPT_NOT_YET, refused, not ignored */
 		{ "migrate", required_argument, NULL, OPT_MIGRATE },
 		{ "scheme", required_argument, NULL, OPT_SCHEME },
 		{ "method", required_argument, NULL, OPT_METHOD },

@@ -1,10 +1,11 @@
 /*
- * pFTree-Wt weights learned from PMA counters (issue 16, seed 001 §1.7):
+ * pFTree-Wt weights learned from PMA counters (the pFTree paper, Section 7):
  * with routing.weight_learning.period_s > 0, a MASTER reads the
  * PortCountersExtended.PortRcvData of every CA end port every period
  * (LID-routed PerfMgt Gets through the transaction table); the growth of
  * each port's counter between two readings is its receive volume B, and
- * Eq. 1 (corrected) rescales the volumes into [min, max]:
+ * Eq. 1 (with x - min B where the paper prints x - a) rescales the
+ * volumes into [min, max]:
  *
  *     W(x) = (x - min B) * (b - a) / (max B - min B) + a    (rounded)
  *

@@ -1,9 +1,9 @@
 /*
  * The repath-trap table of the thesis's Paper VI (Algorithm 1, with the
- * fixes of seed 003 §5 item 9): shared-LID VMs keep their vGUID across a
- * migration while their LID (their hypervisor's PF LID) changes, and the
- * SM tells the registered hypervisors -- not every VM -- of the new
- * mapping.
+ * two fixes below: the notice carries the new mapping, and entries
+ * expire): shared-LID VMs keep their vGUID across a migration while their
+ * LID (their hypervisor's PF LID) changes, and the SM tells the
+ * registered hypervisors -- not every VM -- of the new mapping.
  *
  *   delete_guid(vGUID, LID)   the vGUID left a port (a VM shut down, or the
  *                             source side of a migration): (vGUID, old LID)

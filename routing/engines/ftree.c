@@ -40,18 +40,21 @@
  * cannot reach) turns there.  Every switch thus routes every LID of its
  * component, which LID copying for VM migration relies on.
  *
- * vSwitches (FNODE_VSWITCH, seed 000 §1.2): a hypervisor's vSwitch with
- * its PF and VFs is one end node of the switch its uplink goes to, one CA
- * port there; the vSwitch's row has no links, so it takes no part in
- * ranks, components (each is one of its own), tuples or dummies.  The
- * PF's LIDs are routed as that end node's (counted) LIDs; every other LID
- * behind the vSwitch (its own, the VFs') copies the PF's column on the
- * physical switches, as a VM LID is routed in the paper's simple scheme.
- * A vSwitch's row routes its own LID to port 0, its CAs' LIDs to their
- * ports and every LID its leaf routes up its uplink.  Without vSwitches
- * none of this runs and the tables are as before.
+ * vSwitches (FNODE_VSWITCH; the vSwitch paper, Section 5): a
+ * hypervisor's vSwitch with its PF and VFs is one end node of the switch
+ * its uplink goes to, one CA port there; the vSwitch's row has no links,
+ * so it takes no part in ranks, components (each is one of its own),
+ * tuples or dummies.  The PF's LIDs are routed as that end node's
+ * (counted) LIDs; every other LID behind the vSwitch (its own, the VFs')
+ * copies the PF's column on the physical switches, as a VM LID is routed
+ * in the paper's simple scheme.  A vSwitch's row routes its own LID to
+ * port 0, its CAs' LIDs to their ports and every LID its leaf routes up
+ * its uplink.  Without vSwitches none of this runs and the tables are as
+ * before.
  *
- * vswitch-ftree (seed 000, Algorithm 1, with the notes' fixes §1.5.3)
+ * vswitch-ftree (the vSwitch paper's vSwitchFatTree, Section 5.2,
+ * Algorithm 1, completed where the listing falls short: secondary routes,
+ * integer shares, vSwitches without VMs skipped, the vSwitch rows written)
  * adds a VM pass to that: every VM (a VF port with a vm_weight) is routed
  * as a CA LID of its own, main path, secondary routes and all, on
  * counters of its own where it adds its weight's share of one vSwitch
@@ -1430,15 +1433,16 @@ static unsigned vs_vms(const struct fabric *f, uint32_t vs, uint64_t *sum)
 }
 
 /*
- * vswitch-ftree's VM pass (seed 000, Algorithm 1 with the notes' fixes):
- * leaf by leaf in the fixed order, its vSwitches by increasing VM count
- * (ties: port order), every VM LID routed as a CA LID of its own, main
- * path and all, on counters of its own where a VM adds its share of its
- * vSwitch, VFT_UNIT * weight / (the vSwitch's total weight): every
- * vSwitch with VMs weighs the same.  Shares are exact while a vSwitch's
- * total divides VFT_UNIT * weight (any total up to 16), else rounded
- * down.  Leaves with fewer such vSwitches count dummies of VFT_UNIT.
- * vSwitches without VMs are left to the PF's routes.
+ * vswitch-ftree's VM pass (the vSwitch paper's Algorithm 1, completed as
+ * the head of this file says): leaf by leaf in the fixed order, its
+ * vSwitches by increasing VM count (ties: port order), every VM LID
+ * routed as a CA LID of its own, main path and all, on counters of its
+ * own where a VM adds its share of its vSwitch, VFT_UNIT * weight / (the
+ * vSwitch's total weight): every vSwitch with VMs weighs the same.
+ * Shares are exact while a vSwitch's total divides VFT_UNIT * weight
+ * (any total up to 16), else rounded down.  Leaves with fewer such
+ * vSwitches count dummies of VFT_UNIT.  vSwitches without VMs are left
+ * to the PF's routes.
  */
 static int ft_route_vms(struct ft *ft)
 {

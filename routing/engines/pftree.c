@@ -1,6 +1,7 @@
 /*
- * pftree: partition-aware fat-tree routing (seed 001: pFTree, with the
- * isolation policies of pFTree-Ext and the weights of pFTree-Wt).
+ * pftree: partition-aware fat-tree routing (pFTree, with the isolation
+ * policies of pFTree-Ext and the weights of pFTree-Wt: the pFTree paper,
+ * the one presenting those two extensions, Sections 5, 6 and 7).
  *
  * It is ftree (routing/engines/ftree.c: ranks, tuples, secondary routes, switch
  * LIDs, vSwitches, every LID routed on every switch) with three choices
@@ -19,10 +20,11 @@
  *     when that breaks a phy-isolation partition.  The chosen switch is
  *     marked (down direction) with the partition, with a count.
  *     Exclusion is per switch: one marked by a partition of a higher
- *     policy; and when some partition is phy-isolation (the notes'
- *     stricter variant, §2.9), a phy port also avoids switches marked by
- *     any other partition and every port those marked by another phy
- *     partition.
+ *     policy (Alg. 3); and when some partition is phy-isolation, a phy
+ *     port also avoids switches marked by any other partition and every
+ *     port those marked by another phy partition.  That is stricter than
+ *     Alg. 3, under which a phy port can land on a switch a def-isolation
+ *     partition marked when the members sit unevenly on the leaves.
  *   - the main path's load: the port's weight (pFTree-Wt) or 1.
  * Ports in no tenant partition, and those of a partition whose members
  * all sit on one leaf (its traffic never leaves the leaf), are routed
@@ -111,7 +113,8 @@ static uint16_t part_of(const struct pft *p, uint32_t pi)
 
 /*
  * Routing partitions per port; those of a partition whose members all
- * hang off one leaf are routed as in none (notes §4.3.3).
+ * hang off one leaf are routed as in none (pFTree filters out
+ * single-leaf partitions, the paper's Section 5).
  */
 static int pft_parts(struct pft *p)
 {
@@ -156,7 +159,10 @@ static uint32_t weight_of(const struct pft *p, uint32_t pi)
 	return p->m->weighted && pi < p->m->n_ports ? p->m->weight[pi] : 1;
 }
 
-/* Alg. 2 (notes §1.4, continue not return), weights within partitions. */
+/*
+ * Alg. 2, weights within partitions.  Its "return" when n <= u ends the
+ * ordering of this leaf only: the other leaves are still ordered.
+ */
 static void pft_order(void *ctx, uint32_t leaf, const uint32_t *ca_pi,
 		      uint32_t n, uint32_t n_up, uint32_t *perm)
 {

@@ -1,6 +1,7 @@
 /*
- * The partition VL assignment (issue 16, seed 001 §1.4 Algorithm 5 as
- * the notes correct it, §1.5): a vlane-isolation partition that shares a
+ * The partition VL assignment (the pFTree paper's Algorithm 5, its
+ * strict and best-effort branches as the text of Section 6.2 has them:
+ * the listing swaps the two): a vlane-isolation partition that shares a
  * switch-to-switch link (routing/verify/pverify.h, tenant partitions only) with
  * a partition still on VL 0 gets the next data VL of its own, in policy
  * order; VLs 1 .. data_vls - 1.  When none is left: strict fails naming

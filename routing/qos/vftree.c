@@ -1,6 +1,6 @@
 /*
  * vFtree: the (source leaf, destination leaf) pairs of a fat tree spread
- * over the data VLs, SL = VL (seed 003 §1.3, Paper III, Algorithm 1).
+ * over the data VLs, SL = VL (the thesis's Paper III, vFtree, Algorithm 1).
  */
 #include "routing/qos/vftree.h"
 
@@ -9,7 +9,7 @@
 
 #define VL_UNSET 0xff
 
-/* Algorithm 1 -- Assign Virtual Lanes, as the notes give it. */
+/* Algorithm 1 -- Assign Virtual Lanes, as the paper gives it. */
 void vftree_assign_vls(uint8_t *vl, uint32_t n, unsigned maxvl)
 {
 	memset(vl, VL_UNSET, (size_t)n * n);
@@ -23,7 +23,8 @@ void vftree_assign_vls(uint8_t *vl, uint32_t n, unsigned maxvl)
 			size_t sd = (size_t)src * n + dst;
 			size_t ds = (size_t)dst * n + src;
 			if (dst > src) {
-				/* the set checks never fire (notes §1.3) */
+				/* the paper's set checks always pass: only
+				   row src sets these two entries */
 				if (vl[sd] == VL_UNSET)
 					vl[sd] = (uint8_t)v;
 				if (vl[ds] == VL_UNSET)

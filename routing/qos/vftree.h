@@ -1,7 +1,8 @@
 /*
- * vFtree (seed 003 §1.3, Paper III): spreads the (source leaf,
- * destination leaf) pairs of a fat tree over the data VLs, SL = VL.
- * Pure: no I/O, no MADs.
+ * vFtree (the thesis's Paper III, "vFtree - A Fat-tree Routing Algorithm
+ * using Virtual Lanes to Alleviate Congestion", Section V.A): spreads the
+ * (source leaf, destination leaf) pairs of a fat tree over the data VLs,
+ * SL = VL.  Pure: no I/O, no MADs.
  */
 #ifndef IBSMD_VFTREE_H
 #define IBSMD_VFTREE_H

@@ -1,9 +1,10 @@
 /*
- * VOQsw (seed 002, notes §1.4-1.6, §1.14, §4.3): per-path SLs and
- * per-(in, out) SL-to-VL tables that put a packet, at every switch, in
- * the VL of its output port at the next switch.  The exact rules (path
- * order, tie-breaks, the x search, the VL grouping) are those of
- * BRIEF-voqsw-spec.md, restated where they are applied below.
+ * VOQsw (the VOQsw paper, Section 3: the five stages of its Fig. 4,
+ * ComputeSLs of its Fig. 5): per-path SLs and per-(in, out) SL-to-VL
+ * tables that put a packet, at every switch, in the VL of its output
+ * port at the next switch.  The paper leaves the exact rules open (path
+ * order, tie-breaks, the x search, the VL grouping); ibsmd's are rules
+ * 1-5, each stated where it is applied below.
  *
  * Layout: a tuple (sw, ip, op, nop) lives in the block of its triple
  * (sw, ip, op), one slot per nop after a slot holding the block's

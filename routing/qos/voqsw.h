@@ -1,5 +1,6 @@
 /*
- * VOQsw (seed 002, shared/notes/seed-002-voqsw.md): service levels and
+ * VOQsw ("VOQsw: A Methodology to Reduce HOL Blocking in InfiniBand
+ * Networks", Section 3): service levels and
  * SL-to-VL tables that give each VL at a switch output the meaning "the
  * output port of the next switch", so packets bound for different ports
  * downstream do not block each other (virtual output queuing out of

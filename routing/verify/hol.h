@@ -1,5 +1,5 @@
 /*
- * Static head-of-line (HOL) exposure of a traffic pattern (issue 14):
+ * Static head-of-line (HOL) exposure of a traffic pattern:
  * which flows that do not go to a hot spot share a (link, VL) with one
  * that does, the VLs taken as the SLs and SL-to-VL tables in the
  * lft_tables give them (routing/engine.h; none: every flow on VL 0).

@@ -1,6 +1,7 @@
 /*
- * Partition isolation verification (issue 16, seed 001 §1.6 and §3.3):
- * a pure function from a fabric, its forwarding tables and the resolved
+ * Partition isolation verification (the pFTree paper's ValidatePolicies,
+ * Algorithm 1 line 13, which the paper leaves unspecified): a pure
+ * function from a fabric, its forwarding tables and the resolved
  * partitions (sm/model/part_resolve.h) to the partitions each directed
  * switch-to-switch link carries, and the isolation policies' verdicts.
  *

@@ -1,5 +1,5 @@
 /*
- * The multicast verifier (issue 17): one group's MFT port masks (as
+ * The multicast verifier: one group's MFT port masks (as
  * routing/mctree.h computes them, or as read back from the switches)
  * against its member end ports.
  */

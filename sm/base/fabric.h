@@ -203,8 +203,10 @@ void fabric_counts(const struct fabric *f, uint32_t *sw, uint32_t *ca,
 const char *fabric_node_type_str(uint8_t type);
 
 /*
- * vSwitches (seed 000 §1.2).  A vSwitch (FNODE_VSWITCH) has one link to
- * a switch that is not a vSwitch, its uplink, and CAs on its other
+ * vSwitches (the vSwitch paper, "Efficient Routing and Reconfiguration
+ * in Virtualized HPC Environments with vSwitch-enabled Lossless
+ * Networks", Sections 4 and 5).  A vSwitch (FNODE_VSWITCH) has one link
+ * to a switch that is not a vSwitch, its uplink, and CAs on its other
  * linked ports: the lowest-numbered of those is the PF, the following
  * ones in port order are VF 0, 1, ...  Each returns a port index, or
  * FAB_NONE (not a vSwitch, no such port, not linked).

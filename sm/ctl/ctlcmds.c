@@ -601,7 +601,7 @@ static json_t *cmd_vm(struct sm *sm, json_t *args, char *err, size_t errlen)
 }
 
 /*
- * Every command of ibsmctl(8) and INTERFACE.md, the only list of them on
+ * Every command ibsmctl(8) documents, the only list of them on
  * the daemon's side.  No handler: documented, not implemented yet, and
  * refused as such (never accepted and ignored).
  */

@@ -1,5 +1,5 @@
 /*
- * Partitions at run time (issue 16): what a policy reload changed in
+ * Partitions at run time: what a policy reload changed in
  * them, the P_Key violations traps 257 report, and ibsmctl partitions.
  */
 #ifndef IBSMD_PARTITION_CTL_H

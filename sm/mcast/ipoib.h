@@ -1,5 +1,5 @@
 /*
- * The IPoIB broadcast groups (issue 17): for the default partition
+ * The IPoIB broadcast groups: for the default partition
  * (multicast.default_ipoib) and each partition with `ipoib: true`, the
  * group ff12:401b:PKEY::ffff:ffff (PKEY with the full bit) with the
  * policy's MTU, rate, SL and Q_Key (OpenSM's defaults: 2048, 10 Gb/s,

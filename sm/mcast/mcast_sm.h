@@ -1,5 +1,5 @@
 /*
- * The daemon's side of multicast (issue 17): what the SA's
+ * The daemon's side of multicast: what the SA's
  * MCMemberRecord family calls after it changed the group database
  * (sm/model/mcgroups.h).
  */

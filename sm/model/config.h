@@ -1,8 +1,9 @@
 /*
  * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
  * struct config from a file; every error names file:line:column.  Keys
- * ibsmd.yaml(5) documents for coming issues are refused with "not implemented yet" and have no field here until
- * something reads them.
+ * ibsmd.yaml(5) documents for features not built yet are refused with
+ * "not implemented yet" and have no field here until something reads
+ * them.
  */
 #ifndef IBSMD_CONFIG_H
 #define IBSMD_CONFIG_H
@@ -34,7 +35,7 @@ struct cfg_vlarb {
 #define QOS_VOQSW_SLS 8
 
 /*
- * partitions: (issue 16, sm/model/part_resolve.h).  Members and weights live in
+ * partitions: (sm/model/part_resolve.h).  Members and weights live in
  * flat pools (the config is copied by value); a partition's members are
  * members[first .. first + n), in the order of the file.  Defaults: no
  * partitions (every end port a full member of the default partition),
@@ -108,14 +109,14 @@ struct config {
 					   SMs' (OpenSM's default config: 0x1) */
 	int events_signalling;		/* enum repath_mode (traps/repath.h),
 					   default hybrid */
-	/* virtualization (seed 000; sm/model/vswitch.c, sm/model/vm.c) */
+	/* virtualization (the vSwitch paper; sm/model/vswitch.c, vm.c) */
 	int lid_scheme;			/* enum mig_scheme (reconfig/migrate.h):
 					   0 dynamic (default), 1 prepopulated */
 	enum tristate extended_lids;	/* auto (default): 18-bit vLIDs when
 					   every device can (sm/discover/xlid_sm.c) */
 	int n_vswitches;		/* virtualization.vswitches */
 	char vswitches[CFG_MAX_ROOTS][CFG_NAME_LEN];	/* patterns or GUIDs */
-	/* qos (issue 14) */
+	/* qos (sm/model/qos.h) */
 	int qos_mode;			/* enum qos_mode, default none */
 	int qos_max_vls;		/* qos.max_vls 1..15; 0 (default): as many
 					   data VLs as the links run */
@@ -130,12 +131,12 @@ struct config {
 	/* metrics (sm/ctl/metrics.h); "" (default): off */
 	char metrics_listen[128];	/* metrics.listen "ADDR:PORT" */
 	char metrics_textfile_dir[256];	/* metrics.textfile_dir */
-	/* control (issue 15) */
+	/* control (the control socket, sm/ctl/control.h) */
 	char control_group[CFG_NAME_LEN];	/* control.group: the control
 					   socket's group; "" (default): the
 					   daemon's */
 	long long control_gid;		/* its gid, -1 when not given */
-	/* partitions (issue 16) */
+	/* partitions (sm/model/part_resolve.h) */
 	int n_parts;
 	struct cfg_partition parts[CFG_MAX_PARTS];
 	uint32_t n_members;
@@ -149,7 +150,7 @@ struct config {
 	int wlearn_period_s;		/* 0..86400 */
 	uint32_t wlearn_min, wlearn_max;	/* Eq. 1's [a, b], default 1..100;
 					   1 <= min < max <= 1000000 */
-	/* multicast (issue 17): the IPoIB broadcast groups' parameters,
+	/* multicast (sm/mcast/ipoib.h): the IPoIB broadcast groups' parameters,
 	   OpenSM's defaults (osm_prtn.c) */
 	int mc_default_ipoib;		/* multicast.default_ipoib: the default
 					   partition's group, default 1 */

@@ -1,5 +1,5 @@
 /*
- * Multicast groups (issue 17): the SM's group database.  The SA's
+ * Multicast groups: the SM's group database.  The SA's
  * MCMemberRecord family (sm/sa/sa_mcmember.c) creates, joins, leaves and
  * deletes groups here; the multicast trees (routing/mctree.h) and the MFT
  * writes (sm/write/plan_mcast.c) read it; `ibsmctl groups` lists it.  It lives

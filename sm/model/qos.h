@@ -1,5 +1,5 @@
 /*
- * QoS modes over a routing result (issue 14): the service level of every
+ * QoS modes over a routing result (qos.mode): the service level of every
  * (source, destination) pair and the SL-to-VL tables, filled into the
  * lft_tables' QoS fields (routing/engine.h) by the pure functions of
  * routing/qos/vftree.c and routing/qos/voqsw.c.  The daemon calls qos_apply()

@@ -1,8 +1,11 @@
 /*
- * The VM registry (seed 000, vSwitch model): every VM the operator
- * created, on which hypervisor's VF it runs, with the LID and vGUID it
- * keeps across live migrations.  Persisted in STATE_DIR/vms, replaced
- * atomically (sm/base/wfile.h) after every change, like guid2lid.
+ * The VM registry (the vSwitch model of the vSwitch paper, "Efficient
+ * Routing and Reconfiguration in Virtualized HPC Environments with
+ * vSwitch-enabled Lossless Networks", Section 4):
+ * every VM the operator created, on which hypervisor's VF it runs, with
+ * the LID and vGUID it keeps across live migrations.  Persisted in
+ * STATE_DIR/vms, replaced atomically (sm/base/wfile.h) after every
+ * change, like guid2lid.
  *
  * A hypervisor is named by its vSwitch (node GUID); a VF by its number on
  * the vSwitch (fabric.h: the CA ports after the PF in port order, from 0).
@@ -15,10 +18,11 @@
  * (FPORT_NOLID); under the prepopulated scheme every VF has one, and a
  * migration swaps the VM's LID with the destination VF's.
  *
- * Shared-LID VMs (shared = 1; seed 000 §1.4 (c), the thesis's Paper VI)
- * have no VF and no LID of their own: they are known by their vGUID and
- * answered for with their hypervisor's PF LID (lid is that LID when last
- * saved; the SA reads the PF's current one).  vf is -1 and vf_guid 0; a
+ * Shared-LID VMs (shared = 1; the vSwitch paper's hybrid "lightweight
+ * vSwitch", Section 4.1, and the thesis's Paper VI) have no VF and no
+ * LID of their own: they are known by their vGUID and answered for with
+ * their hypervisor's PF LID (lid is that LID when last saved; the SA
+ * reads the PF's current one).  vf is -1 and vf_guid 0; a
  * migration changes the hypervisor and so the LID, and writes nothing.
  * They come from ibsmctl vm create --shared-lid or from an SA
  * GUIDInfoRecord Set of an unknown vGUID on a hypervisor's PF port (the

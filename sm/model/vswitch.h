@@ -1,5 +1,7 @@
 /*
- * vSwitch detection (seed 000 §1.2, notes §5 item 7).  The policy names
+ * vSwitch detection (the vSwitch paper, Section 5: a vSwitch has "only
+ * one upward link", which alone does not tell a vSwitch from a leaf with
+ * one uplink; hence the names and the shape below).  The policy names
  * the vSwitches (virtualization.vswitches: node-description patterns as
  * fnmatch(3) takes them, or "0x" node GUIDs); a switch it names is marked
  * FNODE_VSWITCH when it has a vSwitch's shape: exactly one link to another

@@ -70,7 +70,8 @@ struct sa_view {
 	/*
 	 * The policy's partitions resolved against f at publish (sm/
 	 * partition.h); NULL when that failed (no memory): every port then
-	 * shares the default partition with every other, as before issue 16.
+	 * shares the default partition with every other, as when the policy
+	 * names no partitions.
 	 */
 	const struct part_model *parts;
 };

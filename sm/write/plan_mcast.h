@@ -1,5 +1,5 @@
 /*
- * Multicast forwarding tables into write plans (issue 17): every
+ * Multicast forwarding tables into write plans: every
  * group's tree (routing/mctree.h) as MulticastForwardingTable blocks of
  * every switch.  Block b covers MLIDs 0xC000 + 32b .. + 31, position q
  * ports 16q .. 16q + 15 (modifier q << 28 | b), one 16-bit port mask per

@@ -1,5 +1,5 @@
 /*
- * The heavy sweep's QoS writes (issue 14): SL-to-VL tables of every CA
+ * The heavy sweep's QoS writes (qos.mode): SL-to-VL tables of every CA
  * port and switch (input, output) pair, optimized where a switch says it
  * can, and VL arbitration tables, only where the device cache differs.
  * Split from plan_sweep.c; declared in plan_sweep.h.

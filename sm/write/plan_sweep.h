@@ -37,7 +37,7 @@ struct program_params {
 	int max_op_vls;		/* OperationalVLs encoding ceiling (1..5) */
 	int client_rereg;	/* set ClientReregister on CA ports */
 	int extra_rounds;	/* rounds of re-sending what failed */
-	/* qos (issue 14), with a qos.mode that writes tables */
+	/* qos, with a qos.mode that writes tables */
 	struct cfg_vlarb vlarb_low, vlarb_high;	/* qos.vlarb_*: given or not */
 	int vl_high_limit;	/* PortInfo VLHighLimit on linked ports;
 				 * -1: as the port holds it */
@@ -95,7 +95,7 @@ static inline uint8_t plan_min3(unsigned a, unsigned b, unsigned c)
 }
 
 /*
- * QoS (qos.mode, issue 14), from t's SL-to-VL tables (routing/engine.h;
+ * QoS (qos.mode), from t's SL-to-VL tables (routing/engine.h;
  * none: nothing planned, the devices keep theirs): an SLtoVLMappingTable
  * on every linked CA port (modifier 0) and every switch (input, output)
  * pair of port 0 and the linked ports, input != output (modifier
