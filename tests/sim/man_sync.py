@@ -94,7 +94,7 @@ def main(root):
         if section(open(page).read(), "EXAMPLES") is None:
             errs.append("%s: no EXAMPLES section" % os.path.basename(page))
     yaml5 = open(os.path.join(man, "ibsmd.yaml.5")).read()
-    keys = config_keys(open(os.path.join(root, "sm", "config.c")).read())
+    keys = config_keys(open(os.path.join(root, "sm", "model", "config.c")).read())
     if len(keys) < 10:
         errs.append("sm/model/config.c: only %d keys found: the table format changed?" % len(keys))
     for key, kind in keys:
