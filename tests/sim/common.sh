@@ -27,6 +27,17 @@ summary() {
 		tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
+# A daemon's heavy sweeps are its 'subnet up:' lines, in LOG ($log when
+# not given).  sweeps [LOG]: how many; more_sweeps_than N [LOG]: more
+# than N; wait_up SECONDS LOG [WHAT]: waits for the first, and fails
+# ("no 'subnet up' WHAT" and LOG's last 5 lines) when none comes.
+sweeps() { grep -c '^subnet up:' "${1:-$log}"; }
+more_sweeps_than() { [ "$(sweeps "${2:-$log}")" -gt "$1" ]; }
+wait_up() {
+	wait_until "$1" grep -q '^subnet up:' "$2" ||
+		fail "no 'subnet up'${3:+ $3}: $(tail -n 5 "$2")"
+}
+
 # check_up PREFIX: dump with infiniband-diags and verify; fail with the report.
 check_up() {
 	local prefix=$1

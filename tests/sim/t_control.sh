@@ -17,8 +17,6 @@ gen ftree2 --radix 24 --leaves 12 --spines 6 --hosts-per-leaf 9 -o "$net"
 sock="$SIM_TMP/run/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
-sweeps() { grep -c '^subnet up:' "$log"; }
-more_sweeps_than() { [ "$(sweeps)" -gt "$1" ]; }
 
 # control.group: a group that does not exist is refused where it is written
 printf 'sweep: {interval_s: 5}\ncontrol:\n  group: no-such-group-ibsmd\n' >"$SIM_TMP/bad.yaml"
@@ -37,7 +35,7 @@ printf 'control:\n  group: %s\n' "$group" >"$SIM_TMP/policy.yaml"
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -c "$SIM_TMP/policy.yaml" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
 daemon=$SIM_LAST_PID
-wait_until 20 grep -q '^subnet up:' "$log" || fail "no 'subnet up' from the daemon: $(tail -n 5 "$log")"
+wait_up 20 "$log" "from the daemon"
 [ "$(stat -c '%a %G' "$sock")" = "660 $group" ] ||
 	fail "control socket: $(stat -c '%a %U:%G' "$sock"), not 660 and group $group"
 pass "the control socket is mode 0660, group $group (control.group)"

@@ -23,15 +23,13 @@ log="$SIM_TMP/daemon.log"
 policy="$SIM_TMP/policy.yaml"
 printf 'sm:\n  priority: 7\nsweep:\n  interval_s: 0\n' >"$policy"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
-sweeps() { grep -c '^subnet up:' "$log"; }
-more_sweeps_than() { [ "$(sweeps)" -gt "$1" ]; }
 # pyjson CODE: runs python3 CODE on the JSON document on stdin (as d)
 pyjson() { python3 -c "import json, sys; d = json.load(sys.stdin); $1"; }
 
 sim_start "$net"
 on_host_bg H-0 "$ASAN_IBSMD" -S "$SIM_TMP/state" -s "$sock" -c "$policy" >"$log" 2>&1
 daemon=$SIM_LAST_PID
-wait_until 60 grep -q '^subnet up:' "$log" || fail "no 'subnet up' from the daemon: $(tail -n 5 "$log")"
+wait_up 60 "$log" "from the daemon"
 lids_tables "$SIM_TMP/up"
 
 # every command's --json parses; the text form is not JSON and not empty

@@ -11,14 +11,12 @@ gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$net"
 sock="$SIM_TMP/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
-sweeps() { grep -c '^subnet up:' "$log"; }
 last_summary() { grep '^subnet up:' "$log" | tail -n 1; }
-more_sweeps_than() { [ "$(sweeps)" -gt "$1" ]; }
 
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
 daemon=$SIM_LAST_PID
-wait_until 20 grep -q '^subnet up:' "$log" || fail "no 'subnet up' from the daemon: $(tail -n 5 "$log")"
+wait_up 20 "$log" "from the daemon"
 hosts=$(last_summary | grep -o 'cas=[0-9]*')
 ctl status | grep -q '^state: MASTER' || fail "ibsmctl status: $(ctl status 2>&1 | head -n 3)"
 check_up "$SIM_TMP/up"

@@ -57,7 +57,7 @@ sim_start "$net"
 unset JOURNAL_STREAM
 on_host_bg H-0 "$IBSMD" -c "$policy" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
 daemon=$SIM_LAST_PID
-wait_until 30 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
+wait_up 30 "$log"
 
 # (a) dates
 iso='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} ibsmd\[(error|warn|notice|info|debug)\]: '

@@ -39,7 +39,7 @@ url="http://127.0.0.1:$port/metrics"
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -c "$policy" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
 daemon=$SIM_LAST_PID
-wait_until 20 grep -q '^subnet up:' "$log" || fail "no 'subnet up' from the daemon: $(tail -n 5 "$log")"
+wait_up 20 "$log" "from the daemon"
 lids_tables "$SIM_TMP/up"
 n_lids=$(wc -l <"$SIM_TMP/up.lids")
 n_linked=$(grep -c '^\[' "$SIM_TMP/up.topo")	# ports ibnetdiscover sees linked

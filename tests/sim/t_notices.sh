@@ -15,14 +15,12 @@ net="$SIM_TMP/tree.net"
 gen ${NOTICES_GEN:-ftree2 --radix 36} -o "$net"
 sock="$SIM_TMP/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
-sweeps() { grep -c '^subnet up:' "$log"; }
-more_sweeps_than() { [ "$(sweeps)" -gt "$1" ]; }
 lines() { grep -c "\"trap\":$2" "$SIM_TMP/$1.out" 2>/dev/null || true; }
 has() { [ "$(lines "$1" "$2")" -ge "$3" ]; }
 
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/state" -s "$sock" --log-level info >"$log" 2>&1
-wait_until 30 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
+wait_up 30 "$log"
 # H-1 runs --exec for each notice; H-5 stops after --count 2
 on_host_bg H-1 "$LISTEN" --trap 64,65 --check-interval 1 \
 	--exec 'echo "$IBSM_TRAP $IBSM_GID $IBSM_ISSUER_LID" >>'"$SIM_TMP/exec.out" \

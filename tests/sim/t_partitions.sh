@@ -44,7 +44,7 @@ out=$("$IBSMD" --check -c "$pol" 2>&1) || fail "policy refused: $out"
 
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -c "$pol" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
-wait_until 20 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
+wait_up 20 "$log"
 
 # pkeys WHO [LID PORT]: the first entries of a P_Key table ("0xffff 0x8001 ...")
 pkeys() {

@@ -15,14 +15,12 @@ gen ftree3 --radix 8 -o "$net"
 sock="$SIM_TMP/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
-sweeps() { grep -c '^subnet up:' "$log"; }
 last() { grep '^subnet up:' "$log" | tail -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"; }
-more_sweeps_than() { [ "$(sweeps)" -gt "$1" ]; }
 
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -R ftree -S "$SIM_TMP/state" -s "$sock" --log-level info >"$log" 2>&1
 daemon=$SIM_LAST_PID
-wait_until 30 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
+wait_up 30 "$log"
 check_up "$SIM_TMP/before"
 total=$(last lft_blocks)
 pass "up: $(last switches) switches, $total LFT blocks written, fabric checked"

@@ -18,8 +18,6 @@ gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$net"
 sock="$SIM_TMP/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
-sweeps() { grep -c '^subnet up:' "$log"; }
-more_sweeps_than() { [ "$(sweeps)" -gt "$1" ]; }
 alive() { kill -0 "$daemon" 2>/dev/null || fail "the daemon died: $(tail -n 5 "$log")"; }
 status_field() {	# KEY[.KEY...] of ibsmctl --json status
 	ctl --json status | python3 -c '
@@ -47,7 +45,7 @@ sleep 0.5	# connected to ibsim before the SM: it is client 0, the SM client 1
 MADDROP_RATE=10 MADDROP_SEED=7 SIM_EXTRA_PRELOAD=$SIM_MADDROP \
 	on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/state" -s "$sock" >>"$log" 2>&1
 daemon=$SIM_LAST_PID
-wait_until 30 grep -q '^subnet up:' "$log" || fail "no 'subnet up' under forgery: $(tail -n 5 "$log")"
+wait_up 30 "$log" "under forgery"
 wait_pid "$forger" 15 || fail "the forger did not finish"
 forged=$(sed -n 's/^forged=//p' "$SIM_TMP/forge.out")
 [ "${forged:-0}" -gt 100 ] || fail "the forger sent too little: $(cat "$SIM_TMP/forge.out")"

@@ -54,10 +54,8 @@ sim_start "$SIM_ROOT/etc/demo.net"
 sock="$SIM_TMP/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
-sweeps() { grep -c '^subnet up:' "$log"; }
-more_sweeps_than() { [ "$(sweeps)" -gt "$1" ]; }
 on_host_bg H-0 "$IBSMD" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
-wait_until 20 grep -q '^subnet up:' "$log" || fail "no 'subnet up' from the daemon: $(tail -n 5 "$log")"
+wait_up 20 "$log" "from the daemon"
 
 # live PREFIX: ibsmctl's JSON against infiniband-diags' dump of the fabric
 live() {

@@ -49,7 +49,7 @@ sweep() {
 sim_start "$net"
 on_host_bg H-0 "$ASAN_IBSMD" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
 daemon=$SIM_LAST_PID
-wait_until 60 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
+wait_up 60 "$log"
 smlid=$(field sm_lid)
 
 # (a) sweep times without, then with, a silent IsSM port

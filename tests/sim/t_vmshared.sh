@@ -24,7 +24,7 @@ printf 'virtualization: {lid_scheme: dynamic, vswitches: ["V-*"]}\n' >"$SIM_TMP/
 sim_start "$NET"
 on_host_bg H-0 "$IBSMD" -c "$SIM_TMP/p.yaml" -S "$SIM_TMP/state" -s "$sock" \
 	--log-level info >"$log" 2>&1
-wait_until 60 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
+wait_up 60 "$log"
 
 hyps=()
 for l in 0 1 2 3; do for i in 0 1; do hyps+=("$l-$i"); done; done

@@ -19,13 +19,12 @@ YAML
 "$IBSMD" -n -c "$pol" >/dev/null || fail "t_wlearn: the policy is refused"
 learned() { grep -c 'weights learned over .*rerouting' "$log"; }
 more_learned_than() { [ "$(learned)" -gt "$1" ]; }
-sweeps() { grep -c '^subnet up:' "$log"; }
 counter() { sim_cmd "PerformanceSet \"$1\"[1] PortCountersExtended.PortRcvData=$2" >/dev/null; }
 
 sim_start "$net"
 on_host_bg H-0 "$IBSMD" -c "$pol" -S "$SIM_TMP/state" -s "$SIM_TMP/sock" --log-level info >"$log" 2>&1
 sm=$SIM_LAST_PID
-wait_until 20 grep -q '^subnet up:' "$log" || fail "no 'subnet up': $(tail -n 5 "$log")"
+wait_up 20 "$log"
 wait_until 5 grep -q 'too little to learn from' "$log" ||
 	fail "no idle period seen: $(grep -i weight "$log" | tail -n 3)"
 [ "$(learned)" -eq 0 ] || fail "weights learned from management traffic: $(grep 'weights learned' "$log")"
@@ -60,6 +59,6 @@ grep -q '^# end: 8 ports$' "$wf" && [ "$(grep -c ' 100$' "$wf")" = 1 ] ||
 	fail "the weights file: $(cat "$wf" 2>&1 | head -n 12)"
 log2="$SIM_TMP/daemon2.log"
 on_host_bg H-0 "$IBSMD" -c "$pol" -S "$SIM_TMP/state" -s "$SIM_TMP/sock" --log-level info >"$log2" 2>&1
-wait_until 20 grep -q '^subnet up:' "$log2" || fail "no 'subnet up' after the restart: $(tail -n 5 "$log2")"
+wait_up 20 "$log2" "after the restart"
 grep -q '8 learned weights loaded from' "$log2" || fail "not loaded at the restart: $(grep -i weight "$log2" | head -n 3)"
 pass "a restart routes with the weights learned before: $(grep -m1 'learned weights loaded' "$log2" | sed 's/.*notice]: //')"

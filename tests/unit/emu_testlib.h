@@ -1,6 +1,8 @@
 /*
- * Shared by the tests that run the SM on the emulator (test_sm_emu.c,
- * test_smstate.c): the fabric they use and the devices' state read back.
+ * Shared by the tests that run the SM on the emulator: the fabric they
+ * use, the devices' state read back, the harness of a test's SM on its
+ * emulated fabric (struct emu_run: emu_run_open, emu_run_sweeps,
+ * emu_run_free) and the loop runners.
  * Header-only, static functions: each test program includes it once.
  */
 #ifndef IBSMD_EMU_TESTLIB_H
@@ -128,13 +130,43 @@ struct emu_net {
 	char state[64];
 };
 
-/* The tree of emu_tree_text() in topo, its emulator and an event base. */
-static inline void emu_tree_open(struct fabric *topo, struct emu **e,
-				 struct event_base **base, uint64_t seed)
+/*
+ * A test's emulated fabric (emu_world_open): name names its state
+ * directory, /tmp/ibsmd-<name>.XXXXXX; text is the fabric (freed; NULL:
+ * emu_tree_text()); tweak changes the parsed topology before the
+ * emulator is made (NULL: none); seed seeds the emulator.  The log level
+ * is LOG_ERROR, or debug_level when the environment variable debug_env
+ * (NULL: none) is set.
+ */
+struct emu_world_opts {
+	const char *name;
+	char *text;
+	void (*tweak)(struct fabric *topo);
+	uint64_t seed;
+	const char *debug_env;
+	int debug_level;
+};
+
+/* The fabric of o in topo, its emulator, an event base and a state dir. */
+static inline void emu_world_open(struct fabric *topo, struct emu **e,
+				  struct event_base **base, char *state,
+				  size_t state_len, const struct emu_world_opts *o)
 {
-	*e = emu_tree_new(topo, seed);
+	char err[256] = "", *text = o->text ? o->text : emu_tree_text();
+	fabric_init(topo);
+	ck_assert_msg(topo_parse_string(topo, text, "test.net", err, sizeof(err)) == 0,
+		      "%s", err);
+	free(text);
+	if (o->tweak)
+		o->tweak(topo);
+	*e = emu_new(topo, err, sizeof(err));
+	ck_assert_msg(*e != NULL, "%s", err);
+	emu_set_seed(*e, o->seed);
 	*base = event_base_new();
 	ck_assert_ptr_nonnull(*base);
+	snprintf(state, state_len, "/tmp/ibsmd-%s.XXXXXX", o->name);
+	ck_assert_ptr_nonnull(mkdtemp(state));
+	log_set_level(o->debug_env && getenv(o->debug_env) ? o->debug_level : LOG_ERROR);
 }
 
 /*
@@ -167,12 +199,10 @@ static inline void emu_sm_start(struct sm *sm, struct event_base *base,
 static inline void emu_net_up(struct emu_net *n)
 {
 	memset(n, 0, sizeof(*n));
-	emu_tree_open(&n->topo, &n->e, &n->base, 42);
-	snprintf(n->state, sizeof(n->state), "/tmp/ibsmd-emunet.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(n->state));
+	emu_world_open(&n->topo, &n->e, &n->base, n->state, sizeof(n->state),
+		       &(struct emu_world_opts){ .name = "emunet", .seed = 42 });
 	struct sm *sm = emu_sm_new(n->state, 20);
 	sm->once = 1;
-	log_set_level(LOG_ERROR);
 	emu_sm_start(sm, n->base, n->e);
 	ck_assert_int_eq(event_base_dispatch(n->base), 0);
 	ck_assert_int_eq(sm->exit_code, 0);
@@ -196,19 +226,45 @@ static inline void emu_world_free(struct emu *e, struct event_base *base,
 }
 
 /* A test's SM on an emulated fabric: the fabric, emulator, loop, SM. */
+#define EMU_RUN_FIELDS							\
+	struct fabric topo;						\
+	struct emu *e;							\
+	struct event_base *base;					\
+	struct sm *sm;		/* NULL while none runs */		\
+	char state[64]
+
 struct emu_run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN_FIELDS;
 };
 
-/* Stops and frees r's SM, then its world. */
-static inline void emu_run_free(struct emu_run *r)
+/*
+ * The first member of a test's struct run: its emu_run as r->run, for the
+ * emu_run_* functions, and the same fields by their names, r->e, r->sm...
+ * (a union of the two: one storage).  The test's own fields follow.
+ */
+#define EMU_RUN union { struct emu_run run; struct { EMU_RUN_FIELDS; }; }
+
+/* r's world (emu_world_open), no SM yet: emu_sm_new(), then emu_sm_start(). */
+static inline void emu_run_open(struct emu_run *r, const struct emu_world_opts *o)
 {
+	memset(r, 0, sizeof(*r));
+	emu_world_open(&r->topo, &r->e, &r->base, r->state, sizeof(r->state), o);
+}
+
+/* Stops and frees r's SM, if one runs. */
+static inline void emu_run_stop_sm(struct emu_run *r)
+{
+	if (!r->sm)
+		return;
 	sm_shutdown(r->sm);
 	free(r->sm);
+	r->sm = NULL;
+}
+
+/* Stops and frees r's SM (if one runs), then its world. */
+static inline void emu_run_free(struct emu_run *r)
+{
+	emu_run_stop_sm(r);
 	emu_world_free(r->e, r->base, &r->topo, r->state);
 }
 
@@ -363,6 +419,42 @@ static inline void emu_sm_run(struct event_base *base, const struct sm *sm,
 	int idle = emu_run_while(base, until_idle ? emu_sm_idle : emu_never, sm, ms);
 	if (until_idle)
 		ck_assert_msg(idle, "the SM did not settle");
+}
+
+/*
+ * Runs the loop in whole 2 ms steps until sm is idle (asserted), ms of
+ * steps at most: unlike emu_sm_run(), the step in which the SM goes idle
+ * runs to its end, with what falls due in it.
+ */
+static inline void emu_sm_settle(struct event_base *base, const struct sm *sm,
+				 unsigned ms)
+{
+	static const int never = 0;
+	for (unsigned el = 0; el < ms && !emu_sm_idle(sm); el += 2)
+		emu_run_until(base, &never, 2);
+	ck_assert_msg(emu_sm_idle(sm), "the SM did not settle");
+}
+
+/* An SM and a count of heavy sweeps to wait for. */
+struct emu_sweeps {
+	const struct sm *sm;
+	uint32_t n;
+};
+
+/* The SM has done n heavy sweeps and has no sweep asked for or under way. */
+static inline int emu_sweeps_done(const void *arg)
+{
+	const struct emu_sweeps *w = arg;
+	return w->sm->heavy_sweeps >= w->n && (w->sm->sw.activity == SM_IDLE) &&
+	       !w->sm->sw.heavy_wanted;
+}
+
+/* Runs r's loop until its SM has done n heavy sweeps and is idle (10 s at most). */
+static inline void emu_run_sweeps(const struct emu_run *r, uint32_t n)
+{
+	struct emu_sweeps w = { r->sm, n };
+	ck_assert_msg(emu_run_while(r->base, emu_sweeps_done, &w, 10000),
+		      "only %u heavy sweeps, waiting for %u", r->sm->heavy_sweeps, n);
 }
 
 #define EMU_SUB_MAXREC 64

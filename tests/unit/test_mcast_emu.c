@@ -36,36 +36,27 @@ static void setup(struct run *r, int top_cap)
 {
 	struct emu_run *w = &r->w;
 	memset(r, 0, sizeof(*r));
-	emu_tree_open(&w->topo, &w->e, &w->base, 5);
+	emu_run_open(w, &(struct emu_world_opts){ .name = "mcemu", .seed = 5 });
 	for (uint32_t i = 0; top_cap && i < w->topo.n_nodes; i++)
 		if (w->topo.nodes[i].type == FAB_SWITCH)
 			ck_assert_int_eq(emu_set_mft_top_cap(w->e, w->topo.nodes[i].guid), 0);
-	snprintf(w->state, sizeof(w->state), "/tmp/ibsmd-mcemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(w->state));
 	w->sm = emu_sm_new(w->state, 20);
 	/* no IPoIB broadcast group: the test's groups alone, from 0xC000 */
 	w->sm->cfg.mc_default_ipoib = 0;
 	mcast_ipoib_sync(w->sm, 0);
-	log_set_level(LOG_ERROR);
 	emu_sm_start(w->sm, w->base, w->e);
 }
 
-struct sweeps {
-	const struct sm *sm;
-	uint32_t n;
-};
-
 static int settled(const void *arg)
 {
-	const struct sweeps *w = arg;
-	return w->sm->heavy_sweeps >= w->n && (w->sm->sw.activity == SM_IDLE) &&
-	       !w->sm->sw.heavy_wanted && !mcast_sm_pending(w->sm);
+	const struct emu_sweeps *w = arg;
+	return emu_sweeps_done(w) && !mcast_sm_pending(w->sm);
 }
 
 /* Until n heavy sweeps are done and no MFT write is due or going. */
 static void run_settled(struct run *r, uint32_t n)
 {
-	struct sweeps w = { r->w.sm, n };
+	struct emu_sweeps w = { r->w.sm, n };
 	ck_assert_msg(emu_run_while(r->w.base, settled, &w, 10000),
 		      "not settled: %u heavy sweeps, waiting for %u",
 		      r->w.sm->heavy_sweeps, n);

@@ -83,11 +83,7 @@ static void host_recv(void *arg, const uint8_t *mad, size_t len,
 }
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	void (*policy)(struct config *);	/* NULL: the defaults */
 };
 
@@ -99,39 +95,17 @@ static void start_sm(struct run *r)
 	emu_sm_start(r->sm, r->base, r->e);
 }
 
-static void stop_sm(struct run *r)
-{
-	sm_shutdown(r->sm);
-	free(r->sm);
-	r->sm = NULL;
-}
-
 static void setup_policy(struct run *r, void (*policy)(struct config *))
 {
-	memset(r, 0, sizeof(*r));
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "notemu", .seed = 7,
+		     .debug_env = "NOTIFY_DEBUG", .debug_level = LOG_INFO });
 	r->policy = policy;
-	emu_tree_open(&r->topo, &r->e, &r->base, 7);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-notemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(getenv("NOTIFY_DEBUG") ? LOG_INFO : LOG_ERROR);
 	start_sm(r);
 }
 
 static void setup(struct run *r)
 {
 	setup_policy(r, NULL);
-}
-
-static void teardown(struct run *r)
-{
-	char cmd[128];
-	if (r->sm)
-		stop_sm(r);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 struct wait {
@@ -165,12 +139,6 @@ static void run_until(struct run *r, int (*done)(struct run *, void *),
 	ck_assert_msg(!w.timed_out, "timed out waiting for %s", what);
 }
 
-static int sweeps_done(struct run *r, void *arg)
-{
-	return r->sm->heavy_sweeps >= *(uint32_t *)arg && (r->sm->sw.activity == SM_IDLE) &&
-	       !r->sm->sw.heavy_wanted;
-}
-
 static int reports_in(struct run *r, void *arg)
 {
 	(void)r;
@@ -195,11 +163,6 @@ static int no_subscriptions(struct run *r, void *arg)
 {
 	(void)arg;
 	return notifier_count(r->sm->notify) == 0;
-}
-
-static void wait_sweeps(struct run *r, uint32_t n)
-{
-	run_until(r, sweeps_done, &n, "heavy sweeps");
 }
 
 /* Host H<h> (port GUID: its node GUID + 1), attached as a plain host. */
@@ -280,7 +243,7 @@ START_TEST(t_gid_out_and_in_of_service)
 	struct run r;
 	struct host h1, h2;
 	setup(&r);
-	wait_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	host_attach(&r, &h1, 1);
 	host_attach(&r, &h2, 7);
 	host_subscribe(&r, &h1);
@@ -298,7 +261,7 @@ START_TEST(t_gid_out_and_in_of_service)
 	run_until(&r, reports_in, &h2, "notice 65 at H7");
 	want_gid_report(&h1, 0, TRAP_GID_OUT_OF_SERVICE, 0x1000 + 4 * 5 + 1);
 	want_gid_report(&h2, 0, TRAP_GID_OUT_OF_SERVICE, 0x1000 + 4 * 5 + 1);
-	wait_sweeps(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 
 	/* plugged back: 64 once it is active */
 	h1.answer_reports = 2;
@@ -308,7 +271,7 @@ START_TEST(t_gid_out_and_in_of_service)
 	run_until(&r, reports_in, &h2, "notice 64 at H7");
 	want_gid_report(&h1, 1, TRAP_GID_IN_SERVICE, 0x1000 + 4 * 5 + 1);
 	want_gid_report(&h2, 1, TRAP_GID_IN_SERVICE, 0x1000 + 4 * 5 + 1);
-	wait_sweeps(&r, 3);
+	emu_run_sweeps(&r.run, 3);
 	ck_assert_int_eq(emu_port_state(r.e, 0x101, 3), PORT_ACTIVE);
 	/* every Report answered at once: none sent twice, none lost */
 	const struct notify_stats *st = notifier_get_stats(r.sm->notify);
@@ -319,9 +282,9 @@ START_TEST(t_gid_out_and_in_of_service)
 	ck_assert_int_eq(h2.reports, 2);
 
 	/* the SM restarts on the same state directory: still subscribed */
-	stop_sm(&r);
+	emu_run_stop_sm(&r.run);
 	start_sm(&r);
-	wait_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	ck_assert_uint_eq(notifier_count(r.sm->notify), 2);
 	h1.answer_reports = 3;
 	ck_assert_int_eq(emu_link_down(r.e, 0x101, 3), 0);
@@ -330,7 +293,7 @@ START_TEST(t_gid_out_and_in_of_service)
 	ck_assert_uint_eq(emu_violations(r.e), 0);
 	h1.t.close(h1.t.ctx);
 	h2.t.close(h2.t.ctx);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -343,7 +306,7 @@ START_TEST(t_early_out_of_service_and_back)
 	struct run r;
 	struct host h1;
 	setup(&r);
-	wait_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	host_attach(&r, &h1, 1);
 	host_subscribe(&r, &h1);
 	h1.answer_reports = 1;
@@ -360,13 +323,13 @@ START_TEST(t_early_out_of_service_and_back)
 	h1.answer_reports = 2;
 	run_until(&r, reports_in, &h1, "notice 64 at H1");
 	want_gid_report(&h1, 1, TRAP_GID_IN_SERVICE, 0x1000 + 4 * 5 + 1);
-	wait_sweeps(&r, before + 1);	/* one or two, as the traps fell */
+	emu_run_sweeps(&r.run, before + 1);	/* one or two, as the traps fell */
 	ck_assert_int_eq(emu_port_state(r.e, 0x101, 3), PORT_ACTIVE);
 	ck_assert_int_eq(h1.reports, 2);
 	ck_assert_uint_eq(notifier_get_stats(r.sm->notify)->reports_sent, 2);
 	ck_assert_uint_eq(emu_violations(r.e), 0);
 	h1.t.close(h1.t.ctx);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -376,7 +339,7 @@ START_TEST(t_silent_listener_dropped)
 	struct run r;
 	struct host h1;
 	setup(&r);
-	wait_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	host_attach(&r, &h1, 1);
 	host_subscribe(&r, &h1);
 	ck_assert_uint_eq(notifier_count(r.sm->notify), 1);
@@ -393,14 +356,14 @@ START_TEST(t_silent_listener_dropped)
 	ck_assert_uint_eq(notifier_count(r.sm->notify), 1);
 	h1.answer_reports = 0;
 	ck_assert_int_eq(emu_link_down(r.e, 0x101, 3), 0);
-	wait_sweeps(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	/* 4 sends (max_report_failures 4), then the subscription goes */
 	run_until(&r, no_subscriptions, NULL, "the subscription dropped");
 	ck_assert_uint_eq(notifier_count(r.sm->notify), 0);
 	ck_assert_int_eq(h1.reports, 4);
 	ck_assert_uint_eq(notifier_get_stats(r.sm->notify)->dropped_subscriptions, 1);
 	h1.t.close(h1.t.ctx);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -459,7 +422,7 @@ START_TEST(t_group_created_deleted)
 	setup_policy(&r, tenant_h1);
 	/* the default partition's IPoIB broadcast group exists from the start */
 	uint64_t created0 = r.sm->mc.created, deleted0 = r.sm->mc.deleted;
-	wait_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	host_attach(&r, &h1, 1);
 	host_attach(&r, &h7, 7);
 	host_subscribe(&r, &h1);
@@ -512,7 +475,7 @@ START_TEST(t_group_created_deleted)
 	ck_assert_uint_eq(emu_violations(r.e), 0);
 	h1.t.close(h1.t.ctx);
 	h7.t.close(h7.t.ctx);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 

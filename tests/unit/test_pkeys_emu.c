@@ -30,11 +30,7 @@
 #define LEAF(l) (0x100u + (l))
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 };
 
 /* Partition pkey named name with hosts hs[0..n-1] (limited where lim[i]). */
@@ -66,24 +62,13 @@ static void two_tenants(struct config *c)
 	add_part(c, "tenantB", 0x0002, b, NULL, 2);
 }
 
+/* The SM made and initialized, not started: the test sets its policy first. */
 static void setup(struct run *r, int once)
 {
 	char err[256] = "";
-	memset(r, 0, sizeof(*r));
-	r->e = emu_tree_new(&r->topo, 7);
-	r->base = event_base_new();
-	r->sm = calloc(1, sizeof(*r->sm));
-	ck_assert_ptr_nonnull(r->base);
-	ck_assert_ptr_nonnull(r->sm);
-	config_defaults(&r->sm->cfg);
-	r->sm->cfg.mad_timeout_ms = 20;
-	r->sm->cfg.sweep_interval_s = 0;
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-pkeys.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	snprintf(r->sm->cfg.state_dir, sizeof(r->sm->cfg.state_dir), "%s", r->state);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "pkeys", .seed = 7 });
+	r->sm = emu_sm_new(r->state, 20);
 	r->sm->once = once;
-	r->sm->log_level_override = -1;
-	log_set_level(LOG_ERROR);
 	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
 }
 
@@ -91,40 +76,6 @@ static void start(struct run *r)
 {
 	char err[256] = "";
 	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
-}
-
-static void teardown(struct run *r)
-{
-	char cmd[128];
-	sm_shutdown(r->sm);
-	free(r->sm);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void on_tick(evutil_socket_t fd, short what, void *arg)
-{
-	struct run *r = arg;
-	(void)fd;
-	(void)what;
-	if ((r->sm->sw.activity == SM_IDLE) && !r->sm->sw.heavy_wanted)
-		event_base_loopbreak(r->base);
-}
-
-/* The daemon's loop until heavy sweep n is over. */
-static void until_sweep(struct run *r, uint32_t n)
-{
-	struct timeval two_ms = { 0, 2000 };
-	struct event *ev = event_new(r->base, -1, EV_PERSIST, on_tick, r);
-	ck_assert_ptr_nonnull(ev);
-	event_add(ev, &two_ms);
-	for (int i = 0; i < 100 && r->sm->heavy_sweeps < n; i++)
-		ck_assert_int_eq(event_base_dispatch(r->base), 0);
-	event_free(ev);
-	ck_assert_uint_ge(r->sm->heavy_sweeps, n);
 }
 
 /* Entries 0..n-1 of a port's P_Key table, as the emulated device holds it. */
@@ -202,7 +153,7 @@ START_TEST(t_tables)
 	ck_assert_int_eq(planned_enforcement(&r, LEAF(0), 7), 0);
 	/* 11 hosts (not the SM's) and their 11 leaf ports: one block each */
 	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 22);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -218,14 +169,14 @@ static void adopt_writes_nothing(void (*policy)(struct config *), uint32_t first
 	setup(&r, 0);
 	policy(&r.sm->cfg);
 	start(&r);
-	until_sweep(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, first_sets);
 	r.sm->adopt_tables = 1;
 	sweeper_request_heavy(r.sm, "as a new master");
-	until_sweep(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 0);
 	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 
 START_TEST(t_adopt_writes_no_pkey)
@@ -250,9 +201,9 @@ START_TEST(t_move_writes_one_table)
 	setup(&r, 0);
 	two_tenants(&r.sm->cfg);
 	start(&r);
-	until_sweep(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	change(&r, move_h5);
-	until_sweep(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	static const int h5[] = { 0x7fff, 0x8001, 0 };
 	assert_pkeys(&r, HOST(5), 1, h5, 3);
 	assert_pkeys(&r, LEAF(1), 3, h5, 3);
@@ -294,7 +245,7 @@ START_TEST(t_move_writes_one_table)
 	ck_assert_msg(strstr(text, "ibsmd_pkey_violations_total{port_guid=\"0x0000000000001015\",port=\"1\"} 2\n"),
 		      "%s", text);
 	free(text);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -325,7 +276,7 @@ START_TEST(t_cap_and_clear)
 	setup(&r, 0);
 	many(&r.sm->cfg);
 	start(&r);
-	until_sweep(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	/* H6 (room for 64): all 34; its leaf port (32, SwitchInfo): cut, no enforcement */
 	ck_assert_int_eq(emu_port_pkey(r.e, HOST(6), 1, 0), 0x7fff);
 	ck_assert_int_eq(emu_port_pkey(r.e, HOST(6), 1, 33), 0x8030);
@@ -334,7 +285,7 @@ START_TEST(t_cap_and_clear)
 	ck_assert_int_eq(planned_enforcement(&r, LEAF(2), 1), 0);
 	ck_assert_int_eq(planned_enforcement(&r, LEAF(2), 2), 3);	/* H7: 0x7fff */
 	change(&r, one);
-	until_sweep(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	static const int h6[] = { 0x7fff, 0x8010, 0 };
 	assert_pkeys(&r, HOST(6), 1, h6, 3);
 	ck_assert_int_eq(emu_port_pkey(r.e, HOST(6), 1, 33), 0);	/* cleared */
@@ -342,7 +293,7 @@ START_TEST(t_cap_and_clear)
 	/* H6's two blocks, its leaf port's one */
 	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 3);
 	ck_assert_int_eq(planned_enforcement(&r, LEAF(2), 1), 3);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 

@@ -25,11 +25,7 @@
 #include "emu_testlib.h"
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 };
 
 /*
@@ -42,27 +38,16 @@ static void setup_full(struct run *r, int mode, int max_vls, int sls,
 		       void (*tweak)(struct fabric *), uint64_t opt_guid,
 		       void (*policy)(struct config *))
 {
-	char err[256] = "";
-	memset(r, 0, sizeof(*r));
-	emu_tree_parse(&r->topo);
-	if (tweak)
-		tweak(&r->topo);
-	r->e = emu_new(&r->topo, err, sizeof(err));
-	ck_assert_msg(r->e != NULL, "%s", err);
-	emu_set_seed(r->e, 7);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "qosemu",
+		     .tweak = tweak, .seed = 7 });
 	if (opt_guid != 1)
 		ck_assert_int_eq(emu_set_opt_sl2vl(r->e, opt_guid, 1), 0);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-qosemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
 	r->sm = emu_sm_new(r->state, 20);
 	r->sm->cfg.qos_mode = mode;
 	r->sm->cfg.qos_max_vls = max_vls;
 	if (policy)
 		policy(&r->sm->cfg);
 	r->sm->cfg.qos_sls = sls;
-	log_set_level(LOG_ERROR);
 	emu_sm_start(r->sm, r->base, r->e);
 }
 
@@ -83,32 +68,6 @@ static void setup_sls(struct run *r, int mode, int max_vls, int sls,
 		      void (*tweak)(struct fabric *))
 {
 	setup_full(r, mode, max_vls, sls, tweak, 1, NULL);
-}
-
-static void teardown(struct run *r)
-{
-	sm_shutdown(r->sm);
-	free(r->sm);
-	emu_world_free(r->e, r->base, &r->topo, r->state);
-}
-
-/* Runs the loop until r's SM has done n heavy sweeps and is idle. */
-struct sweeps {
-	const struct sm *sm;
-	uint32_t n;
-};
-
-static int sweeps_done(const void *arg)
-{
-	const struct sweeps *w = arg;
-	return w->sm->heavy_sweeps >= w->n && (w->sm->sw.activity == SM_IDLE) && !w->sm->sw.heavy_wanted;
-}
-
-static void run_until_sweeps(struct run *r, uint32_t n)
-{
-	struct sweeps w = { r->sm, n };
-	ck_assert_msg(emu_run_while(r->base, sweeps_done, &w, 10000),
-		      "only %u heavy sweeps, waiting for %u", r->sm->heavy_sweeps, n);
 }
 
 static int linked(const struct fabric *f, uint32_t ni, int p)
@@ -172,7 +131,7 @@ START_TEST(t_vftree_tables_written_once)
 {
 	struct run r;
 	setup(&r, QOS_VFTREE, 4, NULL);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	const struct fabric *f = &r.topo;
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *nd = &f->nodes[i];
@@ -227,14 +186,14 @@ START_TEST(t_vftree_tables_written_once)
 
 	/* nothing changed: the device cache holds every table */
 	sweeper_request_heavy(r.sm, "test");
-	run_until_sweeps(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	struct emu_counters c2;
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
 	ck_assert_uint_eq(c2.vlarb_sets, c.vlarb_sets);
 	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
 	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -268,7 +227,7 @@ START_TEST(t_vftree_optimized_one_set_per_switch)
 {
 	struct run r;
 	setup_opt(&r, QOS_VFTREE, 4, NULL, 0, NULL);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	const struct fabric *f = &r.topo;
 	uint64_t want = 0;
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
@@ -289,12 +248,12 @@ START_TEST(t_vftree_optimized_one_set_per_switch)
 	ck_assert_uint_eq(emu_violations(r.e), 0);
 
 	sweeper_request_heavy(r.sm, "test");
-	run_until_sweeps(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	struct emu_counters c2;
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
 	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -306,7 +265,7 @@ START_TEST(t_optimized_only_where_advertised)
 {
 	struct run r;
 	setup_opt(&r, QOS_VFTREE, 4, NULL, 0x200, NULL);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	const struct fabric *f = &r.topo;
 	uint32_t s0 = fabric_find_node(f, 0x200);
 	struct emu_counters c;
@@ -316,7 +275,7 @@ START_TEST(t_optimized_only_where_advertised)
 	/* a switch without the bit: the pairs of unlinked ports keep theirs */
 	assert_table(&r, &f->nodes[fabric_find_node(f, 0x201)], 5, 6, 16);
 	ck_assert_uint_eq(emu_violations(r.e), 0);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -357,7 +316,7 @@ START_TEST(t_voqsw_tables_from_devices)
 	struct lft_tables u;
 	struct voqsw_report vr;
 	setup_sls(&r, QOS_VOQSW, 0, 4, NULL);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	fabric_from_devices(&r, &g, &u);
 	struct voqsw_params p = { .n_sls = 4, .n_vls = 8, .max_op_vls = 5 };
 	ck_assert_int_eq(voqsw_apply(&g, &u, &p, &vr), 0);
@@ -400,12 +359,12 @@ START_TEST(t_voqsw_tables_from_devices)
 	emu_get_counters(r.e, &c);
 	ck_assert_uint_eq(c.sl2vl_sets, expected_sl2vl(&g));
 	sweeper_request_heavy(r.sm, "test");
-	run_until_sweeps(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
 	lft_tables_free(&u);
 	fabric_free(&g);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -414,7 +373,7 @@ START_TEST(t_none_writes_nothing)
 {
 	struct run r;
 	setup(&r, QOS_NONE, 0, NULL);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	struct emu_counters c;
 	emu_get_counters(r.e, &c);
 	ck_assert_uint_eq(c.sl2vl_sets, 0);
@@ -423,7 +382,7 @@ START_TEST(t_none_writes_nothing)
 	ck_assert_uint_eq(lft_sl(&r.sm->sub.lft, (uint32_t)h0, (uint32_t)h3), 0);
 	/* what fresh devices hold stays: the identity */
 	assert_table(&r, &r.topo.nodes[fabric_find_node(&r.topo, 0x100)], 1, 7, 16);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -445,7 +404,7 @@ START_TEST(t_max_vls_clamped_to_narrowest_link)
 {
 	struct run r;
 	setup(&r, QOS_VFTREE, 8, narrow_h5);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	const struct fabric *f = &r.topo;
 	ck_assert_int_eq(emu_port_oper_vls(r.e, 0x1014, 1), 2);
 	assert_table(&r, &f->nodes[fabric_find_node(f, 0x1014)], 1, 1, 2);
@@ -457,7 +416,7 @@ START_TEST(t_max_vls_clamped_to_narrowest_link)
 		for (uint32_t d = 1; d <= t->max_lid; d++)
 			ck_assert_uint_le(lft_sl(t, s, d), 1);
 	ck_assert_uint_eq(emu_violations(r.e), 0);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -490,7 +449,7 @@ START_TEST(t_optimized_per_output)
 {
 	struct run r;
 	setup_opt(&r, QOS_VFTREE, 4, NULL, 0, NULL);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	struct discovery *d = r.sm->sub.model;
 	struct lft_tables *t = &r.sm->sub.lft;
 	uint32_t s0 = fabric_find_node(&d->f, 0x200);
@@ -547,7 +506,7 @@ START_TEST(t_optimized_per_output)
 	assert_table(&r, nd, 1, 4, 4);
 	assert_table(&r, nd, 0, 1, 4);
 	ck_assert_uint_eq(emu_violations(r.e), 0);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -598,7 +557,7 @@ START_TEST(t_vlarb_policy_written)
 {
 	struct run r;
 	setup_opt(&r, QOS_VFTREE, 4, NULL, 1, weighted);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	const struct fabric *f = &r.topo;
 	unsigned ports = 0;
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
@@ -617,7 +576,7 @@ START_TEST(t_vlarb_policy_written)
 	struct emu_counters c;
 	emu_get_counters(r.e, &c);
 	sweeper_request_heavy(r.sm, "test");
-	run_until_sweeps(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	struct emu_counters c2;
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.vlarb_sets, c.vlarb_sets);
@@ -627,13 +586,13 @@ START_TEST(t_vlarb_policy_written)
 	/* a new VLHighLimit alone: one PortInfo per linked port, nothing else */
 	r.sm->cfg.qos_vlarb_high_limit = 20;
 	sweeper_request_heavy(r.sm, "test");
-	run_until_sweeps(&r, 3);
+	emu_run_sweeps(&r.run, 3);
 	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, ports);
 	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);
 	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
 	ck_assert_int_eq(emu_port_vl_high_limit(r.e, 0x1014, 1), 20);
 	ck_assert_int_eq(emu_port_vl_high_limit(r.e, 0x201, 3), 20);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -660,13 +619,13 @@ START_TEST(t_vlarb_policy_cut_to_the_port)
 	};
 	struct run r;
 	setup_opt(&r, QOS_VFTREE, 0, narrow_h5, 1, too_wide);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	const struct fabric *f = &r.topo;
 	assert_block(&r, &f->nodes[fabric_find_node(f, 0x1000)], 1, 1, 8, kept);
 	assert_block(&r, &f->nodes[fabric_find_node(f, 0x201)], 2, 1, 8, kept);
 	assert_block(&r, &f->nodes[fabric_find_node(f, 0x201)], 2, 3, 0, kept);
 	ck_assert_uint_eq(emu_violations(r.e), 0);
-	teardown(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 

@@ -33,56 +33,37 @@
 #include "emu_testlib.h"
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	struct emu_subscriber h[2];
 };
-
-static int idle_flag(struct run *r)
-{
-	return r->sm->heavy_sweeps >= 1 && (r->sm->sw.activity == SM_IDLE) && !r->sm->sw.heavy_wanted;
-}
 
 /* Runs the loop for ms, or until the SM is idle when until_idle. */
 static void run_for(struct run *r, unsigned ms, int until_idle)
 {
 	static const int never = 0;
-	if (!until_idle) {
+	if (!until_idle)
 		emu_run_until(r->base, &never, ms);
-		return;
+	else
+		emu_sm_settle(r->base, r->sm, ms);
+}
+
+/* S1's links are 1x. */
+static void narrow_s1(struct fabric *topo)
+{
+	uint32_t s1 = fabric_find_node(topo, 0x201);
+	for (unsigned p = 1; p <= 4; p++) {
+		struct fab_port *a = fabric_portp(topo, s1, p);
+		a->width_active = TOPO_WIDTH_1X;
+		topo->ports[a->remote].width_active = TOPO_WIDTH_1X;
 	}
-	for (unsigned el = 0; el < ms && !idle_flag(r); el += 2)
-		emu_run_until(r->base, &never, 2);
-	ck_assert_msg(idle_flag(r), "the SM did not settle");
 }
 
 /* narrow: S1's links are 1x.  Returns with both hosts subscribed. */
 static void setup(struct run *r, int narrow, enum repath_mode mode)
 {
-	char err[256] = "", *text = emu_tree_text();
 	memset(r, 0, sizeof(*r));
-	fabric_init(&r->topo);
-	ck_assert_msg(topo_parse_string(&r->topo, text, "tree.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
-	if (narrow) {
-		uint32_t s1 = fabric_find_node(&r->topo, 0x201);
-		for (unsigned p = 1; p <= 4; p++) {
-			struct fab_port *a = fabric_portp(&r->topo, s1, p);
-			a->width_active = TOPO_WIDTH_1X;
-			r->topo.ports[a->remote].width_active = TOPO_WIDTH_1X;
-		}
-	}
-	r->e = emu_new(&r->topo, err, sizeof(err));
-	ck_assert_msg(r->e != NULL, "%s", err);
-	emu_set_seed(r->e, 11);
-	r->base = event_base_new();
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-repath.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(LOG_ERROR);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "repath",
+		     .tweak = narrow ? narrow_s1 : NULL, .seed = 11 });
 	r->sm = emu_sm_new(r->state, 20);
 	r->sm->cfg.events_signalling = mode;
 	emu_sm_start(r->sm, r->base, r->e);
@@ -112,17 +93,11 @@ static uint32_t fail_link(struct run *r)
 
 static void teardown(struct run *r)
 {
-	char cmd[128];
 	for (int i = 0; i < 2; i++)
 		emu_subscriber_free(&r->h[i]);
-	sm_shutdown(r->sm);
-	free(r->sm);
+	emu_run_stop_sm(&r->run);
 	ck_assert_uint_eq(emu_violations(r->e), 0);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_run_free(&r->run);
 }
 
 START_TEST(t_repath_only)

@@ -165,11 +165,7 @@ static char *ftree3_text(int k)
 /* ---- the run: the fabric, its emulator, ibsmd as SM ---- */
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	uint32_t *lid_port;	/* LID -> topo port index, from the devices */
 	uint32_t max_lid;
 };
@@ -206,22 +202,9 @@ static void map_lids(struct run *r)
 /* Brings ibsmd up on the fabric of text; tweak (may be NULL) edits the topology first. */
 static void run_up(struct run *r, char *text, void (*tweak)(struct fabric *))
 {
-	char err[256] = "";
 	memset(r, 0, sizeof(*r));
-	fabric_init(&r->topo);
-	ck_assert_msg(topo_parse_string(&r->topo, text, "tree.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
-	if (tweak)
-		tweak(&r->topo);
-	r->e = emu_new(&r->topo, err, sizeof(err));
-	ck_assert_msg(r->e != NULL, "%s", err);
-	emu_set_seed(r->e, 5);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-saemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(LOG_ERROR);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "saemu", .text = text,
+		     .tweak = tweak, .seed = 5 });
 	r->sm = emu_sm_new(r->state, 50);
 	emu_sm_start(r->sm, r->base, r->e);
 	run_for(r, 60000, 1);
@@ -230,16 +213,9 @@ static void run_up(struct run *r, char *text, void (*tweak)(struct fabric *))
 
 static void run_down(struct run *r)
 {
-	char cmd[128];
 	ck_assert_uint_eq(emu_violations(r->e), 0);
-	sm_shutdown(r->sm);
-	free(r->sm);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
+	emu_run_free(&r->run);
 	free(r->lid_port);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 /* ---- an SA host whose port can lose one chosen RMPP packet ---- */

@@ -23,37 +23,22 @@
 #include "emu_testlib.h"
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	int rc;
 };
 
-/* tweak: changes the devices (capabilities, say) before the emulator starts */
+/*
+ * tweak: changes the devices (capabilities, say) before the emulator
+ * starts.  The SM (--once; MAD timeout 20 ms: losses cost 20 ms, not 200)
+ * is made, not started: bring_up() starts it.
+ */
 static void setup_run_with(struct run *r, void (*tweak)(struct fabric *))
 {
-	char err[256] = "";
 	memset(r, 0, sizeof(*r));
-	emu_tree_parse(&r->topo);
-	if (tweak)
-		tweak(&r->topo);
-	r->e = emu_new(&r->topo, err, sizeof(err));
-	ck_assert_msg(r->e != NULL, "%s", err);
-	emu_set_seed(r->e, 42);
-	r->base = event_base_new();
-	r->sm = calloc(1, sizeof(*r->sm));
-	ck_assert_ptr_nonnull(r->base);
-	ck_assert_ptr_nonnull(r->sm);
-	config_defaults(&r->sm->cfg);
-	r->sm->cfg.mad_timeout_ms = 20;	/* losses cost 20 ms, not 200 */
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-smemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	snprintf(r->sm->cfg.state_dir, sizeof(r->sm->cfg.state_dir), "%s", r->state);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "smemu",
+		     .tweak = tweak, .seed = 42 });
+	r->sm = emu_sm_new(r->state, 20);
 	r->sm->once = 1;
-	r->sm->log_level_override = -1;
-	log_set_level(LOG_ERROR);
 }
 
 static void setup_run(struct run *r)
@@ -63,23 +48,9 @@ static void setup_run(struct run *r)
 
 static void bring_up(struct run *r)
 {
-	char err[256] = "";
-	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
+	emu_sm_start(r->sm, r->base, r->e);
 	ck_assert_int_eq(event_base_dispatch(r->base), 0);
 	r->rc = r->sm->exit_code;
-}
-
-static void teardown_run(struct run *r)
-{
-	char cmd[128];
-	sm_shutdown(r->sm);
-	free(r->sm);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 /* The device-side end state: every port's state and LID, every LFT entry. */
@@ -133,7 +104,7 @@ START_TEST(t_clean_bringup)
 	ck_assert_uint_eq(r.sm->last.unresponsive, 0);
 	ck_assert_uint_eq(r.sm->last.switches, 6);
 	ck_assert_uint_eq(r.sm->last.cas, 12);
-	teardown_run(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -157,8 +128,8 @@ START_TEST(t_silent_loss_same_end_state)
 	ck_assert_str_eq(clean, lossy);
 	free(clean);
 	free(lossy);
-	teardown_run(&a);
-	teardown_run(&b);
+	emu_run_free(&a.run);
+	emu_run_free(&b.run);
 }
 END_TEST
 
@@ -174,7 +145,7 @@ START_TEST(t_dead_port_reported_rest_up)
 	ck_assert_uint_eq(r.sm->last.cas, 11);
 	assert_up(&r, 0x101c);
 	ck_assert_int_eq(emu_port_lid(r.e, 0x101c, 1), 0);
-	teardown_run(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -218,8 +189,8 @@ START_TEST(t_inferred_port_put_right)
 	const struct txn_stats *a = txn_get_stats(ref.sm->txn);
 	const struct txn_stats *b = txn_get_stats(r.sm->txn);
 	ck_assert_uint_gt(b->all.sent, a->all.sent);
-	teardown_run(&r);
-	teardown_run(&ref);
+	emu_run_free(&r.run);
+	emu_run_free(&ref.run);
 }
 END_TEST
 
@@ -246,57 +217,19 @@ START_TEST(t_pkey_written_only_where_needed)
 			      "%s[%d] P_Key[0] 0x%04x", nd->desc, p,
 			      emu_port_pkey(r.e, nd->guid, p, 0));
 	}
-	teardown_run(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
 /* ---- the daemon over several sweeps ---- */
 
-struct watch {
-	struct run *r;
-	uint32_t want;		/* heavy sweeps done */
-	int timed_out;
-	int ticks;
-};
-
-static void on_watch(evutil_socket_t fd, short what, void *arg)
-{
-	struct watch *w = arg;
-	struct sm *sm = w->r->sm;
-	(void)fd;
-	(void)what;
-	if (sm->heavy_sweeps >= w->want && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted)
-		event_base_loopbreak(w->r->base);
-	else if (++w->ticks > 5000) {	/* 10 s */
-		w->timed_out = 1;
-		event_base_loopbreak(w->r->base);
-	}
-}
-
-/* Runs the daemon's loop until n heavy sweeps are done and it is idle. */
-static void run_until_sweeps(struct run *r, uint32_t n)
-{
-	struct watch w = { .r = r, .want = n };
-	struct timeval two_ms = { 0, 2000 };
-	struct event *ev = event_new(r->base, -1, EV_PERSIST, on_watch, &w);
-	ck_assert_ptr_nonnull(ev);
-	event_add(ev, &two_ms);
-	ck_assert_int_eq(event_base_dispatch(r->base), 0);
-	event_free(ev);
-	ck_assert_msg(!w.timed_out, "only %u heavy sweeps, waiting for %u",
-		      r->sm->heavy_sweeps, n);
-}
-
 /* A daemon (not --once, no light sweeps) on the tree, after its first heavy sweep. */
 static void start_daemon(struct run *r)
 {
-	char err[256] = "";
 	setup_run(r);
 	r->sm->once = 0;
-	r->sm->cfg.sweep_interval_s = 0;
-	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(sm_start_emulated(r->sm, r->e, err, sizeof(err)) == 0, "%s", err);
-	run_until_sweeps(r, 1);
+	emu_sm_start(r->sm, r->base, r->e);
+	emu_run_sweeps(&r->run, 1);
 }
 
 #define MAX_TEST_LID 40
@@ -370,7 +303,7 @@ START_TEST(t_link_lost_repaired)
 	/* L0[7] - S0[1] goes */
 	uint32_t l0 = fabric_find_node(f, 0x100);
 	ck_assert_int_eq(emu_link_down(r.e, 0x100, 7), 0);
-	run_until_sweeps(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	assert_up_but(&r, l0, 7);
 	read_lfts(&r, after);
 	int changed = 0, crossing = 0;
@@ -403,7 +336,7 @@ START_TEST(t_link_lost_repaired)
 	ck_assert_ptr_nonnull(pi_before);
 	pis = pi_before->c.sent;
 	sweeper_request_heavy(r.sm, "test");
-	run_until_sweeps(&r, 3);
+	emu_run_sweeps(&r.run, 3);
 	ck_assert_uint_eq(txn_get_stats(r.sm->txn)->sets, sets);
 	uint32_t sw, ca, ports;
 	fabric_counts(f, &sw, &ca, &ports);
@@ -412,9 +345,9 @@ START_TEST(t_link_lost_repaired)
 
 	/* the link comes back: routes from scratch, every port Active */
 	ck_assert_int_eq(emu_link_up(r.e, 0x100, 7), 0);
-	run_until_sweeps(&r, 4);
+	emu_run_sweeps(&r.run, 4);
 	assert_up(&r, 0);
-	teardown_run(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -431,12 +364,12 @@ START_TEST(t_second_sweep_writes_nothing)
 	assert_up(&r, 0);
 	uint64_t sets = txn_get_stats(r.sm->txn)->sets;
 	sweeper_request_heavy(r.sm, "test");
-	run_until_sweeps(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	ck_assert_msg(txn_get_stats(r.sm->txn)->sets == sets,
 		      "%llu Sets in an unchanged heavy sweep (P_Key %u)",
 		      (unsigned long long)(txn_get_stats(r.sm->txn)->sets - sets),
 		      r.sm->last.prog.pkey_sets);
-	teardown_run(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -581,7 +514,7 @@ START_TEST(t_verify_reads_devices)
 	ck_assert_ptr_nonnull(r.sm->ctl_verify);
 	control_close(r.sm->ctl);
 	r.sm->ctl = NULL;
-	teardown_run(&r);	/* sm_shutdown cancels the reads; ASan sees the rest */
+	emu_run_free(&r.run);	/* sm_shutdown cancels the reads; ASan sees the rest */
 }
 END_TEST
 
@@ -644,7 +577,7 @@ START_TEST(t_verify_reads_mft)
 	json_decref(rep);
 	control_close(r.sm->ctl);
 	r.sm->ctl = NULL;
-	teardown_run(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 

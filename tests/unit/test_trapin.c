@@ -95,11 +95,7 @@ END_TEST
 #define HOST_PORT(h) ((uint64_t)(0x1000 + 4 * (h)) + 1)
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	struct mad_transport host;	/* a host that never answers anything */
 	uint64_t host_got;
 };
@@ -107,29 +103,19 @@ struct run {
 static void setup(struct run *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->e = emu_tree_new(&r->topo, 11);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-trapin.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "trapin", .seed = 11,
+		     .debug_env = "TRAPIN_DEBUG", .debug_level = LOG_INFO });
 	r->sm = emu_sm_new(r->state, 20);	/* no light sweeps: only traps sweep */
 	r->sm->cfg.mad_retries = 2;
-	log_set_level(getenv("TRAPIN_DEBUG") ? LOG_INFO : LOG_ERROR);
 	emu_sm_start(r->sm, r->base, r->e);
 }
 
 static void teardown(struct run *r)
 {
-	char cmd[128];
-	sm_shutdown(r->sm);
-	free(r->sm);
+	emu_run_stop_sm(&r->run);
 	if (r->host.close)
 		r->host.close(r->host.ctx);
-	emu_free(r->e);
-	event_base_free(r->base);
-	fabric_free(&r->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_run_free(&r->run);
 }
 
 static void run_ms(struct run *r, int ms)
@@ -142,17 +128,6 @@ static void run_ms(struct run *r, int ms)
 static int idle(const struct sm *sm)
 {
 	return (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted;
-}
-
-/* Runs until n heavy sweeps are done and the SM is idle (10 s at most). */
-static void run_until_sweeps(struct run *r, uint32_t n)
-{
-	for (int t = 0; t < 10000; t += 2) {
-		if (r->sm->heavy_sweeps >= n && idle(r->sm))
-			return;
-		run_ms(r, 2);
-	}
-	ck_abort_msg("%u heavy sweeps, waiting for %u", r->sm->heavy_sweeps, n);
 }
 
 static void on_host_mad(void *arg, const uint8_t *mad, size_t len,
@@ -198,7 +173,7 @@ START_TEST(t_daemon_traps)
 	struct run r;
 	char err[256] = "";
 	setup(&r);
-	run_until_sweeps(&r, 1);
+	emu_run_sweeps(&r.run, 1);
 	const struct trapin_stats *st = &r.sm->traps.st;
 	ck_assert_uint_eq(st->received, 0);
 
@@ -209,7 +184,7 @@ START_TEST(t_daemon_traps)
 	 */
 	ck_assert_int_eq(emu_attach(r.e, r.base, HOST_PORT(5), &r.host, on_host_mad,
 				    &r, err, sizeof(err)), 0);
-	run_until_sweeps(&r, 2);
+	emu_run_sweeps(&r.run, 2);
 	ck_assert_uint_eq(by_number(st, 144), 1);
 	ck_assert_uint_eq(st->sweeps, 1);
 	ck_assert_uint_eq(r.sm->n_silent, 1);
@@ -218,7 +193,7 @@ START_TEST(t_daemon_traps)
 	uint64_t host_got = r.host_got;
 	ck_assert_uint_ge(host_got, 1);
 	sweeper_request_heavy(r.sm, "test: after the probe");
-	run_until_sweeps(&r, 3);
+	emu_run_sweeps(&r.run, 3);
 	uint64_t quiet_ms = r.sm->last.sweep_ms;
 	ck_assert_uint_eq(r.host_got, host_got);	/* not asked again */
 	/* the probe: 3 tries of 20 ms; without it, well under one timeout */
@@ -286,7 +261,7 @@ START_TEST(t_daemon_traps)
 	ck_assert_int_ne(emu_lft_entry(r.e, spine, smlid), sport);
 	uint64_t t128 = by_number(st, 128), sweeps = st->sweeps;
 	ck_assert_int_eq(emu_link_down(r.e, leaf, lport), 0);
-	run_until_sweeps(&r, 4);
+	emu_run_sweeps(&r.run, 4);
 	run_ms(&r, 300);	/* and no second one */
 	ck_assert_uint_eq(r.sm->heavy_sweeps, 4);
 	ck_assert(idle(r.sm));

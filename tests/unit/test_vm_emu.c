@@ -38,11 +38,7 @@
 #define MAXLID 80
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	struct vmop_wait w;
 };
 
@@ -67,28 +63,17 @@ static void sm_up(struct run *r, int scheme)
 static void setup(struct run *r, int scheme)
 {
 	memset(r, 0, sizeof(*r));
-	r->e = hv_emu_open(&r->topo, 11);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "vmemu",
+		     .text = hv_text(), .seed = 11 });
 	hv_mark(&r->topo);	/* for fabric_vswitch_* on the topology */
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vmemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(LOG_ERROR);
 	sm_up(r, scheme);
-}
-
-static void sm_down(struct run *r)
-{
-	sm_shutdown(r->sm);
-	free(r->sm);
-	r->sm = NULL;
 }
 
 static void teardown(struct run *r)
 {
-	sm_down(r);
+	emu_run_stop_sm(&r->run);
 	ck_assert_uint_eq(emu_violations(r->e), 0);
-	emu_world_free(r->e, r->base, &r->topo, r->state);
+	emu_run_free(&r->run);
 }
 
 /* Runs a VM command to its end; returns its result (ok or not). */
@@ -237,7 +222,7 @@ START_TEST(t_dynamic)
 	ck_assert(!file_has(&r, "guid2lid", g, ""));
 
 	/* the same after a restart: the registry's VM keeps its LID */
-	sm_down(&r);
+	emu_run_stop_sm(&r.run);
 	sm_up(&r, MIG_DYNAMIC);
 	ck_assert_uint_eq(r.sm->vms.n, 1);
 	reaches(&r, lid, dst->guid);

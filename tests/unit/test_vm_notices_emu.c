@@ -49,11 +49,7 @@
 static const char *const sub_names[NSUB] = { "H1", "H2", "P-1-0" };
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	struct vmop_wait w;
 	struct emu_subscriber h[NSUB];
 };
@@ -75,22 +71,28 @@ static char *line_append(char *text, const char *line, const char *suffix)
 	return out;
 }
 
+/* hv_text(), VF 1 of V-1-2 cabled 1x: fabric_up()'s text. */
+static char *vf_text(void)
+{
+	char *text = hv_text();
+	text = line_append(text, "[4]\t\"F-1-2-1\"[1]", "\tw=1");
+	return line_append(text, "[1]\t\"V-1-2\"[4]", "\tw=1");
+}
+
+/* VF 1 of V-2-0 MTU 2048, and VF 1 of V-1-2 is 1x. */
+static void vf_tweak(struct fabric *topo)
+{
+	topo->ports[hv_vf_port(topo, 2, 0, 1)].mtu_cap = MTU_2048;
+	ck_assert_int_eq(topo->ports[hv_vf_port(topo, 1, 2, 1)].width_active,
+			 TOPO_WIDTH_1X);
+}
+
 /* The fabric of hv_text(), VF 1 of V-1-2 cabled 1x, VF 1 of V-2-0 MTU 2048. */
 static void fabric_up(struct run *r)
 {
-	char err[256] = "", *text = hv_text();
-	text = line_append(text, "[4]\t\"F-1-2-1\"[1]", "\tw=1");
-	text = line_append(text, "[1]\t\"V-1-2\"[4]", "\tw=1");
-	fabric_init(&r->topo);
-	ck_assert_msg(topo_parse_string(&r->topo, text, "hv.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
-	r->topo.ports[hv_vf_port(&r->topo, 2, 0, 1)].mtu_cap = MTU_2048;
-	ck_assert_int_eq(r->topo.ports[hv_vf_port(&r->topo, 1, 2, 1)].width_active,
-			 TOPO_WIDTH_1X);
-	r->e = emu_new(&r->topo, err, sizeof(err));
-	ck_assert_msg(r->e != NULL, "%s", err);
-	emu_set_seed(r->e, 5);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "vmnotice",
+		     .text = vf_text(), .tweak = vf_tweak, .seed = 5,
+		     .debug_env = "VMNOTICE_DEBUG", .debug_level = LOG_INFO });
 	hv_mark(&r->topo);
 }
 
@@ -114,11 +116,6 @@ static void setup(struct run *r, int scheme)
 {
 	memset(r, 0, sizeof(*r));
 	fabric_up(r);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vmnotice.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(getenv("VMNOTICE_DEBUG") ? LOG_INFO : LOG_ERROR);
 	r->sm = vmop_sm_new(r->state, scheme);
 	r->sm->cfg.events_signalling = REPATH_ONLY;
 	emu_sm_start(r->sm, r->base, r->e);
@@ -137,10 +134,9 @@ static void teardown(struct run *r)
 {
 	for (int i = 0; i < NSUB; i++)
 		emu_subscriber_free(&r->h[i]);
-	sm_shutdown(r->sm);
-	free(r->sm);
+	emu_run_stop_sm(&r->run);
 	ck_assert_uint_eq(emu_violations(r->e), 0);
-	emu_world_free(r->e, r->base, &r->topo, r->state);
+	emu_run_free(&r->run);
 }
 
 /* Runs a VM command to its end and lets its notices arrive; asserts it worked. */

@@ -30,38 +30,25 @@
 #define SHORT 20	/* LIDs fewer than end ports */
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	uint32_t endports;
 };
 
 static void up(struct run *r, int scheme, uint32_t short_by)
 {
 	memset(r, 0, sizeof(*r));
-	r->e = hv_emu_open(&r->topo, 7);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "vmovf",
+		     .text = hv_text(), .seed = 7,
+		     .debug_env = "XDBG", .debug_level = LOG_DEBUG });
 	uint32_t sw, ca, ports;
 	fabric_counts(&r->topo, &sw, &ca, &ports);
 	r->endports = sw + ca;	/* every CA here has one port */
-	r->base = event_base_new();
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vmovf.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(getenv("XDBG") ? LOG_DEBUG : LOG_ERROR);
 	r->sm = vmop_sm_new(r->state, scheme);
 	r->sm->lid_limit = r->endports - short_by;
 	emu_sm_start(r->sm, r->base, r->e);
 	vmop_settle(r->base, r->sm);
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);
 	ck_assert_int_eq(r->sm->sub.model->f.xlid_mode, 0);
-}
-
-static void down(struct run *r)
-{
-	sm_shutdown(r->sm);
-	free(r->sm);
-	emu_world_free(r->e, r->base, &r->topo, r->state);
 }
 
 static int is_vf(const struct fabric *f, uint32_t pi)
@@ -147,7 +134,7 @@ START_TEST(test_prepopulated_overflow)
 		ck_assert_msg(res->ok, "%s", res->err);
 		ck_assert_int_eq(res->shared, k == plain);
 	}
-	down(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 
@@ -179,7 +166,7 @@ START_TEST(test_dynamic_overflow)
 	ck_assert_int_eq(res->shared, 0);
 	ck_assert_uint_eq(res->vm.lid, used + 1);
 	vmop_settle(r.base, r.sm);
-	down(&r);
+	emu_run_free(&r.run);
 }
 END_TEST
 

@@ -36,17 +36,15 @@ static uint32_t lid_of(const struct sm *sm, const char *name)
 
 START_TEST(t_vm_takes_its_new_leafs_sls)
 {
-	struct fabric topo;
-	struct emu *e = hv_emu_open(&topo, 11);
-	struct event_base *base = event_base_new();
-	char state[64];
-	snprintf(state, sizeof(state), "/tmp/ibsmd-vmqos.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(state));
-	log_set_level(getenv("XDBG") ? LOG_DEBUG : LOG_ERROR);
-	struct sm *sm = vmop_sm_new(state, MIG_DYNAMIC);
+	struct emu_run run;
+	emu_run_open(&run, &(struct emu_world_opts){ .name = "vmqos",
+		     .text = hv_text(), .seed = 11,
+		     .debug_env = "XDBG", .debug_level = LOG_DEBUG });
+	struct event_base *base = run.base;
+	struct sm *sm = run.sm = vmop_sm_new(run.state, MIG_DYNAMIC);
 	sm->cfg.qos_mode = QOS_VFTREE;
 	sm->cfg.qos_max_vls = 4;
-	emu_sm_start(sm, base, e);
+	emu_sm_start(sm, base, run.e);
 	vmop_settle(base, sm);
 	ck_assert_int_eq(sm->state, SMS_MASTER);
 	ck_assert_ptr_nonnull(sm->sub.lft.sl);
@@ -87,9 +85,7 @@ START_TEST(t_vm_takes_its_new_leafs_sls)
 	vmop_settle(base, sm);
 	ck_assert_uint_eq(lft_sl(&sm->sub.lft, h, vm), lft_sl(&sm->sub.lft, h, pd));
 
-	sm_shutdown(sm);
-	free(sm);
-	emu_world_free(e, base, &topo, state);
+	emu_run_free(&run);
 }
 END_TEST
 

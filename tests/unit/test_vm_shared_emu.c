@@ -46,11 +46,7 @@
 #define NSUB (NHYP + 1)		/* the hypervisors' PFs, then H1 */
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	struct vmop_wait w;
 	struct emu_subscriber h[NSUB];
 	char hyp[NHYP][16];	/* V-l-i of the registered ones */
@@ -82,13 +78,10 @@ static int total_repath(const struct run *r)
 static void setup(struct run *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->e = hv_emu_open(&r->topo, 7);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "vmshared",
+		     .text = hv_text(), .seed = 7,
+		     .debug_env = "VMSHARED_DEBUG", .debug_level = LOG_INFO });
 	hv_mark(&r->topo);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vmshared.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(getenv("VMSHARED_DEBUG") ? LOG_INFO : LOG_ERROR);
 	r->sm = vmop_sm_new(r->state, MIG_DYNAMIC);
 	r->sm->cfg.events_signalling = REPATH_ONLY;
 	emu_sm_start(r->sm, r->base, r->e);
@@ -117,10 +110,9 @@ static void teardown(struct run *r)
 {
 	for (int i = 0; i < NSUB; i++)
 		emu_subscriber_free(&r->h[i]);
-	sm_shutdown(r->sm);
-	free(r->sm);
+	emu_run_stop_sm(&r->run);
 	ck_assert_uint_eq(emu_violations(r->e), 0);
-	emu_world_free(r->e, r->base, &r->topo, r->state);
+	emu_run_free(&r->run);
 }
 
 /* A VM command as ibsmctl sends it; shared: --shared-lid; vguid: --guid. */

@@ -29,14 +29,11 @@
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "emu_testlib.h"
+#include "vmop_testlib.h"
 #include "vswitch_testlib.h"
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	int done, ok;
 	struct vmexec_stats st;
 };
@@ -52,36 +49,14 @@ static void on_done(struct sm *sm, void *arg, int ok,
 	r->st = *st;
 }
 
-static int idle(const struct run *r)
-{
-	return r->sm->heavy_sweeps >= 1 && (r->sm->sw.activity == SM_IDLE) && !r->sm->sw.heavy_wanted;
-}
-
 static void setup_with(struct run *r, int scheme)
 {
-	static const int never = 0;
-	char err[256] = "", *text = hv_text();
 	memset(r, 0, sizeof(*r));
-	fabric_init(&r->topo);
-	ck_assert_msg(topo_parse_string(&r->topo, text, "hv.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
-	r->e = emu_new(&r->topo, err, sizeof(err));
-	ck_assert_msg(r->e != NULL, "%s", err);
-	emu_set_seed(r->e, 7);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-vmexec.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(LOG_ERROR);
-	r->sm = emu_sm_new(r->state, 20);
-	r->sm->cfg.lid_scheme = scheme;
-	r->sm->cfg.n_vswitches = 1;
-	snprintf(r->sm->cfg.vswitches[0], sizeof(r->sm->cfg.vswitches[0]), "V-*");
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "vmexec",
+		     .text = hv_text(), .seed = 7 });
+	r->sm = vmop_sm_new(r->state, scheme);
 	emu_sm_start(r->sm, r->base, r->e);
-	for (unsigned el = 0; el < 20000 && !idle(r); el += 2)
-		emu_run_until(r->base, &never, 2);
-	ck_assert_msg(idle(r), "the SM did not settle");
+	emu_sm_settle(r->base, r->sm, 20000);
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);
 	hv_mark(&r->sm->sub.model->f);
 }
@@ -94,9 +69,7 @@ static void setup(struct run *r)
 static void teardown(struct run *r)
 {
 	ck_assert_int_eq(vmexec_busy(r->sm), 0);
-	sm_shutdown(r->sm);
-	free(r->sm);
-	emu_world_free(r->e, r->base, &r->topo, r->state);
+	emu_run_free(&r->run);
 }
 
 /*

@@ -98,24 +98,20 @@ static uint64_t port_guid_of(const struct run *r, uint64_t node_guid)
 }
 
 /* VF F-1-0 with MTUCap 2048: a path to it differs from one to F-0-0. */
+static void mtu_f10(struct fabric *topo)
+{
+	uint32_t n = fabric_find_node(topo, VF_NODE(1, 0));
+	ck_assert_uint_ne(n, FAB_NONE);
+	topo->ports[fabric_port(topo, n, 1)].mtu_cap = 4;
+}
+
 static void run_up(struct run *r)
 {
 	struct emu_net *n = &r->net;
-	char err[256] = "", *text = vtree_text();
 	memset(r, 0, sizeof(*r));
-	fabric_init(&n->topo);
-	ck_assert_msg(topo_parse_string(&n->topo, text, "vtree.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
-	n->topo.ports[ca_port(r, VF_NODE(1, 0))].mtu_cap = 4;
-	n->e = emu_new(&n->topo, err, sizeof(err));
-	ck_assert_msg(n->e != NULL, "%s", err);
-	emu_set_seed(n->e, 7);
-	n->base = event_base_new();
-	ck_assert_ptr_nonnull(n->base);
-	snprintf(n->state, sizeof(n->state), "/tmp/ibsmd-vsaemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(n->state));
-	log_set_level(LOG_ERROR);
+	emu_world_open(&n->topo, &n->e, &n->base, n->state, sizeof(n->state),
+		       &(struct emu_world_opts){ .name = "vsaemu", .text = vtree_text(),
+						 .tweak = mtu_f10, .seed = 7 });
 	r->sm = emu_sm_new(n->state, 50);
 	r->sm->cfg.port_guid = port_guid_of(r, 0x1000);
 	/* the policy a hypervisor fabric has: every VF keeps a LID */

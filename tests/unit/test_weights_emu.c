@@ -65,11 +65,7 @@ static char *fig4_text(void)
 }
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 };
 
 static void add_part(struct config *c, const char *name, uint16_t pkey,
@@ -111,35 +107,22 @@ static void sm_up(struct run *r, int period_s)
 	c->wlearn_period_s = period_s;
 	c->wlearn_min = 1;
 	c->wlearn_max = 100;
-	log_set_level(LOG_ERROR);
 	emu_sm_start(r->sm, r->base, r->e);
 	ck_assert_msg(emu_run_while(r->base, idle, r->sm, 10000),
 		      "the SM did not configure the fabric");
 }
 
-static void sm_down(struct run *r)
-{
-	sm_shutdown(r->sm);
-	free(r->sm);
-	r->sm = NULL;
-}
-
 static void setup(struct run *r, int period_s)
 {
-	memset(r, 0, sizeof(*r));
-	r->e = emu_text_new(&r->topo, fig4_text(), 16);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-wemu.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "wemu",
+		     .text = fig4_text(), .seed = 16 });
 	sm_up(r, period_s);
 }
 
 static void teardown(struct run *r)
 {
 	ck_assert_uint_eq(emu_violations(r->e), 0);
-	sm_down(r);
-	emu_world_free(r->e, r->base, &r->topo, r->state);
+	emu_run_free(&r->run);
 }
 
 /* The learned weight of compute node i, 0 when none was learned. */
@@ -259,7 +242,7 @@ START_TEST(fig12)
 	ck_assert_uint_eq(r.sm->heavy_sweeps, sweeps);
 
 	/* a restart keeps what was learned (STATE_DIR/weights), and routes by it */
-	sm_down(&r);
+	emu_run_stop_sm(&r.run);
 	sm_up(&r, 600);
 	ck_assert_uint_eq(r.sm->learned.n, N_CN);
 	ck_assert_uint_eq(learned(&r, 0), 100);
@@ -269,11 +252,11 @@ START_TEST(fig12)
 		ck_assert_msg(up(&r, L2_GUID, i) != pa,
 			      "after a restart %c shares a's root link", cn_name[i]);
 	/* with learning off the file is not read: the policy's weights */
-	sm_down(&r);
+	emu_run_stop_sm(&r.run);
 	sm_up(&r, 0);
 	ck_assert_uint_eq(r.sm->learned.n, 0);
 	/* a broken file is set aside; the SM starts learning from scratch */
-	sm_down(&r);
+	emu_run_stop_sm(&r.run);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/" WEIGHTS_FILE, r.state);
 	FILE *fp = fopen(path, "a");

@@ -331,16 +331,13 @@ static void xnet_up(struct xnet *x)
 {
 	char err[256] = "";
 	memset(x, 0, sizeof(*x));
-	x->e = hv_emu_open(&x->topo, 3);
-	x->base = event_base_new();
-	ck_assert_ptr_nonnull(x->base);
-	snprintf(x->state, sizeof(x->state), "/tmp/ibsmd-xlid.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(x->state));
+	emu_world_open(&x->topo, &x->e, &x->base, x->state, sizeof(x->state),
+		       &(struct emu_world_opts){ .name = "xlid", .text = hv_text(),
+						 .seed = 3 });
 	struct sm *sm = emu_sm_new(x->state, 20);
 	sm->once = 1;
 	sm->cfg.n_vswitches = 1;
 	snprintf(sm->cfg.vswitches[0], sizeof(sm->cfg.vswitches[0]), "V-*");
-	log_set_level(LOG_ERROR);
 	emu_sm_start(sm, x->base, x->e);
 	ck_assert_int_eq(event_base_dispatch(x->base), 0);
 	ck_assert_int_eq(sm->exit_code, 0);
@@ -354,13 +351,8 @@ static void xnet_up(struct xnet *x)
 
 static void xnet_down(struct xnet *x)
 {
-	char cmd[128];
 	x->t.close(x->t.ctx);
-	emu_free(x->e);
-	event_base_free(x->base);
-	fabric_free(&x->topo);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->state);
-	ck_assert_int_eq(system(cmd), 0);
+	emu_world_free(x->e, x->base, &x->topo, x->state);
 }
 
 /*

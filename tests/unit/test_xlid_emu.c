@@ -34,11 +34,7 @@
 #include "vswitch_testlib.h"
 
 struct run {
-	struct fabric topo;
-	struct emu *e;
-	struct event_base *base;
-	struct sm *sm;
-	char state[64];
+	EMU_RUN;
 	struct mad_transport t;	/* a client on H1 (LID-routed MADs) */
 	struct rec { int got; uint8_t mad[MAD_SIZE]; struct mad_addr from; } got;
 	int attached;
@@ -57,7 +53,9 @@ static void rec_cb(void *arg, const uint8_t *mad, size_t len,
 static void setup(struct run *r, int capable, const char *lacking)
 {
 	memset(r, 0, sizeof(*r));
-	r->e = hv_emu_open(&r->topo, 5);
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "xlid",
+		     .text = hv_text(), .seed = 5,
+		     .debug_env = "XDBG", .debug_level = LOG_DEBUG });
 	hv_mark(&r->topo);
 	/* the emulator's own extension (mad/emu/emu_xlid.c): off unless asked */
 	if (capable)
@@ -65,24 +63,16 @@ static void setup(struct run *r, int capable, const char *lacking)
 	if (lacking)
 		ck_assert_int_eq(emu_xlid_set(r->e, r->topo.nodes[hv_find(&r->topo,
 				 lacking)].guid, EMU_XLID_OFF), 0);
-	r->base = event_base_new();
-	ck_assert_ptr_nonnull(r->base);
-	snprintf(r->state, sizeof(r->state), "/tmp/ibsmd-xlid.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->state));
-	log_set_level(getenv("XDBG") ? LOG_DEBUG : LOG_ERROR);
 }
 
 static void teardown(struct run *r)
 {
 	if (r->attached)
 		r->t.close(r->t.ctx);
-	if (r->sm) {
-		sm_shutdown(r->sm);
-		free(r->sm);
-	}
+	emu_run_stop_sm(&r->run);
 	ck_assert_msg(emu_violations(r->e) == 0, "emulator: %s",
 		      emu_violations(r->e) ? emu_violation(r->e, 0) : "");
-	emu_world_free(r->e, r->base, &r->topo, r->state);
+	emu_run_free(&r->run);
 }
 
 static void sm_up(struct run *r, int scheme, enum tristate mode)

@@ -92,20 +92,6 @@ static inline void hv_mark(struct fabric *f)
 			f->nodes[i].flags |= FNODE_VSWITCH;
 }
 
-/* topo: the fabric of hv_text(); returns its emulator, seeded with seed. */
-static inline struct emu *hv_emu_open(struct fabric *topo, uint64_t seed)
-{
-	char err[256] = "", *text = hv_text();
-	fabric_init(topo);
-	ck_assert_msg(topo_parse_string(topo, text, "hv.net", err, sizeof(err)) == 0,
-		      "%s", err);
-	free(text);
-	struct emu *e = emu_new(topo, err, sizeof(err));
-	ck_assert_msg(e != NULL, "%s", err);
-	emu_set_seed(e, seed);
-	return e;
-}
-
 /*
  * The port GUID where a packet for lid ends, following emulator e's
  * switch LFTs from switch sw of topology f; 0 when it is dropped, loops,
