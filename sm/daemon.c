@@ -803,7 +803,7 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	}
 	txn_set_arm(sm->txn, arm_txn, sm);
-	if (sm_recv_init(sm) < 0 || sa_init(sm) < 0) {
+	if (sm_recv_init(sm) < 0 || sa_init(sm, sa_families, sa_n_families) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}

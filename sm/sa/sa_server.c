@@ -60,34 +60,11 @@ struct sa {
 	struct part_model parts;
 	struct rmpp *rmpp;
 	struct sa_stats st;
+	const struct sa_family *families;	/* what is served (sa_init) */
+	size_t n_families;
 };
 
 #define CPI_CAP_PORTINFO_CAPMASK_MATCH	0x2000	/* ClassPortInfo:CapabilityMask bit 13 */
-
-static const struct sa_family families[] = {
-	{ SA_ATTR_CLASS_PORT_INFO, SA_M_GET, SA_SIZE_CLASS_PORT_INFO, 0,
-	  sa_class_port_info, "ClassPortInfo" },
-	{ SA_ATTR_NODE_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_NODE_REC, 1,
-	  sa_node_records, "NodeRecord" },
-	{ SA_ATTR_PORTINFO_REC, SA_M_GET | SA_M_GET_TABLE, 68, 1,
-	  sa_portinfo_records, "PortInfoRecord" },
-	{ SA_ATTR_SWITCHINFO_REC, SA_M_GET | SA_M_GET_TABLE, 24, 1,
-	  sa_switchinfo_records, "SwitchInfoRecord" },
-	{ SA_ATTR_LINK_REC, SA_M_GET | SA_M_GET_TABLE, 8, 1,
-	  sa_link_records, "LinkRecord" },
-	{ SA_ATTR_LFT_REC, SA_M_GET | SA_M_GET_TABLE, 72, 1,
-	  sa_lft_records, "LFTRecord" },
-	{ SA_ATTR_GUIDINFO_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 72, 1,
-	  sa_guidinfo_records, "GUIDInfoRecord" },
-	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC, 1,
-	  sa_path_records, "PathRecord" },
-	{ SA_ATTR_INFORM_INFO, SA_M_SET, SA_SIZE_INFORM_INFO, 0,
-	  sa_inform_info, "InformInfo" },
-	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64, 0,
-	  sa_inform_records, "InformInfoRecord" },
-	{ SA_ATTR_MCMEMBER_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 52, 1,
-	  sa_mcmember_records, "MCMemberRecord" },
-};
 
 static const struct {
 	uint8_t bit, method;
@@ -111,11 +88,11 @@ static size_t stride_of(size_t rec_size)
 	return (rec_size + 7) & ~(size_t)7;
 }
 
-static const struct sa_family *family_of(uint16_t attr)
+static const struct sa_family *family_of(const struct sa *sa, uint16_t attr)
 {
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
-		if (families[i].attr == attr)
-			return &families[i];
+	for (size_t i = 0; i < sa->n_families; i++)
+		if (sa->families[i].attr == attr)
+			return &sa->families[i];
 	return NULL;
 }
 
@@ -304,7 +281,7 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 			  (unsigned long long)key, from->lid);
 		return MAD_DONE;
 	}
-	const struct sa_family *fam = family_of(mad_attr_id(mad));
+	const struct sa_family *fam = family_of(sm->sa, mad_attr_id(mad));
 	if (!fam || !(fam->methods & method_bit(mad_method(mad))))
 		return MAD_STS_METHOD_ATTR_UNSUPPORTED;	/* the dispatcher already knows */
 	const struct part_model *pm = sa->view.parts;
@@ -388,12 +365,14 @@ static void on_rmpp_request(void *arg, const uint8_t *hdr,
 		send_error(sm->sa, req, from, r);
 }
 
-int sa_init(struct sm *sm)
+int sa_init(struct sm *sm, const struct sa_family *families, size_t n_families)
 {
 	struct sa *sa = calloc(1, sizeof(*sa));
 	if (!sa)
 		return -1;
 	sa->sm = sm;
+	sa->families = families;
+	sa->n_families = n_families;
 	fabric_init(&sa->f);
 	sm->sa = sa;
 	struct rmpp_params rp = { .retries = 3 };	/* the rest: RMPP's defaults */
@@ -403,7 +382,7 @@ int sa_init(struct sm *sm)
 		rmpp_set_receiver(sa->rmpp, on_rmpp_request, sm);
 		mad_dispatch_set_rmpp(sm->disp, rmpp_hook, sa->rmpp);
 	}
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+	for (size_t i = 0; i < n_families; i++)
 		for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
 			if ((families[i].methods & methods[k].bit) &&
 			    mad_dispatch_register(sm->disp, SA_CLASS, SA_CLASS_VERSION,
@@ -439,12 +418,12 @@ void sa_free(struct sm *sm)
 	if (!sa)
 		return;
 	if (sm->disp)
-		for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		for (size_t i = 0; i < sa->n_families; i++)
 			for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
-				if (families[i].methods & methods[k].bit)
+				if (sa->families[i].methods & methods[k].bit)
 					mad_dispatch_unregister(sm->disp, SA_CLASS,
 								methods[k].method,
-								families[i].attr);
+								sa->families[i].attr);
 	if (sm->disp)
 		mad_dispatch_set_rmpp(sm->disp, NULL, NULL);
 	rmpp_free(sa->rmpp);

@@ -178,8 +178,10 @@ static inline int sa_enough(const struct sa_query *q)
 	return q->method == SA_METHOD_GET && q->n_recs > 1;
 }
 
-/* The families (one file each); rows of the table in sa.c. */
-int sa_class_port_info(struct sa_query *q);	/* sa.c */
+/* The families (one file each); rows of the table sa_families. */
+extern const struct sa_family sa_families[];
+extern const size_t sa_n_families;
+int sa_class_port_info(struct sa_query *q);	/* sa_server.c */
 int sa_node_records(struct sa_query *q);	/* sa_node.c */
 int sa_portinfo_records(struct sa_query *q);
 int sa_switchinfo_records(struct sa_query *q);
@@ -209,7 +211,8 @@ const struct sa_stats *sa_get_stats(const struct sm *sm);
 /* The view answered from (NULL before the first publish). */
 const struct sa_view *sa_get_view(const struct sm *sm);
 
-int sa_init(struct sm *sm);
+/* Serves the n families (sa_families: every one) on the receive path. */
+int sa_init(struct sm *sm, const struct sa_family *families, size_t n);
 void sa_free(struct sm *sm);
 /* A configuration is complete: answer from this model and these routes. */
 void sa_publish(struct sm *sm, const struct fabric *f,

@@ -54,7 +54,7 @@ static inline struct sm *sa_test_sm(struct wire *w, uint32_t sm_lid,
 	sm->sub.sm_lid = sm_lid;
 	sm->disp = mad_dispatch_new(&sm->tr);
 	ck_assert_ptr_nonnull(sm->disp);
-	ck_assert_int_eq(sa_init(sm), 0);
+	ck_assert_int_eq(sa_init(sm, sa_families, sa_n_families), 0);
 	return sm;
 }
 
