@@ -96,7 +96,7 @@ const char *sm_state_name(int state)
 	return "?";
 }
 
-const char *sm_event_name(int ev)
+static const char *sm_event_name(int ev)
 {
 	return ev >= 0 && ev < SME_COUNT && event_names[ev] ? event_names[ev] : "?";
 }
@@ -135,7 +135,8 @@ static int fsm_run(struct sm *sm, enum sm_event ev, const struct sm_ev *arg)
 
 /* ---- the election ---- */
 
-int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb)
+/* Does SM a (priority, guid) outrank b?  Higher priority, then lower GUID. */
+static int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb)
 {
 	return pa != pb ? pa > pb : ga < gb;
 }

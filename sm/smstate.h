@@ -66,8 +66,6 @@ struct remote_sm {
 	uint8_t light;		/* asked by a light sweep */
 };
 
-/* Does SM a (priority, guid) outrank b?  Higher priority, then lower GUID. */
-int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb);
 
 /*
  * The election (pure): my_state is DISCOVERING, STANDBY or MASTER.  A
@@ -81,7 +79,6 @@ enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid,
 			 const struct remote_sm *r, uint32_t n, uint32_t *who);
 
 const char *sm_state_name(int state);
-const char *sm_event_name(int ev);
 /* Is event ev legal in state st (the table's answer)? */
 int sm_event_legal(int st, int ev);
 

@@ -605,11 +605,6 @@ int emu_register_attr(struct emu *e, uint16_t attr_id, emu_attr_fn fn,
 	return 0;
 }
 
-uint32_t emu_n_nodes(const struct emu *e)
-{
-	return e->n_nodes;
-}
-
 uint32_t emu_node_index(const struct emu *e, uint64_t guid)
 {
 	uint32_t ni = guid_map_get(&e->node_map, guid);

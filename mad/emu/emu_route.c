@@ -53,7 +53,7 @@ static uint32_t end_port(const struct emu *e, uint32_t pi)
 	return is_switch(n) ? n->first_port : pi;
 }
 
-uint32_t emu_port_base_lid(const struct emu *e, uint32_t pi)
+static uint32_t emu_port_base_lid(const struct emu *e, uint32_t pi)
 {
 	return e->ports[end_port(e, pi)].lid;
 }
@@ -65,7 +65,7 @@ static uint32_t src_lid(const struct emu *e, uint32_t pi)
 	return lid ? lid : emu_xlid_port_vlid(e, end_port(e, pi));
 }
 
-int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid)
+static int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid)
 {
 	const struct emu_port *p = &e->ports[pi];
 	if (emu_xlid_is_vlid(lid))

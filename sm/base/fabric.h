@@ -200,7 +200,6 @@ int fabric_index_lids(struct fabric *f);
 /* Counts switches, CAs (nodes of type CA or router) and present ports. */
 void fabric_counts(const struct fabric *f, uint32_t *sw, uint32_t *ca,
 		   uint32_t *ports);
-const char *fabric_node_type_str(uint8_t type);
 
 /*
  * vSwitches (seed 000 §1.2).  A vSwitch (FNODE_VSWITCH) has one link to

@@ -64,6 +64,8 @@ struct sa {
 
 #define CPI_CAP_PORTINFO_CAPMASK_MATCH	0x2000	/* ClassPortInfo:CapabilityMask bit 13 */
 
+static int sa_class_port_info(struct sa_query *q);
+
 static const struct sa_family families[] = {
 	{ SA_ATTR_CLASS_PORT_INFO, SA_M_GET, SA_SIZE_CLASS_PORT_INFO, 0,
 	  sa_class_port_info, "ClassPortInfo" },
@@ -209,7 +211,7 @@ int sa_match(const struct sa_query *q, const uint8_t *rec,
 }
 
 /* ClassPortInfo (IBA vol. 1 §13.4.8.1) of the SA: Get only, no mask. */
-int sa_class_port_info(struct sa_query *q)
+static int sa_class_port_info(struct sa_query *q)
 {
 	uint8_t r[SA_SIZE_CLASS_PORT_INFO];
 	unsigned ms = (unsigned)q->sm->cfg.mad_timeout_ms, rtv = 0;

@@ -178,7 +178,6 @@ static inline int sa_enough(const struct sa_query *q)
 }
 
 /* The families (one file each); rows of the table in sa.c. */
-int sa_class_port_info(struct sa_query *q);	/* sa.c */
 int sa_node_records(struct sa_query *q);	/* sa_node.c */
 int sa_portinfo_records(struct sa_query *q);
 int sa_switchinfo_records(struct sa_query *q);

@@ -83,8 +83,6 @@ void mcast_trees_free(struct mcast_trees *k);
  */
 int mcast_port_map(const struct fabric *f, const struct vm_registry *vms,
 		   struct guid_map *m);
-/* k's port map forgotten (a VM moved): the next run builds it again. */
-void mcast_trees_forget_ports(struct mcast_trees *k);
 /*
  * The port indices of g's members present in f, into out (n_members
  * entries); returns how many.

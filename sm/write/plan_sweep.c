@@ -417,9 +417,15 @@ int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
 	return plan_vendor(p, wave, fp->node, fp->num, XLID_ATTR_CAP, fp->num, buf);
 }
 
-int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
-			struct devcache *c, const struct lft_tables *t,
-			const struct program_params *pp)
+/*
+ * SwitchInfo and the LFT blocks of t (which the plan keeps pointing to),
+ * the QoS tables (plan_sweep_qos) and the multicast groups' MFT blocks
+ * (pp->mc, plan_mcast).
+ */
+static int plan_sweep_switches(struct plan *p, int wave,
+			       const struct discovery *d, struct devcache *c,
+			       const struct lft_tables *t,
+			       const struct program_params *pp)
 {
 	plan_set_tables(p, t);
 	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)

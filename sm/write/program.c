@@ -458,11 +458,6 @@ void program_kick(struct program *pr)
 	step(pr);
 }
 
-int program_wave(const struct program *pr)
-{
-	return (int)pr->wave;
-}
-
 const struct program_stats *program_get_stats(const struct program *pr)
 {
 	return &pr->st;
