@@ -702,10 +702,10 @@ int emu_mft_entry(const struct emu *e, uint64_t sw_guid, uint32_t mlid,
 {
 	const struct emu_switch *s = sw_by_guid(e, sw_guid);
 	*ports = 0;
-	if (!s || mlid < 0xc000 || mlid - 0xc000 >= s->mft_cap)
+	if (!s || mlid < FAB_MLID_BASE || mlid - FAB_MLID_BASE >= s->mft_cap)
 		return -1;
 	for (uint32_t q = 0; s->mft && q < s->mft_positions && q < 4; q++)
-		*ports |= (uint64_t)s->mft[(mlid - 0xc000) * s->mft_positions + q] << (16 * q);
+		*ports |= (uint64_t)s->mft[(mlid - FAB_MLID_BASE) * s->mft_positions + q] << (16 * q);
 	return 0;
 }
 

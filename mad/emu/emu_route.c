@@ -494,7 +494,7 @@ void emu_route_send(struct emu *e, const struct emu_pkt *pk)
 	uint32_t dlid = pk->lid;
 	uint32_t slid = src_lid(e, pk->port);
 	/* unicast: a pLID below 0xc000 or an 18-bit vLID (mad/emu/emu_xlid.c) */
-	int unicast = (dlid && dlid < 0xc000) || emu_xlid_is_vlid(dlid);
+	int unicast = (dlid && dlid < FAB_MLID_BASE) || emu_xlid_is_vlid(dlid);
 	if (!unicast || !slid)
 		describe(mad, d, sizeof(d));
 	if (!unicast) {

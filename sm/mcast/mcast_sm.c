@@ -170,7 +170,7 @@ static void run(struct mcast_sm *m)
 	double t0 = now_ms();
 	if (plan_mcast_kept(&m->plan, 0, &sm->sub.model->f, sm->sub.cache,
 			    &sm->sub.lft, &sm->mc, &sm->vms,
-			    (const uint8_t (*)[64])sm->sub.model->si_raw,
+			    (const uint8_t (*)[SMP_DATA_SIZE])sm->sub.model->si_raw,
 			    kept_trees(m), 0, &m->ps) < 0) {
 		log_err("multicast: out of memory planning the MFTs");
 		mcast_trees_clear(&m->kept);

@@ -11,6 +11,7 @@
 
 #include "mad/dispatch.h"
 #include "mad/sa.h"
+#include "sm/base/fabric.h"
 #include "sm/base/log.h"
 
 #define QKEY_GSI	0x80010000u
@@ -287,7 +288,7 @@ int saclient_query(struct saclient *c, uint8_t method, uint16_t attr,
 		errno = EINVAL;
 		return -1;
 	}
-	if (!dest || dest >= 0xc000) {
+	if (!dest || dest >= FAB_MLID_BASE) {
 		errno = ENOTCONN;
 		return -1;
 	}
