@@ -136,6 +136,7 @@ structure: all
 	python3 tests/structure/comments.py
 	python3 tests/structure/thinctl.py $(BUILD)
 	python3 tests/structure/hubs.py $(BUILD)/obj $(HUB_BOUNDS)
+	python3 tests/structure/unused.py $(BUILD)/obj
 
 demo: deps
 	$(MAKE) all

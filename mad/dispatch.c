@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm/base/fabric.h"
 #include "sm/base/log.h"
 
 /* What the receive path knows of one management class. */
@@ -257,7 +258,7 @@ void mad_make_response(uint8_t *mad, int status)
 
 static int unicast_lid(uint32_t lid)
 {
-	return lid >= 1 && lid < 0xc000;
+	return lid >= 1 && lid < FAB_MLID_BASE;
 }
 
 int mad_send_response(struct mad_transport *t, const uint8_t *resp,

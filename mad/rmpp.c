@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sm/base/fabric.h"
 #include "sm/base/log.h"
 #include "mad/sa.h"
 #include "sm/base/clock.h"
@@ -584,7 +585,7 @@ int rmpp_input(struct rmpp *r, const uint8_t *mad, size_t len,
 	if (len < MAD_RMPP_HDR_END || mad[1] != SA_CLASS ||
 	    !(rmpp_flags(mad) & RMPP_FLAG_ACTIVE))
 		return 0;
-	if (len < SA_HDR_SIZE || !from->lid || from->lid >= 0xc000) {
+	if (len < SA_HDR_SIZE || !from->lid || from->lid >= FAB_MLID_BASE) {
 		r->st.dropped++;
 		return 1;
 	}

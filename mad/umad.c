@@ -681,14 +681,6 @@ int umad_transport_simulated(const struct mad_transport *t)
 	return t->send == be_send && b->fd >= UMAD2SIM_FD_MIN;
 }
 
-int umad_transport_refresh(struct mad_transport *t)
-{
-	if (t->send != be_send)
-		return -1;
-	fill_port_facts(t, t->ctx);
-	return 0;
-}
-
 int umad_transport_open(struct mad_transport *t, struct event_base *base,
 			const struct umad_port_sel *sel, mad_recv_fn cb,
 			void *cb_arg, char *err, size_t errlen)

@@ -52,7 +52,5 @@ void umad_transport_set_pending(struct mad_transport *t,
 				int (*pending)(void *), void *arg);
 /* 1 when the port is ibsim's, under libumad2sim.so (its fds are fake). */
 int umad_transport_simulated(const struct mad_transport *t);
-/* Re-reads the local port's LID, SM LID and state (for ibsmctl status). */
-int umad_transport_refresh(struct mad_transport *t);
 
 #endif

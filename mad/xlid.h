@@ -65,13 +65,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sm/base/fabric.h"
+
 #define XLID_ATTR_CAP	0xFF10
 #define XLID_ATTR_LFT	0xFF11
 
-#define XLID_VBASE	0x10000u	/* the first vLID */
-#define XLID_VMAX	0x3FFFFu	/* the last vLID */
+#define XLID_VBASE	FAB_VLID_BASE	/* the first vLID, 0x10000 */
+#define XLID_VMAX	FAB_VLID_MAX	/* the last vLID, 0x3FFFF */
 #define XLID_MAX_ENTRIES (XLID_VMAX - XLID_VBASE + 1)	/* 196608 */
-#define XLID_BLOCKS	(XLID_MAX_ENTRIES / 64)		/* 3072 */
+#define XLID_BLOCKS	(XLID_MAX_ENTRIES / FAB_LFT_BLOCK)	/* 3072 */
 #define XLID_VERSION	1
 
 static inline int xlid_is_vlid(uint32_t lid)

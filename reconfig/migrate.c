@@ -11,8 +11,6 @@
 #include "routing/xlft.h"
 #include "reconfig/migrate.h"
 
-#define LFT_BLOCK 64
-
 static const char *const scheme_names[] = { "dynamic", "prepopulated" };
 static const char *const method_names[] = { "ftreeminrc", "itrc", "full" };
 
@@ -286,8 +284,8 @@ static int plan_core(const struct fabric *f, struct lft_tables *t,
 	}
 
 	/* new entries, and the blocks that differ */
-	uint32_t bv = m->vm_lid / LFT_BLOCK, bd = m->dst_lid / LFT_BLOCK;
-	uint32_t nblocks = t->max_lid / LFT_BLOCK + 1, no = 0;
+	uint32_t bv = m->vm_lid / FAB_LFT_BLOCK, bd = m->dst_lid / FAB_LFT_BLOCK;
+	uint32_t nblocks = t->max_lid / FAB_LFT_BLOCK + 1, no = 0;
 	for (uint8_t w = 0; w < MIG_WAVES; w++)
 		for (uint32_t r = 0; r < n; r++)
 			if (wave[r] == w && m->marked[r])
@@ -438,12 +436,12 @@ static int vs_write(struct migration *m, uint32_t *cap, struct lft_tables *t,
 	unsigned nb = 0;
 	for (unsigned i = 0; i < nl; i++) {
 		int ch = set_entry(m, t, r, lids[i], ports[i]);
-		uint32_t b = lids[i] / LFT_BLOCK;
+		uint32_t b = lids[i] / FAB_LFT_BLOCK;
 		if (ch && (nb == 0 || blocks[0] != b))
 			blocks[nb++] = b;
 	}
 	if (m->method == MIG_FULL) {
-		for (uint32_t b = 0; b <= t->max_lid / LFT_BLOCK; b++)
+		for (uint32_t b = 0; b <= t->max_lid / FAB_LFT_BLOCK; b++)
 			if (add_write(m, cap, r, b, wave, 1) < 0)
 				return -1;
 		return 0;
@@ -581,7 +579,7 @@ static int set_column(const struct fabric *f, struct lft_tables *t,
 		if (!isvs)
 			m->switches_marked++;
 		if (set_entry(m, t, r, lid, want) &&
-		    add_write(m, &cap, r, lid / LFT_BLOCK, 0, (uint8_t)isvs) < 0) {
+		    add_write(m, &cap, r, lid / FAB_LFT_BLOCK, 0, (uint8_t)isvs) < 0) {
 			snprintf(err, errlen, "out of memory");
 			migration_free(m);
 			return -1;
@@ -759,7 +757,7 @@ int migrate_plan_xvm(const struct fabric *f, struct lft_tables *t,
 			 " moving to a VF with a vLID" : "");
 		return -1;
 	}
-	if (col[1] > 0xBFFF) {
+	if (col[1] >= FAB_MLID_BASE) {
 		snprintf(err, errlen, "no room for the vLIDs' stand-in columns");
 		return -1;
 	}

@@ -6,7 +6,8 @@
 
 #include "routing/xlft.h"
 
-void xlft_clear(struct lft_tables *t)
+/* Frees only the secondary part of t. */
+static void xlft_clear(struct lft_tables *t)
 {
 	if (t->xrow)
 		for (uint32_t r = 0; r < t->n_sw; r++)

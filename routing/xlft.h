@@ -37,8 +37,6 @@ int xlft_copy(struct lft_tables *dst, const struct lft_tables *src);
  * when t has none.  0 or -1 (ENOMEM).
  */
 int xlft_grow(const struct fabric *f, struct lft_tables *t, uint32_t x_blocks);
-/* Frees only the secondary part of t. */
-void xlft_clear(struct lft_tables *t);
 /*
  * Sets row r's entry for vLID index x (vLID - FAB_VLID_BASE, below
  * x_blocks * 64) to p, giving the row the block if it has not got it

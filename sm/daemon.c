@@ -47,6 +47,7 @@
 
 static void heavy_start(struct sm *sm);
 static void light_start(struct sm *sm);
+static void sm_configure(struct sm *sm);
 static void route_and_program(struct sm *sm, int first,
 			      const struct fabric *prev, int adopted);
 
@@ -107,7 +108,7 @@ static void sweep_counters(struct sm *sm, struct sweep_summary *s)
 
 /* ---- heavy sweep ---- */
 
-void sm_sweep_abandon(struct sm *sm)
+static void sm_sweep_abandon(struct sm *sm)
 {
 	xprobe_abandon(sm->xprobe);
 	sm->xprobe = NULL;
@@ -334,7 +335,7 @@ static int xlid_mode(struct sm *sm, struct fabric *f)
 }
 
 /* MASTER: LIDs, routes, writes on the discovery just made. */
-void sm_configure(struct sm *sm)
+static void sm_configure(struct sm *sm)
 {
 	struct discovery *d = sm->disc;
 	struct fabric *f = &d->f;

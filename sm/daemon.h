@@ -209,10 +209,6 @@ void sm_notify(struct sm *sm, const char *what);
  * Between the daemon's orchestration (daemon.c) and the SM state machine
  * (smstate.c), nothing else.
  */
-/* MASTER: LIDs, routes, writes on the discovery just made. */
-void sm_configure(struct sm *sm);
-/* Drops the discovery in progress: the sweep ends without configuring. */
-void sm_sweep_abandon(struct sm *sm);
 /* Traps in: the daemon's side of traps/trapin.h (sm/traphooks.c). */
 void sm_traps_init(struct sm *sm);
 /* Prints the summary line ("subnet up: ...") to stdout and flushes it. */

@@ -9,7 +9,7 @@
 #include "sm/base/log.h"
 #include "sm/ctl/control.h"
 
-const char *errors_name(enum sm_error_kind kind)
+static const char *errors_name(enum sm_error_kind kind)
 {
 	static const char *const names[SM_ERR_N] = {
 		"routing", "reload", "sm_key", "state",

@@ -37,8 +37,6 @@ void errors_set(struct sm_errors *r, enum sm_error_kind kind, const char *fmt, .
 /* The condition is gone (nothing if it was not set); logged at info. */
 void errors_clear(struct sm_errors *r, enum sm_error_kind kind);
 int errors_active(const struct sm_errors *r, enum sm_error_kind kind);
-/* "routing", "reload", "sm_key", "state". */
-const char *errors_name(enum sm_error_kind kind);
 /*
  * Into the status object o: "errors", every condition set and not cleared
  * (kind, message, since, last, count), and "last_error", the one set last

@@ -118,7 +118,7 @@ static void usage(FILE *fp)
 
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
-       OPT_DOT, OPT_NOT_YET };
+       OPT_DOT };
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -140,7 +140,6 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "dump-topology", required_argument, NULL, OPT_DUMP_TOPO },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "dot", required_argument, NULL, OPT_DOT },
-		/* a documented option not built yet: OPT_NOT_YET, refused, not ignored */
 		{ "migrate", required_argument, NULL, OPT_MIGRATE },
 		{ "scheme", required_argument, NULL, OPT_SCHEME },
 		{ "method", required_argument, NULL, OPT_METHOD },
@@ -153,8 +152,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->log_level = -1;
 	o->scheme = o->method = -1;
-	int li = 0;
-	while ((c = getopt_long(argc, argv, "c:d:p:g:onR:S:s:hV", longopts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:d:p:g:onR:S:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 'd': o->ca = optarg; break;
@@ -217,9 +215,6 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -1;
 			}
 			break;
-		case OPT_NOT_YET:
-			fprintf(stderr, "ibsmd: --%s: not implemented yet\n", longopts[li].name);
-			return -1;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ibsmd %s\n", VERSION); exit(0);
 		default: usage(stderr); return -1;

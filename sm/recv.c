@@ -21,7 +21,8 @@ const struct sm_recv_entry *sm_recv_table(size_t *n)
 	return table;
 }
 
-int sm_recv_register(struct mad_dispatch *d, void *ctx)
+/* Registers the table with d, each handler with ctx.  0 or -1. */
+static int sm_recv_register(struct mad_dispatch *d, void *ctx)
 {
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		const struct sm_recv_entry *r = &table[i];

@@ -29,8 +29,6 @@ int sm_recv_trap(void *ctx, const uint8_t *mad, size_t len,
 
 /* The SM's registrations. */
 const struct sm_recv_entry *sm_recv_table(size_t *n);
-/* Registers the table with d, each handler with ctx.  0 or -1. */
-int sm_recv_register(struct mad_dispatch *d, void *ctx);
 /* Makes sm->disp: responses to sm->tr, answers to sm->txn.  0 or -1. */
 int sm_recv_init(struct sm *sm);
 void sm_recv_free(struct sm *sm);

@@ -87,7 +87,7 @@ static const char *const event_names[SME_COUNT] = {
 	[SME_HANDOVER_FAILED] = "handover failed",
 };
 
-const char *sm_event_name(int ev)
+static const char *sm_event_name(int ev)
 {
 	return ev >= 0 && ev < SME_COUNT && event_names[ev] ? event_names[ev] : "?";
 }
@@ -126,7 +126,8 @@ static int fsm_run(struct sm *sm, enum sm_event ev, const struct sm_ev *arg)
 
 /* ---- the election ---- */
 
-int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb)
+/* Does SM a (priority, guid) outrank b?  Higher priority, then lower GUID. */
+static int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb)
 {
 	return pa != pb ? pa > pb : ga < gb;
 }
@@ -626,8 +627,8 @@ static int set_event(uint32_t mod)
 	return -1;
 }
 
-void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
-			   const struct mad_addr *from)
+static void handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
+			  const struct mad_addr *from)
 {
 	if (len < SMP_DATA_OFFS + SMP_DATA_SIZE)
 		return;
@@ -996,6 +997,6 @@ void smstate_free(struct sm *sm)
 int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
 		   const struct mad_addr *from)
 {
-	smstate_handle_sminfo(ctx, mad, len, from);
+	handle_sminfo(ctx, mad, len, from);
 	return MAD_DONE;
 }

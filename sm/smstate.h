@@ -66,8 +66,6 @@ struct remote_sm {
 	uint8_t light;		/* asked by a light sweep */
 };
 
-/* Does SM a (priority, guid) outrank b?  Higher priority, then lower GUID. */
-int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb);
 
 /*
  * The election (pure): my_state is DISCOVERING, STANDBY or MASTER.  A
@@ -80,7 +78,6 @@ int sm_outranks(int pa, uint64_t ga, int pb, uint64_t gb);
 enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid,
 			 const struct remote_sm *r, uint32_t n, uint32_t *who);
 
-const char *sm_event_name(int ev);
 /* Is event ev legal in state st (the table's answer)? */
 int sm_event_legal(int st, int ev);
 
@@ -93,9 +90,6 @@ void smstate_discovered(struct sm *sm);
 uint32_t smstate_light_queries(struct sm *sm);
 /* An IsSM port that never answered SMInfo changed: ask it again. */
 void smstate_forget_silent(struct sm *sm, uint64_t port_guid);
-/* Handles an SMInfo request (Get or Set) addressed to us; replies. */
-void smstate_handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
-			   const struct mad_addr *from);
 /*
  * What the election asks of the sweep (sm/daemon.c): given at init, so that
  * the state machine calls into no module above it.

@@ -119,7 +119,7 @@ int sweeper_request_reroute(struct sm *sm, char *err, size_t errlen)
 	return 0;
 }
 
-void sweeper_schedule_light(struct sm *sm)
+static void sweeper_schedule_light(struct sm *sm)
 {
 	if (sm->once || sm->cfg.sweep_interval_s <= 0)
 		return;

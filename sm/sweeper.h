@@ -63,8 +63,6 @@ void sweeper_resume(struct sm *sm);
 void sweeper_retry(struct sm *sm);
 /* Whether the heavy sweep starting is such a retry. */
 int sweeper_is_retry(const struct sm *sm);
-/* The next light sweep in sweep_interval_s (never with --once or 0). */
-void sweeper_schedule_light(struct sm *sm);
 
 /* "heavy", "light", "vm", "multicast" for the sweeps and writes; "no" else. */
 const char *sm_activity_sweep_name(enum sm_activity a);

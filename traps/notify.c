@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "mad/sa.h"
+#include "sm/base/fabric.h"
 #include "sm/base/log.h"
 #include "sm/base/wfile.h"
 
@@ -471,7 +472,7 @@ static int range_allowed(const struct notifier *n, const uint8_t *ii,
 		return 1;
 	if (!e)
 		e = b;
-	if (e < b || e > 0xbfff)
+	if (e < b || e >= FAB_MLID_BASE)
 		return 0;
 	for (uint32_t l = b; l <= e; l++)
 		if (l && !n->pkey_fn(n->pkey_ctx, lid, l))

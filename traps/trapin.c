@@ -14,8 +14,9 @@
 
 /* ---- the decision ---- */
 
-void trapin_parse(const uint8_t *mad, const struct mad_addr *from,
-		  struct trapin_trap *t)
+/* Reads the trap fields of a Trap(Notice) SMP of MAD_SIZE bytes. */
+static void trapin_parse(const uint8_t *mad, const struct mad_addr *from,
+			 struct trapin_trap *t)
 {
 	void *d = (void *)(mad + SMP_DATA_OFFS);
 	memset(t, 0, sizeof(*t));

@@ -82,9 +82,6 @@ struct trapin_verdict {
 /* The pure decision.  f NULL: no model (not MASTER): count only. */
 void trapin_decide(const struct fabric *f, const struct trapin_trap *t,
 		   struct trapin_verdict *v);
-/* Reads the trap fields of a Trap(Notice) SMP of MAD_SIZE bytes. */
-void trapin_parse(const uint8_t *mad, const struct mad_addr *from,
-		  struct trapin_trap *t);
 
 /* What the heavy sweep is doing, as the daemon says. */
 enum trapin_sweep {

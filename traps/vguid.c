@@ -40,7 +40,8 @@ static int stale(const struct vguid_table *t, const struct vguid_ent *e,
 	return now > e->when && now - e->when > t->ttl_s;
 }
 
-size_t vguid_expire(struct vguid_table *t, uint64_t now)
+/* Drops the entries older than the TTL; returns how many. */
+static size_t vguid_expire(struct vguid_table *t, uint64_t now)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < t->n;) {

@@ -55,8 +55,6 @@ enum vguid_action {
 
 void vguid_table_init(struct vguid_table *t, uint32_t ttl_s);
 void vguid_table_free(struct vguid_table *t);
-/* Drops the entries older than the TTL; returns how many. */
-size_t vguid_expire(struct vguid_table *t, uint64_t now);
 /* delete_guid: stores (vguid, lid); a second delete replaces it.  0 or -1 (ENOMEM). */
 int vguid_delete(struct vguid_table *t, uint64_t vguid, uint32_t lid,
 		 uint64_t now);

@@ -599,11 +599,6 @@ int emu_register_attr(struct emu *e, uint16_t attr_id, emu_attr_fn fn,
 	return 0;
 }
 
-uint32_t emu_n_nodes(const struct emu *e)
-{
-	return e->n_nodes;
-}
-
 uint32_t emu_node_index(const struct emu *e, uint64_t guid)
 {
 	uint32_t ni = guid_map_get(&e->node_map, guid);
@@ -701,10 +696,10 @@ int emu_mft_entry(const struct emu *e, uint64_t sw_guid, uint32_t mlid,
 {
 	const struct emu_switch *s = sw_by_guid(e, sw_guid);
 	*ports = 0;
-	if (!s || mlid < 0xc000 || mlid - 0xc000 >= s->mft_cap)
+	if (!s || mlid < FAB_MLID_BASE || mlid - FAB_MLID_BASE >= s->mft_cap)
 		return -1;
 	for (uint32_t q = 0; s->mft && q < s->mft_positions && q < 4; q++)
-		*ports |= (uint64_t)s->mft[(mlid - 0xc000) * s->mft_positions + q] << (16 * q);
+		*ports |= (uint64_t)s->mft[(mlid - FAB_MLID_BASE) * s->mft_positions + q] << (16 * q);
 	return 0;
 }
 

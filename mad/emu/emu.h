@@ -201,7 +201,7 @@ void emu_add_violation(struct emu *e, const char *fmt, ...)
 
 /* One SMP for an attribute handler. */
 struct emu_smp {
-	uint32_t node;		/* node index, 0 .. emu_n_nodes() - 1 */
+	uint32_t node;		/* node index, as emu_node_index() gives */
 	uint64_t node_guid;
 	uint8_t node_type;	/* 1 CA, 2 switch, 3 router */
 	uint8_t nports;
@@ -225,7 +225,6 @@ typedef int (*emu_attr_fn)(void *ctx, struct emu *e, struct emu_smp *s);
  */
 int emu_register_attr(struct emu *e, uint16_t attr_id, emu_attr_fn fn,
 		      void *ctx);
-uint32_t emu_n_nodes(const struct emu *e);
 /* The node index of a node GUID, or UINT32_MAX. */
 uint32_t emu_node_index(const struct emu *e, uint64_t guid);
 

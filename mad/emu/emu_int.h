@@ -315,8 +315,6 @@ void emu_link_change(struct emu *e, uint32_t pi, int up);
 void emu_trap144(struct emu *e, uint32_t pi);
 void emu_port_went_down(struct emu *e, uint32_t pi, uint8_t phys);
 int emu_port_try_up(struct emu *e, uint32_t pi);
-int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid);
-uint32_t emu_port_base_lid(const struct emu *e, uint32_t pi);
 
 /* emu_sma.c */
 /* Answers an SMP in place; returns 1 to send the answer back, 0 to drop. */

@@ -53,7 +53,7 @@ static uint32_t end_port(const struct emu *e, uint32_t pi)
 	return is_switch(n) ? n->first_port : pi;
 }
 
-uint32_t emu_port_base_lid(const struct emu *e, uint32_t pi)
+static uint32_t emu_port_base_lid(const struct emu *e, uint32_t pi)
 {
 	return e->ports[end_port(e, pi)].lid;
 }
@@ -65,7 +65,7 @@ static uint32_t src_lid(const struct emu *e, uint32_t pi)
 	return lid ? lid : emu_xlid_port_vlid(e, end_port(e, pi));
 }
 
-int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid)
+static int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid)
 {
 	const struct emu_port *p = &e->ports[pi];
 	if (emu_xlid_is_vlid(lid))
@@ -494,7 +494,7 @@ void emu_route_send(struct emu *e, const struct emu_pkt *pk)
 	uint32_t dlid = pk->lid;
 	uint32_t slid = src_lid(e, pk->port);
 	/* unicast: a pLID below 0xc000 or an 18-bit vLID (mad/emu/emu_xlid.c) */
-	int unicast = (dlid && dlid < 0xc000) || emu_xlid_is_vlid(dlid);
+	int unicast = (dlid && dlid < FAB_MLID_BASE) || emu_xlid_is_vlid(dlid);
 	if (!unicast || !slid)
 		describe(mad, d, sizeof(d));
 	if (!unicast) {

@@ -222,7 +222,7 @@ static int check_portinfo(struct req *r, const struct emu_port *p,
 	int end = is_end_port(r->n, p);
 	int phys_port = p->num != 0;
 	int st = 0;
-	if (end && s->lid >= 0xc000) {
+	if (end && s->lid >= FAB_MLID_BASE) {
 		violation(r, what, "port %u: LID 0x%x is not a unicast LID", p->num, s->lid);
 		st = ST_BAD_FIELD;
 	}
@@ -231,7 +231,7 @@ static int check_portinfo(struct req *r, const struct emu_port *p,
 		violation(r, what, "port %u: LID 0 on a port whose LID was set", p->num);
 		st = ST_BAD_FIELD;
 	}
-	if (end && s->sm_lid >= 0xc000) {
+	if (end && s->sm_lid >= FAB_MLID_BASE) {
 		violation(r, what, "port %u: MasterSMLID 0x%x is not a unicast LID",
 			  p->num, s->sm_lid);
 		st = ST_BAD_FIELD;
@@ -416,9 +416,10 @@ static int switch_info(struct req *r)
 				  top, s->lft_cap);
 			st = ST_BAD_FIELD;
 		}
-		if (mtop && (mtop < 0xbfff || mtop >= 0xc000 + s->mft_cap)) {
-			violation(r, "SwitchInfo", "MulticastFDBTop 0x%x outside 0xbfff-0x%x",
-				  mtop, 0xc000 + s->mft_cap - 1);
+		if (mtop && (mtop < FAB_MLID_BASE - 1 ||
+			     mtop >= FAB_MLID_BASE + s->mft_cap)) {
+			violation(r, "SwitchInfo", "MulticastFDBTop 0x%x outside 0x%x-0x%x",
+				  mtop, FAB_MLID_BASE - 1, FAB_MLID_BASE + s->mft_cap - 1);
 			st = ST_BAD_FIELD;
 		}
 		if (!st) {

@@ -72,16 +72,6 @@ int pverify(const struct fabric *f, const struct lft_tables *t,
 	    const struct part_model *m, struct pverify_report *r);
 void pverify_free(struct pverify_report *r);
 
-/*
- * The partition section of --verify (routing/verify/verify_print.c):
- *   verify: partitions: N tenants, shared links S (of L), max routes/link X, min Y
- *   verify: partition NAME (POLICY): shares K links[, VL v, shares K links on its VL]
- *   verify: partition NAME ...: VIOLATED (strict: error | best-effort: warning)
- *   verify: partitions: FAILED: strict isolation not met by NAME[, NAME...]
- * 0, or -1 on a write error.
- */
-int pverify_print(const struct pverify_report *r, const struct part_model *m,
-		  FILE *fp);
 
 /*
  * --verify's partition section: with tenant partitions in m (NULL:

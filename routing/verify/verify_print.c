@@ -183,8 +183,16 @@ static void print_part(const struct pverify_report *r,
 	fprintf(fp, "\n");
 }
 
-int pverify_print(const struct pverify_report *r, const struct part_model *m,
-		  FILE *fp)
+/*
+ * The partition section of --verify:
+ *   verify: partitions: N tenants, shared links S (of L), max routes/link X, min Y
+ *   verify: partition NAME (POLICY): shares K links[, VL v, shares K links on its VL]
+ *   verify: partition NAME ...: VIOLATED (strict: error | best-effort: warning)
+ *   verify: partitions: FAILED: strict isolation not met by NAME[, NAME...]
+ * 0, or -1 on a write error.
+ */
+static int pverify_print(const struct pverify_report *r,
+			 const struct part_model *m, FILE *fp)
 {
 	fprintf(fp, "verify: partitions: %u tenants, shared links %u (of %u), max routes/link %llu, min %llu\n",
 		r->tenants, r->shared_links, r->links,

@@ -348,19 +348,6 @@ void fabric_counts(const struct fabric *f, uint32_t *sw, uint32_t *ca,
 	*ports = p;
 }
 
-const char *fabric_node_type_str(uint8_t type)
-{
-	switch (type) {
-	case FAB_CA:
-		return "CA";
-	case FAB_SWITCH:
-		return "Switch";
-	case FAB_ROUTER:
-		return "Router";
-	}
-	return "?";
-}
-
 /* The node at the far end of port pi when both ends are present. */
 static uint32_t peer_node(const struct fabric *f, uint32_t pi)
 {

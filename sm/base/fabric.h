@@ -139,8 +139,16 @@ struct fabric {
 				 * fill the space on a small fabric) */
 };
 
+/*
+ * The LID space: unicast LIDs below FAB_MLID_BASE, multicast LIDs from it
+ * (sm/model/mcgroups.h's MC_MLID_BASE), vLIDs FAB_VLID_BASE..FAB_VLID_MAX
+ * (mad/xlid.h's XLID_VBASE, XLID_VMAX).
+ */
+#define FAB_MLID_BASE 0xC000
 #define FAB_VLID_BASE 0x10000u
 #define FAB_VLID_MAX  0x3FFFFu
+/* LIDs a LinearForwardingTable block holds (also an XLIDLFT block's vLIDs). */
+#define FAB_LFT_BLOCK 64
 static inline int fabric_is_vlid(uint32_t lid)
 {
 	return lid >= FAB_VLID_BASE && lid <= FAB_VLID_MAX;
@@ -200,7 +208,6 @@ int fabric_index_lids(struct fabric *f);
 /* Counts switches, CAs (nodes of type CA or router) and present ports. */
 void fabric_counts(const struct fabric *f, uint32_t *sw, uint32_t *ca,
 		   uint32_t *ports);
-const char *fabric_node_type_str(uint8_t type);
 
 /*
  * vSwitches (the vSwitch paper, "Efficient Routing and Reconfiguration

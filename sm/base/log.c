@@ -51,14 +51,8 @@ int log_level_parse(const char *name)
 	return -1;
 }
 
-const char *log_level_name(int level)
-{
-	if (level < 0 || level > LOG_DEBUG)
-		return "?";
-	return level_names[level];
-}
-
-int log_level_priority(int level)
+/* The syslog priority of a level: 3 (error) ... 7 (debug). */
+static int log_level_priority(int level)
 {
 	/* syslog: 3 err, 4 warning, 5 notice, 6 info, 7 debug */
 	if (level < LOG_ERROR)

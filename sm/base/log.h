@@ -16,9 +16,6 @@ void log_set_ident(const char *ident);
 int log_get_level(void);
 /* Returns the level for a name ("error", "warn", ...) or -1. */
 int log_level_parse(const char *name);
-const char *log_level_name(int level);
-/* The syslog priority of a level: 3 (error) ... 7 (debug). */
-int log_level_priority(int level);
 /*
  * Looks at JOURNAL_STREAM and stderr again (done once by the first line
  * anyway); returns 1 when lines get "<N>" prefixes.

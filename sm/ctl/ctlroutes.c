@@ -417,9 +417,9 @@ static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t le
 	} else {
 		const uint8_t *data = resp + SMP_DATA_OFFS;
 		uint8_t *r = lft_row(&v->t, row);
-		for (uint32_t k = 0; k < 64; k++)
-			if (q->block * 64 + k <= v->t.max_lid)
-				r[q->block * 64 + k] = data[k];
+		for (uint32_t k = 0; k < FAB_LFT_BLOCK; k++)
+			if (q->block * FAB_LFT_BLOCK + k <= v->t.max_lid)
+				r[q->block * FAB_LFT_BLOCK + k] = data[k];
 		v->blocks++;
 		/* what the device holds: the next sweep rewrites what differs */
 		if (v->sm->sub.model == v->model && v->sm->sw.activity != SM_HEAVY_SWEEP)
@@ -491,7 +491,7 @@ json_t *ctl_verify(struct sm *sm, json_t *args, char *err, size_t errlen)
 	v->model = sm->sub.model;
 	v->heavy_sweeps = sm->heavy_sweeps;
 	v->t0 = clock_ms();
-	uint32_t blocks = v->t.max_lid / 64 + 1;
+	uint32_t blocks = v->t.max_lid / FAB_LFT_BLOCK + 1;
 	/* multicast: the MFT blocks up to the highest MLID in use */
 	for (uint32_t i = 0; i < sm->mc.n; i++)
 		if (sm->mc.g[i] && sm->mc.g[i]->mlid - MC_MLID_BASE + 1u > v->n_ml)

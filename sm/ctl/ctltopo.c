@@ -54,8 +54,13 @@ static json_t *end_json(const struct fabric *f, uint32_t pi)
 			 "desc", fabric_node_name(f, p->node), "port", p->num);
 }
 
-json_t *topology_json(const struct fabric *f, const struct lft_tables *t,
-		      int expect_active)
+/*
+ * The JSON document of f and its routes t (t may be NULL): "switches",
+ * "hosts", "links" (each end's GUID, description and port, state,
+ * "failed", routes each way), counts.  NULL on ENOMEM.
+ */
+static json_t *topology_json(const struct fabric *f,
+			     const struct lft_tables *t, int expect_active)
 {
 	uint32_t *ranks = malloc((size_t)(f->n_nodes ? f->n_nodes : 1) * sizeof(*ranks));
 	if (!ranks || dot_switch_ranks(f, ranks) < 0) {

@@ -23,12 +23,5 @@ struct sm;
  */
 json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen);
 void ctl_topology_cancel_all(struct sm *sm);
-/*
- * The JSON document of f and its routes t (t may be NULL): "switches",
- * "hosts", "links" (each end's GUID, description and port, state,
- * "failed", routes each way), counts.  NULL on ENOMEM.
- */
-json_t *topology_json(const struct fabric *f, const struct lft_tables *t,
-		      int expect_active);
 
 #endif

@@ -46,8 +46,8 @@ static void take_lft_block(struct adopt *a, const struct adopt_q *q,
 	const struct fabric *f = &a->d->f;
 	const struct fab_node *n = &f->nodes[q->node];
 	uint8_t *row = lft_row(&a->t, a->t.row_of_node[q->node]);
-	uint32_t lid0 = q->block * 64;
-	for (uint32_t k = 0; k < 64; k++) {
+	uint32_t lid0 = q->block * FAB_LFT_BLOCK;
+	for (uint32_t k = 0; k < FAB_LFT_BLOCK; k++) {
 		uint32_t lid = lid0 + k;
 		if (lid <= a->t.max_lid && lid <= n->lft_top)
 			row[lid] = data[k];
@@ -84,7 +84,7 @@ static uint32_t blocks_of(const struct fabric *f, const struct fab_node *n)
 	if (n->type != FAB_SWITCH || !n->lft_top)
 		return 0;
 	uint32_t top = n->lft_top < f->max_lid ? n->lft_top : f->max_lid;
-	return top / 64 + 1;
+	return top / FAB_LFT_BLOCK + 1;
 }
 
 /*

@@ -37,14 +37,14 @@ static int grow_raw(struct discovery *d)
 {
 	struct fabric *f = &d->f;
 	if (f->cap_ports > d->raw_ports_cap) {
-		void *p = realloc(d->pi_raw, (size_t)f->cap_ports * 64);
+		void *p = realloc(d->pi_raw, (size_t)f->cap_ports * SMP_DATA_SIZE);
 		if (!p)
 			return -1;
 		d->pi_raw = p;
 		d->raw_ports_cap = f->cap_ports;
 	}
 	if (f->cap_nodes > d->raw_nodes_cap) {
-		void *p = realloc(d->si_raw, (size_t)f->cap_nodes * 64);
+		void *p = realloc(d->si_raw, (size_t)f->cap_nodes * SMP_DATA_SIZE);
 		if (!p)
 			return -1;
 		d->si_raw = p;
@@ -230,7 +230,7 @@ static void infer_port(struct discovery *d, uint32_t pi, uint32_t t)
 	struct fab_port *p = &d->f.ports[pi];
 	const struct fab_port *tp = &d->f.ports[t];
 	const struct fab_port *a = &d->f.ports[p->remote];
-	memcpy(d->pi_raw[pi], d->pi_raw[t], 64);
+	memcpy(d->pi_raw[pi], d->pi_raw[t], SMP_DATA_SIZE);
 	smp_pi_set(d->pi_raw[pi], IB_PORT_LOCAL_PORT_F, p->num);
 	p->capmask = tp->capmask;
 	p->mtu_cap = tp->mtu_cap;
@@ -251,7 +251,7 @@ static void infer_from_prev(struct discovery *d, uint32_t pi, uint32_t pp)
 {
 	struct fab_port *p = &d->f.ports[pi];
 	const struct fab_port *q = &d->prev->f.ports[pp];
-	memcpy(d->pi_raw[pi], d->prev->pi_raw[pp], 64);
+	memcpy(d->pi_raw[pi], d->prev->pi_raw[pp], SMP_DATA_SIZE);
 	uint32_t node = p->node, remote = p->remote;
 	uint64_t guid = p->guid;
 	*p = *q;
@@ -387,7 +387,7 @@ static void on_portinfo(struct discovery *d, struct query *q,
 	struct fabric *f = &d->f;
 	uint32_t pi = fabric_port(f, q->node, q->port);
 	struct fab_port *p = &f->ports[pi];
-	memcpy(d->pi_raw[pi], data, 64);
+	memcpy(d->pi_raw[pi], data, SMP_DATA_SIZE);
 	discovery_decode_portinfo(p, data);
 	if (p->num == 0 || p->phys_state != PHYS_LINKUP || p->remote != FAB_NONE)
 		return;
@@ -412,7 +412,7 @@ static void on_switchinfo(struct discovery *d, struct query *q,
 	struct fab_node *n = &d->f.nodes[q->node];
 	struct smp_switchinfo si;
 	smp_decode_switchinfo(data, &si);
-	memcpy(d->si_raw[q->node], data, 64);
+	memcpy(d->si_raw[q->node], data, SMP_DATA_SIZE);
 	n->lft_cap = si.lft_cap;
 	n->lft_top = si.lft_top;
 	n->mft_cap = si.mft_cap;
@@ -615,7 +615,7 @@ int discovery_compact(struct discovery *d)
 	if (!nmap)
 		return -1;
 	fabric_init(&g);
-	uint8_t (*pi)[64] = NULL, (*si)[64] = NULL;
+	uint8_t (*pi)[SMP_DATA_SIZE] = NULL, (*si)[SMP_DATA_SIZE] = NULL;
 	int rc = -1;
 	for (uint32_t n = 0; n < f->n_nodes; n++) {
 		nmap[n] = FAB_NONE;
@@ -630,20 +630,20 @@ int discovery_compact(struct discovery *d)
 		g.nodes[m].first_port = fp;
 		nmap[n] = m;
 	}
-	pi = malloc((size_t)(g.n_ports ? g.n_ports : 1) * 64);
-	si = malloc((size_t)(g.n_nodes ? g.n_nodes : 1) * 64);
+	pi = malloc((size_t)(g.n_ports ? g.n_ports : 1) * SMP_DATA_SIZE);
+	si = malloc((size_t)(g.n_nodes ? g.n_nodes : 1) * SMP_DATA_SIZE);
 	if (!pi || !si)
 		goto out;
 	for (uint32_t n = 0; n < f->n_nodes; n++) {
 		uint32_t m = nmap[n];
 		if (m == FAB_NONE)
 			continue;
-		memcpy(si[m], d->si_raw[n], 64);
+		memcpy(si[m], d->si_raw[n], SMP_DATA_SIZE);
 		for (int p = 0; p <= f->nodes[n].nports; p++) {
 			uint32_t op = f->nodes[n].first_port + p;
 			uint32_t np = g.nodes[m].first_port + p;
 			struct fab_port port = f->ports[op];
-			memcpy(pi[np], d->pi_raw[op], 64);
+			memcpy(pi[np], d->pi_raw[op], SMP_DATA_SIZE);
 			port.node = m;
 			port.remote = FAB_NONE;
 			if (port.flags & FPORT_NOANSWER)

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "mad/smp.h"
 #include "mad/txn.h"
 #include "sm/base/fabric.h"
 
@@ -20,8 +21,8 @@ struct frontier {
 
 struct discovery {
 	struct fabric f;
-	uint8_t (*pi_raw)[64];	/* per port index: PortInfo as read */
-	uint8_t (*si_raw)[64];	/* per node index: SwitchInfo as read */
+	uint8_t (*pi_raw)[SMP_DATA_SIZE];	/* per port index: PortInfo as read */
+	uint8_t (*si_raw)[SMP_DATA_SIZE];	/* per node index: SwitchInfo as read */
 	uint32_t raw_ports_cap, raw_nodes_cap;
 	uint32_t unresponsive;	/* ports/nodes left out: never answered */
 	uint32_t mads;		/* requests this discovery submitted */

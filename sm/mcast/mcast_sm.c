@@ -12,7 +12,7 @@
  * VM's writes hold the loop, the run waits; a heavy sweep plans the MFT
  * blocks with the switches' tables itself (plan_sweep_switches), so the
  * run after it finds nothing left to write.  The loop is busy
- * (MCAST_BUSY) while the writes go, as during a sweep.
+ * (SM_MFT_WRITES) while the writes go, as during a sweep.
  */
 #include "sm/mcast/mcast_sm.h"
 
@@ -165,7 +165,7 @@ static void run(struct mcast_sm *m)
 	double t0 = clock_ms_f();
 	if (plan_mcast_kept(&m->plan, 0, &sm->sub.model->f, sm->sub.cache,
 			    &sm->sub.lft, &sm->mc, &sm->vms,
-			    (const uint8_t (*)[64])sm->sub.model->si_raw,
+			    (const uint8_t (*)[SMP_DATA_SIZE])sm->sub.model->si_raw,
 			    kept_trees(m), 0, &m->ps) < 0) {
 		log_err("multicast: out of memory planning the MFTs");
 		mcast_trees_clear(&m->kept);

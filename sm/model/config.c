@@ -39,7 +39,6 @@ enum key_type {
 			 * its gid into long long at count_off */
 	K_SEQ,		/* a sequence of items into an array of structs */
 	K_FUNC,		/* a value read by set() */
-	K_TODO,		/* documented (ibsmd.yaml(5)), not implemented: refused */
 };
 
 struct parse;
@@ -72,7 +71,6 @@ struct key {
 	int (*item_end)(struct config *, uint32_t i, char *, size_t);
 	const char *what;
 	int (*set)(struct parse *, const struct key *, const char *key); /* K_FUNC */
-	const char *why;		/* K_TODO: what it waits for, or NULL */
 };
 
 #define CFG(f)		offsetof(struct config, f)
@@ -106,8 +104,6 @@ struct key {
 #define VLARB(n, f)	{ .name = n, .type = K_VLARB, .off = CFG(f) }
 #define GROUP(n, f, g)	{ .name = n, .type = K_GROUP, .off = CFG(f), \
 			  .len = sizeof(((struct config *)0)->f), .count_off = CFG(g) }
-#define TODO(n)		{ .name = n, .type = K_TODO }
-#define TODO_WHY(n, w)	{ .name = n, .type = K_TODO, .why = w }
 #define END		{ .name = NULL }
 
 /* Enum fields are stored through an int pointer. */
@@ -1288,8 +1284,6 @@ static int parse_value(struct parse *p, const struct key *k, const char *key,
 		return set_seq(p, k, key);
 	case K_FUNC:
 		return k->set(p, k, key);
-	case K_TODO:
-		break;
 	}
 	return fail_at(p, p->ev.start_mark, "%s: internal error", key);
 }
@@ -1334,10 +1328,6 @@ static int parse_mapping(struct parse *p, const struct key *table,
 				       "column %zu)", key, seen->line[i],
 				       seen->column[i]);
 		keymark = p->ev.start_mark;
-		if (k->type == K_TODO)
-			return fail_at(p, keymark, "not implemented yet "
-				       "(%s%skey '%s')", k->why ? k->why : "",
-				       k->why ? "; " : "", key);
 		seen->line[i] = keymark.line + 1;
 		seen->column[i] = keymark.column + 1;
 		if (next(p) == -1 || parse_value(p, k, key, keymark) == -1)

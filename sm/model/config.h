@@ -1,9 +1,8 @@
 /*
  * The fabric policy (YAML, see ibsmd.yaml(5)).  config_load() fills a
- * struct config from a file; every error names file:line:column.  Keys
- * ibsmd.yaml(5) documents for features not built yet are refused with
- * "not implemented yet" and have no field here until something reads
- * them.
+ * struct config from a file; every error names file:line:column.  What
+ * ibsmd.yaml(5) documents as not implemented yet (vlane-isolation with
+ * qos.mode vftree or voqsw) is refused with "not implemented yet".
  */
 #ifndef IBSMD_CONFIG_H
 #define IBSMD_CONFIG_H

@@ -14,7 +14,7 @@
 
 #include "sm/base/fabric.h"
 
-#define LID_UCAST_MAX 0xBFFF
+#define LID_UCAST_MAX (FAB_MLID_BASE - 1)	/* 0xBFFF */
 
 struct lid_report {
 	uint32_t kept_persisted;	/* from the state file */

@@ -20,7 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MC_MLID_BASE	0xC000
+#include "sm/base/fabric.h"
+
+#define MC_MLID_BASE	FAB_MLID_BASE	/* 0xC000 */
 #define MC_MLID_LAST	0xFFFE		/* 0xFFFF is the permissive LID */
 #define MC_MLIDS	(MC_MLID_LAST - MC_MLID_BASE + 1)
 

@@ -12,6 +12,9 @@
 #include "routing/qos/vftree.h"
 #include "routing/qos/voqsw.h"
 
+static unsigned qos_link_vls(const struct fabric *f, int max_op_vls,
+			     uint32_t *narrow);
+
 /* qos.mode voqsw: stage 4's figures into r. */
 static int apply_voqsw(const struct config *cfg, const struct fabric *f,
 		       struct lft_tables *t, struct qos_report *r)
@@ -169,7 +172,13 @@ static unsigned opvls_data_vls(unsigned enc)
 	return enc >= 5 ? 15 : 1u << (enc - 1);
 }
 
-unsigned qos_link_vls(const struct fabric *f, int max_op_vls, uint32_t *narrow)
+/*
+ * The fewest data VLs a link of f runs (OperationalVLs as the sweep sets
+ * it: the VLCap of both ends and ports.max_op_vls), 0 when no link says;
+ * *narrow (may be NULL) gets that link's lower port, FAB_NONE for none.
+ */
+static unsigned qos_link_vls(const struct fabric *f, int max_op_vls,
+			     uint32_t *narrow)
 {
 	unsigned best = 0;
 	if (narrow)

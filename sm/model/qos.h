@@ -52,11 +52,5 @@ void qos_describe(const struct qos_report *r, char *buf, size_t len);
 /* That line in the log: voqsw at notice (one per routing), vFtree at info. */
 void qos_log(const struct qos_report *r);
 
-/*
- * The fewest data VLs a link of f runs (OperationalVLs as the sweep sets
- * it: the VLCap of both ends and ports.max_op_vls), 0 when no link says;
- * *narrow (may be NULL) gets that link's lower port, FAB_NONE for none.
- */
-unsigned qos_link_vls(const struct fabric *f, int max_op_vls, uint32_t *narrow);
 
 #endif

@@ -189,9 +189,9 @@ static void build_pi(const struct sa_view *v, uint32_t pi, uint8_t *d)
 	const struct fab_port *p = &f->ports[pi];
 	uint32_t ep = lid_port_of(f, pi);
 	if (v->pi_raw)
-		memcpy(d, v->pi_raw[pi], 64);
+		memcpy(d, v->pi_raw[pi], SMP_DATA_SIZE);
 	else
-		memset(d, 0, 64);
+		memset(d, 0, SMP_DATA_SIZE);
 	smp_pi_set64(d, IB_PORT_MKEY_F, 0);
 	smp_pi_set(d, IB_PORT_LOCAL_PORT_F, p->num);
 	smp_pi_set(d, IB_PORT_LINK_WIDTH_ACTIVE_F, p->width_active);
@@ -338,7 +338,7 @@ int sa_lft_records(struct sa_query *q)
 	uint8_t r[LFTR_SIZE];
 	uint32_t rq = sa_requester(q);
 	int st = sa_mask_check(q, N(lftr_fields));
-	uint32_t blocks = t->max_lid / 64 + 1;
+	uint32_t blocks = t->max_lid / FAB_LFT_BLOCK + 1;
 	for (uint32_t row = 0; !st && row < t->n_sw && !sa_enough(q); row++) {
 		uint32_t p0 = f->nodes[t->sw_node[row]].first_port;
 		if (!f->ports[p0].lid || !lid_ok(q, f, p0) || !sa_share(v, rq, p0))
@@ -348,8 +348,8 @@ int sa_lft_records(struct sa_query *q)
 			memset(r, 0, sizeof(r));
 			sa_put16(r, (uint16_t)f->ports[p0].lid);
 			sa_put16(r + 2, (uint16_t)b);
-			for (uint32_t k = 0; k < 64; k++) {
-				uint32_t lid = b * 64 + k;
+			for (uint32_t k = 0; k < FAB_LFT_BLOCK; k++) {
+				uint32_t lid = b * FAB_LFT_BLOCK + k;
 				r[8 + k] = lid <= t->max_lid ? ent[lid] : LFT_DROP;
 			}
 			if (match_rest(q, r, lftr_fields, N(lftr_fields)))

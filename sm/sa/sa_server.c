@@ -55,7 +55,7 @@ struct sa {
 	struct sa_view view;
 	struct fabric f;		/* the published copies */
 	struct lft_tables lft;
-	uint8_t (*pi_raw)[64], (*si_raw)[64];
+	uint8_t (*pi_raw)[SMP_DATA_SIZE], (*si_raw)[SMP_DATA_SIZE];
 	struct sa_vm *vms;
 	struct part_model parts;
 	struct rmpp *rmpp;
@@ -608,13 +608,13 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 	}
 	const struct discovery *d = sm->sub.model;
 	if (d && &d->f == f && d->pi_raw && d->si_raw) {
-		sa->pi_raw = malloc(((size_t)f->n_ports + 1) * 64);
-		sa->si_raw = malloc(((size_t)f->n_nodes + 1) * 64);
+		sa->pi_raw = malloc(((size_t)f->n_ports + 1) * SMP_DATA_SIZE);
+		sa->si_raw = malloc(((size_t)f->n_nodes + 1) * SMP_DATA_SIZE);
 		if (sa->pi_raw && sa->si_raw) {
-			memcpy(sa->pi_raw, d->pi_raw, (size_t)f->n_ports * 64);
-			memcpy(sa->si_raw, d->si_raw, (size_t)f->n_nodes * 64);
-			sa->view.pi_raw = (const uint8_t (*)[64])sa->pi_raw;
-			sa->view.si_raw = (const uint8_t (*)[64])sa->si_raw;
+			memcpy(sa->pi_raw, d->pi_raw, (size_t)f->n_ports * SMP_DATA_SIZE);
+			memcpy(sa->si_raw, d->si_raw, (size_t)f->n_nodes * SMP_DATA_SIZE);
+			sa->view.pi_raw = (const uint8_t (*)[SMP_DATA_SIZE])sa->pi_raw;
+			sa->view.si_raw = (const uint8_t (*)[SMP_DATA_SIZE])sa->si_raw;
 		}
 	}
 	if (publish_vms(sa, &sm->vms) < 0) {

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "mad/sa.h"
+#include "mad/smp.h"
 #include "mad/transport.h"
 #include "routing/engine.h"
 #include "sm/base/fabric.h"
@@ -57,8 +58,8 @@ struct sa_view {
 	/* PortInfo and SwitchInfo as the sweep read them, per port and per
 	 * node index (NULL when the model came without them): the fields
 	 * the model does not hold come from there */
-	const uint8_t (*pi_raw)[64];
-	const uint8_t (*si_raw)[64];
+	const uint8_t (*pi_raw)[SMP_DATA_SIZE];
+	const uint8_t (*si_raw)[SMP_DATA_SIZE];
 	/* the VMs present in f at publish (their VF port there holds their
 	 * LID), sorted by port: sa_vm_of_port(), sa_vm_of_guid() */
 	const struct sa_vm *vms;

@@ -72,7 +72,7 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 /*
  * One at a time; a heavy sweep waits while this is 1 (daemon.c: the run
  * writes through sm->sub.model and its cache).  After done, a heavy
- * sweep wanted meanwhile is requested again (sm_request_heavy).
+ * sweep wanted meanwhile is requested again (sweeper_request_heavy).
  */
 int vmexec_busy(const struct sm *sm);
 /*

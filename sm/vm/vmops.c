@@ -53,8 +53,13 @@ static uint32_t pf_vswitch(const struct fabric *f, uint32_t pi)
 	return vs != FAB_NONE && vf == -1 ? vs : FAB_NONE;
 }
 
-uint32_t vmops_find_hypervisor(const struct fabric *f, const char *h,
-			       char *err, size_t errlen)
+/*
+ * The hypervisor named h in f: a vSwitch by node description or node
+ * GUID, or the vSwitch of a PF named by node description, node GUID or
+ * port GUID.  FAB_NONE with err.
+ */
+static uint32_t vmops_find_hypervisor(const struct fabric *f, const char *h,
+				      char *err, size_t errlen)
 {
 	uint64_t g = 0;
 	int by_guid = parse_guid(h, &g) == 0;

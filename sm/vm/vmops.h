@@ -60,12 +60,5 @@ int vmop_start(struct sm *sm, const struct vmop_req *q, vmop_done_fn done,
 int vmops_resume(struct sm *sm);
 /* Shutdown: a running command ends (done with an error), a waiting one too. */
 void vmops_free(struct sm *sm);
-/*
- * The hypervisor named h in f: a vSwitch by node description or node
- * GUID, or the vSwitch of a PF named by node description, node GUID or
- * port GUID.  FAB_NONE with err.
- */
-uint32_t vmops_find_hypervisor(const struct fabric *f, const char *h,
-			       char *err, size_t errlen);
 
 #endif

@@ -51,11 +51,6 @@ void vmshared_free(struct sm *sm)
 	sm->vmshared = NULL;
 }
 
-size_t vmshared_in_flight(struct sm *sm)
-{
-	return sm->vmshared ? sm->vmshared->t.n : 0;
-}
-
 /* ---- registered hypervisors ---- */
 
 struct hyp_walk {
@@ -89,7 +84,11 @@ static void hyp_one(void *arg, const uint8_t gid[16], uint16_t enum_id,
 	w->n++;
 }
 
-size_t vmshared_hypervisors(struct sm *sm, uint32_t *pi, size_t max)
+/*
+ * The registered hypervisors' PF ports in the model (up to max); how many
+ * there are.
+ */
+static size_t vmshared_hypervisors(struct sm *sm, uint32_t *pi, size_t max)
 {
 	if (!sm->notify || !sm->sub.model)
 		return 0;

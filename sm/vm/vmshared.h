@@ -67,10 +67,6 @@ void vmshared_remove(struct sm *sm, struct vm *v);
  */
 int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
 			unsigned n, int del, char *err, size_t errlen);
-/* The registered hypervisors' PF ports in the model (up to max); how many there are. */
-size_t vmshared_hypervisors(struct sm *sm, uint32_t *pi, size_t max);
-/* The Paper VI table's entries in flight (deleted, not set again). */
-size_t vmshared_in_flight(struct sm *sm);
 void vmshared_free(struct sm *sm);
 
 #endif

@@ -20,14 +20,14 @@ struct attr_rec {
 	uint32_t mod;
 	uint16_t attr;
 	uint8_t port;
-	uint8_t data[64];
+	uint8_t data[SMP_DATA_SIZE];
 };
 
 struct node_cache {
 	uint64_t guid;
 	uint32_t nports;
 	struct pi_rec *ports;		/* nports + 1 */
-	uint8_t *lft;			/* lft_blocks * 64 */
+	uint8_t *lft;			/* lft_blocks * FAB_LFT_BLOCK */
 	uint8_t *lft_valid;		/* per block */
 	uint32_t lft_blocks;
 	uint32_t lft_top;
@@ -125,7 +125,7 @@ static int cache_lft_size(struct node_cache *nc, uint32_t blocks)
 		return 0;
 	if (blocks < 2 * nc->lft_blocks)	/* block by block: double */
 		blocks = 2 * nc->lft_blocks;
-	uint8_t *l = realloc(nc->lft, (size_t)blocks * 64);
+	uint8_t *l = realloc(nc->lft, (size_t)blocks * FAB_LFT_BLOCK);
 	if (!l)
 		return -1;
 	nc->lft = l;
@@ -260,7 +260,7 @@ static int pairs_hold(const struct node_cache *nc, const struct plan_op *op,
 		for (unsigned out = r[2]; out <= r[3]; out++) {
 			const struct attr_rec *a = find_key(nc, attr, op->port,
 							    in << 8 | out);
-			if (!a || memcmp(a->data, data, 64))
+			if (!a || memcmp(a->data, data, SMP_DATA_SIZE))
 				return 0;
 		}
 	return 1;
@@ -280,7 +280,7 @@ static void record_pairs(struct node_cache *nc, const struct plan_op *op,
 		for (unsigned out = r[2]; out <= r[3]; out++) {
 			struct attr_rec *a = find_key(nc, attr, op->port, in << 8 | out);
 			if (a)
-				memcpy(a->data, data, 64);
+				memcpy(a->data, data, SMP_DATA_SIZE);
 			else
 				missing++;
 		}
@@ -305,7 +305,7 @@ static void record_pairs(struct node_cache *nc, const struct plan_op *op,
 			}
 			v[k] = (struct attr_rec){ .mod = mod, .attr = attr,
 						  .port = op->port };
-			memcpy(v[k++].data, data, 64);
+			memcpy(v[k++].data, data, SMP_DATA_SIZE);
 		}
 	while (i < nc->n_attrs)
 		v[k++] = nc->attrs[i++];
@@ -335,13 +335,13 @@ int devcache_holds(const struct devcache *c, const struct fabric *f,
 						    IB_SW_MCAST_FDB_TOP_F);
 	case PLAN_LFT:
 		return mod < nc->lft_blocks && nc->lft_valid[mod] &&
-		       !memcmp(nc->lft + (size_t)mod * 64, data, 64);
+		       !memcmp(nc->lft + (size_t)mod * FAB_LFT_BLOCK, data, FAB_LFT_BLOCK);
 	default: {
 		unsigned r[4];
 		if (sl2vl_range(n, op, mod, r))
 			return pairs_hold(nc, op, r, data);
 		const struct attr_rec *a = find_attr(nc, op, mod);
-		return a && !memcmp(a->data, data, 64);
+		return a && !memcmp(a->data, data, SMP_DATA_SIZE);
 	}
 	}
 }
@@ -385,10 +385,10 @@ void devcache_record(struct devcache *c, const struct fabric *f,
 		return;
 	case PLAN_LFT:
 		/* a run of blocks: room for the whole run at once */
-		if (mod < UINT32_MAX / 64 &&
+		if (mod < UINT32_MAX / FAB_LFT_BLOCK &&
 		    cache_lft_size(nc, (op->flags & PLAN_LFT_ROW) ?
 					 op->mod + op->count : mod + 1) == 0) {
-			memcpy(nc->lft + (size_t)mod * 64, data, 64);
+			memcpy(nc->lft + (size_t)mod * FAB_LFT_BLOCK, data, FAB_LFT_BLOCK);
 			nc->lft_valid[mod] = 1;
 		}
 		return;
@@ -419,7 +419,7 @@ void devcache_record(struct devcache *c, const struct fabric *f,
 		a->mod = mod;
 		a->port = op->port;
 	}
-	memcpy(a->data, data, 64);
+	memcpy(a->data, data, SMP_DATA_SIZE);
 }
 
 /* Forgets the attribute records of port (-1: every port) and attr (-1: any). */

@@ -62,8 +62,8 @@ static int count_send(void *ctx, const uint8_t *mad, size_t len,
 			k->bad = 1;
 		} else {
 			const uint8_t *r = lft_row(k->t, row), *d = smp_data(copy);
-			for (uint32_t j = 0; j < 64 && !k->bad; j++) {
-				uint32_t e = b * 64 + j;
+			for (uint32_t j = 0; j < FAB_LFT_BLOCK && !k->bad; j++) {
+				uint32_t e = b * FAB_LFT_BLOCK + j;
 				uint8_t want = e <= k->t->max_lid ? r[e] : LFT_DROP;
 				if (d[j] != want) {
 					snprintf(k->why, sizeof(k->why),
@@ -108,9 +108,9 @@ static int count_send(void *ctx, const uint8_t *mad, size_t len,
 static int raise_top(struct plan *p, int wave, const struct discovery *d,
 		     struct devcache *c, uint32_t node, uint32_t top)
 {
-	uint8_t si[64];
+	uint8_t si[SMP_DATA_SIZE];
 	devcache_observe_switch(c, &d->f, node);
-	memcpy(si, d->si_raw[node], 64);	/* PortStateChange as read */
+	memcpy(si, d->si_raw[node], SMP_DATA_SIZE);	/* PortStateChange as read */
 	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, top);
 	/* MulticastFDBTop as it holds it now (sm/write/plan_mcast.c may have moved it) */
 	mad_set_field(si, 0, IB_SW_MCAST_FDB_TOP_F, d->f.nodes[node].mft_top);

@@ -57,7 +57,7 @@ uint32_t plan_data(struct plan *p, int wave, const uint8_t *payload)
 		w->data = d;
 		w->cap_data = cap;
 	}
-	memcpy(w->data[w->n_data], payload, 64);
+	memcpy(w->data[w->n_data], payload, SMP_DATA_SIZE);
 	return w->n_data++;
 }
 
@@ -159,14 +159,14 @@ void plan_mad_payload(const struct plan *p, const struct plan_op *o,
 		      uint32_t i, uint8_t *out)
 {
 	if (!(o->flags & PLAN_LFT_ROW)) {
-		memcpy(out, p->waves[o->wave].data[o->data], 64);
+		memcpy(out, p->waves[o->wave].data[o->data], SMP_DATA_SIZE);
 		return;
 	}
 	const uint8_t *lft = lft_row(p->t, o->data);
-	uint32_t first = (o->mod + i) * 64, top = p->t->max_lid;
-	memset(out, LFT_DROP, 64);
+	uint32_t first = (o->mod + i) * FAB_LFT_BLOCK, top = p->t->max_lid;
+	memset(out, LFT_DROP, SMP_DATA_SIZE);
 	if (first <= top)
-		memcpy(out, lft + first, top - first + 1 < 64 ? top - first + 1 : 64);
+		memcpy(out, lft + first, top - first + 1 < FAB_LFT_BLOCK ? top - first + 1 : FAB_LFT_BLOCK);
 }
 
 uint64_t plan_mads(const struct plan *p)

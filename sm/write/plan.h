@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 
+#include "mad/smp.h"
 #include "routing/engine.h"
 #include "sm/base/fabric.h"
 
@@ -67,7 +68,7 @@ struct plan_op {
 struct plan_wave {
 	struct plan_op *ops;
 	uint32_t n, cap;
-	uint8_t (*data)[64];		/* payload pool */
+	uint8_t (*data)[SMP_DATA_SIZE];		/* payload pool */
 	uint32_t n_data, cap_data;
 };
 
@@ -112,7 +113,7 @@ uint16_t plan_attr(const struct plan_op *o);
 uint32_t plan_op_mads(const struct plan_op *o);
 uint32_t plan_mad_mod(const struct plan_op *o, uint32_t i);
 void plan_mad_payload(const struct plan *p, const struct plan_op *o,
-		      uint32_t i, uint8_t *out /* [64] */);
+		      uint32_t i, uint8_t *out /* [SMP_DATA_SIZE] */);
 /* MADs in the whole plan, before the device cache is asked. */
 uint64_t plan_mads(const struct plan *p);
 

@@ -38,7 +38,8 @@ int mcast_port_map(const struct fabric *f, const struct vm_registry *vms,
 	return 0;
 }
 
-void mcast_trees_forget_ports(struct mcast_trees *k)
+/* k's port map forgotten (a VM moved): the next run builds it again. */
+static void mcast_trees_forget_ports(struct mcast_trees *k)
 {
 	if (k->pmap) {
 		guid_map_free(k->pmap);
@@ -246,16 +247,16 @@ static int plan_block(struct plan *p, int wave, const struct fabric *f,
 		      uint32_t r, uint32_t b, uint32_t q, const uint64_t *ent,
 		      int clear_unknown, struct mcast_plan_stats *st)
 {
-	static const uint8_t zero[64];
+	static const uint8_t zero[SMP_DATA_SIZE];
 	uint32_t ni = t->sw_node[r], mod = q << 28 | b;
-	uint8_t blk[64] = { 0 };
+	uint8_t blk[SMP_DATA_SIZE] = { 0 };
 	for (uint32_t i = 0; ent && i < MFT_BLOCK; i++) {
 		const uint64_t *mk = ent + ((size_t)r * MFT_BLOCK + i) * MCAST_MASK_WORDS;
 		uint16_t v = mask_bits(mk, q);
 		blk[2 * i] = (uint8_t)(v >> 8);
 		blk[2 * i + 1] = (uint8_t)v;
 	}
-	if (!memcmp(blk, zero, 64)) {
+	if (!memcmp(blk, zero, SMP_DATA_SIZE)) {
 		/*
 		 * a block of MLIDs in use that the cache does not know: zeros
 		 * at a heavy sweep (clear_unknown), so that what an earlier SM
@@ -265,7 +266,7 @@ static int plan_block(struct plan *p, int wave, const struct fabric *f,
 		 */
 		const uint8_t *held = c ? devcache_attr(c, f, ni, 0,
 						    IB_ATTR_MULTICASTFORWTBL, mod) : NULL;
-		if (held ? !memcmp(held, zero, 64) : !ent || !clear_unknown)
+		if (held ? !memcmp(held, zero, SMP_DATA_SIZE) : !ent || !clear_unknown)
 			return 0;	/* it holds no entry there */
 	}
 	uint32_t di = plan_data(p, wave, blk);
@@ -304,8 +305,8 @@ uint16_t mcast_top(const struct fabric *f, uint32_t ni, const struct mc_db *db)
 static int plan_top(struct plan *p, int wave, const struct fabric *f,
 		    const uint8_t *si_raw, uint32_t ni, const struct mc_db *db)
 {
-	uint8_t si[64];
-	memcpy(si, si_raw, 64);
+	uint8_t si[SMP_DATA_SIZE];
+	memcpy(si, si_raw, SMP_DATA_SIZE);
 	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, f->nodes[ni].lft_top);
 	mad_set_field(si, 0, IB_SW_STATE_CHANGE_F, 0);
 	mad_set_field(si, 0, IB_SW_MCAST_FDB_TOP_F, mcast_top(f, ni, db));
@@ -330,7 +331,7 @@ static uint32_t max_blocks(const struct fabric *f, const struct lft_tables *t)
 int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       struct devcache *c, const struct lft_tables *t,
 	       const struct mc_db *db, const struct vm_registry *vms,
-	       const uint8_t (*si_raw)[64], int clear_unknown,
+	       const uint8_t (*si_raw)[SMP_DATA_SIZE], int clear_unknown,
 	       struct mcast_plan_stats *st)
 {
 	return plan_mcast_kept(p, wave, f, c, t, db, vms, si_raw, NULL,
@@ -340,7 +341,7 @@ int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 		    struct devcache *c, const struct lft_tables *t,
 		    const struct mc_db *db, const struct vm_registry *vms,
-		    const uint8_t (*si_raw)[64], struct mcast_trees *k,
+		    const uint8_t (*si_raw)[SMP_DATA_SIZE], struct mcast_trees *k,
 		    int clear_unknown, struct mcast_plan_stats *st)
 {
 	struct mcast_plan_stats dummy;

@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 
+#include "mad/smp.h"
 #include "routing/engine.h"
 #include "sm/write/devcache.h"
 #include "sm/base/fabric.h"
@@ -83,8 +84,6 @@ void mcast_trees_free(struct mcast_trees *k);
  */
 int mcast_port_map(const struct fabric *f, const struct vm_registry *vms,
 		   struct guid_map *m);
-/* k's port map forgotten (a VM moved): the next run builds it again. */
-void mcast_trees_forget_ports(struct mcast_trees *k);
 /*
  * The port indices of g's members present in f, into out (n_members
  * entries); returns how many.
@@ -108,13 +107,13 @@ uint16_t mcast_top(const struct fabric *f, uint32_t ni, const struct mc_db *db);
 int plan_mcast(struct plan *p, int wave, const struct fabric *f,
 	       struct devcache *c, const struct lft_tables *t,
 	       const struct mc_db *db, const struct vm_registry *vms,
-	       const uint8_t (*si_raw)[64], int clear_unknown,
+	       const uint8_t (*si_raw)[SMP_DATA_SIZE], int clear_unknown,
 	       struct mcast_plan_stats *st);
 /* The same, with the trees kept in k reused where their group's gen holds. */
 int plan_mcast_kept(struct plan *p, int wave, const struct fabric *f,
 		    struct devcache *c, const struct lft_tables *t,
 		    const struct mc_db *db, const struct vm_registry *vms,
-		    const uint8_t (*si_raw)[64], struct mcast_trees *k,
+		    const uint8_t (*si_raw)[SMP_DATA_SIZE], struct mcast_trees *k,
 		    int clear_unknown, struct mcast_plan_stats *st);
 
 #endif

@@ -18,16 +18,16 @@
  * vFtree fabric are one table, planned hundreds of thousands of times.
  */
 struct qos_pool {
-	uint8_t last[64];
+	uint8_t last[SMP_DATA_SIZE];
 	uint32_t di;
 };
 
 static uint32_t qos_data(struct plan *p, int wave, struct qos_pool *qp,
 			 const uint8_t *payload)
 {
-	if (qp->di != UINT32_MAX && !memcmp(qp->last, payload, 64))
+	if (qp->di != UINT32_MAX && !memcmp(qp->last, payload, SMP_DATA_SIZE))
 		return qp->di;
-	memcpy(qp->last, payload, 64);
+	memcpy(qp->last, payload, SMP_DATA_SIZE);
 	qp->di = plan_data(p, wave, payload);
 	return qp->di;
 }
@@ -35,7 +35,7 @@ static uint32_t qos_data(struct plan *p, int wave, struct qos_pool *qp,
 /* SLtoVLMappingTable: SL 2i in the high nibble of byte i, SL 2i+1 low. */
 static void encode_sl2vl(const uint8_t *vl, uint8_t *out)
 {
-	memset(out, 0, 64);
+	memset(out, 0, SMP_DATA_SIZE);
 	for (unsigned i = 0; i < QOS_SLS / 2; i++)
 		out[i] = (uint8_t)((vl[2 * i] & 0xf) << 4 | (vl[2 * i + 1] & 0xf));
 }
@@ -44,7 +44,7 @@ static int plan_sl2vl_op(struct plan *p, int wave, struct qos_pool *qp,
 			 uint32_t node, uint8_t port, uint32_t mod,
 			 const uint8_t *vl)
 {
-	uint8_t buf[64];
+	uint8_t buf[SMP_DATA_SIZE];
 	encode_sl2vl(vl, buf);
 	uint32_t di = qos_data(p, wave, qp, buf);
 	if (di == UINT32_MAX || !plan_add(p, wave, PLAN_SL2VL, node, port, mod, di))
@@ -86,7 +86,7 @@ static void vlarb_block(const struct cfg_vlarb *pol, unsigned nvl,
 			uint8_t *buf)
 {
 	unsigned n = 0, lost_vl = 0, lost_cap = 0;
-	memset(buf, 0, 64);
+	memset(buf, 0, SMP_DATA_SIZE);
 	if (cap > 32)
 		cap = 32;	/* one block */
 	if (!pol->given) {
@@ -132,7 +132,7 @@ static int plan_vlarb(struct plan *p, int wave, struct qos_pool *low,
 	unsigned hcap = mad_get_field(raw, 0, IB_PORT_VL_ARBITRATION_HIGH_CAP_F);
 	unsigned nvl = port_vls(f, t, fp->node, fp->num);
 	uint32_t mod = fp->num;
-	uint8_t buf[64];
+	uint8_t buf[SMP_DATA_SIZE];
 	if (lcap) {
 		vlarb_block(&pp->vlarb_low, nvl, lcap, 64, &cut[0], buf);
 		uint32_t di = qos_data(p, wave, low, buf);

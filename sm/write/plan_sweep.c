@@ -62,7 +62,7 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 	const struct fabric *f = &d->f;
 	const struct fab_port *p = &f->ports[pi];
 	const struct fab_node *n = &f->nodes[p->node];
-	memcpy(out, d->pi_raw[pi], 64);
+	memcpy(out, d->pi_raw[pi], SMP_DATA_SIZE);
 	smp_pi_prepare_set(out);
 	smp_pi_set64(out, IB_PORT_MKEY_F, 0);
 	smp_pi_set(out, IB_PORT_MKEY_LEASE_F, 0);
@@ -104,7 +104,7 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
  * without partitions, and what a port holds after a reset. */
 static uint32_t pkey_default(struct plan *p, int wave)
 {
-	uint8_t blk[64] = { 0xff, 0xff };
+	uint8_t blk[SMP_DATA_SIZE] = { 0xff, 0xff };
 	return plan_data(p, wave, blk);
 }
 
@@ -144,7 +144,7 @@ static int plan_pkeys(struct plan *p, int wave, const struct discovery *d,
 		      struct devcache *c, const struct program_params *pp,
 		      uint32_t pi, uint32_t dflt)
 {
-	static const uint8_t zero[64];
+	static const uint8_t zero[SMP_DATA_SIZE];
 	const struct fabric *f = &d->f;
 	const struct fab_port *fp = &f->ports[pi];
 	uint16_t want[CFG_MAX_PARTS + 1];
@@ -170,11 +170,11 @@ static int plan_pkeys(struct plan *p, int wave, const struct discovery *d,
 	uint32_t cap_blocks = (cap + PLAN_PKEY_BLOCK - 1) / PLAN_PKEY_BLOCK;
 	uint32_t mod0 = pkey_mod(f, pi);
 	for (uint32_t b = 0; b < cap_blocks; b++) {
-		uint8_t blk[64] = { 0 };
+		uint8_t blk[SMP_DATA_SIZE] = { 0 };
 		if (b >= nb) {
 			const uint8_t *held = devcache_attr(c, f, fp->node, fp->num,
 							    IB_ATTR_PKEY_TBL, mod0 | b);
-			if (reset || !held || !memcmp(held, zero, 64))
+			if (reset || !held || !memcmp(held, zero, SMP_DATA_SIZE))
 				continue;	/* it holds no entry there */
 		}
 		for (unsigned i = 0; i < PLAN_PKEY_BLOCK && b * PLAN_PKEY_BLOCK + i < nw; i++) {
@@ -233,7 +233,7 @@ static int plan_port(struct plan *p, int wave, const struct discovery *d,
 	 */
 	if ((fp->flags & FPORT_NOLID) && ep && fp->state >= PORT_ARMED)
 		state = PORT_DOWN;
-	uint8_t data[64];
+	uint8_t data[SMP_DATA_SIZE];
 	encode_pi(d, pp, pi, state, rereg, data);
 	uint32_t di = plan_data(p, wave, data);
 	if (di == UINT32_MAX ||
@@ -278,8 +278,8 @@ static int plan_switch(struct plan *p, int wave, const struct discovery *d,
 {
 	const struct fab_node *n = &d->f.nodes[ni];
 	uint32_t top = t->max_lid;
-	uint8_t si[64];
-	memcpy(si, d->si_raw[ni], 64);	/* PortStateChange as read: 1 clears it */
+	uint8_t si[SMP_DATA_SIZE];
+	memcpy(si, d->si_raw[ni], SMP_DATA_SIZE);	/* PortStateChange as read: 1 clears it */
 	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, top);
 	if (mc && mcast_has_top(&d->f, ni))	/* sm/write/plan_mcast.h */
 		mad_set_field(si, 0, IB_SW_MCAST_FDB_TOP_F, mcast_top(&d->f, ni, mc));
@@ -289,11 +289,11 @@ static int plan_switch(struct plan *p, int wave, const struct discovery *d,
 	uint32_t row = t->row_of_node[ni];
 	if (row == FAB_NONE)
 		return 0;
-	uint32_t blocks = top / 64 + 1;
-	if (n->lft_cap && blocks > (n->lft_cap + 63) / 64) {
+	uint32_t blocks = top / FAB_LFT_BLOCK + 1;
+	if (n->lft_cap && blocks > (n->lft_cap + FAB_LFT_BLOCK - 1) / FAB_LFT_BLOCK) {
 		log_err("switch 0x%016llx \"%s\": LinearFDBCap %u is below the highest LID %u",
 			(unsigned long long)n->guid, fabric_node_name(&d->f, ni), n->lft_cap, top);
-		blocks = (n->lft_cap + 63) / 64;
+		blocks = (n->lft_cap + FAB_LFT_BLOCK - 1) / FAB_LFT_BLOCK;
 	}
 	for (uint32_t b = 0; b < blocks; b += UINT16_MAX) {
 		uint32_t k = blocks - b < UINT16_MAX ? blocks - b : UINT16_MAX;
@@ -328,7 +328,7 @@ int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
 	 * Top: the tables' blocks (entries past the highest vLID are none),
 	 * so that the sweep and a VM's writes ask the same of a switch
 	 */
-	uint32_t top = t->x_blocks * 64;
+	uint32_t top = t->x_blocks * FAB_LFT_BLOCK;
 	if (top > n->xlid_cap) {
 		log_err("switch 0x%016llx \"%s\": SecondaryLFTCap %u is below the highest vLID 0x%x",
 			(unsigned long long)n->guid, fabric_node_name(f, ni), n->xlid_cap, f->max_vlid);
@@ -345,7 +345,7 @@ int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
 		.lft_top = fabric_is_vswitch(f, ni) ? xlft_top(t, row) : top,
 		.default_port = t->xdefault[row],
 	};
-	uint8_t buf[64];
+	uint8_t buf[SMP_DATA_SIZE];
 	xlid_cap_encode(&x, buf);
 	return plan_vendor(p, wave, ni, 0, XLID_ATTR_CAP, 0, buf);
 }
@@ -381,7 +381,7 @@ static int plan_xswitch(struct plan *p, int wave, const struct discovery *d,
 		return 0;
 	if (plan_xlid_cap(p, wave, f, t, ni) < 0)
 		return -1;
-	uint32_t cap_blocks = n->xlid_cap / 64 + (n->xlid_cap % 64 != 0);
+	uint32_t cap_blocks = n->xlid_cap / FAB_LFT_BLOCK + (n->xlid_cap % FAB_LFT_BLOCK != 0);
 	uint32_t first = t->xfirst[row], end = first + t->xcount[row];
 	if (end > cap_blocks)
 		end = cap_blocks;
@@ -390,11 +390,11 @@ static int plan_xswitch(struct plan *p, int wave, const struct discovery *d,
 			return -1;
 	if (!fabric_is_vswitch(f, ni) || !c)
 		return 0;
-	uint8_t none[64];
+	uint8_t none[SMP_DATA_SIZE];
 	memset(none, LFT_DROP, sizeof(none));
 	for (uint32_t b = 0; b < first && b < cap_blocks; b++) {
 		const uint8_t *held = devcache_attr(c, f, ni, 0, XLID_ATTR_LFT, b);
-		if (held && memcmp(held, none, 64) &&
+		if (held && memcmp(held, none, SMP_DATA_SIZE) &&
 		    plan_vendor(p, wave, ni, 0, XLID_ATTR_LFT, b, none) < 0)
 			return -1;
 	}
@@ -412,14 +412,20 @@ int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
 		.default_port = 0xff,
 		.port_vlid = vlid,
 	};
-	uint8_t buf[64];
+	uint8_t buf[SMP_DATA_SIZE];
 	xlid_cap_encode(&x, buf);
 	return plan_vendor(p, wave, fp->node, fp->num, XLID_ATTR_CAP, fp->num, buf);
 }
 
-int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
-			struct devcache *c, const struct lft_tables *t,
-			const struct program_params *pp)
+/*
+ * SwitchInfo and the LFT blocks of t (which the plan keeps pointing to),
+ * the QoS tables (plan_sweep_qos) and the multicast groups' MFT blocks
+ * (pp->mc, plan_mcast).
+ */
+static int plan_sweep_switches(struct plan *p, int wave,
+			       const struct discovery *d, struct devcache *c,
+			       const struct lft_tables *t,
+			       const struct program_params *pp)
 {
 	plan_set_tables(p, t);
 	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)
@@ -445,7 +451,7 @@ int plan_sweep_activation(struct plan *p, int wave, const struct discovery *d,
 		if (!(fp->flags & FPORT_PRESENT) || fp->state != PORT_ARMED ||
 		    !fabric_port_linked(f, pi))
 			continue;
-		uint8_t data[64];
+		uint8_t data[SMP_DATA_SIZE];
 		encode_pi(d, pp, pi, PORT_ACTIVE, 0, data);
 		uint32_t di = plan_data(p, wave, data);
 		if (di == UINT32_MAX ||

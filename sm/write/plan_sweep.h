@@ -67,14 +67,6 @@ int plan_sweep_port(struct plan *p, int wave, const struct discovery *d,
 		    struct devcache *c, const struct program_params *pp,
 		    uint32_t pi);
 /*
- * SwitchInfo and the LFT blocks of t (which the plan keeps pointing to),
- * the QoS tables (plan_sweep_qos) and the multicast groups' MFT blocks
- * (pp->mc, plan_mcast).
- */
-int plan_sweep_switches(struct plan *p, int wave, const struct discovery *d,
-			struct devcache *c, const struct lft_tables *t,
-			const struct program_params *pp);
-/*
  * Extended LIDs (mad/xlid.h), for the VM writes too: a capable switch's
  * XLIDCap (Enabled, Top = t's secondary blocks x 64, t's DefaultPort) and a
  * secondary block of row; a CA port's XLIDCap with PortVLID vlid (0:

@@ -26,7 +26,7 @@ struct xfer {
 	uint8_t wave;
 	uint8_t verify;		/* a Get to see where a refused state change stands */
 	uint8_t relearn;	/* that Get reads an inferred port the Set did not fit */
-	uint8_t data[64];	/* the Set's payload */
+	uint8_t data[SMP_DATA_SIZE];	/* the Set's payload */
 };
 
 struct program {
@@ -148,7 +148,7 @@ static void send_mad(struct program *pr, uint32_t idx, uint32_t i)
 		pr->st.held++;
 		return;
 	}
-	uint8_t data[64];
+	uint8_t data[SMP_DATA_SIZE];
 	plan_mad_payload(pr->p, o, i, data);
 	if (devcache_holds(pr->c, pr->f, o, plan_mad_mod(o, i), data)) {
 		pr->st.unchanged++;
@@ -165,7 +165,7 @@ static void send_mad(struct program *pr, uint32_t idx, uint32_t i)
 	x->wave = (uint8_t)pr->wave;
 	x->idx = idx;
 	x->i = i;
-	memcpy(x->data, data, 64);
+	memcpy(x->data, data, SMP_DATA_SIZE);
 	submit(pr, x);
 }
 
@@ -279,7 +279,7 @@ static void step(struct program *pr)
 static void relearn_port(struct program *pr, uint32_t pi, const uint8_t *data)
 {
 	struct fab_port *p = &pr->f->ports[pi];
-	memcpy(pr->d->pi_raw[pi], data, 64);
+	memcpy(pr->d->pi_raw[pi], data, SMP_DATA_SIZE);
 	discovery_decode_portinfo(p, data);
 	log_info("port 0x%016llx[%u]: not what was inferred (MTUCap %u, VLCap %u); set again",
 		 (unsigned long long)p->guid, p->num, p->mtu_cap, p->vl_cap);
@@ -417,7 +417,7 @@ static void submit(struct program *pr, struct xfer *x)
 		smp_dr_address(&to);
 	}
 	if (!x->verify)
-		memcpy(smp_data(mad), x->data, 64);
+		memcpy(smp_data(mad), x->data, SMP_DATA_SIZE);
 	pr->outstanding++;
 	if (txn_submit(pr->txn, mad, sizeof(mad), &to, o->node, on_answer, x) < 0) {
 		pr->outstanding--;
@@ -456,11 +456,6 @@ struct program *program_run(struct txn_engine *txn, struct discovery *d,
 void program_kick(struct program *pr)
 {
 	step(pr);
-}
-
-int program_wave(const struct program *pr)
-{
-	return (int)pr->wave;
 }
 
 const struct program_stats *program_get_stats(const struct program *pr)

@@ -70,8 +70,6 @@ struct program *program_run(struct txn_engine *txn, struct discovery *d,
 			    program_done_fn done, void *arg);
 /* The plan grew, or a wave was closed: send what can go. */
 void program_kick(struct program *pr);
-/* The wave being sent (where a replan adds). */
-int program_wave(const struct program *pr);
 const struct program_stats *program_get_stats(const struct program *pr);
 /* What the caller hangs on pr: freed by program_free with owner_free. */
 void program_set_owner(struct program *pr, void *owner,

@@ -11,6 +11,7 @@
 
 #include "mad/dispatch.h"
 #include "mad/sa.h"
+#include "sm/base/fabric.h"
 #include "sm/base/log.h"
 
 #define QKEY_GSI	0x80010000u
@@ -36,7 +37,6 @@ struct saclient {
 	struct saclient_params p;
 	struct mad_dispatch *d;
 	struct rmpp *r;
-	uint32_t dest;
 	uint32_t next_tid;
 	struct query *q;		/* p.max_inflight slots */
 	unsigned n_q;
@@ -258,20 +258,10 @@ void saclient_recv(void *arg, const uint8_t *mad, size_t len,
 	mad_dispatch_input(c->d, mad, len, from, status);
 }
 
-struct mad_dispatch *saclient_dispatch(struct saclient *c)
-{
-	return c->d;
-}
-
 void saclient_set_report(struct saclient *c, saclient_report_fn fn, void *arg)
 {
 	c->report = fn;
 	c->report_arg = arg;
-}
-
-void saclient_set_dest(struct saclient *c, uint32_t lid)
-{
-	c->dest = lid;
 }
 
 static uint8_t response_of(uint8_t method)
@@ -293,12 +283,12 @@ int saclient_query(struct saclient *c, uint8_t method, uint16_t attr,
 		   size_t rec_len, saclient_done_fn done, void *arg)
 {
 	uint8_t resp = response_of(method);
-	uint32_t dest = c->dest ? c->dest : c->t->sm_lid;
+	uint32_t dest = c->t->sm_lid;
 	if (!resp || rec_len > SA_DATA_SIZE || (rec_len && !rec)) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (!dest || dest >= 0xc000) {
+	if (!dest || dest >= FAB_MLID_BASE) {
 		errno = ENOTCONN;
 		return -1;
 	}
@@ -347,8 +337,8 @@ void saclient_inform_default(struct saclient_inform *ii, uint16_t trap)
 	ii->resp_time = 18;	/* about 1 s */
 }
 
-void saclient_inform_encode(const struct saclient_inform *ii, int subscribe,
-			    uint8_t out[SA_INFORM_SIZE])
+static void saclient_inform_encode(const struct saclient_inform *ii,
+				   int subscribe, uint8_t out[SA_INFORM_SIZE])
 {
 	memset(out, 0, SA_INFORM_SIZE);
 	memcpy(out, ii->gid, 16);

@@ -6,13 +6,13 @@
  *
  * Queries (Get, GetTable, Set, Delete) go to the port's SM LID (read from
  * the transport at every send, so a new SM is followed once the owner
- * refreshes the transport; saclient_set_dest() overrides it) on QP1 with
- * QKey 0x80010000, under the client's own TIDs (random start, matched on
- * the low 32 bits as ibsim rewrites the upper ones), with a timeout and
- * retries of the same TID per query.  An answer is taken only when its
- * TID, class, response method and source LID match; RMPP answers are
- * reassembled by mad/rmpp.c, which ACKs them.  A retry is held back while
- * the answer's RMPP transfer is still coming in.
+ * refreshes the transport) on QP1 with QKey 0x80010000, under the
+ * client's own TIDs (random start, matched on the low 32 bits as ibsim
+ * rewrites the upper ones), with a timeout and retries of the same TID
+ * per query.  An answer is taken only when its TID, class, response
+ * method and source LID match; RMPP answers are reassembled by
+ * mad/rmpp.c, which ACKs them.  A retry is held back while the answer's
+ * RMPP transfer is still coming in.
  *
  * Reports: a Report(Notice) from the SA is answered with a ReportResp
  * (the notice echoed) and the 80-byte notice goes to the report callback,
@@ -20,9 +20,7 @@
  * lost is answered again, not handed on twice.
  *
  * The receive path is the client's own mad/dispatch.c: pass the
- * transport's callback saclient_recv() with the client as its argument;
- * saclient_dispatch() gives it to owners that serve more (a listener
- * registering other classes).
+ * transport's callback saclient_recv() with the client as its argument.
  */
 #ifndef IBSMD_SACLIENT_H
 #define IBSMD_SACLIENT_H
@@ -81,10 +79,7 @@ void saclient_free(struct saclient *c);
 /* The transport's receive callback; arg is the client. */
 void saclient_recv(void *arg, const uint8_t *mad, size_t len,
 		   const struct mad_addr *from, int status);
-struct mad_dispatch *saclient_dispatch(struct saclient *c);
 void saclient_set_report(struct saclient *c, saclient_report_fn fn, void *arg);
-/* Where queries go: a LID, or 0 for the port's SM LID (the default). */
-void saclient_set_dest(struct saclient *c, uint32_t lid);
 
 /*
  * Sends a query: method (SA_METHOD_GET, _GET_TABLE, _SET, _DELETE), the
@@ -115,8 +110,6 @@ struct saclient_inform {
 
 /* A generic subscription to trap (SACLIENT_ALL: every one) from anyone. */
 void saclient_inform_default(struct saclient_inform *ii, uint16_t trap);
-void saclient_inform_encode(const struct saclient_inform *ii, int subscribe,
-			    uint8_t out[SA_INFORM_SIZE]);
 /* InformInfo Set (subscribe 1, unsubscribe 0); the answer echoes it. */
 int saclient_inform(struct saclient *c, const struct saclient_inform *ii,
 		    int subscribe, saclient_done_fn done, void *arg);
