@@ -11,11 +11,8 @@
 
 #include "mad/emu/emu.h"
 #include "mad/umad.h"
-#include "routing/verify/verify.h"
-#include "sm/ctl/control.h"
 #include "sm/ctl/ctltopo.h"
 #include "sm/base/cpu.h"
-#include "sm/render/dump.h"
 #include "sm/sa/notices.h"
 #include "sm/discover/changes.h"
 #include "sm/base/log.h"
@@ -24,9 +21,6 @@
 #include "sm/base/nodemap.h"
 #include "sm/recv.h"
 #include "sm/sa/paths.h"
-#include "sm/model/qos.h"
-#include "routing/verify/pverify.h"
-#include "routing/qos/pvl.h"
 #include "sm/route.h"
 #include "sm/sa/sa_server.h"
 #include "sm/sdnotify.h"
@@ -38,12 +32,10 @@
 #include "sm/discover/xlid_sm.h"
 #include "sm/weights.h"
 #include "routing/xlft.h"
-#include "sm/write/plan_sweep.h"
 #include "sm/base/clock.h"
-#include "sm/sweeper.h"
 #include "sm/apply.h"
+#include "sm/sweeper.h"
 
-#define ONCE_MAX_RESWEEPS 2
 
 static void heavy_start(struct sm *sm);
 static void light_start(struct sm *sm);
@@ -119,16 +111,14 @@ static void sm_sweep_abandon(struct sm *sm)
 }
 
 /* A heavy sweep that cannot go on: the last model stays; retried in 1 s
- * (--once: given up). */
+ * unless the watcher ends the run. */
 static void sweep_failed(struct sm *sm, const char *why)
 {
 	/* retried every second: a few lines a minute, then a count */
 	log_limited_by(3, 60000, LOG_ERROR, "%s", why);
 	sm_sweep_abandon(sm);
-	if (sm->once) {
-		sm_stop(sm, 1);
+	if (sm->watch && sm->watch->failed && sm->watch->failed(sm, sm->watch->arg))
 		return;
-	}
 	sweeper_retry(sm);
 }
 
@@ -165,56 +155,6 @@ static void finish_sweep(struct sm *sm)
 	sweeper_resume(sm);
 }
 
-static void write_dumps(struct sm *sm)
-{
-	const struct fabric *f = &sm->sub.model->f;
-	if (sm->dump_topology) {
-		FILE *fp = fopen(sm->dump_topology, "w");
-		if (!fp || dump_topology(f, fp) < 0)
-			log_err("cannot write %s: %s", sm->dump_topology, strerror(errno));
-		if (fp)
-			fclose(fp);
-	}
-	if (sm->dump_lfts) {
-		FILE *fp = fopen(sm->dump_lfts, "w");
-		if (!fp || dump_lfts(f, &sm->sub.lft, fp) < 0)
-			log_err("cannot write %s: %s", sm->dump_lfts, strerror(errno));
-		if (fp)
-			fclose(fp);
-	}
-}
-
-/* --verify after --once: checks the SM's tables; 1 when they are wrong. */
-static int run_verify(struct sm *sm)
-{
-	struct verify_opts vo = {
-		.deadlock_free_required = verify_engine_deadlock_free(sm->sub.engine),
-		.max_op_vls = sm->cfg.max_op_vls,
-	};
-	struct verify_report r;
-	uint64_t t0 = clock_ms();
-	if (route_verify(&sm->sub.model->f, &sm->sub.lft, &vo, &r) < 0) {
-		log_err("verify: out of memory");
-		return 1;
-	}
-	r.elapsed_ms = clock_ms() - t0;
-	printf("checking the SM's LFTs (engine %s)\n",
-	       sm->sub.engine ? sm->sub.engine : "?");
-	if (pverify_section(&sm->sub.model->f, &sm->sub.lft, &sm->parts, &r,
-			    stdout) < 0) {
-		log_err("verify: out of memory");
-		return 1;
-	}
-	int mc_bad = sm->mc.n ? mcast_sm_verify(sm, stdout) : 0;
-	if (mc_bad < 0)
-		log_err("verify: out of memory checking the multicast trees");
-	else
-		r.errors += (uint32_t)mc_bad;	/* the last line says FAILED */
-	verify_print(&r, stdout);
-	fflush(stdout);
-	return r.errors || mc_bad ? 1 : 0;
-}
-
 static void on_programmed(void *arg, const struct program_stats *ps)
 {
 	struct sm *sm = arg;
@@ -223,9 +163,8 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		return;
 	if (ps->unrouted) {	/* sm_route said why; nothing was activated */
 		sdn_status(NULL, "routing failed: nothing activated (see the log)");
-		if (sm->once)
-			sm_stop(sm, 1);
-		else
+		if (!sm->watch || !sm->watch->failed ||
+		    !sm->watch->failed(sm, sm->watch->arg))
 			finish_sweep(sm);
 		return;
 	}
@@ -244,24 +183,9 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		   ps->portinfo_sets, ps->switchinfo_sets, ps->pkey_sets,
 		   ps->sl2vl_sets, ps->vlarb_sets, ps->mft_sets,
 		   ps->activations, ps->failed ? " (some writes failed)" : "");
-	write_dumps(sm);
 	sm_notify(sm, "MASTER");
-	if (sm->once) {
-		if (ps->failed_ports && sm->extra_sweeps < ONCE_MAX_RESWEEPS) {
-			sm->extra_sweeps++;
-			sweeper_request_heavy(sm, "writes failed");
-			sm->sw.activity = SM_IDLE;
-			return;
-		}
-		int bad = ps->failed_ports ? 1 : 0;
-		if (s->lids_rep.exhausted) {	/* a port at LID 0 is not configured */
-			log_err("%u ports were left without a LID", s->lids_rep.exhausted);
-			bad = 1;
-		}
-		if (sm->verify && run_verify(sm))
-			bad = 1;
-		metrics_sweep_done(sm->metrics);
-		sm_stop(sm, bad);
+	if (sm->watch && sm->watch->up && sm->watch->up(sm, ps, sm->watch->arg)) {
+		sm->sw.activity = SM_IDLE;	/* a sweep it asked for may start */
 		return;
 	}
 	sm_events_programmed(sm);
@@ -781,7 +705,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	if (sm_load_state(sm, err, errlen) < 0)
 		return -1;
 	/* --once ends before anyone would scrape: no HTTP server then */
-	sm->metrics = metrics_new(sm, !sm->once, err, errlen);
+	sm->metrics = metrics_new(sm, !(sm->watch && sm->watch->one_shot), err, errlen);
 	return sm->metrics ? 0 : -1;
 }
 

@@ -70,6 +70,22 @@ struct sm_counters {
 	uint64_t key_mismatches;
 };
 
+/*
+ * Whoever watches the daemon (the one-shot run, sm/oneshot.h): told when
+ * a heavy sweep configured the subnet, when another SM is in charge, and
+ * when a heavy sweep failed.  A callback that returns 1 has ended the run
+ * (sm_stop) or asked for what comes next: the daemon does no more.
+ */
+struct program_stats;
+struct sm_watcher {
+	int (*up)(struct sm *sm, const struct program_stats *ps, void *arg);
+	int (*standby)(struct sm *sm, const struct sm_ev *master, void *arg);
+	int (*failed)(struct sm *sm, void *arg);
+	void *arg;
+	int one_shot;		/* the run ends after one: no light sweeps,
+				   no metrics server */
+};
+
 struct sm {
 	struct config cfg;
 	char config_path[4096];
@@ -93,12 +109,9 @@ struct sm {
 	int log_level_override;		/* --log-level, or -1 */
 
 	int state;			/* enum sm_state */
-	int once;
+	const struct sm_watcher *watch;	/* told of subnet up, standby, failure */
 	int exit_code;
 	int stopping;
-	const char *dump_lfts;
-	const char *dump_topology;
-	int verify;			/* --verify: check the tables after --once */
 
 	/* the sweep in progress */
 	struct sweeper sw;		/* the activity, the sweeps asked for (sm/sweeper.h) */
@@ -114,7 +127,6 @@ struct sm {
 	uint64_t sweep_start_ms;
 	struct txn_counters sweep_base;
 	uint64_t route_ms;
-	int extra_sweeps;		/* --once: re-sweeps after failures */
 
 	/* the subnet kept between sweeps: model, routes, LIDs, device cache */
 	struct subnet sub;

@@ -13,28 +13,17 @@
 #include <unistd.h>
 
 #include "mad/emu/emu.h"
-#include "reconfig/migrate.h"
-#include "routing/verify/hol.h"
-#include "routing/verify/pverify.h"
-#include "routing/qos/pvl.h"
 #include "routing/verify/verify.h"
-#include "sm/render/dot.h"
-#include "sm/model/qos.h"
-#include "routing/qos/voqsw.h"
 #include "sm/ctl/control.h"
-#include "sm/daemon.h"
-#include "sm/render/dump.h"
-#include "sm/model/lids.h"
 #include "sm/base/log.h"
 #include "sm/write/migcount.h"
 #include "sm/base/nodemap.h"
-#include "sm/route.h"
 #include "sm/sdnotify.h"
 #include "sm/base/topo.h"
-#include "sm/model/vm.h"
-#include "sm/model/vswitch.h"
-#include "sm/base/clock.h"
 #include "sm/reload.h"
+#include "sm/oneshot.h"
+#include "sm/offline.h"
+#include "sm/daemon.h"
 
 #define VERSION IBSMD_VERSION
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
@@ -302,69 +291,7 @@ static int load_config(struct config *cfg, const struct options *o)
 	return 0;
 }
 
-static int write_file(const char *path, int (*fn)(FILE *, const void *, const void *),
-		      const void *a, const void *b)
-{
-	FILE *fp = fopen(path, "w");
-	if (!fp) {
-		fprintf(stderr, "ibsmd: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	int rc = fn(fp, a, b);
-	if (fclose(fp) != 0 || rc < 0) {
-		fprintf(stderr, "ibsmd: cannot write %s\n", path);
-		return -1;
-	}
-	return 0;
-}
-
-static int w_topo(FILE *fp, const void *a, const void *b)
-{
-	(void)b;
-	return dump_topology(a, fp);
-}
-
-static int w_lfts(FILE *fp, const void *a, const void *b)
-{
-	return dump_lfts(a, b, fp);
-}
-
-static int w_dot(FILE *fp, const void *a, const void *b)
-{
-	const struct dot_opts o = {
-		.fold_hosts = DOT_FOLD_HOSTS,
-		.title = "ibsmd --offline: the routes it would program",
-	};
-	return dot_write(fp, a, b, &o, NULL);
-}
-
 /* ---- --verify ---- */
-
-/* Checks t against f and prints the report; 1 when it finds an error. */
-static int run_verify(const struct fabric *f, const struct lft_tables *t,
-		      const struct part_model *parts, const char *engine,
-		      const char *what, int max_op_vls)
-{
-	struct verify_opts vo = {
-		.deadlock_free_required = verify_engine_deadlock_free(engine),
-		.max_op_vls = max_op_vls,
-	};
-	struct verify_report r;
-	uint64_t t0 = clock_ms();
-	if (route_verify(f, t, &vo, &r) < 0) {
-		fprintf(stderr, "ibsmd: verify: out of memory\n");
-		return 1;
-	}
-	r.elapsed_ms = clock_ms() - t0;
-	printf("checking %s (engine %s)\n", what, engine ? engine : "?");
-	if (pverify_section(f, t, parts, &r, stdout) < 0) {
-		fprintf(stderr, "ibsmd: verify: out of memory\n");
-		return 1;
-	}
-	verify_print(&r, stdout);
-	fflush(stdout);
-	return r.errors ? 1 : 0;
-}
 
 /*
  * --emulate --verify: the fabric of the topology file with the LIDs, port
@@ -410,277 +337,13 @@ static int verify_emulated(const char *topo, const struct emu *emu,
 			lft_row(&t, r)[lid] = e < 0 ? LFT_DROP : (uint8_t)e;
 		}
 	}
-	rc = run_verify(&f, &t, NULL, engine, "the emulated switches' LFTs", 0);
+	rc = verify_tables(stdout, &f, &t, NULL, engine, "the emulated switches' LFTs",
+			   0, NULL, NULL);
+	if (rc < 0) {
+		fprintf(stderr, "ibsmd: verify: out of memory\n");
+		rc = 1;
+	}
 out:
-	lft_tables_free(&t);
-	fabric_free(&f);
-	return rc;
-}
-
-static int run_migrate(struct fabric *f, struct lft_tables *t,
-		       const struct options *o)
-{
-	char err[256];
-	struct migration m;
-	struct mig_count k;
-
-	uint32_t src = endport_find(f, o->mig_src, err, sizeof(err));
-	uint32_t dst = src == FAB_NONE ? FAB_NONE :
-		       endport_find(f, o->mig_dst, err, sizeof(err));
-	if (dst == FAB_NONE) {
-		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
-		return 1;
-	}
-	/* VFs behind vSwitches the policy names: the vSwitch-aware plan */
-	int vf_s = -1, vf_d = -1;
-	int vm = fabric_vswitch_of(f, src, &vf_s) != FAB_NONE && vf_s >= 0 &&
-		 fabric_vswitch_of(f, dst, &vf_d) != FAB_NONE && vf_d >= 0;
-	if ((vm ? migrate_plan_vm : migrate_plan)(f, t, src, dst, o->scheme,
-						  o->method, NULL, &m, err,
-						  sizeof(err)) < 0) {
-		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
-		return 1;
-	}
-	if (m.fallback)
-		log_notice("ftreeminrc: %s: itrc instead", m.note);
-	if (migcount_run(f, t, &m, &k, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ibsmd: --migrate: %s\n", err);
-		migration_free(&m);
-		return 1;
-	}
-	k.lft_blocks -= k.vswitch_blocks;	/* the physical ones, as planned */
-	if (k.lft_blocks != m.lft_blocks || k.switches != m.switches_written ||
-	    k.vswitch_blocks != m.vswitch_blocks)
-		log_warn("counting transport: %u blocks to %u switches (%u to vSwitches),"
-			 " planned %u to %u (%u)", k.lft_blocks, k.switches,
-			 k.vswitch_blocks, m.lft_blocks, m.switches_written,
-			 m.vswitch_blocks);
-	printf("migration: method=%s scheme=%s switches_marked=%u switches_written=%u"
-	       " lft_blocks=%u other_smps=%u plan_us=%" PRIu64 " mark_us=%" PRIu64
-	       " levels_us=%" PRIu64 " run_us=%" PRIu64 " waves=%u vm_lid=%u"
-	       " dst_lid=%u entries=%u%s",
-	       mig_method_name(m.method), mig_scheme_name(m.scheme),
-	       m.switches_marked, k.switches, k.lft_blocks, k.other_smps,
-	       m.plan_us, m.mark_us, m.levels_us, k.run_us, k.waves, m.vm_lid,
-	       m.dst_lid, m.entries_changed,
-	       m.fallback ? " fallback=itrc" : "");
-	if (vm)
-		printf(" vswitch_blocks=%u vswitches_written=%u", k.vswitch_blocks,
-		       m.vswitches_written);
-	printf("\n");
-	migration_free(&m);
-	return 0;
-}
-
-/*
- * --offline: the vSwitches the policy names, and the VMs of the registry
- * in the state directory (read, never written) with their LIDs in m.
- * Under the dynamic scheme idle VFs get no LID; --migrate's SRC, when it
- * is a VF, carries a VM (it has a LID to move).  0, or -1 (said why).
- */
-static int offline_vms(struct fabric *f, const struct config *cfg,
-		       const struct options *o, struct guid_map *m)
-{
-	char err[1024];
-	struct vswitch_report vr;
-	struct vm_registry vms;
-	vswitch_mark(f, cfg, &vr);
-	if (guid_map_init(m, 64) < 0) {
-		fprintf(stderr, "ibsmd: out of memory\n");
-		return -1;
-	}
-	if (vm_registry_load(&vms, cfg->state_dir, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ibsmd: %s\n", err);
-		return -1;
-	}
-	vm_apply(&vms, f, cfg->lid_scheme);
-	int rc = vm_registry_lids(&vms, m);
-	vm_registry_free(&vms);
-	if (rc < 0) {
-		fprintf(stderr, "ibsmd: out of memory\n");
-		return -1;
-	}
-	for (uint32_t pi = 0; o->mig_src && pi < f->n_ports; pi++) {
-		struct fab_port *p = &f->ports[pi];
-		int vf;
-		if (!(p->flags & FPORT_NOLID) ||
-		    fabric_vswitch_of(f, pi, &vf) == FAB_NONE || vf < 0)
-			continue;
-		if (!strcmp(f->nodes[p->node].desc, o->mig_src) ||
-		    (!strncmp(o->mig_src, "0x", 2) &&
-		     strtoull(o->mig_src, NULL, 16) == p->guid)) {
-			p->flags &= (uint8_t)~FPORT_NOLID;
-			if (!p->vm_weight)
-				p->vm_weight = 1;
-		}
-	}
-	return 0;
-}
-
-/* A file's whole text, NUL-terminated; NULL with errno. */
-static char *read_text(const char *path)
-{
-	FILE *fp = fopen(path, "r");
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	if (!fp || !buf) {
-		if (fp)
-			fclose(fp);
-		free(buf);
-		return NULL;
-	}
-	for (;;) {
-		len += fread(buf + len, 1, cap - len - 1, fp);
-		if (len < cap - 1)
-			break;
-		char *nb = realloc(buf, cap *= 2);
-		if (!nb) {
-			free(buf);
-			fclose(fp);
-			return NULL;
-		}
-		buf = nb;
-	}
-	int bad = ferror(fp);
-	fclose(fp);
-	if (bad) {
-		free(buf);
-		return NULL;
-	}
-	buf[len] = '\0';
-	return buf;
-}
-
-/*
- * --verify --pattern: the HOL exposure of the pattern's victims
- * (routing/verify/hol.h); 2 when the pattern cannot be read or names no CA.
- */
-static int run_hol(const struct fabric *f, const struct lft_tables *t,
-		   const char *spec)
-{
-	char err[1024];
-	struct hol_pattern p;
-	struct hol_report r;
-	int rc;
-	if (!strncmp(spec, "hotspot:", 8)) {
-		rc = hol_hotspot(f, spec + 8, &p, err, sizeof(err));
-	} else {
-		char *text = read_text(spec);
-		if (!text) {
-			fprintf(stderr, "ibsmd: --pattern %s: %s\n", spec, strerror(errno));
-			return 2;
-		}
-		rc = hol_parse(f, text, spec, &p, err, sizeof(err));
-		free(text);
-	}
-	if (rc < 0) {
-		fprintf(stderr, "ibsmd: --pattern: %s\n", err);
-		return 2;
-	}
-	rc = hol_expose(f, t, &p, &r);
-	hol_pattern_free(&p);
-	if (rc < 0) {
-		fprintf(stderr, "ibsmd: --pattern: out of memory\n");
-		return 1;
-	}
-	hol_print(&r, spec, stdout);
-	fflush(stdout);
-	return 0;
-}
-
-/*
- * The SLs and SL-to-VL tables the daemon would write; the QoS line on
- * stdout, and under voqsw the SLs full VOQ would need (stages 1-4 with
- * no SL limit, the paper's Table 1).
- */
-static int offline_qos(const struct config *cfg, const struct fabric *f,
-		       const struct part_model *parts, struct lft_tables *t)
-{
-	char line[256];
-	struct qos_report qr;
-	if (qos_apply(cfg, f, parts, t, &qr) < 0) {
-		if (qr.fail[0])
-			fprintf(stderr, "ibsmd: partitions: %s\n", qr.fail);
-		return -1;
-	}
-	qos_describe(&qr, line, sizeof(line));
-	printf("%s\n", line);
-	for (uint32_t p = 1; t->part_sl && p < t->n_part_sl; p++)
-		printf("qos: partition %s: SL %u\n", parts->parts[p].name,
-		       t->part_sl[p]);
-	if (cfg->qos_mode == QOS_VOQSW) {
-		struct voqsw_report vr;
-		unsigned sls;
-		if (voqsw_full_sls(f, t, &sls, &vr) < 0)
-			printf("qos: voqsw: full VOQ needs more than %u SLs (or out of memory)\n",
-			       VOQSW_MAX_SLS);
-		else
-			printf("qos: voqsw: full VOQ needs %u SLs\n", sls);
-	}
-	return 0;
-}
-
-static int run_offline(const struct config *cfg, const struct options *o)
-{
-	char err[1024];
-	struct fabric f;
-	struct lft_tables t = { 0 };
-	struct sweep_summary s = { 0 };
-	struct guid_map vm_lids = { 0 };
-	struct part_model parts = { 0 };
-	uint64_t t0 = clock_ms();
-	fabric_init(&f);
-	if (topo_load(&f, o->offline, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ibsmd: %s\n", err);
-		fabric_free(&f);
-		return 1;
-	}
-	int rc = 1;
-	if (offline_vms(&f, cfg, o, &vm_lids) < 0)
-		goto out;
-	if (lids_assign(&f, &vm_lids, (uint8_t)cfg->lmc, &s.lids_rep) < 0) {
-		fprintf(stderr, "ibsmd: out of memory\n");
-		goto out;
-	}
-	if (s.lids_rep.exhausted)
-		log_err("LID space exhausted: %u ports have no LID", s.lids_rep.exhausted);
-	if (s.lids_rep.vf_shared)
-		log_warn("LID space exhausted: %u VF ports left without a LID are shared-LID slots (a VM created on one shares its hypervisor's PF LID); LIDs already given are kept",
-			 s.lids_rep.vf_shared);
-	if (part_resolve(cfg, &f, NULL, 1, &parts) < 0) {
-		fprintf(stderr, "ibsmd: out of memory\n");
-		goto out;
-	}
-	if (sm_route(cfg, NULL, &f, &parts, &t, &s.routing, &s.route_ms) < 0)
-		goto out;
-	if ((cfg->qos_mode != QOS_NONE || pvl_needed(&parts)) &&
-	    offline_qos(cfg, &f, &parts, &t) < 0)
-		goto out;
-	fabric_counts(&f, &s.switches, &s.cas, &s.ports);
-	s.max_lid = f.max_lid;
-	for (uint32_t l = 1; l <= f.max_lid; l++)
-		if (f.lid_port[l] != FAB_NONE)
-			s.lids++;
-	s.sweep_ms = clock_ms() - t0;
-	if (o->dump_topology && write_file(o->dump_topology, w_topo, &f, NULL) < 0)
-		goto out;
-	if (o->dump_lfts && write_file(o->dump_lfts, w_lfts, &f, &t) < 0)
-		goto out;
-	if (o->dot && write_file(o->dot, w_dot, &f, &t) < 0)
-		goto out;
-	sm_print_summary(&s, "offline");
-	rc = o->verify ? run_verify(&f, &t, &parts, s.routing, "the computed LFTs",
-				    cfg->max_op_vls) : 0;
-	if (o->pattern) {
-		int hrc = run_hol(&f, &t, o->pattern);
-		if (hrc)
-			rc = hrc;
-	}
-	if (rc == 0 && o->mig_src)
-		rc = run_migrate(&f, &t, o);
-out:
-	guid_map_free(&vm_lids);
-	part_model_free(&parts);
 	lft_tables_free(&t);
 	fabric_free(&f);
 	return rc;
@@ -801,6 +464,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	struct event *sigs[2] = { NULL };
 	struct event *watchdog = NULL;	/* WATCHDOG=1 (sdnotify.h) */
 	struct emu *emu = NULL;
+	struct oneshot os = { 0 };
 	int rc = 1;
 	if (!sm || !base) {
 		fprintf(stderr, "ibsmd: out of memory\n");
@@ -809,12 +473,15 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	sm->cfg = *cfg;
 	if (config_path(o))
 		snprintf(sm->config_path, sizeof(sm->config_path), "%s", config_path(o));
-	sm->once = o->once;
 	sm->log_level_override = o->log_level;
 	sm->routing_override = o->routing;
-	sm->dump_lfts = o->dump_lfts;
-	sm->dump_topology = o->dump_topology;
-	sm->verify = o->verify;
+	if (o->once || o->dump_lfts || o->dump_topology) {
+		os.once = o->once;
+		os.verify = o->verify;
+		os.dump_lfts = o->dump_lfts;
+		os.dump_topology = o->dump_topology;
+		oneshot_watch(sm, &os);
+	}
 	if (sm_init(sm, base, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: %s\n", err);
 		goto out;
@@ -920,7 +587,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ibsmd: %s\n", err);
 		return EXIT_CONFIG;
 	}
-	if (o.offline)
-		return run_offline(&cfg, &o);
+	if (o.offline) {
+		const struct offline_opts off = {
+			.topo = o.offline, .dump_lfts = o.dump_lfts,
+			.dump_topology = o.dump_topology, .dot = o.dot,
+			.verify = o.verify, .pattern = o.pattern,
+			.mig_src = o.mig_src, .mig_dst = o.mig_dst,
+			.scheme = o.scheme, .method = o.method,
+		};
+		return offline_run(&cfg, &off);
+	}
 	return run_fabric(&cfg, &o);
 }

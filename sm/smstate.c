@@ -357,14 +357,8 @@ static void act_follow(struct sm *sm, const struct sm_ev *m, int from)
 			   (unsigned long long)m->guid, m->priority, m->lid,
 			   m->why ? ": " : "", m->why ? m->why : "");
 	sm_notify(sm, "STANDBY");
-	if (sm->once) {
-		printf("standby: master_guid=0x%016llx master_priority=%d master_lid=%u priority=%d\n",
-		       (unsigned long long)m->guid, m->priority, m->lid,
-		       sm->cfg.sm_priority);
-		fflush(stdout);
-		sm_stop(sm, 1);
+	if (sm->watch && sm->watch->standby && sm->watch->standby(sm, m, sm->watch->arg))
 		return;
-	}
 	start_polling(sm, m);
 }
 

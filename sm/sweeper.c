@@ -121,7 +121,7 @@ int sweeper_request_reroute(struct sm *sm, char *err, size_t errlen)
 
 static void sweeper_schedule_light(struct sm *sm)
 {
-	if (sm->once || sm->cfg.sweep_interval_s <= 0)
+	if ((sm->watch && sm->watch->one_shot) || sm->cfg.sweep_interval_s <= 0)
 		return;
 	timer_in_ms(sm->sw.timer, (uint64_t)sm->cfg.sweep_interval_s * 1000);
 }

@@ -152,5 +152,16 @@ int verify_engine_deadlock_free(const char *engine);
  * "verify: FAILED ...".  Returns 0 or -1 on a write error.
  */
 int verify_print(const struct verify_report *r, FILE *fp);
+struct part_model;
+/*
+ * --verify: checks t against f (routes, then the partitions' section
+ * when parts is given, then what extra checks, its errors counted in),
+ * prints "checking WHAT (engine E)" and the report to fp.  1 when it
+ * found an error, 0 when not, -1 out of memory.
+ */
+int verify_tables(FILE *fp, const struct fabric *f, const struct lft_tables *t,
+		  const struct part_model *parts, const char *engine,
+		  const char *what, int max_op_vls,
+		  int (*extra)(void *arg, FILE *fp), void *arg);
 
 #endif

@@ -6,6 +6,7 @@
 #include "routing/verify/hol.h"
 #include "routing/verify/pverify.h"
 #include "routing/verify/verify.h"
+#include "sm/base/clock.h"
 
 static const char *fail_text(uint8_t kind)
 {
@@ -229,4 +230,30 @@ int pverify_section(const struct fabric *f, const struct lft_tables *t,
 		vr->warnings += r.violations;
 	pverify_free(&r);
 	return 0;
+}
+
+int verify_tables(FILE *fp, const struct fabric *f, const struct lft_tables *t,
+		  const struct part_model *parts, const char *engine,
+		  const char *what, int max_op_vls,
+		  int (*extra)(void *arg, FILE *fp), void *arg)
+{
+	struct verify_opts vo = {
+		.deadlock_free_required = verify_engine_deadlock_free(engine),
+		.max_op_vls = max_op_vls,
+	};
+	struct verify_report r;
+	uint64_t t0 = clock_ms();
+	if (route_verify(f, t, &vo, &r) < 0)
+		return -1;
+	r.elapsed_ms = clock_ms() - t0;
+	fprintf(fp, "checking %s (engine %s)\n", what, engine ? engine : "?");
+	if (pverify_section(f, t, parts, &r, fp) < 0)
+		return -1;
+	int bad = extra ? extra(arg, fp) : 0;
+	if (bad < 0)
+		return -1;
+	r.errors += (uint32_t)bad;	/* the last line says FAILED */
+	verify_print(&r, fp);
+	fflush(fp);
+	return r.errors ? 1 : 0;
 }

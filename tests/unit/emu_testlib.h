@@ -21,6 +21,7 @@
 #include "sm/base/fabric.h"
 #include "sm/base/log.h"
 #include "sm/base/topo.h"
+#include "sm/oneshot.h"
 #include "traps/notice.h"
 #include "traps/host/saclient.h"
 
@@ -196,13 +197,22 @@ static inline void emu_sm_start(struct sm *sm, struct event_base *base,
 	ck_assert_msg(sm_start_emulated(sm, e, err, sizeof(err)) == 0, "%s", err);
 }
 
+/* sm runs --once (sm/oneshot.h): one configuration, then its loop ends. */
+static inline void emu_sm_once(struct sm *sm, struct oneshot *os)
+{
+	memset(os, 0, sizeof(*os));
+	os->once = 1;
+	oneshot_watch(sm, os);
+}
+
 static inline void emu_net_up(struct emu_net *n)
 {
+	struct oneshot os;
 	memset(n, 0, sizeof(*n));
 	emu_world_open(&n->topo, &n->e, &n->base, n->state, sizeof(n->state),
 		       &(struct emu_world_opts){ .name = "emunet", .seed = 42 });
 	struct sm *sm = emu_sm_new(n->state, 20);
-	sm->once = 1;
+	emu_sm_once(sm, &os);
 	emu_sm_start(sm, n->base, n->e);
 	ck_assert_int_eq(event_base_dispatch(n->base), 0);
 	ck_assert_int_eq(sm->exit_code, 0);
@@ -231,6 +241,7 @@ static inline void emu_world_free(struct emu *e, struct event_base *base,
 	struct emu *e;							\
 	struct event_base *base;					\
 	struct sm *sm;		/* NULL while none runs */		\
+	struct oneshot os;	/* emu_sm_once() */			\
 	char state[64]
 
 struct emu_run {

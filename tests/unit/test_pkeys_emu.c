@@ -68,7 +68,8 @@ static void setup(struct run *r, int once)
 	char err[256] = "";
 	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "pkeys", .seed = 7 });
 	r->sm = emu_sm_new(r->state, 20);
-	r->sm->once = once;
+	if (once)
+		emu_sm_once(r->sm, &r->os);
 	ck_assert_msg(sm_init(r->sm, r->base, err, sizeof(err)) == 0, "%s", err);
 }
 

@@ -38,7 +38,7 @@ static void setup_run_with(struct run *r, void (*tweak)(struct fabric *))
 	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "smemu",
 		     .tweak = tweak, .seed = 42 });
 	r->sm = emu_sm_new(r->state, 20);
-	r->sm->once = 1;
+	emu_sm_once(r->sm, &r->os);
 }
 
 static void setup_run(struct run *r)
@@ -227,7 +227,7 @@ END_TEST
 static void start_daemon(struct run *r)
 {
 	setup_run(r);
-	r->sm->once = 0;
+	r->sm->watch = NULL;	/* the daemon, not --once */
 	emu_sm_start(r->sm, r->base, r->e);
 	emu_run_sweeps(&r->run, 1);
 }

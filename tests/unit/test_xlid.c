@@ -334,8 +334,9 @@ static void xnet_up(struct xnet *x)
 	emu_world_open(&x->topo, &x->e, &x->base, x->state, sizeof(x->state),
 		       &(struct emu_world_opts){ .name = "xlid", .text = hv_text(),
 						 .seed = 3 });
+	struct oneshot os;
 	struct sm *sm = emu_sm_new(x->state, 20);
-	sm->once = 1;
+	emu_sm_once(sm, &os);
 	sm->cfg.n_vswitches = 1;
 	snprintf(sm->cfg.vswitches[0], sizeof(sm->cfg.vswitches[0]), "V-*");
 	emu_sm_start(sm, x->base, x->e);

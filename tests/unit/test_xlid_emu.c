@@ -252,7 +252,7 @@ START_TEST(test_one_lacking_on_exits_1)
 	setup(&r, 1, "V-2-1");
 	r.sm = vmop_sm_new(r.state, 1);
 	r.sm->cfg.extended_lids = TRI_ON;
-	r.sm->once = 1;
+	emu_sm_once(r.sm, &r.os);
 	emu_sm_start(r.sm, r.base, r.e);
 	ck_assert_int_eq(event_base_dispatch(r.base), 0);
 	ck_assert_int_eq(r.sm->exit_code, 1);

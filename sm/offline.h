@@ -1,0 +1,23 @@
+/*
+ * ibsmd --offline (sm/offline.c): a driver of its own beside the daemon.
+ */
+#ifndef IBSMD_OFFLINE_H
+#define IBSMD_OFFLINE_H
+
+struct config;
+
+struct offline_opts {
+	const char *topo;		/* --offline FILE */
+	const char *dump_lfts;		/* --dump-lfts FILE */
+	const char *dump_topology;	/* --dump-topology FILE */
+	const char *dot;		/* --dot FILE */
+	int verify;			/* --verify */
+	const char *pattern;		/* --pattern hotspot:DEST[,N] or FILE */
+	const char *mig_src, *mig_dst;	/* --migrate SRC DST */
+	int scheme, method;		/* --scheme, --method */
+};
+
+/* The exit status: 0, 1 (a check failed or an error, said why), 2 (--pattern unreadable). */
+int offline_run(const struct config *cfg, const struct offline_opts *o);
+
+#endif
