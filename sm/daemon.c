@@ -1,3 +1,4 @@
+#include "mad/dispatch.h"
 #include "sm/daemon.h"
 
 #include <errno.h>
@@ -183,7 +184,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		   ps->portinfo_sets, ps->switchinfo_sets, ps->pkey_sets,
 		   ps->sl2vl_sets, ps->vlarb_sets, ps->mft_sets,
 		   ps->activations, ps->failed ? " (some writes failed)" : "");
-	sm_notify(sm, "MASTER");
+	sdn_state(&sm->notified_ready, "MASTER", sm->heavy_sweeps, &sm->last);
 	if (sm->watch && sm->watch->up && sm->watch->up(sm, ps, sm->watch->arg)) {
 		sm->sw.activity = SM_IDLE;	/* a sweep it asked for may start */
 		return;
@@ -705,7 +706,8 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	if (sm_load_state(sm, err, errlen) < 0)
 		return -1;
 	/* --once ends before anyone would scrape: no HTTP server then */
-	sm->metrics = metrics_new(sm, !(sm->watch && sm->watch->one_shot), err, errlen);
+	sm->metrics = metrics_new(sm, base, &sm->cfg, !(sm->watch && sm->watch->one_shot),
+				  err, errlen);
 	return sm->metrics ? 0 : -1;
 }
 
@@ -728,7 +730,8 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	}
 	txn_set_arm(sm->txn, arm_txn, sm);
-	if (sm_recv_init(sm) < 0 || sa_init(sm, sa_families, sa_n_families) < 0) {
+	sm->disp = sm_recv_new(sm, &sm->tr);
+	if (!sm->disp || sa_init(sm, sa_families, sa_n_families) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -806,7 +809,8 @@ void sm_shutdown(struct sm *sm)
 	sa_free(sm);
 	sm_events_free(sm);
 	sm_paths_free(sm);
-	sm_recv_free(sm);
+	mad_dispatch_free(sm->disp);
+	sm->disp = NULL;
 	txn_free(sm->txn);
 	if (sm->have_transport && sm->tr.close)
 		sm->tr.close(sm->tr.ctx);

@@ -62,14 +62,6 @@ struct sweep_summary {
 	uint64_t when;			/* wall clock, seconds: when it ended */
 };
 
-/* SM-to-SM protocol counters (sm/smstate.c), shown by ibsmctl status. */
-struct sm_counters {
-	uint64_t handovers_sent, handovers_done, handovers_received;
-	uint64_t acks_sent, acks_received;
-	uint64_t sets_received, sets_refused;
-	uint64_t key_mismatches;
-};
-
 /*
  * Whoever watches the daemon (the one-shot run, sm/oneshot.h): told when
  * a heavy sweep configured the subnet, when another SM is in charge, and
@@ -99,8 +91,6 @@ struct sm {
 	struct sm_events *events;
 	struct sm_paths *paths;		/* repath signalling (sm/sa/paths.c) */
 	struct event *txn_timer;
-	struct event *poll_timer;	/* STANDBY: polling the master (smstate.c) */
-	struct event *ho_timer;		/* MASTER handing over: the ACK's wait */
 	struct event *log_tick;		/* 1 s: rate-limited log counts (sm/base/log.h) */
 	struct control *ctl;
 	struct metrics *metrics;	/* HTTP /metrics, the textfile (sm/ctl/metrics.h) */
@@ -114,15 +104,12 @@ struct sm {
 	int stopping;
 
 	/* the sweep in progress */
+	struct election *el;		/* master, handover, polls (sm/smstate.c) */
 	struct sweeper sw;		/* the activity, the sweeps asked for (sm/sweeper.h) */
 	int trap_resweep;		/* a 128/144 came while the first sweep ran */
 	struct discovery *disc;		/* being built */
 	struct program *prog;
 	struct route_job *route_job;	/* routing on its thread, or NULL */
-	struct remote_sm *sms;		/* the heavy sweep's SMInfo answers */
-	uint32_t n_sms, sms_pending;
-	struct remote_sm *light_sms;	/* the light sweep's */
-	uint32_t cap_light_sms;
 	uint32_t light_pending, light_changes;
 	uint64_t sweep_start_ms;
 	struct txn_counters sweep_base;
@@ -151,24 +138,6 @@ struct sm {
 	/* legacy LID space full: VF ports left without a LID, last warned of */
 	uint32_t vf_shared_warned;
 
-	const struct smstate_hooks *election_hooks;	/* the sweep's side (smstate.h) */
-	/* STANDBY, or a MASTER waiting for a lower master's HANDOVER: the SM polled */
-	uint64_t master_guid;
-	uint32_t master_lid;
-	int master_priority;
-	uint8_t master_path[FAB_MAX_HOPS + 1];
-	int master_hops;
-	int poll_failures;
-	int poll_sent, poll_answered;
-	uint32_t master_act_count;
-	int waiting_handover;
-
-	/* MASTER handing over to ho_guid (0: not) */
-	uint64_t ho_guid;
-	struct sm_ev ho_to;
-	int ho_tries;
-	uint64_t ho_failed_guid;	/* refused or never took over: keep the subnet */
-
 	struct trapin traps;		/* traps in (traps/trapin.h, sm/traphooks.c) */
 	/*
 	 * Partitions (sm/model/part_resolve.h) resolved against sub.model's fabric at
@@ -182,11 +151,6 @@ struct sm {
 	struct mcast_sm *mcsm;		/* MFT writes between sweeps (sm/mcast/mcast_sm.c) */
 	struct wlearn *wlearn;		/* reading the counters (sm/weights.c) */
 	struct pkey_violations pkey_viol;	/* traps 257 (sm/ctl/partition_ctl.h) */
-	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
-	uint32_t n_silent, cap_silent;
-
-	uint64_t key_mismatch_guid, key_mismatch_key;	/* the last mismatch seen */
-	struct sm_counters smc;
 	uint32_t heavy_sweeps, light_sweeps;
 	int notified_ready;		/* systemd has had READY=1 (sdnotify.h) */
 	uint64_t last_sweep_time;	/* wall clock, seconds */
@@ -214,8 +178,6 @@ struct json_t;
 struct json_t *sm_control(void *ctx, const char *cmd, struct json_t *args,
 			  char *err, size_t errlen);
 void sm_shutdown(struct sm *sm);
-/* Tells systemd (Type=notify) where we are. */
-void sm_notify(struct sm *sm, const char *what);
 
 /*
  * Between the daemon's orchestration (daemon.c) and the SM state machine

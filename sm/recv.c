@@ -33,22 +33,16 @@ static int sm_recv_register(struct mad_dispatch *d, void *ctx)
 	return 0;
 }
 
-int sm_recv_init(struct sm *sm)
+struct mad_dispatch *sm_recv_new(struct sm *sm, struct mad_transport *tr)
 {
-	sm->disp = mad_dispatch_new(&sm->tr);
-	if (!sm->disp)
-		return -1;
-	mad_dispatch_set_answers(sm->disp, sm_events_answer, sm);
+	struct mad_dispatch *d = mad_dispatch_new(tr);
+	if (!d)
+		return NULL;
+	mad_dispatch_set_answers(d, sm_events_answer, sm);
 	sm_traps_init(sm);
-	if (sm_recv_register(sm->disp, sm) < 0) {
-		sm_recv_free(sm);
-		return -1;
+	if (sm_recv_register(d, sm) < 0) {
+		mad_dispatch_free(d);
+		return NULL;
 	}
-	return 0;
-}
-
-void sm_recv_free(struct sm *sm)
-{
-	mad_dispatch_free(sm->disp);
-	sm->disp = NULL;
+	return d;
 }

@@ -29,8 +29,12 @@ int sm_recv_trap(void *ctx, const uint8_t *mad, size_t len,
 
 /* The SM's registrations. */
 const struct sm_recv_entry *sm_recv_table(size_t *n);
-/* Makes sm->disp: responses to sm->tr, answers to sm->txn.  0 or -1. */
-int sm_recv_init(struct sm *sm);
-void sm_recv_free(struct sm *sm);
+/*
+ * The SM's receive path on tr: the table's handlers and the answers to
+ * its requests (sm/sa/notices.c), each with sm; the traps' hooks set.
+ * NULL: no memory.  Freed with mad_dispatch_free().
+ */
+struct mad_transport;
+struct mad_dispatch *sm_recv_new(struct sm *sm, struct mad_transport *tr);
 
 #endif

@@ -56,21 +56,21 @@ int sdn_watchdog_start(struct event_base *base, struct event **ev)
  * systemd: READY=1 the first time, and a STATUS= line (sm/sdnotify.h):
  * the state, and as MASTER the heavy sweep just done, with its time.
  */
-void sm_notify(struct sm *sm, const char *what)
+void sdn_state(int *ready_sent, const char *what, uint32_t heavy_sweeps,
+	       const struct sweep_summary *s)
 {
 	char st[384], when[32];
-	const struct sweep_summary *s = &sm->last;
 	time_t now = time(NULL);
 	struct tm tm;
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
 	if (strcmp(what, "MASTER") == 0 && s->valid)
 		snprintf(st, sizeof(st), "MASTER: heavy sweep %u at %s in %llu ms, %u switches, %u CAs, %u LIDs, routing %s%s",
-			 sm->heavy_sweeps, when, (unsigned long long)s->sweep_ms,
+			 heavy_sweeps, when, (unsigned long long)s->sweep_ms,
 			 s->switches, s->cas, s->lids, s->routing ? s->routing : "none",
 			 s->prog.failed ? " (some writes failed)" : "");
 	else
 		snprintf(st, sizeof(st), "%s since %s, %u heavy sweeps", what, when,
-			 sm->heavy_sweeps);
-	sdn_status(&sm->notified_ready, st);
+			 heavy_sweeps);
+	sdn_status(ready_sent, st);
 }

@@ -11,6 +11,8 @@
 #ifndef IBSMD_SDNOTIFY_H
 #define IBSMD_SDNOTIFY_H
 
+#include <stdint.h>
+
 #include <event2/event.h>
 
 /*
@@ -26,5 +28,13 @@ void sdn_stopping(void);
  * none was asked for.  Returns 0, or -1 on ENOMEM.
  */
 int sdn_watchdog_start(struct event_base *base, struct event **ev);
+
+struct sweep_summary;
+/*
+ * The STATUS= line for state what ("MASTER", "STANDBY", "NOTACTIVE"): as
+ * MASTER the heavy sweep s just done, with its time; READY=1 the first time.
+ */
+void sdn_state(int *ready_sent, const char *what, uint32_t heavy_sweeps,
+	       const struct sweep_summary *s);
 
 #endif

@@ -15,6 +15,7 @@
 #include "sm/smstate.h"
 
 #include <infiniband/mad.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,29 @@
 #include "sm/base/log.h"
 #include "sm/base/clock.h"
 #include "sm/recv.h"
+#include "sm/sdnotify.h"
+
+/*
+ * The election's own state: what others read (st), the SMs polled and
+ * asked, the timers.  One per SM, made by smstate_init().
+ */
+struct election {
+	struct election_status st;
+	const struct smstate_hooks *hooks;	/* the sweep's side */
+	struct event *poll_timer;	/* STANDBY: polling the master */
+	struct event *ho_timer;		/* MASTER handing over: the ACK's wait */
+	struct remote_sm *sms;		/* the heavy sweep's SMInfo answers */
+	uint32_t n_sms, sms_pending;
+	struct remote_sm *light_sms;	/* the light sweep's */
+	uint32_t cap_light_sms;
+	uint8_t master_path[FAB_MAX_HOPS + 1];
+	int poll_failures;
+	int poll_sent, poll_answered;
+	struct sm_ev ho_to;
+	int ho_tries;
+	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
+	uint32_t cap_silent;
+};
 
 #define HANDOVER_WAIT_MS 1000	/* for ACKNOWLEDGE, before polling the successor */
 #define HANDOVER_TRIES   3	/* HANDOVER sent this often before giving up */
@@ -250,28 +274,28 @@ static void ev_from_port(struct sm_ev *ev, const struct fabric *f, uint32_t port
 static void on_poll_answer(void *arg, int status, const uint8_t *resp, size_t len)
 {
 	struct sm *sm = arg;
-	if (status == TXN_CANCELLED || (sm->state != SMS_STANDBY && !sm->waiting_handover))
+	if (status == TXN_CANCELLED || (sm->state != SMS_STANDBY && !sm->el->st.waiting_handover))
 		return;
 	if (status != TXN_OK || len < SMP_DATA_OFFS + SMP_DATA_SIZE || smp_status(resp))
 		return;	/* counted when the next poll is due */
 	struct smp_sminfo info;
 	smp_decode_sminfo(resp + SMP_DATA_OFFS, &info);
-	if (info.guid != sm->master_guid) {
+	if (info.guid != sm->el->st.master_guid) {
 		log_notice("the port of SM 0x%016llx now answers as 0x%016llx; sweeping",
-			   (unsigned long long)sm->master_guid,
+			   (unsigned long long)sm->el->st.master_guid,
 			   (unsigned long long)info.guid);
 		struct sm_ev ev = { .why = "polled port changed hands" };
 		fsm_run(sm, SME_POLL_LOST, &ev);
 		return;
 	}
-	sm->poll_answered = 1;
-	sm->master_act_count = info.act_count;
-	if (info.state == SMS_MASTER || (info.state == SMS_DISCOVERING && !sm->waiting_handover)) {
-		sm->poll_failures = 0;
+	sm->el->poll_answered = 1;
+	sm->el->st.master_act_count = info.act_count;
+	if (info.state == SMS_MASTER || (info.state == SMS_DISCOVERING && !sm->el->st.waiting_handover)) {
+		sm->el->poll_failures = 0;
 		return;
 	}
 	log_notice("the SM 0x%016llx we poll is now %s; sweeping to elect",
-		   (unsigned long long)sm->master_guid, sm_state_name(info.state));
+		   (unsigned long long)sm->el->st.master_guid, sm_state_name(info.state));
 	struct sm_ev ev = { .why = "polled SM left MASTER" };
 	fsm_run(sm, SME_POLL_LOST, &ev);
 }
@@ -286,39 +310,39 @@ static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
 	struct sm *sm = arg;
 	(void)fd;
 	(void)what;
-	if (sm->state != SMS_STANDBY && !sm->waiting_handover)
+	if (sm->state != SMS_STANDBY && !sm->el->st.waiting_handover)
 		return;
-	if (sm->poll_sent && !sm->poll_answered &&
-	    ++sm->poll_failures >= sm->cfg.sminfo_poll_retries) {
+	if (sm->el->poll_sent && !sm->el->poll_answered &&
+	    ++sm->el->poll_failures >= sm->cfg.sminfo_poll_retries) {
 		log_notice("the SM 0x%016llx did not answer %d polls; sweeping to elect a new master",
-			   (unsigned long long)sm->master_guid, sm->poll_failures);
+			   (unsigned long long)sm->el->st.master_guid, sm->el->poll_failures);
 		struct sm_ev ev = { .why = "master SM lost" };
 		fsm_run(sm, SME_POLL_LOST, &ev);
 		return;
 	}
-	struct sm_ev to = { .guid = sm->master_guid, .lid = sm->master_lid,
-			    .hops = sm->master_hops };
-	memcpy(to.path, sm->master_path, sizeof(to.path));
+	struct sm_ev to = { .guid = sm->el->st.master_guid, .lid = sm->el->st.master_lid,
+			    .hops = sm->el->st.master_hops };
+	memcpy(to.path, sm->el->master_path, sizeof(to.path));
 	/* a poll that could not even be sent is a poll with no answer */
 	if (send_sminfo(sm, IB_MAD_METHOD_GET, 0, sm->state, &to, on_poll_answer, sm) < 0)
 		log_warn("cannot poll SM 0x%016llx: no route to it",
-			 (unsigned long long)sm->master_guid);
-	sm->poll_sent = 1;
-	sm->poll_answered = 0;
-	timer_in_ms(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+			 (unsigned long long)sm->el->st.master_guid);
+	sm->el->poll_sent = 1;
+	sm->el->poll_answered = 0;
+	timer_in_ms(sm->el->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
 }
 
 static void start_polling(struct sm *sm, const struct sm_ev *m)
 {
-	sm->master_guid = m->guid;
-	sm->master_priority = m->priority;
-	sm->master_lid = m->lid;
-	sm->master_hops = m->hops;
-	memcpy(sm->master_path, m->path, sizeof(sm->master_path));
-	sm->poll_failures = 0;
-	sm->poll_sent = 0;
-	sm->poll_answered = 0;
-	timer_in_ms(sm->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
+	sm->el->st.master_guid = m->guid;
+	sm->el->st.master_priority = m->priority;
+	sm->el->st.master_lid = m->lid;
+	sm->el->st.master_hops = m->hops;
+	memcpy(sm->el->master_path, m->path, sizeof(sm->el->master_path));
+	sm->el->poll_failures = 0;
+	sm->el->poll_sent = 0;
+	sm->el->poll_answered = 0;
+	timer_in_ms(sm->el->poll_timer, (uint64_t)sm->cfg.sminfo_poll_ms);
 }
 
 /* ---- actions ---- */
@@ -331,32 +355,32 @@ static void act_configure(struct sm *sm, const struct sm_ev *ev, int from)
 {
 	if (from != SMS_MASTER) {
 		/* after following another SM: a takeover, named as one */
-		if (sm->master_guid && sm->master_guid != sm->tr.port_guid)
+		if (sm->el->st.master_guid && sm->el->st.master_guid != sm->tr.port_guid)
 			log_notice("entering MASTER state (priority %d): takeover from SM 0x%016llx (priority %d, LID %u), in charge until now",
-				   sm->cfg.sm_priority, (unsigned long long)sm->master_guid,
-				   sm->master_priority, sm->master_lid);
+				   sm->cfg.sm_priority, (unsigned long long)sm->el->st.master_guid,
+				   sm->el->st.master_priority, sm->el->st.master_lid);
 		else
 			log_notice("entering MASTER state (priority %d)", sm->cfg.sm_priority);
-		sm->master_guid = 0;
+		sm->el->st.master_guid = 0;
 		/* a subnet another SM configured: take its tables as they are */
 		sm->adopt_tables = 1;
 	}
-	event_del(sm->poll_timer);
-	sm->waiting_handover = 0;
-	sm->election_hooks->configure(sm);
+	event_del(sm->el->poll_timer);
+	sm->el->st.waiting_handover = 0;
+	sm->el->hooks->configure(sm);
 }
 
 static void act_follow(struct sm *sm, const struct sm_ev *m, int from)
 {
-	int first = from != SMS_STANDBY || sm->master_guid != m->guid;
-	event_del(sm->ho_timer);
-	sm->waiting_handover = 0;
-	sm->election_hooks->abandon(sm);
+	int first = from != SMS_STANDBY || sm->el->st.master_guid != m->guid;
+	event_del(sm->el->ho_timer);
+	sm->el->st.waiting_handover = 0;
+	sm->el->hooks->abandon(sm);
 	if (first)
 		log_notice("entering STANDBY: SM 0x%016llx (priority %d, LID %u) is in charge%s%s",
 			   (unsigned long long)m->guid, m->priority, m->lid,
 			   m->why ? ": " : "", m->why ? m->why : "");
-	sm_notify(sm, "STANDBY");
+	sdn_state(&sm->notified_ready, "STANDBY", sm->heavy_sweeps, &sm->last);
 	if (sm->watch && sm->watch->standby && sm->watch->standby(sm, m, sm->watch->arg))
 		return;
 	start_polling(sm, m);
@@ -364,18 +388,18 @@ static void act_follow(struct sm *sm, const struct sm_ev *m, int from)
 
 static void act_rediscover(struct sm *sm, const struct sm_ev *ev, int from)
 {
-	event_del(sm->poll_timer);
-	sm->waiting_handover = 0;
+	event_del(sm->el->poll_timer);
+	sm->el->st.waiting_handover = 0;
 	sweeper_request_heavy(sm, ev && ev->why ? ev->why : "rediscover");
 }
 
 static void act_disable(struct sm *sm, const struct sm_ev *ev, int from)
 {
 	(void)ev;
-	event_del(sm->poll_timer);
+	event_del(sm->el->poll_timer);
 	log_notice("DISABLE from SM 0x%016llx: NOTACTIVE until told STANDBY",
 		   (unsigned long long)ev->guid);
-	sm_notify(sm, "NOTACTIVE");
+	sdn_state(&sm->notified_ready, "NOTACTIVE", sm->heavy_sweeps, &sm->last);
 }
 
 /* ---- HANDOVER, sent ---- */
@@ -386,15 +410,15 @@ static void on_successor_answer(void *arg, int status, const uint8_t *resp,
 				size_t len)
 {
 	struct sm *sm = arg;
-	if (status == TXN_CANCELLED || !sm->ho_guid || sm->state != SMS_MASTER)
+	if (status == TXN_CANCELLED || !sm->el->st.ho_guid || sm->state != SMS_MASTER)
 		return;
 	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE && !smp_status(resp)) {
 		struct smp_sminfo info;
 		smp_decode_sminfo(resp + SMP_DATA_OFFS, &info);
-		if (info.guid == sm->ho_guid && info.state == SMS_MASTER) {
+		if (info.guid == sm->el->st.ho_guid && info.state == SMS_MASTER) {
 			log_notice("SM 0x%016llx is MASTER without an ACKNOWLEDGE: handover done",
 				   (unsigned long long)info.guid);
-			struct sm_ev ev = sm->ho_to;
+			struct sm_ev ev = sm->el->ho_to;
 			fsm_run(sm, SME_HANDOVER_DONE, &ev);
 			return;
 		}
@@ -407,10 +431,10 @@ static void on_ho_timer(evutil_socket_t fd, short what, void *arg)
 	struct sm *sm = arg;
 	(void)fd;
 	(void)what;
-	if (!sm->ho_guid || sm->state != SMS_MASTER)
+	if (!sm->el->st.ho_guid || sm->state != SMS_MASTER)
 		return;
 	/* no ACKNOWLEDGE: is the successor master anyway (OpenSM sends none)? */
-	if (send_sminfo(sm, IB_MAD_METHOD_GET, 0, SMS_MASTER, &sm->ho_to,
+	if (send_sminfo(sm, IB_MAD_METHOD_GET, 0, SMS_MASTER, &sm->el->ho_to,
 			on_successor_answer, sm) < 0)
 		send_handover(sm);
 }
@@ -419,66 +443,66 @@ static void on_handover_answer(void *arg, int status, const uint8_t *resp,
 			       size_t len)
 {
 	struct sm *sm = arg;
-	if (status == TXN_CANCELLED || !sm->ho_guid || sm->state != SMS_MASTER)
+	if (status == TXN_CANCELLED || !sm->el->st.ho_guid || sm->state != SMS_MASTER)
 		return;
 	if (status == TXN_OK && len >= SMP_DATA_OFFS && smp_status(resp)) {
 		log_warn("SM 0x%016llx refused HANDOVER (status 0x%04x)",
-			 (unsigned long long)sm->ho_guid, smp_status(resp));
-		struct sm_ev ev = sm->ho_to;
+			 (unsigned long long)sm->el->st.ho_guid, smp_status(resp));
+		struct sm_ev ev = sm->el->ho_to;
 		fsm_run(sm, SME_HANDOVER_FAILED, &ev);
 		return;
 	}
 	/* answered or not: wait for the ACKNOWLEDGE, then look */
-	timer_in_ms(sm->ho_timer, HANDOVER_WAIT_MS);
+	timer_in_ms(sm->el->ho_timer, HANDOVER_WAIT_MS);
 }
 
 static void send_handover(struct sm *sm)
 {
-	if (sm->ho_tries >= HANDOVER_TRIES) {
+	if (sm->el->ho_tries >= HANDOVER_TRIES) {
 		log_warn("SM 0x%016llx did not take the subnet after %d HANDOVERs; keeping it",
-			 (unsigned long long)sm->ho_guid, sm->ho_tries);
-		struct sm_ev ev = sm->ho_to;
+			 (unsigned long long)sm->el->st.ho_guid, sm->el->ho_tries);
+		struct sm_ev ev = sm->el->ho_to;
 		fsm_run(sm, SME_HANDOVER_FAILED, &ev);
 		return;
 	}
-	sm->ho_tries++;
-	sm->smc.handovers_sent++;
+	sm->el->ho_tries++;
+	sm->el->st.smc.handovers_sent++;
 	log_notice("HANDOVER to SM 0x%016llx (priority %d)%s",
-		   (unsigned long long)sm->ho_guid, sm->ho_to.priority,
-		   sm->ho_tries > 1 ? ", again" : "");
-	if (send_sminfo(sm, IB_MAD_METHOD_SET, SMA_HANDOVER, SMS_MASTER, &sm->ho_to,
+		   (unsigned long long)sm->el->st.ho_guid, sm->el->ho_to.priority,
+		   sm->el->ho_tries > 1 ? ", again" : "");
+	if (send_sminfo(sm, IB_MAD_METHOD_SET, SMA_HANDOVER, SMS_MASTER, &sm->el->ho_to,
 			on_handover_answer, sm) < 0)
-		timer_in_ms(sm->ho_timer, HANDOVER_WAIT_MS);
+		timer_in_ms(sm->el->ho_timer, HANDOVER_WAIT_MS);
 }
 
 static void act_hand_over(struct sm *sm, const struct sm_ev *to, int from)
 {
-	sm->election_hooks->abandon(sm);
+	sm->el->hooks->abandon(sm);
 	sm->sw.activity = SM_HANDOVER_WAIT;	/* no sweep until the successor answers */
-	sm->ho_guid = to->guid;
-	sm->ho_to = *to;
-	sm->ho_to.why = "handed over";
-	sm->ho_tries = 0;
+	sm->el->st.ho_guid = to->guid;
+	sm->el->ho_to = *to;
+	sm->el->ho_to.why = "handed over";
+	sm->el->ho_tries = 0;
 	send_handover(sm);
 }
 
 static void act_handed_over(struct sm *sm, const struct sm_ev *ev, int from)
 {
-	struct sm_ev m = sm->ho_to;
+	struct sm_ev m = sm->el->ho_to;
 	(void)ev;
-	sm->smc.handovers_done++;
-	sm->ho_guid = 0;
-	sm->ho_failed_guid = 0;
-	event_del(sm->ho_timer);
+	sm->el->st.smc.handovers_done++;
+	sm->el->st.ho_guid = 0;
+	sm->el->st.ho_failed_guid = 0;
+	event_del(sm->el->ho_timer);
 	sm->sw.activity = SM_IDLE;
 	act_follow(sm, &m, from);
 }
 
 static void act_keep_subnet(struct sm *sm, const struct sm_ev *ev, int from)
 {
-	sm->ho_failed_guid = ev->guid;
-	sm->ho_guid = 0;
-	event_del(sm->ho_timer);
+	sm->el->st.ho_failed_guid = ev->guid;
+	sm->el->st.ho_guid = 0;
+	event_del(sm->el->ho_timer);
 	sm->sw.activity = SM_IDLE;
 	sweeper_request_heavy(sm, "handover failed: configuring the subnet ourselves");
 }
@@ -487,11 +511,11 @@ static void act_keep_subnet(struct sm *sm, const struct sm_ev *ev, int from)
 
 static void act_wait(struct sm *sm, const struct sm_ev *m, int from)
 {
-	if (!sm->waiting_handover || sm->master_guid != m->guid)
+	if (!sm->el->st.waiting_handover || sm->el->st.master_guid != m->guid)
 		log_notice("SM 0x%016llx (priority %d) is also MASTER and ranks below us: waiting for its HANDOVER",
 			   (unsigned long long)m->guid, m->priority);
-	sm->election_hooks->abandon(sm);
-	sm->waiting_handover = 1;
+	sm->el->hooks->abandon(sm);
+	sm->el->st.waiting_handover = 1;
 	start_polling(sm, m);
 }
 
@@ -508,7 +532,7 @@ static void on_ack_answer(void *arg, int status, const uint8_t *resp, size_t len
 
 static void send_ack(struct sm *sm, const struct sm_ev *to)
 {
-	sm->smc.acks_sent++;
+	sm->el->st.smc.acks_sent++;
 	log_notice("ACKNOWLEDGE to SM 0x%016llx", (unsigned long long)to->guid);
 	/* sent while still STANDBY: the spec's (and OpenSM's) legality rule */
 	if (send_sminfo(sm, IB_MAD_METHOD_SET, SMA_ACKNOWLEDGE, SMS_STANDBY, to,
@@ -525,7 +549,7 @@ static void act_ack(struct sm *sm, const struct sm_ev *ho, int from)
 static void act_take_over(struct sm *sm, const struct sm_ev *ho, int from)
 {
 	send_ack(sm, ho);
-	event_del(sm->poll_timer);
+	event_del(sm->el->poll_timer);
 	sm->adopt_tables = 1;
 	log_notice("MASTER by HANDOVER from SM 0x%016llx",
 		   (unsigned long long)ho->guid);
@@ -535,8 +559,8 @@ static void act_take_over(struct sm *sm, const struct sm_ev *ho, int from)
 static void act_ack_and_sweep(struct sm *sm, const struct sm_ev *ho, int from)
 {
 	send_ack(sm, ho);
-	event_del(sm->poll_timer);
-	sm->waiting_handover = 0;
+	event_del(sm->el->poll_timer);
+	sm->el->st.waiting_handover = 0;
 	sweeper_request_heavy(sm, "handover from a lower master");
 }
 
@@ -552,11 +576,11 @@ static void locate_sender(struct sm *sm, const uint8_t *mad,
 	ev->guid = s->guid;
 	ev->priority = s->priority;
 	ev->hops = -1;
-	if (s->guid == sm->master_guid && sm->master_hops >= 0 &&
-	    (sm->state == SMS_STANDBY || sm->waiting_handover)) {
-		ev->lid = sm->master_lid;
-		ev->hops = sm->master_hops;
-		memcpy(ev->path, sm->master_path, sizeof(ev->path));
+	if (s->guid == sm->el->st.master_guid && sm->el->st.master_hops >= 0 &&
+	    (sm->state == SMS_STANDBY || sm->el->st.waiting_handover)) {
+		ev->lid = sm->el->st.master_lid;
+		ev->hops = sm->el->st.master_hops;
+		memcpy(ev->path, sm->el->master_path, sizeof(ev->path));
 		return;
 	}
 	if (sm->sub.model) {
@@ -597,13 +621,13 @@ static void reply_sminfo(struct sm *sm, const uint8_t *in, size_t len,
 static void note_key_mismatch(struct sm *sm, uint64_t guid, uint64_t key,
 			      const char *where)
 {
-	sm->smc.key_mismatches++;
-	if (sm->key_mismatch_guid != guid || sm->key_mismatch_key != key)
+	sm->el->st.smc.key_mismatches++;
+	if (sm->el->st.key_mismatch_guid != guid || sm->el->st.key_mismatch_key != key)
 		log_warn("SM_Key mismatch: SM 0x%016llx uses SM_Key 0x%016llx, ours is 0x%016llx (%s); it is not obeyed and not fought",
 			 (unsigned long long)guid, (unsigned long long)key,
 			 (unsigned long long)sm->cfg.sm_key, where);
-	sm->key_mismatch_guid = guid;
-	sm->key_mismatch_key = key;
+	sm->el->st.key_mismatch_guid = guid;
+	sm->el->st.key_mismatch_key = key;
 	errors_set(&sm->errs, SM_ERR_SM_KEY,
 		     "SM 0x%016llx uses SM_Key 0x%016llx, not ours (%s)",
 		     (unsigned long long)guid, (unsigned long long)key, where);
@@ -641,7 +665,7 @@ static void handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 		return;	/* the receive path answers other methods */
 	uint32_t mod = smp_attr_mod(mad);
 	int ev = set_event(mod);
-	sm->smc.sets_received++;
+	sm->el->st.smc.sets_received++;
 	if (other.sm_key != sm->cfg.sm_key) {
 		note_key_mismatch(sm, other.guid, other.sm_key, "in an SMInfo Set");
 		reply_sminfo(sm, mad, len, from, IB_MAD_STS_INV_ATTR_VALUE, 0);
@@ -651,22 +675,22 @@ static void handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 	int sender_ok = ev == SME_RCV_ACKNOWLEDGE ? other.state == SMS_STANDBY :
 			other.state == SMS_MASTER;
 	if (ev == SME_RCV_ACKNOWLEDGE && sm->state == SMS_MASTER &&
-	    (!sm->ho_guid || other.guid != sm->ho_guid))
+	    (!sm->el->st.ho_guid || other.guid != sm->el->st.ho_guid))
 		sender_ok = 0;	/* an ACKNOWLEDGE of nothing we sent */
 	if (ev < 0 || !sender_ok || !sm_event_legal(sm->state, ev)) {
 		log_warn("SMInfo Set (modifier %u) from SM 0x%016llx in state %s refused in state %s",
 			 mod, (unsigned long long)other.guid,
 			 sm_state_name(other.state), sm_state_name(sm->state));
-		sm->smc.sets_refused++;
+		sm->el->st.smc.sets_refused++;
 		reply_sminfo(sm, mad, len, from, IB_MAD_STS_INV_ATTR_VALUE, sm->cfg.sm_key);
 		return;
 	}
 	log_notice("SMInfo Set %s from SM 0x%016llx (priority %d)",
 		   sm_event_name(ev), (unsigned long long)other.guid, other.priority);
 	if (ev == SME_RCV_HANDOVER)
-		sm->smc.handovers_received++;
+		sm->el->st.smc.handovers_received++;
 	if (ev == SME_RCV_ACKNOWLEDGE)
-		sm->smc.acks_received++;
+		sm->el->st.smc.acks_received++;
 	/* the answer first, in the state we were in when it came */
 	reply_sminfo(sm, mad, len, from, 0, sm->cfg.sm_key);
 	struct sm_ev e;
@@ -686,8 +710,8 @@ static void handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
  */
 static int is_silent(const struct sm *sm, uint64_t guid)
 {
-	for (uint32_t i = 0; i < sm->n_silent; i++)
-		if (sm->silent_sms[i] == guid)
+	for (uint32_t i = 0; i < sm->el->st.n_silent; i++)
+		if (sm->el->silent_sms[i] == guid)
 			return 1;
 	return 0;
 }
@@ -696,24 +720,24 @@ static void mark_silent(struct sm *sm, uint64_t guid)
 {
 	if (is_silent(sm, guid))
 		return;
-	if (sm->n_silent == sm->cap_silent) {
-		uint32_t cap = sm->cap_silent ? 2 * sm->cap_silent : 8;
-		uint64_t *p = realloc(sm->silent_sms, cap * sizeof(*p));
+	if (sm->el->st.n_silent == sm->el->cap_silent) {
+		uint32_t cap = sm->el->cap_silent ? 2 * sm->el->cap_silent : 8;
+		uint64_t *p = realloc(sm->el->silent_sms, cap * sizeof(*p));
 		if (!p)
 			return;	/* asked again next time: slower, not wrong */
-		sm->silent_sms = p;
-		sm->cap_silent = cap;
+		sm->el->silent_sms = p;
+		sm->el->cap_silent = cap;
 	}
-	sm->silent_sms[sm->n_silent++] = guid;
+	sm->el->silent_sms[sm->el->st.n_silent++] = guid;
 	log_notice("IsSM port 0x%016llx does not answer SMInfo: not asked again until it changes",
 		   (unsigned long long)guid);
 }
 
 void smstate_forget_silent(struct sm *sm, uint64_t guid)
 {
-	for (uint32_t i = 0; i < sm->n_silent; i++)
-		if (sm->silent_sms[i] == guid) {
-			sm->silent_sms[i] = sm->silent_sms[--sm->n_silent];
+	for (uint32_t i = 0; i < sm->el->st.n_silent; i++)
+		if (sm->el->silent_sms[i] == guid) {
+			sm->el->silent_sms[i] = sm->el->silent_sms[--sm->el->st.n_silent];
 			log_info("IsSM port 0x%016llx changed: its SMInfo is asked again",
 				 (unsigned long long)guid);
 			return;
@@ -723,15 +747,15 @@ void smstate_forget_silent(struct sm *sm, uint64_t guid)
 /* Forgets the silent ports f no longer holds as IsSM end ports. */
 static void prune_silent(struct sm *sm, const struct fabric *f)
 {
-	for (uint32_t i = 0; i < sm->n_silent;) {
+	for (uint32_t i = 0; i < sm->el->st.n_silent;) {
 		int there = 0;
 		for (uint32_t p = 0; p < f->n_ports && !there; p++)
-			there = f->ports[p].guid == sm->silent_sms[i] &&
+			there = f->ports[p].guid == sm->el->silent_sms[i] &&
 				(f->ports[p].flags & FPORT_ISSM) && fabric_is_endport(f, p);
 		if (there)
 			i++;
 		else
-			smstate_forget_silent(sm, sm->silent_sms[i]);
+			smstate_forget_silent(sm, sm->el->silent_sms[i]);
 	}
 }
 
@@ -741,23 +765,23 @@ static void elect(struct sm *sm)
 	uint32_t who = 0;
 	/* an SM that refused the subnet is passed over while it is there */
 	int refuser_seen = 0, key_mismatch = 0;
-	for (uint32_t i = 0; i < sm->n_sms; i++) {
-		if (sm->sms[i].answered && sm->sms[i].info.guid == sm->ho_failed_guid)
+	for (uint32_t i = 0; i < sm->el->n_sms; i++) {
+		if (sm->el->sms[i].answered && sm->el->sms[i].info.guid == sm->el->st.ho_failed_guid)
 			refuser_seen = 1;
-		if (sm->sms[i].answered && !sm->sms[i].key_ok)
+		if (sm->el->sms[i].answered && !sm->el->sms[i].key_ok)
 			key_mismatch = 1;
 	}
 	if (!key_mismatch)	/* every SM of this sweep shares our key */
 		errors_clear(&sm->errs, SM_ERR_SM_KEY);
 	if (!refuser_seen)
-		sm->ho_failed_guid = 0;
+		sm->el->st.ho_failed_guid = 0;
 	enum sm_verdict v = sm_elect(sm->state, sm->cfg.sm_priority,
-				     sm->tr.port_guid, sm->sms, sm->n_sms, &who);
+				     sm->tr.port_guid, sm->el->sms, sm->el->n_sms, &who);
 	struct sm_ev ev;
 	memset(&ev, 0, sizeof(ev));
 	if (v != SMV_MASTER)
-		ev_from_port(&ev, &sm->disc->f, sm->sms[who].port, &sm->sms[who].info);
-	if (v == SMV_HANDOVER && ev.guid == sm->ho_failed_guid) {
+		ev_from_port(&ev, &sm->disc->f, sm->el->sms[who].port, &sm->el->sms[who].info);
+	if (v == SMV_HANDOVER && ev.guid == sm->el->st.ho_failed_guid) {
 		log_notice("SM 0x%016llx outranks us but did not take the subnet; keeping it",
 			   (unsigned long long)ev.guid);
 		v = SMV_MASTER;
@@ -768,10 +792,10 @@ static void elect(struct sm *sm)
 		[SMV_HANDOVER] = SME_ELECT_HANDOVER,
 		[SMV_WAIT] = SME_ELECT_WAIT,
 	};
-	if (v == SMV_STANDBY && !sm->sms[who].key_ok)
+	if (v == SMV_STANDBY && !sm->el->sms[who].key_ok)
 		ev.why = "its SM_Key differs from ours, so we do not fight it";
 	if (fsm_run(sm, (enum sm_event)event_of[v], &ev) < 0) {
-		sm->election_hooks->abandon(sm);	/* e.g. NOTACTIVE: nothing to do */
+		sm->el->hooks->abandon(sm);	/* e.g. NOTACTIVE: nothing to do */
 	}
 }
 
@@ -798,15 +822,15 @@ static void on_sminfo_answer(void *arg, int status, const uint8_t *resp,
 		if (status == TXN_TIMEOUT)
 			mark_silent(sm, sm->disc->f.ports[r->port].guid);
 	}
-	if (--sm->sms_pending == 0)
+	if (--sm->el->sms_pending == 0)
 		elect(sm);
 }
 
 static void free_sms(struct sm *sm)
 {
-	free(sm->sms);
-	sm->sms = NULL;
-	sm->n_sms = sm->sms_pending = 0;
+	free(sm->el->sms);
+	sm->el->sms = NULL;
+	sm->el->n_sms = sm->el->sms_pending = 0;
 }
 
 /* The other IsSM end ports of f (not ours). */
@@ -856,12 +880,12 @@ void smstate_discovered(struct sm *sm)
 	prune_silent(sm, f);
 	uint32_t n = count_sm_ports(sm, f);
 	free_sms(sm);
-	if (n && !(sm->sms = calloc(n, sizeof(*sm->sms))))
+	if (n && !(sm->el->sms = calloc(n, sizeof(*sm->el->sms))))
 		n = 0;	/* out of memory: as if alone, and logged */
-	sm->n_sms = n;
-	sm->sms_pending = 1;	/* held until every query is queued */
-	sm->sms_pending += query_sms(sm, f, sm->sms, n, 0, on_sminfo_answer);
-	if (--sm->sms_pending == 0)
+	sm->el->n_sms = n;
+	sm->el->sms_pending = 1;	/* held until every query is queued */
+	sm->el->sms_pending += query_sms(sm, f, sm->el->sms, n, 0, on_sminfo_answer);
+	if (--sm->el->sms_pending == 0)
 		elect(sm);
 }
 
@@ -885,7 +909,7 @@ static void on_light_sminfo(void *arg, int status, const uint8_t *resp, size_t l
 			snprintf(buf, sizeof(buf), "SM 0x%016llx is also MASTER",
 				 (unsigned long long)s.guid);
 			why = buf;
-		} else if (key_ok && s.state == SMS_STANDBY && s.guid != sm->ho_failed_guid &&
+		} else if (key_ok && s.state == SMS_STANDBY && s.guid != sm->el->st.ho_failed_guid &&
 			   sm_outranks(s.priority, s.guid, sm->cfg.sm_priority,
 				       sm->tr.port_guid)) {
 			snprintf(buf, sizeof(buf), "SM 0x%016llx (%s, priority %d) outranks us",
@@ -894,7 +918,7 @@ static void on_light_sminfo(void *arg, int status, const uint8_t *resp, size_t l
 			why = buf;
 		}
 	}
-	sm->election_hooks->light_answer(sm, why);
+	sm->el->hooks->light_answer(sm, why);
 }
 
 struct silent_probe {
@@ -947,44 +971,50 @@ static void probe_silent(struct sm *sm, const struct fabric *f)
 uint32_t smstate_light_queries(struct sm *sm)
 {
 	const struct fabric *f = &sm->sub.model->f;
-	if (sm->n_silent)
+	if (sm->el->st.n_silent)
 		probe_silent(sm, f);
 	uint32_t n = count_sm_ports(sm, f);
-	if (n > sm->cap_light_sms) {
-		void *p = realloc(sm->light_sms, (size_t)n * sizeof(*sm->light_sms));
+	if (n > sm->el->cap_light_sms) {
+		void *p = realloc(sm->el->light_sms, (size_t)n * sizeof(*sm->el->light_sms));
 		if (!p)
 			return 0;
-		sm->light_sms = p;
-		sm->cap_light_sms = n;
+		sm->el->light_sms = p;
+		sm->el->cap_light_sms = n;
 	}
-	return query_sms(sm, f, sm->light_sms, n, 1, on_light_sminfo);
+	return query_sms(sm, f, sm->el->light_sms, n, 1, on_light_sminfo);
 }
 
 /* ---- set-up ---- */
 
 int smstate_init(struct sm *sm, const struct smstate_hooks *h)
 {
-	sm->election_hooks = h;
+	sm->el = calloc(1, sizeof(*sm->el));
+	if (!sm->el)
+		return -1;
+	sm->el->hooks = h;
 	sm->state = SMS_DISCOVERING;	/* IBA 14.4.1: an SM starts discovering */
-	sm->poll_timer = evtimer_new(sm->base, on_poll_timer, sm);
-	sm->ho_timer = evtimer_new(sm->base, on_ho_timer, sm);
-	return sm->poll_timer && sm->ho_timer ? 0 : -1;
+	sm->el->poll_timer = evtimer_new(sm->base, on_poll_timer, sm);
+	sm->el->ho_timer = evtimer_new(sm->base, on_ho_timer, sm);
+	return sm->el->poll_timer && sm->el->ho_timer ? 0 : -1;
 }
 
 void smstate_free(struct sm *sm)
 {
+	if (!sm->el)
+		return;
 	free_sms(sm);
-	free(sm->silent_sms);
-	sm->silent_sms = NULL;
-	sm->n_silent = sm->cap_silent = 0;
-	free(sm->light_sms);
-	sm->light_sms = NULL;
-	sm->cap_light_sms = 0;
-	if (sm->poll_timer)
-		event_free(sm->poll_timer);
-	if (sm->ho_timer)
-		event_free(sm->ho_timer);
-	sm->poll_timer = sm->ho_timer = NULL;
+	free(sm->el->silent_sms);
+	sm->el->silent_sms = NULL;
+	sm->el->st.n_silent = sm->el->cap_silent = 0;
+	free(sm->el->light_sms);
+	sm->el->light_sms = NULL;
+	sm->el->cap_light_sms = 0;
+	if (sm->el->poll_timer)
+		event_free(sm->el->poll_timer);
+	if (sm->el->ho_timer)
+		event_free(sm->el->ho_timer);
+	free(sm->el);
+	sm->el = NULL;
 }
 
 /* The receive path's handlers (sm/recv.c registers them). */
@@ -993,4 +1023,52 @@ int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
 {
 	handle_sminfo(ctx, mad, len, from);
 	return MAD_DONE;
+}
+
+const struct election_status *election_status(const struct sm *sm)
+{
+	static const struct election_status none;	/* before smstate_init() */
+	return sm->el ? &sm->el->st : &none;
+}
+
+const uint64_t *election_silent(const struct sm *sm)
+{
+	return sm->el ? sm->el->silent_sms : NULL;
+}
+
+void election_to_ctl(const struct sm *sm, json_t *o)
+{
+	const struct election_status *st = election_status(sm);
+	char g[24];
+	if (sm->state == SMS_STANDBY) {
+		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)st->master_guid);
+		json_object_set_new(o, "master_guid", json_string(g));
+		json_object_set_new(o, "master_lid", json_integer(st->master_lid));
+		json_object_set_new(o, "master_priority", json_integer(st->master_priority));
+		json_object_set_new(o, "master_act_count", json_integer(st->master_act_count));
+	}
+	if (st->waiting_handover) {
+		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)st->master_guid);
+		json_object_set_new(o, "waiting_for_handover_from", json_string(g));
+	}
+	if (st->ho_guid) {
+		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)st->ho_guid);
+		json_object_set_new(o, "handing_over_to", json_string(g));
+	}
+	if (st->smc.key_mismatches) {
+		char k[24];
+		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)st->key_mismatch_guid);
+		snprintf(k, sizeof(k), "0x%016llx", (unsigned long long)st->key_mismatch_key);
+		json_object_set_new(o, "sm_key_mismatch", json_pack("{s:s,s:s,s:I}",
+			"sm_guid", g, "their_key", k,
+			"count", (json_int_t)st->smc.key_mismatches));
+	}
+	json_object_set_new(o, "sm_protocol", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"handovers_sent", (json_int_t)st->smc.handovers_sent,
+		"handovers_done", (json_int_t)st->smc.handovers_done,
+		"handovers_received", (json_int_t)st->smc.handovers_received,
+		"acks_sent", (json_int_t)st->smc.acks_sent,
+		"acks_received", (json_int_t)st->smc.acks_received,
+		"sminfo_sets_received", (json_int_t)st->smc.sets_received,
+		"sminfo_sets_refused", (json_int_t)st->smc.sets_refused));
 }

@@ -102,6 +102,43 @@ struct smstate_hooks {
 	/* a light sweep's SMInfo answer: why a heavy sweep is needed, or NULL */
 	void (*light_answer)(struct sm *sm, const char *why);
 };
+/*
+ * The election's state as others may read it (ibsmctl status, metrics,
+ * tests); only sm/smstate.c changes it.
+ */
+/* SM-to-SM protocol counters, shown by ibsmctl status. */
+struct sm_counters {
+	uint64_t handovers_sent, handovers_done, handovers_received;
+	uint64_t acks_sent, acks_received;
+	uint64_t sets_received, sets_refused;
+	uint64_t key_mismatches;
+};
+
+struct election_status {
+	/* STANDBY, or a MASTER waiting for a lower master's HANDOVER: the SM polled */
+	uint64_t master_guid;
+	uint32_t master_lid;
+	int master_priority;
+	int master_hops;
+	uint32_t master_act_count;
+	int waiting_handover;
+	/* MASTER handing over to ho_guid (0: not) */
+	uint64_t ho_guid;
+	uint64_t ho_failed_guid;	/* refused or never took over: keep the subnet */
+	uint64_t key_mismatch_guid, key_mismatch_key;	/* the last mismatch seen */
+	uint32_t n_silent;		/* IsSM ports that never answered SMInfo */
+	struct sm_counters smc;
+};
+const struct election_status *election_status(const struct sm *sm);
+/* The IsSM ports that never answered SMInfo, by port GUID (n_silent of them). */
+const uint64_t *election_silent(const struct sm *sm);
+/*
+ * Into ibsmctl status's object o: the master followed (STANDBY), the
+ * HANDOVER awaited or sent, the last SM_Key mismatch, the protocol's counts.
+ */
+struct json_t;
+void election_to_ctl(const struct sm *sm, struct json_t *o);
+
 /* Timers and teardown. */
 int smstate_init(struct sm *sm, const struct smstate_hooks *h);
 void smstate_free(struct sm *sm);

@@ -107,37 +107,7 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->last_sweep_time));
 	json_object_set_new(o, "last_sweep_date", control_time_json(sm->last_sweep_time));
 	json_object_set_new(o, "act_count", json_integer(smstate_act_count(sm)));
-	if (sm->state == SMS_STANDBY) {
-		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->master_guid);
-		json_object_set_new(o, "master_guid", json_string(g));
-		json_object_set_new(o, "master_lid", json_integer(sm->master_lid));
-		json_object_set_new(o, "master_priority", json_integer(sm->master_priority));
-		json_object_set_new(o, "master_act_count", json_integer(sm->master_act_count));
-	}
-	if (sm->waiting_handover) {
-		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->master_guid);
-		json_object_set_new(o, "waiting_for_handover_from", json_string(g));
-	}
-	if (sm->ho_guid) {
-		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->ho_guid);
-		json_object_set_new(o, "handing_over_to", json_string(g));
-	}
-	if (sm->smc.key_mismatches) {
-		char k[24];
-		snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->key_mismatch_guid);
-		snprintf(k, sizeof(k), "0x%016llx", (unsigned long long)sm->key_mismatch_key);
-		json_object_set_new(o, "sm_key_mismatch", json_pack("{s:s,s:s,s:I}",
-			"sm_guid", g, "their_key", k,
-			"count", (json_int_t)sm->smc.key_mismatches));
-	}
-	json_object_set_new(o, "sm_protocol", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
-		"handovers_sent", (json_int_t)sm->smc.handovers_sent,
-		"handovers_done", (json_int_t)sm->smc.handovers_done,
-		"handovers_received", (json_int_t)sm->smc.handovers_received,
-		"acks_sent", (json_int_t)sm->smc.acks_sent,
-		"acks_received", (json_int_t)sm->smc.acks_received,
-		"sminfo_sets_received", (json_int_t)sm->smc.sets_received,
-		"sminfo_sets_refused", (json_int_t)sm->smc.sets_refused));
+	election_to_ctl(sm, o);
 	const struct sweep_summary *s = &sm->last;
 	if (s->valid) {
 		json_t *l = json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:i}",
@@ -181,7 +151,7 @@ static json_t *status_json(const struct sm *sm)
 			"short", (json_int_t)sa->dropped_short,
 			"rmpp", (json_int_t)sa->dropped_rmpp,
 			"send_failed", (json_int_t)sa->send_failed));
-	json_object_set_new(o, "silent_sm_ports", json_integer(sm->n_silent));
+	json_object_set_new(o, "silent_sm_ports", json_integer(election_status(sm)->n_silent));
 	json_object_set_new(o, "mads", mad_stats_json(sm));
 	return o;
 }

@@ -14,6 +14,7 @@
 #include "sm/daemon.h"
 #include "sm/ctl/metrics.h"
 #include "sm/sa/sa_server.h"
+#include "sm/smstate.h"
 
 #ifndef IBSMD_VERSION
 #define IBSMD_VERSION "0.1"	/* ibsmd -V (sm/main.c) */
@@ -141,9 +142,9 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 	    "When the last sweep ended, seconds since the epoch (0: none yet)",
 	    (double)sm->last_sweep_time);
 	one(t, "ibsmd_handovers_received_total", "counter",
-	    "SMInfo HANDOVERs received from other SMs", (double)sm->smc.handovers_received);
+	    "SMInfo HANDOVERs received from other SMs", (double)election_status(sm)->smc.handovers_received);
 	one(t, "ibsmd_sm_key_mismatches_total", "counter",
-	    "SMInfo answers carrying another SM_Key", (double)sm->smc.key_mismatches);
+	    "SMInfo answers carrying another SM_Key", (double)election_status(sm)->smc.key_mismatches);
 }
 
 static void subnet_metrics(struct mtext *t, const struct sm *sm)

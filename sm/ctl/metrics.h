@@ -55,8 +55,10 @@ char *metrics_render(const struct sm *sm, uint64_t start_time, size_t *len);
 
 struct metrics;
 
-/* Starts what sm->cfg asks for (listen unless serve is 0); NULL with err. */
-struct metrics *metrics_new(struct sm *sm, int serve, char *err,
+/* Starts what cfg asks for (listen unless serve is 0), for sm's metrics; NULL with err. */
+struct event_base;
+struct metrics *metrics_new(struct sm *sm, struct event_base *base,
+			    const struct config *cfg, int serve, char *err,
 			    size_t errlen);
 /*
  * A reloaded policy c (not yet sm->cfg): binds a changed metrics.listen,

@@ -35,7 +35,8 @@
 #define HTTP_MAX_BODY		1024
 
 struct metrics {
-	struct sm *sm;
+	struct sm *sm;			/* rendered (metrics.c), not read here */
+	struct event_base *base;
 	uint64_t start_time;		/* wall clock, seconds */
 	int serve;			/* 0 (--once): metrics.listen ignored */
 	struct evhttp *http;		/* NULL: not serving */
@@ -108,7 +109,7 @@ static struct evhttp *http_start(struct metrics *m, const char *listen,
 
 	if (config_parse_listen(listen, host, sizeof(host), &port, err, errlen) < 0)
 		return NULL;
-	struct evhttp *http = evhttp_new(m->sm->base);
+	struct evhttp *http = evhttp_new(m->base);
 	if (!http) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -196,7 +197,7 @@ static int textfile_set(struct metrics *m, const char *dir)
 		return 0;
 	}
 	if (!m->textfile_timer) {
-		m->textfile_timer = event_new(m->sm->base, -1, EV_PERSIST,
+		m->textfile_timer = event_new(m->base, -1, EV_PERSIST,
 					      on_textfile_timer, m);
 		if (!m->textfile_timer)
 			return -1;
@@ -215,7 +216,8 @@ void metrics_sweep_done(struct metrics *m)
 
 /* ---- life ---- */
 
-struct metrics *metrics_new(struct sm *sm, int serve, char *err, size_t errlen)
+struct metrics *metrics_new(struct sm *sm, struct event_base *base,
+			    const struct config *cfg, int serve, char *err, size_t errlen)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -223,18 +225,19 @@ struct metrics *metrics_new(struct sm *sm, int serve, char *err, size_t errlen)
 		return NULL;
 	}
 	m->sm = sm;
+	m->base = base;
 	m->start_time = (uint64_t)time(NULL);
 	m->serve = serve;
-	if (serve && sm->cfg.metrics_listen[0]) {
-		m->http = http_start(m, sm->cfg.metrics_listen, err, errlen);
+	if (serve && cfg->metrics_listen[0]) {
+		m->http = http_start(m, cfg->metrics_listen, err, errlen);
 		if (!m->http) {
 			free(m);
 			return NULL;
 		}
-		snprintf(m->listen, sizeof(m->listen), "%s", sm->cfg.metrics_listen);
+		snprintf(m->listen, sizeof(m->listen), "%s", cfg->metrics_listen);
 		log_notice("metrics served at http://%s/metrics", m->listen);
 	}
-	if (textfile_set(m, sm->cfg.metrics_textfile_dir) < 0) {
+	if (textfile_set(m, cfg->metrics_textfile_dir) < 0) {
 		snprintf(err, errlen, "out of memory");
 		metrics_free(m);
 		return NULL;

@@ -15,7 +15,6 @@
 
 #include "mad/sa.h"
 #include "traps/notify.h"
-#include "sm/daemon.h"
 #include "sm/sa/sa_server.h"
 
 #define SA_SIZE_INFORM_INFO_REC	64	/* 60 bytes of fields, 4 of padding */
@@ -42,9 +41,8 @@ static int gid_is_zero(const uint8_t *g)
 
 int sa_inform_info(struct sa_query *q)
 {
-	struct sm *sm = q->sm;
 	const uint8_t *ii = q->rec;
-	if (!sm->notify)
+	if (!q->notify)
 		return SA_STS_NO_RESOURCES;
 	uint32_t pi = sa_requester(q);
 	if (pi == FAB_NONE)
@@ -60,12 +58,12 @@ int sa_inform_info(struct sa_query *q)
 	sa_put64(who.gid + 8, p->guid);
 	uint16_t trap = sa_get16(ii + 26);
 	if (ii[23] && ii[22] && trap >= 256 && trap <= 259 &&
-	    (!sm->cfg.sm_key || sa_sm_key(q->mad) != sm->cfg.sm_key))
+	    (!q->sm_key || sa_sm_key(q->mad) != q->sm_key))
 		return SA_STS_REQ_INVALID;
 	if (ii[23] && !gid_is_zero(ii) && !gid_known(q, ii))
 		return SA_STS_REQ_INVALID;
 	uint8_t out[SA_SIZE_INFORM_INFO];
-	int st = notifier_inform(sm->notify, ii, &who, out);
+	int st = notifier_inform(q->notify, ii, &who, out);
 	if (st)
 		return st;
 	return sa_answer_add(q, out) < 0 ? SA_STS_NO_RESOURCES : 0;
@@ -118,16 +116,15 @@ static void iir_one(void *arg, const uint8_t gid[16], uint16_t enum_id,
 
 int sa_inform_records(struct sa_query *q)
 {
-	struct sm *sm = q->sm;
 	int st = sa_mask_check(q, N_IIR_FIELDS);
 	if (st)
 		return st;
-	if (!sm->notify)
+	if (!q->notify)
 		return 0;
 	struct iir_walk w = {
 		.q = q,
-		.trusted = sm->cfg.sm_key && sa_sm_key(q->mad) == sm->cfg.sm_key,
+		.trusted = q->sm_key && sa_sm_key(q->mad) == q->sm_key,
 	};
-	notifier_foreach(sm->notify, iir_one, &w);
+	notifier_foreach(q->notify, iir_one, &w);
 	return w.rc;
 }

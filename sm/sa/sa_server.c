@@ -297,6 +297,7 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 	memset(req + len, 0, MAD_SIZE - len);
 	struct sa_query q = {
 		.sa = sa, .sm = sm, .view = &sa->view,
+		.notify = sm->notify, .sm_key = sm->cfg.sm_key,
 		.mad = req, .len = len, .from = from,
 		.method = mad_method(mad), .attr = fam->attr,
 		.attr_mod = mad_attr_mod(mad), .comp_mask = sa_comp_mask(mad),

@@ -107,6 +107,8 @@ struct sa_query {
 	struct sa *sa;
 	struct sm *sm;
 	const struct sa_view *view;
+	struct notifier *notify;	/* subscriptions (traps/notify.h), or NULL */
+	uint64_t sm_key;		/* ours: 0 for none */
 	const uint8_t *mad;		/* the request, len bytes (>= 56) */
 	size_t len;
 	const struct mad_addr *from;

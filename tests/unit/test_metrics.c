@@ -314,7 +314,7 @@ START_TEST(textfile_life)
 	ck_assert_ptr_nonnull(sm->base);
 	snprintf(sm->cfg.metrics_textfile_dir, sizeof(sm->cfg.metrics_textfile_dir), "%s", dir);
 
-	struct metrics *m = metrics_new(sm, 0, err, sizeof(err));
+	struct metrics *m = metrics_new(sm, sm->base, &sm->cfg, 0, err, sizeof(err));
 	ck_assert_msg(m != NULL, "%s", err);
 	FILE *fp = fopen(path, "r");
 	ck_assert_ptr_nonnull(fp);
@@ -335,7 +335,7 @@ START_TEST(textfile_life)
 	metrics_free(m);			/* --once: the file stays */
 	ck_assert_int_eq(access(path, F_OK), 0);
 
-	m = metrics_new(sm, 1, err, sizeof(err));	/* a daemon: it goes */
+	m = metrics_new(sm, sm->base, &sm->cfg, 1, err, sizeof(err));	/* a daemon: it goes */
 	ck_assert_msg(m != NULL, "%s", err);
 	metrics_free(m);
 	ck_assert_int_eq(access(path, F_OK), -1);
@@ -343,7 +343,7 @@ START_TEST(textfile_life)
 	/* under a regular file: logged, not fatal, nothing written */
 	snprintf(sm->cfg.metrics_textfile_dir, sizeof(sm->cfg.metrics_textfile_dir),
 		 "/dev/null/metrics");
-	m = metrics_new(sm, 1, err, sizeof(err));
+	m = metrics_new(sm, sm->base, &sm->cfg, 1, err, sizeof(err));
 	ck_assert_msg(m != NULL, "%s", err);
 	metrics_sweep_done(m);
 	metrics_free(m);

@@ -9,6 +9,7 @@
  * read past it.
  */
 #include <check.h>
+#include <event2/event.h>
 #include <infiniband/mad.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,13 @@ struct rig {
 	struct mad_dispatch *d;
 };
 
+/* The election's hooks: nothing sweeps here. */
+static void no_sweep(struct sm *sm) { (void)sm; }
+static void no_answer(struct sm *sm, const char *why) { (void)sm; (void)why; }
+static const struct smstate_hooks no_hooks = {
+	.configure = no_sweep, .abandon = no_sweep, .light_answer = no_answer,
+};
+
 static void rig_up(struct rig *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -38,18 +46,24 @@ static void rig_up(struct rig *r)
 	r->fn = fake_net_new(0);
 	r->sm.tr = r->fn->t;
 	r->sm.tr.port_guid = 0x1234;
+	r->sm.base = event_base_new();
+	ck_assert_ptr_nonnull(r->sm.base);
+	ck_assert_int_eq(smstate_init(&r->sm, &no_hooks), 0);
 	r->sm.state = SMS_DISCOVERING;	/* handlers that change nothing */
 	struct txn_params p = { .timeout_ms = 100, .retries = 0, .window = 8,
 				.window_per_node = 8 };
 	r->sm.txn = txn_new(&p, &r->sm.tr, fake_clock, r->fn);
 	ck_assert_ptr_nonnull(r->sm.txn);
-	ck_assert_int_eq(sm_recv_init(&r->sm), 0);
+	r->sm.disp = sm_recv_new(&r->sm, &r->sm.tr);
+	ck_assert_ptr_nonnull(r->sm.disp);
 	r->d = r->sm.disp;
 }
 
 static void rig_down(struct rig *r)
 {
-	sm_recv_free(&r->sm);
+	mad_dispatch_free(r->sm.disp);
+	smstate_free(&r->sm);
+	event_base_free(r->sm.base);
 	txn_free(r->sm.txn);
 	free(r->fn);
 }

@@ -230,7 +230,7 @@ static int run_until(struct fab *F, int (*cond)(struct fab *), int ms)
 
 static int settled(const struct sm *sm)
 {
-	return sm && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted && !sm->ho_guid;
+	return sm && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted && !election_status(sm)->ho_guid;
 }
 
 static int masters(const struct fab *F)
@@ -264,7 +264,7 @@ static int one_master_rest_standby(struct fab *F)
 			continue;
 		n++;
 		if (F->sm[i]->state == SMS_MASTER && settled(F->sm[i]) &&
-		    F->sm[i]->last.valid && !F->sm[i]->waiting_handover)
+		    F->sm[i]->last.valid && !election_status(F->sm[i])->waiting_handover)
 			m++;
 		else if (F->sm[i]->state == SMS_STANDBY)
 			s++;
@@ -335,12 +335,12 @@ START_TEST(t_lower_newcomer_stays_standby)
 	/* a standby writes nothing to any device */
 	ck_assert_uint_eq(txn_get_stats(F.sm[1]->txn)->sets, sets);
 	ck_assert_uint_eq(sets, 0);
-	ck_assert_uint_eq(F.sm[0]->smc.handovers_sent, 0);
+	ck_assert_uint_eq(election_status(F.sm[0])->smc.handovers_sent, 0);
 	/* ActCount: the master's advances, and the standby sees it */
-	uint32_t a0 = F.sm[1]->master_act_count;
+	uint32_t a0 = election_status(F.sm[1])->master_act_count;
 	sweeper_request_light(F.sm[0]);
 	run_ms(&F, 300);
-	ck_assert_uint_gt(F.sm[1]->master_act_count, a0);
+	ck_assert_uint_gt(election_status(F.sm[1])->master_act_count, a0);
 	char *after = routes_and_lids(&F);
 	ck_assert_str_eq(before, after);
 	free(before);
@@ -392,14 +392,14 @@ static void handover_case(int drop_acks)
 	struct sm *a = F.sm[0], *b = F.sm[1];
 	ck_assert_int_eq(b->state, SMS_MASTER);
 	ck_assert_int_eq(a->state, SMS_STANDBY);
-	ck_assert_uint_eq(a->master_guid, b->tr.port_guid);
-	ck_assert_uint_ge(a->smc.handovers_sent, 1);
-	ck_assert_uint_eq(b->smc.handovers_received, a->smc.handovers_sent);
-	ck_assert_uint_eq(a->smc.handovers_done, 1);
+	ck_assert_uint_eq(election_status(a)->master_guid, b->tr.port_guid);
+	ck_assert_uint_ge(election_status(a)->smc.handovers_sent, 1);
+	ck_assert_uint_eq(election_status(b)->smc.handovers_received, election_status(a)->smc.handovers_sent);
+	ck_assert_uint_eq(election_status(a)->smc.handovers_done, 1);
 	if (drop_acks >= 0)
-		ck_assert_uint_eq(a->smc.acks_received, 1);
+		ck_assert_uint_eq(election_status(a)->smc.acks_received, 1);
 	else
-		ck_assert_uint_eq(a->smc.acks_received, 0);
+		ck_assert_uint_eq(election_status(a)->smc.acks_received, 0);
 	if (drop_acks > 0)	/* the lost one was sent again */
 		ck_assert_uint_gt(txn_get_stats(b->txn)->all.retries, 0);
 	/*
@@ -419,7 +419,7 @@ static void handover_case(int drop_acks)
 	ck_assert(settle(&F, 1000));
 	ck_assert_int_eq(b->state, SMS_MASTER);
 	ck_assert_uint_eq(a->heavy_sweeps, heavy_a);
-	ck_assert_uint_eq(b->smc.handovers_sent, 0);
+	ck_assert_uint_eq(election_status(b)->smc.handovers_sent, 0);
 	ck_assert_int_eq(emu_violations(F.e), 0);
 	free(before);
 	free(after);
@@ -502,7 +502,7 @@ START_TEST(t_three_sms)
 		      sm_state_name(F.sm[0]->state), sm_state_name(F.sm[1]->state));
 	ck_assert_int_eq(F.sm[1]->state, SMS_MASTER);
 	ck_assert_int_eq(F.sm[0]->state, SMS_STANDBY);
-	ck_assert_uint_eq(F.sm[0]->master_guid, F.sm[1]->tr.port_guid);
+	ck_assert_uint_eq(election_status(F.sm[0])->master_guid, F.sm[1]->tr.port_guid);
 	ck_assert_int_eq(emu_violations(F.e), 0);
 	teardown_fab(&F);
 }
@@ -615,8 +615,8 @@ START_TEST(t_disable_standby_and_refusals)
 	ck_assert_int_eq(b->state, SMS_STANDBY);
 	ck_assert_int_eq(raw_set(&F, &r, blid, SMA_DISABLE, SMS_MASTER, 0x77),
 			 IB_MAD_STS_INV_ATTR_VALUE);
-	ck_assert_uint_eq(b->smc.key_mismatches, 1);
-	ck_assert_uint_eq(b->key_mismatch_key, 0x77);
+	ck_assert_uint_eq(election_status(b)->smc.key_mismatches, 1);
+	ck_assert_uint_eq(election_status(b)->key_mismatch_key, 0x77);
 	ck_assert_int_eq(b->state, SMS_STANDBY);
 	/* an unknown modifier */
 	ck_assert_int_eq(raw_set(&F, &r, blid, 9, SMS_MASTER, 0),
@@ -639,8 +639,8 @@ START_TEST(t_disable_standby_and_refusals)
 	static const uint8_t to_b[] = { 0, 1, 7, 3, 2 };
 	ck_assert_int_eq(raw_set_by(&F, &r, 0, to_b, 4, SMA_STANDBY, SMS_MASTER, 0), 0);
 	ck_assert_int_eq(b->state, SMS_STANDBY);
-	ck_assert_uint_eq(b->master_guid, r.t.port_guid);
-	ck_assert_int_eq(b->master_hops, 4);
+	ck_assert_uint_eq(election_status(b)->master_guid, r.t.port_guid);
+	ck_assert_int_eq(election_status(b)->master_hops, 4);
 	run_ms(&F, 150);
 	ck_assert_int_gt(r.polled, 0);
 	/* an ACKNOWLEDGE nobody asked for is refused by the master */
@@ -673,8 +673,8 @@ START_TEST(t_handover_refused)
 	}
 	ck_assert_int_eq(a->state, SMS_MASTER);
 	ck_assert_int_eq(r.handovers, 1);
-	ck_assert_uint_eq(a->smc.handovers_sent, 1);
-	ck_assert_uint_eq(a->ho_failed_guid, r.t.port_guid);
+	ck_assert_uint_eq(election_status(a)->smc.handovers_sent, 1);
+	ck_assert_uint_eq(election_status(a)->ho_failed_guid, r.t.port_guid);
 	ck_assert(settled(a));
 	assert_smlid(&F, a);
 	ck_assert_int_eq(emu_violations(F.e), 0);
@@ -708,7 +708,7 @@ START_TEST(t_handover_wait_is_not_a_sweep)
 	ck_assert_int_ge(r.handovers, 1);
 	ck_assert_int_eq(a->sw.activity, SM_HANDOVER_WAIT);
 	ck_assert_str_eq(sm_activity_sweep_name(a->sw.activity), "no");
-	ck_assert_uint_eq(a->ho_guid, r.t.port_guid);
+	ck_assert_uint_eq(election_status(a)->ho_guid, r.t.port_guid);
 	ck_assert_int_eq(a->state, SMS_MASTER);
 	/* a sweep asked for meanwhile waits for the answer */
 	uint32_t heavy = a->heavy_sweeps;
@@ -717,10 +717,10 @@ START_TEST(t_handover_wait_is_not_a_sweep)
 	ck_assert_int_eq(a->sw.activity, SM_HANDOVER_WAIT);
 	ck_assert_uint_eq(a->heavy_sweeps, heavy);
 	/* no answer to any HANDOVER: the master keeps the subnet */
-	for (int k = 0; k < 100 && a->ho_guid; k++)
+	for (int k = 0; k < 100 && election_status(a)->ho_guid; k++)
 		run_ms(&F, 100);
-	ck_assert_uint_eq(a->ho_guid, 0);
-	ck_assert_uint_eq(a->ho_failed_guid, r.t.port_guid);
+	ck_assert_uint_eq(election_status(a)->ho_guid, 0);
+	ck_assert_uint_eq(election_status(a)->ho_failed_guid, r.t.port_guid);
 	ck_assert_int_eq(a->state, SMS_MASTER);
 	ck_assert(settle(&F, 3000));
 	ck_assert_uint_gt(a->heavy_sweeps, heavy);
@@ -751,15 +751,15 @@ START_TEST(t_two_masters_meet)
 	/* the merge: traps 128 on both sides */
 	ck_assert_int_eq(emu_link_up(F.e, 0x100, 8), 0);
 	ck_assert_msg(run_until(&F, one_master_rest_standby, 10000), "A %s%s B %s%s",
-		      sm_state_name(F.sm[0]->state), F.sm[0]->waiting_handover ? " waiting" : "",
-		      sm_state_name(F.sm[1]->state), F.sm[1]->waiting_handover ? " waiting" : "");
+		      sm_state_name(F.sm[0]->state), election_status(F.sm[0])->waiting_handover ? " waiting" : "",
+		      sm_state_name(F.sm[1]->state), election_status(F.sm[1])->waiting_handover ? " waiting" : "");
 	ck_assert_int_eq(F.sm[1]->state, SMS_MASTER);
 	ck_assert_int_eq(F.sm[0]->state, SMS_STANDBY);
-	ck_assert_uint_eq(F.sm[0]->smc.handovers_sent, 1);
-	ck_assert_uint_eq(F.sm[1]->smc.handovers_sent, 0);
+	ck_assert_uint_eq(election_status(F.sm[0])->smc.handovers_sent, 1);
+	ck_assert_uint_eq(election_status(F.sm[1])->smc.handovers_sent, 0);
 	/* and it stays so: no flapping over the next sweeps */
 	ck_assert(settle(&F, 1000));
-	ck_assert_uint_eq(F.sm[0]->smc.handovers_sent, 1);
+	ck_assert_uint_eq(election_status(F.sm[0])->smc.handovers_sent, 1);
 	assert_smlid(&F, F.sm[1]);
 	teardown_fab(&F);
 }

@@ -187,8 +187,8 @@ START_TEST(t_daemon_traps)
 	emu_run_sweeps(&r.run, 2);
 	ck_assert_uint_eq(by_number(st, 144), 1);
 	ck_assert_uint_eq(st->sweeps, 1);
-	ck_assert_uint_eq(r.sm->n_silent, 1);
-	ck_assert_uint_eq(r.sm->silent_sms[0], HOST_PORT(5));
+	ck_assert_uint_eq(election_status(r.sm)->n_silent, 1);
+	ck_assert_uint_eq(election_silent(r.sm)[0], HOST_PORT(5));
 	uint64_t probed_ms = r.sm->last.sweep_ms;
 	uint64_t host_got = r.host_got;
 	ck_assert_uint_ge(host_got, 1);
@@ -274,7 +274,7 @@ START_TEST(t_daemon_traps)
 	/* trap 144 from the silent host: it changed, its SMInfo is asked again */
 	host_trap(&r, 144, own, k++);
 	run_ms(&r, 100);
-	ck_assert_uint_eq(r.sm->n_silent, 0);
+	ck_assert_uint_eq(election_status(r.sm)->n_silent, 0);
 	ck_assert_uint_eq(r.sm->heavy_sweeps, 4);	/* its CapabilityMask is as it was */
 	teardown(&r);
 }
