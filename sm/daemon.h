@@ -185,8 +185,6 @@ void sm_shutdown(struct sm *sm);
  */
 /* Traps in: the daemon's side of traps/trapin.h (sm/traphooks.c). */
 void sm_traps_init(struct sm *sm);
-/* Prints the summary line ("subnet up: ...") to stdout and flushes it. */
-void sm_print_summary(const struct sweep_summary *s, const char *state);
 
 
 #endif

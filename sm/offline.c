@@ -21,6 +21,7 @@
 #include "sm/base/log.h"
 #include "sm/base/topo.h"
 #include "sm/daemon.h"
+#include "sm/heavy.h"
 #include "sm/model/vswitch.h"
 #include "sm/render/dot.h"
 #include "sm/render/dump.h"

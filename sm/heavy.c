@@ -1,0 +1,508 @@
+/*
+ * The heavy sweep (see heavy.h): discover, elect (sm/smstate.c), LIDs,
+ * extended LIDs, routes on a worker thread, the write plan, the writes,
+ * the SA's view, the notices, the watcher told.
+ */
+#include "sm/heavy.h"
+
+#include "mad/txn.h"
+#include "sm/errors.h"
+#include "sm/smstate.h"
+#include "sm/sweeper.h"
+#include "sm/daemon.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <infiniband/mad.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include "sm/sa/notices.h"
+#include "sm/discover/changes.h"
+#include "sm/base/log.h"
+#include "sm/ctl/metrics.h"
+#include "sm/sa/paths.h"
+#include "sm/route.h"
+#include "sm/sa/sa_server.h"
+#include "sm/sdnotify.h"
+#include "sm/model/vswitch.h"
+#include "sm/discover/xlid_sm.h"
+#include "routing/xlft.h"
+#include "sm/base/clock.h"
+#include "sm/apply.h"
+
+static void route_and_program(struct sm *sm, int first,
+			      const struct fabric *prev, int adopted);
+
+/* ---- finishing ---- */
+
+void sm_print_summary(const struct sweep_summary *s, const char *state)
+{
+	printf("subnet up: switches=%u cas=%u ports=%u lids=%u max_lid=%u routing=%s "
+	       "sweep_ms=%llu route_ms=%llu mads_sent=%llu mad_timeouts=%llu "
+	       "mad_retries=%llu mad_errors=%llu unresponsive=%u lft_blocks=%u "
+	       "portinfo_sets=%u state=%s xlid=%s vlids=%u\n",
+	       s->switches, s->cas, s->ports, s->lids, s->max_lid,
+	       s->routing ? s->routing : "none",
+	       (unsigned long long)s->sweep_ms, (unsigned long long)s->route_ms,
+	       (unsigned long long)s->mads_sent,
+	       (unsigned long long)s->mad_timeouts,
+	       (unsigned long long)s->mad_retries,
+	       (unsigned long long)s->mad_errors, s->unresponsive,
+	       s->prog.lft_blocks, s->prog.portinfo_sets, state,
+	       s->xlid_mode ? "extended" : "legacy", s->vlids);
+	fflush(stdout);
+}
+
+static void sweep_counters(struct sm *sm, struct sweep_summary *s)
+{
+	const struct txn_stats *st = txn_get_stats(sm->txn);
+	s->mads_sent = st->all.sent - sm->sweep_base.sent;
+	s->mad_timeouts = st->all.timeouts - sm->sweep_base.timeouts;
+	s->mad_retries = st->all.retries - sm->sweep_base.retries;
+	s->mad_errors = st->all.errors - sm->sweep_base.errors;
+	s->sweep_ms = clock_ms() - sm->sweep_start_ms;
+}
+
+/* ---- heavy sweep ---- */
+
+void sm_sweep_abandon(struct sm *sm)
+{
+	xprobe_abandon(sm->xprobe);
+	sm->xprobe = NULL;
+	sm->xprobed = 0;
+	discovery_free(sm->disc);
+	sm->disc = NULL;
+	sm->sw.activity = SM_IDLE;
+}
+
+/* A heavy sweep that cannot go on: the last model stays; retried in 1 s
+ * unless the watcher ends the run. */
+static void sweep_failed(struct sm *sm, const char *why)
+{
+	/* retried every second: a few lines a minute, then a count */
+	log_limited_by(3, 60000, LOG_ERROR, "%s", why);
+	sm_sweep_abandon(sm);
+	if (sm->watch && sm->watch->failed && sm->watch->failed(sm, sm->watch->arg))
+		return;
+	sweeper_retry(sm);
+}
+
+static void on_discovered(void *arg, struct discovery *d)
+{
+	struct sm *sm = arg;
+	if (d->cancelled) {
+		return;
+	}
+	if (d->failed) {
+		sweep_failed(sm, "discovery failed: the local port does not answer");
+		return;
+	}
+	log_info("discovery: %u nodes, %u MADs in %llu ms", d->f.n_nodes,
+		 d->mads, (unsigned long long)(clock_ms() - sm->sweep_start_ms));
+	if (discovery_compact(d) < 0) {
+		log_err("out of memory after discovery");
+		sm_stop(sm, 1);
+		return;
+	}
+	if (d->f.sm_node == FAB_NONE ||
+	    !(d->f.ports[fabric_port(&d->f, d->f.sm_node, d->f.sm_port)].flags & FPORT_PRESENT)) {
+		/* no election, no configuration without our own port */
+		sweep_failed(sm, "heavy sweep failed: the SM's own port did not answer");
+		return;
+	}
+	smstate_discovered(sm);
+}
+
+void finish_sweep(struct sm *sm)
+{
+	sm->last_sweep_time = (uint64_t)time(NULL);
+	metrics_sweep_done(sm->metrics);
+	sweeper_resume(sm);
+}
+
+static void on_programmed(void *arg, const struct program_stats *ps)
+{
+	struct sm *sm = arg;
+	struct sweep_summary *s = &sm->last;
+	if (ps->cancelled)
+		return;
+	if (ps->unrouted) {	/* sm_route said why; nothing was activated */
+		sdn_status(NULL, "routing failed: nothing activated (see the log)");
+		if (!sm->watch || !sm->watch->failed ||
+		    !sm->watch->failed(sm, sm->watch->arg))
+			finish_sweep(sm);
+		return;
+	}
+	/* sm->prog is freed when the next one starts: we may be inside program_start */
+	s->prog = *ps;
+	s->unresponsive = sm->sub.model->unresponsive + ps->failed_ports;
+	sweep_counters(sm, s);
+	s->valid = 1;
+	s->when = (uint64_t)time(NULL);
+	sm->heavy_sweeps++;
+	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
+	sa_mcast_prune(sm);
+	sm_print_summary(s, sm_state_name(sm->state));
+	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u SL2VL, %u VLArb, %u MFT, %u ports activated%s",
+		   (unsigned long long)s->sweep_ms, ps->lft_blocks,
+		   ps->portinfo_sets, ps->switchinfo_sets, ps->pkey_sets,
+		   ps->sl2vl_sets, ps->vlarb_sets, ps->mft_sets,
+		   ps->activations, ps->failed ? " (some writes failed)" : "");
+	sdn_state(&sm->notified_ready, "MASTER", sm->heavy_sweeps, &sm->last);
+	if (sm->watch && sm->watch->up && sm->watch->up(sm, ps, sm->watch->arg)) {
+		sm->sw.activity = SM_IDLE;	/* a sweep it asked for may start */
+		return;
+	}
+	sm_events_programmed(sm);
+	sm_paths_rerouted(sm);
+	if (ps->failed_ports)
+		sweeper_request_heavy(sm, "some writes failed");
+	if (sm->trap_resweep) {
+		/* it may have read that port before it changed (an SM's IsSM) */
+		sm->trap_resweep = 0;
+		sweeper_request_heavy(sm, "a trap 128/144 came during the first sweep");
+	}
+	finish_sweep(sm);
+}
+
+static void on_adopted(void *arg, int rc, struct lft_tables *t,
+		       const struct adopt_stats *st);
+static void on_xprobed(void *arg, struct xprobe *x);
+static int xlid_mode(struct sm *sm, struct fabric *f);
+
+/* The devices answered XLIDCap (or never will): configure. */
+static void on_xprobed(void *arg, struct xprobe *x)
+{
+	struct sm *sm = arg;
+	const struct xprobe_stats *st = xprobe_stats(x);
+	log_info("extended LIDs: %u devices asked, %u known, %u capable, %u not",
+		 st->asked, st->known, st->capable, st->lacking);
+	sm->xprobe = NULL;
+	xprobe_free(x);
+	if (sm->stopping || !sm->disc)
+		return;
+	if (sm->state != SMS_MASTER) {
+		/* mastership went while the devices answered: nothing to configure */
+		sm_sweep_abandon(sm);
+		return;
+	}
+	sm_configure(sm);
+}
+
+/*
+ * Decides (first configuration) or keeps the LID mode; reports devices
+ * lacking the extension.  -1: extended_lids on and a device lacks it
+ * (logged, the SM stops with 1).
+ */
+static int xlid_mode(struct sm *sm, struct fabric *f)
+{
+	char why[768];
+	uint32_t k = 0;
+	int was = sm->xlid_decided;
+	if (sm->cfg.extended_lids == TRI_OFF) {
+		sm->xlid_decided = 0;
+		f->xlid_mode = 0;
+		return 0;
+	}
+	if (xlid_decide(f, sm->cfg.extended_lids, &sm->xlid_decided,
+			sm->xlid_lacking, sizeof(sm->xlid_lacking), &k, why,
+			sizeof(why)) < 0) {
+		log_err("%s", why);
+		return -1;
+	}
+	sm->last.xlid_lacking = k;
+	if (was < 0 && !f->xlid_mode && k)
+		log_notice("extended LIDs: legacy 16-bit mode: %u device%s lack%s the extension: %s",
+			   k, k == 1 ? "" : "s", k == 1 ? "s" : "", sm->xlid_lacking);
+	else if (was < 0 && f->xlid_mode)
+		log_notice("extended LIDs: every device can: VMs get vLIDs from 0x%x",
+			   FAB_VLID_BASE);
+	else if (f->xlid_mode && k)
+		log_warn("extended LIDs: %u device%s without the extension (VMs behind them stay on pLIDs): %s",
+			 k, k == 1 ? "" : "s", sm->xlid_lacking);
+	return 0;
+}
+
+/* MASTER: LIDs, routes, writes on the discovery just made. */
+void sm_configure(struct sm *sm)
+{
+	struct discovery *d = sm->disc;
+	struct fabric *f = &d->f;
+	/*
+	 * Our own port left out of the model (it stopped answering during
+	 * the sweep): nothing can be configured from it.  The sweep fails,
+	 * the model and the subnet stay as they were, a new sweep follows.
+	 */
+	if (f->sm_node == FAB_NONE ||
+	    !(f->ports[fabric_port(f, f->sm_node, f->sm_port)].flags & FPORT_PRESENT)) {
+		sweep_failed(sm, "heavy sweep failed: the SM's own port did not answer");
+		return;
+	}
+	/*
+	 * Extended LIDs: the vSwitches marked, the devices that matter are
+	 * asked (XLIDCap) before anything else; the configuration resumes
+	 * from on_xprobed().
+	 */
+	struct vswitch_report vr0;
+	if (!sm->xprobed && sm->cfg.extended_lids != TRI_OFF &&
+	    (vswitch_mark(f, &sm->cfg, &vr0), xlid_probe_wanted(f, sm->cfg.extended_lids))) {
+		xprobe_abandon(sm->xprobe);
+		sm->xprobe = NULL;
+		sm->xprobed = 1;
+		/* plain hosts too unless legacy is decided: the SA's answer */
+		struct xprobe *x = xprobe_start(sm->txn, f, sm->sub.model ?
+						&sm->sub.model->f : NULL,
+						sm->xlid_decided != 0, on_xprobed, sm);
+		if (!x) {
+			log_err("out of memory asking for extended LIDs");
+			sm_stop(sm, 1);
+			return;
+		}
+		if (!xprobe_finished(x)) {
+			sm->xprobe = x;		/* on_xprobed() goes on */
+			return;
+		}
+		xprobe_free(x);
+	}
+	sm->xprobed = 0;
+	int first = !sm->ever_master;
+	sm->ever_master = 1;
+	/* the new model replaces the old one, which the routing may repair from */
+	struct discovery *old = subnet_take(&sm->sub, d);
+	sm->disc = NULL;
+	struct sweep_summary *s = &sm->last;
+	memset(s, 0, sizeof(*s));
+	/*
+	 * vSwitches and VMs before the LIDs: idle VFs get none (dynamic), a
+	 * VM's VF gets the VM's LID, the routing sees the VMs' weights.
+	 */
+	struct vswitch_report vr;
+	vswitch_mark(f, &sm->cfg, &vr);
+	uint32_t vms_here = vm_apply(&sm->vms, f, sm->cfg.lid_scheme);
+	if (vr.marked || sm->vms.n)
+		log_info("%u vSwitches, %u of %u VMs in the fabric", vr.marked,
+			 vms_here, sm->vms.n);
+	if (xlid_mode(sm, f) < 0) {
+		discovery_free(old);
+		sm_stop(sm, 1);
+		return;
+	}
+	uint8_t *xmark = NULL;
+	uint32_t x_exhausted = 0;
+	f->lid_limit = sm->lid_limit;
+	if (vm_registry_lids(&sm->vms, &sm->sub.guid2lid) < 0 ||
+	    (f->xlid_mode && !(xmark = xlid_lids_prepare(f, &sm->sub.guid2lid))) ||
+	    lids_assign(f, &sm->sub.guid2lid, (uint8_t)sm->cfg.lmc, &s->lids_rep) < 0 ||
+	    (xmark && xlid_lids_finish(f, &sm->sub.guid2lid, xmark, &s->vlids,
+				       &x_exhausted) < 0)) {
+		log_err("LID assignment: out of memory");
+		discovery_free(old);
+		sm_stop(sm, 1);
+		return;
+	}
+	s->xlid_mode = f->xlid_mode;
+	if (x_exhausted)
+		log_err("vLID space exhausted: %u VF ports have no vLID", x_exhausted);
+	if (s->lids_rep.reclaimed)
+		log_notice("%u LIDs reserved for absent ports given to present ones, oldest first",
+			   s->lids_rep.reclaimed);
+	if (s->lids_rep.exhausted)
+		log_err("LID space exhausted: %u ports have no LID", s->lids_rep.exhausted);
+	/* one warning, again only when the count changes, not every sweep */
+	if (s->lids_rep.vf_shared != sm->vf_shared_warned && s->lids_rep.vf_shared)
+		log_warn("LID space exhausted: %u VF ports left without a LID are shared-LID slots (a VM created on one shares its hypervisor's PF LID); LIDs already given are kept",
+			 s->lids_rep.vf_shared);
+	sm->vf_shared_warned = s->lids_rep.vf_shared;
+	sm_save_lids(sm);
+	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
+	sm->sub.sm_lid = f->ports[own].lid;
+	fabric_log_changes(old ? &old->f : NULL, f, NULL);
+	sm_events_configured(sm, old ? &old->f : NULL, f, sm->adopt_tables);
+	fabric_counts(f, &s->switches, &s->cas, &s->ports);
+	s->max_lid = f->max_lid;
+	for (uint32_t l = 1; l <= f->max_lid; l++)
+		if (f->lid_port[l] != FAB_NONE)
+			s->lids++;
+	if (sm->adopt_tables) {
+		/*
+		 * A subnet some SM configured before us (a handover, a failover,
+		 * a restart): what the switches hold is the old routing, kept
+		 * where it still works, and what the device cache starts from.
+		 */
+		sm->adopt_tables = 0;
+		discovery_free(old);
+		subnet_forget_devices(&sm->sub);
+		adopt_free(sm->adopt);
+		sm->lft_first = first;
+		/* the partitions on this model: which P_Key blocks to read */
+		struct part_model pm;
+		int have_pm = part_resolve(&sm->cfg, &d->f, &sm->learned, 0, &pm) == 0;
+		sm->adopt = adopt_start(sm->txn, d, sm->sub.cache, have_pm ? &pm : NULL,
+					on_adopted, sm);
+		if (have_pm)
+			part_model_free(&pm);
+		if (!sm->adopt) {
+			log_err("out of memory reading the switches' tables");
+			sm_stop(sm, 1);
+		}
+		return;
+	}
+	route_and_program(sm, first, old ? &old->f : NULL, 0);
+	discovery_free(old);
+}
+
+static void on_adopted(void *arg, int rc, struct lft_tables *t,
+		       const struct adopt_stats *st)
+{
+	struct sm *sm = arg;
+	if (rc < 0 || sm->stopping || !st->blocks) {
+		lft_tables_free(t);
+		if (rc < 0 || sm->stopping)
+			return;
+		/* fresh switches: nothing to keep */
+		route_and_program(sm, sm->lft_first, NULL, 0);
+		return;
+	}
+	log_notice("adopted what the devices hold: %u LFT blocks of %u switches, %u P_Key blocks, %u PortInfo (%u reads did not come)",
+		   st->blocks, st->switches, st->pkeys, st->portinfos, st->failed);
+	sm->sub.lft = *t;
+	memset(t, 0, sizeof(*t));
+	route_and_program(sm, sm->lft_first, &sm->sub.model->f, 1);
+}
+
+static void on_routed(void *arg, struct route_result *r)
+{
+	struct sm *sm = arg;
+	sm->route_job = NULL;
+	if (r->rc < 0) {
+		char tried[256] = "";
+		for (int i = 0; i < sm->cfg.n_engines; i++)
+			snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried),
+				 "%s%s", i ? ", " : "", sm->cfg.engines[i]);
+		errors_set(&sm->errs, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)",
+			     sm->routing_override ? sm->routing_override : tried);
+		program_set_tables(sm->prog, NULL);
+		return;
+	}
+	if (r->qos_ran && r->qos_rc < 0 && r->qos.fail[0]) {
+		/* strict isolation not met: the devices keep their tables */
+		errors_set(&sm->errs, SM_ERR_ROUTING, "%s", r->qos.fail);
+		program_set_tables(sm->prog, NULL);
+		return;
+	}
+	errors_clear(&sm->errs, SM_ERR_ROUTING);
+	log_info("routing: %s in %llu ms", r->used, (unsigned long long)r->ms);
+	if (r->repaired && r->rs.broken)
+		log_notice("routes repaired in %llu ms: %u of %u LIDs lost a path; %llu entries changed where a full reroute changes %llu",
+			   (unsigned long long)r->repair_ms, r->rs.broken, r->rs.columns,
+			   (unsigned long long)r->rs.moved,
+			   (unsigned long long)r->rs.fresh_moved);
+	else if (r->repaired)
+		log_info("routes kept: every old path still works");
+	else if (r->note[0])
+		log_info("routing: %s", r->note);
+	sm->sub.lft = r->t;
+	memset(&r->t, 0, sizeof(r->t));
+	if (sm->sub.model->f.xlid_mode) {
+		/* vLIDs: secondary tables copied from the PF columns just routed */
+		struct xlft_report xr;
+		if (xlft_fill(&sm->sub.model->f, &sm->sub.lft, &xr) < 0)
+			log_err("out of memory filling the secondary LFTs");
+		else if (xr.unrouted)
+			log_warn("%u of %u vLIDs have no PF route to copy", xr.unrouted,
+				 xr.vlids);
+	}
+	if (r->qos_ran) {	/* on the routing thread */
+		if (r->qos_rc == 0)
+			qos_log(&r->qos);
+		log_info("qos: %llu ms on the routing thread",
+			 (unsigned long long)r->qos_ms);
+	} else {
+		sm_qos_apply(sm);
+	}
+	sm->sub.engine = r->used;
+	sm->last.routing = r->used;
+	sm->last.route_ms = r->ms;
+	program_set_tables(sm->prog, &sm->sub.lft);
+}
+
+/*
+ * Routes the current model and writes what differs.  The routes are
+ * computed on a thread while the loop configures the ports.  Given the
+ * previous model (a heavy sweep), the routing keeps the old entries that
+ * still work when the fabric only lost something; without it (a reroute
+ * asked for by hand), it routes from scratch.
+ */
+static void route_and_program(struct sm *sm, int first, const struct fabric *prev,
+			      int adopted)
+{
+	struct fabric *f = &sm->sub.model->f;
+	struct program_params pp;
+	/* the partitions of this model: P_Key tables now, the SA at publish */
+	part_model_free(&sm->parts);
+	if (part_resolve(&sm->cfg, f, &sm->learned, 1, &sm->parts) < 0)
+		log_err("partitions: out of memory; P_Key tables not planned");
+	sm_program_params(sm, first, &pp);
+	program_free(sm->prog);
+	sm->prog = NULL;
+	route_job_cancel(sm->route_job);
+	if (sm->sub.lft_gen != sm->sub.route_gen && !adopted)
+		prev = NULL;	/* a new routing policy: from scratch */
+	sm->sub.lft_gen = sm->sub.route_gen;
+	/* the old tables go to the job, or away: the writes are diffed against the cache */
+	sm->route_job = route_job_start(sm->base, &sm->cfg, sm->routing_override,
+					f, prev, prev ? &sm->sub.lft : NULL,
+					adopted ? "adopted" : sm->sub.engine,
+					adopted, &sm->learned, on_routed, sm);
+	lft_tables_free(&sm->sub.lft);
+	if (!sm->route_job) {
+		log_err("out of memory starting the routing");
+		sm_stop(sm, 1);
+		return;
+	}
+	sm->prog = program_start(sm->txn, sm->sub.model, NULL, sm->sub.cache, &pp,
+				 on_programmed, sm);
+	if (!sm->prog) {
+		log_err("out of memory planning the writes");
+		sm_stop(sm, 1);
+	}
+}
+
+void heavy_start(struct sm *sm)
+{
+	if (sm->state == SMS_NOTACTIVE) {
+		log_notice("NOTACTIVE: no sweep until an SM sets us STANDBY");
+		sm->sw.heavy_wanted = 0;
+		return;
+	}
+	sm->sw.heavy_wanted = 0;
+	sm->sw.activity = SM_HEAVY_SWEEP;
+	event_del(sm->sw.timer);
+	if (sweeper_is_retry(sm))
+		log_limited_by(3, 60000, LOG_NOTICE, "heavy sweep: %s", sm->sw.heavy_reason);
+	else
+		log_notice("heavy sweep: %s", sm->sw.heavy_reason[0] ? sm->sw.heavy_reason : "start");
+	sm->sw.heavy_reason[0] = '\0';
+	const struct txn_stats *st = txn_get_stats(sm->txn);
+	sm->sweep_base = st->all;
+	sm->sweep_start_ms = clock_ms();
+	discovery_free(sm->disc);
+	/* the last model, for what it can spare asking: ours only as master */
+	const struct discovery *prev = sm->state == SMS_MASTER ? sm->sub.model : NULL;
+	sm->disc = discovery_start(sm->txn, SM_EXTRA_ROUNDS, prev, on_discovered, sm);
+	if (!sm->disc) {
+		log_err("out of memory starting discovery");
+		sm_stop(sm, 1);
+	}
+}
+
+/* The sweeper's reroute: the model routed again from scratch, written. */
+void heavy_reroute(struct sm *sm)
+{
+	sm->sweep_base = txn_get_stats(sm->txn)->all;
+	sm->sweep_start_ms = clock_ms();
+	sm->sub.model->unresponsive = 0;
+	route_and_program(sm, 0, NULL, 0);
+}

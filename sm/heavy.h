@@ -1,0 +1,25 @@
+/*
+ * The heavy sweep, started by the sweeper (sm/sweeper.h) and configured
+ * by the election's verdict (sm/smstate.h): the functions the daemon
+ * gives them as hooks (sm/daemon.c).
+ */
+#ifndef IBSMD_HEAVY_H
+#define IBSMD_HEAVY_H
+
+struct sm;
+struct sweep_summary;
+
+/* Discovery, then the election; the sweeper's heavy hook. */
+void heavy_start(struct sm *sm);
+/* MASTER: LIDs, routes, writes on the discovery just made. */
+void sm_configure(struct sm *sm);
+/* Drops the discovery in progress: the sweep ends without configuring. */
+void sm_sweep_abandon(struct sm *sm);
+/* The sweeper's reroute: the model routed again from scratch, written. */
+void heavy_reroute(struct sm *sm);
+/* A sweep is over (heavy, or light with no change): the loop goes on. */
+void finish_sweep(struct sm *sm);
+/* Prints the summary line ("subnet up: ...") to stdout and flushes it. */
+void sm_print_summary(const struct sweep_summary *s, const char *state);
+
+#endif
