@@ -175,7 +175,7 @@ struct emu;
 int sm_start_emulated(struct sm *sm, struct emu *e, char *err, size_t errlen);
 /* The control-socket command handler (sm/ctl/ctlcmds.c). */
 struct json_t;
-struct json_t *sm_control(void *ctx, const char *cmd, struct json_t *args,
+struct json_t *sm_control(void *ctx, const char *cmd, struct json_t *req,
 			  char *err, size_t errlen);
 void sm_shutdown(struct sm *sm);
 

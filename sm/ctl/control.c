@@ -119,9 +119,8 @@ static void send_error(struct client *cl, const char *msg)
 
 /* --------------------------------------------------------------- requests */
 
-/* Checks the request's shape; *args gets a new reference. */
-static int check_request(json_t *req, const char **cmd, json_t **args,
-    char *err, size_t errlen)
+/* Checks the request's shape: an object with a non-empty "cmd" string. */
+static int check_request(json_t *req, const char **cmd, char *err, size_t errlen)
 {
 	if (!json_is_object(req)) {
 		snprintf(err, errlen, "request is not a JSON object");
@@ -132,39 +131,16 @@ static int check_request(json_t *req, const char **cmd, json_t **args,
 		snprintf(err, errlen, "request has no \"cmd\" string");
 		return -1;
 	}
-	json_t *a = json_object_get(req, "args");
-	if (a == NULL) {
-		*args = json_array();
-	} else {
-		size_t i;
-		json_t *v;
-		if (!json_is_array(a)) {
-			snprintf(err, errlen, "\"args\" is not an array of strings");
-			return -1;
-		}
-		json_array_foreach(a, i, v) {
-			if (!json_is_string(v)) {
-				snprintf(err, errlen,
-				    "\"args\" is not an array of strings");
-				return -1;
-			}
-		}
-		*args = json_incref(a);
-	}
-	if (*args == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
 	*cmd = json_string_value(c);
 	return 0;
 }
 
 /* Runs the handler; returns the full reply or NULL with *err. */
-static json_t *run_handler(struct control *c, const char *cmd, json_t *args,
+static json_t *run_handler(struct control *c, const char *cmd, json_t *req,
     char *err, size_t errlen)
 {
 	err[0] = '\0';
-	json_t *res = c->handler(c->ctx, cmd, args, err, errlen);
+	json_t *res = c->handler(c->ctx, cmd, req, err, errlen);
 	if (res == NULL) {
 		if (err[0] == '\0')
 			snprintf(err, errlen, "command \"%s\" failed", cmd);
@@ -203,12 +179,9 @@ static json_t *dispatch(struct control *c, const char *line, size_t len,
 		return NULL;
 	}
 	const char *cmd;
-	json_t *args;
 	json_t *reply = NULL;
-	if (check_request(req, &cmd, &args, err, errlen) == 0) {
-		reply = run_handler(c, cmd, args, err, errlen);
-		json_decref(args);
-	}
+	if (check_request(req, &cmd, err, errlen) == 0)
+		reply = run_handler(c, cmd, req, err, errlen);
 	json_decref(req);
 	return reply;
 }

@@ -27,12 +27,13 @@ struct control;
  * Called on the event loop for each well-formed request; returns a new
  * reference to a JSON object: the result (the server adds "ok":true unless
  * it has "ok":false already), or NULL with *err set for a rejected command.
- * "args" is an array of strings, borrowed.  The handler must not call
+ * req is the request object ("cmd" and the command's typed fields,
+ * sm/base/ctlproto.h), borrowed.  The handler must not call
  * control_close().  A handler that cannot answer at once (it waits for
  * the fabric) calls control_defer() and returns NULL: its return value
  * is then ignored, and the reply goes out with control_reply().
  */
-typedef json_t *(*control_handler)(void *ctx, const char *cmd, json_t *args,
+typedef json_t *(*control_handler)(void *ctx, const char *cmd, json_t *req,
     char *err, size_t errlen);
 
 /*

@@ -156,28 +156,16 @@ static json_t *status_json(const struct sm *sm)
 	return o;
 }
 
-static int no_args(const char *cmd, json_t *args, char *err, size_t errlen)
-{
-	if (json_array_size(args) == 0)
-		return 0;
-	snprintf(err, errlen, "%s takes no arguments", cmd);
-	return -1;
-}
-
-static json_t *cmd_status(struct sm *sm, json_t *args, char *err,
+static json_t *cmd_status(struct sm *sm, const json_t *req, char *err,
 			  size_t errlen)
 {
-	if (no_args("status", args, err, errlen) < 0)
-		return NULL;
 	return status_json(sm);
 }
 
 /* The Prometheus text (sm/ctl/metrics.h) as "text": ibsmctl prints it as is. */
-static json_t *cmd_metrics(struct sm *sm, json_t *args, char *err,
+static json_t *cmd_metrics(struct sm *sm, const json_t *req, char *err,
 			   size_t errlen)
 {
-	if (no_args("metrics", args, err, errlen) < 0)
-		return NULL;
 	size_t len;
 	char *text = sm->metrics ? metrics_text(sm->metrics, &len) : NULL;
 	if (!text) {
@@ -189,20 +177,10 @@ static json_t *cmd_metrics(struct sm *sm, json_t *args, char *err,
 	return r;
 }
 
-static json_t *cmd_sweep(struct sm *sm, json_t *args, char *err,
+static json_t *cmd_sweep(struct sm *sm, const json_t *req, char *err,
 			 size_t errlen)
 {
-	int heavy = 0;
-	for (size_t i = 0; i < json_array_size(args); i++) {
-		const char *a = json_string_value(json_array_get(args, i));
-		if (a && !strcmp(a, "--heavy")) {
-			heavy = 1;
-		} else {
-			snprintf(err, errlen, "sweep: unknown argument '%s' (only --heavy)",
-				 a ? a : "?");
-			return NULL;
-		}
-	}
+	int heavy = json_is_true(json_object_get(req, "heavy"));
 	if (sm->state != SMS_MASTER && !heavy) {
 		snprintf(err, errlen, "not MASTER (state %s): only a heavy sweep can be asked for",
 			 sm_state_name(sm->state));
@@ -257,11 +235,9 @@ static void add_subscription(void *arg, const uint8_t subscriber_gid[16],
 	json_array_append_new(arg, o);
 }
 
-static json_t *cmd_subscribers(struct sm *sm, json_t *args, char *err,
+static json_t *cmd_subscribers(struct sm *sm, const json_t *req, char *err,
 			       size_t errlen)
 {
-	if (no_args("subscribers", args, err, errlen) < 0)
-		return NULL;
 	json_t *subs = json_array();
 	if (sm->notify)
 		notifier_foreach(sm->notify, add_subscription, subs);
@@ -311,31 +287,27 @@ static json_t *group_json(const struct sm *sm, const struct mc_group *g)
 			 "members", members);
 }
 
-static json_t *cmd_groups(struct sm *sm, json_t *args, char *err,
+static json_t *cmd_groups(struct sm *sm, const json_t *req, char *err,
 			  size_t errlen)
 {
-	if (no_args("groups", args, err, errlen) < 0)
-		return NULL;
 	json_t *a = json_array();
 	for (uint32_t i = 0; i < sm->mc.n; i++)
 		json_array_append_new(a, group_json(sm, sm->mc.g[i]));
 	return json_pack("{s:o}", "groups", a);
 }
 
-static json_t *cmd_reroute(struct sm *sm, json_t *args, char *err,
+static json_t *cmd_reroute(struct sm *sm, const json_t *req, char *err,
 			   size_t errlen)
 {
-	if (no_args("reroute", args, err, errlen) < 0 ||
-	    sweeper_request_reroute(sm, err, errlen) < 0)
+	if (sweeper_request_reroute(sm, err, errlen) < 0)
 		return NULL;
 	return json_pack("{s:s}", "requested", "reroute");
 }
 
-static json_t *cmd_reload(struct sm *sm, json_t *args, char *err,
+static json_t *cmd_reload(struct sm *sm, const json_t *req, char *err,
 			  size_t errlen)
 {
-	if (no_args("reload", args, err, errlen) < 0 ||
-	    sm_reload(sm, err, errlen) < 0)
+	if (sm_reload(sm, err, errlen) < 0)
 		return NULL;
 	sweeper_request_heavy(sm, "policy reloaded");
 	return json_pack("{s:s}", "reloaded", sm->config_path[0] ?
@@ -437,74 +409,67 @@ static void vm_done(struct sm *sm, void *arg, const struct vmop_result *r)
 	free(w);
 }
 
-static int parse_num(const char *opt, const char *s, long lo, long hi,
-		     long *v, char *err, size_t errlen)
+/* An integer field within lo..hi (ibsmctl's option opt), or absent (-1). */
+static int vm_num(const json_t *req, const char *field, const char *opt,
+		  long lo, long hi, int *v, char *err, size_t errlen)
 {
-	char *end;
-	long x = s ? strtol(s, &end, 10) : 0;
-	if (!s || !*s || *end || x < lo || x > hi) {
+	const json_t *x = json_object_get(req, field);
+	if (!x)
+		return 0;
+	json_int_t n = json_integer_value(x);
+	if (n < lo || n > hi) {
 		snprintf(err, errlen, "vm: %s wants a number %ld..%ld", opt, lo, hi);
 		return -1;
 	}
-	*v = x;
+	*v = (int)n;
 	return 0;
 }
 
-/* The options of create / migrate; -1 with err. */
-static int vm_options(json_t *args, size_t from, struct vmop_req *q,
-		      char *err, size_t errlen)
+static const char *const vm_ops[] = { "create", "destroy", "migrate" };
+/* The fields each operation takes, beside "cmd", "op" and "name". */
+static const char *const vm_op_fields[][6] = {
+	[VMOP_CREATE] = { "hypervisor", "vf", "guid", "weight", "shared_lid", NULL },
+	[VMOP_DESTROY] = { NULL },
+	[VMOP_MIGRATE] = { "to", "vf", "prepare", "commit", NULL },
+};
+
+/* The fields of create / migrate into q; -1 with err. */
+static int vm_fields(const json_t *req, struct vmop_req *q, char *err,
+		     size_t errlen)
 {
-	static const char *const verbs[] = { "create", "destroy", "migrate" };
-	for (size_t i = from; i < json_array_size(args); i++) {
-		const char *a = json_string_value(json_array_get(args, i));
-		const char *v = i + 1 < json_array_size(args) ?
-			json_string_value(json_array_get(args, i + 1)) : NULL;
-		long x;
-		if (q->kind == VMOP_CREATE && !strcmp(a, "--shared-lid")) {
-			q->shared = 1;
-			continue;
-		}
-		if (q->kind == VMOP_MIGRATE && !strcmp(a, "--prepare")) {
-			q->prepare = 1;
-			continue;
-		}
-		if (q->kind == VMOP_MIGRATE && !strcmp(a, "--commit")) {
-			q->commit = 1;
-			continue;
-		}
-		int known = (q->kind == VMOP_CREATE && (!strcmp(a, "--hypervisor") ||
-			     !strcmp(a, "--guid") || !strcmp(a, "--weight"))) ||
-			    (q->kind == VMOP_MIGRATE && !strcmp(a, "--to")) ||
-			    (q->kind != VMOP_DESTROY && !strcmp(a, "--vf"));
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)req, key, v) {
+		int known = !strcmp(key, "cmd") || !strcmp(key, "op") ||
+			    !strcmp(key, "name");
+		for (int k = 0; !known && vm_op_fields[q->kind][k]; k++)
+			known = !strcmp(key, vm_op_fields[q->kind][k]);
 		if (!known) {
-			snprintf(err, errlen, "vm %s: unknown argument '%s'",
-				 verbs[q->kind], a);
+			snprintf(err, errlen, "vm %s: unknown field '%s'",
+				 vm_ops[q->kind], key);
 			return -1;
-		}
-		if (!v) {
-			snprintf(err, errlen, "vm %s: %s wants a value", verbs[q->kind], a);
-			return -1;
-		}
-		i++;
-		if (!strcmp(a, "--hypervisor") || !strcmp(a, "--to")) {
-			snprintf(q->hyp, sizeof(q->hyp), "%s", v);
-		} else if (!strcmp(a, "--vf")) {
-			if (parse_num(a, v, 0, 254, &x, err, errlen) < 0)
-				return -1;
-			q->vf = (int)x;
-		} else if (!strcmp(a, "--weight")) {
-			if (parse_num(a, v, 1, VM_WEIGHT_MAX, &x, err, errlen) < 0)
-				return -1;
-			q->weight = (int)x;
-		} else {
-			char *end;
-			if (strncmp(v, "0x", 2) ||
-			    !(q->vguid = strtoull(v + 2, &end, 16)) || *end) {
-				snprintf(err, errlen, "vm create: --guid wants a non-zero 0x GUID");
-				return -1;
-			}
 		}
 	}
+	const char *hyp = json_string_value(json_object_get(req,
+				q->kind == VMOP_MIGRATE ? "to" : "hypervisor"));
+	if (hyp)
+		snprintf(q->hyp, sizeof(q->hyp), "%s", hyp);
+	if (vm_num(req, "vf", "--vf", 0, 254, &q->vf, err, errlen) < 0 ||
+	    vm_num(req, "weight", "--weight", 1, VM_WEIGHT_MAX, &q->weight,
+		   err, errlen) < 0)
+		return -1;
+	const char *g = json_string_value(json_object_get(req, "guid"));
+	if (g) {
+		char *end;
+		if (strncmp(g, "0x", 2) || !(q->vguid = strtoull(g + 2, &end, 16)) ||
+		    *end) {
+			snprintf(err, errlen, "vm create: --guid wants a non-zero 0x GUID");
+			return -1;
+		}
+	}
+	q->shared = json_is_true(json_object_get(req, "shared_lid"));
+	q->prepare = json_is_true(json_object_get(req, "prepare"));
+	q->commit = json_is_true(json_object_get(req, "commit"));
 	if (q->prepare && q->commit) {
 		snprintf(err, errlen, "vm migrate: --prepare or --commit, not both");
 		return -1;
@@ -512,16 +477,16 @@ static int vm_options(json_t *args, size_t from, struct vmop_req *q,
 	return 0;
 }
 
-static json_t *cmd_vm(struct sm *sm, json_t *args, char *err, size_t errlen)
+static json_t *cmd_vm(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
 	static const char usage[] = "vm list | create NAME --hypervisor H [--vf N] [--guid G] [--weight W] | destroy NAME | migrate NAME --to H [--vf N] [--prepare | --commit]";
-	const char *sub = json_string_value(json_array_get(args, 0));
+	const char *sub = json_string_value(json_object_get(req, "op"));
 	if (!sub) {
 		snprintf(err, errlen, "usage: %s", usage);
 		return NULL;
 	}
 	if (!strcmp(sub, "list")) {
-		if (json_array_size(args) > 1) {
+		if (json_object_size(req) > 2) {
 			snprintf(err, errlen, "vm list takes no arguments");
 			return NULL;
 		}
@@ -540,14 +505,14 @@ static json_t *cmd_vm(struct sm *sm, json_t *args, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown vm command '%s' (usage: %s)", sub, usage);
 		return NULL;
 	}
-	const char *name = json_string_value(json_array_get(args, 1));
+	const char *name = json_string_value(json_object_get(req, "name"));
 	if (!name || !vm_name_ok(name)) {
 		snprintf(err, errlen, "vm %s: a VM name (1..%d letters, digits, '.', '_', '-') first",
 			 sub, VM_NAME_LEN - 1);
 		return NULL;
 	}
 	snprintf(q.name, sizeof(q.name), "%s", name);
-	if (vm_options(args, 2, &q, err, errlen) < 0)
+	if (vm_fields(req, &q, err, errlen) < 0)
 		return NULL;
 	struct vm_wait *w = calloc(1, sizeof(*w));
 	if (!w) {
@@ -570,28 +535,50 @@ static json_t *cmd_vm(struct sm *sm, json_t *args, char *err, size_t errlen)
 	return vmop_json(sm, &q, &r);
 }
 
+/* A request field's JSON type (sm/base/ctlproto.h). */
+enum ctl_type { CT_STRING, CT_INT, CT_BOOL };
+
+struct ctl_field {
+	const char *name;
+	enum ctl_type type;
+};
+
+static const struct ctl_field no_fields[] = { { NULL, 0 } };
+static const struct ctl_field sweep_fields[] = { { "heavy", CT_BOOL }, { NULL, 0 } };
+static const struct ctl_field topology_fields[] = { { "dot", CT_BOOL }, { NULL, 0 } };
+static const struct ctl_field routes_fields[] = { { "switch", CT_STRING }, { NULL, 0 } };
+/* every operation's: cmd_vm() refuses what its operation does not take */
+static const struct ctl_field vm_fields_all[] = {
+	{ "op", CT_STRING }, { "name", CT_STRING }, { "hypervisor", CT_STRING },
+	{ "to", CT_STRING }, { "vf", CT_INT }, { "guid", CT_STRING },
+	{ "weight", CT_INT }, { "shared_lid", CT_BOOL }, { "prepare", CT_BOOL },
+	{ "commit", CT_BOOL }, { NULL, 0 },
+};
+
 /*
- * Every command ibsmctl(8) documents, the only list of them on
- * the daemon's side.  No handler: documented, not implemented yet, and
- * refused as such (never accepted and ignored).
+ * Every command ibsmctl(8) documents, the only list of them on the
+ * daemon's side, with the fields its requests may carry.  No handler:
+ * documented, not implemented yet, and refused as such (never accepted
+ * and ignored).
  */
 static const struct ctl_command {
 	const char *name;
-	json_t *(*run)(struct sm *, json_t *, char *, size_t);
+	json_t *(*run)(struct sm *, const json_t *, char *, size_t);
+	const struct ctl_field *fields;
 } commands[] = {
-	{ "status", cmd_status },
-	{ "topology", ctl_topology },
-	{ "lids", ctl_lids },
-	{ "routes", ctl_routes },
-	{ "groups", cmd_groups },
-	{ "metrics", cmd_metrics },
-	{ "verify", ctl_verify },
-	{ "sweep", cmd_sweep },
-	{ "reroute", cmd_reroute },
-	{ "reload", cmd_reload },
-	{ "subscribers", cmd_subscribers },
-	{ "vm", cmd_vm },
-	{ "partitions", ctl_partitions },
+	{ "status", cmd_status, no_fields },
+	{ "topology", ctl_topology, topology_fields },
+	{ "lids", ctl_lids, no_fields },
+	{ "routes", ctl_routes, routes_fields },
+	{ "groups", cmd_groups, no_fields },
+	{ "metrics", cmd_metrics, no_fields },
+	{ "verify", ctl_verify, no_fields },
+	{ "sweep", cmd_sweep, sweep_fields },
+	{ "reroute", cmd_reroute, no_fields },
+	{ "reload", cmd_reload, no_fields },
+	{ "subscribers", cmd_subscribers, no_fields },
+	{ "vm", cmd_vm, vm_fields_all },
+	{ "partitions", ctl_partitions, no_fields },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -612,7 +599,41 @@ static void implemented_names(char *buf, size_t len)
 	}
 }
 
-json_t *sm_control(void *ctx, const char *cmd, json_t *args, char *err,
+/* Every field of req but "cmd" is one c takes, of its type; -1 with err. */
+static int check_fields(const struct ctl_command *c, const json_t *req,
+			char *err, size_t errlen)
+{
+	static const char *const wants[] = {
+		[CT_STRING] = "a string", [CT_INT] = "an integer",
+		[CT_BOOL] = "true or false",
+	};
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)req, key, v) {
+		if (!strcmp(key, "cmd"))
+			continue;
+		const struct ctl_field *f = c->fields;
+		while (f->name && strcmp(f->name, key))
+			f++;
+		if (!f->name) {
+			if (c->fields == no_fields)
+				snprintf(err, errlen, "%s takes no arguments", c->name);
+			else
+				snprintf(err, errlen, "%s: unknown field '%s'", c->name, key);
+			return -1;
+		}
+		int ok = f->type == CT_STRING ? json_is_string(v) :
+			 f->type == CT_INT ? json_is_integer(v) : json_is_boolean(v);
+		if (!ok) {
+			snprintf(err, errlen, "%s: field '%s' wants %s", c->name, key,
+				 wants[f->type]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+json_t *sm_control(void *ctx, const char *cmd, json_t *req, char *err,
 		   size_t errlen)
 {
 	char names[256];
@@ -625,7 +646,9 @@ json_t *sm_control(void *ctx, const char *cmd, json_t *args, char *err,
 				 cmd);
 			return NULL;
 		}
-		return commands[i].run(ctx, args, err, errlen);
+		if (check_fields(&commands[i], req, err, errlen) < 0)
+			return NULL;
+		return commands[i].run(ctx, req, err, errlen);
 	}
 	implemented_names(names, sizeof(names));
 	snprintf(err, errlen, "unknown command '%s' (%s)", cmd, names);

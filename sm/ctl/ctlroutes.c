@@ -52,12 +52,8 @@ static const struct fabric *model(const struct sm *sm, char *err, size_t errlen)
 
 /* ---- lids ---- */
 
-json_t *ctl_lids(struct sm *sm, json_t *args, char *err, size_t errlen)
+json_t *ctl_lids(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
-	if (json_array_size(args)) {
-		snprintf(err, errlen, "lids takes no arguments");
-		return NULL;
-	}
 	const struct fabric *f = model(sm, err, errlen);
 	if (!f)
 		return NULL;
@@ -116,10 +112,10 @@ static uint32_t find_switch(const struct fabric *f, const char *name, char *err,
 	return found;
 }
 
-json_t *ctl_routes(struct sm *sm, json_t *args, char *err, size_t errlen)
+json_t *ctl_routes(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
-	const char *name = json_string_value(json_array_get(args, 0));
-	if (!name || json_array_size(args) != 1) {
+	const char *name = json_string_value(json_object_get(req, "switch"));
+	if (!name) {
 		snprintf(err, errlen, "usage: routes SWITCH (its GUID, LID or node description)");
 		return NULL;
 	}
@@ -457,12 +453,8 @@ static void ask(struct ctl_verify *v, uint32_t node, uint32_t block,
 		v->failed++;
 }
 
-json_t *ctl_verify(struct sm *sm, json_t *args, char *err, size_t errlen)
+json_t *ctl_verify(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
-	if (json_array_size(args)) {
-		snprintf(err, errlen, "verify takes no arguments");
-		return NULL;
-	}
 	if (!model(sm, err, errlen))
 		return NULL;
 	if (sm->state != SMS_MASTER || !sm->txn) {

@@ -21,8 +21,8 @@
 
 struct sm;
 
-json_t *ctl_lids(struct sm *sm, json_t *args, char *err, size_t errlen);
-json_t *ctl_routes(struct sm *sm, json_t *args, char *err, size_t errlen);
-json_t *ctl_verify(struct sm *sm, json_t *args, char *err, size_t errlen);
+json_t *ctl_lids(struct sm *sm, const json_t *req, char *err, size_t errlen);
+json_t *ctl_routes(struct sm *sm, const json_t *req, char *err, size_t errlen);
+json_t *ctl_verify(struct sm *sm, const json_t *req, char *err, size_t errlen);
 
 #endif

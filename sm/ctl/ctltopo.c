@@ -242,20 +242,10 @@ fail:
 	return NULL;
 }
 
-json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen)
+json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
-	int as_dot = 0;
+	int as_dot = json_is_true(json_object_get(req, "dot"));
 
-	for (size_t i = 0; i < json_array_size(args); i++) {
-		const char *a = json_string_value(json_array_get(args, i));
-		if (a && !strcmp(a, "--dot")) {
-			as_dot = 1;
-		} else {
-			snprintf(err, errlen, "topology: unknown argument '%s' (only --dot)",
-				 a ? a : "?");
-			return NULL;
-		}
-	}
 	if (!sm->sub.model) {
 		snprintf(err, errlen, "no subnet configured yet (state %s)",
 			 sm_state_name(sm->state));

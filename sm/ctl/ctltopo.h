@@ -21,7 +21,7 @@ struct sm;
  * reply is deferred (NULL returned, control_defer); the worker's copies
  * are freed, its thread joined, by ctl_topology_cancel_all() at shutdown.
  */
-json_t *ctl_topology(struct sm *sm, json_t *args, char *err, size_t errlen);
+json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen);
 void ctl_topology_cancel_all(struct sm *sm);
 
 #endif

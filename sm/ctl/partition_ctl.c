@@ -99,12 +99,8 @@ void pkey_violations_free(struct pkey_violations *pv)
 
 /* ---- ibsmctl partitions ---- */
 
-json_t *ctl_partitions(struct sm *sm, json_t *args, char *err, size_t errlen)
+json_t *ctl_partitions(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
-	if (json_array_size(args)) {
-		snprintf(err, errlen, "partitions takes no arguments");
-		return NULL;
-	}
 	const struct part_model *m = &sm->parts;
 	if (!m->n_parts) {
 		snprintf(err, errlen, "no configured subnet yet (state %s)",

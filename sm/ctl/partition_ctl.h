@@ -47,6 +47,6 @@ void pkey_violations_free(struct pkey_violations *pv);
  * "sl" (when the routing gave the partition one),"full","limited"}...],
  * "violations":[{"guid","port","lid","count"}...]}.
  */
-json_t *ctl_partitions(struct sm *sm, json_t *args, char *err, size_t errlen);
+json_t *ctl_partitions(struct sm *sm, const json_t *req, char *err, size_t errlen);
 
 #endif

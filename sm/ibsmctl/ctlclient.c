@@ -24,50 +24,6 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-static char *build_request(const char *cmd, const char *const *args,
-    size_t nargs, char *err, size_t errlen)
-{
-	json_t *req = json_object();
-	json_t *a = json_array();
-	char *text = NULL;
-
-	if (req == NULL || a == NULL) {
-		snprintf(err, errlen, "out of memory");
-		json_decref(req);
-		json_decref(a);
-		return NULL;
-	}
-	if (json_object_set_new(req, "cmd", json_string(cmd)) == -1) {
-		snprintf(err, errlen, "command \"%s\" is not UTF-8", cmd);
-		json_decref(req);
-		json_decref(a);
-		return NULL;
-	}
-	if (json_object_set_new(req, "args", a) == -1) {
-		snprintf(err, errlen, "out of memory");
-		json_decref(req);
-		return NULL;
-	}
-	for (size_t i = 0; i < nargs; i++) {
-		if (json_array_append_new(a, json_string(args[i])) == -1) {
-			snprintf(err, errlen, "argument \"%s\" is not UTF-8",
-			    args[i]);
-			json_decref(req);
-			return NULL;
-		}
-	}
-	text = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	if (text == NULL) {
-		snprintf(err, errlen, "out of memory");
-	} else if (strlen(text) > CONTROL_MAX_LINE) {
-		snprintf(err, errlen, "request longer than %d bytes",
-		    CONTROL_MAX_LINE);
-		free(text);
-		text = NULL;
-	}
-	return text;
-}
 
 static int connect_to(const char *path, int timeout_ms, char *err,
     size_t errlen)
@@ -165,13 +121,20 @@ static char *read_line(int fd, const char *path, int timeout_ms,
 	return NULL;
 }
 
-json_t *control_call(const char *path, const char *cmd,
-    const char *const *args, size_t nargs, int timeout_ms,
+json_t *control_call(const char *path, const json_t *request, int timeout_ms,
     char *err, size_t errlen)
 {
-	char *req = build_request(cmd, args, nargs, err, errlen);
-	if (req == NULL)
+	char *req = json_dumps(request, JSON_COMPACT);
+	if (req == NULL) {
+		snprintf(err, errlen, "the request is not UTF-8 (or out of memory)");
 		return NULL;
+	}
+	if (strlen(req) > CONTROL_MAX_LINE) {
+		snprintf(err, errlen, "request longer than %d bytes",
+		    CONTROL_MAX_LINE);
+		free(req);
+		return NULL;
+	}
 	int fd = connect_to(path, timeout_ms, err, errlen);
 	if (fd == -1) {
 		free(req);

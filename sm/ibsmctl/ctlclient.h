@@ -13,12 +13,12 @@
 #include "sm/base/ctlproto.h"
 
 /*
- * Sends one request and waits up to timeout_ms for the reply line.
+ * Sends one request (an object: "cmd" and its fields, ctlproto.h) and
+ * waits up to timeout_ms for the reply line.
  * Returns the reply object ("ok" true or false), or NULL with *err set
  * when the daemon could not be reached or did not answer properly.
  */
-json_t *control_call(const char *path, const char *cmd,
-    const char *const *args, size_t nargs, int timeout_ms,
+json_t *control_call(const char *path, const json_t *request, int timeout_ms,
     char *err, size_t errlen);
 
 #endif

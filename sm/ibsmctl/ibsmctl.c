@@ -93,6 +93,153 @@ static int wants_json(int argc, char *argv[])
 	return 0;
 }
 
+/* ---- the command line into a typed request (sm/base/ctlproto.h) ---- */
+
+enum opt_kind { OPT_FLAG, OPT_STRING, OPT_INT };
+
+struct cmd_opt {
+	const char *opt;	/* on the command line */
+	const char *field;	/* in the request */
+	enum opt_kind kind;
+};
+
+static const struct cmd_opt sweep_opts[] = {
+	{ "--heavy", "heavy", OPT_FLAG }, { NULL, NULL, 0 } };
+static const struct cmd_opt topology_opts[] = {
+	{ "--dot", "dot", OPT_FLAG }, { NULL, NULL, 0 } };
+static const struct cmd_opt vm_create_opts[] = {
+	{ "--hypervisor", "hypervisor", OPT_STRING }, { "--vf", "vf", OPT_INT },
+	{ "--guid", "guid", OPT_STRING }, { "--weight", "weight", OPT_INT },
+	{ "--shared-lid", "shared_lid", OPT_FLAG }, { NULL, NULL, 0 } };
+static const struct cmd_opt vm_migrate_opts[] = {
+	{ "--to", "to", OPT_STRING }, { "--vf", "vf", OPT_INT },
+	{ "--prepare", "prepare", OPT_FLAG }, { "--commit", "commit", OPT_FLAG },
+	{ NULL, NULL, 0 } };
+static const struct cmd_opt no_opts[] = { { NULL, NULL, 0 } };
+
+/*
+ * The commands with arguments; any other takes none.  A command the
+ * daemon does not know is sent as it is, and the daemon says so.
+ */
+static const struct cmd_spec {
+	const char *name;
+	const struct cmd_opt *opts;
+	const char *only;	/* for "unknown argument": what it takes */
+} specs[] = {
+	{ "sweep", sweep_opts, "only --heavy" },
+	{ "topology", topology_opts, "only --dot" },
+};
+
+/* Options from argv[from..argc) into req by opts; -1 with msg. */
+static int parse_opts(json_t *req, const char *what, const struct cmd_opt *opts,
+		      const char *only, char **argv, int from, int argc,
+		      char *msg, size_t len)
+{
+	for (int i = from; i < argc; i++) {
+		const struct cmd_opt *o = opts;
+		while (o->opt && strcmp(o->opt, argv[i]))
+			o++;
+		if (!o->opt) {
+			if (only)
+				snprintf(msg, len, "%s: unknown argument '%s' (%s)", what,
+				    argv[i], only);
+			else
+				snprintf(msg, len, "%s: unknown argument '%s'", what,
+				    argv[i]);
+			return -1;
+		}
+		if (o->kind == OPT_FLAG) {
+			json_object_set_new(req, o->field, json_true());
+			continue;
+		}
+		if (i + 1 >= argc) {
+			snprintf(msg, len, "%s: %s wants a value", what, o->opt);
+			return -1;
+		}
+		const char *v = argv[++i];
+		if (o->kind == OPT_STRING) {
+			if (json_object_set_new(req, o->field, json_string(v)) < 0) {
+				snprintf(msg, len, "%s: %s: not UTF-8", what, o->opt);
+				return -1;
+			}
+			continue;
+		}
+		char *end;
+		long long n = strtoll(v, &end, 10);
+		if (!*v || *end) {
+			snprintf(msg, len, "%s: %s wants a number", what, o->opt);
+			return -1;
+		}
+		json_object_set_new(req, o->field, json_integer(n));
+	}
+	return 0;
+}
+
+/* vm OP [NAME] [options]: the daemon checks the name and what OP takes. */
+static int parse_vm(json_t *req, char **argv, int argc, char *msg, size_t len)
+{
+	if (argc == 0)
+		return 0;	/* the daemon answers with the usage */
+	json_object_set_new(req, "op", json_string(argv[0]));
+	if (!strcmp(argv[0], "list")) {
+		if (argc > 1) {
+			snprintf(msg, len, "vm list takes no arguments");
+			return -1;
+		}
+		return 0;
+	}
+	const struct cmd_opt *opts = !strcmp(argv[0], "create") ? vm_create_opts :
+	    !strcmp(argv[0], "migrate") ? vm_migrate_opts :
+	    !strcmp(argv[0], "destroy") ? no_opts : NULL;
+	if (!opts)
+		return 0;	/* not an operation: the daemon refuses it */
+	if (argc == 1)
+		return 0;	/* no name: the daemon says what it wants */
+	json_object_set_new(req, "name", json_string(argv[1]));
+	char what[32];
+	snprintf(what, sizeof(what), "vm %s", argv[0]);
+	return parse_opts(req, what, opts, NULL, argv, 2, argc, msg, len);
+}
+
+/*
+ * The request for COMMAND ARGS...: {"cmd": COMMAND, its fields}.  NULL
+ * with msg for arguments the command does not take.
+ */
+static json_t *build_request(const char *cmd, char **argv, int argc,
+			     char *msg, size_t len)
+{
+	json_t *req = json_pack("{s:s}", "cmd", cmd);
+	int rc = 0;
+	if (req == NULL) {
+		snprintf(msg, len, "command '%s': not UTF-8 (or out of memory)", cmd);
+		return NULL;
+	}
+	const struct cmd_spec *s = NULL;
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		if (!strcmp(specs[i].name, cmd))
+			s = &specs[i];
+	if (s) {
+		rc = parse_opts(req, cmd, s->opts, s->only, argv, 0, argc, msg, len);
+	} else if (!strcmp(cmd, "vm")) {
+		rc = parse_vm(req, argv, argc, msg, len);
+	} else if (!strcmp(cmd, "routes")) {
+		if (argc > 1) {
+			snprintf(msg, len, "usage: routes SWITCH (its GUID, LID or node description)");
+			rc = -1;
+		} else if (argc == 1) {
+			json_object_set_new(req, "switch", json_string(argv[0]));
+		}
+	} else if (argc > 0) {
+		snprintf(msg, len, "%s takes no arguments", cmd);
+		rc = -1;
+	}
+	if (rc < 0) {
+		json_decref(req);
+		return NULL;
+	}
+	return req;
+}
+
 /*
  * Prints a successful reply; returns the exit status: 0, or 1 when it
  * reports a failed check (verify's "result": "FAILED").
@@ -158,8 +305,8 @@ int main(int argc, char *argv[])
 	if (optind >= argc)
 		return usage_error("no command given", as_json);
 	const char *cmd = argv[optind];
-	const char **args = calloc((size_t)argc, sizeof(*args));
-	size_t nargs = 0;
+	char **args = calloc((size_t)argc, sizeof(*args));
+	int nargs = 0;
 	if (args == NULL) {
 		perror("ibsmctl");
 		return 1;
@@ -171,12 +318,16 @@ int main(int argc, char *argv[])
 		else
 			args[nargs++] = argv[i];
 	}
+	/* what the command does not take is said as the daemon would: exit 1 */
+	json_t *req = build_request(cmd, args, nargs, msg, sizeof(msg));
+	free(args);
+	if (req == NULL)
+		return print_error(msg, as_json);
 
 	char err[1024];
 	const char *path = socket_path(sock);
-	json_t *reply = control_call(path, cmd, args, nargs, REPLY_TIMEOUT_MS,
-	    err, sizeof(err));
-	free(args);
+	json_t *reply = control_call(path, req, REPLY_TIMEOUT_MS, err, sizeof(err));
+	json_decref(req);
 	if (reply == NULL)
 		return print_error(err, as_json);
 	int status;

@@ -130,7 +130,7 @@ class Hammer:
                 s.close()
 
     def cut(self, rng):
-        req = b'{"cmd":"status","args":[]}\n'
+        req = b'{"cmd":"status"}\n'
         while not self.stop.is_set():
             s = self.open()
             if s is None:

@@ -35,16 +35,30 @@ static uint64_t deferred;	/* the "later" command's reply id */
 static uint64_t later_ids[CONTROL_MAX_CLIENTS + 1];	/* all of them */
 static int n_later;
 
+/* The client's call of a request {"cmd": cmd}. */
+static json_t *call_cmd(const char *path, const char *cmd, int timeout_ms,
+    char *err, size_t errlen)
+{
+	json_t *req = json_pack("{s:s}", "cmd", cmd);
+	ck_assert_ptr_nonnull(req);
+	json_t *r = control_call(path, req, timeout_ms, err, errlen);
+	json_decref(req);
+	return r;
+}
+
 /* -------------------------------------------------------------- handler */
 
-static json_t *test_handler(void *ctx, const char *cmd, json_t *args,
+static json_t *test_handler(void *ctx, const char *cmd, json_t *req,
     char *err, size_t errlen)
 {
 	int *calls = ctx;
 
 	(*calls)++;
-	if (strcmp(cmd, "echo") == 0)
-		return json_pack("{s:O}", "args", args);
+	if (strcmp(cmd, "echo") == 0) {	/* its "args" field back, or [] */
+		json_t *args = json_object_get(req, "args");
+		return args ? json_pack("{s:O}", "args", args) :
+		    json_pack("{s:[]}", "args");
+	}
 	if (strcmp(cmd, "fail") == 0) {
 		snprintf(err, errlen, "nope");
 		return NULL;
@@ -380,9 +394,6 @@ START_TEST(garbage_lines)
 		"{\"args\":[]}",
 		"{\"cmd\":5}",
 		"{\"cmd\":\"\"}",
-		"{\"cmd\":\"echo\",\"args\":\"x\"}",
-		"{\"cmd\":\"echo\",\"args\":[1]}",
-		"{\"cmd\":\"echo\",\"args\":[\"a\",null]}",
 		"{\"cmd\":\"echo\"} trailing",
 		"{\"cmd\":\"echo\"",
 		"\xff\xfe{\"cmd\"",
@@ -1040,27 +1051,28 @@ START_TEST(client_call)
 {
 	pthread_t t;
 	char err[512];
-	const char *args[] = { "a", "--heavy" };
+	json_t *req = json_pack("{s:s,s:[s,s]}", "cmd", "echo", "args", "a",
+	    "--heavy");
 
 	atomic_store(&stop_loop, 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, loop_thread, NULL), 0);
 
-	json_t *r = control_call(sockpath, "echo", args, 2, 5000, err,
-	    sizeof(err));
+	json_t *r = control_call(sockpath, req, 5000, err, sizeof(err));
+	json_decref(req);
 	ck_assert_msg(r != NULL, "control_call: %s", err);
 	ck_assert(json_is_true(json_object_get(r, "ok")));
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r,
 	    "args"), 1)), "--heavy");
 	json_decref(r);
 
-	r = control_call(sockpath, "fail", NULL, 0, 5000, err, sizeof(err));
+	r = call_cmd(sockpath, "fail", 5000, err, sizeof(err));
 	ck_assert_ptr_nonnull(r);
 	ck_assert(json_is_false(json_object_get(r, "ok")));
 	ck_assert_str_eq(json_string_value(json_object_get(r, "error")),
 	    "nope");
 	json_decref(r);
 
-	r = control_call(sockpath, "big", NULL, 0, 5000, err, sizeof(err));
+	r = call_cmd(sockpath, "big", 5000, err, sizeof(err));
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(json_string_length(json_object_get(r, "blob")),
 	    BIG_BLOB);
@@ -1071,9 +1083,9 @@ START_TEST(client_call)
 	ck_assert_ptr_nonnull(huge);
 	memset(huge, 'z', CONTROL_MAX_LINE);
 	huge[CONTROL_MAX_LINE] = '\0';
-	const char *hargs[] = { huge };
-	ck_assert_ptr_null(control_call(sockpath, "echo", hargs, 1, 5000,
-	    err, sizeof(err)));
+	req = json_pack("{s:s,s:[s]}", "cmd", "echo", "args", huge);
+	ck_assert_ptr_null(control_call(sockpath, req, 5000, err, sizeof(err)));
+	json_decref(req);
 	ck_assert_msg(strstr(err, "longer than") != NULL, "err: %s", err);
 	free(huge);
 
@@ -1110,7 +1122,7 @@ START_TEST(client_errors)
 
 	make_paths();
 	snprintf(path, sizeof(path), "%s/absent.sock", tmpdir);
-	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 1000, err,
+	ck_assert_ptr_null(call_cmd(path, "status", 1000, err,
 	    sizeof(err)));
 	ck_assert_msg(strstr(err, "cannot connect") != NULL &&
 	    strstr(err, path) != NULL, "err: %s", err);
@@ -1122,7 +1134,7 @@ START_TEST(client_errors)
 	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
 	ck_assert_int_eq(listen(lfd, 4), 0);
 	long t0 = now_ms();
-	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 300, err,
+	ck_assert_ptr_null(call_cmd(path, "status", 300, err,
 	    sizeof(err)));
 	long took = now_ms() - t0;
 	ck_assert_msg(strstr(err, "no reply") != NULL, "err: %s", err);
@@ -1137,13 +1149,13 @@ START_TEST(client_errors)
 	ck_assert_int_eq(fcntl(lfd, F_SETFL, 0), 0);
 	pthread_t t;
 	ck_assert_int_eq(pthread_create(&t, NULL, bad_server, &lfd), 0);
-	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 5000, err,
+	ck_assert_ptr_null(call_cmd(path, "status", 5000, err,
 	    sizeof(err)));
 	ck_assert_msg(strstr(err, "malformed reply") != NULL, "err: %s", err);
-	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 5000, err,
+	ck_assert_ptr_null(call_cmd(path, "status", 5000, err,
 	    sizeof(err)));
 	ck_assert_msg(strstr(err, "malformed reply") != NULL, "err: %s", err);
-	ck_assert_ptr_null(control_call(path, "status", NULL, 0, 5000, err,
+	ck_assert_ptr_null(call_cmd(path, "status", 5000, err,
 	    sizeof(err)));
 	ck_assert_msg(strstr(err, "connection closed") != NULL, "err: %s",
 	    err);
@@ -1240,6 +1252,17 @@ START_TEST(text_rendering)
 }
 END_TEST
 
+/* The daemon's command handler on a request given as JSON text. */
+static json_t *run_json(struct sm *sm, const char *text, char *err, size_t errlen)
+{
+	json_t *req = json_loads(text, 0, NULL);
+	ck_assert_ptr_nonnull(req);
+	json_t *res = sm_control(sm, json_string_value(json_object_get(req, "cmd")),
+				 req, err, errlen);
+	json_decref(req);
+	return res;
+}
+
 /*
  * The daemon's command table (sm/ctl/ctlcmds.c): every command INTERFACE.md
  * documents is implemented (one that is not would be refused as not
@@ -1249,37 +1272,34 @@ END_TEST
 START_TEST(daemon_commands)
 {
 	struct sm *sm = calloc(1, sizeof(*sm));
-	json_t *args = json_pack("[s]", "list");
 	char err[256];
 
 	ck_assert_ptr_nonnull(sm);
-	ck_assert_ptr_null(sm_control(sm, "frobnicate", args, err,
-	    sizeof(err)));
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"frobnicate\"}", err, sizeof(err)));
 	ck_assert_str_eq(err,
 	    "unknown command 'frobnicate' (status, topology, lids, routes, groups, metrics, verify, sweep, reroute, reload, subscribers, vm, partitions)");
 	/* lids, routes, verify: refused before the first configuration */
-	json_t *none0 = json_array();
-	static const char *const routed[] = { "lids", "routes", "verify" };
-	json_t *one = json_pack("[s]", "L0-S0");
+	static const char *const routed[] = {
+		"{\"cmd\":\"lids\"}", "{\"cmd\":\"routes\",\"switch\":\"L0-S0\"}",
+		"{\"cmd\":\"verify\"}",
+	};
 	for (size_t i = 0; i < 3; i++) {
 		err[0] = '\0';
-		ck_assert_ptr_null(sm_control(sm, routed[i], i == 1 ? one : none0,
-		    err, sizeof(err)));
+		ck_assert_ptr_null(run_json(sm, routed[i], err, sizeof(err)));
 		ck_assert_msg(strstr(err, "no configured subnet yet") != NULL,
 		    "%s: %s", routed[i], err);
 	}
-	ck_assert_ptr_null(sm_control(sm, "routes", none0, err, sizeof(err)));
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"routes\"}", err, sizeof(err)));
 	ck_assert_msg(strstr(err, "usage: routes SWITCH") != NULL, "%s", err);
-	json_decref(one);
 	/* status: the last error set, until it clears */
-	json_t *st = sm_control(sm, "status", none0, err, sizeof(err));
+	json_t *st = run_json(sm, "{\"cmd\":\"status\"}", err, sizeof(err));
 	ck_assert_ptr_nonnull(st);
 	ck_assert(json_is_null(json_object_get(st, "last_error")));
 	json_decref(st);
 	errors_set(&sm->errs, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)", "x");
 	errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded: %s", "p.yaml:2:3: bad");
 	errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded: %s", "p.yaml:4:1: bad");
-	st = sm_control(sm, "status", none0, err, sizeof(err));
+	st = run_json(sm, "{\"cmd\":\"status\"}", err, sizeof(err));
 	ck_assert_ptr_nonnull(st);
 	json_t *le = json_object_get(st, "last_error");
 	ck_assert_str_eq(json_string_value(json_object_get(le, "kind")), "reload");
@@ -1289,59 +1309,55 @@ START_TEST(daemon_commands)
 	ck_assert_uint_eq(json_array_size(json_object_get(st, "errors")), 2);
 	json_decref(st);
 	errors_clear(&sm->errs, SM_ERR_RELOAD);
-	st = sm_control(sm, "status", none0, err, sizeof(err));
+	st = run_json(sm, "{\"cmd\":\"status\"}", err, sizeof(err));
 	le = json_object_get(st, "last_error");
 	ck_assert_str_eq(json_string_value(json_object_get(le, "kind")), "routing");
 	ck_assert_uint_eq(json_array_size(json_object_get(st, "errors")), 1);
 	json_decref(st);
 	errors_clear(&sm->errs, SM_ERR_ROUTING);
-	st = sm_control(sm, "status", none0, err, sizeof(err));
+	st = run_json(sm, "{\"cmd\":\"status\"}", err, sizeof(err));
 	ck_assert(json_is_null(json_object_get(st, "last_error")));
 	json_decref(st);
-	json_decref(none0);
-	/* topology: its one option; no subnet before the first configuration */
-	ck_assert_ptr_null(sm_control(sm, "topology", args, err, sizeof(err)));
-	ck_assert_str_eq(err, "topology: unknown argument 'list' (only --dot)");
-	json_t *dot = json_pack("[s]", "--dot");
-	ck_assert_ptr_null(sm_control(sm, "topology", dot, err, sizeof(err)));
+	/* topology: its one field; no subnet before the first configuration */
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"topology\",\"list\":true}", err, sizeof(err)));
+	ck_assert_str_eq(err, "topology: unknown field 'list'");
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"topology\",\"dot\":true}", err, sizeof(err)));
 	ck_assert_msg(strncmp(err, "no subnet configured yet", 24) == 0, "%s", err);
-	json_decref(dot);
-	ck_assert_ptr_null(sm_control(sm, "Status", args, err, sizeof(err)));
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"Status\"}", err, sizeof(err)));
 	ck_assert_msg(strncmp(err, "unknown command", 15) == 0, "%s", err);
-	ck_assert_ptr_null(sm_control(sm, "reroute", args, err, sizeof(err)));
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"reroute\",\"list\":true}", err, sizeof(err)));
 	ck_assert_str_eq(err, "reroute takes no arguments");
+	/* a field of another type: refused, whatever the command */
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"sweep\",\"heavy\":\"yes\"}", err, sizeof(err)));
+	ck_assert_str_eq(err, "sweep: field 'heavy' wants true or false");
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"vm\",\"op\":\"create\",\"name\":\"x\",\"vf\":\"2\"}", err, sizeof(err)));
+	ck_assert_str_eq(err, "vm: field 'vf' wants an integer");
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"routes\",\"switch\":[\"L0\"]}", err, sizeof(err)));
+	ck_assert_str_eq(err, "routes: field 'switch' wants a string");
 	/* vm: the registry's list; the writing commands want a configured subnet */
-	json_t *r = sm_control(sm, "vm", args, err, sizeof(err));
+	json_t *r = run_json(sm, "{\"cmd\":\"vm\",\"op\":\"list\"}", err, sizeof(err));
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(json_array_size(json_object_get(r, "vms")), 0);
 	json_decref(r);
-	json_t *a2 = json_pack("[s,s,s,s]", "create", "x", "--hypervisor", "V-1");
-	ck_assert_ptr_null(sm_control(sm, "vm", a2, err, sizeof(err)));
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"vm\",\"op\":\"create\",\"name\":\"x\",\"hypervisor\":\"V-1\"}", err, sizeof(err)));
 	ck_assert_msg(strstr(err, "not MASTER") != NULL, "%s", err);
-	json_decref(a2);
-	/* --shared-lid is taken: refused here for the subnet, not the flag */
-	a2 = json_pack("[s,s,s,s,s]", "create", "x", "--shared-lid", "--hypervisor", "V-1");
-	ck_assert_ptr_null(sm_control(sm, "vm", a2, err, sizeof(err)));
+	/* shared_lid is taken: refused here for the subnet, not the flag */
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"vm\",\"op\":\"create\",\"name\":\"x\",\"shared_lid\":true,\"hypervisor\":\"V-1\"}", err, sizeof(err)));
 	ck_assert_msg(strstr(err, "not MASTER") != NULL, "%s", err);
-	json_decref(a2);
-	a2 = json_pack("[s,s,s,s]", "migrate", "x", "--prepare", "--commit");
-	ck_assert_ptr_null(sm_control(sm, "vm", a2, err, sizeof(err)));
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"vm\",\"op\":\"migrate\",\"name\":\"x\",\"prepare\":true,\"commit\":true}", err, sizeof(err)));
 	ck_assert_str_eq(err, "vm migrate: --prepare or --commit, not both");
-	json_decref(a2);
-	a2 = json_pack("[s,s]", "create", "bad name");
-	ck_assert_ptr_null(sm_control(sm, "vm", a2, err, sizeof(err)));
+	/* a field of another operation */
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"vm\",\"op\":\"create\",\"name\":\"x\",\"to\":\"V-1\"}", err, sizeof(err)));
+	ck_assert_str_eq(err, "vm create: unknown field 'to'");
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"vm\",\"op\":\"create\",\"name\":\"bad name\"}", err, sizeof(err)));
 	ck_assert_msg(strstr(err, "a VM name") != NULL, "%s", err);
-	json_decref(a2);
-	ck_assert_ptr_null(sm_control(sm, "subscribers", args, err, sizeof(err)));
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"subscribers\",\"list\":true}", err, sizeof(err)));
 	ck_assert_str_eq(err, "subscribers takes no arguments");
 	/* no notifier (not started): no subscriptions, still an answer */
-	json_t *none = json_array();
-	json_t *subs = sm_control(sm, "subscribers", none, err, sizeof(err));
+	json_t *subs = run_json(sm, "{\"cmd\":\"subscribers\"}", err, sizeof(err));
 	ck_assert_ptr_nonnull(subs);
 	ck_assert_int_eq(json_integer_value(json_object_get(subs, "count")), 0);
 	json_decref(subs);
-	json_decref(none);
-	json_decref(args);
 	free(sm);
 }
 END_TEST
@@ -1369,10 +1385,9 @@ START_TEST(groups_command)
 	char err[256];
 	ck_assert_ptr_nonnull(sm);
 	ck_assert_int_eq(mc_db_init(&sm->mc), 0);
-	json_t *none = json_array(), *one = json_pack("[s]", "x");
-	ck_assert_ptr_null(sm_control(sm, "groups", one, err, sizeof(err)));
+	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"groups\",\"x\":\"x\"}", err, sizeof(err)));
 	ck_assert_str_eq(err, "groups takes no arguments");
-	json_t *r = sm_control(sm, "groups", none, err, sizeof(err));
+	json_t *r = run_json(sm, "{\"cmd\":\"groups\"}", err, sizeof(err));
 	ck_assert_ptr_nonnull(r);
 	char *doc = json_dumps(r, JSON_COMPACT);
 	ck_assert_str_eq(doc, "{\"groups\":[]}");
@@ -1391,7 +1406,7 @@ START_TEST(groups_command)
 	ck_assert_int_eq(mc_join(&sm->mc, b, 0x30, MC_JOIN_SENDONLY, 0), 1);
 	ck_assert_int_eq(mc_join(&sm->mc, b, 0x20, MC_JOIN_NON, 0), 1);
 	ck_assert_int_eq(mc_join(&sm->mc, o, 0x30, MC_JOIN_SO_FULL, 0), 1);
-	r = sm_control(sm, "groups", none, err, sizeof(err));
+	r = run_json(sm, "{\"cmd\":\"groups\"}", err, sizeof(err));
 	ck_assert_ptr_nonnull(r);
 	doc = json_dumps(r, JSON_COMPACT);
 	ck_assert_str_eq(doc, "{\"groups\":["
@@ -1419,8 +1434,6 @@ START_TEST(groups_command)
 	free(s);
 	free(doc);
 	json_decref(r);
-	json_decref(none);
-	json_decref(one);
 	guid_map_free(&sm->sub.guid2lid);
 	mc_db_free(&sm->mc);
 	free(sm);
