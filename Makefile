@@ -129,7 +129,7 @@ check: deps
 
 # The shape of the tree (ARCHITECTURE.md): the include rules, ibsmctl a
 # thin client, and hubs bounded by the figures of the tree they were set
-# on, so that none grows back.
+# on, so that none grows back; and the paths the documents name exist.
 HUB_BOUNDS := --max-cycle 5 --max-fields 64 --max-users 26
 structure: all
 	python3 tests/structure/layers.py
@@ -137,6 +137,7 @@ structure: all
 	python3 tests/structure/thinctl.py $(BUILD)
 	python3 tests/structure/hubs.py $(BUILD)/obj $(HUB_BOUNDS)
 	python3 tests/structure/unused.py $(BUILD)/obj
+	python3 tests/structure/docpaths.py
 
 demo: deps
 	$(MAKE) all
