@@ -2,7 +2,9 @@
  * The SM's context and its life: SM state (DISCOVERING, STANDBY, MASTER),
  * heavy sweeps (discover -> elect -> LIDs -> route -> program), light
  * sweeps, traps, SMInfo, and the control-socket commands.  Everything runs
- * on one libevent loop; this struct is the only mutable state.
+ * on one libevent loop.  The owners it holds keep their own state (the
+ * election, the sweeper, the SA, ...); the node-name map, the log's level
+ * and the CPU placement are process-wide (ARCHITECTURE.md, "Owners").
  */
 #ifndef IBSMD_DAEMON_H
 #define IBSMD_DAEMON_H

@@ -21,7 +21,8 @@ struct sm_recv_entry {
 	mad_handler_fn fn;	/* ctx: the struct sm */
 };
 
-/* The handlers (sm/daemon.c); each returns MAD_DONE, MAD_DROP or a status. */
+/* The handlers (SMInfo: sm/smstate.c, traps: sm/traphooks.c); each returns
+ * MAD_DONE, MAD_DROP or a status. */
 int sm_recv_sminfo(void *ctx, const uint8_t *mad, size_t len,
 		   const struct mad_addr *from);
 int sm_recv_trap(void *ctx, const uint8_t *mad, size_t len,

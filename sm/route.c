@@ -11,6 +11,7 @@
 #include "sm/base/log.h"
 #include "sm/base/worker.h"
 #include "sm/base/clock.h"
+#include "sm/base/nodemap.h"
 
 int sm_route(const struct config *c, const char *override,
 	     const struct fabric *f, const struct part_model *parts,
@@ -122,6 +123,8 @@ static void try_repair(struct route_job *j)
 static void route_thread(void *arg)
 {
 	struct route_job *j = arg;
+	/* a reload on the loop may free the map: names from the copy alone */
+	nodemap_thread_bypass();
 	struct route_result *r = &j->res;
 	enum repair_change ch = REPAIR_GAIN;
 	char why[128] = "";

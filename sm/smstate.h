@@ -91,8 +91,9 @@ uint32_t smstate_light_queries(struct sm *sm);
 /* An IsSM port that never answered SMInfo changed: ask it again. */
 void smstate_forget_silent(struct sm *sm, uint64_t port_guid);
 /*
- * What the election asks of the sweep (sm/daemon.c): given at init, so that
- * the state machine calls into no module above it.
+ * What the election asks of the sweep (sm/heavy.c, sm/light.c): given
+ * at init by sm/daemon.c, so that the state machine calls into no module
+ * above it.
  */
 struct smstate_hooks {
 	/* MASTER: LIDs, routes, writes on the discovery just made */

@@ -17,7 +17,8 @@ struct sm;
 
 /*
  * Makes sm->notify (after the transport is open).  A state file that
- * cannot be read is renamed to subscriptions.bad and logged; the notifier
+ * cannot be read is set aside (subscriptions.corrupt.TIMESTAMP, sm/base/wfile.h)
+ * and logged; the notifier
  * starts empty.  0, or -1 (no memory) with the reason in err.
  */
 int sm_events_init(struct sm *sm, char *err, size_t errlen);

@@ -8,7 +8,7 @@
  * about a second when a fresh routing moved every LID): the loop goes on.
  * The thread's end wakes the loop, which sends the round's notices and
  * makes the copies the state signalled.  The two trap 128s of one failed
- * link make one heavy sweep (sm/recv.c debounces them), so one round.
+ * link make one heavy sweep (traps/trapin.c coalesces them), so one round.
  */
 #include "sm/sa/paths.h"
 

@@ -2,16 +2,17 @@
  * The subnet administrator: SA requests (class 0x03) on QP1, answered
  * from a view of the subnet that a sweep in progress does not tear.
  *
- * sa.c is the core: header and method checks, the SM_Key, the component
+ * sa_server.c is the core: header and method checks, the SM_Key, the component
  * mask, Get (exactly one record) / GetTable (all, RMPP when longer than
  * one MAD) / Set / Delete semantics, statuses.  Each record family is a
- * row of one table (struct sa_family): the attribute, the methods it
+ * row of one table (struct sa_family, sm/sa/sa_families.c, given to
+ * sa_init): the attribute, the methods it
  * serves, its record size, and a function that appends the records that
  * match the request.  One file per family: sa_node.c (NodeRecord,
  * PortInfoRecord, SwitchInfoRecord, LinkRecord, LFTRecord,
  * GUIDInfoRecord), sa_path.c (PathRecord), sa_inform.c (InformInfo,
  * InformInfoRecord), sa_mcmember.c (MCMemberRecord), ClassPortInfo in
- * sa.c.
+ * sa_server.c.
  */
 #ifndef IBSMD_SA_H
 #define IBSMD_SA_H
@@ -69,8 +70,8 @@ struct sa_view {
 	const struct sa_vm *svms;
 	uint32_t n_svms;
 	/*
-	 * The policy's partitions resolved against f at publish (sm/
-	 * partition.h); NULL when that failed (no memory): every port then
+	 * The policy's partitions resolved against f at publish
+	 * (sm/model/part_resolve.h); NULL when that failed (no memory): every port then
 	 * shares the default partition with every other, as when the policy
 	 * names no partitions.
 	 */

@@ -642,6 +642,11 @@ int vmop_start(struct sm *sm, const struct vmop_req *q, vmop_done_fn done,
 			 "another VM command is running; try again when it is done");
 		return -1;
 	}
+	/* not queued: a handover that succeeds ends in STANDBY, no resume */
+	if (sm->sw.activity == SM_HANDOVER_WAIT) {
+		snprintf(r->err, sizeof(r->err), "handing the subnet over to another SM");
+		return -1;
+	}
 	struct vmop *op = calloc(1, sizeof(*op));
 	if (!op) {
 		snprintf(r->err, sizeof(r->err), "out of memory");

@@ -5,7 +5,7 @@
  * done brings the registry, guid2lid, the model's VM weights and the SA's
  * view up to date, then asks for a heavy sweep that must find nothing to
  * change.  One command at a time; one that comes while a sweep runs
- * waits for its end (finish_sweep calls vmops_resume).
+ * waits for its end (sweeper_resume calls vmops_resume, its waited hook).
  */
 #ifndef IBSMD_VMOPS_H
 #define IBSMD_VMOPS_H

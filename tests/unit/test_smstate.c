@@ -20,6 +20,7 @@
 #include "sm/base/log.h"
 #include "sm/smstate.h"
 #include "sm/base/topo.h"
+#include "sm/vm/vmops.h"
 
 #include "emu_testlib.h"
 
@@ -710,6 +711,12 @@ START_TEST(t_handover_wait_is_not_a_sweep)
 	ck_assert_str_eq(sm_activity_sweep_name(a->sw.activity), "no");
 	ck_assert_uint_eq(election_status(a)->ho_guid, r.t.port_guid);
 	ck_assert_int_eq(a->state, SMS_MASTER);
+	/* a VM command is refused, not queued behind the wait */
+	struct vmop_req vq = { .kind = VMOP_DESTROY, .vf = -1 };
+	struct vmop_result vr;
+	snprintf(vq.name, sizeof(vq.name), "vm1");
+	ck_assert_int_lt(vmop_start(a, &vq, NULL, NULL, &vr), 0);
+	ck_assert_str_eq(vr.err, "handing the subnet over to another SM");
 	/* a sweep asked for meanwhile waits for the answer */
 	uint32_t heavy = a->heavy_sweeps;
 	sweeper_request_heavy(a, "test");
