@@ -176,7 +176,7 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (sm_events_init(sm, err, errlen) < 0)
+	if (notices_init(sm, err, errlen) < 0)
 		return -1;
 	sweeper_request_heavy(sm, "start-up");
 	return 0;
@@ -248,7 +248,7 @@ void sm_shutdown(struct sm *sm)
 	xprobe_abandon(sm->xprobe);	/* nothing due after txn_cancel_all() */
 	smstate_free(sm);
 	sa_free(sm);
-	sm_events_free(sm);
+	notices_free(sm);
 	sm_paths_free(sm);
 	mad_dispatch_free(sm->disp);
 	sm->disp = NULL;

@@ -39,7 +39,7 @@ struct mad_dispatch;
 struct metrics;
 struct sa;
 struct notifier;
-struct sm_events;
+struct sm_notices;
 struct sm_paths;
 struct vmexec;
 struct vmop;
@@ -90,7 +90,7 @@ struct sm {
 	struct mad_dispatch *disp;	/* the receive path (sm/recv.c) */
 	struct sa *sa;			/* the subnet administrator (sm/sa/sa_server.c) */
 	struct notifier *notify;	/* SA event subscriptions (sm/sa/notices.c) */
-	struct sm_events *events;
+	struct sm_notices *notices;
 	struct sm_paths *paths;		/* repath signalling (sm/sa/paths.c) */
 	struct event *txn_timer;
 	struct event *log_tick;		/* 1 s: rate-limited log counts (sm/base/log.h) */

@@ -155,7 +155,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		sm->sw.activity = SM_IDLE;	/* a sweep it asked for may start */
 		return;
 	}
-	sm_events_programmed(sm);
+	notices_programmed(sm);
 	sm_paths_rerouted(sm);
 	if (ps->failed_ports)
 		sweeper_request_heavy(sm, "some writes failed");
@@ -319,7 +319,7 @@ void sm_configure(struct sm *sm)
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
 	fabric_log_changes(old ? &old->f : NULL, f, NULL);
-	sm_events_configured(sm, old ? &old->f : NULL, f, sm->adopt_tables);
+	notices_configured(sm, old ? &old->f : NULL, f, sm->adopt_tables);
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;
 	for (uint32_t l = 1; l <= f->max_lid; l++)

@@ -38,7 +38,7 @@ struct mad_dispatch *sm_recv_new(struct sm *sm, struct mad_transport *tr)
 	struct mad_dispatch *d = mad_dispatch_new(tr);
 	if (!d)
 		return NULL;
-	mad_dispatch_set_answers(d, sm_events_answer, sm);
+	mad_dispatch_set_answers(d, notices_answer, sm);
 	sm_traps_init(sm);
 	if (sm_recv_register(d, sm) < 0) {
 		mad_dispatch_free(d);

@@ -42,7 +42,7 @@ static void switch_changed(void *arg, uint64_t sw_guid)
 {
 	struct sm *sm = arg;
 	if (sm->state == SMS_MASTER)
-		sm_events_switch_changed(sm, sw_guid);
+		notices_switch_changed(sm, sw_guid);
 }
 
 static void port_changed(void *arg, uint64_t port_guid)

@@ -25,7 +25,7 @@
  * Ports a sweep added, announced (64) once the configuration is active;
  * ports announced out of service (65) on a trap, before a sweep saw them go.
  */
-struct sm_events {
+struct sm_notices {
 	uint64_t *gid_in;	/* port GUIDs */
 	uint32_t n_in, cap_in;
 	uint64_t *gid_out;	/* port GUIDs */
@@ -39,7 +39,7 @@ struct early_probe {
 	uint8_t ca_port;
 };
 
-int sm_events_init(struct sm *sm, char *err, size_t errlen)
+int notices_init(struct sm *sm, char *err, size_t errlen)
 {
 	struct notify_params p = {
 		.max_failures = (unsigned)sm->cfg.events_max_report_failures,
@@ -48,8 +48,8 @@ int sm_events_init(struct sm *sm, char *err, size_t errlen)
 	char why[1024];
 	snprintf(p.state_path, sizeof(p.state_path), "%s/%s", sm->cfg.state_dir,
 		 SUBSCRIPTIONS_FILE);
-	sm->events = calloc(1, sizeof(*sm->events));
-	if (!sm->events) {
+	sm->notices = calloc(1, sizeof(*sm->notices));
+	if (!sm->notices) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -73,16 +73,16 @@ int sm_events_init(struct sm *sm, char *err, size_t errlen)
 	return 0;
 }
 
-void sm_events_free(struct sm *sm)
+void notices_free(struct sm *sm)
 {
 	notifier_free(sm->notify);
 	sm->notify = NULL;
-	if (sm->events) {
-		free(sm->events->gid_in);
-		free(sm->events->gid_out);
+	if (sm->notices) {
+		free(sm->notices->gid_in);
+		free(sm->notices->gid_out);
 	}
-	free(sm->events);
-	sm->events = NULL;
+	free(sm->notices);
+	sm->notices = NULL;
 }
 
 static void make_gid(uint8_t gid[16], uint64_t prefix, uint64_t guid)
@@ -154,10 +154,10 @@ static int has_port(const struct guid_map *m, uint64_t guid)
 	return guid_map_get(m, guid) != FAB_NONE;
 }
 
-void sm_events_configured(struct sm *sm, const struct fabric *old,
+void notices_configured(struct sm *sm, const struct fabric *old,
 			  const struct fabric *f, int becoming_master)
 {
-	struct sm_events *ev = sm->events;
+	struct sm_notices *ev = sm->notices;
 	if (!sm->notify || !ev)
 		return;
 	if (becoming_master) {
@@ -200,9 +200,9 @@ out:
 	guid_map_free(&now);
 }
 
-void sm_events_programmed(struct sm *sm)
+void notices_programmed(struct sm *sm)
 {
-	struct sm_events *ev = sm->events;
+	struct sm_notices *ev = sm->notices;
 	if (!sm->notify || !ev || !ev->n_in || !sm->sub.model)
 		return;
 	const struct fabric *f = &sm->sub.model->f;
@@ -225,7 +225,7 @@ static void early_done(void *arg, int status, const uint8_t *resp, size_t len)
 {
 	struct early_probe *pr = arg;
 	struct sm *sm = pr->sm;
-	struct sm_events *ev = sm->events;
+	struct sm_notices *ev = sm->notices;
 	const struct fabric *f = sm->sub.model ? &sm->sub.model->f : NULL;
 	uint32_t node = f ? fabric_find_node(f, pr->ca_node_guid) : FAB_NONE;
 	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE &&
@@ -243,11 +243,11 @@ static void early_done(void *arg, int status, const uint8_t *resp, size_t len)
 	free(pr);
 }
 
-void sm_events_switch_changed(struct sm *sm, uint64_t sw_guid)
+void notices_switch_changed(struct sm *sm, uint64_t sw_guid)
 {
 	const struct fabric *f = sm->sub.model ? &sm->sub.model->f : NULL;
 	uint32_t sw = f ? fabric_find_node(f, sw_guid) : FAB_NONE;
-	if (!sm->notify || !sm->events || !notifier_count(sm->notify) ||
+	if (!sm->notify || !sm->notices || !notifier_count(sm->notify) ||
 	    sw == FAB_NONE || f->nodes[sw].type != FAB_SWITCH)
 		return;
 	const struct fab_node *n = &f->nodes[sw];
@@ -276,7 +276,7 @@ void sm_events_switch_changed(struct sm *sm, uint64_t sw_guid)
 	}
 }
 
-int sm_events_answer(void *arg, const uint8_t *mad, size_t len,
+int notices_answer(void *arg, const uint8_t *mad, size_t len,
 		     const struct mad_addr *from, int status)
 {
 	struct sm *sm = arg;

@@ -21,16 +21,16 @@ struct sm;
  * and logged; the notifier
  * starts empty.  0, or -1 (no memory) with the reason in err.
  */
-int sm_events_init(struct sm *sm, char *err, size_t errlen);
-void sm_events_free(struct sm *sm);
+int notices_init(struct sm *sm, char *err, size_t errlen);
+void notices_free(struct sm *sm);
 /*
  * A heavy sweep configures f (LIDs assigned), replacing old (NULL: the
  * first).  becoming_master: this SM just took the subnet over; then the
  * state file is merged in and nothing is compared.  Else 65 goes out for
  * every CA port of old missing from f, and the ports f added wait for
- * sm_events_programmed().
+ * notices_programmed().
  */
-void sm_events_configured(struct sm *sm, const struct fabric *old,
+void notices_configured(struct sm *sm, const struct fabric *old,
 			  const struct fabric *f, int becoming_master);
 /*
  * A trap 128 was confirmed at switch sw_guid: before the heavy sweep has
@@ -39,14 +39,14 @@ void sm_events_configured(struct sm *sm, const struct fabric *old,
  * once.  The heavy sweep's comparison skips what went out early, and a
  * port the sweep finds back gets its 64.
  */
-void sm_events_switch_changed(struct sm *sm, uint64_t sw_guid);
+void notices_switch_changed(struct sm *sm, uint64_t sw_guid);
 /* The configuration is written and active: 64 for the ports it added. */
-void sm_events_programmed(struct sm *sm);
+void notices_programmed(struct sm *sm);
 /*
  * The receive path's answer hook (mad/dispatch.h): ReportResps to the
  * notifier, everything else to the transaction table.
  */
-int sm_events_answer(void *arg, const uint8_t *mad, size_t len,
+int notices_answer(void *arg, const uint8_t *mad, size_t len,
 		     const struct mad_addr *from, int status);
 
 #endif
