@@ -223,3 +223,8 @@ void sm_paths_free(struct sm *sm)
 	free(sm->paths);
 	sm->paths = NULL;
 }
+
+int sm_paths_busy(const struct sm *sm)
+{
+	return sm->paths && sm->paths->job;
+}

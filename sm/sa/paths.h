@@ -18,5 +18,7 @@ struct sm;
  */
 void sm_paths_rerouted(struct sm *sm);
 void sm_paths_free(struct sm *sm);
+/* Whether a comparison is running (its notices not sent yet). */
+int sm_paths_busy(const struct sm *sm);
 
 #endif

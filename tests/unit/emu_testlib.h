@@ -22,6 +22,7 @@
 #include "sm/base/log.h"
 #include "sm/base/topo.h"
 #include "sm/oneshot.h"
+#include "sm/sa/paths.h"
 #include "traps/notice.h"
 #include "traps/host/saclient.h"
 
@@ -441,9 +442,12 @@ static inline void emu_sm_settle(struct event_base *base, const struct sm *sm,
 				 unsigned ms)
 {
 	static const int never = 0;
-	for (unsigned el = 0; el < ms && !emu_sm_idle(sm); el += 2)
+	/* and no path comparison running: its notices follow the sweep */
+	for (unsigned el = 0; el < ms && (!emu_sm_idle(sm) || sm_paths_busy(sm));
+	     el += 2)
 		emu_run_until(base, &never, 2);
-	ck_assert_msg(emu_sm_idle(sm), "the SM did not settle");
+	ck_assert_msg(emu_sm_idle(sm) && !sm_paths_busy(sm), "the SM did not settle");
+	emu_run_until(base, &never, 2);	/* what it just sent, delivered */
 }
 
 /* An SM and a count of heavy sweeps to wait for. */
