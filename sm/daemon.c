@@ -124,7 +124,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 {
 	sm->base = base;
 	sm->start_time = (uint64_t)time(NULL);
-	sm->xlid_decided = -1;	/* the first configuration decides */
+	sm->sweep.xlid_decided = -1;	/* the first configuration decides */
 	sm->txn_timer = evtimer_new(base, on_txn_timer, sm);
 	sm->log_tick = event_new(base, -1, EV_PERSIST, on_log_tick, sm);
 	static const struct smstate_hooks election = {
@@ -227,13 +227,13 @@ void sm_shutdown(struct sm *sm)
 		txn_set_arm(sm->txn, NULL, NULL);
 		txn_cancel_all(sm->txn);
 	}
-	route_job_cancel(sm->route_job);
-	sm->route_job = NULL;
+	route_job_cancel(sm->sweep.route_job);
+	sm->sweep.route_job = NULL;
 	ctl_topology_cancel_all(sm);
 	vmops_free(sm);
 	vmshared_free(sm);
-	program_free(sm->prog);
-	discovery_free(sm->disc);
+	program_free(sm->sweep.prog);
+	discovery_free(sm->sweep.disc);
 	subnet_free(&sm->sub);
 	part_model_free(&sm->parts);
 	mcast_sm_free(sm);
@@ -244,8 +244,8 @@ void sm_shutdown(struct sm *sm)
 	free(sm->learned.weight);
 	memset(&sm->learned, 0, sizeof(sm->learned));
 	vm_registry_free(&sm->vms);
-	adopt_free(sm->adopt);
-	xprobe_abandon(sm->xprobe);	/* nothing due after txn_cancel_all() */
+	adopt_free(sm->sweep.adopt);
+	xprobe_abandon(sm->sweep.xprobe);	/* nothing due after txn_cancel_all() */
 	smstate_free(sm);
 	sa_free(sm);
 	notices_free(sm);

@@ -80,6 +80,39 @@ struct sm_watcher {
 				   no metrics server */
 };
 
+/*
+ * The sweeps' own state (sm/heavy.c, sm/light.c): the discovery being
+ * built, the routing job and the writes under way, the adoption of what
+ * another SM left, the extended-LID probe, and the record of the sweeps
+ * done.  Only the sweeps change it; the control commands, the metrics and
+ * the watcher read the record.
+ */
+struct sweep_state {
+	struct discovery *disc;		/* being built */
+	struct route_job *route_job;	/* routing on its thread, or NULL */
+	struct program *prog;		/* the writes */
+	uint64_t sweep_start_ms;
+	struct txn_counters sweep_base;	/* the MAD counts at its start */
+	uint64_t route_ms;
+	int trap_resweep;		/* a 128/144 came while the first sweep ran */
+	uint32_t light_pending, light_changes;
+	int ever_master;
+	int adopt_tables;		/* next configuration: read the LFTs first */
+	struct adopt *adopt;		/* reading them */
+	int lft_first;
+	/* extended LIDs (sm/discover/xlid_sm.h): the devices asked at a heavy sweep */
+	struct xprobe *xprobe;
+	int xprobed;			/* the discovery in disc was asked */
+	int xlid_decided;		/* -1 until the first configuration */
+	char xlid_lacking[512];		/* the devices lacking it, named */
+	/* legacy LID space full: VF ports left without a LID, last warned of */
+	uint32_t vf_shared_warned;
+	/* the record */
+	uint32_t heavy_sweeps, light_sweeps;
+	uint64_t last_sweep_time;	/* wall clock, seconds */
+	struct sweep_summary last;
+};
+
 struct sm {
 	struct config cfg;
 	char config_path[4096];
@@ -105,17 +138,9 @@ struct sm {
 	int exit_code;
 	int stopping;
 
-	/* the sweep in progress */
 	struct election *el;		/* master, handover, polls (sm/smstate.c) */
 	struct sweeper sw;		/* the activity, the sweeps asked for (sm/sweeper.h) */
-	int trap_resweep;		/* a 128/144 came while the first sweep ran */
-	struct discovery *disc;		/* being built */
-	struct program *prog;
-	struct route_job *route_job;	/* routing on its thread, or NULL */
-	uint32_t light_pending, light_changes;
-	uint64_t sweep_start_ms;
-	struct txn_counters sweep_base;
-	uint64_t route_ms;
+	struct sweep_state sweep;	/* the sweeps' own (sm/heavy.c, sm/light.c) */
 
 	/* the subnet kept between sweeps: model, routes, LIDs, device cache */
 	struct subnet sub;
@@ -128,17 +153,6 @@ struct sm {
 					 * the sweep's end (sm/vm/vmops.c) */
 	struct vmshared *vmshared;	/* Paper VI's repath-trap table
 					 * (sm/vm/vmshared.c) */
-	int ever_master;
-	int adopt_tables;		/* next configuration: read the LFTs first */
-	struct adopt *adopt;		/* reading them */
-	int lft_first;
-	/* extended LIDs (sm/discover/xlid_sm.h): the devices asked at a heavy sweep */
-	struct xprobe *xprobe;
-	int xprobed;			/* the discovery in sm->disc was asked */
-	int xlid_decided;		/* -1 until the first configuration */
-	char xlid_lacking[512];		/* the devices lacking it, named */
-	/* legacy LID space full: VF ports left without a LID, last warned of */
-	uint32_t vf_shared_warned;
 
 	struct trapin traps;		/* traps in (traps/trapin.h, sm/traphooks.c) */
 	/*
@@ -153,10 +167,7 @@ struct sm {
 	struct mcast_sm *mcsm;		/* MFT writes between sweeps (sm/mcast/mcast_sm.c) */
 	struct wlearn *wlearn;		/* reading the counters (sm/weights.c) */
 	struct pkey_violations pkey_viol;	/* traps 257 (sm/ctl/partition_ctl.h) */
-	uint32_t heavy_sweeps, light_sweeps;
 	int notified_ready;		/* systemd has had READY=1 (sdnotify.h) */
-	uint64_t last_sweep_time;	/* wall clock, seconds */
-	struct sweep_summary last;
 	uint64_t start_time;		/* wall clock, seconds: sm_init */
 	struct ctl_verify *ctl_verify;	/* ibsmctl verify reading (ctlroutes.c) */
 	struct topo_job *topo_jobs;	/* ibsmctl topology workers (ctltopo.c) */

@@ -58,22 +58,22 @@ void sm_print_summary(const struct sweep_summary *s, const char *state)
 static void sweep_counters(struct sm *sm, struct sweep_summary *s)
 {
 	const struct txn_stats *st = txn_get_stats(sm->txn);
-	s->mads_sent = st->all.sent - sm->sweep_base.sent;
-	s->mad_timeouts = st->all.timeouts - sm->sweep_base.timeouts;
-	s->mad_retries = st->all.retries - sm->sweep_base.retries;
-	s->mad_errors = st->all.errors - sm->sweep_base.errors;
-	s->sweep_ms = clock_ms() - sm->sweep_start_ms;
+	s->mads_sent = st->all.sent - sm->sweep.sweep_base.sent;
+	s->mad_timeouts = st->all.timeouts - sm->sweep.sweep_base.timeouts;
+	s->mad_retries = st->all.retries - sm->sweep.sweep_base.retries;
+	s->mad_errors = st->all.errors - sm->sweep.sweep_base.errors;
+	s->sweep_ms = clock_ms() - sm->sweep.sweep_start_ms;
 }
 
 /* ---- heavy sweep ---- */
 
 void sm_sweep_abandon(struct sm *sm)
 {
-	xprobe_abandon(sm->xprobe);
-	sm->xprobe = NULL;
-	sm->xprobed = 0;
-	discovery_free(sm->disc);
-	sm->disc = NULL;
+	xprobe_abandon(sm->sweep.xprobe);
+	sm->sweep.xprobe = NULL;
+	sm->sweep.xprobed = 0;
+	discovery_free(sm->sweep.disc);
+	sm->sweep.disc = NULL;
 	sm->sw.activity = SM_IDLE;
 }
 
@@ -100,7 +100,7 @@ static void on_discovered(void *arg, struct discovery *d)
 		return;
 	}
 	log_info("discovery: %u nodes, %u MADs in %llu ms", d->f.n_nodes,
-		 d->mads, (unsigned long long)(clock_ms() - sm->sweep_start_ms));
+		 d->mads, (unsigned long long)(clock_ms() - sm->sweep.sweep_start_ms));
 	if (discovery_compact(d) < 0) {
 		log_err("out of memory after discovery");
 		sm_stop(sm, 1);
@@ -117,7 +117,7 @@ static void on_discovered(void *arg, struct discovery *d)
 
 void finish_sweep(struct sm *sm)
 {
-	sm->last_sweep_time = (uint64_t)time(NULL);
+	sm->sweep.last_sweep_time = (uint64_t)time(NULL);
 	metrics_sweep_done(sm->metrics);
 	sweeper_resume(sm);
 }
@@ -125,7 +125,7 @@ void finish_sweep(struct sm *sm)
 static void on_programmed(void *arg, const struct program_stats *ps)
 {
 	struct sm *sm = arg;
-	struct sweep_summary *s = &sm->last;
+	struct sweep_summary *s = &sm->sweep.last;
 	if (ps->cancelled)
 		return;
 	if (ps->unrouted) {	/* sm_route said why; nothing was activated */
@@ -135,13 +135,13 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 			finish_sweep(sm);
 		return;
 	}
-	/* sm->prog is freed when the next one starts: we may be inside program_start */
+	/* sm->sweep.prog is freed when the next one starts: we may be inside program_start */
 	s->prog = *ps;
 	s->unresponsive = sm->sub.model->unresponsive + ps->failed_ports;
 	sweep_counters(sm, s);
 	s->valid = 1;
 	s->when = (uint64_t)time(NULL);
-	sm->heavy_sweeps++;
+	sm->sweep.heavy_sweeps++;
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
 	sa_mcast_prune(sm);
 	sm_print_summary(s, sm_state_name(sm->state));
@@ -150,7 +150,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 		   ps->portinfo_sets, ps->switchinfo_sets, ps->pkey_sets,
 		   ps->sl2vl_sets, ps->vlarb_sets, ps->mft_sets,
 		   ps->activations, ps->failed ? " (some writes failed)" : "");
-	sdn_state(&sm->notified_ready, "MASTER", sm->heavy_sweeps, &sm->last);
+	sdn_state(&sm->notified_ready, "MASTER", sm->sweep.heavy_sweeps, &sm->sweep.last);
 	if (sm->watch && sm->watch->up && sm->watch->up(sm, ps, sm->watch->arg)) {
 		sm->sw.activity = SM_IDLE;	/* a sweep it asked for may start */
 		return;
@@ -159,9 +159,9 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	sm_paths_rerouted(sm);
 	if (ps->failed_ports)
 		sweeper_request_heavy(sm, "some writes failed");
-	if (sm->trap_resweep) {
+	if (sm->sweep.trap_resweep) {
 		/* it may have read that port before it changed (an SM's IsSM) */
-		sm->trap_resweep = 0;
+		sm->sweep.trap_resweep = 0;
 		sweeper_request_heavy(sm, "a trap 128/144 came during the first sweep");
 	}
 	finish_sweep(sm);
@@ -179,9 +179,9 @@ static void on_xprobed(void *arg, struct xprobe *x)
 	const struct xprobe_stats *st = xprobe_stats(x);
 	log_info("extended LIDs: %u devices asked, %u known, %u capable, %u not",
 		 st->asked, st->known, st->capable, st->lacking);
-	sm->xprobe = NULL;
+	sm->sweep.xprobe = NULL;
 	xprobe_free(x);
-	if (sm->stopping || !sm->disc)
+	if (sm->stopping || !sm->sweep.disc)
 		return;
 	if (sm->state != SMS_MASTER) {
 		/* mastership went while the devices answered: nothing to configure */
@@ -200,35 +200,35 @@ static int xlid_mode(struct sm *sm, struct fabric *f)
 {
 	char why[768];
 	uint32_t k = 0;
-	int was = sm->xlid_decided;
+	int was = sm->sweep.xlid_decided;
 	if (sm->cfg.extended_lids == TRI_OFF) {
-		sm->xlid_decided = 0;
+		sm->sweep.xlid_decided = 0;
 		f->xlid_mode = 0;
 		return 0;
 	}
-	if (xlid_decide(f, sm->cfg.extended_lids, &sm->xlid_decided,
-			sm->xlid_lacking, sizeof(sm->xlid_lacking), &k, why,
+	if (xlid_decide(f, sm->cfg.extended_lids, &sm->sweep.xlid_decided,
+			sm->sweep.xlid_lacking, sizeof(sm->sweep.xlid_lacking), &k, why,
 			sizeof(why)) < 0) {
 		log_err("%s", why);
 		return -1;
 	}
-	sm->last.xlid_lacking = k;
+	sm->sweep.last.xlid_lacking = k;
 	if (was < 0 && !f->xlid_mode && k)
 		log_notice("extended LIDs: legacy 16-bit mode: %u device%s lack%s the extension: %s",
-			   k, k == 1 ? "" : "s", k == 1 ? "s" : "", sm->xlid_lacking);
+			   k, k == 1 ? "" : "s", k == 1 ? "s" : "", sm->sweep.xlid_lacking);
 	else if (was < 0 && f->xlid_mode)
 		log_notice("extended LIDs: every device can: VMs get vLIDs from 0x%x",
 			   FAB_VLID_BASE);
 	else if (f->xlid_mode && k)
 		log_warn("extended LIDs: %u device%s without the extension (VMs behind them stay on pLIDs): %s",
-			 k, k == 1 ? "" : "s", sm->xlid_lacking);
+			 k, k == 1 ? "" : "s", sm->sweep.xlid_lacking);
 	return 0;
 }
 
 /* MASTER: LIDs, routes, writes on the discovery just made. */
 void sm_configure(struct sm *sm)
 {
-	struct discovery *d = sm->disc;
+	struct discovery *d = sm->sweep.disc;
 	struct fabric *f = &d->f;
 	/*
 	 * Our own port left out of the model (it stopped answering during
@@ -246,33 +246,33 @@ void sm_configure(struct sm *sm)
 	 * from on_xprobed().
 	 */
 	struct vswitch_report vr0;
-	if (!sm->xprobed && sm->cfg.extended_lids != TRI_OFF &&
+	if (!sm->sweep.xprobed && sm->cfg.extended_lids != TRI_OFF &&
 	    (vswitch_mark(f, &sm->cfg, &vr0), xlid_probe_wanted(f, sm->cfg.extended_lids))) {
-		xprobe_abandon(sm->xprobe);
-		sm->xprobe = NULL;
-		sm->xprobed = 1;
+		xprobe_abandon(sm->sweep.xprobe);
+		sm->sweep.xprobe = NULL;
+		sm->sweep.xprobed = 1;
 		/* plain hosts too unless legacy is decided: the SA's answer */
 		struct xprobe *x = xprobe_start(sm->txn, f, sm->sub.model ?
 						&sm->sub.model->f : NULL,
-						sm->xlid_decided != 0, on_xprobed, sm);
+						sm->sweep.xlid_decided != 0, on_xprobed, sm);
 		if (!x) {
 			log_err("out of memory asking for extended LIDs");
 			sm_stop(sm, 1);
 			return;
 		}
 		if (!xprobe_finished(x)) {
-			sm->xprobe = x;		/* on_xprobed() goes on */
+			sm->sweep.xprobe = x;		/* on_xprobed() goes on */
 			return;
 		}
 		xprobe_free(x);
 	}
-	sm->xprobed = 0;
-	int first = !sm->ever_master;
-	sm->ever_master = 1;
+	sm->sweep.xprobed = 0;
+	int first = !sm->sweep.ever_master;
+	sm->sweep.ever_master = 1;
 	/* the new model replaces the old one, which the routing may repair from */
 	struct discovery *old = subnet_take(&sm->sub, d);
-	sm->disc = NULL;
-	struct sweep_summary *s = &sm->last;
+	sm->sweep.disc = NULL;
+	struct sweep_summary *s = &sm->sweep.last;
 	memset(s, 0, sizeof(*s));
 	/*
 	 * vSwitches and VMs before the LIDs: idle VFs get none (dynamic), a
@@ -311,39 +311,39 @@ void sm_configure(struct sm *sm)
 	if (s->lids_rep.exhausted)
 		log_err("LID space exhausted: %u ports have no LID", s->lids_rep.exhausted);
 	/* one warning, again only when the count changes, not every sweep */
-	if (s->lids_rep.vf_shared != sm->vf_shared_warned && s->lids_rep.vf_shared)
+	if (s->lids_rep.vf_shared != sm->sweep.vf_shared_warned && s->lids_rep.vf_shared)
 		log_warn("LID space exhausted: %u VF ports left without a LID are shared-LID slots (a VM created on one shares its hypervisor's PF LID); LIDs already given are kept",
 			 s->lids_rep.vf_shared);
-	sm->vf_shared_warned = s->lids_rep.vf_shared;
+	sm->sweep.vf_shared_warned = s->lids_rep.vf_shared;
 	sm_save_lids(sm);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
 	fabric_log_changes(old ? &old->f : NULL, f, NULL);
-	notices_configured(sm, old ? &old->f : NULL, f, sm->adopt_tables);
+	notices_configured(sm, old ? &old->f : NULL, f, sm->sweep.adopt_tables);
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;
 	for (uint32_t l = 1; l <= f->max_lid; l++)
 		if (f->lid_port[l] != FAB_NONE)
 			s->lids++;
-	if (sm->adopt_tables) {
+	if (sm->sweep.adopt_tables) {
 		/*
 		 * A subnet some SM configured before us (a handover, a failover,
 		 * a restart): what the switches hold is the old routing, kept
 		 * where it still works, and what the device cache starts from.
 		 */
-		sm->adopt_tables = 0;
+		sm->sweep.adopt_tables = 0;
 		discovery_free(old);
 		subnet_forget_devices(&sm->sub);
-		adopt_free(sm->adopt);
-		sm->lft_first = first;
+		adopt_free(sm->sweep.adopt);
+		sm->sweep.lft_first = first;
 		/* the partitions on this model: which P_Key blocks to read */
 		struct part_model pm;
 		int have_pm = part_resolve(&sm->cfg, &d->f, &sm->learned, 0, &pm) == 0;
-		sm->adopt = adopt_start(sm->txn, d, sm->sub.cache, have_pm ? &pm : NULL,
+		sm->sweep.adopt = adopt_start(sm->txn, d, sm->sub.cache, have_pm ? &pm : NULL,
 					on_adopted, sm);
 		if (have_pm)
 			part_model_free(&pm);
-		if (!sm->adopt) {
+		if (!sm->sweep.adopt) {
 			log_err("out of memory reading the switches' tables");
 			sm_stop(sm, 1);
 		}
@@ -362,20 +362,20 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 		if (rc < 0 || sm->stopping)
 			return;
 		/* fresh switches: nothing to keep */
-		route_and_program(sm, sm->lft_first, NULL, 0);
+		route_and_program(sm, sm->sweep.lft_first, NULL, 0);
 		return;
 	}
 	log_notice("adopted what the devices hold: %u LFT blocks of %u switches, %u P_Key blocks, %u PortInfo (%u reads did not come)",
 		   st->blocks, st->switches, st->pkeys, st->portinfos, st->failed);
 	sm->sub.lft = *t;
 	memset(t, 0, sizeof(*t));
-	route_and_program(sm, sm->lft_first, &sm->sub.model->f, 1);
+	route_and_program(sm, sm->sweep.lft_first, &sm->sub.model->f, 1);
 }
 
 static void on_routed(void *arg, struct route_result *r)
 {
 	struct sm *sm = arg;
-	sm->route_job = NULL;
+	sm->sweep.route_job = NULL;
 	if (r->rc < 0) {
 		char tried[256] = "";
 		for (int i = 0; i < sm->cfg.n_engines; i++)
@@ -383,13 +383,13 @@ static void on_routed(void *arg, struct route_result *r)
 				 "%s%s", i ? ", " : "", sm->cfg.engines[i]);
 		errors_set(&sm->errs, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)",
 			     sm->routing_override ? sm->routing_override : tried);
-		program_set_tables(sm->prog, NULL);
+		program_set_tables(sm->sweep.prog, NULL);
 		return;
 	}
 	if (r->qos_ran && r->qos_rc < 0 && r->qos.fail[0]) {
 		/* strict isolation not met: the devices keep their tables */
 		errors_set(&sm->errs, SM_ERR_ROUTING, "%s", r->qos.fail);
-		program_set_tables(sm->prog, NULL);
+		program_set_tables(sm->sweep.prog, NULL);
 		return;
 	}
 	errors_clear(&sm->errs, SM_ERR_ROUTING);
@@ -423,9 +423,9 @@ static void on_routed(void *arg, struct route_result *r)
 		sm_qos_apply(sm);
 	}
 	sm->sub.engine = r->used;
-	sm->last.routing = r->used;
-	sm->last.route_ms = r->ms;
-	program_set_tables(sm->prog, &sm->sub.lft);
+	sm->sweep.last.routing = r->used;
+	sm->sweep.last.route_ms = r->ms;
+	program_set_tables(sm->sweep.prog, &sm->sub.lft);
 }
 
 /*
@@ -445,26 +445,26 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 	if (part_resolve(&sm->cfg, f, &sm->learned, 1, &sm->parts) < 0)
 		log_err("partitions: out of memory; P_Key tables not planned");
 	sm_program_params(sm, first, &pp);
-	program_free(sm->prog);
-	sm->prog = NULL;
-	route_job_cancel(sm->route_job);
+	program_free(sm->sweep.prog);
+	sm->sweep.prog = NULL;
+	route_job_cancel(sm->sweep.route_job);
 	if (sm->sub.lft_gen != sm->sub.route_gen && !adopted)
 		prev = NULL;	/* a new routing policy: from scratch */
 	sm->sub.lft_gen = sm->sub.route_gen;
 	/* the old tables go to the job, or away: the writes are diffed against the cache */
-	sm->route_job = route_job_start(sm->base, &sm->cfg, sm->routing_override,
+	sm->sweep.route_job = route_job_start(sm->base, &sm->cfg, sm->routing_override,
 					f, prev, prev ? &sm->sub.lft : NULL,
 					adopted ? "adopted" : sm->sub.engine,
 					adopted, &sm->learned, on_routed, sm);
 	lft_tables_free(&sm->sub.lft);
-	if (!sm->route_job) {
+	if (!sm->sweep.route_job) {
 		log_err("out of memory starting the routing");
 		sm_stop(sm, 1);
 		return;
 	}
-	sm->prog = program_start(sm->txn, sm->sub.model, NULL, sm->sub.cache, &pp,
+	sm->sweep.prog = program_start(sm->txn, sm->sub.model, NULL, sm->sub.cache, &pp,
 				 on_programmed, sm);
-	if (!sm->prog) {
+	if (!sm->sweep.prog) {
 		log_err("out of memory planning the writes");
 		sm_stop(sm, 1);
 	}
@@ -486,13 +486,13 @@ void heavy_start(struct sm *sm)
 		log_notice("heavy sweep: %s", sm->sw.heavy_reason[0] ? sm->sw.heavy_reason : "start");
 	sm->sw.heavy_reason[0] = '\0';
 	const struct txn_stats *st = txn_get_stats(sm->txn);
-	sm->sweep_base = st->all;
-	sm->sweep_start_ms = clock_ms();
-	discovery_free(sm->disc);
+	sm->sweep.sweep_base = st->all;
+	sm->sweep.sweep_start_ms = clock_ms();
+	discovery_free(sm->sweep.disc);
 	/* the last model, for what it can spare asking: ours only as master */
 	const struct discovery *prev = sm->state == SMS_MASTER ? sm->sub.model : NULL;
-	sm->disc = discovery_start(sm->txn, SM_EXTRA_ROUNDS, prev, on_discovered, sm);
-	if (!sm->disc) {
+	sm->sweep.disc = discovery_start(sm->txn, SM_EXTRA_ROUNDS, prev, on_discovered, sm);
+	if (!sm->sweep.disc) {
 		log_err("out of memory starting discovery");
 		sm_stop(sm, 1);
 	}
@@ -501,8 +501,8 @@ void heavy_start(struct sm *sm)
 /* The sweeper's reroute: the model routed again from scratch, written. */
 void heavy_reroute(struct sm *sm)
 {
-	sm->sweep_base = txn_get_stats(sm->txn)->all;
-	sm->sweep_start_ms = clock_ms();
+	sm->sweep.sweep_base = txn_get_stats(sm->txn)->all;
+	sm->sweep.sweep_start_ms = clock_ms();
 	sm->sub.model->unresponsive = 0;
 	route_and_program(sm, 0, NULL, 0);
 }

@@ -25,8 +25,8 @@
 
 static void light_done(struct sm *sm)
 {
-	sm->light_sweeps++;
-	if (sm->light_changes) {
+	sm->sweep.light_sweeps++;
+	if (sm->sweep.light_changes) {
 		sweeper_request_heavy(sm, sm->sw.heavy_reason[0] ? sm->sw.heavy_reason :
 				 "light sweep saw a change");
 		sm->sw.activity = SM_IDLE;
@@ -43,12 +43,12 @@ struct light_q {
 void light_answer(struct sm *sm, const char *why)
 {
 	if (why) {
-		if (!sm->light_changes)
+		if (!sm->sweep.light_changes)
 			snprintf(sm->sw.heavy_reason, sizeof(sm->sw.heavy_reason),
 				 "light sweep: %s", why);
-		sm->light_changes++;
+		sm->sweep.light_changes++;
 	}
-	if (--sm->light_pending == 0)
+	if (--sm->sweep.light_pending == 0)
 		light_done(sm);
 }
 
@@ -81,8 +81,8 @@ void light_start(struct sm *sm)
 {
 	const struct fabric *f = &sm->sub.model->f;
 	sm->sw.activity = SM_LIGHT_SWEEP;
-	sm->light_changes = 0;
-	sm->light_pending = 1;
+	sm->sweep.light_changes = 0;
+	sm->sweep.light_pending = 1;
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
 		if (f->nodes[i].type != FAB_SWITCH)
 			continue;
@@ -99,10 +99,10 @@ void light_start(struct sm *sm)
 		if (txn_submit(sm->txn, mad, sizeof(mad), &to, i, on_light_answer, q) < 0)
 			free(q);
 		else
-			sm->light_pending++;
+			sm->sweep.light_pending++;
 	}
 	/* ibsim sends trap 144 once, while a newcomer is still DISCOVERING */
-	sm->light_pending += smstate_light_queries(sm);
-	if (--sm->light_pending == 0)
+	sm->sweep.light_pending += smstate_light_queries(sm);
+	if (--sm->sweep.light_pending == 0)
 		light_done(sm);
 }

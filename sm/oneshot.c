@@ -49,8 +49,8 @@ static int up(struct sm *sm, const struct program_stats *ps, void *arg)
 		return 1;
 	}
 	int bad = ps->failed_ports ? 1 : 0;
-	if (sm->last.lids_rep.exhausted) {	/* a port at LID 0 is not configured */
-		log_err("%u ports were left without a LID", sm->last.lids_rep.exhausted);
+	if (sm->sweep.last.lids_rep.exhausted) {	/* a port at LID 0 is not configured */
+		log_err("%u ports were left without a LID", sm->sweep.last.lids_rep.exhausted);
 		bad = 1;
 	}
 	if (os->verify) {

@@ -363,7 +363,7 @@ static void act_configure(struct sm *sm, const struct sm_ev *ev, int from)
 			log_notice("entering MASTER state (priority %d)", sm->cfg.sm_priority);
 		sm->el->st.master_guid = 0;
 		/* a subnet another SM configured: take its tables as they are */
-		sm->adopt_tables = 1;
+		sm->sweep.adopt_tables = 1;
 	}
 	event_del(sm->el->poll_timer);
 	sm->el->st.waiting_handover = 0;
@@ -380,7 +380,7 @@ static void act_follow(struct sm *sm, const struct sm_ev *m, int from)
 		log_notice("entering STANDBY: SM 0x%016llx (priority %d, LID %u) is in charge%s%s",
 			   (unsigned long long)m->guid, m->priority, m->lid,
 			   m->why ? ": " : "", m->why ? m->why : "");
-	sdn_state(&sm->notified_ready, "STANDBY", sm->heavy_sweeps, &sm->last);
+	sdn_state(&sm->notified_ready, "STANDBY", sm->sweep.heavy_sweeps, &sm->sweep.last);
 	if (sm->watch && sm->watch->standby && sm->watch->standby(sm, m, sm->watch->arg))
 		return;
 	start_polling(sm, m);
@@ -399,7 +399,7 @@ static void act_disable(struct sm *sm, const struct sm_ev *ev, int from)
 	event_del(sm->el->poll_timer);
 	log_notice("DISABLE from SM 0x%016llx: NOTACTIVE until told STANDBY",
 		   (unsigned long long)ev->guid);
-	sdn_state(&sm->notified_ready, "NOTACTIVE", sm->heavy_sweeps, &sm->last);
+	sdn_state(&sm->notified_ready, "NOTACTIVE", sm->sweep.heavy_sweeps, &sm->sweep.last);
 }
 
 /* ---- HANDOVER, sent ---- */
@@ -550,7 +550,7 @@ static void act_take_over(struct sm *sm, const struct sm_ev *ho, int from)
 {
 	send_ack(sm, ho);
 	event_del(sm->el->poll_timer);
-	sm->adopt_tables = 1;
+	sm->sweep.adopt_tables = 1;
 	log_notice("MASTER by HANDOVER from SM 0x%016llx",
 		   (unsigned long long)ho->guid);
 	sweeper_request_heavy(sm, "handover");
@@ -780,7 +780,7 @@ static void elect(struct sm *sm)
 	struct sm_ev ev;
 	memset(&ev, 0, sizeof(ev));
 	if (v != SMV_MASTER)
-		ev_from_port(&ev, &sm->disc->f, sm->el->sms[who].port, &sm->el->sms[who].info);
+		ev_from_port(&ev, &sm->sweep.disc->f, sm->el->sms[who].port, &sm->el->sms[who].info);
 	if (v == SMV_HANDOVER && ev.guid == sm->el->st.ho_failed_guid) {
 		log_notice("SM 0x%016llx outranks us but did not take the subnet; keeping it",
 			   (unsigned long long)ev.guid);
@@ -816,11 +816,11 @@ static void on_sminfo_answer(void *arg, int status, const uint8_t *resp,
 			 (unsigned long long)r->info.guid,
 			 sm_state_name(r->info.state), r->info.priority,
 			 r->info.act_count);
-	} else if (sm->disc) {
+	} else if (sm->sweep.disc) {
 		log_info("IsSM port 0x%016llx does not answer SMInfo; not an SM",
-			 (unsigned long long)sm->disc->f.ports[r->port].guid);
+			 (unsigned long long)sm->sweep.disc->f.ports[r->port].guid);
 		if (status == TXN_TIMEOUT)
-			mark_silent(sm, sm->disc->f.ports[r->port].guid);
+			mark_silent(sm, sm->sweep.disc->f.ports[r->port].guid);
 	}
 	if (--sm->el->sms_pending == 0)
 		elect(sm);
@@ -876,7 +876,7 @@ static uint32_t query_sms(struct sm *sm, const struct fabric *f,
 
 void smstate_discovered(struct sm *sm)
 {
-	const struct fabric *f = &sm->disc->f;
+	const struct fabric *f = &sm->sweep.disc->f;
 	prune_silent(sm, f);
 	uint32_t n = count_sm_ports(sm, f);
 	free_sms(sm);

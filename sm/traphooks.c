@@ -28,7 +28,7 @@ static const struct fabric *model(void *arg)
 /* A 128/144 during the first sweep: once more when it is done (daemon.c). */
 static void unchecked(void *arg)
 {
-	((struct sm *)arg)->trap_resweep = 1;
+	((struct sm *)arg)->sweep.trap_resweep = 1;
 }
 
 static void heavy(void *arg, const char *why)

@@ -102,13 +102,13 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "port_guid", json_string(g));
 	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
 	json_object_set_new(o, "sweeping", json_string(sm_activity_sweep_name(sm->sw.activity)));
-	json_object_set_new(o, "heavy_sweeps", json_integer(sm->heavy_sweeps));
-	json_object_set_new(o, "light_sweeps", json_integer(sm->light_sweeps));
-	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->last_sweep_time));
-	json_object_set_new(o, "last_sweep_date", control_time_json(sm->last_sweep_time));
+	json_object_set_new(o, "heavy_sweeps", json_integer(sm->sweep.heavy_sweeps));
+	json_object_set_new(o, "light_sweeps", json_integer(sm->sweep.light_sweeps));
+	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->sweep.last_sweep_time));
+	json_object_set_new(o, "last_sweep_date", control_time_json(sm->sweep.last_sweep_time));
 	json_object_set_new(o, "act_count", json_integer(smstate_act_count(sm)));
 	election_to_ctl(sm, o);
-	const struct sweep_summary *s = &sm->last;
+	const struct sweep_summary *s = &sm->sweep.last;
 	if (s->valid) {
 		json_t *l = json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:i}",
 			"switches", s->switches, "cas", s->cas, "ports", s->ports,
@@ -129,11 +129,11 @@ static json_t *status_json(const struct sm *sm)
 	static const char *const xset[] = { "auto", "on", "off" };
 	json_object_set_new(o, "extended_lids", json_pack("{s:s,s:s,s:i,s:i,s:s,s:i}",
 		"setting", xset[sm->cfg.extended_lids],
-		"mode", sm->xlid_decided < 0 ? "undecided" :
-			sm->xlid_decided ? "extended" : "legacy",
+		"mode", sm->sweep.xlid_decided < 0 ? "undecided" :
+			sm->sweep.xlid_decided ? "extended" : "legacy",
 		"vlids", s->valid ? (int)s->vlids : 0,
 		"lacking", s->valid ? (int)s->xlid_lacking : 0,
-		"lacking_devices", sm->xlid_lacking,
+		"lacking_devices", sm->sweep.xlid_lacking,
 		/* LID space full: VF ports left without a LID (lids.h) */
 		"shared_lid_slots", s->valid ? (int)s->lids_rep.vf_shared : 0));
 	json_object_set_new(o, "traps", trapin_json(&sm->traps));

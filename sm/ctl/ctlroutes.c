@@ -174,7 +174,7 @@ struct ctl_verify {
 	struct sm *sm;
 	uint64_t reply_id;
 	const struct discovery *model;	/* the subnet read against */
-	uint32_t heavy_sweeps;		/* sm->heavy_sweeps when it began */
+	uint32_t heavy_sweeps;		/* sm->sweep.heavy_sweeps when it began */
 	struct lft_tables t;		/* what the switches hold */
 	uint32_t *top;			/* per row: LinearFDBTop read */
 	struct vq *q;
@@ -350,7 +350,7 @@ static void verify_finish(struct ctl_verify *v)
 	char err[256] = "";
 	if (v->cancelled) {
 		snprintf(err, sizeof(err), "verify: cancelled (the daemon is stopping)");
-	} else if (sm->sub.model != v->model || sm->heavy_sweeps != v->heavy_sweeps ||
+	} else if (sm->sub.model != v->model || sm->sweep.heavy_sweeps != v->heavy_sweeps ||
 		   sm->sw.activity == SM_HEAVY_SWEEP) {
 		snprintf(err, sizeof(err), "verify: the subnet was reconfigured while its tables were read; ask again");
 	} else {
@@ -481,7 +481,7 @@ json_t *ctl_verify(struct sm *sm, const json_t *req, char *err, size_t errlen)
 	}
 	v->sm = sm;
 	v->model = sm->sub.model;
-	v->heavy_sweeps = sm->heavy_sweeps;
+	v->heavy_sweeps = sm->sweep.heavy_sweeps;
 	v->t0 = clock_ms();
 	uint32_t blocks = v->t.max_lid / FAB_LFT_BLOCK + 1;
 	/* multicast: the MFT blocks up to the highest MLID in use */

@@ -136,11 +136,11 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 	one(t, "ibsmd_sm_priority", "gauge", "The SM priority (sm.priority)",
 	    sm->cfg.sm_priority);
 	mtext_family(t, "ibsmd_sweeps_total", "counter", "Sweeps done, by kind");
-	mtext_sample(t, "ibsmd_sweeps_total", "kind", "heavy", sm->heavy_sweeps);
-	mtext_sample(t, "ibsmd_sweeps_total", "kind", "light", sm->light_sweeps);
+	mtext_sample(t, "ibsmd_sweeps_total", "kind", "heavy", sm->sweep.heavy_sweeps);
+	mtext_sample(t, "ibsmd_sweeps_total", "kind", "light", sm->sweep.light_sweeps);
 	one(t, "ibsmd_last_sweep_timestamp_seconds", "gauge",
 	    "When the last sweep ended, seconds since the epoch (0: none yet)",
-	    (double)sm->last_sweep_time);
+	    (double)sm->sweep.last_sweep_time);
 	one(t, "ibsmd_handovers_received_total", "counter",
 	    "SMInfo HANDOVERs received from other SMs", (double)election_status(sm)->smc.handovers_received);
 	one(t, "ibsmd_sm_key_mismatches_total", "counter",
@@ -150,7 +150,7 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 static void subnet_metrics(struct mtext *t, const struct sm *sm)
 {
 	static const char *const names[] = { "nop", "down", "init", "armed", "active" };
-	const struct sweep_summary *s = &sm->last;
+	const struct sweep_summary *s = &sm->sweep.last;
 	double ports[5] = { 0 };
 	double nodes[4] = { 0 };
 

@@ -135,10 +135,10 @@ static void finish(struct mcast_sm *m)
 static struct mcast_trees *kept_trees(struct mcast_sm *m)
 {
 	struct sm *sm = m->sm;
-	if (m->model != sm->sub.model || m->sweeps != sm->heavy_sweeps || m->no_keep) {
+	if (m->model != sm->sub.model || m->sweeps != sm->sweep.heavy_sweeps || m->no_keep) {
 		mcast_trees_clear(&m->kept);
 		m->model = sm->sub.model;
-		m->sweeps = sm->heavy_sweeps;
+		m->sweeps = sm->sweep.heavy_sweeps;
 	}
 	return m->no_keep ? NULL : &m->kept;
 }

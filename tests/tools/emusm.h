@@ -94,7 +94,7 @@ static inline int emusm_start(struct emusm *x)
 static inline int emusm_idle(void *arg)
 {
 	const struct sm *sm = arg;
-	return sm->heavy_sweeps >= 1 && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted;
+	return sm->sweep.heavy_sweeps >= 1 && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted;
 }
 
 /* Runs the loop until the SM is idle or ms pass; whether it is. */

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 		x_rows += t->xcount[r] != 0;
 		x_held += t->xcount[r];
 	}
-	const struct lid_report *lr = &sm->last.lids_rep;
+	const struct lid_report *lr = &sm->sweep.last.lids_rep;
 	int ok = sm->state == SMS_MASTER && f->xlid_mode == extended &&
 		 (extended ? vf_vlid == vfs : vf_vlid == 0) &&
 		 !lr->exhausted && vf_none == lr->vf_shared;
@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 	       f->xlid_mode ? "extended" : "legacy", n_sw, n_ca, vfs, up_ms,
 	       ru.ru_maxrss / 1024.0, plids, f->max_lid, vf_vlid, f->max_vlid,
 	       vf_plid, vf_none, lr->vf_shared, x_rows, x_held,
-	       (unsigned long long)sm->last.mads_sent);
+	       (unsigned long long)sm->sweep.last.mads_sent);
 	fflush(stdout);
 
 	if (emusm_close(&x) < 0)

@@ -415,7 +415,7 @@ static inline int emu_run_until(struct event_base *base, const int *flag, unsign
 static inline int emu_sm_idle(const void *arg)
 {
 	const struct sm *sm = arg;
-	return sm->heavy_sweeps >= 1 && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted;
+	return sm->sweep.heavy_sweeps >= 1 && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted;
 }
 
 static inline int emu_never(const void *arg)
@@ -460,7 +460,7 @@ struct emu_sweeps {
 static inline int emu_sweeps_done(const void *arg)
 {
 	const struct emu_sweeps *w = arg;
-	return w->sm->heavy_sweeps >= w->n && (w->sm->sw.activity == SM_IDLE) &&
+	return w->sm->sweep.heavy_sweeps >= w->n && (w->sm->sw.activity == SM_IDLE) &&
 	       !w->sm->sw.heavy_wanted;
 }
 
@@ -469,7 +469,7 @@ static inline void emu_run_sweeps(const struct emu_run *r, uint32_t n)
 {
 	struct emu_sweeps w = { r->sm, n };
 	ck_assert_msg(emu_run_while(r->base, emu_sweeps_done, &w, 10000),
-		      "only %u heavy sweeps, waiting for %u", r->sm->heavy_sweeps, n);
+		      "only %u heavy sweeps, waiting for %u", r->sm->sweep.heavy_sweeps, n);
 }
 
 #define EMU_SUB_MAXREC 64

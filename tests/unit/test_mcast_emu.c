@@ -59,7 +59,7 @@ static void run_settled(struct run *r, uint32_t n)
 	struct emu_sweeps w = { r->w.sm, n };
 	ck_assert_msg(emu_run_while(r->w.base, settled, &w, 10000),
 		      "not settled: %u heavy sweeps, waiting for %u",
-		      r->w.sm->heavy_sweeps, n);
+		      r->w.sm->sweep.heavy_sweeps, n);
 }
 
 static uint64_t mft_sets(const struct run *r)
@@ -141,7 +141,7 @@ START_TEST(join_leave_relink)
 	setup(&r, 0);
 	run_settled(&r, 1);
 	uint64_t sets0 = mft_sets(&r);
-	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);	/* no group yet */
+	ck_assert_uint_eq(r.w.sm->sweep.last.prog.mft_sets, 0);	/* no group yet */
 
 	/* H0 (L0), H3 (L1), H6 (L2): S0 is 1 hop from each, the lowest GUID */
 	make_group(&r);
@@ -185,11 +185,11 @@ START_TEST(join_leave_relink)
 	sweeper_request_heavy(r.w.sm, "test");
 	run_settled(&r, 3);
 	ck_assert_uint_eq(mft_sets(&r) - sets2, 0);
-	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);
+	ck_assert_uint_eq(r.w.sm->sweep.last.prog.mft_sets, 0);
 
 	/* L0[7]-S0 goes: the tree moves to S1 (L0, L1 up-ports; S0 off, S1 on) */
 	uint64_t sets3 = mft_sets(&r);
-	uint32_t sweeps = r.w.sm->heavy_sweeps;
+	uint32_t sweeps = r.w.sm->sweep.heavy_sweeps;
 	ck_assert_int_eq(emu_link_down(r.w.e, 0x100, 7), 0);
 	model_link_down(&r, 0x100, 7);
 	sweeper_request_heavy(r.w.sm, "test: link down");
@@ -245,12 +245,12 @@ START_TEST(mft_top_where_advertised)
 	 */
 	sweeper_request_heavy(r.w.sm, "test");
 	run_settled(&r, 2);
-	ck_assert_uint_eq(r.w.sm->last.prog.switchinfo_sets, 0);
-	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 6 - 3);	/* off the tree */
+	ck_assert_uint_eq(r.w.sm->sweep.last.prog.switchinfo_sets, 0);
+	ck_assert_uint_eq(r.w.sm->sweep.last.prog.mft_sets, 6 - 3);	/* off the tree */
 	sweeper_request_heavy(r.w.sm, "test");
 	run_settled(&r, 3);
-	ck_assert_uint_eq(r.w.sm->last.prog.switchinfo_sets, 0);
-	ck_assert_uint_eq(r.w.sm->last.prog.mft_sets, 0);
+	ck_assert_uint_eq(r.w.sm->sweep.last.prog.switchinfo_sets, 0);
+	ck_assert_uint_eq(r.w.sm->sweep.last.prog.mft_sets, 0);
 	/* the group goes: entries cleared, the tops back */
 	mc_delete(&r.w.sm->mc, r.g);
 	r.g = NULL;

@@ -127,8 +127,8 @@ START_TEST(render_idle_daemon)
 	struct sm *sm = calloc(1, sizeof(*sm));
 	ck_assert_ptr_nonnull(sm);
 	sm->state = SMS_DISCOVERING;
-	sm->heavy_sweeps = 2;
-	sm->light_sweeps = 7;
+	sm->sweep.heavy_sweeps = 2;
+	sm->sweep.light_sweeps = 7;
 	sm->traps.st.received = 5;
 	sm->traps.st.n_numbers = 1;
 	sm->traps.st.number[0] = 128;
@@ -176,9 +176,9 @@ START_TEST(render_ports_by_state)
 	d->f.ports[fabric_port(&d->f, ca2, 1)].flags = FPORT_PRESENT;
 	d->f.ports[fabric_port(&d->f, ca2, 1)].state = PORT_ARMED;
 	sm->sub.model = d;
-	sm->last.valid = 1;
-	sm->last.lids = 3;
-	sm->last.route_ms = 1500;
+	sm->sweep.last.valid = 1;
+	sm->sweep.last.lids = 3;
+	sm->sweep.last.route_ms = 1500;
 	char *text = metrics_render(sm, 0, NULL);
 	ck_assert_ptr_nonnull(text);
 	check_shape(text);
@@ -324,7 +324,7 @@ START_TEST(textfile_life)
 	text[n] = '\0';
 	check_shape(text);
 	ck_assert(value_of(text, "ibsmd_sweeps_total{kind=\"heavy\"}") == 0);
-	sm->heavy_sweeps = 1;
+	sm->sweep.heavy_sweeps = 1;
 	metrics_sweep_done(m);
 	fp = fopen(path, "r");
 	ck_assert_ptr_nonnull(fp);

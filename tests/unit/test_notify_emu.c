@@ -312,11 +312,11 @@ START_TEST(t_early_out_of_service_and_back)
 	h1.answer_reports = 1;
 	/* 1 ms a packet: a sweep takes many round trips, the early 65 three */
 	emu_set_latency(r.e, 1000, 0);
-	uint32_t before = r.sm->heavy_sweeps;
+	uint32_t before = r.sm->sweep.heavy_sweeps;
 	ck_assert_int_eq(emu_link_down(r.e, 0x101, 3), 0);
 	run_until(&r, report_sent, NULL, "the Report of notice 65");
 	/* sent on the trap: the heavy sweep it asked for has not finished */
-	ck_assert_uint_eq(r.sm->heavy_sweeps, before);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, before);
 	run_until(&r, reports_in, &h1, "notice 65 at H1");
 	want_gid_report(&h1, 0, TRAP_GID_OUT_OF_SERVICE, 0x1000 + 4 * 5 + 1);
 	ck_assert_int_eq(emu_link_up(r.e, 0x101, 3), 0);

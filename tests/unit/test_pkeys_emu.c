@@ -153,7 +153,7 @@ START_TEST(t_tables)
 	ck_assert_int_eq(planned_enforcement(&r, LEAF(0), 2), 3);
 	ck_assert_int_eq(planned_enforcement(&r, LEAF(0), 7), 0);
 	/* 11 hosts (not the SM's) and their 11 leaf ports: one block each */
-	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 22);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.pkey_sets, 22);
 	emu_run_free(&r.run);
 }
 END_TEST
@@ -171,12 +171,12 @@ static void adopt_writes_nothing(void (*policy)(struct config *), uint32_t first
 	policy(&r.sm->cfg);
 	start(&r);
 	emu_run_sweeps(&r.run, 1);
-	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, first_sets);
-	r.sm->adopt_tables = 1;
+	ck_assert_uint_eq(r.sm->sweep.last.prog.pkey_sets, first_sets);
+	r.sm->sweep.adopt_tables = 1;
 	sweeper_request_heavy(r.sm, "as a new master");
 	emu_run_sweeps(&r.run, 2);
-	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 0);
-	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.pkey_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
 	emu_run_free(&r.run);
 }
 
@@ -209,8 +209,8 @@ START_TEST(t_move_writes_one_table)
 	assert_pkeys(&r, HOST(5), 1, h5, 3);
 	assert_pkeys(&r, LEAF(1), 3, h5, 3);
 	/* H5's block and its leaf port's, no LFT block (ftree ignores tenants) */
-	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 2);
-	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.pkey_sets, 2);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
 
 	/* a trap 257 from H5: counted by its port */
 	uint8_t m[MAD_SIZE];
@@ -292,7 +292,7 @@ START_TEST(t_cap_and_clear)
 	ck_assert_int_eq(emu_port_pkey(r.e, HOST(6), 1, 33), 0);	/* cleared */
 	assert_pkeys(&r, LEAF(2), 1, h6, 3);
 	/* H6's two blocks, its leaf port's one */
-	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 3);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.pkey_sets, 3);
 	ck_assert_int_eq(planned_enforcement(&r, LEAF(2), 1), 3);
 	emu_run_free(&r.run);
 }

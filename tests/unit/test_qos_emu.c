@@ -159,8 +159,8 @@ START_TEST(t_vftree_tables_written_once)
 	ck_assert_uint_eq(c.vlarb_sets, 2 * (12 + 4 * 5 + 2 * 4));
 	ck_assert_uint_eq(emu_violations(r.e), 0);
 	/* the SM's own count of what it wrote agrees */
-	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, c.sl2vl_sets);
-	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, c.vlarb_sets);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.sl2vl_sets, c.sl2vl_sets);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.vlarb_sets, c.vlarb_sets);
 
 	/*
 	 * SLs: host Hh (CA GUID 0x1000 + 4h) is on leaf h / 3 (leaf GUIDs
@@ -191,8 +191,8 @@ START_TEST(t_vftree_tables_written_once)
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
 	ck_assert_uint_eq(c2.vlarb_sets, c.vlarb_sets);
-	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
-	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.sl2vl_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.vlarb_sets, 0);
 	emu_run_free(&r.run);
 }
 END_TEST
@@ -244,7 +244,7 @@ START_TEST(t_vftree_optimized_one_set_per_switch)
 	emu_get_counters(r.e, &c);
 	ck_assert_uint_eq(want, 6 + 12);
 	ck_assert_uint_eq(c.sl2vl_sets, want);
-	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, want);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.sl2vl_sets, want);
 	ck_assert_uint_eq(emu_violations(r.e), 0);
 
 	sweeper_request_heavy(r.sm, "test");
@@ -252,7 +252,7 @@ START_TEST(t_vftree_optimized_one_set_per_switch)
 	struct emu_counters c2;
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.sl2vl_sets, c.sl2vl_sets);
-	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.sl2vl_sets, 0);
 	emu_run_free(&r.run);
 }
 END_TEST
@@ -580,16 +580,16 @@ START_TEST(t_vlarb_policy_written)
 	struct emu_counters c2;
 	emu_get_counters(r.e, &c2);
 	ck_assert_uint_eq(c2.vlarb_sets, c.vlarb_sets);
-	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);
-	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.vlarb_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.portinfo_sets, 0);
 
 	/* a new VLHighLimit alone: one PortInfo per linked port, nothing else */
 	r.sm->cfg.qos_vlarb_high_limit = 20;
 	sweeper_request_heavy(r.sm, "test");
 	emu_run_sweeps(&r.run, 3);
-	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, ports);
-	ck_assert_uint_eq(r.sm->last.prog.vlarb_sets, 0);
-	ck_assert_uint_eq(r.sm->last.prog.sl2vl_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.portinfo_sets, ports);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.vlarb_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.sl2vl_sets, 0);
 	ck_assert_int_eq(emu_port_vl_high_limit(r.e, 0x1014, 1), 20);
 	ck_assert_int_eq(emu_port_vl_high_limit(r.e, 0x201, 3), 20);
 	emu_run_free(&r.run);

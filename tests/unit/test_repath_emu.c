@@ -80,13 +80,13 @@ static void setup(struct run *r, int narrow, enum repath_mode mode)
 /* L0[7]-S0[1] fails; returns the heavy sweeps it caused. */
 static uint32_t fail_link(struct run *r)
 {
-	uint32_t before = r->sm->heavy_sweeps;
+	uint32_t before = r->sm->sweep.heavy_sweeps;
 	ck_assert_int_eq(emu_link_down(r->e, 0x100, 7), 0);
 	run_for(r, 300, 0);
 	run_for(r, 10000, 1);
 	run_for(r, 200, 0);	/* Reports on their way, a late second sweep */
 	run_for(r, 10000, 1);
-	uint32_t n = r->sm->heavy_sweeps - before;
+	uint32_t n = r->sm->sweep.heavy_sweeps - before;
 	ck_assert_uint_ge(n, 1);
 	return n;
 }

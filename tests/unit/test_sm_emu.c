@@ -101,9 +101,9 @@ START_TEST(t_clean_bringup)
 	assert_up(&r, 0);
 	const struct txn_stats *st = txn_get_stats(r.sm->txn);
 	ck_assert_uint_eq(st->all.timeouts, 0);
-	ck_assert_uint_eq(r.sm->last.unresponsive, 0);
-	ck_assert_uint_eq(r.sm->last.switches, 6);
-	ck_assert_uint_eq(r.sm->last.cas, 12);
+	ck_assert_uint_eq(r.sm->sweep.last.unresponsive, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.switches, 6);
+	ck_assert_uint_eq(r.sm->sweep.last.cas, 12);
 	emu_run_free(&r.run);
 }
 END_TEST
@@ -141,8 +141,8 @@ START_TEST(t_dead_port_reported_rest_up)
 	ck_assert_int_eq(emu_set_dead(r.e, 0x101c, 1, 1), 0);
 	bring_up(&r);
 	ck_assert_int_eq(r.rc, 0);
-	ck_assert_uint_ge(r.sm->last.unresponsive, 1);
-	ck_assert_uint_eq(r.sm->last.cas, 11);
+	ck_assert_uint_ge(r.sm->sweep.last.unresponsive, 1);
+	ck_assert_uint_eq(r.sm->sweep.last.cas, 11);
 	assert_up(&r, 0x101c);
 	ck_assert_int_eq(emu_port_lid(r.e, 0x101c, 1), 0);
 	emu_run_free(&r.run);
@@ -208,7 +208,7 @@ START_TEST(t_pkey_written_only_where_needed)
 	bring_up(&r);
 	ck_assert_int_eq(r.rc, 0);
 	assert_up(&r, 0);
-	ck_assert_uint_eq(r.sm->last.prog.pkey_sets, 1);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.pkey_sets, 1);
 	const struct fabric *f = &r.topo;
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *nd = &f->nodes[i];
@@ -297,7 +297,7 @@ START_TEST(t_link_lost_repaired)
 	assert_up(&r, 0);
 	const struct fabric *f = &r.topo;
 	ck_assert_uint_le(f->n_nodes, 64);
-	ck_assert_uint_le(r.sm->last.max_lid, MAX_TEST_LID);
+	ck_assert_uint_le(r.sm->sweep.last.max_lid, MAX_TEST_LID);
 	read_lfts(&r, before);
 
 	/* L0[7] - S0[1] goes */
@@ -310,7 +310,7 @@ START_TEST(t_link_lost_repaired)
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
 		if (f->nodes[i].type != FAB_SWITCH)
 			continue;
-		for (uint32_t lid = 1; lid <= r.sm->last.max_lid; lid++) {
+		for (uint32_t lid = 1; lid <= r.sm->sweep.last.max_lid; lid++) {
 			int crossed = route_crosses(f, before, i, lid, l0, 7);
 			crossing += crossed;
 			if (after[i][lid] == before[i][lid])
@@ -324,8 +324,8 @@ START_TEST(t_link_lost_repaired)
 	}
 	ck_assert_int_gt(crossing, 0);
 	ck_assert_int_gt(changed, 0);
-	ck_assert_uint_gt(r.sm->last.prog.lft_blocks, 0);
-	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
+	ck_assert_uint_gt(r.sm->sweep.last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.portinfo_sets, 0);
 
 	/* an unchanged heavy sweep: Gets only, one PortInfo per port at most */
 	const struct txn_attr_stats *pi_before = NULL;
@@ -368,7 +368,7 @@ START_TEST(t_second_sweep_writes_nothing)
 	ck_assert_msg(txn_get_stats(r.sm->txn)->sets == sets,
 		      "%llu Sets in an unchanged heavy sweep (P_Key %u)",
 		      (unsigned long long)(txn_get_stats(r.sm->txn)->sets - sets),
-		      r.sm->last.prog.pkey_sets);
+		      r.sm->sweep.last.prog.pkey_sets);
 	emu_run_free(&r.run);
 }
 END_TEST

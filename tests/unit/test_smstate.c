@@ -248,8 +248,8 @@ static int who;	/* the SM a condition is about */
 static int is_master_up(struct fab *F)
 {
 	struct sm *sm = F->sm[who];
-	return sm->state == SMS_MASTER && settled(sm) && sm->last.valid &&
-	       sm->heavy_sweeps > 0;
+	return sm->state == SMS_MASTER && settled(sm) && sm->sweep.last.valid &&
+	       sm->sweep.heavy_sweeps > 0;
 }
 
 static int is_standby(struct fab *F)
@@ -265,7 +265,7 @@ static int one_master_rest_standby(struct fab *F)
 			continue;
 		n++;
 		if (F->sm[i]->state == SMS_MASTER && settled(F->sm[i]) &&
-		    F->sm[i]->last.valid && !election_status(F->sm[i])->waiting_handover)
+		    F->sm[i]->sweep.last.valid && !election_status(F->sm[i])->waiting_handover)
 			m++;
 		else if (F->sm[i]->state == SMS_STANDBY)
 			s++;
@@ -408,18 +408,18 @@ static void handover_case(int drop_acks)
 	 * was right: no LFT block, no P_Key table, no SwitchInfo; PortInfo
 	 * only where the SM LID changes, on the 18 end ports
 	 */
-	ck_assert_uint_eq(b->last.prog.lft_blocks, 0);
-	ck_assert_uint_eq(b->last.prog.pkey_sets, 0);
-	ck_assert_uint_eq(b->last.prog.switchinfo_sets, 0);
-	ck_assert_uint_eq(b->last.prog.portinfo_sets, 18);
+	ck_assert_uint_eq(b->sweep.last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(b->sweep.last.prog.pkey_sets, 0);
+	ck_assert_uint_eq(b->sweep.last.prog.switchinfo_sets, 0);
+	ck_assert_uint_eq(b->sweep.last.prog.portinfo_sets, 18);
 	char *after = routes_and_lids(&F);
 	ck_assert_str_eq(before, after);
 	assert_smlid(&F, b);
 	/* once: more sweeps change nothing */
-	uint32_t heavy_a = a->heavy_sweeps;
+	uint32_t heavy_a = a->sweep.heavy_sweeps;
 	ck_assert(settle(&F, 1000));
 	ck_assert_int_eq(b->state, SMS_MASTER);
-	ck_assert_uint_eq(a->heavy_sweeps, heavy_a);
+	ck_assert_uint_eq(a->sweep.heavy_sweeps, heavy_a);
 	ck_assert_uint_eq(election_status(b)->smc.handovers_sent, 0);
 	ck_assert_int_eq(emu_violations(F.e), 0);
 	free(before);
@@ -462,9 +462,9 @@ START_TEST(t_failover_keeps_everything)
 	/* (poll_retries + 1) * poll_ms, plus the sweep */
 	ck_assert_msg(run_until(&F, is_master_up, 300 + 1000), "no takeover");
 	struct sm *b = F.sm[1];
-	ck_assert_uint_eq(b->last.prog.lft_blocks, 0);
-	ck_assert_uint_eq(b->last.prog.pkey_sets, 0);
-	ck_assert_uint_eq(b->last.prog.portinfo_sets, 18);
+	ck_assert_uint_eq(b->sweep.last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(b->sweep.last.prog.pkey_sets, 0);
+	ck_assert_uint_eq(b->sweep.last.prog.portinfo_sets, 18);
 	char *after = routes_and_lids(&F);
 	/* the dead SM's port stays (SIGKILL stops the process, not the HCA) */
 	ck_assert_str_eq(before, after);
@@ -472,7 +472,7 @@ START_TEST(t_failover_keeps_everything)
 	ck_assert_int_eq(emu_link_down(F.e, 0x100, 7), 0);
 	run_ms(&F, 100);
 	ck_assert(run_until(&F, is_master_up, 3000));
-	ck_assert_uint_gt(b->heavy_sweeps, 1);
+	ck_assert_uint_gt(b->sweep.heavy_sweeps, 1);
 	for (uint32_t lid = 1; lid <= (uint32_t)b->sub.lft.max_lid; lid++) {
 		int p = emu_lft_entry(F.e, 0x100, lid);
 		ck_assert_int_ne(p, 7);
@@ -718,11 +718,11 @@ START_TEST(t_handover_wait_is_not_a_sweep)
 	ck_assert_int_lt(vmop_start(a, &vq, NULL, NULL, &vr), 0);
 	ck_assert_str_eq(vr.err, "handing the subnet over to another SM");
 	/* a sweep asked for meanwhile waits for the answer */
-	uint32_t heavy = a->heavy_sweeps;
+	uint32_t heavy = a->sweep.heavy_sweeps;
 	sweeper_request_heavy(a, "test");
 	run_ms(&F, 100);
 	ck_assert_int_eq(a->sw.activity, SM_HANDOVER_WAIT);
-	ck_assert_uint_eq(a->heavy_sweeps, heavy);
+	ck_assert_uint_eq(a->sweep.heavy_sweeps, heavy);
 	/* no answer to any HANDOVER: the master keeps the subnet */
 	for (int k = 0; k < 100 && election_status(a)->ho_guid; k++)
 		run_ms(&F, 100);
@@ -730,7 +730,7 @@ START_TEST(t_handover_wait_is_not_a_sweep)
 	ck_assert_uint_eq(election_status(a)->ho_failed_guid, r.t.port_guid);
 	ck_assert_int_eq(a->state, SMS_MASTER);
 	ck_assert(settle(&F, 3000));
-	ck_assert_uint_gt(a->heavy_sweeps, heavy);
+	ck_assert_uint_gt(a->sweep.heavy_sweeps, heavy);
 	r.t.close(r.t.ctx);
 	teardown_fab(&F);
 }

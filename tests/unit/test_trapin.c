@@ -189,12 +189,12 @@ START_TEST(t_daemon_traps)
 	ck_assert_uint_eq(st->sweeps, 1);
 	ck_assert_uint_eq(election_status(r.sm)->n_silent, 1);
 	ck_assert_uint_eq(election_silent(r.sm)[0], HOST_PORT(5));
-	uint64_t probed_ms = r.sm->last.sweep_ms;
+	uint64_t probed_ms = r.sm->sweep.last.sweep_ms;
 	uint64_t host_got = r.host_got;
 	ck_assert_uint_ge(host_got, 1);
 	sweeper_request_heavy(r.sm, "test: after the probe");
 	emu_run_sweeps(&r.run, 3);
-	uint64_t quiet_ms = r.sm->last.sweep_ms;
+	uint64_t quiet_ms = r.sm->sweep.last.sweep_ms;
 	ck_assert_uint_eq(r.host_got, host_got);	/* not asked again */
 	/* the probe: 3 tries of 20 ms; without it, well under one timeout */
 	ck_assert_uint_ge(probed_ms, 3 * 20);
@@ -227,7 +227,7 @@ START_TEST(t_daemon_traps)
 	ck_assert_uint_eq(by_number(st, 128), 2 * rounds);
 	for (size_t j = 0; j < sizeof(counted) / sizeof(counted[0]); j++)
 		ck_assert_uint_eq(by_number(st, counted[j]), rounds);
-	ck_assert_uint_eq(r.sm->heavy_sweeps, 3);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, 3);
 	ck_assert(idle(r.sm));
 	ck_assert_uint_eq(st->sweeps, 1);
 	emu_get_counters(r.e, &c1);
@@ -263,7 +263,7 @@ START_TEST(t_daemon_traps)
 	ck_assert_int_eq(emu_link_down(r.e, leaf, lport), 0);
 	emu_run_sweeps(&r.run, 4);
 	run_ms(&r, 300);	/* and no second one */
-	ck_assert_uint_eq(r.sm->heavy_sweeps, 4);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, 4);
 	ck_assert(idle(r.sm));
 	ck_assert_uint_eq(by_number(st, 128) - t128, 2);
 	ck_assert_uint_eq(st->sweeps - sweeps, 1);
@@ -275,7 +275,7 @@ START_TEST(t_daemon_traps)
 	host_trap(&r, 144, own, k++);
 	run_ms(&r, 100);
 	ck_assert_uint_eq(election_status(r.sm)->n_silent, 0);
-	ck_assert_uint_eq(r.sm->heavy_sweeps, 4);	/* its CapabilityMask is as it was */
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, 4);	/* its CapabilityMask is as it was */
 	teardown(&r);
 }
 END_TEST

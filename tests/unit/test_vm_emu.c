@@ -157,8 +157,8 @@ START_TEST(t_dynamic)
 		ck_assert_int_eq(dev_lid(&r, vf_port(&r, 0, 0, k)), 0);
 		ck_assert_int_eq(dev_state(&r, vf_port(&r, 0, 0, k)), PORT_INIT);
 	}
-	ck_assert_uint_eq(r.sm->last.unresponsive, 0);
-	ck_assert_uint_eq(r.sm->last.lids_rep.exhausted, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.unresponsive, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.lids_rep.exhausted, 0);
 
 	const struct vmop_result *res = vm_cmd(&r, VMOP_CREATE, "a", "V-0-0", -1);
 	ck_assert_msg(res->ok, "%s", res->err);
@@ -171,8 +171,8 @@ START_TEST(t_dynamic)
 	ck_assert_int_eq(dev_lid(&r, src), (int)lid);
 	settle(&r);	/* the check sweep */
 	ck_assert_int_eq(dev_state(&r, src), PORT_ACTIVE);
-	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
-	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.portinfo_sets, 0);
 	char l[32], g[32];
 	snprintf(l, sizeof(l), "lid=%u ", lid);
 	snprintf(g, sizeof(g), "vf_guid=0x%016llx", (unsigned long long)src->guid);
@@ -208,8 +208,8 @@ START_TEST(t_dynamic)
 	snapshot(&r, after);
 	ck_assert_int_eq(moved(&r, before, after, lid, lid), 0);
 	settle(&r);
-	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
-	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.portinfo_sets, 0);
 	ck_assert_int_eq(dev_state(&r, dst), PORT_ACTIVE);
 	/* the VF the VM left is reset: LID 0, back in INIT; no LID twice */
 	ck_assert_int_eq(dev_lid(&r, src), 0);
@@ -325,20 +325,20 @@ START_TEST(t_prepopulated)
 	reaches(&r, (uint32_t)src_lid, dst->guid);
 	reaches(&r, (uint32_t)dst_lid, src->guid);
 	settle(&r);
-	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
-	ck_assert_uint_eq(r.sm->last.prog.portinfo_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.portinfo_sets, 0);
 	ck_assert_int_eq(dev_lid(&r, dst), src_lid);
 
 	/*
 	 * A command during a heavy sweep waits for its end, then runs.  The
 	 * sweep may take under a millisecond: look after each loop turn.
 	 */
-	unsigned sweeps = r.sm->heavy_sweeps;
+	unsigned sweeps = r.sm->sweep.heavy_sweeps;
 	sweeper_request_heavy(r.sm, "test");
 	ck_assert(emu_run_while(r.base, sweeping, r.sm, 1000));
 	res = vm_cmd(&r, VMOP_CREATE, "q", "V-0-0", 3);
 	ck_assert_msg(res->ok, "%s", res->err);
-	ck_assert_uint_gt(r.sm->heavy_sweeps, sweeps);	/* the sweep ended first */
+	ck_assert_uint_gt(r.sm->sweep.heavy_sweeps, sweeps);	/* the sweep ended first */
 	ck_assert_int_eq((int)res->vm.lid, dev_lid(&r, vf_port(&r, 0, 0, 3)));
 	settle(&r);
 	teardown(&r);

@@ -92,16 +92,16 @@ START_TEST(test_prepopulated_overflow)
 			vf_none += !f->ports[pi].lid;
 	}
 	ck_assert_uint_eq(vf_none, SHORT);
-	ck_assert_uint_eq(r.sm->last.lids_rep.vf_shared, SHORT);
-	ck_assert_uint_eq(r.sm->last.lids_rep.exhausted, 0);
-	ck_assert_uint_eq(r.sm->vf_shared_warned, SHORT);
+	ck_assert_uint_eq(r.sm->sweep.last.lids_rep.vf_shared, SHORT);
+	ck_assert_uint_eq(r.sm->sweep.last.lids_rep.exhausted, 0);
+	ck_assert_uint_eq(r.sm->sweep.vf_shared_warned, SHORT);
 
 	/* another heavy sweep: every LID given stays */
-	uint32_t sweeps = r.sm->heavy_sweeps;
+	uint32_t sweeps = r.sm->sweep.heavy_sweeps;
 	sweeper_request_heavy(r.sm, "test");
 	ck_assert(emu_run_while(r.base, vmop_sm_idle, r.sm, 20000));
 	vmop_settle(r.base, r.sm);
-	ck_assert_uint_gt(r.sm->heavy_sweeps, sweeps);
+	ck_assert_uint_gt(r.sm->sweep.heavy_sweeps, sweeps);
 	f = &r.sm->sub.model->f;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++)
 		ck_assert_uint_eq(f->ports[pi].lid, lids[pi]);
@@ -147,7 +147,7 @@ START_TEST(test_dynamic_overflow)
 	uint32_t used = 0;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++)
 		used += fabric_is_endport(f, pi) && f->ports[pi].lid;
-	ck_assert_uint_eq(r.sm->last.lids_rep.exhausted, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.lids_rep.exhausted, 0);
 	r.sm->lid_limit = used;	/* now full */
 	uint32_t vs = FAB_NONE;
 	for (uint32_t n = 0; n < f->n_nodes && vs == FAB_NONE; n++)

@@ -88,7 +88,7 @@ static void add_part(struct config *c, const char *name, uint16_t pkey,
 static int idle(const void *arg)
 {
 	const struct sm *sm = arg;
-	return sm->heavy_sweeps >= 1 && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted &&
+	return sm->sweep.heavy_sweeps >= 1 && (sm->sw.activity == SM_IDLE) && !sm->sw.heavy_wanted &&
 	       !weights_reading(sm);
 }
 
@@ -148,7 +148,7 @@ static int settled(const void *arg)
 {
 	const struct settled *s = arg;
 	return weights_get_stats(s->sm)->readings >= s->readings &&
-	       s->sm->heavy_sweeps >= s->sweeps && idle(s->sm);
+	       s->sm->sweep.heavy_sweeps >= s->sweeps && idle(s->sm);
 }
 
 /*
@@ -162,11 +162,11 @@ static void reading(struct run *r, const uint64_t *grow, int reroute)
 		ck_assert_int_eq(emu_add_port_data(r->e, cn_guid(i), 1, grow[i],
 					       grow[(i + 1) % N_CN]), 0);
 	struct settled s = { r->sm, weights_get_stats(r->sm)->readings + 1,
-			     r->sm->heavy_sweeps + (reroute ? 1 : 0) };
+			     r->sm->sweep.heavy_sweeps + (reroute ? 1 : 0) };
 	ck_assert_int_eq(weights_learn_now(r->sm), 0);
 	ck_assert_msg(emu_run_while(r->base, settled, &s, 10000),
 		      "reading %llu not done (sweeps %u of %u)",
-		      (unsigned long long)s.readings, r->sm->heavy_sweeps, s.sweeps);
+		      (unsigned long long)s.readings, r->sm->sweep.heavy_sweeps, s.sweeps);
 }
 
 static int lid_of(const struct run *r, int i)
@@ -229,17 +229,17 @@ START_TEST(fig12)
 	ck_assert_int_eq(up(&r, L1_GUID, 4), up(&r, L1_GUID, 5));
 	ck_assert_int_ne(up(&r, L1_GUID, 4), up(&r, L1_GUID, 6));
 	/* the same growth again: nothing new, no reroute */
-	uint32_t sweeps = r.sm->heavy_sweeps;
+	uint32_t sweeps = r.sm->sweep.heavy_sweeps;
 	reading(&r, grow, 0);
 	ck_assert_uint_eq(weights_get_stats(r.sm)->changes, 1);
-	ck_assert_uint_eq(r.sm->heavy_sweeps, sweeps);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, sweeps);
 	/* a quiet period (b twice the others, 4 KB apart): nothing learned */
 	uint64_t quiet[N_CN] = { 1000, 2000, 1000, 1000, 1000, 1000, 1000, 1000 };
 	reading(&r, quiet, 0);
 	ck_assert_uint_eq(weights_get_stats(r.sm)->idle, 1);
 	ck_assert_uint_eq(weights_get_stats(r.sm)->changes, 1);
 	ck_assert_uint_eq(learned(&r, 0), 100);
-	ck_assert_uint_eq(r.sm->heavy_sweeps, sweeps);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, sweeps);
 
 	/* a restart keeps what was learned (STATE_DIR/weights), and routes by it */
 	emu_run_stop_sm(&r.run);
@@ -325,7 +325,7 @@ START_TEST(timer)
 	for (int i = 0; i < N_CN; i++)
 		ck_assert_int_eq(emu_add_port_data(r.e, cn_guid(i), 1, g[i], 0), 0);
 	s.readings = 2;
-	s.sweeps = r.sm->heavy_sweeps + 1;
+	s.sweeps = r.sm->sweep.heavy_sweeps + 1;
 	ck_assert(emu_run_while(r.base, settled, &s, 3000));
 	ck_assert_uint_eq(weights_get_stats(r.sm)->rounds, 1);
 	ck_assert_uint_eq(learned(&r, 5), 100);

@@ -218,16 +218,16 @@ START_TEST(test_stock_emulator_falls_back)
 	struct run r;
 	setup(&r, 0, NULL);
 	sm_up(&r, 1, TRI_AUTO);
-	ck_assert_int_eq(r.sm->last.xlid_mode, 0);
+	ck_assert_int_eq(r.sm->sweep.last.xlid_mode, 0);
 	ck_assert_int_eq(r.sm->sub.model->f.xlid_mode, 0);
-	ck_assert_uint_eq(r.sm->last.xlid_lacking, asked(&r.topo));
+	ck_assert_uint_eq(r.sm->sweep.last.xlid_lacking, asked(&r.topo));
 	char more[32];
 	snprintf(more, sizeof(more), " and %u more", asked(&r.topo) - 4);
-	ck_assert_msg(strstr(r.sm->xlid_lacking, more), "%s", r.sm->xlid_lacking);
+	ck_assert_msg(strstr(r.sm->sweep.xlid_lacking, more), "%s", r.sm->sweep.xlid_lacking);
 	/* legacy: VFs on pLIDs as before */
 	const struct fabric *f = &r.sm->sub.model->f;
 	ck_assert_uint_eq(f->max_vlid, 0);
-	ck_assert_uint_eq(r.sm->last.vlids, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.vlids, 0);
 	teardown(&r);
 }
 END_TEST
@@ -237,10 +237,10 @@ START_TEST(test_one_lacking_auto_names_it)
 	struct run r;
 	setup(&r, 1, "V-2-1");
 	sm_up(&r, 1, TRI_AUTO);
-	ck_assert_int_eq(r.sm->last.xlid_mode, 0);
-	ck_assert_uint_eq(r.sm->last.xlid_lacking, 1);
-	ck_assert_msg(strstr(r.sm->xlid_lacking, "V-2-1 (0x"), "%s",
-		      r.sm->xlid_lacking);
+	ck_assert_int_eq(r.sm->sweep.last.xlid_mode, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.xlid_lacking, 1);
+	ck_assert_msg(strstr(r.sm->sweep.xlid_lacking, "V-2-1 (0x"), "%s",
+		      r.sm->sweep.xlid_lacking);
 	ck_assert_uint_eq(r.sm->sub.model->f.max_vlid, 0);
 	teardown(&r);
 }
@@ -256,7 +256,7 @@ START_TEST(test_one_lacking_on_exits_1)
 	emu_sm_start(r.sm, r.base, r.e);
 	ck_assert_int_eq(event_base_dispatch(r.base), 0);
 	ck_assert_int_eq(r.sm->exit_code, 1);
-	ck_assert_msg(strstr(r.sm->xlid_lacking, "V-2-1"), "%s", r.sm->xlid_lacking);
+	ck_assert_msg(strstr(r.sm->sweep.xlid_lacking, "V-2-1"), "%s", r.sm->sweep.xlid_lacking);
 	teardown(&r);
 }
 END_TEST
@@ -270,8 +270,8 @@ START_TEST(test_all_capable_extended)
 				      EMU_XLID_OFF), 0);
 	sm_up(&r, 1, TRI_AUTO);
 	attach(&r);
-	ck_assert_int_eq(r.sm->last.xlid_mode, 1);
-	ck_assert_uint_eq(r.sm->last.xlid_lacking, 0);
+	ck_assert_int_eq(r.sm->sweep.last.xlid_mode, 1);
+	ck_assert_uint_eq(r.sm->sweep.last.xlid_lacking, 0);
 	const struct fabric *f = &r.sm->sub.model->f;
 	uint32_t vfs = 0;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
@@ -337,11 +337,11 @@ START_TEST(test_all_capable_extended)
 	/* a heavy sweep after: the devices hold it all, nothing is sent again */
 	sweeper_request_heavy(r.sm, "test");
 	vmop_settle(r.base, r.sm);
-	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
-	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
-	ck_assert_uint_eq(r.sm->last.vlids, vfs);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.other_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.vlids, vfs);
 	f = &r.sm->sub.model->f;	/* the sweep's new model */
-	ck_assert_uint_eq(r.sm->last.vlids, vfs);
+	ck_assert_uint_eq(r.sm->sweep.last.vlids, vfs);
 	ck_assert_uint_eq(f->max_vlid, 0x10000 + vfs - 1);
 	/* a restart keeps them (guid2lid holds vLIDs) and asks nothing new */
 	uint32_t lid0 = f->ports[hv_vf_port(f, 1, 2, 3)].lid;
@@ -349,7 +349,7 @@ START_TEST(test_all_capable_extended)
 	free(r.sm);
 	sm_up(&r, 1, TRI_AUTO);
 	f = &r.sm->sub.model->f;
-	ck_assert_int_eq(r.sm->last.xlid_mode, 1);
+	ck_assert_int_eq(r.sm->sweep.last.xlid_mode, 1);
 	ck_assert_uint_eq(f->ports[hv_vf_port(f, 1, 2, 3)].lid, lid0);
 	teardown(&r);
 }
@@ -367,16 +367,16 @@ START_TEST(test_late_device_legacy)
 	uint64_t l3 = r.topo.nodes[hv_find(&r.topo, "L3")].guid;
 	ck_assert_int_eq(emu_link_down(r.e, l3, 3), 0);	/* V-3-2 not there yet */
 	sm_up(&r, 1, TRI_AUTO);
-	ck_assert_int_eq(r.sm->last.xlid_mode, 1);
-	ck_assert_uint_eq(r.sm->last.vlids, (HV_LEAVES * HV_PER_LEAF - 1) * HV_VFS);
+	ck_assert_int_eq(r.sm->sweep.last.xlid_mode, 1);
+	ck_assert_uint_eq(r.sm->sweep.last.vlids, (HV_LEAVES * HV_PER_LEAF - 1) * HV_VFS);
 	ck_assert_int_eq(emu_link_up(r.e, l3, 3), 0);
 	sweeper_request_heavy(r.sm, "test: V-3-2 joins");
 	vmop_settle(r.base, r.sm);
 	const struct fabric *f = &r.sm->sub.model->f;
 	ck_assert_int_eq(f->xlid_mode, 1);	/* the mode stays */
-	ck_assert_uint_eq(r.sm->last.xlid_lacking, 1);
-	ck_assert_msg(strstr(r.sm->xlid_lacking, "V-3-2 (0x"), "%s", r.sm->xlid_lacking);
-	ck_assert_uint_eq(r.sm->last.vlids, (HV_LEAVES * HV_PER_LEAF - 1) * HV_VFS);
+	ck_assert_uint_eq(r.sm->sweep.last.xlid_lacking, 1);
+	ck_assert_msg(strstr(r.sm->sweep.xlid_lacking, "V-3-2 (0x"), "%s", r.sm->sweep.xlid_lacking);
+	ck_assert_uint_eq(r.sm->sweep.last.vlids, (HV_LEAVES * HV_PER_LEAF - 1) * HV_VFS);
 	for (int k = 0; k < HV_VFS; k++) {
 		uint32_t pi = hv_vf_port(f, 3, 2, k);
 		uint32_t lid = f->ports[pi].lid;
@@ -443,8 +443,8 @@ START_TEST(test_vm_migrate_extended)
 	xreaches(&r, v2, src_g);
 	sweeper_request_heavy(r.sm, "test: after the migration");
 	vmop_settle(r.base, r.sm);
-	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
-	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.other_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
 	teardown(&r);
 }
 END_TEST
@@ -464,8 +464,8 @@ START_TEST(test_vm_dynamic_extended)
 	setup(&r, 1, NULL);
 	sm_up(&r, 0, TRI_AUTO);
 	attach(&r);
-	ck_assert_int_eq(r.sm->last.xlid_mode, 1);
-	ck_assert_uint_eq(r.sm->last.vlids, 0);
+	ck_assert_int_eq(r.sm->sweep.last.xlid_mode, 1);
+	ck_assert_uint_eq(r.sm->sweep.last.vlids, 0);
 	const struct fabric *f = &r.sm->sub.model->f;
 	uint64_t src_g = f->ports[hv_vf_port(f, 0, 0, 1)].guid;
 	uint64_t dst_g = f->ports[hv_vf_port(f, 2, 0, 0)].guid;
@@ -481,8 +481,8 @@ START_TEST(test_vm_dynamic_extended)
 	xreaches(&r, v, src_g);
 	sweeper_request_heavy(r.sm, "test: after the create");
 	vmop_settle(r.base, r.sm);
-	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
-	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.other_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
 	res = vmop_run(r.base, r.sm, &w, VMOP_MIGRATE, "vm1", "V-2-0", 0);
 	ck_assert_msg(res->ok, "%s", res->err);
 	ck_assert_uint_eq(res->vm.lid, v);
@@ -497,8 +497,8 @@ START_TEST(test_vm_dynamic_extended)
 	xreaches(&r, v, dst_g);
 	sweeper_request_heavy(r.sm, "test: after the migration");
 	vmop_settle(r.base, r.sm);
-	ck_assert_uint_eq(r.sm->last.prog.other_sets, 0);
-	ck_assert_uint_eq(r.sm->last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.other_sets, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
 	res = vmop_run(r.base, r.sm, &w, VMOP_DESTROY, "vm1", NULL, -1);
 	ck_assert_msg(res->ok, "%s", res->err);
 	ck_assert_uint_gt(res->st.xlft_blocks, 0);
