@@ -654,19 +654,30 @@ START_TEST(t_disable_standby_and_refusals)
 }
 END_TEST
 
+/*
+ * A master at priority 5 on its configured fabric, and a raw SM at 15 on
+ * H10 that answers SMInfo as STANDBY and refuses HANDOVER (silent: leaves
+ * it unanswered).
+ */
+static void higher_rawsm(struct fab *F, struct rawsm *r, int silent)
+{
+	char err[256];
+	setup_fab(F);
+	first_master(F, 5);
+	memset(r, 0, sizeof(*r));
+	r->answer_prio = 15;
+	r->silent_handover = silent;
+	ck_assert_msg(emu_attach(F->e, F->base, HOST_PORT(10), &r->t, raw_rx, r, err,
+				 sizeof(err)) == 0, "%s", err);
+}
+
 /* A higher SM that refuses HANDOVER: the master keeps the subnet, once. */
 START_TEST(t_handover_refused)
 {
 	struct fab F;
-	setup_fab(&F);
-	first_master(&F, 5);
-	struct sm *a = F.sm[0];
-	char err[256];
 	struct rawsm r;
-	memset(&r, 0, sizeof(r));
-	r.answer_prio = 15;
-	ck_assert_msg(emu_attach(F.e, F.base, HOST_PORT(10), &r.t, raw_rx, &r, err,
-				 sizeof(err)) == 0, "%s", err);
+	higher_rawsm(&F, &r, 0);
+	struct sm *a = F.sm[0];
 	/* its trap 144 and the light sweeps find it; it refuses */
 	for (int k = 0; k < 6; k++) {
 		sweeper_request_light(a);
@@ -692,16 +703,9 @@ END_TEST
 START_TEST(t_handover_wait_is_not_a_sweep)
 {
 	struct fab F;
-	setup_fab(&F);
-	first_master(&F, 5);
-	struct sm *a = F.sm[0];
-	char err[256];
 	struct rawsm r;
-	memset(&r, 0, sizeof(r));
-	r.answer_prio = 15;
-	r.silent_handover = 1;
-	ck_assert_msg(emu_attach(F.e, F.base, HOST_PORT(10), &r.t, raw_rx, &r, err,
-				 sizeof(err)) == 0, "%s", err);
+	higher_rawsm(&F, &r, 1);
+	struct sm *a = F.sm[0];
 	for (int k = 0; k < 20 && !r.handovers; k++) {
 		sweeper_request_light(a);
 		run_ms(&F, 50);
