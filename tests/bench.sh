@@ -36,6 +36,11 @@ ROUNDS=${BENCH_ROUNDS:-3}
 ENGINE=${BENCH_ENGINE:-ftree,minhop}
 RESULTS="$SIM_TMP/results"
 : >"$RESULTS"
+# What this run prints is also appended, dated, to tests/RESULTS.md when it
+# ends well ("make bench, DATE, COMMIT"): the notebook stays current.
+# BENCH_RECORD=0 leaves the file alone.
+BENCH_OUT="$SIM_TMP/bench.out"
+exec > >(tee "$BENCH_OUT")
 # The QoS row: ibsmd's policy, and OpenSM's options for the same mapping
 # (SL i -> VL i for i < 4, the other SLs on VL 0; equal weights on VLs 0-3,
 # no high-priority VL).  No OpenSM policy file: /etc/opensm/qos-policy.conf
@@ -945,4 +950,19 @@ if [ "${BENCH_ONLY:-}" = vlids ] || [ -z "${BENCH_ONLY:-}" ]; then
 	done
 	echo "  $vx"
 	echo "  $vl"
+fi
+
+# ---- the run, appended to tests/RESULTS.md ----
+if [ "${BENCH_RECORD:-1}" = 1 ]; then
+	rev=$(git -C "$SIM_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	[ -n "$(git -C "$SIM_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ] && rev="$rev+changes"
+	{
+		echo
+		echo "## make bench, $(date -u +%Y-%m-%d\ %H:%M) UTC, $rev${BENCH_ONLY:+ (BENCH_ONLY=$BENCH_ONLY)}"
+		echo
+		echo '```'
+		cat "$BENCH_OUT"
+		echo '```'
+	} >>"$SIM_ROOT/tests/RESULTS.md"
+	echo "appended to tests/RESULTS.md"
 fi
