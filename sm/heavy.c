@@ -31,6 +31,7 @@
 #include "routing/xlft.h"
 #include "sm/base/clock.h"
 #include "sm/apply.h"
+#include "sm/ctl/control.h"
 
 static void route_and_program(struct sm *sm, int first,
 			      const struct fabric *prev, int adopted);
@@ -505,4 +506,45 @@ void heavy_reroute(struct sm *sm)
 	sm->sweep.sweep_start_ms = clock_ms();
 	sm->sub.model->unresponsive = 0;
 	route_and_program(sm, 0, NULL, 0);
+}
+
+void sweeps_to_ctl(const struct sm *sm, json_t *o)
+{
+	json_object_set_new(o, "sweeping", json_string(sm_activity_sweep_name(sm->sw.activity)));
+	json_object_set_new(o, "heavy_sweeps", json_integer(sm->sweep.heavy_sweeps));
+	json_object_set_new(o, "light_sweeps", json_integer(sm->sweep.light_sweeps));
+	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->sweep.last_sweep_time));
+	json_object_set_new(o, "last_sweep_date", control_time_json(sm->sweep.last_sweep_time));
+}
+
+void last_sweep_to_ctl(const struct sm *sm, json_t *o)
+{
+	const struct sweep_summary *s = &sm->sweep.last;
+	if (s->valid) {
+		json_t *l = json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:i}",
+			"switches", s->switches, "cas", s->cas, "ports", s->ports,
+			"lids", s->lids, "max_lid", s->max_lid,
+			"routing", s->routing ? s->routing : "none",
+			"sweep_ms", (json_int_t)s->sweep_ms,
+			"route_ms", (json_int_t)s->route_ms,
+			"mads_sent", (json_int_t)s->mads_sent,
+			"mad_timeouts", (json_int_t)s->mad_timeouts,
+			"mad_retries", (json_int_t)s->mad_retries,
+			"unresponsive", s->unresponsive,
+			"lft_blocks", s->prog.lft_blocks,
+			"portinfo_sets", s->prog.portinfo_sets);
+		json_object_set_new(l, "time", control_time_json(s->when));
+		json_object_set_new(o, "last_heavy_sweep", l);
+	}
+	/* extended LIDs (sm/discover/xlid_sm.h): the mode and the devices lacking it */
+	static const char *const xset[] = { "auto", "on", "off" };
+	json_object_set_new(o, "extended_lids", json_pack("{s:s,s:s,s:i,s:i,s:s,s:i}",
+		"setting", xset[sm->cfg.extended_lids],
+		"mode", sm->sweep.xlid_decided < 0 ? "undecided" :
+			sm->sweep.xlid_decided ? "extended" : "legacy",
+		"vlids", s->valid ? (int)s->vlids : 0,
+		"lacking", s->valid ? (int)s->xlid_lacking : 0,
+		"lacking_devices", sm->sweep.xlid_lacking,
+		/* LID space full: VF ports left without a LID (lids.h) */
+		"shared_lid_slots", s->valid ? (int)s->lids_rep.vf_shared : 0));
 }

@@ -22,4 +22,13 @@ void finish_sweep(struct sm *sm);
 /* Prints the summary line ("subnet up: ...") to stdout and flushes it. */
 void sm_print_summary(const struct sweep_summary *s, const char *state);
 
+/*
+ * Into ibsmctl status's object o: what the SM is doing and the sweeps'
+ * counts (sweeps_to_ctl); the last heavy sweep's summary and the extended
+ * LIDs' mode (last_sweep_to_ctl).
+ */
+struct json_t;
+void sweeps_to_ctl(const struct sm *sm, struct json_t *o);
+void last_sweep_to_ctl(const struct sm *sm, struct json_t *o);
+
 #endif

@@ -23,6 +23,7 @@
 #include "sm/sa/sa_server.h"
 #include "sm/vm/vmops.h"
 #include "sm/reload.h"
+#include "sm/heavy.h"
 
 static json_t *mad_stats_json(const struct sm *sm)
 {
@@ -101,56 +102,12 @@ static json_t *status_json(const struct sm *sm)
 	snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)sm->tr.port_guid);
 	json_object_set_new(o, "port_guid", json_string(g));
 	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
-	json_object_set_new(o, "sweeping", json_string(sm_activity_sweep_name(sm->sw.activity)));
-	json_object_set_new(o, "heavy_sweeps", json_integer(sm->sweep.heavy_sweeps));
-	json_object_set_new(o, "light_sweeps", json_integer(sm->sweep.light_sweeps));
-	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->sweep.last_sweep_time));
-	json_object_set_new(o, "last_sweep_date", control_time_json(sm->sweep.last_sweep_time));
+	sweeps_to_ctl(sm, o);
 	json_object_set_new(o, "act_count", json_integer(smstate_act_count(sm)));
 	election_to_ctl(sm, o);
-	const struct sweep_summary *s = &sm->sweep.last;
-	if (s->valid) {
-		json_t *l = json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:i}",
-			"switches", s->switches, "cas", s->cas, "ports", s->ports,
-			"lids", s->lids, "max_lid", s->max_lid,
-			"routing", s->routing ? s->routing : "none",
-			"sweep_ms", (json_int_t)s->sweep_ms,
-			"route_ms", (json_int_t)s->route_ms,
-			"mads_sent", (json_int_t)s->mads_sent,
-			"mad_timeouts", (json_int_t)s->mad_timeouts,
-			"mad_retries", (json_int_t)s->mad_retries,
-			"unresponsive", s->unresponsive,
-			"lft_blocks", s->prog.lft_blocks,
-			"portinfo_sets", s->prog.portinfo_sets);
-		json_object_set_new(l, "time", control_time_json(s->when));
-		json_object_set_new(o, "last_heavy_sweep", l);
-	}
-	/* extended LIDs (sm/discover/xlid_sm.h): the mode and the devices lacking it */
-	static const char *const xset[] = { "auto", "on", "off" };
-	json_object_set_new(o, "extended_lids", json_pack("{s:s,s:s,s:i,s:i,s:s,s:i}",
-		"setting", xset[sm->cfg.extended_lids],
-		"mode", sm->sweep.xlid_decided < 0 ? "undecided" :
-			sm->sweep.xlid_decided ? "extended" : "legacy",
-		"vlids", s->valid ? (int)s->vlids : 0,
-		"lacking", s->valid ? (int)s->xlid_lacking : 0,
-		"lacking_devices", sm->sweep.xlid_lacking,
-		/* LID space full: VF ports left without a LID (lids.h) */
-		"shared_lid_slots", s->valid ? (int)s->lids_rep.vf_shared : 0));
+	last_sweep_to_ctl(sm, o);
 	json_object_set_new(o, "traps", trapin_json(&sm->traps));
-	const struct sa_stats *sa = sa_get_stats(sm);
-	if (sa)
-		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
-			"requests", (json_int_t)sa->requests,
-			"answered", (json_int_t)sa->answered,
-			"records", (json_int_t)sa->records,
-			"errors", (json_int_t)sa->errors,
-			"rmpp_sent", (json_int_t)sa->rmpp_sent,
-			"dropped",
-			"not_master", (json_int_t)sa->dropped_not_master,
-			"sm_key", (json_int_t)sa->dropped_key,
-			"short", (json_int_t)sa->dropped_short,
-			"rmpp", (json_int_t)sa->dropped_rmpp,
-			"send_failed", (json_int_t)sa->send_failed));
+	sa_to_ctl(sm, o);
 	json_object_set_new(o, "silent_sm_ports", json_integer(election_status(sm)->n_silent));
 	json_object_set_new(o, "mads", mad_stats_json(sm));
 	return o;

@@ -39,6 +39,8 @@
 
 #include <infiniband/mad.h>
 #include <stdlib.h>
+
+#include <jansson.h>
 #include <string.h>
 
 #include "mad/dispatch.h"
@@ -650,4 +652,22 @@ const struct sa_stats *sa_get_stats(const struct sm *sm)
 const struct sa_view *sa_get_view(const struct sm *sm)
 {
 	return sm->sa && sm->sa->have_view ? &sm->sa->view : NULL;
+}
+
+void sa_to_ctl(const struct sm *sm, json_t *o)
+{
+	const struct sa_stats *sa = sa_get_stats(sm);
+	if (sa)
+		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
+			"requests", (json_int_t)sa->requests,
+			"answered", (json_int_t)sa->answered,
+			"records", (json_int_t)sa->records,
+			"errors", (json_int_t)sa->errors,
+			"rmpp_sent", (json_int_t)sa->rmpp_sent,
+			"dropped",
+			"not_master", (json_int_t)sa->dropped_not_master,
+			"sm_key", (json_int_t)sa->dropped_key,
+			"short", (json_int_t)sa->dropped_short,
+			"rmpp", (json_int_t)sa->dropped_rmpp,
+			"send_failed", (json_int_t)sa->send_failed));
 }

@@ -212,6 +212,9 @@ struct sa_stats {
 	uint64_t dropped_requester;	/* from no port, with partitions */
 };
 const struct sa_stats *sa_get_stats(const struct sm *sm);
+/* Into ibsmctl status's object o: "sa", its counters (nothing before sa_init). */
+struct json_t;
+void sa_to_ctl(const struct sm *sm, struct json_t *o);
 /* The view answered from (NULL before the first publish). */
 const struct sa_view *sa_get_view(const struct sm *sm);
 
