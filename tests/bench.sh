@@ -673,7 +673,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = sa ]; then
 		mkdir -p "$dir"
 		sim_start "$net"
 		if [ "$prog" = ibsmd ]; then
-			on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" >"$dir/out" 2>"$dir/err"
+			on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" -s "$dir/sock" >"$dir/out" 2>"$dir/err"
 			wait_until 120 grep -q '^subnet up' "$dir/out" || fail "SA: ibsmd did not come up"
 		else
 			: >"$dir/opensm.conf"
@@ -751,7 +751,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = notices ]; then
 		mkdir -p "$dir"
 		sim_start "$net"
 		if [ "$prog" = ibsmd ]; then
-			on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" >"$dir/out" 2>"$dir/err"
+			on_host_bg H-0 "$IBSMD" -R "$ENGINE" -S "$dir/state" -s "$dir/sock" >"$dir/out" 2>"$dir/err"
 			wait_until 120 grep -q '^subnet up' "$dir/out" || fail "notices: ibsmd did not come up"
 		else
 			opensm -c "$dir/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
