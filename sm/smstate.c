@@ -4,11 +4,12 @@
  * The table below is the whole state machine: a (state, event) pair that
  * is not in it is illegal.  The table alone sets the state: on a
  * transition the SM enters the table's next state, then the action does
- * the transition's work in it, told the state it came from.  What the spec leaves
- * open is decided as OpenSM does it (osm_sm_state_mgr.c) where the two
- * must work together: a master that finds a higher SM hands over to it; a
- * master that finds a lower master waits for that one's HANDOVER; a SM
- * that sends ACKNOWLEDGE says STANDBY in it, because it is still one.
+ * the transition's work in it, told the state it came from.  What the
+ * spec leaves open is decided as OpenSM does it (osm_sm_state_mgr.c) where
+ * the two must work together: a master that finds a higher SM hands over
+ * to it; a master that finds a lower master waits for that one's
+ * HANDOVER; a SM that sends ACKNOWLEDGE says STANDBY in it, because it is
+ * still one.
  * OpenSM never sends ACKNOWLEDGE, so a master handing over also polls its
  * successor and takes "it is MASTER now" as the acknowledgement.
  */
