@@ -158,12 +158,6 @@ void qos_log(const struct qos_report *r)
 		log_info("%s", line);
 }
 
-static unsigned min3(unsigned a, unsigned b, unsigned c)
-{
-	unsigned m = a < b ? a : b;
-	return m < c ? m : c;
-}
-
 /* Data VLs an OperationalVLs encoding stands for (1: VL0 ... 5: VL0-14). */
 static unsigned opvls_data_vls(unsigned enc)
 {
@@ -190,7 +184,7 @@ static unsigned qos_link_vls(const struct fabric *f, int max_op_vls,
 		const struct fab_port *r = &f->ports[p->remote];
 		if (!p->vl_cap || !r->vl_cap)
 			continue;	/* not read: no bound known */
-		unsigned n = opvls_data_vls(min3(p->vl_cap, r->vl_cap, (unsigned)max_op_vls));
+		unsigned n = opvls_data_vls(qos_link_opvls(p->vl_cap, r->vl_cap, (unsigned)max_op_vls));
 		if (best == 0 || n < best) {
 			best = n;
 			if (narrow)

@@ -13,6 +13,17 @@
 #include "sm/model/part_resolve.h"
 #include "routing/engine.h"
 
+/*
+ * The OperationalVLs encoding a link runs: the smaller VLCap of its two
+ * ends, at most ports.max_op_vls (what the sweep sets in PortInfo).
+ */
+static inline uint8_t qos_link_opvls(unsigned cap_a, unsigned cap_b,
+				     unsigned max_op_vls)
+{
+	unsigned m = cap_a < cap_b ? cap_a : cap_b;
+	return (uint8_t)(m < max_op_vls ? m : max_op_vls);
+}
+
 struct qos_report {
 	int mode;		/* enum qos_mode applied */
 	unsigned vls;		/* data VLs used, after the clamp */

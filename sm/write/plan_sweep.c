@@ -9,6 +9,7 @@
 #include "routing/xlft.h"
 #include "sm/base/log.h"
 #include "sm/base/nodemap.h"
+#include "sm/model/qos.h"
 #include "sm/write/plan_mcast.h"
 #include "sm/write/program.h"
 
@@ -84,7 +85,7 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 		smp_pi_set(out, IB_PORT_NEIGHBOR_MTU_F,
 			   p->mtu_cap < r->mtu_cap ? p->mtu_cap : r->mtu_cap);
 		smp_pi_set(out, IB_PORT_OPER_VLS_F,
-			   plan_min3(p->vl_cap, r->vl_cap, (unsigned)pp->max_op_vls));
+			   qos_link_opvls(p->vl_cap, r->vl_cap, (unsigned)pp->max_op_vls));
 		smp_pi_set(out, IB_PORT_VL_STALL_COUNT_F, (uint32_t)pp->vl_stall_count);
 		smp_pi_set(out, IB_PORT_HOQ_LIFE_F,
 			   (uint32_t)(leaf ? pp->leaf_hoq_life : pp->hoq_life));

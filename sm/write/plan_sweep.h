@@ -79,13 +79,6 @@ int plan_xlid_block(struct plan *p, int wave, const struct lft_tables *t,
 		    uint32_t row, uint32_t block);
 int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
 		   uint32_t pi, uint32_t vlid);
-/* The smallest of three (OperationalVLs from both ends' VLCap and the policy). */
-static inline uint8_t plan_min3(unsigned a, unsigned b, unsigned c)
-{
-	unsigned m = a < b ? a : b;
-	return (uint8_t)(m < c ? m : c);
-}
-
 /*
  * QoS (qos.mode), from t's SL-to-VL tables (routing/engine.h;
  * none: nothing planned, the devices keep theirs): an SLtoVLMappingTable
