@@ -26,7 +26,15 @@
 #include "sm/base/log.h"
 #include "sm/base/clock.h"
 #include "sm/recv.h"
+#include "sm/rogue.h"
 #include "sm/sdnotify.h"
+#include "sm/smkey.h"
+
+#define KEY_CHECKS_MAX		8	/* SMInfo Gets held for a key check at once */
+#define KEY_UNPROVEN_KEEP	16	/* senders that failed one, remembered ... */
+#define KEY_UNPROVEN_MS		10000	/* ... and answered SM_Key 0 at once for this long */
+
+struct key_check;
 
 /*
  * The election's own state: what others read (st), the SMs polled and
@@ -48,6 +56,17 @@ struct election {
 	int ho_tries;
 	uint64_t *silent_sms;		/* IsSM ports that never answered SMInfo */
 	uint32_t cap_silent;
+	struct smkey_peers peers;	/* SMs that showed us our SM_Key */
+	struct rogues *rogues;		/* SMs of another key */
+	struct key_check *checks;	/* SMInfo Gets held while the sender is asked */
+	uint32_t n_checks;
+	struct unproven {		/* senders that did not prove the key, lately */
+		uint32_t lid;
+		int hops;
+		uint8_t path[FAB_MAX_HOPS + 1];
+		uint64_t at_ms;
+	} unproven[KEY_UNPROVEN_KEEP];
+	uint32_t next_unproven;
 };
 
 #define HANDOVER_WAIT_MS 1000	/* for ACKNOWLEDGE, before polling the successor */
@@ -163,7 +182,7 @@ static int ranks_above(const struct remote_sm *a, const struct remote_sm *b)
 			   b->info.guid);
 }
 
-enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid,
+enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid, int keyed,
 			 const struct remote_sm *r, uint32_t n, uint32_t *who)
 {
 	uint32_t master = UINT32_MAX, foreign = UINT32_MAX, higher = UINT32_MAX;
@@ -173,8 +192,13 @@ enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid,
 		    x->info.guid == my_guid)
 			continue;
 		if (!x->key_ok) {
-			/* cannot be talked to: only a master of it matters */
-			if (x->info.state == SMS_MASTER &&
+			/*
+			 * A keyed SM obeys no SM of another key (a rogue,
+			 * sm/rogue.h); one with no key (SM_Key 0) has nothing to
+			 * tell a rogue by and follows its master, as OpenSM
+			 * does with sm_key 0.
+			 */
+			if (!keyed && x->info.state == SMS_MASTER &&
 			    (foreign == UINT32_MAX || ranks_above(x, &r[foreign])))
 				foreign = i;
 			continue;
@@ -254,8 +278,16 @@ static int send_sminfo(struct sm *sm, int method, uint32_t mod, int as_state,
 	} else {
 		return -1;
 	}
+	/*
+	 * A Set carries the key, which its receiver checks; a Get only the
+	 * proof that we hold it (smkey.h): a Get goes to any port claiming
+	 * IsSM, and the answer tells whether that one holds the key too.
+	 */
+	uint64_t key = sm->cfg.sm_key;
+	if (method == IB_MAD_METHOD_GET)
+		key = key ? smkey_proof(key, sm->tr.port_guid, to->guid) : 0;
 	struct smp_sminfo me;
-	my_sminfo(sm, as_state, sm->cfg.sm_key, &me);
+	my_sminfo(sm, as_state, key, &me);
 	smp_encode_sminfo(smp_data(mad), &me);
 	return txn_submit(sm->txn, mad, sizeof(mad), &a, TXN_NO_DEST, done, arg);
 }
@@ -624,14 +656,169 @@ static void note_key_mismatch(struct sm *sm, uint64_t guid, uint64_t key,
 {
 	sm->el->st.smc.key_mismatches++;
 	if (sm->el->st.key_mismatch_guid != guid || sm->el->st.key_mismatch_key != key)
-		log_warn("SM_Key mismatch: SM 0x%016llx uses SM_Key 0x%016llx, ours is 0x%016llx (%s); it is not obeyed and not fought",
+		log_warn("SM_Key mismatch: SM 0x%016llx uses SM_Key 0x%016llx, ours is 0x%016llx (%s); %s",
 			 (unsigned long long)guid, (unsigned long long)key,
-			 (unsigned long long)sm->cfg.sm_key, where);
+			 (unsigned long long)sm->cfg.sm_key, where,
+			 sm->cfg.sm_key ? "it is never obeyed" :
+			 "with no key of ours (sm.sm_key 0) its master is followed, not fought");
 	sm->el->st.key_mismatch_guid = guid;
 	sm->el->st.key_mismatch_key = key;
 	errors_set(&sm->errs, SM_ERR_SM_KEY,
 		     "SM 0x%016llx uses SM_Key 0x%016llx, not ours (%s)",
 		     (unsigned long long)guid, (unsigned long long)key, where);
+}
+
+/* ---- SMInfo Gets: who is told our SM_Key ---- */
+
+/*
+ * An SMInfo Get whose sender sent no proof of the key (smkey.h), held
+ * while we ask the sender for its own SMInfo: the way back is the way its
+ * Get came (the reversed return path, or its LID).
+ */
+struct key_check {
+	struct sm *sm;
+	uint8_t req[MAD_SIZE];
+	size_t len;
+	struct mad_addr from;
+	struct sm_ev at;	/* where the sender is */
+};
+
+static int same_place(const struct unproven *u, const struct sm_ev *at)
+{
+	return u->hops == at->hops && u->lid == at->lid &&
+	       (at->hops < 0 || !memcmp(u->path, at->path, (size_t)at->hops + 1));
+}
+
+static int recently_unproven(const struct sm *sm, const struct sm_ev *at)
+{
+	uint64_t now = clock_ms();
+	for (uint32_t i = 0; i < KEY_UNPROVEN_KEEP; i++) {
+		const struct unproven *u = &sm->el->unproven[i];
+		if (u->at_ms && now - u->at_ms < KEY_UNPROVEN_MS && same_place(u, at))
+			return 1;
+	}
+	return 0;
+}
+
+static void note_unproven(struct sm *sm, const struct sm_ev *at)
+{
+	struct unproven *u = &sm->el->unproven[sm->el->next_unproven++ % KEY_UNPROVEN_KEEP];
+	u->lid = at->lid;
+	u->hops = at->hops;
+	memcpy(u->path, at->path, sizeof(u->path));
+	u->at_ms = clock_ms();
+}
+
+static void rogue_answered(struct sm *sm, const struct fabric *f, uint32_t port,
+			   const struct smp_sminfo *s);
+
+/* The end port of the model with this GUID, FAB_NONE if none. */
+static uint32_t model_port(const struct sm *sm, uint64_t guid)
+{
+	if (!sm->sub.model)
+		return FAB_NONE;
+	const struct fabric *f = &sm->sub.model->f;
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		if (f->ports[i].guid == guid && fabric_is_endport(f, i))
+			return i;
+	return FAB_NONE;
+}
+
+static void on_key_check(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct key_check *c = arg;
+	struct sm *sm = c->sm;
+	sm->el->n_checks--;
+	if (status == TXN_CANCELLED) {
+		free(c);
+		return;
+	}
+	uint64_t key = 0;
+	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE && !smp_status(resp)) {
+		struct smp_sminfo s;
+		smp_decode_sminfo(resp + SMP_DATA_OFFS, &s);
+		if (s.sm_key == sm->cfg.sm_key) {
+			key = sm->cfg.sm_key;
+			if (!smkey_peer_known(&sm->el->peers, s.guid))
+				log_info("SM 0x%016llx holds our SM_Key: its SMInfo Gets are answered with it",
+					 (unsigned long long)s.guid);
+			smkey_peer_add(&sm->el->peers, s.guid);
+		} else if (s.state != SMS_NOTACTIVE && s.guid) {
+			note_key_mismatch(sm, s.guid, s.sm_key, "asking for our SMInfo");
+			uint32_t p = model_port(sm, s.guid);
+			if (p != FAB_NONE)
+				rogue_answered(sm, &sm->sub.model->f, p, &s);
+		}
+	}
+	if (!key)
+		note_unproven(sm, &c->at);
+	reply_sminfo(sm, c->req, c->len, &c->from, 0, key);
+	free(c);
+}
+
+/*
+ * A SubnGet(SMInfo): IBA vol. 1 §14.4.1 returns the SM_Key only to a
+ * requester that is entitled to it.  An ibsmd proves it in its Get
+ * (smkey_proof); another SM (OpenSM sends no SMInfo in its Get) is asked
+ * for its own SMInfo first and told the key if its answer carries it; a
+ * host's tool (sminfo, a raw client) gets 0.
+ */
+static void answer_get(struct sm *sm, const uint8_t *mad, size_t len,
+		       const struct mad_addr *from, const struct smp_sminfo *other)
+{
+	uint64_t key = sm->cfg.sm_key;
+	if (!key || (other->guid && other->guid != sm->tr.port_guid &&
+		     other->sm_key == smkey_proof(key, other->guid, sm->tr.port_guid))) {
+		if (key)
+			smkey_peer_add(&sm->el->peers, other->guid);
+		reply_sminfo(sm, mad, len, from, 0, key);
+		return;
+	}
+	struct sm_ev at = { .guid = other->guid };
+	at.hops = smp_reverse_path(mad, at.path);
+	if (smp_class(mad) == IB_SMI_CLASS)
+		at.lid = from->lid;
+	/* nowhere to ask (our own port, or no way back), or asked lately */
+	if ((at.hops <= 0 && !at.lid) || recently_unproven(sm, &at) ||
+	    sm->el->n_checks >= KEY_CHECKS_MAX) {
+		reply_sminfo(sm, mad, len, from, 0, 0);
+		return;
+	}
+	struct key_check *c = calloc(1, sizeof(*c));
+	if (!c) {
+		reply_sminfo(sm, mad, len, from, 0, 0);
+		return;
+	}
+	c->sm = sm;
+	c->len = len < sizeof(c->req) ? len : sizeof(c->req);
+	memcpy(c->req, mad, c->len);
+	c->from = *from;
+	c->at = at;
+	sm->el->n_checks++;
+	if (send_sminfo(sm, IB_MAD_METHOD_GET, 0, sm->state, &at, on_key_check, c) < 0) {
+		sm->el->n_checks--;
+		free(c);
+		reply_sminfo(sm, mad, len, from, 0, 0);
+	}
+}
+
+/*
+ * An SM of another key answered (its SMInfo, port `port` of f): a rogue,
+ * never obeyed; cut off unless the policy says report (sm/rogue.h).  Its
+ * SMInfo Sets are refused already (handle_sminfo).  One that is
+ * NOTACTIVE does nothing and is only counted.
+ */
+static void rogue_answered(struct sm *sm, const struct fabric *f, uint32_t port,
+			   const struct smp_sminfo *s)
+{
+	smkey_peer_forget(&sm->el->peers, s->guid);
+	/* with no key of ours there are no rogues (sm_elect) */
+	if (!sm->cfg.sm_key || s->state == SMS_NOTACTIVE || s->guid == sm->tr.port_guid)
+		return;
+	/* only a master cuts ports off: a STANDBY leaves it to the master */
+	enum rogue_mode mode = sm->state == SMS_MASTER || sm->state == SMS_DISCOVERING ?
+			       (enum rogue_mode)sm->cfg.sm_rogue : ROGUE_REPORT;
+	rogues_seen(sm->el->rogues, sm->txn, f, port, s, mode);
 }
 
 static int set_event(uint32_t mod)
@@ -658,8 +845,7 @@ static void handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 	if (other.guid)
 		smstate_forget_silent(sm, other.guid);
 	if (method == IB_MAD_METHOD_GET) {
-		/* our key goes back as OpenSM's does: nothing here guards it (no M_Key) */
-		reply_sminfo(sm, mad, len, from, 0, sm->cfg.sm_key);
+		answer_get(sm, mad, len, from, &other);
 		return;
 	}
 	if (method != IB_MAD_METHOD_SET)
@@ -776,8 +962,8 @@ static void elect(struct sm *sm)
 		errors_clear(&sm->errs, SM_ERR_SM_KEY);
 	if (!refuser_seen)
 		sm->el->st.ho_failed_guid = 0;
-	enum sm_verdict v = sm_elect(sm->state, sm->cfg.sm_priority,
-				     sm->tr.port_guid, sm->el->sms, sm->el->n_sms, &who);
+	enum sm_verdict v = sm_elect(sm->state, sm->cfg.sm_priority, sm->tr.port_guid,
+				     sm->cfg.sm_key != 0, sm->el->sms, sm->el->n_sms, &who);
 	struct sm_ev ev;
 	memset(&ev, 0, sizeof(ev));
 	if (v != SMV_MASTER)
@@ -794,7 +980,7 @@ static void elect(struct sm *sm)
 		[SMV_WAIT] = SME_ELECT_WAIT,
 	};
 	if (v == SMV_STANDBY && !sm->el->sms[who].key_ok)
-		ev.why = "its SM_Key differs from ours, so we do not fight it";
+		ev.why = "we hold no SM_Key (sm.sm_key 0), so we follow it";
 	if (fsm_run(sm, (enum sm_event)event_of[v], &ev) < 0) {
 		sm->el->hooks->abandon(sm);	/* e.g. NOTACTIVE: nothing to do */
 	}
@@ -811,8 +997,13 @@ static void on_sminfo_answer(void *arg, int status, const uint8_t *resp,
 		smp_decode_sminfo(resp + SMP_DATA_OFFS, &r->info);
 		r->answered = 1;
 		r->key_ok = r->info.sm_key == sm->cfg.sm_key;
-		if (!r->key_ok)
+		if (r->key_ok) {
+			smkey_peer_add(&sm->el->peers, r->info.guid);
+		} else {
 			note_key_mismatch(sm, r->info.guid, r->info.sm_key, "in its SMInfo");
+			if (sm->sweep.disc)
+				rogue_answered(sm, &sm->sweep.disc->f, r->port, &r->info);
+		}
 		log_info("SM 0x%016llx: %s, priority %d, ActCount %u",
 			 (unsigned long long)r->info.guid,
 			 sm_state_name(r->info.state), r->info.priority,
@@ -904,9 +1095,12 @@ static void on_light_sminfo(void *arg, int status, const uint8_t *resp, size_t l
 		struct smp_sminfo s;
 		smp_decode_sminfo(resp + SMP_DATA_OFFS, &s);
 		int key_ok = s.sm_key == sm->cfg.sm_key;
-		if (!key_ok)
+		if (!key_ok) {
 			note_key_mismatch(sm, s.guid, s.sm_key, "in its SMInfo");
-		if (s.state == SMS_MASTER && s.guid != sm->tr.port_guid) {
+			rogue_answered(sm, &sm->sub.model->f, r->port, &s);
+		}
+		if ((key_ok || !sm->cfg.sm_key) && s.state == SMS_MASTER &&
+		    s.guid != sm->tr.port_guid) {
 			snprintf(buf, sizeof(buf), "SM 0x%016llx is also MASTER",
 				 (unsigned long long)s.guid);
 			why = buf;
@@ -996,7 +1190,8 @@ int smstate_init(struct sm *sm, const struct smstate_hooks *h)
 	sm->state = SMS_DISCOVERING;	/* IBA 14.4.1: an SM starts discovering */
 	sm->el->poll_timer = evtimer_new(sm->base, on_poll_timer, sm);
 	sm->el->ho_timer = evtimer_new(sm->base, on_ho_timer, sm);
-	return sm->el->poll_timer && sm->el->ho_timer ? 0 : -1;
+	sm->el->rogues = rogues_new();
+	return sm->el->poll_timer && sm->el->ho_timer && sm->el->rogues ? 0 : -1;
 }
 
 void smstate_free(struct sm *sm)
@@ -1014,6 +1209,8 @@ void smstate_free(struct sm *sm)
 		event_free(sm->el->poll_timer);
 	if (sm->el->ho_timer)
 		event_free(sm->el->ho_timer);
+	smkey_peers_free(&sm->el->peers);
+	rogues_free(sm->el->rogues);
 	free(sm->el);
 	sm->el = NULL;
 }
@@ -1030,6 +1227,11 @@ const struct election_status *election_status(const struct sm *sm)
 {
 	static const struct election_status none;	/* before smstate_init() */
 	return sm->el ? &sm->el->st : &none;
+}
+
+const struct rogues *election_rogues(const struct sm *sm)
+{
+	return sm->el ? sm->el->rogues : NULL;
 }
 
 const uint64_t *election_silent(const struct sm *sm)
@@ -1064,6 +1266,8 @@ void election_to_ctl(const struct sm *sm, json_t *o)
 			"sm_guid", g, "their_key", k,
 			"count", (json_int_t)st->smc.key_mismatches));
 	}
+	if (sm->el)
+		rogues_to_ctl(sm->el->rogues, o);
 	json_object_set_new(o, "sm_protocol", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"handovers_sent", (json_int_t)st->smc.handovers_sent,
 		"handovers_done", (json_int_t)st->smc.handovers_done,

@@ -69,13 +69,15 @@ struct remote_sm {
 
 /*
  * The election (pure): my_state is DISCOVERING, STANDBY or MASTER.  A
- * master (of either key) is followed; a higher SM with our key is
+ * master with our key is followed; a higher SM with our key is
  * followed (or, by a master, handed over to once it is STANDBY); a master keeps the subnet
- * and waits for a lower master with our key to hand over.  A master
- * whose SM_Key differs cannot be talked to: it is followed rather than
- * fought.  *who is the index of the SM the verdict is about.
+ * and waits for a lower master with our key to hand over.  keyed: we
+ * hold an SM_Key (not 0).  Then an SM whose SM_Key differs is a rogue
+ * (sm/rogue.h) and counts for nothing, whatever its state and priority;
+ * without one, a master of another key is followed rather than fought.
+ * *who is the index of the SM the verdict is about.
  */
-enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid,
+enum sm_verdict sm_elect(int my_state, int my_priority, uint64_t my_guid, int keyed,
 			 const struct remote_sm *r, uint32_t n, uint32_t *who);
 
 /* Is event ev legal in state st (the table's answer)? */
@@ -133,6 +135,9 @@ struct election_status {
 const struct election_status *election_status(const struct sm *sm);
 /* The IsSM ports that never answered SMInfo, by port GUID (n_silent of them). */
 const uint64_t *election_silent(const struct sm *sm);
+/* The rogue SMs seen (sm/rogue.h), NULL before smstate_init(). */
+struct rogues;
+const struct rogues *election_rogues(const struct sm *sm);
 /*
  * Into ibsmctl status's object o: the master followed (STANDBY), the
  * HANDOVER awaited or sent, the last SM_Key mismatch, the protocol's counts.

@@ -2,7 +2,7 @@
 # Installs the Debian packages the build and the tests need, only those missing.
 set -e
 PKGS="build-essential pkg-config libibumad-dev libibmad-dev libevent-dev libyaml-dev
-libjansson-dev libsystemd-dev check ibsim-utils libumad2sim0 infiniband-diags opensm
+libjansson-dev libsystemd-dev libsodium-dev check ibsim-utils libumad2sim0 infiniband-diags opensm
 python3 procps python3-prometheus-client curl graphviz mandoc systemd"
 missing=""
 for p in $PKGS; do

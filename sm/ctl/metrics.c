@@ -13,6 +13,7 @@
 #include "traps/notify.h"
 #include "sm/daemon.h"
 #include "sm/ctl/metrics.h"
+#include "sm/rogue.h"
 #include "sm/sa/sa_server.h"
 #include "sm/smstate.h"
 
@@ -145,6 +146,13 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 	    "SMInfo HANDOVERs received from other SMs", (double)election_status(sm)->smc.handovers_received);
 	one(t, "ibsmd_sm_key_mismatches_total", "counter",
 	    "SMInfo answers carrying another SM_Key", (double)election_status(sm)->smc.key_mismatches);
+	const struct rogues *rg = election_rogues(sm);
+	one(t, "ibsmd_rogue_sms", "gauge",
+	    "SMs seen answering SMInfo with another SM_Key (never obeyed)",
+	    rg ? rogues_count(rg) : 0);
+	one(t, "ibsmd_rogue_isolations_total", "counter",
+	    "Switch ports disabled to cut a rogue SM off (sm.rogue: isolate)",
+	    rg ? (double)rogues_isolations(rg) : 0);
 }
 
 static void subnet_metrics(struct mtext *t, const struct sm *sm)

@@ -137,12 +137,15 @@ static const struct key port_keys[] = {
 	U64("guid", port_guid, 1),
 	END
 };
+/* sm.rogue, indexed by enum rogue_mode (sm/rogue.h) */
+static const char *const rogue_modes[] = { "isolate", "report", NULL };
 static const struct key sm_keys[] = {
 	INT("priority", sm_priority, 0, 15),
 	INT("subnet_timeout", subnet_timeout, 0, 31),
 	INT("poll_ms", sminfo_poll_ms, 100, 600000),
 	INT("poll_retries", sminfo_poll_retries, 1, 100),
 	U64("sm_key", sm_key, 0),
+	ENUM("rogue", sm_rogue, rogue_modes),
 	END
 };
 static const struct key sweep_keys[] = {

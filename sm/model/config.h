@@ -78,6 +78,8 @@ struct config {
 	uint64_t port_guid;		/* 0 = not given */
 	uint64_t subnet_prefix;		/* default 0xfe80000000000000 */
 	int sm_priority;		/* 0..15, default 0 */
+	int sm_rogue;			/* sm.rogue: enum rogue_mode (sm/rogue.h),
+					 * default isolate (0) */
 	char state_dir[256];		/* default /var/lib/ibsmd */
 	int log_level;			/* enum log_level (sm/base/log.h), default notice */
 	char node_name_map[256];	/* a node_name_map file (sm/base/nodemap.h); "": none */

@@ -34,6 +34,14 @@
  *         after the SM stopped, so hosts still send there (it claims
  *         IsSM: ibsim gives requests only to an IsSM client).  Prints
  *         "answered=N".
+ *     madsend rogue SECONDS KEY
+ *         a rogue SM: an IsSM port that answers every SMInfo Get for
+ *         SECONDS as MASTER at priority 15 with SM_Key KEY; prints
+ *         "sminfo_gets=N".
+ *     madsend smkey DLID
+ *         what a host reads of an SM's SMInfo: one LID-routed SMInfo Get
+ *         to DLID, carrying no SMInfo of its own; prints "sm_key=0x...
+ *         state=N" (exit 0), or "no answer" (exit 1).
  *
  * Runs under libumad2sim.so; it registers an agent for every class it
  * sends, because umad2sim crashes on a MAD of a class with no agent.  For
@@ -354,34 +362,128 @@ static int silent(int fd, double seconds)
 	return 0;
 }
 
-static int echo(int fd, double seconds)
+/*
+ * An SM port serving for SECONDS: answer() turns each MAD received into
+ * its answer in place (returns 0 to leave it unanswered); the answers
+ * sent are counted into *sent.
+ */
+static int serve(int fd, double seconds, int sa_server,
+		 int (*answer)(void *umad, uint8_t *m, int len, void *arg), void *arg,
+		 long *sent)
 {
-	int agent = sm_port(fd, 1);
+	int agent = sm_port(fd, sa_server);
 	if (agent < 0)
 		return 1;
 	void *in = calloc(1, umad_size() + MAD_SIZE);
 	if (!in)
 		return 1;
 	uint8_t *m = umad_get_mad(in);
-	long answered = 0;
 	double end = now_s() + seconds;
 	while (now_s() < end) {
 		int len = MAD_SIZE;
-		if (umad_recv(fd, in, &len, 100) < 0 || len < 24 ||
-		    m[1] != IB_SA_CLASS || (m[3] & 0x80))
-			continue;
-		m[3] = m[3] == 0x15 ? 0x95 : 0x81;	/* DeleteResp or GetResp */
-		m[4] = m[5] = 0;			/* status */
-		if (umad_send(fd, agent, in, len, 0, 0) == 0)
-			answered++;
+		if (umad_recv(fd, in, &len, 100) >= 0 && answer(in, m, len, arg) &&
+		    umad_send(fd, agent, in, len, 0, 0) == 0)
+			(*sent)++;
 	}
-	printf("answered=%ld\n", answered);
 	free(in);
 	return 0;
 }
 
+static int echo_answer(void *umad, uint8_t *m, int len, void *arg)
+{
+	if (len < 24 || m[1] != IB_SA_CLASS || (m[3] & 0x80))
+		return 0;
+	m[3] = m[3] == 0x15 ? 0x95 : 0x81;	/* DeleteResp or GetResp */
+	m[4] = m[5] = 0;			/* status */
+	return 1;
+}
+
+static int echo(int fd, double seconds)
+{
+	long answered = 0;
+	if (serve(fd, seconds, 1, echo_answer, NULL, &answered))
+		return 1;
+	printf("answered=%ld\n", answered);
+	return 0;
+}
+
+struct rogue_sm {
+	uint64_t guid, key;
+	long gets;
+};
+
+static int rogue_answer(void *umad, uint8_t *m, int len, void *arg)
+{
+	struct rogue_sm *r = arg;
+	if (len < MAD_SIZE || smp_attr(m) != IB_ATTR_SMINFO || smp_method(m) != IB_MAD_METHOD_GET)
+		return 0;
+	struct smp_sminfo me = { .guid = r->guid, .sm_key = r->key, .priority = 15,
+				 .state = SMS_MASTER, .act_count = (uint32_t)r->gets++ };
+	smp_encode_sminfo(smp_data(m), &me);
+	smp_make_response(m, 0);
+	/* a directed-route answer goes back by its path: permissive DLID */
+	if (smp_class(m) == IB_SMI_DIRECT_CLASS)
+		umad_set_addr(umad, 0xffff, 0, 0, 0);
+	return 1;
+}
+
+static int rogue(int fd, double seconds, uint64_t key)
+{
+	struct rogue_sm r = { .key = key };
+	char names[8][UMAD_CA_NAME_LEN];
+	umad_port_t port;
+	if (umad_get_cas_names(names, 8) >= 1 && umad_get_port(names[0], 1, &port) == 0) {
+		r.guid = be64toh(port.port_guid);
+		umad_release_port(&port);
+	}
+	long sent = 0;
+	if (serve(fd, seconds, 0, rogue_answer, &r, &sent))
+		return 1;
+	printf("sminfo_gets=%ld\n", r.gets);
+	return 0;
+}
+
+static int smkey(int fd, int dlid)
+{
+	int agent = umad_register(fd, IB_SMI_CLASS, 1, 0, NULL);
+	if (agent < 0 || umad_register(fd, IB_SMI_DIRECT_CLASS, 1, 0, NULL) < 0)
+		return 1;
+	void *out = calloc(1, umad_size() + MAD_SIZE), *in = calloc(1, umad_size() + MAD_SIZE);
+	if (!out || !in)
+		return 1;
+	uint8_t *m = umad_get_mad(out), *r = umad_get_mad(in);
+	smp_init_lid(m, IB_MAD_METHOD_GET, IB_ATTR_SMINFO, 0);
+	uint64_t tid = (uint64_t)getpid() << 16 | 0x5e;
+	mad_set_field64(m, 0, IB_MAD_TRID_F, tid);
+	if (send_mad(fd, agent, out, dlid, 0) < 0)
+		return 1;
+	double end = now_s() + 5;
+	while (now_s() < end) {
+		int len = MAD_SIZE;
+		if (umad_recv(fd, in, &len, 200) < 0 || len < MAD_SIZE ||
+		    !(r[3] & IB_MAD_RESPONSE) || smp_attr(r) != IB_ATTR_SMINFO ||
+		    (uint32_t)mad_get_field64(r, 0, IB_MAD_TRID_F) != (uint32_t)tid)
+			continue;	/* the SM's own SMInfo Get to us goes unanswered;
+					 * the TID's upper half is the agent's */
+		struct smp_sminfo s;
+		smp_decode_sminfo(smp_data(r), &s);
+		printf("sm_key=0x%016llx state=%d\n", (unsigned long long)s.sm_key, s.state);
+		return 0;
+	}
+	printf("no answer\n");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "rogue")) {
+		int fd = open_port();
+		return fd < 0 ? 1 : rogue(fd, atof(argv[2]), strtoull(argv[3], NULL, 0));
+	}
+	if (argc == 3 && !strcmp(argv[1], "smkey")) {
+		int fd = open_port();
+		return fd < 0 ? 1 : smkey(fd, atoi(argv[2]));
+	}
 	if (argc >= 5 && !strcmp(argv[1], "traps")) {
 		int fd = open_port();
 		return fd < 0 ? 1 : traps(fd, atol(argv[2]), atoi(argv[3]),
@@ -419,6 +521,8 @@ int main(int argc, char **argv)
 			"       madsend forge SECONDS DLID RPATH [FILE TEXT]\n"
 			"       madsend traps COUNT SMLID TRAP:ISSUER...\n"
 			"       madsend silent SECONDS\n"
-			"       madsend echo SECONDS\n");
+			"       madsend echo SECONDS\n"
+			"       madsend rogue SECONDS KEY\n"
+			"       madsend smkey DLID\n");
 	return 2;
 }

@@ -18,7 +18,10 @@
 #include "mad/smp.h"
 #include "sm/daemon.h"
 #include "sm/base/log.h"
+#include "sm/rogue.h"
+#include "sm/smkey.h"
 #include "sm/smstate.h"
+#include "sm/sweeper.h"
 #include "sm/base/topo.h"
 #include "sm/vm/vmops.h"
 
@@ -44,49 +47,58 @@ START_TEST(t_elect_rules)
 	struct remote_sm v[3];
 	memset(v, 0, sizeof(v));
 	/* alone */
-	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, v, 0, &who), SMV_MASTER);
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, 1, v, 0, &who), SMV_MASTER);
 	/* a lower master is still followed by a newcomer */
 	v[0] = peer(0x20, 1, SMS_MASTER, 1);
-	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, v, 1, &who), SMV_STANDBY);
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, 1, v, 1, &who), SMV_STANDBY);
 	ck_assert_uint_eq(who, 0);
 	/* ... and a master hands over to... nobody: it waits for the lower one */
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_WAIT);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 1, &who), SMV_WAIT);
 	/* a higher standby: the master hands over, a newcomer follows it */
 	v[0] = peer(0x20, 9, SMS_STANDBY, 1);
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_HANDOVER);
-	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, v, 1, &who), SMV_STANDBY);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 1, &who), SMV_HANDOVER);
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, 1, v, 1, &who), SMV_STANDBY);
 	/* equal priority: the lower GUID wins */
 	v[0] = peer(0x08, 5, SMS_STANDBY, 1);
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_HANDOVER);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 1, &who), SMV_HANDOVER);
 	v[0] = peer(0x18, 5, SMS_STANDBY, 1);
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_MASTER);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 1, &who), SMV_MASTER);
 	/* NOTACTIVE and silent SMs do not count */
 	v[0] = peer(0x20, 15, SMS_NOTACTIVE, 1);
 	v[1] = peer(0x21, 15, SMS_STANDBY, 1);
 	v[1].answered = 0;
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 2, &who), SMV_MASTER);
-	/* a higher SM of another key is not handed to; its master is followed */
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 2, &who), SMV_MASTER);
+	/* an SM of another key counts for nothing: not handed to, not followed */
 	v[0] = peer(0x20, 15, SMS_STANDBY, 0);
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_MASTER);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 1, &who), SMV_MASTER);
 	v[0] = peer(0x20, 0, SMS_MASTER, 0);
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_STANDBY);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 1, &who), SMV_MASTER);
+	v[0] = peer(0x20, 15, SMS_MASTER, 0);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 0, 0x10, 1, v, 1, &who), SMV_MASTER);
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 0, 0x10, 1, v, 1, &who), SMV_MASTER);
+	ck_assert_int_eq(sm_elect(SMS_STANDBY, 0, 0x10, 1, v, 1, &who), SMV_MASTER);
+	/* with no key of ours (SM_Key 0), a master of another key is followed */
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 0, 0x10, 0, v, 1, &who), SMV_STANDBY);
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 0, 0x10, 0, v, 1, &who), SMV_STANDBY);
+	v[0] = peer(0x20, 15, SMS_STANDBY, 0);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 0, v, 1, &who), SMV_MASTER);
 	/* the highest of several */
 	v[0] = peer(0x30, 7, SMS_STANDBY, 1);
 	v[1] = peer(0x31, 12, SMS_DISCOVERING, 1);
 	v[2] = peer(0x32, 9, SMS_MASTER, 1);
 	/* a master hands over to a STANDBY or MASTER, not to one still DISCOVERING */
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 3, &who), SMV_HANDOVER);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 3, &who), SMV_HANDOVER);
 	ck_assert_uint_eq(who, 2);
 	v[2] = peer(0x32, 9, SMS_STANDBY, 1);
 	v[1].info.state = SMS_STANDBY;
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 3, &who), SMV_HANDOVER);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 3, &who), SMV_HANDOVER);
 	ck_assert_uint_eq(who, 1);
 	v[1].info.state = SMS_DISCOVERING;
 	v[2] = peer(0x32, 9, SMS_MASTER, 1);
-	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, v, 3, &who), SMV_STANDBY);
+	ck_assert_int_eq(sm_elect(SMS_DISCOVERING, 5, 0x10, 1, v, 3, &who), SMV_STANDBY);
 	ck_assert_uint_eq(who, 2);	/* the master, not the highest */
 	v[0] = peer(0x20, 9, SMS_DISCOVERING, 1);
-	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, v, 1, &who), SMV_MASTER);
+	ck_assert_int_eq(sm_elect(SMS_MASTER, 5, 0x10, 1, v, 1, &who), SMV_MASTER);
 }
 END_TEST
 
@@ -518,6 +530,8 @@ struct rawsm {
 	int polled;		/* SMInfo Gets that reached it */
 	/* answering: an SM in STANDBY at priority answer_prio that refuses HANDOVER */
 	int answer_prio;	/* 0: answers nothing */
+	int answer_state;	/* the state it answers, 0: STANDBY */
+	uint64_t answer_key;	/* the SM_Key it answers */
 	int handovers;		/* HANDOVERs it refused */
 	int silent_handover;	/* HANDOVER unanswered: the master waits */
 };
@@ -529,7 +543,8 @@ static void raw_answer(struct rawsm *r, const uint8_t *req, const struct mad_add
 	uint8_t mad[MAD_SIZE];
 	memcpy(mad, req, MAD_SIZE);
 	struct smp_sminfo me = { .guid = r->t.port_guid, .priority = (uint8_t)r->answer_prio,
-				 .state = SMS_STANDBY };
+				 .state = (uint8_t)(r->answer_state ? r->answer_state : SMS_STANDBY),
+				 .sm_key = r->answer_key };
 	smp_encode_sminfo(smp_data(mad), &me);
 	smp_make_response(mad, status);
 	struct mad_addr to = *from;
@@ -561,6 +576,19 @@ static void raw_rx(void *arg, const uint8_t *mad, size_t len,
 	r->got++;
 }
 
+/* Sends mad carrying SMInfo s from the raw SM; waits for the answer (r->last). */
+static void raw_exchange(struct fab *F, struct rawsm *r, uint8_t *mad,
+			 const struct mad_addr *a, const struct smp_sminfo *s)
+{
+	mad_set_field64(mad, 0, IB_MAD_TRID_F, 0x1234 + (uint64_t)r->got);
+	smp_encode_sminfo(smp_data(mad), s);
+	int got = r->got;
+	ck_assert_int_eq(r->t.send(r->t.ctx, mad, MAD_SIZE, a), 0);
+	for (int t = 0; t < 100 && r->got == got; t++)
+		run_ms(F, 10);
+	ck_assert_int_gt(r->got, got);
+}
+
 /* An SMInfo Set by LID, or by directed route when path is given. */
 static int raw_set_by(struct fab *F, struct rawsm *r, uint32_t to_lid,
 		      const uint8_t *path, int hops, uint32_t mod, int as_state,
@@ -576,15 +604,9 @@ static int raw_set_by(struct fab *F, struct rawsm *r, uint32_t to_lid,
 	} else {
 		smp_init_lid(mad, IB_MAD_METHOD_SET, IB_ATTR_SMINFO, mod);
 	}
-	mad_set_field64(mad, 0, IB_MAD_TRID_F, 0x1234 + (uint64_t)r->got);
 	struct smp_sminfo s = { .guid = r->t.port_guid, .sm_key = key,
 				.priority = 15, .state = (uint8_t)as_state };
-	smp_encode_sminfo(smp_data(mad), &s);
-	int got = r->got;
-	ck_assert_int_eq(r->t.send(r->t.ctx, mad, sizeof(mad), &a), 0);
-	for (int t = 0; t < 100 && r->got == got; t++)
-		run_ms(F, 10);
-	ck_assert_int_gt(r->got, got);
+	raw_exchange(F, r, mad, &a, &s);
 	return smp_status(r->last);
 }
 
@@ -593,6 +615,165 @@ static int raw_set(struct fab *F, struct rawsm *r, uint32_t to_lid, uint32_t mod
 {
 	return raw_set_by(F, r, to_lid, NULL, 0, mod, as_state, key);
 }
+
+/*
+ * An SMInfo Get by LID from the raw SM; its SMInfo carries proof (0:
+ * none, as OpenSM's and a host's).  Returns the SM_Key answered.
+ */
+static uint64_t raw_get_key(struct fab *F, struct rawsm *r, uint32_t to_lid, uint64_t proof)
+{
+	uint8_t mad[MAD_SIZE];
+	struct mad_addr a;
+	memset(&a, 0, sizeof(a));
+	a.lid = to_lid;
+	smp_init_lid(mad, IB_MAD_METHOD_GET, IB_ATTR_SMINFO, 0);
+	struct smp_sminfo s = { .guid = r->t.port_guid, .sm_key = proof };
+	raw_exchange(F, r, mad, &a, &s);
+	struct smp_sminfo ans;
+	smp_decode_sminfo(smp_data(r->last), &ans);
+	ck_assert_int_eq(smp_status(r->last), 0);
+	return ans.sm_key;
+}
+
+#define OUR_KEY 0x00005ec7e75ec7e7ULL
+
+/* The switch port that faces H10, from A's model. */
+static void port_facing(struct sm *a, uint64_t *sw_guid, int *num)
+{
+	const struct fabric *f = &a->sub.model->f;
+	for (uint32_t i = 0; i < f->n_ports; i++)
+		if (f->ports[i].guid == HOST_PORT(10) && fabric_is_endport(f, i)) {
+			uint32_t q = f->ports[i].remote;
+			ck_assert_uint_ne(q, FAB_NONE);
+			*sw_guid = f->nodes[f->ports[q].node].guid;
+			*num = f->ports[q].num;
+			return;
+		}
+	ck_abort_msg("H10 is not in the model");
+}
+
+/*
+ * A master holding OUR_KEY on H0, the raw SM on H10 answering SMInfo in
+ * state at priority prio (0: not at all) with key.
+ */
+static struct sm *keyed_master(struct fab *F, struct rawsm *r, int rogue_mode,
+			       int prio, int state, uint64_t key, uint64_t *sw, int *num)
+{
+	char err[256];
+	setup_fab(F);
+	struct sm *a = new_sm(F, 0, 5);
+	a->cfg.sm_key = OUR_KEY;
+	a->cfg.sm_rogue = rogue_mode;
+	start_sm(F, 0, 0);
+	who = 0;
+	ck_assert_msg(run_until(F, is_master_up, 5000), "A never became MASTER");
+	if (sw)
+		port_facing(a, sw, num);
+	memset(r, 0, sizeof(*r));
+	r->answer_prio = prio;
+	r->answer_state = state;
+	r->answer_key = key;
+	ck_assert_msg(emu_attach(F->e, F->base, HOST_PORT(10), &r->t, raw_rx, r, err,
+				 sizeof(err)) == 0, "%s", err);
+	run_ms(F, 500);	/* whatever its arrival started is over */
+	return a;
+}
+
+/*
+ * IBA vol. 1 §14.4.1: SubnGet(SMInfo) gets the SM_Key only when the
+ * requester is entitled to it.  A host's Get gets 0; an ibsmd's Get with
+ * its proof gets the key; an SM that sends no proof (as OpenSM) is asked
+ * for its SMInfo first and gets the key when it holds it.
+ */
+START_TEST(t_sminfo_key_disclosure)
+{
+	struct fab F;
+	struct rawsm r;
+	struct sm *a = keyed_master(&F, &r, ROGUE_REPORT, 1, SMS_STANDBY, OUR_KEY, NULL, NULL);
+	uint32_t alid = (uint32_t)emu_port_lid(F.e, HOST_PORT(0), 0);
+	/* an SM with our key that sends no proof: asked back, then told */
+	int polled = r.polled;
+	ck_assert_uint_eq(raw_get_key(&F, &r, alid, 0), OUR_KEY);
+	ck_assert_int_eq(r.polled, polled + 1);
+	/* a host (answers no SMInfo): 0 */
+	r.answer_prio = 0;
+	r.answer_key = 0;
+	ck_assert_uint_eq(raw_get_key(&F, &r, alid, 0), 0);
+	/* a proof for another port, or of another key: 0, and not asked again */
+	polled = r.polled;
+	ck_assert_uint_eq(raw_get_key(&F, &r, alid, smkey_proof(OUR_KEY, r.t.port_guid, 0x99)), 0);
+	ck_assert_uint_eq(raw_get_key(&F, &r, alid, smkey_proof(0xbad, r.t.port_guid,
+								  a->tr.port_guid)), 0);
+	ck_assert_int_eq(r.polled, polled);
+	/* the proof an ibsmd sends: the key */
+	ck_assert_uint_eq(raw_get_key(&F, &r, alid, smkey_proof(OUR_KEY, r.t.port_guid,
+								  a->tr.port_guid)), OUR_KEY);
+	ck_assert_int_eq(a->state, SMS_MASTER);
+	r.t.close(r.t.ctx);
+	teardown_fab(&F);
+}
+END_TEST
+
+/*
+ * A port that answers SMInfo as MASTER at priority 15 with another
+ * SM_Key: never obeyed -- A stays MASTER, writes nothing for it -- and,
+ * under sm.rogue: isolate, the switch port facing it is disabled.
+ */
+static void rogue_master(int mode)
+{
+	struct fab F;
+	struct rawsm r;
+	uint64_t sw;
+	int num;
+	struct sm *a = keyed_master(&F, &r, mode, 15, SMS_MASTER, 0xbad, &sw, &num);
+	uint64_t heavy = a->sweep.heavy_sweeps;
+	sweeper_request_heavy(a, "a new SM");
+	run_ms(&F, 600);
+	ck_assert_uint_gt(a->sweep.heavy_sweeps, heavy);
+	ck_assert_int_eq(a->state, SMS_MASTER);
+	ck_assert_int_gt(r.polled, 0);
+	ck_assert_uint_eq(rogues_count(election_rogues(a)), 1);
+	ck_assert_uint_ge(election_status(a)->smc.key_mismatches, 1);
+	ck_assert_uint_eq(election_status(a)->key_mismatch_key, 0xbad);
+	if (mode == ROGUE_ISOLATE) {
+		ck_assert_uint_eq(rogues_isolations(election_rogues(a)), 1);
+		ck_assert_int_eq(emu_port_phys_state(F.e, sw, num), 3 /* Disabled */);
+	} else {
+		ck_assert_uint_eq(rogues_isolations(election_rogues(a)), 0);
+		ck_assert_int_eq(emu_port_phys_state(F.e, sw, num), PHYS_LINKUP);
+	}
+	/* light sweeps see it again: still MASTER, no heavy sweep for it */
+	heavy = a->sweep.heavy_sweeps;
+	for (int i = 0; i < 3; i++) {
+		sweeper_request_light(a);
+		run_ms(&F, 200);
+	}
+	ck_assert_int_eq(a->state, SMS_MASTER);
+	if (mode == ROGUE_REPORT)
+		ck_assert_uint_eq(a->sweep.heavy_sweeps, heavy);
+	json_t *o = json_object();
+	election_to_ctl(a, o);
+	json_t *rs = json_object_get(o, "rogue_sms");
+	ck_assert_int_eq((int)json_array_size(rs), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(rs, 0), "sm_key")),
+			 "0x0000000000000bad");
+	json_decref(o);
+	ck_assert_int_eq(emu_violations(F.e), 0);
+	r.t.close(r.t.ctx);
+	teardown_fab(&F);
+}
+
+START_TEST(t_rogue_master_cut_off)
+{
+	rogue_master(ROGUE_ISOLATE);
+}
+END_TEST
+
+START_TEST(t_rogue_master_reported)
+{
+	rogue_master(ROGUE_REPORT);
+}
+END_TEST
 
 START_TEST(t_disable_standby_and_refusals)
 {
@@ -793,6 +974,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_failover_keeps_everything);
 	tcase_add_test(tc, t_three_sms);
 	tcase_add_test(tc, t_disable_standby_and_refusals);
+	tcase_add_test(tc, t_sminfo_key_disclosure);
+	tcase_add_test(tc, t_rogue_master_cut_off);
+	tcase_add_test(tc, t_rogue_master_reported);
 	tcase_add_test(tc, t_handover_refused);
 	tcase_add_test(tc, t_handover_wait_is_not_a_sweep);
 	tcase_add_test(tc, t_two_masters_meet);
