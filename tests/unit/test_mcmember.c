@@ -361,13 +361,12 @@ START_TEST(get_and_get_table)
 }
 END_TEST
 
-/* tenantB's and tenantC's groups, and an MGID no group has */
-static const uint8_t G_B[16] = { 0xff, 0x15, 0x12, 0x34, 0, 0, 0, 0,
-				 0, 0, 0, 0, 0, 0, 0, 0xcb };
-static const uint8_t G_C[16] = { 0xff, 0x15, 0x12, 0x34, 0, 0, 0, 0,
-				 0, 0, 0, 0, 0, 0, 0, 0xcc };
-static const uint8_t G_NONE[16] = { 0xff, 0x15, 0x12, 0x34, 0, 0, 0, 0,
-				    0, 0, 0, 0, 0, 0, 0, 0xdd };
+/* A site-local MGID as G_A's, with another last byte. */
+static void site_mgid(uint8_t last, uint8_t *m)
+{
+	memcpy(m, G_A, 16);
+	m[15] = last;
+}
 
 /* The status of a request about mgid (and the port of host, or of GUID
    guid when host is NULL); a GetTable's success as 0x10000 + records. */
@@ -392,43 +391,46 @@ static unsigned mc_answer(struct env *e, const char *who, uint8_t method,
 START_TEST(outsider_learns_nothing_of_groups)
 {
 	struct env e;
-	uint8_t r[MCM];
+	uint8_t r[MCM], g_b[16], g_c[16], g_none[16];
+	site_mgid(0xcb, g_b);		/* tenantB's */
+	site_mgid(0xcc, g_c);		/* tenantC's */
+	site_mgid(0xdd, g_none);	/* no group's */
 	env_up(&e, 1);
-	rec(&e, r, G_B, "H3", FULL, 0x8002, 7);		/* tenantB's, by H3 */
+	rec(&e, r, g_b, "H3", FULL, 0x8002, 7);		/* tenantB's, by H3 */
 	ck_assert_uint_eq(ask_mc(&e, "H3", SET, CREATE, r), 0);
 	const uint64_t masks[] = { JOIN, JOIN, M_MGID };
 	const uint8_t methods[] = { SET, SET, SA_METHOD_GET };
 	const uint8_t states[] = { FULL, MC_JOIN_NON, 0 };
 	for (int k = 0; k < 3; k++) {
-		unsigned b = mc_answer(&e, "H6", methods[k], masks[k], G_B, "H6", 0, states[k]);
-		unsigned n = mc_answer(&e, "H6", methods[k], masks[k], G_NONE, "H6", 0, states[k]);
+		unsigned b = mc_answer(&e, "H6", methods[k], masks[k], g_b, "H6", 0, states[k]);
+		unsigned n = mc_answer(&e, "H6", methods[k], masks[k], g_none, "H6", 0, states[k]);
 		ck_assert_msg(b == n && b, "request %d from H6: tenantB's group 0x%04x, none 0x%04x",
 			      k, b, n);
 	}
-	ck_assert_uint_eq(mc_answer(&e, "H6", SA_METHOD_GET_TABLE, M_MGID, G_B, NULL, 0, 0),
+	ck_assert_uint_eq(mc_answer(&e, "H6", SA_METHOD_GET_TABLE, M_MGID, g_b, NULL, 0, 0),
 			  0x10000);
 	/* H2, a limited member of tenantB, joins it */
-	ck_assert_uint_eq(mc_answer(&e, "H2", SET, JOIN, G_B, "H2", 0, MC_JOIN_NON), 0);
-	ck_assert_ptr_nonnull(mc_find_mgid(&e.sm->mc, G_B));
+	ck_assert_uint_eq(mc_answer(&e, "H2", SET, JOIN, g_b, "H2", 0, MC_JOIN_NON), 0);
+	ck_assert_ptr_nonnull(mc_find_mgid(&e.sm->mc, g_b));
 
 	/* tenantC's group by the SM's port, H4 in it and H5 by proxy: H4
 	   and H5 are both limited members of C and share nothing */
-	rec(&e, r, G_C, "H1", FULL, 0x8003, 7);
+	rec(&e, r, g_c, "H1", FULL, 0x8003, 7);
 	ck_assert_uint_eq(ask_mc(&e, "H1", SET, CREATE, r), 0);
-	ck_assert_uint_eq(mc_answer(&e, "H4", SET, JOIN, G_C, "H4", 0, FULL), 0);
-	rec(&e, r, G_C, "H5", FULL, 0, 0);
+	ck_assert_uint_eq(mc_answer(&e, "H4", SET, JOIN, g_c, "H4", 0, FULL), 0);
+	rec(&e, r, g_c, "H5", FULL, 0, 0);
 	r[49] = 0x80;
 	ck_assert_uint_eq(ask_mc(&e, "H1", SET, JOIN, r), 0);
-	unsigned h = mc_answer(&e, "H4", SA_METHOD_GET, M_MGID | M_PGID, G_C, "H5", 0, 0);
-	unsigned n = mc_answer(&e, "H4", SA_METHOD_GET, M_MGID | M_PGID, G_C, NULL,
+	unsigned h = mc_answer(&e, "H4", SA_METHOD_GET, M_MGID | M_PGID, g_c, "H5", 0, 0);
+	unsigned n = mc_answer(&e, "H4", SA_METHOD_GET, M_MGID | M_PGID, g_c, NULL,
 			       0x0002c9ffdeadbeefull, 0);
 	ck_assert_msg(h == n, "H4 asks for H5 in tenantC's group: 0x%04x, for no port 0x%04x",
 		      h, n);
-	ck_assert_uint_eq(mc_answer(&e, "H1", SA_METHOD_GET, M_MGID | M_PGID, G_C, "H5", 0, 0), 0);
+	ck_assert_uint_eq(mc_answer(&e, "H1", SA_METHOD_GET, M_MGID | M_PGID, g_c, "H5", 0, 0), 0);
 	/* nor may H4 take H5 out of it, as it could not a non-member */
-	rec(&e, r, G_C, "H5", FULL, 0, 0);
+	rec(&e, r, g_c, "H5", FULL, 0, 0);
 	ck_assert_uint_eq(ask_mc(&e, "H4", DEL, JOIN, r), REQ);
-	ck_assert_ptr_nonnull(mc_member_of(mc_find_mgid(&e.sm->mc, G_C), guid(&e, "H5")));
+	ck_assert_ptr_nonnull(mc_member_of(mc_find_mgid(&e.sm->mc, g_c), guid(&e, "H5")));
 	env_down(&e);
 }
 END_TEST
