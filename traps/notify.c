@@ -20,7 +20,10 @@
  *
  * The state file holds one subscription a line and is written (temporary
  * file, fsync, rename) shortly after a change, never once per request:
- * a burst of subscriptions costs one write.
+ * a burst of subscriptions costs one write.  Reading it (at start, and
+ * merged into the table when the SM becomes master) sorts the table's
+ * and the file's subscriptions by identity (merge()): O(n log n), with
+ * the bounds a subscriber's Sets have.
  */
 #include "traps/notify.h"
 
@@ -118,21 +121,35 @@ static int gid_is_zero(const uint8_t *g)
 	return 1;
 }
 
-/* The same subscription: see the comment at the top. */
+/*
+ * A subscription's identity (see the comment at the top) as bytes: two
+ * are the same subscription when their keys are equal, and the loader
+ * sorts by it.  The subscriber's GID comes first, so one subscriber's
+ * subscriptions sort together.
+ */
+#define SUB_KEY_LEN	48
+
+static void sub_key(const uint8_t *ii, const struct notify_subscriber *who,
+		    uint8_t *k)
+{
+	memset(k, 0, SUB_KEY_LEN);
+	memcpy(k, who->gid, 16);
+	sa_put32(k + 16, who->qpn);
+	memcpy(k + 20, ii + II_GID, 16);
+	if (gid_is_zero(ii + II_GID))	/* LIDRangeBegin, LIDRangeEnd */
+		memcpy(k + 36, ii + II_LID_BEGIN, 4);
+	k[40] = ii[II_IS_GENERIC];
+	memcpy(k + 41, ii + II_TYPE, 4);	/* Type, TrapNumber / DeviceID */
+	memcpy(k + 45, ii + II_PRODUCER, 3);
+}
+
 static int same_sub(const struct sub *s, const uint8_t *ii,
 		    const struct notify_subscriber *who)
 {
-	const uint8_t *a = s->ii;
-	if (memcmp(s->who.gid, who->gid, 16) || s->who.qpn != who->qpn)
-		return 0;
-	if (memcmp(a + II_GID, ii + II_GID, 16))
-		return 0;
-	if (gid_is_zero(ii + II_GID) &&
-	    (ii_lid_begin(a) != ii_lid_begin(ii) || ii_lid_end(a) != ii_lid_end(ii)))
-		return 0;
-	return a[II_IS_GENERIC] == ii[II_IS_GENERIC] &&
-	       ii_type(a) == ii_type(ii) && ii_trap(a) == ii_trap(ii) &&
-	       ii_producer(a) == ii_producer(ii);
+	uint8_t a[SUB_KEY_LEN], b[SUB_KEY_LEN];
+	sub_key(s->ii, &s->who, a);
+	sub_key(ii, who, b);
+	return !memcmp(a, b, SUB_KEY_LEN);
 }
 
 static uint64_t resp_ms(const struct notifier *n, const struct sub *s)
@@ -148,10 +165,30 @@ static uint64_t resp_ms(const struct notifier *n, const struct sub *s)
 
 /* ---- the state file ---- */
 
+static const char HEX[] = "0123456789abcdef";
+
+/* n bytes as 2n lowercase hex digits and a NUL (the state file's). */
+static void hex_str(const uint8_t *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = HEX[b[i] >> 4];
+		out[2 * i + 1] = HEX[b[i] & 0xf];
+	}
+	out[2 * n] = '\0';
+}
+
 static void gid_str(const uint8_t *g, char *out)
 {
-	for (int i = 0; i < 16; i++)
-		sprintf(out + 2 * i, "%02x", g[i]);
+	hex_str(g, 16, out);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+		return (c | 0x20) - 'a' + 10;
+	return -1;
 }
 
 static int hex_bytes(const char *s, size_t len, uint8_t *out, size_t n)
@@ -159,13 +196,10 @@ static int hex_bytes(const char *s, size_t len, uint8_t *out, size_t n)
 	if (len != 2 * n)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-		char two[3] = { s[2 * i], s[2 * i + 1], 0 };
-		if (!strchr("0123456789abcdefABCDEF", two[0]) ||
-		    !strchr("0123456789abcdefABCDEF", two[1]) ||
-		    sscanf(two, "%2x", &v) != 1)
+		int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
 			return -1;
-		out[i] = (uint8_t)v;
+		out[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return 0;
 }
@@ -183,8 +217,7 @@ static int save_now(struct notifier *n, char *err, size_t errlen)
 		const struct sub *s = n->subs[i];
 		char g[33], ii[2 * SA_SIZE_INFORM_INFO + 1];
 		gid_str(s->who.gid, g);
-		for (int k = 0; k < SA_SIZE_INFORM_INFO; k++)
-			sprintf(ii + 2 * k, "%02x", s->ii[k]);
+		hex_str(s->ii, SA_SIZE_INFORM_INFO, ii);
 		fprintf(w.fp, "%s %" PRIu32 " %" PRIu32 " 0x%04x %u %s\n", g,
 			s->who.lid, s->who.qpn, s->who.pkey, s->enum_id, ii);
 	}
@@ -310,6 +343,179 @@ static int parse_line(char *line, struct notify_subscriber *who,
 	return 0;
 }
 
+/* A subscription read from the state file. */
+struct load_entry {
+	struct notify_subscriber who;
+	unsigned enum_id;
+	int lineno;
+	uint8_t ii[SA_SIZE_INFORM_INFO];
+};
+
+/* A subscription of the table or of the file, in the merge's sort. */
+struct load_ref {
+	uint8_t key[SUB_KEY_LEN];
+	uint8_t in_table;	/* 1: the table's, 0: the file's */
+	uint32_t idx;		/* in the table, or in the file's entries */
+};
+
+/* By identity; the table's before the file's, then in file order. */
+static int load_ref_cmp(const void *pa, const void *pb)
+{
+	const struct load_ref *a = pa, *b = pb;
+	int c = memcmp(a->key, b->key, SUB_KEY_LEN);
+	if (c)
+		return c;
+	if (a->in_table != b->in_table)
+		return a->in_table ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/*
+ * The Enums of one subscriber's new subscriptions, r[0 .. k) (sorted,
+ * that subscriber's run): each keeps the Enum the file gave it unless
+ * the table or an earlier one has it; those that cannot get the lowest
+ * free one.  out[file index] is set for each kept (keep[] 1).
+ */
+static void assign_enums(const struct notifier *n, const struct load_ref *r,
+			 size_t k, const struct load_entry *e,
+			 const uint8_t *keep, uint16_t *out)
+{
+	uint64_t used = 0;
+	for (size_t i = 0; i < k; i++)
+		if (r[i].in_table && n->subs[r[i].idx]->enum_id < NOTIFY_MAX_PER_PORT)
+			used |= (uint64_t)1 << n->subs[r[i].idx]->enum_id;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < k; i++) {
+			uint32_t x = r[i].idx;
+			if (r[i].in_table || !keep[x] || (pass && out[x] != UINT16_MAX))
+				continue;
+			unsigned want = e[x].enum_id;
+			if (pass)	/* the lowest free: there is one (NOTIFY_MAX_PER_PORT) */
+				for (want = 0; used >> want & 1; want++)
+					;
+			else if (used >> want & 1)
+				continue;
+			used |= (uint64_t)1 << want;
+			out[x] = (uint16_t)want;
+		}
+}
+
+static int u32_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * One subscriber's run r[0 .. k) of the sort: the new subscriptions
+ * past what NOTIFY_MAX_PER_PORT leaves beside the table's are not kept
+ * (the first in the file are).  idx: room for k file indices.  Returns
+ * how many were left out.
+ */
+static size_t trim_subscriber(const struct load_ref *r, size_t k,
+			      uint8_t *keep, uint32_t *idx)
+{
+	size_t held = 0, nk = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (r[i].in_table)
+			held++;
+		else if (keep[r[i].idx])
+			idx[nk++] = r[i].idx;
+	}
+	size_t room = held < NOTIFY_MAX_PER_PORT ? NOTIFY_MAX_PER_PORT - held : 0;
+	if (nk <= room)
+		return 0;
+	qsort(idx, nk, sizeof(*idx), u32_cmp);
+	for (size_t i = room; i < nk; i++)
+		keep[idx[i]] = 0;
+	return nk - room;
+}
+
+/*
+ * Adds the file's entries e[0 .. ne) that the table does not hold, each
+ * once, in file order, within the bounds a subscriber's Sets have
+ * (NOTIFY_MAX_PER_PORT per subscriber, NOTIFY_MAX_SUBS in all; what is
+ * past them is left out and logged, the first in the file kept).  By a
+ * sort of the table's and the file's subscriptions together: a start
+ * or a new master with tens of thousands of them holds the loop for
+ * milliseconds, where comparing each entry with the table took seconds.
+ * 0, or -1 (no memory) with the reason in err and nothing added.
+ */
+static int merge(struct notifier *n, const struct load_entry *e, size_t ne,
+		 const char *path, char *err, size_t errlen)
+{
+	size_t nr = n->n_subs + ne, kept = 0, over_port = 0, over_all = 0;
+	size_t before = n->n_subs;
+	struct load_ref *r = malloc((nr ? nr : 1) * sizeof(*r));
+	uint8_t *keep = calloc(ne ? ne : 1, 1);
+	uint16_t *enums = malloc((ne ? ne : 1) * sizeof(*enums));
+	uint32_t *idx = malloc((ne ? ne : 1) * sizeof(*idx));
+	int rc = -1;
+	if (!r || !keep || !enums || !idx) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n->n_subs; i++) {
+		sub_key(n->subs[i]->ii, &n->subs[i]->who, r[i].key);
+		r[i].in_table = 1;
+		r[i].idx = (uint32_t)i;
+	}
+	for (size_t k = 0; k < ne; k++) {
+		struct load_ref *x = &r[n->n_subs + k];
+		sub_key(e[k].ii, &e[k].who, x->key);
+		x->in_table = 0;
+		x->idx = (uint32_t)k;
+		enums[k] = UINT16_MAX;
+	}
+	qsort(r, nr, sizeof(*r), load_ref_cmp);
+	/* a run of one identity: the first is kept, unless the table has it */
+	for (size_t i = 0; i < nr; i++)
+		if (!r[i].in_table &&
+		    (!i || memcmp(r[i - 1].key, r[i].key, SUB_KEY_LEN)))
+			keep[r[i].idx] = 1;
+	/* a run of one subscriber GID (the key's first 16 bytes) */
+	for (size_t i = 0, j; i < nr; i = j) {
+		for (j = i; j < nr && !memcmp(r[j].key, r[i].key, 16); j++)
+			;
+		over_port += trim_subscriber(r + i, j - i, keep, idx);
+		assign_enums(n, r + i, j - i, e, keep, enums);
+	}
+	for (size_t k = 0; k < ne; k++)
+		if (keep[k] && n->n_subs + kept == NOTIFY_MAX_SUBS) {
+			keep[k] = 0;
+			over_all++;
+		} else {
+			kept += keep[k];
+		}
+	if (kept && n->n_subs + kept > n->cap_subs) {
+		struct sub **v = realloc(n->subs, (n->n_subs + kept) * sizeof(*v));
+		if (!v) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		n->subs = v;
+		n->cap_subs = n->n_subs + kept;
+	}
+	for (size_t k = 0; k < ne; k++)
+		if (keep[k] && !add_sub(n, e[k].ii, &e[k].who, enums[k])) {
+			while (n->n_subs > before)
+				free(n->subs[--n->n_subs]);
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+	if (over_port || over_all)
+		log_warn("%s: %zu subscriptions left out: %zu past %d of one subscriber, "
+			 "%zu past %d in all", path, over_port + over_all, over_port,
+			 NOTIFY_MAX_PER_PORT, over_all, NOTIFY_MAX_SUBS);
+	rc = 0;
+out:
+	free(r);
+	free(keep);
+	free(enums);
+	free(idx);
+	return rc;
+}
+
 /*
  * Reads the state file and adds what is not there yet.  The file is
  * read whole before anything is added: a bad line refuses it all, and
@@ -324,11 +530,7 @@ static int load_file(struct notifier *n, char *err, size_t errlen)
 	FILE *fp = rfile_open(path, 0, err, errlen);
 	if (!fp)
 		return errno == ENOENT ? (err[0] = '\0', 0) : -1;
-	struct entry {
-		struct notify_subscriber who;
-		unsigned enum_id;
-		uint8_t ii[SA_SIZE_INFORM_INFO];
-	} *e = NULL;
+	struct load_entry *e = NULL;
 	size_t ne = 0, cap = 0;
 	char line[512];
 	int lineno = 0, rc = 0;
@@ -345,8 +547,8 @@ static int load_file(struct notifier *n, char *err, size_t errlen)
 			continue;
 		if (ne == cap) {
 			cap = cap ? 2 * cap : 64;
-			struct entry *v = cap > NOTIFY_MAX_SUBS ? NULL :
-					  realloc(e, cap * sizeof(*e));
+			struct load_entry *v = cap > NOTIFY_MAX_SUBS ? NULL :
+					       realloc(e, cap * sizeof(*e));
 			if (!v) {
 				snprintf(err, errlen, "%s:%d: too many subscriptions",
 					 path, lineno);
@@ -363,24 +565,15 @@ static int load_file(struct notifier *n, char *err, size_t errlen)
 			rc = -1;
 			break;
 		}
-		ne++;
+		e[ne++].lineno = lineno;
 	}
 	if (!rc && ferror(fp)) {
 		snprintf(err, errlen, "%s: read error", path);
 		rc = -1;
 	}
 	fclose(fp);
-	for (size_t k = 0; !rc && k < ne; k++) {
-		int dup = 0;
-		for (size_t i = 0; i < n->n_subs && !dup; i++)
-			dup = same_sub(n->subs[i], e[k].ii, &e[k].who);
-		if (dup)
-			continue;
-		if (!add_sub(n, e[k].ii, &e[k].who, (int)e[k].enum_id)) {
-			snprintf(err, errlen, "out of memory");
-			rc = -1;
-		}
-	}
+	if (!rc)
+		rc = merge(n, e, ne, path, err, errlen);
 	free(e);
 	return rc;
 }

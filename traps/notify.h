@@ -58,8 +58,11 @@ struct notifier *notifier_new(struct event_base *base,
 void notifier_free(struct notifier *n);
 /*
  * Re-reads the state file and adds the subscriptions it holds that the
- * table lacks (a new master whose state directory another ibsmd wrote).
- * 0, or -1 with "FILE:LINE: reason" in err and nothing added.
+ * table lacks (a new master whose state directory another ibsmd wrote),
+ * in O(n log n); an Enum the table's subscription of the same subscriber
+ * has is replaced by a free one, and what would pass 64 subscriptions of
+ * one subscriber or 65,536 in all is left out and logged.  0, or -1
+ * with "FILE:LINE: reason" in err and nothing added.
  */
 int notifier_load(struct notifier *n, char *err, size_t errlen);
 void notifier_set_pkey_check(struct notifier *n, notify_pkey_fn fn,

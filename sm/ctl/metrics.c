@@ -276,6 +276,9 @@ static void service_metrics(struct mtext *t, const struct sm *sm)
 	    sa ? (double)sa->errors : 0);
 	one(t, "ibsmd_sa_records_total", "counter", "SA records sent in answers",
 	    sa ? (double)sa->records : 0);
+	one(t, "ibsmd_sa_outside_partitions_total", "counter",
+	    "SA requests that named a port or group outside the requester's partitions, "
+	    "answered as if it did not exist", sa ? (double)sa->outside : 0);
 }
 
 /* Multicast (sm/model/mcgroups.h): the groups and members now, changes since start. */

@@ -25,7 +25,7 @@ const struct sa_family sa_families[] = {
 	  sa_path_records, "PathRecord" },
 	{ SA_ATTR_INFORM_INFO, SA_M_SET, SA_SIZE_INFORM_INFO, 0,
 	  sa_inform_info, "InformInfo" },
-	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64, 0,
+	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64, 1,
 	  sa_inform_records, "InformInfoRecord" },
 	{ SA_ATTR_MCMEMBER_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 52, 1,
 	  sa_mcmember_records, "MCMemberRecord" },

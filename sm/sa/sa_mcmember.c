@@ -37,6 +37,15 @@
  *     requester holds, one record per member when trusted (SM_Key) and
  *     no PortGID is asked, and without the SM_Key PortGID, JoinState
  *     and ProxyJoin are zero.
+ *
+ * Partitions, beyond OpenSM: what the requester shares no partition
+ * with is, to it, what does not exist, so that no status tells it
+ * apart.  A join to a group whose P_Key the requester does not hold is
+ * answered as one to an unknown MGID (REQ_INVALID without a full bit,
+ * INSUFFICIENT_COMPONENTS without the create components, REQ_INVALID
+ * for a create: its MGID is taken, which a create cannot help telling);
+ * a PortGID of a port it shares no partition with is no member in an
+ * untrusted query, and a Delete for it is refused as for a non-member.
  */
 #include <string.h>
 
@@ -428,11 +437,19 @@ static int mcm_join(struct sa_query *q)
 	struct mc_db *db = &q->sm->mc;
 	struct mc_group *g = mc_find_mgid(db, q->rec + R_MGID);
 	int created = 0;
-	if (!g) {
+	/* a group whose P_Key the requester does not hold is no group to it,
+	   as in its Get and GetTable: answered as an unknown MGID, but for a
+	   create, which cannot have the MGID */
+	int hidden = g && !port_holds(q->view, sa_requester(q), g->pkey);
+	if (hidden)
+		sa_outside(q, "a multicast group");
+	if (!g || hidden) {
 		if (!(j.state & MC_JOIN_ANY_FULL))
 			return SA_STS_REQ_INVALID;	/* o15-0.1.9 */
 		if ((q->comp_mask & CREATE_MASK) != CREATE_MASK)
 			return SA_STS_INSUFFICIENT_COMPONENTS;
+		if (hidden)
+			return SA_STS_REQ_INVALID;
 		if (!(g = create_group(q, &j, &st)))
 			return st;
 		created = 1;
@@ -489,7 +506,10 @@ static int mcm_leave(struct sa_query *q)
 		return SA_STS_REQ_INVALID;
 	const struct sa_vm *vm = sa_vm_of_port(q->view, req);
 	int own = q->view->f->ports[req].guid == j.guid || (vm && vm->vguid == j.guid);
-	if (!own && (!m->proxy || !port_holds(q->view, req, g->pkey)))
+	/* for another port: as a proxy join asks (a member the requester
+	   shares no partition with is, to it, no member) */
+	if (!own && (!m->proxy || !port_holds(q->view, req, g->pkey) ||
+		     !sa_share(q->view, req, port_of_guid(q->view, j.guid, FAB_NONE))))
 		return SA_STS_REQ_INVALID;
 	uint8_t left = (uint8_t)(m->join_state & ~j.state);
 	int proxy = m->proxy;
@@ -521,9 +541,15 @@ static int query_group(struct sa_query *q, const struct mc_group *g,
 	for (uint32_t i = 0; i < g->n_members || (one && i == 0); i++) {
 		const struct mc_member *m = NULL;
 		if (has(q, MC_PORTGID)) {
-			m = mc_member_of(g, sa_get64(t + R_PORTGID + 8));
+			uint64_t pg = sa_get64(t + R_PORTGID + 8);
+			m = mc_member_of(g, pg);
 			if (!m)
 				return 0;
+			/* a member the requester shares no partition with: none */
+			if (!trusted && !sa_share(q->view, req, port_of_guid(q->view, pg, req))) {
+				sa_outside(q, "a multicast member");
+				return 0;
+			}
 		} else if (!one) {
 			m = &g->members[i];
 		}

@@ -34,6 +34,8 @@
  * no partition (both members, one at least full), or not the one asked
  * for, has no path; nor has a pair whose either end shares none with the
  * requester.  A GetTable lists none of them, a Get answers NO_RECORDS.
+ * An end the request names (GID or LID) that shares none with the
+ * requester is answered as one that does not exist (endpoint()).
  *
  * Selectors (MTU, Rate, PacketLifeTime): 0 greater than, 1 less than (a
  * smaller MTU or PacketLifeTime is offered, as OpenSM), 2 exactly, 3 the
@@ -328,8 +330,14 @@ static int port_of_gid(const struct sa_query *q, const uint8_t *gid,
 	return SA_STS_INVALID_GID;
 }
 
-/* One end of the path: FAB_NONE (every end port) or the port named. */
-static int endpoint(const struct sa_query *q, int gid_bit, int lid_bit,
+/*
+ * One end of the path: FAB_NONE (every end port) or the port named.  A
+ * port the requester shares no partition with is named by nothing: its
+ * GID is as unknown (INVALID_GID) and its LID as unheld (NO_RECORDS) as
+ * those of no port, so that the status says nothing of a port outside
+ * the requester's partitions.
+ */
+static int endpoint(struct sa_query *q, uint32_t req, int gid_bit, int lid_bit,
 		    const uint8_t *gid, const uint8_t *lid, uint32_t *pi,
 		    uint64_t *vguid)
 {
@@ -340,6 +348,10 @@ static int endpoint(const struct sa_query *q, int gid_bit, int lid_bit,
 		int st = port_of_gid(q, gid, &by_gid, vguid);
 		if (st)
 			return st;
+		if (!sa_share(q->view, req, by_gid)) {
+			sa_outside(q, "a GID");
+			return SA_STS_INVALID_GID;
+		}
 	}
 	if (has(q, lid_bit)) {
 		/* a vLID's high bits in byte 58 (mad/xlid.h) */
@@ -349,6 +361,10 @@ static int endpoint(const struct sa_query *q, int gid_bit, int lid_bit,
 		if (!l || fabric_lid_port(f, l) == FAB_NONE)
 			return SA_STS_NO_RECORDS;
 		by_lid = fabric_lid_port(f, l);
+		if (!sa_share(q->view, req, by_lid)) {
+			sa_outside(q, "a LID");
+			return SA_STS_NO_RECORDS;
+		}
 	}
 	if (by_gid != FAB_NONE && by_lid != FAB_NONE && by_gid != by_lid)
 		return SA_STS_REQ_INVALID;
@@ -372,14 +388,13 @@ int sa_path_records(struct sa_query *q)
 		return SA_STS_REQ_INVALID;
 	if (!f->lid_port)
 		return q->method == SA_METHOD_GET ? SA_STS_NO_RECORDS : 0;
-	uint32_t src, dst;
+	uint32_t src, dst, req = sa_requester(q);
 	uint64_t sguid, dguid;
-	if ((st = endpoint(q, PR_SGID, PR_SLID, q->rec + 24, q->rec + 42, &src, &sguid)) ||
-	    (st = endpoint(q, PR_DGID, PR_DLID, q->rec + 8, q->rec + 40, &dst, &dguid)))
+	if ((st = endpoint(q, req, PR_SGID, PR_SLID, q->rec + 24, q->rec + 42, &src, &sguid)) ||
+	    (st = endpoint(q, req, PR_DGID, PR_DLID, q->rec + 8, q->rec + 40, &dst, &dguid)))
 		return st;
 	struct pr_req r = { .q = q, .f = f, .ltv = q->view->ltv, .max_paths = ~0u,
-			    .sguid = sguid, .dguid = dguid,
-			    .req = sa_requester(q) };
+			    .sguid = sguid, .dguid = dguid, .req = req };
 	if (q->method == SA_METHOD_GET)
 		r.max_paths = 1;
 	else if (has(q, PR_NUMBPATH))

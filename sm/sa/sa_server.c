@@ -126,6 +126,14 @@ uint32_t sa_requester(const struct sa_query *q)
 	return fabric_lid_port(f, q->from->lid);
 }
 
+void sa_outside(struct sa_query *q, const char *what)
+{
+	q->sa->st.outside++;
+	log_limited(LOG_INFO, "SA: request (attribute 0x%04x) from LID %u named %s outside "
+		    "its partitions; answered as if there were none", q->attr,
+		    q->from ? q->from->lid : 0, what);
+}
+
 /* The end port whose P_Key table port pi has, or FAB_NONE (none). */
 static uint32_t table_port(const struct fabric *f, uint32_t pi)
 {
@@ -658,12 +666,13 @@ void sa_to_ctl(const struct sm *sm, json_t *o)
 {
 	const struct sa_stats *sa = sa_get_stats(sm);
 	if (sa)
-		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
+		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
 			"requests", (json_int_t)sa->requests,
 			"answered", (json_int_t)sa->answered,
 			"records", (json_int_t)sa->records,
 			"errors", (json_int_t)sa->errors,
 			"rmpp_sent", (json_int_t)sa->rmpp_sent,
+			"outside_partitions", (json_int_t)sa->outside,
 			"dropped",
 			"not_master", (json_int_t)sa->dropped_not_master,
 			"sm_key", (json_int_t)sa->dropped_key,

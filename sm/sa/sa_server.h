@@ -139,6 +139,14 @@ int sa_answer_add(struct sa_query *q, const void *rec);
  */
 uint32_t sa_requester(const struct sa_query *q);
 
+/*
+ * The request named what (a port's GID or LID, a LID range, a group)
+ * outside the requester's partitions, and is answered as if it named
+ * nothing that exists: counted (sa_stats.outside) and logged,
+ * rate-limited.
+ */
+void sa_outside(struct sa_query *q, const char *what);
+
 #define SA_M_GET	0x01
 #define SA_M_GET_TABLE	0x02
 #define SA_M_SET	0x04
@@ -210,6 +218,8 @@ struct sa_stats {
 	uint64_t dropped_not_master, dropped_key, dropped_short, dropped_rmpp;
 	uint64_t send_failed;
 	uint64_t dropped_requester;	/* from no port, with partitions */
+	uint64_t outside;		/* named a port or group outside the
+					   requester's partitions (sa_outside()) */
 };
 const struct sa_stats *sa_get_stats(const struct sm *sm);
 /* Into ibsmctl status's object o: "sa", its counters (nothing before sa_init). */

@@ -15,7 +15,8 @@
 # gives it), `saquery -p --pkey` (a P_Key asked for), NodeRecord and
 # PortInfoRecord by LID (present or left out).  Every answer is compared
 # with OpenSM's, and the expected ones are named.  Asked by LID: a GetTable
-# of all records is cut to one MAD by ibsim (DEVELOPERS.md).
+# of all records is cut to one MAD by ibsim (DEVELOPERS.md).  Then, of
+# ibsmd alone: H-11 learns nothing of tenant A's H-0 (outsider()).
 . "$(dirname "$0")/common.sh"
 command -v opensm >/dev/null || fail "opensm is not installed (make deps)"
 command -v saquery >/dev/null || fail "saquery is not installed (make deps)"
@@ -97,6 +98,34 @@ queries() {
 	} | sort >"$out"
 }
 
+# gid_of H-N: the GID of host N's port, IPv6 style
+gid_of() {
+	local g=$(($(host_guid "$1")))
+	printf 'fe80::%x:%x:%x:%x' $((g >> 48 & 0xffff)) $((g >> 32 & 0xffff)) \
+		$((g >> 16 & 0xffff)) $((g & 0xffff))
+}
+NOBODY_GID=fe80::2:c9ff:dead:beef NOBODY_LID=200
+
+# outsider: ibsmd only, beyond OpenSM (which answers an unknown GID
+# ERR_REQ_INVALID_GID and another tenant's port with no record): H-11,
+# in no tenant, gets the same PathRecord answers for tenant A's H-0 as
+# for a GID and a LID no port has; H-4 (tenant A) gets H-0's path.
+# (InformInfoRecord is left to test_sa_part: ibsm-listen claims IsSM
+# under ibsim, and an IsSM port is a full member of the default
+# partition, which every host shares.)
+outsider() {
+	local q a b
+	for q in "--dgid GID" "--sgid GID" "--slid ${LID[H-11]} --dlid LID" "--dlid LID"; do
+		a=$(on_host H-11 saquery -p $(sed -e "s/GID/$(gid_of H-0)/" -e "s/LID/${LID[H-0]}/" <<<"$q") 2>&1)
+		b=$(on_host H-11 saquery -p $(sed -e "s/GID/$NOBODY_GID/" -e "s/LID/$NOBODY_LID/" <<<"$q") 2>&1)
+		[ "$a" = "$b" ] ||
+			fail "saquery -p $q from H-11: tenant A's H-0 '$(head -n 1 <<<"$a")', no port '$(head -n 1 <<<"$b")'"
+	done
+	a=$(on_host H-4 saquery -p --dgid "$(gid_of H-0)" 2>&1)
+	grep -q "dgid\.*$(gid_of H-0)\$" <<<"$a" || fail "saquery -p --dgid H-0 from H-4: $(head -n 3 <<<"$a")"
+	pass "ibsmd: H-11 (no tenant) gets the answers of no port for tenant A's H-0 (saquery -p by DGID, SGID: $(on_host H-11 saquery -p --dgid "$(gid_of H-0)" 2>&1 | sed -n 's/.*SA(\(.*\))$/\1/p'); by DLID: $(on_host H-11 saquery -p --dlid "${LID[H-0]}" 2>&1 | sed -n 's/.*SA(\(.*\))$/\1/p')); H-4 (tenant A) gets its path"
+}
+
 # ---- ibsmd ----
 sim_start "$net"
 on_host_bg H-15 "$IBSMD" -S "$SIM_TMP/state" -c "$SIM_TMP/p.yaml" --log-level info >"$SIM_TMP/ibsmd.log" 2>&1
@@ -104,6 +133,7 @@ wait_until 30 grep -q '^subnet up:' "$SIM_TMP/ibsmd.log" ||
 	fail "ibsmd: no subnet up: $(tail -n 3 "$SIM_TMP/ibsmd.log")"
 names "$SIM_TMP/ibsmd"
 queries "$SIM_TMP/ibsmd.sa"
+outsider
 sim_stop
 
 # ---- OpenSM, on a fresh ibsim of the same fabric ----

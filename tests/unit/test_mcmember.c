@@ -221,7 +221,9 @@ static const struct bad bad_rows[] = {
 	{ "Q_Key not the group's", "H4", SET, JOIN | M_QKEY, G_A, "H4", FULL, 0, 0x12, 0, REQ },
 	{ "P_Key not the group's", "H4", SET, JOIN | M_PKEY, G_A, "H4", FULL, 0x8002, 0, 0, REQ },
 	{ "limited P_Key, full group: joins", "H4", SET, JOIN | M_PKEY, G_A, "H4", FULL, 0x0001, 0, 0, 0 },
-	{ "P_Key not held by the port", "H3", SET, JOIN, G_A, "H3", FULL, 0, 0, 0, REQ },
+	{ "P_Key not held: as an unknown MGID", "H3", SET, JOIN, G_A, "H3", FULL, 0, 0, 0, INSUF },
+	{ "P_Key not held, not full: as an unknown MGID", "H3", SET, JOIN, G_A, "H3", MC_JOIN_NON, 0, 0, 0, REQ },
+	{ "P_Key not held, a create: the MGID is taken", "H3", SET, CREATE, G_A, "H3", FULL, 0x8002, 1, 0, REQ },
 	{ "MTU exactly 4096, group 2048", "H4", SET, JOIN | M_MTUS | M_MTU, G_A, "H4", FULL, 0, 0, T_MTU_EQ5, REQ },
 	{ "MTU greater than 2048", "H4", SET, JOIN | M_MTUS | M_MTU, G_A, "H4", FULL, 0, 0, T_MTU_GT4, REQ },
 	{ "MTU code 7", "H4", SET, JOIN | M_MTUS | M_MTU, G_A, "H4", FULL, 0, 0, T_MTU_BAD, REQ },
@@ -359,6 +361,80 @@ START_TEST(get_and_get_table)
 }
 END_TEST
 
+/* A site-local MGID as G_A's, with another last byte. */
+static void site_mgid(uint8_t last, uint8_t *m)
+{
+	memcpy(m, G_A, 16);
+	m[15] = last;
+}
+
+/* The status of a request about mgid (and the port of host, or of GUID
+   guid when host is NULL); a GetTable's success as 0x10000 + records. */
+static unsigned mc_answer(struct env *e, const char *who, uint8_t method,
+			  uint64_t mask, const uint8_t *mgid, const char *host,
+			  uint64_t guid_, uint8_t js)
+{
+	uint8_t r[MCM];
+	rec(e, r, mgid, host, js, 0, 0);
+	if (!host)
+		sa_put64(r + 24, guid_);
+	unsigned st = ask_mc(e, who, method, mask, r);
+	return st || method != SA_METHOD_GET_TABLE ? st : 0x10000 + (unsigned)table(e);
+}
+
+/*
+ * A host learns nothing of the groups and members of partitions it is
+ * not in: a group whose P_Key it does not hold is answered as an MGID
+ * no group has, a member it shares no partition with as a port that is
+ * no member.
+ */
+START_TEST(outsider_learns_nothing_of_groups)
+{
+	struct env e;
+	uint8_t r[MCM], g_b[16], g_c[16], g_none[16];
+	site_mgid(0xcb, g_b);		/* tenantB's */
+	site_mgid(0xcc, g_c);		/* tenantC's */
+	site_mgid(0xdd, g_none);	/* no group's */
+	env_up(&e, 1);
+	rec(&e, r, g_b, "H3", FULL, 0x8002, 7);		/* tenantB's, by H3 */
+	ck_assert_uint_eq(ask_mc(&e, "H3", SET, CREATE, r), 0);
+	const uint64_t masks[] = { JOIN, JOIN, M_MGID };
+	const uint8_t methods[] = { SET, SET, SA_METHOD_GET };
+	const uint8_t states[] = { FULL, MC_JOIN_NON, 0 };
+	for (int k = 0; k < 3; k++) {
+		unsigned b = mc_answer(&e, "H6", methods[k], masks[k], g_b, "H6", 0, states[k]);
+		unsigned n = mc_answer(&e, "H6", methods[k], masks[k], g_none, "H6", 0, states[k]);
+		ck_assert_msg(b == n && b, "request %d from H6: tenantB's group 0x%04x, none 0x%04x",
+			      k, b, n);
+	}
+	ck_assert_uint_eq(mc_answer(&e, "H6", SA_METHOD_GET_TABLE, M_MGID, g_b, NULL, 0, 0),
+			  0x10000);
+	/* H2, a limited member of tenantB, joins it */
+	ck_assert_uint_eq(mc_answer(&e, "H2", SET, JOIN, g_b, "H2", 0, MC_JOIN_NON), 0);
+	ck_assert_ptr_nonnull(mc_find_mgid(&e.sm->mc, g_b));
+
+	/* tenantC's group by the SM's port, H4 in it and H5 by proxy: H4
+	   and H5 are both limited members of C and share nothing */
+	rec(&e, r, g_c, "H1", FULL, 0x8003, 7);
+	ck_assert_uint_eq(ask_mc(&e, "H1", SET, CREATE, r), 0);
+	ck_assert_uint_eq(mc_answer(&e, "H4", SET, JOIN, g_c, "H4", 0, FULL), 0);
+	rec(&e, r, g_c, "H5", FULL, 0, 0);
+	r[49] = 0x80;
+	ck_assert_uint_eq(ask_mc(&e, "H1", SET, JOIN, r), 0);
+	unsigned h = mc_answer(&e, "H4", SA_METHOD_GET, M_MGID | M_PGID, g_c, "H5", 0, 0);
+	unsigned n = mc_answer(&e, "H4", SA_METHOD_GET, M_MGID | M_PGID, g_c, NULL,
+			       0x0002c9ffdeadbeefull, 0);
+	ck_assert_msg(h == n, "H4 asks for H5 in tenantC's group: 0x%04x, for no port 0x%04x",
+		      h, n);
+	ck_assert_uint_eq(mc_answer(&e, "H1", SA_METHOD_GET, M_MGID | M_PGID, g_c, "H5", 0, 0), 0);
+	/* nor may H4 take H5 out of it, as it could not a non-member */
+	rec(&e, r, g_c, "H5", FULL, 0, 0);
+	ck_assert_uint_eq(ask_mc(&e, "H4", DEL, JOIN, r), REQ);
+	ck_assert_ptr_nonnull(mc_member_of(mc_find_mgid(&e.sm->mc, g_c), guid(&e, "H5")));
+	env_down(&e);
+}
+END_TEST
+
 static void ipoib_policy(struct config *c)
 {
 	policy(c);
@@ -400,7 +476,7 @@ START_TEST(ipoib_broadcast_groups)
 	ck_assert_uint_eq(ask_mc(&e, "H2", SET, JOIN | M_QKEY | M_PKEY, r), 0);
 	ck_assert_uint_eq(sa_get16(answer(&e) + 36), a->mlid);
 	rec(&e, r, mg_a, "H6", FULL, 0, 0);
-	ck_assert_uint_eq(ask_mc(&e, "H6", SET, JOIN, r), REQ);
+	ck_assert_uint_eq(ask_mc(&e, "H6", SET, JOIN, r), INSUF);	/* no group to H6 */
 	rec(&e, r, mg_d, "H6", FULL, 0, 0);
 	ck_assert_uint_eq(ask_mc(&e, "H6", SET, JOIN, r), 0);
 	/* another IPoIB group of tenantA: with the broadcast group's
@@ -482,6 +558,7 @@ int main(void)
 	tcase_add_test(tc, get_and_get_table);
 	tcase_add_test(tc, ipoib_broadcast_groups);
 	tcase_add_test(tc, gone_ports_leave);
+	tcase_add_test(tc, outsider_learns_nothing_of_groups);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

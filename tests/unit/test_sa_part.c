@@ -6,6 +6,8 @@
  *
  * Fabric and policy: sa_parttestlib.h.
  */
+#include <jansson.h>
+
 #include "sa_parttestlib.h"
 #include "sm/base/log.h"
 #include "traps/repath.h"
@@ -17,8 +19,9 @@
 
 /*
  * PathRecords from s to d as `who` asks them (GetTable by SLID and DLID,
- * plus the extra mask bits and fields pkey / sl): the records' count;
- * the first record's P_Key and SL in *pkey, *sl.
+ * plus the extra mask bits and fields pkey / sl): the records' count, or
+ * -1 for NO_RECORDS (a LID no port holds, or a port outside the
+ * requester's partitions); the first record's P_Key and SL in *pkey, *sl.
  */
 static int paths(struct env *e, const char *who, const char *s, const char *d,
 		 uint64_t extra, uint16_t want_pkey, uint8_t want_sl,
@@ -31,6 +34,8 @@ static int paths(struct env *e, const char *who, const char *s, const char *d,
 	sa_put16(rec + 52, want_sl);
 	ck_assert_int_eq(ask(e, who, SA_METHOD_GET_TABLE, SA_ATTR_PATH_REC,
 			     PR_MASK_DLID | PR_MASK_SLID | extra, rec, sizeof(rec)), 1);
+	if (mad_status(e->w.mad[0]) == SA_STS_NO_RECORDS)
+		return -1;
 	int n = records(e, 64);
 	if (n) {
 		*pkey = sa_get16(e->w.mad[0] + 56 + 50);
@@ -56,11 +61,12 @@ START_TEST(path_partitions)
 	ck_assert_uint_eq(sl, 5);
 	ck_assert_int_eq(paths(&e, "H2", "H3", "H2", 0, 0, 0, &pk, &sl), 1);
 	ck_assert_uint_eq(pk, 0x8002);
-	/* tenants apart (H4 A and C limited, H5 B and C limited): none */
-	ck_assert_int_eq(paths(&e, "H4", "H4", "H5", 0, 0, 0, &pk, &sl), 0);
+	/* tenants apart (H4 A and C limited, H5 B and C limited): none, H5's
+	   LID as no port's */
+	ck_assert_int_eq(paths(&e, "H4", "H4", "H5", 0, 0, 0, &pk, &sl), -1);
 	/* a host in no tenant: no host but itself... not even itself
 	   (limited at 0x7FFF), as OpenSM; the SM's port: the default */
-	ck_assert_int_eq(paths(&e, "H6", "H6", "H2", 0, 0, 0, &pk, &sl), 0);
+	ck_assert_int_eq(paths(&e, "H6", "H6", "H2", 0, 0, 0, &pk, &sl), -1);
 	ck_assert_int_eq(paths(&e, "H6", "H6", "H6", 0, 0, 0, &pk, &sl), 0);
 	ck_assert_int_eq(paths(&e, "H6", "H6", "H1", 0, 0, 0, &pk, &sl), 1);
 	ck_assert_uint_eq(pk, 0x7fff);
@@ -89,7 +95,7 @@ START_TEST(path_partitions)
 	ck_assert_int_eq(paths(&e, "H2", "H2", "H3", PR_MASK_SL, 0, 5, &pk, &sl), 1);
 	ck_assert_int_eq(paths(&e, "H2", "H2", "H3", PR_MASK_SL, 0, 0, &pk, &sl), 0);
 	/* the requester must share with both ends: H6 does not with H2 */
-	ck_assert_int_eq(paths(&e, "H6", "H2", "H4", 0, 0, 0, &pk, &sl), 0);
+	ck_assert_int_eq(paths(&e, "H6", "H2", "H4", 0, 0, 0, &pk, &sl), -1);
 	ck_assert_int_eq(paths(&e, "H1", "H2", "H4", 0, 0, 0, &pk, &sl), 1);
 	ck_assert_int_eq(paths(&e, "H5", "H2", "H3", 0, 0, 0, &pk, &sl), 1);
 	/* a Get of a pair that shares none: NO_RECORDS */
@@ -209,17 +215,30 @@ START_TEST(node_port_link_within_partitions)
 }
 END_TEST
 
-/* InformInfo Set from `who`: trap 64 of the one LID of node `of`; the status. */
-static int subscribe(struct env *e, const char *who, const char *of)
+/* InformInfo Set from `who`: trap 64 of the port of GUID guid (gid 1) or
+   of the LID range [l, l] (gid 0); the status. */
+static unsigned inform_answer(struct env *e, const char *who, int by_gid,
+			      uint64_t guid, uint32_t l)
 {
 	uint8_t ii[SA_SIZE_INFORM_INFO] = { 0 };
-	sa_put16(ii + II_LID_BEGIN, (uint16_t)lid(e, of));
+	if (by_gid) {
+		sa_put64(ii, 0xfe80000000000000ull);
+		sa_put64(ii + 8, guid);
+	} else {
+		sa_put16(ii + II_LID_BEGIN, (uint16_t)l);
+	}
 	ii[II_IS_GENERIC] = 1;
 	ii[II_SUBSCRIBE] = 1;
 	sa_put16(ii + II_TYPE, 0xffff);
 	sa_put16(ii + II_TRAP, 64);
 	ck_assert_int_eq(ask(e, who, SA_METHOD_SET, SA_ATTR_INFORM_INFO, 0, ii, sizeof(ii)), 1);
 	return mad_status(e->w.mad[0]);
+}
+
+/* InformInfo Set from `who`: trap 64 of the one LID of node `of`; the status. */
+static int subscribe(struct env *e, const char *who, const char *of)
+{
+	return (int)inform_answer(e, who, 0, 0, lid(e, of));
 }
 
 START_TEST(subscriptions_within_partitions)
@@ -235,6 +254,188 @@ START_TEST(subscriptions_within_partitions)
 	env_down(&e);
 	env_up(&e, 0);
 	ck_assert_int_eq(subscribe(&e, "H6", "H2"), 0);
+	env_down(&e);
+}
+END_TEST
+
+/* ---- a host outside a tenant learns nothing of it ---- */
+
+#define PR_MASK_DGID	(1ull << 2)
+#define PR_MASK_SGID	(1ull << 3)
+#define NOBODY_GUID	0x0002c9ffdeadbeefull	/* no port's */
+#define NOBODY_LID	0x40			/* no port's */
+#define TABLE		0x10000		/* answer_of(): records of a table */
+
+static uint64_t port_guid(struct env *e, const char *host)
+{
+	return fabric_portp(&e->f, node_named(&e->f, host), 1)->guid;
+}
+
+/*
+ * What a request's answer says: its status, or for a success TABLE plus
+ * the records (a Get's one record: TABLE + 1).
+ */
+static unsigned answer_of(struct env *e, const char *who, uint8_t method,
+			  uint16_t attr, uint64_t mask, const uint8_t *rec,
+			  size_t len, size_t stride)
+{
+	ck_assert_int_eq(ask(e, who, method, attr, mask, rec, len), 1);
+	unsigned st = mad_status(e->w.mad[0]);
+	if (st)
+		return st;
+	return TABLE + (method == SA_METHOD_GET_TABLE ? (unsigned)records(e, stride) : 1);
+}
+
+/*
+ * PathRecord asked by `who` with an end named `how` (the source or the
+ * destination, by GID or LID; Get or GetTable) as the port of GUID guid
+ * at LID lid; the other end, if named, is the requester itself.
+ */
+enum pr_how { PR_GET_GIDS, PR_TABLE_DGID, PR_TABLE_SGID, PR_GET_LIDS,
+	      PR_TABLE_DLID, PR_TABLE_SLID, PR_HOWS };
+
+static unsigned pr_answer(struct env *e, const char *who, enum pr_how how,
+			  uint64_t guid, uint32_t l)
+{
+	uint8_t rec[64] = { 0 };
+	uint64_t mask = 0;
+	uint8_t method = how == PR_GET_GIDS || how == PR_GET_LIDS ?
+			 SA_METHOD_GET : SA_METHOD_GET_TABLE;
+	int src = how == PR_TABLE_SGID || how == PR_TABLE_SLID;
+	sa_put64(rec + 8, 0xfe80000000000000ull);
+	sa_put64(rec + 24, 0xfe80000000000000ull);
+	if (how == PR_GET_GIDS || how == PR_TABLE_DGID || how == PR_TABLE_SGID) {
+		sa_put64(rec + (src ? 32 : 16), guid);
+		mask |= src ? PR_MASK_SGID : PR_MASK_DGID;
+		if (how == PR_GET_GIDS) {
+			sa_put64(rec + 32, port_guid(e, who));
+			mask |= PR_MASK_SGID;
+		}
+	} else {
+		sa_put16(rec + (src ? 42 : 40), (uint16_t)l);
+		mask |= src ? PR_MASK_SLID : PR_MASK_DLID;
+		if (how == PR_GET_LIDS) {
+			sa_put16(rec + 42, (uint16_t)lid(e, who));
+			mask |= PR_MASK_SLID;
+		}
+	}
+	return answer_of(e, who, method, SA_ATTR_PATH_REC, mask, rec, sizeof(rec), 64);
+}
+
+/*
+ * Every way of naming a port in a PathRecord or an InformInfo: the same
+ * answer to `who` for `hidden` (a port of a partition it is not in) as
+ * for a GID and a LID no port has; `seen` (a port it shares one with)
+ * is answered.
+ */
+static void same_as_nobody(struct env *e, const char *who, const char *hidden,
+			   const char *seen)
+{
+	for (int how = 0; how < PR_HOWS; how++) {
+		unsigned h = pr_answer(e, who, how, port_guid(e, hidden), lid(e, hidden));
+		unsigned n = pr_answer(e, who, how, NOBODY_GUID, NOBODY_LID);
+		unsigned s = pr_answer(e, who, how, port_guid(e, seen), lid(e, seen));
+		ck_assert_msg(h == n, "PathRecord (%d) by %s: %s answered 0x%x, no port 0x%x",
+			      how, who, hidden, h, n);
+		ck_assert_msg(s > TABLE, "PathRecord (%d) by %s: %s answered 0x%x", how,
+			      who, seen, s);
+	}
+	for (int by_gid = 0; by_gid < 2; by_gid++) {
+		unsigned h = inform_answer(e, who, by_gid, port_guid(e, hidden), lid(e, hidden));
+		unsigned n = inform_answer(e, who, by_gid, NOBODY_GUID, NOBODY_LID);
+		ck_assert_msg(h == n, "InformInfo (by %s) by %s: %s answered 0x%x, no port 0x%x",
+			      by_gid ? "GID" : "LID", who, hidden, h, n);
+		ck_assert_uint_eq(inform_answer(e, who, by_gid, port_guid(e, seen),
+						lid(e, seen)), 0);
+	}
+}
+
+/* InformInfoRecords `who` gets in a GetTable (or, with SubscriberGID
+   guid, a Get): the count, or the status of a failed Get. */
+static unsigned iir_answer(struct env *e, const char *who, uint64_t guid)
+{
+	uint8_t rec[64] = { 0 };
+	sa_put64(rec, 0xfe80000000000000ull);
+	sa_put64(rec + 8, guid);
+	return answer_of(e, who, guid ? SA_METHOD_GET : SA_METHOD_GET_TABLE,
+			 SA_ATTR_INFORM_INFO_REC, guid ? 1 : 0, rec, sizeof(rec), 64);
+}
+
+/* Whether the last answer's MADs name the GUID anywhere past their header. */
+static int table_names(struct env *e, uint64_t guid)
+{
+	for (int m = 0; m < e->w.n; m++)
+		for (size_t i = 56; i + 8 <= e->w.len[m]; i++)
+			if (sa_get64(e->w.mad[m] + i) == guid)
+				return 1;
+	return 0;
+}
+
+START_TEST(outsider_learns_nothing)
+{
+	struct env e;
+	env_up(&e, 1);
+	/* H6 (no tenant), H4 (A full, C limited), H2 (A full, B limited) */
+	same_as_nobody(&e, "H6", "H2", "H1");
+	same_as_nobody(&e, "H4", "H5", "H2");	/* C: both limited */
+	same_as_nobody(&e, "H4", "H3", "H2");
+	same_as_nobody(&e, "H2", "H6", "H3");
+	/* the SM's port sees every port: a LID range over no port's LID is
+	   taken as before */
+	ck_assert_uint_eq(inform_answer(&e, "H1", 0, 0, NOBODY_LID), 0);
+	/* counted, for the operator (ibsmctl status's sa.outside_partitions):
+	   of each of the 4 rounds, 6 PathRecords and 2 InformInfos naming
+	   the hidden port, and the LID range over no port's LID (to a
+	   requester that does not see every port) */
+	json_t *o = json_object();
+	sa_to_ctl(e.sm, o);
+	json_t *n = json_object_get(json_object_get(o, "sa"), "outside_partitions");
+	ck_assert_msg(n && json_integer_value(n) == 4 * 9, "sa.outside_partitions: %lld",
+		      n ? (long long)json_integer_value(n) : -1LL);
+	json_decref(o);
+	env_down(&e);
+
+	/* subscriptions (on a fresh SM): H3 to every LID, H2 to H3's GID
+	   and to every LID, H6 to every LID */
+	env_up(&e, 1);
+	ck_assert_uint_eq(inform_answer(&e, "H3", 0, 0, 0xffff), 0);
+	ck_assert_uint_eq(inform_answer(&e, "H2", 1, port_guid(&e, "H3"), 0), 0);
+	ck_assert_uint_eq(inform_answer(&e, "H2", 0, 0, 0xffff), 0);
+	ck_assert_uint_eq(inform_answer(&e, "H6", 0, 0, 0xffff), 0);
+	unsigned all = (unsigned)notifier_count(e.sm->notify);
+	/* H6 sees its own only; nothing of H2's or H3's, not their GIDs */
+	ck_assert_uint_eq(iir_answer(&e, "H6", 0), TABLE + 1);
+	ck_assert(!table_names(&e, port_guid(&e, "H2")) &&
+		  !table_names(&e, port_guid(&e, "H3")));
+	ck_assert_uint_eq(iir_answer(&e, "H6", port_guid(&e, "H3")),
+			  iir_answer(&e, "H6", NOBODY_GUID));
+	ck_assert_uint_eq(iir_answer(&e, "H6", port_guid(&e, "H3")), SA_STS_NO_RECORDS);
+	/* H4 (A with H2) sees H2's subscription to every LID, not the one to
+	   H3's GID (B), nor H3's, nor H6's */
+	ck_assert_uint_eq(iir_answer(&e, "H4", 0), TABLE + 1);
+	ck_assert(table_names(&e, port_guid(&e, "H2")) && !table_names(&e, port_guid(&e, "H3")));
+	/* the tenant's own: H3 sees its own and H2's two (B), H2 its two and
+	   H3's; the SM's port every one */
+	ck_assert_uint_eq(iir_answer(&e, "H3", 0), TABLE + 3);
+	ck_assert_uint_eq(iir_answer(&e, "H2", 0), TABLE + 3);
+	ck_assert_uint_eq(iir_answer(&e, "H1", 0), TABLE + all);
+	ck_assert_uint_eq(iir_answer(&e, "H2", port_guid(&e, "H3")), TABLE + 1);
+	env_down(&e);
+}
+END_TEST
+
+/* Without tenant partitions nothing is hidden: the answers of before. */
+START_TEST(no_tenants_nothing_hidden)
+{
+	struct env e;
+	env_up(&e, 0);
+	ck_assert_uint_gt(pr_answer(&e, "H6", PR_TABLE_DGID, port_guid(&e, "H2"), 0), TABLE);
+	ck_assert_uint_eq(pr_answer(&e, "H6", PR_TABLE_DGID, NOBODY_GUID, 0),
+			  SA_STS_INVALID_GID);
+	ck_assert_uint_eq(inform_answer(&e, "H6", 0, 0, NOBODY_LID), 0);
+	ck_assert_uint_eq(inform_answer(&e, "H6", 1, port_guid(&e, "H2"), 0), 0);
+	ck_assert_uint_eq(inform_answer(&e, "H3", 0, 0, 0xffff), 0);
+	ck_assert_uint_eq(iir_answer(&e, "H6", 0), TABLE + 3);
 	env_down(&e);
 }
 END_TEST
@@ -300,6 +501,8 @@ int main(void)
 	tcase_add_test(tc, path_no_tenants);
 	tcase_add_test(tc, node_port_link_within_partitions);
 	tcase_add_test(tc, subscriptions_within_partitions);
+	tcase_add_test(tc, outsider_learns_nothing);
+	tcase_add_test(tc, no_tenants_nothing_hidden);
 	tcase_add_test(tc, repath_records_carry_the_partition);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
