@@ -960,6 +960,11 @@ static void elect(struct sm *sm)
 	}
 	if (!key_mismatch)	/* every SM of this sweep shares our key */
 		errors_clear(&sm->errs, SM_ERR_SM_KEY);
+	/* the SMs that may become master stay full members of the default partition */
+	for (uint32_t i = 0; i < sm->el->n_sms; i++)
+		if (sm->el->sms[i].answered && sm->el->sms[i].key_ok &&
+		    sm->el->sms[i].port < sm->sweep.disc->f.n_ports)
+			sm->sweep.disc->f.ports[sm->el->sms[i].port].flags |= FPORT_SMPEER;
 	if (!refuser_seen)
 		sm->el->st.ho_failed_guid = 0;
 	enum sm_verdict v = sm_elect(sm->state, sm->cfg.sm_priority, sm->tr.port_guid,

@@ -42,6 +42,8 @@ enum fab_port_state {
 				 * first Set's answer confirms it (program.c) */
 #define FPORT_NOLID    0x10	/* the SM gives this end port no LID: an idle
 				 * VF under the dynamic LID scheme (sm/model/vm.c) */
+#define FPORT_SMPEER   0x20	/* an SM that answered SMInfo with our SM_Key
+				 * (sm/smstate.c): it may become master */
 
 struct fab_port {
 	uint32_t node;		/* owning node index */

@@ -125,8 +125,14 @@ int part_resolve(const struct config *c, const struct fabric *f,
 		if (!member_port(f, pi))
 			continue;
 		const struct fab_port *p = &f->ports[pi];
-		int full = !c->n_parts || f->nodes[p->node].type == FAB_SWITCH ||
-			   (p->flags & FPORT_ISSM);
+		/*
+		 * Full: switches, our own port and the SMs that hold our
+		 * SM_Key, which may become master.  Not a port that merely
+		 * says IsSM: any host's root can say so.
+		 */
+		int own = p->node == f->sm_node && p->num == f->sm_port;
+		int full = !c->n_parts || f->nodes[p->node].type == FAB_SWITCH || own ||
+			   (p->flags & FPORT_SMPEER);
 		if (ent_push(&ents, &n_ents, &cap, pi,
 			     (uint16_t)(full ? PART_FULL : 0)) < 0)
 			goto nomem;

@@ -97,6 +97,8 @@ static inline void env_up(struct env *e, int tenants)
 	struct fab_port *sm_port = fabric_portp(&e->f, node_named(&e->f, "H1"), 1);
 	sm_port->capmask = 0x0200084a;
 	sm_port->flags |= FPORT_ISSM;
+	e->f.sm_node = sm_port->node;	/* the SA's own port */
+	e->f.sm_port = sm_port->num;
 	ck_assert_int_eq(lft_tables_alloc(&e->t, &e->f), 0);
 	ck_assert_int_eq(routing_engine_find("minhop")->route(&e->f, NULL, &e->t,
 							       err, sizeof(err)), 0);

@@ -71,6 +71,8 @@ static void build(struct fab *b)
 	b->h3 = add_ca(b, "H-3", G_H3, 1, 5);
 	b->sm = add_ca(b, "SM-0", G_SM, 1, 6);
 	b->f.ports[b->sm].flags |= FPORT_ISSM;
+	b->f.sm_node = b->f.ports[b->sm].node;	/* our own port */
+	b->f.sm_port = b->f.ports[b->sm].num;
 }
 
 static int add_part(struct config *c, const char *name, uint16_t pkey,
@@ -156,6 +158,29 @@ static void teardown(struct fab *b, struct part_model *m)
 	fabric_free(&b->f);
 }
 
+/*
+ * With tenants, a host port that only says IsSM stays a limited member
+ * of the default partition (any host's root can say so); an SM that
+ * showed our SM_Key (FPORT_SMPEER) is full: it may become master.
+ */
+START_TEST(test_issm_claim_not_full)
+{
+	struct fab b;
+	struct config c;
+	struct part_model m;
+
+	build(&b);
+	tenants(&c);
+	b.f.ports[b.h2].flags |= FPORT_ISSM;
+	b.f.ports[b.h3].flags |= FPORT_ISSM | FPORT_SMPEER;
+	ck_assert_int_eq(part_resolve(&c, &b.f, NULL, 0, &m), 0);
+	want_pkeys(&m, &b.f, b.h2, 2, 0x7fff, 0x0002);
+	want_pkeys(&m, &b.f, b.h3, 2, 0xffff, 0x8002);
+	want_pkeys(&m, &b.f, b.sm, 2, 0xffff, 0x0001);
+	teardown(&b, &m);
+}
+END_TEST
+
 /* No partitions: every end port a full member of the default, alone. */
 START_TEST(test_no_partitions)
 {
@@ -210,7 +235,7 @@ START_TEST(test_tenant_tables)
 	want_pkeys(&m, &b.f, b.h1, 3, 0x7fff, 0x8001, 0x0002);
 	want_pkeys(&m, &b.f, b.h2, 2, 0x7fff, 0x0002);
 	want_pkeys(&m, &b.f, b.h3, 2, 0x7fff, 0x8002);	/* limited + full */
-	want_pkeys(&m, &b.f, b.sm, 2, 0xffff, 0x0001);	/* IsSM: full default */
+	want_pkeys(&m, &b.f, b.sm, 2, 0xffff, 0x0001);	/* our own port: full default */
 	want_pkeys(&m, &b.f, fabric_port(&b.f, b.s0, 0), 1, 0xffff);
 	want_pkeys(&m, &b.f, fabric_port(&b.f, b.s1, 0), 1, 0xffff);
 	/* a switch's external port holds its end port's table */
@@ -439,6 +464,7 @@ static Suite *partition_suite(void)
 
 	tcase_add_test(tc, test_no_partitions);
 	tcase_add_test(tc, test_tenant_tables);
+	tcase_add_test(tc, test_issm_claim_not_full);
 	tcase_add_test(tc, test_shared);
 	tcase_add_test(tc, test_weights);
 	tcase_add_test(tc, test_unmatched_warning);
