@@ -264,7 +264,7 @@ static json_t *cmd_reroute(struct sm *sm, const json_t *req, char *err,
 static json_t *cmd_reload(struct sm *sm, const json_t *req, char *err,
 			  size_t errlen)
 {
-	if (sm_reload(sm, err, errlen) < 0)
+	if (sm_reload(sm, json_is_true(json_object_get(req, "force")), err, errlen) < 0)
 		return NULL;
 	sweeper_request_heavy(sm, "policy reloaded");
 	return json_pack("{s:s}", "reloaded", sm->config_path[0] ?
@@ -504,6 +504,7 @@ static const struct ctl_field no_fields[] = { { NULL, 0 } };
 static const struct ctl_field sweep_fields[] = { { "heavy", CT_BOOL }, { NULL, 0 } };
 static const struct ctl_field topology_fields[] = { { "dot", CT_BOOL }, { NULL, 0 } };
 static const struct ctl_field routes_fields[] = { { "switch", CT_STRING }, { NULL, 0 } };
+static const struct ctl_field reload_fields[] = { { "force", CT_BOOL }, { NULL, 0 } };
 /* every operation's: cmd_vm() refuses what its operation does not take */
 static const struct ctl_field vm_fields_all[] = {
 	{ "op", CT_STRING }, { "name", CT_STRING }, { "hypervisor", CT_STRING },
@@ -532,7 +533,7 @@ static const struct ctl_command {
 	{ "verify", ctl_verify, no_fields },
 	{ "sweep", cmd_sweep, sweep_fields },
 	{ "reroute", cmd_reroute, no_fields },
-	{ "reload", cmd_reload, no_fields },
+	{ "reload", cmd_reload, reload_fields },
 	{ "subscribers", cmd_subscribers, no_fields },
 	{ "vm", cmd_vm, vm_fields_all },
 	{ "partitions", ctl_partitions, no_fields },

@@ -1363,6 +1363,9 @@ static int parse_stream(struct parse *p)
 		memset(&seen, 0, sizeof(seen));
 		if (parse_mapping(p, top_keys, "", &seen) == -1)
 			return -1;
+		p->c->keys_set = 0;
+		for (size_t i = 0; i < MAX_KEYS_PER_MAP; i++)
+			p->c->keys_set += seen.line[i] != 0;
 	} else if (!is_null(p)) {
 		return fail_at(p, p->ev.start_mark,
 			       "the policy must be a mapping of keys, not %s",

@@ -157,6 +157,9 @@ struct config {
 	int mc_rate;			/* multicast.rate 2..24, default 3 (10 Gb/s) */
 	int mc_sl;			/* multicast.sl 0..15, default 0 */
 	int mc_qkey;			/* multicast.qkey 0..0x7fffffff, default 0x0b1b */
+	/* not a key: how many top-level keys the file set (config_load); 0
+	   for an empty file, which a reload refuses unless forced */
+	int keys_set;
 };
 
 /* Fills c with the built-in defaults. */

@@ -158,6 +158,45 @@ ctl --json status | pyjson 'assert d["last_error"] is None and d["errors"] == []
 	fail "status after a good reload: $(ctl --json status | head -c 600)"
 pass "a rejected reload exits 1 and shows in status (old policy runs) until a good reload clears it"
 
+# reloads that take away what a slip would: refused unless --force
+good='sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n'
+printf "$good" >"$policy"
+ctl reload >/dev/null || fail "reload of a policy with an SM_Key and a partition: $(ctl reload 2>&1)"
+refused() {	# refused WHAT PATTERN: a plain reload exits 1 naming PATTERN; status shows it
+	local out rc
+	out=$(ctl reload 2>&1); rc=$?
+	[ "$rc" -eq 1 ] && grep -q "$2" <<<"$out" && grep -q 'reload --force' <<<"$out" ||
+		fail "reload of $1: exit $rc ($out)"
+	ctl --json status | pyjson "
+e = d['last_error']
+assert e['kind'] == 'reload' and '$2' in e['message'], e
+assert d['priority'] == 9, d['priority']" || fail "status after the reload of $1: $(ctl --json status | head -c 600)"
+}
+: >"$policy"
+refused "an empty policy file" "the file sets nothing"
+printf 'sm:\n  priority: 9\nsweep:\n  interval_s: 0\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n' >"$policy"
+refused "a policy without the SM_Key" "drops sm.sm_key"
+printf 'sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\n' >"$policy"
+refused "a policy without partitions" "drops every partition"
+kill -HUP "$daemon"
+wait_until 10 grep -q 'SIGHUP: policy not reloaded: .*drops every partition.*reload --force' "$log" ||
+	fail "SIGHUP with a policy without partitions: $(grep SIGHUP "$log" | tail -n 2)"
+ctl --json status | pyjson 'assert d["priority"] == 9 and d["last_error"]["kind"] == "reload"' ||
+	fail "status after SIGHUP: $(ctl --json status | head -c 600)"
+printf 'sm:\n  priority: 11\nsweep:\n  interval_s: 0\n' >"$policy"
+out=$(ctl --json reload --force) || fail "reload --force: $out"
+ctl --json status | pyjson 'assert d["last_error"] is None and d["priority"] == 11, d' ||
+	fail "status after reload --force: $(ctl --json status | head -c 600)"
+grep -q 'policy reload forced: .*drops sm.sm_key' "$log" || fail "no log line for the forced reload"
+: >"$policy"
+ctl reload --force >/dev/null || fail "reload --force of an empty file: $(ctl reload --force 2>&1)"
+ctl --json status | pyjson 'assert d["last_error"] is None and d["priority"] == 0, d' ||
+	fail "status after reload --force of an empty file: $(ctl --json status | head -c 600)"
+err_case "reload: unknown argument '--forse' (only --force)" -s "$sock" reload --forse
+printf 'sm:\n  priority: 9\nsweep:\n  interval_s: 0\n' >"$policy"
+ctl reload >/dev/null || fail "reload after the forced ones: $(ctl reload 2>&1)"
+pass "reloads of an empty file, or dropping the SM_Key or every partition, refused (ibsmctl and SIGHUP) until --force"
+
 # a verify asked as the daemon stops (it may be cancelled mid-read): no leak, no error
 "$IBSMCTL" -s "$sock" verify >/dev/null 2>&1 &
 kill -TERM "$daemon"
