@@ -22,7 +22,7 @@ static const char *drops_too_much(const struct config *old, const struct config 
 				  char *buf, size_t len)
 {
 	if (!c->keys_set && old->keys_set) {
-		snprintf(buf, len, "the file sets nothing (the running policy sets %d keys)",
+		snprintf(buf, len, "the file sets nothing (the running policy sets %d values)",
 			 old->keys_set);
 		return buf;
 	}

@@ -24,6 +24,7 @@
 #include "sm/vm/vmops.h"
 #include "sm/reload.h"
 #include "sm/heavy.h"
+#include "sm/light.h"
 
 static json_t *mad_stats_json(const struct sm *sm)
 {
@@ -103,6 +104,7 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "port_guid", json_string(g));
 	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
 	sweeps_to_ctl(sm, o);
+	scrub_to_ctl(sm, o);
 	json_object_set_new(o, "act_count", json_integer(smstate_act_count(sm)));
 	election_to_ctl(sm, o);
 	last_sweep_to_ctl(sm, o);

@@ -147,6 +147,7 @@ static const struct key sm_keys[] = {
 };
 static const struct key sweep_keys[] = {
 	INT("interval_s", sweep_interval_s, 0, 3600),
+	INT("scrub_blocks", sweep_scrub_blocks, 0, 65536),
 	END
 };
 static const struct key mad_keys[] = {
@@ -1261,6 +1262,8 @@ static int set_seq(struct parse *p, const struct key *k, const char *key)
 static int parse_value(struct parse *p, const struct key *k, const char *key,
 		       yaml_mark_t keymark)
 {
+	if (k->type != K_MAP)
+		p->c->keys_set++;	/* a section alone sets nothing */
 	switch (k->type) {
 	case K_MAP:
 		return set_map(p, k, key, keymark);
@@ -1363,9 +1366,6 @@ static int parse_stream(struct parse *p)
 		memset(&seen, 0, sizeof(seen));
 		if (parse_mapping(p, top_keys, "", &seen) == -1)
 			return -1;
-		p->c->keys_set = 0;
-		for (size_t i = 0; i < MAX_KEYS_PER_MAP; i++)
-			p->c->keys_set += seen.line[i] != 0;
 	} else if (!is_null(p)) {
 		return fail_at(p, p->ev.start_mark,
 			       "the policy must be a mapping of keys, not %s",
@@ -1393,6 +1393,7 @@ void config_defaults(struct config *c)
 	set_str(c->state_dir, sizeof(c->state_dir), "/var/lib/ibsmd");
 	c->log_level = LOG_NOTICE;
 	c->sweep_interval_s = 10;
+	c->sweep_scrub_blocks = 128;	/* a 648-host tree's 1,944 blocks in 16 light sweeps */
 	c->mad_timeout_ms = 200;
 	c->mad_retries = 3;
 	c->mad_window = 256;
