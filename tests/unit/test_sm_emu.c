@@ -581,6 +581,54 @@ START_TEST(t_verify_reads_mft)
 }
 END_TEST
 
+/*
+ * A join whose MFT writes are still to come when verify reads the MFTs:
+ * the group is being written, not wrong; once written it is judged.
+ */
+START_TEST(t_verify_mid_update)
+{
+	struct run r;
+	char path[128];
+	start_daemon_ctl(&r, path, sizeof(path));
+	struct mc_group want = { .qkey = 0x0b1b, .pkey = 0xffff };
+	const char *why = NULL;
+	mc_ipoib_mgid(0xffff, want.mgid);
+	struct mc_group *g = mc_create(&r.sm->mc, &want, &why);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 1, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 4 * 3 + 1, MC_JOIN_FULL, 0), 1);
+	mcast_sm_changed(r.sm);
+	ck_assert(emu_run_while(r.base, mcast_settled, r.sm, 5000));
+
+	/* H6, on a third leaf, joins; verify asks before the MFT run has written */
+	emu_set_latency(r.e, 20000, 0);	/* every answer takes 20 ms */
+	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 4 * 6 + 1, MC_JOIN_FULL, 0), 1);
+	mcast_sm_changed(r.sm);
+	ck_assert(mcast_sm_pending(r.sm));
+	json_t *rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
+	const char *text = json_string_value(json_object_get(rep, "text"));
+	ck_assert_msg(json_is_true(json_object_get(rep, "ok")), "%s",
+		      json_string_value(json_object_get(rep, "error")));
+	ck_assert_msg(!strcmp(json_string_value(json_object_get(rep, "result")), "OK"),
+		      "verify mid-update: %s", text);
+	ck_assert_msg(strstr(text, "multicast: 0 groups checked against 6 MFT blocks read, 0 wrong, 1 being written"),
+		      "%s", text);
+	json_decref(rep);
+
+	/* written: judged again, H6 reached */
+	ck_assert(emu_run_while(r.base, mcast_settled, r.sm, 5000));
+	rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
+	text = json_string_value(json_object_get(rep, "text"));
+	ck_assert_str_eq(json_string_value(json_object_get(rep, "result")), "OK");
+	ck_assert_msg(strstr(text, "multicast: 1 groups checked against 6 MFT blocks read, 0 wrong\n"),
+		      "%s", text);
+	json_decref(rep);
+	control_close(r.sm->ctl);
+	r.sm->ctl = NULL;
+	emu_run_free(&r.run);
+}
+END_TEST
+
 static Suite *sm_emu_suite(void)
 {
 	Suite *s = suite_create("sm_on_emulator");
@@ -595,6 +643,7 @@ static Suite *sm_emu_suite(void)
 	tcase_add_test(tc, t_second_sweep_writes_nothing);
 	tcase_add_test(tc, t_verify_reads_devices);
 	tcase_add_test(tc, t_verify_reads_mft);
+	tcase_add_test(tc, t_verify_mid_update);
 	suite_add_tcase(s, tc);
 	return s;
 }
