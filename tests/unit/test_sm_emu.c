@@ -545,21 +545,27 @@ static int mcast_settled(const void *arg)
 	return (sm->sw.activity == SM_IDLE) && !mcast_sm_pending(sm);
 }
 
+/* H0 on L0 and H3 on L1 in the IPoIB broadcast group, its MFTs written. */
+static struct mc_group *group_of_two(struct run *r)
+{
+	struct mc_group want = { .qkey = 0x0b1b, .pkey = 0xffff };
+	const char *why = NULL;
+	mc_ipoib_mgid(0xffff, want.mgid);
+	struct mc_group *g = mc_create(&r->sm->mc, &want, &why);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(mc_join(&r->sm->mc, g, 0x1000 + 1, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&r->sm->mc, g, 0x1000 + 4 * 3 + 1, MC_JOIN_FULL, 0), 1);
+	mcast_sm_changed(r->sm);
+	ck_assert(emu_run_while(r->base, mcast_settled, r->sm, 5000));
+	return g;
+}
+
 START_TEST(t_verify_reads_mft)
 {
 	struct run r;
 	char path[128];
 	start_daemon_ctl(&r, path, sizeof(path));
-	/* H0 on L0, H3 on L1 join a group */
-	struct mc_group want = { .qkey = 0x0b1b, .pkey = 0xffff };
-	const char *why = NULL;
-	mc_ipoib_mgid(0xffff, want.mgid);
-	struct mc_group *g = mc_create(&r.sm->mc, &want, &why);
-	ck_assert_ptr_nonnull(g);
-	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 1, MC_JOIN_FULL, 0), 1);
-	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 4 * 3 + 1, MC_JOIN_FULL, 0), 1);
-	mcast_sm_changed(r.sm);
-	ck_assert(emu_run_while(r.base, mcast_settled, r.sm, 5000));
+	group_of_two(&r);
 
 	json_t *rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
 	const char *text = json_string_value(json_object_get(rep, "text"));
@@ -591,15 +597,7 @@ START_TEST(t_verify_mid_update)
 	struct run r;
 	char path[128];
 	start_daemon_ctl(&r, path, sizeof(path));
-	struct mc_group want = { .qkey = 0x0b1b, .pkey = 0xffff };
-	const char *why = NULL;
-	mc_ipoib_mgid(0xffff, want.mgid);
-	struct mc_group *g = mc_create(&r.sm->mc, &want, &why);
-	ck_assert_ptr_nonnull(g);
-	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 1, MC_JOIN_FULL, 0), 1);
-	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 4 * 3 + 1, MC_JOIN_FULL, 0), 1);
-	mcast_sm_changed(r.sm);
-	ck_assert(emu_run_while(r.base, mcast_settled, r.sm, 5000));
+	struct mc_group *g = group_of_two(&r);
 
 	/* H6, on a third leaf, joins; verify asks before the MFT run has written */
 	emu_set_latency(r.e, 20000, 0);	/* every answer takes 20 ms */
