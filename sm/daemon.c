@@ -42,6 +42,7 @@
 #include "sm/vm/vmops.h"
 #include "sm/vm/vmshared.h"
 #include "sm/weights.h"
+#include "sm/write/scrub.h"
 
 static uint64_t clock_cb(void *arg)
 {
@@ -245,6 +246,8 @@ void sm_shutdown(struct sm *sm)
 	memset(&sm->learned, 0, sizeof(sm->learned));
 	vm_registry_free(&sm->vms);
 	adopt_free(sm->sweep.adopt);
+	scrub_free(sm->sweep.scrub);	/* its reads were cancelled above */
+	sm->sweep.scrub = NULL;
 	xprobe_abandon(sm->sweep.xprobe);	/* nothing due after txn_cancel_all() */
 	smstate_free(sm);
 	sa_free(sm);

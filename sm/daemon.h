@@ -48,6 +48,7 @@ struct ctl_verify;
 struct topo_job;
 struct wlearn;
 struct mcast_sm;
+struct scrub;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -107,6 +108,8 @@ struct sweep_state {
 	char xlid_lacking[512];		/* the devices lacking it, named */
 	/* legacy LID space full: VF ports left without a LID, last warned of */
 	uint32_t vf_shared_warned;
+	/* light sweeps reading back what was written (sm/write/scrub.h) */
+	struct scrub *scrub;
 	/* the record */
 	uint32_t heavy_sweeps, light_sweeps;
 	uint64_t last_sweep_time;	/* wall clock, seconds */

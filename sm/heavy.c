@@ -285,6 +285,15 @@ void sm_configure(struct sm *sm)
 	if (vr.marked || sm->vms.n)
 		log_info("%u vSwitches, %u of %u VMs in the fabric", vr.marked,
 			 vms_here, sm->vms.n);
+	char why[512];
+	/* the VMs read at start against the first subnet: nothing written yet */
+	if (first && vm_registry_live_conflict(&sm->vms, f, &sm->sub.guid2lid, why,
+					       sizeof(why))) {
+		log_err("%s", why);
+		discovery_free(old);
+		sm_stop(sm, 1);
+		return;
+	}
 	if (xlid_mode(sm, f) < 0) {
 		discovery_free(old);
 		sm_stop(sm, 1);

@@ -1,7 +1,9 @@
 /*
  * The light sweep (see light.h): SwitchInfo of every switch (its
  * PortStateChange) and SMInfo of every other SM; a change asks for a
- * heavy sweep.
+ * heavy sweep.  With nothing changed, the scrub (sm/write/scrub.h)
+ * reads back sweep.scrub_blocks of what the SM wrote and writes again
+ * what differs; that is reported as tampering.
  */
 #include "sm/light.h"
 
@@ -18,8 +20,55 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <jansson.h>
 #include "sm/base/nodemap.h"
 #include "sm/heavy.h"
+#include "sm/apply.h"
+#include "sm/base/log.h"
+#include "sm/write/scrub.h"
+
+/* ---- the scrub: what the devices hold against what the SM wrote ---- */
+
+/* Real work waits: a heavy sweep asked for (a trap, a command), or a stop. */
+static int scrub_yield(void *arg)
+{
+	const struct sm *sm = arg;
+	return sm->sw.heavy_wanted || sm->stopping || sm->state != SMS_MASTER;
+}
+
+static void scrub_done(void *arg, const struct scrub_round *r)
+{
+	struct sm *sm = arg;
+	const struct scrub_stats *st = scrub_get_stats(sm->sweep.scrub);
+	if (r->found) {
+		errors_set(&sm->errs, SM_ERR_TAMPER,
+			   "tampering: %u blocks read back differed from what the SM wrote (%llu since start); %u written again%s (see the log)",
+			   r->found, (unsigned long long)st->tampered, r->repaired,
+			   r->yielded ? ", the rest left to the heavy sweep" : "");
+		if (r->failed)
+			sweeper_request_heavy(sm, "scrub: some repairs failed");
+	} else if (r->pass_clean) {
+		errors_clear(&sm->errs, SM_ERR_TAMPER);
+	}
+	finish_sweep(sm);
+}
+
+/* 1 when a scrub round started; it ends the light sweep. */
+static int light_scrub(struct sm *sm)
+{
+	static const struct scrub_hooks hooks = { .yield = scrub_yield, .done = scrub_done };
+	if (sm->cfg.sweep_scrub_blocks <= 0 || !sm->sub.model || !sm->sub.cache ||
+	    scrub_yield(sm))
+		return 0;
+	if (!sm->sweep.scrub && !(sm->sweep.scrub = scrub_new())) {
+		log_err("scrub: out of memory; no read-back this light sweep");
+		return 0;
+	}
+	struct scrub_hooks h = hooks;
+	h.arg = sm;
+	return scrub_start(sm->sweep.scrub, sm->txn, sm->sub.model, sm->sub.cache,
+			   (uint32_t)sm->cfg.sweep_scrub_blocks, SM_EXTRA_ROUNDS, &h) == 0;
+}
 
 /* ---- light sweep: SwitchInfo of every switch, SMInfo of every other SM ---- */
 
@@ -32,7 +81,8 @@ static void light_done(struct sm *sm)
 		sm->sw.activity = SM_IDLE;
 		return;
 	}
-	finish_sweep(sm);
+	if (!light_scrub(sm))
+		finish_sweep(sm);
 }
 
 struct light_q {
@@ -105,4 +155,19 @@ void light_start(struct sm *sm)
 	sm->sweep.light_pending += smstate_light_queries(sm);
 	if (--sm->sweep.light_pending == 0)
 		light_done(sm);
+}
+
+void scrub_to_ctl(const struct sm *sm, json_t *o)
+{
+	static const struct scrub_stats none;
+	const struct scrub_stats *st = sm->sweep.scrub ? scrub_get_stats(sm->sweep.scrub) : &none;
+	uint32_t per = sm->cfg.sweep_scrub_blocks > 0 ? (uint32_t)sm->cfg.sweep_scrub_blocks : 0;
+	json_object_set_new(o, "scrub", json_pack("{s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"blocks_per_light_sweep", (int)per, "blocks_held", (int)st->held,
+		/* every block read within this many light sweeps */
+		"light_sweeps_per_pass", per ? (int)((st->held + per - 1) / per) : 0,
+		"rounds", (json_int_t)st->rounds, "blocks_read", (json_int_t)st->reads,
+		"read_failed", (json_int_t)st->read_failed, "skipped", (json_int_t)st->skipped,
+		"tampered", (json_int_t)st->tampered, "repaired", (json_int_t)st->repaired,
+		"yielded", (json_int_t)st->yielded, "passes", (json_int_t)st->passes));
 }

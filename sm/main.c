@@ -353,7 +353,7 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 {
 	struct sm *sm = arg;
 	char err[1024];
-	if (sm_reload(sm, err, sizeof(err)) < 0)
+	if (sm_reload(sm, 0, err, sizeof(err)) < 0)
 		log_err("SIGHUP: policy not reloaded: %s", err);
 	sweeper_request_heavy(sm, "SIGHUP");
 }

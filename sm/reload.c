@@ -13,7 +13,30 @@
 #include "sm/mcast/ipoib.h"
 #include "sm/weights.h"
 
-int sm_reload(struct sm *sm, char *err, size_t errlen)
+/*
+ * What the new policy c takes away that a slip of the operator's (a file
+ * truncated or emptied, a partitions: block commented out) would: every
+ * key, the SM_Key, every partition.  A short reason, or NULL.
+ */
+static const char *drops_too_much(const struct config *old, const struct config *c,
+				  char *buf, size_t len)
+{
+	if (!c->keys_set && old->keys_set) {
+		snprintf(buf, len, "the file sets nothing (the running policy sets %d values)",
+			 old->keys_set);
+		return buf;
+	}
+	if (old->sm_key && !c->sm_key)
+		return "it drops sm.sm_key (the SM_Key would be 0)";
+	if (old->n_parts && !c->n_parts) {
+		snprintf(buf, len, "it drops every partition (%d), and with them the tenants' isolation",
+			 old->n_parts);
+		return buf;
+	}
+	return NULL;
+}
+
+int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 {
 	if (!sm->config_path[0]) {
 		log_notice("no policy file to reload; keeping the built-in defaults");
@@ -26,6 +49,17 @@ int sm_reload(struct sm *sm, char *err, size_t errlen)
 			     err);
 		return -1;
 	}
+	char why[128];
+	const char *drop = drops_too_much(&sm->cfg, &c, why, sizeof(why));
+	if (drop && !force) {
+		snprintf(err, errlen, "%s: %s; refused (ibsmctl reload --force applies it)",
+			 sm->config_path, drop);
+		errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
+			   err);
+		return -1;
+	}
+	if (drop)
+		log_warn("policy reload forced: %s: %s", sm->config_path, drop);
 	if (sm->metrics && metrics_reconfigure(sm->metrics, &c, err, errlen) < 0) {
 		errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
 			     err);

@@ -24,6 +24,7 @@
 #include "sm/vm/vmops.h"
 #include "sm/reload.h"
 #include "sm/heavy.h"
+#include "sm/light.h"
 
 static json_t *mad_stats_json(const struct sm *sm)
 {
@@ -103,6 +104,7 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "port_guid", json_string(g));
 	json_object_set_new(o, "sm_lid", json_integer(sm->sub.sm_lid));
 	sweeps_to_ctl(sm, o);
+	scrub_to_ctl(sm, o);
 	json_object_set_new(o, "act_count", json_integer(smstate_act_count(sm)));
 	election_to_ctl(sm, o);
 	last_sweep_to_ctl(sm, o);
@@ -264,7 +266,7 @@ static json_t *cmd_reroute(struct sm *sm, const json_t *req, char *err,
 static json_t *cmd_reload(struct sm *sm, const json_t *req, char *err,
 			  size_t errlen)
 {
-	if (sm_reload(sm, err, errlen) < 0)
+	if (sm_reload(sm, json_is_true(json_object_get(req, "force")), err, errlen) < 0)
 		return NULL;
 	sweeper_request_heavy(sm, "policy reloaded");
 	return json_pack("{s:s}", "reloaded", sm->config_path[0] ?
@@ -504,6 +506,7 @@ static const struct ctl_field no_fields[] = { { NULL, 0 } };
 static const struct ctl_field sweep_fields[] = { { "heavy", CT_BOOL }, { NULL, 0 } };
 static const struct ctl_field topology_fields[] = { { "dot", CT_BOOL }, { NULL, 0 } };
 static const struct ctl_field routes_fields[] = { { "switch", CT_STRING }, { NULL, 0 } };
+static const struct ctl_field reload_fields[] = { { "force", CT_BOOL }, { NULL, 0 } };
 /* every operation's: cmd_vm() refuses what its operation does not take */
 static const struct ctl_field vm_fields_all[] = {
 	{ "op", CT_STRING }, { "name", CT_STRING }, { "hypervisor", CT_STRING },
@@ -532,7 +535,7 @@ static const struct ctl_command {
 	{ "verify", ctl_verify, no_fields },
 	{ "sweep", cmd_sweep, sweep_fields },
 	{ "reroute", cmd_reroute, no_fields },
-	{ "reload", cmd_reload, no_fields },
+	{ "reload", cmd_reload, reload_fields },
 	{ "subscribers", cmd_subscribers, no_fields },
 	{ "vm", cmd_vm, vm_fields_all },
 	{ "partitions", ctl_partitions, no_fields },

@@ -16,6 +16,7 @@
 #include "sm/rogue.h"
 #include "sm/sa/sa_server.h"
 #include "sm/smstate.h"
+#include "sm/write/scrub.h"
 
 #ifndef IBSMD_VERSION
 #define IBSMD_VERSION "0.1"	/* ibsmd -V (sm/main.c) */
@@ -119,6 +120,24 @@ static void one(struct mtext *t, const char *name, const char *type,
 	mtext_sample(t, name, NULL, NULL, v);
 }
 
+/* The light sweeps' read-back (sm/write/scrub.h). */
+static void scrub_metrics(struct mtext *t, const struct sm *sm)
+{
+	static const struct scrub_stats none;
+	const struct scrub_stats *st = sm->sweep.scrub ? scrub_get_stats(sm->sweep.scrub) : &none;
+	one(t, "ibsmd_scrub_blocks_held", "gauge",
+	    "LFT, P_Key, SL2VL and MFT blocks the SM wrote, which light sweeps read back",
+	    st->held);
+	one(t, "ibsmd_scrub_blocks_read_total", "counter",
+	    "Blocks read back by light sweeps and compared with what the SM wrote",
+	    (double)st->reads);
+	one(t, "ibsmd_scrub_tampered_blocks_total", "counter",
+	    "Blocks read back that differed from what the SM wrote (tampering)",
+	    (double)st->tampered);
+	one(t, "ibsmd_scrub_repaired_blocks_total", "counter",
+	    "Blocks found differing and written again", (double)st->repaired);
+}
+
 static void daemon_metrics(struct mtext *t, const struct sm *sm,
 			   uint64_t start_time)
 {
@@ -153,6 +172,7 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 	one(t, "ibsmd_rogue_isolations_total", "counter",
 	    "Switch ports disabled to cut a rogue SM off (sm.rogue: isolate)",
 	    rg ? (double)rogues_isolations(rg) : 0);
+	scrub_metrics(t, sm);
 }
 
 static void subnet_metrics(struct mtext *t, const struct sm *sm)

@@ -26,7 +26,8 @@ static void usage(FILE *fp)
 	    "  topology [--dot]       switches, hosts, links, routes per link (--dot: Graphviz)\n"
 	    "  sweep [--heavy]        request a sweep\n"
 	    "  reroute                recompute and push routes\n"
-	    "  reload                 re-read the policy (same as SIGHUP)\n"
+	    "  reload [--force]       re-read the policy (same as SIGHUP); --force: even\n"
+	    "                         an empty one, or one dropping the SM_Key or partitions\n"
 	    "  subscribers            SA event subscriptions\n"
 	    "  vm list                the VMs: name, LID, vGUID, hypervisor, VF\n"
 	    "  vm create NAME --hypervisor H [--vf N] [--guid G] [--weight W] [--shared-lid]\n"
@@ -105,6 +106,8 @@ struct cmd_opt {
 
 static const struct cmd_opt sweep_opts[] = {
 	{ "--heavy", "heavy", OPT_FLAG }, { NULL, NULL, 0 } };
+static const struct cmd_opt reload_opts[] = {
+	{ "--force", "force", OPT_FLAG }, { NULL, NULL, 0 } };
 static const struct cmd_opt topology_opts[] = {
 	{ "--dot", "dot", OPT_FLAG }, { NULL, NULL, 0 } };
 static const struct cmd_opt vm_create_opts[] = {
@@ -128,6 +131,7 @@ static const struct cmd_spec {
 } specs[] = {
 	{ "sweep", sweep_opts, "only --heavy" },
 	{ "topology", topology_opts, "only --dot" },
+	{ "reload", reload_opts, "only --force" },
 };
 
 /* Options from argv[from..argc) into req by opts; -1 with msg. */

@@ -41,6 +41,7 @@ struct mcast_sm {
 	struct program *pr;
 	int finished;		/* the executor is done: free from the loop */
 	uint64_t gen;		/* the database gen the last run planned */
+	uint64_t written;	/* ... the last run whose writes are over */
 	struct program_stats st;
 	struct mcast_plan_stats ps;
 	struct mcast_trees kept;	/* the trees of the last run */
@@ -119,6 +120,7 @@ static void finish(struct mcast_sm *m)
 	program_free(m->pr);
 	m->pr = NULL;
 	m->finished = 0;
+	m->written = m->gen;
 	plan_free(&m->plan);
 	plan_init(&m->plan);
 	if (s->failed)
@@ -207,6 +209,12 @@ int mcast_sm_pending(const struct sm *sm)
 {
 	const struct mcast_sm *m = sm->mcsm;
 	return m && (m->pr || evtimer_pending(m->ev, NULL));
+}
+
+uint64_t mcast_sm_settled_gen(const struct sm *sm)
+{
+	/* nothing scheduled nor going: every change is in the MFTs (a run's or a sweep's) */
+	return mcast_sm_pending(sm) ? sm->mcsm->written : sm->mc.gen;
 }
 
 const struct program_stats *mcast_sm_last(const struct sm *sm)

@@ -22,6 +22,12 @@ struct program_stats;
 void mcast_sm_changed(struct sm *sm);
 /* A run is scheduled or its writes are going (tests wait for 0). */
 int mcast_sm_pending(const struct sm *sm);
+/*
+ * The database gen the MFTs hold: a group whose gen is above it changed
+ * after the last MFT writes that are over, and its entries are being
+ * written or about to be (ibsmctl verify does not judge them).
+ */
+uint64_t mcast_sm_settled_gen(const struct sm *sm);
 /* The last run's executor statistics (mft_sets ...), NULL before any. */
 const struct program_stats *mcast_sm_last(const struct sm *sm);
 /* The runs between sweeps, timed (tests/tools/emumc.c reports them). */

@@ -150,6 +150,7 @@ static const struct key sm_keys[] = {
 };
 static const struct key sweep_keys[] = {
 	INT("interval_s", sweep_interval_s, 0, 3600),
+	INT("scrub_blocks", sweep_scrub_blocks, 0, 65536),
 	END
 };
 static const struct key mad_keys[] = {
@@ -1264,6 +1265,8 @@ static int set_seq(struct parse *p, const struct key *k, const char *key)
 static int parse_value(struct parse *p, const struct key *k, const char *key,
 		       yaml_mark_t keymark)
 {
+	if (k->type != K_MAP)
+		p->c->keys_set++;	/* a section alone sets nothing */
 	switch (k->type) {
 	case K_MAP:
 		return set_map(p, k, key, keymark);
@@ -1393,6 +1396,7 @@ void config_defaults(struct config *c)
 	set_str(c->state_dir, sizeof(c->state_dir), "/var/lib/ibsmd");
 	c->log_level = LOG_NOTICE;
 	c->sweep_interval_s = 10;
+	c->sweep_scrub_blocks = 128;	/* a 648-host tree's 1,944 blocks in 16 light sweeps */
 	c->mad_timeout_ms = 200;
 	c->mad_retries = 3;
 	c->mad_window = 256;

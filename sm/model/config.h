@@ -84,6 +84,9 @@ struct config {
 	int log_level;			/* enum log_level (sm/base/log.h), default notice */
 	char node_name_map[256];	/* a node_name_map file (sm/base/nodemap.h); "": none */
 	int sweep_interval_s;		/* 0..3600, default 10; 0 = no light sweep */
+	int sweep_scrub_blocks;		/* sweep.scrub_blocks 0..65536, default 128:
+					   blocks a light sweep reads back
+					   (sm/write/scrub.h); 0 = none */
 	int mad_timeout_ms;		/* 1..60000, default 200 */
 	int mad_retries;		/* 0..20, default 3 */
 	int mad_window;			/* 1..4096, default 256 */
@@ -159,6 +162,9 @@ struct config {
 	int mc_rate;			/* multicast.rate 2..24, default 3 (10 Gb/s) */
 	int mc_sl;			/* multicast.sl 0..15, default 0 */
 	int mc_qkey;			/* multicast.qkey 0..0x7fffffff, default 0x0b1b */
+	/* not a key: how many values the file gave keys (config_load); 0
+	   for a file that sets nothing, which a reload refuses unless forced */
+	int keys_set;
 };
 
 /* Fills c with the built-in defaults. */

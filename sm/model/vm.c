@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "sm/model/lids.h"
+#include "sm/base/nodemap.h"
 #include "sm/base/wfile.h"
 
 #define VM_FILE_VERSION 1
@@ -212,6 +213,7 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 		} else {
 			struct vm v;
 			if (parse_vm(s + 3, &v, &why) == 0) {
+				v.line = (uint32_t)lineno;
 				if (vm_find(r, v.name))
 					why = "a second VM of that name";
 				else if (vm_find_vguid(r, v.vguid))
@@ -415,5 +417,41 @@ int vm_registry_lids(const struct vm_registry *r, struct guid_map *m)
 		if (!r->v[i].shared &&
 		    guid_map_put(m, r->v[i].vf_guid, r->v[i].lid) < 0)
 			return -1;
+	return 0;
+}
+
+/* Does port pi (not a VF) hold lid, in its device or in m? */
+static int port_holds(const struct fabric *f, const struct guid_map *m,
+		      uint32_t pi, uint32_t lid)
+{
+	const struct fab_port *p = &f->ports[pi];
+	uint32_t hw_top = p->hw_lid + (1u << (p->lmc & 7)) - 1;
+	return (p->hw_lid && lid >= p->hw_lid && lid <= hw_top) ||
+	       guid_map_get(m, p->guid) == lid;
+}
+
+int vm_registry_live_conflict(const struct vm_registry *r, const struct fabric *f,
+			      const struct guid_map *m, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct vm *v = &r->v[i];
+		if (!v->line || v->shared || !v->lid)
+			continue;
+		uint32_t own = vm_port(v, f);
+		for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+			int vf = -1;
+			if (pi == own || !(f->ports[pi].flags & FPORT_PRESENT) ||
+			    !fabric_is_endport(f, pi) ||
+			    (fabric_vswitch_of(f, pi, &vf) != FAB_NONE && vf >= 0) ||
+			    !port_holds(f, m, pi, v->lid))
+				continue;
+			const struct fab_port *p = &f->ports[pi];
+			snprintf(err, errlen, "%s:%u: VM '%s' claims LID %u, which %s \"%s\" port %u (GUID 0x%016" PRIx64 ") holds: the file contradicts the subnet; correct or remove that line (nothing was written)",
+				 r->path, v->line, v->name, v->lid,
+				 f->nodes[p->node].type == FAB_SWITCH ? "switch" : "node",
+				 fabric_node_name(f, p->node), p->num, p->guid);
+			return 1;
+		}
+	}
 	return 0;
 }

@@ -52,6 +52,7 @@ struct vm {
 	int prepared;
 	uint64_t to_hyp_guid;
 	int to_vf;
+	uint32_t line;		/* its line in the file read at start; 0: made since */
 };
 
 struct vm_registry {
@@ -94,6 +95,17 @@ uint32_t vm_apply(const struct vm_registry *r, struct fabric *f, int scheme);
  * VM's VF its LID.  0 or -1 (ENOMEM).
  */
 int vm_registry_lids(const struct vm_registry *r, struct guid_map *m);
+/*
+ * Does a VM read from the file claim a LID the subnet gives a port of f
+ * that is not a VF (a switch, a host, a PF: which no VM can stand for)?
+ * Such a port holds the LID in the device (its LID and LMC as read) or
+ * in m (guid2lid).  vm_registry_lids would take the LID from it and
+ * renumber it; the file contradicts the subnet.  Returns 1 with
+ * "PATH:LINE: ..." in err, else 0.  A VF port that holds it is taken
+ * for a stale entry (a migration cut between the two files' writes).
+ */
+int vm_registry_live_conflict(const struct vm_registry *r, const struct fabric *f,
+			      const struct guid_map *m, char *err, size_t errlen);
 /* The end port of the VM's VF in f (its vSwitch, VF number and VF port
  * GUID as registered), or FAB_NONE; always FAB_NONE for a shared-LID VM. */
 uint32_t vm_port(const struct vm *v, const struct fabric *f);

@@ -485,3 +485,77 @@ void devcache_note_read(struct devcache *c, const struct fabric *f, int kind,
 	op.count = 1;
 	devcache_record(c, f, &op, mod, data);
 }
+
+/* The attributes read back, and the plan kind of each. */
+static int item_kind(uint16_t attr)
+{
+	switch (attr) {
+	case IB_ATTR_PKEY_TBL: return PLAN_PKEY;
+	case IB_ATTR_SLVL_TABLE: return PLAN_SL2VL;
+	case IB_ATTR_MULTICASTFORWTBL: return PLAN_MFT;
+	default: return -1;
+	}
+}
+
+/* An SL-to-VL table is 16 four-bit entries; the rest of the payload is padding. */
+#define SL2VL_TABLE_BYTES 8
+
+/*
+ * The cursor: the node record in the upper 32 bits, the item in the
+ * lower: LFT block i for i < lft_blocks, else attribute record
+ * i - lft_blocks.
+ */
+int devcache_next_item(const struct devcache *c, uint64_t *cursor,
+		       struct devcache_item *it)
+{
+	uint32_t r = (uint32_t)(*cursor >> 32), i = (uint32_t)*cursor;
+	for (; r < c->n; r++, i = 0) {
+		const struct node_cache *nc = &c->v[r];
+		for (; i < nc->lft_blocks; i++)
+			if (nc->lft_valid[i])
+				break;
+		if (i < nc->lft_blocks) {
+			it->guid = nc->guid;
+			it->kind = PLAN_LFT;
+			it->port = 0;
+			it->mod = i;
+			memcpy(it->data, nc->lft + (size_t)i * FAB_LFT_BLOCK, FAB_LFT_BLOCK);
+			*cursor = (uint64_t)r << 32 | (i + 1);
+			return 1;
+		}
+		for (uint32_t a = i - nc->lft_blocks; a < nc->n_attrs; a++) {
+			const struct attr_rec *ar = &nc->attrs[a];
+			int kind = item_kind(ar->attr);
+			if (kind < 0)
+				continue;
+			it->guid = nc->guid;
+			it->kind = kind;
+			it->port = ar->port;
+			it->mod = ar->mod;
+			memcpy(it->data, ar->data, SMP_DATA_SIZE);
+			*cursor = (uint64_t)r << 32 | (nc->lft_blocks + a + 1);
+			return 1;
+		}
+	}
+	*cursor = 0;
+	return 0;
+}
+
+uint32_t devcache_items(const struct devcache *c)
+{
+	uint32_t n = 0;
+	for (uint32_t r = 0; r < c->n; r++) {
+		const struct node_cache *nc = &c->v[r];
+		for (uint32_t i = 0; i < nc->lft_blocks; i++)
+			n += nc->lft_valid[i];
+		for (uint32_t a = 0; a < nc->n_attrs; a++)
+			n += item_kind(nc->attrs[a].attr) >= 0;
+	}
+	return n;
+}
+
+int devcache_item_same(const struct devcache_item *it, const uint8_t *read)
+{
+	size_t n = it->kind == PLAN_SL2VL ? SL2VL_TABLE_BYTES : SMP_DATA_SIZE;
+	return !memcmp(it->data, read, n);
+}

@@ -76,4 +76,32 @@ void devcache_note_read(struct devcache *c, const struct fabric *f, int kind,
 			uint32_t node, uint8_t port, uint32_t mod,
 			const uint8_t *data);
 
+/*
+ * Reading back (the scrub, scrub.h): the records that are whole blocks
+ * the SM wrote -- LFT blocks, P_Key blocks, SL2VL tables, MFT blocks --
+ * one at a time, in the cache's own order.
+ */
+struct devcache_item {
+	uint64_t guid;		/* the node's */
+	int kind;		/* PLAN_LFT, PLAN_PKEY, PLAN_SL2VL or PLAN_MFT */
+	uint8_t port;		/* the port the attribute belongs to (0: the node) */
+	uint32_t mod;		/* the attribute modifier it was written with */
+	uint8_t data[SMP_DATA_SIZE];
+};
+/*
+ * The record at *cursor or the next one after it, and the cursor moved
+ * past it: 1.  0 at the end of the cache, with the cursor back at its
+ * start (a pass is over).  Records made or dropped meanwhile move the
+ * cursor's place a little; it never goes back.
+ */
+int devcache_next_item(const struct devcache *c, uint64_t *cursor,
+		       struct devcache_item *it);
+/* How many records devcache_next_item walks in a pass. */
+uint32_t devcache_items(const struct devcache *c);
+/*
+ * Is what the device answered (a Get's 64 data bytes) what the record
+ * holds?  The bytes that count: an SL2VL table's 8, the others' 64.
+ */
+int devcache_item_same(const struct devcache_item *it, const uint8_t *read);
+
 #endif

@@ -6,8 +6,13 @@
 # equals `ibroute` for every switch; `verify` reads the switches back and
 # says OK, and FAILED (exit 1) after one LFT entry is corrupted by hand
 # (lftset: an SMP Set from a host), naming the LID; a heavy sweep rewrites
-# the entry; a rejected reload exits 1, shows in `status` until a good
-# reload clears it, and the old policy keeps running.
+# the entry; light sweeps read back what the SM wrote (sweep.scrub_blocks
+# a sweep) and, within ceil(blocks / scrub_blocks) of them, repair an LFT
+# entry and an MFT bit rewritten from a host, judged with ibroute and
+# reported (log, status, metrics, last_error); a rejected reload exits 1,
+# shows in `status` until a good reload clears it, and the old policy keeps
+# running; a reload that empties the policy or drops the SM_Key or every
+# partition is refused (ibsmctl and SIGHUP) unless forced.
 . "$(dirname "$0")/common.sh"
 
 LFTSET="$SIM_ROOT/build/lftset"
@@ -21,7 +26,8 @@ gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 3 -o "$net"
 sock="$SIM_TMP/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
 policy="$SIM_TMP/policy.yaml"
-printf 'sm:\n  priority: 7\nsweep:\n  interval_s: 0\n' >"$policy"
+# light sweeps only when asked (ibsmctl sweep); each reads back 4 blocks
+printf 'sm:\n  priority: 7\nsweep:\n  interval_s: 0\n  scrub_blocks: 4\n' >"$policy"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
 # pyjson CODE: runs python3 CODE on the JSON document on stdin (as d)
 pyjson() { python3 -c "import json, sys; d = json.load(sys.stdin); $1"; }
@@ -117,6 +123,58 @@ wait_until 10 more_sweeps_than "$n" || fail "no heavy sweep"
 wait_until 10 ctl verify >/dev/null 2>&1 || fail "verify after the heavy sweep: $(ctl verify 2>&1 | tail -n 3)"
 pass "a corrupted LFT entry (L0-S0, LID $victim -> port 0): verify FAILED naming the LID, a heavy sweep repairs it"
 
+# the scrub: light sweeps find and repair what a host rewrote, within
+# N = ceil(blocks held / sweep.scrub_blocks) light sweeps
+scrub() { ctl --json status | pyjson "print(d['scrub']['$1'])"; }
+light_over() {	# light_over N: more than N light sweeps, and none running
+	ctl --json status | pyjson "assert d['light_sweeps'] > $1 and d['sweeping'] == 'no'" 2>/dev/null
+}
+light_sweeps() {	# light_sweeps K: K light sweeps, one after the other
+	local i l
+	for i in $(seq 1 "$1"); do
+		l=$(ctl --json status | pyjson 'print(d["light_sweeps"])')
+		ctl sweep >/dev/null || fail "ibsmctl sweep"
+		wait_until 10 light_over "$l" || fail "light sweep $i of $1 did not end"
+	done
+}
+held=$(scrub blocks_held) && n=$(scrub light_sweeps_per_pass) || fail "status has no scrub figures: $(ctl --json status | head -c 400)"
+[ "$(scrub blocks_per_light_sweep)" -eq 4 ] && [ "$held" -gt 4 ] && [ "$n" -eq $(((held + 3) / 4)) ] ||
+	fail "scrub figures: $held blocks held, $n light sweeps a pass"
+ctl --json status | pyjson 'assert d["scrub"]["tampered"] == 0 and d["last_error"] is None, d["scrub"]' ||
+	fail "the scrub found tampering on an untouched fabric: $(ctl --json status | head -c 600)"
+on_host H-5 ibroute "$leaf" 2>/dev/null | entries >"$SIM_TMP/scrub.before"
+on_host H-5 ibroute -M "$leaf" 2>/dev/null >"$SIM_TMP/scrub.mft.before"
+out=$(on_host H-5 "$LFTSET" "$leaf" "$victim" 0 2>&1) || fail "lftset $leaf $victim 0: $out"
+out=$(on_host H-5 "$LFTSET" -M "$leaf" 0xc000 7 on 2>&1) || fail "lftset -M $leaf 0xc000 7 on: $out"
+on_host H-5 ibroute "$leaf" 2>/dev/null | entries >"$SIM_TMP/scrub.tampered"
+on_host H-5 ibroute -M "$leaf" 2>/dev/null >"$SIM_TMP/scrub.mft.tampered"
+! diff -q "$SIM_TMP/scrub.before" "$SIM_TMP/scrub.tampered" >/dev/null &&
+	! diff -q "$SIM_TMP/scrub.mft.before" "$SIM_TMP/scrub.mft.tampered" >/dev/null ||
+	fail "lftset changed nothing ibroute sees"
+light_sweeps "$n"
+on_host H-5 ibroute "$leaf" 2>/dev/null | entries >"$SIM_TMP/scrub.after"
+on_host H-5 ibroute -M "$leaf" 2>/dev/null >"$SIM_TMP/scrub.mft.after"
+diff -q "$SIM_TMP/scrub.before" "$SIM_TMP/scrub.after" >/dev/null ||
+	fail "LFT of $leaf not repaired after $n light sweeps: $(diff "$SIM_TMP/scrub.before" "$SIM_TMP/scrub.after")"
+diff -q "$SIM_TMP/scrub.mft.before" "$SIM_TMP/scrub.mft.after" >/dev/null ||
+	fail "MFT of $leaf not repaired after $n light sweeps: $(diff "$SIM_TMP/scrub.mft.before" "$SIM_TMP/scrub.mft.after")"
+grep -q "tampering: switch 0x[0-9a-f]* \"L0-S0\" (LID $leaf) LFT block 0 (LIDs 0-63) differs from what the SM wrote: LID $victim: port 0 (written [1-9]" "$log" ||
+	fail "no tampering line for the LFT entry: $(grep -m3 tampering "$log")"
+grep -q "tampering: switch 0x[0-9a-f]* \"L0-S0\" (LID $leaf) MFT block 0 position 0 (MLIDs 0xc000-0xc01f) differs from what the SM wrote: MLID 0xc000: mask 0x" "$log" ||
+	fail "no tampering line for the MFT bit: $(grep -m3 tampering "$log")"
+ctl --json status | pyjson '
+s = d["scrub"]
+assert s["tampered"] == 2 and s["repaired"] == 2, s
+e = d["last_error"]
+assert e["kind"] == "tamper" and "differed from what the SM wrote" in e["message"], e' ||
+	fail "status after the repair: $(ctl --json status | head -c 800)"
+ctl metrics | grep -q '^ibsmd_scrub_tampered_blocks_total 2$' && ctl metrics | grep -q '^ibsmd_scrub_repaired_blocks_total 2$' ||
+	fail "metrics: $(ctl metrics | grep scrub)"
+light_sweeps $((2 * n))	# the pass of the finding ends, a whole pass finds nothing: cleared
+ctl --json status | pyjson 'assert d["last_error"] is None and d["scrub"]["tampered"] == 2, d["errors"]' ||
+	fail "the tamper condition stayed after a clean pass: $(ctl --json status | head -c 600)"
+pass "scrub: an LFT entry and an MFT bit rewritten from a host repaired within N = ceil($held / 4) = $n light sweeps (ibroute), reported in the log, status, metrics and last_error"
+
 # errors: exit 1, reason on stderr, {"error": ...} alone on stdout with --json
 err_case() {	# err_case PATTERN ARGS...: both forms fail with PATTERN
 	local pat=$1 out rc
@@ -157,6 +215,45 @@ ctl reload >/dev/null || fail "reload of a good policy: $(ctl reload 2>&1)"
 ctl --json status | pyjson 'assert d["last_error"] is None and d["errors"] == [] and d["priority"] == 9, d["errors"]' ||
 	fail "status after a good reload: $(ctl --json status | head -c 600)"
 pass "a rejected reload exits 1 and shows in status (old policy runs) until a good reload clears it"
+
+# reloads that take away what a slip would: refused unless --force
+good='sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n'
+printf "$good" >"$policy"
+ctl reload >/dev/null || fail "reload of a policy with an SM_Key and a partition: $(ctl reload 2>&1)"
+refused() {	# refused WHAT PATTERN: a plain reload exits 1 naming PATTERN; status shows it
+	local out rc
+	out=$(ctl reload 2>&1); rc=$?
+	[ "$rc" -eq 1 ] && grep -q "$2" <<<"$out" && grep -q 'reload --force' <<<"$out" ||
+		fail "reload of $1: exit $rc ($out)"
+	ctl --json status | pyjson "
+e = d['last_error']
+assert e['kind'] == 'reload' and '$2' in e['message'], e
+assert d['priority'] == 9, d['priority']" || fail "status after the reload of $1: $(ctl --json status | head -c 600)"
+}
+: >"$policy"
+refused "an empty policy file" "the file sets nothing"
+printf 'sm:\n  priority: 9\nsweep:\n  interval_s: 0\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n' >"$policy"
+refused "a policy without the SM_Key" "drops sm.sm_key"
+printf 'sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\n' >"$policy"
+refused "a policy without partitions" "drops every partition"
+kill -HUP "$daemon"
+wait_until 10 grep -q 'SIGHUP: policy not reloaded: .*drops every partition.*reload --force' "$log" ||
+	fail "SIGHUP with a policy without partitions: $(grep SIGHUP "$log" | tail -n 2)"
+ctl --json status | pyjson 'assert d["priority"] == 9 and d["last_error"]["kind"] == "reload"' ||
+	fail "status after SIGHUP: $(ctl --json status | head -c 600)"
+printf 'sm:\n  priority: 11\nsweep:\n  interval_s: 0\n' >"$policy"
+out=$(ctl --json reload --force) || fail "reload --force: $out"
+ctl --json status | pyjson 'assert d["last_error"] is None and d["priority"] == 11, d' ||
+	fail "status after reload --force: $(ctl --json status | head -c 600)"
+grep -q 'policy reload forced: .*drops sm.sm_key' "$log" || fail "no log line for the forced reload"
+: >"$policy"
+ctl reload --force >/dev/null || fail "reload --force of an empty file: $(ctl reload --force 2>&1)"
+ctl --json status | pyjson 'assert d["last_error"] is None and d["priority"] == 0, d' ||
+	fail "status after reload --force of an empty file: $(ctl --json status | head -c 600)"
+err_case "reload: unknown argument '--forse' (only --force)" -s "$sock" reload --forse
+printf 'sm:\n  priority: 9\nsweep:\n  interval_s: 0\n' >"$policy"
+ctl reload >/dev/null || fail "reload after the forced ones: $(ctl reload 2>&1)"
+pass "reloads of an empty file, or dropping the SM_Key or every partition, refused (ibsmctl and SIGHUP) until --force"
 
 # a verify asked as the daemon stops (it may be cancelled mid-read): no leak, no error
 "$IBSMCTL" -s "$sock" verify >/dev/null 2>&1 &

@@ -6,7 +6,9 @@
 #    (libmaddrop counts ibsmd's MADs), where a writable one sends Sets;
 #    a FIFO as the state file is refused at once;
 # 3. a corrupt guid2lid: exit 1 naming guid2lid:LINE, the file kept as
-#    guid2lid.corrupt.*, the next start refused too, no MAD sent;
+#    guid2lid.corrupt.*, the next start refused too, no MAD sent; a vms
+#    file whose VMs claim a switch's and a host's LIDs: exit 1 naming
+#    vms:LINE, no Set, no LID moved (ibnetdiscover);
 # 4. SIGTERM ends a running daemon within a second with ibsim killed under
 #    it, with ibsim stopped (SIGSTOP: the device never answers), and with
 #    ibsim stopped before ibsmd starts (the loop never runs);
@@ -137,6 +139,32 @@ once_counted corrupt2 "$st" || rc=$?
 	fail "second start with the corrupt file set aside: exit $rc: $(cat "$SIM_TMP/corrupt2.err")"
 [ "$(count corrupt2 total)" -eq 0 ] || fail "second start: $(count corrupt2 total) MADs sent"
 pass "corrupt guid2lid: exit 1 naming guid2lid:4, kept as $aside, the next start refused too, 0 MADs"
+
+# ---- 3b. a vms file whose VMs claim live LIDs ----
+st="$SIM_TMP/vm-state"
+once_counted vmup "$st" || fail "--once for the VM test: $(tail -n 3 "$SIM_TMP/vmup.err")"
+lids_tables "$SIM_TMP/vm.before"
+swlid=$(awk '$1 ~ /^0x0002c9010/ { print $2; exit }' "$st/guid2lid")
+hlid=$(awk -v g="$(host_guid H-5)" '$1 == g { print $2 }' "$st/guid2lid")
+[ -n "$swlid" ] && [ -n "$hlid" ] || fail "no switch or H-5 LID in guid2lid: $(head -n 5 "$st/guid2lid")"
+cp "$st/guid2lid" "$SIM_TMP/vm.guid2lid"
+printf 'ibsmd-vms 1\nvm vm-a vguid=0x0002c9ff00000001 lid=%s hypervisor=0x0002c9ff00001000 vf=0 vf_guid=0x0002c9ff00002001 weight=1\nvm vm-b vguid=0x0002c9ff00000002 lid=%s hypervisor=0x0002c9ff00001000 vf=1 vf_guid=0x0002c9ff00002002 weight=1\n' \
+	"$swlid" "$hlid" >"$st/vms"
+rc=0
+once_counted vmlive "$st" || rc=$?
+[ "$rc" -eq 1 ] || fail "a vms file claiming live LIDs: exit $rc, want 1: $(grep -m2 'vms\|subnet up' "$SIM_TMP/vmlive.err")"
+grep -q "$st/vms:2: VM 'vm-a' claims LID $swlid, which switch \"L[0-9]-S[0-9]*\" port 0 (GUID 0x0002c9010" "$SIM_TMP/vmlive.err" ||
+	fail "no clear error naming vms:2: $(grep -m2 vms "$SIM_TMP/vmlive.err")"
+[ "$(count vmlive set)" -eq 0 ] || fail "a vms file claiming live LIDs: $(count vmlive set) Sets"
+cmp -s "$st/guid2lid" "$SIM_TMP/vm.guid2lid" || fail "guid2lid changed: $(diff "$SIM_TMP/vm.guid2lid" "$st/guid2lid" | head -n 4)"
+lids_tables "$SIM_TMP/vm.after"
+same_as "$SIM_TMP/vm.before" "$SIM_TMP/vm.after" "after the refused vms file"
+sed -i '2d' "$st/vms"	# vm-b alone still claims H-5's LID
+rc=0
+once_counted vmlive2 "$st" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "$st/vms:2: VM 'vm-b' claims LID $hlid, which node \"H-5\" port 1" "$SIM_TMP/vmlive2.err" ||
+	fail "vm-b claiming H-5's LID: exit $rc: $(grep -m2 vms "$SIM_TMP/vmlive2.err")"
+pass "a vms file whose VMs claim a switch's and a host's LIDs: exit 1 naming vms:LINE, 0 Sets, no LID moved (ibnetdiscover)"
 
 # ---- 4. SIGTERM with ibsim gone or stopped ----
 # term_ok PID NAME: SIGTERM to PID; it must be gone within a second with

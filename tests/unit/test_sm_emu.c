@@ -19,6 +19,7 @@
 #include "sm/mcast/ipoib.h"
 #include "sm/mcast/mcast_sm.h"
 #include "sm/base/topo.h"
+#include "sm/write/scrub.h"
 
 #include "emu_testlib.h"
 
@@ -544,21 +545,27 @@ static int mcast_settled(const void *arg)
 	return (sm->sw.activity == SM_IDLE) && !mcast_sm_pending(sm);
 }
 
+/* H0 on L0 and H3 on L1 in the IPoIB broadcast group, its MFTs written. */
+static struct mc_group *group_of_two(struct run *r)
+{
+	struct mc_group want = { .qkey = 0x0b1b, .pkey = 0xffff };
+	const char *why = NULL;
+	mc_ipoib_mgid(0xffff, want.mgid);
+	struct mc_group *g = mc_create(&r->sm->mc, &want, &why);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(mc_join(&r->sm->mc, g, 0x1000 + 1, MC_JOIN_FULL, 0), 1);
+	ck_assert_int_eq(mc_join(&r->sm->mc, g, 0x1000 + 4 * 3 + 1, MC_JOIN_FULL, 0), 1);
+	mcast_sm_changed(r->sm);
+	ck_assert(emu_run_while(r->base, mcast_settled, r->sm, 5000));
+	return g;
+}
+
 START_TEST(t_verify_reads_mft)
 {
 	struct run r;
 	char path[128];
 	start_daemon_ctl(&r, path, sizeof(path));
-	/* H0 on L0, H3 on L1 join a group */
-	struct mc_group want = { .qkey = 0x0b1b, .pkey = 0xffff };
-	const char *why = NULL;
-	mc_ipoib_mgid(0xffff, want.mgid);
-	struct mc_group *g = mc_create(&r.sm->mc, &want, &why);
-	ck_assert_ptr_nonnull(g);
-	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 1, MC_JOIN_FULL, 0), 1);
-	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 4 * 3 + 1, MC_JOIN_FULL, 0), 1);
-	mcast_sm_changed(r.sm);
-	ck_assert(emu_run_while(r.base, mcast_settled, r.sm, 5000));
+	group_of_two(&r);
 
 	json_t *rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
 	const char *text = json_string_value(json_object_get(rep, "text"));
@@ -581,6 +588,163 @@ START_TEST(t_verify_reads_mft)
 }
 END_TEST
 
+/*
+ * A join whose MFT writes are still to come when verify reads the MFTs:
+ * the group is being written, not wrong; once written it is judged.
+ */
+START_TEST(t_verify_mid_update)
+{
+	struct run r;
+	char path[128];
+	start_daemon_ctl(&r, path, sizeof(path));
+	struct mc_group *g = group_of_two(&r);
+
+	/* H6, on a third leaf, joins; verify asks before the MFT run has written */
+	emu_set_latency(r.e, 20000, 0);	/* every answer takes 20 ms */
+	ck_assert_int_eq(mc_join(&r.sm->mc, g, 0x1000 + 4 * 6 + 1, MC_JOIN_FULL, 0), 1);
+	mcast_sm_changed(r.sm);
+	ck_assert(mcast_sm_pending(r.sm));
+	json_t *rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
+	const char *text = json_string_value(json_object_get(rep, "text"));
+	ck_assert_msg(json_is_true(json_object_get(rep, "ok")), "%s",
+		      json_string_value(json_object_get(rep, "error")));
+	ck_assert_msg(!strcmp(json_string_value(json_object_get(rep, "result")), "OK"),
+		      "verify mid-update: %s", text);
+	ck_assert_msg(strstr(text, "multicast: 0 groups checked against 6 MFT blocks read, 0 wrong, 1 being written"),
+		      "%s", text);
+	json_decref(rep);
+
+	/* written: judged again, H6 reached */
+	ck_assert(emu_run_while(r.base, mcast_settled, r.sm, 5000));
+	rep = ctl_request(&r, path, "{\"cmd\":\"verify\"}\n", 0);
+	text = json_string_value(json_object_get(rep, "text"));
+	ck_assert_str_eq(json_string_value(json_object_get(rep, "result")), "OK");
+	ck_assert_msg(strstr(text, "multicast: 1 groups checked against 6 MFT blocks read, 0 wrong\n"),
+		      "%s", text);
+	json_decref(rep);
+	control_close(r.sm->ctl);
+	r.sm->ctl = NULL;
+	emu_run_free(&r.run);
+}
+END_TEST
+
+/* ---- the light sweeps' read-back (sm/write/scrub.h) ---- */
+
+/*
+ * L0's LFT as a host left it: the entry of lid answers port 0 until the
+ * SM writes that block again (a Set: counted, and the entry is right again).
+ */
+struct tampered {
+	uint32_t lid;
+	int on;
+	int sets;		/* Sets of the tampered block */
+	uint8_t written;	/* the entry the Set carried */
+};
+
+static int lft_tampered(void *ctx, struct emu *e, struct emu_smp *s)
+{
+	struct tampered *t = ctx;
+	int ours = s->node_guid == 0x100 && s->attr_mod == t->lid / 64;
+	if (s->method == 0x02) {
+		ck_assert_msg(ours, "a Set of another LFT block");
+		t->sets++;
+		t->written = s->data[t->lid % 64];
+		t->on = 0;
+		return 0;
+	}
+	for (uint32_t k = 0; k < 64; k++) {
+		int p = emu_lft_entry(e, s->node_guid, s->attr_mod * 64 + k);
+		s->data[k] = p < 0 ? 0xff : (uint8_t)p;
+	}
+	if (ours && t->on)
+		s->data[t->lid % 64] = 0;
+	return 0;
+}
+
+static int sm_idle(const void *arg)
+{
+	return ((const struct sm *)arg)->sw.activity == SM_IDLE;
+}
+
+struct round_wait {
+	const struct sm *sm;
+	uint64_t before;	/* scrub rounds begun, or heavy sweeps done, before */
+};
+
+/* A new scrub round is reading, its light sweep still running. */
+static int scrub_reading(const void *arg)
+{
+	const struct round_wait *w = arg;
+	const struct scrub_stats *st = scrub_get_stats(w->sm->sweep.scrub);
+	return w->sm->sw.activity == SM_LIGHT_SWEEP && st->rounds > w->before;
+}
+
+/* More heavy sweeps done than w->before, and the SM idle. */
+static int heavy_done(const void *arg)
+{
+	const struct round_wait *w = arg;
+	return w->sm->sweep.heavy_sweeps > w->before && w->sm->sw.activity == SM_IDLE;
+}
+
+/* One light sweep, asked for and run to its end. */
+static void light_sweep(struct run *r)
+{
+	sweeper_request_light(r->sm);
+	ck_assert(r->sm->sw.activity == SM_LIGHT_SWEEP);
+	ck_assert(emu_run_while(r->base, sm_idle, r->sm, 5000));
+}
+
+START_TEST(t_scrub_repairs_and_yields)
+{
+	struct run r;
+	char path[128];
+	start_daemon_ctl(&r, path, sizeof(path));
+	r.sm->cfg.sweep_scrub_blocks = 4;
+	uint32_t lid = (uint32_t)emu_port_lid(r.e, 0x1000 + 4 * 11, 1);
+	uint8_t want = (uint8_t)emu_lft_entry(r.e, 0x100, lid);
+	struct tampered t = { .lid = lid, .on = 1 };
+	ck_assert_int_eq(emu_register_attr(r.e, 0x0019, lft_tampered, &t), 0);
+
+	/* found and written again within ceil(blocks held / 4) light sweeps */
+	light_sweep(&r);
+	const struct scrub_stats *st = scrub_get_stats(r.sm->sweep.scrub);
+	ck_assert_ptr_nonnull(st);
+	uint32_t n = (st->held + 3) / 4;
+	ck_assert_uint_gt(st->held, 4);
+	for (uint32_t i = 1; i < n && !t.sets; i++)
+		light_sweep(&r);
+	ck_assert_int_eq(t.sets, 1);
+	ck_assert_uint_eq(t.written, want);
+	ck_assert_uint_eq(st->tampered, 1);
+	ck_assert_uint_eq(st->repaired, 1);
+	ck_assert(errors_active(&r.sm->errs, SM_ERR_TAMPER));
+	/* a whole pass that finds nothing clears the condition */
+	uint64_t passes = st->passes;
+	while (st->passes < passes + 2)
+		light_sweep(&r);
+	ck_assert(!errors_active(&r.sm->errs, SM_ERR_TAMPER));
+	ck_assert_uint_eq(st->tampered, 1);
+
+	/* a heavy sweep asked for mid-read: the read-back stops at once */
+	emu_set_latency(r.e, 2000, 0);
+	struct round_wait w = { r.sm, st->rounds };
+	uint32_t heavy = r.sm->sweep.heavy_sweeps;
+	sweeper_request_light(r.sm);
+	ck_assert(emu_run_while(r.base, scrub_reading, &w, 5000));
+	uint64_t judged = st->reads + st->read_failed + st->skipped;
+	sweeper_request_heavy(r.sm, "test: a trap");
+	w.before = heavy;
+	ck_assert(emu_run_while(r.base, heavy_done, &w, 5000));
+	ck_assert_uint_eq(st->yielded, 1);
+	/* the answer that saw the request was the last one judged */
+	ck_assert_uint_le(st->reads + st->read_failed + st->skipped - judged, 1);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, heavy + 1);
+	control_close(r.sm->ctl);
+	r.sm->ctl = NULL;
+	emu_run_free(&r.run);
+}
+END_TEST
+
 static Suite *sm_emu_suite(void)
 {
 	Suite *s = suite_create("sm_on_emulator");
@@ -595,6 +759,8 @@ static Suite *sm_emu_suite(void)
 	tcase_add_test(tc, t_second_sweep_writes_nothing);
 	tcase_add_test(tc, t_verify_reads_devices);
 	tcase_add_test(tc, t_verify_reads_mft);
+	tcase_add_test(tc, t_verify_mid_update);
+	tcase_add_test(tc, t_scrub_repairs_and_yields);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -216,6 +216,10 @@ START_TEST(t_registry_round_trip)
 	struct vm_registry s;
 	ck_assert_int_eq(vm_registry_load(&s, dir, err, sizeof(err)), 0);
 	ck_assert_uint_eq(s.n, 2);
+	/* each read back with the file's line it came from (after the header) */
+	ck_assert_uint_eq(s.v[0].line, 3);
+	ck_assert_uint_eq(s.v[1].line, 4);
+	s.v[0].line = s.v[1].line = 0;
 	ck_assert_mem_eq(&s.v[0], &r.v[0], sizeof(struct vm));
 	ck_assert_mem_eq(&s.v[1], &r.v[1], sizeof(struct vm));
 	ck_assert_ptr_eq(vm_find(&s, "b.2_x"), &s.v[1]);
@@ -253,6 +257,8 @@ START_TEST(t_registry_shared)
 	struct vm_registry s;
 	ck_assert_int_eq(vm_registry_load(&s, dir, err, sizeof(err)), 0);
 	ck_assert_uint_eq(s.n, 2);
+	ck_assert_uint_eq(s.v[1].line, 4);
+	s.v[1].line = 0;
 	ck_assert_mem_eq(&s.v[1], &r.v[1], sizeof(struct vm));
 	ck_assert_int_eq(s.v[1].vf, -1);
 	/* a VF search never finds it */
