@@ -249,34 +249,54 @@ START_TEST(deadline_not_stretched)
 END_TEST
 
 /*
+ * Takes every free descriptor and lowers the limit to the highest: no
+ * accept() can succeed until fds_back().  The held ones in fill[].
+ */
+struct fds_taken {
+	struct rlimit old;
+	int fill[4096], n;
+};
+
+static void fds_take(struct fds_taken *t)
+{
+	struct rlimit low;
+	t->n = 0;
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &t->old), 0);
+	/* the lowest free descriptor is made the last one */
+	int top = fcntl(0, F_DUPFD, 0);
+	ck_assert_int_ge(top, 0);
+	close(top);
+	low = t->old;
+	low.rlim_cur = (rlim_t)top + 1;
+	for (int fd = 0; fd <= top && t->n < 4096; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			t->fill[t->n++] = open("/dev/null", O_RDONLY);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	ck_assert_int_lt(open("/dev/null", O_RDONLY), 0);
+}
+
+static void fds_back(struct fds_taken *t)
+{
+	for (int i = 0; i < t->n; i++)
+		close(t->fill[i]);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &t->old), 0);
+}
+
+/*
  * Out of descriptors: accept() fails; the listener pauses (one error
  * counted, however long the connection waits), then takes the connection
  * once descriptors are back.
  */
 START_TEST(accept_error_pauses)
 {
-	struct rlimit old, low;
-	int fill[4096], n = 0;
+	struct fds_taken t;
 	start(8, 10000);
 	int c = conn_open();
-	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
-	/* the lowest free descriptor is the last one: nothing left to accept with */
-	int top = fcntl(c, F_DUPFD, 0);
-	ck_assert_int_ge(top, 0);
-	close(top);
-	low = old;
-	low.rlim_cur = (rlim_t)top + 1;
-	for (int fd = 0; fd <= top && n < 4096; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
-			fill[n++] = open("/dev/null", O_RDONLY);
-	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
-	ck_assert_int_lt(open("/dev/null", O_RDONLY), 0);
+	fds_take(&t);
 	pump_for(300);
 	ck_assert_uint_eq(st.accept_errors, 1);
 	ck_assert_uint_eq(httpd_connections(d), 0);
-	for (int i = 0; i < n; i++)
-		close(fill[i]);
-	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	fds_back(&t);
 	wait_conns(1);		/* after HTTPD_ACCEPT_PAUSE_MS */
 	ck_assert_uint_eq(st.accept_errors, 1);
 	close(c);
@@ -299,8 +319,7 @@ static void on_accepted(struct evconnlistener *l, evutil_socket_t fd,
 START_TEST(libevent_lines_limited)
 {
 	char path[] = "/tmp/test_httpd_log_XXXXXX";
-	struct rlimit old, low;
-	int fill[4096], n = 0;
+	struct fds_taken t;
 	log_take_libevent();
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
@@ -315,25 +334,14 @@ START_TEST(libevent_lines_limited)
 	int saved = dup(2);
 	ck_assert_int_ge(saved, 0);
 	int c = conn_open();
-	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
-	int top = fcntl(c, F_DUPFD, 0);
-	ck_assert_int_ge(top, 0);
-	close(top);
-	low = old;
-	low.rlim_cur = (rlim_t)top + 1;
-	for (int fd = 0; fd <= top && n < 4096; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
-			fill[n++] = open("/dev/null", O_RDONLY);
-	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	fds_take(&t);
 	dup2(logfd, 2);
 	struct timeval spin = { 0, 300000 };
 	event_base_loopexit(base, &spin);
 	event_base_dispatch(base);	/* the listener spins: always readable */
 	log_rl_flush(1);		/* the count of the lines held back */
 	dup2(saved, 2);
-	for (int i = 0; i < n; i++)
-		close(fill[i]);
-	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	fds_back(&t);
 	FILE *fp = fdopen(logfd, "r");
 	ck_assert_ptr_nonnull(fp);
 	rewind(fp);
