@@ -154,7 +154,8 @@ static void *watcher(void *arg)
 		}
 		pthread_mutex_unlock(&b->lock);
 		if (!wake && r < 0 && r != -ETIMEDOUT && r != -EIO) {
-			log_err("umad_poll: %s", strerror(-r));
+			/* every 100 ms while the port is gone: a few lines, then a count */
+			log_limited(LOG_ERROR, "umad_poll: %s", strerror(-r));
 			usleep(100000);
 			continue;
 		}

@@ -104,7 +104,7 @@ static void on_discovered(void *arg, struct discovery *d)
 		 d->mads, (unsigned long long)(clock_ms() - sm->sweep.sweep_start_ms));
 	if (discovery_compact(d) < 0) {
 		log_err("out of memory after discovery");
-		sm_stop(sm, 1);
+		sm_stop(sm, SM_EXIT_RESOURCES);
 		return;
 	}
 	if (d->f.sm_node == FAB_NONE ||
@@ -195,7 +195,7 @@ static void on_xprobed(void *arg, struct xprobe *x)
 /*
  * Decides (first configuration) or keeps the LID mode; reports devices
  * lacking the extension.  -1: extended_lids on and a device lacks it
- * (logged, the SM stops with 1).
+ * (logged, the SM stops with SM_EXIT_FAILURE).
  */
 static int xlid_mode(struct sm *sm, struct fabric *f)
 {
@@ -258,7 +258,7 @@ void sm_configure(struct sm *sm)
 						sm->sweep.xlid_decided != 0, on_xprobed, sm);
 		if (!x) {
 			log_err("out of memory asking for extended LIDs");
-			sm_stop(sm, 1);
+			sm_stop(sm, SM_EXIT_RESOURCES);
 			return;
 		}
 		if (!xprobe_finished(x)) {
@@ -296,7 +296,7 @@ void sm_configure(struct sm *sm)
 	}
 	if (xlid_mode(sm, f) < 0) {
 		discovery_free(old);
-		sm_stop(sm, 1);
+		sm_stop(sm, SM_EXIT_FAILURE);
 		return;
 	}
 	uint8_t *xmark = NULL;
@@ -309,7 +309,7 @@ void sm_configure(struct sm *sm)
 				       &x_exhausted) < 0)) {
 		log_err("LID assignment: out of memory");
 		discovery_free(old);
-		sm_stop(sm, 1);
+		sm_stop(sm, SM_EXIT_RESOURCES);
 		return;
 	}
 	s->xlid_mode = f->xlid_mode;
@@ -355,7 +355,7 @@ void sm_configure(struct sm *sm)
 			part_model_free(&pm);
 		if (!sm->sweep.adopt) {
 			log_err("out of memory reading the switches' tables");
-			sm_stop(sm, 1);
+			sm_stop(sm, SM_EXIT_RESOURCES);
 		}
 		return;
 	}
@@ -466,17 +466,19 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 					f, prev, prev ? &sm->sub.lft : NULL,
 					adopted ? "adopted" : sm->sub.engine,
 					adopted, &sm->learned, on_routed, sm);
+	int route_errno = errno;
 	lft_tables_free(&sm->sub.lft);
 	if (!sm->sweep.route_job) {
-		log_err("out of memory starting the routing");
-		sm_stop(sm, 1);
+		/* a thread and its eventfd: out of memory, threads or descriptors */
+		log_err("cannot start the routing: %s", strerror(route_errno));
+		sm_stop(sm, SM_EXIT_RESOURCES);
 		return;
 	}
 	sm->sweep.prog = program_start(sm->txn, sm->sub.model, NULL, sm->sub.cache, &pp,
 				 on_programmed, sm);
 	if (!sm->sweep.prog) {
 		log_err("out of memory planning the writes");
-		sm_stop(sm, 1);
+		sm_stop(sm, SM_EXIT_RESOURCES);
 	}
 }
 
@@ -504,7 +506,7 @@ void heavy_start(struct sm *sm)
 	sm->sweep.disc = discovery_start(sm->txn, SM_EXTRA_ROUNDS, prev, on_discovered, sm);
 	if (!sm->sweep.disc) {
 		log_err("out of memory starting discovery");
-		sm_stop(sm, 1);
+		sm_stop(sm, SM_EXIT_RESOURCES);
 	}
 }
 

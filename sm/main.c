@@ -456,6 +456,25 @@ static void on_stop_pipe(evutil_socket_t fd, short what, void *arg)
 	event_base_loopbreak(sm->base);
 }
 
+/*
+ * The run's exit status once the loop is over: what sm_stop() said (a
+ * fatal stop: SM_EXIT_FAILURE or SM_EXIT_RESOURCES, so that systemd's
+ * Restart=on-failure starts the daemon again; --once: its outcome), 0
+ * for a stop by SIGINT or SIGTERM, and SM_EXIT_FAILURE for a loop that
+ * ended by itself (nothing left to wait for, or an error of the loop's
+ * own): a daemon never ends so on purpose.
+ */
+static int exit_status(const struct sm *sm, int looped)
+{
+	if (sm->exit_code)
+		return sm->exit_code;
+	if (sm->stopping)
+		return 0;
+	log_err("the event loop ended by itself (%s)", looped < 0 ?
+		"an error of the loop" : "nothing left to wait for");
+	return SM_EXIT_FAILURE;
+}
+
 static int run_fabric(struct config *cfg, const struct options *o)
 {
 	char err[1024];
@@ -527,8 +546,8 @@ static int run_fabric(struct config *cfg, const struct options *o)
 		fprintf(stderr, "ibsmd: %s\n", err);
 		goto out;
 	}
-	event_base_dispatch(base);
-	rc = sm->stopping && !o->once ? 0 : sm->exit_code;
+	int looped = event_base_dispatch(base);
+	rc = exit_status(sm, looped);
 	if (o->verify && emu && verify_emulated(o->emulate, emu, sm->sub.engine) != 0)
 		rc = 1;
 out:
@@ -567,6 +586,7 @@ int main(int argc, char **argv)
 	struct config cfg;
 	if (parse_args(argc, argv, &o) < 0)
 		return 2;
+	log_take_libevent();
 	int r = load_config(&cfg, &o);
 	if (r == -1)
 		return EXIT_CONFIG;

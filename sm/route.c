@@ -1,5 +1,6 @@
 #include "sm/route.h"
 
+#include <errno.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,7 +227,9 @@ struct route_job *route_job_start(struct event_base *base,
 		}	/* else: no repair, a fresh routing */
 	}
 	if (worker_start(&j->w, base, route_thread, on_routed, j) < 0) {
+		int e = errno;
 		job_free(j);
+		errno = e;
 		return NULL;
 	}
 	return j;

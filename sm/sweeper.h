@@ -67,6 +67,15 @@ int sweeper_is_retry(const struct sm *sm);
 /* "heavy", "light", "vm", "multicast" for the sweeps and writes; "no" else. */
 const char *sm_activity_sweep_name(enum sm_activity a);
 
+/*
+ * Exit statuses of a stop that is not asked for (ibsmd(8), EXIT STATUS):
+ * the daemon cannot go on, or a --once run failed; and, as sysexits'
+ * EX_OSERR, it ran out of memory, descriptors or threads.  Both make
+ * systemd's Restart=on-failure start it again.
+ */
+#define SM_EXIT_FAILURE		1
+#define SM_EXIT_RESOURCES	71
+
 /* Ends the loop with code as the exit status. */
 void sm_stop(struct sm *sm, int code);
 

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 /*
  * The process-wide state: the log threshold, the program's name, the
  * kind of stream (-1 not looked at yet, 0 dates, 1 journald priorities)
@@ -191,4 +193,18 @@ int log_rl_flush(int all)
 		}
 	pthread_mutex_unlock(&rl_lock);
 	return n;
+}
+
+/* libevent's own lines: one rate-limited site, at the matching level. */
+static void from_libevent(int severity, const char *msg)
+{
+	int level = severity >= EVENT_LOG_ERR ? LOG_ERROR :
+		    severity == EVENT_LOG_WARN ? LOG_WARN :
+		    severity == EVENT_LOG_MSG ? LOG_INFO : LOG_DEBUG;
+	log_limited(level, "libevent: %s", msg);
+}
+
+void log_take_libevent(void)
+{
+	event_set_log_callback(from_libevent);
 }

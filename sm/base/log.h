@@ -63,6 +63,13 @@ int log_rl_msg(struct log_rl *rl, int level, const char *fmt, ...)
  */
 int log_rl_flush(int all);
 
+/*
+ * libevent's own messages (a failed accept(), a failed epoll_ctl ...) go
+ * through this log, rate-limited as one site, instead of libevent's
+ * default of one unlimited line each on stderr.
+ */
+void log_take_libevent(void);
+
 /* A rate-limited line with the defaults, its own limiter per call site. */
 #define log_limited(level, ...) __extension__ ({			\
 	static struct log_rl log_rl_site_;				\

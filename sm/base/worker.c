@@ -50,8 +50,10 @@ int worker_start(struct worker *w, struct event_base *base,
 		return -1;
 	if (!w->ev)
 		w->ev = event_new(base, w->evfd, EV_READ, on_end, w);
-	if (!w->ev || event_add(w->ev, NULL) < 0)
+	if (!w->ev || event_add(w->ev, NULL) < 0) {
+		errno = ENOMEM;
 		return -1;
+	}
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	cpu_worker_attr(&attr);	/* not on the MAD path's CPU */
@@ -59,6 +61,7 @@ int worker_start(struct worker *w, struct event_base *base,
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		event_del(w->ev);
+		errno = rc;
 		return -1;
 	}
 	w->started = 1;

@@ -28,8 +28,8 @@ struct worker {
 void worker_init(struct worker *w);
 /*
  * Starts run(arg) on a thread; done(arg) follows on base's loop once it
- * ended (done may free what holds w).  0, or -1 (no eventfd, event or
- * thread: nothing runs; worker_free releases what was made).
+ * ended (done may free what holds w).  0, or -1 with errno (no eventfd,
+ * event or thread: nothing runs; worker_free releases what was made).
  */
 int worker_start(struct worker *w, struct event_base *base,
 		 void (*run)(void *), void (*done)(void *), void *arg);

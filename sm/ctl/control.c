@@ -19,7 +19,10 @@
  *   request is oldest, of those that wait for no deferred reply
  *   (eviction_victim); only when all of them wait is the new one refused.
  *   The clients list is kept in the order of the last complete request
- *   (of the connection for those that sent none).
+ *   (of the connection for those that sent none);
+ * - accept() failing (out of descriptors or memory: any error libevent
+ *   does not retry) pauses the listener for ACCEPT_PAUSE_MS rather than
+ *   spinning on it; counted (control_accept_errors), logged rate-limited.
  */
 #include "sm/ctl/control.h"
 #include "sm/base/log.h"
@@ -44,6 +47,7 @@
 
 #define OUT_HIGH	(64 * 1024)	/* queued output that pauses reading */
 #define LISTEN_BACKLOG	CONTROL_MAX_CLIENTS
+#define ACCEPT_PAUSE_MS	1000	/* after a failed accept() */
 
 struct client {
 	TAILQ_ENTRY(client) entry;
@@ -69,6 +73,7 @@ struct control {
 	size_t nclients;
 	struct client *current;	/* whose request the handler is running */
 	int idle_ms;		/* CONTROL_IDLE_MS unless a test sets it */
+	uint64_t accept_errors;
 	uint64_t next_id;	/* deferred replies' ids */
 	dev_t dev;
 	ino_t ino;
@@ -493,14 +498,15 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	struct control *c = arg;
 	int e = EVUTIL_SOCKET_ERROR();
-	struct timeval one_second = { 1, 0 };
+	struct timeval pause = { ACCEPT_PAUSE_MS / 1000,
+				 (ACCEPT_PAUSE_MS % 1000) * 1000 };
 
-	log_warn("control socket %s: accept: %s", c->path, strerror(e));
-	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
-		/* Out of descriptors: the listener would spin; back off. */
-		evconnlistener_disable(l);
-		evtimer_add(c->resume, &one_second);
-	}
+	c->accept_errors++;
+	log_limited(LOG_WARN, "control socket %s: accept: %s; not accepting "
+	    "for %d ms", c->path, strerror(e), ACCEPT_PAUSE_MS);
+	/* the error stays (out of descriptors): the listener would spin */
+	evconnlistener_disable(l);
+	evtimer_add(c->resume, &pause);
 }
 
 /* ----------------------------------------------------------- the listener */
@@ -707,6 +713,11 @@ void control_close(struct control *c)
 size_t control_client_count(const struct control *c)
 {
 	return c->nclients;
+}
+
+uint64_t control_accept_errors(const struct control *c)
+{
+	return c->accept_errors;
 }
 
 void control_set_idle_ms(struct control *c, int ms)

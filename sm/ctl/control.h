@@ -47,6 +47,8 @@ struct control *control_open(struct event_base *base, const char *path,
 /* Closes clients, unlinks the socket (if it is still ours). */
 void control_close(struct control *c);
 size_t control_client_count(const struct control *c);
+/* accept() failures so far (each paused the listener for a second). */
+uint64_t control_accept_errors(const struct control *c);
 /* The idle timeout for clients that connect from now on (tests). */
 void control_set_idle_ms(struct control *c, int ms);
 /*

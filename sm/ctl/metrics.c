@@ -12,6 +12,7 @@
 
 #include "traps/notify.h"
 #include "sm/daemon.h"
+#include "sm/ctl/control.h"
 #include "sm/ctl/metrics.h"
 #include "sm/rogue.h"
 #include "sm/sa/sa_server.h"
@@ -333,6 +334,12 @@ char *metrics_render(const struct sm *sm, uint64_t start_time, size_t *len)
 	mad_metrics(&t, sm);
 	service_metrics(&t, sm);
 	mcast_metrics(&t, sm);
+	metrics_http_render(sm->metrics, &t);
+	one(&t, "ibsmd_control_clients", "gauge", "Clients connected to the control socket",
+	    sm->ctl ? (double)control_client_count(sm->ctl) : 0);
+	one(&t, "ibsmd_control_accept_errors_total", "counter",
+	    "Control socket accept() failures (out of descriptors or memory), each"
+	    " pausing it for a second", sm->ctl ? (double)control_accept_errors(sm->ctl) : 0);
 	if (t.oom || !t.buf) {
 		free(t.buf);
 		return NULL;

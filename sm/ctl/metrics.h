@@ -69,6 +69,11 @@ int metrics_reconfigure(struct metrics *m, const struct config *c,
 			char *err, size_t errlen);
 /* A sweep ended: rewrites the textfile (if any). */
 void metrics_sweep_done(struct metrics *m);
+/*
+ * The HTTP server's figures (connections open, closed by the daemon,
+ * failed accepts) into t; m NULL: none.  metrics_render's part.
+ */
+void metrics_http_render(const struct metrics *m, struct mtext *t);
 /* The text of metrics_render() for this daemon (NULL on ENOMEM). */
 char *metrics_text(const struct metrics *m, size_t *len);
 void metrics_free(struct metrics *m);

@@ -8,9 +8,10 @@
  *
  * The server never blocks the loop: evhttp reads and writes without
  * blocking, a request's headers are bounded (a longer one gets 413), a
- * request with a body is refused, and a client that stays silent or
- * never reads is dropped after HTTP_TIMEOUT_S.  It changes nothing in
- * the daemon: every request only renders the text.
+ * request with a body is refused, and httpd.c bounds the rest: at most
+ * metrics.max_connections connections, HTTP_TIMEOUT_S for each request
+ * however slowly its bytes come, accept() paused when it fails.  It
+ * changes nothing in the daemon: every request only renders the text.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,7 +26,10 @@
 #include <event2/keyvalq_struct.h>
 
 #include "sm/daemon.h"
+#include "sm/base/fdlimit.h"
 #include "sm/base/log.h"
+#include "sm/ctl/control.h"
+#include "sm/ctl/httpd.h"
 #include "sm/ctl/metrics.h"
 #include "sm/model/config.h"
 #include "sm/base/wfile.h"
@@ -39,8 +43,10 @@ struct metrics {
 	struct event_base *base;
 	uint64_t start_time;		/* wall clock, seconds */
 	int serve;			/* 0 (--once): metrics.listen ignored */
-	struct evhttp *http;		/* NULL: not serving */
+	struct httpd *http;		/* NULL: not serving */
 	char listen[sizeof(((struct config *)0)->metrics_listen)];
+	int max_conns;			/* metrics.max_connections */
+	struct httpd_stats http_st;	/* of every server this daemon had */
 	struct event *textfile_timer;
 	char textfile_dir[sizeof(((struct config *)0)->metrics_textfile_dir)];
 	char last_err[512];		/* the textfile's last error, logged once */
@@ -101,19 +107,45 @@ static void on_request(struct evhttp_request *req, void *arg)
 	evbuffer_free(b);
 }
 
-static struct evhttp *http_start(struct metrics *m, const char *listen,
-				 char *err, size_t errlen)
+/*
+ * The descriptors the daemon may need at once: the HTTP connections, the
+ * control socket's clients with a topology worker's eventfd each, and
+ * its own (DAEMON_FDS: the standard streams, the loop's epoll, the stop
+ * pipes, the umad and issm devices with umad2sim's socket, the umad
+ * watcher's and the workers' eventfds, the listeners, a state file being
+ * written, the journal's socket), with room to spare.
+ * etc/ibsmd.service.in's LimitNOFILE is this for CFG_MAX_HTTP_CONNS.
+ */
+#define DAEMON_FDS	64
+
+static void fd_budget(const char *listen, int max_conns)
 {
-	char host[256];
+	int http = listen[0] ? max_conns : 0;
+	unsigned long need = (unsigned long)http + 2 * CONTROL_MAX_CLIENTS + DAEMON_FDS;
+	unsigned long have;
+	if (fdlimit_raise(need, &have) < 0)
+		log_warn("the descriptor limit is %lu, below the %lu that %d HTTP connections"
+			 " (metrics.max_connections), %d control clients and the daemon's own"
+			 " may need (LimitNOFILE): past it, accept() pauses and a sweep may"
+			 " stop the daemon", have, need, http, CONTROL_MAX_CLIENTS);
+}
+
+static struct httpd *http_start(struct metrics *m, const char *listen, int max_conns,
+				char *err, size_t errlen)
+{
+	char host[256], why[256];
 	uint16_t port;
 
 	if (config_parse_listen(listen, host, sizeof(host), &port, err, errlen) < 0)
 		return NULL;
-	struct evhttp *http = evhttp_new(m->base);
-	if (!http) {
-		snprintf(err, errlen, "out of memory");
+	struct httpd *d = httpd_new(m->base, host, port, (unsigned)max_conns,
+				    HTTP_TIMEOUT_S * 1000, on_request, m, &m->http_st,
+				    why, sizeof(why));
+	if (!d) {
+		snprintf(err, errlen, "cannot listen on %s: %s", listen, why);
 		return NULL;
 	}
+	struct evhttp *http = httpd_evhttp(d);
 	/* every method reaches on_request, which answers 405 (not evhttp's 501) */
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 		EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
@@ -122,15 +154,30 @@ static struct evhttp *http_start(struct metrics *m, const char *listen,
 	evhttp_set_max_headers_size(http, HTTP_MAX_HEADERS);
 	evhttp_set_max_body_size(http, HTTP_MAX_BODY);
 	evhttp_set_timeout(http, HTTP_TIMEOUT_S);
-	evhttp_set_gencb(http, on_request, m);
-	errno = 0;
-	if (!evhttp_bind_socket_with_handle(http, host, port)) {
-		snprintf(err, errlen, "cannot listen on %s: %s", listen,
-			 errno ? strerror(errno) : "bad address");
-		evhttp_free(http);
-		return NULL;
-	}
-	return http;
+	return d;
+}
+
+void metrics_http_render(const struct metrics *m, struct mtext *t)
+{
+	static const struct httpd_stats none;
+	const struct httpd_stats *st = m ? &m->http_st : &none;
+
+	mtext_family(t, "ibsmd_http_connections", "gauge",
+		     "HTTP connections open on metrics.listen");
+	mtext_sample(t, "ibsmd_http_connections", NULL, NULL,
+		     m && m->http ? httpd_connections(m->http) : 0);
+	mtext_family(t, "ibsmd_http_connections_closed_total", "counter",
+		     "HTTP connections the daemon closed: for a newcomer past"
+		     " metrics.max_connections, or without a complete request in time");
+	mtext_sample(t, "ibsmd_http_connections_closed_total", "reason",
+		     "max_connections", (double)st->closed_cap);
+	mtext_sample(t, "ibsmd_http_connections_closed_total", "reason",
+		     "deadline", (double)st->closed_deadline);
+	mtext_family(t, "ibsmd_http_accept_errors_total", "counter",
+		     "HTTP accept() failures (out of descriptors or memory), each"
+		     " pausing the listener for a second");
+	mtext_sample(t, "ibsmd_http_accept_errors_total", NULL, NULL,
+		     (double)st->accept_errors);
 }
 
 /* ---- the textfile collector's file ---- */
@@ -228,8 +275,11 @@ struct metrics *metrics_new(struct sm *sm, struct event_base *base,
 	m->base = base;
 	m->start_time = (uint64_t)time(NULL);
 	m->serve = serve;
+	m->max_conns = cfg->metrics_max_conns;
+	if (serve)
+		fd_budget(cfg->metrics_listen, m->max_conns);
 	if (serve && cfg->metrics_listen[0]) {
-		m->http = http_start(m, cfg->metrics_listen, err, errlen);
+		m->http = http_start(m, cfg->metrics_listen, m->max_conns, err, errlen);
 		if (!m->http) {
 			free(m);
 			return NULL;
@@ -248,17 +298,24 @@ struct metrics *metrics_new(struct sm *sm, struct event_base *base,
 int metrics_reconfigure(struct metrics *m, const struct config *c, char *err,
 			size_t errlen)
 {
+	if (m->serve && (strcmp(c->metrics_listen, m->listen) != 0 ||
+			 c->metrics_max_conns != m->max_conns))
+		fd_budget(c->metrics_listen, c->metrics_max_conns);
 	if (m->serve && strcmp(c->metrics_listen, m->listen) != 0) {
-		struct evhttp *http = NULL;
+		struct httpd *http = NULL;
 		if (c->metrics_listen[0] &&
-		    !(http = http_start(m, c->metrics_listen, err, errlen)))
+		    !(http = http_start(m, c->metrics_listen, c->metrics_max_conns,
+					err, errlen)))
 			return -1;
-		if (m->http)
-			evhttp_free(m->http);
+		httpd_free(m->http);
 		m->http = http;
 		snprintf(m->listen, sizeof(m->listen), "%s", c->metrics_listen);
 		log_notice("metrics.listen: %s", m->listen[0] ? m->listen : "off");
+	} else if (m->http && c->metrics_max_conns != m->max_conns) {
+		httpd_set_max(m->http, (unsigned)c->metrics_max_conns);
+		log_notice("metrics.max_connections: %d", c->metrics_max_conns);
 	}
+	m->max_conns = c->metrics_max_conns;
 	if (strcmp(c->metrics_textfile_dir, m->textfile_dir) != 0 &&
 	    textfile_set(m, c->metrics_textfile_dir) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -271,8 +328,7 @@ void metrics_free(struct metrics *m)
 {
 	if (!m)
 		return;
-	if (m->http)
-		evhttp_free(m->http);
+	httpd_free(m->http);
 	if (m->textfile_timer)
 		event_free(m->textfile_timer);
 	textfile_remove(m);

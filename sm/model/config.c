@@ -362,6 +362,7 @@ static const struct key control_keys[] = {
 static const struct key metrics_keys[] = {
 	STR("listen", metrics_listen),
 	STR("textfile_dir", metrics_textfile_dir),
+	INT("max_connections", metrics_max_conns, 1, CFG_MAX_HTTP_CONNS),
 	END
 };
 
@@ -1419,6 +1420,8 @@ void config_defaults(struct config *c)
 	c->sminfo_poll_retries = 4;
 	c->events_signalling = REPATH_HYBRID;
 	c->control_gid = -1;
+	/* a few Prometheus servers scrape over one connection each */
+	c->metrics_max_conns = 64;
 	c->sm_key = 0;
 	c->lid_scheme = 0;		/* dynamic */
 	c->extended_lids = TRI_AUTO;	/* legacy unless every device can */

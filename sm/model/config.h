@@ -13,6 +13,12 @@
 #define CFG_MAX_ENGINES 8
 #define CFG_MAX_ROOTS   64
 #define CFG_NAME_LEN    64
+/*
+ * metrics.max_connections at most: etc/ibsmd.service.in's LimitNOFILE
+ * is sized for it (with the control socket's clients and the daemon's
+ * own descriptors, sm/ctl/metrics_out.c).
+ */
+#define CFG_MAX_HTTP_CONNS 1024
 
 enum tristate { TRI_AUTO, TRI_ON, TRI_OFF };
 
@@ -135,6 +141,8 @@ struct config {
 	/* metrics (sm/ctl/metrics.h); "" (default): off */
 	char metrics_listen[128];	/* metrics.listen "ADDR:PORT" */
 	char metrics_textfile_dir[256];	/* metrics.textfile_dir */
+	int metrics_max_conns;		/* metrics.max_connections 1..
+					   CFG_MAX_HTTP_CONNS, default 64 */
 	/* control (the control socket, sm/ctl/control.h) */
 	char control_group[CFG_NAME_LEN];	/* control.group: the control
 					   socket's group; "" (default): the

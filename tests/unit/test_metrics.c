@@ -146,6 +146,11 @@ START_TEST(render_idle_daemon)
 	ck_assert(value_of(text, "ibsmd_sweeps_total{kind=\"light\"}") == 7);
 	ck_assert(value_of(text, "ibsmd_traps_by_number_total{number=\"128\"}") == 5);
 	ck_assert(value_of(text, "ibsmd_lids_in_use") == 0);
+	/* no HTTP server, no control socket: zeros */
+	ck_assert(value_of(text, "ibsmd_http_connections") == 0);
+	ck_assert(value_of(text, "ibsmd_http_connections_closed_total{reason=\"max_connections\"}") == 0);
+	ck_assert(value_of(text, "ibsmd_http_accept_errors_total") == 0);
+	ck_assert(value_of(text, "ibsmd_control_accept_errors_total") == 0);
 	/* no MADs yet: the families are declared, with no samples */
 	ck_assert_ptr_nonnull(strstr(text, "# TYPE ibsmd_mads_sent_total counter\n"));
 	ck_assert_ptr_null(strstr(text, "ibsmd_mads_sent_total{"));
@@ -295,6 +300,12 @@ START_TEST(policy_keys)
 				     &c, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "metrics: '127.0.0.1:99999'") && strstr(err, "PORT 1..65535"), "%s", err);
 	ck_assert_int_eq(load_policy("metrics: {port: 1}\n", &c, err, sizeof(err)), -1);
+	ck_assert_int_eq(c.metrics_max_conns, 64);	/* the default */
+	ck_assert_int_eq(load_policy("metrics:\n  max_connections: 8\n", &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(c.metrics_max_conns, 8);
+	ck_assert_int_eq(load_policy("metrics:\n  max_connections: 1025\n", &c, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ":2:") && strstr(err, "max_connections"), "%s", err);
+	ck_assert_int_eq(load_policy("metrics:\n  max_connections: 0\n", &c, err, sizeof(err)), -1);
 }
 END_TEST
 
