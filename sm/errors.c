@@ -12,7 +12,7 @@
 static const char *errors_name(enum sm_error_kind kind)
 {
 	static const char *const names[SM_ERR_N] = {
-		"routing", "reload", "sm_key", "state",
+		"routing", "reload", "sm_key", "state", "multicast",
 	};
 	return (unsigned)kind < SM_ERR_N ? names[kind] : "?";
 }

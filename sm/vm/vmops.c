@@ -6,6 +6,7 @@
 #include "sm/discover/xlid_sm.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,7 +224,7 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 			guid_map_del(&sm->sub.guid2lid, v->vf_guid);
 		f->ports[op->src_pi].vm_weight = 0;
 		f->ports[op->vf_pi].vm_weight = v->weight;
-		v->hyp_guid = op->dst_hyp;
+		vm_move(&sm->vms, v, op->dst_hyp);
 		v->vf = op->dst_vf;
 		v->vf_guid = f->ports[op->vf_pi].guid;
 		v->prepared = 0;
@@ -362,6 +363,9 @@ static int do_create(struct sm *sm, struct vmop *op)
 		return -1;
 	}
 	uint32_t vs = vmops_find_hypervisor(f, q->hyp, err, errlen);
+	if (vs != FAB_NONE &&
+	    vmshared_room(sm, f->nodes[vs].guid, 1, 0, 0, err, errlen) < 0)
+		return -1;
 	if (vs != FAB_NONE && q->shared)
 		return create_shared(sm, op, vs, 0);
 	if (vs != FAB_NONE && no_lid_left(sm, f, vs, q->vf)) {
@@ -527,6 +531,8 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 			snprintf(err, errlen, "VM '%s' runs on that hypervisor", q->name);
 			return -1;
 		}
+		if (vmshared_room(sm, f->nodes[vs].guid, 0, 1, 0, err, errlen) < 0)
+			return -1;
 		struct vmshared_result sr;
 		if (vmshared_move(sm, v, f->nodes[vs].guid, &sr, err, errlen) < 0)
 			return -1;
@@ -570,6 +576,9 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 		    pick_vf(sm, f, vs, q->vf, q->hyp, &vf, &op->vf_pi, err, errlen) < 0)
 			return -1;
 	}
+	if (f->nodes[vs].guid != v->hyp_guid &&
+	    vmshared_room(sm, f->nodes[vs].guid, 0, 1, 0, err, errlen) < 0)
+		return -1;
 	op->src_pi = vm_port(v, f);
 	if (op->src_pi == FAB_NONE) {
 		snprintf(err, errlen, "VM '%s' is not in the fabric (its VF 0x%016" PRIx64 " was not found)",
@@ -679,6 +688,18 @@ int vmops_resume(struct sm *sm)
 		return 1;
 	finish(sm, op);
 	return 0;
+}
+
+void vms_to_ctl(const struct sm *sm, json_t *o)
+{
+	const struct vm_registry *r = &sm->vms;
+	json_object_set_new(o, "vms", json_pack("{s:I,s:I,s:I,s:{s:I,s:I}}",
+		"count", (json_int_t)r->n,
+		"max", (json_int_t)sm->cfg.vm_max,
+		"max_per_hypervisor", (json_int_t)sm->cfg.vm_max_per_hyp,
+		"refused",
+		"max_vms", (json_int_t)r->refused_total,
+		"per_hypervisor", (json_int_t)r->refused_hyp));
 }
 
 void vmops_free(struct sm *sm)
