@@ -311,7 +311,8 @@ struct vm *vm_find_vguid(const struct vm_registry *r, uint64_t vguid)
 	return i < r->n && r->v[i].vguid == vguid ? &r->v[i] : NULL;
 }
 
-uint32_t vm_count_on(const struct vm_registry *r, uint64_t hyp_guid)
+/* The VMs on hypervisor hyp_guid. */
+static uint32_t vm_count_on(const struct vm_registry *r, uint64_t hyp_guid)
 {
 	uint32_t c = guid_map_get(&r->per_hyp, hyp_guid);
 	return c == FAB_NONE ? 0 : c;

@@ -100,8 +100,6 @@ struct vm *vm_add(struct vm_registry *r, const struct vm *v);
 void vm_del(struct vm_registry *r, struct vm *v);
 /* v now runs on hypervisor hyp_guid (its vSwitch's node GUID). */
 void vm_move(struct vm_registry *r, struct vm *v, uint64_t hyp_guid);
-/* The VMs on hypervisor hyp_guid. */
-uint32_t vm_count_on(const struct vm_registry *r, uint64_t hyp_guid);
 /*
  * May add new VMs, and moved VMs of the registry, come to hypervisor
  * hyp_guid within lim?  0, or -1: refused, counted in refused_total or
