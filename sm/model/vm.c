@@ -248,30 +248,51 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 	return rc;
 }
 
+static void registry_print(const struct vm_registry *r, FILE *fp)
+{
+	fprintf(fp, "# ibsmd VM registry; written by ibsmd, read at start-up\n"
+		    "ibsmd-vms %d\n", VM_FILE_VERSION);
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct vm *v = &r->v[i];
+		if (v->shared) {
+			fprintf(fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
+				PRIx64 " weight=%u shared=1\n", v->name, v->vguid,
+				v->lid, v->hyp_guid, v->weight);
+			continue;
+		}
+		fprintf(fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
+			PRIx64 " vf=%d vf_guid=0x%016" PRIx64 " weight=%u", v->name,
+			v->vguid, v->lid, v->hyp_guid, v->vf, v->vf_guid, v->weight);
+		if (v->prepared)
+			fprintf(fp, " to=0x%016" PRIx64 ":%d", v->to_hyp_guid,
+				v->to_vf);
+		fputc('\n', fp);
+	}
+}
+
 int vm_registry_save(const struct vm_registry *r, char *err, size_t errlen)
 {
 	struct wfile w;
 	if (wfile_open(&w, r->path, err, errlen) < 0)
 		return -1;
-	fprintf(w.fp, "# ibsmd VM registry; written by ibsmd, read at start-up\n"
-		      "ibsmd-vms %d\n", VM_FILE_VERSION);
-	for (uint32_t i = 0; i < r->n; i++) {
-		const struct vm *v = &r->v[i];
-		if (v->shared) {
-			fprintf(w.fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
-				PRIx64 " weight=%u shared=1\n", v->name, v->vguid,
-				v->lid, v->hyp_guid, v->weight);
-			continue;
-		}
-		fprintf(w.fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
-			PRIx64 " vf=%d vf_guid=0x%016" PRIx64 " weight=%u", v->name,
-			v->vguid, v->lid, v->hyp_guid, v->vf, v->vf_guid, v->weight);
-		if (v->prepared)
-			fprintf(w.fp, " to=0x%016" PRIx64 ":%d", v->to_hyp_guid,
-				v->to_vf);
-		fputc('\n', w.fp);
-	}
+	registry_print(r, w.fp);
 	return wfile_commit(&w, err, errlen);
+}
+
+int vm_registry_text(const struct vm_registry *r, char **text, size_t *len)
+{
+	*text = NULL;
+	*len = 0;
+	FILE *fp = open_memstream(text, len);
+	if (!fp)
+		return -1;
+	registry_print(r, fp);
+	if (fclose(fp) != 0) {
+		free(*text);
+		*text = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 void vm_registry_free(struct vm_registry *r)

@@ -88,6 +88,11 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 		     size_t errlen);
 /* Writes the registry atomically; 0, or -1 with err. */
 int vm_registry_save(const struct vm_registry *r, char *err, size_t errlen);
+/*
+ * The file's text as vm_registry_save() writes it, malloc'd in *text
+ * (*len bytes): to be written off the loop.  0, or -1 (ENOMEM).
+ */
+int vm_registry_text(const struct vm_registry *r, char **text, size_t *len);
 void vm_registry_free(struct vm_registry *r);
 struct vm *vm_find(const struct vm_registry *r, const char *name);
 /* A name the file can hold: 1..63 of letters, digits, '.', '_', '-'. */

@@ -151,7 +151,7 @@ static uint64_t default_vguid(const struct sm *sm, const struct fabric *f,
 static void save_state(struct sm *sm)
 {
 	char err[512];
-	int vms_bad = vm_registry_save(&sm->vms, err, sizeof(err)) < 0;
+	int vms_bad = vmshared_save(sm, err, sizeof(err)) < 0;
 	sm_save_lids(sm);	/* sets or clears SM_ERR_STATE */
 	if (vms_bad) {
 		log_err("cannot save the VM registry: %s", err);
@@ -594,7 +594,7 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 		op->r.vm = *v;
 		op->r.prepared = 1;
 		char e2[512];
-		if (vm_registry_save(&sm->vms, e2, sizeof(e2)) < 0)
+		if (vmshared_save(sm, e2, sizeof(e2)) < 0)
 			log_err("cannot save the VM registry: %s", e2);
 		op->r.ok = 1;
 		return 1;

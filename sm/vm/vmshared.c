@@ -3,7 +3,6 @@
  */
 #include "sm/vm/vmshared.h"
 
-#include <event2/event.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,20 +17,16 @@
 #include "sm/base/log.h"
 #include "sm/mcast/mcast_sm.h"
 #include "sm/sa/sa_server.h"
+#include "sm/vm/vmsave.h"
 
 #define HYP_MAX 4096	/* registered hypervisors told per migration */
-#define SAVE_DELAY_MS 50	/* registry changes within this share one write */
 
 struct vmshared {
 	struct vguid_table t;
-	/*
-	 * The registry's file is written (temporary file, fsync, rename:
-	 * O(VMs)) once per burst of shared-LID changes, SAVE_DELAY_MS after
-	 * the first, as the subscriptions are: one write per GUIDInfoRecord
-	 * Set made every create cost more than the last.
-	 */
-	struct event *save_ev;
-	int dirty;
+	/* the registry's file, one write per burst of changes, off the loop:
+	 * one write per GUIDInfoRecord Set made every create cost more than
+	 * the last */
+	struct vmsave *save;
 };
 
 static struct vmshared *get(struct sm *sm)
@@ -58,51 +53,35 @@ static uint64_t now_s(void)
 	return (uint64_t)ts.tv_sec;
 }
 
-static void save_now(struct sm *sm)
+int vmshared_save(struct sm *sm, char *err, size_t errlen)
 {
-	char err[512];
-	if (sm->vmshared)
-		sm->vmshared->dirty = 0;
-	if (vm_registry_save(&sm->vms, err, sizeof(err)) < 0) {
-		log_err("cannot save the VM registry: %s", err);
-		errors_set(&sm->errs, SM_ERR_STATE, "cannot save the VM registry: %s", err);
-	}
+	if (sm->vmshared && sm->vmshared->save)
+		return vmsave_now(sm->vmshared->save, err, errlen);
+	return vm_registry_save(&sm->vms, err, errlen);
 }
 
-static void on_save(evutil_socket_t fd, short what, void *arg)
-{
-	struct sm *sm = arg;
-	(void)fd;
-	(void)what;
-	if (sm->vmshared && sm->vmshared->dirty)
-		save_now(sm);
-}
-
-/* The registry changed: its file follows within SAVE_DELAY_MS (at once without a loop). */
+/* The registry changed: its file follows (at once without a loop). */
 static void save_soon(struct sm *sm)
 {
 	struct vmshared *s = get(sm);
-	if (s && !s->save_ev && sm->base)
-		s->save_ev = evtimer_new(sm->base, on_save, sm);
-	if (!s || !s->save_ev) {
-		save_now(sm);
+	if (s && !s->save && sm->base)
+		s->save = vmsave_new(sm->base, &sm->vms, &sm->errs);
+	if (s && s->save) {
+		vmsave_soon(s->save);
 		return;
 	}
-	if (!s->dirty) {
-		struct timeval tv = { 0, SAVE_DELAY_MS * 1000 };
-		event_add(s->save_ev, &tv);
+	char err[512];
+	if (vmshared_save(sm, err, sizeof(err)) < 0) {
+		log_err("cannot save the VM registry: %s", err);
+		errors_set(&sm->errs, SM_ERR_STATE, "cannot save the VM registry: %s", err);
 	}
-	s->dirty = 1;
 }
 
 void vmshared_free(struct sm *sm)
 {
 	if (!sm->vmshared)
 		return;
-	if (sm->vmshared->dirty)
-		save_now(sm);
-	if (sm->vmshared->save_ev)
-		event_free(sm->vmshared->save_ev);
+	vmsave_free(sm->vmshared->save);
 	vguid_table_free(&sm->vmshared->t);
 	free(sm->vmshared);
 	sm->vmshared = NULL;

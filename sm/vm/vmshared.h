@@ -76,6 +76,13 @@ int vmshared_room(struct sm *sm, uint64_t hyp_guid, unsigned add, unsigned moved
  */
 int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
 			unsigned n, int del, char *err, size_t errlen);
+/*
+ * Writes the VM registry's file now, after a write under way off the loop
+ * (sm/vm/vmsave.h); what shared-LID changes left pending is in it.  0, or
+ * -1 with err.  Every write of the file goes through here or vmsave.
+ */
+int vmshared_save(struct sm *sm, char *err, size_t errlen);
+/* The file written if changes are pending, then the table freed. */
 void vmshared_free(struct sm *sm);
 
 #endif
