@@ -26,7 +26,6 @@
 
 #include "mad/emu/emu.h"
 #include "mad/sa.h"
-#include "sm/ctl/metrics.h"
 #include "sm/daemon.h"
 #include "sm/base/log.h"
 #include "traps/host/saclient.h"
@@ -44,10 +43,8 @@
 struct run {
 	EMU_RUN;
 	struct emu_sahost h[NHOST];
-	int done, status;
-	uint16_t mlid;
-	char err_path[64];
-	int saved_fd;
+	struct emu_sa_answer a;
+	uint16_t mlid;		/* of the last create */
 };
 
 static void small_l3(struct fabric *topo)
@@ -57,24 +54,10 @@ static void small_l3(struct fabric *topo)
 	topo->nodes[n].mft_cap = SMALL_CAP;
 }
 
-/* The policy text as the daemon reads it, over the test's defaults. */
-static void policy(struct sm *sm, const char *yaml)
-{
-	char path[64] = "/tmp/test_mcast_bounds.XXXXXX", err[512] = "";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, yaml, strlen(yaml)), (int)strlen(yaml));
-	close(fd);
-	int rc = config_load(&sm->cfg, path, err, sizeof(err));
-	unlink(path);
-	ck_assert_msg(rc == 0, "policy refused: %s", err);
-}
-
 /* An SM on the tree (L3 of cap 32 when small), hosts H1..H3 with SA clients. */
 static void setup(struct run *r, int small, const char *yaml, int l3_down)
 {
 	memset(r, 0, sizeof(*r));
-	r->saved_fd = -1;
 	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "mcbounds",
 		     .tweak = small ? small_l3 : NULL, .seed = 11 });
 	if (l3_down) {
@@ -83,7 +66,7 @@ static void setup(struct run *r, int small, const char *yaml, int l3_down)
 	}
 	r->sm = emu_sm_new(r->state, 20);
 	if (yaml)
-		policy(r->sm, yaml);
+		emu_sm_policy(r->sm, yaml);
 	emu_sm_start(r->sm, r->base, r->e);
 	emu_sm_settle(r->base, r->sm, 10000);
 	struct saclient_params p = { .timeout_ms = 500, .retries = 1, .max_inflight = 16 };
@@ -96,17 +79,6 @@ static void teardown(struct run *r)
 {
 	emu_sahosts_detach(r->h, NHOST);
 	emu_run_free(&r->run);
-}
-
-static void on_answer(void *arg, int status, const uint8_t *recs, size_t n,
-		      size_t stride, const uint8_t *hdr)
-{
-	struct run *r = arg;
-	(void)stride;
-	(void)hdr;
-	r->done = 1;
-	r->status = status;
-	r->mlid = status == 0 && n ? sa_get16(recs + 36) : 0;
 }
 
 /* Host h creates (leave 0) or leaves (1) group number k as a full member; the status. */
@@ -123,28 +95,13 @@ static int group(struct run *r, int h, uint32_t k, int leave)
 	sa_put32(rec + 32, 0x11);	/* Q_Key */
 	sa_put16(rec + 40, 0xffff);	/* P_Key */
 	rec[48] = 0x50 | MC_JOIN_FULL;
-	r->done = 0;
+	memset(&r->a, 0, sizeof(r->a));
 	ck_assert_int_eq(saclient_query(r->h[h].c, leave ? SA_METHOD_DELETE : SA_METHOD_SET,
 					SA_ATTR_MCMEMBER_REC, 0, leave ? CM_JOIN : CM_CREATE,
-					rec, sizeof(rec), on_answer, r), 0);
-	ck_assert(emu_run_until(r->base, &r->done, 3000));
-	return r->status;
-}
-
-/* The metrics' sample "name{...}" exactly as given; -1 when absent. */
-static double metric(struct run *r, const char *sample)
-{
-	size_t len, n = strlen(sample);
-	char *text = metrics_render(r->sm, 0, &len);
-	double v = -1;
-	ck_assert_ptr_nonnull(text);
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (!strncmp(l, sample, n) && l[n] == ' ') {
-			v = strtod(l + n + 1, NULL);
-			break;
-		}
-	free(text);
-	return v;
+					rec, sizeof(rec), emu_sa_answered, &r->a), 0);
+	ck_assert(emu_run_until(r->base, &r->a.done, 3000));
+	r->mlid = r->a.status == 0 && r->a.n ? sa_get16(r->a.rec + 36) : 0;
+	return r->a.status;
 }
 
 /* ibsmctl status's last_error: its kind and message ("" for none). */
@@ -160,74 +117,36 @@ static void last_error(struct run *r, char *kind, char *msg, size_t len)
 	json_decref(o);
 }
 
-/* stderr into a file until captured(); the log at notice. */
-static void capture(struct run *r)
-{
-	fflush(stderr);
-	snprintf(r->err_path, sizeof(r->err_path), "/tmp/test_mcast_bounds.log.XXXXXX");
-	int fd = mkstemp(r->err_path);
-	ck_assert_int_ge(fd, 0);
-	r->saved_fd = dup(2);
-	dup2(fd, 2);
-	close(fd);
-	log_set_level(LOG_NOTICE);
-}
-
-/* The lines of the capture that contain needle; stderr back. */
-static int captured(struct run *r, const char *needle)
-{
-	char line[2048];
-	int n = 0;
-	log_rl_flush(1);
-	fflush(stderr);
-	dup2(r->saved_fd, 2);
-	close(r->saved_fd);
-	log_set_level(LOG_ERROR);
-	FILE *fp = fopen(r->err_path, "r");
-	ck_assert_ptr_nonnull(fp);
-	while (fgets(line, sizeof(line), fp))
-		n += strstr(line, needle) != NULL;
-	fclose(fp);
-	unlink(r->err_path);
-	return n;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 START_TEST(joins_past_mft_cap)
 {
 	struct run r;
 	setup(&r, 1, NULL, 0);
 	/* the broadcast group holds 0xC000: 31 more fit L3's 32 MLIDs */
 	for (uint32_t k = 0; k < SMALL_CAP - 1; k++)
-		ck_assert_msg(group(&r, 0, k, 0) == 0, "create %u: status 0x%x", k, r.status);
+		ck_assert_msg(group(&r, 0, k, 0) == 0, "create %u: status 0x%x", k, r.a.status);
 	ck_assert_uint_eq(r.mlid, 0xc000 + SMALL_CAP - 1);
 	ck_assert_int_eq(group(&r, 0, SMALL_CAP, 0), SA_STS_NO_RESOURCES);
 	/* a refusal flood from two hosts: every one refused, one line a second */
-	capture(&r);
-	double t0 = now_s();
+	struct emu_log log;
+	emu_log_capture(&log, LOG_NOTICE);
+	double t0 = emu_now_s();
 	int refused = 1, other = 0;
-	for (uint32_t k = 100; now_s() - t0 < 2.2; k++) {
+	for (uint32_t k = 100; emu_now_s() - t0 < 2.2; k++) {
 		int st = group(&r, k % 2, k, 0);
 		refused += st == SA_STS_NO_RESOURCES;
 		other += st != SA_STS_NO_RESOURCES;
 	}
-	double secs = now_s() - t0;
-	int lines = captured(&r, "]: SA: multicast group not created");
+	double secs = emu_now_s() - t0;
+	int lines = emu_log_lines(&log, "]: SA: multicast group not created");
 	ck_assert_int_eq(other, 0);
 	ck_assert_int_gt(refused, 200);
 	ck_assert_msg(lines >= 1 && lines <= (int)secs + 1,
 		      "%d refusal lines for %d refusals in %.1f s", lines, refused, secs);
 	printf("joins_past_mft_cap: %d creates refused in %.1f s, %d log lines\n",
 	       refused, secs, lines);
-	ck_assert(metric(&r, "ibsmd_mcast_creates_refused_total{bound=\"mlids\"}") == refused);
-	ck_assert(metric(&r, "ibsmd_mcast_mlid_limit") == SMALL_CAP);
-	ck_assert(metric(&r, "ibsmd_mcast_groups") == SMALL_CAP);
+	ck_assert(emu_metric(r.sm, "ibsmd_mcast_creates_refused_total{bound=\"mlids\"}") == refused);
+	ck_assert(emu_metric(r.sm, "ibsmd_mcast_mlid_limit") == SMALL_CAP);
+	ck_assert(emu_metric(r.sm, "ibsmd_mcast_groups") == SMALL_CAP);
 	/* a group that goes frees its MLID for the next */
 	ck_assert_int_eq(group(&r, 0, 3, 1), 0);
 	ck_assert_int_eq(group(&r, 1, 500, 0), 0);
@@ -250,7 +169,7 @@ START_TEST(per_port_bound)
 	ck_assert_int_eq(group(&r, 0, 1, 1), 0);
 	ck_assert_int_eq(group(&r, 0, 5, 0), 0);
 	ck_assert_int_eq(group(&r, 0, 6, 0), SA_STS_NO_RESOURCES);
-	ck_assert(metric(&r, "ibsmd_mcast_creates_refused_total{bound=\"per_port\"}") == 2);
+	ck_assert(emu_metric(r.sm, "ibsmd_mcast_creates_refused_total{bound=\"per_port\"}") == 2);
 	teardown(&r);
 }
 END_TEST
@@ -276,7 +195,7 @@ START_TEST(switch_with_smaller_mft_comes)
 	ck_assert_str_eq(kind, "multicast");
 	ck_assert_msg(strstr(msg, "9 multicast groups have no tree") && strstr(msg, "0xc020"),
 		      "%s", msg);
-	ck_assert(metric(&r, "ibsmd_mcast_groups_without_tree") == 9);
+	ck_assert(emu_metric(r.sm, "ibsmd_mcast_groups_without_tree") == 9);
 	ck_assert_int_eq(group(&r, 0, 50, 0), SA_STS_NO_RESOURCES);
 	/* the groups past it go: the condition clears */
 	for (uint32_t k = 31; k < 40; k++)

@@ -25,7 +25,6 @@
 #include "mad/emu/emu.h"
 #include "mad/sa.h"
 #include "reconfig/migrate.h"
-#include "sm/ctl/metrics.h"
 #include "sm/daemon.h"
 #include "sm/base/log.h"
 #include "sm/sa/sa_server.h"
@@ -42,7 +41,7 @@
 struct run {
 	EMU_RUN;
 	struct emu_sahost pf[NHYP];
-	int done, status;
+	struct emu_sa_answer a;
 };
 
 static uint64_t hyp_guid(int h)
@@ -52,7 +51,7 @@ static uint64_t hyp_guid(int h)
 
 static void setup(struct run *r)
 {
-	char path[64] = "/tmp/test_vm_bounds.XXXXXX", err[512] = "";
+	char err[256] = "";
 	static const char yaml[] =
 		"virtualization: {lid_scheme: dynamic, vswitches: [\"V-*\"],\n"
 		"                 max_vms: 6, max_vms_per_hypervisor: 4}\n";
@@ -61,13 +60,7 @@ static void setup(struct run *r)
 		     .text = hv_text(), .seed = 3 });
 	hv_mark(&r->topo);
 	r->sm = vmop_sm_new(r->state, MIG_DYNAMIC);
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, yaml, sizeof(yaml) - 1), (int)sizeof(yaml) - 1);
-	close(fd);
-	int rc = config_load(&r->sm->cfg, path, err, sizeof(err));
-	unlink(path);
-	ck_assert_msg(rc == 0, "policy refused: %s", err);
+	emu_sm_policy(r->sm, yaml);
 	emu_sm_start(r->sm, r->base, r->e);
 	vmop_settle(r->base, r->sm);
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);
@@ -90,25 +83,13 @@ static void teardown(struct run *r)
 	emu_run_free(&r->run);
 }
 
-static void on_answer(void *arg, int status, const uint8_t *recs, size_t n,
-		      size_t stride, const uint8_t *hdr)
-{
-	struct run *r = arg;
-	(void)recs;
-	(void)n;
-	(void)stride;
-	(void)hdr;
-	r->done = 1;
-	r->status = status;
-}
-
 /* GUIDInfoRecord Set of vGUIDs g[0..n) from hypervisor h's PF: the status. */
 static int set(struct run *r, int h, const uint64_t *g, unsigned n)
 {
-	r->done = 0;
-	ck_assert_int_eq(saclient_alias_guids(r->pf[h].c, 0, g, n, on_answer, r), 0);
-	ck_assert(emu_run_until(r->base, &r->done, 3000));
-	return r->status;
+	memset(&r->a, 0, sizeof(r->a));
+	ck_assert_int_eq(saclient_alias_guids(r->pf[h].c, 0, g, n, emu_sa_answered, &r->a), 0);
+	ck_assert(emu_run_until(r->base, &r->a.done, 3000));
+	return r->a.status;
 }
 
 static int set1(struct run *r, int h, uint64_t g)
@@ -121,21 +102,6 @@ static uint64_t vg(unsigned k)
 	return 0x0a00000000000000ull + k;
 }
 
-static double metric(struct run *r, const char *sample)
-{
-	size_t len, n = strlen(sample);
-	char *text = metrics_render(r->sm, 0, &len);
-	double v = -1;
-	ck_assert_ptr_nonnull(text);
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (!strncmp(l, sample, n) && l[n] == ' ') {
-			v = strtod(l + n + 1, NULL);
-			break;
-		}
-	free(text);
-	return v;
-}
-
 /* The VMs on hypervisor h, in the registry r. */
 static unsigned on_hyp(const struct vm_registry *reg, int h)
 {
@@ -143,13 +109,6 @@ static unsigned on_hyp(const struct vm_registry *reg, int h)
 	for (uint32_t i = 0; i < reg->n; i++)
 		n += reg->v[i].hyp_guid == hyp_guid(h);
 	return n;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 START_TEST(vm_caps_hold)
@@ -175,42 +134,26 @@ START_TEST(vm_caps_hold)
 	ck_assert_msg(strstr(res->err, "max_vms"), "%s", res->err);
 
 	/* a flood of refused Sets: every one refused, one log line a second */
-	fflush(stderr);
-	char log_path[64] = "/tmp/test_vm_bounds.log.XXXXXX", line[1024];
-	int fd = mkstemp(log_path), saved = dup(2);
-	ck_assert_int_ge(fd, 0);
-	dup2(fd, 2);
-	close(fd);
-	log_set_level(LOG_NOTICE);
+	struct emu_log log;
+	emu_log_capture(&log, LOG_NOTICE);
 	int refused = 0, other = 0;
-	double t0 = now_s();
-	for (unsigned k = 100; now_s() - t0 < 1.2; k++) {
+	double t0 = emu_now_s();
+	for (unsigned k = 100; emu_now_s() - t0 < 1.2; k++) {
 		int st = set1(&r, k % NHYP, vg(k));
 		refused += st == SA_STS_NO_RESOURCES;
 		other += st != SA_STS_NO_RESOURCES;
 	}
-	double secs = now_s() - t0;
-	log_rl_flush(1);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	log_set_level(LOG_ERROR);
-	FILE *fp = fopen(log_path, "r");
-	ck_assert_ptr_nonnull(fp);
-	int lines = 0;
-	while (fgets(line, sizeof(line), fp))
-		lines += strstr(line, "]: VM create or move from") != NULL;
-	fclose(fp);
-	unlink(log_path);
+	double secs = emu_now_s() - t0;
+	int lines = emu_log_lines(&log, "]: VM create or move from");
 	ck_assert_int_eq(other, 0);
 	ck_assert_int_gt(refused, 100);
 	ck_assert_msg(lines >= 1 && lines <= (int)secs + 1, "%d lines for %d refusals in %.1f s",
 		      lines, refused, secs);
 	printf("vm_caps_hold: %d Sets refused in %.1f s, %d log lines\n", refused, secs, lines);
 	/* counted by bound: the fifth on V-0-0 and the move there; the rest the total */
-	ck_assert(metric(&r, "ibsmd_vm_creates_refused_total{bound=\"per_hypervisor\"}") == 2);
-	ck_assert(metric(&r, "ibsmd_vm_creates_refused_total{bound=\"max_vms\"}") == refused + 2);
-	ck_assert(metric(&r, "ibsmd_vms") == 6);
+	ck_assert(emu_metric(r.sm, "ibsmd_vm_creates_refused_total{bound=\"per_hypervisor\"}") == 2);
+	ck_assert(emu_metric(r.sm, "ibsmd_vm_creates_refused_total{bound=\"max_vms\"}") == refused + 2);
+	ck_assert(emu_metric(r.sm, "ibsmd_vms") == 6);
 
 	/* the registry intact: in memory, in the SA's view, in its file */
 	const struct vm_registry *reg = &r.sm->vms;
