@@ -65,11 +65,11 @@ struct mc_db {
 	uint32_t mgid_seq;		/* the next SA-assigned MGID's counter */
 	/*
 	 * MLIDs a new group may take, from MC_MLID_BASE: the smallest
-	 * MulticastFDBCap of the subnet's switches, a group past it has no
-	 * tree in the MFTs of those switches (IBA 14.2.5.4; a switch
-	 * with none has no MFT: 0); MC_MLIDS (mc_db_init) until a sweep
-	 * told it, or without switches.  Set by the daemon after each
-	 * heavy sweep (sa_mcast_prune).
+	 * MulticastFDBCap of the subnet's switches (IBA 14.2.5.4; one
+	 * that reports 0 not counted, as OpenSM), a group past it has no
+	 * tree in the MFTs of those switches; MC_MLIDS (mc_db_init) until
+	 * a sweep told it, or without such switches.  Set by the daemon
+	 * after each heavy sweep (sa_mcast_prune).
 	 */
 	uint32_t mlid_limit;
 	uint64_t refused_mlids;		/* creates refused: no MLID within it */

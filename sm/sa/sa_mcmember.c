@@ -24,9 +24,10 @@
  *     rate follow the selectors against the port's link (OpenSM's
  *     mgrp_request_is_realizable); no MLID left within the smallest
  *     MulticastFDBCap of the subnet's switches (a group past it would
- *     have no tree), or a requester that made multicast.max_groups_per_port
- *     groups already, is NO_RESOURCES (§15.2.1.2), counted and logged at
- *     most once a second (OpenSM knows neither bound);
+ *     have no tree; OpenSM's max_mcast_lid_ho), or a requester that made
+ *     multicast.max_groups_per_port groups already (OpenSM has no such
+ *     bound), is NO_RESOURCES (§15.2.1.2), counted and logged at most
+ *     once a second;
  *   - joining an existing group, Q_Key, P_Key (base, not both limited),
  *     TClass, SL, FlowLabel, HopLimit given must be the group's, the
  *     MTU, rate and PacketLifeTime selectors must accept the group's,
@@ -636,13 +637,18 @@ int sa_mcmember_records(struct sa_query *q)
 
 /* ---- members gone from the fabric ---- */
 
-/* The smallest MulticastFDBCap of f's switches (*node: which), 0: no switch. */
+/*
+ * The smallest MulticastFDBCap of f's switches (*node: which; FAB_NONE:
+ * none).  A switch that reports 0 is not counted, as OpenSM does not
+ * (osm_switch's max_mcast_lid_ho).
+ */
 static uint32_t smallest_mft(const struct fabric *f, uint32_t *node)
 {
 	uint32_t cap = 0;
 	*node = FAB_NONE;
 	for (uint32_t i = 0; i < f->n_nodes; i++)
-		if (f->nodes[i].type == FAB_SWITCH && (*node == FAB_NONE || f->nodes[i].mft_cap < cap)) {
+		if (f->nodes[i].type == FAB_SWITCH && f->nodes[i].mft_cap &&
+		    (*node == FAB_NONE || f->nodes[i].mft_cap < cap)) {
 			cap = f->nodes[i].mft_cap;
 			*node = i;
 		}
@@ -657,7 +663,7 @@ void sa_mcast_prune(struct sm *sm)
 	if (!v)
 		return;
 	uint32_t node, cap = smallest_mft(v->f, &node);
-	/* no switch: no MFT to hold them, every MLID */
+	/* no switch that says: every MLID */
 	db->mlid_limit = node == FAB_NONE || cap > MC_MLIDS ? MC_MLIDS : cap;
 	for (uint32_t i = db->n; i-- > 0;) {
 		struct mc_group *g = db->g[i];
