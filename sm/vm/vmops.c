@@ -148,11 +148,16 @@ static uint64_t default_vguid(const struct sm *sm, const struct fabric *f,
 	return g;
 }
 
-static void save_state(struct sm *sm)
+/*
+ * The registry's file (and with lids guid2lid) written before the command
+ * answers; the SA's shared-LID changes go in bursts (sm/vm/vmsave.h).
+ */
+static void save_state(struct sm *sm, int lids)
 {
 	char err[512];
 	int vms_bad = vmshared_save(sm, err, sizeof(err)) < 0;
-	sm_save_lids(sm);	/* sets or clears SM_ERR_STATE */
+	if (lids)
+		sm_save_lids(sm);	/* sets or clears SM_ERR_STATE */
 	if (vms_bad) {
 		log_err("cannot save the VM registry: %s", err);
 		errors_set(&sm->errs, SM_ERR_STATE, "cannot save the VM registry: %s", err);
@@ -243,7 +248,7 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 			   st->switches_marked, st->switches_written,
 			   st->lft_blocks, st->vswitch_blocks, st->other_smps,
 			   st->commit_us);
-	save_state(sm);
+	save_state(sm, 1);
 	sa_publish(sm, f, &sm->sub.lft);
 	if (op->q.kind == VMOP_MIGRATE)
 		sm_paths_rerouted(sm);
@@ -314,6 +319,7 @@ static int create_shared(struct sm *sm, struct vmop *op, uint32_t vs, int auto_)
 	struct vmshared_result sr;
 	if (vmshared_create(sm, v, &sr, op->r.err, sizeof(op->r.err)) < 0)
 		return -1;
+	save_state(sm, 0);
 	shared_result(&op->r, &sr);
 	op->r.method = "none";
 	log_notice("vm create '%s': shared LID %u of 0x%016" PRIx64 ", vGUID 0x%016" PRIx64 " (no writes)",
@@ -403,7 +409,7 @@ static int do_create(struct sm *sm, struct vmop *op)
 			return -1;
 		}
 		f->ports[op->vf_pi].vm_weight = v->weight;
-		save_state(sm);
+		save_state(sm, 1);
 		sa_publish(sm, f, &sm->sub.lft);
 		/*
 		 * No writes, so no check sweep: a round of its own makes the
@@ -461,6 +467,7 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 	op->lid = v->lid;
 	if (v->shared) {	/* nothing written: the PF keeps its LID */
 		vmshared_remove(sm, v);
+		save_state(sm, 0);
 		op->r.shared = 1;
 		op->r.ok = 1;
 		return 1;
@@ -473,7 +480,7 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 		if (sm->cfg.lid_scheme == MIG_DYNAMIC)
 			guid_map_del(&sm->sub.guid2lid, v->vf_guid);
 		vm_del(&sm->vms, v);
-		save_state(sm);
+		save_state(sm, 1);
 		sa_publish(sm, f, &sm->sub.lft);
 		log_notice("vm destroy '%s': registry only (%s)", op->q.name,
 			   op->vf_pi == FAB_NONE ? "its VF is not in the fabric" :
@@ -536,6 +543,7 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 		struct vmshared_result sr;
 		if (vmshared_move(sm, v, f->nodes[vs].guid, &sr, err, errlen) < 0)
 			return -1;
+		save_state(sm, 0);
 		op->r.vm = *v;
 		shared_result(&op->r, &sr);
 		op->r.ok = 1;
@@ -593,9 +601,7 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 		v->to_vf = vf;
 		op->r.vm = *v;
 		op->r.prepared = 1;
-		char e2[512];
-		if (vmshared_save(sm, e2, sizeof(e2)) < 0)
-			log_err("cannot save the VM registry: %s", e2);
+		save_state(sm, 0);
 		op->r.ok = 1;
 		return 1;
 	}

@@ -23,10 +23,7 @@
 
 struct vmshared {
 	struct vguid_table t;
-	/* the registry's file, one write per burst of changes, off the loop:
-	 * one write per GUIDInfoRecord Set made every create cost more than
-	 * the last */
-	struct vmsave *save;
+	struct vmsave *save;	/* the registry's file, once per burst, off the loop */
 };
 
 static struct vmshared *get(struct sm *sm)
