@@ -12,7 +12,7 @@
 static const char *errors_name(enum sm_error_kind kind)
 {
 	static const char *const names[SM_ERR_N] = {
-		"routing", "reload", "sm_key", "state", "tamper",
+		"routing", "reload", "sm_key", "state", "tamper", "multicast",
 	};
 	return (unsigned)kind < SM_ERR_N ? names[kind] : "?";
 }

@@ -16,6 +16,7 @@ enum sm_error_kind {
 	SM_ERR_SM_KEY,		/* another SM uses a different SM_Key */
 	SM_ERR_STATE,		/* the state directory cannot be written */
 	SM_ERR_TAMPER,		/* a device held other tables than the SM wrote */
+	SM_ERR_MCAST,		/* multicast groups past a switch's MFT: no tree */
 	SM_ERR_N
 };
 

@@ -20,6 +20,7 @@
 #include "sm/base/log.h"
 #include "sm/ctl/metrics.h"
 #include "sm/base/nodemap.h"
+#include "sm/mcast/mcast_sm.h"
 #include "sm/sa/sa_server.h"
 #include "sm/vm/vmops.h"
 #include "sm/reload.h"
@@ -110,6 +111,8 @@ static json_t *status_json(const struct sm *sm)
 	last_sweep_to_ctl(sm, o);
 	json_object_set_new(o, "traps", trapin_json(&sm->traps));
 	sa_to_ctl(sm, o);
+	mcast_to_ctl(sm, o);
+	vms_to_ctl(sm, o);
 	json_object_set_new(o, "silent_sm_ports", json_integer(election_status(sm)->n_silent));
 	json_object_set_new(o, "mads", mad_stats_json(sm));
 	return o;

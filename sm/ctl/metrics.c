@@ -323,6 +323,29 @@ static void mcast_metrics(struct mtext *t, const struct sm *sm)
 		     (double)db->created);
 	mtext_sample(t, "ibsmd_mcast_group_changes_total", "change", "deleted",
 		     (double)db->deleted);
+	uint16_t lowest;
+	one(t, "ibsmd_mcast_mlid_limit", "gauge",
+	    "MLIDs a new group may take: the switches' smallest MulticastFDBCap", db->mlid_limit);
+	one(t, "ibsmd_mcast_groups_without_tree", "gauge",
+	    "Multicast groups whose MLID is past that limit: no tree", mc_past_limit(db, &lowest));
+	mtext_family(t, "ibsmd_mcast_creates_refused_total", "counter",
+		     "Multicast group creates refused (NO_RESOURCES), by bound");
+	mtext_sample(t, "ibsmd_mcast_creates_refused_total", "bound", "mlids",
+		     (double)db->refused_mlids);
+	mtext_sample(t, "ibsmd_mcast_creates_refused_total", "bound", "per_port",
+		     (double)db->refused_port);
+}
+
+/* VMs (sm/model/vm.h): the registry now, and what its bounds refused. */
+static void vm_metrics(struct mtext *t, const struct sm *sm)
+{
+	one(t, "ibsmd_vms", "gauge", "VMs in the registry", sm->vms.n);
+	mtext_family(t, "ibsmd_vm_creates_refused_total", "counter",
+		     "VM creates and moves refused by the policy's bounds, by bound");
+	mtext_sample(t, "ibsmd_vm_creates_refused_total", "bound", "max_vms",
+		     (double)sm->vms.refused_total);
+	mtext_sample(t, "ibsmd_vm_creates_refused_total", "bound", "per_hypervisor",
+		     (double)sm->vms.refused_hyp);
 }
 
 char *metrics_render(const struct sm *sm, uint64_t start_time, size_t *len)
@@ -340,6 +363,7 @@ char *metrics_render(const struct sm *sm, uint64_t start_time, size_t *len)
 	one(&t, "ibsmd_control_accept_errors_total", "counter",
 	    "Control socket accept() failures (out of descriptors or memory), each"
 	    " pausing it for a second", sm->ctl ? (double)control_accept_errors(sm->ctl) : 0);
+	vm_metrics(&t, sm);
 	if (t.oom || !t.buf) {
 		free(t.buf);
 		return NULL;

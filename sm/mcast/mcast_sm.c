@@ -17,6 +17,7 @@
 #include "sm/mcast/mcast_sm.h"
 
 #include <event2/event.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -233,6 +234,12 @@ void mcast_sm_forget_trees(struct sm *sm)
 		mcast_trees_clear(&sm->mcsm->kept);
 }
 
+void mcast_sm_forget_ports(struct sm *sm)
+{
+	if (sm->mcsm)
+		mcast_trees_forget_ports(&sm->mcsm->kept);
+}
+
 int mcast_sm_keep_trees(struct sm *sm, int on)
 {
 	struct mcast_sm *m = get(sm);
@@ -240,6 +247,19 @@ int mcast_sm_keep_trees(struct sm *sm, int on)
 		return -1;
 	m->no_keep = !on;
 	return 0;
+}
+
+void mcast_to_ctl(const struct sm *sm, json_t *o)
+{
+	const struct mc_db *db = &sm->mc;
+	uint16_t lowest;
+	json_object_set_new(o, "multicast", json_pack("{s:I,s:I,s:I,s:{s:I,s:I}}",
+		"groups", (json_int_t)db->n,
+		"mlid_limit", (json_int_t)db->mlid_limit,
+		"groups_without_tree", (json_int_t)mc_past_limit(db, &lowest),
+		"creates_refused",
+		"mlids", (json_int_t)db->refused_mlids,
+		"per_port", (json_int_t)db->refused_port));
 }
 
 void mcast_sm_free(struct sm *sm)

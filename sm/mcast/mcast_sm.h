@@ -46,6 +46,12 @@ const struct mcast_sm_stats *mcast_sm_stats(const struct sm *sm);
  */
 void mcast_sm_forget_trees(struct sm *sm);
 /*
+ * VMs came or went but no group member among them: the trees stay, only
+ * the map of member GUIDs to ports is built again by the next run (a VM
+ * that joins later is found at its port).
+ */
+void mcast_sm_forget_ports(struct sm *sm);
+/*
  * on 0: every run recomputes every tree (emumc -A measures the kept
  * trees against it); 1, the default: trees kept.  0, or -1 (ENOMEM).
  */
@@ -57,6 +63,13 @@ int mcast_sm_keep_trees(struct sm *sm, int on);
  */
 int mcast_sm_verify(struct sm *sm, FILE *out);
 void mcast_sm_free(struct sm *sm);
+/*
+ * Into ibsmctl status's object o: "multicast", the groups, the MLIDs a
+ * new group may take (the switches' smallest MulticastFDBCap), the
+ * groups past it (no tree) and the creates refused, by bound.
+ */
+struct json_t;
+void mcast_to_ctl(const struct sm *sm, struct json_t *o);
 
 /*
  * Group g was created (created 1) or is about to be deleted (0):

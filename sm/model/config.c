@@ -353,6 +353,8 @@ static const struct key virt_keys[] = {
 	ENUM("lid_scheme", lid_scheme, lid_schemes),
 	ENUM("extended_lids", extended_lids, tristates),
 	LIST("vswitches", vswitches, n_vswitches, 0),
+	INT("max_vms", vm_max, 1, 1000000),
+	INT("max_vms_per_hypervisor", vm_max_per_hyp, 1, 100000),
 	END
 };
 static const struct key control_keys[] = {
@@ -421,6 +423,7 @@ static const struct key multicast_keys[] = {
 	INT("rate", mc_rate, 2, 24),
 	INT("sl", mc_sl, 0, 15),
 	INT("qkey", mc_qkey, 0, 0x7fffffff),
+	INT("max_groups_per_port", mc_max_groups_per_port, 1, 16383),
 	END
 };
 static const struct key ports_keys[] = {
@@ -1426,6 +1429,8 @@ void config_defaults(struct config *c)
 	c->lid_scheme = 0;		/* dynamic */
 	c->extended_lids = TRI_AUTO;	/* legacy unless every device can */
 	c->n_vswitches = 0;
+	c->vm_max = 65536;		/* far beyond a fabric's VMs (ibsmd.yaml(5)) */
+	c->vm_max_per_hyp = 512;	/* 255 VFs and a PF's alias GUIDs */
 	c->qos_mode = QOS_NONE;
 	c->qos_max_vls = 0;	/* what the links run */
 	c->qos_vlarb_high_limit = -1;	/* as the port holds it */
@@ -1437,6 +1442,7 @@ void config_defaults(struct config *c)
 	c->mc_rate = 3;			/* 10 Gb/s */
 	c->mc_sl = 0;
 	c->mc_qkey = 0x0b1b;
+	c->mc_max_groups_per_port = 512;	/* half a 1,024-MLID MFT */
 	c->n_weights = 0;	/* every weight 1 */
 	c->wlearn_period_s = 0;	/* no weight learning */
 	c->wlearn_min = 1;

@@ -126,6 +126,10 @@ struct config {
 					   every device can (sm/discover/xlid_sm.c) */
 	int n_vswitches;		/* virtualization.vswitches */
 	char vswitches[CFG_MAX_ROOTS][CFG_NAME_LEN];	/* patterns or GUIDs */
+	int vm_max;			/* virtualization.max_vms 1..1000000,
+					   default 65536 (sm/model/vm.h) */
+	int vm_max_per_hyp;		/* virtualization.max_vms_per_hypervisor
+					   1..100000, default 512 */
 	/* qos (sm/model/qos.h) */
 	int qos_mode;			/* enum qos_mode, default none */
 	int qos_max_vls;		/* qos.max_vls 1..15; 0 (default): as many
@@ -173,6 +177,10 @@ struct config {
 	/* not a key: how many values the file gave keys (config_load); 0
 	   for a file that sets nothing, which a reload refuses unless forced */
 	int keys_set;
+	int mc_max_groups_per_port;	/* multicast.max_groups_per_port
+					   1..16383: groups one port may have
+					   created and not deleted, default 512
+					   (sm/sa/sa_mcmember.c) */
 };
 
 /* Fills c with the built-in defaults. */

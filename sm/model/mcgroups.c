@@ -12,6 +12,7 @@
 int mc_db_init(struct mc_db *db)
 {
 	memset(db, 0, sizeof(*db));
+	db->mlid_limit = MC_MLIDS;
 	db->mlid_used = calloc(MC_MLIDS / 8 + 1, 1);
 	return db->mlid_used ? 0 : -1;
 }
@@ -56,12 +57,14 @@ static int mlid_taken(const struct mc_db *db, uint32_t k)
 struct mc_group *mc_create(struct mc_db *db, const struct mc_group *g,
 			   const char **err)
 {
-	uint32_t k = 0;
+	uint32_t k = 0, limit = db->mlid_limit < MC_MLIDS ? db->mlid_limit : MC_MLIDS;
 	*err = "out of memory";
-	while (k < MC_MLIDS && mlid_taken(db, k))
+	while (k < limit && mlid_taken(db, k))
 		k++;
-	if (k == MC_MLIDS) {
-		*err = "no MLID left";
+	if (k == limit) {
+		*err = limit < MC_MLIDS ? "no MLID left within the switches' MulticastFDBCap" :
+					  "no MLID left";
+		db->refused_mlids++;
 		return NULL;
 	}
 	if (db->n == db->cap) {
@@ -163,6 +166,36 @@ int mc_has_full_member(const struct mc_group *g)
 		if (g->members[i].join_state & MC_JOIN_ANY_FULL)
 			return 1;
 	return 0;
+}
+
+int mc_is_member(const struct mc_db *db, uint64_t port_guid)
+{
+	for (uint32_t i = 0; i < db->n; i++)
+		if (mc_member_of(db->g[i], port_guid))
+			return 1;
+	return 0;
+}
+
+uint32_t mc_created_by(const struct mc_db *db, uint64_t port_guid)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < db->n; i++)
+		n += db->g[i]->creator == port_guid;
+	return n;
+}
+
+uint32_t mc_past_limit(const struct mc_db *db, uint16_t *lowest)
+{
+	uint32_t n = 0;
+	*lowest = 0;
+	for (uint32_t i = 0; i < db->n; i++) {
+		uint16_t m = db->g[i]->mlid;
+		if ((uint32_t)(m - MC_MLID_BASE) < db->mlid_limit)
+			continue;
+		if (!n++ || m < *lowest)
+			*lowest = m;
+	}
+	return n;
 }
 
 void mc_ipoib_mgid(uint16_t pkey, uint8_t mgid[16])

@@ -47,6 +47,9 @@ struct mc_group {
 	uint8_t tclass, hop_limit, scope, plt;
 	uint32_t flow_label;
 	uint8_t well_known;		/* made by the SM: kept when empty */
+	uint64_t creator;		/* the port GUID whose request made it
+					 * (0: the SM): what a port may make is
+					 * bounded (sm/sa/sa_mcmember.c) */
 	uint32_t n_members, cap_members;
 	struct mc_member *members;	/* in join order */
 	uint64_t gen;			/* the database's gen at its last change */
@@ -60,6 +63,18 @@ struct mc_db {
 	uint64_t created, deleted;	/* groups, since start */
 	uint64_t joins, leaves;		/* requests that changed something */
 	uint32_t mgid_seq;		/* the next SA-assigned MGID's counter */
+	/*
+	 * MLIDs a new group may take, from MC_MLID_BASE: the smallest
+	 * MulticastFDBCap of the subnet's switches (IBA 14.2.5.4; one
+	 * that reports 0 not counted, as OpenSM), a group past it has no
+	 * tree in the MFTs of those switches; MC_MLIDS (mc_db_init) until
+	 * a sweep told it, or without such switches.  Set by the daemon
+	 * after each heavy sweep (sa_mcast_prune).
+	 */
+	uint32_t mlid_limit;
+	uint64_t refused_mlids;		/* creates refused: no MLID within it */
+	uint64_t refused_port;		/* creates refused: the port made its
+					 * multicast.max_groups_per_port */
 };
 
 int mc_db_init(struct mc_db *db);
@@ -69,9 +84,10 @@ struct mc_group *mc_find_mgid(const struct mc_db *db, const uint8_t mgid[16]);
 struct mc_group *mc_find_mlid(const struct mc_db *db, uint16_t mlid);
 
 /*
- * A new group with g's parameters (mgid, qkey, pkey, mtu, ...; members
- * ignored) and the lowest free MLID from MC_MLID_BASE.  Returns it, or
- * NULL: no MLID left (*err = "no MLID left") or no memory.
+ * A new group with g's parameters (mgid, qkey, pkey, mtu, creator, ...;
+ * members ignored) and the lowest free MLID from MC_MLID_BASE, within
+ * mlid_limit.  Returns it, or NULL: no MLID left (*err says so, counted
+ * in refused_mlids) or no memory.
  */
 struct mc_group *mc_create(struct mc_db *db, const struct mc_group *g,
 			   const char **err);
@@ -96,6 +112,12 @@ int mc_join(struct mc_db *db, struct mc_group *g, uint64_t port_guid,
 int mc_leave(struct mc_db *db, struct mc_group *g, uint64_t port_guid,
 	     uint8_t state);
 int mc_has_full_member(const struct mc_group *g);
+/* Is port_guid (a port's GUID or a VM's vGUID) a member of any group? */
+int mc_is_member(const struct mc_db *db, uint64_t port_guid);
+/* The groups port_guid made that are still there (creator). */
+uint32_t mc_created_by(const struct mc_db *db, uint64_t port_guid);
+/* The groups whose MLID is past mlid_limit (*lowest: the lowest such MLID). */
+uint32_t mc_past_limit(const struct mc_db *db, uint16_t *lowest);
 
 /*
  * The IPoIB broadcast MGID of a partition: ff12:401b:PPPP::ffff:ffff

@@ -250,30 +250,51 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 	return rc;
 }
 
+static void registry_print(const struct vm_registry *r, FILE *fp)
+{
+	fprintf(fp, "# ibsmd VM registry; written by ibsmd, read at start-up\n"
+		    "ibsmd-vms %d\n", VM_FILE_VERSION);
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct vm *v = &r->v[i];
+		if (v->shared) {
+			fprintf(fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
+				PRIx64 " weight=%u shared=1\n", v->name, v->vguid,
+				v->lid, v->hyp_guid, v->weight);
+			continue;
+		}
+		fprintf(fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
+			PRIx64 " vf=%d vf_guid=0x%016" PRIx64 " weight=%u", v->name,
+			v->vguid, v->lid, v->hyp_guid, v->vf, v->vf_guid, v->weight);
+		if (v->prepared)
+			fprintf(fp, " to=0x%016" PRIx64 ":%d", v->to_hyp_guid,
+				v->to_vf);
+		fputc('\n', fp);
+	}
+}
+
 int vm_registry_save(const struct vm_registry *r, char *err, size_t errlen)
 {
 	struct wfile w;
 	if (wfile_open(&w, r->path, err, errlen) < 0)
 		return -1;
-	fprintf(w.fp, "# ibsmd VM registry; written by ibsmd, read at start-up\n"
-		      "ibsmd-vms %d\n", VM_FILE_VERSION);
-	for (uint32_t i = 0; i < r->n; i++) {
-		const struct vm *v = &r->v[i];
-		if (v->shared) {
-			fprintf(w.fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
-				PRIx64 " weight=%u shared=1\n", v->name, v->vguid,
-				v->lid, v->hyp_guid, v->weight);
-			continue;
-		}
-		fprintf(w.fp, "vm %s vguid=0x%016" PRIx64 " lid=%u hypervisor=0x%016"
-			PRIx64 " vf=%d vf_guid=0x%016" PRIx64 " weight=%u", v->name,
-			v->vguid, v->lid, v->hyp_guid, v->vf, v->vf_guid, v->weight);
-		if (v->prepared)
-			fprintf(w.fp, " to=0x%016" PRIx64 ":%d", v->to_hyp_guid,
-				v->to_vf);
-		fputc('\n', w.fp);
-	}
+	registry_print(r, w.fp);
 	return wfile_commit(&w, err, errlen);
+}
+
+int vm_registry_text(const struct vm_registry *r, char **text, size_t *len)
+{
+	*text = NULL;
+	*len = 0;
+	FILE *fp = open_memstream(text, len);
+	if (!fp)
+		return -1;
+	registry_print(r, fp);
+	if (fclose(fp) != 0) {
+		free(*text);
+		*text = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 void vm_registry_free(struct vm_registry *r)
@@ -281,11 +302,27 @@ void vm_registry_free(struct vm_registry *r)
 	free(r->v);
 	r->v = NULL;
 	r->n = r->cap = 0;
+	guid_map_free(&r->by_vguid);
+	guid_map_free(&r->by_name);
+	guid_map_free(&r->per_hyp);
+	r->name_clashes = 0;
+}
+
+/* A name's key in by_name: FNV-1a, never 0 (guid_map's empty key). */
+static uint64_t name_key(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		h = (h ^ *s) * 0x100000001b3ull;
+	return h ? h : 1;
 }
 
 struct vm *vm_find(const struct vm_registry *r, const char *name)
 {
-	for (uint32_t i = 0; i < r->n; i++)
+	uint32_t i = guid_map_get(&r->by_name, name_key(name));
+	if (i < r->n && !strcmp(r->v[i].name, name))
+		return &r->v[i];
+	for (i = 0; r->name_clashes && i < r->n; i++)
 		if (!strcmp(r->v[i].name, name))
 			return &r->v[i];
 	return NULL;
@@ -293,10 +330,46 @@ struct vm *vm_find(const struct vm_registry *r, const char *name)
 
 struct vm *vm_find_vguid(const struct vm_registry *r, uint64_t vguid)
 {
-	for (uint32_t i = 0; i < r->n; i++)
-		if (r->v[i].vguid == vguid)
-			return &r->v[i];
-	return NULL;
+	uint32_t i = guid_map_get(&r->by_vguid, vguid);
+	return i < r->n && r->v[i].vguid == vguid ? &r->v[i] : NULL;
+}
+
+/* The VMs on hypervisor hyp_guid. */
+static uint32_t vm_count_on(const struct vm_registry *r, uint64_t hyp_guid)
+{
+	uint32_t c = guid_map_get(&r->per_hyp, hyp_guid);
+	return c == FAB_NONE ? 0 : c;
+}
+
+/* Adds d (+1 or -1) to hyp_guid's count; 0, or -1 (ENOMEM). */
+static int hyp_count(struct vm_registry *r, uint64_t hyp_guid, int d)
+{
+	uint32_t c = vm_count_on(r, hyp_guid);
+	if (!c && d < 0)
+		return 0;
+	c += (uint32_t)d;
+	if (!c) {
+		guid_map_del(&r->per_hyp, hyp_guid);
+		return 0;
+	}
+	return guid_map_put(&r->per_hyp, hyp_guid, c);
+}
+
+/* Entry i's place in the indexes is i (it moved there, or is new). */
+static int index_at(struct vm_registry *r, uint32_t i, int is_new)
+{
+	const struct vm *v = &r->v[i];
+	uint64_t k = name_key(v->name);
+	uint32_t held = guid_map_get(&r->by_name, k);
+	if (guid_map_put(&r->by_vguid, v->vguid, i) < 0)
+		return -1;
+	if (is_new && held != FAB_NONE) {
+		r->name_clashes++;	/* left to vm_find()'s scan */
+		return 0;
+	}
+	if ((is_new || held == i + 1) && guid_map_put(&r->by_name, k, i) < 0)
+		return -1;
+	return 0;
 }
 
 struct vm *vm_find_vf(const struct vm_registry *r, uint64_t hyp_guid, int vf)
@@ -321,6 +394,12 @@ struct vm *vm_add(struct vm_registry *r, const struct vm *v)
 		r->cap = cap;
 	}
 	r->v[r->n] = *v;
+	if (index_at(r, r->n, 1) < 0 || hyp_count(r, v->hyp_guid, 1) < 0) {
+		guid_map_del(&r->by_vguid, v->vguid);
+		if (guid_map_get(&r->by_name, name_key(v->name)) == r->n)
+			guid_map_del(&r->by_name, name_key(v->name));
+		return NULL;
+	}
 	return &r->v[r->n++];
 }
 
@@ -329,9 +408,47 @@ void vm_del(struct vm_registry *r, struct vm *v)
 	uint32_t i = (uint32_t)(v - r->v);
 	if (i >= r->n)
 		return;
+	guid_map_del(&r->by_vguid, v->vguid);
+	if (guid_map_get(&r->by_name, name_key(v->name)) == i)
+		guid_map_del(&r->by_name, name_key(v->name));
+	hyp_count(r, v->hyp_guid, -1);
 	/* kept in creation order: the file lists them as they came */
 	memmove(&r->v[i], &r->v[i + 1], (r->n - i - 1) * sizeof(*v));
 	r->n--;
+	/* the ones after it moved down one: updating keys never needs memory */
+	for (uint32_t j = i; j < r->n; j++)
+		index_at(r, j, 0);
+}
+
+void vm_move(struct vm_registry *r, struct vm *v, uint64_t hyp_guid)
+{
+	if (v->hyp_guid == hyp_guid)
+		return;
+	hyp_count(r, v->hyp_guid, -1);
+	v->hyp_guid = hyp_guid;
+	if (hyp_count(r, hyp_guid, 1) < 0)
+		guid_map_del(&r->per_hyp, hyp_guid);	/* ENOMEM: counted as none */
+}
+
+int vm_room(struct vm_registry *r, uint64_t hyp_guid, uint32_t add,
+	    uint32_t moved, const struct vm_limits *lim, char *why,
+	    size_t whylen)
+{
+	if (lim->total && (uint64_t)r->n + add > lim->total) {
+		r->refused_total++;
+		snprintf(why, whylen, "%u VMs, %u more: virtualization.max_vms is %u",
+			 r->n, add, lim->total);
+		return -1;
+	}
+	uint32_t here = vm_count_on(r, hyp_guid);
+	if (lim->per_hyp && (uint64_t)here + add + moved > lim->per_hyp) {
+		r->refused_hyp++;
+		snprintf(why, whylen, "%u VMs on hypervisor 0x%016" PRIx64
+			 ", %u more: virtualization.max_vms_per_hypervisor is %u",
+			 here, hyp_guid, add + moved, lim->per_hyp);
+		return -1;
+	}
+	return 0;
 }
 
 uint32_t vm_pf_port(const struct vm *v, const struct fabric *f)

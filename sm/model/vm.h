@@ -59,6 +59,25 @@ struct vm_registry {
 	struct vm *v;
 	uint32_t n, cap;
 	char path[4096];	/* STATE_DIR/vms */
+	/*
+	 * Indexes, kept by vm_add(), vm_del() and vm_move(), so that a
+	 * lookup or an add costs the same with 10 VMs as with 100,000.
+	 */
+	struct guid_map by_vguid;	/* vGUID -> index in v */
+	struct guid_map by_name;	/* the name's hash -> index in v */
+	uint32_t name_clashes;		/* names whose hash another held when
+					 * added: vm_find() then scans */
+	struct guid_map per_hyp;	/* hypervisor GUID -> VMs on it */
+	/* creates and moves vm_room() refused, since start */
+	uint64_t refused_total, refused_hyp;
+};
+
+/*
+ * The policy's bounds (virtualization.max_vms, .max_vms_per_hypervisor):
+ * 0 is no bound.
+ */
+struct vm_limits {
+	uint32_t total, per_hyp;
 };
 
 /*
@@ -70,6 +89,11 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 		     size_t errlen);
 /* Writes the registry atomically; 0, or -1 with err. */
 int vm_registry_save(const struct vm_registry *r, char *err, size_t errlen);
+/*
+ * The file's text as vm_registry_save() writes it, malloc'd in *text
+ * (*len bytes): to be written off the loop.  0, or -1 (ENOMEM).
+ */
+int vm_registry_text(const struct vm_registry *r, char **text, size_t *len);
 void vm_registry_free(struct vm_registry *r);
 struct vm *vm_find(const struct vm_registry *r, const char *name);
 /* A name the file can hold: 1..63 of letters, digits, '.', '_', '-'. */
@@ -80,6 +104,16 @@ struct vm *vm_find_vf(const struct vm_registry *r, uint64_t hyp_guid, int vf);
 /* Adds a copy of v (name and vGUID unique); NULL on ENOMEM or a clash. */
 struct vm *vm_add(struct vm_registry *r, const struct vm *v);
 void vm_del(struct vm_registry *r, struct vm *v);
+/* v now runs on hypervisor hyp_guid (its vSwitch's node GUID). */
+void vm_move(struct vm_registry *r, struct vm *v, uint64_t hyp_guid);
+/*
+ * May add new VMs, and moved VMs of the registry, come to hypervisor
+ * hyp_guid within lim?  0, or -1: refused, counted in refused_total or
+ * refused_hyp, why saying which bound (its policy key).
+ */
+int vm_room(struct vm_registry *r, uint64_t hyp_guid, uint32_t add,
+	    uint32_t moved, const struct vm_limits *lim, char *why,
+	    size_t whylen);
 
 /*
  * Tells the model what the registry knows, before LIDs are assigned and

@@ -22,7 +22,12 @@
  *     other than a broadcast MGID needs its partition's broadcast group
  *     and that group's components where given); MTU and
  *     rate follow the selectors against the port's link (OpenSM's
- *     mgrp_request_is_realizable); no MLID left is NO_RESOURCES;
+ *     mgrp_request_is_realizable); no MLID left within the smallest
+ *     MulticastFDBCap of the subnet's switches (a group past it would
+ *     have no tree; OpenSM's max_mcast_lid_ho), or a requester that made
+ *     multicast.max_groups_per_port groups already (OpenSM has no such
+ *     bound), is NO_RESOURCES (§15.2.1.2), counted and logged at most
+ *     once a second;
  *   - joining an existing group, Q_Key, P_Key (base, not both limited),
  *     TClass, SL, FlowLabel, HopLimit given must be the group's, the
  *     MTU, rate and PacketLifeTime selectors must accept the group's,
@@ -53,6 +58,7 @@
 #include "routing/path.h"
 #include "sm/daemon.h"
 #include "sm/base/log.h"
+#include "sm/base/nodemap.h"
 #include "sm/mcast/mcast_sm.h"
 #include "sm/sa/sa_server.h"
 
@@ -308,6 +314,7 @@ static int realize(int given, int sel, uint8_t want, uint8_t port, uint8_t dflt,
 /* ---- Set: join or create ---- */
 
 struct join_req {
+	uint32_t req;		/* the requester's port */
 	uint32_t port;		/* the joining port */
 	uint64_t guid;		/* its GID's interface ID */
 	uint64_t prefix;	/* the PortGID prefix as asked */
@@ -331,6 +338,17 @@ static int assign_mgid(struct sa_query *q, uint8_t scope, uint8_t *mgid)
 			return 0;
 	}
 	return -1;
+}
+
+/* Every refused create: one status, counted by the caller, one line a second. */
+static int refuse(struct sa_query *q, uint64_t who, const char *why)
+{
+	const struct mc_db *db = &q->sm->mc;
+	log_limited_by(1, 1000, LOG_NOTICE,
+		       "SA: multicast group not created for port 0x%016llx (LID %u): %s (%llu refused since start)",
+		       (unsigned long long)who, q->from->lid, why,
+		       (unsigned long long)(db->refused_mlids + db->refused_port));
+	return SA_STS_NO_RESOURCES;
 }
 
 /* A new group from a create request; *st its status on failure. */
@@ -372,12 +390,21 @@ static struct mc_group *create_group(struct sa_query *q, const struct join_req *
 	g.plt = has(q, MC_PLT) ? t[R_PLT] & 0x3f : (uint8_t)q->sm->cfg.subnet_timeout;
 	if (!port_holds(q->view, j->port, g.pkey))
 		return NULL;
+	struct mc_db *db = &q->sm->mc;
 	const char *err;
-	struct mc_group *n = mc_create(&q->sm->mc, &g, &err);
-	if (!n) {
-		*st = SA_STS_NO_RESOURCES;
-		log_notice("SA: multicast group not created: %s", err);
+	char why[96];
+	g.creator = f->ports[j->req].guid;
+	uint32_t made = mc_created_by(db, g.creator);
+	if (made >= (uint32_t)q->sm->cfg.mc_max_groups_per_port) {
+		db->refused_port++;
+		snprintf(why, sizeof(why), "it made %u groups, multicast.max_groups_per_port",
+			 made);
+		*st = refuse(q, g.creator, why);
+		return NULL;
 	}
+	struct mc_group *n = mc_create(db, &g, &err);
+	if (!n)
+		*st = refuse(q, g.creator, err);
 	return n;
 }
 
@@ -396,6 +423,7 @@ static int join_port(struct sa_query *q, struct join_req *j)
 	uint32_t req = sa_requester(q);
 	if (req == FAB_NONE)
 		return SA_STS_REQ_INVALID;
+	j->req = req;
 	j->port = port_of_guid(q->view, j->guid, req);
 	if (j->port == FAB_NONE)
 		return SA_STS_REQ_INVALID;
@@ -415,6 +443,32 @@ static int answer_member(struct sa_query *q, const struct mc_group *g,
 	return sa_answer_add(q, r) < 0 ? SA_STS_NO_RESOURCES : 0;
 }
 
+/*
+ * Groups whose MLID the smallest MulticastFDBCap does not reach (a
+ * switch with a smaller MFT came after they were made) have no tree in
+ * it: ibsmctl status says so until none is left.
+ */
+static void trees_check(struct sm *sm, uint32_t node)
+{
+	uint16_t lowest;
+	uint32_t past = mc_past_limit(&sm->mc, &lowest);
+	if (!past) {
+		errors_clear(&sm->errs, SM_ERR_MCAST);
+		return;
+	}
+	const struct sa_view *v = sa_get_view(sm);
+	if (v && node < v->f->n_nodes)
+		errors_set(&sm->errs, SM_ERR_MCAST,
+			   "%u multicast groups have no tree: their MLIDs, from 0x%04x, are past the MulticastFDBCap %u of switch 0x%016llx \"%s\"",
+			   past, lowest, sm->mc.mlid_limit,
+			   (unsigned long long)v->f->nodes[node].guid,
+			   fabric_node_name(v->f, node));
+	else if (!errors_active(&sm->errs, SM_ERR_MCAST))
+		errors_set(&sm->errs, SM_ERR_MCAST,
+			   "%u multicast groups have no tree: their MLIDs, from 0x%04x, are past the switches' MulticastFDBCap %u",
+			   past, lowest, sm->mc.mlid_limit);
+}
+
 /* A group with no full member left goes, unless the SM made it. */
 static void maybe_delete(struct sm *sm, struct mc_group *g)
 {
@@ -422,6 +476,8 @@ static void maybe_delete(struct sm *sm, struct mc_group *g)
 		return;
 	mcast_sm_group_event(sm, g, 0);
 	mc_delete(&sm->mc, g);
+	if (errors_active(&sm->errs, SM_ERR_MCAST))
+		trees_check(sm, FAB_NONE);
 }
 
 static int mcm_join(struct sa_query *q)
@@ -607,6 +663,24 @@ int sa_mcmember_records(struct sa_query *q)
 
 /* ---- members gone from the fabric ---- */
 
+/*
+ * The smallest MulticastFDBCap of f's switches (*node: which; FAB_NONE:
+ * none).  A switch that reports 0 is not counted, as OpenSM does not
+ * (osm_switch's max_mcast_lid_ho).
+ */
+static uint32_t smallest_mft(const struct fabric *f, uint32_t *node)
+{
+	uint32_t cap = 0;
+	*node = FAB_NONE;
+	for (uint32_t i = 0; i < f->n_nodes; i++)
+		if (f->nodes[i].type == FAB_SWITCH && f->nodes[i].mft_cap &&
+		    (*node == FAB_NONE || f->nodes[i].mft_cap < cap)) {
+			cap = f->nodes[i].mft_cap;
+			*node = i;
+		}
+	return cap;
+}
+
 void sa_mcast_prune(struct sm *sm)
 {
 	const struct sa_view *v = sa_get_view(sm);
@@ -614,6 +688,9 @@ void sa_mcast_prune(struct sm *sm)
 	int changed = 0;
 	if (!v)
 		return;
+	uint32_t node, cap = smallest_mft(v->f, &node);
+	/* no switch that says: every MLID */
+	db->mlid_limit = node == FAB_NONE || cap > MC_MLIDS ? MC_MLIDS : cap;
 	for (uint32_t i = db->n; i-- > 0;) {
 		struct mc_group *g = db->g[i];
 		for (uint32_t k = g->n_members; k-- > 0;) {
@@ -627,6 +704,7 @@ void sa_mcast_prune(struct sm *sm)
 		}
 		maybe_delete(sm, g);
 	}
+	trees_check(sm, node);
 	if (changed)
 		mcast_sm_changed(sm);
 }

@@ -374,12 +374,12 @@ static uint32_t port_aliases(const struct sa_view *v, uint32_t pi,
 	const struct sa_vm *vm = sa_vm_of_port(v, pi);
 	if (vm && n < max)
 		g[n++] = vm->vguid;
-	for (uint32_t i = 0; i < v->n_svms; i++)
-		if (v->svms[i].port == pi) {
-			if (n < max)
-				g[n] = v->svms[i].vguid;
-			n++;
-		}
+	for (uint32_t s = v->svm_head ? v->svm_head[pi] : FAB_NONE; s != FAB_NONE;
+	     s = v->svm_next[s]) {
+		if (n < max)
+			g[n] = v->svms[s].vguid;
+		n++;
+	}
 	return n;
 }
 

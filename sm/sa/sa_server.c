@@ -59,6 +59,12 @@ struct sa {
 	struct lft_tables lft;
 	uint8_t (*pi_raw)[SMP_DATA_SIZE], (*si_raw)[SMP_DATA_SIZE];
 	struct sa_vm *vms;
+	/* the shared-LID VMs (struct sa_view): slots, their chains, the free
+	 * slots (a chain of their own from svm_free), the index */
+	struct sa_vm *svm;
+	uint32_t *svm_next, *svm_head, *svm_tail;
+	uint32_t n_svm_slots, cap_svm, svm_free;
+	struct guid_map svm_by_guid;
 	struct part_model parts;
 	struct rmpp *rmpp;
 	struct sa_stats st;
@@ -413,12 +419,22 @@ static void drop_view(struct sa *sa)
 	free(sa->pi_raw);
 	free(sa->si_raw);
 	free(sa->vms);
+	free(sa->svm);
+	free(sa->svm_next);
+	free(sa->svm_head);
+	free(sa->svm_tail);
+	guid_map_free(&sa->svm_by_guid);
 	part_model_free(&sa->parts);
 	sa->view.parts = NULL;
 	sa->pi_raw = sa->si_raw = NULL;
-	sa->vms = NULL;
+	sa->vms = sa->svm = NULL;
+	sa->svm_next = sa->svm_head = sa->svm_tail = NULL;
+	sa->n_svm_slots = sa->cap_svm = 0;
+	sa->svm_free = FAB_NONE;
 	sa->view.pi_raw = sa->view.si_raw = NULL;
 	sa->view.vms = sa->view.svms = NULL;
+	sa->view.svm_next = sa->view.svm_head = NULL;
+	sa->view.svm_by_guid = NULL;
 	sa->view.n_vms = sa->view.n_svms = 0;
 	sa->have_view = 0;
 }
@@ -506,6 +522,134 @@ static int vm_cmp_port(const void *a, const void *b)
 	return x->port < y->port ? -1 : x->port > y->port;
 }
 
+/* ---- the shared-LID VMs of the view ---- */
+
+/*
+ * A shared-LID VM's port: its hypervisor's PF, answered with the PF's
+ * LID as the view has it (the registry's lid is the one last saved);
+ * FAB_NONE when that PF is not in the view or has no LID.
+ */
+static uint32_t svm_pf(const struct fabric *f, uint64_t hyp_guid)
+{
+	uint32_t hyp = fabric_find_node(f, hyp_guid);
+	uint32_t pf = hyp != FAB_NONE && fabric_is_vswitch(f, hyp) ?
+		      fabric_vswitch_pf(f, hyp) : FAB_NONE;
+	return pf != FAB_NONE && f->ports[pf].lid ? pf : FAB_NONE;
+}
+
+/* The view's pointers after the arrays moved. */
+static void svm_expose(struct sa *sa)
+{
+	sa->view.svms = sa->svm;
+	sa->view.svm_next = sa->svm_next;
+	sa->view.svm_head = sa->svm_head;
+	sa->view.svm_by_guid = &sa->svm_by_guid;
+}
+
+/* The chains' heads and tails for sa->f's ports, empty.  0 or -1. */
+static int svm_init(struct sa *sa)
+{
+	size_t n = (size_t)sa->f.n_ports + 1;
+	sa->svm_free = FAB_NONE;
+	sa->svm_head = malloc(n * sizeof(*sa->svm_head));
+	sa->svm_tail = malloc(n * sizeof(*sa->svm_tail));
+	if (!sa->svm_head || !sa->svm_tail)
+		return -1;
+	memset(sa->svm_head, 0xff, n * sizeof(*sa->svm_head));	/* FAB_NONE */
+	memset(sa->svm_tail, 0xff, n * sizeof(*sa->svm_tail));
+	svm_expose(sa);
+	return 0;
+}
+
+/* Takes vguid out of its PF's chain and frees its slot (absent: nothing). */
+static void svm_unlink(struct sa *sa, uint64_t vguid)
+{
+	uint32_t s = guid_map_get(&sa->svm_by_guid, vguid);
+	if (s == FAB_NONE)
+		return;
+	uint32_t pf = sa->svm[s].port, prev = FAB_NONE;
+	for (uint32_t k = sa->svm_head[pf]; k != s; k = sa->svm_next[k])
+		prev = k;	/* that PF's VMs only: bounded per hypervisor */
+	if (prev == FAB_NONE)
+		sa->svm_head[pf] = sa->svm_next[s];
+	else
+		sa->svm_next[prev] = sa->svm_next[s];
+	if (sa->svm_tail[pf] == s)
+		sa->svm_tail[pf] = prev;
+	guid_map_del(&sa->svm_by_guid, vguid);
+	sa->svm[s] = (struct sa_vm){ .vguid = 0, .port = FAB_NONE };
+	sa->svm_next[s] = sa->svm_free;
+	sa->svm_free = s;
+	sa->view.n_svms--;
+}
+
+/* A free slot (grown when none is); FAB_NONE on ENOMEM. */
+static uint32_t svm_slot(struct sa *sa)
+{
+	if (sa->svm_free != FAB_NONE) {
+		uint32_t s = sa->svm_free;
+		sa->svm_free = sa->svm_next[s];
+		return s;
+	}
+	if (sa->n_svm_slots == sa->cap_svm) {
+		uint32_t cap = sa->cap_svm ? sa->cap_svm * 2 : 64;
+		struct sa_vm *v = realloc(sa->svm, cap * sizeof(*v));
+		if (v)
+			sa->svm = v;
+		uint32_t *nx = v ? realloc(sa->svm_next, cap * sizeof(*nx)) : NULL;
+		if (nx)
+			sa->svm_next = nx;
+		svm_expose(sa);
+		if (!nx)
+			return FAB_NONE;
+		sa->cap_svm = cap;
+	}
+	return sa->n_svm_slots++;
+}
+
+/* vguid on the PF of hyp_guid, last of its chain (moved if it was elsewhere). */
+static int svm_set(struct sa *sa, uint64_t vguid, uint64_t hyp_guid)
+{
+	svm_unlink(sa, vguid);
+	uint32_t pf = svm_pf(&sa->f, hyp_guid);
+	if (pf == FAB_NONE)
+		return 0;	/* not answered for until its PF is there */
+	uint32_t s = svm_slot(sa);
+	if (s == FAB_NONE || guid_map_put(&sa->svm_by_guid, vguid, s) < 0)
+		return -1;
+	sa->svm[s] = (struct sa_vm){ .vguid = vguid, .port = pf };
+	sa->svm_next[s] = FAB_NONE;
+	if (sa->svm_tail[pf] == FAB_NONE)
+		sa->svm_head[pf] = s;
+	else
+		sa->svm_next[sa->svm_tail[pf]] = s;
+	sa->svm_tail[pf] = s;
+	sa->view.n_svms++;
+	return 0;
+}
+
+void sa_shared_vm_set(struct sm *sm, uint64_t vguid, uint64_t hyp_guid)
+{
+	struct sa *sa = sm->sa;
+	if (!sa || !sa->have_view)
+		return;
+	if (svm_set(sa, vguid, hyp_guid) < 0) {
+		log_err("SA: out of memory; vGUID 0x%016llx is not answered for until the next sweep",
+			(unsigned long long)vguid);
+		svm_unlink(sa, vguid);
+	}
+	sa->view.gen++;
+}
+
+void sa_shared_vm_drop(struct sm *sm, uint64_t vguid)
+{
+	struct sa *sa = sm->sa;
+	if (!sa || !sa->have_view)
+		return;
+	svm_unlink(sa, vguid);
+	sa->view.gen++;
+}
+
 /*
  * The registry's VMs present in the view: the VF port is in the model
  * with the VM's LID.  One whose VF holds another LID is not answered for
@@ -514,6 +658,8 @@ static int vm_cmp_port(const void *a, const void *b)
 static int publish_vms(struct sa *sa, const struct vm_registry *r)
 {
 	const struct fabric *f = &sa->f;
+	if (svm_init(sa) < 0)
+		return -1;
 	if (!r->n)
 		return 0;
 	if (!(sa->vms = calloc(r->n, sizeof(*sa->vms))))
@@ -545,23 +691,10 @@ static int publish_vms(struct sa *sa, const struct vm_registry *r)
 	}
 	sa->view.vms = sa->vms;
 	sa->view.n_vms = k;
-	/*
-	 * Shared-LID VMs after them: their port is their hypervisor's PF,
-	 * answered with the PF's LID as the view has it now (the registry's
-	 * lid is the one last saved).
-	 */
-	uint32_t j = 0;
-	for (uint32_t i = 0; i < r->n; i++) {
-		const struct vm *v = &r->v[i];
-		uint32_t hyp = v->shared ? fabric_find_node(f, v->hyp_guid) : FAB_NONE;
-		uint32_t pf = hyp != FAB_NONE && fabric_is_vswitch(f, hyp) ?
-			      fabric_vswitch_pf(f, hyp) : FAB_NONE;
-		if (pf == FAB_NONE || !f->ports[pf].lid)
-			continue;
-		sa->vms[k + j++] = (struct sa_vm){ .vguid = v->vguid, .port = pf };
-	}
-	sa->view.svms = sa->vms + k;
-	sa->view.n_svms = j;
+	/* the shared-LID VMs, in registry order */
+	for (uint32_t i = 0; i < r->n; i++)
+		if (r->v[i].shared && svm_set(sa, r->v[i].vguid, r->v[i].hyp_guid) < 0)
+			return -1;
 	return 0;
 }
 
@@ -583,10 +716,8 @@ const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid)
 	for (uint32_t i = 0; i < v->n_vms; i++)	/* once per request, one VM per VF at most */
 		if (v->vms[i].vguid == guid)
 			return &v->vms[i];
-	for (uint32_t i = 0; i < v->n_svms; i++)
-		if (v->svms[i].vguid == guid)
-			return &v->svms[i];
-	return NULL;
+	uint32_t s = v->svm_by_guid ? guid_map_get(v->svm_by_guid, guid) : FAB_NONE;
+	return s != FAB_NONE ? &v->svms[s] : NULL;
 }
 
 /*

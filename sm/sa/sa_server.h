@@ -65,10 +65,19 @@ struct sa_view {
 	 * LID), sorted by port: sa_vm_of_port(), sa_vm_of_guid() */
 	const struct sa_vm *vms;
 	uint32_t n_vms;
-	/* the shared-LID VMs (sm/model/vm.h), port = their hypervisor's PF, in
-	 * registry order: sa_vm_of_guid() finds them, sa_vm_of_port() not */
+	/*
+	 * The shared-LID VMs (sm/model/vm.h), port = their hypervisor's PF:
+	 * sa_vm_of_guid() finds them (svm_by_guid: vGUID -> slot),
+	 * sa_vm_of_port() not.  svms are slots (a free one has port
+	 * FAB_NONE); a PF port pi's VMs, in the order they came, are the
+	 * slots from svm_head[pi] along svm_next to FAB_NONE.  A shared-LID
+	 * create, move or drop changes them at once (sa_shared_vm_set/drop),
+	 * without a publish.
+	 */
 	const struct sa_vm *svms;
-	uint32_t n_svms;
+	const uint32_t *svm_next, *svm_head;
+	const struct guid_map *svm_by_guid;
+	uint32_t n_svms;		/* live */
 	/*
 	 * The policy's partitions resolved against f at publish
 	 * (sm/model/part_resolve.h); NULL when that failed (no memory): every port then
@@ -234,5 +243,13 @@ void sa_free(struct sm *sm);
 /* A configuration is complete: answer from this model and these routes. */
 void sa_publish(struct sm *sm, const struct fabric *f,
 		const struct lft_tables *lft);
+/*
+ * A shared-LID VM of the registry was created or moved (its vGUID is now
+ * on the PF of vSwitch hyp_guid), or went (drop): the view answers so
+ * from now on, in O(VMs on that PF) -- a publish copies the whole model.
+ * Nothing before the first publish.
+ */
+void sa_shared_vm_set(struct sm *sm, uint64_t vguid, uint64_t hyp_guid);
+void sa_shared_vm_drop(struct sm *sm, uint64_t vguid);
 
 #endif

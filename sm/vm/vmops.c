@@ -6,6 +6,7 @@
 #include "sm/discover/xlid_sm.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,11 +148,16 @@ static uint64_t default_vguid(const struct sm *sm, const struct fabric *f,
 	return g;
 }
 
-static void save_state(struct sm *sm)
+/*
+ * The registry's file (and with lids guid2lid) written before the command
+ * answers; the SA's shared-LID changes go in bursts (sm/vm/vmsave.h).
+ */
+static void save_state(struct sm *sm, int lids)
 {
 	char err[512];
-	int vms_bad = vm_registry_save(&sm->vms, err, sizeof(err)) < 0;
-	sm_save_lids(sm);	/* sets or clears SM_ERR_STATE */
+	int vms_bad = vmshared_save(sm, err, sizeof(err)) < 0;
+	if (lids)
+		sm_save_lids(sm);	/* sets or clears SM_ERR_STATE */
 	if (vms_bad) {
 		log_err("cannot save the VM registry: %s", err);
 		errors_set(&sm->errs, SM_ERR_STATE, "cannot save the VM registry: %s", err);
@@ -223,7 +229,7 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 			guid_map_del(&sm->sub.guid2lid, v->vf_guid);
 		f->ports[op->src_pi].vm_weight = 0;
 		f->ports[op->vf_pi].vm_weight = v->weight;
-		v->hyp_guid = op->dst_hyp;
+		vm_move(&sm->vms, v, op->dst_hyp);
 		v->vf = op->dst_vf;
 		v->vf_guid = f->ports[op->vf_pi].guid;
 		v->prepared = 0;
@@ -242,7 +248,7 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 			   st->switches_marked, st->switches_written,
 			   st->lft_blocks, st->vswitch_blocks, st->other_smps,
 			   st->commit_us);
-	save_state(sm);
+	save_state(sm, 1);
 	sa_publish(sm, f, &sm->sub.lft);
 	if (op->q.kind == VMOP_MIGRATE)
 		sm_paths_rerouted(sm);
@@ -313,6 +319,7 @@ static int create_shared(struct sm *sm, struct vmop *op, uint32_t vs, int auto_)
 	struct vmshared_result sr;
 	if (vmshared_create(sm, v, &sr, op->r.err, sizeof(op->r.err)) < 0)
 		return -1;
+	save_state(sm, 0);
 	shared_result(&op->r, &sr);
 	op->r.method = "none";
 	log_notice("vm create '%s': shared LID %u of 0x%016" PRIx64 ", vGUID 0x%016" PRIx64 " (no writes)",
@@ -362,6 +369,9 @@ static int do_create(struct sm *sm, struct vmop *op)
 		return -1;
 	}
 	uint32_t vs = vmops_find_hypervisor(f, q->hyp, err, errlen);
+	if (vs != FAB_NONE &&
+	    vmshared_room(sm, f->nodes[vs].guid, 1, 0, 0, err, errlen) < 0)
+		return -1;
 	if (vs != FAB_NONE && q->shared)
 		return create_shared(sm, op, vs, 0);
 	if (vs != FAB_NONE && no_lid_left(sm, f, vs, q->vf)) {
@@ -399,7 +409,7 @@ static int do_create(struct sm *sm, struct vmop *op)
 			return -1;
 		}
 		f->ports[op->vf_pi].vm_weight = v->weight;
-		save_state(sm);
+		save_state(sm, 1);
 		sa_publish(sm, f, &sm->sub.lft);
 		/*
 		 * No writes, so no check sweep: a round of its own makes the
@@ -457,6 +467,7 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 	op->lid = v->lid;
 	if (v->shared) {	/* nothing written: the PF keeps its LID */
 		vmshared_remove(sm, v);
+		save_state(sm, 0);
 		op->r.shared = 1;
 		op->r.ok = 1;
 		return 1;
@@ -469,7 +480,7 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 		if (sm->cfg.lid_scheme == MIG_DYNAMIC)
 			guid_map_del(&sm->sub.guid2lid, v->vf_guid);
 		vm_del(&sm->vms, v);
-		save_state(sm);
+		save_state(sm, 1);
 		sa_publish(sm, f, &sm->sub.lft);
 		log_notice("vm destroy '%s': registry only (%s)", op->q.name,
 			   op->vf_pi == FAB_NONE ? "its VF is not in the fabric" :
@@ -527,9 +538,12 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 			snprintf(err, errlen, "VM '%s' runs on that hypervisor", q->name);
 			return -1;
 		}
+		if (vmshared_room(sm, f->nodes[vs].guid, 0, 1, 0, err, errlen) < 0)
+			return -1;
 		struct vmshared_result sr;
 		if (vmshared_move(sm, v, f->nodes[vs].guid, &sr, err, errlen) < 0)
 			return -1;
+		save_state(sm, 0);
 		op->r.vm = *v;
 		shared_result(&op->r, &sr);
 		op->r.ok = 1;
@@ -570,6 +584,9 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 		    pick_vf(sm, f, vs, q->vf, q->hyp, &vf, &op->vf_pi, err, errlen) < 0)
 			return -1;
 	}
+	if (f->nodes[vs].guid != v->hyp_guid &&
+	    vmshared_room(sm, f->nodes[vs].guid, 0, 1, 0, err, errlen) < 0)
+		return -1;
 	op->src_pi = vm_port(v, f);
 	if (op->src_pi == FAB_NONE) {
 		snprintf(err, errlen, "VM '%s' is not in the fabric (its VF 0x%016" PRIx64 " was not found)",
@@ -584,9 +601,7 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 		v->to_vf = vf;
 		op->r.vm = *v;
 		op->r.prepared = 1;
-		char e2[512];
-		if (vm_registry_save(&sm->vms, e2, sizeof(e2)) < 0)
-			log_err("cannot save the VM registry: %s", e2);
+		save_state(sm, 0);
 		op->r.ok = 1;
 		return 1;
 	}
@@ -679,6 +694,18 @@ int vmops_resume(struct sm *sm)
 		return 1;
 	finish(sm, op);
 	return 0;
+}
+
+void vms_to_ctl(const struct sm *sm, json_t *o)
+{
+	const struct vm_registry *r = &sm->vms;
+	json_object_set_new(o, "vms", json_pack("{s:I,s:I,s:I,s:{s:I,s:I}}",
+		"count", (json_int_t)r->n,
+		"max", (json_int_t)sm->cfg.vm_max,
+		"max_per_hypervisor", (json_int_t)sm->cfg.vm_max_per_hyp,
+		"refused",
+		"max_vms", (json_int_t)r->refused_total,
+		"per_hypervisor", (json_int_t)r->refused_hyp));
 }
 
 void vmops_free(struct sm *sm)

@@ -60,5 +60,11 @@ int vmop_start(struct sm *sm, const struct vmop_req *q, vmop_done_fn done,
 int vmops_resume(struct sm *sm);
 /* Shutdown: a running command ends (done with an error), a waiting one too. */
 void vmops_free(struct sm *sm);
+/*
+ * Into ibsmctl status's object o: "vms", the registry's VMs, the
+ * policy's bounds on them and the creates and moves refused, by bound.
+ */
+struct json_t;
+void vms_to_ctl(const struct sm *sm, struct json_t *o);
 
 #endif

@@ -17,14 +17,16 @@
 #include "sm/base/log.h"
 #include "sm/mcast/mcast_sm.h"
 #include "sm/sa/sa_server.h"
+#include "sm/vm/vmsave.h"
 
 #define HYP_MAX 4096	/* registered hypervisors told per migration */
 
 struct vmshared {
 	struct vguid_table t;
+	struct vmsave *save;	/* the registry's file, once per burst, off the loop */
 };
 
-static struct vguid_table *table(struct sm *sm)
+static struct vmshared *get(struct sm *sm)
 {
 	if (!sm->vmshared) {
 		sm->vmshared = calloc(1, sizeof(*sm->vmshared));
@@ -32,7 +34,13 @@ static struct vguid_table *table(struct sm *sm)
 			return NULL;
 		vguid_table_init(&sm->vmshared->t, VGUID_TTL_DEFAULT_S);
 	}
-	return &sm->vmshared->t;
+	return sm->vmshared;
+}
+
+static struct vguid_table *table(struct sm *sm)
+{
+	struct vmshared *s = get(sm);
+	return s ? &s->t : NULL;
 }
 
 static uint64_t now_s(void)
@@ -42,10 +50,35 @@ static uint64_t now_s(void)
 	return (uint64_t)ts.tv_sec;
 }
 
+int vmshared_save(struct sm *sm, char *err, size_t errlen)
+{
+	if (sm->vmshared && sm->vmshared->save)
+		return vmsave_now(sm->vmshared->save, err, errlen);
+	return vm_registry_save(&sm->vms, err, errlen);
+}
+
+/* The registry changed: its file follows (at once without a loop). */
+static void save_soon(struct sm *sm)
+{
+	struct vmshared *s = get(sm);
+	if (s && !s->save && sm->base)
+		s->save = vmsave_new(sm->base, &sm->vms, &sm->errs);
+	if (s && s->save) {
+		vmsave_soon(s->save);
+		return;
+	}
+	char err[512];
+	if (vmshared_save(sm, err, sizeof(err)) < 0) {
+		log_err("cannot save the VM registry: %s", err);
+		errors_set(&sm->errs, SM_ERR_STATE, "cannot save the VM registry: %s", err);
+	}
+}
+
 void vmshared_free(struct sm *sm)
 {
 	if (!sm->vmshared)
 		return;
+	vmsave_free(sm->vmshared->save);
 	vguid_table_free(&sm->vmshared->t);
 	free(sm->vmshared);
 	sm->vmshared = NULL;
@@ -193,14 +226,25 @@ static void delete_guid(struct sm *sm, uint64_t vguid, uint32_t lid)
 			vguid);
 }
 
-static void saved(struct sm *sm)
+/*
+ * Shared-LID VM vguid was created or moved to hypervisor hyp_guid, or
+ * went (hyp_guid 0): the file follows (save_soon), the SA's view at once
+ * (one VM, not a publish of the model), and the multicast trees when the
+ * vGUID is a group's member (it is at its new PF, or gone); otherwise
+ * only the trees' map of members to ports is rebuilt, at the next run.
+ */
+static void changed(struct sm *sm, uint64_t vguid, uint64_t hyp_guid)
 {
-	char err[512];
-	if (vm_registry_save(&sm->vms, err, sizeof(err)) < 0)
-		log_err("cannot save the VM registry: %s", err);
-	if (sm->sub.model)
-		sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
-	mcast_sm_forget_trees(sm);	/* a member by its vGUID is at its new PF */
+	save_soon(sm);
+	if (hyp_guid)
+		sa_shared_vm_set(sm, vguid, hyp_guid);
+	else
+		sa_shared_vm_drop(sm, vguid);
+	if (!mc_is_member(&sm->mc, vguid)) {
+		mcast_sm_forget_ports(sm);
+		return;
+	}
+	mcast_sm_forget_trees(sm);
 	mcast_sm_changed(sm);
 }
 
@@ -234,7 +278,7 @@ int vmshared_create(struct sm *sm, struct vm *v, struct vmshared_result *res,
 		snprintf(err, errlen, "a VM of that name or vGUID exists, or out of memory");
 		return -1;
 	}
-	saved(sm);
+	changed(sm, v->vguid, v->hyp_guid);
 	set_guid(sm, v->vguid, v->lid, pf, res);
 	return 0;
 }
@@ -246,11 +290,11 @@ int vmshared_move(struct sm *sm, struct vm *v, uint64_t dst_hyp,
 	if (pf == FAB_NONE)
 		return -1;
 	delete_guid(sm, v->vguid, v->lid);
-	v->hyp_guid = dst_hyp;
+	vm_move(&sm->vms, v, dst_hyp);
 	v->lid = sm->sub.model->f.ports[pf].lid;
 	uint64_t vguid = v->vguid;
 	uint32_t lid = v->lid;
-	saved(sm);
+	changed(sm, vguid, dst_hyp);
 	set_guid(sm, vguid, lid, pf, res);
 	return 0;
 }
@@ -260,8 +304,24 @@ void vmshared_remove(struct sm *sm, struct vm *v)
 	delete_guid(sm, v->vguid, v->lid);
 	log_notice("vm '%s' (shared LID %u, vGUID 0x%016" PRIx64 ") removed",
 		   v->name, v->lid, v->vguid);
+	uint64_t vguid = v->vguid;
 	vm_del(&sm->vms, v);
-	saved(sm);
+	changed(sm, vguid, 0);
+}
+
+int vmshared_room(struct sm *sm, uint64_t hyp_guid, unsigned add, unsigned moved,
+		  uint64_t who, char *err, size_t errlen)
+{
+	struct vm_limits lim = { (uint32_t)sm->cfg.vm_max,
+				 (uint32_t)sm->cfg.vm_max_per_hyp };
+	char why[160];
+	if (vm_room(&sm->vms, hyp_guid, add, moved, &lim, why, sizeof(why)) == 0)
+		return 0;
+	snprintf(err, errlen, "refused: %s", why);
+	log_limited_by(1, 1000, LOG_NOTICE,
+		       "VM create or move from 0x%016" PRIx64 " refused: %s (%" PRIu64 " refused so far)",
+		       who, why, sm->vms.refused_total + sm->vms.refused_hyp);
+	return -1;
 }
 
 /* ---- the SA front end (GUIDInfoRecord Set / Delete) ---- */
@@ -299,7 +359,7 @@ int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
 	}
 	uint64_t hyp = f->nodes[vs].guid;
 	/* all or nothing: every vGUID checked before any changes */
-	unsigned mine = 0;
+	unsigned mine = 0, fresh = 0, moving = 0;
 	for (unsigned k = 0; k < n; k++) {
 		const struct vm *v = vm_find_vguid(&sm->vms, g[k]);
 		if (v && !v->shared) {
@@ -312,11 +372,17 @@ int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
 			return SA_STS_REQ_INVALID;
 		}
 		mine += v && v->hyp_guid == hyp;
+		/* a vGUID twice in one Set counts twice: refused early, never late */
+		fresh += !v;
+		moving += v && v->hyp_guid != hyp;
 	}
 	if (del && !mine) {
 		snprintf(err, errlen, "none of those vGUIDs is on this hypervisor");
 		return SA_STS_NO_RECORDS;
 	}
+	if (!del && (fresh || moving) &&
+	    vmshared_room(sm, hyp, fresh, moving, port_guid, err, errlen) < 0)
+		return SA_STS_NO_RESOURCES;
 	for (unsigned k = 0; k < n; k++) {
 		struct vm *v = vm_find_vguid(&sm->vms, g[k]);
 		struct vmshared_result res;

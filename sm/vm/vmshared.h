@@ -56,17 +56,33 @@ int vmshared_move(struct sm *sm, struct vm *v, uint64_t dst_hyp,
  */
 void vmshared_remove(struct sm *sm, struct vm *v);
 /*
+ * May add new VMs, and moved VMs, come to hypervisor hyp_guid within the
+ * policy's virtualization.max_vms and .max_vms_per_hypervisor?  0, or
+ * -1 with err: the refusal counted in the registry (sm/model/vm.h) and
+ * logged at most once a second, naming who (a port or node GUID; 0: an
+ * ibsmctl command).  Both front ends ask it before a create or a move.
+ */
+int vmshared_room(struct sm *sm, uint64_t hyp_guid, unsigned add, unsigned moved,
+		  uint64_t who, char *err, size_t errlen);
+/*
  * SA GUIDInfoRecord Set (del 0) or Delete (del 1) of vGUIDs g[0..n) by
  * the PF port port_guid (sm/sa/sa_node.c checked it is a hypervisor's): Set
  * creates a shared-LID VM "vg-<vGUID>" of unknown vGUIDs, moves one of
  * another hypervisor here, leaves one already here; Delete ends this
  * hypervisor's.  All or nothing: 0, or an SA status (REQ_INVALID: a vGUID
  * of a dedicated-LID VM or a port's GUID; NO_RECORDS: a Delete of none of
- * its VMs; NO_RESOURCES: a sweep or a VM command is running, ask again)
- * with err.
+ * its VMs; NO_RESOURCES: a sweep or a VM command is running, ask again,
+ * or the VMs would not fit vmshared_room(): nothing changed) with err.
  */
 int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
 			unsigned n, int del, char *err, size_t errlen);
+/*
+ * Writes the VM registry's file now, after a write under way off the loop
+ * (sm/vm/vmsave.h); what shared-LID changes left pending is in it.  0, or
+ * -1 with err.  Every write of the file goes through here or vmsave.
+ */
+int vmshared_save(struct sm *sm, char *err, size_t errlen);
+/* The file written if changes are pending, then the table freed. */
 void vmshared_free(struct sm *sm);
 
 #endif

@@ -38,8 +38,7 @@ int mcast_port_map(const struct fabric *f, const struct vm_registry *vms,
 	return 0;
 }
 
-/* k's port map forgotten (a VM moved): the next run builds it again. */
-static void mcast_trees_forget_ports(struct mcast_trees *k)
+void mcast_trees_forget_ports(struct mcast_trees *k)
 {
 	if (k->pmap) {
 		guid_map_free(k->pmap);

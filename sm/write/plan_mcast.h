@@ -74,6 +74,8 @@ struct mcast_trees {
 };
 void mcast_trees_clear(struct mcast_trees *k);
 void mcast_trees_free(struct mcast_trees *k);
+/* Only the port map goes (the VMs changed, no member moved): rebuilt by the next run. */
+void mcast_trees_forget_ports(struct mcast_trees *k);
 
 /*
  * f's end ports by port GUID (a switch: its node GUID), and the vGUID of

@@ -11,12 +11,19 @@
  * left without a LID (shared-LID slots in legacy mode, lids_rep.vf_shared).  make bench's
  * vLID row (tests/bench.sh, BENCH_ONLY=vlids).
  *
- *     emuvm [-x] [-c CAP] TOPO
+ *     emuvm [-x] [-c CAP] [-s N] TOPO
  *
  * CAP: the SecondaryLFTCap given with -x (default 0x30000, every vLID).
+ * -s N: then N shared-LID VMs created as hypervisors create them, one
+ * SA GUIDInfoRecord Set of one new vGUID at a time from the PFs in turn
+ * (sm/vm/vmshared.h); the JSON adds the time of each thousand
+ * (shared_ms_per_1000), the longest Set from request to answer
+ * (set_max_ms: in-process, that is its time on the loop) and the VMs
+ * the registry holds.
  * Exit 0 when the SM came up master in the mode asked, every VF port
  * holds a LID (extended) or every VF port without one is counted as
- * shared-LID capable (legacy); 1 otherwise, 2 on bad usage.
+ * shared-LID capable (legacy), and every Set was answered with status
+ * 0; 1 otherwise, 2 on bad usage.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -27,6 +34,7 @@
 #include <unistd.h>
 
 #include "mad/emu/emu.h"
+#include "mad/sa.h"
 #include "reconfig/migrate.h"
 #include "routing/engine.h"
 #include "sm/daemon.h"
@@ -42,24 +50,117 @@ static double now_ms(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: emuvm [-x] [-c CAP] TOPO\n");
+	fprintf(stderr, "usage: emuvm [-x] [-c CAP] [-s N] TOPO\n");
 	exit(2);
+}
+
+#define SETS_MAX_THOUSANDS 64
+
+/* -s: the hypervisors' SA clients and what their Sets took. */
+struct sets {
+	struct event_base *base;
+	int done, status;
+	uint32_t n_pf;
+	struct mad_transport *t;
+	struct saclient **c;
+	double per_k[SETS_MAX_THOUSANDS], max_ms;
+	unsigned failed;
+};
+
+static void set_done(void *arg, int status, const uint8_t *recs, size_t n,
+		     size_t stride, const uint8_t *hdr)
+{
+	struct sets *s = arg;
+	(void)recs;
+	(void)n;
+	(void)stride;
+	(void)hdr;
+	s->done = 1;
+	s->status = status;
+}
+
+static int set_answered(void *arg)
+{
+	return ((struct sets *)arg)->done;
+}
+
+/*
+ * An SA client on every hypervisor's PF; n Sets of one new vGUID each,
+ * from the PFs in turn, one at a time.  0, or -1 (said).
+ */
+static int shared_sets(struct emusm *x, struct sets *s, unsigned n)
+{
+	const struct fabric *f = &x->sm->sub.model->f;
+	char err[256];
+	s->base = x->base;
+	s->t = calloc(f->n_nodes, sizeof(*s->t));
+	s->c = calloc(f->n_nodes, sizeof(*s->c));
+	if (!s->t || !s->c)
+		return -1;
+	struct saclient_params p = { .timeout_ms = 10000, .retries = 0, .max_inflight = 4 };
+	for (uint32_t ni = 0; ni < f->n_nodes; ni++) {
+		uint32_t pf = fabric_is_vswitch(f, ni) ? fabric_vswitch_pf(f, ni) : FAB_NONE;
+		if (pf == FAB_NONE || !f->ports[pf].lid)
+			continue;
+		uint64_t g = f->ports[pf].guid;
+		struct saclient *c = saclient_new(x->base, &s->t[s->n_pf], &p);
+		if (!c || emu_attach(x->e, x->base, g, &s->t[s->n_pf], saclient_recv, c,
+				     err, sizeof(err)) < 0 || emu_set_issm(x->e, g, 0) < 0) {
+			fprintf(stderr, "emuvm: cannot attach to PF 0x%016llx: %s\n",
+				(unsigned long long)g, err);
+			return -1;
+		}
+		s->c[s->n_pf++] = c;
+	}
+	if (!s->n_pf || !emusm_run_idle(x, 60000)) {
+		fprintf(stderr, "emuvm: no hypervisor PF, or the SM did not settle\n");
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t vg = 0x0a00000000000000ull + i + 1;
+		s->done = 0;
+		double a = now_ms();
+		if (saclient_alias_guids(s->c[i % s->n_pf], 0, &vg, 1, set_done, s) < 0 ||
+		    !saload_run_until(x->base, set_answered, s, 20000)) {
+			fprintf(stderr, "emuvm: Set %u not answered\n", i);
+			return -1;
+		}
+		double ms = now_ms() - a;
+		s->failed += s->status != 0;
+		if (i / 1000 < SETS_MAX_THOUSANDS)
+			s->per_k[i / 1000] += ms;
+		if (ms > s->max_ms)
+			s->max_ms = ms;
+	}
+	return 0;
+}
+
+static void sets_free(struct sets *s)
+{
+	for (uint32_t i = 0; i < s->n_pf; i++) {
+		saclient_free(s->c[i]);
+		s->t[i].close(s->t[i].ctx);
+	}
+	free(s->c);
+	free(s->t);
 }
 
 int main(int argc, char **argv)
 {
 	int extended = 0;
-	unsigned long cap = 0x30000;
+	unsigned long cap = 0x30000, n_sets = 0;
 	int c;
 
-	while ((c = getopt(argc, argv, "xc:")) != -1) {
+	while ((c = getopt(argc, argv, "xc:s:")) != -1) {
 		switch (c) {
 		case 'x': extended = 1; break;
 		case 'c': cap = strtoul(optarg, NULL, 0); break;
+		case 's': n_sets = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
-	if (optind != argc - 1 || !cap || cap > 0x30000)
+	if (optind != argc - 1 || !cap || cap > 0x30000 ||
+	    n_sets > SETS_MAX_THOUSANDS * 1000)
 		usage();
 
 	struct emusm x;
@@ -125,8 +226,22 @@ int main(int argc, char **argv)
 			extended ? "extended" : "legacy", vf_vlid, vfs, lr->exhausted,
 			lr->vf_shared, vf_none);
 
+	struct sets sets;
+	memset(&sets, 0, sizeof(sets));
+	if (n_sets && (shared_sets(&x, &sets, (unsigned)n_sets) < 0 || sets.failed))
+		ok = 0;
+
 	if (emusm_stdout(&x) < 0)
 		return 1;
+	if (n_sets) {
+		printf("{\"shared_creates\":%lu,\"hypervisors\":%u,\"failed\":%u,\"vms\":%u,"
+		       "\"set_max_ms\":%.1f,\"shared_ms_per_1000\":[", n_sets, sets.n_pf,
+		       sets.failed, sm->vms.n, sets.max_ms);
+		for (unsigned long k = 0; k < (n_sets + 999) / 1000; k++)
+			printf("%s%.1f", k ? "," : "", sets.per_k[k]);
+		printf("]}\n");
+	}
+	sets_free(&sets);
 	printf("{\"mode\":\"%s\",\"switches\":%u,\"cas\":%u,\"vfs\":%u,"
 	       "\"bringup_ms\":%.0f,\"peak_rss_mb\":%.1f,\"plids\":%u,\"max_lid\":%u,"
 	       "\"vf_vlids\":%u,\"max_vlid\":%u,\"vf_plids\":%u,\"vf_without_lid\":%u,\"vf_shared_slots\":%u,"

@@ -21,6 +21,7 @@
 #include "sm/base/fabric.h"
 #include "sm/base/log.h"
 #include "sm/base/topo.h"
+#include "sm/ctl/metrics.h"
 #include "sm/oneshot.h"
 #include "sm/sa/paths.h"
 #include "traps/notice.h"
@@ -187,6 +188,19 @@ static inline struct sm *emu_sm_new(const char *state_dir,
 	snprintf(sm->cfg.state_dir, sizeof(sm->cfg.state_dir), "%s", state_dir);
 	sm->log_level_override = -1;
 	return sm;
+}
+
+/* The policy text yaml, read by config_load as the daemon reads its file, over sm->cfg. */
+static inline void emu_sm_policy(struct sm *sm, const char *yaml)
+{
+	char path[64] = "/tmp/ibsmd-policy.XXXXXX", err[512] = "";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, yaml, strlen(yaml)), (int)strlen(yaml));
+	close(fd);
+	int rc = config_load(&sm->cfg, path, err, sizeof(err));
+	unlink(path);
+	ck_assert_msg(rc == 0, "policy refused: %s", err);
 }
 
 /* Starts sm as the SM of the emulated fabric e, on base. */
@@ -360,6 +374,25 @@ static inline void emu_sahosts_attach(struct emu_net *n, struct emu_sahost *host
 		h->lid = h->t.lid;
 		ck_assert_uint_gt(h->lid, 0);
 	}
+}
+
+/* One SA query's end (a saclient_done_fn's arguments): its status, its first record. */
+struct emu_sa_answer {
+	int done, status;
+	size_t n;			/* records */
+	uint8_t rec[128];		/* the first, cut to 128 bytes */
+};
+
+static inline void emu_sa_answered(void *arg, int status, const uint8_t *recs,
+				   size_t n, size_t stride, const uint8_t *hdr)
+{
+	struct emu_sa_answer *a = arg;
+	(void)hdr;
+	a->done = 1;
+	a->status = status;
+	a->n = n;
+	if (!status && n)
+		memcpy(a->rec, recs, stride && stride < sizeof(a->rec) ? stride : sizeof(a->rec));
 }
 
 /* Frees the clients (pending queries end -ECANCELED) and detaches. */
@@ -549,6 +582,70 @@ static inline void emu_subscriber_free(struct emu_subscriber *h)
 	saclient_free(h->c);
 	h->c = NULL;
 	h->t.close(h->t.ctx);
+}
+
+/* The metrics' sample "name" or "name{...}" exactly as given; -1 when absent. */
+static inline double emu_metric(const struct sm *sm, const char *sample)
+{
+	size_t len, n = strlen(sample);
+	char *text = metrics_render(sm, 0, &len);
+	double v = -1;
+	ck_assert_ptr_nonnull(text);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, sample, n) && l[n] == ' ') {
+			v = strtod(l + n + 1, NULL);
+			break;
+		}
+	free(text);
+	return v;
+}
+
+static inline double emu_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The log captured: stderr into a file from emu_log_capture() to emu_log_lines(). */
+struct emu_log {
+	char path[64];
+	int saved_fd;
+};
+
+/* stderr into a fresh file, the log at level. */
+static inline void emu_log_capture(struct emu_log *l, int level)
+{
+	fflush(stderr);
+	snprintf(l->path, sizeof(l->path), "/tmp/ibsmd-emulog.XXXXXX");
+	int fd = mkstemp(l->path);
+	ck_assert_int_ge(fd, 0);
+	l->saved_fd = dup(2);
+	dup2(fd, 2);
+	close(fd);
+	log_set_level(level);
+}
+
+/*
+ * The captured lines containing needle, once the rate limiter's pending
+ * counts are written; stderr back, the log at LOG_ERROR, the file gone.
+ */
+static inline int emu_log_lines(struct emu_log *l, const char *needle)
+{
+	char line[2048];
+	int n = 0;
+	log_rl_flush(1);
+	fflush(stderr);
+	dup2(l->saved_fd, 2);
+	close(l->saved_fd);
+	log_set_level(LOG_ERROR);
+	FILE *fp = fopen(l->path, "r");
+	ck_assert_ptr_nonnull(fp);
+	while (fgets(line, sizeof(line), fp))
+		n += strstr(line, needle) != NULL;
+	fclose(fp);
+	unlink(l->path);
+	return n;
 }
 
 #endif
