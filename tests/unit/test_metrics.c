@@ -85,7 +85,7 @@ static double value_of(const char *text, const char *sample)
 static void check_shape(const char *text)
 {
 	char family[128] = "", type[16] = "";
-	char seen[4096] = " ";
+	char seen[16384] = " ";
 	const char *l = text;
 
 	ck_assert(text[strlen(text) - 1] == '\n');
@@ -329,7 +329,7 @@ START_TEST(textfile_life)
 	ck_assert_msg(m != NULL, "%s", err);
 	FILE *fp = fopen(path, "r");
 	ck_assert_ptr_nonnull(fp);
-	char text[8192];
+	static char text[65536];
 	size_t n = fread(text, 1, sizeof(text) - 1, fp);
 	fclose(fp);
 	text[n] = '\0';
