@@ -29,11 +29,7 @@ gen ftree2 --radix 24 -o "$net"
 sock="$SIM_TMP/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
 ctl() { timeout 10 "$IBSMCTL" -s "$sock" "$@"; }
-field() {	# KEY[.KEY...] of ibsmctl --json status
-	ctl --json status | python3 -c '
-import functools, json, sys
-print(functools.reduce(lambda o, k: o[k], sys.argv[1].split("."), json.load(sys.stdin)))' "$1"
-}
+field() { status_field "$sock" "$1"; }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$daemon/status"; }
 
 sim_start "$net"
