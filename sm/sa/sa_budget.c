@@ -83,10 +83,8 @@ int sa_budget_take(struct sa_budget *b, const struct sa_limits *l, uint64_t key,
 		   uint64_t bytes, struct sa_ticket **t)
 {
 	struct use **pp = slot(b, key), *u = *pp;
-	if (bytes > l->bytes_per_requester) {
-		b->st.too_big++;
+	if (bytes > l->bytes_per_requester)
 		return SA_STS_NO_RESOURCES;
-	}
 	if (u && (u->n >= l->per_requester || u->bytes + bytes > l->bytes_per_requester)) {
 		u->blocked = 1;
 		b->st.busy_requester++;

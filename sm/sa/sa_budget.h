@@ -45,7 +45,6 @@ struct sa_limits {
 struct sa_budget_stats {
 	uint64_t busy_requester;	/* refused: the requester's share */
 	uint64_t busy_total;		/* refused: everyone's */
-	uint64_t too_big;		/* refused: longer than a requester may hold */
 	uint32_t answers;		/* in flight now */
 	uint64_t bytes;			/* their bytes now */
 	uint64_t bytes_peak;		/* the most at once */
@@ -64,7 +63,7 @@ void sa_budget_free(struct sa_budget *b);
 int sa_budget_admit(struct sa_budget *b, const struct sa_limits *l, uint64_t key);
 /*
  * An answer of bytes for key: its ticket (*t), or the status to answer
- * with (counted): MAD_STS_BUSY, SA_STS_NO_RESOURCES (longer than
+ * with: MAD_STS_BUSY (counted), SA_STS_NO_RESOURCES (longer than
  * l->bytes_per_requester, or no memory).
  */
 int sa_budget_take(struct sa_budget *b, const struct sa_limits *l, uint64_t key,

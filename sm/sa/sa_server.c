@@ -297,6 +297,7 @@ static void refuse(struct sa *sa, const uint8_t *req, const struct mad_addr *fro
 {
 	const struct sa_budget_stats *b = sa_budget_get_stats(sa->budget);
 	sa->st.refused_budget++;
+	sa->st.refused_too_long += status == SA_STS_NO_RESOURCES;
 	log_limited(LOG_NOTICE, "SA: GetTable of 0x%04x from LID %u refused with status 0x%04x: "
 		    "%u answers (%llu bytes) in flight, from %u requesters (sa.max_answers_per_requester, "
 		    "sa.max_answer_bytes_per_requester, sa.max_answer_bytes)",
@@ -401,6 +402,7 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 	if (q.too_long) {
 		status = SA_STS_NO_RESOURCES;
 		sa->st.refused_budget++;
+		sa->st.refused_too_long++;
 		log_limited(LOG_NOTICE, "SA: %s GetTable from LID %u: more than the %llu bytes a requester may hold "
 			    "(sa.max_answer_bytes_per_requester); ERR_NO_RESOURCES",
 			    fam->name, from->lid, (unsigned long long)lim.bytes_per_requester);
@@ -789,7 +791,7 @@ void sa_to_ctl(const struct sm *sm, json_t *o)
 		"requesters", (json_int_t)b->requesters,
 		"busy_requester", (json_int_t)b->busy_requester,
 		"busy_total", (json_int_t)b->busy_total,
-		"too_big", (json_int_t)b->too_big));
+		"too_long", (json_int_t)sm->sa->st.refused_too_long));
 	if (!sm->sa->rmpp)
 		return;
 	const struct rmpp_stats *r = rmpp_get_stats(sm->sa->rmpp);

@@ -215,6 +215,8 @@ struct sa_stats {
 	uint64_t dropped_requester;	/* from no port, with partitions */
 	uint64_t refused_budget;	/* GetTables refused for the answers in
 					   flight (sm/sa/sa_budget.h) */
+	uint64_t refused_too_long;	/* of those: longer than a requester
+					   may hold (ERR_NO_RESOURCES) */
 };
 const struct sa_stats *sa_get_stats(const struct sm *sm);
 /* The answers in flight (sm/sa/sa_budget.h); NULL before sa_init. */

@@ -303,6 +303,18 @@ static void cpi_tick(evutil_socket_t fd, short what, void *arg)
 					0, 0, NULL, 0, on_cpi, c), 0);
 }
 
+/* One query's status. */
+static void on_status(void *arg, int status, const uint8_t *recs, size_t n,
+		      size_t stride, const uint8_t *hdr)
+{
+	int *st = arg;
+	(void)recs;
+	(void)n;
+	(void)stride;
+	(void)hdr;
+	*st = status;
+}
+
 /* ---- the run ---- */
 
 struct run {
@@ -430,6 +442,14 @@ START_TEST(t_gettable_flood)
 	ck_assert_uint_eq(b->answers, 0);
 	ck_assert_uint_eq(b->bytes, 0);
 	ck_assert_uint_gt(f->aborts, 0);
+	/* an answer longer than a requester may hold at all: ERR_NO_RESOURCES */
+	r.sm->cfg.sa_max_answer_bytes_per_requester = 4096;
+	int st = -1;
+	ck_assert_int_eq(saclient_query(a.h.c, SA_METHOD_GET_TABLE, SA_ATTR_PATH_REC, 0, 0,
+					NULL, 0, on_status, &st), 0);
+	emu_run_while(r.base, emu_flag_set, &(int){ 0 }, 200);
+	ck_assert_int_eq(st, SA_STS_NO_RESOURCES);
+	ck_assert_uint_eq(sa_get_stats(r.sm)->refused_too_long, 1);
 	event_free(c.ev);
 	flooder_free(f);
 	emu_sahosts_detach(&c.h, 1);
