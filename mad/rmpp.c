@@ -14,6 +14,14 @@
  * timeout, or, once finished, the time it lingers to absorb duplicates
  * (a receiver re-ACKs a repeated last segment whose ACK was lost; a
  * sender counts a late ACK as an ACK, not as garbage).
+ *
+ * The slots (rmpp.h): transfers in progress are counted per direction
+ * and per (direction, peer LID) in a second small hash table, and a new
+ * one past its pool or its peer's share is refused -- a receiver STOPs it
+ * (resources exhausted), a sender fails with EAGAIN.  Lingering
+ * transfers are on a list, oldest first; past max_linger the oldest is
+ * forgotten (a duplicate of it is then taken for a new message, or
+ * dropped as a segment of nothing known).
  */
 #include "mad/rmpp.h"
 
@@ -28,8 +36,6 @@
 #include "sm/base/clock.h"
 
 #define RMPP_BUCKETS	256
-#define RMPP_MAX_XFERS	4096		/* transfers at once, both sides */
-#define RMPP_MAX_MSG	(16u << 20)	/* bytes of one reassembled message */
 #define RMPP_NO_RESPTIME 0x1f		/* RRespTime: no time value given */
 
 /* RMPPStatus of a STOP or ABORT (vol. 1 Table 177) */
@@ -48,6 +54,7 @@ enum { X_ACTIVE, X_LINGER };
 
 struct xfer {
 	struct xfer *next;
+	struct xfer *lprev, *lnext;	/* the lingering list */
 	struct rmpp *r;
 	struct event *ev;
 	int sender;
@@ -69,6 +76,13 @@ struct xfer {
 	uint32_t expect, nwl;
 };
 
+/* Transfers in progress with one peer LID, per direction. */
+struct peer_use {
+	struct peer_use *next;
+	uint32_t lid;
+	unsigned n[2];
+};
+
 struct rmpp {
 	struct event_base *base;
 	struct mad_transport *t;
@@ -77,6 +91,10 @@ struct rmpp {
 	void *recv_arg;
 	struct xfer *tab[RMPP_BUCKETS];
 	unsigned n_xfers, n_active;
+	unsigned n_dir[2];			/* in progress, per direction */
+	struct peer_use *peers[RMPP_BUCKETS];
+	struct xfer *lhead, *ltail;		/* lingering, oldest first */
+	unsigned n_linger;
 	struct rmpp_stats st;
 };
 
@@ -84,6 +102,59 @@ static unsigned bucket(uint32_t lid, uint64_t tid)
 {
 	uint64_t h = (tid ^ ((uint64_t)lid << 40)) * 0x9e3779b97f4a7c15ULL;
 	return (unsigned)(h >> 56) % RMPP_BUCKETS;
+}
+
+static struct peer_use **peer_slot(struct rmpp *r, uint32_t lid)
+{
+	struct peer_use **pp = &r->peers[(lid * 0x9e3779b1u) >> 24];
+	while (*pp && (*pp)->lid != lid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Forgets lid's entry when nothing is in progress with it. */
+static void peer_tidy(struct rmpp *r, uint32_t lid)
+{
+	struct peer_use **pp = peer_slot(r, lid), *u = *pp;
+	if (u && !u->n[RMPP_RECV] && !u->n[RMPP_SEND]) {
+		*pp = u->next;
+		free(u);
+	}
+}
+
+/* Counts a transfer in progress of x's direction and peer in (+1) or out (-1). */
+static void count_active(struct xfer *x, int d)
+{
+	struct rmpp *r = x->r;
+	int dir = x->sender ? RMPP_SEND : RMPP_RECV;
+	struct peer_use *u = *peer_slot(r, x->lid);
+	r->n_active += (unsigned)d;
+	r->n_dir[dir] += (unsigned)d;
+	if (u)
+		u->n[dir] += (unsigned)d;
+	peer_tidy(r, x->lid);
+}
+
+/* Room for one more transfer with lid in direction dir?  Counts a refusal. */
+static int have_slot(struct rmpp *r, int dir, uint32_t lid)
+{
+	unsigned pool = dir == RMPP_SEND ? r->p.send_slots : r->p.recv_slots;
+	unsigned share = dir == RMPP_SEND ? r->p.send_per_peer : r->p.recv_per_peer;
+	const struct peer_use *u = *peer_slot(r, lid);
+	if (r->n_dir[dir] >= pool || (u && u->n[dir] >= share)) {
+		r->st.refused_slots[dir]++;
+		return 0;
+	}
+	return 1;
+}
+
+static void linger_unlink(struct xfer *x)
+{
+	struct rmpp *r = x->r;
+	*(x->lprev ? &x->lprev->lnext : &r->lhead) = x->lnext;
+	*(x->lnext ? &x->lnext->lprev : &r->ltail) = x->lprev;
+	x->lprev = x->lnext = NULL;
+	r->n_linger--;
 }
 
 static struct xfer *find(struct rmpp *r, int sender, uint32_t lid, uint64_t tid)
@@ -103,7 +174,9 @@ static void xfer_free(struct xfer *x)
 	if (*pp)
 		*pp = x->next;
 	if (x->state == X_ACTIVE)
-		r->n_active--;
+		count_active(x, -1);
+	else
+		linger_unlink(x);
 	r->n_xfers--;
 	event_free(x->ev);
 	free(x->data);
@@ -124,28 +197,52 @@ static unsigned linger_ms(const struct rmpp *r)
 /* Done: keep the key a while for duplicates, drop the data. */
 static void linger(struct xfer *x)
 {
-	if (x->state == X_ACTIVE)
-		x->r->n_active--;
+	struct rmpp *r = x->r;
+	if (x->state != X_ACTIVE)
+		return;
+	count_active(x, -1);
 	x->state = X_LINGER;
 	free(x->data);
 	x->data = NULL;
 	x->cap = 0;
-	arm(x, linger_ms(x->r));
+	x->lprev = r->ltail;
+	*(r->ltail ? &r->ltail->lnext : &r->lhead) = x;
+	r->ltail = x;
+	r->n_linger++;
+	arm(x, linger_ms(r));
+	if (r->n_linger > r->p.max_linger && r->lhead != x) {
+		r->st.evicted++;
+		xfer_free(r->lhead);
+	}
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 
+/* A transfer in progress; NULL: errno EAGAIN (no slot, counted) or ENOMEM. */
 static struct xfer *xfer_new(struct rmpp *r, int sender, const struct mad_addr *peer,
 			     uint64_t tid)
 {
-	if (r->n_xfers >= RMPP_MAX_XFERS)
+	if (!have_slot(r, sender ? RMPP_SEND : RMPP_RECV, peer->lid)) {
+		errno = EAGAIN;
 		return NULL;
+	}
+	struct peer_use **pp = peer_slot(r, peer->lid);
+	if (!*pp && !(*pp = calloc(1, sizeof(**pp)))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	(*pp)->lid = peer->lid;
 	struct xfer *x = calloc(1, sizeof(*x));
-	if (!x)
+	if (!x) {
+		peer_tidy(r, peer->lid);
+		errno = ENOMEM;
 		return NULL;
+	}
 	x->ev = evtimer_new(r->base, on_timer, x);
 	if (!x->ev) {
 		free(x);
+		peer_tidy(r, peer->lid);
+		errno = ENOMEM;
 		return NULL;
 	}
 	x->r = r;
@@ -160,7 +257,7 @@ static struct xfer *xfer_new(struct rmpp *r, int sender, const struct mad_addr *
 	x->next = r->tab[b];
 	r->tab[b] = x;
 	r->n_xfers++;
-	r->n_active++;
+	count_active(x, +1);
 	return x;
 }
 
@@ -334,32 +431,40 @@ static void sender_ack(struct xfer *x, const uint8_t *mad)
 	arm(x, r->p.timeout_ms);
 }
 
-int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
-	      size_t len, const struct mad_addr *to, rmpp_done_fn done,
-	      void *arg)
+/* PayloadLength is 32 bits: 20 bytes per segment and the data. */
+static int too_long(size_t len)
+{
+	uint64_t nseg = (len + SA_DATA_SIZE - 1) / SA_DATA_SIZE;
+	return nseg * (SA_RMPP_PAYLOAD - SA_DATA_SIZE) + len > UINT32_MAX;
+}
+
+int rmpp_send_take(struct rmpp *r, const uint8_t *hdr, uint8_t *payload,
+		   size_t len, const struct mad_addr *to, rmpp_done_fn done,
+		   void *arg)
 {
 	uint64_t tid = mad_tid(hdr);
-	if (len > RMPP_MAX_MSG || (len && !payload)) {
+	if (too_long(len) || (len && !payload)) {
+		free(payload);
 		errno = EINVAL;
 		return -1;
 	}
 	struct xfer *old = find(r, 1, to->lid, tid);
 	if (old && old->state == X_ACTIVE) {
+		free(payload);
 		errno = EBUSY;	/* the same answer is still in transfer */
 		return -1;
 	}
 	if (old)
 		xfer_free(old);
 	struct xfer *x = xfer_new(r, 1, to, tid);
-	if (!x || (len && !(x->data = malloc(len)))) {
-		if (x)
-			xfer_free(x);
-		errno = ENOMEM;
-		return -1;
+	if (!x) {
+		free(payload);
+		return -1;	/* errno: xfer_new's */
 	}
 	memcpy(x->hdr, hdr, SA_HDR_SIZE);
-	if (len)
-		memcpy(x->data, payload, len);
+	x->data = len ? payload : NULL;
+	if (!len)
+		free(payload);
 	x->len = len;
 	x->nseg = len ? (uint32_t)((len + SA_DATA_SIZE - 1) / SA_DATA_SIZE) : 1;
 	x->wl = 1;	/* until the receiver's first ACK grants a window */
@@ -368,6 +473,7 @@ int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 	x->arg = arg;
 	if (send_seg(x, 1) < 0) {
 		xfer_free(x);
+		errno = EIO;
 		return -1;
 	}
 	r->st.sent_msgs++;
@@ -384,6 +490,21 @@ int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 	}
 	arm(x, r->p.timeout_ms);
 	return 0;
+}
+
+int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
+	      size_t len, const struct mad_addr *to, rmpp_done_fn done,
+	      void *arg)
+{
+	uint8_t *copy = NULL;
+	if (len && payload) {
+		if (!(copy = malloc(len))) {
+			errno = ENOMEM;
+			return -1;
+		}
+		memcpy(copy, payload, len);
+	}
+	return rmpp_send_take(r, hdr, copy, len, to, done, arg);
 }
 
 /* ---- the receiver ---- */
@@ -419,13 +540,29 @@ static void recv_complete(struct xfer *x, const uint8_t *mad)
 	free(data);
 }
 
+/*
+ * Would a message with len bytes so far, this segment's n more, be
+ * longer than the owner takes?  A segment that is not the last one
+ * promises more data (no sender ends a message with an empty segment),
+ * so one that reaches the limit already passes it.
+ */
+static int over_max(const struct rmpp *r, size_t len, size_t n, int last)
+{
+	return len + n > r->p.max_msg || (!last && len + n >= r->p.max_msg);
+}
+
+static void refuse_long(struct rmpp *r, const struct mad_addr *from)
+{
+	r->st.refused_long++;
+	log_limited(LOG_NOTICE, "rmpp: a message from LID %u is longer than the %zu bytes taken; refused",
+		    from->lid, r->p.max_msg);
+}
+
 /* Appends a segment's data; 0, or an RMPP status to ABORT/STOP with. */
 static int recv_append(struct xfer *x, const uint8_t *mad, size_t len, size_t n)
 {
 	if (!n)
 		return 0;
-	if (x->len + n > RMPP_MAX_MSG)
-		return RMPP_ST_UNSPEC;
 	if (x->len + n > x->cap) {
 		size_t cap = x->cap ? x->cap : 8 * SA_DATA_SIZE;
 		while (cap < x->len + n)
@@ -482,9 +619,18 @@ static void recv_data(struct rmpp *r, const uint8_t *mad, size_t len,
 			r->st.dropped++;	/* a segment of nothing we know */
 			return;
 		}
-		if (rmpp_len(mad) > RMPP_MAX_MSG) {
+		/* the whole length, 20 bytes a segment included (0: not said) */
+		uint64_t said = rmpp_len(mad);
+		uint64_t segs = (said + SA_RMPP_PAYLOAD - 1) / SA_RMPP_PAYLOAD;
+		if (said > segs * (SA_RMPP_PAYLOAD - SA_DATA_SIZE) &&
+		    over_max(r, 0, said - segs * (SA_RMPP_PAYLOAD - SA_DATA_SIZE), 1)) {
+			refuse_long(r, from);
 			send_abort(r, mad, from, RMPP_ST_UNSPEC);
-			r->st.dropped++;
+			return;
+		}
+		if (!(flags & RMPP_FLAG_LAST) && over_max(r, 0, SA_DATA_SIZE, 0)) {
+			refuse_long(r, from);
+			send_abort(r, mad, from, RMPP_ST_UNSPEC);
 			return;
 		}
 		x = xfer_new(r, 0, from, tid);
@@ -525,6 +671,11 @@ static void recv_data(struct rmpp *r, const uint8_t *mad, size_t len,
 			return;
 		}
 		n = pl - (SA_RMPP_PAYLOAD - SA_DATA_SIZE);
+	}
+	if (over_max(r, x->len, n, flags & RMPP_FLAG_LAST)) {
+		refuse_long(r, from);
+		recv_fail(x, mad, RMPP_ST_UNSPEC);
+		return;
 	}
 	int st = recv_append(x, mad, len, n);
 	if (st) {
@@ -653,6 +804,18 @@ struct rmpp *rmpp_new(struct event_base *base, struct mad_transport *t,
 		r->p.timeout_ms = RMPP_DEFAULT_TIMEOUT_MS;
 	if (!r->p.total_ms)
 		r->p.total_ms = RMPP_DEFAULT_TOTAL_MS;
+	if (!r->p.max_msg)
+		r->p.max_msg = RMPP_DEFAULT_MAX_MSG;
+	if (!r->p.recv_slots)
+		r->p.recv_slots = RMPP_DEFAULT_SLOTS;
+	if (!r->p.send_slots)
+		r->p.send_slots = RMPP_DEFAULT_SLOTS;
+	if (!r->p.recv_per_peer)
+		r->p.recv_per_peer = r->p.recv_slots;
+	if (!r->p.send_per_peer)
+		r->p.send_per_peer = r->p.send_slots;
+	if (!r->p.max_linger)
+		r->p.max_linger = RMPP_DEFAULT_LINGER;
 	return r;
 }
 
@@ -680,6 +843,22 @@ const struct rmpp_stats *rmpp_get_stats(const struct rmpp *r)
 unsigned rmpp_active(const struct rmpp *r)
 {
 	return r->n_active;
+}
+
+unsigned rmpp_active_dir(const struct rmpp *r, int dir)
+{
+	return r->n_dir[dir == RMPP_SEND];
+}
+
+unsigned rmpp_active_peer(const struct rmpp *r, int dir, uint32_t lid)
+{
+	const struct peer_use *u = *peer_slot((struct rmpp *)r, lid);
+	return u ? u->n[dir == RMPP_SEND] : 0;
+}
+
+unsigned rmpp_lingering(const struct rmpp *r)
+{
+	return r->n_linger;
 }
 
 int rmpp_receiving(const struct rmpp *r, uint32_t lid, uint32_t tid)

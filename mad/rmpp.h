@@ -18,7 +18,16 @@
  *
  * Receiver: rmpp_input() reassembles DATA segments per (source LID, TID),
  * ACKs each window, ABORTs what is out of window or malformed, and hands
- * the whole message to the receiver callback.
+ * the whole message to the receiver callback.  A message longer than the
+ * owner takes (max_msg) is refused at the segment that shows it, before
+ * it holds anything.
+ *
+ * Slots: each direction has its own pool of transfers in progress, and
+ * each peer (LID) at most its share of it, so that one peer's half-open
+ * transfers cannot take the slots another peer's answers need.  A
+ * finished transfer lingers a while to absorb duplicates; lingering ones
+ * hold no data and count in no pool, and past max_linger the oldest is
+ * forgotten.
  *
  * Both sides run on the caller's event loop; nothing blocks.  Every
  * malformed, unknown or late RMPP MAD is counted and dropped.
@@ -34,22 +43,35 @@
 
 struct rmpp;
 
-/* 0 in window, timeout_ms or total_ms means the default below. */
+/* 0 in any field but retries means the default below. */
 struct rmpp_params {
 	unsigned window;	/* receiver: segments per window it grants */
 	unsigned timeout_ms;	/* sender: wait for an ACK; receiver: for a segment */
 	unsigned retries;	/* sender: resends of a window before ABORT */
 	unsigned total_ms;	/* either side: a whole transfer, then ABORT */
+	size_t max_msg;		/* receiver: the longest message taken (bytes
+				 * after the class header) */
+	unsigned recv_slots, send_slots;	/* transfers in progress, per direction */
+	unsigned recv_per_peer, send_per_peer;	/* of those, from/to one LID */
+	unsigned max_linger;	/* finished transfers remembered */
 };
 #define RMPP_DEFAULT_WINDOW	32
 #define RMPP_DEFAULT_TIMEOUT_MS	200
 #define RMPP_DEFAULT_TOTAL_MS	30000
+#define RMPP_DEFAULT_MAX_MSG	(16u << 20)	/* an SA answer on a big fabric */
+#define RMPP_DEFAULT_SLOTS	4096	/* each direction; per peer: all of them */
+#define RMPP_DEFAULT_LINGER	4096
 
 struct rmpp_stats {
 	uint64_t sent_msgs, sent_segs, resent_segs, acks_sent, acks_recv;
 	uint64_t aborts_sent, aborts_recv, stops_recv, completed, failed;
 	uint64_t dropped;	/* malformed, unknown transfer, out of window */
+	uint64_t refused_long;	/* receiver: longer than max_msg (ABORTed) */
+	uint64_t refused_slots[2];	/* [RMPP_RECV], [RMPP_SEND]: its pool, or
+					 * its peer's share of it, was full */
+	uint64_t evicted;	/* lingering transfers forgotten for room */
 };
+enum { RMPP_RECV, RMPP_SEND };
 
 /* result: 0 (all ACKed), -ETIMEDOUT, or the RMPP status of an ABORT/STOP. */
 typedef void (*rmpp_done_fn)(void *arg, int result);
@@ -72,8 +94,9 @@ void rmpp_set_receiver(struct rmpp *r, rmpp_msg_fn fn, void *arg);
  * the RMPP header is filled in here) with payload (len bytes, may be 0) to
  * `to`.  done (may be NULL) is called once, from the loop.  Returns 0, or
  * -1: errno ENOMEM, EBUSY (a transfer to `to` with this TID is still
- * going: a retried request, the caller drops it), EINVAL, or the
- * transport refused the first segment.  A message of one segment is not
+ * going: a retried request, the caller drops it), EAGAIN (the send pool,
+ * or `to`'s share of it, is full), EINVAL, or the transport refused the
+ * first segment.  A message of one segment is not
  * retried (its loss is the requester's retry; ibsim returns no ACK) and
  * completes once sent.  Callbacks must not call rmpp_free().
  *
@@ -84,6 +107,13 @@ void rmpp_set_receiver(struct rmpp *r, rmpp_msg_fn fn, void *arg);
 int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 	      size_t len, const struct mad_addr *to, rmpp_done_fn done,
 	      void *arg);
+/*
+ * The same with a payload from malloc() that the transfer takes over, in
+ * every case (freed on failure too): a big answer is not copied.
+ */
+int rmpp_send_take(struct rmpp *r, const uint8_t *hdr, uint8_t *payload,
+		   size_t len, const struct mad_addr *to, rmpp_done_fn done,
+		   void *arg);
 
 /*
  * The receive hook: offer every MAD of an RMPP class whose RMPP header is
@@ -99,6 +129,11 @@ int rmpp_hook(void *r, const uint8_t *mad, size_t len,
 const struct rmpp_stats *rmpp_get_stats(const struct rmpp *r);
 /* Transfers in progress (both sides). */
 unsigned rmpp_active(const struct rmpp *r);
+/* Transfers in progress in one direction (RMPP_RECV, RMPP_SEND), and of those with lid. */
+unsigned rmpp_active_dir(const struct rmpp *r, int dir);
+unsigned rmpp_active_peer(const struct rmpp *r, int dir, uint32_t lid);
+/* Finished transfers remembered (lingering). */
+unsigned rmpp_lingering(const struct rmpp *r);
 /* 1 while a message from lid whose TID ends in tid (low 32 bits, as
  * matched under ibsim) is being received. */
 int rmpp_receiving(const struct rmpp *r, uint32_t lid, uint32_t tid);

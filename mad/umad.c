@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "sm/base/clock.h"
 #include "sm/base/log.h"
 
 struct umad_be {
@@ -131,6 +132,13 @@ _Static_assert(sizeof(agent_classes) / sizeof(agent_classes[0]) <= AGENT_SLOTS,
 #define UMAD2SIM_FD_MIN	1024
 
 #define PUMP_BATCH	256	/* MADs per turn before other events run */
+/*
+ * ... and the time a turn may take: a MAD's handler may cost
+ * milliseconds (an SA GetTable of every PathRecord), and 256 of them in
+ * a row starved the timers (RMPP resends, polls, sweeps) and the traps
+ * behind them for seconds.  Under ibsim 256 MADs take 3-6 ms.
+ */
+#define PUMP_BATCH_US	5000
 #define PUMP_WAIT_MS	2	/* one wait for an expected answer */
 
 static void *watcher(void *arg)
@@ -277,6 +285,7 @@ static void flush(struct umad_be *b);
 
 static void pump(struct umad_be *b)
 {
+	uint64_t t0 = clock_us();
 	if (b->q_n)
 		flush(b);
 	for (int n = 0; n < PUMP_BATCH; n++) {
@@ -285,6 +294,8 @@ static void pump(struct umad_be *b)
 		if (recv_one(b, 0) == 0) {
 			if (b->q_n)	/* a reply each MAD may have queued */
 				flush(b);
+			if (clock_us() - t0 >= PUMP_BATCH_US)
+				break;
 			continue;
 		}
 		if (!expecting(b)) {

@@ -253,13 +253,21 @@ static void schedule(struct emu *e)
 	e->timer_due = head->due;
 }
 
+/*
+ * One turn delivers at most max_batch packets, and stops once it took
+ * EMU_BATCH_US: the clients' handlers run inside it (an SA GetTable may
+ * cost milliseconds), and the loop's timers wait for its end, as they
+ * wait for a turn of the daemon's pump (mad/umad.c, PUMP_BATCH_US).
+ */
+#define EMU_BATCH_US 5000
+
 static void on_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct emu *e = arg;
 	(void)fd;
 	(void)what;
 	e->sched = 1;	/* pushes from inside need no rescheduling */
-	uint64_t now = clock_us();
+	uint64_t now = clock_us(), t0 = now;
 	for (unsigned k = 0; k < e->max_batch; k++) {
 		const struct emu_pkt *head = q_peek(&e->q);
 		if (!head)
@@ -269,6 +277,8 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
 		struct emu_pkt pk;
 		q_pop(&e->q, &pk);
 		process(e, &pk);
+		if ((now = clock_us()) - t0 >= EMU_BATCH_US)
+			break;
 	}
 	e->sched = 0;
 	schedule(e);

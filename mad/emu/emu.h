@@ -143,7 +143,8 @@ int emu_set_port_rcv_data(struct emu *e, uint64_t guid, int port,
 			  uint64_t value);
 int emu_add_port_data(struct emu *e, uint64_t guid, int port, uint64_t rcv,
 		      uint64_t xmit);
-/* The most packets one loop callback handles before yielding (default 2048). */
+/* The most packets one loop callback handles before yielding (default 2048;
+ * a callback also yields once it took 5 ms, as the daemon's pump does). */
 void emu_set_max_batch(struct emu *e, unsigned n);
 
 /* ---- inspection (guid/port as for emu_set_port_loss); -1: no such port ---- */

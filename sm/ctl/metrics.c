@@ -16,6 +16,7 @@
 #include "sm/ctl/metrics.h"
 #include "sm/rogue.h"
 #include "sm/sa/sa_server.h"
+#include "sm/sa/sa_budget.h"
 #include "sm/smstate.h"
 #include "sm/write/scrub.h"
 
@@ -300,6 +301,14 @@ static void service_metrics(struct mtext *t, const struct sm *sm)
 	one(t, "ibsmd_sa_outside_partitions_total", "counter",
 	    "SA requests that named a port or group outside the requester's partitions, "
 	    "answered as if it did not exist", sa ? (double)sa->outside : 0);
+	const struct sa_budget_stats *b = sa_get_budget_stats(sm);
+	one(t, "ibsmd_sa_answers_in_flight", "gauge",
+	    "SA answers sent with RMPP whose transfer has not ended", b ? b->answers : 0);
+	one(t, "ibsmd_sa_answer_bytes_in_flight", "gauge",
+	    "Bytes of the SA answers in flight", b ? (double)b->bytes : 0);
+	one(t, "ibsmd_sa_refused_total", "counter",
+	    "SA GetTables refused for the answers in flight (Busy, or ERR_NO_RESOURCES when too long)",
+	    sa ? (double)sa->refused_budget : 0);
 }
 
 /* Multicast (sm/model/mcgroups.h): the groups and members now, changes since start. */

@@ -426,6 +426,26 @@ static const struct key multicast_keys[] = {
 	INT("max_groups_per_port", mc_max_groups_per_port, 1, 16383),
 	END
 };
+/* sa: answers in flight (sm/sa/sa_budget.h) */
+#define SA_BYTES_MIN	65536	/* the least that bounds anything but one MAD */
+static const struct key sa_keys[] = {
+	INT("max_answers_per_requester", sa_max_answers_per_requester, 1, 256),
+	U64("max_answer_bytes_per_requester", sa_max_answer_bytes_per_requester,
+	    SA_BYTES_MIN),
+	U64("max_answer_bytes", sa_max_answer_bytes, SA_BYTES_MIN),
+	END
+};
+
+static int sa_check(const struct config *c, char *msg, size_t len)
+{
+	if (c->sa_max_answer_bytes_per_requester > c->sa_max_answer_bytes) {
+		snprintf(msg, len, "max_answer_bytes_per_requester (%llu) is more than max_answer_bytes (%llu)",
+			 (unsigned long long)c->sa_max_answer_bytes_per_requester,
+			 (unsigned long long)c->sa_max_answer_bytes);
+		return -1;
+	}
+	return 0;
+}
 static const struct key ports_keys[] = {
 	INT("hoq_life", hoq_life, 0, 31),
 	INT("leaf_hoq_life", leaf_hoq_life, 0, 31),
@@ -453,6 +473,7 @@ static const struct key top_keys[] = {
 	SEQ("partitions", parts, n_parts, part_keys, "partitions",
 	    parts_reset, NULL, part_begin, part_end),
 	MAP("multicast", multicast_keys),
+	MAP_CHECKED("sa", sa_keys, NULL, sa_check),
 	END
 };
 
@@ -1447,6 +1468,10 @@ void config_defaults(struct config *c)
 	c->wlearn_period_s = 0;	/* no weight learning */
 	c->wlearn_min = 1;
 	c->wlearn_max = 100;
+	/* far above what any fabric's hosts hold while they ACK (ibsmd.yaml(5)) */
+	c->sa_max_answers_per_requester = 64;
+	c->sa_max_answer_bytes_per_requester = 64ULL << 20;
+	c->sa_max_answer_bytes = 512ULL << 20;
 }
 
 /* Runs one pass over the file f with a fresh parser. */

@@ -96,7 +96,7 @@ struct config {
 	int mad_timeout_ms;		/* 1..60000, default 200 */
 	int mad_retries;		/* 0..20, default 3 */
 	int mad_window;			/* 1..4096, default 256 */
-	int mad_window_per_node;	/* 1..256, default 16 */
+	int mad_window_per_node;	/* 1..256, default 64 */
 	enum tristate mad_one_cpu;	/* mad.one_cpu: auto = under umad2sim */
 	int lmc;			/* 0..7, default 0 */
 	int n_engines;			/* routing.engine: a name or a list */
@@ -181,6 +181,11 @@ struct config {
 					   1..16383: groups one port may have
 					   created and not deleted, default 512
 					   (sm/sa/sa_mcmember.c) */
+	/* sa: the SA's answers in flight (sm/sa/sa_budget.h) */
+	int sa_max_answers_per_requester;	/* sa.max_answers_per_requester
+					   1..256, default 64 */
+	uint64_t sa_max_answer_bytes_per_requester;	/* default 64 MiB */
+	uint64_t sa_max_answer_bytes;	/* sa.max_answer_bytes, default 512 MiB */
 };
 
 /* Fills c with the built-in defaults. */

@@ -17,7 +17,12 @@
  *   - Get: NO_RECORDS for none, TOO_MANY_RECORDS for more than one;
  *   - method or attribute not served: the dispatcher's
  *     METHOD_NOT_SUPPORTED / METHOD_ATTR_NOT_SUPPORTED.
- * Answers carry SM_Key 0.  A GetTableResp is 56 + n * stride bytes
+ * Answers carry SM_Key 0.  A GetTable is held to the budget of answers
+ * in flight (sm/sa/sa_budget.h): Busy past a requester's share or the
+ * total, ERR_NO_RESOURCES for an answer longer than a requester may hold.
+ * A request sent as RMPP DATA longer than SA_MAX_REQUEST is refused by
+ * the RMPP receiver at its first segment: no request the SA serves is
+ * longer.  A GetTableResp is 56 + n * stride bytes
  * (stride = the record size rounded up to 8, AttributeOffset = stride /
  * 8; the empty table is the header alone with AttributeOffset 0); one that
  * goes out through rmpp_send(): one that fits one MAD as that single MAD
@@ -50,6 +55,16 @@
 #include "traps/notify.h"
 #include "sm/daemon.h"
 #include "sm/base/log.h"
+#include "sm/sa/sa_budget.h"
+
+/* The longest request (data after the SA header) any family serves. */
+#define SA_MAX_REQUEST	SA_DATA_SIZE
+/* RMPP transfers at once: receiving (requests are one segment: only a
+ * malformed or hostile one waits for more) and, per LID, the answers of
+ * one requester (the budget's limit, at its largest, below it). */
+#define SA_RMPP_RECV_SLOTS	256
+#define SA_RMPP_RECV_PER_PEER	4
+#define SA_RMPP_SEND_PER_PEER	256
 
 struct sa {
 	struct sm *sm;
@@ -67,6 +82,7 @@ struct sa {
 	struct guid_map svm_by_guid;
 	struct part_model parts;
 	struct rmpp *rmpp;
+	struct sa_budget *budget;	/* answers in flight */
 	struct sa_stats st;
 	const struct sa_family *families;	/* what is served (sa_init) */
 	size_t n_families;
@@ -109,8 +125,15 @@ int sa_answer_add(struct sa_query *q, const void *rec)
 	size_t stride = stride_of(q->rec_size);
 	if (sa_enough(q))
 		return 0;
+	size_t most = q->max_bytes ? q->max_bytes / stride : SIZE_MAX;
+	if (q->n_recs >= most) {
+		q->too_long = 1;	/* more than a requester may hold */
+		return -1;
+	}
 	if (q->n_recs == q->cap_recs) {
 		size_t cap = q->cap_recs ? q->cap_recs * 2 : 16;
+		if (cap > most)
+			cap = most;
 		uint8_t *p = realloc(q->recs, cap * stride);
 		if (!p)
 			return -1;
@@ -261,20 +284,82 @@ static void send_get(struct sa *sa, struct sa_query *q)
 	send_one(sa, out, MAD_SIZE, q->from);
 }
 
+/* The limits in force (the policy's, which a reload changes). */
+static struct sa_limits limits_of(const struct sm *sm)
+{
+	return (struct sa_limits){
+		.per_requester = (unsigned)sm->cfg.sa_max_answers_per_requester,
+		.bytes_per_requester = sm->cfg.sa_max_answer_bytes_per_requester,
+		.total = SA_MAX_ANSWERS,
+		.bytes = sm->cfg.sa_max_answer_bytes,
+	};
+}
+
+/* Who holds an answer: the port of the LID (its GUID), else the LID. */
+static uint64_t requester_key(const struct sa *sa, uint32_t lid)
+{
+	uint32_t pi = fabric_lid_port(&sa->f, lid);
+	if (pi == FAB_NONE)
+		return (uint64_t)1 << 63 | lid;
+	const struct fab_port *p = &sa->f.ports[pi];
+	return p->guid ? p->guid : sa->f.nodes[p->node].guid;
+}
+
+/* A request refused for the budget: the status, counted, a line now and then. */
+static void refuse(struct sa *sa, const uint8_t *req, const struct mad_addr *from,
+		   int status)
+{
+	const struct sa_budget_stats *b = sa_budget_get_stats(sa->budget);
+	sa->st.refused_budget++;
+	sa->st.refused_too_long += status == SA_STS_NO_RESOURCES;
+	log_limited(LOG_NOTICE, "SA: GetTable of 0x%04x from LID %u refused with status 0x%04x: "
+		    "%u answers (%llu bytes) in flight, from %u requesters (sa.max_answers_per_requester, "
+		    "sa.max_answer_bytes_per_requester, sa.max_answer_bytes)",
+		    mad_attr_id(req), from->lid, status, b->answers,
+		    (unsigned long long)b->bytes, b->requesters);
+	send_error(sa, req, from, status);
+}
+
+static void answer_done(void *arg, int result)
+{
+	(void)result;
+	sa_budget_give(arg);
+}
+
 static void send_table(struct sa *sa, struct sa_query *q)
 {
 	size_t stride = stride_of(q->rec_size);
+	size_t len = q->n_recs * stride;
 	uint8_t hdr[SA_HDR_SIZE];
 	response_header(hdr, q->mad, 0);
 	sa_put16(hdr + 44, q->n_recs ? (uint16_t)(stride / 8) : 0);
-	sa->st.records += q->n_recs;
 	if (!sa->rmpp) {
 		sa->st.send_failed++;
 		return;
 	}
-	if (rmpp_send(sa->rmpp, hdr, q->recs, q->n_recs * stride, q->from,
-		      NULL, NULL) < 0) {
-		/* EBUSY: the same request again while its answer is going */
+	struct sa_ticket *t = NULL;
+	if (len > SA_DATA_SIZE) {
+		/* more than one MAD: held until its transfer ends */
+		struct sa_limits l = limits_of(sa->sm);
+		int st = sa_budget_take(sa->budget, &l, requester_key(sa, q->from->lid),
+					len, &t);
+		if (st) {
+			refuse(sa, q->mad, q->from, st);
+			return;
+		}
+		uint8_t *fit = realloc(q->recs, len);	/* no slack kept while in flight */
+		if (fit)
+			q->recs = fit;
+	}
+	uint8_t *recs = q->recs;
+	q->recs = NULL;
+	sa->st.records += q->n_recs;
+	if (rmpp_send_take(sa->rmpp, hdr, recs, len, q->from,
+			   t ? answer_done : NULL, t) < 0) {
+		/* EBUSY: the same request again while its answer is going;
+		 * EAGAIN: no RMPP slot for this LID */
+		if (t)
+			sa_budget_give(t);
 		sa->st.send_failed++;
 		return;
 	}
@@ -311,6 +396,12 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 	uint8_t req[MAD_SIZE];
 	memcpy(req, mad, len);
 	memset(req + len, 0, MAD_SIZE - len);
+	struct sa_limits lim = limits_of(sm);
+	if (mad_method(mad) == SA_METHOD_GET_TABLE &&
+	    sa_budget_admit(sa->budget, &lim, requester_key(sa, from->lid))) {
+		refuse(sa, req, from, MAD_STS_BUSY);
+		return MAD_DONE;
+	}
 	struct sa_query q = {
 		.sa = sa, .sm = sm, .view = &sa->view,
 		.notify = sm->notify, .sm_key = sm->cfg.sm_key,
@@ -319,8 +410,17 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 		.attr_mod = mad_attr_mod(mad), .comp_mask = sa_comp_mask(mad),
 		.rec = req + SA_HDR_SIZE, .rec_len = len - SA_HDR_SIZE,
 		.rec_size = fam->rec_size,
+		.max_bytes = mad_method(mad) == SA_METHOD_GET_TABLE ? lim.bytes_per_requester : 0,
 	};
 	int status = fam->fn(&q);
+	if (q.too_long) {
+		status = SA_STS_NO_RESOURCES;
+		sa->st.refused_budget++;
+		sa->st.refused_too_long++;
+		log_limited(LOG_NOTICE, "SA: %s GetTable from LID %u: more than the %llu bytes a requester may hold "
+			    "(sa.max_answer_bytes_per_requester); ERR_NO_RESOURCES",
+			    fam->name, from->lid, (unsigned long long)lim.bytes_per_requester);
+	}
 	if (!status && q.method == SA_METHOD_GET && q.n_recs != 1)
 		status = q.n_recs ? SA_STS_TOO_MANY_RECORDS : SA_STS_NO_RECORDS;
 	if (status) {
@@ -372,7 +472,7 @@ static void on_rmpp_request(void *arg, const uint8_t *hdr,
 	memset(req + MAD_HDR_SIZE, 0, MAD_RMPP_HDR_END - MAD_HDR_SIZE);
 	if (mad_method(req) & MAD_METHOD_RESPONSE || !mad_response_method(mad_method(req)))
 		return;
-	if (len > SA_DATA_SIZE) {	/* no request the SA serves is that long */
+	if (len > SA_MAX_REQUEST) {	/* the RMPP receiver refuses longer ones */
 		send_error(sm->sa, req, from, SA_STS_REQ_INVALID);
 		return;
 	}
@@ -392,7 +492,16 @@ int sa_init(struct sm *sm, const struct sa_family *families, size_t n_families)
 	sa->n_families = n_families;
 	fabric_init(&sa->f);
 	sm->sa = sa;
-	struct rmpp_params rp = { .retries = 3 };	/* the rest: RMPP's defaults */
+	struct rmpp_params rp = {	/* the rest: RMPP's defaults */
+		.retries = 3,
+		.max_msg = SA_MAX_REQUEST,
+		.recv_slots = SA_RMPP_RECV_SLOTS,
+		.recv_per_peer = SA_RMPP_RECV_PER_PEER,
+		.send_slots = SA_MAX_ANSWERS,
+		.send_per_peer = SA_RMPP_SEND_PER_PEER,
+	};
+	if (!(sa->budget = sa_budget_new()))
+		goto fail;
 	if (sm->base && !(sa->rmpp = rmpp_new(sm->base, &sm->tr, &rp)))
 		goto fail;
 	if (sa->rmpp) {
@@ -454,6 +563,7 @@ void sa_free(struct sm *sm)
 	if (sm->disp)
 		mad_dispatch_set_rmpp(sm->disp, NULL, NULL);
 	rmpp_free(sa->rmpp);
+	sa_budget_free(sa->budget);
 	drop_view(sa);
 	free(sa);
 	sm->sa = NULL;
@@ -810,4 +920,31 @@ void sa_to_ctl(const struct sm *sm, json_t *o)
 			"short", (json_int_t)sa->dropped_short,
 			"rmpp", (json_int_t)sa->dropped_rmpp,
 			"send_failed", (json_int_t)sa->send_failed));
+	json_t *o_sa = json_object_get(o, "sa");
+	if (!o_sa)
+		return;
+	const struct sa_budget_stats *b = sa_budget_get_stats(sm->sa->budget);
+	json_object_set_new(o_sa, "in_flight", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"answers", (json_int_t)b->answers,
+		"bytes", (json_int_t)b->bytes,
+		"bytes_peak", (json_int_t)b->bytes_peak,
+		"requesters", (json_int_t)b->requesters,
+		"busy_requester", (json_int_t)b->busy_requester,
+		"busy_total", (json_int_t)b->busy_total,
+		"too_long", (json_int_t)sm->sa->st.refused_too_long));
+	if (!sm->sa->rmpp)
+		return;
+	const struct rmpp_stats *r = rmpp_get_stats(sm->sa->rmpp);
+	json_object_set_new(o_sa, "rmpp", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}",
+		"receiving", (json_int_t)rmpp_active_dir(sm->sa->rmpp, RMPP_RECV),
+		"sending", (json_int_t)rmpp_active_dir(sm->sa->rmpp, RMPP_SEND),
+		"refused_long", (json_int_t)r->refused_long,
+		"refused_recv_slots", (json_int_t)r->refused_slots[RMPP_RECV],
+		"refused_send_slots", (json_int_t)r->refused_slots[RMPP_SEND],
+		"evicted", (json_int_t)r->evicted));
+}
+
+const struct sa_budget_stats *sa_get_budget_stats(const struct sm *sm)
+{
+	return sm->sa ? sa_budget_get_stats(sm->sa->budget) : NULL;
 }

@@ -131,12 +131,15 @@ struct sa_query {
 	/* the answer, appended by sa_answer_add(): */
 	uint8_t *recs;
 	size_t n_recs, cap_recs, rec_size;
+	size_t max_bytes;		/* the most it may hold (0: no bound) */
+	int too_long;			/* sa_answer_add() refused a record for it */
 };
 
 /*
  * Appends one record of the family's size to the answer.  Returns 0, or
- * -1 (no memory: the core answers SA_STS_NO_RESOURCES).  A Get stops
- * early: the core needs only to know there is more than one.
+ * -1 (no memory, or more than max_bytes: the core answers
+ * SA_STS_NO_RESOURCES; the family stops).  A Get stops early: the core
+ * needs only to know there is more than one.
  */
 int sa_answer_add(struct sa_query *q, const void *rec);
 
@@ -229,8 +232,15 @@ struct sa_stats {
 	uint64_t dropped_requester;	/* from no port, with partitions */
 	uint64_t outside;		/* named a port or group outside the
 					   requester's partitions (sa_outside()) */
+	uint64_t refused_budget;	/* GetTables refused for the answers in
+					   flight (sm/sa/sa_budget.h) */
+	uint64_t refused_too_long;	/* of those: longer than a requester
+					   may hold (ERR_NO_RESOURCES) */
 };
 const struct sa_stats *sa_get_stats(const struct sm *sm);
+/* The answers in flight (sm/sa/sa_budget.h); NULL before sa_init. */
+struct sa_budget_stats;
+const struct sa_budget_stats *sa_get_budget_stats(const struct sm *sm);
 /* Into ibsmctl status's object o: "sa", its counters (nothing before sa_init). */
 struct json_t;
 void sa_to_ctl(const struct sm *sm, struct json_t *o);

@@ -77,3 +77,11 @@ same_as() {
 	diff -q "$1.lft" "$2.lft" >/dev/null ||
 		fail "$3: forwarding entries changed: $(diff "$1.lft" "$2.lft" | grep -c '^[<>]') lines differ"
 }
+
+# status_field SOCK KEY[.KEY...]: a value of `ibsmctl --json status` from
+# the daemon on the control socket SOCK.
+status_field() {
+	timeout 10 "$IBSMCTL" -s "$1" --json status | python3 -c '
+import functools, json, sys
+print(functools.reduce(lambda o, k: o[k], sys.argv[1].split("."), json.load(sys.stdin)))' "$2"
+}

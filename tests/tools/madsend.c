@@ -42,6 +42,19 @@
  *         what a host reads of an SM's SMInfo: one LID-routed SMInfo Get
  *         to DLID, carrying no SMInfo of its own; prints "sm_key=0x...
  *         state=N" (exit 0), or "no answer" (exit 1).
+ *     madsend satable SECONDS SMLID RATE
+ *         a host that asks the SA for every PathRecord (GetTable, no
+ *         component) RATE times a second for SECONDS and never ACKs an
+ *         answer; it reads what comes back and prints "sent=N busy=B
+ *         other=O data=D resent=R first_resend_max_ms=G aborts=A": the
+ *         answers refused Busy or with another status, the RMPP DATA
+ *         segments, how many were resends, the longest wait for an
+ *         answer's first resend (the SA's RMPP timeout: 200 ms), the
+ *         ABORTs that ended them.
+ *     madsend rmpp-open SECONDS SMLID RATE
+ *         the same rate of RMPP transfers opened and never finished:
+ *         first DATA segments of a request announced as two segments;
+ *         prints the same line (its stops and acks in "other").
  *
  * Runs under libumad2sim.so; it registers an agent for every class it
  * sends, because umad2sim crashes on a MAD of a class with no agent.  For
@@ -474,8 +487,106 @@ static int smkey(int fd, int dlid)
 	return 1;
 }
 
+/* The SA flood's counts (satable, rmpp-open). */
+#define FLOOD_TIDS 1000000
+struct flood_counts {
+	long sent, busy, other, data, resent, aborts;
+	double first_resend_max_ms;
+	double *first;		/* per TID: the first DATA segment 1, 0: none */
+	unsigned char *seen;	/* per TID: segment 1 arrivals */
+};
+
+static void flood_take(struct flood_counts *c, const uint8_t *m, int len)
+{
+	if (len < 56 || m[1] != IB_SA_CLASS)
+		return;
+	if (!(m[26] & 0x01)) {		/* no RMPP: one MAD, a status */
+		if (mad_get_field((void *)m, 0, IB_MAD_STATUS_F) == 1)
+			c->busy++;
+		else
+			c->other++;
+		return;
+	}
+	uint32_t tid = (uint32_t)mad_get_field64((void *)m, 0, IB_MAD_TRID_F);
+	uint32_t seg = (uint32_t)m[28] << 24 | (uint32_t)m[29] << 16 | (uint32_t)m[30] << 8 | m[31];
+	if (m[25] == 4) {		/* ABORT */
+		c->aborts++;
+		return;
+	}
+	if (m[25] != 1) {		/* ACK, STOP */
+		c->other++;
+		return;
+	}
+	c->data++;
+	if (seg != 1 || tid >= FLOOD_TIDS)
+		return;
+	if (c->seen[tid]++) {
+		c->resent++;
+		double gap = (now_s() - c->first[tid]) * 1e3;
+		if (c->seen[tid] == 2 && gap > c->first_resend_max_ms)
+			c->first_resend_max_ms = gap;
+	} else {
+		c->first[tid] = now_s();
+	}
+}
+
+static int sa_flood(int fd, double seconds, int smlid, double rate, int open_rmpp)
+{
+	int agent = umad_register(fd, IB_SA_CLASS, 2, 0, NULL);
+	void *out = calloc(1, umad_size() + MAD_SIZE);
+	void *in = calloc(1, umad_size() + MAD_SIZE);
+	struct flood_counts c = { 0 };
+	c.first = calloc(FLOOD_TIDS, sizeof(*c.first));
+	c.seen = calloc(FLOOD_TIDS, 1);
+	if (agent < 0 || !out || !in || !c.first || !c.seen || rate <= 0)
+		return 1;
+	double t0 = now_s(), end = t0 + seconds;
+	long tid = 0;
+	while (now_s() < end) {
+		/* keep to the rate; read what came meanwhile */
+		while (tid < (long)((now_s() - t0) * rate) && tid + 1 < FLOOD_TIDS) {
+			uint8_t *m = umad_get_mad(out);
+			memset(m, 0, MAD_SIZE);
+			m[0] = MAD_BASE_VERSION;
+			m[1] = IB_SA_CLASS;
+			m[2] = 2;
+			m[3] = IB_MAD_METHOD_GET_TABLE;
+			mad_set_field64(m, 0, IB_MAD_TRID_F, (uint64_t)++tid);
+			mad_set_field(m, 0, IB_MAD_ATTRID_F, open_rmpp ? 0x11 : 0x35);
+			if (open_rmpp) {	/* DATA, First, two segments announced */
+				m[24] = 1;
+				m[25] = 1;
+				m[26] = 0x1f << 3 | 0x01 | 0x02;
+				m[31] = 1;
+				m[35] = 2 * 220 & 0xff;
+				m[34] = 2 * 220 >> 8;
+			}
+			if (send_mad(fd, agent, out, smlid, 1) == 0)
+				c.sent++;
+		}
+		int len = MAD_SIZE;
+		if (umad_recv(fd, in, &len, 1) >= 0)
+			flood_take(&c, umad_get_mad(in), len);
+	}
+	/* the last answers' resends and ABORTs */
+	double stop = now_s() + 1.5;
+	while (now_s() < stop) {
+		int len = MAD_SIZE;
+		if (umad_recv(fd, in, &len, 50) >= 0)
+			flood_take(&c, umad_get_mad(in), len);
+	}
+	printf("sent=%ld busy=%ld other=%ld data=%ld resent=%ld first_resend_max_ms=%.0f aborts=%ld\n",
+	       c.sent, c.busy, c.other, c.data, c.resent, c.first_resend_max_ms, c.aborts);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && (!strcmp(argv[1], "satable") || !strcmp(argv[1], "rmpp-open"))) {
+		int fd = open_port();
+		return fd < 0 ? 1 : sa_flood(fd, atof(argv[2]), atoi(argv[3]), atof(argv[4]),
+					     !strcmp(argv[1], "rmpp-open"));
+	}
 	if (argc == 4 && !strcmp(argv[1], "rogue")) {
 		int fd = open_port();
 		return fd < 0 ? 1 : rogue(fd, atof(argv[2]), strtoull(argv[3], NULL, 0));
@@ -523,6 +634,8 @@ int main(int argc, char **argv)
 			"       madsend silent SECONDS\n"
 			"       madsend echo SECONDS\n"
 			"       madsend rogue SECONDS KEY\n"
-			"       madsend smkey DLID\n");
+			"       madsend smkey DLID\n"
+			"       madsend satable SECONDS SMLID RATE\n"
+			"       madsend rmpp-open SECONDS SMLID RATE\n");
 	return 2;
 }

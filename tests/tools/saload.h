@@ -1,7 +1,8 @@
 /*
  * A PathRecord load on one saclient: single-record PathRecord Gets (SLID
  * and DLID given) with K in flight, for T seconds or N queries, and the
- * result as one line of JSON.  Header-only: saperf (umad, under ibsim or
+ * result as one line of JSON.  Or, with table_attr, GetTables of every
+ * record of that attribute, each to hold want_recs records.  Header-only: saperf (umad, under ibsim or
  * on hardware) and in-process emulator tests use the same loop.
  */
 #ifndef IBSMD_SALOAD_H
@@ -32,6 +33,8 @@ struct saload {
 	uint32_t slid;
 	const uint32_t *dlids;		/* cycled through */
 	size_t n_dlids;
+	uint16_t table_attr;		/* 0: PathRecord Gets */
+	size_t want_recs;		/* a GetTable's records (0: any) */
 	/* out */
 	uint64_t sent, ok, errors, timeouts, refused, bad;
 	double elapsed, lat_sum_ms, lat_max_ms;
@@ -89,7 +92,8 @@ static inline void saload_done(void *arg, int status, const uint8_t *recs,
 	struct saload *l = q->l;
 	double ms = (saload_now() - q->t) * 1000.0;
 	l->out--;
-	if (status == 0 && n == 1 && stride >= 44 &&
+	if (l->table_attr ? status == 0 && n && (!l->want_recs || n == l->want_recs) :
+	    status == 0 && n == 1 && stride >= 44 &&
 	    sa_get16(recs + SALOAD_PR_DLID_OFF) == q->dlid) {
 		l->ok++;
 		l->lat_sum_ms += ms;
@@ -131,9 +135,13 @@ static inline void saload_issue(struct saload *l)
 		memset(rec, 0, sizeof(rec));
 		sa_put16(rec + SALOAD_PR_DLID_OFF, (uint16_t)q->dlid);
 		sa_put16(rec + SALOAD_PR_SLID_OFF, (uint16_t)l->slid);
-		if (saclient_query(l->c, SA_METHOD_GET, SA_ATTR_PATH_REC, 0,
-				   SALOAD_PR_DLID | SALOAD_PR_SLID, rec, sizeof(rec),
-				   saload_done, q) < 0) {
+		int rc = l->table_attr ?
+			saclient_query(l->c, SA_METHOD_GET_TABLE, l->table_attr, 0, 0,
+				       NULL, 0, saload_done, q) :
+			saclient_query(l->c, SA_METHOD_GET, SA_ATTR_PATH_REC, 0,
+				       SALOAD_PR_DLID | SALOAD_PR_SLID, rec, sizeof(rec),
+				       saload_done, q);
+		if (rc < 0) {
 			free(q);
 			l->refused++;
 			l->stop = 1;

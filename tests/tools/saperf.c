@@ -5,8 +5,10 @@
  * ibsmd and OpenSM alike (saquery sends one query per process).
  *
  *     saperf [-C CA] [-P PORT] [-k K] [-t SECONDS | -n N] [-s SLID]
- *            [-d DLIDS] [-T TIMEOUT_MS] [-r RETRIES]
+ *            [-d DLIDS] [-T TIMEOUT_MS] [-r RETRIES] [-N RECORDS]
  *
+ * -N: GetTables of every NodeRecord instead, each answered with RECORDS
+ * records (0: any number) to count as answered.
  * DLIDS: a list like 1,4,7-20 (default: the SM's LID); SLID: default the
  * port's own LID.  Runs on a umad port (hardware, or ibsim under
  * libumad2sim.so); the same loop (tests/tools/saload.h) runs in-process
@@ -27,7 +29,8 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: saperf [-C CA] [-P PORT] [-k INFLIGHT] [-t SECONDS | -n QUERIES]\n"
-			"              [-s SLID] [-d DLID[,DLID|FIRST-LAST]...] [-T TIMEOUT_MS] [-r RETRIES]\n");
+			"              [-s SLID] [-d DLID[,DLID|FIRST-LAST]...] [-T TIMEOUT_MS] [-r RETRIES]\n"
+			"              [-N RECORDS]\n");
 	exit(2);
 }
 
@@ -70,7 +73,7 @@ int main(int argc, char **argv)
 
 	memset(&l, 0, sizeof(l));
 	l.inflight = 16;
-	while ((c = getopt(argc, argv, "C:P:k:t:n:s:d:T:r:")) != -1) {
+	while ((c = getopt(argc, argv, "C:P:k:t:n:s:d:T:r:N:")) != -1) {
 		switch (c) {
 		case 'C': sel.ca = optarg; break;
 		case 'P': sel.port = atoi(optarg); break;
@@ -84,6 +87,10 @@ int main(int argc, char **argv)
 			break;
 		case 'T': p.timeout_ms = (unsigned)atoi(optarg); break;
 		case 'r': p.retries = (unsigned)atoi(optarg); break;
+		case 'N':
+			l.table_attr = SA_ATTR_NODE_REC;
+			l.want_recs = strtoul(optarg, NULL, 0);
+			break;
 		default: usage();
 		}
 	}

@@ -414,6 +414,30 @@ START_TEST(test_multicast)
 }
 END_TEST
 
+/* sa: the SA's answers in flight (sm/sa/sa_budget.h) */
+START_TEST(test_sa_limits)
+{
+	struct loaded l;
+
+	load_ok(&l, "");
+	ck_assert_int_eq(l.c.sa_max_answers_per_requester, 64);
+	ck_assert_uint_eq(l.c.sa_max_answer_bytes_per_requester, 64ULL << 20);
+	ck_assert_uint_eq(l.c.sa_max_answer_bytes, 512ULL << 20);
+	load_ok(&l, "sa:\n  max_answers_per_requester: 4\n"
+		"  max_answer_bytes_per_requester: 1048576\n  max_answer_bytes: 0x40000000\n");
+	ck_assert_int_eq(l.c.sa_max_answers_per_requester, 4);
+	ck_assert_uint_eq(l.c.sa_max_answer_bytes_per_requester, 1048576);
+	ck_assert_uint_eq(l.c.sa_max_answer_bytes, 1ULL << 30);
+	load_fails("sa: {max_answers_per_requester: 0}\n",
+		   "1:33: sa.max_answers_per_requester: 0 is out of range 1..256");
+	load_fails("sa: {max_answer_bytes: 4096}\n",
+		   "1:24: sa.max_answer_bytes: 4096 is out of range 0x10000..0xffffffffffffffff");
+	load_fails("sa: {max_answer_bytes: 100000}\n",
+		   "1:1: sa: max_answer_bytes_per_requester (67108864) is more than max_answer_bytes (100000)");
+	load_fails("sa: {max_requests: 5}\n", "1:6: unknown key 'sa.max_requests'");
+}
+END_TEST
+
 START_TEST(test_not_implemented)
 {
 	static const struct {
@@ -1318,6 +1342,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_port_replaces);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_set_engines);
+	tcase_add_test(tc, test_sa_limits);
 	suite_add_tcase(s, tc);
 	return s;
 }

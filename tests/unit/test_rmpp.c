@@ -508,6 +508,85 @@ static void bad_ack(uint32_t seg, uint32_t nwl, int want)
 	emu_net_down(&n);
 }
 
+/*
+ * The slots: one peer's half-open transfers fill its share of the
+ * receive pool (STOP, resources exhausted) and not another peer's; a
+ * message longer than max_msg is ABORTed at its first segment, holding
+ * nothing; the send pool is the senders' own and has shares per peer;
+ * lingering transfers past max_linger are forgotten oldest first.
+ */
+START_TEST(t_pools)
+{
+	struct emu_net n;
+	struct peer b = { 0 };
+	struct raw c, d;
+	const uint8_t A = RMPP_FLAG_ACTIVE, F = RMPP_FLAG_FIRST, L = RMPP_FLAG_LAST;
+	const struct rmpp_params pools = { .window = 32, .timeout_ms = 300, .retries = 4,
+		.total_ms = 5000, .max_msg = 1000, .recv_slots = 8, .recv_per_peer = 3,
+		.send_slots = 4, .send_per_peer = 2, .max_linger = 5 };
+	emu_net_up(&n);
+	peer_up(&n, &b, 10, &pools);
+	raw_up(&n, &c, 4);
+	raw_up(&n, &d, 5);
+	/* c's three half-open transfers are ACKed, its fourth STOPped */
+	for (uint64_t tid = 1; tid <= 3; tid++) {
+		ck_assert_int_eq(poke(&n, &c, &b, tid, 1, RMPP_TYPE_DATA, A | F, 1, 440), 1);
+		assert_got(&c, (int)tid - 1, RMPP_TYPE_ACK, 0, tid);
+	}
+	ck_assert_int_eq(poke(&n, &c, &b, 4, 1, RMPP_TYPE_DATA, A | F, 1, 440), 1);
+	assert_got(&c, 3, RMPP_TYPE_STOP, 1, 4);
+	ck_assert_uint_eq(rmpp_get_stats(b.r)->refused_slots[RMPP_RECV], 1);
+	ck_assert_uint_eq(rmpp_active_peer(b.r, RMPP_RECV, c.h.lid), 3);
+	/* d still has its share */
+	ck_assert_int_eq(poke(&n, &d, &b, 1, 1, RMPP_TYPE_DATA, A | F, 1, 440), 1);
+	assert_got(&d, 0, RMPP_TYPE_ACK, 0, 1);
+	/* longer than max_msg, said in the first segment (6 segments, 1200
+	 * bytes), or shown by a segment that is not the last at the limit */
+	ck_assert_int_eq(poke(&n, &d, &b, 2, 1, RMPP_TYPE_DATA, A | F, 1, 6 * 220), 1);
+	assert_got(&d, 1, RMPP_TYPE_ABORT, 127, 2);
+	ck_assert_int_eq(poke(&n, &d, &b, 3, 1, RMPP_TYPE_DATA, A | F, 1, 0), 1);
+	assert_got(&d, 2, RMPP_TYPE_ACK, 0, 3);
+	for (uint32_t seg = 2; seg <= 4; seg++)
+		ck_assert_int_eq(poke(&n, &d, &b, 3, 1, RMPP_TYPE_DATA, A, seg, 0), 0);
+	ck_assert_int_eq(poke(&n, &d, &b, 3, 1, RMPP_TYPE_DATA, A, 5, 0), 1);
+	assert_got(&d, 3, RMPP_TYPE_ABORT, 127, 3);
+	ck_assert_uint_eq(rmpp_get_stats(b.r)->refused_long, 2);
+	ck_assert_uint_eq(rmpp_active_dir(b.r, RMPP_RECV), 4);
+	/* seven one-segment messages from d: delivered, at most five remembered */
+	for (uint64_t tid = 200; tid < 207; tid++)
+		ck_assert_int_eq(poke(&n, &d, &b, tid, 1, RMPP_TYPE_DATA, A | F | L, 1, 20 + 64), 1);
+	ck_assert_int_eq(b.msgs, 7);
+	ck_assert_uint_le(rmpp_lingering(b.r), 5);
+	ck_assert_uint_ge(rmpp_get_stats(b.r)->evicted, 2);
+	/* sends: two to c's LID, the third refused; the pool of four */
+	uint8_t hdr[MAD_SIZE], data[600];
+	struct mad_addr to_c = { .lid = c.h.lid, .qpn = 1 }, to_d = { .lid = d.h.lid, .qpn = 1 };
+	memset(data, 7, sizeof(data));
+	for (uint64_t tid = 100; tid < 102; tid++) {
+		make_hdr(hdr, tid);
+		ck_assert_int_eq(rmpp_send(b.r, hdr, data, sizeof(data), &to_c, NULL, NULL), 0);
+	}
+	make_hdr(hdr, 102);
+	errno = 0;
+	ck_assert_int_eq(rmpp_send(b.r, hdr, data, sizeof(data), &to_c, NULL, NULL), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	for (uint64_t tid = 103; tid < 105; tid++) {
+		make_hdr(hdr, tid);
+		ck_assert_int_eq(rmpp_send(b.r, hdr, data, sizeof(data), &to_d, NULL, NULL), 0);
+	}
+	make_hdr(hdr, 105);
+	ck_assert_int_eq(rmpp_send(b.r, hdr, data, sizeof(data), &to_d, NULL, NULL), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_uint_eq(rmpp_get_stats(b.r)->refused_slots[RMPP_SEND], 2);
+	ck_assert_uint_eq(rmpp_active_dir(b.r, RMPP_SEND), 4);
+	ck_assert_uint_eq(rmpp_active_dir(b.r, RMPP_RECV), 4);
+	c.h.t.close(c.h.t.ctx);
+	d.h.t.close(d.h.t.ctx);
+	peer_down(&b);
+	emu_net_down(&n);
+}
+END_TEST
+
 START_TEST(t_bad_acks)
 {
 	bad_ack(1, 0, 122);	/* NewWindowLast below the segment */
@@ -571,6 +650,7 @@ static Suite *rmpp_suite(void)
 	tcase_add_test(tc, t_abort_after_retries);
 	tcase_add_test(tc, t_total_timeout);
 	tcase_add_test(tc, t_malformed);
+	tcase_add_test(tc, t_pools);
 	tcase_add_test(tc, t_bad_acks);
 	tcase_add_test(tc, t_stop);
 	tcase_add_test(tc, t_abort);

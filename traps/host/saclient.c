@@ -123,6 +123,12 @@ static int answer(struct saclient *c, const uint8_t *hdr, const uint8_t *data,
 	}
 	c->st.answers++;
 	int status = mad_status(hdr);
+	if (status == MAD_STS_BUSY) {
+		/* discarded, not refused (IBA vol. 1 13.4.7): the query's
+		 * timer sends it again, as after a loss */
+		c->st.busy++;
+		return 1;
+	}
 	if (status) {
 		finish(q, status, NULL, 0, 0, hdr);
 		return 1;

@@ -12,7 +12,8 @@
  * per query.  An answer is taken only when its TID, class, response
  * method and source LID match; RMPP answers are reassembled by
  * mad/rmpp.c, which ACKs them.  A retry is held back while the answer's
- * RMPP transfer is still coming in.
+ * RMPP transfer is still coming in.  An answer with MAD status Busy is
+ * no answer: the query is sent again at its timeout, within its retries.
  *
  * Reports: a Report(Notice) from the SA is answered with a ReportResp
  * (the notice echoed) and the 80-byte notice goes to the report callback,
@@ -50,6 +51,7 @@ struct saclient_params {
 struct saclient_stats {
 	uint64_t queries, sent, retries, answers, timeouts, errors;
 	uint64_t unmatched;		/* answers to nothing of ours */
+	uint64_t busy;			/* answers with status Busy (sent again) */
 	uint64_t reports, report_dups;	/* Reports taken, Reports seen again */
 };
 
