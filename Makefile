@@ -118,7 +118,8 @@ sim: all $(BUILD)/ibsmd-asan
 deps:
 	@tests/deps.sh
 
-# The build in parallel (every core), the unit tests several at a time, the sim tests one after another.
+# The build in parallel (every core), the unit tests several at a time, the
+# sim tests a core's worth at a time (tests/sim/run-all.sh; SIM_JOBS=1: one by one).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	$(MAKE) -j$(NPROC) all $(BUILD)/ibsmd-asan $(UNIT_TESTS:%=$(BUILD)/unit/%) \

@@ -128,7 +128,7 @@ outsider() {
 
 # ---- ibsmd ----
 sim_start "$net"
-on_host_bg H-15 "$IBSMD" -S "$SIM_TMP/state" -c "$SIM_TMP/p.yaml" --log-level info >"$SIM_TMP/ibsmd.log" 2>&1
+on_host_bg H-15 "$IBSMD" -S "$SIM_TMP/state" -s "$SIM_TMP/ibsmd.sock" -c "$SIM_TMP/p.yaml" --log-level info >"$SIM_TMP/ibsmd.log" 2>&1
 wait_until 30 grep -q '^subnet up:' "$SIM_TMP/ibsmd.log" ||
 	fail "ibsmd: no subnet up: $(tail -n 3 "$SIM_TMP/ibsmd.log")"
 names "$SIM_TMP/ibsmd"

@@ -93,7 +93,7 @@ subscribe() {
 
 # ---- ibsmd ----
 sim_start "$net"
-on_host_bg H-2 "$IBSMD" -S "$SIM_TMP/state" --log-level info >"$SIM_TMP/ibsmd.log" 2>&1
+on_host_bg H-2 "$IBSMD" -S "$SIM_TMP/state" -s "$SIM_TMP/ibsmd.sock" --log-level info >"$SIM_TMP/ibsmd.log" 2>&1
 wait_until 30 grep -q '^subnet up:' "$SIM_TMP/ibsmd.log" || fail "ibsmd: no subnet up"
 lids "$SIM_TMP/ibsmd"
 queries H-1 "$SIM_TMP/ibsmd.sa"	# saquery -s with no listener attached
