@@ -163,7 +163,8 @@ static const struct key mad_keys[] = {
 };
 /* routing.isolation_mode, indexed by config.isolation_strict */
 static const char *const isolation_modes[] = { "best-effort", "strict", NULL };
-/* partitions[].members[].membership, indexed by cfg_member.full */
+/* partitions[].members[].membership and default_partition.membership,
+   indexed by cfg_member.full and config.default_full */
 static const char *const memberships[] = { "limited", "full", NULL };
 #define PART_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
 			"0123456789_.-"
@@ -193,6 +194,8 @@ static void member_begin(struct config *c, void *elem)
 
 static int member_end(struct config *c, uint32_t i, char *msg, size_t len)
 {
+	if (c->members[i].kind != MEMBER_SPEC)
+		return 0;
 	return spec_check(c->members[i].node, c->members[i].guid, msg, len);
 }
 
@@ -416,6 +419,12 @@ static int metrics_check(const struct config *c, char *msg, size_t len)
 	return config_parse_listen(c->metrics_listen, host, sizeof(host),
 				    &port, msg, len);
 }
+/* default_partition: P_Key 0x7fff (sm/model/part_resolve.c) */
+static const struct key default_partition_keys[] = {
+	ENUM("membership", default_full, memberships),
+	ENUM("ipoib", mc_default_ipoib, booleans),
+	END
+};
 /* multicast: the IPoIB broadcast groups (sm/mcast/ipoib.c) */
 static const struct key multicast_keys[] = {
 	ENUM("default_ipoib", mc_default_ipoib, booleans),
@@ -472,6 +481,7 @@ static const struct key top_keys[] = {
 	STR("node_name_map", node_name_map),
 	SEQ("partitions", parts, n_parts, part_keys, "partitions",
 	    parts_reset, NULL, part_begin, part_end),
+	MAP("default_partition", default_partition_keys),
 	MAP("multicast", multicast_keys),
 	MAP_CHECKED("sa", sa_keys, NULL, sa_check),
 	END
@@ -866,21 +876,74 @@ static int set_policy(struct parse *p, const struct key *k, const char *key)
 	return 0;
 }
 
+/* OpenSM's partitions.conf keywords (osm_prtn_config.c), by enum cfg_member_kind */
+static const char *const member_keywords[] = {
+	[MEMBER_ALL] = "ALL", [MEMBER_ALL_CAS] = "ALL_CAS",
+	[MEMBER_ALL_SWITCHES] = "ALL_SWITCHES",
+	[MEMBER_ALL_ROUTERS] = "ALL_ROUTERS", [MEMBER_SELF] = "SELF",
+};
+#define MEMBER_KEYWORDS "ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF"
+
 /*
- * partitions[].members[]: a scalar item is a GUID (0x + hex: a port or
- * node GUID) or else a node-description pattern; full membership.
+ * A scalar that looks like a keyword: capitals and '_' only, beginning
+ * with ALL or SELF or holding a '_'.  One that is none of the keywords
+ * is a misspelling (a node-description pattern so written would match
+ * nothing OpenSM's admin meant; the mapping form {node: ...} names it).
+ */
+static int keyword_like(const char *s, size_t n)
+{
+	size_t caps = 0;
+	while (caps < n && ((s[caps] >= 'A' && s[caps] <= 'Z') || s[caps] == '_'))
+		caps++;
+	return n && caps == n && (!strncmp(s, "ALL", 3) || !strncmp(s, "SELF", 4) ||
+				  memchr(s, '_', n));
+}
+
+/*
+ * partitions[].members[]: a scalar item is a keyword of OpenSM's
+ * (ALL, ALL_CAS, ...), a GUID (0x + hex: a port or node GUID) or else a
+ * node-description pattern, full unless it ends in OpenSM's =limited;
+ * =both is full, as OpenSM makes it without allow_both_pkeys.
  */
 static int member_scalar(struct parse *p, const char *key, void *elem)
 {
+	static const char *const suffixes[] = { "=limited", "=full", "=both" };
 	struct cfg_member *m = elem;
-	const char *s;
+	char s[CFG_NAME_LEN + 16];
 	uint64_t v;
 	int neg, rc;
 
-	if (want_string(p, key, "a node-description pattern, a GUID or a "
-			"mapping") == -1)
+	if (want_string(p, key, "a node-description pattern, a GUID, a "
+			"keyword or a mapping") == -1)
 		return -1;
-	s = scalar(p);
+	if (strlen(scalar(p)) >= sizeof(s))
+		return fail_at(p, p->ev.start_mark,
+			       "%s: '%s' is too long (at most %zu characters)",
+			       key, scalar(p), sizeof(m->node) - 1);
+	snprintf(s, sizeof(s), "%s", scalar(p));
+	char *eq = strrchr(s, '=');
+	if (eq) {
+		size_t k = 0;
+		while (k < 3 && strcmp(eq, suffixes[k]))
+			k++;
+		if (k == 3)
+			return fail_at(p, p->ev.start_mark, "%s: '%s': the "
+				       "membership after '=' is one of full, "
+				       "limited, both (a pattern with '=' is "
+				       "written {node: ...})", key, s);
+		m->full = k != 0;
+		*eq = '\0';
+	}
+	for (int k = MEMBER_ALL; k <= MEMBER_SELF; k++)
+		if (!strcmp(s, member_keywords[k])) {
+			m->kind = k;
+			return 0;
+		}
+	if (keyword_like(s, strlen(s)))
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not a "
+			       "keyword (" MEMBER_KEYWORDS "); a node "
+			       "description so written is {node: '%s'}",
+			       key, s, s);
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		rc = parse_integer(s, &neg, &v);
 		if (rc == -1 || (rc == 0 && v == 0))
@@ -1456,7 +1519,10 @@ void config_defaults(struct config *c)
 	c->qos_max_vls = 0;	/* what the links run */
 	c->qos_vlarb_high_limit = -1;	/* as the port holds it */
 	c->qos_sls = 0;		/* not given: QOS_VOQSW_SLS */
-	c->n_parts = 0;		/* every end port a full default member */
+	c->n_parts = 0;
+	/* every end port a full default member, with tenants too: OpenSM's
+	   shipped partitions.conf (Default=0x7fff, ipoib : ALL=full;) */
+	c->default_full = 1;
 	c->isolation_strict = 0;	/* best-effort */
 	c->mc_default_ipoib = 1;	/* OpenSM's defaults (osm_prtn.c) */
 	c->mc_mtu = 4;			/* 2048 */

@@ -713,6 +713,73 @@ START_TEST(test_partition_errors)
 END_TEST
 
 /* The pools' limits are said, with the limit. */
+/*
+ * OpenSM's partitions model: default_partition (its ipoib the alias of
+ * multicast.default_ipoib), partitions.conf's member keywords and its
+ * =full / =limited / =both (both: full, as OpenSM without
+ * allow_both_pkeys).
+ */
+START_TEST(test_opensm_partitions)
+{
+	struct loaded l;
+
+	load_ok(&l, "partitions: []\n");
+	ck_assert_int_eq(l.c.default_full, 1);	/* OpenSM's shipped file */
+	ck_assert_int_eq(l.c.mc_default_ipoib, 1);
+	load_ok(&l, "default_partition: {membership: limited, ipoib: false}\n");
+	ck_assert_int_eq(l.c.default_full, 0);
+	ck_assert_int_eq(l.c.mc_default_ipoib, 0);
+	load_ok(&l, "default_partition: {membership: full}\n"
+		"multicast: {default_ipoib: false}\n");
+	ck_assert_int_eq(l.c.default_full, 1);
+	ck_assert_int_eq(l.c.mc_default_ipoib, 0);
+
+	load_ok(&l, "partitions:\n  - name: t\n    pkey: 1\n    members: "
+		"[ALL, ALL_CAS=limited, ALL_SWITCHES=full, ALL_ROUTERS=both, "
+		"SELF, \"0x0002c90300a1b2c1=limited\", \"H-1*=both\", "
+		"\"H-2=full\", 0x10]\n");
+	ck_assert_int_eq(l.c.n_members, 9);
+	static const struct { int kind, full; uint64_t guid; const char *node; } want[] = {
+		{ MEMBER_ALL, 1, 0, "" }, { MEMBER_ALL_CAS, 0, 0, "" },
+		{ MEMBER_ALL_SWITCHES, 1, 0, "" }, { MEMBER_ALL_ROUTERS, 1, 0, "" },
+		{ MEMBER_SELF, 1, 0, "" }, { MEMBER_SPEC, 0, 0x0002c90300a1b2c1ULL, "" },
+		{ MEMBER_SPEC, 1, 0, "H-1*" }, { MEMBER_SPEC, 1, 0, "H-2" },
+		{ MEMBER_SPEC, 1, 0x10, "" },
+	};
+	for (unsigned i = 0; i < 9; i++) {
+		const struct cfg_member *m = &l.c.members[i];
+		ck_assert_msg(m->kind == want[i].kind && m->full == want[i].full &&
+			      m->guid == want[i].guid && !strcmp(m->node, want[i].node),
+			      "member %u: kind %d full %d guid 0x%llx node '%s'", i,
+			      m->kind, m->full, (unsigned long long)m->guid, m->node);
+	}
+	/* the mapping form names a node so described */
+	load_ok(&l, "partitions:\n  - {name: t, pkey: 1, members: [{node: ALL_X}]}\n");
+	ck_assert_int_eq(l.c.members[0].kind, MEMBER_SPEC);
+	ck_assert_str_eq(l.c.members[0].node, "ALL_X");
+
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [ALL_CA]}\n",
+		   "2:34: partitions[0].members[0]: 'ALL_CA' is not a keyword "
+		   "(ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF); a node "
+		   "description so written is {node: 'ALL_CA'}");
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [H-0, ALL_SWITCH=full]}\n",
+		   "2:39: partitions[0].members[1]: 'ALL_SWITCH' is not a keyword "
+		   "(ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF); a node "
+		   "description so written is {node: 'ALL_SWITCH'}");
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [SELF=ful]}\n",
+		   "2:34: partitions[0].members[0]: 'SELF=ful': the membership "
+		   "after '=' is one of full, limited, both (a pattern with '=' "
+		   "is written {node: ...})");
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [0x12g4=full]}\n",
+		   "2:34: partitions[0].members[0]: '0x12g4' is not a GUID");
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [\"=full\"]}\n",
+		   "2:34: partitions[0].members[0]: must not be empty");
+	load_fails("default_partition: {membership: both}\n",
+		   "1:33: default_partition.membership: 'both' is not one of "
+		   "limited, full");
+}
+END_TEST
+
 START_TEST(test_partition_limits)
 {
 	size_t cap = 512 * 1024, n;
@@ -1327,6 +1394,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_partitions);
 	tcase_add_test(tc, test_partition_errors);
 	tcase_add_test(tc, test_partition_limits);
+	tcase_add_test(tc, test_opensm_partitions);
 	tcase_add_test(tc, test_node_name_map);
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_qos_vlarb);
