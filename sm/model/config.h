@@ -73,6 +73,22 @@ struct cfg_member {
 	int port;			/* 0: every end port of the node */
 	int full;			/* membership: full (default) / limited */
 };
+/*
+ * A multicast group the SM makes for a partition (partitions[].mgroups,
+ * default_partition.mgroups: partitions.conf's mgid= lines), kept when
+ * empty as the IPoIB broadcast groups (sm/mcast/ipoib.c).  Checked once
+ * the file is read: a multicast MGID, given once in the file; an IPoIB
+ * MGID's P_Key bits 0 (the partition's are put in) or the partition's.
+ */
+#define CFG_MAX_MGROUPS		256	/* in all partitions */
+#define CFG_MAX_DEF_MGROUPS	32	/* of the default partition */
+struct cfg_mgroup {
+	uint8_t mgid[16];		/* required */
+	int mtu, rate;			/* IBA codes; 0: multicast.mtu / .rate */
+	int sl;				/* -1: the partition's, else multicast.sl */
+	int qkey;			/* -1: multicast.qkey for an IPoIB MGID
+					   (ff1S:401b, ff1S:601b), else 0 */
+};
 struct cfg_partition {
 	char name[CFG_NAME_LEN];
 	uint16_t pkey;			/* 15 bits */
@@ -84,6 +100,7 @@ struct cfg_partition {
 					   multicast.mtu / .rate */
 	int qkey;			/* the group's Q_Key; -1: multicast.qkey */
 	uint32_t first, n;		/* its members in config.members */
+	uint32_t mg_first, mg_n;	/* its groups in config.mgroups */
 };
 struct cfg_weight {			/* routing.weights: pFTree-Wt */
 	char node[CFG_NAME_LEN];	/* pattern, "" when guid is given */
@@ -171,6 +188,10 @@ struct config {
 	struct cfg_partition parts[CFG_MAX_PARTS];
 	uint32_t n_members;
 	struct cfg_member members[CFG_MAX_PART_MEMBERS];
+	uint32_t n_mgroups;		/* partitions[].mgroups, all together */
+	struct cfg_mgroup mgroups[CFG_MAX_MGROUPS];
+	uint32_t n_def_mgroups;		/* default_partition.mgroups */
+	struct cfg_mgroup def_mgroups[CFG_MAX_DEF_MGROUPS];
 	int default_full;		/* default_partition.membership: end
 					   ports full (1, default, as OpenSM's
 					   shipped partitions.conf) or limited

@@ -780,6 +780,64 @@ START_TEST(test_opensm_partitions)
 }
 END_TEST
 
+/*
+ * partitions.conf's mgid= lines: partitions[].mgroups and
+ * default_partition.mgroups.  An IPoIB MGID's P_Key bits 0 get the
+ * partition's (its pkey given after the groups too).
+ */
+START_TEST(test_mgroups)
+{
+	static const uint8_t a16[16] = { 0xff, 0x12, 0x40, 0x1b, 0x80, 0x05, 0, 0,
+					 0, 0, 0, 0, 0, 0, 0, 0x16 };
+	static const uint8_t d2[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+					0, 0, 0, 0, 0, 0, 0, 0x02 };
+	static const uint8_t o1[16] = { 0xff, 0x15, 0, 0, 0, 0, 0, 0,
+					0, 0, 0, 0, 0, 0, 0, 0x01 };
+	struct loaded l;
+
+	load_ok(&l, "default_partition:\n  mgroups: [{mgid: \"ff12:601b::2\", sl: 1}]\n"
+		"partitions:\n  - name: t\n    mgroups:\n"
+		"      - {mgid: \"ff12:401b::16\"}\n"
+		"      - {mgid: \"ff15::1\", qkey: 0xdead, mtu: 2, rate: 6}\n"
+		"    pkey: 5\n  - {name: u, pkey: 6}\n");
+	ck_assert_uint_eq(l.c.n_def_mgroups, 1);
+	ck_assert_int_eq(memcmp(l.c.def_mgroups[0].mgid, d2, 16), 0);
+	ck_assert_int_eq(l.c.def_mgroups[0].sl, 1);
+	ck_assert_int_eq(l.c.def_mgroups[0].qkey, -1);
+	ck_assert_uint_eq(l.c.n_mgroups, 2);
+	ck_assert_uint_eq(l.c.parts[0].mg_first, 0);
+	ck_assert_uint_eq(l.c.parts[0].mg_n, 2);
+	ck_assert_uint_eq(l.c.parts[1].mg_n, 0);
+	ck_assert_int_eq(memcmp(l.c.mgroups[0].mgid, a16, 16), 0);
+	ck_assert_int_eq(l.c.mgroups[0].sl, -1);
+	ck_assert_int_eq(memcmp(l.c.mgroups[1].mgid, o1, 16), 0);
+	ck_assert_int_eq(l.c.mgroups[1].qkey, 0xdead);
+	ck_assert_int_eq(l.c.mgroups[1].mtu, 2);
+	ck_assert_int_eq(l.c.mgroups[1].rate, 6);
+	/* the partition's own bits are fine */
+	load_ok(&l, "partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: \"ff12:401b:8005::16\"}]}\n");
+
+	load_fails("partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: \"ff12:401b:8006::16\"}]}\n",
+		   "2:41: partitions[0].mgroups[0].mgid: the P_Key bits 0x8006 are not the partition's "
+		   "0x8005 (give 0 to have them put in)");
+	load_fails("default_partition: {mgroups: [{mgid: \"ff12::1\"}]}\n"
+		   "partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: \"ff12::1\"}]}\n",
+		   "3:41: partitions[0].mgroups[0].mgid: ff12::1 is given twice");
+	load_fails("partitions:\n  - {name: t, pkey: 5, ipoib: true, mgroups: "
+		   "[{mgid: \"ff12:401b::ffff:ffff\"}]}\n",
+		   "2:54: partitions[0].mgroups[0].mgid: ff12:401b:8005::ffff:ffff is the partition's IPoIB "
+		   "broadcast group (ipoib)");
+	load_fails("partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: \"fe80::1\"}]}\n",
+		   "2:41: partitions[0].mgroups[0].mgid: 'fe80::1' is not a "
+		   "multicast GID (ff..)");
+	load_fails("partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: ff12:zz}]}\n",
+		   "2:41: partitions[0].mgroups[0].mgid: 'ff12:zz' is not a GID "
+		   "(IPv6 notation, such as ff12:401b::16)");
+	load_fails("partitions:\n  - {name: t, pkey: 5, mgroups: [{sl: 1}]}\n",
+		   "2:34: partitions[0].mgroups[0]: mgid is missing");
+}
+END_TEST
+
 START_TEST(test_partition_limits)
 {
 	size_t cap = 512 * 1024, n;
@@ -1395,6 +1453,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_partition_errors);
 	tcase_add_test(tc, test_partition_limits);
 	tcase_add_test(tc, test_opensm_partitions);
+	tcase_add_test(tc, test_mgroups);
 	tcase_add_test(tc, test_node_name_map);
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_qos_vlarb);
