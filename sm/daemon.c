@@ -160,6 +160,11 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 	log_notice("bound to %s port %d (GUID 0x%016llx), priority %d",
 		   sm->tr.ca_name, sm->tr.port_num,
 		   (unsigned long long)sm->tr.port_guid, sm->cfg.sm_priority);
+	if (sm->cfg.n_parts && sm->cfg.default_full)
+		log_notice("partitions: %d tenants; every end port is a full member of "
+			   "the default partition, so hosts of different tenants reach "
+			   "each other over P_Key 0xFFFF (default_partition.membership: "
+			   "limited keeps them apart)", sm->cfg.n_parts);
 	struct txn_params tp = {
 		.timeout_ms = sm->cfg.mad_timeout_ms,
 		.retries = sm->cfg.mad_retries,

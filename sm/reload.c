@@ -33,6 +33,10 @@ static const char *drops_too_much(const struct config *old, const struct config 
 			 old->n_parts);
 		return buf;
 	}
+	if (old->n_parts && !old->default_full && c->n_parts && c->default_full)
+		return "it makes every end port a full member of the default "
+		       "partition (default_partition.membership full), and with "
+		       "that drops the tenants' isolation";
 	return NULL;
 }
 

@@ -16,7 +16,7 @@
 
 static int member_same(const struct cfg_member *a, const struct cfg_member *b)
 {
-	return !strcmp(a->node, b->node) && a->guid == b->guid &&
+	return a->kind == b->kind && !strcmp(a->node, b->node) && a->guid == b->guid &&
 	       a->port == b->port && a->full == b->full;
 }
 
@@ -51,7 +51,7 @@ static int weights_same(const struct config *a, const struct config *b)
 int part_config_changed(const struct config *a, const struct config *b,
 			char *what, size_t len)
 {
-	int parts = a->n_parts != b->n_parts;
+	int parts = a->n_parts != b->n_parts || a->default_full != b->default_full;
 	for (int i = 0; !parts && i < a->n_parts; i++)
 		parts = !part_same(a, b, i);
 	int weights = !weights_same(a, b);

@@ -4,7 +4,9 @@
  * group ff12:401b:PKEY::ffff:ffff (PKEY with the full bit) with the
  * policy's MTU, rate, SL and Q_Key (OpenSM's defaults: 2048, 10 Gb/s,
  * SL 0, 0x0B1B), PacketLifeTime sm.subnet_timeout, link-local scope.
- * They are well_known: kept when empty.
+ * They are well_known: kept when empty.  So are the partitions' own
+ * groups (default_partition.mgroups, partitions[].mgroups: OpenSM's
+ * mgid= lines) with their partition's P_Key.
  */
 #ifndef IBSMD_MCAST_IPOIB_H
 #define IBSMD_MCAST_IPOIB_H

@@ -5,6 +5,7 @@
  * struct config.  The first error stops the parse and is reported as
  * "FILE:LINE:COL: message", LINE and COL 1-based.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
@@ -20,6 +21,7 @@
 #include "sm/model/config.h"
 #include "sm/base/nodemap.h"
 #include "sm/model/part_resolve.h"
+#include "sm/model/mcgroups.h"
 #include "sm/base/log.h"
 #include "sm/base/wfile.h"
 
@@ -163,7 +165,8 @@ static const struct key mad_keys[] = {
 };
 /* routing.isolation_mode, indexed by config.isolation_strict */
 static const char *const isolation_modes[] = { "best-effort", "strict", NULL };
-/* partitions[].members[].membership, indexed by cfg_member.full */
+/* partitions[].members[].membership and default_partition.membership,
+   indexed by cfg_member.full and config.default_full */
 static const char *const memberships[] = { "limited", "full", NULL };
 #define PART_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
 			"0123456789_.-"
@@ -171,6 +174,7 @@ static const char *const memberships[] = { "limited", "full", NULL };
 static int set_pkey(struct parse *p, const struct key *k, const char *key);
 static int set_policy(struct parse *p, const struct key *k, const char *key);
 static int member_scalar(struct parse *p, const char *key, void *elem);
+static int set_mgid(struct parse *p, const struct key *k, const char *key);
 
 /* A member or a weight names its ports by node description or by GUID. */
 static int spec_check(const char *node, uint64_t guid, char *msg, size_t len)
@@ -193,6 +197,8 @@ static void member_begin(struct config *c, void *elem)
 
 static int member_end(struct config *c, uint32_t i, char *msg, size_t len)
 {
+	if (c->members[i].kind != MEMBER_SPEC)
+		return 0;
 	return spec_check(c->members[i].node, c->members[i].guid, msg, len);
 }
 
@@ -204,12 +210,54 @@ static const struct key member_keys[] = {
 	END
 };
 
-/* partitions: replaces the list, members and all */
+/* partitions: replaces the list, members and groups and all */
 static void parts_reset(struct config *c)
 {
 	c->n_parts = 0;
 	c->n_members = 0;
+	c->n_mgroups = 0;
 }
+
+/* partitions[].mgroups, default_partition.mgroups (config.h) */
+static void mgroup_begin(struct config *c, void *elem)
+{
+	struct cfg_mgroup *g = elem;
+	g->sl = -1;
+	g->qkey = -1;
+}
+
+static int mgroup_end(const struct cfg_mgroup *g, char *msg, size_t len)
+{
+	if (g->mgid[0] == 0xff)
+		return 0;
+	snprintf(msg, len, "mgid is missing");
+	return -1;
+}
+
+static int part_mgroup_end(struct config *c, uint32_t i, char *msg, size_t len)
+{
+	return mgroup_end(&c->mgroups[i], msg, len);
+}
+
+static int def_mgroup_end(struct config *c, uint32_t i, char *msg, size_t len)
+{
+	return mgroup_end(&c->def_mgroups[i], msg, len);
+}
+
+static void def_mgroups_reset(struct config *c)
+{
+	c->n_def_mgroups = 0;
+}
+
+static const struct key mgroup_keys[] = {
+	{ .name = "mgid", .type = K_FUNC, .set = set_mgid,
+	  .off = offsetof(struct cfg_mgroup, mgid) },
+	TINT(cfg_mgroup, "mtu", mtu, 1, 5),
+	TINT(cfg_mgroup, "rate", rate, 2, 24),
+	TINT(cfg_mgroup, "sl", sl, 0, 15),
+	TINT(cfg_mgroup, "qkey", qkey, 0, 0x7fffffff),
+	END
+};
 
 static void part_begin(struct config *c, void *elem)
 {
@@ -217,6 +265,7 @@ static void part_begin(struct config *c, void *elem)
 	cp->sl = -1;
 	cp->qkey = -1;
 	cp->first = c->n_members;
+	cp->mg_first = c->n_mgroups;
 }
 
 static int part_end(struct config *c, uint32_t i, char *msg, size_t len)
@@ -224,6 +273,7 @@ static int part_end(struct config *c, uint32_t i, char *msg, size_t len)
 	struct cfg_partition *cp = &c->parts[i];
 
 	cp->n = c->n_members - cp->first;
+	cp->mg_n = c->n_mgroups - cp->mg_first;
 	if (!cp->name[0])
 		snprintf(msg, len, "name is missing");
 	else if (cp->name[strspn(cp->name, PART_NAME_CHARS)] != '\0')
@@ -269,6 +319,9 @@ static const struct key part_keys[] = {
 	TINT(cfg_partition, "mtu", mtu, 1, 5),
 	TINT(cfg_partition, "rate", rate, 2, 24),
 	TINT(cfg_partition, "qkey", qkey, 0, 0x7fffffff),
+	SEQ("mgroups", mgroups, n_mgroups, mgroup_keys,
+	    "mgroups (all partitions together)", NULL, NULL, mgroup_begin,
+	    part_mgroup_end),
 	END
 };
 
@@ -416,6 +469,15 @@ static int metrics_check(const struct config *c, char *msg, size_t len)
 	return config_parse_listen(c->metrics_listen, host, sizeof(host),
 				    &port, msg, len);
 }
+/* default_partition: P_Key 0x7fff (sm/model/part_resolve.c) */
+static const struct key default_partition_keys[] = {
+	ENUM("membership", default_full, memberships),
+	ENUM("ipoib", mc_default_ipoib, booleans),
+	SEQ("mgroups", def_mgroups, n_def_mgroups, mgroup_keys,
+	    "default_partition.mgroups", def_mgroups_reset, NULL, mgroup_begin,
+	    def_mgroup_end),
+	END
+};
 /* multicast: the IPoIB broadcast groups (sm/mcast/ipoib.c) */
 static const struct key multicast_keys[] = {
 	ENUM("default_ipoib", mc_default_ipoib, booleans),
@@ -472,6 +534,7 @@ static const struct key top_keys[] = {
 	STR("node_name_map", node_name_map),
 	SEQ("partitions", parts, n_parts, part_keys, "partitions",
 	    parts_reset, NULL, part_begin, part_end),
+	MAP("default_partition", default_partition_keys),
 	MAP("multicast", multicast_keys),
 	MAP_CHECKED("sa", sa_keys, NULL, sa_check),
 	END
@@ -498,6 +561,8 @@ struct parse {
 		yaml_mark_t value, at[CFG_VLARB_MAX];
 	} vlarb[2];
 	yaml_mark_t policy_at[CFG_MAX_PARTS];	/* partitions[i].policy */
+	/* partitions[].mgroups[i].mgid, default_partition.mgroups[i].mgid */
+	yaml_mark_t mgid_at[CFG_MAX_MGROUPS], def_mgid_at[CFG_MAX_DEF_MGROUPS];
 };
 
 static void set_str(char *dst, size_t len, const char *s)
@@ -857,6 +922,31 @@ static int set_pkey(struct parse *p, const struct key *k, const char *key)
 	return 0;
 }
 
+/*
+ * mgroups[].mgid: a multicast GID written as IPv6 (ff12:401b::16); its
+ * place is kept for mgroup_check().
+ */
+static int set_mgid(struct parse *p, const struct key *k, const char *key)
+{
+	uint8_t *mgid = field(p, k->off);
+	struct config *c = p->c;
+
+	if (want_string(p, key, "a multicast GID such as \"ff12:401b::16\"") == -1)
+		return -1;
+	if (inet_pton(AF_INET6, scalar(p), mgid) != 1)
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not a GID "
+			       "(IPv6 notation, such as ff12:401b::16)", key,
+			       scalar(p));
+	if (mgid[0] != 0xff)
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not a "
+			       "multicast GID (ff..)", key, scalar(p));
+	if (p->base == (char *)&c->mgroups[c->n_mgroups])
+		p->mgid_at[c->n_mgroups] = p->ev.start_mark;
+	else
+		p->def_mgid_at[c->n_def_mgroups] = p->ev.start_mark;
+	return 0;
+}
+
 /* partitions[].policy: its place is kept for part_qos_check(). */
 static int set_policy(struct parse *p, const struct key *k, const char *key)
 {
@@ -866,21 +956,74 @@ static int set_policy(struct parse *p, const struct key *k, const char *key)
 	return 0;
 }
 
+/* OpenSM's partitions.conf keywords (osm_prtn_config.c), by enum cfg_member_kind */
+static const char *const member_keywords[] = {
+	[MEMBER_ALL] = "ALL", [MEMBER_ALL_CAS] = "ALL_CAS",
+	[MEMBER_ALL_SWITCHES] = "ALL_SWITCHES",
+	[MEMBER_ALL_ROUTERS] = "ALL_ROUTERS", [MEMBER_SELF] = "SELF",
+};
+#define MEMBER_KEYWORDS "ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF"
+
 /*
- * partitions[].members[]: a scalar item is a GUID (0x + hex: a port or
- * node GUID) or else a node-description pattern; full membership.
+ * A scalar that looks like a keyword: capitals and '_' only, beginning
+ * with ALL or SELF or holding a '_'.  One that is none of the keywords
+ * is a misspelling (a node-description pattern so written would match
+ * nothing OpenSM's admin meant; the mapping form {node: ...} names it).
+ */
+static int keyword_like(const char *s, size_t n)
+{
+	size_t caps = 0;
+	while (caps < n && ((s[caps] >= 'A' && s[caps] <= 'Z') || s[caps] == '_'))
+		caps++;
+	return n && caps == n && (!strncmp(s, "ALL", 3) || !strncmp(s, "SELF", 4) ||
+				  memchr(s, '_', n));
+}
+
+/*
+ * partitions[].members[]: a scalar item is a keyword of OpenSM's
+ * (ALL, ALL_CAS, ...), a GUID (0x + hex: a port or node GUID) or else a
+ * node-description pattern, full unless it ends in OpenSM's =limited;
+ * =both is full, as OpenSM makes it without allow_both_pkeys.
  */
 static int member_scalar(struct parse *p, const char *key, void *elem)
 {
+	static const char *const suffixes[] = { "=limited", "=full", "=both" };
 	struct cfg_member *m = elem;
-	const char *s;
+	char s[CFG_NAME_LEN + 16];
 	uint64_t v;
 	int neg, rc;
 
-	if (want_string(p, key, "a node-description pattern, a GUID or a "
-			"mapping") == -1)
+	if (want_string(p, key, "a node-description pattern, a GUID, a "
+			"keyword or a mapping") == -1)
 		return -1;
-	s = scalar(p);
+	if (strlen(scalar(p)) >= sizeof(s))
+		return fail_at(p, p->ev.start_mark,
+			       "%s: '%s' is too long (at most %zu characters)",
+			       key, scalar(p), sizeof(m->node) - 1);
+	snprintf(s, sizeof(s), "%s", scalar(p));
+	char *eq = strrchr(s, '=');
+	if (eq) {
+		size_t k = 0;
+		while (k < 3 && strcmp(eq, suffixes[k]))
+			k++;
+		if (k == 3)
+			return fail_at(p, p->ev.start_mark, "%s: '%s': the "
+				       "membership after '=' is one of full, "
+				       "limited, both (a pattern with '=' is "
+				       "written {node: ...})", key, s);
+		m->full = k != 0;
+		*eq = '\0';
+	}
+	for (int k = MEMBER_ALL; k <= MEMBER_SELF; k++)
+		if (!strcmp(s, member_keywords[k])) {
+			m->kind = k;
+			return 0;
+		}
+	if (keyword_like(s, strlen(s)))
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not a "
+			       "keyword (" MEMBER_KEYWORDS "); a node "
+			       "description so written is {node: '%s'}",
+			       key, s, s);
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		rc = parse_integer(s, &neg, &v);
 		if (rc == -1 || (rc == 0 && v == 0))
@@ -1176,6 +1319,65 @@ static int part_qos_check(struct parse *p)
 				       "voqsw");
 	return 0;
 }
+/*
+ * Once the file is read (a partition's P_Key may follow its groups): an
+ * IPoIB group's P_Key bits, 0 (the partition's are put in, as OpenSM
+ * does) or the partition's; no MGID twice, nor one of the broadcast
+ * groups the policy asks for.
+ */
+static int mgroup_check(struct parse *p)
+{
+	struct config *c = p->c;
+	uint32_t n = c->n_def_mgroups + c->n_mgroups;
+	struct {
+		uint8_t *mgid;
+		uint16_t pkey;		/* the partition's, full bit set */
+		int ipoib;		/* its broadcast group is made */
+		yaml_mark_t at;
+		int part;		/* -1: default_partition's */
+		uint32_t i;		/* in its partition's mgroups */
+	} g[CFG_MAX_DEF_MGROUPS + CFG_MAX_MGROUPS];
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < c->n_def_mgroups; i++, k++)
+		g[k] = (__typeof__(g[0])){ c->def_mgroups[i].mgid, 0xffff,
+					   c->mc_default_ipoib, p->def_mgid_at[i], -1, i };
+	for (int i = 0; i < c->n_parts; i++)
+		for (uint32_t j = 0; j < c->parts[i].mg_n; j++, k++) {
+			uint32_t m = c->parts[i].mg_first + j;
+			g[k] = (__typeof__(g[0])){ c->mgroups[m].mgid,
+				(uint16_t)(c->parts[i].pkey | 0x8000),
+				c->parts[i].ipoib, p->mgid_at[m], i, j };
+		}
+	for (k = 0; k < n; k++) {
+		uint8_t *m = g[k].mgid, bc[16];
+		char s[INET6_ADDRSTRLEN], key[64];
+		if (g[k].part < 0)
+			snprintf(key, sizeof(key), "default_partition.mgroups[%u].mgid", g[k].i);
+		else
+			snprintf(key, sizeof(key), "partitions[%d].mgroups[%u].mgid",
+				 g[k].part, g[k].i);
+		uint16_t bits = (uint16_t)(m[4] << 8 | m[5]);
+		if (mc_is_ipoib_mgid(m) && !bits) {
+			m[4] = (uint8_t)(g[k].pkey >> 8);
+			m[5] = (uint8_t)g[k].pkey;
+		} else if (mc_is_ipoib_mgid(m) && (bits | 0x8000) != g[k].pkey)
+			return fail_at(p, g[k].at, "%s: the P_Key bits 0x%04x "
+				       "are not the partition's 0x%04x (give 0 "
+				       "to have them put in)", key, bits, g[k].pkey);
+		inet_ntop(AF_INET6, m, s, sizeof(s));
+		for (uint32_t j = 0; j < k; j++)
+			if (!memcmp(g[j].mgid, m, 16))
+				return fail_at(p, g[k].at, "%s: %s is given "
+					       "twice", key, s);
+		mc_ipoib_mgid(g[k].pkey, bc);
+		if (g[k].ipoib && !memcmp(bc, m, 16))
+			return fail_at(p, g[k].at, "%s: %s is the "
+				       "partition's IPoIB broadcast group (ipoib)", key, s);
+	}
+	return 0;
+}
+
 /* Where (1-based) each key of a table was first seen; line 0 = not yet. */
 struct seen {
 	size_t line[MAX_KEYS_PER_MAP];
@@ -1456,7 +1658,10 @@ void config_defaults(struct config *c)
 	c->qos_max_vls = 0;	/* what the links run */
 	c->qos_vlarb_high_limit = -1;	/* as the port holds it */
 	c->qos_sls = 0;		/* not given: QOS_VOQSW_SLS */
-	c->n_parts = 0;		/* every end port a full default member */
+	c->n_parts = 0;
+	/* every end port a full default member, with tenants too: OpenSM's
+	   shipped partitions.conf (Default=0x7fff, ipoib : ALL=full;) */
+	c->default_full = 1;
 	c->isolation_strict = 0;	/* best-effort */
 	c->mc_default_ipoib = 1;	/* OpenSM's defaults (osm_prtn.c) */
 	c->mc_mtu = 4;			/* 2048 */
@@ -1522,6 +1727,8 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		rc = vlarb_check(&p);
 	if (rc == 0)
 		rc = part_qos_check(&p);
+	if (rc == 0)
+		rc = mgroup_check(&p);
 	fclose(f);
 	if (rc == 0 && c->node_name_map[0]) {
 		/* read here too so that a broken map refuses the policy (-n, reload) */

@@ -43,7 +43,7 @@ struct cfg_vlarb {
  * partitions: (sm/model/part_resolve.h).  Members and weights live in
  * flat pools (the config is copied by value); a partition's members are
  * members[first .. first + n), in the order of the file.  Defaults: no
- * partitions (every end port a full member of the default partition),
+ * partitions, every end port a full member of the default partition,
  * isolation best-effort, no weights (each 1), learning off, its range
  * 1..100.  The parser refuses a P_Key outside 0x0001..0x7ffe or given
  * twice, a name given twice, sl with vlane-isolation.
@@ -52,12 +52,42 @@ struct cfg_vlarb {
 #define CFG_MAX_PART_MEMBERS	2048
 #define CFG_MAX_WEIGHTS		1024
 #define CFG_MAX_WEIGHT		1000000	/* a weight, given or learned */
+/*
+ * A member named by OpenSM's partitions.conf keywords (osm_prtn_config.c):
+ * every end port, the channel adapters', the switches' port 0, the
+ * routers', the subnet manager's own port.
+ */
+enum cfg_member_kind {
+	MEMBER_SPEC,			/* node or guid below */
+	MEMBER_ALL,
+	MEMBER_ALL_CAS,
+	MEMBER_ALL_SWITCHES,
+	MEMBER_ALL_ROUTERS,
+	MEMBER_SELF,
+};
 struct cfg_member {
+	int kind;			/* enum cfg_member_kind */
 	char node[CFG_NAME_LEN];	/* node-description pattern (fnmatch);
 					   "" when guid is given */
 	uint64_t guid;			/* a port GUID or a node GUID; 0: none */
 	int port;			/* 0: every end port of the node */
 	int full;			/* membership: full (default) / limited */
+};
+/*
+ * A multicast group the SM makes for a partition (partitions[].mgroups,
+ * default_partition.mgroups: partitions.conf's mgid= lines), kept when
+ * empty as the IPoIB broadcast groups (sm/mcast/ipoib.c).  Checked once
+ * the file is read: a multicast MGID, given once in the file; an IPoIB
+ * MGID's P_Key bits 0 (the partition's are put in) or the partition's.
+ */
+#define CFG_MAX_MGROUPS		256	/* in all partitions */
+#define CFG_MAX_DEF_MGROUPS	32	/* of the default partition */
+struct cfg_mgroup {
+	uint8_t mgid[16];		/* required */
+	int mtu, rate;			/* IBA codes; 0: multicast.mtu / .rate */
+	int sl;				/* -1: the partition's, else multicast.sl */
+	int qkey;			/* -1: multicast.qkey for an IPoIB MGID
+					   (ff1S:401b, ff1S:601b), else 0 */
 };
 struct cfg_partition {
 	char name[CFG_NAME_LEN];
@@ -70,6 +100,7 @@ struct cfg_partition {
 					   multicast.mtu / .rate */
 	int qkey;			/* the group's Q_Key; -1: multicast.qkey */
 	uint32_t first, n;		/* its members in config.members */
+	uint32_t mg_first, mg_n;	/* its groups in config.mgroups */
 };
 struct cfg_weight {			/* routing.weights: pFTree-Wt */
 	char node[CFG_NAME_LEN];	/* pattern, "" when guid is given */
@@ -157,6 +188,15 @@ struct config {
 	struct cfg_partition parts[CFG_MAX_PARTS];
 	uint32_t n_members;
 	struct cfg_member members[CFG_MAX_PART_MEMBERS];
+	uint32_t n_mgroups;		/* partitions[].mgroups, all together */
+	struct cfg_mgroup mgroups[CFG_MAX_MGROUPS];
+	uint32_t n_def_mgroups;		/* default_partition.mgroups */
+	struct cfg_mgroup def_mgroups[CFG_MAX_DEF_MGROUPS];
+	int default_full;		/* default_partition.membership: end
+					   ports full (1, default, as OpenSM's
+					   shipped partitions.conf) or limited
+					   (0) members of P_Key 0x7fff once a
+					   tenant partition is given */
 	int isolation_strict;		/* routing.isolation_mode: strict (1) or
 					   best-effort (0, default) */
 	uint32_t n_weights;
@@ -168,7 +208,8 @@ struct config {
 					   1 <= min < max <= 1000000 */
 	/* multicast (sm/mcast/ipoib.h): the IPoIB broadcast groups' parameters,
 	   OpenSM's defaults (osm_prtn.c) */
-	int mc_default_ipoib;		/* multicast.default_ipoib: the default
+	int mc_default_ipoib;		/* default_partition.ipoib (alias
+					   multicast.default_ipoib): the default
 					   partition's group, default 1 */
 	int mc_mtu;			/* multicast.mtu 1..5, default 4 (2048) */
 	int mc_rate;			/* multicast.rate 2..24, default 3 (10 Gb/s) */

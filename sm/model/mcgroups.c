@@ -208,6 +208,12 @@ void mc_ipoib_mgid(uint16_t pkey, uint8_t mgid[16])
 	mgid[5] = (uint8_t)pkey;
 }
 
+int mc_is_ipoib_mgid(const uint8_t mgid[16])
+{
+	return (mgid[1] & 0xf0) == 0x10 && (mgid[2] == 0x40 || mgid[2] == 0x60) &&
+	       mgid[3] == 0x1b;
+}
+
 void mc_mgid_str(const uint8_t mgid[16], char *buf, size_t len)
 {
 	snprintf(buf, len, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",

@@ -126,6 +126,12 @@ uint32_t mc_past_limit(const struct mc_db *db, uint16_t *lowest);
  */
 void mc_ipoib_mgid(uint16_t pkey, uint8_t mgid[16]);
 
+/*
+ * Is mgid one of IPoIB's, ff1S:401b (IPv4) or ff1S:601b (IPv6), with the
+ * P_Key in bytes 4-5 (RFC 4391)?
+ */
+int mc_is_ipoib_mgid(const uint8_t mgid[16]);
+
 /* "ff12:401b:ffff:0000:0000:0000:ffff:ffff" form, buf >= 40 bytes. */
 void mc_mgid_str(const uint8_t mgid[16], char *buf, size_t len);
 

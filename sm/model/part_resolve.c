@@ -23,6 +23,27 @@ static uint64_t port_guid(const struct fabric *f, uint32_t pi)
 	return p->guid ? p->guid : f->nodes[p->node].guid;
 }
 
+/* Does a keyword member (OpenSM's, enum cfg_member_kind) name end port pi? */
+static int keyword_matches(const struct fabric *f, uint32_t pi, int kind)
+{
+	const struct fab_port *p = &f->ports[pi];
+	int type = f->nodes[p->node].type;
+	switch (kind) {
+	case MEMBER_ALL:
+		return 1;
+	case MEMBER_ALL_CAS:
+		return type == FAB_CA;
+	case MEMBER_ALL_SWITCHES:
+		return type == FAB_SWITCH;
+	case MEMBER_ALL_ROUTERS:
+		return type == FAB_ROUTER;
+	case MEMBER_SELF:
+		return p->node == f->sm_node && p->num == f->sm_port;
+	default:
+		return 0;
+	}
+}
+
 /* Does the policy's member (or weight) spec name end port pi? */
 static int spec_matches(const struct fabric *f, uint32_t pi, const char *node,
 			uint64_t guid, int port)
@@ -118,7 +139,10 @@ int part_resolve(const struct config *c, const struct fabric *f,
 		p->ipoib = (uint8_t)cp->ipoib;
 	}
 
-	/* the default partition: everyone, full or limited */
+	/*
+	 * The default partition: everyone, full, or limited once tenants
+	 * are given and default_partition.membership says so.
+	 */
 	for (uint32_t pi = 0; pi < np; pi++) {
 		m->route_part[pi] = PART_NONE;
 		m->weight[pi] = 1;
@@ -131,7 +155,8 @@ int part_resolve(const struct config *c, const struct fabric *f,
 		 * says IsSM: any host's root can say so.
 		 */
 		int own = p->node == f->sm_node && p->num == f->sm_port;
-		int full = !c->n_parts || f->nodes[p->node].type == FAB_SWITCH || own ||
+		int full = !c->n_parts || c->default_full ||
+			   f->nodes[p->node].type == FAB_SWITCH || own ||
 			   (p->flags & FPORT_SMPEER);
 		if (ent_push(&ents, &n_ents, &cap, pi,
 			     (uint16_t)(full ? PART_FULL : 0)) < 0)
@@ -150,7 +175,9 @@ int part_resolve(const struct config *c, const struct fabric *f,
 			uint32_t hits = 0;
 			for (uint32_t pi = 0; pi < np; pi++) {
 				if (!member_port(f, pi) ||
-				    !spec_matches(f, pi, cm->node, cm->guid, cm->port))
+				    (cm->kind == MEMBER_SPEC ?
+				     !spec_matches(f, pi, cm->node, cm->guid, cm->port) :
+				     !keyword_matches(f, pi, cm->kind)))
 					continue;
 				hits++;
 				uint8_t want = cm->full ? 2 : 1;
@@ -159,7 +186,8 @@ int part_resolve(const struct config *c, const struct fabric *f,
 				if (flag[pi] < want)
 					flag[pi] = want;
 			}
-			if (!hits && warn) {
+			/* a keyword (ALL_ROUTERS without routers) is no mistake */
+			if (!hits && warn && cm->kind == MEMBER_SPEC) {
 				char what[96];
 				if (cm->guid)
 					snprintf(what, sizeof(what), "0x%016llx",

@@ -217,7 +217,7 @@ ctl --json status | pyjson 'assert d["last_error"] is None and d["errors"] == []
 pass "a rejected reload exits 1 and shows in status (old policy runs) until a good reload clears it"
 
 # reloads that take away what a slip would: refused unless --force
-good='sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n'
+good='sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\ndefault_partition:\n  membership: limited\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n'
 printf "$good" >"$policy"
 ctl reload >/dev/null || fail "reload of a policy with an SM_Key and a partition: $(ctl reload 2>&1)"
 refused() {	# refused WHAT PATTERN: a plain reload exits 1 naming PATTERN; status shows it
@@ -234,6 +234,8 @@ assert d['priority'] == 9, d['priority']" || fail "status after the reload of $1
 refused "an empty policy file" "the file sets nothing"
 printf 'sm:\n  priority: 9\nsweep:\n  interval_s: 0\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n' >"$policy"
 refused "a policy without the SM_Key" "drops sm.sm_key"
+printf 'sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n' >"$policy"
+refused "a policy whose default partition is full" "full member of the default partition"
 printf 'sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\n' >"$policy"
 refused "a policy without partitions" "drops every partition"
 kill -HUP "$daemon"
@@ -253,7 +255,7 @@ ctl --json status | pyjson 'assert d["last_error"] is None and d["priority"] == 
 err_case "reload: unknown argument '--forse' (only --force)" -s "$sock" reload --forse
 printf 'sm:\n  priority: 9\nsweep:\n  interval_s: 0\n' >"$policy"
 ctl reload >/dev/null || fail "reload after the forced ones: $(ctl reload 2>&1)"
-pass "reloads of an empty file, or dropping the SM_Key or every partition, refused (ibsmctl and SIGHUP) until --force"
+pass "reloads of an empty file, or dropping the SM_Key, every partition or the default partition's limited membership, refused (ibsmctl and SIGHUP) until --force"
 
 # a verify asked as the daemon stops (it may be cancelled mid-read): no leak, no error
 "$IBSMCTL" -s "$sock" verify >/dev/null 2>&1 &

@@ -25,6 +25,7 @@ more_done_than() { [ "$(done_lines)" -gt "$1" ]; }
 policy() {
 	cat >"$pol" <<EOF
 routing: {engine: $engine}
+default_partition: {membership: limited}
 partitions:
   - name: tenantA
     pkey: 0x0001

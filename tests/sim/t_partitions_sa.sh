@@ -6,7 +6,8 @@
 #   tenantA 0x0001: H-0 H-4 H-8 H-12 full, H-3 limited
 #   tenantB 0x0002: H-1 H-5 H-9 H-13 full, SL 2
 #   tenantC 0x0003: H-2 H-6 H-10 H-14 H-7 full
-#   H-11: none (a limited member of the default partition, as every host)
+#   H-11: none (a limited member of the default partition, as every host:
+#   default_partition.membership limited)
 # ibsmd gets them as `partitions:` in its policy, OpenSM as partitions.conf
 # (Default=0x7fff: ALL=limited, SELF=full, ALL_SWITCHES=full; qos TRUE,
 # without which OpenSM answers SL 0 for every partition).  From a
@@ -26,6 +27,7 @@ gen ftree2 --radix 8 --leaves 4 --spines 2 --hosts-per-leaf 4 -o "$net"
 A="H-0 H-4 H-8 H-12" B="H-1 H-5 H-9 H-13" C="H-2 H-6 H-10 H-14 H-7"
 yaml_list() { local n s=""; for n in "$@"; do s="$s${s:+, }\"$n\""; done; printf '%s' "$s"; }
 cat >"$SIM_TMP/p.yaml" <<EOF
+default_partition: {membership: limited}
 partitions:
   - name: tenantA
     pkey: 0x0001

@@ -29,6 +29,7 @@ sock="$SIM_TMP/ibsmd.sock"
 cat >"$pol" <<EOF
 sm: {priority: 0, sm_key: $KEY}
 sweep: {interval_s: 1}
+default_partition: {membership: limited}
 partitions:
   - name: tenant
     pkey: 0x0001

@@ -87,6 +87,7 @@ static inline struct config *pt_config(int strict)
 	struct config *c = calloc(1, sizeof(*c));
 	ck_assert_ptr_nonnull(c);
 	config_defaults(c);
+	c->default_full = 0;	/* tenants apart: hosts limited in the default */
 	c->isolation_strict = strict;
 	return c;
 }

@@ -57,6 +57,7 @@ static inline void member(struct config *c, const char *node, int full)
 static inline void partition(struct config *c, const char *name, uint16_t pkey)
 {
 	struct cfg_partition *p = &c->parts[c->n_parts++];
+	c->default_full = 0;	/* tenants apart: hosts limited in the default */
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->pkey = pkey;

@@ -713,6 +713,131 @@ START_TEST(test_partition_errors)
 END_TEST
 
 /* The pools' limits are said, with the limit. */
+/*
+ * OpenSM's partitions model: default_partition (its ipoib the alias of
+ * multicast.default_ipoib), partitions.conf's member keywords and its
+ * =full / =limited / =both (both: full, as OpenSM without
+ * allow_both_pkeys).
+ */
+START_TEST(test_opensm_partitions)
+{
+	struct loaded l;
+
+	load_ok(&l, "partitions: []\n");
+	ck_assert_int_eq(l.c.default_full, 1);	/* OpenSM's shipped file */
+	ck_assert_int_eq(l.c.mc_default_ipoib, 1);
+	load_ok(&l, "default_partition: {membership: limited, ipoib: false}\n");
+	ck_assert_int_eq(l.c.default_full, 0);
+	ck_assert_int_eq(l.c.mc_default_ipoib, 0);
+	load_ok(&l, "default_partition: {membership: full}\n"
+		"multicast: {default_ipoib: false}\n");
+	ck_assert_int_eq(l.c.default_full, 1);
+	ck_assert_int_eq(l.c.mc_default_ipoib, 0);
+
+	load_ok(&l, "partitions:\n  - name: t\n    pkey: 1\n    members: "
+		"[ALL, ALL_CAS=limited, ALL_SWITCHES=full, ALL_ROUTERS=both, "
+		"SELF, \"0x0002c90300a1b2c1=limited\", \"H-1*=both\", "
+		"\"H-2=full\", 0x10]\n");
+	ck_assert_int_eq(l.c.n_members, 9);
+	static const struct { int kind, full; uint64_t guid; const char *node; } want[] = {
+		{ MEMBER_ALL, 1, 0, "" }, { MEMBER_ALL_CAS, 0, 0, "" },
+		{ MEMBER_ALL_SWITCHES, 1, 0, "" }, { MEMBER_ALL_ROUTERS, 1, 0, "" },
+		{ MEMBER_SELF, 1, 0, "" }, { MEMBER_SPEC, 0, 0x0002c90300a1b2c1ULL, "" },
+		{ MEMBER_SPEC, 1, 0, "H-1*" }, { MEMBER_SPEC, 1, 0, "H-2" },
+		{ MEMBER_SPEC, 1, 0x10, "" },
+	};
+	for (unsigned i = 0; i < 9; i++) {
+		const struct cfg_member *m = &l.c.members[i];
+		ck_assert_msg(m->kind == want[i].kind && m->full == want[i].full &&
+			      m->guid == want[i].guid && !strcmp(m->node, want[i].node),
+			      "member %u: kind %d full %d guid 0x%llx node '%s'", i,
+			      m->kind, m->full, (unsigned long long)m->guid, m->node);
+	}
+	/* the mapping form names a node so described */
+	load_ok(&l, "partitions:\n  - {name: t, pkey: 1, members: [{node: ALL_X}]}\n");
+	ck_assert_int_eq(l.c.members[0].kind, MEMBER_SPEC);
+	ck_assert_str_eq(l.c.members[0].node, "ALL_X");
+
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [ALL_CA]}\n",
+		   "2:34: partitions[0].members[0]: 'ALL_CA' is not a keyword "
+		   "(ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF); a node "
+		   "description so written is {node: 'ALL_CA'}");
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [H-0, ALL_SWITCH=full]}\n",
+		   "2:39: partitions[0].members[1]: 'ALL_SWITCH' is not a keyword "
+		   "(ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF); a node "
+		   "description so written is {node: 'ALL_SWITCH'}");
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [SELF=ful]}\n",
+		   "2:34: partitions[0].members[0]: 'SELF=ful': the membership "
+		   "after '=' is one of full, limited, both (a pattern with '=' "
+		   "is written {node: ...})");
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [0x12g4=full]}\n",
+		   "2:34: partitions[0].members[0]: '0x12g4' is not a GUID");
+	load_fails("partitions:\n  - {name: t, pkey: 1, members: [\"=full\"]}\n",
+		   "2:34: partitions[0].members[0]: must not be empty");
+	load_fails("default_partition: {membership: both}\n",
+		   "1:33: default_partition.membership: 'both' is not one of "
+		   "limited, full");
+}
+END_TEST
+
+/*
+ * partitions.conf's mgid= lines: partitions[].mgroups and
+ * default_partition.mgroups.  An IPoIB MGID's P_Key bits 0 get the
+ * partition's (its pkey given after the groups too).
+ */
+START_TEST(test_mgroups)
+{
+	static const uint8_t a16[16] = { 0xff, 0x12, 0x40, 0x1b, 0x80, 0x05, 0, 0,
+					 0, 0, 0, 0, 0, 0, 0, 0x16 };
+	static const uint8_t d2[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+					0, 0, 0, 0, 0, 0, 0, 0x02 };
+	static const uint8_t o1[16] = { 0xff, 0x15, 0, 0, 0, 0, 0, 0,
+					0, 0, 0, 0, 0, 0, 0, 0x01 };
+	struct loaded l;
+
+	load_ok(&l, "default_partition:\n  mgroups: [{mgid: \"ff12:601b::2\", sl: 1}]\n"
+		"partitions:\n  - name: t\n    mgroups:\n"
+		"      - {mgid: \"ff12:401b::16\"}\n"
+		"      - {mgid: \"ff15::1\", qkey: 0xdead, mtu: 2, rate: 6}\n"
+		"    pkey: 5\n  - {name: u, pkey: 6}\n");
+	ck_assert_uint_eq(l.c.n_def_mgroups, 1);
+	ck_assert_int_eq(memcmp(l.c.def_mgroups[0].mgid, d2, 16), 0);
+	ck_assert_int_eq(l.c.def_mgroups[0].sl, 1);
+	ck_assert_int_eq(l.c.def_mgroups[0].qkey, -1);
+	ck_assert_uint_eq(l.c.n_mgroups, 2);
+	ck_assert_uint_eq(l.c.parts[0].mg_first, 0);
+	ck_assert_uint_eq(l.c.parts[0].mg_n, 2);
+	ck_assert_uint_eq(l.c.parts[1].mg_n, 0);
+	ck_assert_int_eq(memcmp(l.c.mgroups[0].mgid, a16, 16), 0);
+	ck_assert_int_eq(l.c.mgroups[0].sl, -1);
+	ck_assert_int_eq(memcmp(l.c.mgroups[1].mgid, o1, 16), 0);
+	ck_assert_int_eq(l.c.mgroups[1].qkey, 0xdead);
+	ck_assert_int_eq(l.c.mgroups[1].mtu, 2);
+	ck_assert_int_eq(l.c.mgroups[1].rate, 6);
+	/* the partition's own bits are fine */
+	load_ok(&l, "partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: \"ff12:401b:8005::16\"}]}\n");
+
+	load_fails("partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: \"ff12:401b:8006::16\"}]}\n",
+		   "2:41: partitions[0].mgroups[0].mgid: the P_Key bits 0x8006 are not the partition's "
+		   "0x8005 (give 0 to have them put in)");
+	load_fails("default_partition: {mgroups: [{mgid: \"ff12::1\"}]}\n"
+		   "partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: \"ff12::1\"}]}\n",
+		   "3:41: partitions[0].mgroups[0].mgid: ff12::1 is given twice");
+	load_fails("partitions:\n  - {name: t, pkey: 5, ipoib: true, mgroups: "
+		   "[{mgid: \"ff12:401b::ffff:ffff\"}]}\n",
+		   "2:54: partitions[0].mgroups[0].mgid: ff12:401b:8005::ffff:ffff is the partition's IPoIB "
+		   "broadcast group (ipoib)");
+	load_fails("partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: \"fe80::1\"}]}\n",
+		   "2:41: partitions[0].mgroups[0].mgid: 'fe80::1' is not a "
+		   "multicast GID (ff..)");
+	load_fails("partitions:\n  - {name: t, pkey: 5, mgroups: [{mgid: ff12:zz}]}\n",
+		   "2:41: partitions[0].mgroups[0].mgid: 'ff12:zz' is not a GID "
+		   "(IPv6 notation, such as ff12:401b::16)");
+	load_fails("partitions:\n  - {name: t, pkey: 5, mgroups: [{sl: 1}]}\n",
+		   "2:34: partitions[0].mgroups[0]: mgid is missing");
+}
+END_TEST
+
 START_TEST(test_partition_limits)
 {
 	size_t cap = 512 * 1024, n;
@@ -1327,6 +1452,8 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_partitions);
 	tcase_add_test(tc, test_partition_errors);
 	tcase_add_test(tc, test_partition_limits);
+	tcase_add_test(tc, test_opensm_partitions);
+	tcase_add_test(tc, test_mgroups);
 	tcase_add_test(tc, test_node_name_map);
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_qos_vlarb);

@@ -507,6 +507,77 @@ START_TEST(ipoib_broadcast_groups)
 }
 END_TEST
 
+/*
+ * The partitions' own groups (partitions[].mgroups, default_partition.
+ * mgroups: partitions.conf's mgid= lines): made at once with their
+ * partition's P_Key, IPoIB's Q_Key for an IP group and 0 for another,
+ * the scope of their MGID, the partition's SL unless given; joined by
+ * the partition's members only; gone with the policy when empty.
+ */
+START_TEST(partition_mgroups)
+{
+	static const uint8_t ip4[16] = { 0xff, 0x12, 0x40, 0x1b, 0x80, 0x01, 0, 0,
+					 0, 0, 0, 0, 0, 0, 0, 0x16 };
+	static const uint8_t other[16] = { 0xff, 0x15, 0, 0, 0, 0, 0, 0,
+					   0, 0, 0, 0, 0, 0, 0, 0x01 };
+	static const uint8_t def6[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+					  0, 0, 0, 0, 0, 0, 0, 0x02 };
+	struct env e;
+	uint8_t r[MCM];
+	env_up(&e, 1);
+	struct config *c = &e.sm->cfg;
+	c->mc_default_ipoib = 0;
+	c->parts[0].sl = 4;			/* tenantA */
+	c->parts[0].mg_first = 0;
+	c->parts[0].mg_n = 2;
+	c->mgroups[0] = (struct cfg_mgroup){ .sl = -1, .qkey = -1 };
+	memcpy(c->mgroups[0].mgid, ip4, 16);
+	c->mgroups[1] = (struct cfg_mgroup){ .mtu = 2, .sl = 3, .qkey = 0xdead };
+	memcpy(c->mgroups[1].mgid, other, 16);
+	c->n_mgroups = 2;
+	c->def_mgroups[0] = (struct cfg_mgroup){ .rate = 6, .sl = -1, .qkey = -1 };
+	memcpy(c->def_mgroups[0].mgid, def6, 16);
+	c->n_def_mgroups = 1;
+	mcast_ipoib_sync(e.sm, 1);
+	ck_assert_uint_eq(e.sm->mc.n, 3);
+	struct mc_group *a = mc_find_mgid(&e.sm->mc, ip4);
+	struct mc_group *o = mc_find_mgid(&e.sm->mc, other);
+	struct mc_group *d = mc_find_mgid(&e.sm->mc, def6);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(a->pkey, 0x8001);
+	ck_assert_uint_eq(a->qkey, c->mc_qkey);
+	ck_assert_uint_eq(a->sl, 4);
+	ck_assert_uint_eq(a->scope, 2);
+	ck_assert_uint_eq(a->well_known, 1);
+	ck_assert_uint_eq(o->pkey, 0x8001);
+	ck_assert_uint_eq(o->qkey, 0xdead);
+	ck_assert_uint_eq(o->mtu, 2);
+	ck_assert_uint_eq(o->sl, 3);
+	ck_assert_uint_eq(o->scope, 5);
+	ck_assert_uint_eq(d->pkey, 0xffff);
+	ck_assert_uint_eq(d->qkey, c->mc_qkey);
+	ck_assert_uint_eq(d->rate, 6);
+	ck_assert_uint_eq(d->sl, c->mc_sl);
+	/* tenantA's H2 joins its group; H6, in no tenant with it, cannot */
+	rec(&e, r, other, "H2", FULL, 0, 0);
+	ck_assert_uint_eq(ask_mc(&e, "H2", SET, JOIN, r), 0);
+	rec(&e, r, other, "H6", FULL, 0, 0);
+	ck_assert_uint_eq(ask_mc(&e, "H6", SET, JOIN, r), INSUF);
+	/* the policy drops them: the empty ones go, H2's stays (the hosts') */
+	c->n_mgroups = 0;
+	c->parts[0].mg_n = 0;
+	c->n_def_mgroups = 0;
+	mcast_ipoib_sync(e.sm, 1);
+	ck_assert_ptr_null(mc_find_mgid(&e.sm->mc, ip4));
+	ck_assert_ptr_null(mc_find_mgid(&e.sm->mc, def6));
+	ck_assert_ptr_eq(mc_find_mgid(&e.sm->mc, other), o);
+	ck_assert_uint_eq(o->well_known, 0);
+	env_down(&e);
+}
+END_TEST
+
 /* A port gone from the fabric at a publish leaves its groups. */
 START_TEST(gone_ports_leave)
 {
@@ -557,6 +628,7 @@ int main(void)
 	tcase_add_test(tc, proxy_join);
 	tcase_add_test(tc, get_and_get_table);
 	tcase_add_test(tc, ipoib_broadcast_groups);
+	tcase_add_test(tc, partition_mgroups);
 	tcase_add_test(tc, gone_ports_leave);
 	tcase_add_test(tc, outsider_learns_nothing_of_groups);
 	suite_add_tcase(s, tc);

@@ -129,6 +129,7 @@ static void want_pkeys(const struct part_model *m, const struct fabric *f,
 static void tenants(struct config *c)
 {
 	config_defaults(c);
+	c->default_full = 0;	/* default_partition.membership: limited */
 	add_part(c, "tenantA", 0x0001, PART_DEF);
 	add_member(c, "H-0", 0, 1, 1);
 	add_member(c, "", G_H1 + 1, 0, 1);
@@ -437,6 +438,100 @@ START_TEST(test_unmatched_warning)
 }
 END_TEST
 
+/*
+ * default_partition.membership: full (the default, as OpenSM's shipped
+ * Default=0x7fff, ipoib : ALL=full;): with the tenants, every end port
+ * holds 0xFFFF, so two hosts in no common tenant share the default;
+ * limited: they share nothing.
+ */
+START_TEST(test_default_full)
+{
+	struct fab b;
+	struct config c;
+	struct part_model m;
+
+	build(&b);
+	tenants(&c);
+	c.default_full = 1;
+	ck_assert_int_eq(part_resolve(&c, &b.f, NULL, 0, &m), 0);
+	want_pkeys(&m, &b.f, b.h2, 2, 0xffff, 0x0002);
+	want_pkeys(&m, &b.f, b.h0p2, 2, 0xffff, 0x0003);
+	want_pkeys(&m, &b.f, b.sm, 2, 0xffff, 0x0001);
+	/* H-0 port 2 (C) and H-2 (B): no tenant in common, the default */
+	ck_assert_uint_eq(part_shared(&m, b.h0p2, b.h2, PART_NONE), 0);
+	ck_assert_uint_eq(part_shared(&m, b.h0p2, b.h2, 0xffff), 0);
+	/* a tenant they share still comes first */
+	ck_assert_uint_eq(part_shared(&m, b.h2, b.h3, PART_NONE), 2);
+	part_model_free(&m);
+
+	c.default_full = 0;
+	ck_assert_int_eq(part_resolve(&c, &b.f, NULL, 0, &m), 0);
+	want_pkeys(&m, &b.f, b.h2, 2, 0x7fff, 0x0002);
+	ck_assert_uint_eq(part_shared(&m, b.h0p2, b.h2, PART_NONE), PART_NONE);
+	/* the SM's own port stays full either way */
+	want_pkeys(&m, &b.f, b.sm, 2, 0xffff, 0x0001);
+	teardown(&b, &m);
+}
+END_TEST
+
+/* A keyword member of the last partition added. */
+static void add_keyword(struct config *c, int kind, int full)
+{
+	add_member(c, "", 0, 0, full);
+	c->members[c->n_members - 1].kind = kind;
+}
+
+/*
+ * OpenSM's keywords: ALL_CAS limited, SELF full (the SM's port: full
+ * over ALL_CAS's limited), ALL_SWITCHES full (port 0), ALL_ROUTERS (a
+ * router's port) limited; ALL full in a second partition.  A keyword
+ * that matches nothing (ALL_ROUTERS without a router) is no warning.
+ */
+START_TEST(test_keywords)
+{
+	struct fab b;
+	struct config c;
+	struct part_model m;
+	char *out;
+
+	build(&b);
+	config_defaults(&c);
+	c.default_full = 0;
+	add_part(&c, "kw", 0x0005, PART_DEF);
+	add_keyword(&c, MEMBER_ALL_CAS, 0);
+	add_keyword(&c, MEMBER_SELF, 1);
+	add_keyword(&c, MEMBER_ALL_SWITCHES, 1);
+	add_keyword(&c, MEMBER_ALL_ROUTERS, 0);
+	log_set_level(LOG_INFO);
+	capture();
+	ck_assert_int_eq(part_resolve(&c, &b.f, NULL, 1, &m), 0);
+	out = captured();
+	ck_assert_str_eq(out, "");
+	free(out);
+	want_pkeys(&m, &b.f, b.h1, 2, 0x7fff, 0x0005);
+	want_pkeys(&m, &b.f, b.h0p2, 2, 0x7fff, 0x0005);
+	want_pkeys(&m, &b.f, b.sm, 2, 0xffff, 0x8005);
+	want_pkeys(&m, &b.f, fabric_port(&b.f, b.s1, 0), 2, 0xffff, 0x8005);
+	ck_assert_uint_eq(m.parts[1].ports, 8);	/* 6 CA ports, 2 switches */
+	part_model_free(&m);
+
+	/* a router, then ALL: every end port full in "all" */
+	uint32_t r = add_node(&b.f, FAB_ROUTER, 1, 0x1500, "R-0");
+	fabric_link(&b.f, fabric_port(&b.f, r, 1), fabric_port(&b.f, b.s0, 8));
+	uint32_t rp = fabric_port(&b.f, r, 1);
+	add_part(&c, "all", 0x0006, PART_DEF);
+	add_keyword(&c, MEMBER_ALL, 1);
+	ck_assert_int_eq(part_resolve(&c, &b.f, NULL, 0, &m), 0);
+	want_pkeys(&m, &b.f, rp, 3, 0x7fff, 0x0005, 0x8006);
+	want_pkeys(&m, &b.f, b.h3, 3, 0x7fff, 0x0005, 0x8006);
+	want_pkeys(&m, &b.f, fabric_port(&b.f, b.s0, 0), 3, 0xffff, 0x8005, 0x8006);
+	ck_assert_uint_eq(m.parts[2].ports, 9);
+	/* limited in kw, full in all: all */
+	ck_assert_uint_eq(part_shared(&m, b.h1, b.h2, PART_NONE), 2);
+	teardown(&b, &m);
+}
+END_TEST
+
 /* A port that did not answer is in no partition, the default included. */
 START_TEST(test_absent_port)
 {
@@ -469,6 +564,8 @@ static Suite *partition_suite(void)
 	tcase_add_test(tc, test_weights);
 	tcase_add_test(tc, test_unmatched_warning);
 	tcase_add_test(tc, test_absent_port);
+	tcase_add_test(tc, test_default_full);
+	tcase_add_test(tc, test_keywords);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -38,6 +38,7 @@ static void add_part(struct config *c, const char *name, uint16_t pkey,
 		     const int *hs, const int *lim, int n)
 {
 	struct cfg_partition *p = &c->parts[c->n_parts++];
+	c->default_full = 0;	/* tenants apart: hosts limited in the default */
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->pkey = pkey;
