@@ -1661,7 +1661,7 @@ void config_defaults(struct config *c)
 	c->n_parts = 0;
 	/* every end port a full default member, with tenants too: OpenSM's
 	   shipped partitions.conf (Default=0x7fff, ipoib : ALL=full;) */
-	c->default_full = 1;
+	c->default_full = 0;
 	c->isolation_strict = 0;	/* best-effort */
 	c->mc_default_ipoib = 1;	/* OpenSM's defaults (osm_prtn.c) */
 	c->mc_mtu = 4;			/* 2048 */

@@ -22,6 +22,7 @@ net="$SIM_TMP/ft.net" pol="$SIM_TMP/p.yaml" log="$SIM_TMP/ibsmd.log" sock="$SIM_
 gen ftree2 --radix 8 --leaves 2 --spines 2 --hosts-per-leaf 4 -o "$net"
 cat >"$pol" <<EOF
 default_partition:
+  membership: full
   mgroups: [{mgid: "ff12:601b::2"}]
 partitions:
   - name: tenantA

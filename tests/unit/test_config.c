@@ -724,8 +724,10 @@ START_TEST(test_opensm_partitions)
 	struct loaded l;
 
 	load_ok(&l, "partitions: []\n");
-	ck_assert_int_eq(l.c.default_full, 1);	/* OpenSM's shipped file */
+	ck_assert_int_eq(l.c.default_full, 0);	/* tenants stay apart by default */
 	ck_assert_int_eq(l.c.mc_default_ipoib, 1);
+	load_ok(&l, "default_partition: {membership: full}\n");
+	ck_assert_int_eq(l.c.default_full, 1);	/* OpenSM's shipped file */
 	load_ok(&l, "default_partition: {membership: limited, ipoib: false}\n");
 	ck_assert_int_eq(l.c.default_full, 0);
 	ck_assert_int_eq(l.c.mc_default_ipoib, 0);
