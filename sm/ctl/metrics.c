@@ -177,8 +177,22 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 	scrub_metrics(t, sm);
 }
 
+/* The failed and degraded links (sm/discover/linkwatch.h). */
+static void link_metrics(struct mtext *t, const struct link_watch *w)
+{
+	one(t, "ibsmd_failed_links", "gauge",
+	    "Links lost since they were last seen up, until they return or are forgotten",
+	    (double)w->n_lost + (double)w->dropped);
+	one(t, "ibsmd_degraded_links", "gauge",
+	    "Links up below the width or speed both ends are enabled for and support",
+	    w->n_degraded);
+	one(t, "ibsmd_failed_links_forgotten_total", "counter",
+	    "Failed links removed by ibsmctl forget", (double)w->forgotten);
+}
+
 static void subnet_metrics(struct mtext *t, const struct sm *sm)
 {
+	link_metrics(t, &sm->sub.links);
 	static const char *const names[] = { "nop", "down", "init", "armed", "active" };
 	const struct sweep_summary *s = &sm->sweep.last;
 	double ports[5] = { 0 };
