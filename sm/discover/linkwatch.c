@@ -147,7 +147,8 @@ static void describe_end(const struct fabric *f, uint32_t pi, char *buf, size_t 
 	if (fabric_port_degraded(f, pi)) {
 		size_t n = strlen(buf);
 		snprintf(buf + n, len - n, ", enabled %s %s",
-			 topo_width_str(p->width_max), topo_speed_str(p->speed_max));
+			 topo_width_str(p->width_max ? p->width_max : p->width_active),
+			 topo_speed_str(p->speed_max ? p->speed_max : p->speed_active));
 	}
 	size_t n = strlen(buf);
 	snprintf(buf + n, len - n, ")");
