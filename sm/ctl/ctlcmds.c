@@ -146,6 +146,13 @@ static json_t *cmd_sweep(struct sm *sm, const json_t *req, char *err,
 			 size_t errlen)
 {
 	int heavy = json_is_true(json_object_get(req, "heavy"));
+	if (sm->state == SMS_STANDBY) {
+		/* a standby only polls its master: the master sweeps */
+		const struct election_status *es = election_status(sm);
+		snprintf(err, errlen, "STANDBY: the master SM sweeps, at LID %u (port GUID 0x%016llx): ask it",
+			 es->master_lid, (unsigned long long)es->master_guid);
+		return NULL;
+	}
 	if (sm->state != SMS_MASTER && !heavy) {
 		snprintf(err, errlen, "not MASTER (state %s): only a heavy sweep can be asked for",
 			 sm_state_name(sm->state));

@@ -221,6 +221,9 @@ static void print_lids(FILE *fp, const json_t *lids)
 /* partitions: one partition a line, then the P_Key violations by port. */
 static void print_partitions(FILE *fp, const json_t *reply)
 {
+	const json_t *as_of = json_object_get(reply, "as_of");
+	if (json_is_string(as_of))
+		fprintf(fp, "as of %s, as master\n", json_string_value(as_of));
 	size_t i;
 	json_t *e;
 
