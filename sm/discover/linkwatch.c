@@ -179,7 +179,9 @@ static int update_degraded(struct link_watch *w, const struct fabric *f)
 			char a[FAB_DESC_LEN + 96], b[FAB_DESC_LEN + 96];
 			describe_end(f, pi, a, sizeof(a));
 			describe_end(f, p->remote, b, sizeof(b));
-			log_warn("link degraded: %s - %s", a, b);
+			/* a fabric degraded at once: a few lines and a count */
+			log_limited_by(FABEV_BURST, FABEV_WINDOW_MS, LOG_WARN,
+				       "link degraded: %s - %s", a, b);
 		}
 		n++;
 	}
