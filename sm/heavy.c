@@ -329,6 +329,8 @@ void sm_configure(struct sm *sm)
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
 	fabric_log_changes(old ? &old->f : NULL, f, NULL);
+	sm->sub.configured_at = (uint64_t)time(NULL);
+	linkwatch_update(&sm->sub.links, old ? &old->f : NULL, f, sm->sub.configured_at);
 	notices_configured(sm, old ? &old->f : NULL, f, sm->sweep.adopt_tables);
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;

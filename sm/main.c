@@ -107,7 +107,7 @@ static void usage(FILE *fp)
 
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
-       OPT_DOT };
+       OPT_DOT, OPT_IMPORT_OPENSM };
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -134,6 +134,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "method", required_argument, NULL, OPT_METHOD },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		/* documented (ibsmd(8)), not built: refused */
+		{ "import-opensm", required_argument, NULL, OPT_IMPORT_OPENSM },
+		{ "import-to", required_argument, NULL, OPT_IMPORT_OPENSM },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -173,6 +176,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_DUMP_LFTS: o->dump_lfts = optarg; break;
 		case OPT_DUMP_TOPO: o->dump_topology = optarg; break;
 		case OPT_DOT: o->dot = optarg; break;
+		case OPT_IMPORT_OPENSM:
+			fprintf(stderr, "ibsmd: --import-opensm: not implemented yet\n");
+			return -1;
 		case OPT_LOG_LEVEL:
 			o->log_level = log_level_parse(optarg);
 			if (o->log_level < 0) {

@@ -9,6 +9,7 @@ int subnet_init(struct subnet *s, const char *state_dir, char *err,
 		size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
+	linkwatch_init(&s->links);
 	s->cache = devcache_new();
 	if (!s->cache) {
 		snprintf(err, errlen, "out of memory");
@@ -23,6 +24,7 @@ void subnet_free(struct subnet *s)
 	lft_tables_free(&s->lft);
 	devcache_free(s->cache);
 	guid_map_free(&s->guid2lid);
+	linkwatch_free(&s->links);
 	memset(s, 0, sizeof(*s));
 }
 

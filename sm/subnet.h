@@ -19,6 +19,7 @@
 #include "routing/engine.h"
 #include "sm/base/fabric.h"
 #include "sm/write/program.h"
+#include "sm/discover/linkwatch.h"
 #include "sm/discover/sweep.h"
 
 struct subnet {
@@ -30,6 +31,9 @@ struct subnet {
 	struct devcache *cache;
 	struct guid_map guid2lid;	/* persisted in the state directory */
 	uint32_t sm_lid;		/* our own LID in model */
+	struct link_watch links;	/* failed and degraded links */
+	uint64_t configured_at;		/* seconds since the epoch model was
+					 * configured, as master */
 };
 
 /* Loads DIR/guid2lid; returns 0, or -1 with the reason in err. */

@@ -11,8 +11,13 @@
 #include "mad/dispatch.h"
 #include "mad/smp.h"
 #include "sm/base/log.h"
+#include "sm/base/nodemap.h"
 
 /* ---- the decision ---- */
+
+/* Notice: DataDetails at byte 10; traps 129-131 carry PORTNO at its byte 4 (IBA vol. 1 §14.2.5.1). */
+#define NOTICE_DATA_OFFS	10
+#define NOTICE_PORTNO_OFFS	4
 
 /* Reads the trap fields of a Trap(Notice) SMP of MAD_SIZE bytes. */
 static void trapin_parse(const uint8_t *mad, const struct mad_addr *from,
@@ -25,6 +30,8 @@ static void trapin_parse(const uint8_t *mad, const struct mad_addr *from,
 	t->issuer_lid = mad_get_field(d, 0, IB_NOTICE_ISSUER_LID_F);
 	t->directed = smp_class(mad) == IB_SMI_DIRECT_CLASS || from->lid == 0xffff;
 	t->slid = from->lid;
+	if (t->generic && t->number >= 129 && t->number <= 131)
+		t->data_port = mad[SMP_DATA_OFFS + NOTICE_DATA_OFFS + NOTICE_PORTNO_OFFS];
 }
 
 static uint32_t port_of_lid(const struct fabric *f, uint32_t lid)
@@ -141,16 +148,59 @@ static void count_number(struct trapin_stats *s, const struct trapin_trap *t)
 static struct log_rl trap_rl = { .burst = TRAPIN_LOG_BURST,
 				 .interval_ms = TRAPIN_LOG_WINDOW_MS };
 
-static void log_trap(struct trapin *t, const struct trapin_trap *tr,
-		     const struct trapin_verdict *v)
+/* Traps 129-131 by the erring port (trapin_stats.port_err). */
+static void count_port_err(struct trapin_stats *s, const struct fabric *f,
+			   const struct trapin_trap *tr, const struct trapin_verdict *v)
+{
+	if (!tr->generic || tr->number < 129 || tr->number > 131)
+		return;
+	if (!f || v->port == FAB_NONE) {
+		s->port_err_other++;
+		return;
+	}
+	uint64_t guid = f->nodes[f->ports[v->port].node].guid;
+	for (uint32_t i = 0; i < s->n_port_err; i++)
+		if (s->port_err[i].guid == guid && s->port_err[i].port == tr->data_port) {
+			s->port_err[i].count++;
+			return;
+		}
+	if (s->n_port_err == TRAPIN_PORT_ERR_PORTS) {
+		s->port_err_other++;
+		return;
+	}
+	s->port_err[s->n_port_err++] = (struct trapin_port_err){ guid, tr->data_port, 1 };
+}
+
+/* ' ("NAME" port N)': the issuer's node and the port the trap is about. */
+static void where(const struct fabric *f, const struct trapin_trap *tr,
+		  const struct trapin_verdict *v, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (!f || v->port == FAB_NONE || v->kind == TRAPIN_SPOOFED)
+		return;
+	const struct fab_port *p = &f->ports[v->port];
+	const char *name = fabric_node_name(f, p->node);
+	unsigned port = tr->generic && tr->number >= 129 && tr->number <= 131 ?
+			tr->data_port : p->num;
+	if (name[0])
+		snprintf(buf, len, " (\"%s\" port %u)", name, port);
+	else
+		snprintf(buf, len, " (0x%016llx port %u)",
+			 (unsigned long long)f->nodes[p->node].guid, port);
+}
+
+static void log_trap(struct trapin *t, const struct fabric *f,
+		     const struct trapin_trap *tr, const struct trapin_verdict *v)
 {
 	int shown;
+	char at[FAB_DESC_LEN + 48];
 	if (log_get_level() < LOG_NOTICE)
 		return;
+	where(f, tr, v, at, sizeof(at));
 	if (tr->generic)
 		shown = log_rl_msg(&trap_rl, LOG_NOTICE,
-				   "trap %u from LID %u (source LID %u%s): %s",
-				   tr->number, tr->issuer_lid, tr->slid,
+				   "trap %u from LID %u%s (source LID %u%s): %s",
+				   tr->number, tr->issuer_lid, at, tr->slid,
 				   tr->directed ? ", directed route" : "", v->why);
 	else
 		shown = log_rl_msg(&trap_rl, LOG_NOTICE,
@@ -400,7 +450,8 @@ void trapin_handle(struct trapin *t, const uint8_t *mad,
 			t->h.pkey_violation(t->h.arg, v.port);
 		break;
 	}
-	log_trap(t, &tr, &v);
+	count_port_err(&t->st, f, &tr, &v);
+	log_trap(t, f, &tr, &v);
 }
 
 void trapin_init(struct trapin *t, struct txn_engine *txn,

@@ -52,6 +52,13 @@
 #define TRAPIN_NUMBERS		32	/* distinct trap numbers counted apart */
 #define TRAPIN_CHECKS		256	/* checks in flight at once */
 #define TRAPIN_DEFERRED		256	/* checks waiting for a sweep to end */
+/*
+ * Ports counted apart for traps 129-131 (port errors), the first ones to
+ * report them; the rest are counted together.  A metric label per port
+ * of a whole fabric would be unbounded; a fabric with more erring ports
+ * than this at once needs the PMA counters (perfquery), not the traps.
+ */
+#define TRAPIN_PORT_ERR_PORTS	64
 
 enum trapin_kind {
 	TRAPIN_COUNT,		/* logged and counted, nothing else */
@@ -71,6 +78,7 @@ struct trapin_trap {
 	uint32_t issuer_lid;
 	int directed;		/* came directed-route: no SLID to compare */
 	uint32_t slid;		/* the LRH SLID of a LID-routed trap */
+	uint8_t data_port;	/* 129-131: DataDetails PORTNO, the port in error */
 };
 
 struct trapin_verdict {
@@ -120,6 +128,14 @@ struct trapin_stats {
 	uint64_t sweeps;		/* heavy sweeps traps asked for */
 	uint64_t represses, repress_failed;
 	uint64_t log_suppressed;
+	/* traps 129-131 by node GUID and port: the first TRAPIN_PORT_ERR_PORTS */
+	struct trapin_port_err {
+		uint64_t guid;
+		uint8_t port;
+		uint64_t count;
+	} port_err[TRAPIN_PORT_ERR_PORTS];
+	uint32_t n_port_err;
+	uint64_t port_err_other;	/* from ports past the table, or unknown */
 };
 
 struct trapin;

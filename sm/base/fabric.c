@@ -268,6 +268,49 @@ uint32_t fabric_find_node(const struct fabric *f, uint64_t guid)
 	return guid_map_get(&f->node_by_guid, guid);
 }
 
+/* Lanes of one LinkWidth bit (IBA vol. 1 §14.2.5.6, PortInfo). */
+static unsigned width_lanes(uint8_t w)
+{
+	switch (w) {
+	case 0x01: return 1;
+	case 0x10: return 2;
+	case 0x02: return 4;
+	case 0x04: return 8;
+	case 0x08: return 12;
+	default: return 0;
+	}
+}
+
+uint8_t fabric_best_width(uint8_t mask)
+{
+	static const uint8_t order[] = { 0x08, 0x04, 0x02, 0x10, 0x01 };
+
+	for (size_t i = 0; i < sizeof(order); i++)
+		if (mask & order[i])
+			return order[i];
+	return 0;
+}
+
+uint8_t fabric_best_speed(uint8_t mask)
+{
+	for (uint8_t b = 0x04; b; b >>= 1)
+		if (mask & b)
+			return b;
+	return 0;
+}
+
+int fabric_port_degraded(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+
+	if (!(p->flags & FPORT_PRESENT) || p->state < PORT_INIT)
+		return 0;
+	if (p->width_max && p->width_active &&
+	    width_lanes(p->width_active) < width_lanes(p->width_max))
+		return 1;
+	return p->speed_max && p->speed_active && p->speed_active < p->speed_max;
+}
+
 void fabric_link(struct fabric *f, uint32_t pa, uint32_t pb)
 {
 	struct fab_port *a = &f->ports[pa], *b = &f->ports[pb];

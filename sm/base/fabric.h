@@ -60,6 +60,11 @@ struct fab_port {
 	uint8_t lmc;		/* as read */
 	uint8_t width_active;
 	uint8_t speed_active;
+	uint8_t width_max;	/* the widest width the port is enabled for and
+				 * supports (PortInfo LinkWidthEnabled &
+				 * LinkWidthSupported), width_active's
+				 * encoding; 0: not read */
+	uint8_t speed_max;	/* the same of LinkSpeedEnabled/Supported */
 	uint8_t mtu_cap;
 	uint8_t vl_cap;
 	uint8_t neighbor_mtu;	/* as read */
@@ -172,6 +177,16 @@ int fabric_clone(struct fabric *dst, const struct fabric *src);
 uint32_t fabric_add_node(struct fabric *f, uint8_t type, uint8_t nports,
 			 uint64_t guid);
 uint32_t fabric_find_node(const struct fabric *f, uint64_t guid);
+/*
+ * Whether port pi, present and up, runs below what it is enabled
+ * for and supports (width_max, speed_max): a degraded link is one with
+ * such a port at either end.
+ */
+int fabric_port_degraded(const struct fabric *f, uint32_t pi);
+/* The widest width of a LinkWidth mask (1X 2X 4X 8X 12X), 0 if none. */
+uint8_t fabric_best_width(uint8_t mask);
+/* The fastest speed of a LinkSpeed mask (SDR DDR QDR), 0 if none. */
+uint8_t fabric_best_speed(uint8_t mask);
 /* Connects two port indices (both directions); a previous link of either is undone. */
 void fabric_link(struct fabric *f, uint32_t pa, uint32_t pb);
 static inline uint32_t fabric_port(const struct fabric *f, uint32_t node,

@@ -114,6 +114,9 @@ static json_t *status_json(const struct sm *sm)
 	mcast_to_ctl(sm, o);
 	vms_to_ctl(sm, o);
 	json_object_set_new(o, "silent_sm_ports", json_integer(election_status(sm)->n_silent));
+	json_object_set_new(o, "failed_links", json_integer((json_int_t)(sm->sub.links.n_lost +
+									sm->sub.links.dropped)));
+	json_object_set_new(o, "degraded_links", json_integer(sm->sub.links.n_degraded));
 	json_object_set_new(o, "mads", mad_stats_json(sm));
 	return o;
 }
@@ -143,6 +146,13 @@ static json_t *cmd_sweep(struct sm *sm, const json_t *req, char *err,
 			 size_t errlen)
 {
 	int heavy = json_is_true(json_object_get(req, "heavy"));
+	if (sm->state == SMS_STANDBY) {
+		/* a standby only polls its master: the master sweeps */
+		const struct election_status *es = election_status(sm);
+		snprintf(err, errlen, "STANDBY: the master SM sweeps, at LID %u (port GUID 0x%016llx): ask it",
+			 es->master_lid, (unsigned long long)es->master_guid);
+		return NULL;
+	}
 	if (sm->state != SMS_MASTER && !heavy) {
 		snprintf(err, errlen, "not MASTER (state %s): only a heavy sweep can be asked for",
 			 sm_state_name(sm->state));
@@ -497,6 +507,22 @@ static json_t *cmd_vm(struct sm *sm, const json_t *req, char *err, size_t errlen
 	return vmop_json(sm, &q, &r);
 }
 
+/* ibsmctl forget LINK: a failed link no longer listed (sm/discover/linkwatch.h). */
+static json_t *cmd_forget(struct sm *sm, const json_t *req, char *err, size_t errlen)
+{
+	const char *link = json_string_value(json_object_get(req, "link"));
+	if (!link) {
+		snprintf(err, errlen, "usage: forget LINK (NAME[PORT] or NAME[PORT]--NAME[PORT], as topology names it)");
+		return NULL;
+	}
+	int n = linkwatch_forget(&sm->sub.links, link, err, errlen);
+	if (n < 0)
+		return NULL;
+	log_notice("failed link %s forgotten (ibsmctl forget)", link);
+	return json_pack("{s:i,s:i}", "forgotten", n, "failed_links",
+			 (int)sm->sub.links.n_lost);
+}
+
 /* A request field's JSON type (sm/base/ctlproto.h). */
 enum ctl_type { CT_STRING, CT_INT, CT_BOOL };
 
@@ -510,6 +536,7 @@ static const struct ctl_field sweep_fields[] = { { "heavy", CT_BOOL }, { NULL, 0
 static const struct ctl_field topology_fields[] = { { "dot", CT_BOOL }, { NULL, 0 } };
 static const struct ctl_field routes_fields[] = { { "switch", CT_STRING }, { NULL, 0 } };
 static const struct ctl_field reload_fields[] = { { "force", CT_BOOL }, { NULL, 0 } };
+static const struct ctl_field forget_fields[] = { { "link", CT_STRING }, { NULL, 0 } };
 /* every operation's: cmd_vm() refuses what its operation does not take */
 static const struct ctl_field vm_fields_all[] = {
 	{ "op", CT_STRING }, { "name", CT_STRING }, { "hypervisor", CT_STRING },
@@ -542,6 +569,7 @@ static const struct ctl_command {
 	{ "subscribers", cmd_subscribers, no_fields },
 	{ "vm", cmd_vm, vm_fields_all },
 	{ "partitions", ctl_partitions, no_fields },
+	{ "forget", cmd_forget, forget_fields },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -12,6 +12,7 @@
 #include "sm/render/dot.h"
 #include "sm/base/log.h"
 #include "sm/base/nodemap.h"
+#include "sm/base/topo.h"
 #include "sm/base/worker.h"
 
 static const char *const port_state[] = {
@@ -59,8 +60,38 @@ static json_t *end_json(const struct fabric *f, uint32_t pi)
  * "hosts", "links" (each end's GUID, description and port, state,
  * "failed", routes each way), counts.  NULL on ENOMEM.
  */
+static json_t *lost_end_json(const struct lost_link *l, int e)
+{
+	return json_pack("{s:o,s:s,s:i}", "guid", guid_str(l->guid[e]),
+			 "desc", l->name[e], "port", l->port[e]);
+}
+
+/* A link's "state": failed, degraded or active (ibsmctl(8)). */
+static const char *link_state(const struct fabric *f, uint32_t pi, int failed)
+{
+	if (failed)
+		return "failed";
+	if (fabric_port_degraded(f, pi) || fabric_port_degraded(f, f->ports[pi].remote))
+		return "degraded";
+	return "active";
+}
+
+static json_t *rate_json(uint8_t w, uint8_t s)
+{
+	return json_pack("{s:s,s:s}", "width", topo_width_str(w), "speed", topo_speed_str(s));
+}
+
+/* The rate a degraded link could run at: the better of its ends' maxima. */
+static json_t *could_json(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi], *r = &f->ports[p->remote];
+	const struct fab_port *d = fabric_port_degraded(f, pi) ? p : r;
+	return rate_json(d->width_max, d->speed_max);
+}
+
 static json_t *topology_json(const struct fabric *f,
-			     const struct lft_tables *t, int expect_active)
+			     const struct lft_tables *t, int expect_active,
+			     const struct lost_link *lost, uint32_t n_lost)
 {
 	uint32_t *ranks = malloc((size_t)(f->n_nodes ? f->n_nodes : 1) * sizeof(*ranks));
 	if (!ranks || dot_switch_ranks(f, ranks) < 0) {
@@ -70,7 +101,7 @@ static json_t *topology_json(const struct fabric *f,
 	uint64_t *load = t && t->n_sw && t->row_of_node ? dot_link_loads(f, t, NULL) : NULL;
 	uint64_t busiest = 0;
 	json_t *sws = json_array(), *hosts = json_array(), *links = json_array();
-	uint32_t failed = 0;
+	uint32_t failed = 0, degraded = 0;
 
 	for (uint32_t n = 0; n < f->n_nodes; n++)
 		json_array_append_new(f->nodes[n].type == FAB_SWITCH ? sws : hosts,
@@ -82,10 +113,16 @@ static json_t *topology_json(const struct fabric *f,
 		const struct fab_port *r = &f->ports[p->remote];
 		int bad = dot_link_failed(f, pi, expect_active);
 		uint8_t st = p->state < r->state ? p->state : r->state;
+		const char *state = link_state(f, pi, bad);
 		failed += bad;
-		json_t *l = json_pack("{s:o,s:o,s:s,s:b}", "a", end_json(f, pi),
-				      "b", end_json(f, p->remote), "state",
-				      st <= PORT_ACTIVE ? port_state[st] : "?", "failed", bad);
+		json_t *l = json_pack("{s:o,s:o,s:s,s:s,s:b,s:o}", "a", end_json(f, pi),
+				      "b", end_json(f, p->remote), "state", state, "port_state",
+				      st <= PORT_ACTIVE ? port_state[st] : "?", "failed", bad,
+				      "rate", rate_json(p->width_active, p->speed_active));
+		if (!strcmp(state, "degraded")) {
+			degraded++;
+			json_object_set_new(l, "could_be", could_json(f, pi));
+		}
 		if (load && f->nodes[p->node].type == FAB_SWITCH &&
 		    f->nodes[r->node].type == FAB_SWITCH) {
 			json_object_set_new(l, "routes_ab", json_integer((json_int_t)load[pi]));
@@ -97,11 +134,16 @@ static json_t *topology_json(const struct fabric *f,
 		}
 		json_array_append_new(links, l);
 	}
-	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o}",
+	for (uint32_t i = 0; i < n_lost; i++, failed++)
+		json_array_append_new(links, json_pack("{s:o,s:o,s:s,s:b,s:o}",
+			"a", lost_end_json(&lost[i], 0), "b", lost_end_json(&lost[i], 1),
+			"state", "failed", "failed", 1, "since", control_time_json(lost[i].since)));
+	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:o}",
 			      "n_switches", (json_int_t)json_array_size(sws),
 			      "n_hosts", (json_int_t)json_array_size(hosts),
 			      "n_links", (json_int_t)json_array_size(links),
 			      "failed_links", (json_int_t)failed,
+			      "degraded_links", (json_int_t)degraded,
 			      "switches", sws, "hosts", hosts, "links", links);
 	if (o && load)
 		json_object_set_new(o, "busiest_link_routes", json_integer((json_int_t)busiest));
@@ -110,23 +152,62 @@ static json_t *topology_json(const struct fabric *f,
 	return o;
 }
 
+/* What a topology reply is rendered from. */
+struct topo_in {
+	const struct fabric *f;
+	const struct lft_tables *t;	/* NULL: no routes per link */
+	const struct lost_link *lost;	/* the failed links the model lacks */
+	uint32_t n_lost;
+	const char *left_out;		/* why no routes per link, or NULL */
+	uint64_t as_of;			/* a standby's: when it configured f, else 0 */
+	int as_dot;
+};
+
+/* The lost links whose two nodes are in f, as DOT draws them (malloc'd). */
+static struct dot_lost *dot_lost_of(const struct topo_in *in, uint32_t *n)
+{
+	struct dot_lost *d = malloc((in->n_lost ? in->n_lost : 1) * sizeof(*d));
+	*n = 0;
+	if (!d)
+		return NULL;
+	for (uint32_t i = 0; i < in->n_lost; i++) {
+		uint32_t a = fabric_find_node(in->f, in->lost[i].guid[0]);
+		uint32_t b = fabric_find_node(in->f, in->lost[i].guid[1]);
+		if (a == FAB_NONE || b == FAB_NONE)
+			continue;
+		d[*n] = (struct dot_lost){ { a, b }, { in->lost[i].port[0], in->lost[i].port[1] } };
+		(*n)++;
+	}
+	return d;
+}
+
 /* The DOT text of f in a JSON reply {"format": "dot", "text": ...}. */
-static json_t *topology_dot(const struct fabric *f, const struct lft_tables *t,
-			    char *err, size_t errlen)
+static json_t *topology_dot(const struct topo_in *in, char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	const struct dot_opts o = {
+	char title[96] = "ibsmd: the subnet of the last heavy sweep";
+	struct dot_opts o = {
 		.fold_hosts = DOT_FOLD_HOSTS,
 		.expect_active = 1,
-		.title = "ibsmd: the subnet of the last heavy sweep",
+		.title = title,
 	};
+	if (in->as_of) {
+		json_t *when = control_time_json(in->as_of);
+		snprintf(title, sizeof(title), "ibsmd: the subnet as of %s, as master",
+			 json_string_value(when) ? json_string_value(when) : "?");
+		json_decref(when);
+	}
+	struct dot_lost *lost = dot_lost_of(in, &o.n_lost);
+	o.lost = lost;
+	FILE *fp = lost ? open_memstream(&buf, &len) : NULL;
 	if (!fp) {
+		free(lost);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	int rc = dot_write(fp, f, t, &o, NULL);
+	int rc = dot_write(fp, in->f, in->t, &o, NULL);
+	free(lost);
 	if (fclose(fp) != 0 || rc < 0) {
 		free(buf);
 		snprintf(err, errlen, "out of memory");
@@ -147,27 +228,27 @@ static json_t *topology_dot(const struct fabric *f, const struct lft_tables *t,
 struct topo_job {
 	struct sm *sm;
 	uint64_t id;		/* the deferred reply */
-	int as_dot;
-	int has_t;
-	const char *left_out;	/* why no routes per link, or NULL */
+	struct topo_in in;	/* over the copies below */
 	struct fabric f;
 	struct lft_tables t;
+	struct lost_link *lost;
 	json_t *res;
 	char err[128];
 	struct worker w;	/* topo_thread, then on_topo_done */
 	struct topo_job *next;	/* sm->topo_jobs */
 };
 
-static json_t *render(const struct fabric *f, const struct lft_tables *t,
-		      int as_dot, const char *left_out, char *err, size_t errlen)
+static json_t *render(const struct topo_in *in, char *err, size_t errlen)
 {
-	if (as_dot)
-		return topology_dot(f, t, err, errlen);
-	json_t *o = topology_json(f, t, 1);
+	if (in->as_dot)
+		return topology_dot(in, err, errlen);
+	json_t *o = topology_json(in->f, in->t, 1, in->lost, in->n_lost);
 	if (!o)
 		snprintf(err, errlen, "out of memory");
-	else if (left_out)
-		json_object_set_new(o, "routes_left_out", json_string(left_out));
+	else if (in->left_out)
+		json_object_set_new(o, "routes_left_out", json_string(in->left_out));
+	if (o && in->as_of)
+		json_object_set_new(o, "as_of", control_time_json(in->as_of));
 	return o;
 }
 
@@ -175,8 +256,7 @@ static void topo_thread(void *arg)
 {
 	struct topo_job *j = arg;
 	nodemap_thread_bypass();	/* the copy carries the names */
-	j->res = render(&j->f, j->has_t ? &j->t : NULL, j->as_dot, j->left_out,
-			j->err, sizeof(j->err));
+	j->res = render(&j->in, j->err, sizeof(j->err));
 }
 
 static void job_free(struct topo_job *j)
@@ -189,6 +269,7 @@ static void job_free(struct topo_job *j)
 	worker_free(&j->w);
 	fabric_free(&j->f);
 	lft_tables_free(&j->t);
+	free(j->lost);
 	json_decref(j->res);
 	free(j);
 }
@@ -213,22 +294,25 @@ void ctl_topology_cancel_all(struct sm *sm)
 }
 
 /* Starts the worker; NULL (and err) when it cannot: the caller renders here. */
-static struct topo_job *topo_start(struct sm *sm, const struct fabric *f,
-				   const struct lft_tables *t, int as_dot,
-				   const char *left_out)
+static struct topo_job *topo_start(struct sm *sm, const struct topo_in *in)
 {
 	struct topo_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
 	j->sm = sm;
 	worker_init(&j->w);
-	j->as_dot = as_dot;
-	j->left_out = left_out;
+	j->in = *in;
 	fabric_init(&j->f);
-	if (fabric_clone(&j->f, f) < 0 ||
-	    (t && migrate_tables_copy(&j->t, t, f, t->max_lid) < 0))
+	const struct fabric *f = in->f;
+	j->lost = malloc((in->n_lost ? in->n_lost : 1) * sizeof(*j->lost));
+	if (!j->lost || fabric_clone(&j->f, f) < 0 ||
+	    (in->t && migrate_tables_copy(&j->t, in->t, f, in->t->max_lid) < 0))
 		goto fail;
-	j->has_t = t != NULL;
+	if (in->n_lost)
+		memcpy(j->lost, in->lost, in->n_lost * sizeof(*j->lost));
+	j->in.f = &j->f;
+	j->in.t = in->t ? &j->t : NULL;
+	j->in.lost = j->lost;
 	for (uint32_t n = 0; n < j->f.n_nodes; n++)
 		snprintf(j->f.nodes[n].desc, sizeof(j->f.nodes[n].desc), "%s",
 			 fabric_node_name(f, n));
@@ -244,8 +328,6 @@ fail:
 
 json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
-	int as_dot = json_is_true(json_object_get(req, "dot"));
-
 	if (!sm->sub.model) {
 		snprintf(err, errlen, "no subnet configured yet (state %s)",
 			 sm_state_name(sm->state));
@@ -258,10 +340,15 @@ json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen)
 	 */
 	int in_sweep = sm->sw.activity == SM_HEAVY_SWEEP;
 	const struct lft_tables *t = sm->sub.lft.n_sw && !in_sweep ? &sm->sub.lft : NULL;
-	const char *left_out = t ? NULL :
-			       in_sweep ? "a heavy sweep is running" : "no routes";
+	const struct topo_in in = {
+		.f = f, .t = t,
+		.lost = sm->sub.links.lost, .n_lost = sm->sub.links.n_lost,
+		.left_out = t ? NULL : in_sweep ? "a heavy sweep is running" : "no routes",
+		.as_of = sm->state == SMS_MASTER ? 0 : sm->sub.configured_at,
+		.as_dot = json_is_true(json_object_get(req, "dot")),
+	};
 	if (sm->ctl && sm->base) {
-		struct topo_job *j = topo_start(sm, f, t, as_dot, left_out);
+		struct topo_job *j = topo_start(sm, &in);
 		if (j) {
 			j->id = control_defer(sm->ctl);
 			if (j->id)
@@ -276,5 +363,5 @@ json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen)
 			return res;
 		}
 	}
-	return render(f, t, as_dot, left_out, err, errlen);
+	return render(&in, err, errlen);
 }

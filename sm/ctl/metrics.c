@@ -14,6 +14,7 @@
 #include "sm/daemon.h"
 #include "sm/ctl/control.h"
 #include "sm/ctl/metrics.h"
+#include "sm/base/nodemap.h"
 #include "sm/rogue.h"
 #include "sm/sa/sa_server.h"
 #include "sm/sa/sa_budget.h"
@@ -177,8 +178,22 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 	scrub_metrics(t, sm);
 }
 
+/* The failed and degraded links (sm/discover/linkwatch.h). */
+static void link_metrics(struct mtext *t, const struct link_watch *w)
+{
+	one(t, "ibsmd_failed_links", "gauge",
+	    "Links lost since they were last seen up, until they return or are forgotten",
+	    (double)w->n_lost + (double)w->dropped);
+	one(t, "ibsmd_degraded_links", "gauge",
+	    "Links up below the width or speed both ends are enabled for and support",
+	    w->n_degraded);
+	one(t, "ibsmd_failed_links_forgotten_total", "counter",
+	    "Failed links removed by ibsmctl forget", (double)w->forgotten);
+}
+
 static void subnet_metrics(struct mtext *t, const struct sm *sm)
 {
+	link_metrics(t, &sm->sub.links);
 	static const char *const names[] = { "nop", "down", "init", "armed", "active" };
 	const struct sweep_summary *s = &sm->sweep.last;
 	double ports[5] = { 0 };
@@ -263,6 +278,36 @@ static void mad_metrics(struct mtext *t, const struct sm *sm)
 	one(t, "ibsmd_mad_window", "gauge", "The window of MADs in flight in force", st->window);
 }
 
+/*
+ * Traps 129-131 by node and port: a metric of its own, bounded by
+ * TRAPIN_PORT_ERR_PORTS (traps/trapin.h), so that
+ * ibsmd_traps_by_number_total keeps its bounded label set (trap numbers).
+ */
+static void port_err_metrics(struct mtext *t, const struct sm *sm,
+			     const struct trapin_stats *ts)
+{
+	const struct fabric *f = sm->sub.model ? &sm->sub.model->f : NULL;
+	mtext_family(t, "ibsmd_port_error_traps_total", "counter",
+		     "Traps 129-131 (port errors), by the node and port in error (the first "
+		     "ports to report; the rest in ibsmd_port_error_traps_other_total)");
+	for (uint32_t i = 0; i < ts->n_port_err; i++) {
+		const struct trapin_port_err *e = &ts->port_err[i];
+		uint32_t n = f ? fabric_find_node(f, e->guid) : FAB_NONE;
+		char *name = escaped(n != FAB_NONE ? fabric_node_name(f, n) : "", 1);
+		if (!name) {
+			t->oom = 1;
+			return;
+		}
+		mtext_printf(t, "ibsmd_port_error_traps_total{guid=\"0x%016" PRIx64
+			     "\",node=\"%s\",port=\"%u\"} %" PRIu64 "\n", e->guid, name,
+			     e->port, e->count);
+		free(name);
+	}
+	one(t, "ibsmd_port_error_traps_other_total", "counter",
+	    "Traps 129-131 from ports past the table, or from no known port",
+	    (double)ts->port_err_other);
+}
+
 static void service_metrics(struct mtext *t, const struct sm *sm)
 {
 	const struct trapin_stats *ts = &sm->traps.st;
@@ -282,6 +327,7 @@ static void service_metrics(struct mtext *t, const struct sm *sm)
 			     (double)ts->other_numbers);
 	one(t, "ibsmd_traps_spoofed_total", "counter",
 	    "Traps refused: the issuer is not where it claims", (double)ts->spoofed);
+	port_err_metrics(t, sm, ts);
 	mtext_family(t, "ibsmd_pkey_violations_total", "counter",
 		     "Traps 257 (Bad P_Key), by the port that reported them");
 	for (uint32_t i = 0; i < sm->pkey_viol.n; i++) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm/ctl/control.h"
 #include "sm/model/config.h"
 #include "sm/daemon.h"
 
@@ -140,5 +141,9 @@ json_t *ctl_partitions(struct sm *sm, const json_t *req, char *err, size_t errle
 						      "lid", (json_int_t)v->lid,
 						      "count", (json_int_t)v->count));
 	}
-	return json_pack("{s:o,s:o}", "partitions", parts, "violations", viol);
+	json_t *reply = json_pack("{s:o,s:o}", "partitions", parts, "violations", viol);
+	/* a standby's view is the one it configured when it was master */
+	if (reply && sm->state != SMS_MASTER && sm->sub.configured_at)
+		json_object_set_new(reply, "as_of", control_time_json(sm->sub.configured_at));
+	return reply;
 }

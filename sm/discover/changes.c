@@ -25,8 +25,7 @@ static uint32_t same_node(const struct fabric *a, uint32_t node,
 	return fabric_find_node(f, a->nodes[node].guid);
 }
 
-/* Is a's link at port index pi a link of b too (same nodes, same ports)? */
-static int linked_in(const struct fabric *a, uint32_t pi, const struct fabric *b)
+int fabric_link_in(const struct fabric *a, uint32_t pi, const struct fabric *b)
 {
 	const struct fab_port *p = &a->ports[pi], *r = &a->ports[p->remote];
 	uint32_t nb = same_node(a, p->node, b);
@@ -58,7 +57,7 @@ static unsigned links_only_in(const struct fabric *a, const struct fabric *b,
 		if (p->remote == FAB_NONE || p->remote < pi ||
 		    same_node(a, p->node, b) == FAB_NONE ||
 		    same_node(a, a->ports[p->remote].node, b) == FAB_NONE ||
-		    linked_in(a, pi, b))
+		    fabric_link_in(a, pi, b))
 			continue;
 		log_link(a, pi, what);
 		n++;

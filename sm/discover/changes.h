@@ -30,5 +30,7 @@ struct fabric_changes {
  */
 void fabric_log_changes(const struct fabric *old, const struct fabric *f,
 			struct fabric_changes *c);
+/* Is a's link at port index pi (linked) a link of b too (same nodes, same ports)? */
+int fabric_link_in(const struct fabric *a, uint32_t pi, const struct fabric *b);
 
 #endif

@@ -369,6 +369,12 @@ void discovery_decode_portinfo(struct fab_port *p, const uint8_t *data)
 	p->lmc = (uint8_t)smp_pi_get(data, IB_PORT_LMC_F);
 	p->width_active = (uint8_t)smp_pi_get(data, IB_PORT_LINK_WIDTH_ACTIVE_F);
 	p->speed_active = (uint8_t)smp_pi_get(data, IB_PORT_LINK_SPEED_ACTIVE_F);
+	p->width_max = fabric_best_width(
+		(uint8_t)(smp_pi_get(data, IB_PORT_LINK_WIDTH_ENABLED_F) &
+			  smp_pi_get(data, IB_PORT_LINK_WIDTH_SUPPORTED_F)));
+	p->speed_max = fabric_best_speed(
+		(uint8_t)(smp_pi_get(data, IB_PORT_LINK_SPEED_ENABLED_F) &
+			  smp_pi_get(data, IB_PORT_LINK_SPEED_SUPPORTED_F)));
 	p->mtu_cap = (uint8_t)smp_pi_get(data, IB_PORT_MTU_CAP_F);
 	p->vl_cap = (uint8_t)smp_pi_get(data, IB_PORT_VL_CAP_F);
 	p->neighbor_mtu = (uint8_t)smp_pi_get(data, IB_PORT_NEIGHBOR_MTU_F);

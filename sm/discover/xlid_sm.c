@@ -247,7 +247,11 @@ int xlid_decide(struct fabric *f, enum tristate mode, int *decided,
 		char *lacking, size_t lackinglen, uint32_t *n_lacking,
 		char *why, size_t whylen)
 {
-	uint32_t k = name_lacking(f, lacking, lackinglen);
+	/* nothing asked (auto without a vSwitch): nobody said no */
+	int asked = xlid_probe_wanted(f, mode);
+	uint32_t k = asked ? name_lacking(f, lacking, lackinglen) : 0;
+	if (!asked && lackinglen)
+		lacking[0] = '\0';
 	*n_lacking = k;
 	if (why && whylen)
 		why[0] = '\0';
@@ -258,7 +262,7 @@ int xlid_decide(struct fabric *f, enum tristate mode, int *decided,
 				 k == 1 ? "s" : "", lacking);
 			return -1;
 		}
-		*decided = mode != TRI_OFF && xlid_probe_wanted(f, mode) && !k;
+		*decided = mode != TRI_OFF && asked && !k;
 	}
 	f->xlid_mode = *decided;
 	return 0;

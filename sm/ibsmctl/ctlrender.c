@@ -221,6 +221,9 @@ static void print_lids(FILE *fp, const json_t *lids)
 /* partitions: one partition a line, then the P_Key violations by port. */
 static void print_partitions(FILE *fp, const json_t *reply)
 {
+	const json_t *as_of = json_object_get(reply, "as_of");
+	if (json_is_string(as_of))
+		fprintf(fp, "as of %s, as master\n", json_string_value(as_of));
 	size_t i;
 	json_t *e;
 
@@ -328,12 +331,17 @@ static void topology_print_text(FILE *fp, const json_t *reply)
 	size_t i;
 	json_t *v;
 
+	const json_t *as_of = json_object_get(reply, "as_of");
+	if (json_is_string(as_of))
+		fprintf(fp, "as of %s, as master\n", json_string_value(as_of));
 	fprintf(fp, "%" JSON_INTEGER_FORMAT " switches, %" JSON_INTEGER_FORMAT
-		" hosts, %zu links (%" JSON_INTEGER_FORMAT " failed)",
+		" hosts, %zu links (%" JSON_INTEGER_FORMAT " failed, %" JSON_INTEGER_FORMAT
+		" degraded)",
 		json_integer_value(json_object_get(reply, "n_switches")),
 		json_integer_value(json_object_get(reply, "n_hosts")),
 		json_array_size(links),
-		json_integer_value(json_object_get(reply, "failed_links")));
+		json_integer_value(json_object_get(reply, "failed_links")),
+		json_integer_value(json_object_get(reply, "degraded_links")));
 	if (busiest)
 		fprintf(fp, "; busiest link direction: %" JSON_INTEGER_FORMAT " routes",
 			json_integer_value(busiest));
@@ -358,12 +366,22 @@ static void topology_print_text(FILE *fp, const json_t *reply)
 		print_end(fp, json_object_get(v, "a"));
 		fputs(" -- ", fp);
 		print_end(fp, json_object_get(v, "b"));
-		fprintf(fp, " %s", str_of(v, "state"));
+		if (json_object_get(v, "port_state"))
+			fprintf(fp, " %s", str_of(v, "port_state"));
 		if (json_object_get(v, "routes_ab"))
 			fprintf(fp, " %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
 				json_integer_value(json_object_get(v, "routes_ab")),
 				json_integer_value(json_object_get(v, "routes_ba")));
-		fputs(json_is_true(json_object_get(v, "failed")) ? " FAILED\n" : "\n", fp);
+		const json_t *could = json_object_get(v, "could_be");
+		const json_t *rate = json_object_get(v, "rate");
+		if (json_is_true(json_object_get(v, "failed")))
+			fputs(" FAILED", fp);
+		if (json_object_get(v, "since"))
+			fprintf(fp, " (lost %s)", str_of(v, "since"));
+		if (could)
+			fprintf(fp, " DEGRADED %s %s (enabled %s %s)", str_of(rate, "width"),
+				str_of(rate, "speed"), str_of(could, "width"), str_of(could, "speed"));
+		fputc('\n', fp);
 	}
 }
 

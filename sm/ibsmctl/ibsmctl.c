@@ -24,6 +24,8 @@ static void usage(FILE *fp)
 	    "  status                 version, uptime, state, sweeps, counts, MAD stats,\n"
 	    "                         the last error until it clears\n"
 	    "  topology [--dot]       switches, hosts, links, routes per link (--dot: Graphviz)\n"
+	    "  forget LINK            stop listing a failed link: NAME[PORT] of an end, or\n"
+	    "                         NAME[PORT]--NAME[PORT] (NAME: as topology prints it, or 0xGUID)\n"
 	    "  sweep [--heavy]        request a sweep\n"
 	    "  reroute                recompute and push routes\n"
 	    "  reload [--force]       re-read the policy (same as SIGHUP); --force: even\n"
@@ -232,6 +234,13 @@ static json_t *build_request(const char *cmd, char **argv, int argc,
 			rc = -1;
 		} else if (argc == 1) {
 			json_object_set_new(req, "switch", json_string(argv[0]));
+		}
+	} else if (!strcmp(cmd, "forget")) {
+		if (argc != 1) {
+			snprintf(msg, len, "usage: forget LINK (NAME[PORT] or NAME[PORT]--NAME[PORT], as topology names it)");
+			rc = -1;
+		} else {
+			json_object_set_new(req, "link", json_string(argv[0]));
 		}
 	} else if (argc > 0) {
 		snprintf(msg, len, "%s takes no arguments", cmd);

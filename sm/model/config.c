@@ -20,6 +20,7 @@
 #include "traps/repath.h"
 #include "sm/model/config.h"
 #include "sm/base/nodemap.h"
+#include "sm/model/osmfile.h"
 #include "sm/model/part_resolve.h"
 #include "sm/model/mcgroups.h"
 #include "sm/base/log.h"
@@ -1729,7 +1730,14 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		rc = part_qos_check(&p);
 	if (rc == 0)
 		rc = mgroup_check(&p);
+	const char *osm = rc < 0 ? osmfile_kind(f) : NULL;
 	fclose(f);
+	if (osm) {
+		size_t n = strlen(err);
+		snprintf(err + n, errlen > n ? errlen - n : 0,
+			 " (this looks like OpenSM's %s, not an ibsmd policy: ibsmd.yaml(5) is YAML; "
+			 "convert it with ibsmd --import-opensm %s --import-to DIR)", osm, path);
+	}
 	if (rc == 0 && c->node_name_map[0]) {
 		/* read here too so that a broken map refuses the policy (-n, reload) */
 		char why[768];

@@ -8,6 +8,7 @@
 #include "routing/verify/verify.h"
 #include "sm/render/dot.h"
 #include "sm/base/nodemap.h"
+#include "sm/base/topo.h"
 
 #define DOT_SHADES 6
 #define DOT_LABEL_LINKS 64	/* label links with their routes up to this many */
@@ -143,6 +144,12 @@ static void put_link(struct dot_ctx *c, uint32_t pi, uint32_t rp)
 		      c->fp);
 		return;
 	}
+	if (fabric_port_degraded(f, pi) || fabric_port_degraded(f, rp)) {
+		c->st->degraded_links++;
+		fprintf(c->fp, ", color=orange, penwidth=2, labeltooltip=\"degraded: %s %s\"];\n",
+			topo_width_str(p->width_active), topo_speed_str(p->speed_active));
+		return;
+	}
 	if (!sw_link || !c->load || !c->st->max_load) {
 		fputs(", color=gray50];\n", c->fp);
 		return;
@@ -193,6 +200,22 @@ static void put_links(struct dot_ctx *c)
 			put_link(c, pi, rp);
 		else
 			put_link(c, rp, pi);
+	}
+}
+
+/* The links lost since last seen up: dashed red between their nodes. */
+static void put_lost(struct dot_ctx *c)
+{
+	for (uint32_t i = 0; i < c->o->n_lost; i++) {
+		const struct dot_lost *l = &c->o->lost[i];
+		uint32_t a = l->node[0], b = l->node[1];
+		char ea = is_host(c->f, a) ? 'h' : 's', eb = is_host(c->f, b) ? 'h' : 's';
+		c->drawn[a] = c->drawn[b] = 1;
+		c->st->links++;
+		c->st->failed_links++;
+		fprintf(c->fp, "  %c%u -- %c%u [tooltip=\"port %u -- port %u\", color=red, "
+			"style=dashed, penwidth=2, labeltooltip=\"failed: lost\"];\n",
+			ea, a, eb, b, l->port[0], l->port[1]);
 	}
 }
 
@@ -326,12 +349,13 @@ int dot_write(FILE *fp, const struct fabric *f, const struct lft_tables *t,
 	put_ranks(&c, top);
 	put_folds(&c);
 	put_links(&c);
+	put_lost(&c);
 	for (uint32_t n = 0; n < f->n_nodes; n++)
 		if (is_host(f, n) && c.drawn[n])
 			put_node(fp, f, n);
 	fprintf(fp, "  legend [shape=plaintext, fontsize=9, label=\"%u switches, %u hosts "
 		"(leaves with more than %u folded)\\nlinks: darker = more routes (busiest %"
-		PRIu64 "), dashed red = failed\"];\n}\n",
+		PRIu64 "), dashed red = failed, orange = degraded\"];\n}\n",
 		c.st->switches, c.st->hosts, o->fold_hosts, c.st->max_load);
 	rc = ferror(fp) ? -1 : 0;
 out:

@@ -11,7 +11,9 @@
  * direction), darker and wider with more; a failed link is dashed red:
  * a linked port whose physical link is not up, or, with expect_active,
  * one whose PortState is not Active (the daemon's configured subnet;
- * --offline leaves ports in Init, where the SM would activate them).
+ * --offline leaves ports in Init, where the SM would activate them), and
+ * each of opts' lost links (ibsmctl topology: sm/discover/linkwatch.h).
+ * A degraded link (fabric_port_degraded() at an end) is orange.
  */
 #ifndef IBSMD_DOT_H
 #define IBSMD_DOT_H
@@ -24,16 +26,24 @@
 
 #define DOT_FOLD_HOSTS 8	/* default: more hosts on a leaf fold */
 
+/* A link the model no longer has, drawn failed: its ends' node indexes in f. */
+struct dot_lost {
+	uint32_t node[2];
+	uint8_t port[2];
+};
+
 struct dot_opts {
 	unsigned fold_hosts;	/* fold a leaf's hosts above this many */
 	int expect_active;	/* a linked port not Active is a failed link */
 	const char *title;	/* the graph's caption, or NULL */
+	const struct dot_lost *lost;	/* links lost since last seen up */
+	uint32_t n_lost;
 };
 
 /* Counts of what was drawn (for callers and tests). */
 struct dot_stats {
 	uint32_t switches, hosts, folded_leaves;
-	uint32_t links, failed_links;
+	uint32_t links, failed_links, degraded_links;
 	uint64_t max_load;	/* routes on the busiest switch link direction */
 	int64_t undelivered;	/* pairs verify_pair_loads() could not follow */
 };

@@ -132,17 +132,19 @@ sleep 1
 tail -n +"$((before + 1))" "$log" >"$SIM_TMP/storm.log"
 received=$(field traps.received)
 [ "$received" -ge "$TRAPS" ] || fail "the daemon received $received traps of $TRAPS"
-all_shown=$(grep -cE 'trap [0-9]+ from LID [0-9]+ \(source LID' "$log")
+all_shown=$(grep -cE 'trap [0-9]+ from LID [0-9]+( \(("[^"]*"|0x[0-9a-f]+) port [0-9]+\))? \(source LID' "$log")
 # held FILE: the sum of the trap lines' "N similar messages suppressed"
 held() { sed -n 's/.*: \([0-9]*\) similar messages suppressed ("trap.*/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'; }
 all_held=$(held "$log")
 [ $((all_shown + all_held)) -eq "$received" ] ||
 	fail "$all_shown trap lines + $all_held suppressed is not the $received traps received"
-shown=$(grep -cE 'trap [0-9]+ from LID [0-9]+ \(source LID' "$SIM_TMP/storm.log")
+shown=$(grep -cE 'trap [0-9]+ from LID [0-9]+( \(("[^"]*"|0x[0-9a-f]+) port [0-9]+\))? \(source LID' "$SIM_TMP/storm.log")
 held=$(held "$SIM_TMP/storm.log")
 lines=$(wc -l <"$SIM_TMP/storm.log")
 [ "$shown" -ge 1 ] && [ "$shown" -le $((2 * BURST)) ] || fail "$shown lines about $TRAPS traps (burst $BURST)"
 [ "$lines" -le $((2 * BURST + 4)) ] || fail "$lines log lines during the storm: $(head -n 20 "$SIM_TMP/storm.log")"
+grep -qE 'trap 1(29|30) from LID [0-9]+ \("H-3" port [0-9]+\)' "$SIM_TMP/storm.log" ||
+	fail "no port-error trap line names H-3 and its port: $(grep -m 2 'trap 1[23]' "$SIM_TMP/storm.log")"
 pass "$TRAPS traps: $lines log lines ($shown about traps, $held suppressed); all $received traps: $all_shown lines + $all_held suppressed: $(grep -o '[0-9]* similar.*' "$SIM_TMP/storm.log" | head -n 1)"
 
 kill -TERM "$daemon"

@@ -1435,12 +1435,44 @@ START_TEST(test_set_engines)
 }
 END_TEST
 
+/* OpenSM's files given as a policy: the parser's message, then a hint naming the importer. */
+START_TEST(test_opensm_files_named)
+{
+	static const struct {
+		const char *text, *kind;
+	} cases[] = {
+		/* the head of `opensm -c`'s output */
+		{ "#\n# DEVICE ATTRIBUTES OPTIONS\n#\n# The port GUID on which the OpenSM is running\n"
+		  "guid 0x0000000000000000\n\n# M_Key value sent to all ports\nm_key 0x0000000000000000\n"
+		  "sm_priority 0\n", "opensm.conf" },
+		{ "# partitions\nDefault=0x7fff, ipoib : ALL=full;\n", "partitions.conf" },
+		{ "qos-levels\n    qos-level\n        name: DEFAULT\n        sl: 0\n    end-qos-level\n"
+		  "end-qos-levels\n", "qos-policy.conf" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct loaded l;
+		char want[256];
+		load(&l, cases[i].text);
+		ck_assert_int_eq(l.rc, -1);
+		snprintf(want, sizeof(want), " (this looks like OpenSM's %s, not an ibsmd policy: "
+			 "ibsmd.yaml(5) is YAML; convert it with ibsmd --import-opensm %s --import-to DIR)",
+			 cases[i].kind, l.path);
+		ck_assert_msg(strlen(l.err) > strlen(want) &&
+			      !strcmp(l.err + strlen(l.err) - strlen(want), want), "%s", l.err);
+	}
+	/* a broken ibsmd policy gets no such hint */
+	load_fails("routing:\n  engines: [minhop\n",
+		   "3:1: syntax error: did not find expected ',' or ']' while parsing a flow sequence");
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("config");
 
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_opensm_files_named);
 	tcase_add_test(tc, test_control_group);
 	tcase_add_test(tc, test_events_signalling);
 	tcase_add_test(tc, test_empty_policies);

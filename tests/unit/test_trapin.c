@@ -16,6 +16,7 @@
 #include "mad/smp.h"
 #include "sm/daemon.h"
 #include "sm/base/log.h"
+#include "sm/base/nodemap.h"
 #include "sm/base/topo.h"
 #include "traps/trapin.h"
 
@@ -157,6 +158,8 @@ static void host_trap(struct run *r, unsigned num, uint32_t issuer, uint32_t k)
 	mad_set_field(d, 0, IB_NOTICE_TRAP_NUMBER_F, num);
 	mad_set_field(d, 0, IB_NOTICE_ISSUER_LID_F, issuer);
 	mad_set_field(d, 0, IB_NOTICE_DATA_LID_F, issuer);
+	if (num >= 129 && num <= 131)
+		d[10 + 4] = 1;	/* DataDetails PORTNO: the port in error */
 	struct mad_addr to = { .lid = r->sm->sub.sm_lid };
 	ck_assert_int_eq(mad_transport_send(&r->host, m, MAD_SIZE, &to), 0);
 }
@@ -212,7 +215,18 @@ START_TEST(t_daemon_traps)
 	emu_get_counters(r.e, &c0);
 	uint64_t recv0 = st->received;
 	char *before = emu_device_state(r.e, &r.topo, 1);
+	struct emu_log lg;
+	emu_log_capture(&lg, LOG_NOTICE);
 	for (unsigned i = 0; i < rounds; i++) {
+		if (i == 1) {	/* the first round's lines: 129 names the node and port */
+			const struct fabric *mf = &r.sm->sub.model->f;
+			uint32_t hn = fabric_find_node(mf, HOST_PORT(5) - 1);
+			ck_assert_uint_ne(hn, FAB_NONE);
+			char needle[160];
+			snprintf(needle, sizeof(needle), "trap 129 from LID %u (\"%s\" port 1) (source LID %u): link integrity",
+				 own, fabric_node_name(mf, hn), own);
+			ck_assert_int_eq(emu_log_lines(&lg, needle), 1);
+		}
 		host_trap(&r, 128, sw_lid, k++);	/* spoofed: a switch's LID */
 		host_trap(&r, 128, own, k++);		/* from a CA */
 		for (size_t j = 0; j < sizeof(counted) / sizeof(counted[0]); j++)
@@ -230,6 +244,12 @@ START_TEST(t_daemon_traps)
 	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, 3);
 	ck_assert(idle(r.sm));
 	ck_assert_uint_eq(st->sweeps, 1);
+	/* 129-131 counted by the node and port in error */
+	ck_assert_uint_eq(st->n_port_err, 1);
+	ck_assert_uint_eq(st->port_err[0].guid, HOST_PORT(5) - 1);
+	ck_assert_uint_eq(st->port_err[0].port, 1);
+	ck_assert_uint_eq(st->port_err[0].count, 3 * rounds);
+	ck_assert_uint_eq(st->port_err_other, 0);
 	emu_get_counters(r.e, &c1);
 	ck_assert_uint_eq(c1.trap_represses - c0.trap_represses, k);	/* every one answered */
 	ck_assert_uint_eq(st->represses, st->received);

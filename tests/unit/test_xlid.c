@@ -11,6 +11,7 @@
 
 #include "mad/smp.h"
 #include "mad/xlid.h"
+#include "sm/discover/xlid_sm.h"
 
 #define METHOD_GET 0x01
 #define METHOD_SET 0x02
@@ -610,6 +611,37 @@ START_TEST(vlid_reaches_vf)
 }
 END_TEST
 
+/*
+ * The mode on a fabric without vSwitches: auto asks nothing, so no
+ * device is said to lack the extension (no "legacy 16-bit mode: N
+ * devices lack the extension" line); on asks, and the devices that did
+ * not say yes lack it.
+ */
+START_TEST(nothing_asked_nothing_lacking)
+{
+	struct fabric f;
+	char lacking[256] = "x", why[256];
+	uint32_t k = 99;
+	int decided = -1;
+	fabric_init(&f);
+	uint32_t sw = fabric_add_node(&f, FAB_SWITCH, 4, 0x100);
+	uint32_t ca = fabric_add_node(&f, FAB_CA, 1, 0x200);
+	fabric_link(&f, fabric_port(&f, sw, 1), fabric_port(&f, ca, 1));
+	ck_assert_int_eq(xlid_probe_wanted(&f, TRI_AUTO), 0);
+	ck_assert_int_eq(xlid_decide(&f, TRI_AUTO, &decided, lacking, sizeof(lacking), &k,
+				     why, sizeof(why)), 0);
+	ck_assert_uint_eq(k, 0);
+	ck_assert_str_eq(lacking, "");
+	ck_assert_int_eq(decided, 0);
+	ck_assert_int_eq(f.xlid_mode, 0);
+	decided = -1;
+	ck_assert_int_eq(xlid_decide(&f, TRI_ON, &decided, lacking, sizeof(lacking), &k,
+				     why, sizeof(why)), -1);
+	ck_assert_uint_eq(k, 1);
+	fabric_free(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xlid");
@@ -620,6 +652,7 @@ int main(void)
 	tcase_add_test(tc, golden_lrh_pathrecord);
 	tcase_add_test(tc, corrupted_caps);
 	tcase_add_test(tc, corrupted_lft);
+	tcase_add_test(tc, nothing_asked_nothing_lacking);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("emu");
 	tcase_set_timeout(te, 30);
