@@ -29,6 +29,8 @@ const struct sa_family sa_families[] = {
 	  sa_inform_records, "InformInfoRecord" },
 	{ SA_ATTR_MCMEMBER_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 52, 1,
 	  sa_mcmember_records, "MCMemberRecord" },
+	{ SA_ATTR_SERVICE_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 176, 1,
+	  sa_service_records, "ServiceRecord" },
 };
 
 const size_t sa_n_families = sizeof(sa_families) / sizeof(sa_families[0]);

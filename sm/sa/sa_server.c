@@ -56,6 +56,7 @@
 #include "sm/daemon.h"
 #include "sm/base/log.h"
 #include "sm/sa/sa_budget.h"
+#include "sm/sa/svcdb.h"
 
 /* The longest request (data after the SA header) any family serves. */
 #define SA_MAX_REQUEST	SA_DATA_SIZE
@@ -83,6 +84,7 @@ struct sa {
 	struct part_model parts;
 	struct rmpp *rmpp;
 	struct sa_budget *budget;	/* answers in flight */
+	struct svc_db *svc;		/* registered ServiceRecords */
 	struct sa_stats st;
 	const struct sa_family *families;	/* what is served (sa_init) */
 	size_t n_families;
@@ -187,6 +189,32 @@ int sa_share(const struct sa_view *v, uint32_t a, uint32_t b)
 	if (a == FAB_NONE || b == FAB_NONE || a == b)
 		return 1;
 	return part_shared(m, a, b, PART_NONE) != PART_NONE;
+}
+
+uint32_t sa_port_of_guid(const struct sa_view *v, uint64_t guid, uint32_t hint)
+{
+	const struct fabric *f = v->f;
+	/* the requester's own port, the usual case: no scan of the fabric */
+	if (hint < f->n_ports && f->ports[hint].guid == guid &&
+	    fabric_is_endport(f, hint))
+		return hint;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++)
+		if (f->ports[pi].guid == guid && fabric_is_endport(f, pi))
+			return pi;
+	const struct sa_vm *vm = sa_vm_of_guid(v, guid);
+	return vm ? vm->port : FAB_NONE;
+}
+
+int sa_port_holds(const struct sa_view *v, uint32_t pi, uint16_t pkey)
+{
+	uint16_t tab[CFG_MAX_PARTS + 1];
+	if (!v->parts)
+		return (pkey & 0x7fff) == PART_DEFAULT_PKEY;
+	unsigned n = part_pkeys(v->parts, v->f, pi, tab, CFG_MAX_PARTS + 1);
+	for (unsigned k = 0; k < n; k++)
+		if ((tab[k] & 0x7fff) == (pkey & 0x7fff))
+			return 1;
+	return 0;
 }
 
 int sa_mask_check(const struct sa_query *q, unsigned n_fields)
@@ -500,7 +528,9 @@ int sa_init(struct sm *sm, const struct sa_family *families, size_t n_families)
 		.send_slots = SA_MAX_ANSWERS,
 		.send_per_peer = SA_RMPP_SEND_PER_PEER,
 	};
-	if (!(sa->budget = sa_budget_new()))
+	if (!(sa->budget = sa_budget_new()) ||
+	    !(sa->svc = svc_db_new(sm->base, sm->cfg.state_dir,
+				   (uint32_t)sm->cfg.sa_max_services)))
 		goto fail;
 	if (sm->base && !(sa->rmpp = rmpp_new(sm->base, &sm->tr, &rp)))
 		goto fail;
@@ -564,6 +594,7 @@ void sa_free(struct sm *sm)
 		mad_dispatch_set_rmpp(sm->disp, NULL, NULL);
 	rmpp_free(sa->rmpp);
 	sa_budget_free(sa->budget);
+	svc_db_free(sa->svc);
 	drop_view(sa);
 	free(sa);
 	sm->sa = NULL;
@@ -893,6 +924,11 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 		notifier_set_pkey_check(sm->notify, lids_share, sm);
 }
 
+struct svc_db *sa_services(struct sa *sa)
+{
+	return sa->svc;
+}
+
 const struct sa_stats *sa_get_stats(const struct sm *sm)
 {
 	return sm->sa ? &sm->sa->st : NULL;
@@ -923,6 +959,17 @@ void sa_to_ctl(const struct sm *sm, json_t *o)
 	json_t *o_sa = json_object_get(o, "sa");
 	if (!o_sa)
 		return;
+	const struct svc_stats *sv = svc_db_stats(sm->sa->svc);
+	json_object_set_new(o_sa, "services", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"records", (json_int_t)svc_db_count(sm->sa->svc),
+		"registered", (json_int_t)sv->registered,
+		"replaced", (json_int_t)sv->replaced,
+		"deleted", (json_int_t)sv->deleted,
+		"expired", (json_int_t)sv->expired,
+		"refused_per_port", (json_int_t)sv->refused_port,
+		"refused_total", (json_int_t)sv->refused_total,
+		"refused_owner", (json_int_t)sv->refused_owner,
+		"save_failed", (json_int_t)sv->save_failed));
 	const struct sa_budget_stats *b = sa_budget_get_stats(sm->sa->budget);
 	json_object_set_new(o_sa, "in_flight", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"answers", (json_int_t)b->answers,

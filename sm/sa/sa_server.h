@@ -102,6 +102,15 @@ const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid);
 int sa_share(const struct sa_view *v, uint32_t a, uint32_t b);
 
 /*
+ * The port whose GID has interface ID guid: an end port, or the VF port
+ * of the VM with that vGUID; FAB_NONE.  hint: a port tried first (the
+ * requester's, usually), or FAB_NONE.
+ */
+uint32_t sa_port_of_guid(const struct sa_view *v, uint64_t guid, uint32_t hint);
+/* Does port pi hold P_Key pkey (either membership) in its table? */
+int sa_port_holds(const struct sa_view *v, uint32_t pi, uint16_t pkey);
+
+/*
  * The partition the paths from port src to port dst are in, as a
  * PathRecord without a P_Key asked for answers (sa_path.c): its index,
  * or PART_NONE when they share none; *pkey the record's P_Key (0xffff
@@ -216,6 +225,11 @@ int sa_path_records(struct sa_query *q);	/* sa_path.c */
 int sa_inform_info(struct sa_query *q);		/* sa_inform.c */
 int sa_inform_records(struct sa_query *q);
 int sa_mcmember_records(struct sa_query *q);	/* sa_mcmember.c */
+int sa_service_records(struct sa_query *q);	/* sa_service.c */
+
+/* The registered ServiceRecords (sm/sa/svcdb.h), the SA's. */
+struct svc_db;
+struct svc_db *sa_services(struct sa *sa);
 
 /*
  * Members whose port is no longer in the view (neither an end port nor

@@ -80,6 +80,18 @@ static inline void policy(struct config *c)
 	c->parts[2].sl = 7;	/* the policy's sl: no part_sl for tenantC */
 }
 
+/* A test's own keys, after the partitions (NULL: none). */
+static void (*env_more)(struct config *);
+static int env_tenants;
+
+static inline void env_policy(struct config *c)
+{
+	if (env_tenants)
+		policy(c);
+	if (env_more)
+		env_more(c);
+}
+
 /* tenants: with the policy above, else none (every port a full member) */
 static inline void env_up(struct env *e, int tenants)
 {
@@ -106,8 +118,8 @@ static inline void env_up(struct env *e, int tenants)
 	e->t.n_part_sl = 4;
 	e->t.part_sl = malloc(4);
 	memcpy(e->t.part_sl, (uint8_t[]){ 0xff, 0xff, 5, 0xff }, 4);
-	struct sm *sm = e->sm = sa_test_sm(&e->w, lid_of(&e->f, "H1"),
-					   tenants ? policy : NULL);
+	env_tenants = tenants;
+	struct sm *sm = e->sm = sa_test_sm(&e->w, lid_of(&e->f, "H1"), env_policy);
 	struct notify_params np = { .max_failures = 3, .min_resp_ms = 100 };
 	sm->notify = notifier_new(sm->base, &sm->tr, &np, err, sizeof(err));
 	ck_assert_msg(sm->notify, "%s", err);
