@@ -929,6 +929,12 @@ struct svc_db *sa_services(struct sa *sa)
 	return sa->svc;
 }
 
+void sa_service_bounds(const struct sa_query *q, uint32_t *total, uint32_t *per_port)
+{
+	*total = (uint32_t)q->sm->cfg.sa_max_services;
+	*per_port = (uint32_t)q->sm->cfg.sa_max_services_per_port;
+}
+
 const struct sa_stats *sa_get_stats(const struct sm *sm)
 {
 	return sm->sa ? &sm->sa->st : NULL;

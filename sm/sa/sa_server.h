@@ -230,6 +230,8 @@ int sa_service_records(struct sa_query *q);	/* sa_service.c */
 /* The registered ServiceRecords (sm/sa/svcdb.h), the SA's. */
 struct svc_db;
 struct svc_db *sa_services(struct sa *sa);
+/* The policy's bounds on them: sa.max_services, sa.max_services_per_port. */
+void sa_service_bounds(const struct sa_query *q, uint32_t *total, uint32_t *per_port);
 
 /*
  * Members whose port is no longer in the view (neither an end port nor

@@ -39,7 +39,6 @@
 #include <time.h>
 
 #include "mad/sa.h"
-#include "sm/daemon.h"
 #include "sm/base/log.h"
 #include "sm/sa/sa_server.h"
 #include "sm/sa/svcdb.h"
@@ -191,14 +190,14 @@ static int sr_set(struct sa_query *q, uint32_t req, int64_t now)
 		*old = s;
 		st->replaced++;
 	} else {
-		const struct config *c = &q->sm->cfg;
-		if (svc_db_count(db) >= (uint32_t)c->sa_max_services) {
+		uint32_t total, per_port;
+		sa_service_bounds(q, &total, &per_port);
+		if (svc_db_count(db) >= total) {
 			st->refused_total++;
-			return refuse_bound(q, s.owner, "sa.max_services",
-					    (uint32_t)c->sa_max_services);
+			return refuse_bound(q, s.owner, "sa.max_services", total);
 		}
 		uint32_t held = svc_db_owned(db, s.owner);
-		if (held >= (uint32_t)c->sa_max_services_per_port) {
+		if (held >= per_port) {
 			st->refused_port++;
 			return refuse_bound(q, s.owner, "sa.max_services_per_port", held);
 		}
