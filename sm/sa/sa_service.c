@@ -21,8 +21,8 @@
  *     seconds left (§15.2.5.14: "lease period remaining").
  *
  * Beyond OpenSM, against hosts that are not trusted (no SM_Key):
- *   - a unicast ServiceGID must be the requester's own port (its GUID,
- *     or the vGUID of the VM on it); only the port that registered a
+ *   - a unicast ServiceGID must be the requester's own port (its
+ *     interface ID the port's GUID, or the vGUID of the VM on it); only the port that registered a
  *     record may replace or delete it (REQ_INVALID, counted
  *     sa.services.refused_owner).  OpenSM lets any host delete any
  *     record.  ServiceKey is not a password: the spec makes it the key
@@ -43,7 +43,6 @@
 #include "sm/sa/sa_server.h"
 #include "sm/sa/svcdb.h"
 
-#define DEFAULT_PREFIX	0xfe80000000000000ull
 #define LEASE_INFINITE	0xffffffffu
 #define DEFAULT_PKEY	0xffff
 
@@ -148,14 +147,15 @@ static int refuse_owner(struct sa_query *q, const char *what)
 	return SA_STS_REQ_INVALID;
 }
 
-/* A ServiceGID the requester may register for: its own, unless trusted. */
+/*
+ * A ServiceGID the requester may register for: its own, unless trusted.
+ * A port is named by the GID's interface ID alone, as OpenSM does (whose
+ * osmtest sends its prefix in host byte order).
+ */
 static int gid_allowed(const struct sa_query *q, const uint8_t *gid, uint32_t req)
 {
-	uint64_t prefix = sa_get64(gid);
 	if (is_multicast(gid) || trusted(q))
 		return 1;
-	if (prefix != DEFAULT_PREFIX && prefix != q->view->subnet_prefix)
-		return 0;
 	uint64_t guid = sa_get64(gid + 8);
 	const struct sa_vm *vm = sa_vm_of_port(q->view, req);
 	return q->view->f->ports[req].guid == guid || (vm && vm->vguid == guid);
