@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "sa_parttestlib.h"
-#include "sm/sa/svcdb.h"
 
 #define SR_SIZE		176
 #define SR_ID		(1ull << 0)
