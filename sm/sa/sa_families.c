@@ -23,6 +23,8 @@ const struct sa_family sa_families[] = {
 	  sa_guidinfo_records, "GUIDInfoRecord" },
 	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC, 1,
 	  sa_path_records, "PathRecord" },
+	{ SA_ATTR_MULTIPATH_REC, SA_M_GET_MULTI, SA_SIZE_PATH_REC, 1,
+	  sa_multipath_records, "MultiPathRecord" },
 	{ SA_ATTR_INFORM_INFO, SA_M_SET, SA_SIZE_INFORM_INFO, 0,
 	  sa_inform_info, "InformInfo" },
 	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64, 1,

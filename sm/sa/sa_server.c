@@ -99,6 +99,7 @@ static const struct {
 	{ SA_M_GET_TABLE, SA_METHOD_GET_TABLE },
 	{ SA_M_SET, SA_METHOD_SET },
 	{ SA_M_DELETE, SA_METHOD_DELETE },
+	{ SA_M_GET_MULTI, SA_METHOD_GET_MULTI },
 };
 
 static uint8_t method_bit(uint8_t method)
@@ -425,8 +426,10 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 	memcpy(req, mad, len);
 	memset(req + len, 0, MAD_SIZE - len);
 	struct sa_limits lim = limits_of(sm);
-	if (mad_method(mad) == SA_METHOD_GET_TABLE &&
-	    sa_budget_admit(sa->budget, &lim, requester_key(sa, from->lid))) {
+	/* GetTable and GetMulti answer a table: held to the budget */
+	int table = mad_method(mad) == SA_METHOD_GET_TABLE ||
+		    mad_method(mad) == SA_METHOD_GET_MULTI;
+	if (table && sa_budget_admit(sa->budget, &lim, requester_key(sa, from->lid))) {
 		refuse(sa, req, from, MAD_STS_BUSY);
 		return MAD_DONE;
 	}
@@ -438,7 +441,7 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 		.attr_mod = mad_attr_mod(mad), .comp_mask = sa_comp_mask(mad),
 		.rec = req + SA_HDR_SIZE, .rec_len = len - SA_HDR_SIZE,
 		.rec_size = fam->rec_size,
-		.max_bytes = mad_method(mad) == SA_METHOD_GET_TABLE ? lim.bytes_per_requester : 0,
+		.max_bytes = table ? lim.bytes_per_requester : 0,
 	};
 	int status = fam->fn(&q);
 	if (q.too_long) {

@@ -172,6 +172,7 @@ void sa_outside(struct sa_query *q, const char *what);
 #define SA_M_GET_TABLE	0x02
 #define SA_M_SET	0x04
 #define SA_M_DELETE	0x08
+#define SA_M_GET_MULTI	0x10
 
 /*
  * A record family.  fn appends the matching records and returns 0, or a
@@ -222,6 +223,7 @@ int sa_link_records(struct sa_query *q);
 int sa_lft_records(struct sa_query *q);
 int sa_guidinfo_records(struct sa_query *q);
 int sa_path_records(struct sa_query *q);	/* sa_path.c */
+int sa_multipath_records(struct sa_query *q);
 int sa_inform_info(struct sa_query *q);		/* sa_inform.c */
 int sa_inform_records(struct sa_query *q);
 int sa_mcmember_records(struct sa_query *q);	/* sa_mcmember.c */
