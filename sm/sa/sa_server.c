@@ -82,6 +82,7 @@ struct sa {
 	uint32_t n_svm_slots, cap_svm, svm_free;
 	struct guid_map svm_by_guid;
 	struct part_model parts;
+	struct guid_map port_by_guid;	/* the view's end ports */
 	struct rmpp *rmpp;
 	struct sa_budget *budget;	/* answers in flight */
 	struct svc_db *svc;		/* registered ServiceRecords */
@@ -199,9 +200,15 @@ uint32_t sa_port_of_guid(const struct sa_view *v, uint64_t guid, uint32_t hint)
 	if (hint < f->n_ports && f->ports[hint].guid == guid &&
 	    fabric_is_endport(f, hint))
 		return hint;
-	for (uint32_t pi = 0; pi < f->n_ports; pi++)
-		if (f->ports[pi].guid == guid && fabric_is_endport(f, pi))
+	if (v->port_by_guid) {
+		uint32_t pi = guid_map_get(v->port_by_guid, guid);
+		if (pi != FAB_NONE && f->ports[pi].guid == guid && fabric_is_endport(f, pi))
 			return pi;
+	} else {
+		for (uint32_t pi = 0; pi < f->n_ports; pi++)
+			if (f->ports[pi].guid == guid && fabric_is_endport(f, pi))
+				return pi;
+	}
 	const struct sa_vm *vm = sa_vm_of_guid(v, guid);
 	return vm ? vm->port : FAB_NONE;
 }
@@ -567,7 +574,9 @@ static void drop_view(struct sa *sa)
 	free(sa->svm_tail);
 	guid_map_free(&sa->svm_by_guid);
 	part_model_free(&sa->parts);
+	guid_map_free(&sa->port_by_guid);
 	sa->view.parts = NULL;
+	sa->view.port_by_guid = NULL;
 	sa->pi_raw = sa->si_raw = NULL;
 	sa->vms = sa->svm = NULL;
 	sa->svm_next = sa->svm_head = sa->svm_tail = NULL;
@@ -913,6 +922,8 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 		log_err("SA: cannot resolve the partitions (out of memory); answering as if there were none");
 	else
 		sa->view.parts = &sa->parts;
+	if (fabric_endport_map(&sa->f, 0, &sa->port_by_guid) == 0)
+		sa->view.port_by_guid = &sa->port_by_guid;
 	sa->view.f = &sa->f;
 	sa->view.lft = &sa->lft;
 	sa->view.n_endports = 0;

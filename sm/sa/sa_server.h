@@ -85,6 +85,9 @@ struct sa_view {
 	 * names no partitions.
 	 */
 	const struct part_model *parts;
+	/* the end ports by port GUID (fabric_endport_map()), NULL when that
+	   failed (no memory): sa_port_of_guid() scans then */
+	const struct guid_map *port_by_guid;
 };
 
 /* The VM on end port pi of the view, or NULL. */
