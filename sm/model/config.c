@@ -496,6 +496,8 @@ static const struct key sa_keys[] = {
 	U64("max_answer_bytes_per_requester", sa_max_answer_bytes_per_requester,
 	    SA_BYTES_MIN),
 	U64("max_answer_bytes", sa_max_answer_bytes, SA_BYTES_MIN),
+	INT("max_services", sa_max_services, 1, 1048576),
+	INT("max_services_per_port", sa_max_services_per_port, 1, 1048576),
 	END
 };
 
@@ -505,6 +507,11 @@ static int sa_check(const struct config *c, char *msg, size_t len)
 		snprintf(msg, len, "max_answer_bytes_per_requester (%llu) is more than max_answer_bytes (%llu)",
 			 (unsigned long long)c->sa_max_answer_bytes_per_requester,
 			 (unsigned long long)c->sa_max_answer_bytes);
+		return -1;
+	}
+	if (c->sa_max_services_per_port > c->sa_max_services) {
+		snprintf(msg, len, "max_services_per_port (%d) is more than max_services (%d)",
+			 c->sa_max_services_per_port, c->sa_max_services);
 		return -1;
 	}
 	return 0;
@@ -1678,6 +1685,8 @@ void config_defaults(struct config *c)
 	c->sa_max_answers_per_requester = 64;
 	c->sa_max_answer_bytes_per_requester = 64ULL << 20;
 	c->sa_max_answer_bytes = 512ULL << 20;
+	c->sa_max_services = 16384;
+	c->sa_max_services_per_port = 32;
 }
 
 /* Runs one pass over the file f with a fresh parser. */

@@ -227,6 +227,9 @@ struct config {
 					   1..256, default 64 */
 	uint64_t sa_max_answer_bytes_per_requester;	/* default 64 MiB */
 	uint64_t sa_max_answer_bytes;	/* sa.max_answer_bytes, default 512 MiB */
+	/* sa: registered ServiceRecords (sm/sa/sa_service.c) */
+	int sa_max_services;		/* sa.max_services 1..1048576, default 16384 */
+	int sa_max_services_per_port;	/* sa.max_services_per_port, default 32 */
 };
 
 /* Fills c with the built-in defaults. */

@@ -11,7 +11,7 @@
  * start must not lose (LIDs, VMs); the hosts subscribe again, and the
  * weights are learned again.
  */
-#define STATE_FILES { "guid2lid", "vms", "subscriptions", "weights" }
+#define STATE_FILES { "guid2lid", "vms", "subscriptions", "weights", "services" }
 #define STATE_FILES_KEPT 2
 
 /*

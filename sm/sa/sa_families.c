@@ -23,12 +23,16 @@ const struct sa_family sa_families[] = {
 	  sa_guidinfo_records, "GUIDInfoRecord" },
 	{ SA_ATTR_PATH_REC, SA_M_GET | SA_M_GET_TABLE, SA_SIZE_PATH_REC, 1,
 	  sa_path_records, "PathRecord" },
+	{ SA_ATTR_MULTIPATH_REC, SA_M_GET_MULTI, SA_SIZE_PATH_REC, 1,
+	  sa_multipath_records, "MultiPathRecord" },
 	{ SA_ATTR_INFORM_INFO, SA_M_SET, SA_SIZE_INFORM_INFO, 0,
 	  sa_inform_info, "InformInfo" },
 	{ SA_ATTR_INFORM_INFO_REC, SA_M_GET | SA_M_GET_TABLE, 64, 1,
 	  sa_inform_records, "InformInfoRecord" },
 	{ SA_ATTR_MCMEMBER_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 52, 1,
 	  sa_mcmember_records, "MCMemberRecord" },
+	{ SA_ATTR_SERVICE_REC, SA_M_GET | SA_M_GET_TABLE | SA_M_SET | SA_M_DELETE, 176, 1,
+	  sa_service_records, "ServiceRecord" },
 };
 
 const size_t sa_n_families = sizeof(sa_families) / sizeof(sa_families[0]);

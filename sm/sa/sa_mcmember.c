@@ -125,35 +125,6 @@ static void member_record(const struct mc_group *g, uint64_t prefix,
 
 /* ---- the ports ---- */
 
-/* The port whose GID has interface ID guid: an end port or a VM's VF. */
-static uint32_t port_of_guid(const struct sa_view *v, uint64_t guid,
-			     uint32_t hint)
-{
-	const struct fabric *f = v->f;
-	/* the requester's own port, the usual join: no scan of the fabric */
-	if (hint < f->n_ports && f->ports[hint].guid == guid &&
-	    fabric_is_endport(f, hint))
-		return hint;
-	for (uint32_t pi = 0; pi < f->n_ports; pi++)
-		if (f->ports[pi].guid == guid && fabric_is_endport(f, pi))
-			return pi;
-	const struct sa_vm *vm = sa_vm_of_guid(v, guid);
-	return vm ? vm->port : FAB_NONE;
-}
-
-/* Does port pi hold P_Key pkey (either membership) in its table? */
-static int port_holds(const struct sa_view *v, uint32_t pi, uint16_t pkey)
-{
-	uint16_t tab[CFG_MAX_PARTS + 1];
-	if (!v->parts)
-		return (pkey & 0x7fff) == PART_DEFAULT_PKEY;
-	unsigned n = part_pkeys(v->parts, v->f, pi, tab, CFG_MAX_PARTS + 1);
-	for (unsigned k = 0; k < n; k++)
-		if ((tab[k] & 0x7fff) == (pkey & 0x7fff))
-			return 1;
-	return 0;
-}
-
 /* The port's link MTU (the smaller MTUCap of its two ends), 0: unknown. */
 static uint8_t port_mtu(const struct fabric *f, uint32_t pi)
 {
@@ -388,7 +359,7 @@ static struct mc_group *create_group(struct sa_query *q, const struct join_req *
 	g.flow_label = (slfh >> 8) & 0xfffff;
 	g.hop_limit = has(q, MC_HOP) ? (uint8_t)slfh : 0;
 	g.plt = has(q, MC_PLT) ? t[R_PLT] & 0x3f : (uint8_t)q->sm->cfg.subnet_timeout;
-	if (!port_holds(q->view, j->port, g.pkey))
+	if (!sa_port_holds(q->view, j->port, g.pkey))
 		return NULL;
 	struct mc_db *db = &q->sm->mc;
 	const char *err;
@@ -424,7 +395,7 @@ static int join_port(struct sa_query *q, struct join_req *j)
 	if (req == FAB_NONE)
 		return SA_STS_REQ_INVALID;
 	j->req = req;
-	j->port = port_of_guid(q->view, j->guid, req);
+	j->port = sa_port_of_guid(q->view, j->guid, req);
 	if (j->port == FAB_NONE)
 		return SA_STS_REQ_INVALID;
 	j->proxy = j->port != req;
@@ -496,7 +467,7 @@ static int mcm_join(struct sa_query *q)
 	/* a group whose P_Key the requester does not hold is no group to it,
 	   as in its Get and GetTable: answered as an unknown MGID, but for a
 	   create, which cannot have the MGID */
-	int hidden = g && !port_holds(q->view, sa_requester(q), g->pkey);
+	int hidden = g && !sa_port_holds(q->view, sa_requester(q), g->pkey);
 	if (hidden)
 		sa_outside(q, "a multicast group");
 	if (!g || hidden) {
@@ -516,7 +487,7 @@ static int mcm_join(struct sa_query *q)
 	uint8_t pm = port_mtu(f, j.port), pr = port_rate(f, j.port);
 	if (!selectors_ok(q, g) || (pm && pm < g->mtu) ||
 	    (pr && path_rate_bw(pr) < path_rate_bw(g->rate)) ||
-	    !port_holds(q->view, j.port, g->pkey)) {
+	    !sa_port_holds(q->view, j.port, g->pkey)) {
 		if (created)
 			mc_delete(db, g);
 		return SA_STS_REQ_INVALID;
@@ -564,8 +535,8 @@ static int mcm_leave(struct sa_query *q)
 	int own = q->view->f->ports[req].guid == j.guid || (vm && vm->vguid == j.guid);
 	/* for another port: as a proxy join asks (a member the requester
 	   shares no partition with is, to it, no member) */
-	if (!own && (!m->proxy || !port_holds(q->view, req, g->pkey) ||
-		     !sa_share(q->view, req, port_of_guid(q->view, j.guid, FAB_NONE))))
+	if (!own && (!m->proxy || !sa_port_holds(q->view, req, g->pkey) ||
+		     !sa_share(q->view, req, sa_port_of_guid(q->view, j.guid, FAB_NONE))))
 		return SA_STS_REQ_INVALID;
 	uint8_t left = (uint8_t)(m->join_state & ~j.state);
 	int proxy = m->proxy;
@@ -587,7 +558,7 @@ static int query_group(struct sa_query *q, const struct mc_group *g,
 		return 0;
 	if (has(q, MC_MLID) && sa_get16(t + R_MLID) != g->mlid)
 		return 0;
-	if (!port_holds(q->view, req, g->pkey) || !components_ok(q, g) ||
+	if (!sa_port_holds(q->view, req, g->pkey) || !components_ok(q, g) ||
 	    !selectors_ok(q, g))
 		return 0;
 	if (has(q, MC_SCOPE) && (t[R_SCOPE] >> 4) != g->scope)
@@ -602,7 +573,7 @@ static int query_group(struct sa_query *q, const struct mc_group *g,
 			if (!m)
 				return 0;
 			/* a member the requester shares no partition with: none */
-			if (!trusted && !sa_share(q->view, req, port_of_guid(q->view, pg, req))) {
+			if (!trusted && !sa_share(q->view, req, sa_port_of_guid(q->view, pg, req))) {
 				sa_outside(q, "a multicast member");
 				return 0;
 			}
@@ -695,7 +666,7 @@ void sa_mcast_prune(struct sm *sm)
 		struct mc_group *g = db->g[i];
 		for (uint32_t k = g->n_members; k-- > 0;) {
 			uint64_t guid = g->members[k].port_guid;
-			if (port_of_guid(v, guid, FAB_NONE) != FAB_NONE)
+			if (sa_port_of_guid(v, guid, FAB_NONE) != FAB_NONE)
 				continue;
 			log_info("multicast: port 0x%016llx left the fabric; dropped from MLID 0x%04x",
 				 (unsigned long long)guid, g->mlid);

@@ -372,6 +372,17 @@ static int endpoint(struct sa_query *q, uint32_t req, int gid_bit, int lid_bit,
 	return 0;
 }
 
+/* An MTU or rate given with its selector is a valid code (REQ_INVALID). */
+static int codes_check(const struct sa_query *q)
+{
+	if (has(q, PR_MTU) && has(q, PR_MTU_SEL) &&
+	    ((q->rec[54] & 0x3f) < 1 || (q->rec[54] & 0x3f) > 5))
+		return SA_STS_REQ_INVALID;
+	if (has(q, PR_RATE) && has(q, PR_RATE_SEL) && !path_rate_bw(q->rec[55] & 0x3f))
+		return SA_STS_REQ_INVALID;
+	return 0;
+}
+
 int sa_path_records(struct sa_query *q)
 {
 	const struct fabric *f = q->view->f;
@@ -381,11 +392,8 @@ int sa_path_records(struct sa_query *q)
 	/* ServiceID: both halves or neither (OpenSM: INSUFFICIENT_COMPONENTS) */
 	if (has(q, PR_SERVICEID_MSB) != has(q, PR_SERVICEID_LSB))
 		return SA_STS_INSUFFICIENT_COMPONENTS;
-	if (has(q, PR_MTU) && has(q, PR_MTU_SEL) &&
-	    ((q->rec[54] & 0x3f) < 1 || (q->rec[54] & 0x3f) > 5))
-		return SA_STS_REQ_INVALID;
-	if (has(q, PR_RATE) && has(q, PR_RATE_SEL) && !path_rate_bw(q->rec[55] & 0x3f))
-		return SA_STS_REQ_INVALID;
+	if ((st = codes_check(q)))
+		return st;
 	if (!f->lid_port)
 		return q->method == SA_METHOD_GET ? SA_STS_NO_RECORDS : 0;
 	uint32_t src, dst, req = sa_requester(q);
@@ -413,5 +421,198 @@ int sa_path_records(struct sa_query *q)
 			if (fabric_is_endport(f, d) && f->ports[d].lid)
 				st = pair(&r, q, s, d);
 	}
+	return st;
+}
+
+/* ---- MultiPathRecord (IBA vol. 1 §15.2.5.20) ---- */
+
+/*
+ * GetMulti of MultiPathRecord: the PathRecords between each of the
+ * SGIDCount source GIDs and each of the DGIDCount destination GIDs that
+ * follow the record (SDGID), answered from the same paths as PathRecord
+ * (pair()), at most NumbPath in all (127 without it, as OpenSM), in the
+ * order of the GID lists.  The rules are OpenSM's
+ * (osm_sa_multipath_record.c):
+ *   - SGIDCount and DGIDCount are needed (INSUFFICIENT_COMPONENTS), and
+ *     one GID each at least (REQ_INVALID); ServiceID both halves or
+ *     neither (INSUFFICIENT_COMPONENTS); MTU and rate given with their
+ *     selectors valid codes (REQ_INVALID);
+ *   - a GID of no end port (or a multicast one) is INVALID_GID, and so,
+ *     beyond OpenSM, is one of a port the requester shares no partition
+ *     with (as in PathRecord);
+ *   - Reversible with the bit set: only paths the tables also lead back
+ *     (NumbPath answered 0 with the Reversible bit, as PathRecord);
+ *   - independence, for alternate path migration: two source and two
+ *     destination GIDs with NumbPath 2 get two paths on one diagonal of
+ *     the 2x2 matrix (S0-D0 and S1-D1, or S0-D1 and S1-D0; the one with
+ *     fewer hops in all, the first on a tie), from LIDs at different
+ *     offsets of the ports' LMC ranges, so that they take different
+ *     links where the routing spreads LIDs (OpenSM's choice, with its
+ *     hash of the base LIDs for the offset).
+ * A request of more GIDs than its record carries is REQ_INVALID (one MAD
+ * holds 11, OpenSM's limit too).  The answer is a GetMultiResp of
+ * PathRecords, held to the budget of answers in flight like a GetTable.
+ */
+enum {
+	MPR_RAW, MPR_RESV0, MPR_FLOWLABEL, MPR_HOPLIMIT, MPR_TCLASS, MPR_REVERSIBLE,
+	MPR_NUMBPATH, MPR_PKEY, MPR_QOS_CLASS, MPR_SL, MPR_MTU_SEL, MPR_MTU,
+	MPR_RATE_SEL, MPR_RATE, MPR_PLT_SEL, MPR_PLT, MPR_SERVICEID_MSB,
+	MPR_INDEPENDENCE, MPR_RESV3, MPR_SGIDCOUNT, MPR_DGIDCOUNT,
+	MPR_SERVICEID_LSB, MPR_SDGID, MPR_N
+};
+#define MPR_HDR		24	/* the record before its GID list */
+#define MPR_MAX_PATHS	127	/* NumbPath not given */
+#define MPR_APM_HASH	103	/* spreads the LID offsets of an APM pair */
+
+/* The request's selection as a PathRecord template and mask (the fields
+ * pair() and build() read). */
+static void mpr_as_pr(const struct sa_query *q, uint8_t *t, uint64_t *mask)
+{
+	static const struct { uint8_t mpr, pr; } bits[] = {
+		{ MPR_REVERSIBLE, PR_REVERSIBLE }, { MPR_PKEY, PR_PKEY },
+		{ MPR_SL, PR_SL }, { MPR_MTU_SEL, PR_MTU_SEL }, { MPR_MTU, PR_MTU },
+		{ MPR_RATE_SEL, PR_RATE_SEL }, { MPR_RATE, PR_RATE },
+		{ MPR_PLT_SEL, PR_PLT_SEL }, { MPR_PLT, PR_PLT },
+	};
+	const uint8_t *m = q->rec;
+	memset(t, 0, PR_SIZE);
+	t[49] = m[5] & 0x80;		/* Reversible */
+	memcpy(t + 50, m + 6, 2);	/* P_Key */
+	memcpy(t + 52, m + 8, 2);	/* QoSClass, SL */
+	memcpy(t + 54, m + 10, 3);	/* MTU, Rate, PacketLifeTime */
+	*mask = 0;
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (has(q, bits[i].mpr))
+			*mask |= BIT(bits[i].pr);
+}
+
+/* The ports of the request's n GIDs from gid; 0 or a status. */
+static int mpr_ports(struct sa_query *q, uint32_t req, const uint8_t *gid,
+		     unsigned n, uint32_t *pi, uint64_t *vguid)
+{
+	for (unsigned i = 0; i < n; i++, gid += 16) {
+		vguid[i] = 0;
+		int st = port_of_gid(q, gid, &pi[i], &vguid[i]);
+		if (st)
+			return st;
+		if (!sa_share(q->view, req, pi[i])) {
+			sa_outside(q, "a GID");
+			return SA_STS_INVALID_GID;
+		}
+	}
+	return 0;
+}
+
+/* The first LID of port pi's LMC range at offset off (modulo its size). */
+static uint32_t lid_at(const struct fabric *f, uint32_t pi, unsigned off)
+{
+	return f->ports[pi].lid + off % (1u << fabric_port_lmc(f, pi));
+}
+
+/* The hops of the path from s to d's LID at offset off; 0 when none. */
+static unsigned apm_hops(const struct pr_req *r, uint32_t s, uint32_t d, unsigned off)
+{
+	struct path_facts pf;
+	if (path_resolve(r->f, r->q->view->lft, s, lid_at(r->f, d, off), &pf) < 0)
+		return 0;
+	return pf.hops ? pf.hops : 1;
+}
+
+/* One path from s (its LID at offset off) to d (the same): pair() with both LIDs. */
+static int apm_path(struct pr_req *r, struct sa_query *q2, uint32_t s, uint32_t d,
+		    unsigned off)
+{
+	uint64_t mask = q2->comp_mask;
+	uint8_t *t = (uint8_t *)q2->rec;
+	xlid_pr_set(t, lid_at(r->f, d, off), lid_at(r->f, s, off));
+	q2->comp_mask |= BIT(PR_SLID) | BIT(PR_DLID);
+	r->max_paths = 1;
+	int st = pair(r, q2, s, d);
+	q2->comp_mask = mask;
+	return st;
+}
+
+/* The fewer hops of two paths (0: none). */
+static unsigned least_hops(unsigned a, unsigned b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/*
+ * Two source and two destination ports, NumbPath 2: one diagonal of the
+ * 2x2 matrix, the pairs at LID offsets k and k + 1 (k from the base LIDs
+ * of the first source and destination by GUID, whichever way asked); the
+ * diagonal whose shorter path is shorter, the first on a tie (OpenSM's
+ * rule), unless only the other has paths.  vg: the GIDs' vGUIDs.
+ */
+static int apm(struct pr_req *r, struct sa_query *q2, const uint32_t *pi,
+	       const uint64_t *vg)
+{
+	const struct fabric *f = r->f;
+	unsigned s0 = f->ports[pi[1]].guid < f->ports[pi[0]].guid;	/* indexes */
+	unsigned d0 = 2 + (f->ports[pi[3]].guid < f->ports[pi[2]].guid);
+	unsigned s[2] = { s0, !s0 }, d[2] = { d0, 5 - d0 };
+	uint32_t a = f->ports[pi[s[0]]].lid, b = f->ports[pi[d[0]]].lid;
+	uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+	unsigned lmc = fabric_port_lmc(f, pi[s[0]]);
+	unsigned k = (((lo >> lmc) << 4) | (hi >> lmc)) % MPR_APM_HASH;
+	unsigned min_a = least_hops(apm_hops(r, pi[s[0]], pi[d[0]], k),
+				    apm_hops(r, pi[s[1]], pi[d[1]], k + 1));
+	unsigned min_b = least_hops(apm_hops(r, pi[s[0]], pi[d[1]], k),
+				    apm_hops(r, pi[s[1]], pi[d[0]], k + 1));
+	int diag_b = min_b && (!min_a || min_b < min_a);
+	int st = 0;
+	for (unsigned i = 0; i < 2 && !st; i++) {
+		unsigned dst = d[diag_b ? !i : i];
+		r->sguid = vg[s[i]];
+		r->dguid = vg[dst];
+		st = apm_path(r, q2, pi[s[i]], pi[dst], k + i);
+	}
+	return st;
+}
+
+int sa_multipath_records(struct sa_query *q)
+{
+	int st = sa_mask_check(q, MPR_N);
+	if (st)
+		return st;
+	if (!has(q, MPR_SGIDCOUNT) || !has(q, MPR_DGIDCOUNT) ||
+	    has(q, MPR_SERVICEID_MSB) != has(q, MPR_SERVICEID_LSB))
+		return SA_STS_INSUFFICIENT_COMPONENTS;
+	uint8_t t[PR_SIZE];
+	struct sa_query q2 = *q;
+	mpr_as_pr(q, t, &q2.comp_mask);
+	q2.rec = t;
+	q2.rec_len = PR_SIZE;
+	if ((st = codes_check(&q2)))
+		return st;
+	unsigned ns = q->rec[15], nd = q->rec[16];
+	if (!ns || !nd || q->rec_len < MPR_HDR ||
+	    (ns + nd) * 16 > q->rec_len - MPR_HDR)
+		return SA_STS_REQ_INVALID;
+	uint32_t req = sa_requester(q), pi[(SA_DATA_SIZE - MPR_HDR) / 16];
+	uint64_t vg[(SA_DATA_SIZE - MPR_HDR) / 16];
+	if ((st = mpr_ports(q, req, q->rec + MPR_HDR, ns + nd, pi, vg)))
+		return st;
+	unsigned left = has(q, MPR_NUMBPATH) ? q->rec[5] & 0x7f : MPR_MAX_PATHS;
+	struct pr_req r = { .q = &q2, .f = q->view->f, .ltv = q->view->ltv, .req = req };
+	if (ns == 2 && nd == 2 && left == 2) {
+		st = apm(&r, &q2, pi, vg);
+	} else {
+		for (unsigned i = 0; i < ns && left && !st; i++)
+			for (unsigned j = ns; j < ns + nd && left && !st; j++) {
+				size_t before = q2.n_recs;
+				r.sguid = vg[i];
+				r.dguid = vg[j];
+				r.max_paths = left;
+				st = pair(&r, &q2, pi[i], pi[j]);
+				left -= (unsigned)(q2.n_recs - before);
+			}
+	}
+	/* the answer built on q2 is q's */
+	q->recs = q2.recs;
+	q->n_recs = q2.n_recs;
+	q->cap_recs = q2.cap_recs;
+	q->too_long = q2.too_long;
 	return st;
 }

@@ -56,6 +56,7 @@
 #include "sm/daemon.h"
 #include "sm/base/log.h"
 #include "sm/sa/sa_budget.h"
+#include "sm/sa/svcdb.h"
 
 /* The longest request (data after the SA header) any family serves. */
 #define SA_MAX_REQUEST	SA_DATA_SIZE
@@ -81,8 +82,10 @@ struct sa {
 	uint32_t n_svm_slots, cap_svm, svm_free;
 	struct guid_map svm_by_guid;
 	struct part_model parts;
+	struct guid_map port_by_guid;	/* the view's end ports */
 	struct rmpp *rmpp;
 	struct sa_budget *budget;	/* answers in flight */
+	struct svc_db *svc;		/* registered ServiceRecords */
 	struct sa_stats st;
 	const struct sa_family *families;	/* what is served (sa_init) */
 	size_t n_families;
@@ -97,6 +100,7 @@ static const struct {
 	{ SA_M_GET_TABLE, SA_METHOD_GET_TABLE },
 	{ SA_M_SET, SA_METHOD_SET },
 	{ SA_M_DELETE, SA_METHOD_DELETE },
+	{ SA_M_GET_MULTI, SA_METHOD_GET_MULTI },
 };
 
 static uint8_t method_bit(uint8_t method)
@@ -187,6 +191,38 @@ int sa_share(const struct sa_view *v, uint32_t a, uint32_t b)
 	if (a == FAB_NONE || b == FAB_NONE || a == b)
 		return 1;
 	return part_shared(m, a, b, PART_NONE) != PART_NONE;
+}
+
+uint32_t sa_port_of_guid(const struct sa_view *v, uint64_t guid, uint32_t hint)
+{
+	const struct fabric *f = v->f;
+	/* the requester's own port, the usual case: no scan of the fabric */
+	if (hint < f->n_ports && f->ports[hint].guid == guid &&
+	    fabric_is_endport(f, hint))
+		return hint;
+	if (v->port_by_guid) {
+		uint32_t pi = guid_map_get(v->port_by_guid, guid);
+		if (pi != FAB_NONE && f->ports[pi].guid == guid && fabric_is_endport(f, pi))
+			return pi;
+	} else {
+		for (uint32_t pi = 0; pi < f->n_ports; pi++)
+			if (f->ports[pi].guid == guid && fabric_is_endport(f, pi))
+				return pi;
+	}
+	const struct sa_vm *vm = sa_vm_of_guid(v, guid);
+	return vm ? vm->port : FAB_NONE;
+}
+
+int sa_port_holds(const struct sa_view *v, uint32_t pi, uint16_t pkey)
+{
+	uint16_t tab[CFG_MAX_PARTS + 1];
+	if (!v->parts)
+		return (pkey & 0x7fff) == PART_DEFAULT_PKEY;
+	unsigned n = part_pkeys(v->parts, v->f, pi, tab, CFG_MAX_PARTS + 1);
+	for (unsigned k = 0; k < n; k++)
+		if ((tab[k] & 0x7fff) == (pkey & 0x7fff))
+			return 1;
+	return 0;
 }
 
 int sa_mask_check(const struct sa_query *q, unsigned n_fields)
@@ -397,8 +433,10 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 	memcpy(req, mad, len);
 	memset(req + len, 0, MAD_SIZE - len);
 	struct sa_limits lim = limits_of(sm);
-	if (mad_method(mad) == SA_METHOD_GET_TABLE &&
-	    sa_budget_admit(sa->budget, &lim, requester_key(sa, from->lid))) {
+	/* GetTable and GetMulti answer a table: held to the budget */
+	int table = mad_method(mad) == SA_METHOD_GET_TABLE ||
+		    mad_method(mad) == SA_METHOD_GET_MULTI;
+	if (table && sa_budget_admit(sa->budget, &lim, requester_key(sa, from->lid))) {
 		refuse(sa, req, from, MAD_STS_BUSY);
 		return MAD_DONE;
 	}
@@ -410,7 +448,7 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 		.attr_mod = mad_attr_mod(mad), .comp_mask = sa_comp_mask(mad),
 		.rec = req + SA_HDR_SIZE, .rec_len = len - SA_HDR_SIZE,
 		.rec_size = fam->rec_size,
-		.max_bytes = mad_method(mad) == SA_METHOD_GET_TABLE ? lim.bytes_per_requester : 0,
+		.max_bytes = table ? lim.bytes_per_requester : 0,
 	};
 	int status = fam->fn(&q);
 	if (q.too_long) {
@@ -500,7 +538,9 @@ int sa_init(struct sm *sm, const struct sa_family *families, size_t n_families)
 		.send_slots = SA_MAX_ANSWERS,
 		.send_per_peer = SA_RMPP_SEND_PER_PEER,
 	};
-	if (!(sa->budget = sa_budget_new()))
+	if (!(sa->budget = sa_budget_new()) ||
+	    !(sa->svc = svc_db_new(sm->base, sm->cfg.state_dir,
+				   (uint32_t)sm->cfg.sa_max_services)))
 		goto fail;
 	if (sm->base && !(sa->rmpp = rmpp_new(sm->base, &sm->tr, &rp)))
 		goto fail;
@@ -534,7 +574,9 @@ static void drop_view(struct sa *sa)
 	free(sa->svm_tail);
 	guid_map_free(&sa->svm_by_guid);
 	part_model_free(&sa->parts);
+	guid_map_free(&sa->port_by_guid);
 	sa->view.parts = NULL;
+	sa->view.port_by_guid = NULL;
 	sa->pi_raw = sa->si_raw = NULL;
 	sa->vms = sa->svm = NULL;
 	sa->svm_next = sa->svm_head = sa->svm_tail = NULL;
@@ -564,6 +606,7 @@ void sa_free(struct sm *sm)
 		mad_dispatch_set_rmpp(sm->disp, NULL, NULL);
 	rmpp_free(sa->rmpp);
 	sa_budget_free(sa->budget);
+	svc_db_free(sa->svc);
 	drop_view(sa);
 	free(sa);
 	sm->sa = NULL;
@@ -879,6 +922,8 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 		log_err("SA: cannot resolve the partitions (out of memory); answering as if there were none");
 	else
 		sa->view.parts = &sa->parts;
+	if (fabric_endport_map(&sa->f, 0, &sa->port_by_guid) == 0)
+		sa->view.port_by_guid = &sa->port_by_guid;
 	sa->view.f = &sa->f;
 	sa->view.lft = &sa->lft;
 	sa->view.n_endports = 0;
@@ -891,6 +936,17 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 	sa->have_view = 1;
 	if (sm->notify)
 		notifier_set_pkey_check(sm->notify, lids_share, sm);
+}
+
+struct svc_db *sa_services(struct sa *sa)
+{
+	return sa->svc;
+}
+
+void sa_service_bounds(const struct sa_query *q, uint32_t *total, uint32_t *per_port)
+{
+	*total = (uint32_t)q->sm->cfg.sa_max_services;
+	*per_port = (uint32_t)q->sm->cfg.sa_max_services_per_port;
 }
 
 const struct sa_stats *sa_get_stats(const struct sm *sm)
@@ -923,6 +979,17 @@ void sa_to_ctl(const struct sm *sm, json_t *o)
 	json_t *o_sa = json_object_get(o, "sa");
 	if (!o_sa)
 		return;
+	const struct svc_stats *sv = svc_db_stats(sm->sa->svc);
+	json_object_set_new(o_sa, "services", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"records", (json_int_t)svc_db_count(sm->sa->svc),
+		"registered", (json_int_t)sv->registered,
+		"replaced", (json_int_t)sv->replaced,
+		"deleted", (json_int_t)sv->deleted,
+		"expired", (json_int_t)sv->expired,
+		"refused_per_port", (json_int_t)sv->refused_port,
+		"refused_total", (json_int_t)sv->refused_total,
+		"refused_owner", (json_int_t)sv->refused_owner,
+		"save_failed", (json_int_t)sv->save_failed));
 	const struct sa_budget_stats *b = sa_budget_get_stats(sm->sa->budget);
 	json_object_set_new(o_sa, "in_flight", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"answers", (json_int_t)b->answers,

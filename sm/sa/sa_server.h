@@ -85,6 +85,9 @@ struct sa_view {
 	 * names no partitions.
 	 */
 	const struct part_model *parts;
+	/* the end ports by port GUID (fabric_endport_map()), NULL when that
+	   failed (no memory): sa_port_of_guid() scans then */
+	const struct guid_map *port_by_guid;
 };
 
 /* The VM on end port pi of the view, or NULL. */
@@ -100,6 +103,15 @@ const struct sa_vm *sa_vm_of_guid(const struct sa_view *v, uint64_t guid);
  * shares with everyone (OpenSM: an empty table is not checked).
  */
 int sa_share(const struct sa_view *v, uint32_t a, uint32_t b);
+
+/*
+ * The port whose GID has interface ID guid: an end port, or the VF port
+ * of the VM with that vGUID; FAB_NONE.  hint: a port tried first (the
+ * requester's, usually), or FAB_NONE.
+ */
+uint32_t sa_port_of_guid(const struct sa_view *v, uint64_t guid, uint32_t hint);
+/* Does port pi hold P_Key pkey (either membership) in its table? */
+int sa_port_holds(const struct sa_view *v, uint32_t pi, uint16_t pkey);
 
 /*
  * The partition the paths from port src to port dst are in, as a
@@ -163,6 +175,7 @@ void sa_outside(struct sa_query *q, const char *what);
 #define SA_M_GET_TABLE	0x02
 #define SA_M_SET	0x04
 #define SA_M_DELETE	0x08
+#define SA_M_GET_MULTI	0x10
 
 /*
  * A record family.  fn appends the matching records and returns 0, or a
@@ -213,9 +226,17 @@ int sa_link_records(struct sa_query *q);
 int sa_lft_records(struct sa_query *q);
 int sa_guidinfo_records(struct sa_query *q);
 int sa_path_records(struct sa_query *q);	/* sa_path.c */
+int sa_multipath_records(struct sa_query *q);
 int sa_inform_info(struct sa_query *q);		/* sa_inform.c */
 int sa_inform_records(struct sa_query *q);
 int sa_mcmember_records(struct sa_query *q);	/* sa_mcmember.c */
+int sa_service_records(struct sa_query *q);	/* sa_service.c */
+
+/* The registered ServiceRecords (sm/sa/svcdb.h), the SA's. */
+struct svc_db;
+struct svc_db *sa_services(struct sa *sa);
+/* The policy's bounds on them: sa.max_services, sa.max_services_per_port. */
+void sa_service_bounds(const struct sa_query *q, uint32_t *total, uint32_t *per_port);
 
 /*
  * Members whose port is no longer in the view (neither an end port nor

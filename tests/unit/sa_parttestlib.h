@@ -81,6 +81,18 @@ static inline void policy(struct config *c)
 	c->parts[2].sl = 7;	/* the policy's sl: no part_sl for tenantC */
 }
 
+/* A test's own keys, after the partitions (NULL: none). */
+static void (*env_more)(struct config *);
+static int env_tenants;
+
+static inline void env_policy(struct config *c)
+{
+	if (env_tenants)
+		policy(c);
+	if (env_more)
+		env_more(c);
+}
+
 /* tenants: with the policy above, else none (every port a full member) */
 static inline void env_up(struct env *e, int tenants)
 {
@@ -107,8 +119,8 @@ static inline void env_up(struct env *e, int tenants)
 	e->t.n_part_sl = 4;
 	e->t.part_sl = malloc(4);
 	memcpy(e->t.part_sl, (uint8_t[]){ 0xff, 0xff, 5, 0xff }, 4);
-	struct sm *sm = e->sm = sa_test_sm(&e->w, lid_of(&e->f, "H1"),
-					   tenants ? policy : NULL);
+	env_tenants = tenants;
+	struct sm *sm = e->sm = sa_test_sm(&e->w, lid_of(&e->f, "H1"), env_policy);
 	struct notify_params np = { .max_failures = 3, .min_resp_ms = 100 };
 	sm->notify = notifier_new(sm->base, &sm->tr, &np, err, sizeof(err));
 	ck_assert_msg(sm->notify, "%s", err);
@@ -136,16 +148,35 @@ static inline uint32_t lid(struct env *e, const char *name)
 
 static uint64_t next_tid = 0x5000;
 
-/* A request from the LID of node `who`; returns the answers' count. */
-static inline int ask(struct env *e, const char *who, uint8_t method, uint16_t attr,
-	       uint64_t mask, const uint8_t *rec, size_t rlen)
+/* A request of len bytes from the LID of node `who`; the answers' count. */
+static inline int ask_len(struct env *e, const char *who, uint8_t method, uint16_t attr,
+			  uint64_t mask, const uint8_t *rec, size_t rlen, size_t len)
 {
 	uint8_t mad[MAD_SIZE];
 	sa_init_request(mad, method, next_tid++, attr, 0, mask, rec, rlen);
 	struct mad_addr from = { .lid = who ? lid(e, who) : 999, .qpn = 1 };
 	e->w.n = 0;
-	mad_dispatch_input(e->sm->disp, mad, MAD_SIZE, &from, 0);
+	mad_dispatch_input(e->sm->disp, mad, len, &from, 0);
 	return e->w.n;
+}
+
+/* A request from the LID of node `who`; returns the answers' count. */
+static inline int ask(struct env *e, const char *who, uint8_t method, uint16_t attr,
+	       uint64_t mask, const uint8_t *rec, size_t rlen)
+{
+	return ask_len(e, who, method, attr, mask, rec, rlen, MAD_SIZE);
+}
+
+/* One case of a malformed-request table: status, or no answer (-1). */
+static inline void expect_status(struct env *e, const char *what, int status, int n)
+{
+	if (status < 0) {
+		ck_assert_msg(n == 0, "%s: answered", what);
+		return;
+	}
+	ck_assert_msg(n == 1, "%s: %d answers", what, n);
+	ck_assert_msg(mad_status(e->w.mad[0]) == status, "%s: status 0x%04x, not 0x%04x",
+		      what, mad_status(e->w.mad[0]), status);
 }
 
 /*

@@ -45,6 +45,7 @@ static inline struct sm *sa_test_sm(struct wire *w, uint32_t sm_lid,
 	struct sm *sm = calloc(1, sizeof(*sm));
 	ck_assert_ptr_nonnull(sm);
 	config_defaults(&sm->cfg);
+	sm->cfg.state_dir[0] = '\0';	/* nothing kept unless the policy says where */
 	if (policy)
 		policy(&sm->cfg);
 	sm->base = event_base_new();

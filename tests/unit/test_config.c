@@ -435,6 +435,16 @@ START_TEST(test_sa_limits)
 	load_fails("sa: {max_answer_bytes: 100000}\n",
 		   "1:1: sa: max_answer_bytes_per_requester (67108864) is more than max_answer_bytes (100000)");
 	load_fails("sa: {max_requests: 5}\n", "1:6: unknown key 'sa.max_requests'");
+	/* the registered ServiceRecords (sm/sa/sa_service.c) */
+	ck_assert_int_eq(l.c.sa_max_services, 16384);
+	ck_assert_int_eq(l.c.sa_max_services_per_port, 32);
+	load_ok(&l, "sa: {max_services: 100, max_services_per_port: 100}\n");
+	ck_assert_int_eq(l.c.sa_max_services, 100);
+	ck_assert_int_eq(l.c.sa_max_services_per_port, 100);
+	load_fails("sa: {max_services_per_port: 0}\n",
+		   "1:29: sa.max_services_per_port: 0 is out of range 1..1048576");
+	load_fails("sa: {max_services: 10}\n",
+		   "1:1: sa: max_services_per_port (32) is more than max_services (10)");
 }
 END_TEST
 

@@ -105,7 +105,7 @@ START_TEST(malformed_table)
 	const struct bad cases[] = {
 		{ "unknown attribute", SA_METHOD_GET, 0x0099, 0, MAD_SIZE,
 		  MAD_STS_METHOD_ATTR_UNSUPPORTED, SA_METHOD_GET_RESP },
-		{ "unserved attribute (ServiceRecord)", SA_METHOD_GET_TABLE, SA_ATTR_SERVICE_REC, 0,
+		{ "unserved attribute (MultiPathRecord GetTable)", SA_METHOD_GET_TABLE, SA_ATTR_MULTIPATH_REC, 0,
 		  MAD_SIZE, MAD_STS_METHOD_ATTR_UNSUPPORTED, SA_METHOD_GET_TABLE_RESP },
 		{ "unknown method", 0x07 | 0x10, SA_ATTR_NODE_REC, 0, MAD_SIZE,
 		  MAD_STS_METHOD_UNSUPPORTED, 0x97 },
