@@ -43,6 +43,7 @@ struct lid_spread {
 	uint32_t n_off;		/* LIDs per end port: 1 << LMC */
 	size_t per_off;		/* counts per offset: n_sw * stride */
 	uint32_t *load;		/* LIDs routed per (offset, row, port) */
+	uint8_t *off;		/* per LID: its offset in its end port's range */
 };
 
 /* 0, or -1 (ENOMEM; lid_spread_free() still safe). */

@@ -36,13 +36,24 @@ int lid_spread_init(struct lid_spread *sp, const struct fabric *f,
 	sp->n_off = 1u << f->lmc;
 	sp->per_off = (size_t)t->n_sw * sp->stride;
 	sp->load = calloc(sp->n_off * sp->per_off + 1, sizeof(*sp->load));
-	return sp->load ? 0 : -1;
+	sp->off = calloc((size_t)t->max_lid + 1, 1);
+	if (!sp->load || !sp->off)
+		return -1;
+	for (uint32_t lid = 1; lid <= t->max_lid && sp->n_off > 1; lid++) {
+		uint32_t pi = lid <= f->max_lid ? f->lid_port[lid] : FAB_NONE;
+		uint32_t base = pi == FAB_NONE ? 0 : f->ports[pi].lid;
+		if (base && base <= lid && lid - base < sp->n_off)
+			sp->off[lid] = (uint8_t)(lid - base);
+	}
+	return 0;
 }
 
 void lid_spread_free(struct lid_spread *sp)
 {
 	free(sp->load);
+	free(sp->off);
 	sp->load = NULL;
+	sp->off = NULL;
 }
 
 /* The node port p of switch node leads to (FAB_NONE: no link). */
@@ -54,21 +65,6 @@ static uint32_t peer_node(const struct fabric *f, uint32_t node, uint8_t p)
 	return f->ports[f->ports[pi].remote].node;
 }
 
-/*
- * The offset of lid in its end port's range and, through *base, the
- * port's base LID; 0 and lid itself for a LID no port holds.
- */
-static uint32_t lid_offset(const struct fabric *f, uint32_t lid,
-			   uint32_t *base)
-{
-	uint32_t pi = lid <= f->max_lid ? f->lid_port[lid] : FAB_NONE;
-	*base = lid;
-	if (pi == FAB_NONE || f->ports[pi].lid == 0 || f->ports[pi].lid > lid)
-		return 0;
-	*base = f->ports[pi].lid;
-	return lid - *base;
-}
-
 void lid_spread_pick(struct lid_spread *sp, uint32_t s, uint8_t *row,
 		     const uint8_t *cand, uint32_t nc, const uint32_t *lids,
 		     uint32_t n)
@@ -77,22 +73,32 @@ void lid_spread_pick(struct lid_spread *sp, uint32_t s, uint8_t *row,
 	uint32_t node = sp->t->sw_node[s];
 
 	for (uint32_t j = 0; j < n; j++) {
-		uint32_t base, lid = lids[j];
-		uint32_t k = lid_offset(f, lid, &base);
-		if (k >= sp->n_off)
-			k = 0;
+		uint32_t lid = lids[j], k = sp->off[lid], base = lid - k;
 		uint32_t *ld = sp->load + k * sp->per_off + (size_t)s * sp->stride;
 		uint64_t best = UINT64_MAX;
 		uint8_t bp = LFT_DROP;
+		if (!k) {
+			/* a base LID: the fewest, ties to the lowest port */
+			for (uint32_t c = 0; c < nc; c++) {
+				uint64_t key = (uint64_t)ld[cand[c]] << 8 | cand[c];
+				if (key < best) {
+					best = key;
+					bp = cand[c];
+				}
+			}
+			row[lid] = bp;
+			ld[bp]++;
+			continue;
+		}
 		/* ties: the ports in turn after the previous offset's */
-		uint32_t prev = k && row[lid - 1] != LFT_DROP ? row[lid - 1] :
+		uint32_t prev = row[lid - 1] != LFT_DROP ? row[lid - 1] :
 				sp->stride - 1;
 		for (uint32_t c = 0; c < nc; c++) {
 			uint8_t p = cand[c];
-			uint32_t to = k ? peer_node(f, node, p) : FAB_NONE;
+			uint32_t to = peer_node(f, node, p);
 			uint64_t other_sw = 0, other_port = 0;
 			/* the port's earlier offsets, routed just before */
-			for (uint32_t b = base; b < lid && k; b++) {
+			for (uint32_t b = base; b < lid; b++) {
 				uint8_t q = row[b];
 				if (q == p)
 					other_port = 1;
@@ -108,7 +114,6 @@ void lid_spread_pick(struct lid_spread *sp, uint32_t s, uint8_t *row,
 			}
 		}
 		row[lid] = bp;
-		if (bp != LFT_DROP)
-			ld[bp]++;
+		ld[bp]++;
 	}
 }
