@@ -643,41 +643,38 @@ static int spread_worse(const struct verify_load *o,
 	return n * (o->max - o->min) > 2 * (sum->max - sum->min) + n * slack;
 }
 
-/* Routes per link and LID offset, and the offsets' balance. */
-static void offset_stats(struct vctx *c)
+/*
+ * Link l (from row u to row v): its routes per LID offset, and of the
+ * offsets together, by class.
+ */
+static void offset_link(struct vctx *c, size_t l, uint32_t u, uint32_t v)
 {
 	struct verify_report *r = c->r;
 	size_t nl = (size_t)c->n * c->stride;
-	r->n_offsets = c->n_off;
-	if (c->n_off < 2)
-		return;
-	for (uint32_t u = 0; u < c->n; u++) {
-		for (uint32_t p = 1; p < c->stride; p++) {
-			size_t l = (size_t)u * c->stride + p;
-			uint32_t v = c->nb_row[l];
-			if (v == FAB_NONE)
-				continue;
-			int up = c->rank[v] > c->rank[u];
-			int down = c->rank[v] < c->rank[u];
-			uint64_t sum = 0;
-			for (uint32_t k = 0; k < c->n_off; k++) {
-				uint64_t x = c->oload[k * nl + l];
-				struct verify_offset *o = &r->off[k];
-				sum += x;
-				load_add(&o->all, x);
-				if (up)
-					load_add(&o->up, x);
-				if (down)
-					load_add(&o->down, x);
-			}
-			load_add(&r->sum_all, sum);
-			if (up)
-				load_add(&r->sum_up, sum);
-			if (down)
-				load_add(&r->sum_down, sum);
-		}
-	}
+	int up = c->rank[v] > c->rank[u], down = c->rank[v] < c->rank[u];
+	uint64_t sum = 0;
 	for (uint32_t k = 0; k < c->n_off; k++) {
+		uint64_t x = c->oload[k * nl + l];
+		struct verify_offset *o = &r->off[k];
+		sum += x;
+		load_add(&o->all, x);
+		if (up)
+			load_add(&o->up, x);
+		if (down)
+			load_add(&o->down, x);
+	}
+	load_add(&r->sum_all, sum);
+	if (up)
+		load_add(&r->sum_up, sum);
+	if (down)
+		load_add(&r->sum_down, sum);
+}
+
+/* The offsets' balance, once every link is counted (verify.h). */
+static void offset_verdicts(struct vctx *c)
+{
+	struct verify_report *r = c->r;
+	for (uint32_t k = 0; k < c->n_off && c->n_off > 1; k++) {
 		struct verify_offset *o = &r->off[k];
 		o->unbalanced =
 			(uint8_t)(spread_worse(&o->all, &r->sum_all, c->n_off) |
@@ -703,6 +700,8 @@ static void link_stats(struct vctx *c)
 				load_add(&r->down, c->load[k]);
 			else
 				load_add(&r->lateral, c->load[k]);
+			if (c->n_off > 1)
+				offset_link(c, k, u, v);
 			for (uint32_t vl = 0; vl < c->nvl; vl++) {
 				size_t ch = k * c->nvl + vl;
 				if (c->qos && !c->vused[ch])
@@ -716,7 +715,8 @@ static void link_stats(struct vctx *c)
 	}
 	if (c->qos)
 		vl_stats(c);
-	offset_stats(c);
+	r->n_offsets = c->n_off;
+	offset_verdicts(c);
 }
 
 /*

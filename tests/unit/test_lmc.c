@@ -60,6 +60,54 @@ static uint32_t walk(const struct fabric *f, const struct lft_tables *t,
 	return 0;
 }
 
+/*
+ * Calls fn for every ordered pair of CA ports cabled to different
+ * switches.
+ */
+static void each_pair(const struct fabric *f,
+		      void (*fn)(void *arg, uint32_t src, uint32_t dst),
+		      void *arg)
+{
+	for (uint32_t a = 0; a < f->n_ports; a++) {
+		if (ca_switch(f, a) == FAB_NONE)
+			continue;
+		for (uint32_t d = 0; d < f->n_ports; d++)
+			if (ca_switch(f, d) != FAB_NONE &&
+			    ca_switch(f, d) != ca_switch(f, a))
+				fn(arg, a, d);
+	}
+}
+
+struct walk_ctx {
+	const struct fabric *f;
+	const struct lft_tables *t;
+	uint32_t k;		/* the LID offset */
+	uint64_t *load;		/* per sending switch port */
+	uint32_t shared;	/* pairs whose offsets 0 and 1 share a link */
+};
+
+static void count_route(void *arg, uint32_t src, uint32_t dst)
+{
+	struct walk_ctx *w = arg;
+	uint32_t path[MAX_HOPS];
+	uint32_t n = walk(w->f, w->t, src, dst, w->f->ports[dst].lid + w->k, path);
+	for (uint32_t i = 0; i < n; i++)
+		w->load[path[i]]++;
+}
+
+static void count_shared(void *arg, uint32_t src, uint32_t dst)
+{
+	struct walk_ctx *w = arg;
+	uint32_t p0[MAX_HOPS], p1[MAX_HOPS];
+	uint32_t n0 = walk(w->f, w->t, src, dst, w->f->ports[dst].lid, p0);
+	uint32_t n1 = walk(w->f, w->t, src, dst, w->f->ports[dst].lid + 1, p1);
+	int any = 0;
+	for (uint32_t i = 0; i < n0; i++)
+		for (uint32_t j = 0; j < n1; j++)
+			any |= p0[i] == p1[j];
+	w->shared += any;
+}
+
 struct spread {
 	uint64_t max, min;
 };
@@ -71,57 +119,31 @@ struct spread {
 static struct spread offset_spread(const struct fabric *f,
 				   const struct lft_tables *t, uint32_t k)
 {
-	uint64_t *load = calloc(f->n_ports + 1, sizeof(*load));
-	uint32_t path[MAX_HOPS];
+	struct walk_ctx w = { .f = f, .t = t, .k = k,
+			      .load = calloc(f->n_ports + 1, sizeof(uint64_t)) };
 	struct spread s = { 0, UINT64_MAX };
-	ck_assert_ptr_nonnull(load);
-	for (uint32_t a = 0; a < f->n_ports; a++) {
-		if (ca_switch(f, a) == FAB_NONE)
-			continue;
-		for (uint32_t d = 0; d < f->n_ports; d++) {
-			if (ca_switch(f, d) == FAB_NONE ||
-			    ca_switch(f, d) == ca_switch(f, a))
-				continue;
-			uint32_t n = walk(f, t, a, d, f->ports[d].lid + k, path);
-			for (uint32_t i = 0; i < n; i++)
-				load[path[i]]++;
-		}
-	}
+	ck_assert_ptr_nonnull(w.load);
+	each_pair(f, count_route, &w);
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		const struct fab_port *p = &f->ports[pi];
 		if (f->nodes[p->node].type != FAB_SWITCH || p->num == 0 ||
 		    !graph_link_up(f, pi) || !graph_peer_is_switch(f, pi))
 			continue;
-		if (load[pi] > s.max)
-			s.max = load[pi];
-		if (load[pi] < s.min)
-			s.min = load[pi];
+		if (w.load[pi] > s.max)
+			s.max = w.load[pi];
+		if (w.load[pi] < s.min)
+			s.min = w.load[pi];
 	}
-	free(load);
+	free(w.load);
 	return s;
 }
 
 /* Pairs whose routes to the destination's LIDs base and base + 1 share a link. */
 static uint32_t sharing_pairs(const struct fabric *f, const struct lft_tables *t)
 {
-	uint32_t p0[MAX_HOPS], p1[MAX_HOPS], shared = 0;
-	for (uint32_t a = 0; a < f->n_ports; a++) {
-		if (ca_switch(f, a) == FAB_NONE)
-			continue;
-		for (uint32_t d = 0; d < f->n_ports; d++) {
-			if (ca_switch(f, d) == FAB_NONE ||
-			    ca_switch(f, d) == ca_switch(f, a))
-				continue;
-			uint32_t n0 = walk(f, t, a, d, f->ports[d].lid, p0);
-			uint32_t n1 = walk(f, t, a, d, f->ports[d].lid + 1, p1);
-			int any = 0;
-			for (uint32_t i = 0; i < n0; i++)
-				for (uint32_t j = 0; j < n1; j++)
-					any |= p0[i] == p1[j];
-			shared += any;
-		}
-	}
-	return shared;
+	struct walk_ctx w = { .f = f, .t = t };
+	each_pair(f, count_shared, &w);
+	return w.shared;
 }
 
 static void check_engine(const char *name, const struct tb *b)
