@@ -22,7 +22,9 @@
  *     must spread over the links by itself.  A port's LIDs leave every
  *     switch their main paths share over different links: before the
  *     counter, a link to a switch the port's earlier offsets do not go
- *     up to from there, then a link they do not take (parallel cables).
+ *     up to from there, then a link they do not take (parallel cables);
+ *     after it, the links in turn from the one after the latest earlier
+ *     offset's there.
  *   - A's other ancestors (they reach A going only down) route it down,
  *     every other switch up, always on a shortest up*-then-down* route
  *     and, as OpenSM's down-going-by-going-up / up-going-by-going-down
@@ -1304,7 +1306,7 @@ static void ft_route_lid(struct ft *ft, uint32_t a, uint32_t lid,
 		ft_flush(ft);
 }
 
-/* The counters of LID offset k from now on (0 < k < span: its own). */
+/* The counters of LID offset k (each offset below span has its own). */
 static void ft_offset(struct ft *ft, uint32_t k)
 {
 	size_t sz = ((size_t)ft->n + 1) * ft->stride;
