@@ -15,7 +15,9 @@
  * in port order, the LIDs of a port's LMC range one after the other.  For
  * one LID on leaf A:
  *   - the main path goes up from A, at each switch over the up link with
- *     the lowest counter of main paths down it (ties: tuple order); its
+ *     the lowest counter of main paths down the links to the switch it
+ *     leads to (OpenSM's port group: parallel cables count together),
+ *     then down the link itself (ties: tuple order); its
  *     switches route the LID down that link.  With LMC > 0 every LID
  *     offset has counters of its own (these and the loads below): a
  *     host uses one LID of a range (MPI the base LID), so each offset
@@ -999,6 +1001,8 @@ static uint32_t unreached_leaf(const struct ft *ft, uint32_t a)
 /* Bits above any counter: a link to a switch, the link itself, taken. */
 #define FT_TAKEN_SW	(1ull << 62)
 #define FT_TAKEN_LINK	(1ull << 61)
+/* A link's own main paths as pftree's tie-break sees them, at most. */
+#define FT_AFTER_MAX	((1u << 24) - 1)
 
 /*
  * Whether the end port's earlier offsets (track) went from switch u, the
@@ -1042,6 +1046,30 @@ static uint32_t ft_after(const struct ft *ft, uint32_t step, uint32_t u,
 }
 
 /*
+ * The main paths down the links from up link e's switch to u: OpenSM's
+ * port group, every parallel cable (u's up links are sorted by the
+ * switch they lead to).
+ */
+static uint64_t ft_group(const struct ft *ft, uint32_t u, uint32_t e)
+{
+	uint32_t row = ft->up[e].row, a = e, b = e + 1;
+	uint64_t sum = 0;
+	while (a > ft->up_off[u] && ft->up[a - 1].row == row)
+		a--;
+	while (b < ft->up_off[u + 1] && ft->up[b].row == row)
+		b++;
+	for (uint32_t i = a; i < b; i++)
+		sum += ft->cdown[(size_t)row * ft->stride + ft->up[i].rport];
+	return sum;
+}
+
+/* The main paths down up link e itself. */
+static uint64_t ft_cdown(const struct ft *ft, uint32_t e)
+{
+	return ft->cdown[(size_t)ft->up[e].row * ft->stride + ft->up[e].rport];
+}
+
+/*
  * pftree's choice of the main path's up link at row u, the step-th of
  * the path (hk->up): the load it sees puts the links of the port's
  * earlier offsets last.
@@ -1054,11 +1082,12 @@ static const struct ft_link *hooked_up(struct ft *ft, uint32_t u,
 	for (uint32_t i = 0; i < n; i++) {
 		ft->hc[i].node = ft->t->sw_node[l[i].row];
 		ft->hc[i].guid = row_node(ft, l[i].row)->guid;
-		ft->hc[i].load = ft_taken(ft, step, u, ft->up_off[u] + i) |
-				 ft->cdown[(size_t)l[i].row * ft->stride +
-					   l[i].rport];
-		ft->hc[i].after = ft->cur_off ?
-				  ft_after(ft, step, u, ft->up_off[u] + i) : 0;
+		uint32_t e = ft->up_off[u] + i;
+		uint64_t own = ft_cdown(ft, e);
+		ft->hc[i].load = ft_taken(ft, step, u, e) | ft_group(ft, u, e);
+		/* parallel cables: the less used first */
+		ft->hc[i].after = (uint32_t)(own < FT_AFTER_MAX ? own : FT_AFTER_MAX) << 8 |
+				  (ft->cur_off ? ft_after(ft, step, u, e) : 0);
 	}
 	int k = ft->hk->up(ft->hk->ctx, ft->cur_pi, ft->t->sw_node[u], ft->hc, n);
 	if (k < 0 || (uint32_t)k >= n) {
@@ -1082,17 +1111,18 @@ static void ft_main_path(struct ft *ft, uint32_t a, int count)
 	ft->chain[ft->n_chain++] = a;
 	while (ft->up_off[u] != ft->up_off[u + 1]) {
 		const struct ft_link *best = NULL;
-		uint64_t bc = UINT64_MAX;
+		uint64_t bc = UINT64_MAX, bo = UINT64_MAX;
 		uint32_t ba = UINT32_MAX, step = ft->n_chain - 1;
 		for (uint32_t e = ft->up_off[u]; e < ft->up_off[u + 1]; e++) {
-			const struct ft_link *l = &ft->up[e];
-			uint64_t c = ft_taken(ft, step, u, e) |
-				     ft->cdown[(size_t)l->row * ft->stride + l->rport];
+			uint64_t c = ft_taken(ft, step, u, e) | ft_group(ft, u, e);
+			uint64_t own = ft_cdown(ft, e);
 			uint32_t after = ft_after(ft, step, u, e);
-			if (c < bc || (c == bc && after < ba)) {
+			if (c < bc || (c == bc && (own < bo ||
+						   (own == bo && after < ba)))) {
 				bc = c;
+				bo = own;
 				ba = after;
-				best = l;
+				best = &ft->up[e];
 			}
 		}
 		if (ft->hk)
