@@ -32,6 +32,36 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 		     size_t errlen);
 
 /*
+ * LID offsets (routing/engines/offsets.c): each offset of the LMC ranges
+ * spread over a switch's candidate ports on counts of its own, the
+ * offsets of one end port on different ways where they can be.
+ */
+struct lid_spread {
+	const struct fabric *f;
+	const struct lft_tables *t;
+	uint32_t stride;	/* the widest switch's ports + 1 */
+	uint32_t n_off;		/* LIDs per end port: 1 << LMC */
+	size_t per_off;		/* counts per offset: n_sw * stride */
+	uint32_t *load;		/* LIDs routed per (offset, row, port) */
+	uint8_t *off;		/* per LID: its offset in its end port's range */
+};
+
+/* 0, or -1 (ENOMEM; lid_spread_free() still safe). */
+int lid_spread_init(struct lid_spread *sp, const struct fabric *f,
+		    const struct lft_tables *t);
+void lid_spread_free(struct lid_spread *sp);
+/*
+ * At switch row s, whose LFT row is row, routes each of lids[0..n)
+ * (ascending) out of one of the candidate ports cand[0..nc): a switch
+ * the end port's earlier offsets do not go to from here first, then a
+ * port they do not take, then the fewest LIDs of the LID's offset so
+ * far, then the lowest port; and counts it.
+ */
+void lid_spread_pick(struct lid_spread *sp, uint32_t s, uint8_t *row,
+		     const uint8_t *cand, uint32_t nc, const uint32_t *lids,
+		     uint32_t n);
+
+/*
  * pftree's hooks into ftree (routing/engines/pftree.c): ftree calls them where it
  * has a choice, and does everything else (ranks, tuples, secondary
  * routes, switch LIDs, vSwitches) as it always does.  Without hooks
@@ -41,6 +71,11 @@ struct ft_up_cand {
 	uint32_t node;		/* the switch the up link leads to */
 	uint64_t guid;		/* its GUID */
 	uint64_t load;		/* main paths (or weights) down that link */
+	/*
+	 * Ties between equal loads: the lower first (0 for all but a LID
+	 * offset above 0, whose links start after its predecessor's).
+	 */
+	uint32_t after;
 };
 
 struct ft_hooks {

@@ -15,9 +15,18 @@
  * in port order, the LIDs of a port's LMC range one after the other.  For
  * one LID on leaf A:
  *   - the main path goes up from A, at each switch over the up link with
- *     the lowest counter of main paths down it (ties: tuple order); its
- *     switches route the LID down that link.  A port's LIDs thus leave
- *     every switch their main paths share over different links.
+ *     the lowest counter of main paths down the links to the switch it
+ *     leads to (OpenSM's port group: parallel cables count together),
+ *     then down the link itself (ties: tuple order); its
+ *     switches route the LID down that link.  With LMC > 0 every LID
+ *     offset has counters of its own (these and the loads below): a
+ *     host uses one LID of a range (MPI the base LID), so each offset
+ *     must spread over the links by itself.  A port's LIDs leave every
+ *     switch their main paths share over different links: before the
+ *     counter, a link to a switch the port's earlier offsets do not go
+ *     up to from there, then a link they do not take (parallel cables);
+ *     after it, the links in turn from the one after the latest earlier
+ *     offset's there.
  *   - A's other ancestors (they reach A going only down) route it down,
  *     every other switch up, always on a shortest up*-then-down* route
  *     and, as OpenSM's down-going-by-going-up / up-going-by-going-down
@@ -170,6 +179,19 @@ struct ft {
 	uint64_t *cdown;	/* main paths per directed link (sender, port) */
 	uint64_t inc;		/* what a main path adds to cdown */
 	uint32_t *load;		/* CA-to-CA routes per directed link */
+	/*
+	 * LID offsets: cdown and load point at the slice of the offset being
+	 * routed (ft_offset()); an end port's main paths of its earlier
+	 * offsets, step by step (och_row: the switch, och_e: the up link
+	 * taken there, och_n: steps), when track is set.
+	 */
+	uint32_t span;		/* LIDs per end port: 1 << LMC */
+	uint32_t cur_off;
+	uint64_t *cdown_off;
+	uint32_t *load_off;
+	int track;
+	uint32_t *chain_e;	/* the up link taken at each step of chain */
+	uint32_t *och_row, *och_e, *och_n;
 	uint8_t *vm_lid;	/* vswitch-ftree: LIDs its VM pass routed */
 
 	/* routed LIDs not yet in the tables: column j * n + row */
@@ -976,16 +998,96 @@ static uint32_t unreached_leaf(const struct ft *ft, uint32_t a)
 	return FAB_NONE;
 }
 
-/* pftree's choice of the main path's up link at row u (hk->up). */
-static const struct ft_link *hooked_up(struct ft *ft, uint32_t u)
+/* Bits above any counter: a link to a switch, the link itself, taken. */
+#define FT_TAKEN_SW	(1ull << 62)
+#define FT_TAKEN_LINK	(1ull << 61)
+/* A link's own main paths as pftree's tie-break sees them, at most. */
+#define FT_AFTER_MAX	((1u << 24) - 1)
+
+/*
+ * Whether the end port's earlier offsets (track) went from switch u, the
+ * step-th of the main path, up to the switch up link e leads to
+ * (FT_TAKEN_SW), and over e itself (FT_TAKEN_LINK); 0 when not.
+ */
+static uint64_t ft_taken(const struct ft *ft, uint32_t step, uint32_t u,
+			 uint32_t e)
+{
+	uint64_t taken = 0;
+	for (uint32_t j = 0; ft->track && j < ft->cur_off; j++) {
+		size_t o = (size_t)j * (ft->n + 1) + step;
+		if (step >= ft->och_n[j] || ft->och_row[o] != u)
+			continue;
+		if (ft->up[ft->och_e[o]].row == ft->up[e].row)
+			taken |= FT_TAKEN_SW;
+		if (ft->och_e[o] == e)
+			taken |= FT_TAKEN_LINK;
+	}
+	return taken;
+}
+
+/*
+ * The place of up link e of switch u (the step-th of the main path)
+ * among u's up links for ties: the fixed order, except that an offset
+ * starts after the link of the port's latest earlier offset that went up
+ * from u, as OpenSM's LMC routing starts its search after the port of
+ * the LID before (osm_ucast_mgr.c): the offsets then take the links in
+ * turn.
+ */
+static uint32_t ft_after(const struct ft *ft, uint32_t step, uint32_t u,
+			 uint32_t e)
+{
+	uint32_t first = ft->up_off[u], n = ft->up_off[u + 1] - first;
+	for (uint32_t j = ft->cur_off; ft->track && j-- > 0;) {
+		size_t o = (size_t)j * (ft->n + 1) + step;
+		if (step < ft->och_n[j] && ft->och_row[o] == u)
+			return (e + n - ft->och_e[o] - 1) % n;
+	}
+	return e - first;
+}
+
+/*
+ * The main paths down the links from up link e's switch to u: OpenSM's
+ * port group, every parallel cable (u's up links are sorted by the
+ * switch they lead to).
+ */
+static uint64_t ft_group(const struct ft *ft, uint32_t u, uint32_t e)
+{
+	uint32_t row = ft->up[e].row, a = e, b = e + 1;
+	uint64_t sum = 0;
+	while (a > ft->up_off[u] && ft->up[a - 1].row == row)
+		a--;
+	while (b < ft->up_off[u + 1] && ft->up[b].row == row)
+		b++;
+	for (uint32_t i = a; i < b; i++)
+		sum += ft->cdown[(size_t)row * ft->stride + ft->up[i].rport];
+	return sum;
+}
+
+/* The main paths down up link e itself. */
+static uint64_t ft_cdown(const struct ft *ft, uint32_t e)
+{
+	return ft->cdown[(size_t)ft->up[e].row * ft->stride + ft->up[e].rport];
+}
+
+/*
+ * pftree's choice of the main path's up link at row u, the step-th of
+ * the path (hk->up): the load it sees puts the links of the port's
+ * earlier offsets last.
+ */
+static const struct ft_link *hooked_up(struct ft *ft, uint32_t u,
+				       uint32_t step)
 {
 	uint32_t n = ft->up_off[u + 1] - ft->up_off[u];
 	const struct ft_link *l = ft->up + ft->up_off[u];
 	for (uint32_t i = 0; i < n; i++) {
 		ft->hc[i].node = ft->t->sw_node[l[i].row];
 		ft->hc[i].guid = row_node(ft, l[i].row)->guid;
-		ft->hc[i].load = ft->cdown[(size_t)l[i].row * ft->stride +
-					   l[i].rport];
+		uint32_t e = ft->up_off[u] + i;
+		uint64_t own = ft_cdown(ft, e);
+		ft->hc[i].load = ft_taken(ft, step, u, e) | ft_group(ft, u, e);
+		/* parallel cables: the less used first */
+		ft->hc[i].after = (uint32_t)(own < FT_AFTER_MAX ? own : FT_AFTER_MAX) << 8 |
+				  (ft->cur_off ? ft_after(ft, step, u, e) : 0);
 	}
 	int k = ft->hk->up(ft->hk->ctx, ft->cur_pi, ft->t->sw_node[u], ft->hc, n);
 	if (k < 0 || (uint32_t)k >= n) {
@@ -997,8 +1099,10 @@ static const struct ft_link *hooked_up(struct ft *ft, uint32_t u)
 
 /*
  * The main path up from a: at each switch the up link with the lowest
- * downward counter (ties: the fixed order).  Marks it with a new stamp
- * and lists it in chain[] from a up.
+ * downward counter (ties: the fixed order), after the port's earlier
+ * offsets' links (ft_taken()).  Marks it with a new stamp and lists it
+ * in chain[] from a up (chain_e: the links), and with track in the
+ * offset's och_*.
  */
 static void ft_main_path(struct ft *ft, uint32_t a, int count)
 {
@@ -1007,17 +1111,23 @@ static void ft_main_path(struct ft *ft, uint32_t a, int count)
 	ft->chain[ft->n_chain++] = a;
 	while (ft->up_off[u] != ft->up_off[u + 1]) {
 		const struct ft_link *best = NULL;
-		uint64_t bc = UINT64_MAX;
+		uint64_t bc = UINT64_MAX, bo = UINT64_MAX;
+		uint32_t ba = UINT32_MAX, step = ft->n_chain - 1;
 		for (uint32_t e = ft->up_off[u]; e < ft->up_off[u + 1]; e++) {
-			const struct ft_link *l = &ft->up[e];
-			uint64_t c = ft->cdown[(size_t)l->row * ft->stride + l->rport];
-			if (c < bc) {
+			uint64_t c = ft_taken(ft, step, u, e) | ft_group(ft, u, e);
+			uint64_t own = ft_cdown(ft, e);
+			uint32_t after = ft_after(ft, step, u, e);
+			if (c < bc || (c == bc && (own < bo ||
+						   (own == bo && after < ba)))) {
 				bc = c;
-				best = l;
+				bo = own;
+				ba = after;
+				best = &ft->up[e];
 			}
 		}
 		if (ft->hk)
-			best = hooked_up(ft, u);
+			best = hooked_up(ft, u, step);
+		ft->chain_e[ft->n_chain - 1] = (uint32_t)(best - ft->up);
 		size_t k = (size_t)best->row * ft->stride + best->rport;
 		ft->cstamp[best->row] = s;
 		ft->cnext[best->row] = u;
@@ -1026,6 +1136,12 @@ static void ft_main_path(struct ft *ft, uint32_t a, int count)
 			ft->cdown[k] += ft->inc;
 		u = best->row;
 		ft->chain[ft->n_chain++] = u;
+	}
+	if (ft->track) {
+		size_t o = (size_t)ft->cur_off * (ft->n + 1);
+		ft->och_n[ft->cur_off] = ft->n_chain - 1;
+		memcpy(ft->och_row + o, ft->chain, (ft->n_chain - 1) * sizeof(*ft->chain));
+		memcpy(ft->och_e + o, ft->chain_e, (ft->n_chain - 1) * sizeof(*ft->chain_e));
 	}
 }
 
@@ -1220,6 +1336,15 @@ static void ft_route_lid(struct ft *ft, uint32_t a, uint32_t lid,
 		ft_flush(ft);
 }
 
+/* The counters of LID offset k (each offset below span has its own). */
+static void ft_offset(struct ft *ft, uint32_t k)
+{
+	size_t sz = ((size_t)ft->n + 1) * ft->stride;
+	ft->cur_off = k < ft->span ? k : 0;
+	ft->cdown = ft->cdown_off + ft->cur_off * sz;
+	ft->load = ft->load_off + ft->cur_off * sz;
+}
+
 static int ft_route_cas(struct ft *ft, char *err, size_t errlen)
 {
 	const struct fabric *f = ft->f;
@@ -1264,23 +1389,30 @@ static int ft_route_cas(struct ft *ft, char *err, size_t errlen)
 			ft->hk->order(ft->hk->ctx, ft->t->sw_node[a],
 				      ft->ca_pi + ft->ca_off[a], n,
 				      ft->up_off[a + 1] - ft->up_off[a], perm);
+		ft->track = 1;
 		for (uint32_t j = 0; j < n; j++) {
 			uint32_t c = ft->ca_off[a] + perm[j];
 			if (ft->hk) {
 				ft->cur_pi = ft->ca_pi[c];
 				ft->inc = ft->hk->weight(ft->hk->ctx, ft->cur_pi);
 			}
+			memset(ft->och_n, 0, span * sizeof(*ft->och_n));
 			for (uint32_t k = 0; k < span; k++) {
 				uint32_t lid = port_lid(f, ft->ca_pi[c], k);
+				ft_offset(ft, k);
 				if (lid)
 					ft_route_lid(ft, a, lid, ft->ca_lport[c], 1);
 			}
 		}
 		/* dummies keep every leaf's share of the upper links */
+		ft->track = 0;
 		ft->inc = 1;
 		ft->cur_pi = FAB_NONE;
-		for (uint32_t d = n * span; d < max_ca * span; d++)
-			ft_main_path(ft, a, 1);
+		for (uint32_t k = 0; k < span; k++) {
+			ft_offset(ft, k);
+			for (uint32_t d = n; d < max_ca; d++)
+				ft_main_path(ft, a, 1);
+		}
 		if (ft->hk_failed)
 			goto out;
 	}
@@ -1452,8 +1584,10 @@ static int ft_route_vms(struct ft *ft)
 	ft->vm_lid = calloc((size_t)ft->t->max_lid + 1, 1);
 	if (!ft->vm_lid)
 		return -1;
-	memset(ft->cdown, 0, ((size_t)ft->n + 1) * ft->stride * sizeof(*ft->cdown));
-	memset(ft->load, 0, ((size_t)ft->n + 1) * ft->stride * sizeof(*ft->load));
+	memset(ft->cdown_off, 0, ft->span * ((size_t)ft->n + 1) * ft->stride *
+	       sizeof(*ft->cdown_off));
+	memset(ft->load_off, 0, ft->span * ((size_t)ft->n + 1) * ft->stride *
+	       sizeof(*ft->load_off));
 	for (uint32_t r = 0; r < ft->n; r++) {
 		uint32_t nvs = 0;
 		ft->src[r] = 0;
@@ -1500,18 +1634,25 @@ static int ft_route_vms(struct ft *ft)
 				if (!w)
 					continue;
 				ft->inc = (uint64_t)VFT_UNIT * w / sum;
+				ft->track = 1;
+				memset(ft->och_n, 0, ft->span * sizeof(*ft->och_n));
 				for (uint32_t x = 0; x < (1u << fabric_port_lmc(f, pi)); x++) {
 					uint32_t lid = port_lid(f, pi, x);
 					if (!lid)
 						continue;
+					ft_offset(ft, x);
 					ft_route_lid(ft, a, lid, ft->ca_lport[c], 1);
 					ft->vm_lid[lid] = 1;
 				}
 			}
 		}
+		ft->track = 0;
 		ft->inc = VFT_UNIT;
-		for (uint32_t d = nvs; d < max_vs; d++)
-			ft_main_path(ft, a, 1);
+		for (uint32_t x = 0; x < ft->span; x++) {
+			ft_offset(ft, x);
+			for (uint32_t d = nvs; d < max_vs; d++)
+				ft_main_path(ft, a, 1);
+		}
 	}
 	ft_flush(ft);
 	return 0;
@@ -1629,8 +1770,15 @@ static int ft_alloc(struct ft *ft)
 	ft->src = calloc(n, sizeof(uint32_t));
 	ft->vsw = calloc(n, 1);
 	ft->hc = malloc(ft->stride * sizeof(*ft->hc));
-	ft->cdown = calloc(n * ft->stride, sizeof(uint64_t));
-	ft->load = calloc(n * ft->stride, sizeof(uint32_t));
+	ft->span = 1u << ft->f->lmc;
+	ft->cdown_off = calloc(ft->span * n * ft->stride, sizeof(uint64_t));
+	ft->load_off = calloc(ft->span * n * ft->stride, sizeof(uint32_t));
+	ft->chain_e = malloc(n * sizeof(uint32_t));
+	ft->och_row = malloc(ft->span * n * sizeof(uint32_t));
+	ft->och_e = malloc(ft->span * n * sizeof(uint32_t));
+	ft->och_n = calloc(ft->span, sizeof(uint32_t));
+	ft->cdown = ft->cdown_off;
+	ft->load = ft->load_off;
 	if (ft->batch)
 		memset(ft->batch, LFT_DROP, n * FT_BATCH);
 	return ft->up_off && ft->dn_off && ft->comp && ft->is_root && ft->rank &&
@@ -1638,8 +1786,9 @@ static int ft_alloc(struct ft *ft)
 	       ft->h && ft->h_st && ft->in_st && ft->order && ft->cand_off &&
 	       ft->batch && ft->pos && ft->chain && ft->asg && ft->djst &&
 	       ft->dj && ft->cstamp && ft->cnext && ft->cport && ft->nrow &&
-	       ft->nport && ft->w && ft->src && ft->vsw && ft->cdown &&
-	       ft->load && ft->hc ? 0 : -1;
+	       ft->nport && ft->w && ft->src && ft->vsw && ft->cdown_off &&
+	       ft->load_off && ft->hc && ft->chain_e && ft->och_row &&
+	       ft->och_e && ft->och_n ? 0 : -1;
 }
 
 static void ft_free(struct ft *ft)
@@ -1652,8 +1801,9 @@ static void ft_free(struct ft *ft)
 		ft->in_st, ft->order, ft->cand_off, ft->cand, ft->batch, ft->dj,
 		ft->pos, ft->chain, ft->asg, ft->djst, ft->desc_off, ft->desc,
 		ft->desc_link, ft->cstamp,
-		ft->cnext, ft->cport, ft->nrow, ft->nport, ft->w, ft->cdown,
-		ft->load, ft->ca_vs, ft->src, ft->vsw, ft->vm_lid, ft->hc,
+		ft->cnext, ft->cport, ft->nrow, ft->nport, ft->w, ft->cdown_off,
+		ft->load_off, ft->ca_vs, ft->src, ft->vsw, ft->vm_lid, ft->hc,
+		ft->chain_e, ft->och_row, ft->och_e, ft->och_n,
 	};
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
 		free(p[i]);

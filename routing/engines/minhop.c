@@ -1,7 +1,9 @@
 /*
  * minhop: shortest paths over switch-to-switch links; among the ports on
  * a shortest path, the one with the fewest LIDs routed through it so far
- * (ties: the lowest port number).  Like OpenSM's, it is not deadlock-free
+ * (ties: the lowest port number).  With LMC > 0, the fewest LIDs of the
+ * same offset, each end port's offsets on different ways first
+ * (routing/engines/offsets.c).  Like OpenSM's, it is not deadlock-free
  * on fabrics with cycles (meshes, tori).
  */
 #include <stdio.h>
@@ -15,14 +17,9 @@ int minhop_route(const struct fabric *f, const struct route_opts *o,
 		 struct lft_tables *t, char *err, size_t errlen)
 {
 	struct sw_graph g = { 0 };
+	struct lid_spread sp = { 0 };
 	uint32_t *dist = malloc(((size_t)t->n_sw + 1) * sizeof(*dist));
 	uint32_t *queue = malloc(((size_t)t->n_sw + 1) * sizeof(*queue));
-	/* routes per (switch, port) so far; rows as wide as the widest switch */
-	uint32_t stride = 1;
-	for (uint32_t r = 0; r < t->n_sw; r++)
-		if (f->nodes[t->sw_node[r]].nports + 1u > stride)
-			stride = f->nodes[t->sw_node[r]].nports + 1u;
-	uint32_t *load = calloc((size_t)t->n_sw * stride, sizeof(*load));
 	/* LIDs grouped by the switch they attach to: one BFS per switch */
 	uint32_t *first = malloc(((size_t)t->n_sw + 1) * sizeof(*first));
 	uint32_t *next = malloc(((size_t)t->max_lid + 1) * sizeof(*next));
@@ -32,7 +29,7 @@ int minhop_route(const struct fabric *f, const struct route_opts *o,
 	uint8_t *cand = NULL;
 	uint32_t *lids = malloc(((size_t)t->max_lid + 1) * sizeof(*lids));
 	int rc = -1;
-	if (!dist || !queue || !load || !first || !next || !aport || !order ||
+	if (!dist || !queue || lid_spread_init(&sp, f, t) < 0 || !first || !next || !aport || !order ||
 	    !cand_off || !lids || sw_graph_build(&g, f, t) < 0 ||
 	    !(cand = malloc((size_t)g.off[g.n] + 1))) {
 		snprintf(err, errlen, "out of memory");
@@ -83,31 +80,19 @@ int minhop_route(const struct fabric *f, const struct route_opts *o,
 			lft_row(t, d)[lid] = aport[lid];
 			lids[nl++] = lid;
 		}
-		for (uint32_t s = 0; s < t->n_sw; s++) {
-			if (cand_off[s] == cand_off[s + 1])
-				continue;
-			uint32_t *ld = load + (size_t)s * stride;
-			uint8_t *row = lft_row(t, s);
-			for (uint32_t j = 0; j < nl; j++) {
-				uint32_t best = UINT32_MAX;
-				uint8_t bp = LFT_DROP;
-				for (uint32_t c = cand_off[s]; c < cand_off[s + 1]; c++) {
-					if (ld[cand[c]] < best) {
-						best = ld[cand[c]];
-						bp = cand[c];
-					}
-				}
-				row[lids[j]] = bp;
-				ld[bp]++;
-			}
-		}
+		for (uint32_t s = 0; s < t->n_sw; s++)
+			if (cand_off[s] != cand_off[s + 1])
+				lid_spread_pick(&sp, s, lft_row(t, s),
+						cand + cand_off[s],
+						cand_off[s + 1] - cand_off[s],
+						lids, nl);
 	}
 	rc = 0;
 out:
 	sw_graph_free(&g);
 	free(dist);
 	free(queue);
-	free(load);
+	lid_spread_free(&sp);
 	free(first);
 	free(next);
 	free(aport);

@@ -314,12 +314,14 @@ static int pft_up(void *ctx, uint32_t pi, uint32_t node,
 	struct pft *p = ctx;
 	const struct lft_tables *t = p->t;
 	uint32_t *ord = p->ord;
-	/* (load asc, GUID desc), parallel links in port order */
+	/* (load asc, after asc, GUID desc), parallel links in port order */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t j = i;
 		while (j > 0 && (c[ord[j - 1]].load > c[i].load ||
 				 (c[ord[j - 1]].load == c[i].load &&
-				  c[ord[j - 1]].guid < c[i].guid))) {
+				  (c[ord[j - 1]].after > c[i].after ||
+				   (c[ord[j - 1]].after == c[i].after &&
+				    c[ord[j - 1]].guid < c[i].guid))))) {
 			ord[j] = ord[j - 1];
 			j--;
 		}

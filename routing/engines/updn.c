@@ -21,7 +21,9 @@
  * Routes take, per destination switch, the shortest path that is legal and
  * consistent with destination-based tables: a switch entered by a down hop
  * must itself go down.  Among equal candidates, the port with the fewest
- * LIDs routed through it so far (ties: lowest port), as in minhop.
+ * LIDs routed through it so far (ties: lowest port), as in minhop; with
+ * LMC > 0 the fewest of the LID's offset, each end port's offsets on
+ * different ways first (routing/engines/offsets.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,12 +516,8 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 	struct sw_graph rg = { 0 };
 	struct ograph g = { 0 };
 	struct dest_work w = { 0 };
+	struct lid_spread sp = { 0 };
 	uint32_t n = t->n_sw, nl = t->max_lid + 1;
-	uint32_t stride = 1;
-	for (uint32_t r = 0; r < n; r++)
-		if (f->nodes[t->sw_node[r]].nports + 1u > stride)
-			stride = f->nodes[t->sw_node[r]].nports + 1u;
-	uint32_t *load = calloc((size_t)n * stride + 1, sizeof(*load));
 	uint32_t *first = malloc(((size_t)n + 1) * sizeof(*first));
 	uint32_t *next = malloc((size_t)nl * sizeof(*next));
 	uint8_t *aport = malloc(nl);
@@ -532,7 +530,7 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 	w.forced = malloc((size_t)n + 1);
 	w.cand_off = malloc(((size_t)n + 1) * sizeof(*w.cand_off));
 	int rc = -1;
-	if (!load || !first || !next || !aport || !order || !lids || !w.dd ||
+	if (lid_spread_init(&sp, f, t) < 0 || !first || !next || !aport || !order || !lids || !w.dd ||
 	    !w.du || !w.eff || !w.forced || !w.cand_off ||
 	    sw_graph_build(&rg, f, t) < 0 || build_ograph(&rg, pos, &g) < 0 ||
 	    !(w.cand = malloc((size_t)g.off[n] + 1)) ||
@@ -572,10 +570,15 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 			uint32_t c0 = w.cand_off[i], c1 = w.cand_off[i + 1];
 			if (c0 == c1)
 				continue;
-			uint32_t *ld = load + (size_t)g.row[i] * stride;
 			uint8_t *row = lft_row(t, g.row[i]);
-			/* (load, port) packed: the least key wins */
 			uint32_t nc = c1 - c0;
+			if (sp.n_off > 1) {
+				lid_spread_pick(&sp, g.row[i], row, w.cand + c0,
+						nc, lids, cnt);
+				continue;
+			}
+			/* one LID per port: (load, port) packed, the least key wins */
+			uint32_t *ld = sp.load + (size_t)g.row[i] * sp.stride;
 			for (uint32_t c = 0; c < nc; c++)
 				key[c] = (uint64_t)ld[w.cand[c0 + c]] << 8 | w.cand[c0 + c];
 			if (cnt == 1) {
@@ -603,7 +606,7 @@ int updn_route_order(const struct fabric *f, struct lft_tables *t,
 out:
 	sw_graph_free(&rg);
 	free_ograph(&g);
-	free(load);
+	lid_spread_free(&sp);
 	free(first);
 	free(next);
 	free(aport);

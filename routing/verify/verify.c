@@ -64,7 +64,9 @@ struct vctx {
 	struct sw_state *sw;
 	uint32_t *order, *stack;
 	/* per directed link (row * stride + port) */
-	uint64_t *load;
+	uint64_t *load;			/* base LIDs: oload's offset 0 */
+	uint32_t n_off;			/* LID offsets: 1 << LMC */
+	uint64_t *oload;		/* per offset k, from k * links */
 	/* per channel (link * nvl + VL): nvl is 1 without SL-to-VL tables */
 	uint32_t nvl;
 	int qos;
@@ -414,8 +416,11 @@ static uint64_t count_pairs(struct vctx *c, uint32_t lid, uint32_t ds,
 	return pairs;
 }
 
-/* Pushes the sources along the next hops: link loads and (one VL) dependencies. */
-static void push_flows(struct vctx *c, uint32_t no, int loads)
+/*
+ * Pushes the sources along the next hops: link loads into load (NULL:
+ * none) and (one VL) dependencies.
+ */
+static void push_flows(struct vctx *c, uint32_t no, uint64_t *load)
 {
 	for (uint32_t i = no; i-- > 0;) {
 		uint32_t u = c->order[i];
@@ -423,8 +428,8 @@ static void push_flows(struct vctx *c, uint32_t no, int loads)
 			continue;
 		uint32_t v = (uint32_t)c->sw[u].code;
 		size_t link = (size_t)u * c->stride + c->sw[u].port;
-		if (loads)
-			c->load[link] += c->sw[u].cnt;
+		if (load)
+			load[link] += c->sw[u].cnt;
 		if (!c->qos && c->sw[v].code >= 0) {
 			uint8_t q = c->sw[v].port;
 			c->cdg[link * c->cdg_bytes + q / 8] |= (uint8_t)(1u << (q % 8));
@@ -576,10 +581,14 @@ static int check_routes(struct vctx *c)
 			uint32_t no = resolve(c);
 			uint64_t pairs = count_pairs(c, lid, ds, dport);
 			r->pairs += pairs;
-			int loads = dport != FAB_NONE && f->ports[dport].lid == lid;
+			/* a CA port's LID: its offset in the port's range */
+			uint32_t k = dport == FAB_NONE ? c->n_off :
+				     lid - f->ports[dport].lid;
+			int loads = k == 0;
 			if (loads)
 				r->ca_pairs += pairs;
-			push_flows(c, no, loads);
+			push_flows(c, no, k < c->n_off ? c->oload +
+				   (size_t)k * c->n * c->stride : NULL);
 			if (c->qos)
 				vl_flows(c, lid, dport, loads);
 		}
@@ -618,6 +627,63 @@ static void vl_stats(struct vctx *c)
 	}
 }
 
+/*
+ * Whether offset load o spreads over its links worse than twice the
+ * offsets together (sum over n offsets) plus a quarter of its mean, at
+ * least 2 (verify.h).
+ */
+static int spread_worse(const struct verify_load *o,
+			const struct verify_load *sum, uint32_t n)
+{
+	if (!o->links || !sum->total)
+		return 0;
+	uint64_t slack = o->total / o->links / 4;
+	if (slack < 2)
+		slack = 2;
+	return n * (o->max - o->min) > 2 * (sum->max - sum->min) + n * slack;
+}
+
+/*
+ * Link l (from row u to row v): its routes per LID offset, and of the
+ * offsets together, by class.
+ */
+static void offset_link(struct vctx *c, size_t l, uint32_t u, uint32_t v)
+{
+	struct verify_report *r = c->r;
+	size_t nl = (size_t)c->n * c->stride;
+	int up = c->rank[v] > c->rank[u], down = c->rank[v] < c->rank[u];
+	uint64_t sum = 0;
+	for (uint32_t k = 0; k < c->n_off; k++) {
+		uint64_t x = c->oload[k * nl + l];
+		struct verify_offset *o = &r->off[k];
+		sum += x;
+		load_add(&o->all, x);
+		if (up)
+			load_add(&o->up, x);
+		if (down)
+			load_add(&o->down, x);
+	}
+	load_add(&r->sum_all, sum);
+	if (up)
+		load_add(&r->sum_up, sum);
+	if (down)
+		load_add(&r->sum_down, sum);
+}
+
+/* The offsets' balance, once every link is counted (verify.h). */
+static void offset_verdicts(struct vctx *c)
+{
+	struct verify_report *r = c->r;
+	for (uint32_t k = 0; k < c->n_off && c->n_off > 1; k++) {
+		struct verify_offset *o = &r->off[k];
+		o->unbalanced =
+			(uint8_t)(spread_worse(&o->all, &r->sum_all, c->n_off) |
+				  spread_worse(&o->up, &r->sum_up, c->n_off) << 1 |
+				  spread_worse(&o->down, &r->sum_down, c->n_off) << 2);
+		r->offsets_unbalanced += o->unbalanced != 0;
+	}
+}
+
 static void link_stats(struct vctx *c)
 {
 	struct verify_report *r = c->r;
@@ -634,6 +700,8 @@ static void link_stats(struct vctx *c)
 				load_add(&r->down, c->load[k]);
 			else
 				load_add(&r->lateral, c->load[k]);
+			if (c->n_off > 1)
+				offset_link(c, k, u, v);
 			for (uint32_t vl = 0; vl < c->nvl; vl++) {
 				size_t ch = k * c->nvl + vl;
 				if (c->qos && !c->vused[ch])
@@ -647,6 +715,8 @@ static void link_stats(struct vctx *c)
 	}
 	if (c->qos)
 		vl_stats(c);
+	r->n_offsets = c->n_off;
+	offset_verdicts(c);
 }
 
 /*
@@ -742,7 +812,7 @@ static void free_ctx(struct vctx *c)
 	free(c->sw);
 	free(c->order);
 	free(c->stack);
-	free(c->load);
+	free(c->oload);
 	free(c->vload);
 	free(c->vused);
 	free(c->cdg);
@@ -781,7 +851,9 @@ int route_verify(const struct fabric *f, const struct lft_tables *t,
 	c.sw = malloc(n1 * sizeof(*c.sw));
 	c.order = malloc(n1 * sizeof(*c.order));
 	c.stack = malloc(n1 * sizeof(*c.stack));
-	c.load = calloc(nl, sizeof(*c.load));
+	c.n_off = f->lmc < 8 && 1u << f->lmc <= VERIFY_OFFSETS ? 1u << f->lmc : 1;
+	c.oload = calloc((size_t)c.n_off * nl, sizeof(*c.oload));
+	c.load = c.oload;
 	c.cdg = calloc(nl * c.nvl, c.cdg_bytes);
 	c.pblk = malloc(n1 * LID_BLOCK);
 	if (!c.sw || !c.order || !c.stack || !c.load || !c.cdg || !c.pblk)
@@ -797,6 +869,8 @@ int route_verify(const struct fabric *f, const struct lft_tables *t,
 	if (r->unreachable)
 		r->errors++;
 	if (r->vl_bad)
+		r->errors++;
+	if (r->offsets_unbalanced)
 		r->errors++;
 	if (r->cycle) {
 		if (r->deadlock_free_required)

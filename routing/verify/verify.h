@@ -14,6 +14,7 @@
  * Also: hops against the shortest switch path, routes per directed
  * switch-to-switch link over all CA-to-CA pairs (base LIDs; split up/down
  * by switch rank, the BFS distance from the nearest switch with a CA),
+ * the same per LID offset when the LMC gives CA ports several LIDs,
  * and a cycle check of the channel dependency graph: nodes are directed
  * switch-to-switch links, a -> b when a route taken by some CA's traffic
  * leaves a switch by link a and the next one by link b.
@@ -27,8 +28,18 @@
  * is unknown bounds nothing but VL 15).
  *
  * Errors: an undelivered pair (which includes loops); a pair on a VL its
- * link lacks; a dependency cycle when deadlock freedom is required.  A
- * cycle is otherwise a warning.
+ * link lacks; a dependency cycle when deadlock freedom is required; an
+ * unbalanced LID offset (below).  A cycle is otherwise a warning.
+ *
+ * LID offsets: a host picks one LID of a destination's LMC range (MPI
+ * libraries take the base LID unless told otherwise), so each offset
+ * must spread over the links on its own.  Offset k is unbalanced when,
+ * over the links of a class (all, up, down) that carry CA-to-CA routes,
+ * the spread of its routes per link (max - min) exceeds twice the spread
+ * of the routes of all offsets together, counted per offset, plus a
+ * slack of a quarter of its mean (at least 2): an engine that puts the
+ * base LIDs on some links and the other offsets on the others passes
+ * the sum and fails here.
  */
 #ifndef IBSMD_VERIFY_H
 #define IBSMD_VERIFY_H
@@ -41,6 +52,7 @@
 #define VERIFY_EXAMPLES 5
 #define VERIFY_CYCLE_SHOW 8
 #define VERIFY_VLS 15	/* data VLs 0..14 */
+#define VERIFY_OFFSETS 128	/* LIDs of an LMC range: 1 << 7 at most */
 
 enum verify_fail {
 	VERIFY_DROP = 1,	/* LFT_DROP, no such port, port 0 of another switch */
@@ -83,6 +95,12 @@ struct verify_load {
 	uint64_t max, min, total;	/* routes per link */
 };
 
+/* Routes per link of one LID offset, by link class. */
+struct verify_offset {
+	struct verify_load all, up, down;
+	uint8_t unbalanced;		/* mask: 1 all, 2 up, 4 down */
+};
+
 struct verify_report {
 	uint32_t switches;
 	uint32_t sources;		/* CA ports cabled to a switch */
@@ -104,6 +122,16 @@ struct verify_report {
 	uint64_t ca_pairs;
 	uint32_t max_rank;		/* 0 for switches with CAs */
 	struct verify_load all, up, down, lateral;
+
+	/*
+	 * Per LID offset of the CA ports' LMC ranges (n_offsets = 1 << LMC;
+	 * 1: nothing here): routes per link towards the LIDs base + k, and
+	 * the routes of all offsets together (sum_*: per link, summed).
+	 */
+	uint32_t n_offsets;
+	struct verify_offset off[VERIFY_OFFSETS];
+	struct verify_load sum_all, sum_up, sum_down;
+	uint32_t offsets_unbalanced;
 
 	/* QoS: t had SL-to-VL tables; the figures below are per VL */
 	int qos;

@@ -68,6 +68,57 @@ static void print_qos(const struct verify_report *r, FILE *fp)
 		e->link_vls);
 }
 
+/* "all max 24, min 0" for one class of links, nothing when it has none. */
+static void print_class(FILE *fp, const char **sep, const char *what,
+			const struct verify_load *l, uint32_t per)
+{
+	if (!l->links)
+		return;
+	if (per > 1)
+		fprintf(fp, "%s%s max %.1f, min %.1f", *sep, what,
+			(double)l->max / per, (double)l->min / per);
+	else
+		fprintf(fp, "%s%s max %llu, min %llu", *sep, what,
+			(unsigned long long)l->max, (unsigned long long)l->min);
+	*sep = "; ";
+}
+
+/* Routes per link by LID offset and their balance (LMC > 0). */
+static void print_offsets(const struct verify_report *r, FILE *fp)
+{
+	static const char *const cls[] = { "all", "up", "down" };
+	const char *sep = " ";
+	fprintf(fp, "  routes per switch-to-switch link and LID offset (%u LIDs per CA port):\n",
+		r->n_offsets);
+	for (uint32_t k = 0; k < r->n_offsets && k < VERIFY_OFFSETS; k++) {
+		const struct verify_offset *o = &r->off[k];
+		sep = " ";
+		fprintf(fp, "    offset %u:", k);
+		print_class(fp, &sep, "all", &o->all, 1);
+		print_class(fp, &sep, "up", &o->up, 1);
+		print_class(fp, &sep, "down", &o->down, 1);
+		if (o->unbalanced) {
+			fprintf(fp, ": UNBALANCED (");
+			for (unsigned c = 0, n = 0; c < 3; c++)
+				if (o->unbalanced & (1u << c))
+					fprintf(fp, "%s%s", n++ ? ", " : "", cls[c]);
+			fprintf(fp, ")");
+		}
+		fprintf(fp, "\n");
+	}
+	sep = " ";
+	fprintf(fp, "    offsets together, per offset:");
+	print_class(fp, &sep, "all", &r->sum_all, r->n_offsets);
+	print_class(fp, &sep, "up", &r->sum_up, r->n_offsets);
+	print_class(fp, &sep, "down", &r->sum_down, r->n_offsets);
+	fprintf(fp, "\n");
+	if (r->offsets_unbalanced)
+		fprintf(fp, "  LID offsets: %u of %u spread over the links less evenly than the offsets together (error: each offset must be balanced on its own)\n",
+			r->offsets_unbalanced, r->n_offsets);
+	else
+		fprintf(fp, "  LID offsets: each spread over the links as the offsets together\n");
+}
+
 int verify_print(const struct verify_report *r, FILE *fp)
 {
 	fprintf(fp, "route verification: %u switches, %u CA ports, %u LIDs",
@@ -101,6 +152,8 @@ int verify_print(const struct verify_report *r, FILE *fp)
 	print_load(fp, "up", "links", &r->up);
 	print_load(fp, "down", "links", &r->down);
 	print_load(fp, "lateral", "links", &r->lateral);
+	if (r->n_offsets > 1)
+		print_offsets(r, fp);
 	if (r->qos) {
 		print_qos(r, fp);
 		fprintf(fp, "  channel dependencies over (link, VL), VLs 0-%u: %u channels in use, %llu dependencies, ",
@@ -131,6 +184,9 @@ int verify_print(const struct verify_report *r, FILE *fp)
 		r->cycle ? "dependency cycle" : "no dependency cycle");
 	if (r->qos)
 		fprintf(fp, ", %llu on a VL the link lacks", (unsigned long long)r->vl_bad);
+	if (r->n_offsets > 1)
+		fprintf(fp, ", %u LID offset%s unbalanced", r->offsets_unbalanced,
+			r->offsets_unbalanced == 1 ? "" : "s");
 	if (r->elapsed_ms)
 		fprintf(fp, " (%llu ms)", (unsigned long long)r->elapsed_ms);
 	fprintf(fp, "\n");

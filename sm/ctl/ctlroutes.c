@@ -379,9 +379,10 @@ static void verify_finish(struct ctl_verify *v)
 			r.elapsed_ms = clock_ms() - v->t0;
 			res = verify_json(v, &r);
 			if (r.errors || v->failed)
-				log_warn("verify: the tables the switches hold fail the check: %llu pairs undelivered, %u reads failed%s",
+				log_warn("verify: the tables the switches hold fail the check: %llu pairs undelivered, %u reads failed%s, %u LID offsets unbalanced",
 					 (unsigned long long)r.unreachable, v->failed,
-					 r.cycle ? ", a dependency cycle" : "");
+					 r.cycle ? ", a dependency cycle" : "",
+					 r.offsets_unbalanced);
 			if (!res)
 				snprintf(err, sizeof(err), "verify: out of memory");
 		}

@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 """link_loads: all-to-all routes per switch-to-switch link, from dumps alone.
 
-    link_loads.py TOPO LFTS [--all-lids] [--per-link]
+    link_loads.py TOPO LFTS [--all-lids | --offset K] [--per-link] [--shared]
 
 TOPO  `ibnetdiscover` output (or `ibsmd --dump-topology`), with LIDs
 LFTS  `dump_fts -n` output (or `ibsmd --dump-lfts`)
 
 For every CA port as source and the base LID of every CA port as
-destination (every LID of its LMC range with --all-lids), the route is
+destination (every LID of its LMC range with --all-lids, LID base + K with
+--offset K: the LIDs of one offset of the LMC ranges), the route is
 followed through the LFTs; each directed switch-to-switch link counts the
 (source, destination) pairs whose route crosses it.  Prints the number of
 directed links and the max / min / mean routes per link, also split into
 up and down links (up: towards the switch farther from the CAs, by BFS
 distance from the switches with CAs).  --per-link lists every link.
+--shared: for every (source, destination port) pair of ports on
+different switches whose LMC range has several LIDs, whether the routes
+to its LIDs share a switch-to-switch link (the point of LMC is that they
+need not): prints the pairs, those sharing one, and the links shared.
 
 Works from one pair of dumps: LIDs may differ between two SMs' dumps of
 the same fabric, the numbers compare.  Exit 1 when some pair is not
@@ -57,12 +62,50 @@ def leaf_distance(topo, sw_links):
     return dist
 
 
+def route_links(lfts, sw_links, src, dst, lid, limit):
+    """The switch-to-switch links from switch src to switch dst for lid."""
+    out, cur = [], src
+    while cur != dst and len(out) <= limit:
+        p = lfts.get(cur, {}).get(lid)
+        peer = sw_links.get((cur, p))
+        if peer is None:
+            return None
+        out.append((cur, p))
+        cur = peer
+    return out if cur == dst else None
+
+
+def shared_links(topo, lfts, sw_links, ca_ports, lid_of):
+    """-> (pairs, pairs sharing a link, links shared) over the LMC ranges."""
+    pairs = sharing = links = 0
+    leaves = sorted({sw for _, _, sw, _ in ca_ports})
+    srcs = {sw: sum(1 for c in ca_ports if c[2] == sw) for sw in leaves}
+    for guid, port, dsw, _ in ca_ports:
+        base, lmc = lid_of.get((guid, port), (0, 0))
+        if not base or not lmc:
+            continue
+        for ssw in leaves:
+            if ssw == dsw:
+                continue
+            seen, shared = set(), set()
+            for k in range(1 << lmc):
+                r = route_links(lfts, sw_links, ssw, dsw, base + k, len(sw_links))
+                for link in r or []:
+                    (shared if link in seen else seen).add(link)
+            pairs += srcs[ssw]
+            sharing += srcs[ssw] if shared else 0
+            links += srcs[ssw] * len(shared)
+    return pairs, sharing, links
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("topo")
     ap.add_argument("lfts")
     ap.add_argument("--all-lids", action="store_true")
+    ap.add_argument("--offset", type=int, metavar="K")
     ap.add_argument("--per-link", action="store_true")
+    ap.add_argument("--shared", action="store_true")
     args = ap.parse_args(argv)
     try:
         topo = parse_topo(args.topo)
@@ -88,6 +131,10 @@ def main(argv):
     for guid, port, sw, swport in sorted(ca_ports):
         base, lmc = lid_of.get((guid, port), (0, 0))
         if not base:
+            continue
+        if args.offset is not None:
+            if args.offset < 1 << lmc:
+                dests.append((base + args.offset, sw, swport))
             continue
         for k in range(1 << lmc if args.all_lids else 1):
             dests.append((base + k, sw, swport))
@@ -160,6 +207,9 @@ def main(argv):
     print(summary("all", list(load)))
     print(summary("up", up))
     print(summary("down", down))
+    if args.shared:
+        pairs, sharing, links = shared_links(topo, lfts, sw_links, ca_ports, lid_of)
+        print("shared: pairs=%d sharing=%d links=%d" % (pairs, sharing, links))
     if args.per_link:
         for (sw, port), peer in sorted(sw_links.items()):
             print("%s[%d] -> %s: %d" % (topo.nodes[sw]["desc"], port,

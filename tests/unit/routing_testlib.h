@@ -193,6 +193,30 @@ static inline struct tb *xgft3(void)
 	return b;
 }
 
+/*
+ * fat2: two levels, leaves L<i> with h hosts H<n> on ports 1..h, spines S<j>
+ * on the ports after (leaf i on spine port i + 1).
+ */
+static inline struct tb *fat2(int leaves, int spines, int hosts)
+{
+	struct tb *b = tb_new();
+	int ln[16], sn[16], nh = 0;
+	ck_assert_int_le(leaves, 16);
+	ck_assert_int_le(spines, 16);
+	for (int i = 0; i < leaves; i++)
+		ln[i] = tb_node(b, 1, hosts + spines, 0x100 + (uint64_t)i, "L%d", i);
+	for (int j = 0; j < spines; j++)
+		sn[j] = tb_node(b, 1, leaves, 0x200 + (uint64_t)j, "S%d", j);
+	for (int i = 0; i < leaves; i++) {
+		for (int k = 0; k < hosts; k++, nh++)
+			tb_link(b, ln[i], k + 1,
+				tb_node(b, 0, 1, 0x10000 + 4 * (uint64_t)nh, "H%d", nh), 1);
+		for (int j = 0; j < spines; j++)
+			tb_link(b, ln[i], hosts + j + 1, sn[j], i + 1);
+	}
+	return b;
+}
+
 /* An x by y mesh: M<j*x+i+1>, GUID 0x100 * index, a host on each. */
 static inline struct tb *mesh(int x, int y)
 {

@@ -6,7 +6,11 @@
  * only when the engine promises deadlock freedom).  With SL-to-VL tables
  * written by hand: the graph over (link, VL) loses or keeps a cycle as
  * the SLs and tables say, routes per (link, VL), and a pair on VL 15 or
- * on a VL its link does not run is an error.
+ * on a VL its link does not run is an error.  With LMC 1 on the 16-host
+ * two-level tree: tables that put every base LID on two of the four
+ * spines and the other offsets on the other two (balanced in sum, as
+ * ibsmd's engines wrote them before offsets had counts of their own)
+ * fail per LID offset; the offsets in turn pass.
  */
 #include <check.h>
 #include <stdint.h>
@@ -421,6 +425,72 @@ START_TEST(t_lmc_and_uncabled_port)
 END_TEST
 
 /*
+ * The fat2(4, 4, 4) of routing_testlib.h, LMC 1, its leaves' entries
+ * towards remote hosts written by hand: host h's offset k leaves over
+ * spine (h % 2 + 2k) % 4 when split, (h + k) % 4 when not.
+ */
+static void lmc_tables(int split, struct verify_report *r)
+{
+	struct tb *b = fat2(4, 4, 4);
+	struct fabric f;
+	struct lft_tables t;
+	tb_build(&f, b, NULL, 1);
+	free(b);
+	route(&f, &t);
+	for (int h = 0; h < 16; h++) {
+		char host[16], leaf[16];
+		snprintf(host, sizeof(host), "H%d", h);
+		for (int i = 0; i < 4; i++) {
+			if (i == h / 4)
+				continue;
+			snprintf(leaf, sizeof(leaf), "L%d", i);
+			for (int k = 0; k < 2; k++) {
+				int spine = split ? (h % 2 + 2 * k) % 4 : (h + k) % 4;
+				set_entry(&f, &t, leaf, lid_of(&f, host) + (uint32_t)k,
+					  (uint8_t)(4 + spine + 1));
+			}
+		}
+	}
+	verify(&f, &t, 1, r);
+	ck_assert_uint_eq(r->unreachable, 0);
+	ck_assert_uint_eq(r->n_offsets, 2);
+	lft_tables_free(&t);
+	fabric_free(&f);
+}
+
+START_TEST(t_lmc_offsets_split)
+{
+	struct verify_report r;
+	char last[512];
+	lmc_tables(1, &r);
+	/* in sum 12 routes on every link, as the offsets in turn */
+	ck_assert_uint_eq(r.sum_up.max, 24);
+	ck_assert_uint_eq(r.sum_up.min, 24);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_uint_eq(r.off[k].up.max, 24);
+		ck_assert_uint_eq(r.off[k].up.min, 0);
+		ck_assert_uint_eq(r.off[k].unbalanced, 1 | 2 | 4);
+	}
+	ck_assert_uint_eq(r.offsets_unbalanced, 2);
+	ck_assert_uint_eq(r.errors, 1);
+	char *text = report_text(&r, last, sizeof(last));
+	ck_assert_msg(strstr(text, "    offset 0: all max 24, min 0; up max 24, min 0; "
+			     "down max 24, min 0: UNBALANCED (all, up, down)\n"), "%s", text);
+	ck_assert_msg(strstr(last, "verify: FAILED") &&
+		      strstr(last, ", 2 LID offsets unbalanced"), "%s", last);
+	free(text);
+
+	lmc_tables(0, &r);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_uint_eq(r.off[k].up.max, 12);
+		ck_assert_uint_eq(r.off[k].up.min, 12);
+		ck_assert_uint_eq(r.off[k].unbalanced, 0);
+	}
+	ck_assert_uint_eq(r.errors, 0);
+}
+END_TEST
+
+/*
  * QoS fields by hand: SL src_sl[source LID] to every LID (one source
  * class per LID); every CA port's slot on table ca_tab, every switch
  * (in, out) pair's on sw_tab.
@@ -613,6 +683,7 @@ static Suite *verify_suite(void)
 	tcase_add_test(tc, t_ring_cycle);
 	tcase_add_test(tc, t_ring_broken_cycle);
 	tcase_add_test(tc, t_lmc_and_uncabled_port);
+	tcase_add_test(tc, t_lmc_offsets_split);
 	tcase_add_test(tc, t_engine_names);
 	tcase_add_test(tc, t_ring_cycle_per_vl);
 	tcase_add_test(tc, t_vl_beyond_link);
