@@ -723,6 +723,12 @@ static void write_subs(const char *path, unsigned n)
 	ck_assert_int_eq(fclose(fp), 0);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LOAD_BOUND_S 1.5
+#else
+#define LOAD_BOUND_S 0.5
+#endif
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -757,17 +763,27 @@ START_TEST(t_load_many)
 	struct env e;
 	double start, master, best[2] = { 1e9, 1e9 };
 	env_open(&e, 1);
-	time_load(&e, 60000, &start, &master);
-	ck_assert_msg(start < 0.5 && master < 0.5,
+	/*
+	 * Under 0.5 s each (what a start and a new master may block the
+	 * loop for); ASan's build runs about 3 times slower, so it gets 1.5 s.
+	 * The best of 3 rounds: a loaded machine's noise is not the code's.
+	 */
+	double bound = LOAD_BOUND_S, best_start = 1e9, best_master = 1e9;
+	for (int round = 0; round < 3; round++) {
+		time_load(&e, 60000, &start, &master);
+		best_start = start < best_start ? start : best_start;
+		best_master = master < best_master ? master : best_master;
+	}
+	ck_assert_msg(best_start < bound && best_master < bound,
 		      "60000 subscriptions: %.3f s at start, %.3f s on becoming master",
-		      start, master);
+		      best_start, best_master);
 	/*
 	 * The cost grows as n log n, not n^2: four times the subscriptions
 	 * take 4-5 times as long (a comparison of each with the table: 16
 	 * times; this machine's figures are in the message).  The best of
-	 * 3 rounds, against a loaded machine's noise.
+	 * 5 rounds, against a loaded machine's noise.
 	 */
-	for (int round = 0; round < 3; round++)
+	for (int round = 0; round < 5; round++)
 		for (int k = 0; k < 2; k++) {
 			time_load(&e, 15000u << (2 * k), &start, &master);
 			if (start + master < best[k])
