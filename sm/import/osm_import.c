@@ -434,6 +434,7 @@ static int import_conf(struct osm_imp *m, const char *path, struct inputs *in)
 	const struct conf_opt *q = find_opt(opts, n, "qos");
 	const struct conf_opt *eng = find_opt(opts, n, "routing_engine");
 	int qos = q && !strcasecmp(q->val, "TRUE");
+	m->qos_off = !qos;
 	for (int i = 0; !rc && i < n; i++) {
 		const struct conf_opt *c = &opts[i];
 		const struct opt_map *o = opt_maps;
@@ -757,6 +758,11 @@ int osm_import(const char *const *paths, int n, const char *dir, FILE *warn,
 				snprintf(err, errlen, "the written policy is refused "
 					 "(ibsmd -n): %s", why);
 				rc = -1;
+				/* nothing half-written is left to start from */
+				unlink(path);
+				snprintf(path, sizeof(path), "%s/guid2lid", dir);
+				if (input(in, K_GUID2LID))
+					unlink(path);
 			}
 			free(cfg);
 		}

@@ -20,6 +20,7 @@ struct osm_imp {
 	} sections[OSM_MAX_SECTIONS];	/* top-level mappings made */
 	unsigned n_sections;
 	struct osm_parts *parts;	/* NULL until partitions.conf is read */
+	int qos_off;			/* opensm.conf read, without qos TRUE */
 	FILE *warn;
 	char *err;
 	size_t errlen;

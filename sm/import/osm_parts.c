@@ -452,7 +452,7 @@ static int emit_mgroups(struct osm_imp *m, int map, const struct osm_part *p)
 	return seq ? 0 : -1;
 }
 
-static int emit_default(struct osm_imp *m, const struct osm_part *d)
+static int emit_default(struct osm_imp *m, struct osm_part *d)
 {
 	int dp = osm_section(m, "default_partition");
 	/* written always: OpenSM reads a file without a Default line as
@@ -465,6 +465,11 @@ static int emit_default(struct osm_imp *m, const struct osm_part *d)
 		return -1;
 	if (emit_mgroups(m, dp, d) < 0)
 		return -1;
+	if (d->sl >= 0 && m->qos_off) {
+		osm_warn(m, m->parts->path, d->line, "Default partition: sl=%d "
+			 "left out: OpenSM uses SL 0 without qos TRUE", d->sl);
+		d->sl = -1;
+	}
 	if (d->mtu || d->rate || d->sl >= 0 || d->qkey >= 0) {
 		int mc = osm_section(m, "multicast");
 		if (!mc || (d->mtu && put_num(m, mc, "mtu", d->mtu, 0)) ||
@@ -504,7 +509,10 @@ int osm_partitions_emit(struct osm_imp *m)
 		     (p->rate && put_num(m, pm, "rate", p->rate, 0)) ||
 		     (p->qkey >= 0 && put_num(m, pm, "qkey", p->qkey, 1))))
 			rc = -1;
-		if (!rc && p->sl >= 0 && put_num(m, pm, "sl", p->sl, 0))
+		if (!rc && p->sl >= 0 && m->qos_off)
+			osm_warn(m, ps->path, p->line, "partition %s: sl=%d left out: "
+				 "OpenSM uses SL 0 without qos TRUE", p->name, p->sl);
+		else if (!rc && p->sl >= 0 && put_num(m, pm, "sl", p->sl, 0))
 			rc = -1;
 		int ms = rc ? 0 : osm_put_seq(m, pm, "members");
 		if (!rc && !ms)

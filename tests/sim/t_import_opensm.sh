@@ -6,7 +6,8 @@
 # imported; `ibsmd -n` accepts the policy; ibsmd, started on a fresh ibsim
 # of the same fabric (every port at LID 0) with the imported policy and
 # state, gives every port the LID OpenSM gave it, compared GUID by GUID
-# from ibnetdiscover (lids_of.py).  A first ibsmd run without the state
+# from ibnetdiscover (lids_of.py).  `ibsmd -n` on opensm.conf itself says
+# what it is and names the importer.  A first ibsmd run without the state
 # shows that its own choice differs, so the comparison can fail.
 . "$(dirname "$0")/common.sh"
 command -v opensm >/dev/null || fail "opensm is not installed (make deps)"
@@ -27,6 +28,13 @@ io=0x0004,ipoib:
 	mgid=ff12:401b::16,sl=1 # IGMP
 	ALL_CAS=limited;
 EOF
+
+# ---- an OpenSM file given as policy: named so, with the importer ----
+"$IBSMD" -n -c "$SIM_TMP/osm/opensm.conf" >/dev/null 2>"$SIM_TMP/n.err"
+rc=$?
+[ "$rc" = 78 ] || fail "ibsmd -n -c opensm.conf: exit $rc, not 78"
+grep -q "looks like OpenSM's opensm.conf.*ibsmd --import-opensm" "$SIM_TMP/n.err" ||
+	fail "ibsmd -n -c opensm.conf does not point at the importer: $(cat "$SIM_TMP/n.err")"
 
 # ---- ibsmd's own LIDs on a fresh fabric (no state): the control ----
 sim_start "$net"

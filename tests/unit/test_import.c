@@ -292,7 +292,15 @@ START_TEST(t_bad_input)
 		snprintf(yaml, sizeof(yaml), "%s/out/ibsmd.yaml", dir);
 		ck_assert_int_ne(access(yaml, F_OK), 0);
 	}
-	char err[1024];
+	char err[1024], yaml[128];
+	/* translated, then refused by the policy check: nothing is left */
+	const char *twice[] = { put("partitions.conf",
+		"a=0x1: mgid=ff12::5\n ALL;\nb=0x2: mgid=ff12::5\n ALL;\n") };
+	ck_assert_int_eq(import(twice, 1, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "the written policy is refused (ibsmd -n)") &&
+		      strstr(err, "ff12::5 is given twice"), "%s", err);
+	snprintf(yaml, sizeof(yaml), "%s/out/ibsmd.yaml", dir);
+	ck_assert_int_ne(access(yaml, F_OK), 0);
 	const char *none[] = { "/nonexistent/opensm.conf" };
 	ck_assert_int_eq(import(none, 1, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "No such file"));
@@ -305,6 +313,21 @@ START_TEST(t_looks_like)
 	ck_assert_str_eq(osm_looks_like(put("b.conf", "Default=0x7fff, ipoib : ALL=full ;\n")),
 			 "partitions.conf");
 	ck_assert_ptr_null(osm_looks_like(put("c.yaml", "sm: {priority: 3}\nlmc: 1\n")));
+}
+END_TEST
+
+/* OpenSM gives a partition's sl= only with qos TRUE */
+START_TEST(t_sl_needs_qos)
+{
+	char err[1024];
+	const char *parts = put("partitions.conf", "a=0x1, sl=3: ALL;\n");
+	const char *off[] = { put("opensm.conf", "qos FALSE\n"), parts };
+	ck_assert_msg(import(off, 2, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(written()->parts[0].sl, -1);
+	ck_assert_ptr_nonnull(strstr(warnings, "partitions.conf:1: partition a: sl=3 left out"));
+	const char *on[] = { put("opensm.conf", "qos TRUE\n"), parts };
+	ck_assert_msg(import(on, 2, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(written()->parts[0].sl, 3);
 }
 END_TEST
 
@@ -323,6 +346,7 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, t_roots_nodemap_dir);
 	tcase_add_test(tc, t_bad_input);
 	tcase_add_test(tc, t_looks_like);
+	tcase_add_test(tc, t_sl_needs_qos);
 	suite_add_tcase(s, tc);
 	return s;
 }
