@@ -253,19 +253,20 @@ static int is_group_flag(const char *it)
 	return 0;
 }
 
-/* Splits s at sep into at most max items; returns their number. */
+/* Splits s at sep into at most max items; their number, -1 when more. */
 static int split(char *s, int sep, char **items, int max)
 {
 	int n = 0;
 	char *c = s;
-	while (n < max) {
+	for (;;) {
+		if (n == max)
+			return -1;
 		items[n++] = c;
 		c = strchr(c, sep);
 		if (!c)
-			break;
+			return n;
 		*c++ = '\0';
 	}
-	return n;
 }
 
 #define MAX_ITEMS 4096
@@ -281,6 +282,8 @@ static int statement(struct osm_imp *m, const char *path, int line, char *st,
 	*colon = '\0';
 	char *body = colon + 1;
 	int n = split(st, ',', items, MAX_ITEMS);
+	if (n < 0)
+		return osm_fail(m, path, line, "more than %d flags", MAX_ITEMS);
 	char *first = items[0], *eq = strchr(first, '=');
 	if (!eq)
 		return osm_fail(m, path, line, "'%s': the P_Key is missing "
@@ -336,6 +339,9 @@ static int statement(struct osm_imp *m, const char *path, int line, char *st,
 		if (next)
 			*next++ = '\0';
 		int k = split(ln, ',', items, MAX_ITEMS);
+		if (k < 0)
+			return osm_fail(m, path, bl, "more than %d members on one "
+					"line", MAX_ITEMS);
 		int g = -1;	/* the group's first item */
 		for (int i = 0; i <= k; i++) {
 			char *it = i < k ? trim(items[i]) : NULL;
