@@ -24,6 +24,7 @@
 #include "sm/oneshot.h"
 #include "sm/offline.h"
 #include "sm/daemon.h"
+#include "sm/import/osm_import.h"
 
 #define VERSION IBSMD_VERSION
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
@@ -49,6 +50,9 @@ struct options {
 	int log_level;
 	const char *mig_src, *mig_dst;	/* --migrate SRC DST */
 	int scheme, method;
+	const char **import_paths;	/* --import-opensm PATH... */
+	int n_import;
+	const char *import_to;		/* --import-to DIR */
 };
 
 /* The engine table (routing/engine.c), one line per engine. */
@@ -100,6 +104,11 @@ static void usage(FILE *fp)
 "      --dot FILE         with --offline: the fabric as Graphviz DOT, links coloured by\n"
 "                         routes per link, failed links dashed red\n"
 "      --log-level LEVEL  error, warn, notice (default), info, debug\n"
+"      --import-opensm PATH... --import-to DIR\n"
+"                         translate OpenSM's opensm.conf, partitions.conf,\n"
+"                         qos-policy.conf, guid2lid, root/cn GUID files, node-name\n"
+"                         map (or a directory of them) into DIR/ibsmd.yaml and\n"
+"                         DIR/guid2lid; exit 0, or 1 with the reason\n"
 "  -h, --help             this text\n"
 "  -V, --version          the version\n", names);
 	usage_engines(fp);
@@ -107,7 +116,7 @@ static void usage(FILE *fp)
 
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
-       OPT_DOT, OPT_IMPORT_OPENSM };
+       OPT_DOT, OPT_IMPORT, OPT_IMPORT_TO };
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -132,11 +141,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "migrate", required_argument, NULL, OPT_MIGRATE },
 		{ "scheme", required_argument, NULL, OPT_SCHEME },
 		{ "method", required_argument, NULL, OPT_METHOD },
+		{ "import-opensm", required_argument, NULL, OPT_IMPORT },
+		{ "import-to", required_argument, NULL, OPT_IMPORT_TO },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		/* documented (ibsmd(8)), not built: refused */
-		{ "import-opensm", required_argument, NULL, OPT_IMPORT_OPENSM },
-		{ "import-to", required_argument, NULL, OPT_IMPORT_OPENSM },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -176,9 +185,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_DUMP_LFTS: o->dump_lfts = optarg; break;
 		case OPT_DUMP_TOPO: o->dump_topology = optarg; break;
 		case OPT_DOT: o->dot = optarg; break;
-		case OPT_IMPORT_OPENSM:
-			fprintf(stderr, "ibsmd: --import-opensm: not implemented yet\n");
-			return -1;
+		case OPT_IMPORT:
+			if (!o->import_paths)
+				o->import_paths = calloc((size_t)argc, sizeof(char *));
+			if (!o->import_paths) {
+				fprintf(stderr, "ibsmd: out of memory\n");
+				return -1;
+			}
+			o->import_paths[o->n_import++] = optarg;
+			break;
+		case OPT_IMPORT_TO: o->import_to = optarg; break;
 		case OPT_LOG_LEVEL:
 			o->log_level = log_level_parse(optarg);
 			if (o->log_level < 0) {
@@ -215,8 +231,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 		default: usage(stderr); return -1;
 		}
 	}
+	/* --import-opensm A B C: the words after the first are PATHs too */
+	while (o->import_paths && optind < argc)
+		o->import_paths[o->n_import++] = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "ibsmd: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (!o->import_paths != !o->import_to) {
+		fprintf(stderr, "ibsmd: --import-opensm PATH... and --import-to DIR go together\n");
 		return -1;
 	}
 	if (o->offline && o->once) {
@@ -586,15 +609,32 @@ out:
 	return rc;
 }
 
+/* --import-opensm: the translation (sm/import/), no fabric. */
+static int import_opensm(struct options *o)
+{
+	char err[1024];
+	int rc = osm_import(o->import_paths, o->n_import, o->import_to, stderr,
+			    err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "ibsmd: import: %s\n", err);
+	else
+		printf("imported: %s/ibsmd.yaml (start ibsmd with -c %s/ibsmd.yaml -S %s)\n",
+		       o->import_to, o->import_to, o->import_to);
+	free(o->import_paths);
+	return rc < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
 	struct config cfg;
 	if (parse_args(argc, argv, &o) < 0)
 		return 2;
+	if (o.import_paths)
+		return import_opensm(&o);
 	log_take_libevent();
 	int r = load_config(&cfg, &o);
-	if (r == -1)
+	if (r == -1)	/* an OpenSM file is named so by config_load (sm/model/osmfile.h) */
 		return EXIT_CONFIG;
 	if (r == -2)
 		return 2;

@@ -29,6 +29,8 @@ RULES = {
     # the policy and the pure models: no daemon, no owner above them
     'sm/model': LOWER + SM_LOW,
     'sm/render': LOWER + SM_LOW + ['sm/render'],
+    # a translator of other SMs' files into a policy: no daemon
+    'sm/import': LOWER + SM_LOW + ['sm/import'],
     'sm/discover': LOWER + SM_LOW + ['sm/discover', 'sm/write'],
     'sm/write': LOWER + SM_LOW + ['sm/discover', 'sm/write'],
     # ibsmctl is a client: its own folder and the protocol header
