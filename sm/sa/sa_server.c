@@ -56,6 +56,7 @@
 #include "sm/daemon.h"
 #include "sm/base/log.h"
 #include "sm/sa/sa_budget.h"
+#include "sm/smstate.h"
 
 /* The longest request (data after the SA header) any family serves. */
 #define SA_MAX_REQUEST	SA_DATA_SIZE
@@ -222,6 +223,20 @@ int sa_match(const struct sa_query *q, const uint8_t *rec,
 		}
 	}
 	return 1;
+}
+
+uint32_t sa_sminfos(const struct sa_query *q, struct smp_sminfo *out, uint32_t max)
+{
+	const struct sm *sm = q->sm;
+	if (!max)
+		return 0;
+	out[0] = (struct smp_sminfo){
+		.guid = sm->tr.port_guid,
+		.priority = (uint8_t)sm->cfg.sm_priority,
+		.state = (uint8_t)sm->state,
+		.act_count = smstate_act_count(sm),
+	};
+	return 1 + election_known_sms(sm, out + 1, max - 1);
 }
 
 /* ClassPortInfo (IBA vol. 1 §13.4.8.1) of the SA: Get only, no mask. */
@@ -887,6 +902,7 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 	sa->view.ltv = path_switch_ltv(&sa->f, (uint8_t)sm->cfg.subnet_timeout);
 	sa->view.subnet_prefix = sm->cfg.subnet_prefix;
 	sa->view.sm_lid = sm->sub.sm_lid;
+	sa->view.cache = sm->sub.cache;
 	sa->view.gen++;
 	sa->have_view = 1;
 	if (sm->notify)

@@ -11,8 +11,10 @@
  * match the request.  One file per family: sa_node.c (NodeRecord,
  * PortInfoRecord, SwitchInfoRecord, LinkRecord, LFTRecord,
  * GUIDInfoRecord), sa_path.c (PathRecord), sa_inform.c (InformInfo,
- * InformInfoRecord), sa_mcmember.c (MCMemberRecord), ClassPortInfo in
- * sa_server.c.
+ * InformInfoRecord), sa_mcmember.c (MCMemberRecord), sa_tables.c
+ * (PKeyTableRecord, SLtoVLMappingTableRecord, VLArbitrationTableRecord,
+ * MulticastForwardingTableRecord), sa_sminfo.c (SMInfoRecord),
+ * ClassPortInfo in sa_server.c.
  */
 #ifndef IBSMD_SA_H
 #define IBSMD_SA_H
@@ -85,6 +87,14 @@ struct sa_view {
 	 * names no partitions.
 	 */
 	const struct part_model *parts;
+	/*
+	 * What the SM wrote to or read from each device (sm/write/devcache.h,
+	 * by node GUID, live), NULL when none: the P_Key, SL-to-VL, VL
+	 * arbitration and multicast forwarding tables the SA answers
+	 * (sa_tables.c).  A table it holds nothing of is answered all zero,
+	 * as OpenSM answers one it never set.
+	 */
+	const struct devcache *cache;
 };
 
 /* The VM on end port pi of the view, or NULL. */
@@ -111,6 +121,15 @@ int sa_share(const struct sa_view *v, uint32_t a, uint32_t b);
  */
 uint16_t sa_path_part(const struct part_model *m, const struct lft_tables *t,
 		      uint32_t src, uint32_t dst, uint16_t *pkey, uint8_t *sl);
+
+/*
+ * The SMs the SA answers SMInfoRecords for, into out (at most max): this
+ * SM first (its port GUID, priority, state, ActCount now), then every
+ * other SM whose SMInfo the election last read (sm/smstate.h).  Returns
+ * how many.  SM_Key is never given (0).
+ */
+struct sa_query;
+uint32_t sa_sminfos(const struct sa_query *q, struct smp_sminfo *out, uint32_t max);
 
 /* One request being answered. */
 struct sa_query {
@@ -196,6 +215,14 @@ struct sa_field {
 int sa_mask_check(const struct sa_query *q, unsigned n_fields);
 int sa_match(const struct sa_query *q, const uint8_t *rec,
 	     const struct sa_field *fields, unsigned n_fields);
+/*
+ * The request names a LID in field 0 (16 bits at byte 0): does port pi's
+ * LMC range hold it (1; also when field 0 is not selected)?  And does
+ * rec match the template in every selected field but that LID?
+ */
+int sa_lid_ok(const struct sa_query *q, const struct fabric *f, uint32_t pi);
+int sa_match_rest(const struct sa_query *q, const uint8_t *rec,
+		  const struct sa_field *fields, unsigned n);
 /* A Get already has more than one record: no need to look further. */
 static inline int sa_enough(const struct sa_query *q)
 {
@@ -216,6 +243,11 @@ int sa_path_records(struct sa_query *q);	/* sa_path.c */
 int sa_inform_info(struct sa_query *q);		/* sa_inform.c */
 int sa_inform_records(struct sa_query *q);
 int sa_mcmember_records(struct sa_query *q);	/* sa_mcmember.c */
+int sa_pkey_records(struct sa_query *q);	/* sa_tables.c */
+int sa_sl2vl_records(struct sa_query *q);
+int sa_vlarb_records(struct sa_query *q);
+int sa_mft_records(struct sa_query *q);
+int sa_sminfo_records(struct sa_query *q);	/* sa_sminfo.c */
 
 /*
  * Members whose port is no longer in the view (neither an end port nor
