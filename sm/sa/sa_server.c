@@ -164,6 +164,15 @@ void sa_outside(struct sa_query *q, const char *what)
 		    q->from ? q->from->lid : 0, what);
 }
 
+int sa_untrusted(struct sa_query *q)
+{
+	q->sa->st.untrusted++;
+	log_limited(LOG_NOTICE, "SA: request (attribute 0x%04x) from LID %u without the SM_Key "
+		    "(sm.sm_key) a trusted requester holds; ERR_REQ_INVALID", q->attr,
+		    q->from ? q->from->lid : 0);
+	return SA_STS_REQ_INVALID;
+}
+
 /* The end port whose P_Key table port pi has, or FAB_NONE (none). */
 static uint32_t table_port(const struct fabric *f, uint32_t pi)
 {
@@ -923,13 +932,14 @@ void sa_to_ctl(const struct sm *sm, json_t *o)
 {
 	const struct sa_stats *sa = sa_get_stats(sm);
 	if (sa)
-		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
+		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
 			"requests", (json_int_t)sa->requests,
 			"answered", (json_int_t)sa->answered,
 			"records", (json_int_t)sa->records,
 			"errors", (json_int_t)sa->errors,
 			"rmpp_sent", (json_int_t)sa->rmpp_sent,
 			"outside_partitions", (json_int_t)sa->outside,
+			"untrusted", (json_int_t)sa->untrusted,
 			"dropped",
 			"not_master", (json_int_t)sa->dropped_not_master,
 			"sm_key", (json_int_t)sa->dropped_key,

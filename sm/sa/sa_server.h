@@ -178,6 +178,14 @@ uint32_t sa_requester(const struct sa_query *q);
  */
 void sa_outside(struct sa_query *q, const char *what);
 
+/*
+ * A request only a trusted requester may make (its SM_Key ours, IBA
+ * C15-0.1.18: P_KeyTableRecords) came without our SM_Key: counted
+ * (sa_stats.untrusted) and logged, rate-limited; the caller answers
+ * REQ_INVALID.
+ */
+int sa_untrusted(struct sa_query *q);
+
 #define SA_M_GET	0x01
 #define SA_M_GET_TABLE	0x02
 #define SA_M_SET	0x04
@@ -264,6 +272,8 @@ struct sa_stats {
 	uint64_t dropped_requester;	/* from no port, with partitions */
 	uint64_t outside;		/* named a port or group outside the
 					   requester's partitions (sa_outside()) */
+	uint64_t untrusted;		/* P_KeyTableRecords asked without
+					   our SM_Key (sa_untrusted()) */
 	uint64_t refused_budget;	/* GetTables refused for the answers in
 					   flight (sm/sa/sa_budget.h) */
 	uint64_t refused_too_long;	/* of those: longer than a requester

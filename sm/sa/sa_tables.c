@@ -201,7 +201,7 @@ static void pkey_endport(struct walk *w, uint32_t ep)
 int sa_pkey_records(struct sa_query *q)
 {
 	if (q->len >= SA_HDR_SIZE && sa_sm_key(q->mad) != q->sm_key)
-		return SA_STS_REQ_INVALID;	/* not a trusted requester */
+		return sa_untrusted(q);
 	return each_endport(q, N(pkr_fields), pkey_endport);
 }
 

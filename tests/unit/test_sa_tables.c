@@ -215,6 +215,7 @@ START_TEST(malformed)
 	req(mad, G, SA_ATTR_PKEY_REC, 1, rec, 72);
 	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
 	ck_assert_uint_eq(mad_status(e.w.mad[0]), SA_STS_REQ_INVALID);
+	ck_assert_uint_eq(sa_get_stats(e.sm)->untrusted, 1);
 	sa_put64(mad + 36, 0x77);
 	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
 	ck_assert_uint_eq(mad_status(e.w.mad[0]), SA_STS_TOO_MANY_RECORDS);	/* 2 blocks */
