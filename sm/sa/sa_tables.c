@@ -315,19 +315,29 @@ static int all_zero(const uint8_t *p, size_t n)
 	return 1;
 }
 
-/* 1 + the last block of node ni holding a port at any position (0: none). */
+/*
+ * 1 + the last block of node ni holding a port at any position (0:
+ * none): per position, the cache's blocks from the highest down, past
+ * those left all zero (a group gone).
+ */
 static uint32_t mft_blocks_used(const struct sa_view *v, uint32_t ni)
 {
 	const struct fab_node *n = &v->f->nodes[ni];
 	uint32_t blocks = (n->mft_cap + MFT_BLOCK_ENTRIES - 1) / MFT_BLOCK_ENTRIES, used = 0;
 	if (blocks > MFT_BLOCKS_MAX)
 		blocks = MFT_BLOCKS_MAX;
-	for (uint32_t b = 0; v->cache && b < blocks; b++)
-		for (unsigned pos = 0; pos <= n->nports / MFT_POSITION_PORTS; pos++) {
-			const uint8_t *t = held(v, ni, 0, IB_ATTR_MULTICASTFORWTBL, mft_mod(pos, b));
-			if (t && !all_zero(t, SMP_DATA_SIZE))
-				used = b + 1;
+	for (unsigned pos = 0; v->cache && pos <= n->nports / MFT_POSITION_PORTS; pos++) {
+		uint32_t below = mft_mod(pos, blocks), mod;
+		const uint8_t *t;
+		while ((t = devcache_attr_below(v->cache, v->f, ni, 0, IB_ATTR_MULTICASTFORWTBL,
+						mft_mod(pos, used), below, &mod))) {
+			if (!all_zero(t, SMP_DATA_SIZE)) {
+				used = (mod & 0x1ff) + 1;
+				break;
+			}
+			below = mod;
 		}
+	}
 	return used;
 }
 

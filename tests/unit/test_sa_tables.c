@@ -79,6 +79,9 @@ static void env_up(struct env *e)
 	memset(d, 0, sizeof(d));
 	sa_put16(d + 2, 1 << 1 | 1 << 3);
 	cache_put(e, PLAN_MFT, "L2", 0, 0, d);
+	/* and block 3 left all zero (its group gone): not in use */
+	memset(d, 0, sizeof(d));
+	cache_put(e, PLAN_MFT, "L2", 0, 3, d);
 	sa_publish(sm, &e->f, &e->t);
 	ck_assert_ptr_nonnull(sa_get_view(sm));
 	lft_tables_free(&e->t);
