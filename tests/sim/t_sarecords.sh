@@ -26,8 +26,9 @@
 #               order (little-endian here) and saquery prints it raw; ibsmd
 #               in network order (IBA vol. 1 15.2.5.11), which saquery
 #               shows byte-swapped (256 for block 1);
-#   sl2vl-cut   of a full MAD of SLtoVLMappingTableRecords (12), the last
-#               one's table is past what ibsim carries: leftover memory.
+#   sl2vl-cut   of a full MAD of SLtoVLMappingTableRecords (12), saquery
+#               under ibsim shows the last one's table (MAD bytes 240-247)
+#               as leftover memory, other values each run, for either SM.
 # Differences of the families served before these that this comparison
 # found are named too (GAPS, gap-*), field by field, so that nothing else
 # may differ; they are ibsmd's to close: PortInfoRecord of switch ports
