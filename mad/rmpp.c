@@ -335,7 +335,9 @@ static int send_seg(struct xfer *x, uint32_t seg)
 	set_rmpp(m, RMPP_TYPE_DATA, flags, 0, seg, paylen);
 	if (n)
 		memcpy(m + SA_HDR_SIZE, x->data + (size_t)(seg - 1) * SA_DATA_SIZE, n);
-	size_t len = seg == x->nseg ? SA_HDR_SIZE + n : MAD_SIZE;
+	/* the last segment as long as its data; the empty table a whole MAD
+	 * (a shorter one is what no SA sends: saquery under ibsim faults on it) */
+	size_t len = seg == x->nseg && n ? SA_HDR_SIZE + n : MAD_SIZE;
 	return mad_transport_send(x->r->t, m, len, &x->peer);
 }
 
@@ -449,11 +451,15 @@ int rmpp_send_take(struct rmpp *r, const uint8_t *hdr, uint8_t *payload,
 		return -1;
 	}
 	struct xfer *old = find(r, 1, to->lid, tid);
-	if (old && old->state == X_ACTIVE) {
+	if (old && old->state == X_ACTIVE && old->len == len &&
+	    (!len || !memcmp(old->data, payload, len))) {
 		free(payload);
 		errno = EBUSY;	/* the same answer is still in transfer */
 		return -1;
 	}
+	if (old && old->state == X_ACTIVE)
+		sender_end(old, -1);	/* another answer under a TID used again
+					 * (a new client process): it ends */
 	if (old)
 		xfer_free(old);
 	struct xfer *x = xfer_new(r, 1, to, tid);

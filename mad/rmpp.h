@@ -93,8 +93,10 @@ void rmpp_set_receiver(struct rmpp *r, rmpp_msg_fn fn, void *arg);
  * Sends hdr (SA_HDR_SIZE bytes: method, status, TID, attribute, SA header;
  * the RMPP header is filled in here) with payload (len bytes, may be 0) to
  * `to`.  done (may be NULL) is called once, from the loop.  Returns 0, or
- * -1: errno ENOMEM, EBUSY (a transfer to `to` with this TID is still
- * going: a retried request, the caller drops it), EAGAIN (the send pool,
+ * -1: errno ENOMEM, EBUSY (a transfer of the same payload to `to` with
+ * this TID is still going: a retried request, the caller drops it; one
+ * of another payload -- a new client reusing the TID -- ends, failed,
+ * and this one starts), EAGAIN (the send pool,
  * or `to`'s share of it, is full), EINVAL, or the transport refused the
  * first segment.  A message of one segment is not
  * retried (its loss is the requester's retry; ibsim returns no ACK) and

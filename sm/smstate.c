@@ -251,6 +251,15 @@ uint32_t smstate_act_count(const struct sm *sm)
 	return sm->txn ? (uint32_t)txn_get_stats(sm->txn)->all.sent : 0;
 }
 
+uint32_t election_known_sms(const struct sm *sm, struct smp_sminfo *out, uint32_t max)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; sm->el && i < sm->el->n_sms && n < max; i++)
+		if (sm->el->sms[i].answered)
+			out[n++] = sm->el->sms[i].info;
+	return n;
+}
+
 static void my_sminfo(const struct sm *sm, int state, uint64_t key,
 		      struct smp_sminfo *s)
 {

@@ -148,6 +148,11 @@ void election_to_ctl(const struct sm *sm, struct json_t *o);
 /* Timers and teardown. */
 int smstate_init(struct sm *sm, const struct smstate_hooks *h);
 void smstate_free(struct sm *sm);
+/*
+ * The other SMs whose SMInfo the last discovery read (at most max into
+ * out), as they answered: the SA's SMInfoRecords.  Returns how many.
+ */
+uint32_t election_known_sms(const struct sm *sm, struct smp_sminfo *out, uint32_t max);
 /* ActCount as SMInfo carries it: advances with every MAD the SM sends. */
 uint32_t smstate_act_count(const struct sm *sm);
 

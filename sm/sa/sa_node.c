@@ -104,12 +104,7 @@ static const struct sa_field gir_fields[] = {
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/*
- * The request names a LID in field 0 (16 bits at byte 0): the port's
- * LMC range must hold it.  Returns 1 when the port passes that test.
- */
-static int lid_ok(const struct sa_query *q, const struct fabric *f,
-		  uint32_t pi)
+int sa_lid_ok(const struct sa_query *q, const struct fabric *f, uint32_t pi)
 {
 	if (!(q->comp_mask & 1))
 		return 1;
@@ -117,9 +112,8 @@ static int lid_ok(const struct sa_query *q, const struct fabric *f,
 	return base && want >= base && want < base + (1u << fabric_port_lmc(f, pi));
 }
 
-/* Every field but the LID (lid_ok's) equals the template. */
-static int match_rest(const struct sa_query *q, const uint8_t *rec,
-		      const struct sa_field *fields, unsigned n)
+int sa_match_rest(const struct sa_query *q, const uint8_t *rec,
+		  const struct sa_field *fields, unsigned n)
 {
 	struct sa_query r = *q;
 	r.comp_mask &= ~(uint64_t)1;
@@ -171,11 +165,11 @@ int sa_node_records(struct sa_query *q)
 	uint32_t rq = sa_requester(q);
 	int st = sa_mask_check(q, N(nr_fields));
 	for (uint32_t pi = 0; !st && pi < f->n_ports && !sa_enough(q); pi++) {
-		if (!fabric_is_endport(f, pi) || !f->ports[pi].lid || !lid_ok(q, f, pi) ||
+		if (!fabric_is_endport(f, pi) || !f->ports[pi].lid || !sa_lid_ok(q, f, pi) ||
 		    !sa_share(q->view, rq, pi))
 			continue;
 		build_nr(f, pi, r);
-		if (match_rest(q, r, nr_fields, N(nr_fields)))
+		if (sa_match_rest(q, r, nr_fields, N(nr_fields)))
 			st = add(q, r);
 	}
 	return st;
@@ -245,13 +239,13 @@ int sa_portinfo_records(struct sa_query *q)
 		int sw = f->nodes[p->node].type == FAB_SWITCH;
 		uint32_t ep = lid_port_of(f, pi);
 		if (!(p->flags & FPORT_PRESENT) || (!sw && p->num == 0) ||
-		    !f->ports[ep].lid || !lid_ok(q, f, ep) || !sa_share(q->view, rq, pi))
+		    !f->ports[ep].lid || !sa_lid_ok(q, f, ep) || !sa_share(q->view, rq, pi))
 			continue;
 		memset(r, 0, sizeof(r));
 		sa_put16(r, (uint16_t)f->ports[ep].lid);
 		r[2] = p->num;
 		build_pi(q->view, pi, r + 4);
-		if (match_rest(&m, r, pir_fields, N(pir_fields)) && capmask_ok(q, r))
+		if (sa_match_rest(&m, r, pir_fields, N(pir_fields)) && capmask_ok(q, r))
 			st = add(q, r);
 	}
 	return st;
@@ -269,7 +263,7 @@ int sa_switchinfo_records(struct sa_query *q)
 	for (uint32_t ni = 0; !st && ni < f->n_nodes && !sa_enough(q); ni++) {
 		const struct fab_node *n = &f->nodes[ni];
 		uint32_t p0 = n->first_port;
-		if (n->type != FAB_SWITCH || !f->ports[p0].lid || !lid_ok(q, f, p0) ||
+		if (n->type != FAB_SWITCH || !f->ports[p0].lid || !sa_lid_ok(q, f, p0) ||
 		    !sa_share(v, rq, p0))
 			continue;
 		memset(r, 0, sizeof(r));
@@ -284,7 +278,7 @@ int sa_switchinfo_records(struct sa_query *q)
 		mad_set_field(si, 0, IB_SW_STATE_CHANGE_F, n->port_state_change);
 		mad_set_field(si, 0, IB_SW_PARTITION_ENFORCE_CAP_F, n->partition_enf_cap);
 		mad_set_field(si, 0, IB_SW_ENHANCED_PORT0_F, n->enhanced_port0);
-		if (match_rest(q, r, swr_fields, N(swr_fields)))
+		if (sa_match_rest(q, r, swr_fields, N(swr_fields)))
 			st = add(q, r);
 	}
 	return st;
@@ -305,7 +299,7 @@ int sa_link_records(struct sa_query *q)
 		    !(f->ports[p->remote].flags & FPORT_PRESENT))
 			continue;
 		uint32_t from = lid_port_of(f, pi), to = lid_port_of(f, p->remote);
-		if (!f->ports[from].lid || !f->ports[to].lid || !lid_ok(q, f, from) ||
+		if (!f->ports[from].lid || !f->ports[to].lid || !sa_lid_ok(q, f, from) ||
 		    !sa_share(q->view, pi, p->remote) || !sa_share(q->view, rq, pi) ||
 		    !sa_share(q->view, rq, p->remote))
 			continue;
@@ -341,7 +335,7 @@ int sa_lft_records(struct sa_query *q)
 	uint32_t blocks = t->max_lid / FAB_LFT_BLOCK + 1;
 	for (uint32_t row = 0; !st && row < t->n_sw && !sa_enough(q); row++) {
 		uint32_t p0 = f->nodes[t->sw_node[row]].first_port;
-		if (!f->ports[p0].lid || !lid_ok(q, f, p0) || !sa_share(v, rq, p0))
+		if (!f->ports[p0].lid || !sa_lid_ok(q, f, p0) || !sa_share(v, rq, p0))
 			continue;
 		const uint8_t *ent = lft_row(t, row);
 		for (uint32_t b = 0; !st && b < blocks && !sa_enough(q); b++) {
@@ -352,7 +346,7 @@ int sa_lft_records(struct sa_query *q)
 				uint32_t lid = b * FAB_LFT_BLOCK + k;
 				r[8 + k] = lid <= t->max_lid ? ent[lid] : LFT_DROP;
 			}
-			if (match_rest(q, r, lftr_fields, N(lftr_fields)))
+			if (sa_match_rest(q, r, lftr_fields, N(lftr_fields)))
 				st = add(q, r);
 		}
 	}
@@ -420,14 +414,14 @@ static int gir_get(struct sa_query *q)
 	int st = sa_mask_check(q, N(gir_fields));
 	for (uint32_t pi = 0; !st && pi < f->n_ports && !sa_enough(q); pi++) {
 		const struct fab_port *p = &f->ports[pi];
-		if (!fabric_is_endport(f, pi) || !p->lid || !lid_ok(q, f, pi) ||
+		if (!fabric_is_endport(f, pi) || !p->lid || !sa_lid_ok(q, f, pi) ||
 		    !sa_share(q->view, rq, pi))
 			continue;
 		uint32_t n = port_aliases(q->view, pi, alias, GIR_ALIASES_MAX);
 		n = n < GIR_ALIASES_MAX ? n : GIR_ALIASES_MAX;
 		for (uint32_t b = 0; !st && b <= n / 8 && !sa_enough(q); b++) {
 			gir_block(f, pi, b, alias, n, r);
-			if (match_rest(q, r, gir_fields, N(gir_fields)))
+			if (sa_match_rest(q, r, gir_fields, N(gir_fields)))
 				st = add(q, r);
 		}
 	}

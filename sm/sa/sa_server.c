@@ -57,6 +57,7 @@
 #include "sm/base/log.h"
 #include "sm/sa/sa_budget.h"
 #include "sm/sa/svcdb.h"
+#include "sm/smstate.h"
 
 /* The longest request (data after the SA header) any family serves. */
 #define SA_MAX_REQUEST	SA_DATA_SIZE
@@ -167,6 +168,15 @@ void sa_outside(struct sa_query *q, const char *what)
 		    q->from ? q->from->lid : 0, what);
 }
 
+int sa_untrusted(struct sa_query *q)
+{
+	q->sa->st.untrusted++;
+	log_limited(LOG_NOTICE, "SA: request (attribute 0x%04x) from LID %u without the SM_Key "
+		    "(sm.sm_key) a trusted requester holds; ERR_REQ_INVALID", q->attr,
+		    q->from ? q->from->lid : 0);
+	return SA_STS_REQ_INVALID;
+}
+
 /* The end port whose P_Key table port pi has, or FAB_NONE (none). */
 static uint32_t table_port(const struct fabric *f, uint32_t pi)
 {
@@ -258,6 +268,20 @@ int sa_match(const struct sa_query *q, const uint8_t *rec,
 		}
 	}
 	return 1;
+}
+
+uint32_t sa_sminfos(const struct sa_query *q, struct smp_sminfo *out, uint32_t max)
+{
+	const struct sm *sm = q->sm;
+	if (!max)
+		return 0;
+	out[0] = (struct smp_sminfo){
+		.guid = sm->tr.port_guid,
+		.priority = (uint8_t)sm->cfg.sm_priority,
+		.state = (uint8_t)sm->state,
+		.act_count = smstate_act_count(sm),
+	};
+	return 1 + election_known_sms(sm, out + 1, max - 1);
 }
 
 /* ClassPortInfo (IBA vol. 1 §13.4.8.1) of the SA: Get only, no mask. */
@@ -932,6 +956,7 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 	sa->view.ltv = path_switch_ltv(&sa->f, (uint8_t)sm->cfg.subnet_timeout);
 	sa->view.subnet_prefix = sm->cfg.subnet_prefix;
 	sa->view.sm_lid = sm->sub.sm_lid;
+	sa->view.cache = sm->sub.cache;
 	sa->view.gen++;
 	sa->have_view = 1;
 	if (sm->notify)
@@ -963,13 +988,14 @@ void sa_to_ctl(const struct sm *sm, json_t *o)
 {
 	const struct sa_stats *sa = sa_get_stats(sm);
 	if (sa)
-		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
+		json_object_set_new(o, "sa", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I}}",
 			"requests", (json_int_t)sa->requests,
 			"answered", (json_int_t)sa->answered,
 			"records", (json_int_t)sa->records,
 			"errors", (json_int_t)sa->errors,
 			"rmpp_sent", (json_int_t)sa->rmpp_sent,
 			"outside_partitions", (json_int_t)sa->outside,
+			"untrusted", (json_int_t)sa->untrusted,
 			"dropped",
 			"not_master", (json_int_t)sa->dropped_not_master,
 			"sm_key", (json_int_t)sa->dropped_key,

@@ -11,8 +11,10 @@
  * match the request.  One file per family: sa_node.c (NodeRecord,
  * PortInfoRecord, SwitchInfoRecord, LinkRecord, LFTRecord,
  * GUIDInfoRecord), sa_path.c (PathRecord), sa_inform.c (InformInfo,
- * InformInfoRecord), sa_mcmember.c (MCMemberRecord), ClassPortInfo in
- * sa_server.c.
+ * InformInfoRecord), sa_mcmember.c (MCMemberRecord), sa_tables.c
+ * (PKeyTableRecord, SLtoVLMappingTableRecord, VLArbitrationTableRecord,
+ * MulticastForwardingTableRecord), sa_sminfo.c (SMInfoRecord),
+ * ClassPortInfo in sa_server.c.
  */
 #ifndef IBSMD_SA_H
 #define IBSMD_SA_H
@@ -88,6 +90,14 @@ struct sa_view {
 	/* the end ports by port GUID (fabric_endport_map()), NULL when that
 	   failed (no memory): sa_port_of_guid() scans then */
 	const struct guid_map *port_by_guid;
+	/*
+	 * What the SM wrote to or read from each device (sm/write/devcache.h,
+	 * by node GUID, live), NULL when none: the P_Key, SL-to-VL, VL
+	 * arbitration and multicast forwarding tables the SA answers
+	 * (sa_tables.c).  A table it holds nothing of is answered all zero,
+	 * as OpenSM answers one it never set.
+	 */
+	const struct devcache *cache;
 };
 
 /* The VM on end port pi of the view, or NULL. */
@@ -123,6 +133,15 @@ int sa_port_holds(const struct sa_view *v, uint32_t pi, uint16_t pkey);
  */
 uint16_t sa_path_part(const struct part_model *m, const struct lft_tables *t,
 		      uint32_t src, uint32_t dst, uint16_t *pkey, uint8_t *sl);
+
+/*
+ * The SMs the SA answers SMInfoRecords for, into out (at most max): this
+ * SM first (its port GUID, priority, state, ActCount now), then every
+ * other SM whose SMInfo the election last read (sm/smstate.h).  Returns
+ * how many.  SM_Key is never given (0).
+ */
+struct sa_query;
+uint32_t sa_sminfos(const struct sa_query *q, struct smp_sminfo *out, uint32_t max);
 
 /* One request being answered. */
 struct sa_query {
@@ -171,6 +190,14 @@ uint32_t sa_requester(const struct sa_query *q);
  */
 void sa_outside(struct sa_query *q, const char *what);
 
+/*
+ * A request only a trusted requester may make (its SM_Key ours, IBA
+ * C15-0.1.18: P_KeyTableRecords) came without our SM_Key: counted
+ * (sa_stats.untrusted) and logged, rate-limited; the caller answers
+ * REQ_INVALID.
+ */
+int sa_untrusted(struct sa_query *q);
+
 #define SA_M_GET	0x01
 #define SA_M_GET_TABLE	0x02
 #define SA_M_SET	0x04
@@ -209,6 +236,14 @@ struct sa_field {
 int sa_mask_check(const struct sa_query *q, unsigned n_fields);
 int sa_match(const struct sa_query *q, const uint8_t *rec,
 	     const struct sa_field *fields, unsigned n_fields);
+/*
+ * The request names a LID in field 0 (16 bits at byte 0): does port pi's
+ * LMC range hold it (1; also when field 0 is not selected)?  And does
+ * rec match the template in every selected field but that LID?
+ */
+int sa_lid_ok(const struct sa_query *q, const struct fabric *f, uint32_t pi);
+int sa_match_rest(const struct sa_query *q, const uint8_t *rec,
+		  const struct sa_field *fields, unsigned n);
 /* A Get already has more than one record: no need to look further. */
 static inline int sa_enough(const struct sa_query *q)
 {
@@ -237,6 +272,11 @@ struct svc_db;
 struct svc_db *sa_services(struct sa *sa);
 /* The policy's bounds on them: sa.max_services, sa.max_services_per_port. */
 void sa_service_bounds(const struct sa_query *q, uint32_t *total, uint32_t *per_port);
+int sa_pkey_records(struct sa_query *q);	/* sa_tables.c */
+int sa_sl2vl_records(struct sa_query *q);
+int sa_vlarb_records(struct sa_query *q);
+int sa_mft_records(struct sa_query *q);
+int sa_sminfo_records(struct sa_query *q);	/* sa_sminfo.c */
 
 /*
  * Members whose port is no longer in the view (neither an end port nor
@@ -253,6 +293,8 @@ struct sa_stats {
 	uint64_t dropped_requester;	/* from no port, with partitions */
 	uint64_t outside;		/* named a port or group outside the
 					   requester's partitions (sa_outside()) */
+	uint64_t untrusted;		/* P_KeyTableRecords asked without
+					   our SM_Key (sa_untrusted()) */
 	uint64_t refused_budget;	/* GetTables refused for the answers in
 					   flight (sm/sa/sa_budget.h) */
 	uint64_t refused_too_long;	/* of those: longer than a requester

@@ -357,6 +357,23 @@ const uint8_t *devcache_attr(const struct devcache *c, const struct fabric *f,
 	return a ? a->data : NULL;
 }
 
+const uint8_t *devcache_attr_below(const struct devcache *c, const struct fabric *f,
+				   uint32_t node, uint8_t port, uint16_t attr,
+				   uint32_t lo, uint32_t below, uint32_t *mod)
+{
+	const struct node_cache *nc = find_node(c, &f->nodes[node]);
+	if (!nc || below <= lo)
+		return NULL;
+	uint32_t i = attr_lower(nc, attr_key(attr, port, below));
+	if (!i)
+		return NULL;
+	const struct attr_rec *a = &nc->attrs[i - 1];
+	if (a->attr != attr || a->port != port || a->mod < lo)
+		return NULL;
+	*mod = a->mod;
+	return a->data;
+}
+
 int devcache_holds_attr(const struct devcache *c, const struct fabric *f,
 			uint32_t node, uint8_t port, uint16_t attr)
 {

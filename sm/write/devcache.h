@@ -49,6 +49,14 @@ int devcache_holds(const struct devcache *c, const struct fabric *f,
 const uint8_t *devcache_attr(const struct devcache *c, const struct fabric *f,
 			     uint32_t node, uint8_t port, uint16_t attr,
 			     uint32_t mod);
+/*
+ * The record of node's attribute attr at port with the highest modifier
+ * in [lo, below): its 64 bytes, the modifier in *mod; NULL when none.
+ * O(log records): the SA finds the last multicast block in use so.
+ */
+const uint8_t *devcache_attr_below(const struct devcache *c, const struct fabric *f,
+				   uint32_t node, uint8_t port, uint16_t attr,
+				   uint32_t lo, uint32_t below, uint32_t *mod);
 /* Does the cache hold any record of node's attribute attr at port? */
 int devcache_holds_attr(const struct devcache *c, const struct fabric *f,
 			uint32_t node, uint8_t port, uint16_t attr);

@@ -16,6 +16,9 @@
 #include "sm/sa/sa_server.h"
 
 #define MAX_OUT 64
+/* The empty GetTableResp: the header and no record, sent as a whole MAD
+ * (AttributeOffset 0, RMPP PayloadLength 20). */
+#define SA_EMPTY_TABLE_LEN MAD_SIZE
 
 struct wire {
 	int n;

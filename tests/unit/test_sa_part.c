@@ -195,7 +195,7 @@ START_TEST(node_port_link_within_partitions)
 	sa_put16(rec, (uint16_t)lid(&e, "H2"));
 	ck_assert_int_eq(ask(&e, "H6", SA_METHOD_GET_TABLE, SA_ATTR_PORTINFO_REC, 1,
 			     rec, sizeof(rec)), 1);
-	ck_assert_int_eq(e.w.len[0], 56);	/* the empty table */
+	ck_assert_int_eq(e.w.len[0], SA_EMPTY_TABLE_LEN);	/* the empty table */
 	/* LinkRecords from L1: H6 sees the links to H1 and the spines (3),
 	   H2 all 5 */
 	memset(rec, 0, sizeof(rec));
@@ -240,6 +240,47 @@ static int subscribe(struct env *e, const char *who, const char *of)
 {
 	return (int)inform_answer(e, who, 0, 0, lid(e, of));
 }
+
+/*
+ * The device-table records and SMInfoRecord answer within the requester's
+ * partitions as the others: H6 (no tenant) learns nothing of H2's
+ * tables, H4 (tenant A with H2) does; of L1's ports H6 sees port 0 and
+ * those facing H1 and the spines; the SM's SMInfoRecord every host sees.
+ */
+START_TEST(tables_within_partitions)
+{
+	struct env e;
+	env_up(&e, 1);
+	e.sm->tr.port_guid = fabric_portp(&e.f, node_named(&e.f, "H1"), 1)->guid;
+	const struct { uint16_t attr; size_t stride; int per_port; } fam[] = {
+		{ SA_ATTR_PKEY_REC, 72, 1 },	/* PartitionCap 0: one block */
+		{ SA_ATTR_SL2VL_REC, 16, 1 },
+		{ SA_ATTR_VLARB_REC, 72, 4 },
+	};
+	uint8_t rec[72] = { 0 };
+	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+		sa_put16(rec, (uint16_t)lid(&e, "H2"));
+		ck_assert_int_eq(ask(&e, "H6", SA_METHOD_GET_TABLE, fam[i].attr, 1, rec,
+				     fam[i].stride), 1);
+		ck_assert_msg(e.w.len[0] == SA_EMPTY_TABLE_LEN, "0x%04x of H2 shown to H6",
+			      fam[i].attr);
+		ck_assert_int_eq(ask(&e, "H4", SA_METHOD_GET_TABLE, fam[i].attr, 1, rec,
+				     fam[i].stride), 1);
+		ck_assert_int_eq(records(&e, fam[i].stride), fam[i].per_port);
+	}
+	/* L1's P_Key tables from H6: ports 0, 1 (H1), 4 and 5 (spines) */
+	sa_put16(rec, (uint16_t)lid(&e, "L1"));
+	ck_assert_int_eq(ask(&e, "H6", SA_METHOD_GET_TABLE, SA_ATTR_PKEY_REC, 1, rec, 72), 1);
+	ck_assert_int_eq(records(&e, 72), 4);
+	ck_assert_int_eq(ask(&e, "H2", SA_METHOD_GET_TABLE, SA_ATTR_PKEY_REC, 1, rec, 72), 1);
+	ck_assert_int_eq(records(&e, 72), 6);
+	/* SMInfoRecord: the SM's port is a full default member */
+	ck_assert_int_eq(ask(&e, "H6", SA_METHOD_GET, SA_ATTR_SMINFO_REC, 0, rec, 25), 1);
+	ck_assert_uint_eq(mad_status(e.w.mad[0]), 0);
+	ck_assert_uint_eq(sa_get16(e.w.mad[0] + 56), lid(&e, "H1"));
+	env_down(&e);
+}
+END_TEST
 
 START_TEST(subscriptions_within_partitions)
 {
@@ -500,6 +541,7 @@ int main(void)
 	tcase_add_test(tc, path_partitions);
 	tcase_add_test(tc, path_no_tenants);
 	tcase_add_test(tc, node_port_link_within_partitions);
+	tcase_add_test(tc, tables_within_partitions);
 	tcase_add_test(tc, subscriptions_within_partitions);
 	tcase_add_test(tc, outsider_learns_nothing);
 	tcase_add_test(tc, no_tenants_nothing_hidden);
