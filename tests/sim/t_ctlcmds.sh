@@ -234,7 +234,7 @@ assert d['priority'] == 9, d['priority']" || fail "status after the reload of $1
 refused "an empty policy file" "the file sets nothing"
 printf 'sm:\n  priority: 9\nsweep:\n  interval_s: 0\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n' >"$policy"
 refused "a policy without the SM_Key" "drops sm.sm_key"
-printf 'sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n' >"$policy"
+printf 'sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\ndefault_partition:\n  membership: full\npartitions:\n  - name: t1\n    pkey: 0x0001\n    members: ["H-0", "H-1"]\n' >"$policy"
 refused "a policy whose default partition is full" "full member of the default partition"
 printf 'sm:\n  priority: 9\n  sm_key: 0x5ec7e7\nsweep:\n  interval_s: 0\n' >"$policy"
 refused "a policy without partitions" "drops every partition"
