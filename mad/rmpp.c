@@ -535,13 +535,6 @@ int rmpp_answer_take(struct rmpp *r, const uint8_t *req, size_t req_len,
 	return 0;
 }
 
-int rmpp_send_take(struct rmpp *r, const uint8_t *hdr, uint8_t *payload,
-		   size_t len, const struct mad_addr *to, rmpp_done_fn done,
-		   void *arg)
-{
-	return rmpp_answer_take(r, NULL, 0, hdr, payload, len, to, done, arg);
-}
-
 int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 	      size_t len, const struct mad_addr *to, rmpp_done_fn done,
 	      void *arg)
@@ -554,7 +547,7 @@ int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 		}
 		memcpy(copy, payload, len);
 	}
-	return rmpp_send_take(r, hdr, copy, len, to, done, arg);
+	return rmpp_answer_take(r, NULL, 0, hdr, copy, len, to, done, arg);
 }
 
 /* ---- the receiver ---- */

@@ -111,17 +111,12 @@ void rmpp_set_receiver(struct rmpp *r, rmpp_msg_fn fn, void *arg);
 int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 	      size_t len, const struct mad_addr *to, rmpp_done_fn done,
 	      void *arg);
-/*
- * The same with a payload from malloc() that the transfer takes over, in
- * every case (freed on failure too): a big answer is not copied.
- */
-int rmpp_send_take(struct rmpp *r, const uint8_t *hdr, uint8_t *payload,
-		   size_t len, const struct mad_addr *to, rmpp_done_fn done,
-		   void *arg);
 
 /*
- * An answer to the request req (req_len bytes as it came): as
- * rmpp_send_take(), and the (LID, TID) key holds the request's contents.
+ * An answer to the request req (req_len bytes as it came; NULL: not
+ * known): as rmpp_send(), with a payload from malloc() that the transfer
+ * takes over, in every case (freed on failure too): a big answer is not
+ * copied.  The (LID, TID) key holds the request's contents.
  * A request with the TID of an answer still in transfer is its retry
  * (EBUSY) only when its contents are the same; another request (a new
  * process that reused the TID) ends the old transfer, without a word on
