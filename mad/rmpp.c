@@ -9,7 +9,10 @@
  * data bytes; the last segment's is 20 + its data bytes.  A receiver
  * sizes the message from the number of segments and the last one.
  *
- * One transfer per (peer LID, TID) and direction, in a small hash table.
+ * One transfer per (peer LID, TID) and direction, in a small hash table;
+ * the key also holds what was asked (a digest of the request): another
+ * request with a TID in use (a new process numbers its TIDs from 1) is
+ * answered anew, not taken for a retry (rmpp_answer_take()).
  * Each has one timer: the sender's ACK timeout, the receiver's idle
  * timeout, or, once finished, the time it lingers to absorb duplicates
  * (a receiver re-ACKs a repeated last segment whose ACK was lost; a
@@ -63,6 +66,8 @@ struct xfer {
 	uint64_t tid;
 	struct mad_addr peer;
 	uint64_t deadline;		/* ms: the whole transfer */
+	uint64_t digest;		/* sender: the request answered (0: not said);
+					 * receiver: a one-segment message's */
 	uint8_t hdr[SA_HDR_SIZE];	/* sender: the message's; receiver: segment 1's */
 	uint8_t *data;
 	size_t len;			/* bytes of data (sender: all; receiver: so far) */
@@ -192,6 +197,22 @@ static void arm(struct xfer *x, unsigned ms)
 static unsigned linger_ms(const struct rmpp *r)
 {
 	return r->p.timeout_ms * (r->p.retries + 2);
+}
+
+/*
+ * What a MAD asks, its TID and RMPP header aside (FNV-1a): two requests
+ * with one TID from one LID are the same request, retried, only when
+ * this is equal.  Never 0 (0 says "not known").
+ */
+static uint64_t digest_of(const uint8_t *m, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < len; i++) {
+		if ((i >= 8 && i < 16) || (i >= 24 && i < MAD_RMPP_HDR_END))
+			continue;
+		h = (h ^ m[i]) * 0x100000001b3ULL;
+	}
+	return h ? h : 1;
 }
 
 /* Done: keep the key a while for duplicates, drop the data. */
@@ -440,26 +461,43 @@ static int too_long(size_t len)
 	return nseg * (SA_RMPP_PAYLOAD - SA_DATA_SIZE) + len > UINT32_MAX;
 }
 
-int rmpp_send_take(struct rmpp *r, const uint8_t *hdr, uint8_t *payload,
-		   size_t len, const struct mad_addr *to, rmpp_done_fn done,
-		   void *arg)
+/*
+ * An answer to `to` with this TID is still in transfer.  The same request
+ * again (digest equal, or not known): its retry, which that transfer
+ * serves.  Another request (a new process that reused the TID, or a
+ * requester that gave up and asks something else): the old answer goes
+ * to no one any more; it ends without a word on the wire (an ABORT with
+ * this TID would reach the new requester as its answer) and counts as
+ * superseded.  1: the request is a retry.
+ */
+static int retry_of(struct xfer *old, uint64_t digest)
+{
+	if (!digest || !old->digest || digest == old->digest)
+		return 1;
+	old->r->st.superseded++;
+	log_debug("rmpp: answer to LID %u TID 0x%llx superseded by another request with its TID",
+		  old->lid, (unsigned long long)old->tid);
+	sender_end(old, -ECANCELED);
+	return 0;
+}
+
+int rmpp_answer_take(struct rmpp *r, const uint8_t *req, size_t req_len,
+		     const uint8_t *hdr, uint8_t *payload, size_t len,
+		     const struct mad_addr *to, rmpp_done_fn done, void *arg)
 {
 	uint64_t tid = mad_tid(hdr);
+	uint64_t digest = req ? digest_of(req, req_len) : 0;
 	if (too_long(len) || (len && !payload)) {
 		free(payload);
 		errno = EINVAL;
 		return -1;
 	}
 	struct xfer *old = find(r, 1, to->lid, tid);
-	if (old && old->state == X_ACTIVE && old->len == len &&
-	    (!len || !memcmp(old->data, payload, len))) {
+	if (old && old->state == X_ACTIVE && retry_of(old, digest)) {
 		free(payload);
 		errno = EBUSY;	/* the same answer is still in transfer */
 		return -1;
 	}
-	if (old && old->state == X_ACTIVE)
-		sender_end(old, -1);	/* another answer under a TID used again
-					 * (a new client process): it ends */
 	if (old)
 		xfer_free(old);
 	struct xfer *x = xfer_new(r, 1, to, tid);
@@ -467,6 +505,7 @@ int rmpp_send_take(struct rmpp *r, const uint8_t *hdr, uint8_t *payload,
 		free(payload);
 		return -1;	/* errno: xfer_new's */
 	}
+	x->digest = digest;
 	memcpy(x->hdr, hdr, SA_HDR_SIZE);
 	x->data = len ? payload : NULL;
 	if (!len)
@@ -510,7 +549,7 @@ int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 		}
 		memcpy(copy, payload, len);
 	}
-	return rmpp_send_take(r, hdr, copy, len, to, done, arg);
+	return rmpp_answer_take(r, NULL, 0, hdr, copy, len, to, done, arg);
 }
 
 /* ---- the receiver ---- */
@@ -588,6 +627,25 @@ static int recv_append(struct xfer *x, const uint8_t *mad, size_t len, size_t n)
 	return 0;
 }
 
+/*
+ * A first segment with the TID of a finished message from the same LID:
+ * a duplicate (its ACK was lost: ACK again, deliver nothing) only when
+ * that message was this one segment, and the answer to it is still in
+ * transfer.  A first segment is never a duplicate of a longer message,
+ * whose sender saw our ACK of it; other contents are another request
+ * (a new process reuses TIDs from 1); and once the answer's transfer
+ * ended, the same request again is asked again -- swallowed, its
+ * requester would wait for an answer that never comes.
+ */
+static int one_seg_dup(struct rmpp *r, const struct xfer *x, const uint8_t *mad,
+		       size_t len)
+{
+	if (x->expect != 2 || x->digest != digest_of(mad, len < MAD_SIZE ? len : MAD_SIZE))
+		return 0;
+	const struct xfer *ans = find(r, 1, x->lid, x->tid);
+	return ans && ans->state == X_ACTIVE;
+}
+
 static void recv_data(struct rmpp *r, const uint8_t *mad, size_t len,
 		      const struct mad_addr *from)
 {
@@ -605,10 +663,8 @@ static void recv_data(struct rmpp *r, const uint8_t *mad, size_t len,
 		r->st.dropped++;
 		return;
 	}
-	if (x && x->state == X_LINGER && seg == 1 && x->expect != 2) {
-		/* a new message with a finished one's TID (a retried query
-		 * answered again): a first segment is never a duplicate of a
-		 * longer message, whose sender saw our ACK of it */
+	if (x && x->state == X_LINGER && seg == 1 && !one_seg_dup(r, x, mad, len)) {
+		/* a new message with a finished one's TID */
 		xfer_free(x);
 		x = NULL;
 	}
@@ -696,6 +752,8 @@ static void recv_data(struct rmpp *r, const uint8_t *mad, size_t len,
 	}
 	x->expect = seg + 1;
 	if (flags & RMPP_FLAG_LAST) {
+		if (seg == 1)
+			x->digest = digest_of(mad, len < MAD_SIZE ? len : MAD_SIZE);
 		recv_complete(x, mad);
 		return;
 	}

@@ -70,6 +70,8 @@ struct rmpp_stats {
 	uint64_t refused_slots[2];	/* [RMPP_RECV], [RMPP_SEND]: its pool, or
 					 * its peer's share of it, was full */
 	uint64_t evicted;	/* lingering transfers forgotten for room */
+	uint64_t superseded;	/* sender: answers ended by another request
+				 * with their (LID, TID) */
 };
 enum { RMPP_RECV, RMPP_SEND };
 
@@ -104,18 +106,28 @@ void rmpp_set_receiver(struct rmpp *r, rmpp_msg_fn fn, void *arg);
  *
  * The receiver callback gets every reassembled message, one-segment RMPP
  * requests included; segments of a finished message (its ACK was lost)
- * are ACKed again, not delivered twice.
+ * are ACKed again, not delivered twice.  A one-segment message again with
+ * the same TID is delivered again unless it is the same and our answer
+ * to it (a send with its TID) is still in transfer.
  */
 int rmpp_send(struct rmpp *r, const uint8_t *hdr, const uint8_t *payload,
 	      size_t len, const struct mad_addr *to, rmpp_done_fn done,
 	      void *arg);
+
 /*
- * The same with a payload from malloc() that the transfer takes over, in
- * every case (freed on failure too): a big answer is not copied.
+ * An answer to the request req (req_len bytes as it came; NULL: not
+ * known): as rmpp_send(), with a payload from malloc() that the transfer
+ * takes over, in every case (freed on failure too): a big answer is not
+ * copied.  The (LID, TID) key holds the request's contents.
+ * A request with the TID of an answer still in transfer is its retry
+ * (EBUSY) only when its contents are the same; another request (a new
+ * process that reused the TID) ends the old transfer, without a word on
+ * the wire, and gets its own answer.  An answer whose transfer ended
+ * never keeps a request from being answered.
  */
-int rmpp_send_take(struct rmpp *r, const uint8_t *hdr, uint8_t *payload,
-		   size_t len, const struct mad_addr *to, rmpp_done_fn done,
-		   void *arg);
+int rmpp_answer_take(struct rmpp *r, const uint8_t *req, size_t req_len,
+		     const uint8_t *hdr, uint8_t *payload, size_t len,
+		     const struct mad_addr *to, rmpp_done_fn done, void *arg);
 
 /*
  * The receive hook: offer every MAD of an RMPP class whose RMPP header is

@@ -3,7 +3,8 @@
  * that port", from the routes as published (routing/path.h).
  *
  * End points: SGID/SLID and DGID/DLID name them (a GID whose prefix is
- * not the subnet's or whose GUID nobody has: INVALID_GID; a LID nobody
+ * neither the subnet's nor link-local, FE80::/10, or whose GUID nobody
+ * has: INVALID_GID; a multicast DGID: no record; a LID nobody
  * holds: NO_RECORDS; a GID and a LID that name different ports:
  * REQ_INVALID, as OpenSM).  A GID whose interface ID is a VM's vGUID
  * (sa.h, the view's VMs) names the VM's VF port: its LID is the VM's,
@@ -303,6 +304,22 @@ static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
 }
 
 /*
+ * A link-local GID: the prefix FE80::/10 (IBA vol. 1 §4.1.1, the IPv6
+ * scope), whatever its other 54 bits: it names a port of this subnet by
+ * its GUID, as OpenSM (ib_gid_is_link_local) takes it.  Comparing the
+ * prefix with fe80:: alone answered INVALID_GID for a port's GUID under
+ * fe80:0:0:ff:: (osmtest's "other link local unicast PathRecord").
+ */
+#define GID_LINK_LOCAL_MASK	0xffc0000000000000ull
+#define GID_LINK_LOCAL		0xfe80000000000000ull
+#define GID_MULTICAST_BYTE	0xff
+
+static int gid_link_local(uint64_t prefix)
+{
+	return (prefix & GID_LINK_LOCAL_MASK) == GID_LINK_LOCAL;
+}
+
+/*
  * The port a GID names: INVALID_GID when none does.  *vguid: the GID's
  * interface ID when it is a VM's (the port is its VF), else 0.
  */
@@ -311,7 +328,7 @@ static int port_of_gid(const struct sa_query *q, const uint8_t *gid,
 {
 	const struct fabric *f = q->view->f;
 	uint64_t prefix = sa_get64(gid), guid = sa_get64(gid + 8);
-	if (prefix != q->view->subnet_prefix && prefix != 0xfe80000000000000ull)
+	if (prefix != q->view->subnet_prefix && !gid_link_local(prefix))
 		return SA_STS_INVALID_GID;
 	for (uint32_t i = 0; i < f->n_ports; i++) {
 		const struct fab_port *p = &f->ports[i];
@@ -395,6 +412,11 @@ int sa_path_records(struct sa_query *q)
 	if ((st = codes_check(q)))
 		return st;
 	if (!f->lid_port)
+		return q->method == SA_METHOD_GET ? SA_STS_NO_RECORDS : 0;
+	/* a multicast DGID names a group, not a port: no unicast path to
+	 * it (no record, as OpenSM's when no group matches the request;
+	 * multicast PathRecords are not answered) */
+	if (has(q, PR_DGID) && q->rec[8] == GID_MULTICAST_BYTE)
 		return q->method == SA_METHOD_GET ? SA_STS_NO_RECORDS : 0;
 	uint32_t src, dst, req = sa_requester(q);
 	uint64_t sguid, dguid;

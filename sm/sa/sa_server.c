@@ -414,9 +414,10 @@ static void send_table(struct sa *sa, struct sa_query *q)
 	uint8_t *recs = q->recs;
 	q->recs = NULL;
 	sa->st.records += q->n_recs;
-	if (rmpp_send_take(sa->rmpp, hdr, recs, len, q->from,
-			   t ? answer_done : NULL, t) < 0) {
-		/* EBUSY: the same request again while its answer is going;
+	if (rmpp_answer_take(sa->rmpp, q->mad, q->len, hdr, recs, len, q->from,
+			     t ? answer_done : NULL, t) < 0) {
+		/* EBUSY: the same request again while its answer is going
+		 * (another one with its TID ends that answer: mad/rmpp.h);
 		 * EAGAIN: no RMPP slot for this LID */
 		if (t)
 			sa_budget_give(t);
@@ -1028,13 +1029,14 @@ void sa_to_ctl(const struct sm *sm, json_t *o)
 	if (!sm->sa->rmpp)
 		return;
 	const struct rmpp_stats *r = rmpp_get_stats(sm->sa->rmpp);
-	json_object_set_new(o_sa, "rmpp", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}",
+	json_object_set_new(o_sa, "rmpp", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"receiving", (json_int_t)rmpp_active_dir(sm->sa->rmpp, RMPP_RECV),
 		"sending", (json_int_t)rmpp_active_dir(sm->sa->rmpp, RMPP_SEND),
 		"refused_long", (json_int_t)r->refused_long,
 		"refused_recv_slots", (json_int_t)r->refused_slots[RMPP_RECV],
 		"refused_send_slots", (json_int_t)r->refused_slots[RMPP_SEND],
-		"evicted", (json_int_t)r->evicted));
+		"evicted", (json_int_t)r->evicted,
+		"superseded", (json_int_t)r->superseded));
 }
 
 const struct sa_budget_stats *sa_get_budget_stats(const struct sm *sm)

@@ -186,9 +186,11 @@ static void pkey_endport(struct walk *w, uint32_t ep)
 {
 	const struct fabric *f = w->v->f;
 	const struct fab_node *n = &f->nodes[f->ports[ep].node];
-	if (!is_switch(f, ep)) {	/* a CA: its own port */
-		if (!(w->q->comp_mask & PKR_CM_PORT) || w->q->rec[4] == f->ports[ep].num)
-			pkey_port(w, ep, ep);
+	if (!is_switch(f, ep)) {	/* a CA: its own port, whatever port was asked */
+		uint64_t cm = w->q->comp_mask;
+		w->q->comp_mask &= ~(uint64_t)PKR_CM_PORT;
+		pkey_port(w, ep, ep);
+		w->q->comp_mask = cm;
 		return;
 	}
 	for (unsigned k = 0; k <= n->nports && !w->st; k++) {
@@ -283,9 +285,11 @@ static void vlarb_endport(struct walk *w, uint32_t ep)
 {
 	const struct fabric *f = w->v->f;
 	const struct fab_node *n = &f->nodes[f->ports[ep].node];
-	if (!is_switch(f, ep)) {	/* a CA: its own port */
-		if (!(w->q->comp_mask & VLA_CM_PORT) || w->q->rec[2] == f->ports[ep].num)
-			vlarb_port(w, ep, ep);
+	if (!is_switch(f, ep)) {	/* a CA: its own port, whatever port was asked */
+		uint64_t cm = w->q->comp_mask;
+		w->q->comp_mask &= ~(uint64_t)VLA_CM_PORT;
+		vlarb_port(w, ep, ep);
+		w->q->comp_mask = cm;
 		return;
 	}
 	for (unsigned k = 0; k <= n->nports && !w->st; k++) {

@@ -432,10 +432,11 @@ START_TEST(t_malformed)
 	assert_got(&c, 6, RMPP_TYPE_ACK, 0, 8);
 	ck_assert_int_eq(b.msgs, 1);
 	ck_assert_uint_eq(b.len, 64);
-	/* and again (its ACK was lost): ACKed again, not delivered twice */
+	/* and again with no answer to it in transfer: ACKed, and asked
+	 * again (t_reused_tid) */
 	ck_assert_int_eq(poke(&n, &c, &b, 8, 1, RMPP_TYPE_DATA, A | F | L, 1, 20 + 64), 1);
 	assert_got(&c, 7, RMPP_TYPE_ACK, 0, 8);
-	ck_assert_int_eq(b.msgs, 1);
+	ck_assert_int_eq(b.msgs, 2);
 	/* too short for an SA header, and not active: not taken or taken */
 	uint8_t m[MAD_SIZE];
 	struct mad_addr from = { .lid = c.h.lid, .qpn = 1 };
@@ -459,11 +460,11 @@ START_TEST(t_malformed)
 	ck_assert_int_eq(c.n, before + 2);
 	assert_got(&c, before + 1, RMPP_TYPE_ABORT, 118, 10);
 	ck_assert_int_eq(rmpp_active(b.r), 0);
-	ck_assert_int_eq(b.msgs, 1);
+	ck_assert_int_eq(b.msgs, 2);
 	const struct rmpp_stats *sb = rmpp_get_stats(b.r);
 	ck_assert_uint_eq(sb->aborts_sent, 6);
 	ck_assert_uint_eq(sb->failed, 3);
-	ck_assert_uint_eq(sb->completed, 1);
+	ck_assert_uint_eq(sb->completed, 2);
 	ck_assert_uint_eq(sb->aborts_recv, 1);
 	ck_assert_uint_eq(sb->stops_recv, 1);
 	c.h.t.close(c.h.t.ctx);
@@ -587,6 +588,63 @@ START_TEST(t_pools)
 }
 END_TEST
 
+/*
+ * A one-segment message again with a finished one's TID from the same
+ * LID (a new process reuses TIDs from 1): delivered when its contents
+ * differ, and when they are the same but no answer to it is in transfer
+ * (that answer ended: swallowed, the request would never be answered);
+ * only the same message while our answer with its TID is still going
+ * is a duplicate (ACKed again, not delivered).
+ */
+static int poke_body(struct emu_net *n, struct raw *c, struct peer *b, uint64_t tid,
+		     uint8_t body)
+{
+	uint8_t m[MAD_SIZE];
+	struct mad_addr to = { .lid = b->h.lid, .qpn = 1 };
+	int before = c->n;
+	raw_seg(m, tid, 1, RMPP_TYPE_DATA, RMPP_FLAG_ACTIVE | RMPP_FLAG_FIRST | RMPP_FLAG_LAST,
+		1, 20 + 64);
+	memset(m + SA_HDR_SIZE, body, 64);
+	ck_assert_int_eq(mad_transport_send(&c->h.t, m, MAD_SIZE, &to), 0);
+	emu_run_until(n->base, &(int){ 0 }, 20);
+	return c->n - before;
+}
+
+START_TEST(t_reused_tid)
+{
+	struct emu_net n;
+	struct peer b = { 0 };
+	struct raw c;
+	emu_net_up(&n);
+	peer_up(&n, &b, 10, &fast);
+	raw_up(&n, &c, 4);
+	ck_assert_int_eq(poke_body(&n, &c, &b, 3, 0x11), 1);	/* ACKed */
+	ck_assert_int_eq(b.msgs, 1);
+	ck_assert_uint_eq(b.msg[0], 0x11);
+	/* other contents, the same TID, within the linger: a new request */
+	ck_assert_int_eq(poke_body(&n, &c, &b, 3, 0x22), 1);
+	ck_assert_int_eq(b.msgs, 2);
+	ck_assert_uint_eq(b.msg[0], 0x22);
+	/* the same again, nothing answering it: asked again */
+	ck_assert_int_eq(poke_body(&n, &c, &b, 3, 0x22), 1);
+	ck_assert_int_eq(b.msgs, 3);
+	/* an answer with its TID in transfer (c never ACKs): now the same
+	 * message is a retry, which that transfer serves */
+	uint8_t hdr[MAD_SIZE], data[1000] = { 0 };
+	struct mad_addr to = { .lid = c.h.lid, .qpn = 1 };
+	make_hdr(hdr, 3);
+	ck_assert_int_eq(rmpp_send(b.r, hdr, data, sizeof(data), &to, NULL, NULL), 0);
+	emu_run_until(n.base, &(int){ 0 }, 5);
+	int acks = c.n;
+	ck_assert_int_eq(poke_body(&n, &c, &b, 3, 0x22), 1);
+	assert_got(&c, acks, RMPP_TYPE_ACK, 0, 3);
+	ck_assert_int_eq(b.msgs, 3);
+	c.h.t.close(c.h.t.ctx);
+	peer_down(&b);
+	emu_net_down(&n);
+}
+END_TEST
+
 START_TEST(t_bad_acks)
 {
 	bad_ack(1, 0, 122);	/* NewWindowLast below the segment */
@@ -652,6 +710,7 @@ static Suite *rmpp_suite(void)
 	tcase_add_test(tc, t_malformed);
 	tcase_add_test(tc, t_pools);
 	tcase_add_test(tc, t_bad_acks);
+	tcase_add_test(tc, t_reused_tid);
 	tcase_add_test(tc, t_stop);
 	tcase_add_test(tc, t_abort);
 	suite_add_tcase(s, tc);

@@ -452,6 +452,115 @@ START_TEST(path_records)
 }
 END_TEST
 
+/* Runs the SA's loop for ms (RMPP's timers); what it sent meanwhile is in e->w. */
+static void run_for(struct env *e, unsigned ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+	e->w.n = 0;
+	event_base_loopexit(e->sm->base, &tv);
+	event_base_dispatch(e->sm->base);
+}
+
+/*
+ * A TID used again for another request while the answer to the first is
+ * still in transfer (nothing ACKs it, as under ibsim): a new osmtest
+ * process numbers its TIDs from 1 as the one before did.  The new request
+ * gets its own answer and the old one stops; the same request again is a
+ * retry, which the transfer going serves; once that transfer ended, the
+ * same request is answered again.
+ */
+START_TEST(reused_tid)
+{
+	struct env e;
+	env_up(&e);
+	uint8_t mad[MAD_SIZE], rec[64] = { 0 };
+	const uint64_t tid = 3;
+	/* every NodeRecord: more than one segment */
+	sa_init_request(mad, SA_METHOD_GET_TABLE, tid, SA_ATTR_NODE_REC, 0, 0, NULL, 0);
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
+	ck_assert_uint_eq(mad_attr_id(e.w.mad[0]), SA_ATTR_NODE_REC);
+	ck_assert_uint_eq(rmpp_flags(e.w.mad[0]) & RMPP_FLAG_LAST, 0);
+	/* the same request again: its retry, no second answer */
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 0);
+	/* another request with that TID: every PathRecord from H1 */
+	sa_put16(rec + 42, (uint16_t)lid(&e, "H1"));
+	sa_init_request(mad, SA_METHOD_GET_TABLE, tid, SA_ATTR_PATH_REC, 0, 1 << 5, rec, sizeof(rec));
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
+	ck_assert_uint_eq(mad_attr_id(e.w.mad[0]), SA_ATTR_PATH_REC);
+	ck_assert_uint_eq(mad_tid(e.w.mad[0]), tid);
+	ck_assert_uint_eq(rmpp_len(e.w.mad[0]), 20 * 3 + 8 * 64);
+	/* what is resent from now on is the PathRecords, never the old table */
+	run_for(&e, 450);
+	ck_assert_int_ge(e.w.n, 2);
+	for (int i = 0; i < e.w.n && i < MAX_OUT; i++)
+		ck_assert_uint_eq(mad_attr_id(e.w.mad[i]), SA_ATTR_PATH_REC);
+	/* that transfer gives up (no ACK); the same request is then asked anew */
+	run_for(&e, 1500);
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
+	ck_assert_uint_eq(mad_attr_id(e.w.mad[0]), SA_ATTR_PATH_REC);
+	ck_assert_uint_eq(rmpp_flags(e.w.mad[0]) & RMPP_FLAG_FIRST, RMPP_FLAG_FIRST);
+	env_down(&e);
+}
+END_TEST
+
+/*
+ * osmtest's PathRecords by GID pair ("-f v", osmtest_validate_against_db):
+ * a port's GUID under a link-local prefix other than fe80:: (FE80::/10)
+ * names the port; a multicast DGID names no port: no record, not
+ * INVALID_GID; a site-local prefix of no subnet of ours: INVALID_GID.
+ */
+START_TEST(path_gid_pairs)
+{
+	struct env e;
+	env_up(&e);
+	uint8_t mad[MAD_SIZE], rec[64] = { 0 };
+	const uint64_t mask = 1 << 2 | 1 << 3 | 1 << 12;	/* DGID, SGID, NumbPath */
+	sa_put64(rec + 24, 0xfe80000000000000ull);
+	sa_put64(rec + 32, 0x1011);			/* H2's port: the requester */
+	rec[49] = 0x7f;
+	/* fe80:0:0:ff::H4 */
+	sa_put64(rec + 8, 0xfe800000000000ffull);
+	sa_put64(rec + 16, 0x1031);
+	req(mad, SA_METHOD_GET_TABLE, SA_ATTR_PATH_REC, mask, rec, sizeof(rec));
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
+	ck_assert_uint_eq(mad_status(e.w.mad[0]), 0);
+	ck_assert_uint_eq(e.w.len[0], 56 + 64);
+	ck_assert_uint_eq(sa_get16(e.w.mad[0] + 56 + 40), lid(&e, "H4"));
+	/* the same under the SGID */
+	sa_put64(rec + 8, 0xfe80000000000000ull);
+	sa_put64(rec + 24, 0xfebf0000000000ffull);
+	req(mad, SA_METHOD_GET_TABLE, SA_ATTR_PATH_REC, mask, rec, sizeof(rec));
+	ask(&e, mad, MAD_SIZE);
+	ck_assert_uint_eq(mad_status(e.w.mad[0]), 0);
+	ck_assert_uint_eq(e.w.len[0], 56 + 64);
+	ck_assert_uint_eq(sa_get16(e.w.mad[0] + 56 + 42), lid(&e, "H2"));
+	sa_put64(rec + 24, 0xfe80000000000000ull);
+	/* IPoIB's broadcast MGID, link-local and site-local: an empty table */
+	static const uint64_t mgids[][2] = {
+		{ 0xff12401bffff0000ull, 0x00000000ffffffffull },
+		{ 0xff15401bffff0000ull, 0x00000000ffffffffull },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		sa_put64(rec + 8, mgids[i][0]);
+		sa_put64(rec + 16, mgids[i][1]);
+		req(mad, SA_METHOD_GET_TABLE, SA_ATTR_PATH_REC, mask, rec, sizeof(rec));
+		ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
+		ck_assert_uint_eq(mad_status(e.w.mad[0]), 0);
+		ck_assert_uint_eq(e.w.len[0], SA_EMPTY_TABLE_LEN);
+		req(mad, SA_METHOD_GET, SA_ATTR_PATH_REC, mask, rec, sizeof(rec));
+		ask(&e, mad, MAD_SIZE);
+		ck_assert_uint_eq(mad_status(e.w.mad[0]), SA_STS_NO_RECORDS);
+	}
+	/* fec0::H4, site-local, no router: INVALID_GID */
+	sa_put64(rec + 8, 0xfec0000000000000ull);
+	sa_put64(rec + 16, 0x1031);
+	req(mad, SA_METHOD_GET_TABLE, SA_ATTR_PATH_REC, mask, rec, sizeof(rec));
+	ask(&e, mad, MAD_SIZE);
+	ck_assert_uint_eq(mad_status(e.w.mad[0]), SA_STS_INVALID_GID);
+	env_down(&e);
+}
+END_TEST
+
 START_TEST(publish_replaces)
 {
 	struct env e;
@@ -490,6 +599,8 @@ int main(void)
 	tcase_add_test(tc, port_and_switch_records);
 	tcase_add_test(tc, path_records);
 	tcase_add_test(tc, publish_replaces);
+	tcase_add_test(tc, reused_tid);
+	tcase_add_test(tc, path_gid_pairs);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
