@@ -344,7 +344,7 @@ int vmshared_sa_request(struct sm *sm, uint64_t port_guid, const uint64_t *g,
 		 * (ibsm-listen does at its next check).
 		 */
 		snprintf(err, errlen, "busy (a sweep or a VM command): ask again");
-		return SA_STS_NO_RESOURCES;
+		return MAD_STS_BUSY;	/* IBA 13.4.7: busy, to be sent again */
 	}
 	const struct fabric *f = &sm->sub.model->f;
 	uint32_t pf = FAB_NONE;
