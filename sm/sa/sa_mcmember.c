@@ -22,7 +22,10 @@
  *     other than a broadcast MGID needs its partition's broadcast group
  *     and that group's components where given); MTU and
  *     rate follow the selectors against the port's link (OpenSM's
- *     mgrp_request_is_realizable); no MLID left within the smallest
+ *     mgrp_request_is_realizable), PacketLifeTime its selector
+ *     against sm.subnet_timeout (OpenSM takes the value as asked, so
+ *     "greater than 0" would make a group whose lifetime 0 no such
+ *     join accepts); no MLID left within the smallest
  *     MulticastFDBCap of the subnet's switches (a group past it would
  *     have no tree; OpenSM's max_mcast_lid_ho), or a requester that made
  *     multicast.max_groups_per_port groups already (OpenSM has no such
@@ -64,6 +67,7 @@
 
 #define MCM_SIZE	52	/* 16 + 16 + 4 + 2 + 1 + 1 + 2 + 1 + 1 + 4 + 1 + 3 */
 #define DEFAULT_PREFIX	0xfe80000000000000ull
+#define PLT_MAX		0x3f	/* PacketLifeTime: 6 bits */
 
 /* The component mask bits (IBA vol. 1 Table 219), in record order. */
 enum {
@@ -282,6 +286,37 @@ static int realize(int given, int sel, uint8_t want, uint8_t port, uint8_t dflt,
 	return 0;
 }
 
+/*
+ * A create's PacketLifeTime (0 .. 63): the value asked, through its
+ * selector when one is given (greater: the subnet's when it is, else
+ * one more; less: the subnet's when it is, else one less; largest: the
+ * subnet's), the subnet's (sm.subnet_timeout) when none is asked; -1
+ * when none can be.  A create asking "greater than 0" gets a lifetime
+ * the later joins' selector accepts, not 0.
+ */
+static int realize_plt(const struct sa_query *q, uint8_t *out)
+{
+	uint8_t sub = (uint8_t)q->sm->cfg.subnet_timeout;
+	uint8_t want = q->rec[R_PLT] & PLT_MAX;
+	int sel = has(q, MC_PLT_SEL) ? q->rec[R_PLT] >> 6 : 2;
+	if (!has(q, MC_PLT) || sel == 3) {
+		*out = sub;
+		return 0;
+	}
+	if (sel == 0) {
+		if (want >= PLT_MAX)
+			return -1;
+		*out = sub > want ? sub : (uint8_t)(want + 1);
+	} else if (sel == 1) {
+		if (!want)
+			return -1;
+		*out = sub < want ? sub : (uint8_t)(want - 1);
+	} else {
+		*out = want;
+	}
+	return 0;
+}
+
 /* ---- Set: join or create ---- */
 
 struct join_req {
@@ -358,7 +393,8 @@ static struct mc_group *create_group(struct sa_query *q, const struct join_req *
 	g.sl = (uint8_t)(slfh >> 28);
 	g.flow_label = (slfh >> 8) & 0xfffff;
 	g.hop_limit = has(q, MC_HOP) ? (uint8_t)slfh : 0;
-	g.plt = has(q, MC_PLT) ? t[R_PLT] & 0x3f : (uint8_t)q->sm->cfg.subnet_timeout;
+	if (realize_plt(q, &g.plt) < 0)
+		return NULL;
 	if (!sa_port_holds(q->view, j->port, g.pkey))
 		return NULL;
 	struct mc_db *db = &q->sm->mc;

@@ -32,9 +32,15 @@
 # - s: osmtest finds OpenSM's answer to its ServiceRecord registration
 #   with data unlike what it sent ("Data mismatch in service_data8",
 #   ERR 0148).
-# Against ibsmd, m fails earlier: a create with MGID 0 ("Checking
-# Create given MGID=0") is answered ERR_REQ_INVALID; not asserted, as
-# OpenSM fails m too.
+# m against ibsmd: every create with MGID 0 (o15.0.1.4, the SA assigns
+# the MGID; one asks PacketLifeTime "greater than 0") must pass, so the
+# flow must reach its Proxy Join check (asserted, with where each SM
+# stops).  There ibsmd stops (ERR 02B4): osmtest joins another CA's
+# port for it without setting ProxyJoin, which ibsmd asks for and
+# OpenSM does not (ibsmd(8), "Multicast groups").  OpenSM stops after
+# it on 2lvl (ERR 02FE, above), before it on 3lvl (ERR 0240: a create
+# asking exactly the MTU and rate osmtest read for its port, "ERR 1B26:
+# Requested MGRP parameters are not realizable" in OpenSM's log).
 # What is asserted besides: v's PathRecords by GID pair (the four
 # osmtest sends before its MultiPathRecord checks, osmtest ignores their
 # status) are answered as OpenSM answers them: a port's GUID under the
@@ -69,11 +75,11 @@ FLOWS=(
 declare -A OSM_WHY=(
 	[v]="hangs: OpenSM leaves SMInfoRecord Set unanswered (ERR 1A02) and umad2sim times nothing out"
 	[a]="hangs: as v (its first part is v)"
-	[m]="ERR 02FE: osmtest cannot erase its groups, found by MCMemberRecord GetTables ibsim cuts to one MAD"
+	[m]="ERR 02FE (2lvl): osmtest cannot erase its groups, found by MCMemberRecord GetTables ibsim cuts to one MAD; ERR 0240 (3lvl): a create with osmtest's exact MTU and rate not realizable (ERR 1B26)"
 	[s]="ERR 0148: osmtest finds OpenSM's echo of a registered ServiceRecord unlike what it sent (\"Data mismatch in service_data8\")"
 )
 
-declare -A RESULT RATE GIDQ
+declare -A RESULT RATE GIDQ MSTOP
 # run_flow SM FABRIC NAME ARGS SECONDS: one osmtest process on H-0;
 # RESULT[SM.FABRIC.NAME] = pass | fail | hang, RATE for the stress flow
 run_flow() {
@@ -113,6 +119,18 @@ run_flow() {
 	if [ "$name" = v ]; then
 		GIDQ[$sm.$fab]=$(gid_answers "$out")
 	fi
+	if [ "$name" = m ]; then
+		MSTOP[$sm.$fab]=$(mcast_stop "$out")
+	fi
+}
+
+# mcast_stop LOG: where osmtest's multicast flow stopped, as 'ERR CODE
+# at "CHECK"' (its first error and the check it was in), or 'no error'
+mcast_stop() {
+	awk '/osmt_run_mcast_flow: Checking / { sub(/.*osmt_run_mcast_flow: Checking /, ""); c = $0; next }
+	     /osmt_run_mcast_flow: ERR [0-9A-F]+:/ { match($0, /ERR [0-9A-F]+/)
+		printf "%s at \"%s\"", substr($0, RSTART, RLENGTH), c; e = 1; exit }
+	     END { if (!e) printf "no error" }' "$1"
 }
 
 verdict_or_gone() {
@@ -232,6 +250,12 @@ for fab in 2lvl 3lvl; do
 		note "$fab stress (-f f -s1): OpenSM ${RATE[opensm.$fab]:-none}; ibsmd ${RATE[ibsmd.$fab]:-none}"
 		[ -n "${RATE[ibsmd.$fab]}" ] || { echo "FAIL: $SIM_TEST: $fab: the stress flow did not finish against ibsmd" >&2; bad=1; }
 	fi
+	# m: past every create with MGID 0, to the Proxy Join check
+	note "$fab osmtest -f m stops: OpenSM ${MSTOP[opensm.$fab]}; ibsmd ${MSTOP[ibsmd.$fab]}"
+	if ! grep -q 'osmt_run_mcast_flow: Checking Proxy Join' "$SIM_TMP/$fab.ibsmd.m.log"; then
+		echo "FAIL: $SIM_TEST: $fab: osmtest -f m against ibsmd stops before its Proxy Join check: ${MSTOP[ibsmd.$fab]}" >&2
+		bad=1
+	fi
 	# v's PathRecords by GID pair: OpenSM's answers, fec0:: named
 	o=${GIDQ[opensm.$fab]} i=${GIDQ[ibsmd.$fab]}
 	note "$fab PathRecord by GID pair: OpenSM: $o"
@@ -248,4 +272,4 @@ for fab in 2lvl 3lvl; do
 	fi
 done
 [ "$bad" -eq 0 ] || fail "osmtest flows differ (logs: $SIM_TMP/*.log)"
-pass "every osmtest flow that passes against OpenSM on ibsim passes against ibsmd (2-level LMC 1, 3-level with tenants); the stress flow finishes; PathRecords by GID pair as OpenSM's"
+pass "every osmtest flow that passes against OpenSM on ibsim passes against ibsmd (2-level LMC 1, 3-level with tenants); the stress flow finishes; PathRecords by GID pair as OpenSM's; -f m past its creates with MGID 0"

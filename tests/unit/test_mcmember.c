@@ -269,6 +269,60 @@ START_TEST(malformed_requests)
 }
 END_TEST
 
+/*
+ * OpenSM's osmtest "Create given MGID=0 (o15.0.1.4)": MGID 0 with
+ * PacketLifeTime "greater than 0".  The group gets an SA-assigned MGID
+ * and a lifetime its selector accepts (the subnet's), not 0; each such
+ * create a new MGID; another port joins it asking the same; the
+ * per-port and MLID bounds apply to these creates too.
+ */
+START_TEST(mgid_zero_plt_greater)
+{
+	struct env e;
+	uint8_t r[MCM], m1[16];
+	const uint64_t plt = M(10) | M(11);	/* PacketLifeTime selector, value */
+	env_up(&e, 1);
+	e.sm->cfg.mc_max_groups_per_port = 2;
+	rec(&e, r, NULL, "H2", FULL, 0x8001, 0x22);
+	r[43] = 0;			/* selector 0 (greater than), 0 */
+	ck_assert_uint_eq(ask_mc(&e, "H2", SET, CREATE | plt, r), 0);
+	memcpy(m1, answer(&e), 16);
+	ck_assert_uint_eq(sa_get32(m1), 0xff12a01b);
+	ck_assert_uint_eq(answer(&e)[43], 0x80 | e.sm->cfg.subnet_timeout);
+	ck_assert_uint_gt(e.sm->cfg.subnet_timeout, 0);
+	struct mc_group *g = mc_find_mgid(&e.sm->mc, m1);
+	ck_assert_ptr_nonnull(g);
+	/* less than: below it; exactly: it; less than 0: none */
+	rec(&e, r, NULL, "H4", FULL, 0x8001, 0x22);
+	r[43] = 0x40 | 5;
+	ck_assert_uint_eq(ask_mc(&e, "H4", SET, CREATE | plt, r), 0);
+	ck_assert_uint_eq(answer(&e)[43], 0x80 | 4);
+	ck_assert_int_ne(memcmp(m1, answer(&e), 16), 0);
+	rec(&e, r, NULL, "H4", FULL, 0x8001, 0x22);
+	r[43] = 0x40;
+	ck_assert_uint_eq(ask_mc(&e, "H4", SET, CREATE | plt, r), REQ);
+	/* H4 joins H2's group asking "greater than 0" */
+	rec(&e, r, m1, "H4", MC_JOIN_NON, 0, 0);
+	ck_assert_uint_eq(ask_mc(&e, "H4", SET, JOIN | plt, r), 0);
+	ck_assert_int_eq(memcmp(answer(&e), m1, 16), 0);
+	ck_assert_uint_eq(g->n_members, 2);
+	/* a second by H2: another MGID; a third: its bound */
+	rec(&e, r, NULL, "H2", FULL, 0x8001, 0x22);
+	ck_assert_uint_eq(ask_mc(&e, "H2", SET, CREATE | plt, r), 0);
+	ck_assert_int_ne(memcmp(m1, answer(&e), 16), 0);
+	ck_assert_uint_eq(sa_get32(answer(&e)), 0xff12a01b);
+	ck_assert_uint_eq(ask_mc(&e, "H2", SET, CREATE | plt, r), SA_STS_NO_RESOURCES);
+	ck_assert_uint_eq(e.sm->mc.refused_port, 1);
+	/* no MLID left: refused, counted */
+	memset(e.sm->mc.mlid_used, 0xff, MC_MLIDS / 8 + 1);
+	rec(&e, r, NULL, "H4", FULL, 0x8001, 0x22);
+	ck_assert_uint_eq(ask_mc(&e, "H4", SET, CREATE | plt, r), SA_STS_NO_RESOURCES);
+	ck_assert_uint_eq(e.sm->mc.refused_mlids, 1);
+	ck_assert_uint_eq(e.sm->mc.n, 3);
+	env_down(&e);
+}
+END_TEST
+
 START_TEST(no_mlid_left)
 {
 	struct env e;
@@ -623,6 +677,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, create_join_leave);
 	tcase_add_test(tc, mgid_zero_is_assigned);
+	tcase_add_test(tc, mgid_zero_plt_greater);
 	tcase_add_test(tc, malformed_requests);
 	tcase_add_test(tc, no_mlid_left);
 	tcase_add_test(tc, proxy_join);
