@@ -87,8 +87,9 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 		smp_pi_set(out, IB_PORT_OPER_VLS_F,
 			   qos_link_opvls(p->vl_cap, r->vl_cap, (unsigned)pp->max_op_vls));
 		smp_pi_set(out, IB_PORT_VL_STALL_COUNT_F, (uint32_t)pp->vl_stall_count);
-		smp_pi_set(out, IB_PORT_HOQ_LIFE_F,
-			   (uint32_t)(leaf ? pp->leaf_hoq_life : pp->hoq_life));
+		if (n->type == FAB_SWITCH)	/* ports.hoq_life: switch ports only */
+			smp_pi_set(out, IB_PORT_HOQ_LIFE_F,
+				   (uint32_t)(leaf ? pp->leaf_hoq_life : pp->hoq_life));
 		if (pp->vl_high_limit >= 0)	/* qos.vlarb_high_limit */
 			smp_pi_set(out, IB_PORT_VL_HIGH_LIMIT_F,
 				   (uint32_t)pp->vl_high_limit);

@@ -352,6 +352,9 @@ static int answer(struct program *pr, struct xfer *x, const uint8_t *resp)
 		verify_answer(pr, x, st, resp);
 		return 0;
 	}
+	if (!st && op_of(pr, x)->kind == PLAN_PORTINFO)	/* what the port now holds */
+		memcpy(pr->d->pi_raw[op_port(pr, op_of(pr, x))], resp + SMP_DATA_OFFS,
+		       SMP_DATA_SIZE);
 	if (confirm_inferred(pr, x, st, resp))
 		return 1;	/* sent again, or freed there */
 	/*

@@ -85,25 +85,11 @@ def n_sl2vl_cut(t, side, recs):
 
 # ---- differences of the families served before (ibsmd's to close) ----
 
-def g_pir_switch_port(t, side, recs):
-    if t != "PIR":
-        return recs
-    recs = sub(recs, r"^(LocalPort:|HoqLife:|CapMask:)(\.+).*", r"\1\2N")
-    return [[l for l in r if not re.match(r"^Is[A-Za-z0-9]+Supported$", l)]
-            for r in recs]
-
-
 def g_swir_lifetime(t, side, recs):
     if t != "SWIR":
         return recs
     recs = sub(recs, r"^(LifeTimeValue/PortStateChange/OpSL2VL\.+).*", r"\1N")
     return [[l for l in r if not l.startswith("MulticastFDBTop")] for r in recs]
-
-
-def g_gir_blocks(t, side, recs):
-    if t != "GIR":
-        return recs
-    return [r for r in recs if field(r, "Block") in (None, "0")]
 
 
 def g_mcmr_members(t, side, recs):
@@ -115,9 +101,8 @@ def g_mcmr_members(t, side, recs):
 
 NORMS = [("actcount", n_actcount), ("cpi", n_cpi), ("pkt-life", n_pkt_life),
          ("pktr-block", n_pktr_block), ("sl2vl-cut", n_sl2vl_cut)]
-GAPS = [("gap-pir-switch-port", g_pir_switch_port),
-        ("gap-swir-lifetime", g_swir_lifetime),
-        ("gap-gir-blocks", g_gir_blocks), ("gap-mcmr-members", g_mcmr_members)]
+GAPS = [("gap-swir-lifetime", g_swir_lifetime),
+        ("gap-mcmr-members", g_mcmr_members)]
 
 
 def main():
