@@ -85,13 +85,6 @@ def n_sl2vl_cut(t, side, recs):
 
 # ---- differences of the families served before (ibsmd's to close) ----
 
-def g_swir_lifetime(t, side, recs):
-    if t != "SWIR":
-        return recs
-    recs = sub(recs, r"^(LifeTimeValue/PortStateChange/OpSL2VL\.+).*", r"\1N")
-    return [[l for l in r if not l.startswith("MulticastFDBTop")] for r in recs]
-
-
 def g_mcmr_members(t, side, recs):
     if t != "MCMR":
         return recs
@@ -101,8 +94,7 @@ def g_mcmr_members(t, side, recs):
 
 NORMS = [("actcount", n_actcount), ("cpi", n_cpi), ("pkt-life", n_pkt_life),
          ("pktr-block", n_pktr_block), ("sl2vl-cut", n_sl2vl_cut)]
-GAPS = [("gap-swir-lifetime", g_swir_lifetime),
-        ("gap-mcmr-members", g_mcmr_members)]
+GAPS = [("gap-mcmr-members", g_mcmr_members)]
 
 
 def main():
