@@ -3,9 +3,8 @@
 
 Each file holds "### QUESTION" lines, each followed by saquery's answer.
 The answers are cut into records and compared after the named
-normalisations (NORMS: what is legitimately different; GAPS: differences
-of families ibsmd served before, to close), each counted when it made two
-answers equal.  Exit 1 with the differences; else one summary line.
+normalisations (NORMS: what is legitimately different), each counted
+when it made two answers equal.  Exit 1 with the differences; else one summary line.
 """
 import re
 import sys
@@ -82,24 +81,13 @@ def n_sl2vl_cut(t, side, recs):
         return recs
     return recs[:11] + [[l for l in recs[11] if not l.startswith("VL:")]]
 
-
-# ---- differences of the families served before (ibsmd's to close) ----
-
-def g_mcmr_members(t, side, recs):
-    if t != "MCMR":
-        return recs
-    return [[l for l in r if not l.startswith(("PortGid", "JoinState"))]
-            for r in recs[:1]]
-
-
 NORMS = [("actcount", n_actcount), ("cpi", n_cpi), ("pkt-life", n_pkt_life),
          ("pktr-block", n_pktr_block), ("sl2vl-cut", n_sl2vl_cut)]
-GAPS = [("gap-mcmr-members", g_mcmr_members)]
 
 
 def main():
     osm, ibs = blocks(sys.argv[1]), blocks(sys.argv[2])
-    types = [l.split()[0] for l in sys.argv[3].splitlines() if l.strip()]
+    types = list(dict.fromkeys(l.split()[0] for l in sys.argv[3].splitlines() if l.strip()))
     if sorted(osm) != sorted(ibs):
         print("questions differ:", sorted(set(osm) ^ set(ibs)))
         return 1
@@ -109,7 +97,7 @@ def main():
         a, b = records(osm[key]), records(ibs[key])
         per[t] = per.get(t, 0) + sum(
             1 for r in a if r[0].endswith("dump:") or r[0].startswith("SA ClassPortInfo"))
-        for name, fn in NORMS + GAPS:
+        for name, fn in NORMS:
             na, nb = fn(t, "osm", a), fn(t, "ibsmd", b)
             if a != b and na == nb:
                 used[name] = used.get(name, 0) + 1
