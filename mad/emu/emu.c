@@ -635,6 +635,7 @@ PORT_GETTER(emu_port_lmc, p->lmc)
 PORT_GETTER(emu_port_oper_vls, p->oper_vls)
 PORT_GETTER(emu_port_neighbor_mtu, p->neighbor_mtu)
 PORT_GETTER(emu_port_vl_high_limit, p->vl_high_limit)
+PORT_GETTER(emu_port_hoq_life, p->hoq_life)
 
 int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index)
 {
@@ -751,6 +752,12 @@ int emu_port_state_change(const struct emu *e, uint64_t sw_guid)
 {
 	const struct emu_switch *s = sw_by_guid(e, sw_guid);
 	return s ? s->psc : -1;
+}
+
+int emu_switch_lifetime(const struct emu *e, uint64_t sw_guid)
+{
+	const struct emu_switch *s = sw_by_guid(e, sw_guid);
+	return s ? s->lifetime : -1;
 }
 
 /* ---- building ---- */

@@ -157,6 +157,7 @@ int emu_port_lmc(const struct emu *e, uint64_t guid, int port);
 int emu_port_oper_vls(const struct emu *e, uint64_t guid, int port);
 int emu_port_neighbor_mtu(const struct emu *e, uint64_t guid, int port);
 int emu_port_vl_high_limit(const struct emu *e, uint64_t guid, int port);
+int emu_port_hoq_life(const struct emu *e, uint64_t guid, int port);
 /* The P_Key table entry, or -1. */
 int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index);
 /* A switch's LFT entry for lid (0xff = none), or -1 if not a switch. */
@@ -187,6 +188,8 @@ int emu_mft_entry(const struct emu *e, uint64_t sw_guid, uint32_t mlid,
 /* A switch's SwitchInfo MulticastFDBTop, -1: no such switch. */
 int emu_mft_top(const struct emu *e, uint64_t sw_guid);
 int emu_port_state_change(const struct emu *e, uint64_t sw_guid);
+/* A switch's SwitchInfo LifeTimeValue, -1: no such switch. */
+int emu_switch_lifetime(const struct emu *e, uint64_t sw_guid);
 /* Packets in flight. */
 uint32_t emu_pending(const struct emu *e);
 void emu_get_counters(const struct emu *e, struct emu_counters *c);

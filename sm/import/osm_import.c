@@ -261,6 +261,7 @@ static const struct opt_map {
 	{ "routing_engine", "routing", "engine", V_ENGINES, 0, 0 },
 	{ "head_of_queue_lifetime", "ports", "hoq_life", V_INT, 0, 31 },
 	{ "leaf_head_of_queue_lifetime", "ports", "leaf_hoq_life", V_INT, 0, 31 },
+	{ "packet_life_time", "ports", "switch_lifetime", V_INT, 0, 31 },
 	{ "vl_stall_count", "ports", "vl_stall_count", V_INT, 0, 7 },
 	{ "max_op_vls", "ports", "max_op_vls", V_INT, 1, 5 },
 	{ "qos", "qos", "mode", V_QOS, 0, 0 },

@@ -519,6 +519,7 @@ static int sa_check(const struct config *c, char *msg, size_t len)
 static const struct key ports_keys[] = {
 	INT("hoq_life", hoq_life, 0, 31),
 	INT("leaf_hoq_life", leaf_hoq_life, 0, 31),
+	INT("switch_lifetime", switch_lifetime, 0, 31),
 	INT("vl_stall_count", vl_stall_count, 0, 7),
 	INT("max_op_vls", max_op_vls, 1, 5),
 	END
@@ -1648,6 +1649,7 @@ void config_defaults(struct config *c)
 	c->subnet_timeout = 18;
 	c->hoq_life = 18;
 	c->leaf_hoq_life = 16;
+	c->switch_lifetime = 18;
 	c->vl_stall_count = 7;
 	c->max_op_vls = 5;
 	c->sminfo_poll_ms = 10000;

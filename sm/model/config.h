@@ -138,6 +138,7 @@ struct config {
 	int subnet_timeout;		/* sm.subnet_timeout 0..31, default 18 */
 	int hoq_life;			/* ports.hoq_life 0..31, default 18 */
 	int leaf_hoq_life;		/* ports.leaf_hoq_life 0..31, default 16 */
+	int switch_lifetime;		/* ports.switch_lifetime 0..31, default 18 */
 	int vl_stall_count;		/* ports.vl_stall_count 0..7, default 7 */
 	int max_op_vls;			/* ports.max_op_vls 1..5, default 5 */
 	int sminfo_poll_ms;		/* sm.poll_ms 100..600000, default 10000 */

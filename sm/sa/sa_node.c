@@ -187,7 +187,8 @@ static void build_pi(const struct sa_view *v, uint32_t pi, uint8_t *d)
 	else
 		memset(d, 0, SMP_DATA_SIZE);
 	smp_pi_set64(d, IB_PORT_MKEY_F, 0);
-	smp_pi_set(d, IB_PORT_LOCAL_PORT_F, p->num);
+	if (!v->pi_raw)	/* else LocalPortNum as read: the port the SMP came in by */
+		smp_pi_set(d, IB_PORT_LOCAL_PORT_F, p->num);
 	smp_pi_set(d, IB_PORT_LINK_WIDTH_ACTIVE_F, p->width_active);
 	smp_pi_set(d, IB_PORT_LINK_SPEED_ACTIVE_F, p->speed_active & 0x0f);
 	smp_pi_set(d, IB_PORT_STATE_F, p->state);
@@ -199,16 +200,18 @@ static void build_pi(const struct sa_view *v, uint32_t pi, uint8_t *d)
 		smp_pi_set(d, IB_PORT_NEIGHBOR_MTU_F,
 			   p->mtu_cap < r->mtu_cap ? p->mtu_cap : r->mtu_cap);
 	}
-	if (fabric_is_endport(f, pi) || ep != pi) {
-		/* what an end port holds; a switch's other ports show port 0's */
+	if (fabric_is_endport(f, pi)) {
+		/*
+		 * What an end port holds.  A switch's other ports keep
+		 * CapabilityMask as read: IBA vol. 1 §14.2.5.6 defines it for
+		 * end ports only (OpenSM answers it as read too).
+		 */
 		const struct fab_port *e = &f->ports[ep];
 		smp_pi_set(d, IB_PORT_CAPMASK_F, e->capmask);
-		if (fabric_is_endport(f, pi)) {
-			smp_pi_set(d, IB_PORT_LID_F, e->lid);
-			smp_pi_set(d, IB_PORT_SMLID_F, v->sm_lid);
-			smp_pi_set(d, IB_PORT_LMC_F, fabric_port_lmc(f, ep));
-			smp_pi_set64(d, IB_PORT_GID_PREFIX_F, v->subnet_prefix);
-		}
+		smp_pi_set(d, IB_PORT_LID_F, e->lid);
+		smp_pi_set(d, IB_PORT_SMLID_F, v->sm_lid);
+		smp_pi_set(d, IB_PORT_LMC_F, fabric_port_lmc(f, ep));
+		smp_pi_set64(d, IB_PORT_GID_PREFIX_F, v->subnet_prefix);
 	}
 }
 
@@ -401,9 +404,23 @@ static void gir_block(const struct fabric *f, uint32_t pi, uint32_t b,
 }
 
 /*
- * Every end port's GUIDInfo blocks: block 0 (GUID0 the port GUID), and as
- * many more as its alias GUIDs need.  The SA answers from the registry:
- * ibsim takes GUIDInfo only as a Get, so the devices are never told.
+ * The GUIDInfo blocks port pi has: as many as its GUIDCap (8 GUIDs a
+ * block, IBA vol. 1 §14.2.5.5) as the sweep read it, one without a
+ * PortInfo read; 0 for a port of GUIDCap 0 (OpenSM lists none either).
+ */
+static uint32_t gir_cap_blocks(const struct sa_view *v, uint32_t pi)
+{
+	if (!v->pi_raw)
+		return 1;
+	uint32_t cap = smp_pi_get(v->pi_raw[pi], IB_PORT_GUID_CAP_F);
+	return (cap + 7) / 8;
+}
+
+/*
+ * Every end port's GUIDInfo blocks: those of its GUIDCap (block 0 with
+ * GUID0 the port GUID), and as many more as its alias GUIDs need.  The SA
+ * answers from the registry: ibsim takes GUIDInfo only as a Get, so the
+ * devices are never told.
  */
 static int gir_get(struct sa_query *q)
 {
@@ -419,7 +436,10 @@ static int gir_get(struct sa_query *q)
 			continue;
 		uint32_t n = port_aliases(q->view, pi, alias, GIR_ALIASES_MAX);
 		n = n < GIR_ALIASES_MAX ? n : GIR_ALIASES_MAX;
-		for (uint32_t b = 0; !st && b <= n / 8 && !sa_enough(q); b++) {
+		uint32_t nb = gir_cap_blocks(q->view, pi);
+		if (n && n / 8 + 1 > nb)	/* the aliases the registry holds */
+			nb = n / 8 + 1;
+		for (uint32_t b = 0; !st && b < nb && !sa_enough(q); b++) {
 			gir_block(f, pi, b, alias, n, r);
 			if (sa_match_rest(q, r, gir_fields, N(gir_fields)))
 				st = add(q, r);

@@ -93,6 +93,10 @@ struct sa {
 };
 
 #define CPI_CAP_PORTINFO_CAPMASK_MATCH	0x2000	/* ClassPortInfo:CapabilityMask bit 13 */
+/* CapabilityMask2 bit 3: the SM keeps MulticastFDBTop (sm/write/plan_mcast.c)
+ * and SwitchInfoRecords carry it; saquery shows it only then */
+#define CPI_CAP2_MCAST_TOP		0x8
+#define CPI_CAP2_SHIFT			5	/* above RespTimeValue's 5 bits */
 
 static const struct {
 	uint8_t bit, method;
@@ -296,7 +300,7 @@ int sa_class_port_info(struct sa_query *q)
 	r[0] = 1;
 	r[1] = SA_CLASS_VERSION;
 	sa_put16(r + 2, CPI_CAP_PORTINFO_CAPMASK_MATCH);
-	sa_put32(r + 4, rtv & 0x1f);
+	sa_put32(r + 4, CPI_CAP2_MCAST_TOP << CPI_CAP2_SHIFT | (rtv & 0x1f));
 	sa_put32(r + 32, 1);			/* RedirectQP */
 	sa_put32(r + 36, IB_DEFAULT_QP1_QKEY);	/* RedirectQ_Key */
 	sa_put32(r + 68, IB_DEFAULT_QP1_QKEY);	/* TrapQ_Key */

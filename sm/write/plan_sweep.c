@@ -87,8 +87,9 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 		smp_pi_set(out, IB_PORT_OPER_VLS_F,
 			   qos_link_opvls(p->vl_cap, r->vl_cap, (unsigned)pp->max_op_vls));
 		smp_pi_set(out, IB_PORT_VL_STALL_COUNT_F, (uint32_t)pp->vl_stall_count);
-		smp_pi_set(out, IB_PORT_HOQ_LIFE_F,
-			   (uint32_t)(leaf ? pp->leaf_hoq_life : pp->hoq_life));
+		if (n->type == FAB_SWITCH)	/* ports.hoq_life: switch ports only */
+			smp_pi_set(out, IB_PORT_HOQ_LIFE_F,
+				   (uint32_t)(leaf ? pp->leaf_hoq_life : pp->hoq_life));
 		if (pp->vl_high_limit >= 0)	/* qos.vlarb_high_limit */
 			smp_pi_set(out, IB_PORT_VL_HIGH_LIMIT_F,
 				   (uint32_t)pp->vl_high_limit);
@@ -275,13 +276,15 @@ int plan_sweep_port(struct plan *p, int wave, const struct discovery *d,
 
 static int plan_switch(struct plan *p, int wave, const struct discovery *d,
 		       struct devcache *c, const struct lft_tables *t, uint32_t ni,
-		       const struct mc_db *mc)
+		       const struct program_params *pp)
 {
+	const struct mc_db *mc = pp->mc;
 	const struct fab_node *n = &d->f.nodes[ni];
 	uint32_t top = t->max_lid;
 	uint8_t si[SMP_DATA_SIZE];
 	memcpy(si, d->si_raw[ni], SMP_DATA_SIZE);	/* PortStateChange as read: 1 clears it */
 	mad_set_field(si, 0, IB_SW_LINEAR_FDB_TOP_F, top);
+	mad_set_field(si, 0, IB_SW_LIFE_TIME_F, (uint32_t)pp->switch_lifetime);
 	if (mc && mcast_has_top(&d->f, ni))	/* sm/write/plan_mcast.h */
 		mad_set_field(si, 0, IB_SW_MCAST_FDB_TOP_F, mcast_top(&d->f, ni, mc));
 	uint32_t di = plan_data(p, wave, si);
@@ -431,7 +434,7 @@ static int plan_sweep_switches(struct plan *p, int wave,
 	plan_set_tables(p, t);
 	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)
 		if (d->f.nodes[ni].type == FAB_SWITCH &&
-		    (plan_switch(p, wave, d, c, t, ni, pp->mc) < 0 ||
+		    (plan_switch(p, wave, d, c, t, ni, pp) < 0 ||
 		     (d->f.xlid_mode && t->xrow && plan_xswitch(p, wave, d, c, t, ni) < 0)))
 			return -1;
 	for (uint32_t pi = 0; d->f.xlid_mode && pi < d->f.n_ports; pi++)

@@ -33,6 +33,7 @@ struct program_params {
 	int subnet_timeout;
 	int hoq_life;
 	int leaf_hoq_life;
+	int switch_lifetime;	/* SwitchInfo:LifeTimeValue */
 	int vl_stall_count;
 	int max_op_vls;		/* OperationalVLs encoding ceiling (1..5) */
 	int client_rereg;	/* set ClientReregister on CA ports */

@@ -97,6 +97,7 @@ static void record_success(struct program *pr, struct xfer *x)
 		pr->st.switchinfo_sets++;
 		n->lft_top = mad_get_field(x->data, 0, IB_SW_LINEAR_FDB_TOP_F);
 		n->mft_top = (uint16_t)mad_get_field(x->data, 0, IB_SW_MCAST_FDB_TOP_F);
+		n->lifetime = (uint8_t)mad_get_field(x->data, 0, IB_SW_LIFE_TIME_F);
 		n->port_state_change = 0;
 		break;
 	case PLAN_PKEY:
@@ -336,6 +337,17 @@ static void verify_answer(struct program *pr, struct xfer *x, int st,
 	record_failure(pr, x, why);
 }
 
+/* A Set's answer: what the device now holds, as later plans and the SA see it. */
+static void keep_answer(struct program *pr, const struct xfer *x,
+			const uint8_t *data)
+{
+	const struct plan_op *o = op_of(pr, x);
+	if (o->kind == PLAN_PORTINFO)
+		memcpy(pr->d->pi_raw[op_port(pr, o)], data, SMP_DATA_SIZE);
+	else if (o->kind == PLAN_SWITCHINFO)
+		memcpy(pr->d->si_raw[o->node], data, SMP_DATA_SIZE);
+}
+
 /* Handles one answer; returns 1 if x was sent again. */
 static int answer(struct program *pr, struct xfer *x, const uint8_t *resp)
 {
@@ -352,6 +364,8 @@ static int answer(struct program *pr, struct xfer *x, const uint8_t *resp)
 		verify_answer(pr, x, st, resp);
 		return 0;
 	}
+	if (!st)
+		keep_answer(pr, x, resp + SMP_DATA_OFFS);
 	if (confirm_inferred(pr, x, st, resp))
 		return 1;	/* sent again, or freed there */
 	/*

@@ -3,9 +3,8 @@
 
 Each file holds "### QUESTION" lines, each followed by saquery's answer.
 The answers are cut into records and compared after the named
-normalisations (NORMS: what is legitimately different; GAPS: differences
-of families ibsmd served before, to close), each counted when it made two
-answers equal.  Exit 1 with the differences; else one summary line.
+normalisations (NORMS: what is legitimately different), each counted
+when it made two answers equal.  Exit 1 with the differences; else one summary line.
 """
 import re
 import sys
@@ -82,47 +81,13 @@ def n_sl2vl_cut(t, side, recs):
         return recs
     return recs[:11] + [[l for l in recs[11] if not l.startswith("VL:")]]
 
-
-# ---- differences of the families served before (ibsmd's to close) ----
-
-def g_pir_switch_port(t, side, recs):
-    if t != "PIR":
-        return recs
-    recs = sub(recs, r"^(LocalPort:|HoqLife:|CapMask:)(\.+).*", r"\1\2N")
-    return [[l for l in r if not re.match(r"^Is[A-Za-z0-9]+Supported$", l)]
-            for r in recs]
-
-
-def g_swir_lifetime(t, side, recs):
-    if t != "SWIR":
-        return recs
-    recs = sub(recs, r"^(LifeTimeValue/PortStateChange/OpSL2VL\.+).*", r"\1N")
-    return [[l for l in r if not l.startswith("MulticastFDBTop")] for r in recs]
-
-
-def g_gir_blocks(t, side, recs):
-    if t != "GIR":
-        return recs
-    return [r for r in recs if field(r, "Block") in (None, "0")]
-
-
-def g_mcmr_members(t, side, recs):
-    if t != "MCMR":
-        return recs
-    return [[l for l in r if not l.startswith(("PortGid", "JoinState"))]
-            for r in recs[:1]]
-
-
 NORMS = [("actcount", n_actcount), ("cpi", n_cpi), ("pkt-life", n_pkt_life),
          ("pktr-block", n_pktr_block), ("sl2vl-cut", n_sl2vl_cut)]
-GAPS = [("gap-pir-switch-port", g_pir_switch_port),
-        ("gap-swir-lifetime", g_swir_lifetime),
-        ("gap-gir-blocks", g_gir_blocks), ("gap-mcmr-members", g_mcmr_members)]
 
 
 def main():
     osm, ibs = blocks(sys.argv[1]), blocks(sys.argv[2])
-    types = [l.split()[0] for l in sys.argv[3].splitlines() if l.strip()]
+    types = list(dict.fromkeys(l.split()[0] for l in sys.argv[3].splitlines() if l.strip()))
     if sorted(osm) != sorted(ibs):
         print("questions differ:", sorted(set(osm) ^ set(ibs)))
         return 1
@@ -132,7 +97,7 @@ def main():
         a, b = records(osm[key]), records(ibs[key])
         per[t] = per.get(t, 0) + sum(
             1 for r in a if r[0].endswith("dump:") or r[0].startswith("SA ClassPortInfo"))
-        for name, fn in NORMS + GAPS:
+        for name, fn in NORMS:
             na, nb = fn(t, "osm", a), fn(t, "ibsmd", b)
             if a != b and na == nb:
                 used[name] = used.get(name, 0) + 1

@@ -11,8 +11,8 @@
 # whole table, or, for PathRecords, between pairs; a GetTable of every
 # record is cut to one MAD by ibsim (DEVELOPERS.md), so asking by LID is
 # what sees every record.  P_KeyTableRecords go only to a trusted
-# requester: OpenSM's SM_Key is 1 (its sa_key default), ibsmd's is
-# none (0), each SM is asked with its own.
+# requester: OpenSM's SM_Key is 1 (its sa_key default), ibsmd is given
+# the same (sm.sm_key).
 #
 # What is legitimately different is normalised by name (sa_compare.py's
 # NORMS), each counted in the pass line when it made two answers equal:
@@ -29,12 +29,14 @@
 #   sl2vl-cut   of a full MAD of SLtoVLMappingTableRecords (12), saquery
 #               under ibsim shows the last one's table (MAD bytes 240-247)
 #               as leftover memory, other values each run, for either SM.
-# Differences of the families served before these that this comparison
-# found are named too (GAPS, gap-*), field by field, so that nothing else
-# may differ; they are ibsmd's to close: PortInfoRecord of switch ports
-# (LocalPort, CapabilityMask, HOQLife), SwitchInfoRecord's LifeTimeValue,
-# GUIDInfoRecord's blocks past the first, MCMemberRecord GetTable listing
-# the members.
+# Nothing else may differ: a switch port's PortInfoRecord as read (its
+# LocalPortNum, CapabilityMask) with what the SM's Set answered (HOQLife),
+# SwitchInfoRecord's LifeTimeValue as written (ports.switch_lifetime, as
+# OpenSM's packet_life_time), every GUIDInfo block of a port's GUIDCap.
+# Both SMs hold SM_Key 1 (ibsmd: sm.sm_key) and are asked with it, so
+# both see a trusted requester; MCMR is asked once more without a key
+# (untrusted: the groups with no PortGID, JoinState or ProxyJoin,
+# IBA vol. 1 15.2.5.17, OpenSM's rule and ibsmd's).
 # ibsim never ACKs an RMPP answer (DEVELOPERS.md), so ibsmd resends a long
 # table's first segment for about a second, and the next saquery can
 # receive it in place of its own answer: after a question answered with
@@ -43,7 +45,8 @@
 . "$(dirname "$0")/mcast_lib.sh"
 command -v opensm >/dev/null || fail "opensm is not installed (make deps)"
 
-# type ASK: lid (TYPE LID for every LID), all (TYPE), pairs (saquery -p
+# type ASK: lid (TYPE LID for every LID), all (TYPE), untrusted (TYPE
+# without SM_Key), pairs (saquery -p
 # --slid --dlid from H-0 and from H-2, on the other leaf, to every LID).
 TYPES="
 NR lid
@@ -58,12 +61,13 @@ SWIR lid
 LR lid
 IIR all
 MCMR all
+MCMR untrusted
 GIR lid
 SR all
 PR pairs
 ClassPortInfo all
 "
-SM_HOST=H-3 ASKER=H-0 CTL=
+SM_HOST=H-3 ASKER=H-0 CTL= SM_KEY=1	# OpenSM's sa_key default, given to ibsmd too (sm.sm_key)
 
 net="$SIM_TMP/ft.net"
 gen ftree2 --radix 8 --leaves 2 --spines 1 --hosts-per-leaf 2 -o "$net"
@@ -84,6 +88,8 @@ ask() {
 		     done ;;
 		all) r=$(sq "$key" "$t") || fail "saquery $t: $r"
 		     printf '### %s\n%s\n' "$t" "$r" >>"$out" ;;
+		untrusted) r=$(sq 0 "$t") || fail "saquery $t (no SM_Key): $r"
+		     printf '### %s untrusted\n%s\n' "$t" "$r" >>"$out" ;;
 		pairs) for l in $PR_FROM; do for m in $LIDS; do
 			r=$(sq "$key" -p --slid "$l" --dlid "$m") || fail "saquery -p $l $m: $r"
 			printf '### PR %s %s\n%s\n' "$l" "$m" "$r" >>"$out"
@@ -143,7 +149,7 @@ PR_FROM="$(lid_of H-0) $(lid_of H-2)"
 [ "$(wc -w <<<"$PR_FROM")" -eq 2 ] || fail "H-0, H-2 not in OpenSM's guid2lid"
 [ "$(wc -w <<<"$LIDS")" -eq 7 ] || fail "OpenSM's guid2lid: $(wc -w <<<"$LIDS") LIDs of 7 ports"
 join
-ask 1 "$SIM_TMP/opensm.sa"
+ask "$SM_KEY" "$SIM_TMP/opensm.sa"
 sim_stop
 
 # ---- ibsmd, with OpenSM's LIDs ----
@@ -154,13 +160,14 @@ mkdir -p "$SIM_TMP/state"
 	awk '/^0x/ { printf "%s %d 0\n", $1, $2 }' "$SIM_TMP/osm/guid2lid" | sort
 	echo "# end: $(grep -c '^0x' "$SIM_TMP/osm/guid2lid") entries"
 } >"$SIM_TMP/state/guid2lid"
+printf 'sm:\n  sm_key: %d\n' "$SM_KEY" >"$SIM_TMP/policy.yaml"
 sim_start "$net"
-on_host_bg "$SM_HOST" "$IBSMD" -S "$SIM_TMP/state" -s "$SIM_TMP/ctl.sock" \
-	>"$SIM_TMP/ibsmd.log" 2>&1
+on_host_bg "$SM_HOST" "$IBSMD" -c "$SIM_TMP/policy.yaml" -S "$SIM_TMP/state" \
+	-s "$SIM_TMP/ctl.sock" >"$SIM_TMP/ibsmd.log" 2>&1
 wait_up 30 "$SIM_TMP/ibsmd.log" ibsmd
 join
 CTL="$SIM_TMP/ctl.sock"
-ask 0 "$SIM_TMP/ibsmd.sa"
+ask "$SM_KEY" "$SIM_TMP/ibsmd.sa"
 sim_stop
 
 # ---- compare ----

@@ -104,6 +104,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.subnet_timeout, 18);
 	ck_assert_int_eq(c.hoq_life, 18);
 	ck_assert_int_eq(c.leaf_hoq_life, 16);
+	ck_assert_int_eq(c.switch_lifetime, 18);	/* OpenSM's packet_life_time */
 	ck_assert_int_eq(c.vl_stall_count, 7);
 	ck_assert_int_eq(c.max_op_vls, 5);
 	ck_assert_int_eq(c.sminfo_poll_ms, 10000);
@@ -169,6 +170,7 @@ static const char full_policy[] =
 	"ports:\n"
 	"  hoq_life: 31\n"
 	"  leaf_hoq_life: 0\n"
+	"  switch_lifetime: 9\n"
 	"  vl_stall_count: 3\n"
 	"  max_op_vls: 1\n"
 	"events:\n"
@@ -206,6 +208,7 @@ START_TEST(test_full_policy)
 	ck_assert_str_eq(l.c.roots[1], "0x0002c90200000001");
 	ck_assert_int_eq(l.c.hoq_life, 31);
 	ck_assert_int_eq(l.c.leaf_hoq_life, 0);
+	ck_assert_int_eq(l.c.switch_lifetime, 9);
 	ck_assert_int_eq(l.c.vl_stall_count, 3);
 	ck_assert_int_eq(l.c.max_op_vls, 1);
 	ck_assert_int_eq(l.c.events_max_report_failures, 9);
@@ -376,6 +379,8 @@ START_TEST(test_multicast)
 		  "1:51: partitions[0].mtu: 6 is out of range 1..5" },
 		{ "multicast: {rate: 1}\n",
 		  "1:19: multicast.rate: 1 is out of range 2..24" },
+		{ "ports: {switch_lifetime: 32}\n",
+		  "1:26: ports.switch_lifetime: 32 is out of range 0..31" },
 		{ "multicast: {qkey: 0x80000000}\n",
 		  "1:19: multicast.qkey: 0x80000000 is out of range 0..2147483647" },
 		{ "multicast: {default_ipoib: no}\n",

@@ -96,6 +96,8 @@ START_TEST(t_shipped_opensm_conf)
 	ck_assert_int_eq(c->sminfo_poll_ms, 10000);
 	ck_assert_int_eq(c->hoq_life, 0x12);
 	ck_assert_int_eq(c->leaf_hoq_life, 0x10);
+	ck_assert_int_eq(c->switch_lifetime, 0x12);	/* packet_life_time */
+	ck_assert_ptr_null(strstr(warnings, "packet_life_time"));
 	ck_assert_uint_eq(c->port_guid, 0);		/* 0x0: not given */
 	/* every warning is one line naming opensm.conf:LINE */
 	unsigned n = count_lines(warnings, "\n");

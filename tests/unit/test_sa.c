@@ -6,9 +6,13 @@
  * requests get their status (or, where none is due, nothing); record
  * contents are checked byte by byte against the spec's layouts.
  */
+#include <infiniband/mad.h>
+
 #include "routing_testlib.h"
 #include "sa_testlib.h"
+#include "mad/smp.h"
 #include "sm/base/log.h"
+#include "sm/discover/sweep.h"
 
 struct env {
 	struct sm *sm;
@@ -25,7 +29,21 @@ static struct tb *fabric_text(void)
 	return tb_two_leaves(0x10);
 }
 
+/*
+ * The model as env_up() builds it; with d, published as a sweep's, with
+ * d->pi_raw and d->si_raw (one zeroed PortInfo per port and SwitchInfo
+ * per node) filled by fill() first.
+ */
+static void env_up_with(struct env *e, struct discovery *d,
+			void (*fill)(struct discovery *d));
+
 static void env_up(struct env *e)
+{
+	env_up_with(e, NULL, NULL);
+}
+
+static void env_up_with(struct env *e, struct discovery *d,
+			void (*fill)(struct discovery *d))
 {
 	char err[256] = "";
 	memset(e, 0, sizeof(*e));
@@ -50,7 +68,21 @@ static void env_up(struct env *e)
 	ck_assert_int_eq(routing_engine_find("minhop")->route(&e->f, NULL, &e->t,
 							       err, sizeof(err)), 0);
 	struct sm *sm = e->sm = sa_test_sm(&e->w, lid_of(&e->f, "H1"), NULL);
-	sa_publish(sm, &e->f, &e->t);
+	if (d) {	/* the same arrays: e->f frees them */
+		memset(d, 0, sizeof(*d));
+		d->f = e->f;
+		d->pi_raw = calloc(e->f.n_ports, SMP_DATA_SIZE);
+		d->si_raw = calloc(e->f.n_nodes, SMP_DATA_SIZE);
+		ck_assert(d->pi_raw && d->si_raw);
+		fill(d);
+		sm->sub.model = d;
+		sa_publish(sm, &d->f, &e->t);
+		sm->sub.model = NULL;
+		free(d->pi_raw);
+		free(d->si_raw);
+	} else {
+		sa_publish(sm, &e->f, &e->t);
+	}
 	ck_assert_ptr_nonnull(sa_get_view(sm));
 	/* the SA keeps its own copy: the model may go */
 	lft_tables_free(&e->t);
@@ -345,6 +377,68 @@ START_TEST(port_and_switch_records)
 	ck_assert_uint_eq(e.w.mad[0][56], 1);
 	ck_assert_uint_eq(e.w.mad[0][57], 2);
 	ck_assert_uint_eq(sa_get16(e.w.mad[0] + 58), 0x2000);
+	/* CapabilityMask2: IsMulticastFDBTopSupported (bit 3), above RespTimeValue */
+	ck_assert_uint_eq(sa_get32(e.w.mad[0] + 60) >> 5, 0x8);
+	env_down(&e);
+}
+END_TEST
+
+static uint8_t *raw_port(struct discovery *d, const char *node, uint32_t num)
+{
+	uint32_t ni = node_named(&d->f, node);
+	return d->pi_raw[d->f.nodes[ni].first_port + num];
+}
+
+/* What the sweep read: L1's port 2 entered by port 4, H3 without GUIDs. */
+static void as_read(struct discovery *d)
+{
+	fabric_portp(&d->f, node_named(&d->f, "L1"), 0)->capmask = 0x48;
+	smp_pi_set(raw_port(d, "L1", 0), IB_PORT_CAPMASK_F, 0x48);
+	smp_pi_set(raw_port(d, "L1", 0), IB_PORT_LOCAL_PORT_F, 4);
+	smp_pi_set(raw_port(d, "L1", 2), IB_PORT_LOCAL_PORT_F, 4);
+	smp_pi_set(raw_port(d, "L1", 2), IB_PORT_HOQ_LIFE_F, 16);
+	smp_pi_set(raw_port(d, "H4", 1), IB_PORT_GUID_CAP_F, 32);
+	smp_pi_set(raw_port(d, "H3", 1), IB_PORT_GUID_CAP_F, 0);
+}
+
+/*
+ * A switch port's PortInfoRecord as the port said it (LocalPortNum: the
+ * port the SMP came in by; CapabilityMask, defined for end ports only;
+ * HOQLife as the SM's Set left it), as OpenSM; every GUIDInfo block of a
+ * port's GUIDCap, none for GUIDCap 0.
+ */
+START_TEST(records_as_read)
+{
+	struct env e;
+	struct discovery d;
+	uint8_t mad[MAD_SIZE], rec[72] = { 0 };
+	env_up_with(&e, &d, as_read);
+	sa_put16(rec, (uint16_t)lid(&e, "L1"));
+	rec[2] = 2;
+	req(mad, SA_METHOD_GET, SA_ATTR_PORTINFO_REC, 3, rec, 68);
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
+	ck_assert_uint_eq(mad_status(e.w.mad[0]), 0);
+	const uint8_t *pi = e.w.mad[0] + 56 + 4;
+	ck_assert_uint_eq(smp_pi_get(pi, IB_PORT_LOCAL_PORT_F), 4);
+	ck_assert_uint_eq(smp_pi_get(pi, IB_PORT_CAPMASK_F), 0);
+	ck_assert_uint_eq(smp_pi_get(pi, IB_PORT_HOQ_LIFE_F), 16);
+	rec[2] = 0;		/* port 0: its own CapabilityMask */
+	req(mad, SA_METHOD_GET, SA_ATTR_PORTINFO_REC, 3, rec, 68);
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
+	ck_assert_uint_eq(smp_pi_get(e.w.mad[0] + 56 + 4, IB_PORT_CAPMASK_F), 0x48);
+	ck_assert_uint_eq(smp_pi_get(e.w.mad[0] + 56 + 4, IB_PORT_LOCAL_PORT_F), 4);
+	/* GUIDCap 32: blocks 0-3 */
+	memset(rec, 0, sizeof(rec));
+	sa_put16(rec, (uint16_t)lid(&e, "H4"));
+	req(mad, SA_METHOD_GET_TABLE, SA_ATTR_GUIDINFO_REC, 1, rec, sizeof(rec));
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
+	ck_assert_uint_eq(mad_status(e.w.mad[0]), 0);
+	ck_assert_uint_eq(rmpp_len(e.w.mad[0]), 20 * 2 + 4 * 72);
+	/* GUIDCap 0: none */
+	sa_put16(rec, (uint16_t)lid(&e, "H3"));
+	req(mad, SA_METHOD_GET_TABLE, SA_ATTR_GUIDINFO_REC, 1, rec, sizeof(rec));
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
+	ck_assert_uint_eq(e.w.len[0], SA_EMPTY_TABLE_LEN);
 	env_down(&e);
 }
 END_TEST
@@ -597,6 +691,7 @@ int main(void)
 	tcase_add_test(tc, keys_state_and_rmpp);
 	tcase_add_test(tc, node_records);
 	tcase_add_test(tc, port_and_switch_records);
+	tcase_add_test(tc, records_as_read);
 	tcase_add_test(tc, path_records);
 	tcase_add_test(tc, publish_replaces);
 	tcase_add_test(tc, reused_tid);

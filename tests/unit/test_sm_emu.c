@@ -109,6 +109,53 @@ START_TEST(t_clean_bringup)
 }
 END_TEST
 
+/* Switches that come up with LifeTimeValue 5 (ibsim's is 0). */
+static void short_lifetime(struct fabric *f)
+{
+	for (uint32_t i = 0; i < f->n_nodes; i++)
+		f->nodes[i].lifetime = 5;
+}
+
+/*
+ * ports.switch_lifetime goes into every switch's SwitchInfo (OpenSM's
+ * packet_life_time), the model keeps what was written; HOQLife goes to
+ * switch ports only (ports.hoq_life, leaf_hoq_life), a CA port keeps its own.
+ */
+START_TEST(t_switch_lifetime_and_hoq)
+{
+	struct run r;
+	setup_run_with(&r, short_lifetime);
+	r.sm->cfg.switch_lifetime = 20;
+	int ca_hoq = emu_port_hoq_life(r.e, 0x1000, 1);
+	ck_assert_int_ne(ca_hoq, r.sm->cfg.hoq_life);
+	bring_up(&r);
+	ck_assert_int_eq(r.rc, 0);
+	assert_up(&r, 0);
+	const struct fabric *f = &r.topo;
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		if (nd->type != FAB_SWITCH) {
+			ck_assert_int_eq(emu_port_hoq_life(r.e, nd->guid, 1), ca_hoq);
+			continue;
+		}
+		ck_assert_int_eq(emu_switch_lifetime(r.e, nd->guid), 20);
+		for (int p = 1; p <= nd->nports; p++) {
+			const struct fab_port *fp = fabric_portp(f, i, p);
+			if (fp->remote == FAB_NONE)
+				continue;
+			int leaf = f->nodes[f->ports[fp->remote].node].type != FAB_SWITCH;
+			ck_assert_int_eq(emu_port_hoq_life(r.e, nd->guid, p),
+					 leaf ? r.sm->cfg.leaf_hoq_life : r.sm->cfg.hoq_life);
+		}
+	}
+	const struct fabric *m = &r.sm->sub.model->f;	/* the model: as written */
+	for (uint32_t i = 0; i < m->n_nodes; i++)
+		if (m->nodes[i].type == FAB_SWITCH)
+			ck_assert_uint_eq(m->nodes[i].lifetime, 20);
+	emu_run_free(&r.run);
+}
+END_TEST
+
 START_TEST(t_silent_loss_same_end_state)
 {
 	struct run a, b;
@@ -751,6 +798,7 @@ static Suite *sm_emu_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_clean_bringup);
+	tcase_add_test(tc, t_switch_lifetime_and_hoq);
 	tcase_add_test(tc, t_silent_loss_same_end_state);
 	tcase_add_test(tc, t_dead_port_reported_rest_up);
 	tcase_add_test(tc, t_inferred_port_put_right);
