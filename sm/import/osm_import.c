@@ -43,35 +43,32 @@ static const char *const dir_names[K_KINDS] = {
 
 /* ---- the output document ---- */
 
-int osm_put(struct osm_imp *m, int map, const char *key, const char *val)
+/* key: node v in mapping map; v, or 0 when out of memory. */
+static int put_pair(struct osm_imp *m, int map, const char *key, int v)
 {
 	int k = yaml_document_add_scalar(&m->doc, NULL, (yaml_char_t *)key, -1,
 					 YAML_PLAIN_SCALAR_STYLE);
-	int v = yaml_document_add_scalar(&m->doc, NULL, (yaml_char_t *)val, -1,
-					 YAML_ANY_SCALAR_STYLE);
 	if (!k || !v || !yaml_document_append_mapping_pair(&m->doc, map, k, v))
 		return 0;
 	return v;
+}
+
+int osm_put(struct osm_imp *m, int map, const char *key, const char *val)
+{
+	return put_pair(m, map, key, yaml_document_add_scalar(&m->doc, NULL, (yaml_char_t *)val,
+							       -1, YAML_ANY_SCALAR_STYLE));
 }
 
 int osm_put_seq(struct osm_imp *m, int map, const char *key)
 {
-	int k = yaml_document_add_scalar(&m->doc, NULL, (yaml_char_t *)key, -1,
-					 YAML_PLAIN_SCALAR_STYLE);
-	int v = yaml_document_add_sequence(&m->doc, NULL, YAML_ANY_SEQUENCE_STYLE);
-	if (!k || !v || !yaml_document_append_mapping_pair(&m->doc, map, k, v))
-		return 0;
-	return v;
+	return put_pair(m, map, key, yaml_document_add_sequence(&m->doc, NULL,
+								 YAML_ANY_SEQUENCE_STYLE));
 }
 
 static int osm_put_map(struct osm_imp *m, int map, const char *key)
 {
-	int k = yaml_document_add_scalar(&m->doc, NULL, (yaml_char_t *)key, -1,
-					 YAML_PLAIN_SCALAR_STYLE);
-	int v = yaml_document_add_mapping(&m->doc, NULL, YAML_BLOCK_MAPPING_STYLE);
-	if (!k || !v || !yaml_document_append_mapping_pair(&m->doc, map, k, v))
-		return 0;
-	return v;
+	return put_pair(m, map, key, yaml_document_add_mapping(&m->doc, NULL,
+								YAML_BLOCK_MAPPING_STYLE));
 }
 
 int osm_append(struct osm_imp *m, int seq, const char *val)

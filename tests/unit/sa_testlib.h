@@ -70,4 +70,23 @@ static inline void sa_test_sm_free(struct sm *sm)
 	free(sm);
 }
 
+/* A request of len bytes from from_lid into sm's receive path; the answers' count. */
+static inline int sa_test_ask(struct sm *sm, struct wire *w, uint32_t from_lid,
+			      const uint8_t *mad, size_t len)
+{
+	struct mad_addr from = { .lid = from_lid, .qpn = 1 };
+	w->n = 0;
+	mad_dispatch_input(sm->disp, mad, len, &from, 0);
+	return w->n;
+}
+
+/* Each request its own TID, as clients do (RMPP keys transfers by TID). */
+static uint64_t sa_test_next_tid = 0x1234;
+
+static inline void sa_test_req(uint8_t *mad, uint8_t method, uint16_t attr, uint64_t mask,
+			       const void *rec, size_t rlen)
+{
+	sa_init_request(mad, method, sa_test_next_tid++, attr, 0, mask, rec, rlen);
+}
+
 #endif

@@ -100,23 +100,13 @@ static uint32_t lid(struct env *e, const char *name)
 	return lid_of(&e->f, name);
 }
 
-/* Sends a request of len bytes from H2's LID; returns the answers' count. */
+/* A request of len bytes from H2's LID; the answers' count. */
 static int ask(struct env *e, const uint8_t *mad, size_t len)
 {
-	struct mad_addr from = { .lid = lid(e, "H2"), .qpn = 1 };
-	e->w.n = 0;
-	mad_dispatch_input(e->sm->disp, mad, len, &from, 0);
-	return e->w.n;
+	return sa_test_ask(e->sm, &e->w, lid(e, "H2"), mad, len);
 }
 
-/* Each request its own TID, as clients do (RMPP keys transfers by TID). */
-static uint64_t next_tid = 0x1234;
-
-static void req(uint8_t *mad, uint8_t method, uint16_t attr, uint64_t mask,
-		const void *rec, size_t rlen)
-{
-	sa_init_request(mad, method, next_tid++, attr, 0, mask, rec, rlen);
-}
+#define req sa_test_req
 
 /* ---- malformed and unsupported requests ---- */
 

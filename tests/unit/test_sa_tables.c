@@ -103,19 +103,10 @@ static uint32_t lid(struct env *e, const char *name)
 /* A request of len bytes from H2's LID; the answers' count. */
 static int ask(struct env *e, const uint8_t *mad, size_t len)
 {
-	struct mad_addr from = { .lid = lid(e, "H2"), .qpn = 1 };
-	e->w.n = 0;
-	mad_dispatch_input(e->sm->disp, mad, len, &from, 0);
-	return e->w.n;
+	return sa_test_ask(e->sm, &e->w, lid(e, "H2"), mad, len);
 }
 
-static uint64_t next_tid = 0x5000;
-
-static void req(uint8_t *mad, uint8_t method, uint16_t attr, uint64_t mask,
-		const void *rec, size_t rlen)
-{
-	sa_init_request(mad, method, next_tid++, attr, 0, mask, rec, rlen);
-}
+#define req sa_test_req
 
 /*
  * The answer's records: a Get's 1 (0 for an error), a GetTable's from the
