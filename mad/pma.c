@@ -9,6 +9,26 @@
 #include <stdio.h>
 #include <string.h>
 
+const struct pma_counter_info pma_counter_info[PMC_N] = {
+	[PMC_SYMBOL_ERR] = { "SymbolErrorCounter", "symbol_errors", 16, 1 },
+	[PMC_LINK_ERR_RECOVERY] = { "LinkErrorRecoveryCounter", "link_error_recoveries", 8, 1 },
+	[PMC_LINK_DOWNED] = { "LinkDownedCounter", "link_downed", 8, 1 },
+	[PMC_RCV_ERR] = { "PortRcvErrors", "rcv_errors", 16, 1 },
+	[PMC_RCV_REMOTE_PHYS_ERR] = { "PortRcvRemotePhysicalErrors", "rcv_remote_physical_errors", 16, 1 },
+	[PMC_RCV_SWITCH_RELAY_ERR] = { "PortRcvSwitchRelayErrors", "rcv_switch_relay_errors", 16, 1 },
+	[PMC_XMIT_DISCARDS] = { "PortXmitDiscards", "xmit_discards", 16, 1 },
+	[PMC_XMIT_CONSTRAINT_ERR] = { "PortXmitConstraintErrors", "xmit_constraint_errors", 8, 1 },
+	[PMC_RCV_CONSTRAINT_ERR] = { "PortRcvConstraintErrors", "rcv_constraint_errors", 8, 1 },
+	[PMC_LOCAL_LINK_INTEGRITY_ERR] = { "LocalLinkIntegrityErrors", "local_link_integrity_errors", 4, 1 },
+	[PMC_EXCESSIVE_BUF_OVERRUN_ERR] = { "ExcessiveBufferOverrunErrors", "excessive_buffer_overrun_errors", 4, 1 },
+	[PMC_VL15_DROPPED] = { "VL15Dropped", "vl15_dropped", 16, 1 },
+	[PMC_XMIT_WAIT] = { "PortXmitWait", "xmit_wait", 32, 0 },
+	[PMC_XMIT_DATA] = { "PortXmitData", "xmit_data", 32, 0 },
+	[PMC_RCV_DATA] = { "PortRcvData", "rcv_data", 32, 0 },
+	[PMC_XMIT_PKTS] = { "PortXmitPkts", "xmit_packets", 32, 0 },
+	[PMC_RCV_PKTS] = { "PortRcvPkts", "rcv_packets", 32, 0 },
+};
+
 void pma_ext_get(uint8_t *mad, uint8_t port_select, uint32_t lid,
 		 struct mad_addr *to)
 {

@@ -20,6 +20,52 @@
 #define PMA_DATA_OFFS		64	/* 40 reserved bytes after the header */
 #define PMA_QP1_QKEY		0x80010000u
 
+/*
+ * The counters the performance manager reads, in one order: the twelve
+ * error counters of PortCounters (IBA vol. 1 16.1.4.3, the names
+ * perfquery and ibqueryerrors print), PortXmitWait, then the data and
+ * packet counters (64-bit from PortCountersExtended where the PMA's
+ * ClassPortInfo says so, else PortCounters' 32-bit ones).
+ */
+enum pma_counter {
+	PMC_SYMBOL_ERR,			/* SymbolErrorCounter, 16 bits */
+	PMC_LINK_ERR_RECOVERY,		/* LinkErrorRecoveryCounter, 8 */
+	PMC_LINK_DOWNED,		/* LinkDownedCounter, 8 */
+	PMC_RCV_ERR,			/* PortRcvErrors, 16 */
+	PMC_RCV_REMOTE_PHYS_ERR,	/* PortRcvRemotePhysicalErrors, 16 */
+	PMC_RCV_SWITCH_RELAY_ERR,	/* PortRcvSwitchRelayErrors, 16 */
+	PMC_XMIT_DISCARDS,		/* PortXmitDiscards, 16 */
+	PMC_XMIT_CONSTRAINT_ERR,	/* PortXmitConstraintErrors, 8 */
+	PMC_RCV_CONSTRAINT_ERR,		/* PortRcvConstraintErrors, 8 */
+	PMC_LOCAL_LINK_INTEGRITY_ERR,	/* LocalLinkIntegrityErrors, 4 */
+	PMC_EXCESSIVE_BUF_OVERRUN_ERR,	/* ExcessiveBufferOverrunErrors, 4 */
+	PMC_VL15_DROPPED,		/* VL15Dropped, 16 */
+	PMC_N_ERRORS,
+	PMC_XMIT_WAIT = PMC_N_ERRORS,	/* PortXmitWait, 32 */
+	PMC_XMIT_DATA,			/* PortXmitData, 32 or 64, units of 4 octets */
+	PMC_RCV_DATA,			/* PortRcvData */
+	PMC_XMIT_PKTS,			/* PortXmitPkts */
+	PMC_RCV_PKTS,			/* PortRcvPkts */
+	PMC_N
+};
+
+struct pma_counter_info {
+	const char *name;	/* the IBA's name, as perfquery prints it */
+	const char *metric;	/* in metric names: ibsmd_port_<metric>_total */
+	uint8_t bits;		/* width in PortCounters (the extended ones: 64) */
+	uint8_t error;		/* an error counter (health thresholds) */
+};
+/* Indexed by enum pma_counter (mad/pma.c). */
+extern const struct pma_counter_info pma_counter_info[PMC_N];
+
+/* One port's counters as read: v[c] valid where have has bit c. */
+struct pma_sample {
+	uint8_t port_select;
+	uint32_t have;		/* 1u << c: read */
+	uint32_t wide;		/* 1u << c: read 64-bit (PortCountersExtended) */
+	uint64_t v[PMC_N];
+};
+
 struct pma_counters_ext {
 	uint8_t port_select;
 	uint64_t xmit_data, rcv_data;	/* units of 4 octets */

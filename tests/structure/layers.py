@@ -31,6 +31,9 @@ RULES = {
     'sm/render': LOWER + SM_LOW + ['sm/render'],
     # a translator of other SMs' files into a policy: no daemon
     'sm/import': LOWER + SM_LOW + ['sm/import'],
+    # the performance manager's pure part: counter arithmetic, health
+    # verdicts, the fabric baseline; the owner on the loop is sm/perfmgr.c
+    'sm/perf': LOWER + SM_LOW + ['sm/perf'],
     'sm/discover': LOWER + SM_LOW + ['sm/discover', 'sm/write'],
     'sm/write': LOWER + SM_LOW + ['sm/discover', 'sm/write'],
     # ibsmctl is a client: its own folder and the protocol header
