@@ -42,6 +42,7 @@
 #include "sm/vm/vmops.h"
 #include "sm/vm/vmshared.h"
 #include "sm/weights.h"
+#include "sm/perfmgr.h"
 #include "sm/write/scrub.h"
 
 static uint64_t clock_cb(void *arg)
@@ -138,6 +139,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	};
 	if (!sm->txn_timer || !sm->log_tick || sweeper_init(sm, &sweeps) < 0 ||
 	    smstate_init(sm, &election) < 0 || weights_init(sm) < 0 ||
+	    perfmgr_init(sm) < 0 ||
 	    mc_db_init(&sm->mc) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -177,6 +179,8 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	}
 	txn_set_arm(sm->txn, arm_txn, sm);
+	if (perfmgr_begin(sm, err, errlen) < 0)
+		return -1;
 	sm->disp = sm_recv_new(sm, &sm->tr);
 	if (!sm->disp || sa_init(sm, sa_families, sa_n_families) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -245,6 +249,7 @@ void sm_shutdown(struct sm *sm)
 	mcast_sm_free(sm);
 	mc_db_free(&sm->mc);	/* the groups live as long as the daemon */
 	weights_free(sm);
+	perfmgr_free(sm);
 	pkey_violations_free(&sm->pkey_viol);
 	free(sm->learned.guid);
 	free(sm->learned.weight);

@@ -10,6 +10,7 @@
 #include "sm/smstate.h"
 #include "sm/sweeper.h"
 #include "sm/daemon.h"
+#include "sm/perfmgr.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <infiniband/mad.h>
@@ -331,6 +332,7 @@ void sm_configure(struct sm *sm)
 	fabric_log_changes(old ? &old->f : NULL, f, NULL);
 	sm->sub.configured_at = (uint64_t)time(NULL);
 	linkwatch_update(&sm->sub.links, old ? &old->f : NULL, f, sm->sub.configured_at);
+	perfmgr_configured(sm);
 	notices_configured(sm, old ? &old->f : NULL, f, sm->sweep.adopt_tables);
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;

@@ -3,6 +3,8 @@
 #include <infiniband/mad.h>
 
 #include "sm/daemon.h"
+#include "mad/pma.h"
+#include "sm/perfmgr.h"
 #include "sm/sa/notices.h"
 
 /* SMInfo and traps arrive LID-routed and directed-route alike. */
@@ -19,6 +21,20 @@ const struct sm_recv_entry *sm_recv_table(size_t *n)
 {
 	*n = sizeof(table) / sizeof(table[0]);
 	return table;
+}
+
+/*
+ * Answers to our requests: the performance manager's GMPs (PerfMgt) to its
+ * own transaction table, the rest to the SA's notices and the SM's.
+ */
+static int answer(void *arg, const uint8_t *mad, size_t len,
+		  const struct mad_addr *from, int status)
+{
+	struct sm *sm = arg;
+	if (len >= MAD_HDR_SIZE && mad[1] == PMA_CLASS &&
+	    perfmgr_answer(sm, mad, len, from, status))
+		return 1;
+	return notices_answer(arg, mad, len, from, status);
 }
 
 /* Registers the table with d, each handler with ctx.  0 or -1. */
@@ -38,7 +54,7 @@ struct mad_dispatch *sm_recv_new(struct sm *sm, struct mad_transport *tr)
 	struct mad_dispatch *d = mad_dispatch_new(tr);
 	if (!d)
 		return NULL;
-	mad_dispatch_set_answers(d, notices_answer, sm);
+	mad_dispatch_set_answers(d, answer, sm);
 	sm_traps_init(sm);
 	if (sm_recv_register(d, sm) < 0) {
 		mad_dispatch_free(d);

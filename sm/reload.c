@@ -12,6 +12,7 @@
 #include "sm/daemon.h"
 #include "sm/mcast/ipoib.h"
 #include "sm/weights.h"
+#include "sm/perfmgr.h"
 
 /*
  * What the new policy c takes away that a slip of the operator's (a file
@@ -108,6 +109,7 @@ int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 	sm->cfg = c;
 	mcast_ipoib_sync(sm, 1);
 	weights_reconfigure(sm);
+	perfmgr_reconfigure(sm);
 	log_set_level(c.log_level);
 	if (sm->txn) {
 		struct txn_params tp = {

@@ -16,6 +16,7 @@
 
 #include "mad/pma.h"
 #include "sm/daemon.h"
+#include "sm/perfmgr.h"
 #include "sm/base/log.h"
 #include "sm/base/wfile.h"
 #include "sm/base/clock.h"
@@ -431,7 +432,7 @@ static int start_reading(struct wlearn *w)
 		struct mad_addr to;
 		pma_ext_get(mad, r->p[i].num, r->p[i].lid, &to);
 		r->req[i] = (struct wreq){ w, i };
-		if (txn_submit(sm->txn, mad, MAD_SIZE, &to, r->p[i].node,
+		if (txn_submit(perfmgr_engine(sm), mad, MAD_SIZE, &to, r->p[i].node,
 			       on_counters, &r->req[i]) == 0)
 			r->pending++;
 	}
@@ -444,7 +445,7 @@ static int can_read(const struct wlearn *w)
 {
 	const struct sm *sm = w->sm;
 	return sm->cfg.wlearn_period_s > 0 && sm->state == SMS_MASTER &&
-	       sm->sub.model && sm->txn && !w->reading;
+	       sm->sub.model && perfmgr_engine(sm) && !w->reading;
 }
 
 static void on_period(evutil_socket_t fd, short what, void *arg)

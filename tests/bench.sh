@@ -10,7 +10,7 @@
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
-#                         "qos", "part", "mcast", "mcast-emu"
+#                         "qos", "part", "mcast", "mcast-emu", "perfmgr"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
@@ -709,6 +709,85 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = sa ]; then
 		"$(sa_field gettable_ms_median "$emu") ms (median of $ROUNDS, least $(sa_field gettable_ms_min "$emu") ms);" \
 		"PathRecord Gets in-process: $(sa_field get_qps "$emu")/s"
 	echo "  $emu"
+fi
+
+# ---- perfmgr: every port's counters of the 3456-host tree, beside OpenSM's ----
+# (a) A fresh ibsim of ft3-3456 per run.  ibsmd: the daemon with
+# perfmgr.interval_s 0, sweeps asked with `ibsmctl --json perfmgr sweep`
+# (the first asks each agent's ClassPortInfo too; the second is a steady
+# one); its reply gives the ms and the GMPs.  OpenSM: --perfmgr with
+# --perfmgr_sweep_time_s 1, its "PerfMgr total sweep time" log lines (the
+# second sweep), its PerfMgt GMPs counted by libmaddrop between the first
+# and the second line (its sweeps are a second apart).  $ROUNDS rounds each,
+# alternating, the median.
+# (b) ibsmd alone: build/saperf's PathRecord rate from H-3 (16 in flight,
+# BENCH_SA_SECONDS) with no sweep, then with sweeps asked back to back
+# throughout; the goal is the same rate within noise (the GMPs go through
+# their own transaction table and window).
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = perfmgr ]; then
+	PM_SECS=${BENCH_SA_SECONDS:-3}
+	net="$SIM_TMP/pm-ft3-3456.net"
+	gen ftree3 --radix 24 -o "$net"
+	pm_field() { sed -n "s/.*\"$1\": *\([0-9.]*\).*/\1/p" <<<"$2" | head -n 1; }
+	gmps_of() { cat "$1"/count.* 2>/dev/null | awk '$1 ~ /^class_0x04_method_0x0[12]$/ { n += $2 } END { print n + 0 }'; }
+	pm_run() {	# PROG ROUND: appends "pm PROG ms gmps first_ms ports" to $RESULTS
+		local prog=$1 dir="$SIM_TMP/pm-$1-$2" out1 out2
+		mkdir -p "$dir"
+		sim_start "$net"
+		if [ "$prog" = ibsmd ]; then
+			printf 'perfmgr:\n  interval_s: 0\n' >"$dir/pol.yaml"
+			on_host_bg H-0 "$IBSMD" -R "$ENGINE" -c "$dir/pol.yaml" -S "$dir/state" -s "$dir/sock" >"$dir/out" 2>"$dir/err"
+			local sm=$SIM_LAST_PID
+			wait_until 120 grep -q '^subnet up' "$dir/out" || fail "perfmgr: ibsmd did not come up"
+			out1=$("$IBSMCTL" -s "$dir/sock" --json perfmgr sweep) || fail "perfmgr: $out1"
+			out2=$("$IBSMCTL" -s "$dir/sock" --json perfmgr sweep) || fail "perfmgr: $out2"
+			echo "pm ibsmd $(pm_field ms "$out2") $(pm_field gmps "$out2") $(pm_field ms "$out1") $(pm_field read "$out2")" >>"$RESULTS"
+			note "perfmgr ibsmd round $2: first $out1 then $out2"
+			if [ "$2" = 1 ]; then
+				local q0 q1 l
+				q0=$(on_host H-3 "$SAPERF" -k 16 -t "$PM_SECS" -d 1-3456 2>"$dir/sa0.err") || fail "perfmgr: saperf: $q0"
+				( while :; do "$IBSMCTL" -s "$dir/sock" perfmgr sweep >/dev/null 2>&1 || break; done ) &
+				l=$!
+				q1=$(on_host H-3 "$SAPERF" -k 16 -t "$PM_SECS" -d 1-3456 2>"$dir/sa1.err") || fail "perfmgr: saperf during sweeps: $q1"
+				kill "$l" 2>/dev/null; wait "$l" 2>/dev/null
+				echo "pmsa idle $(pm_field qps "$q0")" >>"$RESULTS"
+				echo "pmsa sweeping $(pm_field qps "$q1")" >>"$RESULTS"
+				note "perfmgr SA: idle $q0; sweeping $q1"
+			fi
+		else
+			opensm -c "$dir/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
+			sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$dir/opensm.conf"
+			export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=50
+			OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 opensm -R ftree \
+				--perfmgr --perfmgr_sweep_time_s 1 -F "$dir/opensm.conf" -f "$dir/opensm.log" >"$dir/out" 2>&1
+			unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+			local sm=$SIM_LAST_PID g1 g2
+			wait_until 300 grep -qs 'PerfMgr total sweep time' "$dir/opensm.log" || fail "perfmgr: OpenSM's perfmgr did not sweep"
+			sleep 0.2; g1=$(gmps_of "$dir")
+			wait_until 300 eval '[ "$(grep -c "PerfMgr total sweep time" "$dir/opensm.log")" -ge 2 ]' ||
+				fail "perfmgr: OpenSM's second sweep did not come"
+			sleep 0.2; g2=$(gmps_of "$dir")
+			local t=$(grep 'PerfMgr total sweep time' "$dir/opensm.log" | sed -n '2s/.*: *\([0-9.]*\) s.*/\1/p')
+			local t1=$(grep 'PerfMgr total sweep time' "$dir/opensm.log" | sed -n '1s/.*: *\([0-9.]*\) s.*/\1/p')
+			echo "pm osm $(awk -v t="$t" 'BEGIN { printf "%d", t * 1000 }') $((g2 - g1)) $(awk -v t="$t1" 'BEGIN { printf "%d", t * 1000 }') -" >>"$RESULTS"
+			note "perfmgr OpenSM round $2: sweeps ${t1}s then ${t}s, $((g2 - g1)) GMPs in the second"
+		fi
+		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+		sim_stop
+	}
+	for r in $(seq "$ROUNDS"); do
+		pm_run ibsmd "$r"
+		pm_run osm "$r"
+	done
+	pi=$(col pm ibsmd 3); po=$(col pm osm 3)
+	echo
+	echo "perfmgr: a sweep of every port's counters on ft3-3456 under ibsim (steady sweep; first sweep in brackets), median of $ROUNDS rounds"
+	printf '%-10s %8s %10s %9s %10s %7s %12s %10s\n' fabric ports ibsmd_ms ibsmd_gmp osm_ms osm_gmp vs_osm_time first_ms
+	printf '%-10s %8s %10s %9s %10s %7s %12s %10s\n' ft3-3456 "$(col pm ibsmd 6)" "$pi" "$(col pm ibsmd 4)" \
+		"$po" "$(col pm osm 4)" "$(ratio "$pi" "$po")" "($(col pm ibsmd 5)/$(col pm osm 5))"
+	a=$(awk '$1 == "pmsa" && $2 == "idle" { print $3 }' "$RESULTS" | tail -n 1)
+	b=$(awk '$1 == "pmsa" && $2 == "sweeping" { print $3 }' "$RESULTS" | tail -n 1)
+	echo "SA PathRecord Gets from H-3 on ft3-3456 (16 in flight, ${PM_SECS} s): ${a}/s idle, ${b}/s during perfmgr sweeps ($(ratio "$b" "$a") of idle)"
 fi
 
 # ---- multicast join storm in the emulator (build/emumc; ibsmd alone) ----

@@ -17,6 +17,7 @@
 #include "sm/ctl/ctlroutes.h"
 #include "sm/ctl/ctltopo.h"
 #include "sm/daemon.h"
+#include "sm/perfmgr.h"
 #include "sm/base/log.h"
 #include "sm/ctl/metrics.h"
 #include "sm/base/nodemap.h"
@@ -118,6 +119,7 @@ static json_t *status_json(const struct sm *sm)
 									sm->sub.links.dropped)));
 	json_object_set_new(o, "degraded_links", json_integer(sm->sub.links.n_degraded));
 	json_object_set_new(o, "mads", mad_stats_json(sm));
+	json_object_set_new(o, "perfmgr", perfmgr_to_ctl(sm));
 	return o;
 }
 
@@ -537,6 +539,8 @@ static const struct ctl_field topology_fields[] = { { "dot", CT_BOOL }, { NULL, 
 static const struct ctl_field routes_fields[] = { { "switch", CT_STRING }, { NULL, 0 } };
 static const struct ctl_field reload_fields[] = { { "force", CT_BOOL }, { NULL, 0 } };
 static const struct ctl_field forget_fields[] = { { "link", CT_STRING }, { NULL, 0 } };
+static const struct ctl_field perfmgr_fields[] = { { "op", CT_STRING }, { NULL, 0 } };
+static const struct ctl_field health_fields[] = { { "save_baseline", CT_STRING }, { NULL, 0 } };
 /* every operation's: cmd_vm() refuses what its operation does not take */
 static const struct ctl_field vm_fields_all[] = {
 	{ "op", CT_STRING }, { "name", CT_STRING }, { "hypervisor", CT_STRING },
@@ -570,6 +574,8 @@ static const struct ctl_command {
 	{ "vm", cmd_vm, vm_fields_all },
 	{ "partitions", ctl_partitions, no_fields },
 	{ "forget", cmd_forget, forget_fields },
+	{ "perfmgr", perfmgr_ctl, perfmgr_fields },
+	{ "health", perfmgr_health_ctl, health_fields },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -12,6 +12,7 @@
 
 #include "traps/notify.h"
 #include "sm/daemon.h"
+#include "sm/perfmgr.h"
 #include "sm/ctl/control.h"
 #include "sm/ctl/metrics.h"
 #include "sm/base/nodemap.h"
@@ -115,6 +116,12 @@ void mtext_sample(struct mtext *t, const char *name, const char *label,
 	free(e);
 }
 
+void mtext_labelled(struct mtext *t, const char *name, const char *labels,
+		    uint64_t v)
+{
+	mtext_printf(t, "%s{%s} %llu\n", name, labels, (unsigned long long)v);
+}
+
 /* A family of one sample without labels. */
 static void one(struct mtext *t, const char *name, const char *type,
 		const char *help, double v)
@@ -176,6 +183,7 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 	    "Switch ports disabled to cut a rogue SM off (sm.rogue: isolate)",
 	    rg ? (double)rogues_isolations(rg) : 0);
 	scrub_metrics(t, sm);
+	perfmgr_metrics(sm, t);
 }
 
 /* The failed and degraded links (sm/discover/linkwatch.h). */

@@ -44,6 +44,9 @@ void mtext_family(struct mtext *t, const char *name, const char *type,
 /* "name v" or "name{label="value"} v"; label NULL for none. */
 void mtext_sample(struct mtext *t, const char *name, const char *label,
 		  const char *value, double v);
+/* "name{labels} v": labels already "k=\"v\",..." (values escaped). */
+void mtext_labelled(struct mtext *t, const char *name, const char *labels,
+		    uint64_t v);
 /*
  * The daemon's metrics, a malloc'd NUL-terminated text (*len without the
  * NUL), or NULL when out of memory.  start_time: the daemon's start,

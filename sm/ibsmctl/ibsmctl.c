@@ -43,7 +43,9 @@ static void usage(FILE *fp)
 	    "  verify                 read the LFTs back from the switches and check them\n"
 	    "  groups                 multicast groups: MGID, MLID, P_Key, Q_Key, MTU, rate,\n"
 	    "                         SL; members (port GUID, LID, JoinState)\n"
-	    "  metrics                the Prometheus text exposition format\n", fp);
+	    "  metrics                the Prometheus text exposition format\n"
+	    "  perfmgr [sweep]        the performance manager; sweep: read every port's\n"
+	    "                         counters now (ports read, GMPs, ms)\n", fp);
 }
 
 static const char *socket_path(const char *opt)
@@ -234,6 +236,13 @@ static json_t *build_request(const char *cmd, char **argv, int argc,
 			rc = -1;
 		} else if (argc == 1) {
 			json_object_set_new(req, "switch", json_string(argv[0]));
+		}
+	} else if (!strcmp(cmd, "perfmgr")) {
+		if (argc > 1) {
+			snprintf(msg, len, "usage: perfmgr [sweep]");
+			rc = -1;
+		} else if (argc == 1) {
+			json_object_set_new(req, "op", json_string(argv[0]));
 		}
 	} else if (!strcmp(cmd, "forget")) {
 		if (argc != 1) {

@@ -470,6 +470,33 @@ static int metrics_check(const struct config *c, char *msg, size_t len)
 	return config_parse_listen(c->metrics_listen, host, sizeof(host),
 				    &port, msg, len);
 }
+/* perfmgr: the performance manager (sm/perfmgr.h) */
+static const char *const pm_metrics_names[] = { "errors", "all", "none", NULL };
+#define PM_THRESHOLD(n, c) { .name = n, .type = K_U64, \
+				.off = offsetof(struct config, pm_threshold[c]) }
+static const struct key pm_threshold_keys[] = {
+	PM_THRESHOLD("SymbolErrorCounter", PMC_SYMBOL_ERR),
+	PM_THRESHOLD("LinkErrorRecoveryCounter", PMC_LINK_ERR_RECOVERY),
+	PM_THRESHOLD("LinkDownedCounter", PMC_LINK_DOWNED),
+	PM_THRESHOLD("PortRcvErrors", PMC_RCV_ERR),
+	PM_THRESHOLD("PortRcvRemotePhysicalErrors", PMC_RCV_REMOTE_PHYS_ERR),
+	PM_THRESHOLD("PortRcvSwitchRelayErrors", PMC_RCV_SWITCH_RELAY_ERR),
+	PM_THRESHOLD("PortXmitDiscards", PMC_XMIT_DISCARDS),
+	PM_THRESHOLD("PortXmitConstraintErrors", PMC_XMIT_CONSTRAINT_ERR),
+	PM_THRESHOLD("PortRcvConstraintErrors", PMC_RCV_CONSTRAINT_ERR),
+	PM_THRESHOLD("LocalLinkIntegrityErrors", PMC_LOCAL_LINK_INTEGRITY_ERR),
+	PM_THRESHOLD("ExcessiveBufferOverrunErrors", PMC_EXCESSIVE_BUF_OVERRUN_ERR),
+	PM_THRESHOLD("VL15Dropped", PMC_VL15_DROPPED),
+	PM_THRESHOLD("PortXmitWait", PMC_XMIT_WAIT),
+	END
+};
+static const struct key perfmgr_keys[] = {
+	INT("interval_s", pm_interval_s, 0, 86400),
+	INT("window", pm_window, 1, CFG_MAX_PM_WINDOW),
+	ENUM("metrics", pm_metrics, pm_metrics_names),
+	MAP("thresholds", pm_threshold_keys),
+	END
+};
 /* default_partition: P_Key 0x7fff (sm/model/part_resolve.c) */
 static const struct key default_partition_keys[] = {
 	ENUM("membership", default_full, memberships),
@@ -540,6 +567,7 @@ static const struct key top_keys[] = {
 	MAP("ports", ports_keys),
 	MAP("control", control_keys),
 	MAP_CHECKED("metrics", metrics_keys, NULL, metrics_check),
+	MAP("perfmgr", perfmgr_keys),
 	STR("node_name_map", node_name_map),
 	SEQ("partitions", parts, n_parts, part_keys, "partitions",
 	    parts_reset, NULL, part_begin, part_end),
@@ -1680,6 +1708,14 @@ void config_defaults(struct config *c)
 	c->mc_qkey = 0x0b1b;
 	c->mc_max_groups_per_port = 512;	/* half a 1,024-MLID MFT */
 	c->n_weights = 0;	/* every weight 1 */
+	/* every port's counters once a minute: a 20,000-port fabric is
+	   40,000 GMPs a minute, 64 at a time (a fraction of a second of
+	   the PMAs' time); OpenSM's perfmgr sweeps every 180 s when on */
+	c->pm_interval_s = 60;
+	c->pm_window = 64;
+	c->pm_metrics = CFG_PM_METRICS_ERRORS;
+	for (int i = 0; i < PMC_N; i++)
+		c->pm_threshold[i] = CFG_PM_DEFAULT;
 	c->wlearn_period_s = 0;	/* no weight learning */
 	c->wlearn_min = 1;
 	c->wlearn_max = 100;

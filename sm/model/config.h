@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mad/pma.h"
+
 #define CFG_MAX_ENGINES 8
 #define CFG_MAX_ROOTS   64
 #define CFG_NAME_LEN    64
@@ -19,6 +21,10 @@
  * own descriptors, sm/ctl/metrics_out.c).
  */
 #define CFG_MAX_HTTP_CONNS 1024
+#define CFG_MAX_PM_WINDOW 1024	/* GMPs in flight: far past any PMA's pace */
+#define CFG_PM_DEFAULT UINT64_MAX	/* a threshold the policy leaves out */
+/* perfmgr.metrics: which per-port series /metrics carries */
+enum cfg_pm_metrics { CFG_PM_METRICS_ERRORS, CFG_PM_METRICS_ALL, CFG_PM_METRICS_NONE };
 
 enum tristate { TRI_AUTO, TRI_ON, TRI_OFF };
 
@@ -207,6 +213,15 @@ struct config {
 	int wlearn_period_s;		/* 0..86400 */
 	uint32_t wlearn_min, wlearn_max;	/* Eq. 1's [a, b], default 1..100;
 					   1 <= min < max <= 1000000 */
+	/* perfmgr (sm/perfmgr.h): every port's PMA counters, every interval */
+	int pm_interval_s;		/* perfmgr.interval_s 0..86400, default
+					   60; 0: off */
+	int pm_window;			/* perfmgr.window: GMPs in flight 1..
+					   CFG_MAX_PM_WINDOW, default 64 */
+	int pm_metrics;			/* perfmgr.metrics: enum cfg_pm_metrics */
+	/* perfmgr.thresholds: per counter (enum pma_counter), per hour;
+	   CFG_PM_DEFAULT: the default (sm/perf/pmcalc.h) */
+	uint64_t pm_threshold[PMC_N];
 	/* multicast (sm/mcast/ipoib.h): the IPoIB broadcast groups' parameters,
 	   OpenSM's defaults (osm_prtn.c) */
 	int mc_default_ipoib;		/* default_partition.ipoib (alias

@@ -151,7 +151,12 @@ void pmcalc_update(struct pm_port *p, const struct pma_sample *s,
 	memset(r, 0, sizeof(*r));
 	memset(p->rate, 0, sizeof(p->rate));
 	if (!p->have_last) {
+		/* the totals start where the device's counters are, so that
+		   they read as perfquery's until a clear */
 		r->baseline = 1;
+		for (int c = 0; c < PMC_N; c++)
+			if (s->have & (1u << c))
+				p->total[c] = s->v[c];
 	} else {
 		double secs = now_ms > p->last_ms ?
 			(double)(now_ms - p->last_ms) / MS_PER_S : 0;

@@ -76,8 +76,9 @@ struct pm_port {
 	struct pma_sample last;		/* the previous read */
 	uint64_t last_ms;		/* its time */
 	uint8_t have_last;
-	/* growth since the first read, in the counter's units (data: 4
-	 * octets); never goes down (Prometheus counters) */
+	/* the first read's value plus the growth since, in the counter's
+	 * units (data: 4 octets): perfquery's value until a clear, and
+	 * never going down (Prometheus counters) */
 	uint64_t total[PMC_N];
 	double rate[PMC_N];		/* per second over the last interval */
 	uint32_t bucket[PM_BUCKETS][PMC_N_ERRORS];	/* error growth */
