@@ -122,5 +122,8 @@ int baseline_diff_empty(const struct baseline_diff *d);
  */
 struct json_t *baseline_diff_json(const struct baseline_diff *d,
 				  uint32_t max_items);
+/* What ibsmctl health lists of each (ibsmctl(8)): a fabric cabled anew
+ * against an old baseline is not sent whole. */
+#define BASELINE_JSON_MAX 1000
 
 #endif
