@@ -29,6 +29,9 @@
 
 struct json_t;
 
+/* The baseline every sweep is compared with: STATE_DIR/BASELINE_FILE. */
+#define BASELINE_FILE "baseline"
+
 enum baseline_format {
 	BASELINE_TOPOLOGY = 1,	/* ibnetdiscover output or an ibsim net file */
 	BASELINE_OPENSM = 2,	/* OpenSM's opensm-subnet.lst */
