@@ -514,6 +514,31 @@ START_TEST(t_bad_files)
 }
 END_TEST
 
+/* Every strict prefix of a good line (a file cut short) is refused at line 1. */
+START_TEST(t_cut_short)
+{
+	FILE *fp = fopen(FIX_OSM, "r");
+	char line[1024], err[512], *cut;
+	struct fabric f;
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), fp));
+	fclose(fp);
+	line[strcspn(line, "\n")] = '\0';
+	fabric_init(&f);
+	ck_assert_int_eq(osmlst_parse_string(&f, line, "t", err, sizeof(err)), 0);
+	ck_assert_uint_eq(f.n_nodes, 2);
+	for (size_t k = 1; k < strlen(line); k++) {
+		ck_assert_ptr_nonnull(cut = strndup(line, k));
+		ck_assert_msg(osmlst_parse_string(&f, cut, "t", err, sizeof(err)) == -1,
+			      "accepted \"%s\"", cut);
+		ck_assert_msg(strncmp(err, "t:1: ", 5) == 0, "%s", err);
+		free(cut);
+	}
+	fabric_free(&f);
+}
+END_TEST
+
 /* ---- ibsmctl's text of a health reply ---- */
 
 static char *render(const char *reply_json)
@@ -618,6 +643,7 @@ static Suite *baseline_suite(void)
 	tcase_add_test(tc, t_json);
 	tcase_add_loop_test(tc, t_malformed, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, t_bad_files);
+	tcase_add_test(tc, t_cut_short);
 	tcase_add_test(tc, t_render_health);
 	tcase_add_test(tc, t_render_diff);
 	suite_add_tcase(s, tc);
