@@ -37,6 +37,7 @@
 #define IBSMD_TOPO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "sm/base/fabric.h"
 
@@ -70,6 +71,16 @@ int topo_parse_string(struct fabric *f, const char *text, const char *name,
 		      char *err, size_t errlen);
 /* Same for a file ("-" is not special). */
 int topo_load(struct fabric *f, const char *path, char *err, size_t errlen);
+
+/*
+ * The writer (topodump.c): the fabric as `ibnetdiscover` prints it
+ * (switches, then CAs, then routers; cabled ports only), with the LIDs of
+ * ports[].lid and f->lmc.  Node ids are "S-<guid>", "H-<guid>",
+ * "R-<guid>".  topo_load() reads it back to the same nodes, GUIDs,
+ * descriptions, links, LIDs and link width/speed ('"' in a description is
+ * written as '\'').  Returns 0, or -1 when writing failed.
+ */
+int dump_topology(const struct fabric *f, FILE *out);
 
 /* "SDR", "4x", ... for a speed_active / width_active value, "?" if unknown. */
 const char *topo_speed_str(unsigned speed);

@@ -526,7 +526,8 @@ static json_t *cmd_forget(struct sm *sm, const json_t *req, char *err, size_t er
 }
 
 /* A request field's JSON type (sm/base/ctlproto.h). */
-enum ctl_type { CT_STRING, CT_INT, CT_BOOL };
+/* CT_PATH_OR_TRUE: a string, or true (health's save_baseline: FILE or the default) */
+enum ctl_type { CT_STRING, CT_INT, CT_BOOL, CT_PATH_OR_TRUE };
 
 struct ctl_field {
 	const char *name;
@@ -540,7 +541,8 @@ static const struct ctl_field routes_fields[] = { { "switch", CT_STRING }, { NUL
 static const struct ctl_field reload_fields[] = { { "force", CT_BOOL }, { NULL, 0 } };
 static const struct ctl_field forget_fields[] = { { "link", CT_STRING }, { NULL, 0 } };
 static const struct ctl_field perfmgr_fields[] = { { "op", CT_STRING }, { NULL, 0 } };
-static const struct ctl_field health_fields[] = { { "save_baseline", CT_STRING }, { NULL, 0 } };
+static const struct ctl_field health_fields[] = {
+	{ "save_baseline", CT_PATH_OR_TRUE }, { NULL, 0 } };
 /* every operation's: cmd_vm() refuses what its operation does not take */
 static const struct ctl_field vm_fields_all[] = {
 	{ "op", CT_STRING }, { "name", CT_STRING }, { "hypervisor", CT_STRING },
@@ -603,6 +605,7 @@ static int check_fields(const struct ctl_command *c, const json_t *req,
 	static const char *const wants[] = {
 		[CT_STRING] = "a string", [CT_INT] = "an integer",
 		[CT_BOOL] = "true or false",
+		[CT_PATH_OR_TRUE] = "an absolute path or true",
 	};
 	const char *key;
 	json_t *v;
@@ -620,7 +623,10 @@ static int check_fields(const struct ctl_command *c, const json_t *req,
 			return -1;
 		}
 		int ok = f->type == CT_STRING ? json_is_string(v) :
-			 f->type == CT_INT ? json_is_integer(v) : json_is_boolean(v);
+			 f->type == CT_INT ? json_is_integer(v) :
+			 f->type == CT_PATH_OR_TRUE ? json_is_true(v) ||
+			 (json_is_string(v) && json_string_value(v)[0] == '/') :
+			 json_is_boolean(v);
 		if (!ok) {
 			snprintf(err, errlen, "%s: field '%s' wants %s", c->name, key,
 				 wants[f->type]);

@@ -385,6 +385,158 @@ static void topology_print_text(FILE *fp, const json_t *reply)
 	}
 }
 
+/* ---- ibsmctl health (ibsmctl(8), "health") ---- */
+
+/* The port lists of a health reply, worst first. */
+static const char *const health_lists[] = { "unhealthy", "flapping", "degraded", "hot" };
+#define N_HEALTH_LISTS (sizeof(health_lists) / sizeof(health_lists[0]))
+/* The members of a port entry printed in their own way. */
+static const char *const port_keys[] = { "guid", "node", "port", "counters", "reasons" };
+
+/* Whether reply is a health document (has the "unhealthy" list). */
+static int health_is_reply(const json_t *reply)
+{
+	return json_is_array(json_object_get(reply, "unhealthy"));
+}
+
+static int is_port_key(const char *key)
+{
+	for (size_t i = 0; i < sizeof(port_keys) / sizeof(port_keys[0]); i++)
+		if (!strcmp(key, port_keys[i]))
+			return 1;
+	return 0;
+}
+
+/* "NAME"[PORT] (GUID), a port entry's or a baseline link end's. */
+static void print_port_id(FILE *fp, const json_t *e)
+{
+	fprintf(fp, "\"%s\"[%" JSON_INTEGER_FORMAT "] (%s)", str_of(e, "node"),
+		json_integer_value(json_object_get(e, "port")), str_of(e, "guid"));
+}
+
+/* One port a line: LIST "NAME"[PORT] (GUID): COUNTER=V ... KEY=V ...; reasons */
+static void print_health_port(FILE *fp, const char *list, const json_t *e)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	fprintf(fp, "%-9s ", list);
+	print_port_id(fp, e);
+	fputc(':', fp);
+	json_object_foreach(json_object_get(e, "counters"), key, v) {
+		fprintf(fp, " %s=", key);
+		print_scalar(fp, v);
+	}
+	json_object_foreach((json_t *)e, key, v) {
+		if (is_port_key(key) || !is_scalar(v))
+			continue;
+		fprintf(fp, " %s=", key);
+		print_scalar(fp, v);
+	}
+	const json_t *reasons = json_object_get(e, "reasons");
+	json_array_foreach(reasons, i, v) {
+		fputs(i == 0 ? "; " : ", ", fp);
+		print_scalar(fp, v);
+	}
+	fputc('\n', fp);
+}
+
+static void print_baseline_link(FILE *fp, const json_t *a, const json_t *b)
+{
+	print_port_id(fp, a);
+	fputs(" -- ", fp);
+	print_port_id(fp, b);
+}
+
+/* One baseline difference a line: LIST node|link ..., a move with its old place. */
+static void print_baseline_item(FILE *fp, const char *list, const json_t *e)
+{
+	fprintf(fp, "%-9s ", list);
+	if (!strcmp(str_of(e, "kind"), "node")) {
+		fprintf(fp, "node \"%s\" (%s) %s\n", str_of(e, "node"),
+			str_of(e, "guid"), str_of(e, "type"));
+		return;
+	}
+	fputs("link ", fp);
+	print_baseline_link(fp, json_object_get(e, "a"), json_object_get(e, "b"));
+	const json_t *was = json_object_get(e, "was");
+	if (json_is_object(was)) {
+		fputs(", was ", fp);
+		print_baseline_link(fp, json_object_get(was, "a"),
+				    json_object_get(was, "b"));
+	}
+	fputc('\n', fp);
+}
+
+/* The baseline's differences; how many lines were printed. */
+static size_t print_baseline_diff(FILE *fp, const json_t *bl)
+{
+	static const char *const lists[] = { "missing", "extra", "moved" };
+	const json_t *omitted = json_object_get(bl, "omitted");
+	size_t n = 0, i;
+	json_t *v;
+
+	for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+		json_array_foreach(json_object_get(bl, lists[k]), i, v) {
+			print_baseline_item(fp, lists[k], v);
+			n++;
+		}
+		const json_t *more = json_object_get(omitted, lists[k]);
+		if (json_is_integer(more)) {
+			fprintf(fp, "%-9s and %" JSON_INTEGER_FORMAT " more\n",
+				lists[k], json_integer_value(more));
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * ibsmctl health: one line per port, worst list first, then the
+ * differences from the baseline; "healthy" when there is nothing.
+ */
+static void health_print_text(FILE *fp, const json_t *reply)
+{
+	const json_t *bl = json_object_get(reply, "baseline");
+	size_t n = 0, i;
+	json_t *v;
+
+	for (size_t k = 0; k < N_HEALTH_LISTS; k++)
+		json_array_foreach(json_object_get(reply, health_lists[k]), i, v) {
+			print_health_port(fp, health_lists[k], v);
+			n++;
+		}
+	if (json_is_object(bl) && json_is_string(json_object_get(bl, "error"))) {
+		if (n == 0)
+			fputs("healthy\n", fp);
+		fprintf(fp, "baseline: %s\n", str_of(bl, "error"));
+		return;
+	}
+	if (json_is_object(bl))
+		n += print_baseline_diff(fp, bl);
+	if (n == 0)
+		fputs("healthy\n", fp);
+	if (!json_is_object(bl))
+		fputs("baseline: none saved (ibsmctl health --save-baseline)\n", fp);
+}
+
+/* health --save-baseline: {"baseline": {"saved": PATH, "nodes": N, "links": M}} */
+static int baseline_saved_is_reply(const json_t *reply)
+{
+	return json_is_string(json_object_get(json_object_get(reply, "baseline"),
+					      "saved"));
+}
+
+static void baseline_saved_print_text(FILE *fp, const json_t *reply)
+{
+	const json_t *bl = json_object_get(reply, "baseline");
+	fprintf(fp, "baseline saved to %s: %" JSON_INTEGER_FORMAT " nodes, %"
+		JSON_INTEGER_FORMAT " links\n", str_of(bl, "saved"),
+		json_integer_value(json_object_get(bl, "nodes")),
+		json_integer_value(json_object_get(bl, "links")));
+}
+
 void control_print_text(FILE *fp, const json_t *reply)
 {
 	const json_t *text = json_object_get(reply, "text");
@@ -393,6 +545,14 @@ void control_print_text(FILE *fp, const json_t *reply)
 
 	if (topology_is_reply(reply)) {
 		topology_print_text(fp, reply);
+		return;
+	}
+	if (health_is_reply(reply)) {
+		health_print_text(fp, reply);
+		return;
+	}
+	if (baseline_saved_is_reply(reply)) {
+		baseline_saved_print_text(fp, reply);
 		return;
 	}
 	if (json_is_array(vms) && json_object_size(reply) <= 2) {

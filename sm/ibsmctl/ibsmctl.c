@@ -5,10 +5,13 @@
 #include "sm/ibsmctl/ctlclient.h"
 #include "sm/ibsmctl/ctlrender.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define IBSMCTL_VERSION	"ibsmctl 0.1"
 #define REPLY_TIMEOUT_MS	30000
@@ -45,7 +48,12 @@ static void usage(FILE *fp)
 	    "                         SL; members (port GUID, LID, JoinState)\n"
 	    "  metrics                the Prometheus text exposition format\n"
 	    "  perfmgr [sweep]        the performance manager; sweep: read every port's\n"
-	    "                         counters now (ports read, GMPs, ms)\n", fp);
+	    "                         counters now (ports read, GMPs, ms)\n"
+	    "  health [--save-baseline [FILE]]\n"
+	    "                         unhealthy, flapping, degraded and hot ports, worst\n"
+	    "                         first, and the differences from the fabric baseline;\n"
+	    "                         --save-baseline: save the fabric now as the baseline\n"
+	    "                         (in FILE too; default STATE_DIR/baseline)\n", fp);
 }
 
 static const char *socket_path(const char *opt)
@@ -210,6 +218,48 @@ static int parse_vm(json_t *req, char **argv, int argc, char *msg, size_t len)
 }
 
 /*
+ * health [--save-baseline [FILE]]: "save_baseline" is FILE made absolute
+ * (the daemon's working directory is not ours), or true for the daemon's
+ * default, STATE_DIR/baseline.
+ */
+static int parse_health(json_t *req, char **argv, int argc, char *msg,
+			size_t len)
+{
+	static const char usage_health[] = "usage: health [--save-baseline [FILE]]";
+
+	if (argc == 0)
+		return 0;
+	if (strcmp(argv[0], "--save-baseline") != 0 || argc > 2) {
+		snprintf(msg, len, "%s", usage_health);
+		return -1;
+	}
+	if (argc == 1) {
+		json_object_set_new(req, "save_baseline", json_true());
+		return 0;
+	}
+	const char *file = argv[1];
+	char cwd[PATH_MAX], path[2 * PATH_MAX];
+	if (file[0] == '\0' || file[0] == '-') {
+		snprintf(msg, len, "%s", usage_health);
+		return -1;
+	}
+	if (file[0] == '/') {
+		snprintf(path, sizeof(path), "%s", file);
+	} else if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		snprintf(msg, len, "health: cannot make %s absolute: %s", file,
+		    strerror(errno));
+		return -1;
+	} else {
+		snprintf(path, sizeof(path), "%s/%s", cwd, file);
+	}
+	if (json_object_set_new(req, "save_baseline", json_string(path)) < 0) {
+		snprintf(msg, len, "health: %s: not UTF-8", file);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The request for COMMAND ARGS...: {"cmd": COMMAND, its fields}.  NULL
  * with msg for arguments the command does not take.
  */
@@ -230,6 +280,8 @@ static json_t *build_request(const char *cmd, char **argv, int argc,
 		rc = parse_opts(req, cmd, s->opts, s->only, argv, 0, argc, msg, len);
 	} else if (!strcmp(cmd, "vm")) {
 		rc = parse_vm(req, argv, argc, msg, len);
+	} else if (!strcmp(cmd, "health")) {
+		rc = parse_health(req, argv, argc, msg, len);
 	} else if (!strcmp(cmd, "routes")) {
 		if (argc > 1) {
 			snprintf(msg, len, "usage: routes SWITCH (its GUID, LID or node description)");

@@ -8,17 +8,8 @@
 #include <stdio.h>
 
 #include "sm/base/fabric.h"
+#include "sm/base/topo.h"	/* dump_topology() */
 #include "routing/engine.h"
-
-/*
- * The fabric as `ibnetdiscover` prints it (switches, then CAs, then
- * routers; cabled ports only), with the LIDs of ports[].lid and f->lmc.
- * Node ids are "S-<guid>", "H-<guid>", "R-<guid>".  topo_load() reads it
- * back to the same nodes, GUIDs, descriptions, links, LIDs and link
- * width/speed ('"' in a description is written as '\'').
- * Returns 0, or -1 when writing failed.
- */
-int dump_topology(const struct fabric *f, FILE *out);
 
 /*
  * Every switch's unicast LFT in the format of `dump_fts -n`: LIDs 0 to
