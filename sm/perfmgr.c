@@ -755,6 +755,16 @@ int perfmgr_answer(struct sm *sm, const uint8_t *mad, size_t len,
 
 /* ---- the control socket ---- */
 
+int perfmgr_sweep_now(struct sm *sm, char *err, size_t errlen)
+{
+	return sweep_start(sm->pm, err, errlen);
+}
+
+int perfmgr_sweeping(const struct sm *sm)
+{
+	return sm->pm && sm->pm->running;
+}
+
 json_t *perfmgr_ctl(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
 	struct perfmgr *pm = sm->pm;
