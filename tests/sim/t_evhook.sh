@@ -8,15 +8,20 @@
 # L0-S2[4], once with link_lost, and after Link puts it back once with
 # link_found: the variables name the two ends of the cable as
 # ibnetdiscover shows it (node GUIDs, names, ports).  ibsmctl status
-# counts the runs and lists the events.
+# counts the runs and lists the events.  On the emulator, ftree on a mesh
+# fails: routing_failed with the reason status gives.
 . "$(dirname "$0")/common.sh"
 
-hook="$SIM_TMP/hook.sh"
+# mkhook DIR: a program writing its environment to DIR/ev.SEQ; its path
+mkhook() {
+	mkdir -p "$1"
+	printf '#!/bin/sh\nenv >"%s/ev.$IBSM_SEQ.tmp" && mv "%s/ev.$IBSM_SEQ.tmp" "%s/ev.$IBSM_SEQ"\n' \
+		"$1" "$1" "$1" >"$1.sh"
+	chmod 755 "$1.sh"
+	echo "$1.sh"
+}
 evdir="$SIM_TMP/events"
-mkdir -p "$evdir"
-printf '#!/bin/sh\nenv >"%s/ev.$IBSM_SEQ.tmp" && mv "%s/ev.$IBSM_SEQ.tmp" "%s/ev.$IBSM_SEQ"\n' \
-	"$evdir" "$evdir" "$evdir" >"$hook"
-chmod 755 "$hook"
+hook=$(mkhook "$evdir")
 pol="$SIM_TMP/ibsmd.yaml"
 printf 'events:\n  exec: %s\n  exec_timeout_s: 5\n  exec_max: 2\n' "$hook" >"$pol"
 
@@ -33,17 +38,37 @@ rc=0; "$IBSMD" -n -c "$SIM_TMP/noexec.yaml" >"$SIM_TMP/noexec.out" 2>&1 || rc=$?
 	fail "ibsmd -n on a file that is not executable: status $rc, $(cat "$SIM_TMP/noexec.out")"
 pass "ibsmd -n: the policy taken; a relative path and a file without x refused: $(cat "$SIM_TMP/rel.out") / $(cat "$SIM_TMP/noexec.out")"
 
+# ev_of EVENT [DIR]: the files of the events named EVENT, in order
+ev_of() { grep -lx "IBSM_EVENT=$1" "${2:-$evdir}"/ev.* 2>/dev/null | sort -t. -k2 -n; }
+# var FILE NAME: a variable's value in an event's file
+var() { sed -n "s/^$2=//p" "$1"; }
+have() { [ "$(ev_of "$1" "${2:-$evdir}" | wc -l)" -ge 1 ]; }
+
+# routing_failed: ftree cannot route a mesh (on the emulator, no ibsim)
+mesh="$SIM_TMP/mesh.net"
+gen mesh --x 3 --y 3 -o "$mesh"
+rdir="$SIM_TMP/routing"
+printf 'events:\n  exec: %s\n' "$(mkhook "$rdir")" >"$SIM_TMP/mesh.yaml"
+"$IBSMD" --emulate "$mesh" -R ftree -c "$SIM_TMP/mesh.yaml" -s "$SIM_TMP/mesh.sock" \
+	-S "$SIM_TMP/mstate" >"$SIM_TMP/mesh.out" 2>"$SIM_TMP/mesh.err" &
+mesh_pid=$!
+bg_register "$mesh_pid"
+wait_until 20 have routing_failed "$rdir" ||
+	fail "no routing_failed event for ftree on a mesh: $(tail -n 3 "$SIM_TMP/mesh.err")"
+f=$(ev_of routing_failed "$rdir" | head -n 1)
+why=$(timeout 10 "$IBSMCTL" -s "$SIM_TMP/mesh.sock" --json status |
+	python3 -c 'import json, sys; print([e for e in json.load(sys.stdin)["errors"] if e["kind"] == "routing"][0]["message"])') ||
+	fail "ibsmctl status: no routing error"
+[ "$(var "$f" IBSM_REASON)" = "$why" ] && grep -q 'no engine could route' <<<"$why" ||
+	fail "routing_failed: IBSM_REASON '$(var "$f" IBSM_REASON)', status '$why'"
+kill "$mesh_pid"
+pass "routing_failed (ftree on a 3x3 mesh): IBSM_REASON=$(var "$f" IBSM_REASON)"
+
 sim_start "$SIM_ROOT/etc/demo.net"
 sock="$SIM_TMP/ibsmd.sock"
 log="$SIM_TMP/daemon.log"
 on_host_bg H-0 "$IBSMD" -c "$pol" -S "$SIM_TMP/state" -s "$sock" >"$log" 2>&1
 wait_up 20 "$log" "from the daemon"
-
-# ev_of EVENT: the files of the events named EVENT, in order
-ev_of() { grep -lx "IBSM_EVENT=$1" "$evdir"/ev.* 2>/dev/null | sort -t. -k2 -n; }
-# var FILE NAME: a variable's value in an event's file
-var() { sed -n "s/^$2=//p" "$1"; }
-have() { [ "$(ev_of "$1" | wc -l)" -ge "${2:-1}" ]; }
 
 wait_until 10 have master_changed || fail "no master_changed event at start-up: $(ls "$evdir")"
 m=$(ev_of master_changed | head -n 1)

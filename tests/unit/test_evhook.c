@@ -8,9 +8,14 @@
  * queue, and past the queue and the rate events are dropped and counted;
  * a program that cannot be run is counted; the loop's timers keep firing
  * while programs run; the last EVHOOK_RECENT events are kept with no
- * program set.
+ * program set.  The fabric events of a heavy sweep's changes
+ * (sm/hookevents.c over sm/discover/changes.c): a link lost and found
+ * named from the lower node GUID whatever the port order, every node of
+ * a switch lost with its hosts.
  */
 #include "sm/ctl/evhook.h"
+#include "sm/hookevents.h"
+#include "sm/base/topo.h"
 
 #include <check.h>
 #include <jansson.h>
@@ -345,6 +350,86 @@ START_TEST(recent_kept_without_program)
 }
 END_TEST
 
+/* S2 listed first: its end of S1[4]-S2[4] has the lower port index */
+static const char NET[] =
+	"switchguid=0x200\nSwitch\t4 \"S2\"\n[1]\t\"H2\"[1]\n[3]\t\"S1\"[3]\n[4]\t\"S1\"[4]\n\n"
+	"switchguid=0x100\nSwitch\t4 \"S1\"\n[1]\t\"H1\"[1]\n[3]\t\"S2\"[3]\n[4]\t\"S2\"[4]\n\n"
+	"caguid=0x1000\nHca\t1 \"H1\"\n[1]\t\"S1\"[1]\n\n"
+	"caguid=0x2000\nHca\t1 \"H2\"\n[1]\t\"S2\"[1]\n";
+static const char NET_NO_LINK[] =
+	"switchguid=0x200\nSwitch\t4 \"S2\"\n[1]\t\"H2\"[1]\n[3]\t\"S1\"[3]\n\n"
+	"switchguid=0x100\nSwitch\t4 \"S1\"\n[1]\t\"H1\"[1]\n[3]\t\"S2\"[3]\n\n"
+	"caguid=0x1000\nHca\t1 \"H1\"\n[1]\t\"S1\"[1]\n\n"
+	"caguid=0x2000\nHca\t1 \"H2\"\n[1]\t\"S2\"[1]\n";
+static const char NET_NO_S2[] =
+	"switchguid=0x100\nSwitch\t4 \"S1\"\n[1]\t\"H1\"[1]\n\n"
+	"caguid=0x1000\nHca\t1 \"H1\"\n[1]\t\"S1\"[1]\n";
+
+static void parse(struct fabric *f, const char *text)
+{
+	char err[256];
+	fabric_init(f);
+	ck_assert_msg(topo_parse_string(f, text, "net", err, sizeof(err)) == 0, "%s", err);
+}
+
+/* The recent events from seq on, as "event VAR=value ..." lines in one string. */
+static char *events_since(long long seq)
+{
+	static char out[4096];
+	json_t *o = evhook_to_ctl(h), *e;
+	size_t i;
+	out[0] = '\0';
+	json_array_foreach(json_object_get(o, "recent"), i, e) {
+		if (json_integer_value(json_object_get(e, "seq")) < seq)
+			continue;
+		size_t n = strlen(out);
+		snprintf(out + n, sizeof(out) - n, "%s", json_string_value(json_object_get(e, "event")));
+		const char *k;
+		json_t *v;
+		json_object_foreach(json_object_get(e, "vars"), k, v) {
+			n = strlen(out);
+			snprintf(out + n, sizeof(out) - n, " %s=%s", k, json_string_value(v));
+		}
+		n = strlen(out);
+		snprintf(out + n, sizeof(out) - n, "\n");
+	}
+	json_decref(o);
+	return out;
+}
+
+START_TEST(fabric_events)
+{
+	struct fabric a, b, c;
+	struct fabric_change_sink sink;
+	parse(&a, NET);
+	parse(&b, NET_NO_LINK);
+	parse(&c, NET_NO_S2);
+	hookev_sink(&sink, h);
+	const char *link = " IBSM_NODE_GUID=0x0000000000000100 IBSM_NODE=S1 IBSM_PORT=4"
+			   " IBSM_REMOTE_GUID=0x0000000000000200 IBSM_REMOTE_NODE=S2"
+			   " IBSM_REMOTE_PORT=4\n";
+	char want[512];
+	fabric_report_changes(&a, &b, NULL, &sink);
+	snprintf(want, sizeof(want), "link_lost%s", link);
+	ck_assert_str_eq(events_since(1), want);
+	fabric_report_changes(&b, &a, NULL, &sink);
+	snprintf(want, sizeof(want), "link_found%s", link);
+	ck_assert_str_eq(events_since(2), want);
+	/* a switch lost with its host: an event each, no link event */
+	fabric_report_changes(&a, &c, NULL, &sink);
+	ck_assert_str_eq(events_since(3),
+		"node_lost IBSM_NODE_GUID=0x0000000000000200 IBSM_NODE=S2 IBSM_NODE_TYPE=switch\n"
+		"node_lost IBSM_NODE_GUID=0x0000000000002000 IBSM_NODE=H2 IBSM_NODE_TYPE=ca\n");
+	fabric_report_changes(&c, &a, NULL, &sink);
+	ck_assert_str_eq(events_since(5),
+		"node_found IBSM_NODE_GUID=0x0000000000000200 IBSM_NODE=S2 IBSM_NODE_TYPE=switch\n"
+		"node_found IBSM_NODE_GUID=0x0000000000002000 IBSM_NODE=H2 IBSM_NODE_TYPE=ca\n");
+	fabric_free(&a);
+	fabric_free(&b);
+	fabric_free(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("evhook");
@@ -358,6 +443,7 @@ int main(void)
 	tcase_add_test(tc, cannot_run_counted);
 	tcase_add_test(tc, loop_not_blocked);
 	tcase_add_test(tc, recent_kept_without_program);
+	tcase_add_test(tc, fabric_events);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
