@@ -411,7 +411,7 @@ json_t *evhook_to_ctl(const struct evhook *h)
 	json_t *o = json_pack("{s:o,s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i}",
 			      "program", h->program ? json_string(h->program) : json_null(),
 			      "timeout_s", h->timeout_s, "max", h->max,
-			      "events", (json_int_t)h->seq,
+			      "emitted", (json_int_t)h->seq,
 			      "runs", (json_int_t)h->runs,
 			      "failed", (json_int_t)h->failed,
 			      "timeouts", (json_int_t)h->timeouts,

@@ -80,9 +80,11 @@ void evhook_set_sm_guid(struct evhook *h, uint64_t guid);
 void evhook_emit(struct evhook *h, const char *event,
 		 const struct evhook_var *vars, size_t n);
 /*
- * For ibsmctl status's "events": program, runs, failed, timeouts,
- * spawn_failed, dropped (with its reasons), running, queued, and recent
- * (time, seq, event, vars).
+ * For ibsmctl status's "events": program, timeout_s, max, emitted (the
+ * events so far), runs, failed (exit status not 0), timeouts, killed
+ * (SIGKILL after the timeout), spawn_failed, dropped and dropped_by
+ * (queue_full, rate, reconfigured), running, queued, and recent (time,
+ * seq, event, vars).
  */
 struct json_t *evhook_to_ctl(const struct evhook *h);
 /*

@@ -8,7 +8,8 @@
 # L0-S2[4], once with link_lost, and after Link puts it back once with
 # link_found: the variables name the two ends of the cable as
 # ibnetdiscover shows it (node GUIDs, names, ports).  ibsmctl status
-# counts the runs and lists the events.  On the emulator, ftree on a mesh
+# counts the runs and lists the events; a reload takes another program
+# and refuses a relative path.  On the emulator, ftree on a mesh
 # fails: routing_failed with the reason status gives.
 . "$(dirname "$0")/common.sh"
 
@@ -149,3 +150,16 @@ lost = e["recent"][kinds.index("link_lost")]
 assert lost["vars"]["IBSM_REMOTE_PORT"] and lost["time"].endswith("Z"), lost
 EOF
 pass "ibsmctl status: events $(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["events"]; print({k: e[k] for k in ("runs", "failed", "timeouts", "dropped", "running")}, [r["event"] for r in e["recent"]])' "$SIM_TMP/status.json")"
+
+# a reload takes another program; one the policy cannot name is refused
+hook2=$(mkhook "$SIM_TMP/events2")
+printf 'events:\n  exec: %s\n' "$hook2" >"$pol"
+timeout 10 "$IBSMCTL" -s "$sock" reload >"$SIM_TMP/reload.out" 2>&1 || fail "ibsmctl reload: $(cat "$SIM_TMP/reload.out")"
+[ "$(status_field "$sock" events.program)" = "$hook2" ] ||
+	fail "after the reload events.program is $(status_field "$sock" events.program), not $hook2"
+printf 'events:\n  exec: events2.sh\n' >"$pol"
+rc=0; timeout 10 "$IBSMCTL" -s "$sock" reload >"$SIM_TMP/reload.out" 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q 'ibsmd.yaml:2:9: events.exec: .*not an absolute path' "$SIM_TMP/reload.out" &&
+	[ "$(status_field "$sock" events.program)" = "$hook2" ] ||
+	fail "a reload naming a relative events.exec: status $rc, $(cat "$SIM_TMP/reload.out"), program $(status_field "$sock" events.program)"
+pass "reload: events.exec $hook2 taken; a relative path refused ($(cat "$SIM_TMP/reload.out")), the program kept"

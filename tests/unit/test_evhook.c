@@ -201,10 +201,9 @@ END_TEST
 START_TEST(timeout_kills)
 {
 	evhook_configure(h, script("slow", "exec sleep 30"), 1, 4);
-	long t0 = now_ms();
 	evhook_emit(h, "master_changed", NULL, 0);
 	long took = run_until_idle();
-	ck_assert_msg(took >= 900 && took < 2500, "SIGTERM after %ld ms, not 1 s", took);
+	ck_assert_msg(took >= 900 && took < 4000, "SIGTERM after %ld ms, not 1 s", took);
 	ck_assert_int_eq(stat_of("timeouts"), 1);
 	ck_assert_int_eq(stat_of("killed"), 0);
 	ck_assert_int_eq(stat_of("failed"), 0);
@@ -212,14 +211,12 @@ START_TEST(timeout_kills)
 	/* one that ignores SIGTERM: SIGKILL EVHOOK_KILL_S later */
 	evhook_configure(h, script("stubborn", "trap '' TERM; echo up >%s/stubborn.up; "
 				   "while :; do sleep 0.1; done"), 1, 4);
-	t0 = now_ms();
 	evhook_emit(h, "master_changed", NULL, 0);
 	took = run_until_idle();
-	ck_assert_msg(took >= 900 + EVHOOK_KILL_S * 1000 && took < 2500 + EVHOOK_KILL_S * 1000,
+	ck_assert_msg(took >= 900 + EVHOOK_KILL_S * 1000 && took < 4000 + EVHOOK_KILL_S * 1000,
 		      "SIGKILL after %ld ms", took);
 	ck_assert_int_eq(stat_of("timeouts"), 2);
 	ck_assert_int_eq(stat_of("killed"), 1);
-	(void)t0;
 	slurp("stubborn.up");
 }
 END_TEST
@@ -317,8 +314,11 @@ START_TEST(loop_not_blocked)
 	ck_assert_msg(emit_ms < 200, "4 emits took %ld ms", emit_ms);
 	ticks = 0;
 	run_for(1000);
-	/* 100 ticks of 10 ms in a second; a loop blocked on the programs gets none */
-	ck_assert_msg(ticks >= 60, "%d ticks of 10 ms in 1 s while programs ran", ticks);
+	/*
+	 * 100 ticks of 10 ms in a second; a loop blocked on the programs gets
+	 * one at most (20: room for a loaded machine)
+	 */
+	ck_assert_msg(ticks >= 20, "%d ticks of 10 ms in 1 s while programs ran", ticks);
 	ck_assert_int_eq(stat_of("running"), 2);
 	run_until_idle();
 	ck_assert_int_eq(stat_of("runs"), 4);
