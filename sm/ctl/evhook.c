@@ -105,6 +105,8 @@ static void drop_queue(struct evhook *h, uint64_t *count)
 void evhook_configure(struct evhook *h, const char *program, int timeout_s,
 		      int max)
 {
+	if (!h)
+		return;
 	int same = (!program || !*program) ? !h->program :
 		   h->program && !strcmp(program, h->program);
 	if (!same) {
@@ -121,7 +123,8 @@ void evhook_configure(struct evhook *h, const char *program, int timeout_s,
 
 void evhook_set_sm_guid(struct evhook *h, uint64_t guid)
 {
-	h->sm_guid = guid;
+	if (h)
+		h->sm_guid = guid;
 }
 
 static char *env_pair(const char *name, const char *value)

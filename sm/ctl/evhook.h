@@ -25,7 +25,9 @@
  * are kept there whether or not a program is set.
  *
  * The owner knows nothing of the SM: the emitters (sm/heavy.c,
- * sm/smstate.c, sm/apply.c) give it each event's variables.
+ * sm/smstate.c, sm/apply.c) give it each event's variables.  A NULL
+ * hook (an SM made without sm_init) takes every call but evhook_to_ctl
+ * and does nothing.
  */
 #ifndef IBSMD_EVHOOK_H
 #define IBSMD_EVHOOK_H
