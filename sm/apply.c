@@ -10,6 +10,7 @@
 #include "routing/qos/pvl.h"
 #include "sm/base/log.h"
 #include "sm/daemon.h"
+#include "sm/hookevents.h"
 #include "sm/model/lids.h"
 #include "sm/model/qos.h"
 #include "sm/model/state.h"
@@ -54,8 +55,10 @@ void sm_qos_apply(struct sm *sm)
 	if (qos_apply(&sm->cfg, &sm->sub.model->f, &sm->parts, &sm->sub.lft,
 		      &r) == 0)
 		qos_log(&r);
-	else if (r.fail[0])
+	else if (r.fail[0]) {
 		errors_set(&sm->errs, SM_ERR_ROUTING, "%s", r.fail);
+		hookev_routing_failed(sm->hook, r.fail);
+	}
 }
 
 void sm_save_lids(struct sm *sm)

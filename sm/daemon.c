@@ -25,6 +25,7 @@
 #include "sm/base/cpu.h"
 #include "sm/base/log.h"
 #include "sm/ctl/ctltopo.h"
+#include "sm/ctl/evhook.h"
 #include "sm/ctl/metrics.h"
 #include "sm/discover/xlid_sm.h"
 #include "sm/heavy.h"
@@ -140,11 +141,13 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	if (!sm->txn_timer || !sm->log_tick || sweeper_init(sm, &sweeps) < 0 ||
 	    smstate_init(sm, &election) < 0 || weights_init(sm) < 0 ||
 	    perfmgr_init(sm) < 0 ||
-	    mc_db_init(&sm->mc) < 0) {
+	    mc_db_init(&sm->mc) < 0 || !(sm->hook = evhook_new(base))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	mcast_ipoib_sync(sm, 0);
+	evhook_configure(sm->hook, sm->cfg.events_exec, sm->cfg.events_exec_timeout_s,
+			 sm->cfg.events_exec_max);
 	struct timeval second = { 1, 0 };
 	event_add(sm->log_tick, &second);
 	if (sm_load_state(sm, err, errlen) < 0)
@@ -159,6 +162,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 static int sm_begin(struct sm *sm, char *err, size_t errlen)
 {
 	sm->have_transport = 1;
+	evhook_set_sm_guid(sm->hook, sm->tr.port_guid);
 	log_notice("bound to %s port %d (GUID 0x%016llx), priority %d",
 		   sm->tr.ca_name, sm->tr.port_num,
 		   (unsigned long long)sm->tr.port_guid, sm->cfg.sm_priority);
@@ -273,6 +277,8 @@ void sm_shutdown(struct sm *sm)
 	sweeper_free(sm);
 	metrics_free(sm->metrics);
 	sm->metrics = NULL;
+	evhook_free(sm->hook);
+	sm->hook = NULL;
 	if (sm->log_tick)
 		event_free(sm->log_tick);
 	log_rl_flush(1);

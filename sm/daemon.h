@@ -49,6 +49,7 @@ struct topo_job;
 struct wlearn;
 struct mcast_sm;
 struct scrub;
+struct evhook;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -176,6 +177,7 @@ struct sm {
 	struct ctl_verify *ctl_verify;	/* ibsmctl verify reading (ctlroutes.c) */
 	struct topo_job *topo_jobs;	/* ibsmctl topology workers (ctltopo.c) */
 	struct sm_errors errs;		/* conditions until they clear (sm/errors.h) */
+	struct evhook *hook;		/* events.exec, the recent events (sm/ctl/evhook.h) */
 };
 
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include "sm/sa/notices.h"
 #include "sm/discover/changes.h"
+#include "sm/hookevents.h"
 #include "sm/base/log.h"
 #include "sm/ctl/metrics.h"
 #include "sm/sa/paths.h"
@@ -329,7 +330,9 @@ void sm_configure(struct sm *sm)
 	sm_save_lids(sm);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
-	fabric_log_changes(old ? &old->f : NULL, f, NULL);
+	struct fabric_change_sink hook;
+	hookev_sink(&hook, sm->hook);
+	fabric_report_changes(old ? &old->f : NULL, f, NULL, &hook);
 	sm->sub.configured_at = (uint64_t)time(NULL);
 	linkwatch_update(&sm->sub.links, old ? &old->f : NULL, f, sm->sub.configured_at);
 	perfmgr_configured(sm);
@@ -397,12 +400,14 @@ static void on_routed(void *arg, struct route_result *r)
 				 "%s%s", i ? ", " : "", sm->cfg.engines[i]);
 		errors_set(&sm->errs, SM_ERR_ROUTING, "no engine could route the fabric (tried: %s)",
 			     sm->routing_override ? sm->routing_override : tried);
+		hookev_routing_failed(sm->hook, sm->errs.e[SM_ERR_ROUTING].msg);
 		program_set_tables(sm->sweep.prog, NULL);
 		return;
 	}
 	if (r->qos_ran && r->qos_rc < 0 && r->qos.fail[0]) {
 		/* strict isolation not met: the devices keep their tables */
 		errors_set(&sm->errs, SM_ERR_ROUTING, "%s", r->qos.fail);
+		hookev_routing_failed(sm->hook, r->qos.fail);
 		program_set_tables(sm->sweep.prog, NULL);
 		return;
 	}

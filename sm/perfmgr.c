@@ -22,9 +22,9 @@
 #include "sm/base/log.h"
 #include "sm/base/nodemap.h"
 #include "sm/ctl/control.h"
-#include "sm/ctl/evhook.h"
 #include "sm/ctl/metrics.h"
 #include "sm/daemon.h"
+#include "sm/hookevents.h"
 #include "sm/perf/baseline.h"
 #include "sm/perf/pmcalc.h"
 
@@ -401,21 +401,6 @@ static void take_reads(struct perfmgr *pm, uint32_t ti, uint64_t now)
 
 /* ---- verdicts ---- */
 
-static void port_vars(const struct pm_target *x, char bufs[4][24],
-		      struct evhook_var *v)
-{
-	snprintf(bufs[0], 24, "0x%016" PRIx64, x->node_guid);
-	snprintf(bufs[1], 24, "%u", x->port);
-	snprintf(bufs[2], 24, "0x%016" PRIx64, x->remote_guid);
-	snprintf(bufs[3], 24, "%u", x->remote_port);
-	v[0] = (struct evhook_var){ "IBSM_NODE_GUID", bufs[0] };
-	v[1] = (struct evhook_var){ "IBSM_NODE", x->name };
-	v[2] = (struct evhook_var){ "IBSM_PORT", bufs[1] };
-	v[3] = (struct evhook_var){ "IBSM_REMOTE_GUID", bufs[2] };
-	v[4] = (struct evhook_var){ "IBSM_REMOTE_NODE", x->remote_name };
-	v[5] = (struct evhook_var){ "IBSM_REMOTE_PORT", bufs[3] };
-}
-
 /* "Name=value ..." of the error counters the port has, as read. */
 static void counters_text(const struct pm_target *x, char *buf, size_t len)
 {
@@ -465,13 +450,13 @@ static void turned(struct perfmgr *pm, struct pm_target *x, int unhealthy)
 			   "perfmgr: %s port %u (0x%016" PRIx64 ") healthy again",
 			   x->name, x->port, x->node_guid);
 	}
-	char bufs[4][24];
-	struct evhook_var v[8];
-	port_vars(x, bufs, v);
-	v[6] = (struct evhook_var){ "IBSM_REASON", unhealthy ? one : "recovered" };
-	v[7] = (struct evhook_var){ "IBSM_COUNTERS", counters };
-	evhook_emit(pm->sm->hook, unhealthy ? "port_unhealthy" : "port_recovered",
-		    v, 8);
+	const struct hookev_port hp = {
+		.guid = x->node_guid, .remote_guid = x->remote_guid,
+		.name = x->name, .remote_name = x->remote_name,
+		.port = x->port, .remote_port = x->remote_port,
+	};
+	hookev_port_health(pm->sm->hook, &hp, unhealthy,
+			   unhealthy ? one : "recovered", counters);
 }
 
 static int is_unhealthy(const struct pm_target *x)

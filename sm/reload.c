@@ -8,6 +8,7 @@
 #include "sm/base/log.h"
 #include "sm/base/nodemap.h"
 #include "sm/ctl/control.h"
+#include "sm/ctl/evhook.h"
 #include "sm/ctl/metrics.h"
 #include "sm/daemon.h"
 #include "sm/mcast/ipoib.h"
@@ -107,6 +108,7 @@ int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 	    control_set_group(sm->ctl, c.control_gid, err, errlen) < 0)
 		log_err("control.group: %s", err);	/* the policy still applies */
 	sm->cfg = c;
+	evhook_configure(sm->hook, c.events_exec, c.events_exec_timeout_s, c.events_exec_max);
 	mcast_ipoib_sync(sm, 1);
 	weights_reconfigure(sm);
 	perfmgr_reconfigure(sm);

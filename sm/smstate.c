@@ -25,6 +25,7 @@
 #include "sm/daemon.h"
 #include "sm/base/log.h"
 #include "sm/base/clock.h"
+#include "sm/hookevents.h"
 #include "sm/recv.h"
 #include "sm/rogue.h"
 #include "sm/sdnotify.h"
@@ -149,6 +150,14 @@ int sm_event_legal(int st, int ev)
 	return find_transition(st, ev) != NULL;
 }
 
+/* The master as we see it: ourselves, the SM we follow, or 0 (none known). */
+static uint64_t master_seen(const struct sm *sm)
+{
+	if (sm->state == SMS_MASTER)
+		return sm->tr.port_guid;
+	return sm->state == SMS_STANDBY ? sm->el->st.master_guid : 0;
+}
+
 /* Runs event ev; returns -1 (and changes nothing) when it is illegal. */
 static int fsm_run(struct sm *sm, enum sm_event ev, const struct sm_ev *arg)
 {
@@ -159,12 +168,15 @@ static int fsm_run(struct sm *sm, enum sm_event ev, const struct sm_ev *arg)
 		return -1;
 	}
 	int from = sm->state;
+	uint64_t was = master_seen(sm);
 	if (t->next != from) {
 		log_notice("SM state %s -> %s (%s)", sm_state_name(from),
 			   sm_state_name(t->next), sm_event_name(ev));
 		sm->state = t->next;
 	}
 	t->act(sm, arg, from);
+	if (sm->state != from || master_seen(sm) != was)
+		hookev_master_changed(sm->hook, sm->state, master_seen(sm));
 	return 0;
 }
 
@@ -827,7 +839,14 @@ static void rogue_answered(struct sm *sm, const struct fabric *f, uint32_t port,
 	/* only a master cuts ports off: a STANDBY leaves it to the master */
 	enum rogue_mode mode = sm->state == SMS_MASTER || sm->state == SMS_DISCOVERING ?
 			       (enum rogue_mode)sm->cfg.sm_rogue : ROGUE_REPORT;
-	rogues_seen(sm->el->rogues, sm->txn, f, port, s, mode);
+	if (rogues_seen(sm->el->rogues, sm->txn, f, port, s, mode)) {
+		char why[160];
+		snprintf(why, sizeof(why), "SMInfo %s, priority %d, SM_Key 0x%016llx not ours (sm.rogue: %s)",
+			 sm_state_name(s->state), s->priority,
+			 (unsigned long long)s->sm_key,
+			 mode == ROGUE_ISOLATE ? "isolate" : "report");
+		hookev_rogue_sm(sm->hook, s->guid, why);
+	}
 }
 
 static int set_event(uint32_t mod)

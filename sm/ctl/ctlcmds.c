@@ -16,6 +16,7 @@
 #include "sm/ctl/control.h"
 #include "sm/ctl/ctlroutes.h"
 #include "sm/ctl/ctltopo.h"
+#include "sm/ctl/evhook.h"
 #include "sm/daemon.h"
 #include "sm/perfmgr.h"
 #include "sm/base/log.h"
@@ -120,6 +121,8 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "degraded_links", json_integer(sm->sub.links.n_degraded));
 	json_object_set_new(o, "mads", mad_stats_json(sm));
 	json_object_set_new(o, "perfmgr", perfmgr_to_ctl(sm));
+	if (sm->hook)
+		json_object_set_new(o, "events", evhook_to_ctl(sm->hook));
 	return o;
 }
 

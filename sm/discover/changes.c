@@ -49,7 +49,8 @@ static void log_link(const struct fabric *f, uint32_t pi, const char *what)
 
 /* Links between two nodes both in a and in b that a has and b lacks. */
 static unsigned links_only_in(const struct fabric *a, const struct fabric *b,
-			      const char *what)
+			      const char *what, const struct fabric_change_sink *sink,
+			      int lost)
 {
 	unsigned n = 0;
 	for (uint32_t pi = 0; pi < a->n_ports; pi++) {
@@ -60,6 +61,8 @@ static unsigned links_only_in(const struct fabric *a, const struct fabric *b,
 		    fabric_link_in(a, pi, b))
 			continue;
 		log_link(a, pi, what);
+		if (sink && sink->link)
+			sink->link(sink->arg, a, pi, lost);
 		n++;
 	}
 	return n;
@@ -118,13 +121,16 @@ static void log_node(const struct fabric *a, uint32_t node,
 
 /* Nodes of a that b lacks (hosts that go with a switch are counted on its line). */
 static unsigned nodes_only_in(const struct fabric *a, const struct fabric *b,
-			      const char *what)
+			      const char *what, const struct fabric_change_sink *sink,
+			      int lost)
 {
 	unsigned n = 0;
 	for (uint32_t i = 0; i < a->n_nodes; i++)
 		if (same_node(a, i, b) == FAB_NONE) {
 			if (!goes_with_switch(a, i, b))
 				log_node(a, i, b, what);
+			if (sink && sink->node)
+				sink->node(sink->arg, a, i, lost);
 			n++;
 		}
 	return n;
@@ -159,15 +165,22 @@ static unsigned lid_changes(const struct fabric *old, const struct fabric *f)
 void fabric_log_changes(const struct fabric *old, const struct fabric *f,
 			struct fabric_changes *c)
 {
+	fabric_report_changes(old, f, c, NULL);
+}
+
+void fabric_report_changes(const struct fabric *old, const struct fabric *f,
+			   struct fabric_changes *c,
+			   const struct fabric_change_sink *sink)
+{
 	struct fabric_changes none;
 	if (!c)
 		c = &none;
 	memset(c, 0, sizeof(*c));
 	if (!old)
 		return;
-	c->nodes_lost = nodes_only_in(old, f, "lost");
-	c->nodes_found = nodes_only_in(f, old, "found");
-	c->links_lost = links_only_in(old, f, "lost");
-	c->links_back = links_only_in(f, old, "returned");
+	c->nodes_lost = nodes_only_in(old, f, "lost", sink, 1);
+	c->nodes_found = nodes_only_in(f, old, "found", sink, 0);
+	c->links_lost = links_only_in(old, f, "lost", sink, 1);
+	c->links_back = links_only_in(f, old, "returned", sink, 0);
 	c->lids_changed = lid_changes(old, f);
 }

@@ -30,6 +30,22 @@ struct fabric_changes {
  */
 void fabric_log_changes(const struct fabric *old, const struct fabric *f,
 			struct fabric_changes *c);
+/*
+ * Who else hears of the changes (the event hook, sm/fabevents.h): each
+ * link lost or returned between two nodes in both models, given as the
+ * port index pi of the model that has it (old when lost, f when
+ * returned), and each node lost or found, hosts that go with a switch
+ * included (they have no log line of their own).
+ */
+struct fabric_change_sink {
+	void (*link)(void *arg, const struct fabric *f, uint32_t pi, int lost);
+	void (*node)(void *arg, const struct fabric *f, uint32_t node, int lost);
+	void *arg;
+};
+/* fabric_log_changes, and each change told to sink (may be NULL). */
+void fabric_report_changes(const struct fabric *old, const struct fabric *f,
+			   struct fabric_changes *c,
+			   const struct fabric_change_sink *sink);
 /* Is a's link at port index pi (linked) a link of b too (same nodes, same ports)? */
 int fabric_link_in(const struct fabric *a, uint32_t pi, const struct fabric *b);
 

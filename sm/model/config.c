@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -396,9 +398,19 @@ static const struct key qos_keys[] = {
 	INT("sls", qos_sls, 1, QOS_SLS),
 	END
 };
+static int set_exec(struct parse *p, const struct key *k, const char *key);
+/*
+ * events.exec_timeout_s: a page or a ticket takes seconds, 10 leaves a
+ * slow network room; events.exec_max: 4 programs at once keep a burst
+ * (a leaf switch and its hosts lost) moving without a fork storm.
+ */
 static const struct key events_keys[] = {
 	ENUM("signalling", events_signalling, repath_mode_names),
 	INT("max_report_failures", events_max_report_failures, 1, 100),
+	{ .name = "exec", .type = K_FUNC, .set = set_exec, .off = CFG(events_exec),
+	  .len = sizeof(((struct config *)0)->events_exec) },
+	INT("exec_timeout_s", events_exec_timeout_s, 1, 3600),
+	INT("exec_max", events_exec_max, 1, 64),
 	END
 };
 static const char *const lid_schemes[] = { "dynamic", "prepopulated", NULL };
@@ -1258,6 +1270,29 @@ static int set_group(struct parse *p, const struct key *k, const char *key)
 }
 
 /*
+ * events.exec: the program the event hook runs (sm/ctl/evhook.h), without
+ * a shell, so a path: absolute (the daemon's working directory is no
+ * part of the policy) and executable now.
+ */
+static int set_exec(struct parse *p, const struct key *k, const char *key)
+{
+	if (set_string(p, k, key) == -1)
+		return -1;
+	const char *s = scalar(p);
+	if (s[0] != '/')
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not an absolute "
+			       "path (the program is run without a shell)", key, s);
+	struct stat st;
+	if (access(s, X_OK) != 0)
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not executable: %s",
+			       key, s, strerror(errno));
+	if (stat(s, &st) != 0 || !S_ISREG(st.st_mode))
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not a file",
+			       key, s);
+	return 0;
+}
+
+/*
  * qos.vlarb_low / vlarb_high: "VL:weight" entries separated by commas
  * (blanks around them allowed), as OpenSM's qos_vlarb_low/high; an empty
  * string is an empty table.  Each entry's place is kept for the check
@@ -1683,6 +1718,8 @@ void config_defaults(struct config *c)
 	c->sminfo_poll_ms = 10000;
 	c->sminfo_poll_retries = 4;
 	c->events_signalling = REPATH_HYBRID;
+	c->events_exec_timeout_s = 10;
+	c->events_exec_max = 4;
 	c->control_gid = -1;
 	/* a few Prometheus servers scrape over one connection each */
 	c->metrics_max_conns = 64;

@@ -157,6 +157,11 @@ struct config {
 					   SMs' (OpenSM's default config: 0x1) */
 	int events_signalling;		/* enum repath_mode (traps/repath.h),
 					   default hybrid */
+	/* the event hook (sm/ctl/evhook.h) */
+	char events_exec[256];		/* events.exec: an absolute path to an
+					   executable, "" (default): none */
+	int events_exec_timeout_s;	/* events.exec_timeout_s 1..3600, default 10 */
+	int events_exec_max;		/* events.exec_max 1..64, default 4 */
 	/* virtualization (the vSwitch paper; sm/model/vswitch.c, vm.c) */
 	int lid_scheme;			/* enum mig_scheme (reconfig/migrate.h):
 					   0 dynamic (default), 1 prepopulated */

@@ -1109,6 +1109,36 @@ START_TEST(test_events_signalling)
 }
 END_TEST
 
+/* events.exec: an absolute path to an executable file, and its bounds */
+START_TEST(test_events_exec)
+{
+	struct loaded l;
+
+	load_ok(&l, "events: {}\n");
+	ck_assert_str_eq(l.c.events_exec, "");
+	ck_assert_int_eq(l.c.events_exec_timeout_s, 10);
+	ck_assert_int_eq(l.c.events_exec_max, 4);
+	load_ok(&l, "events:\n  exec: /bin/sh\n  exec_timeout_s: 60\n  exec_max: 1\n");
+	ck_assert_str_eq(l.c.events_exec, "/bin/sh");
+	ck_assert_int_eq(l.c.events_exec_timeout_s, 60);
+	ck_assert_int_eq(l.c.events_exec_max, 1);
+	load_fails("events:\n  exec: bin/sh\n",
+		   "2:9: events.exec: 'bin/sh' is not an absolute path (the "
+		   "program is run without a shell)");
+	load_fails("events:\n  exec: \"/bin/sh -c true\"\n",
+		   "2:9: events.exec: '/bin/sh -c true' is not executable: "
+		   "No such file or directory");
+	load_fails("events:\n  exec: /\n", "2:9: events.exec: '/' is not a file");
+	load_fails("events: {exec: 7}\n",
+		   "1:16: events.exec: '7' is not an absolute path (the "
+		   "program is run without a shell)");
+	load_fails("events: {exec_timeout_s: 0}\n",
+		   "1:26: events.exec_timeout_s: 0 is out of range 1..3600");
+	load_fails("events: {exec_max: 65}\n",
+		   "1:20: events.exec_max: 65 is out of range 1..64");
+}
+END_TEST
+
 START_TEST(test_unknown_key)
 {
 	load_fails("sweep:\n  intervl_s: 5\n",
@@ -1490,6 +1520,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_opensm_files_named);
 	tcase_add_test(tc, test_control_group);
 	tcase_add_test(tc, test_events_signalling);
+	tcase_add_test(tc, test_events_exec);
 	tcase_add_test(tc, test_empty_policies);
 	tcase_add_test(tc, test_full_policy);
 	tcase_add_test(tc, test_other_values);

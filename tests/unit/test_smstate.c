@@ -5,7 +5,9 @@
  * ACKNOWLEDGE, a lost ACKNOWLEDGE, a master that never acknowledges (as
  * OpenSM), failover, DISABLE/STANDBY from a master, two masters meeting
  * when two fabrics are cabled together, and ActCount.  The end state is
- * read back from the emulated devices.
+ * read back from the emulated devices.  The event hook's events
+ * (sm/ctl/evhook.h) for a state or master change and a rogue SM are read
+ * from each SM's recent events.
  */
 #include <check.h>
 #include <infiniband/mad.h>
@@ -23,9 +25,47 @@
 #include "sm/smstate.h"
 #include "sm/sweeper.h"
 #include "sm/base/topo.h"
+#include "sm/ctl/evhook.h"
 #include "sm/vm/vmops.h"
 
 #include "emu_testlib.h"
+
+/*
+ * The variable var of the last event named ev in sm's recent events
+ * (sm/ctl/evhook.h), as a string to free, or NULL when there is none.
+ */
+static char *event_var(struct sm *sm, const char *ev, const char *var)
+{
+	json_t *o = evhook_to_ctl(sm->hook), *e;
+	size_t i;
+	char *v = NULL;
+	json_array_foreach(json_object_get(o, "recent"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "event")), ev)) {
+			free(v);
+			const char *s = json_string_value(json_object_get(
+				json_object_get(e, "vars"), var));
+			v = s ? strdup(s) : NULL;
+		}
+	json_decref(o);
+	return v;
+}
+
+static void assert_event_var(struct sm *sm, const char *ev, const char *var,
+			     const char *want)
+{
+	char *v = event_var(sm, ev, var);
+	ck_assert_msg(v != NULL, "no %s event with %s", ev, var);
+	ck_assert_msg(!strcmp(v, want), "%s: %s=%s, not %s", ev, var, v, want);
+	free(v);
+}
+
+static void assert_event_guid(struct sm *sm, const char *ev, const char *var,
+			      uint64_t guid)
+{
+	char g[24];
+	snprintf(g, sizeof(g), "0x%016llx", (unsigned long long)guid);
+	assert_event_var(sm, ev, var, g);
+}
 
 /* ---- the election, alone ---- */
 
@@ -349,6 +389,11 @@ START_TEST(t_lower_newcomer_stays_standby)
 	ck_assert_uint_eq(txn_get_stats(F.sm[1]->txn)->sets, sets);
 	ck_assert_uint_eq(sets, 0);
 	ck_assert_uint_eq(election_status(F.sm[0])->smc.handovers_sent, 0);
+	/* the hook's master_changed: the newcomer STANDBY behind the master */
+	assert_event_var(F.sm[1], "master_changed", "IBSM_STATE", "STANDBY");
+	assert_event_guid(F.sm[1], "master_changed", "IBSM_MASTER_GUID", F.sm[0]->tr.port_guid);
+	assert_event_var(F.sm[0], "master_changed", "IBSM_STATE", "MASTER");
+	assert_event_guid(F.sm[0], "master_changed", "IBSM_MASTER_GUID", F.sm[0]->tr.port_guid);
 	/* ActCount: the master's advances, and the standby sees it */
 	uint32_t a0 = election_status(F.sm[1])->master_act_count;
 	sweeper_request_light(F.sm[0]);
@@ -757,6 +802,19 @@ static void rogue_master(int mode)
 	ck_assert_int_eq((int)json_array_size(rs), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(rs, 0), "sm_key")),
 			 "0x0000000000000bad");
+	json_decref(o);
+	/* the hook's rogue_sm, once however often it answered */
+	assert_event_guid(a, "rogue_sm", "IBSM_NODE_GUID", r.t.port_guid);
+	char *why = event_var(a, "rogue_sm", "IBSM_REASON");
+	ck_assert_msg(strstr(why, "SM_Key 0x0000000000000bad not ours") &&
+		      strstr(why, mode == ROGUE_ISOLATE ? "isolate" : "report"), "%s", why);
+	free(why);
+	o = evhook_to_ctl(a->hook);
+	size_t i, n = 0;
+	json_t *e;
+	json_array_foreach(json_object_get(o, "recent"), i, e)
+		n += !strcmp(json_string_value(json_object_get(e, "event")), "rogue_sm");
+	ck_assert_uint_eq(n, 1);
 	json_decref(o);
 	ck_assert_int_eq(emu_violations(F.e), 0);
 	r.t.close(r.t.ctx);
