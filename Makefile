@@ -3,7 +3,8 @@ CC       ?= gcc
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 BUILD    := build
-PKGS     := libibumad libibmad libevent libevent_pthreads yaml-0.1 jansson libsystemd libsodium
+PKGS     := libibumad libibmad libevent libevent_pthreads yaml-0.1 jansson libsystemd libsodium \
+            libgvc libcgraph
 # Recursive (=) so that `make deps` can install the packages first.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
