@@ -12,7 +12,12 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDLIBS   = $(PKG_LIBS) -lpthread -lm
+# Graphviz's dot layout and SVG renderer linked in (sm/render/svg.c), not
+# loaded from its plugin directory at run time: no font or text-layout plugin
+# (Pango, fontconfig) comes with them.
+GV_PLUGINS = $(shell pkg-config --variable=libdir libgvc 2>/dev/null)/graphviz
+LDLIBS   = $(PKG_LIBS) -L$(GV_PLUGINS) -Wl,-rpath,$(GV_PLUGINS) \
+	   -lgvplugin_dot_layout -lgvplugin_core -lpthread -lm
 IBSMCTL_LIBS = $(shell pkg-config --libs jansson 2>/dev/null)
 
 # Sources by folder: every .c under a product folder is built, so a file

@@ -354,8 +354,13 @@ fail:
 	return NULL;
 }
 
-/* What the SM's subnet is rendered from; -1 with err before the first configuring sweep. */
-static int topo_in_of(struct sm *sm, struct topo_in *in, char *err, size_t errlen)
+/*
+ * What the SM's subnet is rendered from; -1 with err before the first
+ * configuring sweep.  settled: the caller knows the tables are the
+ * model's (a heavy sweep's end, before the sweeper is told).
+ */
+static int topo_in_of(struct sm *sm, int settled, struct topo_in *in, char *err,
+		      size_t errlen)
 {
 	if (!sm->sub.model) {
 		snprintf(err, errlen, "no subnet configured yet (state %s)",
@@ -366,7 +371,7 @@ static int topo_in_of(struct sm *sm, struct topo_in *in, char *err, size_t errle
 	 * In a heavy sweep the model can be ahead of the tables (being
 	 * adopted or routed for it): no routes per link until it is done.
 	 */
-	int in_sweep = sm->sw.activity == SM_HEAVY_SWEEP;
+	int in_sweep = !settled && sm->sw.activity == SM_HEAVY_SWEEP;
 	const struct lft_tables *t = sm->sub.lft.n_sw && !in_sweep ? &sm->sub.lft : NULL;
 	*in = (struct topo_in){
 		.f = &sm->sub.model->f, .t = t,
@@ -377,11 +382,11 @@ static int topo_in_of(struct sm *sm, struct topo_in *in, char *err, size_t errle
 	return 0;
 }
 
-int ctl_topology_draw(struct sm *sm, topo_drawn_cb drawn, void *arg, char *err,
-		      size_t errlen)
+int ctl_topology_draw(struct sm *sm, int settled, topo_drawn_cb drawn, void *arg,
+		      char *err, size_t errlen)
 {
 	struct topo_in in;
-	if (topo_in_of(sm, &in, err, errlen) < 0)
+	if (topo_in_of(sm, settled, &in, err, errlen) < 0)
 		return -1;
 	in.as_svg = 1;
 	struct topo_job *j = sm->base ? topo_start(sm, &in) : NULL;
@@ -397,7 +402,7 @@ int ctl_topology_draw(struct sm *sm, topo_drawn_cb drawn, void *arg, char *err,
 json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
 	struct topo_in in;
-	if (topo_in_of(sm, &in, err, errlen) < 0)
+	if (topo_in_of(sm, 0, &in, err, errlen) < 0)
 		return NULL;
 	in.as_dot = json_is_true(json_object_get(req, "dot"));
 	in.as_svg = json_is_true(json_object_get(req, "svg"));

@@ -30,10 +30,12 @@ void ctl_topology_cancel_all(struct sm *sm);
  * a worker over copies; drawn(arg, svg, len, NULL) follows on the loop
  * (svg malloc'd, the callee's), or drawn(arg, NULL, 0, why).  0 when
  * started, -1 with err (no subnet yet, no thread).  A draw cancelled by
- * ctl_topology_cancel_all() never calls drawn.
+ * ctl_topology_cancel_all() never calls drawn.  settled: called at a
+ * heavy sweep's end, the tables are the model's (else, in a heavy
+ * sweep, the links are drawn without their routes, as topology does).
  */
 typedef void (*topo_drawn_cb)(void *arg, char *svg, size_t len, const char *err);
-int ctl_topology_draw(struct sm *sm, topo_drawn_cb drawn, void *arg, char *err,
-		      size_t errlen);
+int ctl_topology_draw(struct sm *sm, int settled, topo_drawn_cb drawn, void *arg,
+		      char *err, size_t errlen);
 
 #endif

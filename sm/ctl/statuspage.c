@@ -27,7 +27,8 @@ static const char style[] =
 	".MASTER{background:#c8f0c8}.STANDBY{background:#e0e0ff}"
 	".DISCOVERING,.NOTACTIVE{background:#ffe0b0}.bad{color:#b00}"
 	".none{color:#777}.fabric{overflow:auto;border:1px solid #ddd}"
-	".fabric svg{max-width:100%;height:auto}";
+	".fabric svg{max-width:100%;height:auto}"
+	".cols{display:flex;flex-wrap:wrap;gap:0 3em}.cols>div{min-width:18em}";
 
 void statuspage_escape(FILE *fp, const char *s)
 {
@@ -313,9 +314,12 @@ char *statuspage_html(const struct statuspage_in *in, size_t *len)
 	}
 	fputs("</h1>\n", fp);
 	if (in->status) {
+		fputs("<div class=\"cols\">\n<div>\n", fp);
 		put_sm(fp, in->status);
-		put_sweeps(fp, in->status);
 		put_errors(fp, in->status);
+		fputs("</div>\n<div>\n", fp);
+		put_sweeps(fp, in->status);
+		fputs("</div>\n</div>\n", fp);
 	} else {
 		fputs("<p class=\"bad\">no status: ", fp);
 		statuspage_escape(fp, in->status_err ? in->status_err : "?");

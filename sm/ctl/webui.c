@@ -46,7 +46,7 @@ void webui_free(struct webui *w)
 	free(w);
 }
 
-static void draw(struct webui *w);
+static void draw(struct webui *w, int settled);
 
 static void on_drawn(void *arg, char *svg, size_t len, const char *err)
 {
@@ -63,14 +63,17 @@ static void on_drawn(void *arg, char *svg, size_t len, const char *err)
 			log_warn("the fabric's picture: %s", err ? err : "?");
 		snprintf(w->why, sizeof(w->why), "%s", err ? err : "?");
 	}
-	if (w->again) {
+	if (w->again) {		/* another heavy sweep ended meanwhile; one may run now */
 		w->again = 0;
-		draw(w);
+		draw(w, 0);
 	}
 }
 
-/* Starts a draw (or asks for one more after the one under way). */
-static void draw(struct webui *w)
+/*
+ * Starts a draw (or asks for one more after the one under way); settled:
+ * at a heavy sweep's end (ctl_topology_draw).
+ */
+static void draw(struct webui *w, int settled)
 {
 	char err[160];
 
@@ -78,7 +81,7 @@ static void draw(struct webui *w)
 		w->again = 1;
 		return;
 	}
-	if (ctl_topology_draw(w->sm, on_drawn, w, err, sizeof(err)) < 0) {
+	if (ctl_topology_draw(w->sm, settled, on_drawn, w, err, sizeof(err)) < 0) {
 		snprintf(w->why, sizeof(w->why), "%s", err);
 		return;
 	}
@@ -90,7 +93,7 @@ void webui_sweep_done(struct webui *w, uint64_t heavy_sweeps)
 	if (!w || heavy_sweeps == w->heavy_seen)
 		return;
 	w->heavy_seen = heavy_sweeps;
-	draw(w);
+	draw(w, 1);
 }
 
 /* The JSON of a control command; NULL with err. */
@@ -141,7 +144,7 @@ static void serve_json(struct webui *w, struct evhttp_request *req, const char *
 static const char *no_picture(struct webui *w)
 {
 	if (!w->drawing)
-		draw(w);
+		draw(w, 0);
 	return w->drawing ? "being drawn: reload in a few seconds" : w->why;
 }
 

@@ -137,7 +137,8 @@ static void put_link(struct dot_ctx *c, uint32_t pi, uint32_t rp)
 	/* port numbers on small fabrics; on big ones they hide the links */
 	if (c->n_links <= DOT_LABEL_LINKS)
 		fprintf(c->fp, "taillabel=\"%u\", headlabel=\"%u\", ", p->num, r->num);
-	fprintf(c->fp, "tooltip=\"port %u -- port %u\"", p->num, r->num);
+	int hot = !failed && c->o->hot && (c->o->hot[pi] || c->o->hot[rp]);
+	fprintf(c->fp, "tooltip=\"%sport %u -- port %u\"", hot ? "hot: " : "", p->num, r->num);
 	if (sw_link && c->ranks[p->node] == c->ranks[r->node])
 		fputs(", constraint=false", c->fp);
 	if (failed) {
@@ -145,10 +146,9 @@ static void put_link(struct dot_ctx *c, uint32_t pi, uint32_t rp)
 		      " labeltooltip=\"failed: not Active\"];\n", c->fp);
 		return;
 	}
-	if (c->o->hot && (c->o->hot[pi] || c->o->hot[rp])) {
+	if (hot) {
 		c->st->hot_links++;
-		fputs(", class=hot, color=red, style=bold, penwidth=4, labeltooltip=\"hot\"];\n",
-		      c->fp);
+		fputs(", class=hot, color=red, style=bold, penwidth=4];\n", c->fp);
 		return;
 	}
 	if (fabric_port_degraded(f, pi) || fabric_port_degraded(f, rp)) {

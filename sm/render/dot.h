@@ -15,7 +15,7 @@
  * each of opts' lost links (ibsmctl topology: sm/discover/linkwatch.h).
  * A degraded link (fabric_port_degraded() at an end) is orange; a hot
  * one (opts' hot flag at an end, the performance manager's verdict) is
- * bold red with the tooltip "hot".  Every element has a class for the
+ * bold red, its tooltip "hot: port A -- port B".  Every element has a class for the
  * SVG (sm/render/svg.h): nodes "switch", "host" or "hosts" (a folded
  * leaf's), links "failed", "degraded" or "hot".
  */

@@ -8,8 +8,23 @@
 
 #include <cgraph.h>
 #include <gvc.h>
+#include <gvplugin.h>
 
 #include "sm/render/svg.h"
+
+/*
+ * The two plugins wanted, linked in (the Makefile): the dot layout and
+ * the core renderers (SVG).  No other is loaded, the text-layout one
+ * (Pango) above all: label sizes are Graphviz's estimates, the same on
+ * every host whatever its fonts.
+ */
+extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
+extern gvplugin_library_t gvplugin_core_LTX_library;
+static lt_symlist_t builtins[] = {
+	{ "gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library },
+	{ "gvplugin_core_LTX_library", &gvplugin_core_LTX_library },
+	{ NULL, NULL },
+};
 
 /*
  * Graphviz's layouts and its error reporting keep state in the library's
@@ -21,7 +36,7 @@ static pthread_mutex_t gv_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Lays out the DOT text and renders it; the caller holds gv_lock. */
 static char *layout(char *dot, size_t *len, char *err, size_t errlen)
 {
-	GVC_t *gvc = gvContext();
+	GVC_t *gvc = gvContextPlugins(builtins, 0);
 	if (!gvc) {
 		snprintf(err, errlen, "Graphviz: no context");
 		return NULL;
