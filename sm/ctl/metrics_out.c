@@ -249,17 +249,21 @@ static int textfile_set(struct metrics *m, const char *dir)
 
 void metrics_sweep_done(struct metrics *m)
 {
-	if (!m)
-		return;
-	textfile_write(m);
-	if (m->http)	/* the picture of each heavy sweep's subnet */
-		webui_sweep_done(m->web, m->sm->sweep.heavy_sweeps);
+	if (m)
+		textfile_write(m);
+}
+
+void metrics_heavy_sweep_done(struct metrics *m)
+{
+	if (m && m->http)
+		webui_heavy_sweep_done(m->web);
 }
 
 /* ---- life ---- */
 
 struct metrics *metrics_new(struct sm *sm, struct event_base *base,
-			    const struct config *cfg, int serve, char *err, size_t errlen)
+			    const struct config *cfg, int serve,
+			    webui_control_fn control, char *err, size_t errlen)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -273,7 +277,7 @@ struct metrics *metrics_new(struct sm *sm, struct event_base *base,
 	m->max_conns = cfg->metrics_max_conns;
 	if (serve)
 		fd_budget(cfg->metrics_listen, m->max_conns);
-	if (serve && !(m->web = webui_new(sm))) {
+	if (serve && !(m->web = webui_new(sm, control))) {
 		snprintf(err, errlen, "out of memory");
 		free(m);
 		return NULL;

@@ -30,7 +30,8 @@ static const char style[] =
 	".fabric svg{max-width:100%;height:auto}"
 	".cols{display:flex;flex-wrap:wrap;gap:0 3em}.cols>div{min-width:18em}";
 
-void statuspage_escape(FILE *fp, const char *s)
+/* s HTML-escaped (& < > " '): text and attribute values alike. */
+static void statuspage_escape(FILE *fp, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {

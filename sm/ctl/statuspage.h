@@ -9,7 +9,6 @@
 #define IBSMD_STATUSPAGE_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include <jansson.h>
 
@@ -27,7 +26,5 @@ struct statuspage_in {
 
 /* The page, NUL-terminated and malloc'd, its length in *len; NULL on ENOMEM. */
 char *statuspage_html(const struct statuspage_in *in, size_t *len);
-/* Writes s HTML-escaped (& < > " ') to fp: text and attribute values. */
-void statuspage_escape(FILE *fp, const char *s);
 
 #endif

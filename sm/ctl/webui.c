@@ -13,7 +13,6 @@
 #include "sm/ctl/httpd.h"
 #include "sm/ctl/statuspage.h"
 #include "sm/ctl/webui.h"
-#include "sm/daemon.h"
 
 #define JSON_TYPE	"application/json"
 #define HTML_TYPE	"text/html; charset=utf-8"
@@ -21,20 +20,22 @@
 #define TEXT_TYPE	"text/plain; charset=utf-8"
 
 struct webui {
-	struct sm *sm;		/* for sm_control() and ctl_topology_draw() only */
+	struct sm *sm;		/* for control and ctl_topology_draw() only */
+	webui_control_fn control;
 	char *svg;		/* the last picture drawn, or NULL */
 	size_t svg_len;
-	uint64_t heavy_seen;	/* the heavy sweeps counted at the last request */
 	int drawing;		/* a worker draws */
 	int again;		/* another heavy sweep came meanwhile */
 	char why[160];		/* the last draw's failure, or "" */
 };
 
-struct webui *webui_new(struct sm *sm)
+struct webui *webui_new(struct sm *sm, webui_control_fn control)
 {
 	struct webui *w = calloc(1, sizeof(*w));
-	if (w)
+	if (w) {
 		w->sm = sm;
+		w->control = control;
+	}
 	return w;
 }
 
@@ -88,21 +89,21 @@ static void draw(struct webui *w, int settled)
 	w->drawing = 1;
 }
 
-void webui_sweep_done(struct webui *w, uint64_t heavy_sweeps)
+void webui_heavy_sweep_done(struct webui *w)
 {
-	if (!w || heavy_sweeps == w->heavy_seen)
-		return;
-	w->heavy_seen = heavy_sweeps;
-	draw(w, 1);
+	if (w)
+		draw(w, 1);
 }
 
 /* The JSON of a control command; NULL with err. */
 static json_t *command(struct webui *w, const char *cmd, char *err, size_t errlen)
 {
 	json_t *req = json_pack("{s:s}", "cmd", cmd);
-	json_t *res = req ? sm_control(w->sm, cmd, req, err, errlen) : NULL;
+	json_t *res = req && w->control ? w->control(w->sm, cmd, req, err, errlen) : NULL;
 	if (!req)
 		snprintf(err, errlen, "out of memory");
+	else if (!w->control)
+		snprintf(err, errlen, "no control commands here");
 	json_decref(req);
 	return res;
 }

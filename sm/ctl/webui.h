@@ -9,19 +9,25 @@
 #ifndef IBSMD_WEBUI_H
 #define IBSMD_WEBUI_H
 
-#include <stdint.h>
+#include <stddef.h>
+
+#include <jansson.h>
 
 struct sm;
 struct evhttp_request;
 struct webui;
 
+/* The control commands' handler (sm_control(), sm/daemon.h). */
+typedef json_t *(*webui_control_fn)(void *ctx, const char *cmd, json_t *req,
+				    char *err, size_t errlen);
+
 /* Seconds a client is told to wait for a picture being drawn. */
 #define WEBUI_RETRY_S	5
 
-/* NULL on ENOMEM.  sm is only handed to sm_control() and ctl_topology_draw(). */
-struct webui *webui_new(struct sm *sm);
-/* After a sweep: heavy_sweeps the count so far; a new one is drawn. */
-void webui_sweep_done(struct webui *w, uint64_t heavy_sweeps);
+/* NULL on ENOMEM.  sm is only handed to control and ctl_topology_draw(). */
+struct webui *webui_new(struct sm *sm, webui_control_fn control);
+/* A heavy sweep configured the subnet, its tables in place: drawn again. */
+void webui_heavy_sweep_done(struct webui *w);
 /* Answers req when path is one of the webui's: 1, else 0 (not answered). */
 int webui_serve(struct webui *w, struct evhttp_request *req, const char *path);
 /* After ctl_topology_cancel_all(): no draw calls back any more. */
