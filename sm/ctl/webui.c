@@ -1,6 +1,7 @@
 /*
  * The status page, the picture and the JSON endpoints (see webui.h).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
 
+#include "sm/base/clock.h"
 #include "sm/base/log.h"
 #include "sm/ctl/ctltopo.h"
 #include "sm/ctl/httpd.h"
@@ -25,6 +27,7 @@ struct webui {
 	char *svg;		/* the last picture drawn, or NULL */
 	size_t svg_len;
 	int drawing;		/* a worker draws */
+	uint64_t draw_start_ms;	/* since when (clock_ms()) */
 	int again;		/* another heavy sweep came meanwhile */
 	char why[160];		/* the last draw's failure, or "" */
 };
@@ -55,6 +58,8 @@ static void on_drawn(void *arg, char *svg, size_t len, const char *err)
 
 	w->drawing = 0;
 	if (svg) {
+		log_info("the fabric's picture drawn in %llu ms (%zu KB of SVG)",
+			 (unsigned long long)(clock_ms() - w->draw_start_ms), len / 1024);
 		free(w->svg);
 		w->svg = svg;
 		w->svg_len = len;
@@ -87,6 +92,7 @@ static void draw(struct webui *w, int settled)
 		return;
 	}
 	w->drawing = 1;
+	w->draw_start_ms = clock_ms();
 }
 
 void webui_heavy_sweep_done(struct webui *w)
