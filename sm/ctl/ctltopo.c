@@ -210,6 +210,8 @@ static json_t *topology_dot(const struct topo_in *in, char *err, size_t errlen)
 		buf = svg_render(in->f, in->t, &o, NULL, &len, err, errlen);
 		free(lost);
 		json_t *reply = buf ? json_pack("{s:s,s:s%}", "format", "svg", "text", buf, len) : NULL;
+		if (buf && !reply)
+			snprintf(err, errlen, "out of memory");
 		free(buf);
 		return reply;
 	}
