@@ -3,7 +3,8 @@ CC       ?= gcc
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 BUILD    := build
-PKGS     := libibumad libibmad libevent libevent_pthreads yaml-0.1 jansson libsystemd libsodium
+PKGS     := libibumad libibmad libevent libevent_pthreads yaml-0.1 jansson libsystemd libsodium \
+            libgvc libcgraph
 # Recursive (=) so that `make deps` can install the packages first.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -11,7 +12,12 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDLIBS   = $(PKG_LIBS) -lpthread -lm
+# Graphviz's dot layout and SVG renderer linked in (sm/render/svg.c), not
+# loaded from its plugin directory at run time: no font or text-layout plugin
+# (Pango, fontconfig) comes with them.
+GV_PLUGINS = $(shell pkg-config --variable=libdir libgvc 2>/dev/null)/graphviz
+LDLIBS   = $(PKG_LIBS) -L$(GV_PLUGINS) -Wl,-rpath,$(GV_PLUGINS) \
+	   -lgvplugin_dot_layout -lgvplugin_core -lpthread -lm
 IBSMCTL_LIBS = $(shell pkg-config --libs jansson 2>/dev/null)
 
 # Sources by folder: every .c under a product folder is built, so a file

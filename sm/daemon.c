@@ -154,7 +154,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 		return -1;
 	/* --once ends before anyone would scrape: no HTTP server then */
 	sm->metrics = metrics_new(sm, base, &sm->cfg, !(sm->watch && sm->watch->one_shot),
-				  err, errlen);
+				  sm_control, err, errlen);
 	return sm->metrics ? 0 : -1;
 }
 

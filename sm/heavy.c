@@ -146,6 +146,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	s->when = (uint64_t)time(NULL);
 	sm->sweep.heavy_sweeps++;
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
+	metrics_heavy_sweep_done(sm->metrics);
 	sa_mcast_prune(sm);
 	sm_print_summary(s, sm_state_name(sm->state));
 	log_notice("heavy sweep done in %llu ms: %u LFT blocks, %u PortInfo, %u SwitchInfo, %u P_Key writes, %u SL2VL, %u VLArb, %u MFT, %u ports activated%s",

@@ -539,7 +539,8 @@ struct ctl_field {
 
 static const struct ctl_field no_fields[] = { { NULL, 0 } };
 static const struct ctl_field sweep_fields[] = { { "heavy", CT_BOOL }, { NULL, 0 } };
-static const struct ctl_field topology_fields[] = { { "dot", CT_BOOL }, { NULL, 0 } };
+static const struct ctl_field topology_fields[] = {
+	{ "dot", CT_BOOL }, { "svg", CT_BOOL }, { NULL, 0 } };
 static const struct ctl_field routes_fields[] = { { "switch", CT_STRING }, { NULL, 0 } };
 static const struct ctl_field reload_fields[] = { { "force", CT_BOOL }, { NULL, 0 } };
 static const struct ctl_field forget_fields[] = { { "link", CT_STRING }, { NULL, 0 } };

@@ -10,6 +10,7 @@
 #include "sm/ctl/ctltopo.h"
 #include "sm/daemon.h"
 #include "sm/render/dot.h"
+#include "sm/render/svg.h"
 #include "sm/base/log.h"
 #include "sm/base/nodemap.h"
 #include "sm/base/topo.h"
@@ -158,9 +159,10 @@ struct topo_in {
 	const struct lft_tables *t;	/* NULL: no routes per link */
 	const struct lost_link *lost;	/* the failed links the model lacks */
 	uint32_t n_lost;
+	const uint8_t *hot;		/* per port of f: hot, or NULL (dot.h) */
 	const char *left_out;		/* why no routes per link, or NULL */
 	uint64_t as_of;			/* a standby's: when it configured f, else 0 */
-	int as_dot;
+	int as_dot, as_svg;
 };
 
 /* The lost links whose two nodes are in f, as DOT draws them (malloc'd). */
@@ -181,7 +183,10 @@ static struct dot_lost *dot_lost_of(const struct topo_in *in, uint32_t *n)
 	return d;
 }
 
-/* The DOT text of f in a JSON reply {"format": "dot", "text": ...}. */
+/*
+ * The DOT text of f (or with as_svg its SVG, sm/render/svg.h) in a JSON
+ * reply {"format": "dot" or "svg", "text": ...}.
+ */
 static json_t *topology_dot(const struct topo_in *in, char *err, size_t errlen)
 {
 	char *buf = NULL;
@@ -191,6 +196,7 @@ static json_t *topology_dot(const struct topo_in *in, char *err, size_t errlen)
 		.fold_hosts = DOT_FOLD_HOSTS,
 		.expect_active = 1,
 		.title = title,
+		.hot = in->hot,
 	};
 	if (in->as_of) {
 		json_t *when = control_time_json(in->as_of);
@@ -200,6 +206,15 @@ static json_t *topology_dot(const struct topo_in *in, char *err, size_t errlen)
 	}
 	struct dot_lost *lost = dot_lost_of(in, &o.n_lost);
 	o.lost = lost;
+	if (lost && in->as_svg) {
+		buf = svg_render(in->f, in->t, &o, NULL, &len, err, errlen);
+		free(lost);
+		json_t *reply = buf ? json_pack("{s:s,s:s%}", "format", "svg", "text", buf, len) : NULL;
+		if (buf && !reply)
+			snprintf(err, errlen, "out of memory");
+		free(buf);
+		return reply;
+	}
 	FILE *fp = lost ? open_memstream(&buf, &len) : NULL;
 	if (!fp) {
 		free(lost);
@@ -232,7 +247,11 @@ struct topo_job {
 	struct fabric f;
 	struct lft_tables t;
 	struct lost_link *lost;
+	uint8_t *hot;
 	json_t *res;
+	/* the status page's picture (ctl_topology_draw), not a reply */
+	topo_drawn_cb drawn;
+	void *drawn_arg;
 	char err[128];
 	struct worker w;	/* topo_thread, then on_topo_done */
 	struct topo_job *next;	/* sm->topo_jobs */
@@ -240,7 +259,7 @@ struct topo_job {
 
 static json_t *render(const struct topo_in *in, char *err, size_t errlen)
 {
-	if (in->as_dot)
+	if (in->as_dot || in->as_svg)
 		return topology_dot(in, err, errlen);
 	json_t *o = topology_json(in->f, in->t, 1, in->lost, in->n_lost);
 	if (!o)
@@ -270,6 +289,7 @@ static void job_free(struct topo_job *j)
 	fabric_free(&j->f);
 	lft_tables_free(&j->t);
 	free(j->lost);
+	free(j->hot);
 	json_decref(j->res);
 	free(j);
 }
@@ -277,7 +297,12 @@ static void job_free(struct topo_job *j)
 static void on_topo_done(void *arg)
 {
 	struct topo_job *j = arg;
-	if (j->sm->ctl) {
+	if (j->drawn) {
+		const char *text = json_string_value(json_object_get(j->res, "text"));
+		char *svg = text ? strdup(text) : NULL;
+		j->drawn(j->drawn_arg, svg, svg ? strlen(svg) : 0,
+			 svg ? NULL : j->res ? "out of memory" : j->err);
+	} else if (j->sm->ctl) {
 		control_reply(j->sm->ctl, j->id, j->res, j->res ? NULL : j->err);
 		j->res = NULL;	/* control_reply took it */
 	}
@@ -305,6 +330,10 @@ static struct topo_job *topo_start(struct sm *sm, const struct topo_in *in)
 	fabric_init(&j->f);
 	const struct fabric *f = in->f;
 	j->lost = malloc((in->n_lost ? in->n_lost : 1) * sizeof(*j->lost));
+	if (in->hot && !(j->hot = malloc(f->n_ports ? f->n_ports : 1)))
+		goto fail;
+	if (in->hot)
+		memcpy(j->hot, in->hot, f->n_ports);
 	if (!j->lost || fabric_clone(&j->f, f) < 0 ||
 	    (in->t && migrate_tables_copy(&j->t, in->t, f, in->t->max_lid) < 0))
 		goto fail;
@@ -313,6 +342,7 @@ static struct topo_job *topo_start(struct sm *sm, const struct topo_in *in)
 	j->in.f = &j->f;
 	j->in.t = in->t ? &j->t : NULL;
 	j->in.lost = j->lost;
+	j->in.hot = j->hot;
 	for (uint32_t n = 0; n < j->f.n_nodes; n++)
 		snprintf(j->f.nodes[n].desc, sizeof(j->f.nodes[n].desc), "%s",
 			 fabric_node_name(f, n));
@@ -326,27 +356,62 @@ fail:
 	return NULL;
 }
 
-json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen)
+/*
+ * What the SM's subnet is rendered from; -1 with err before the first
+ * configuring sweep.  settled: the caller knows the tables are the
+ * model's (a heavy sweep's end, before the sweeper is told).
+ */
+static int topo_in_of(struct sm *sm, int settled, struct topo_in *in, char *err,
+		      size_t errlen)
 {
 	if (!sm->sub.model) {
 		snprintf(err, errlen, "no subnet configured yet (state %s)",
 			 sm_state_name(sm->state));
-		return NULL;
+		return -1;
 	}
-	const struct fabric *f = &sm->sub.model->f;
 	/*
 	 * In a heavy sweep the model can be ahead of the tables (being
 	 * adopted or routed for it): no routes per link until it is done.
 	 */
-	int in_sweep = sm->sw.activity == SM_HEAVY_SWEEP;
+	int in_sweep = !settled && sm->sw.activity == SM_HEAVY_SWEEP;
 	const struct lft_tables *t = sm->sub.lft.n_sw && !in_sweep ? &sm->sub.lft : NULL;
-	const struct topo_in in = {
-		.f = f, .t = t,
+	*in = (struct topo_in){
+		.f = &sm->sub.model->f, .t = t,
 		.lost = sm->sub.links.lost, .n_lost = sm->sub.links.n_lost,
 		.left_out = t ? NULL : in_sweep ? "a heavy sweep is running" : "no routes",
 		.as_of = sm->state == SMS_MASTER ? 0 : sm->sub.configured_at,
-		.as_dot = json_is_true(json_object_get(req, "dot")),
 	};
+	return 0;
+}
+
+int ctl_topology_draw(struct sm *sm, int settled, topo_drawn_cb drawn, void *arg,
+		      char *err, size_t errlen)
+{
+	struct topo_in in;
+	if (topo_in_of(sm, settled, &in, err, errlen) < 0)
+		return -1;
+	in.as_svg = 1;
+	struct topo_job *j = sm->base ? topo_start(sm, &in) : NULL;
+	if (!j) {
+		snprintf(err, errlen, "cannot start a worker");
+		return -1;
+	}
+	j->drawn = drawn;
+	j->drawn_arg = arg;
+	return 0;
+}
+
+json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen)
+{
+	struct topo_in in;
+	if (topo_in_of(sm, 0, &in, err, errlen) < 0)
+		return NULL;
+	in.as_dot = json_is_true(json_object_get(req, "dot"));
+	in.as_svg = json_is_true(json_object_get(req, "svg"));
+	if (in.as_dot && in.as_svg) {
+		snprintf(err, errlen, "topology: --dot or --svg, not both");
+		return NULL;
+	}
 	if (sm->ctl && sm->base) {
 		struct topo_job *j = topo_start(sm, &in);
 		if (j) {

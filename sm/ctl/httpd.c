@@ -48,9 +48,11 @@
 #include <stdio.h>
 #include <sys/queue.h>
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
 #include "sm/base/log.h"
@@ -348,4 +350,24 @@ void httpd_free(struct httpd *d)
 	if (d->resume)
 		event_free(d->resume);
 	free(d);
+}
+
+void httpd_reply(struct evhttp_request *req, int code, const char *reason,
+		 const char *type, const char *csp, const char *body, size_t len)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	if (!b || evbuffer_add(b, body, len) < 0) {
+		if (b)
+			evbuffer_free(b);
+		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
+		return;
+	}
+	evhttp_add_header(h, "Content-Type", type);
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	if (csp)
+		evhttp_add_header(h, "Content-Security-Policy", csp);
+	evhttp_send_reply(req, code, reason, b);	/* HEAD: evhttp sends the headers only */
+	evbuffer_free(b);
 }

@@ -47,6 +47,14 @@ struct evhttp *httpd_evhttp(const struct httpd *d);
 void httpd_set_max(struct httpd *d, unsigned max_conns);
 /* Connections open now. */
 unsigned httpd_connections(const struct httpd *d);
+/*
+ * Answers req with code and body (len bytes; HEAD: the headers only),
+ * Content-Type type, and the headers every answer of the listener
+ * carries: X-Content-Type-Options nosniff and, csp not NULL, that
+ * Content-Security-Policy.  Out of memory: 500.
+ */
+void httpd_reply(struct evhttp_request *req, int code, const char *reason,
+		 const char *type, const char *csp, const char *body, size_t len);
 /* Closes every connection and the listener. */
 void httpd_free(struct httpd *d);
 

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sm/ctl/webui.h"
+
 struct sm;
 struct config;
 
@@ -58,11 +60,15 @@ char *metrics_render(const struct sm *sm, uint64_t start_time, size_t *len);
 
 struct metrics;
 
-/* Starts what cfg asks for (listen unless serve is 0), for sm's metrics; NULL with err. */
+/*
+ * Starts what cfg asks for (listen unless serve is 0), for sm's metrics;
+ * NULL with err.  control answers the status page's commands
+ * (sm_control(), sm/ctl/webui.h; NULL: the page says there is none).
+ */
 struct event_base;
 struct metrics *metrics_new(struct sm *sm, struct event_base *base,
-			    const struct config *cfg, int serve, char *err,
-			    size_t errlen);
+			    const struct config *cfg, int serve,
+			    webui_control_fn control, char *err, size_t errlen);
 /*
  * A reloaded policy c (not yet sm->cfg): binds a changed metrics.listen,
  * starts or stops the textfile.  -1 with err when the new address cannot
@@ -72,6 +78,11 @@ int metrics_reconfigure(struct metrics *m, const struct config *c,
 			char *err, size_t errlen);
 /* A sweep ended: rewrites the textfile (if any). */
 void metrics_sweep_done(struct metrics *m);
+/*
+ * A heavy sweep configured the subnet, its tables in place: the status
+ * page's picture is drawn again (sm/ctl/webui.h).
+ */
+void metrics_heavy_sweep_done(struct metrics *m);
 /*
  * The HTTP server's figures (connections open, closed by the daemon,
  * failed accepts) into t; m NULL: none.  metrics_render's part.

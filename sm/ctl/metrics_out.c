@@ -31,6 +31,8 @@
 #include "sm/ctl/control.h"
 #include "sm/ctl/httpd.h"
 #include "sm/ctl/metrics.h"
+#include "sm/ctl/statuspage.h"
+#include "sm/ctl/webui.h"
 #include "sm/model/config.h"
 #include "sm/base/wfile.h"
 
@@ -44,6 +46,7 @@ struct metrics {
 	uint64_t start_time;		/* wall clock, seconds */
 	int serve;			/* 0 (--once): metrics.listen ignored */
 	struct httpd *http;		/* NULL: not serving */
+	struct webui *web;		/* what it serves besides /metrics */
 	char listen[sizeof(((struct config *)0)->metrics_listen)];
 	int max_conns;			/* metrics.max_connections */
 	struct httpd_stats http_st;	/* of every server this daemon had */
@@ -58,19 +61,13 @@ char *metrics_text(const struct metrics *m, size_t *len)
 	return metrics_render(m->sm, m->start_time, len);
 }
 
-/* ---- HTTP: GET (and HEAD) /metrics ---- */
+/* ---- HTTP: GET (and HEAD) /metrics; the rest is webui.c's ---- */
 
 static void send_plain(struct evhttp_request *req, int code, const char *reason,
 		       const char *body)
 {
-	struct evbuffer *b = evbuffer_new();
-	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
-	if (b)
-		evbuffer_add_printf(b, "%s\n", body);
-	evhttp_send_reply(req, code, reason, b);
-	if (b)
-		evbuffer_free(b);
+	httpd_reply(req, code, reason, "text/plain; charset=utf-8", STATUSPAGE_CSP,
+		    body, strlen(body));
 }
 
 static void on_request(struct evhttp_request *req, void *arg)
@@ -80,31 +77,26 @@ static void on_request(struct evhttp_request *req, void *arg)
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
 
+	if (path && webui_serve(m->web, req, path))
+		return;
 	if (!path || strcmp(path, "/metrics") != 0) {
-		send_plain(req, HTTP_NOTFOUND, "Not Found", "not found: try /metrics");
+		send_plain(req, HTTP_NOTFOUND, "Not Found",
+			   "not found: try /, /fabric.svg, /api/status, /api/health or /metrics\n");
 		return;
 	}
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
-		send_plain(req, 405, "Method Not Allowed", "only GET and HEAD");
+		send_plain(req, 405, "Method Not Allowed", "only GET and HEAD\n");
 		return;
 	}
 	size_t len;
 	char *text = metrics_text(m, &len);
-	struct evbuffer *b = evbuffer_new();
-	if (!text || !b) {
-		free(text);
-		if (b)
-			evbuffer_free(b);
+	if (!text) {
 		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
 		return;
 	}
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  METRICS_CONTENT_TYPE);
-	evbuffer_add(b, text, len);	/* HEAD: evhttp sends the headers only */
+	httpd_reply(req, HTTP_OK, "OK", METRICS_CONTENT_TYPE, STATUSPAGE_CSP, text, len);
 	free(text);
-	evhttp_send_reply(req, HTTP_OK, "OK", b);
-	evbuffer_free(b);
 }
 
 /*
@@ -261,10 +253,17 @@ void metrics_sweep_done(struct metrics *m)
 		textfile_write(m);
 }
 
+void metrics_heavy_sweep_done(struct metrics *m)
+{
+	if (m && m->http)
+		webui_heavy_sweep_done(m->web);
+}
+
 /* ---- life ---- */
 
 struct metrics *metrics_new(struct sm *sm, struct event_base *base,
-			    const struct config *cfg, int serve, char *err, size_t errlen)
+			    const struct config *cfg, int serve,
+			    webui_control_fn control, char *err, size_t errlen)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -278,14 +277,21 @@ struct metrics *metrics_new(struct sm *sm, struct event_base *base,
 	m->max_conns = cfg->metrics_max_conns;
 	if (serve)
 		fd_budget(cfg->metrics_listen, m->max_conns);
+	if (serve && !(m->web = webui_new(sm, control))) {
+		snprintf(err, errlen, "out of memory");
+		free(m);
+		return NULL;
+	}
 	if (serve && cfg->metrics_listen[0]) {
 		m->http = http_start(m, cfg->metrics_listen, m->max_conns, err, errlen);
 		if (!m->http) {
+			webui_free(m->web);
 			free(m);
 			return NULL;
 		}
 		snprintf(m->listen, sizeof(m->listen), "%s", cfg->metrics_listen);
-		log_notice("metrics served at http://%s/metrics", m->listen);
+		log_notice("metrics served at http://%s/metrics, the status page at http://%s/",
+			   m->listen, m->listen);
 	}
 	if (textfile_set(m, cfg->metrics_textfile_dir) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -329,6 +335,7 @@ void metrics_free(struct metrics *m)
 	if (!m)
 		return;
 	httpd_free(m->http);
+	webui_free(m->web);
 	if (m->textfile_timer)
 		event_free(m->textfile_timer);
 	textfile_remove(m);

@@ -26,7 +26,8 @@ static void usage(FILE *fp)
 	    "commands:\n"
 	    "  status                 version, uptime, state, sweeps, counts, MAD stats,\n"
 	    "                         the last error until it clears\n"
-	    "  topology [--dot]       switches, hosts, links, routes per link (--dot: Graphviz)\n"
+	    "  topology [--dot|--svg] switches, hosts, links, routes per link (--dot: Graphviz,\n"
+	    "                         --svg: drawn by the daemon)\n"
 	    "  forget LINK            stop listing a failed link: NAME[PORT] of an end, or\n"
 	    "                         NAME[PORT]--NAME[PORT] (NAME: as topology prints it, or 0xGUID)\n"
 	    "  sweep [--heavy]        request a sweep\n"
@@ -121,7 +122,7 @@ static const struct cmd_opt sweep_opts[] = {
 static const struct cmd_opt reload_opts[] = {
 	{ "--force", "force", OPT_FLAG }, { NULL, NULL, 0 } };
 static const struct cmd_opt topology_opts[] = {
-	{ "--dot", "dot", OPT_FLAG }, { NULL, NULL, 0 } };
+	{ "--dot", "dot", OPT_FLAG }, { "--svg", "svg", OPT_FLAG }, { NULL, NULL, 0 } };
 static const struct cmd_opt vm_create_opts[] = {
 	{ "--hypervisor", "hypervisor", OPT_STRING }, { "--vf", "vf", OPT_INT },
 	{ "--guid", "guid", OPT_STRING }, { "--weight", "weight", OPT_INT },
@@ -142,7 +143,7 @@ static const struct cmd_spec {
 	const char *only;	/* for "unknown argument": what it takes */
 } specs[] = {
 	{ "sweep", sweep_opts, "only --heavy" },
-	{ "topology", topology_opts, "only --dot" },
+	{ "topology", topology_opts, "only --dot or --svg" },
 	{ "reload", reload_opts, "only --force" },
 };
 

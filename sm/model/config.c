@@ -471,16 +471,40 @@ int config_parse_listen(const char *s, char *host, size_t hostlen,
 	return 0;
 }
 
-/* metrics.listen: an address HTTP can bind (sm/ctl/metrics_out.c). */
-static int metrics_check(const struct config *c, char *msg, size_t len)
+/*
+ * The HTTP listener's address, given as http.listen or as its older name
+ * metrics.listen (whichever map comes second sees both): an address HTTP
+ * can bind (sm/ctl/metrics_out.c), the same in both when both are given.
+ */
+static int listen_check(const char *mine, const char *other, const char *other_key,
+			char *msg, size_t len)
 {
 	char host[128];
 	uint16_t port;
 
-	if (!c->metrics_listen[0])
+	if (!mine[0])
 		return 0;
-	return config_parse_listen(c->metrics_listen, host, sizeof(host),
-				    &port, msg, len);
+	if (other[0] && strcmp(mine, other) != 0) {
+		snprintf(msg, len, "listen: '%s' but %s is '%s' (one listener: give one of them)",
+			 mine, other_key, other);
+		return -1;
+	}
+	return config_parse_listen(mine, host, sizeof(host), &port, msg, len);
+}
+
+static int metrics_check(const struct config *c, char *msg, size_t len)
+{
+	return listen_check(c->metrics_listen, c->http_listen, "http.listen", msg, len);
+}
+
+static const struct key http_keys[] = {
+	STR("listen", http_listen),
+	END
+};
+
+static int http_check(const struct config *c, char *msg, size_t len)
+{
+	return listen_check(c->http_listen, c->metrics_listen, "metrics.listen", msg, len);
 }
 /* perfmgr: the performance manager (sm/perfmgr.h) */
 static const char *const pm_metrics_names[] = { "errors", "all", "none", NULL };
@@ -580,6 +604,7 @@ static const struct key top_keys[] = {
 	MAP("control", control_keys),
 	MAP_CHECKED("metrics", metrics_keys, NULL, metrics_check),
 	MAP("perfmgr", perfmgr_keys),
+	MAP_CHECKED("http", http_keys, NULL, http_check),
 	STR("node_name_map", node_name_map),
 	SEQ("partitions", parts, n_parts, part_keys, "partitions",
 	    parts_reset, NULL, part_begin, part_end),
@@ -1814,6 +1839,8 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		rc = part_qos_check(&p);
 	if (rc == 0)
 		rc = mgroup_check(&p);
+	if (rc == 0 && c->http_listen[0])	/* the same when both given: http_check */
+		set_str(c->metrics_listen, sizeof(c->metrics_listen), c->http_listen);
 	const char *osm = rc < 0 ? osmfile_kind(f) : NULL;
 	fclose(f);
 	if (osm) {

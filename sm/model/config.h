@@ -186,7 +186,11 @@ struct config {
 	int qos_sls;			/* qos.sls 1..16, voqsw only; 0: not
 					   given (QOS_VOQSW_SLS) */
 	/* metrics (sm/ctl/metrics.h); "" (default): off */
-	char metrics_listen[128];	/* metrics.listen "ADDR:PORT" */
+	char metrics_listen[128];	/* the HTTP listener "ADDR:PORT":
+					   http.listen, or its alias
+					   metrics.listen */
+	char http_listen[128];		/* http.listen as given; config_load
+					   copies it into metrics_listen */
 	char metrics_textfile_dir[256];	/* metrics.textfile_dir */
 	int metrics_max_conns;		/* metrics.max_connections 1..
 					   CFG_MAX_HTTP_CONNS, default 64 */

@@ -100,7 +100,8 @@ static void put_node(FILE *fp, const struct fabric *f, uint32_t n)
 	put_name(fp, f, n);
 	if (lid)
 		fprintf(fp, "\\nLID %u", lid);
-	fprintf(fp, "\", tooltip=\"0x%016" PRIx64 "\"%s];\n", nd->guid,
+	fprintf(fp, "\", tooltip=\"0x%016" PRIx64 "\", class=%s%s];\n", nd->guid,
+		is_host(f, n) ? "host" : "switch",
 		is_host(f, n) ? ", shape=ellipse, fontsize=10" : "");
 }
 
@@ -136,17 +137,23 @@ static void put_link(struct dot_ctx *c, uint32_t pi, uint32_t rp)
 	/* port numbers on small fabrics; on big ones they hide the links */
 	if (c->n_links <= DOT_LABEL_LINKS)
 		fprintf(c->fp, "taillabel=\"%u\", headlabel=\"%u\", ", p->num, r->num);
-	fprintf(c->fp, "tooltip=\"port %u -- port %u\"", p->num, r->num);
+	int hot = !failed && c->o->hot && (c->o->hot[pi] || c->o->hot[rp]);
+	fprintf(c->fp, "tooltip=\"%sport %u -- port %u\"", hot ? "hot: " : "", p->num, r->num);
 	if (sw_link && c->ranks[p->node] == c->ranks[r->node])
 		fputs(", constraint=false", c->fp);
 	if (failed) {
-		fputs(", color=red, style=dashed, penwidth=2, labeltooltip=\"failed: not Active\"];\n",
-		      c->fp);
+		fputs(", class=failed, color=red, style=dashed, penwidth=2,"
+		      " labeltooltip=\"failed: not Active\"];\n", c->fp);
+		return;
+	}
+	if (hot) {
+		c->st->hot_links++;
+		fputs(", class=hot, color=red, style=bold, penwidth=4];\n", c->fp);
 		return;
 	}
 	if (fabric_port_degraded(f, pi) || fabric_port_degraded(f, rp)) {
 		c->st->degraded_links++;
-		fprintf(c->fp, ", color=orange, penwidth=2, labeltooltip=\"degraded: %s %s\"];\n",
+		fprintf(c->fp, ", class=degraded, color=orange, penwidth=2, labeltooltip=\"degraded: %s %s\"];\n",
 			topo_width_str(p->width_active), topo_speed_str(p->speed_active));
 		return;
 	}
@@ -213,7 +220,7 @@ static void put_lost(struct dot_ctx *c)
 		c->drawn[a] = c->drawn[b] = 1;
 		c->st->links++;
 		c->st->failed_links++;
-		fprintf(c->fp, "  %c%u -- %c%u [tooltip=\"port %u -- port %u\", color=red, "
+		fprintf(c->fp, "  %c%u -- %c%u [tooltip=\"port %u -- port %u\", class=failed, color=red, "
 			"style=dashed, penwidth=2, labeltooltip=\"failed: lost\"];\n",
 			ea, a, eb, b, l->port[0], l->port[1]);
 	}
@@ -227,7 +234,7 @@ static void put_folds(struct dot_ctx *c)
 		if (!folded(c, n))
 			continue;
 		c->st->folded_leaves++;
-		fprintf(c->fp, "  f%u [shape=box, style=\"rounded,filled\", fillcolor=gray95, label=\"", n);
+		fprintf(c->fp, "  f%u [shape=box, style=\"rounded,filled\", fillcolor=gray95, class=hosts, label=\"", n);
 		put_name(c->fp, f, n);
 		fprintf(c->fp, ": %u hosts\"];\n  s%u -- f%u [color=gray50, penwidth=2];\n",
 			c->hosts_on[n], n, n);
@@ -355,7 +362,7 @@ int dot_write(FILE *fp, const struct fabric *f, const struct lft_tables *t,
 			put_node(fp, f, n);
 	fprintf(fp, "  legend [shape=plaintext, fontsize=9, label=\"%u switches, %u hosts "
 		"(leaves with more than %u folded)\\nlinks: darker = more routes (busiest %"
-		PRIu64 "), dashed red = failed, orange = degraded\"];\n}\n",
+		PRIu64 "), dashed red = failed, orange = degraded, bold red = hot\"];\n}\n",
 		c.st->switches, c.st->hosts, o->fold_hosts, c.st->max_load);
 	rc = ferror(fp) ? -1 : 0;
 out:

@@ -13,7 +13,11 @@
  * one whose PortState is not Active (the daemon's configured subnet;
  * --offline leaves ports in Init, where the SM would activate them), and
  * each of opts' lost links (ibsmctl topology: sm/discover/linkwatch.h).
- * A degraded link (fabric_port_degraded() at an end) is orange.
+ * A degraded link (fabric_port_degraded() at an end) is orange; a hot
+ * one (opts' hot flag at an end, the performance manager's verdict) is
+ * bold red, its tooltip "hot: port A -- port B".  Every element has a class for the
+ * SVG (sm/render/svg.h): nodes "switch", "host" or "hosts" (a folded
+ * leaf's), links "failed", "degraded" or "hot".
  */
 #ifndef IBSMD_DOT_H
 #define IBSMD_DOT_H
@@ -38,12 +42,13 @@ struct dot_opts {
 	const char *title;	/* the graph's caption, or NULL */
 	const struct dot_lost *lost;	/* links lost since last seen up */
 	uint32_t n_lost;
+	const uint8_t *hot;	/* per f->ports index: a hot port, or NULL: none */
 };
 
 /* Counts of what was drawn (for callers and tests). */
 struct dot_stats {
 	uint32_t switches, hosts, folded_leaves;
-	uint32_t links, failed_links, degraded_links;
+	uint32_t links, failed_links, degraded_links, hot_links;
 	uint64_t max_load;	/* routes on the busiest switch link direction */
 	int64_t undelivered;	/* pairs verify_pair_loads() could not follow */
 };

@@ -48,6 +48,11 @@ check_up() {
 	}
 }
 
+# free_port: a TCP port free on 127.0.0.1 now (a test's own listener)
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # host_guid H-N: the GUID of host N's port 1 (fabgen: 0x0002c90200000000 + 4N + 1)
 host_guid() { printf '0x%016x' $((0x0002c90200000000 + 4 * ${1#H-} + 1)); }
 

@@ -16,9 +16,6 @@ PY=/usr/bin/python3	# Debian's: python3-prometheus-client is installed for it
 	fail "Debian's python3-prometheus-client is missing (make deps)"
 command -v curl >/dev/null || fail "curl is missing (make deps)"
 prom() { "$PY" "$SIM_ROOT/tests/sim/prom_check.py" "$@"; }
-free_port() {
-	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 net="$SIM_TMP/ft.net"
 gen ftree2 --radix 8 --leaves 2 --spines 2 --hosts-per-leaf 3 -o "$net"

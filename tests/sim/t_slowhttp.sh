@@ -15,7 +15,7 @@
 CONNS=1100
 FLOOD_S=22
 LOG_MAX=$((1024 * 1024))
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 sock="$SIM_TMP/ctl.sock"
 out="$SIM_TMP/daemon.out"
 err="$SIM_TMP/daemon.err"

@@ -309,6 +309,33 @@ START_TEST(policy_keys)
 }
 END_TEST
 
+/* http.listen: the listener's name; metrics.listen its alias, the same or refused where given. */
+START_TEST(http_listen_alias)
+{
+	struct config c;
+	char err[512];
+
+	ck_assert_int_eq(load_policy("http:\n  listen: \"127.0.0.1:9464\"\n", &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.metrics_listen, "127.0.0.1:9464");
+	ck_assert_int_eq(load_policy("metrics:\n  listen: \"[::1]:9464\"\n"
+				     "http:\n  listen: \"[::1]:9464\"\n", &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.metrics_listen, "[::1]:9464");
+	/* different: refused at the second one's key, either order */
+	ck_assert_int_eq(load_policy("metrics:\n  listen: \"127.0.0.1:9464\"\n"
+				     "http:\n  listen: \"127.0.0.1:9465\"\n", &c, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ":4:3: http.listen: '127.0.0.1:9465' but metrics.listen is"
+			      " '127.0.0.1:9464'"), "%s", err);
+	ck_assert_int_eq(load_policy("http:\n  listen: \"127.0.0.1:9465\"\n"
+				     "metrics:\n  textfile_dir: /tmp\n  listen: \"127.0.0.1:9464\"\n",
+				     &c, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ":5:3: metrics.listen: '127.0.0.1:9464' but http.listen is"),
+		      "%s", err);
+	ck_assert_int_eq(load_policy("http:\n  listen: \"127.0.0.1\"\n", &c, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "want ADDR:PORT"), "%s", err);
+	ck_assert_int_eq(load_policy("http:\n  port: 1\n", &c, err, sizeof(err)), -1);
+}
+END_TEST
+
 /*
  * The textfile: written at start (metrics_new) and at a sweep's end,
  * left by --once (serve 0), removed by a daemon's end; a directory that
@@ -325,7 +352,7 @@ START_TEST(textfile_life)
 	ck_assert_ptr_nonnull(sm->base);
 	snprintf(sm->cfg.metrics_textfile_dir, sizeof(sm->cfg.metrics_textfile_dir), "%s", dir);
 
-	struct metrics *m = metrics_new(sm, sm->base, &sm->cfg, 0, err, sizeof(err));
+	struct metrics *m = metrics_new(sm, sm->base, &sm->cfg, 0, NULL, err, sizeof(err));
 	ck_assert_msg(m != NULL, "%s", err);
 	FILE *fp = fopen(path, "r");
 	ck_assert_ptr_nonnull(fp);
@@ -346,7 +373,7 @@ START_TEST(textfile_life)
 	metrics_free(m);			/* --once: the file stays */
 	ck_assert_int_eq(access(path, F_OK), 0);
 
-	m = metrics_new(sm, sm->base, &sm->cfg, 1, err, sizeof(err));	/* a daemon: it goes */
+	m = metrics_new(sm, sm->base, &sm->cfg, 1, NULL, err, sizeof(err));	/* a daemon: it goes */
 	ck_assert_msg(m != NULL, "%s", err);
 	metrics_free(m);
 	ck_assert_int_eq(access(path, F_OK), -1);
@@ -354,7 +381,7 @@ START_TEST(textfile_life)
 	/* under a regular file: logged, not fatal, nothing written */
 	snprintf(sm->cfg.metrics_textfile_dir, sizeof(sm->cfg.metrics_textfile_dir),
 		 "/dev/null/metrics");
-	m = metrics_new(sm, sm->base, &sm->cfg, 1, err, sizeof(err));
+	m = metrics_new(sm, sm->base, &sm->cfg, 1, NULL, err, sizeof(err));
 	ck_assert_msg(m != NULL, "%s", err);
 	metrics_sweep_done(m);
 	metrics_free(m);
@@ -376,6 +403,7 @@ int main(void)
 	tcase_add_test(tc, render_mcast);
 	tcase_add_test(tc, listen_addresses);
 	tcase_add_test(tc, policy_keys);
+	tcase_add_test(tc, http_listen_alias);
 	tcase_add_test(tc, textfile_life);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
