@@ -9,6 +9,7 @@
 #include "sm/ctl/control.h"
 #include "sm/ctl/ctltopo.h"
 #include "sm/daemon.h"
+#include "sm/perfmgr.h"
 #include "sm/render/dot.h"
 #include "sm/render/svg.h"
 #include "sm/base/log.h"
@@ -381,7 +382,20 @@ static int topo_in_of(struct sm *sm, int settled, struct topo_in *in, char *err,
 		.left_out = t ? NULL : in_sweep ? "a heavy sweep is running" : "no routes",
 		.as_of = sm->state == SMS_MASTER ? 0 : sm->sub.configured_at,
 	};
+	/* the performance manager's hot ports (freed by topo_in_done) */
+	const struct fabric *f = &sm->sub.model->f;
+	uint8_t *hot = malloc(f->n_ports ? f->n_ports : 1);
+	if (hot && perfmgr_hot_ports(sm, f, hot))
+		in->hot = hot;
+	else
+		free(hot);
 	return 0;
+}
+
+static void topo_in_done(struct topo_in *in)
+{
+	free((uint8_t *)in->hot);
+	in->hot = NULL;
 }
 
 int ctl_topology_draw(struct sm *sm, int settled, topo_drawn_cb drawn, void *arg,
@@ -392,6 +406,7 @@ int ctl_topology_draw(struct sm *sm, int settled, topo_drawn_cb drawn, void *arg
 		return -1;
 	in.as_svg = 1;
 	struct topo_job *j = sm->base ? topo_start(sm, &in) : NULL;
+	topo_in_done(&in);
 	if (!j) {
 		snprintf(err, errlen, "cannot start a worker");
 		return -1;
@@ -409,11 +424,13 @@ json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen)
 	in.as_dot = json_is_true(json_object_get(req, "dot"));
 	in.as_svg = json_is_true(json_object_get(req, "svg"));
 	if (in.as_dot && in.as_svg) {
+		topo_in_done(&in);
 		snprintf(err, errlen, "topology: --dot or --svg, not both");
 		return NULL;
 	}
 	if (sm->ctl && sm->base) {
 		struct topo_job *j = topo_start(sm, &in);
+		topo_in_done(&in);
 		if (j) {
 			j->id = control_defer(sm->ctl);
 			if (j->id)
@@ -428,5 +445,7 @@ json_t *ctl_topology(struct sm *sm, const json_t *req, char *err, size_t errlen)
 			return res;
 		}
 	}
-	return render(&in, err, errlen);
+	json_t *res = render(&in, err, errlen);
+	topo_in_done(&in);
+	return res;
 }
