@@ -548,7 +548,11 @@ static void sweep_end(struct perfmgr *pm)
 	pm->st.sweeps++;
 	sweep_free(pm);
 	if (whole) {
+		uint32_t hot_before = pm->st.hot;
 		judge_all(pm, now);
+		/* the picture marks hot links: drawn again when they change */
+		if (pm->st.hot || hot_before)
+			metrics_heavy_sweep_done(pm->sm->metrics);
 		log_info("perfmgr: sweep of %u ports (%u read) in %" PRIu64 " ms, %u GMPs; "
 			 "%u unhealthy, %u hot", pm->st.last_ports, pm->st.last_read,
 			 pm->st.last_ms, pm->st.last_gmps, pm->st.unhealthy, pm->st.hot);

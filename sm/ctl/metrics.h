@@ -79,8 +79,9 @@ int metrics_reconfigure(struct metrics *m, const struct config *c,
 /* A sweep ended: rewrites the textfile (if any). */
 void metrics_sweep_done(struct metrics *m);
 /*
- * A heavy sweep configured the subnet, its tables in place: the status
- * page's picture is drawn again (sm/ctl/webui.h).
+ * A heavy sweep configured the subnet, its tables in place, or the
+ * performance manager found hot links: the status page's picture is
+ * drawn again (sm/ctl/webui.h).
  */
 void metrics_heavy_sweep_done(struct metrics *m);
 /*
