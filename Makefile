@@ -39,7 +39,7 @@ HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 
-.PHONY: all deps demo check structure unit unit-runs sim bench install uninstall clean
+.PHONY: all deps demo check structure unit unit-runs sim bench fuzz install uninstall clean
 all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(SHIMS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
@@ -111,6 +111,18 @@ unit-run/%: $(BUILD)/unit/%
 
 unit-san-run/%: $(BUILD)/unit-san/%
 	@echo "== unit $* (asan+ubsan)"; CK_FORK=yes ASAN_OPTIONS=detect_leaks=1 $(BUILD)/unit-san/$*
+
+# libFuzzer on the PerfMgt decoders (tests/fuzz/fuzz_pma.c), FUZZ_SECONDS
+# (30) of it; needs clang (Debian clang, its libFuzzer runtime); not part of
+# check, where tests/unit/test_pma.c runs a fixed seeded share of the same.
+FUZZ_SECONDS ?= 30
+$(BUILD)/fuzz_pma: tests/fuzz/fuzz_pma.c mad/pma.c mad/pma.h
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(PKG_CFLAGS) -I. -o $@ tests/fuzz/fuzz_pma.c \
+		mad/pma.c $(shell pkg-config --libs libibmad libibumad)
+fuzz: $(BUILD)/fuzz_pma
+	$(BUILD)/fuzz_pma -max_total_time=$(FUZZ_SECONDS) -max_len=258 -print_final_stats=1
 
 sim: all $(BUILD)/ibsmd-asan
 	tests/sim/run-all.sh
