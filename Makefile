@@ -28,7 +28,7 @@ CORE_SRCS := $(filter-out $(IBSMD_SRCS) $(IBSMCTL_SRCS) $(LISTEN_SRCS),$(ALL_SRC
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
 TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/lftset $(BUILD)/mcjoin $(BUILD)/saperf $(BUILD)/prdbench \
-	$(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc
+	$(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc $(BUILD)/pmaquery
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -77,7 +77,8 @@ $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 
 # Test clients under umad2sim: madflood, make bench's ceiling (ibsim +
 # umad2sim with no SM behind the numbers); madsend, t_robust's hostile host;
-# lftset, t_ctlcmds's corrupted LFT entry; mcjoin, multicast joins and leaves.
+# lftset, t_ctlcmds's corrupted LFT entry; mcjoin, multicast joins and leaves;
+# pmaquery, the PerfMgt codec against ibsim's PMA (t_pma).
 $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
