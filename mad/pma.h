@@ -86,9 +86,9 @@ struct pma_counters_ext {
 };
 
 /*
- * ClassPortInfo CapabilityMask bits of the PMA (IBA vol. 1 16.1.2,
- * table "PerfMgt ClassPortInfo CapabilityMask"; OpenSM's ib_types.h and
- * ibsim use the same bits).  ibsim's PMAs answer EXT_WIDTH | XMIT_WAIT,
+ * ClassPortInfo CapabilityMask bits of a PMA (IBA vol. 1 16.1, the
+ * PerfMgt class's own bits 8-15; OpenSM's ib_types.h and ibsim use the
+ * same).  ibsim's PMAs answer EXT_WIDTH | XMIT_WAIT,
  * with ALL_PORT_SELECT on switches (DEVELOPERS.md).
  */
 #define PMA_CAP_ALL_PORT_SELECT	(1u << 8)	/* PortSelect 0xFF: all ports */
