@@ -34,7 +34,7 @@ CORE_SRCS := $(filter-out $(IBSMD_SRCS) $(IBSMCTL_SRCS) $(LISTEN_SRCS),$(ALL_SRC
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
 TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/lftset $(BUILD)/mcjoin $(BUILD)/saperf $(BUILD)/prdbench \
-	$(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc
+	$(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc $(BUILD)/pmaquery
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -45,7 +45,7 @@ HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 
-.PHONY: all deps demo check structure unit unit-runs sim bench install uninstall clean
+.PHONY: all deps demo check structure unit unit-runs sim bench fuzz install uninstall clean
 all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(SHIMS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
@@ -83,7 +83,8 @@ $(BUILD)/libmaddrop.so: tests/shims/maddrop.c
 
 # Test clients under umad2sim: madflood, make bench's ceiling (ibsim +
 # umad2sim with no SM behind the numbers); madsend, t_robust's hostile host;
-# lftset, t_ctlcmds's corrupted LFT entry; mcjoin, multicast joins and leaves.
+# lftset, t_ctlcmds's corrupted LFT entry; mcjoin, multicast joins and leaves;
+# pmaquery, the PerfMgt codec against ibsim's PMA (t_pma).
 $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
@@ -117,6 +118,18 @@ unit-run/%: $(BUILD)/unit/%
 
 unit-san-run/%: $(BUILD)/unit-san/%
 	@echo "== unit $* (asan+ubsan)"; CK_FORK=yes ASAN_OPTIONS=detect_leaks=1 $(BUILD)/unit-san/$*
+
+# libFuzzer on the PerfMgt decoders (tests/fuzz/fuzz_pma.c), FUZZ_SECONDS
+# (30) of it; needs clang (Debian clang, its libFuzzer runtime); not part of
+# check, where tests/unit/test_pma.c runs a fixed seeded share of the same.
+FUZZ_SECONDS ?= 30
+$(BUILD)/fuzz_pma: tests/fuzz/fuzz_pma.c mad/pma.c mad/pma.h
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(PKG_CFLAGS) -I. -o $@ tests/fuzz/fuzz_pma.c \
+		mad/pma.c $(shell pkg-config --libs libibmad libibumad)
+fuzz: $(BUILD)/fuzz_pma
+	$(BUILD)/fuzz_pma -max_total_time=$(FUZZ_SECONDS) -max_len=258 -print_final_stats=1
 
 sim: all $(BUILD)/ibsmd-asan
 	tests/sim/run-all.sh

@@ -1,10 +1,21 @@
 /*
- * Performance management (class 0x04): the one request the SM sends, a
- * Get of PortCountersExtended (attribute 0x001D, IBA vol. 1 16.1.4.11),
- * built and decoded through libibmad's field tables (IB_PC_EXT_*).  The
- * 64-bit PortRcvData and PortXmitData count in units of 4 octets; they
- * only wrap after years, unlike PortCounters' 32-bit ones (seconds at QDR).
- * The PMA is on QP1 (GSI), Q_Key 0x80010000, LID-routed like any GMP.
+ * Performance management (class 0x04, IBA vol. 1 16.1): the requests the
+ * SM sends to a port's PMA and the decoders of their answers, built and
+ * read through libibmad's field tables (IB_CPI_*, IB_PC_*, IB_PC_EXT_*):
+ *   ClassPortInfo (attribute 0x0001): the CapabilityMask says whether the
+ *     PMA has PortCountersExtended and PortXmitWait;
+ *   PortCounters (0x0012, 16.1.3.5): the twelve error counters,
+ *     PortXmitWait and 32-bit data and packet counters, which stop at
+ *     0xFFFFFFFF (they saturate, they do not wrap); a Set clears the
+ *     counters its CounterSelect/CounterSelect2 name;
+ *   PortCountersExtended (0x001D, 16.1.4.11): 64-bit data and packet
+ *     counters, which only wrap after years (the 32-bit PortXmitData
+ *     saturates within seconds at QDR).
+ * The data counters count in units of 4 octets.  The PMA is on QP1 (GSI),
+ * Q_Key 0x80010000, LID-routed like any GMP.  Every decoder refuses, with
+ * the reason, an answer that is short, of another class, attribute or
+ * method, carries a MAD status or names another port than asked, and
+ * reads nothing past len.
  */
 #ifndef IBSMD_PMA_H
 #define IBSMD_PMA_H
@@ -16,6 +27,8 @@
 
 #define PMA_CLASS		0x04
 #define PMA_CLASS_VERSION	1
+#define PMA_ATTR_CLASS_PORT_INFO 0x0001
+#define PMA_ATTR_PORT_COUNTERS	0x0012
 #define PMA_ATTR_PORT_COUNTERS_EXT 0x001D
 #define PMA_DATA_OFFS		64	/* 40 reserved bytes after the header */
 #define PMA_QP1_QKEY		0x80010000u
@@ -73,6 +86,57 @@ struct pma_counters_ext {
 };
 
 /*
+ * ClassPortInfo CapabilityMask bits of a PMA (IBA vol. 1 16.1, the
+ * PerfMgt class's own bits 8-15; OpenSM's ib_types.h and ibsim use the
+ * same).  ibsim's PMAs answer EXT_WIDTH | XMIT_WAIT,
+ * with ALL_PORT_SELECT on switches (DEVELOPERS.md).
+ */
+#define PMA_CAP_ALL_PORT_SELECT	(1u << 8)	/* PortSelect 0xFF: all ports */
+#define PMA_CAP_EXT_WIDTH	(1u << 9)	/* PortCountersExtended */
+#define PMA_CAP_EXT_WIDTH_NOIETF (1u << 10)	/* ... its data/packet counters only */
+#define PMA_CAP_XMIT_WAIT	(1u << 12)	/* PortCounters:PortXmitWait */
+
+/* CounterSelect2 of PortCounters: bit 0 selects PortXmitWait. */
+#define PMA_PC_SELECT2_XMIT_WAIT 0x01
+
+/* The PMA's ClassPortInfo (IBA vol. 1 13.4.8.1), the fields the SM uses. */
+struct pma_cpi {
+	uint16_t capmask;
+	uint32_t capmask2;	/* 27 bits */
+	uint8_t resp_time;	/* RespTimeValue, 5 bits */
+	uint32_t redirect_lid;	/* non-zero: the PMA is redirected */
+	uint32_t redirect_qp;
+	uint32_t redirect_qkey;
+	uint16_t redirect_pkey;
+};
+
+/* A Get ClassPortInfo of the PMA at lid into mad; to is filled for QP1. */
+void pma_cpi_get(uint8_t *mad, uint32_t lid, struct mad_addr *to);
+/* Its answer: 0 and the fields, or -1 with the reason in err. */
+int pma_cpi_decode(const uint8_t *mad, size_t len, struct pma_cpi *c,
+		   char *err, size_t errlen);
+
+/* A Get PortCounters of port port_select of the PMA at lid. */
+void pma_pc_get(uint8_t *mad, uint8_t port_select, uint32_t lid,
+		struct mad_addr *to);
+/*
+ * A Set PortCounters with CounterSelect 0xFFFF and CounterSelect2
+ * PMA_PC_SELECT2_XMIT_WAIT: clears every counter of the port (IBA vol. 1
+ * 16.1.3.5).  On a PMA whose PortCounters and PortCountersExtended share
+ * the data counters this clears the 64-bit ones too (OpenSM then clears
+ * with CounterSelect 0x0FFF); the emulator's PMA shares them.
+ */
+void pma_pc_clear(uint8_t *mad, uint8_t port_select, uint32_t lid,
+		  struct mad_addr *to);
+/*
+ * The GetResp of a Get or a Set PortCounters: 0 and every PMC_* in s
+ * (s->port_select, the have bits set, the wide bits cleared; the other
+ * counters of s untouched), or -1 with the reason in err and s unchanged.
+ */
+int pma_pc_decode(const uint8_t *mad, size_t len, uint8_t port_select,
+		  struct pma_sample *s, char *err, size_t errlen);
+
+/*
  * A Get PortCountersExtended of port port_select (a CA's port number) into
  * mad (MAD_SIZE bytes); to is filled for QP1 at lid.
  */
@@ -85,5 +149,12 @@ void pma_ext_get(uint8_t *mad, uint8_t port_select, uint32_t lid,
  */
 int pma_ext_decode(const uint8_t *mad, size_t len, uint8_t port_select,
 		   struct pma_counters_ext *c, char *err, size_t errlen);
+/*
+ * The same answer into a sample: PMC_XMIT_DATA, PMC_RCV_DATA,
+ * PMC_XMIT_PKTS and PMC_RCV_PKTS 64-bit (have and wide bits set; the
+ * other counters of s untouched), or -1 with s unchanged.
+ */
+int pma_ext_decode_sample(const uint8_t *mad, size_t len, uint8_t port_select,
+			  struct pma_sample *s, char *err, size_t errlen);
 
 #endif

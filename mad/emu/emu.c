@@ -825,6 +825,7 @@ static int build(struct emu *e, const struct fabric *f)
 		n->vendor_id = fn->vendor_id;
 		n->device_id = fn->device_id;
 		n->revision = 1;
+		n->pma_capmask = EMU_PMA_CAPMASK;
 		n->type = fn->type;
 		n->nports = fn->nports;
 		n->sw = EMU_NONE;

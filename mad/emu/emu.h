@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mad/pma.h"
 #include "mad/transport.h"
 
 struct fabric;
@@ -133,16 +134,35 @@ int emu_link_up(struct emu *e, uint64_t guid, int port);
  */
 int emu_set_opt_sl2vl(struct emu *e, uint64_t sw_guid, int on);
 /*
- * Performance counters (mad/emu/emu_pma.c): every port's PMA answers a Get of
- * PortCountersExtended (class 0x04 on QP1, LID-routed) with the
- * PortRcvData and PortXmitData the emulator keeps, in units of 4 octets,
- * 0 at start.  No data traffic is emulated: they change only here.
+ * Performance management (mad/emu/emu_pma.c): every end port's PMA (class
+ * 0x04 on QP1, LID-routed) answers ClassPortInfo, PortCounters Get and
+ * Set (a clear, per CounterSelect and CounterSelect2) and
+ * PortCountersExtended Get, from the counters the emulator keeps per
+ * port, 0 at start.  No traffic is emulated: they change only here.
  * guid/port as for emu_set_port_loss; 0, or -1 (no such port).
+ *
+ * emu_set_port_counter sets counter c of the port: an error counter or
+ * PortXmitWait stops at its width; a data or packet counter is the 64-bit
+ * value PortCountersExtended answers (PortCounters shows it saturated at
+ * 0xFFFFFFFF).  The data counters count units of 4 octets.
  */
+int emu_set_port_counter(struct emu *e, uint64_t guid, int port,
+			 enum pma_counter c, uint64_t value);
+/* PortRcvData (emu_set_port_counter with PMC_RCV_DATA); adding to both. */
 int emu_set_port_rcv_data(struct emu *e, uint64_t guid, int port,
 			  uint64_t value);
 int emu_add_port_data(struct emu *e, uint64_t guid, int port, uint64_t rcv,
 		      uint64_t xmit);
+/*
+ * The PMA CapabilityMask ClassPortInfo answers for node node_guid's ports
+ * (default PMA_CAP_EXT_WIDTH | PMA_CAP_XMIT_WAIT, as ibsim's CAs).  Without
+ * PMA_CAP_EXT_WIDTH and PMA_CAP_EXT_WIDTH_NOIETF, PortCountersExtended is
+ * refused (status 0x0c); without PMA_CAP_XMIT_WAIT, PortXmitWait reads 0.
+ * 0, or -1 (no such node).
+ */
+int emu_set_pma_capmask(struct emu *e, uint64_t node_guid, uint16_t capmask);
+/* PerfMgt requests the PMAs answered (every method and attribute, errors too). */
+uint64_t emu_pma_gets(const struct emu *e);
 /* The most packets one loop callback handles before yielding (default 2048;
  * a callback also yields once it took 5 ms, as the daemon's pump does). */
 void emu_set_max_batch(struct emu *e, unsigned n);

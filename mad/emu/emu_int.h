@@ -18,6 +18,7 @@
 
 #include "sm/base/fabric.h"
 #include "mad/emu/emu.h"
+#include "mad/pma.h"
 
 #define EMU_NONE UINT32_MAX
 #define EMU_MAX_LID_HOPS 64
@@ -126,9 +127,11 @@ struct emu_port {
 	uint8_t part_enf;	/* PortInfo byte 43 bits 3:0 */
 	uint8_t subnet_timeout;
 	uint8_t err_thresholds;	/* LocalPhyErrors | OverrunErrors */
-	/* PortCountersExtended (mad/emu/emu_pma.c): no data traffic is emulated,
-	 * the counters move only through emu_set_port_rcv_data &c. */
-	uint64_t rcv_data, xmit_data;	/* units of 4 octets */
+	/* The PMA's counters (mad/emu/emu_pma.c), by enum pma_counter: no
+	 * traffic or error is emulated, they move only through
+	 * emu_set_port_counter &c.  The data and packet counters are kept
+	 * 64-bit (PortCountersExtended); PortCounters shows them saturated. */
+	uint64_t pc[PMC_N];
 };
 
 struct emu_node {
@@ -139,6 +142,7 @@ struct emu_node {
 	uint16_t device_id, partition_cap;
 	uint8_t type, nports;
 	uint8_t dead;
+	uint16_t pma_capmask;	/* the PMA's ClassPortInfo:CapabilityMask */
 	uint8_t *sl2vl;		/* lazily: 8 bytes per (in, out) pair */
 	char desc[EMU_DESC_LEN];
 };
@@ -228,6 +232,7 @@ struct emu {
 	uint32_t trap_tid;
 
 	struct emu_counters cnt;
+	uint64_t pma_gets;	/* PerfMgt requests the PMAs answered */
 	char (*vmsg)[EMU_VMSG_LEN];
 	uint32_t n_vmsg, cap_vmsg;
 	uint32_t n_violations;
@@ -323,6 +328,8 @@ int emu_sma(struct emu *e, uint32_t node, uint8_t in_port, int lid_routed,
 
 /* emu_pma.c */
 #define CLASS_PERF 0x04
+/* A new node's PMA: PortCountersExtended and PortXmitWait, as ibsim's CAs. */
+#define EMU_PMA_CAPMASK (PMA_CAP_EXT_WIDTH | PMA_CAP_XMIT_WAIT)
 /*
  * Answers a PerfMgt request that reached end port pi in place (the
  * node's PMA); returns 1 to send the answer back, 0 to drop it.
