@@ -169,10 +169,10 @@ void pma_pc_get(uint8_t *mad, uint8_t port_select, uint32_t lid,
 	pc_request(mad, IB_MAD_METHOD_GET, port_select, 0, 0, lid, to);
 }
 
-void pma_pc_clear(uint8_t *mad, uint8_t port_select, uint32_t lid,
-		  struct mad_addr *to)
+void pma_pc_clear(uint8_t *mad, uint8_t port_select, uint16_t select,
+		  uint32_t lid, struct mad_addr *to)
 {
-	pc_request(mad, IB_MAD_METHOD_SET, port_select, 0xFFFF,
+	pc_request(mad, IB_MAD_METHOD_SET, port_select, select,
 		   PMA_PC_SELECT2_XMIT_WAIT, lid, to);
 }
 

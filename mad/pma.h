@@ -120,14 +120,18 @@ int pma_cpi_decode(const uint8_t *mad, size_t len, struct pma_cpi *c,
 void pma_pc_get(uint8_t *mad, uint8_t port_select, uint32_t lid,
 		struct mad_addr *to);
 /*
- * A Set PortCounters with CounterSelect 0xFFFF and CounterSelect2
- * PMA_PC_SELECT2_XMIT_WAIT: clears every counter of the port (IBA vol. 1
- * 16.1.3.5).  On a PMA whose PortCounters and PortCountersExtended share
- * the data counters this clears the 64-bit ones too (OpenSM then clears
- * with CounterSelect 0x0FFF); the emulator's PMA shares them.
+ * A Set PortCounters with CounterSelect select and CounterSelect2
+ * PMA_PC_SELECT2_XMIT_WAIT: clears those counters of the port and
+ * PortXmitWait (IBA vol. 1 16.1.3.5).  PMA_PC_SELECT_ALL clears every
+ * one; on a PMA whose PortCounters and PortCountersExtended share the
+ * data counters it clears the 64-bit ones too, so where the extended ones
+ * are read PMA_PC_SELECT_ERRORS keeps them (as OpenSM's perfmgr does);
+ * the emulator's PMA shares them.
  */
-void pma_pc_clear(uint8_t *mad, uint8_t port_select, uint32_t lid,
-		  struct mad_addr *to);
+#define PMA_PC_SELECT_ALL	0xFFFF	/* the 12 error counters, data, packets */
+#define PMA_PC_SELECT_ERRORS	0x0FFF	/* bits 0-11: the error counters */
+void pma_pc_clear(uint8_t *mad, uint8_t port_select, uint16_t select,
+		  uint32_t lid, struct mad_addr *to);
 /*
  * The GetResp of a Get or a Set PortCounters: 0 and every PMC_* in s
  * (s->port_select, the have bits set, the wide bits cleared; the other

@@ -89,7 +89,7 @@ struct pm_stats {
 struct pm_baseline {
 	struct fabric f;
 	int state;			/* 0: none, 1: read, -1: refused (err) */
-	char err[512];
+	char err[600];
 	struct timespec mtime;		/* of the file read */
 	off_t size;
 	ino_t ino;
@@ -394,7 +394,8 @@ static void take_reads(struct perfmgr *pm, uint32_t ti, uint64_t now)
 	if (pmcalc_needs_clear(&s)) {
 		uint8_t mad[MAD_SIZE];
 		struct mad_addr to;
-		pma_pc_clear(mad, x->port, x->lid, &to);
+		pma_pc_clear(mad, x->port, (s.wide & (1u << PMC_XMIT_DATA)) ?
+			     PMA_PC_SELECT_ERRORS : PMA_PC_SELECT_ALL, x->lid, &to);
 		submit(pm, mad, &to, x->node, REQ_CLEAR, ti);
 	}
 }
@@ -435,6 +436,9 @@ static void turned(struct perfmgr *pm, struct pm_target *x, int unhealthy)
 	reasons_text(pm, x, reasons, sizeof(reasons));
 	counters_text(x, counters, sizeof(counters));
 	snprintf(one, sizeof(one), "%s", reasons);
+	size_t l = strlen(one);
+	while (l && one[l - 1] == '\n')
+		one[--l] = '\0';
 	for (char *p = one; *p; p++)
 		if (*p == '\n')
 			*p = ';';
@@ -913,7 +917,9 @@ static void baseline_refresh(struct perfmgr *pm)
 	b->ino = st.st_ino;
 	fabric_free(&b->f);
 	fabric_init(&b->f);
+	fabric_init(&f);
 	if (baseline_load(&f, path, NULL, err, sizeof(err)) < 0) {
+		fabric_free(&f);
 		b->state = -1;
 		snprintf(b->err, sizeof(b->err), "%s", err);
 		log_limited(LOG_WARN, "perfmgr: the fabric baseline is not read: %s", err);

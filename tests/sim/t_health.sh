@@ -21,9 +21,8 @@ printf 'perfmgr:\n  interval_s: 1\n' >"$pol"
 ctl() { "$IBSMCTL" -s "$sock" "$@"; }
 pm_sweeps() { grep -c 'perfmgr: sweep of' "$log"; }
 next_sweeps() {
-	local n
-	n=$(pm_sweeps)
-	wait_until 4 eval '[ "$(pm_sweeps)" -ge $((n + $1)) ]' || fail "$1 more perfmgr sweeps did not come"
+	local want=$(( $(pm_sweeps) + $1 ))
+	wait_until 4 eval "[ \"\$(pm_sweeps)\" -ge $want ]" || fail "$1 more perfmgr sweeps did not come: $(grep perfmgr "$log" | tail -n 2)"
 }
 
 sim_start "$net"
@@ -32,7 +31,7 @@ wait_up 20 "$log"
 next_sweeps 1
 
 ctl --json health >"$SIM_TMP/h0.json" || fail "ibsmctl health: $(cat "$SIM_TMP/h0.json")"
-"$PY" - "$SIM_TMP/h0.json" <<'EOF' || fail "degraded: $(cat "$SIM_TMP/h0.json")"
+python3 - "$SIM_TMP/h0.json" <<'EOF' || fail "degraded: $(cat "$SIM_TMP/h0.json")"
 import json, sys
 h = json.load(open(sys.argv[1]))
 d = h["degraded"]
@@ -49,7 +48,7 @@ for v in 2 4 5; do
 	next_sweeps 1
 done
 ctl --json health >"$SIM_TMP/h1.json"
-"$PY" - "$SIM_TMP/h1.json" <<'EOF' || fail "flapping: $(cat "$SIM_TMP/h1.json")"
+python3 - "$SIM_TMP/h1.json" <<'EOF' || fail "flapping: $(cat "$SIM_TMP/h1.json")"
 import json, sys
 h = json.load(open(sys.argv[1]))
 f = [(x["node"], x["port"]) for x in h["flapping"]]
@@ -69,7 +68,7 @@ n=$(sweeps)
 sim_cmd 'Unlink "L1-S1"[3]' >/dev/null
 wait_until 15 more_sweeps_than "$n" || fail "no heavy sweep after the unlink"
 ctl --json health >"$SIM_TMP/h2.json"
-"$PY" - "$SIM_TMP/h2.json" <<'EOF' || fail "baseline: $(cat "$SIM_TMP/h2.json")"
+python3 - "$SIM_TMP/h2.json" <<'EOF' || fail "baseline: $(cat "$SIM_TMP/h2.json")"
 import json, sys
 h = json.load(open(sys.argv[1]))
 m = h["baseline"]["missing"]

@@ -14,9 +14,6 @@
 
 command -v prometheus >/dev/null || fail "Debian's prometheus is missing (make deps)"
 command -v curl >/dev/null || fail "curl is missing (make deps)"
-free_port() {
-	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 net="$SIM_TMP/ft.net"
 gen ftree2 --radix 8 --leaves 2 --spines 2 --hosts-per-leaf 3 -o "$net"
@@ -49,7 +46,7 @@ on_host_bg H-0 "$IBSMD" -c "$pol" -S "$SIM_TMP/state" -s "$sock" --log-level inf
 wait_up 20 "$log"
 wait_until 6 eval '[ "$(pm_sweeps)" -ge 1 ]' || fail "no perfmgr sweep: $(grep perfmgr "$log" | tail -n 3)"
 ctl --json health >"$SIM_TMP/h0.json" || fail "ibsmctl health: $(cat "$SIM_TMP/h0.json")"
-"$PY" - "$SIM_TMP/h0.json" <<'EOF' || fail "a fresh fabric is not healthy: $(cat "$SIM_TMP/h0.json")"
+python3 - "$SIM_TMP/h0.json" <<'EOF' || fail "a fresh fabric is not healthy: $(cat "$SIM_TMP/h0.json")"
 import json, sys
 h = json.load(open(sys.argv[1]))
 assert h["unhealthy"] == [] and h["flapping"] == [], h
@@ -75,7 +72,7 @@ calid=$(awk '/^Ca/ && /"H-4"/ { getline; for (i = 1; i <= NF; i++) if ($i == "li
 on_host H-0 perfquery "$swlid" "$swp" >"$SIM_TMP/pq_sw.txt" 2>&1 || fail "perfquery $swlid $swp: $(cat "$SIM_TMP/pq_sw.txt")"
 on_host H-0 perfquery "$calid" 1 >"$SIM_TMP/pq_ca.txt" 2>&1 || fail "perfquery $calid 1: $(cat "$SIM_TMP/pq_ca.txt")"
 on_host H-0 ibqueryerrors >"$SIM_TMP/iqe.txt" 2>&1 || true
-"$PY" - "$SIM_TMP/h1.json" "$SIM_TMP/pq_sw.txt" "$SIM_TMP/pq_ca.txt" "$SIM_TMP/iqe.txt" "$sw" "$swp" "$ca" <<'EOF' || fail "health against perfquery and ibqueryerrors: see above"
+python3 - "$SIM_TMP/h1.json" "$SIM_TMP/pq_sw.txt" "$SIM_TMP/pq_ca.txt" "$SIM_TMP/iqe.txt" "$sw" "$swp" "$ca" <<'EOF' || fail "health against perfquery and ibqueryerrors: see above"
 import json, re, sys
 h = json.load(open(sys.argv[1]))
 sw, swp, ca = sys.argv[5], int(sys.argv[6]), sys.argv[7]
@@ -120,7 +117,7 @@ pass "health names exactly $sw[$swp] and $ca[1] with perfquery's values; ibquery
 grep -q "perfmgr: $sw port $swp .*unhealthy: SymbolErrorCounter" "$log" || fail "the switch port's line: $(grep 'unhealthy' "$log")"
 pass "one log line each: $(grep "perfmgr: $ca port 1" "$log" | sed 's/.*perfmgr: //')"
 
-"$PY" - "$ev" "$sw" "$swp" "$ca" port_unhealthy <<'EOF' || fail "the event hook"
+python3 - "$ev" "$sw" "$swp" "$ca" port_unhealthy <<'EOF' || fail "the event hook"
 import os, sys
 d, sw, swp, ca, kind = sys.argv[1:6]
 runs = []
@@ -151,7 +148,7 @@ EOF
 prometheus --config.file="$SIM_TMP/prom.yml" --storage.tsdb.path="$SIM_TMP/prom" \
 	--web.listen-address="127.0.0.1:$pport" >"$SIM_TMP/prom.log" 2>&1 &
 bg_register $!
-q() { curl -sS -m 2 "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }
+q() { curl -s -m 2 "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }
 found() { q "ibsmd_port_symbol_errors_total{node=\"$sw\",port=\"$swp\"}" | grep -q '"value":\[[0-9.]*,"50"\]'; }
 wait_until 20 found || fail "Prometheus: $(q "ibsmd_port_symbol_errors_total{node=\"$sw\"}"; tail -n 3 "$SIM_TMP/prom.log")"
 res=$(q "ibsmd_port_rcv_errors_total{node=\"$ca\",port=\"1\"}")
@@ -166,7 +163,7 @@ sim_cmd "PerformanceSet \"$ca\"[1] PortCounters.LinkErrorRecoveryCounter=0" >/de
 n=$(pm_sweeps)
 wait_until 5 eval '[ "$(pm_sweeps)" -ge $((n + 2)) ]' || fail "two more sweeps did not come"
 ctl --json health >"$SIM_TMP/h2.json"
-"$PY" -c 'import json,sys; h = json.load(open(sys.argv[1])); assert h["unhealthy"] == [], h["unhealthy"]' "$SIM_TMP/h2.json" ||
+python3 -c 'import json,sys; h = json.load(open(sys.argv[1])); assert h["unhealthy"] == [], h["unhealthy"]' "$SIM_TMP/h2.json" ||
 	fail "still unhealthy after the clear: $(cat "$SIM_TMP/h2.json")"
 [ "$(grep -c 'perfmgr: .* healthy again' "$log")" = 2 ] || fail "recovery lines: $(grep 'healthy again' "$log")"
 [ "$(ls "$ev" | grep -c '\.port_recovered$')" = 2 ] || fail "recovery events: $(ls "$ev")"

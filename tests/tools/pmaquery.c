@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 	size_t len;
 
 	if (argc == 4) {
-		pma_pc_clear(mad, port, lid, &to);
+		pma_pc_clear(mad, port, PMA_PC_SELECT_ALL, lid, &to);
 		if (ask(&l, mad, &to, &len))
 			return fail("PortCounters Set", "no answer");
 		if (pma_pc_decode(mad, len, port, &s, err, sizeof(err)))

@@ -142,7 +142,7 @@ static void collect(struct asker *a, uint32_t lid, uint8_t port,
 	pma_ext_get(req, port, lid, &to);
 	ask(a, req, &to);
 	memcpy(out[A_EXT], a->answer, MAD_SIZE);
-	pma_pc_clear(req, port, lid, &to);
+	pma_pc_clear(req, port, PMA_PC_SELECT_ALL, lid, &to);
 	ask(a, req, &to);
 	memcpy(out[A_PC_CLEAR], a->answer, MAD_SIZE);
 }
@@ -263,7 +263,7 @@ START_TEST(capmask_and_select)
 	ck_assert_uint_eq(s.v[PMC_SYMBOL_ERR], 65535);
 
 	/* a Set selecting SymbolErrorCounter and PortRcvData only (bits 0, 13) */
-	pma_pc_clear(req, SW_PORT, lid, &to);
+	pma_pc_clear(req, SW_PORT, PMA_PC_SELECT_ALL, lid, &to);
 	req[64 + 2] = 0x20;
 	req[64 + 3] = 0x01;
 	req[64 + 18] = 0;
@@ -514,7 +514,7 @@ START_TEST(requests)
 	ck_assert_uint_eq(m[16] << 8 | m[17], PMA_ATTR_PORT_COUNTERS);
 	ck_assert_uint_eq(m[64 + 1], 5);
 	ck_assert_uint_eq(m[64 + 2] | m[64 + 3] | m[64 + 18], 0);
-	pma_pc_clear(m, 5, 9, &to);
+	pma_pc_clear(m, 5, PMA_PC_SELECT_ALL, 9, &to);
 	ck_assert_uint_eq(m[3], 0x02);
 	ck_assert_uint_eq(m[64 + 1], 5);
 	ck_assert_uint_eq(m[64 + 2] << 8 | m[64 + 3], 0xFFFF);
