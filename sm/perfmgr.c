@@ -107,6 +107,7 @@ struct perfmgr {
 	uint32_t n;
 	/* the sweep under way */
 	int running;
+	int taken;			/* its answers taken (clears may follow) */
 	struct pm_read *rd;
 	struct pm_req *req;
 	uint32_t n_req, pending;
@@ -539,10 +540,13 @@ static void sweep_end(struct perfmgr *pm)
 {
 	uint64_t now = clock_ms();
 	int whole = pm->sm->state == SMS_MASTER && !pm->sm->stopping;
-	for (uint32_t i = 0; whole && i < pm->n; i++)
-		take_reads(pm, i, now);
-	if (pm->pending)	/* clears went out: the sweep ends with them */
-		return;
+	if (!pm->taken) {
+		pm->taken = 1;
+		for (uint32_t i = 0; whole && i < pm->n; i++)
+			take_reads(pm, i, now);
+		if (pm->pending)	/* clears went out: the sweep ends with them */
+			return;
+	}
 	pm->running = 0;
 	const struct txn_stats *ts = txn_get_stats(pm->txn);
 	pm->st.last_gmps = (uint32_t)(ts->all.sent - pm->gmps_base);
@@ -595,6 +599,7 @@ static int sweep_start(struct perfmgr *pm, char *err, size_t errlen)
 	}
 	thresholds_in_force(pm);
 	pm->running = 1;
+	pm->taken = 0;
 	pm->start_ms = clock_ms();
 	pm->st.last_start = (uint64_t)time(NULL);
 	pm->st.last_ports = pm->n;
@@ -748,16 +753,6 @@ int perfmgr_answer(struct sm *sm, const uint8_t *mad, size_t len,
 
 /* ---- the control socket ---- */
 
-int perfmgr_sweep_now(struct sm *sm, char *err, size_t errlen)
-{
-	return sweep_start(sm->pm, err, errlen);
-}
-
-int perfmgr_sweeping(const struct sm *sm)
-{
-	return sm->pm && sm->pm->running;
-}
-
 json_t *perfmgr_ctl(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
 	struct perfmgr *pm = sm->pm;
@@ -772,13 +767,16 @@ json_t *perfmgr_ctl(struct sm *sm, const json_t *req, char *err, size_t errlen)
 		return NULL;
 	if (!pm->running)	/* nothing to read: over at once */
 		return sweep_json(pm);
+	uint64_t id = sm->ctl ? control_defer(sm->ctl) : 0;
+	if (!id)	/* not from a client (the status page, tests): started */
+		return json_pack("{s:b}", "started", 1);
 	uint64_t *w = realloc(pm->waiters, (pm->n_waiters + 1) * sizeof(*w));
 	if (!w) {
-		snprintf(err, errlen, "out of memory");
+		control_reply(sm->ctl, id, NULL, "out of memory");
 		return NULL;
 	}
 	pm->waiters = w;
-	pm->waiters[pm->n_waiters++] = control_defer(sm->ctl);
+	pm->waiters[pm->n_waiters++] = id;
 	return NULL;
 }
 

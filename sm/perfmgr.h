@@ -62,14 +62,6 @@ struct json_t *perfmgr_ctl(struct sm *sm, const struct json_t *req,
 			   char *err, size_t errlen);
 struct json_t *perfmgr_health_ctl(struct sm *sm, const struct json_t *req,
 				  char *err, size_t errlen);
-/*
- * A sweep now, as the timer starts one (tests; ibsmctl perfmgr sweep
- * also waits for its end).  0, or -1 with err: not MASTER of a configured
- * subnet, a sweep under way, no memory.
- */
-int perfmgr_sweep_now(struct sm *sm, char *err, size_t errlen);
-/* A sweep is under way. */
-int perfmgr_sweeping(const struct sm *sm);
 /* `status`: the performance manager's part. */
 struct json_t *perfmgr_to_ctl(const struct sm *sm);
 /* /metrics: the sweeps' figures and the per-port series. */
