@@ -168,6 +168,8 @@ static struct pm_target *find_target(const struct perfmgr *pm, uint64_t guid,
 				     uint8_t port)
 {
 	struct pm_target key = { .node_guid = guid, .port = port };
+	if (!pm->n)
+		return NULL;
 	return bsearch(&key, pm->t, pm->n, sizeof(*pm->t), by_key);
 }
 
