@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "mad/dispatch.h"
 #include "mad/pma.h"
 #include "mad/txn.h"
 #include "sm/base/clock.h"
@@ -30,6 +31,17 @@
 
 /* The first sweep after a configuration: soon, not a whole interval on. */
 #define PM_FIRST_SWEEP_MS 1000
+/*
+ * The SA comes first: while the receive path hands requests to their
+ * handlers (SA queries above all) at more than PM_BUSY_REQUESTS per
+ * PM_PACE_MS (1,000 a second), a sweep keeps PM_WINDOW_BUSY GMPs in
+ * flight, so an SA request waits behind at most that many of them in the
+ * fabric and the SM's loop; the configured window comes back at the first
+ * quiet tick.  A sweep under a steady SA load is slower, never stopped.
+ */
+#define PM_PACE_MS 10
+#define PM_BUSY_REQUESTS 10
+#define PM_WINDOW_BUSY 1
 /* Ports named in one log line of a sweep's summary. */
 #define PM_TRANSITION_BURST 20
 
@@ -78,6 +90,7 @@ struct pm_req {
 
 struct pm_stats {
 	uint64_t sweeps, gmps, timeouts, errors, clears;
+	uint64_t yielded_ms;		/* the last sweep's time at PM_WINDOW_BUSY */
 	uint64_t last_start;	/* wall clock */
 	uint64_t last_ms;
 	uint32_t last_ports, last_read, last_gmps, last_failed;
@@ -101,6 +114,9 @@ struct perfmgr {
 	struct txn_engine *txn;
 	struct event *timer;		/* the interval */
 	struct event *txn_timer;	/* the transaction table's deadlines */
+	struct event *pace;		/* PM_PACE_MS while sweeping */
+	uint64_t handled_prev;		/* the receive path's requests at the last tick */
+	int yielding;			/* the window is PM_WINDOW_BUSY */
 	struct pm_node *nodes;
 	uint32_t n_nodes;
 	struct pm_target *t;		/* sorted by (node GUID, port) */
@@ -122,6 +138,7 @@ struct perfmgr {
 
 static void sweep_end(struct perfmgr *pm);
 static void submit_reads(struct perfmgr *pm, uint32_t ti);
+static void engine_params(const struct sm *sm, struct txn_params *tp);
 
 static uint64_t clock_cb(void *arg)
 {
@@ -506,6 +523,35 @@ static void judge_all(struct perfmgr *pm, uint64_t now)
 
 /* ---- the sweep ---- */
 
+static uint64_t requests_handled(const struct sm *sm)
+{
+	return sm->disp ? mad_dispatch_get_stats(sm->disp)->handled : 0;
+}
+
+static void set_window(struct perfmgr *pm, int yielding)
+{
+	struct txn_params tp;
+	engine_params(pm->sm, &tp);
+	if (yielding)
+		tp.window = PM_WINDOW_BUSY;
+	pm->yielding = yielding;
+	txn_set_params(pm->txn, &tp);
+}
+
+static void on_pace(evutil_socket_t fd, short what, void *arg)
+{
+	struct perfmgr *pm = arg;
+	uint64_t h = requests_handled(pm->sm);
+	int busy = h - pm->handled_prev >= PM_BUSY_REQUESTS;
+	pm->handled_prev = h;
+	if (pm->yielding)
+		pm->st.yielded_ms += PM_PACE_MS;
+	if (busy != pm->yielding)
+		set_window(pm, busy);
+	if (pm->running)
+		timer_in_ms(pm->pace, PM_PACE_MS);
+}
+
 static void sweep_free(struct perfmgr *pm)
 {
 	free(pm->rd);
@@ -517,7 +563,8 @@ static void sweep_free(struct perfmgr *pm)
 
 static json_t *sweep_json(const struct perfmgr *pm)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "yielded_ms", (json_int_t)pm->st.yielded_ms,
 			 "ports", (json_int_t)pm->st.last_ports,
 			 "read", (json_int_t)pm->st.last_read,
 			 "failed", (json_int_t)pm->st.last_failed,
@@ -550,6 +597,9 @@ static void sweep_end(struct perfmgr *pm)
 			return;
 	}
 	pm->running = 0;
+	event_del(pm->pace);
+	if (pm->yielding)
+		set_window(pm, 0);
 	const struct txn_stats *ts = txn_get_stats(pm->txn);
 	pm->st.last_gmps = (uint32_t)(ts->all.sent - pm->gmps_base);
 	pm->st.gmps += pm->st.last_gmps;
@@ -603,6 +653,9 @@ static int sweep_start(struct perfmgr *pm, char *err, size_t errlen)
 	pm->running = 1;
 	pm->taken = 0;
 	pm->start_ms = clock_ms();
+	pm->st.yielded_ms = 0;
+	pm->handled_prev = requests_handled(pm->sm);
+	timer_in_ms(pm->pace, PM_PACE_MS);
 	pm->st.last_start = (uint64_t)time(NULL);
 	pm->st.last_ports = pm->n;
 	pm->st.last_read = 0;
@@ -652,11 +705,14 @@ int perfmgr_init(struct sm *sm)
 	pm->sm = sm;
 	pm->timer = evtimer_new(sm->base, on_interval, pm);
 	pm->txn_timer = evtimer_new(sm->base, on_txn_timer, pm);
-	if (!pm->timer || !pm->txn_timer) {
+	pm->pace = evtimer_new(sm->base, on_pace, pm);
+	if (!pm->timer || !pm->txn_timer || !pm->pace) {
 		if (pm->timer)
 			event_free(pm->timer);
 		if (pm->txn_timer)
 			event_free(pm->txn_timer);
+		if (pm->pace)
+			event_free(pm->pace);
 		free(pm);
 		return -1;
 	}
@@ -706,6 +762,7 @@ void perfmgr_free(struct sm *sm)
 	sweep_free(pm);
 	event_free(pm->timer);
 	event_free(pm->txn_timer);
+	event_free(pm->pace);
 	free(pm->t);
 	free(pm->nodes);
 	fabric_free(&pm->base.f);
@@ -719,11 +776,8 @@ void perfmgr_reconfigure(struct sm *sm)
 	if (!pm)
 		return;
 	thresholds_in_force(pm);
-	if (pm->txn) {
-		struct txn_params tp;
-		engine_params(sm, &tp);
-		txn_set_params(pm->txn, &tp);
-	}
+	if (pm->txn)
+		set_window(pm, pm->yielding);
 	if (pm->interval_s == sm->cfg.pm_interval_s)
 		return;
 	pm->interval_s = sm->cfg.pm_interval_s;
