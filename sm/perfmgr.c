@@ -35,13 +35,16 @@
  * The SA comes first: while the receive path hands requests to their
  * handlers (SA queries above all) at more than PM_BUSY_REQUESTS per
  * PM_PACE_MS (1,000 a second), a sweep keeps PM_WINDOW_BUSY GMPs in
- * flight, so an SA request waits behind at most that many of them in the
- * fabric and the SM's loop; the configured window comes back at the first
- * quiet tick.  A sweep under a steady SA load is slower, never stopped.
+ * flight and sends at most PM_BUSY_GMPS a tick, so an SA request waits
+ * behind at most one of them and the PM takes a few percent of what the
+ * fabric and the SM's loop carry; the configured window comes back at the
+ * first quiet tick.  A sweep under a steady SA load is slower (a 3456-host
+ * tree's 41,472 GMPs: some 40 s), never stopped.
  */
 #define PM_PACE_MS 10
 #define PM_BUSY_REQUESTS 10
 #define PM_WINDOW_BUSY 1
+#define PM_BUSY_GMPS 10		/* a tick's GMPs while yielding: 1,000 a second */
 /* Ports named in one log line of a sweep's summary. */
 #define PM_TRANSITION_BURST 20
 
@@ -76,7 +79,7 @@ struct pm_target {		/* one port */
 /* One sweep's reads in flight: per target, the two answers. */
 struct pm_read {
 	struct pma_sample pc, ext;
-	uint8_t want, got;	/* READ_* */
+	uint8_t got;		/* READ_*: answered */
 };
 #define READ_PC		1
 #define READ_EXT	2
@@ -117,6 +120,8 @@ struct perfmgr {
 	struct event *pace;		/* PM_PACE_MS while sweeping */
 	uint64_t handled_prev;		/* the receive path's requests at the last tick */
 	int yielding;			/* the window is PM_WINDOW_BUSY */
+	uint32_t budget;		/* GMPs still to send this tick, yielding */
+	uint32_t fed;			/* req[] sent so far */
 	struct pm_node *nodes;
 	uint32_t n_nodes;
 	struct pm_target *t;		/* sorted by (node GUID, port) */
@@ -292,9 +297,7 @@ static int snapshot(struct perfmgr *pm, const struct fabric *f)
 
 /* ---- the GMPs ---- */
 
-static int submit(struct perfmgr *pm, const uint8_t *mad,
-		  const struct mad_addr *to, uint32_t dest, uint8_t kind,
-		  uint32_t i);
+static void feed(struct perfmgr *pm);
 
 static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 {
@@ -347,39 +350,79 @@ static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 				  q->kind == REQ_PC ? "PortCounters" : "PortCountersExtended",
 				  x->name, x->port, x->lid, status ? "no answer" : err);
 	}
+	feed(pm);
 	if (--pm->pending == 0)
 		sweep_end(pm);
 }
 
-static int submit(struct perfmgr *pm, const uint8_t *mad,
-		  const struct mad_addr *to, uint32_t dest, uint8_t kind,
-		  uint32_t i)
+/*
+ * A request to make: counted as pending now, sent by feed() (at once, or
+ * a few per PM_PACE_MS while the sweep yields to the SA).
+ */
+static void enqueue(struct perfmgr *pm, uint8_t kind, uint32_t i)
 {
 	if (pm->n_req >= (uint32_t)(pm->n * 3 + pm->n_nodes))
-		return -1;	/* cannot happen: one of each kind at most */
-	struct pm_req *q = &pm->req[pm->n_req++];
-	*q = (struct pm_req){ pm, i, kind };
-	if (txn_submit(pm->txn, mad, MAD_SIZE, to, dest, on_answer, q) < 0)
-		return -1;
+		return;		/* cannot happen: one of each kind at most */
+	pm->req[pm->n_req++] = (struct pm_req){ pm, i, kind };
 	pm->pending++;
-	return 0;
+}
+
+/* The GMP of q into mad, its address and its agent's index. */
+static uint32_t build(const struct perfmgr *pm, const struct pm_req *q,
+		      uint8_t *mad, struct mad_addr *to)
+{
+	if (q->kind == REQ_CPI) {
+		pma_cpi_get(mad, pm->nodes[q->i].lid, to);
+		return q->i;
+	}
+	const struct pm_target *x = &pm->t[q->i];
+	if (q->kind == REQ_PC)
+		pma_pc_get(mad, x->port, x->lid, to);
+	else if (q->kind == REQ_EXT)
+		pma_ext_get(mad, x->port, x->lid, to);
+	else	/* REQ_CLEAR: the extended counters are kept where they are read */
+		pma_pc_clear(mad, x->port, (pm->rd[q->i].got & READ_EXT) ?
+			     PMA_PC_SELECT_ERRORS : PMA_PC_SELECT_ALL, x->lid, to);
+	return x->node;
+}
+
+/*
+ * Sends what is queued, a window's worth in flight at a time (fed again
+ * at every answer), and while yielding at most PM_BUSY_GMPS a tick.  A
+ * request the table refuses (no memory) is a failed read.  The caller
+ * holds a pending count, so the sweep cannot end in here.
+ */
+static void feed(struct perfmgr *pm)
+{
+	if (pm->sm->state != SMS_MASTER) {	/* the rest is not ours to ask */
+		pm->pending -= pm->n_req - pm->fed;
+		pm->fed = pm->n_req;
+		return;
+	}
+	uint32_t window = pm->yielding ? PM_WINDOW_BUSY : (uint32_t)pm->sm->cfg.pm_window;
+	while (pm->fed < pm->n_req && (!pm->yielding || pm->budget > 0) &&
+	       txn_inflight(pm->txn) + txn_queued(pm->txn) < window) {
+		struct pm_req *q = &pm->req[pm->fed++];
+		uint8_t mad[MAD_SIZE];
+		struct mad_addr to;
+		uint32_t dest = build(pm, q, mad, &to);
+		if (pm->yielding)
+			pm->budget--;
+		if (txn_submit(pm->txn, mad, MAD_SIZE, &to, dest, on_answer, q) == 0)
+			continue;
+		pm->st.errors++;
+		pm->pending--;
+		if (q->kind == REQ_CPI)
+			pm->nodes[q->i].cpi = CPI_NONE;	/* its ports unread */
+	}
 }
 
 static void submit_reads(struct perfmgr *pm, uint32_t ti)
 {
-	struct pm_target *x = &pm->t[ti];
-	struct pm_node *d = &pm->nodes[x->node];
-	struct pm_read *r = &pm->rd[ti];
-	uint8_t mad[MAD_SIZE];
-	struct mad_addr to;
-	pma_pc_get(mad, x->port, x->lid, &to);
-	if (submit(pm, mad, &to, x->node, REQ_PC, ti) == 0)
-		r->want |= READ_PC;
-	if (d->capmask & (PMA_CAP_EXT_WIDTH | PMA_CAP_EXT_WIDTH_NOIETF)) {
-		pma_ext_get(mad, x->port, x->lid, &to);
-		if (submit(pm, mad, &to, x->node, REQ_EXT, ti) == 0)
-			r->want |= READ_EXT;
-	}
+	const struct pm_target *x = &pm->t[ti];
+	enqueue(pm, REQ_PC, ti);
+	if (pm->nodes[x->node].capmask & (PMA_CAP_EXT_WIDTH | PMA_CAP_EXT_WIDTH_NOIETF))
+		enqueue(pm, REQ_EXT, ti);
 }
 
 /* Both answers of a target in: the sample, the clear if due, the update. */
@@ -411,13 +454,8 @@ static void take_reads(struct perfmgr *pm, uint32_t ti, uint64_t now)
 		log_info("perfmgr: %s port %u: counters cleared by someone else; "
 			 "its error history starts afresh", x->name, x->port);
 	pm->st.last_read++;
-	if (pmcalc_needs_clear(&s)) {
-		uint8_t mad[MAD_SIZE];
-		struct mad_addr to;
-		pma_pc_clear(mad, x->port, (s.wide & (1u << PMC_XMIT_DATA)) ?
-			     PMA_PC_SELECT_ERRORS : PMA_PC_SELECT_ALL, x->lid, &to);
-		submit(pm, mad, &to, x->node, REQ_CLEAR, ti);
-	}
+	if (pmcalc_needs_clear(&s))
+		enqueue(pm, REQ_CLEAR, ti);
 }
 
 /* ---- verdicts ---- */
@@ -541,6 +579,8 @@ static void set_window(struct perfmgr *pm, int yielding)
 static void on_pace(evutil_socket_t fd, short what, void *arg)
 {
 	struct perfmgr *pm = arg;
+	if (!pm->running)
+		return;
 	uint64_t h = requests_handled(pm->sm);
 	int busy = h - pm->handled_prev >= PM_BUSY_REQUESTS;
 	pm->handled_prev = h;
@@ -548,8 +588,12 @@ static void on_pace(evutil_socket_t fd, short what, void *arg)
 		pm->st.yielded_ms += PM_PACE_MS;
 	if (busy != pm->yielding)
 		set_window(pm, busy);
-	if (pm->running)
-		timer_in_ms(pm->pace, PM_PACE_MS);
+	pm->budget = PM_BUSY_GMPS;
+	timer_in_ms(pm->pace, PM_PACE_MS);
+	pm->pending++;
+	feed(pm);
+	if (--pm->pending == 0)
+		sweep_end(pm);
 }
 
 static void sweep_free(struct perfmgr *pm)
@@ -591,9 +635,11 @@ static void sweep_end(struct perfmgr *pm)
 	int whole = pm->sm->state == SMS_MASTER && !pm->sm->stopping;
 	if (!pm->taken) {
 		pm->taken = 1;
+		pm->pending++;		/* held while the clears are fed */
 		for (uint32_t i = 0; whole && i < pm->n; i++)
 			take_reads(pm, i, now);
-		if (pm->pending)	/* clears went out: the sweep ends with them */
+		feed(pm);
+		if (--pm->pending)	/* clears went out: the sweep ends with them */
 			return;
 	}
 	pm->running = 0;
@@ -652,6 +698,7 @@ static int sweep_start(struct perfmgr *pm, char *err, size_t errlen)
 	thresholds_in_force(pm);
 	pm->running = 1;
 	pm->taken = 0;
+	pm->fed = 0;
 	pm->start_ms = clock_ms();
 	pm->st.yielded_ms = 0;
 	pm->handled_prev = requests_handled(pm->sm);
@@ -668,16 +715,10 @@ static int sweep_start(struct perfmgr *pm, char *err, size_t errlen)
 				submit_reads(pm, d->first + j);
 			continue;
 		}
-		uint8_t mad[MAD_SIZE];
-		struct mad_addr to;
-		pma_cpi_get(mad, d->lid, &to);
 		d->cpi = CPI_ASKING;
-		if (submit(pm, mad, &to, k, REQ_CPI, k) < 0) {
-			d->cpi = CPI_NONE;
-			for (uint32_t j = 0; j < d->n; j++)
-				submit_reads(pm, d->first + j);
-		}
+		enqueue(pm, REQ_CPI, k);
 	}
+	feed(pm);
 	if (--pm->pending == 0)
 		sweep_end(pm);
 	return 0;
