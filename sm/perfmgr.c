@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "mad/dispatch.h"
@@ -101,19 +100,9 @@ struct pm_stats {
 	uint64_t turned_unhealthy, recovered;
 };
 
-/* STATE_DIR/baseline as last read (ibsmd(8) "Fabric baseline"). */
-struct pm_baseline {
-	struct fabric f;
-	int state;			/* 0: none, 1: read, -1: refused (err) */
-	char err[600];
-	struct timespec mtime;		/* of the file read */
-	off_t size;
-	ino_t ino;
-};
-
 struct perfmgr {
 	struct sm *sm;
-	struct pm_baseline base;
+	struct baseline_watch base;	/* STATE_DIR/baseline as last read */
 	struct txn_engine *txn;
 	struct event *timer;		/* the interval */
 	struct event *txn_timer;	/* the transaction table's deadlines */
@@ -759,7 +748,7 @@ int perfmgr_init(struct sm *sm)
 	}
 	pm->rl_turn = (struct log_rl){ .burst = PM_TRANSITION_BURST, .interval_ms = 60000 };
 	sm->pm = pm;
-	fabric_init(&pm->base.f);
+	baseline_watch_init(&pm->base);
 	pm->interval_s = sm->cfg.pm_interval_s;
 	thresholds_in_force(pm);
 	return 0;
@@ -806,7 +795,7 @@ void perfmgr_free(struct sm *sm)
 	event_free(pm->pace);
 	free(pm->t);
 	free(pm->nodes);
-	fabric_free(&pm->base.f);
+	baseline_watch_free(&pm->base);
 	free(pm);
 	sm->pm = NULL;
 }
@@ -983,65 +972,6 @@ static void baseline_path(const struct sm *sm, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", sm->cfg.state_dir, BASELINE_FILE);
 }
 
-/* The baseline file read again when it changed (saved, or put there). */
-static void baseline_refresh(struct perfmgr *pm)
-{
-	struct pm_baseline *b = &pm->base;
-	char path[512];
-	struct stat st;
-	baseline_path(pm->sm, path, sizeof(path));
-	if (stat(path, &st) < 0) {
-		if (b->state)
-			fabric_free(&b->f);
-		fabric_init(&b->f);
-		b->state = 0;
-		if (errno != ENOENT) {
-			b->state = -1;
-			snprintf(b->err, sizeof(b->err), "%s: %s", path, strerror(errno));
-		}
-		return;
-	}
-	if (b->state && st.st_mtim.tv_sec == b->mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == b->mtime.tv_nsec && st.st_size == b->size &&
-	    st.st_ino == b->ino)
-		return;
-	struct fabric f;
-	char err[512];
-	b->mtime = st.st_mtim;
-	b->size = st.st_size;
-	b->ino = st.st_ino;
-	fabric_free(&b->f);
-	fabric_init(&b->f);
-	fabric_init(&f);
-	if (baseline_load(&f, path, NULL, err, sizeof(err)) < 0) {
-		fabric_free(&f);
-		b->state = -1;
-		snprintf(b->err, sizeof(b->err), "%s", err);
-		log_limited(LOG_WARN, "perfmgr: the fabric baseline is not read: %s", err);
-		return;
-	}
-	b->f = f;
-	b->state = 1;
-}
-
-/* "baseline" of ibsmctl health: null, {"error": ...} or the differences. */
-static json_t *baseline_json(struct perfmgr *pm, const struct fabric *cur)
-{
-	baseline_refresh(pm);
-	if (pm->base.state == 0)
-		return json_null();
-	if (pm->base.state < 0)
-		return json_pack("{s:s}", "error", pm->base.err);
-	struct fabric none;
-	fabric_init(&none);
-	struct baseline_diff d;
-	if (baseline_diff(&pm->base.f, cur ? cur : &none, &d) < 0)
-		return json_pack("{s:s}", "error", "out of memory");
-	json_t *o = baseline_diff_json(&d, BASELINE_JSON_MAX);
-	baseline_diff_free(&d);
-	return o ? o : json_pack("{s:s}", "error", "out of memory");
-}
-
 /* ibsmctl health --save-baseline [FILE]: FILE too, STATE_DIR/baseline always. */
 static json_t *baseline_save_ctl(struct perfmgr *pm, const json_t *what,
 				 char *err, size_t errlen)
@@ -1063,7 +993,6 @@ static json_t *baseline_save_ctl(struct perfmgr *pm, const json_t *what,
 	baseline_counts(f, &nodes, &links);
 	log_notice("perfmgr: fabric baseline saved to %s%s%s: %u nodes, %u links",
 		   path, file ? " and " : "", file ? file : "", nodes, links);
-	baseline_refresh(pm);
 	return json_pack("{s:{s:s, s:I, s:I}}", "baseline", "saved", file ? file : path,
 			 "nodes", (json_int_t)nodes, "links", (json_int_t)links);
 }
@@ -1081,7 +1010,9 @@ json_t *perfmgr_health_ctl(struct sm *sm, const json_t *req, char *err,
 	json_object_set_new(o, "flapping", ports_with(pm, PMV_FLAPPING));
 	json_object_set_new(o, "degraded", degraded_json(f));
 	json_object_set_new(o, "hot", ports_with(pm, PMV_HOT));
-	json_object_set_new(o, "baseline", baseline_json(pm, f));
+	char path[512];
+	baseline_path(sm, path, sizeof(path));
+	json_object_set_new(o, "baseline", baseline_watch_json(&pm->base, path, f));
 	json_object_set_new(o, "sweep", pm->st.sweeps ? sweep_json(pm) : json_null());
 	return o;
 }

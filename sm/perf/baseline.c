@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
+#include "sm/base/log.h"
 #include "sm/base/nodemap.h"
 #include "sm/base/topo.h"
 #include "sm/base/wfile.h"
@@ -403,4 +405,67 @@ fail:
 fail_o:
 	json_decref(o);
 	return NULL;
+}
+
+void baseline_watch_init(struct baseline_watch *w)
+{
+	memset(w, 0, sizeof(*w));
+	fabric_init(&w->f);
+}
+
+void baseline_watch_free(struct baseline_watch *w)
+{
+	fabric_free(&w->f);
+	baseline_watch_init(w);
+}
+
+static void watch_refresh(struct baseline_watch *w, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		baseline_watch_free(w);
+		if (errno != ENOENT) {
+			w->state = -1;
+			snprintf(w->err, sizeof(w->err), "%s: %s", path, strerror(errno));
+		}
+		return;
+	}
+	if (w->state && st.st_mtim.tv_sec == w->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == w->mtime.tv_nsec && st.st_size == w->size &&
+	    st.st_ino == w->ino)
+		return;
+	struct fabric f;
+	char err[sizeof(w->err)];
+	baseline_watch_free(w);
+	w->mtime = st.st_mtim;
+	w->size = st.st_size;
+	w->ino = st.st_ino;
+	fabric_init(&f);
+	if (baseline_load(&f, path, NULL, err, sizeof(err)) < 0) {
+		fabric_free(&f);
+		w->state = -1;
+		snprintf(w->err, sizeof(w->err), "%s", err);
+		log_warn("the fabric baseline is not read: %s", err);
+		return;
+	}
+	w->f = f;
+	w->state = 1;
+}
+
+json_t *baseline_watch_json(struct baseline_watch *w, const char *path,
+			    const struct fabric *cur)
+{
+	watch_refresh(w, path);
+	if (w->state == 0)
+		return json_null();
+	if (w->state < 0)
+		return json_pack("{s:s}", "error", w->err);
+	struct fabric none;
+	fabric_init(&none);
+	struct baseline_diff d;
+	if (baseline_diff(&w->f, cur ? cur : &none, &d) < 0)
+		return json_pack("{s:s}", "error", "out of memory");
+	json_t *o = baseline_diff_json(&d, BASELINE_JSON_MAX);
+	baseline_diff_free(&d);
+	return o ? o : json_pack("{s:s}", "error", "out of memory");
 }

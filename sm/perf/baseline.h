@@ -24,6 +24,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "sm/base/fabric.h"
 
@@ -128,5 +130,28 @@ struct json_t *baseline_diff_json(const struct baseline_diff *d,
 /* What ibsmctl health lists of each (ibsmctl(8)): a fabric cabled anew
  * against an old baseline is not sent whole. */
 #define BASELINE_JSON_MAX 1000
+
+/*
+ * A baseline file as last read, read again when it changed (its mtime,
+ * size or inode): what ibsmctl health compares with.
+ */
+struct baseline_watch {
+	struct fabric f;
+	int state;			/* 0: no file, 1: read, -1: refused (err) */
+	char err[600];
+	struct timespec mtime;
+	off_t size;
+	ino_t ino;
+};
+void baseline_watch_init(struct baseline_watch *w);
+void baseline_watch_free(struct baseline_watch *w);
+/*
+ * The file at path read again if it changed, then "baseline" of ibsmctl
+ * health: null (no file), {"error": "file:line: ..."} (refused, also
+ * logged once per change), or baseline_diff_json of it against cur
+ * (NULL: no fabric yet, everything missing).
+ */
+struct json_t *baseline_watch_json(struct baseline_watch *w, const char *path,
+				   const struct fabric *cur);
 
 #endif

@@ -255,6 +255,50 @@ START_TEST(t_removed_cable_missing)
 }
 END_TEST
 
+/* The file as last read: read again when it changes, refused, gone. */
+START_TEST(t_watch)
+{
+	struct fabric base, cur;
+	struct baseline_watch w;
+	char dir[] = "/tmp/test_baseline.XXXXXX", path[256], err[512];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/baseline", dir);
+	pair(&base, &cur);
+	baseline_watch_init(&w);
+	json_t *j = baseline_watch_json(&w, path, &cur);	/* no file yet */
+	ck_assert(json_is_null(j));
+	json_decref(j);
+	ck_assert_int_eq(baseline_save(&base, path, err, sizeof(err)), 0);
+	unplug(&cur, SW(L1S0), 1);
+	j = baseline_watch_json(&w, path, &cur);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "missing")), 1);
+	json_decref(j);
+	/* saved again from the fabric now: read again, nothing missing */
+	ck_assert_int_eq(baseline_save(&cur, path, err, sizeof(err)), 0);
+	j = baseline_watch_json(&w, path, &cur);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "missing")), 0);
+	json_decref(j);
+	/* broken: the error, file:line */
+	FILE *fp = fopen(path, "w");
+	fputs("Switch 8 \"x\"\n[99] \"y\"[1]\n", fp);
+	fclose(fp);
+	j = baseline_watch_json(&w, path, &cur);
+	const char *e = json_string_value(json_object_get(j, "error"));
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(strstr(e, "baseline:"));
+	json_decref(j);
+	/* gone: none */
+	ck_assert_int_eq(unlink(path), 0);
+	j = baseline_watch_json(&w, path, &cur);
+	ck_assert(json_is_null(j));
+	json_decref(j);
+	baseline_watch_free(&w);
+	fabric_free(&base);
+	fabric_free(&cur);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 START_TEST(t_added_cable_extra)
 {
 	struct fabric base, cur;
@@ -637,6 +681,7 @@ static Suite *baseline_suite(void)
 	tcase_add_test(tc, t_save_roundtrip);
 	tcase_add_test(tc, t_removed_cable_missing);
 	tcase_add_test(tc, t_added_cable_extra);
+	tcase_add_test(tc, t_watch);
 	tcase_add_test(tc, t_moved_same_nodes);
 	tcase_add_test(tc, t_moved_other_neighbour);
 	tcase_add_test(tc, t_missing_node);
