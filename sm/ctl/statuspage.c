@@ -123,6 +123,27 @@ static void put_sweeps(FILE *fp, const json_t *st)
 	fputs("</table>\n", fp);
 }
 
+/* The performance manager's last sweep (status "perfmgr"). */
+static void put_perfmgr(FILE *fp, const json_t *st)
+{
+	static const struct { const char *name, *key; } last[] = {
+		{ "started", "start" }, { "ports read", "read" }, { "failed", "failed" },
+		{ "GMPs", "gmps" }, { "duration (ms)", "ms" },
+		{ "yielded to the SA (ms)", "yielded_ms" },
+		{ "unhealthy", "unhealthy" }, { "hot", "hot" },
+	};
+	const json_t *pm = json_object_get(st, "perfmgr");
+	if (!json_is_object(pm))
+		return;
+	const json_t *l = json_object_get(pm, "last");
+	fputs("<h3>Performance manager</h3>\n<table>\n", fp);
+	row(fp, "interval (s)", pm, "interval_s");
+	row(fp, "sweeps", pm, "sweeps");
+	for (size_t i = 0; json_is_object(l) && i < sizeof(last) / sizeof(last[0]); i++)
+		row(fp, last[i].name, l, last[i].key);
+	fputs("</table>\n", fp);
+}
+
 static void put_errors(FILE *fp, const json_t *st)
 {
 	const json_t *errs = json_object_get(st, "errors"), *e;
@@ -320,6 +341,7 @@ char *statuspage_html(const struct statuspage_in *in, size_t *len)
 		put_errors(fp, in->status);
 		fputs("</div>\n<div>\n", fp);
 		put_sweeps(fp, in->status);
+		put_perfmgr(fp, in->status);
 		fputs("</div>\n</div>\n", fp);
 	} else {
 		fputs("<p class=\"bad\">no status: ", fp);
