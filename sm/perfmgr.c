@@ -1012,7 +1012,8 @@ json_t *perfmgr_health_ctl(struct sm *sm, const json_t *req, char *err,
 	json_object_set_new(o, "hot", ports_with(pm, PMV_HOT));
 	char path[512];
 	baseline_path(sm, path, sizeof(path));
-	json_object_set_new(o, "baseline", baseline_watch_json(&pm->base, path, f));
+	json_object_set_new(o, "baseline", f ? baseline_watch_json(&pm->base, path, f) :
+			    json_pack("{s:s}", "error", "no subnet configured yet: nothing to compare"));
 	json_object_set_new(o, "sweep", pm->st.sweeps ? sweep_json(pm) : json_null());
 	return o;
 }
