@@ -712,79 +712,202 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = sa ]; then
 fi
 
 # ---- perfmgr: every port's counters of the 3456-host tree, beside OpenSM's ----
-# (a) A fresh ibsim of ft3-3456 per run.  ibsmd: the daemon with
-# perfmgr.interval_s 0, sweeps asked with `ibsmctl --json perfmgr sweep`
-# (the first asks each agent's ClassPortInfo too; the second is a steady
-# one); its reply gives the ms and the GMPs.  OpenSM: --perfmgr with
-# --perfmgr_sweep_time_s 1, its "PerfMgr total sweep time" log lines (the
-# second sweep), its PerfMgt GMPs counted by libmaddrop between the first
-# and the second line (its sweeps are a second apart).  $ROUNDS rounds each,
-# alternating, the median.
+# (a) A fresh ibsim of ft3-3456 per run.  Each program is asked for three
+# sweeps, one at a time, and both are timed and counted the same way from
+# outside: from just before the ask to the last PerfMgt (class 0x04) GMP the
+# program wrote (libmaddrop's last_us_class_0x04), the GMPs and the
+# PortCounters Gets (the ports read) counted by libmaddrop.  The third sweep
+# is the steady one shown; the first asks each agent's ClassPortInfo (ibsmd
+# reads the counters in the same sweep, OpenSM from its second on).  Both
+# read PortCounters and PortCountersExtended of every switch port 1..N and
+# every CA port.
+#   ibsmd: the daemon with perfmgr.interval_s 0, `ibsmctl --json perfmgr
+#   sweep` (its reply's ms, its sweep's start to its last answer, beside).
+#   OpenSM: --perfmgr with perfmgr_sweep_time_s 3600 and -s 0 (no timer
+#   sweep, no light sweep), each sweep asked with `perfmgr sweep` on its
+#   loopback console (--console loopback) once the console has prompted,
+#   perfmgr_max_outstanding_queries 64 (ibsmd's perfmgr.window); osm_1cpu
+#   is the same under `taskset -c 0`, as ibsmd keeps its MAD path on one
+#   CPU under umad2sim (mad.one_cpu).  With the default 500 OpenSM's first
+#   sweep hangs under ibsim: once a run, OpenSM as it ships is asked for
+#   one sweep, and the row says where it stopped and what ibsim then burns
+#   (DEVELOPERS.md, the ibsim section, says why).
+# $ROUNDS rounds each, alternating, the median.
 # (b) ibsmd alone: build/saperf's PathRecord rate from H-3 (16 in flight,
 # BENCH_SA_SECONDS) with no sweep, then with sweeps asked back to back
 # throughout; the goal is the same rate within noise (the GMPs go through
 # their own transaction table and window).
 if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = perfmgr ]; then
 	PM_SECS=${BENCH_SA_SECONDS:-3}
+	PM_OSM_WINDOW=64
 	net="$SIM_TMP/pm-ft3-3456.net"
 	gen ftree3 --radix 24 -o "$net"
 	pm_field() { sed -n "s/.*\"$1\": *\([0-9.]*\).*/\1/p" <<<"$2" | head -n 1; }
 	gmps_of() { cat "$1"/count.* 2>/dev/null | awk '$1 ~ /^class_0x04_method_0x0[12]$/ { n += $2 } END { print n + 0 }'; }
-	pm_run() {	# PROG ROUND: appends "pm PROG ms gmps first_ms ports" to $RESULTS
-		local prog=$1 dir="$SIM_TMP/pm-$1-$2" out1 out2
+	pcs_of() { count "$1" class_0x04_method_0x01_attr_0x0012; }
+	last_of() { cat "$1"/count.* 2>/dev/null | awk '$1 == "last_us_class_0x04" { print $2 }' | sort -n | tail -n 1; }
+	# pm_quiet DIR FROM SECS: wait until DIR's GMPs are past FROM and have
+	# not moved for 300 ms (libmaddrop rewrites the counts every 20 ms)
+	pm_quiet() {
+		local n=0 a b=-1 still=0
+		while [ "$n" -lt $(($3 * 10)) ]; do
+			sleep 0.1
+			n=$((n + 1))
+			a=$(gmps_of "$1")
+			if [ "$a" -gt "$2" ] && [ "$a" = "$b" ]; then
+				still=$((still + 1))
+				[ "$still" -ge 3 ] && return 0
+			else
+				still=0
+			fi
+			b=$a
+		done
+		return 1
+	}
+	# cpu_ticks PID: user + system clock ticks of PID so far
+	cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+	# osm_console PORT: fd 3 on OpenSM's loopback console, once it prompts
+	osm_console() {
+		local i prompt
+		for i in $(seq 50); do
+			exec 3<>"/dev/tcp/127.0.0.1/$1" 2>/dev/null && break
+			sleep 0.1
+		done
+		read -r -t 10 -d '$' -u 3 prompt || fail "perfmgr: no OpenSM console prompt"
+	}
+	# pm_ask PROG DIR SOCK_OR_PORT: one sweep asked and timed; sets PM_MS,
+	# PM_GMPS, PM_PORTS (PortCounters Gets) and PM_OWN (ibsmd's reply's ms)
+	pm_ask() {
+		local c0 p0 t0 out
+		c0=$(gmps_of "$2")
+		p0=$(pcs_of "$2")
+		PM_OWN=-
+		if [ "$1" = ibsmd ]; then
+			t0=${EPOCHREALTIME/./}
+			out=$("$IBSMCTL" -s "$3" --json perfmgr sweep) || fail "perfmgr: $out"
+			PM_OWN=$(pm_field ms "$out")
+			pm_quiet "$2" "$c0" 10 || fail "perfmgr: ibsmd's GMPs did not settle"
+		else
+			osm_console "$3"
+			t0=${EPOCHREALTIME/./}
+			printf 'perfmgr sweep\n' >&3
+			pm_quiet "$2" "$c0" 60 || fail "perfmgr: OpenSM's sweep did not end ($(( $(gmps_of "$2") - c0 )) GMPs)"
+			exec 3>&-
+		fi
+		PM_MS=$(( ($(last_of "$2") - t0) / 1000 ))
+		PM_GMPS=$(( $(gmps_of "$2") - c0 ))
+		PM_PORTS=$(( $(pcs_of "$2") - p0 ))
+	}
+	# osm_start DIR WINDOW [CMD...]: OpenSM on H-0 (pid in $SIM_LAST_PID),
+	# its console port in OSM_PORT; WINDOW perfmgr_max_outstanding_queries,
+	# "-" as it ships; CMD in front of it (taskset)
+	osm_start() {
+		local dir=$1 window=$2
+		shift 2
+		opensm -c "$dir/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
+		sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$dir/opensm.conf"
+		[ "$window" = - ] ||
+			sed -i "s/^perfmgr_max_outstanding_queries .*/perfmgr_max_outstanding_queries $window/" "$dir/opensm.conf"
+		OSM_PORT=$(free_port)
+		export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=20
+		OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$@" opensm -R ftree -s 0 \
+			--perfmgr --perfmgr_sweep_time_s 3600 --console loopback -C "$OSM_PORT" \
+			-F "$dir/opensm.conf" -f "$dir/opensm.log" >"$dir/out" 2>&1
+		unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
+		wait_until 300 grep -qs 'SUBNET UP' "$dir/opensm.log" || fail "perfmgr: OpenSM did not come up"
+	}
+	pm_run() {	# PROG ROUND: appends "pm PROG ms gmps first_ms ports first_gmps own_ms" to $RESULTS
+		local prog=$1 dir="$SIM_TMP/pm-$1-$2" sm first first_g to
 		mkdir -p "$dir"
 		sim_start "$net"
 		if [ "$prog" = ibsmd ]; then
 			printf 'perfmgr:\n  interval_s: 0\n' >"$dir/pol.yaml"
-			on_host_bg H-0 "$IBSMD" -R "$ENGINE" -c "$dir/pol.yaml" -S "$dir/state" -s "$dir/sock" >"$dir/out" 2>"$dir/err"
-			local sm=$SIM_LAST_PID
-			wait_until 120 grep -q '^subnet up' "$dir/out" || fail "perfmgr: ibsmd did not come up"
-			out1=$("$IBSMCTL" -s "$dir/sock" --json perfmgr sweep) || fail "perfmgr: $out1"
-			out2=$("$IBSMCTL" -s "$dir/sock" --json perfmgr sweep) || fail "perfmgr: $out2"
-			echo "pm ibsmd $(pm_field ms "$out2") $(pm_field gmps "$out2") $(pm_field ms "$out1") $(pm_field read "$out2")" >>"$RESULTS"
-			note "perfmgr ibsmd round $2: first $out1 then $out2"
-			if [ "$2" = 1 ]; then
-				local q0 q1 l
-				q0=$(on_host H-3 "$SAPERF" -k 16 -t "$PM_SECS" -d 1-3456 2>"$dir/sa0.err") || fail "perfmgr: saperf: $q0"
-				( while :; do "$IBSMCTL" -s "$dir/sock" perfmgr sweep >/dev/null 2>&1 || break; done ) &
-				l=$!
-				q1=$(on_host H-3 "$SAPERF" -k 16 -t "$PM_SECS" -d 1-3456 2>"$dir/sa1.err") || fail "perfmgr: saperf during sweeps: $q1"
-				kill "$l" 2>/dev/null; wait "$l" 2>/dev/null
-				echo "pmsa idle $(pm_field qps "$q0")" >>"$RESULTS"
-				echo "pmsa sweeping $(pm_field qps "$q1")" >>"$RESULTS"
-				note "perfmgr SA: idle $q0; sweeping $q1"
-			fi
-		else
-			opensm -c "$dir/opensm.conf" >/dev/null 2>&1 || fail "opensm -c"
-			sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$dir/opensm.conf"
-			export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=50
-			OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 opensm -R ftree \
-				--perfmgr --perfmgr_sweep_time_s 1 -F "$dir/opensm.conf" -f "$dir/opensm.log" >"$dir/out" 2>&1
+			export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0 MADDROP_INTERVAL_MS=20
+			SIM_EXTRA_PRELOAD="$SIM_MADDROP" on_host_bg H-0 "$IBSMD" -R "$ENGINE" -c "$dir/pol.yaml" \
+				-S "$dir/state" -s "$dir/sock" >"$dir/out" 2>"$dir/err"
 			unset MADDROP_COUNT MADDROP_EVERY MADDROP_INTERVAL_MS
-			local sm=$SIM_LAST_PID g1 g2
-			wait_until 300 grep -qs 'PerfMgr total sweep time' "$dir/opensm.log" || fail "perfmgr: OpenSM's perfmgr did not sweep"
-			sleep 0.2; g1=$(gmps_of "$dir")
-			wait_until 300 eval '[ "$(grep -c "PerfMgr total sweep time" "$dir/opensm.log")" -ge 2 ]' ||
-				fail "perfmgr: OpenSM's second sweep did not come"
-			sleep 0.2; g2=$(gmps_of "$dir")
-			local t=$(grep 'PerfMgr total sweep time' "$dir/opensm.log" | sed -n '2s/.*: *\([0-9.]*\) s.*/\1/p')
-			local t1=$(grep 'PerfMgr total sweep time' "$dir/opensm.log" | sed -n '1s/.*: *\([0-9.]*\) s.*/\1/p')
-			echo "pm osm $(awk -v t="$t" 'BEGIN { printf "%d", t * 1000 }') $((g2 - g1)) $(awk -v t="$t1" 'BEGIN { printf "%d", t * 1000 }') -" >>"$RESULTS"
-			note "perfmgr OpenSM round $2: sweeps ${t1}s then ${t}s, $((g2 - g1)) GMPs in the second"
+			sm=$SIM_LAST_PID
+			wait_until 120 grep -q '^subnet up' "$dir/out" || fail "perfmgr: ibsmd did not come up"
+			to="$dir/sock"
+		elif [ "$prog" = osm_1cpu ]; then
+			osm_start "$dir" "$PM_OSM_WINDOW" taskset -c 0
+			sm=$SIM_LAST_PID
+			to=$OSM_PORT
+		else
+			osm_start "$dir" "$PM_OSM_WINDOW"
+			sm=$SIM_LAST_PID
+			to=$OSM_PORT
 		fi
-		kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+		pm_ask "$prog" "$dir" "$to"
+		first=$PM_MS first_g=$PM_GMPS
+		pm_ask "$prog" "$dir" "$to"
+		pm_ask "$prog" "$dir" "$to"
+		echo "pm $prog $PM_MS $PM_GMPS $first $PM_PORTS $first_g $PM_OWN" >>"$RESULTS"
+		note "perfmgr $prog round $2: first sweep $first ms $first_g GMPs; steady $PM_MS ms $PM_GMPS GMPs $PM_PORTS ports (own ms $PM_OWN)"
+		if [ "$prog" = ibsmd ] && [ "$2" = 1 ]; then
+			local q0 q1 l
+			q0=$(on_host H-3 "$SAPERF" -k 16 -t "$PM_SECS" -d 1-3456 2>"$dir/sa0.err") || fail "perfmgr: saperf: $q0"
+			( while :; do "$IBSMCTL" -s "$dir/sock" perfmgr sweep >/dev/null 2>&1 || break; done ) &
+			l=$!
+			q1=$(on_host H-3 "$SAPERF" -k 16 -t "$PM_SECS" -d 1-3456 2>"$dir/sa1.err") || fail "perfmgr: saperf during sweeps: $q1"
+			kill "$l" 2>/dev/null; wait "$l" 2>/dev/null
+			echo "pmsa idle $(pm_field qps "$q0")" >>"$RESULTS"
+			echo "pmsa sweeping $(pm_field qps "$q1")" >>"$RESULTS"
+			note "perfmgr SA: idle $q0; sweeping $q1"
+		fi
+		kill "$sm" 2>/dev/null
+		wait_pid "$sm" 10 || kill -9 "$sm" 2>/dev/null
+		wait "$sm" 2>/dev/null
+		sim_stop
+	}
+	# pm_shipped: OpenSM as it ships (perfmgr_max_outstanding_queries 500)
+	# asked for one sweep; appends "pmship GMPS CPIS IBSIM_CPU_PCT": the GMPs
+	# and ClassPortInfo Gets it wrote until they stopped, ibsim's CPU for 5 s
+	# after that
+	pm_shipped() {
+		local dir="$SIM_TMP/pm-osm-shipped" sm c0 g k0 k1
+		mkdir -p "$dir"
+		sim_start "$net"
+		osm_start "$dir" -
+		sm=$SIM_LAST_PID
+		c0=$(gmps_of "$dir")
+		osm_console "$OSM_PORT"
+		printf 'perfmgr sweep\n' >&3
+		pm_quiet "$dir" "$c0" 30 || fail "perfmgr: OpenSM as shipped sent no GMP"
+		g=$(( $(gmps_of "$dir") - c0 ))
+		k0=$(cpu_ticks "$SIM_PID")
+		sleep 5
+		k1=$(cpu_ticks "$SIM_PID")
+		echo "pmship $g $(count "$dir" class_0x04_method_0x01_attr_0x0001) $(( (k1 - k0) * 100 / $(getconf CLK_TCK) / 5 ))" >>"$RESULTS"
+		exec 3>&-
+		# hung, it ends only on SIGKILL; ibsim, its write refused, goes on
+		kill -9 "$sm" 2>/dev/null
+		wait "$sm" 2>/dev/null
 		sim_stop
 	}
 	for r in $(seq "$ROUNDS"); do
 		pm_run ibsmd "$r"
 		pm_run osm "$r"
+		pm_run osm_1cpu "$r"
 	done
+	pm_shipped
 	pi=$(col pm ibsmd 3); po=$(col pm osm 3)
 	echo
-	echo "perfmgr: a sweep of every port's counters on ft3-3456 under ibsim (steady sweep; first sweep in brackets), median of $ROUNDS rounds"
-	printf '%-10s %8s %10s %9s %10s %7s %12s %10s\n' fabric ports ibsmd_ms ibsmd_gmp osm_ms osm_gmp vs_osm_time first_ms
-	printf '%-10s %8s %10s %9s %10s %7s %12s %10s\n' ft3-3456 "$(col pm ibsmd 6)" "$pi" "$(col pm ibsmd 4)" \
-		"$po" "$(col pm osm 4)" "$(ratio "$pi" "$po")" "($(col pm ibsmd 5)/$(col pm osm 5))"
+	echo "perfmgr: one sweep of every port's counters on ft3-3456 under ibsim, from the ask to the last GMP written," \
+		"median of $ROUNDS rounds (steady: the third sweep; first: the first, with ClassPortInfo)"
+	p1=$(col pm osm_1cpu 3)
+	printf '%-10s %12s %9s %9s %7s %7s %12s %7s %8s %10s %9s %12s\n' fabric ports ibsmd_ms ibsmd_gmp osm_ms osm_gmp \
+		osm_1cpu_ms vs_osm vs_1cpu ibsmd_own first_ms first_gmps
+	printf '%-10s %12s %9s %9s %7s %7s %12s %7s %8s %10s %9s %12s\n' ft3-3456 "$(col pm ibsmd 6)/$(col pm osm 6)" "$pi" \
+		"$(col pm ibsmd 4)" "$po" "$(col pm osm 4)" "$p1" "$(ratio "$pi" "$po")" "$(ratio "$pi" "$p1")" "$(col pm ibsmd 8)" \
+		"$(col pm ibsmd 5)/$(col pm osm 5)" "$(col pm ibsmd 7)/$(col pm osm 7)"
+	read -r _ sg scpi scpu < <(grep '^pmship ' "$RESULTS")
+	if [ "$scpi" -ge "$(col pm osm 7)" ]; then
+		echo "OpenSM as it ships (perfmgr_max_outstanding_queries 500): its first sweep ended ($scpi ClassPortInfo Gets), not hung this time"
+	else
+		echo "OpenSM as it ships (perfmgr_max_outstanding_queries 500) hangs: its first sweep stopped after $sg GMPs" \
+			"($scpi ClassPortInfo Gets of $(col pm osm 7)), ibsim then at ${scpu}% of a CPU; the row's OpenSM runs with $PM_OSM_WINDOW"
+	fi
 	a=$(awk '$1 == "pmsa" && $2 == "idle" { print $3 }' "$RESULTS" | tail -n 1)
 	b=$(awk '$1 == "pmsa" && $2 == "sweeping" { print $3 }' "$RESULTS" | tail -n 1)
 	echo "SA PathRecord Gets from H-3 on ft3-3456 (16 in flight, ${PM_SECS} s): ${a}/s idle, ${b}/s during perfmgr sweeps ($(ratio "$b" "$a") of idle)"

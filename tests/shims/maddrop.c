@@ -27,8 +27,14 @@
  *   total N, dropped N, requests N, responses N, then per method over all
  *   classes (get, set, send, trap, report, trap_repress, get_table,
  *   get_resp, ...), then class_0xCC_method_0xMM N, then
- *   class_0xCC_method_0xMM_attr_0xAAAA N, and dropped_class_... N.
- * It is replaced atomically (written to FILE.tmp, then renamed).
+ *   class_0xCC_method_0xMM_attr_0xAAAA N, and dropped_class_... N, then
+ *   last_us_class_0xCC N: when the last MAD of that class was written
+ *   (CLOCK_REALTIME, microseconds), so that the end of a burst can be
+ *   timed from outside (make bench's perfmgr row).
+ * It is replaced atomically (written to FILE.tmp, then renamed).  The file
+ * is opened with the raw system call: umad2sim's open() takes the mutex
+ * its write() holds while it waits on ibsim, and a dump through it would
+ * stall for as long as the program's sends do.
  *
  * The write path uses only atomics: it is safe from any thread and from
  * signal handlers.  The real write() is looked up in a constructor.
@@ -39,6 +45,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,6 +73,7 @@ static _Atomic(write_fn) real_write;
 static struct slot slots[SLOTS];
 static _Atomic uint64_t n_total, n_dropped, n_overflow;
 static _Atomic uint64_t n_requests_seen;
+static _Atomic uint64_t class_last_us[256];	/* 0 = none of that class */
 static _Atomic int dumping;
 
 /* Set once, in the constructor, before any thread of the program runs. */
@@ -295,9 +303,21 @@ dump_counts(void)
 	put_class_methods(&b, cm_sent, "class_");
 	put_class_methods(&b, cm_dropped, "dropped_class_");
 	put_attrs(&b);
+	for (i = 0; i < 256; i++) {
+		uint64_t us = atomic_load(&class_last_us[i]);
+
+		if (us == 0)
+			continue;
+		put_str(&b, "last_us_class_");
+		put_hex(&b, (uint32_t)i, 2);
+		put_str(&b, " ");
+		put_u64(&b, us);
+		put_str(&b, "\n");
+	}
 
 	wr = next_write();
-	fd = open(count_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, count_tmp,
+	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		size_t off = 0;
 
@@ -353,6 +373,11 @@ write(int fd, const void *buf, size_t count)
 	drop = (method & 0x80) == 0 && drop_decision();
 
 	if (count_path[0] != '\0') {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		atomic_store(&class_last_us[mclass], (uint64_t)now.tv_sec *
+		    1000000u + (uint64_t)now.tv_nsec / 1000u);
 		key = (uint32_t)mclass << 24 | (uint32_t)method << 16 | attr;
 		s = slot_for(key);
 		if (s != NULL) {
