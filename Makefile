@@ -176,7 +176,8 @@ SYSCONFDIR = /etc
 MAN8       := ibsmd.8 ibsmctl.8 ibsm-listen.8
 INSTALLED  = $(SBINDIR)/ibsmd $(BINDIR)/ibsmctl $(BINDIR)/ibsm-listen \
 	$(MAN8:%=$(MANDIR)/man8/%) $(MANDIR)/man5/ibsmd.yaml.5 \
-	$(SYSCONFDIR)/ibsmd/ibsmd.yaml.example $(UNITDIR)/ibsmd.service
+	$(SYSCONFDIR)/ibsmd/ibsmd.yaml.example $(SYSCONFDIR)/ibsmd/ibsm-lanes.sh.example \
+	$(UNITDIR)/ibsmd.service
 INSTALL_DIRS = $(SBINDIR) $(BINDIR) $(MANDIR)/man8 $(MANDIR)/man5 \
 	$(SYSCONFDIR)/ibsmd $(UNITDIR)
 
@@ -187,6 +188,7 @@ install: all
 	install -m 644 $(MAN8:%=man/%) $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 man/ibsmd.yaml.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 etc/ibsmd.yaml $(DESTDIR)$(SYSCONFDIR)/ibsmd/ibsmd.yaml.example
+	install -m 755 etc/ibsm-lanes.sh $(DESTDIR)$(SYSCONFDIR)/ibsmd/ibsm-lanes.sh.example
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' etc/ibsmd.service.in \
 		> $(DESTDIR)$(UNITDIR)/ibsmd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/ibsmd.service

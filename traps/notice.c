@@ -64,7 +64,7 @@ void notice_set_path(struct notice *n, const struct notice_path *p)
 {
 	uint8_t *d = n->data;
 	memset(d, 0, NOTICE_DATA_SIZE);
-	d[0] = p->flags & (NPATH_WILDCARD | NPATH_GIDS | NPATH_REVERSIBLE | NPATH_VGUID);
+	d[0] = p->flags & (NPATH_FLAGS & ~NPATH_LANE);	/* a lane: notice_lane() */
 	d[1] = p->sl & 0x0f;
 	d[2] = p->mtu & 0x3f;
 	d[3] = p->rate & 0x3f;
@@ -82,7 +82,7 @@ void notice_get_path(const struct notice *n, struct notice_path *p)
 {
 	const uint8_t *d = n->data;
 	memset(p, 0, sizeof(*p));
-	p->flags = d[0] & (NPATH_WILDCARD | NPATH_GIDS | NPATH_REVERSIBLE | NPATH_VGUID);
+	p->flags = d[0] & NPATH_FLAGS;
 	p->sl = d[1] & 0x0f;
 	p->mtu = d[2] & 0x3f;
 	p->rate = d[3] & 0x3f;
@@ -94,4 +94,29 @@ void notice_get_path(const struct notice *n, struct notice_path *p)
 		memcpy(p->sgid, d + 16, 16);
 		memcpy(p->dgid, d + 32, 16);
 	}
+}
+
+void notice_lane(struct notice *n, uint16_t trap, uint16_t sm_lid,
+		 const uint8_t sm_gid[16], const struct notice_lane *l)
+{
+	uint8_t *d = n->data;
+	notice_init_sm(n, trap, sm_lid, sm_gid);
+	d[0] = NPATH_LANE;
+	d[1] = l->sl & 0x0f;
+	d[7] = l->lmc & NLANE_LMC_MAX;
+	sa_put32(d + 8, l->slid);
+	sa_put32(d + 12, l->dlid);
+}
+
+int notice_get_lane(const struct notice *n, struct notice_lane *l)
+{
+	const uint8_t *d = n->data;
+	if (!n->generic || (n->trap != TRAP_UNPATH && n->trap != TRAP_REPATH) ||
+	    (d[0] & NPATH_FLAGS) != NPATH_LANE)
+		return -1;
+	l->sl = d[1] & 0x0f;
+	l->lmc = d[7] & NLANE_LMC_MAX;
+	l->slid = sa_get32(d + 8);
+	l->dlid = sa_get32(d + 12);
+	return 0;
 }

@@ -21,13 +21,14 @@
  *   byte 0      flags: bit 0 WILDCARD (no path carried: something the
  *               host may use changed, re-query), bit 1 GIDS (SGID/DGID
  *               valid), bit 2 REVERSIBLE, bit 3 VGUID (a shared-LID VM's
- *               new mapping: DGID its vGUID's GID, DLID its new LID)
+ *               new mapping: DGID its vGUID's GID, DLID its new LID),
+ *               bit 4 LANE (a lane order, below)
  *   byte 1      SL (bits 0-3)
  *   byte 2      MTU code (bits 0-5)
  *   byte 3      Rate code (bits 0-5)
  *   bytes 4-5   P_Key
  *   byte 6      PacketLifeTime (bits 0-5)
- *   byte 7      reserved
+ *   byte 7      LMC of DLID's port (bits 0-2; with LANE, else reserved)
  *   bytes 8-11  SLID (32 bits: room for 18-bit extended LIDs)
  *   bytes 12-15 DLID (32 bits)
  *   bytes 16-31 SGID
@@ -35,6 +36,13 @@
  *   bytes 48-53 reserved
  * All multi-byte fields big-endian.  A path is given from SLID's port to
  * DLID's; the endpoint at DLID gets the same record (it names the pair).
+ *
+ * A lane order (flags exactly LANE; the hot-spot lanes of ibsmd(8)): the
+ * port at SLID, the one the notice is sent to, moves every QP whose DLID
+ * is one of DLID's port's LIDs (DLID .. DLID + 2^LMC - 1) to SL: a 69
+ * carries the slow SL (DLID is a hot-spot the port contributes to), a 68
+ * the fast SL (it no longer is).  Only flags, SL, LMC, SLID and DLID are
+ * valid; every other byte is 0.
  */
 #ifndef IBSMD_NOTICE_H
 #define IBSMD_NOTICE_H
@@ -62,6 +70,10 @@
 #define NPATH_REVERSIBLE	0x04
 #define NPATH_VGUID		0x08	/* a vGUID-to-LID mapping change (Paper VI,
 					 * sm/vm/vmshared.h): DGID the VM's, DLID its new LID */
+#define NPATH_LANE		0x10	/* a lane order: QPs towards DLID to SL */
+#define NPATH_FLAGS		(NPATH_WILDCARD | NPATH_GIDS | NPATH_REVERSIBLE | \
+				 NPATH_VGUID | NPATH_LANE)
+#define NLANE_LMC_MAX		7	/* PortInfo:LMC is 3 bits */
 
 struct notice {
 	uint8_t generic;	/* 1: TrapNumber/ProducerType; 0: vendor */
@@ -83,6 +95,14 @@ struct notice_path {
 	uint8_t sgid[16], dgid[16];
 };
 
+/* A lane order: the QPs of the port at slid towards dlid's port go to sl. */
+struct notice_lane {
+	uint32_t slid;		/* the receiving port (the contributor) */
+	uint32_t dlid;		/* the hot-spot port's base LID */
+	uint8_t lmc;		/* its LMC: its LIDs are dlid .. dlid + 2^lmc - 1 */
+	uint8_t sl;		/* slow SL in a 69, fast SL in a 68 */
+};
+
 void notice_encode(const struct notice *n, uint8_t out[NOTICE_SIZE]);
 void notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n);
 /* A notice the SM issues: generic, type 3, producer 4, the SM's LID/GID. */
@@ -94,5 +114,13 @@ void notice_get_gid(const struct notice *n, uint8_t gid[16]);
 /* 68/69 */
 void notice_set_path(struct notice *n, const struct notice_path *p);
 void notice_get_path(const struct notice *n, struct notice_path *p);
+/*
+ * A lane order from the SM: trap TRAP_REPATH (to the slow SL) or
+ * TRAP_UNPATH (back to the fast SL), issued by the SM at sm_lid/sm_gid.
+ */
+void notice_lane(struct notice *n, uint16_t trap, uint16_t sm_lid,
+		 const uint8_t sm_gid[16], const struct notice_lane *l);
+/* 0 and *l filled when n is a 68/69 lane order, else -1. */
+int notice_get_lane(const struct notice *n, struct notice_lane *l);
 
 #endif

@@ -6,7 +6,8 @@
 # nothing (cross-references to the pages of man/ resolved through the
 # installed tree); every --help option is in its page's SYNOPSIS, every
 # policy key in ibsmd.yaml.5 (man_sync.py); `make uninstall` with the same
-# DESTDIR leaves nothing behind but a file the operator added.
+# DESTDIR leaves nothing behind but a file the operator added; the sample
+# lane agent (etc/ibsm-lanes.sh) is installed and does what its contract says.
 . "$(dirname "$0")/common.sh"
 
 cd "$SIM_ROOT" || fail "no $SIM_ROOT"
@@ -28,6 +29,26 @@ grep -qx "ExecStart=$prefix/sbin/ibsmd" "$unit" &&
 ! grep -q '@[A-Z]*@' "$unit" || fail "unit: a placeholder left: $(grep '@[A-Z]*@' "$unit")"
 n=$(find "$dest" -type f | wc -l)
 pass "make install DESTDIR PREFIX=$prefix: $n files, ExecStart=$prefix/sbin/ibsmd, ExecReload=ibsmctl reload"
+
+# The sample lane agent, installed executable beside the policy example, as
+# ibsm-listen --exec runs it: a 69 lane order reaches the site hook as
+# DLID LMC SL; without a hook the due move is logged on stderr only; a
+# notice that is no lane order is left alone.
+agent="$dest/etc/ibsmd/ibsm-lanes.sh.example"
+[ -x "$agent" ] || fail "make install: no executable /etc/ibsmd/ibsm-lanes.sh.example"
+printf '#!/bin/sh\necho "$* $IBSM_SLID" >>"%s"\n' "$SIM_TMP/hook.out" >"$SIM_TMP/hook"
+chmod +x "$SIM_TMP/hook"
+lane() { env -i PATH="$PATH" IBSM_TRAP="$1" IBSM_LANE=1 IBSM_SLID=5 IBSM_DLID=12 \
+	IBSM_LMC=2 IBSM_SL="$2" ${3:+IBSM_LANES_HOOK="$3"} "$agent"; }
+out=$(lane 69 1 "$SIM_TMP/hook" 2>&1) && [ -z "$out" ] && [ "$(cat "$SIM_TMP/hook.out")" = "12 2 1 5" ] ||
+	fail "lane agent with a hook: '$out', the hook got '$(cat "$SIM_TMP/hook.out" 2>/dev/null)'"
+out=$(lane 68 0 2>"$SIM_TMP/agent.err") && [ -z "$out" ] &&
+	grep -q 'port LID 5: QPs towards LIDs 12-15 to SL 0 (unpath' "$SIM_TMP/agent.err" ||
+	fail "lane agent without a hook: stdout '$out', stderr '$(cat "$SIM_TMP/agent.err")'"
+out=$(env -i IBSM_TRAP=69 IBSM_DLID=12 IBSM_SL=1 IBSM_LANES_HOOK="$SIM_TMP/hook" "$agent" 2>&1) &&
+	[ -z "$out" ] && [ "$(wc -l <"$SIM_TMP/hook.out")" -eq 1 ] ||
+	fail "lane agent on a path notice: '$out', the hook ran $(wc -l <"$SIM_TMP/hook.out") times"
+pass "ibsm-lanes.sh.example: a 69 lane order runs the hook as '$(cut -d" " -f1-3 "$SIM_TMP/hook.out")', none logs '$(sed 's/^ibsm-lanes: //' "$SIM_TMP/agent.err")'"
 
 # systemd-analyze verify: the unit with ExecStart at the built binary
 command -v systemd-analyze >/dev/null || fail "systemd-analyze missing (make deps)"

@@ -51,6 +51,12 @@
  *         segments, how many were resends, the longest wait for an
  *         answer's first resend (the SA's RMPP timeout: 200 ms), the
  *         ABORTs that ended them.
+ *     madsend report DLID HEX
+ *         an SA's Report(Notice) to DLID's QP1 carrying the 80 bytes of
+ *         Notice HEX (160 hex digits: what ibsmd(8) NOTICES documents,
+ *         e.g. a lane order), then waits 3 s at most for the
+ *         ReportResp; prints "report_resp=1" (exit 0) or
+ *         "report_resp=0" (exit 1).
  *     madsend rmpp-open SECONDS SMLID RATE
  *         the same rate of RMPP transfers opened and never finished:
  *         first DATA segments of a request announced as two segments;
@@ -73,7 +79,9 @@
 #include <unistd.h>
 
 #include "mad/dispatch.h"
+#include "mad/sa.h"
 #include "mad/smp.h"
+#include "traps/notice.h"
 
 #define ATTR_NOBODY 0xff23
 
@@ -487,6 +495,33 @@ static int smkey(int fd, int dlid)
 	return 1;
 }
 
+/* One Notice (raw, NOTICE_SIZE) as a Report to dlid, answered or not. */
+static int report(int fd, int dlid, const uint8_t *raw)
+{
+	int agent = umad_register(fd, IB_SA_CLASS, SA_CLASS_VERSION, 0, NULL);
+	void *out = calloc(1, umad_size() + MAD_SIZE), *in = calloc(1, umad_size() + MAD_SIZE);
+	if (agent < 0 || !out || !in)
+		return 1;
+	uint64_t tid = (uint64_t)getpid() << 8 | 0x1a;
+	sa_init_request(umad_get_mad(out), SA_METHOD_REPORT, tid, SA_ATTR_NOTICE,
+			0, 0, raw, NOTICE_SIZE);
+	if (send_mad(fd, agent, out, dlid, 1) < 0)
+		return 1;
+	const uint8_t *r = umad_get_mad(in);
+	double end = now_s() + 3;
+	while (now_s() < end) {
+		int len = MAD_SIZE;
+		if (umad_recv(fd, in, &len, 200) < 0 || umad_status(in) ||
+		    mad_method(r) != SA_METHOD_REPORT_RESP ||
+		    (uint32_t)mad_tid(r) != (uint32_t)tid)
+			continue;
+		printf("report_resp=1\n");
+		return 0;
+	}
+	printf("report_resp=0\n");
+	return 1;
+}
+
 /* The SA flood's counts (satable, rmpp-open). */
 #define FLOOD_TIDS 1000000
 struct flood_counts {
@@ -600,6 +635,25 @@ int main(int argc, char **argv)
 		return fd < 0 ? 1 : traps(fd, atol(argv[2]), atoi(argv[3]),
 					  argc - 4, argv + 4);
 	}
+	if (argc == 4 && !strcmp(argv[1], "report")) {
+		uint8_t raw[NOTICE_SIZE];
+		int used = 0;
+		for (int i = 0; i < NOTICE_SIZE; i++) {
+			unsigned v;
+			int n;
+			if (sscanf(argv[3] + used, "%2x%n", &v, &n) != 1 || n != 2)
+				break;
+			raw[i] = (uint8_t)v;
+			used += n;
+		}
+		if (used != 2 * NOTICE_SIZE || argv[3][used]) {
+			fprintf(stderr, "madsend report: HEX must be %d hex digits\n",
+				2 * NOTICE_SIZE);
+			return 2;
+		}
+		int fd = open_port();
+		return fd < 0 ? 1 : report(fd, atoi(argv[2]), raw);
+	}
 	if (argc == 3 && !strcmp(argv[1], "silent")) {
 		int fd = open_port();
 		return fd < 0 ? 1 : silent(fd, atof(argv[2]));
@@ -635,6 +689,7 @@ int main(int argc, char **argv)
 			"       madsend echo SECONDS\n"
 			"       madsend rogue SECONDS KEY\n"
 			"       madsend smkey DLID\n"
+			"       madsend report DLID HEX\n"
 			"       madsend satable SECONDS SMLID RATE\n"
 			"       madsend rmpp-open SECONDS SMLID RATE\n");
 	return 2;

@@ -10,7 +10,8 @@
  *     the tables (unpath), an SL table, a changed parameter;
  *   - random fabrics with mixed rates and random failures;
  *   - the notices per mode for one fault;
- *   - the golden 68/69 notices of ibsmd(8), section NOTICES, decoded.
+ *   - the golden 68/69 notices of ibsmd(8), section NOTICES, decoded,
+ *     the lane order (flag LANE) among them, byte by byte.
  */
 #include <check.h>
 #include <stdint.h>
@@ -750,6 +751,95 @@ START_TEST(test_golden)
 }
 END_TEST
 
+/*
+ * The lane order of ibsmd(8), NOTICES: flags, SL, LMC, SLID and DLID at
+ * their documented offsets (DataDetails starts at byte 10 of the Notice),
+ * every other byte of DataDetails 0; the encoder the SM calls writes the
+ * same 80 bytes, the 68 differs in TrapNumber and SL only, and nothing
+ * else decodes as a lane order.
+ */
+START_TEST(test_golden_lane)
+{
+	static const uint8_t sm_gid[16] = {
+		0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+		0x00, 0x02, 0xc9, 0x02, 0x00, 0x00, 0x00, 0x01,
+	};
+	const struct notice_lane want = { .slid = 5, .dlid = 12, .lmc = 2, .sl = 1 };
+	uint8_t raw[NOTICE_SIZE], mine[NOTICE_SIZE], other[NOTICE_SIZE];
+	struct notice nt, enc;
+	struct notice_lane got;
+	struct notice_path np;
+
+	man_vector("Golden lane order", raw);
+	/* the documented offsets, read off the bytes themselves */
+	ck_assert_int_eq(raw[0], 0x83);			/* generic, type 3 */
+	ck_assert_int_eq(raw[3], NOTICE_PRODUCER_CM);
+	ck_assert_int_eq(raw[4] << 8 | raw[5], TRAP_REPATH);
+	ck_assert_int_eq(raw[6] << 8 | raw[7], 1);	/* IssuerLID */
+	ck_assert_int_eq(raw[10 + 0], NPATH_LANE);	/* flags */
+	ck_assert_int_eq(raw[10 + 1], 1);		/* SL */
+	ck_assert_int_eq(raw[10 + 7], 2);		/* LMC */
+	ck_assert_uint_eq((uint32_t)raw[18] << 24 | (uint32_t)raw[19] << 16 |
+			  (uint32_t)raw[20] << 8 | raw[21], 5);	/* SLID */
+	ck_assert_uint_eq((uint32_t)raw[22] << 24 | (uint32_t)raw[23] << 16 |
+			  (uint32_t)raw[24] << 8 | raw[25], 12);	/* DLID */
+	for (int i = 10; i < 64; i++)
+		if (i != 10 && i != 11 && i != 17 && (i < 18 || i > 25))
+			ck_assert_msg(raw[i] == 0, "Notice byte %d is 0x%02x", i, raw[i]);
+	ck_assert_mem_eq(raw + 64, sm_gid, 16);
+
+	notice_decode(raw, &nt);
+	ck_assert_int_eq(notice_get_lane(&nt, &got), 0);
+	ck_assert_uint_eq(got.slid, want.slid);
+	ck_assert_uint_eq(got.dlid, want.dlid);
+	ck_assert_int_eq(got.lmc, want.lmc);
+	ck_assert_int_eq(got.sl, want.sl);
+	notice_get_path(&nt, &np);		/* a host reading it as a path sees LANE */
+	ck_assert_int_eq(np.flags, NPATH_LANE);
+
+	notice_lane(&enc, TRAP_REPATH, 1, sm_gid, &want);
+	notice_encode(&enc, mine);
+	ck_assert_mem_eq(mine, raw, NOTICE_SIZE);
+
+	/* back to the fast lane: TrapNumber 68 and SL 0, nothing else */
+	const struct notice_lane fast = { .slid = 5, .dlid = 12, .lmc = 2, .sl = 0 };
+	notice_lane(&enc, TRAP_UNPATH, 1, sm_gid, &fast);
+	notice_encode(&enc, mine);
+	for (int i = 0; i < NOTICE_SIZE; i++)
+		if (i != 5 && i != 11)
+			ck_assert_int_eq(mine[i], raw[i]);
+	ck_assert_int_eq(mine[5], TRAP_UNPATH);
+	ck_assert_int_eq(mine[11], 0);
+	notice_decode(mine, &nt);
+	ck_assert_int_eq(notice_get_lane(&nt, &got), 0);
+	ck_assert_int_eq(got.sl, 0);
+
+	/* not lane orders: a path, a wildcard, LANE with another flag, LANE in 64 */
+	man_vector("Golden repath", other);
+	notice_decode(other, &nt);
+	ck_assert_int_eq(notice_get_lane(&nt, &got), -1);
+	man_vector("Golden wildcard", other);
+	notice_decode(other, &nt);
+	ck_assert_int_eq(notice_get_lane(&nt, &got), -1);
+	memcpy(other, raw, NOTICE_SIZE);
+	other[10] = NPATH_LANE | NPATH_GIDS;
+	notice_decode(other, &nt);
+	ck_assert_int_eq(notice_get_lane(&nt, &got), -1);
+	memcpy(other, raw, NOTICE_SIZE);
+	other[5] = TRAP_GID_IN_SERVICE;
+	notice_decode(other, &nt);
+	ck_assert_int_eq(notice_get_lane(&nt, &got), -1);
+	/* and a path cannot pose as one: notice_set_path drops LANE */
+	memset(&np, 0, sizeof(np));
+	np.flags = NPATH_LANE;
+	np.dlid = 12;
+	notice_init_sm(&enc, TRAP_REPATH, 1, sm_gid);
+	notice_set_path(&enc, &np);
+	ck_assert_int_eq(enc.data[0], 0);
+	ck_assert_int_eq(notice_get_lane(&enc, &got), -1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("prd");
@@ -765,6 +855,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_random);
 	tcase_add_test(tc, test_modes);
 	tcase_add_test(tc, test_golden);
+	tcase_add_test(tc, test_golden_lane);
 	suite_add_tcase(s, tc);
 	return s;
 }

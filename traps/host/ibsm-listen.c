@@ -128,9 +128,19 @@ static json_t *notice_json(const struct notice *n)
 		json_object_set_new(o, "gid", json_string(g));
 	} else if (n->trap == TRAP_UNPATH || n->trap == TRAP_REPATH) {
 		struct notice_path p;
+		struct notice_lane ln;
 		notice_get_path(n, &p);
 		json_object_set_new(o, "wildcard",
 				    json_boolean(p.flags & NPATH_WILDCARD));
+		if (notice_get_lane(n, &ln) == 0) {
+			/* move the QPs towards dlid's LIDs to sl: no path fields */
+			json_object_set_new(o, "lane", json_true());
+			json_object_set_new(o, "slid", json_integer(ln.slid));
+			json_object_set_new(o, "dlid", json_integer(ln.dlid));
+			json_object_set_new(o, "lmc", json_integer(ln.lmc));
+			json_object_set_new(o, "sl", json_integer(ln.sl));
+			return o;
+		}
 		if (!(p.flags & NPATH_WILDCARD)) {
 			json_object_set_new(o, "slid", json_integer(p.slid));
 			json_object_set_new(o, "dlid", json_integer(p.dlid));
