@@ -17,10 +17,11 @@
 # No command moves a QP.  Only the process that owns a QP can change its
 # SL: ibv_modify_qp on its own handle, in Ready To Send, an alternate path
 # with the new SL (IBV_QP_ALT_PATH) and then IBV_QP_PATH_MIG_STATE set to
-# IBV_MIG_MIGRATED -- automatic path migration used as a swap.  rdma(8)
-# lists QPs and their owners ("rdma resource show qp") but neither their
-# destination LID nor their SL, and the ibv_* utilities make QPs of their
-# own.  So the move is the site's: an executable named by IBSM_LANES_HOOK
+# IBV_MIG_MIGRATED -- automatic path migration used as a swap (a UD
+# sender: address handles with the new SL).  rdma(8) shows QPs, their
+# owners and path migration state ("rdma resource show qp -d") but changes
+# none, and the ibv_* utilities make QPs of their own.  So the move is the
+# site's: an executable named by IBSM_LANES_HOOK
 # (one that reaches the QPs' owners: an MPI library's control channel, a
 # daemon the applications link to, a kernel module) is run as
 #
