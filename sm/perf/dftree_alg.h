@@ -53,7 +53,9 @@
  *    RePath, if it comes back and qualifies.
  * The state holds at most one hot-spot per switch port in the input and
  * at most one contributor per other CA port in the input per hot-spot:
- * it is bounded by the input's size at every step.
+ * it is bounded by the input's size at every step.  A step costs
+ * O((sw + ca) log(sw + ca)) to index the input, plus, for each hot-spot
+ * over the threshold, O(ca log contributors) to find new contributors.
  *
  * Order of the actions: first the hot-spots missing from the input (in
  * the order they appeared), then the input's switch ports in their order;
@@ -179,7 +181,9 @@ struct dft_event {
 	uint16_t lid;
 	uint64_t since;		/* when it appeared */
 	double congestion;	/* its switch port's (0 when vanished) */
-	size_t n_contrib;	/* cleared: how many got an UnPath */
+	size_t n_contrib;	/* appeared: the contributors it took at this
+				 * step; cleared, vanished: how many got an
+				 * UnPath */
 };
 
 /*

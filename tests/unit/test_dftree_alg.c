@@ -255,8 +255,9 @@ START_TEST(fair_share_not_marked)
 END_TEST
 
 /*
- * The ibsim scenario of the dFtree tests: the switch port facing H-5 over the threshold, H-1
- * and H-2 over it at utilisation 0.3, H-3 over it at 0.7: exactly one
+ * The ibsim scenario of dFtree (counters ramped each interval): the
+ * switch port facing H-5 over the threshold, H-1 and H-2 over it at
+ * utilisation 0.3, H-3 over it at 0.7: exactly one
  * RePath each to H-1 and H-2 (H-5's LID, the slow SL), none to H-3, none
  * again while it lasts; the ramp stops: exactly one UnPath each with the
  * fast SL, then nothing.
