@@ -55,7 +55,8 @@
  * at most one contributor per other CA port in the input per hot-spot:
  * it is bounded by the input's size at every step.  A step costs
  * O((sw + ca) log(sw + ca)) to index the input, plus, for each hot-spot
- * over the threshold, O(ca log contributors) to find new contributors.
+ * over the threshold, O(ca log contributors) to find new contributors
+ * and a move of its sorted contributors for each new one.
  *
  * Order of the actions: first the hot-spots missing from the input (in
  * the order they appeared), then the input's switch ports in their order;
