@@ -100,7 +100,11 @@ struct dft_rates {
 int dft_port_rates(uint64_t d_xmit_wait, uint64_t d_xmit_data,
 		   double interval_s, double link_rate, struct dft_rates *r);
 
-/* A switch port facing a CA port: that CA port, and the switch port's congestion. */
+/*
+ * A switch port facing a CA port: that CA port, and the switch port's
+ * congestion.  A congestion or utilisation that is NaN is neither over
+ * nor below anything: it changes nothing.
+ */
 struct dft_sw_port {
 	uint64_t ca_guid;	/* the CA port's port GUID */
 	uint16_t ca_lid;	/* its LID */
@@ -202,7 +206,11 @@ void dft_state_init(struct dft_state *s);
 void dft_state_free(struct dft_state *s);
 void dft_actions_free(struct dft_actions *a);
 
-/* The hot-spot at lid (PathRecords towards it answer the slow SL), or NULL. */
+/*
+ * The hot-spot at lid (PathRecords towards it answer the slow SL), or
+ * NULL; O(hot-spots).  Hot-spots are kept at the LID the input gave (the
+ * CA port's base LID): with an LMC the caller asks for the DLID's base.
+ */
 const struct dft_hotspot *dft_hotspot_by_lid(const struct dft_state *s,
 					     uint16_t lid);
 
