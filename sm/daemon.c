@@ -43,6 +43,7 @@
 #include "sm/vm/vmops.h"
 #include "sm/vm/vmshared.h"
 #include "sm/weights.h"
+#include "sm/dftree.h"
 #include "sm/perfmgr.h"
 #include "sm/write/scrub.h"
 
@@ -140,7 +141,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	};
 	if (!sm->txn_timer || !sm->log_tick || sweeper_init(sm, &sweeps) < 0 ||
 	    smstate_init(sm, &election) < 0 || weights_init(sm) < 0 ||
-	    perfmgr_init(sm) < 0 ||
+	    perfmgr_init(sm) < 0 || dftree_init(sm) < 0 ||
 	    mc_db_init(&sm->mc) < 0 || !(sm->hook = evhook_new(base))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -253,6 +254,7 @@ void sm_shutdown(struct sm *sm)
 	mcast_sm_free(sm);
 	mc_db_free(&sm->mc);	/* the groups live as long as the daemon */
 	weights_free(sm);
+	dftree_free(sm);
 	perfmgr_free(sm);
 	pkey_violations_free(&sm->pkey_viol);
 	free(sm->learned.guid);

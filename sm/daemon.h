@@ -171,6 +171,7 @@ struct sm {
 	struct mcast_sm *mcsm;		/* MFT writes between sweeps (sm/mcast/mcast_sm.c) */
 	struct wlearn *wlearn;		/* reading the counters (sm/weights.c) */
 	struct perfmgr *pm;		/* every port's counters (sm/perfmgr.c) */
+	struct dftree *dft;		/* hot-spot slow lanes (sm/dftree.c) */
 	struct pkey_violations pkey_viol;	/* traps 257 (sm/ctl/partition_ctl.h) */
 	int notified_ready;		/* systemd has had READY=1 (sdnotify.h) */
 	uint64_t start_time;		/* wall clock, seconds: sm_init */

@@ -10,6 +10,7 @@
 #include "sm/smstate.h"
 #include "sm/sweeper.h"
 #include "sm/daemon.h"
+#include "sm/dftree.h"
 #include "sm/perfmgr.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -337,6 +338,7 @@ void sm_configure(struct sm *sm)
 	sm->sub.configured_at = (uint64_t)time(NULL);
 	linkwatch_update(&sm->sub.links, old ? &old->f : NULL, f, sm->sub.configured_at);
 	perfmgr_configured(sm);
+	dftree_reconfigure(sm);
 	notices_configured(sm, old ? &old->f : NULL, f, sm->sweep.adopt_tables);
 	fabric_counts(f, &s->switches, &s->cas, &s->ports);
 	s->max_lid = f->max_lid;

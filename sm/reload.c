@@ -13,6 +13,7 @@
 #include "sm/daemon.h"
 #include "sm/mcast/ipoib.h"
 #include "sm/weights.h"
+#include "sm/dftree.h"
 #include "sm/perfmgr.h"
 
 /*
@@ -112,6 +113,7 @@ int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 	mcast_ipoib_sync(sm, 1);
 	weights_reconfigure(sm);
 	perfmgr_reconfigure(sm);
+	dftree_reconfigure(sm);
 	log_set_level(c.log_level);
 	if (sm->txn) {
 		struct txn_params tp = {

@@ -18,6 +18,7 @@
 #include "sm/ctl/ctltopo.h"
 #include "sm/ctl/evhook.h"
 #include "sm/daemon.h"
+#include "sm/dftree.h"
 #include "sm/perfmgr.h"
 #include "sm/base/log.h"
 #include "sm/ctl/metrics.h"
@@ -121,6 +122,7 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "degraded_links", json_integer(sm->sub.links.n_degraded));
 	json_object_set_new(o, "mads", mad_stats_json(sm));
 	json_object_set_new(o, "perfmgr", perfmgr_to_ctl(sm));
+	json_object_set_new(o, "congestion", dftree_to_ctl(sm));
 	if (sm->hook)
 		json_object_set_new(o, "events", evhook_to_ctl(sm->hook));
 	return o;
@@ -582,6 +584,7 @@ static const struct ctl_command {
 	{ "forget", cmd_forget, forget_fields },
 	{ "perfmgr", perfmgr_ctl, perfmgr_fields },
 	{ "health", perfmgr_health_ctl, health_fields },
+	{ "hotspots", dftree_ctl, no_fields },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -12,6 +12,7 @@
 
 #include "traps/notify.h"
 #include "sm/daemon.h"
+#include "sm/dftree.h"
 #include "sm/perfmgr.h"
 #include "sm/ctl/control.h"
 #include "sm/ctl/metrics.h"
@@ -184,6 +185,7 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 	    rg ? (double)rogues_isolations(rg) : 0);
 	scrub_metrics(t, sm);
 	perfmgr_metrics(sm, t);
+	dftree_metrics(sm, t);
 }
 
 /* The failed and degraded links (sm/discover/linkwatch.h). */
