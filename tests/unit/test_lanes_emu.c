@@ -24,6 +24,7 @@
 #include "sm/model/lanes.h"
 #include "sm/base/log.h"
 #include "sm/base/topo.h"
+#include "sm/ctl/control.h"
 #include "traps/host/saclient.h"
 
 #include "emu_testlib.h"
@@ -217,6 +218,66 @@ START_TEST(t_narrow_link_one_lane)
 }
 END_TEST
 
+/* L1 answers the SL-to-VL table of its pair (7, 3) with SL 1 on VL 0 (reads only). */
+static int sl2vl_one_wrong(void *ctx, struct emu *e, struct emu_smp *s)
+{
+	if (s->method != 0x01)
+		return 0x1c;	/* no Set while the test reads */
+	int in = s->in_port, out = s->in_port;	/* a CA: the port it came in on */
+	if (s->node_type == 2) {
+		in = (int)(s->attr_mod >> 8 & 0xff);
+		out = (int)(s->attr_mod & 0xff);
+	}
+	uint8_t vl[16];
+	if (emu_sl2vl(e, s->node_guid, in, out, vl) < 0)
+		return 0x1c;
+	if (s->node_guid == 0x101 && in == 7 && out == 3)
+		vl[1] = 0;
+	for (int i = 0; i < 8; i++)
+		s->data[i] = (uint8_t)(vl[2 * i] << 4 | vl[2 * i + 1]);
+	return 0;
+}
+
+/*
+ * ibsmctl verify reads the lanes back: every SL-to-VL table the sweep
+ * wrote (4 leaves x 6 x 5 and 2 spines x 5 x 4 pairs, port 0 and the
+ * linked ports, and 12 CA ports) and every VL
+ * arbitration table (12 hosts + 4 leaves x 5 + 2 spines x 4), all as
+ * the SM has them: OK.  A switch pair that answers SL 1 on VL 0: FAILED,
+ * named.
+ */
+START_TEST(t_verify_reads_lanes)
+{
+	struct run r;
+	char path[128], err[256] = "";
+	setup(&r, 0, 1, NULL);
+	emu_run_sweeps(&r.run, 1);
+	snprintf(path, sizeof(path), "%s/ctl.sock", r.state);
+	r.sm->ctl = control_open(r.base, path, sm_control, r.sm, err, sizeof(err));
+	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+	json_t *rep = emu_ctl_request(&r.run, path, "{\"cmd\":\"verify\"}\n", 0);
+	const char *text = json_string_value(json_object_get(rep, "text"));
+	ck_assert_msg(text && strstr(text, "qos: 172 SL-to-VL tables read, 0 differ from the SM's; "
+				     "40 VL arbitration tables read, 0 leave a VL in use unserved"),
+		      "%s", text ? text : "no text");
+	ck_assert_str_eq(json_string_value(json_object_get(rep, "result")), "OK");
+	json_decref(rep);
+
+	ck_assert_int_eq(emu_register_attr(r.e, 0x0017, sl2vl_one_wrong, NULL), 0);
+	rep = emu_ctl_request(&r.run, path, "{\"cmd\":\"verify\"}\n", 0);
+	text = json_string_value(json_object_get(rep, "text"));
+	ck_assert_str_eq(json_string_value(json_object_get(rep, "result")), "FAILED");
+	ck_assert_msg(strstr(text, "qos: \"L1\" (7, 3): SL-to-VL table differs from the SM's"),
+		      "%s", text);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(rep, "qos"),
+							    "sl2vl_wrong")), 1);
+	json_decref(rep);
+	control_close(r.sm->ctl);
+	r.sm->ctl = NULL;
+	emu_run_free(&r.run);
+}
+END_TEST
+
 /* ---- the SA's path answers ---- */
 
 struct host {
@@ -371,6 +432,7 @@ static Suite *lanes_suite(void)
 	tcase_add_test(tc, t_two_lanes_written_once);
 	tcase_add_test(tc, t_two_lanes_other_sls);
 	tcase_add_test(tc, t_narrow_link_one_lane);
+	tcase_add_test(tc, t_verify_reads_lanes);
 	tcase_add_test(tc, t_path_sl_follows_hot_spot);
 	suite_add_tcase(s, tc);
 	return s;
