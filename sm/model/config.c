@@ -404,24 +404,12 @@ static int set_utilisation(struct parse *p, const struct key *k, const char *key
 /* Indexed by enum congestion_mode. */
 static const char *const cong_modes[] = { "off", "dftree", NULL };
 
-/*
- * congestion: the two lanes must differ (the slow lane is a VL of its
- * own) and fit the VLs ports.max_op_vls lets a port run (OperationalVLs
- * encoding e: VL0 .. 2^(e-1)-1, all 15 data VLs at 5).
- */
+/* congestion: the two lanes must differ (the slow lane is a VL of its own). */
 static int cong_check(const struct config *c, char *msg, size_t len)
 {
-	int hi = c->cong_fast_sl > c->cong_slow_sl ? c->cong_fast_sl : c->cong_slow_sl;
-	int vls = c->max_op_vls >= 5 ? 15 : 1 << (c->max_op_vls - 1);
 	if (c->cong_fast_sl == c->cong_slow_sl) {
 		snprintf(msg, len, "fast_sl and slow_sl are both %d: the slow lane "
 			 "needs an SL and VL of its own", c->cong_fast_sl);
-		return -1;
-	}
-	if (c->cong_mode == CONG_DFTREE && hi >= vls) {
-		snprintf(msg, len, "%s %d: ports.max_op_vls %d lets ports run VL0-%d only",
-			 hi == c->cong_slow_sl ? "slow_sl" : "fast_sl", hi,
-			 c->max_op_vls, vls - 1);
 		return -1;
 	}
 	return 0;
@@ -1491,16 +1479,24 @@ static int part_qos_check(struct parse *p)
 }
 /*
  * Once the file is read: congestion.mode dftree programs the SL-to-VL
- * tables (two lanes) and gives the PathRecord SL (fast_sl, slow_sl
- * towards a hot-spot); what else would do either cannot combine with
- * it: qos.mode vftree or voqsw, a vlane-isolation partition, a
- * partition's own sl.
+ * tables (two lanes, both VLs within what ports.max_op_vls lets a port
+ * run) and gives the PathRecord SL (fast_sl, slow_sl towards a
+ * hot-spot); what else would do either cannot combine with it: qos.mode
+ * vftree or voqsw, a vlane-isolation partition, a partition's own sl.
  */
 static int cong_combine_check(struct parse *p)
 {
 	const struct config *c = p->c;
 	if (c->cong_mode != CONG_DFTREE)
 		return 0;
+	/* OperationalVLs encoding e runs VL0 .. 2^(e-1)-1, all 15 data VLs at 5 */
+	int hi = c->cong_fast_sl > c->cong_slow_sl ? c->cong_fast_sl : c->cong_slow_sl;
+	int vls = c->max_op_vls >= 5 ? 15 : 1 << (c->max_op_vls - 1);
+	if (hi >= vls)
+		return fail_at(p, p->cong_at, "congestion.mode: dftree with %s %d: "
+			       "ports.max_op_vls %d lets ports run VL0-%d only",
+			       hi == c->cong_slow_sl ? "slow_sl" : "fast_sl", hi,
+			       c->max_op_vls, vls - 1);
 	if (c->qos_mode != QOS_NONE)
 		return fail_at(p, p->cong_at, "congestion.mode: dftree with qos.mode %s: "
 			       "both program the SL-to-VL tables and the PathRecord SL "

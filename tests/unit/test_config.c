@@ -1024,7 +1024,9 @@ START_TEST(test_congestion)
 		   "1:1: congestion: fast_sl and slow_sl are both 1: the slow lane needs an SL and VL of its own");
 	/* the slow lane's VL must fit what ports.max_op_vls lets a port run */
 	load_fails("ports: {max_op_vls: 2}\ncongestion: {mode: dftree, slow_sl: 2}\n",
-		   "2:1: congestion: slow_sl 2: ports.max_op_vls 2 lets ports run VL0-1 only");
+		   "2:20: congestion.mode: dftree with slow_sl 2: ports.max_op_vls 2 lets ports run VL0-1 only");
+	load_fails("congestion: {mode: dftree, fast_sl: 4}\nports: {max_op_vls: 3}\n",
+		   "1:20: congestion.mode: dftree with fast_sl 4: ports.max_op_vls 3 lets ports run VL0-3 only");
 	load_ok(&l, "ports: {max_op_vls: 2}\ncongestion: {mode: dftree}\n");
 	/* what also programs the SL-to-VL tables or the PathRecord SL */
 	load_fails("qos: {mode: vftree}\ncongestion: {mode: dftree}\n",
