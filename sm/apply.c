@@ -6,6 +6,7 @@
 #include "sm/apply.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "routing/qos/pvl.h"
 #include "sm/base/log.h"
@@ -41,6 +42,12 @@ void sm_program_params(const struct sm *sm, int first,
 	}
 }
 
+void sm_lanes_applied(struct sm *sm, const struct qos_report *r)
+{
+	lanes_configure(&sm->sub.lanes, &sm->cfg);
+	sm->sub.lanes.ports_refused = r->mode == QOS_LANES ? r->lanes_refused : 0;
+}
+
 /*
  * The QoS mode (sm/model/qos.c) over the routes just made (or repaired, which
  * makes tables without SLs, or changed by a VM's writes, sm/vm/vmexec.c: a
@@ -50,10 +57,15 @@ void sm_program_params(const struct sm *sm, int first,
 void sm_qos_apply(struct sm *sm)
 {
 	struct qos_report r;
-	if (sm->cfg.qos_mode == QOS_NONE && !pvl_needed(&sm->parts))
+	if (!config_qos_tables(&sm->cfg) && !pvl_needed(&sm->parts)) {
+		memset(&r, 0, sizeof(r));
+		sm_lanes_applied(sm, &r);
 		return;
-	if (qos_apply(&sm->cfg, &sm->sub.model->f, &sm->parts, &sm->sub.lft,
-		      &r) == 0)
+	}
+	int rc = qos_apply(&sm->cfg, &sm->sub.model->f, &sm->parts, &sm->sub.lft,
+			   &r);
+	sm_lanes_applied(sm, &r);
+	if (rc == 0)
 		qos_log(&r);
 	else if (r.fail[0]) {
 		errors_set(&sm->errs, SM_ERR_ROUTING, "%s", r.fail);

@@ -8,6 +8,7 @@
 
 struct sm;
 struct program_params;
+struct qos_report;
 
 /* Discovery and the writes ask again what failed, this many rounds. */
 #define SM_EXTRA_ROUNDS 2
@@ -20,6 +21,11 @@ void sm_program_params(const struct sm *sm, int first,
  * a failure is logged and the tables keep no QoS.
  */
 void sm_qos_apply(struct sm *sm);
+/*
+ * The lanes of congestion.mode (sm/model/lanes.h) as the QoS apply r
+ * (or none) left them: the policy's SLs, the ports left with one lane.
+ */
+void sm_lanes_applied(struct sm *sm, const struct qos_report *r);
 /*
  * Records the LIDs of the model in the LID table and writes it to the state
  * directory; a failure is logged and set as SM_ERR_STATE (cleared by the

@@ -437,6 +437,7 @@ static void on_routed(void *arg, struct route_result *r)
 				 xr.vlids);
 	}
 	if (r->qos_ran) {	/* on the routing thread */
+		sm_lanes_applied(sm, &r->qos);
 		if (r->qos_rc == 0)
 			qos_log(&r->qos);
 		log_info("qos: %llu ms on the routing thread",
@@ -570,4 +571,12 @@ void last_sweep_to_ctl(const struct sm *sm, json_t *o)
 		"lacking_devices", sm->sweep.xlid_lacking,
 		/* LID space full: VF ports left without a LID (lids.h) */
 		"shared_lid_slots", s->valid ? (int)s->lids_rep.vf_shared : 0));
+	/* congestion.mode dftree's lanes as the last heavy sweep wrote them
+	   (sm/model/lanes.h): ports whose link cannot run the slow lane */
+	const struct lanes *ln = &sm->sub.lanes;
+	if (ln->on)
+		json_object_set_new(o, "lanes", json_pack("{s:i,s:i,s:I,s:I}",
+			"fast_sl", ln->fast_sl, "slow_sl", ln->slow_sl,
+			"ports_one_lane", (json_int_t)ln->ports_refused,
+			"hotspots", (json_int_t)ln->n_hot));
 }

@@ -304,7 +304,7 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 	}
 	if (sm_route(cfg, NULL, &f, &parts, &t, &s.routing, &s.route_ms) < 0)
 		goto out;
-	if ((cfg->qos_mode != QOS_NONE || pvl_needed(&parts)) &&
+	if ((config_qos_tables(cfg) || pvl_needed(&parts)) &&
 	    offline_qos(cfg, &f, &parts, &t) < 0)
 		goto out;
 	fabric_counts(&f, &s.switches, &s.cas, &s.ports);

@@ -97,7 +97,9 @@ int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 		log_notice("partitions changed: %s; the next heavy sweep routes from scratch",
 			   what);
 	}
-	if (c.qos_mode != sm->cfg.qos_mode || c.qos_max_vls != sm->cfg.qos_max_vls)
+	if (c.qos_mode != sm->cfg.qos_mode || c.qos_max_vls != sm->cfg.qos_max_vls ||
+	    c.cong_mode != sm->cfg.cong_mode || c.cong_fast_sl != sm->cfg.cong_fast_sl ||
+	    c.cong_slow_sl != sm->cfg.cong_slow_sl)
 		log_notice("qos policy changed: applied at the next heavy sweep");
 	if (memcmp(&c.qos_vlarb_low, &sm->cfg.qos_vlarb_low, sizeof(c.qos_vlarb_low)) ||
 	    memcmp(&c.qos_vlarb_high, &sm->cfg.qos_vlarb_high, sizeof(c.qos_vlarb_high)) ||

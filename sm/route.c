@@ -150,7 +150,7 @@ static void route_thread(void *arg)
 		else
 			snprintf(r->note, sizeof(r->note), "full reroute: %s", why);
 	}
-	if (r->rc == 0 && (j->cfg.qos_mode != QOS_NONE ||
+	if (r->rc == 0 && (config_qos_tables(&j->cfg) ||
 			   (j->has_parts && pvl_needed(&j->parts)))) {
 		uint64_t t0 = clock_us();
 		r->qos_rc = qos_apply(&j->cfg, &j->snap,

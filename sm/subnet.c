@@ -25,6 +25,7 @@ void subnet_free(struct subnet *s)
 	devcache_free(s->cache);
 	guid_map_free(&s->guid2lid);
 	linkwatch_free(&s->links);
+	lanes_free(&s->lanes);
 	memset(s, 0, sizeof(*s));
 }
 

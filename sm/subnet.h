@@ -18,6 +18,7 @@
 
 #include "routing/engine.h"
 #include "sm/base/fabric.h"
+#include "sm/model/lanes.h"
 #include "sm/write/program.h"
 #include "sm/discover/linkwatch.h"
 #include "sm/discover/sweep.h"
@@ -34,6 +35,7 @@ struct subnet {
 	struct link_watch links;	/* failed and degraded links */
 	uint64_t configured_at;		/* seconds since the epoch model was
 					 * configured, as master */
+	struct lanes lanes;		/* dFtree's hot-spots (congestion.mode) */
 };
 
 /* Loads DIR/guid2lid; returns 0, or -1 with the reason in err. */

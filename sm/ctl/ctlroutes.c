@@ -166,9 +166,14 @@ struct vq {
 	struct ctl_verify *v;
 	uint32_t node;
 	uint32_t block;		/* LFT block, or VQ_SWITCHINFO */
-	uint32_t mft_mod;	/* an MFT read's modifier (mft set) */
+	uint32_t mft_mod;	/* an MFT read's modifier (mft set; qos too) */
 	uint8_t mft;
+	uint8_t qos;		/* VQ_SL2VL, VQ_VLARB: a QoS table read */
+	uint8_t in, out;	/* its (input, output) pair; a CA's port twice */
 };
+enum { VQ_SL2VL = 1, VQ_VLARB };
+/* the QoS tables' reads judged: first few differing, named in the text */
+#define VQ_QOS_NAMED 8
 #define VQ_SWITCHINFO UINT32_MAX
 
 struct ctl_verify {
@@ -187,6 +192,10 @@ struct ctl_verify {
 	uint32_t n_ml, mft_blocks;
 	uint64_t mc_settled;		/* the gen the MFTs held when it began
 					   (mcast_sm_settled_gen) */
+	/* QoS (sm->sub.lft's SL-to-VL tables written): what the devices hold */
+	uint32_t sl2vl_read, sl2vl_wrong, vlarb_read, vlarb_unserved;
+	char qos_named[VQ_QOS_NAMED][96];
+	uint32_t n_named;
 };
 
 static void verify_free(struct ctl_verify *v)
@@ -276,6 +285,21 @@ static uint64_t count_differences(const struct lft_tables *held,
 	return n;
 }
 
+/*
+ * The QoS tables read (when the SM wrote any): a summary line, a line per
+ * table named; what differs counts as errors in r.
+ */
+static void verify_qos_section(struct ctl_verify *v, struct verify_report *r, FILE *fp)
+{
+	if (!v->sl2vl_read && !v->vlarb_read)
+		return;
+	fprintf(fp, "qos: %u SL-to-VL tables read, %u differ from the SM's; %u VL arbitration tables read, %u leave a VL in use unserved\n",
+		v->sl2vl_read, v->sl2vl_wrong, v->vlarb_read, v->vlarb_unserved);
+	for (uint32_t i = 0; i < v->n_named; i++)
+		fprintf(fp, "qos: %s\n", v->qos_named[i]);
+	r->errors += v->sl2vl_wrong + v->vlarb_unserved;
+}
+
 /* The report: the verifier's figures, its text and the first failures. */
 /*
  * The partition section over the tables read back, with the partition
@@ -313,6 +337,7 @@ static json_t *verify_json(struct ctl_verify *v, struct verify_report *r)
 		int mc = verify_mcast_section(v, fp);
 		if (mc > 0)
 			r->errors += (uint32_t)mc;	/* the verdict says FAILED */
+		verify_qos_section(v, r, fp);
 		verify_print(r, fp);
 		if (v->failed)
 			fprintf(fp, "verify: FAILED: %u reads did not come (their entries count as dropped)\n",
@@ -345,6 +370,11 @@ static json_t *verify_json(struct ctl_verify *v, struct verify_report *r)
 		"entries_differing_from_sm", (json_int_t)count_differences(&v->t, &sm->sub.lft),
 		"text", text);
 	free(text);
+	if (o && (v->sl2vl_read || v->vlarb_read))
+		json_object_set_new(o, "qos", json_pack("{s:i,s:i,s:i,s:i}",
+			"sl2vl_read", (int)v->sl2vl_read, "sl2vl_wrong", (int)v->sl2vl_wrong,
+			"vlarb_read", (int)v->vlarb_read,
+			"vlarb_unserved", (int)v->vlarb_unserved));
 	if (o)
 		json_object_set_new(o, "result", json_string(r->errors || v->failed ?
 							     "FAILED" : "OK"));
@@ -394,6 +424,55 @@ static void verify_finish(struct ctl_verify *v)
 	verify_free(v);
 }
 
+/* "\"L1\" (3, 7): SL-to-VL ..." for the text, the first few only. */
+static void qos_name(struct ctl_verify *v, const struct vq *q, const char *what)
+{
+	if (v->n_named < VQ_QOS_NAMED)
+		snprintf(v->qos_named[v->n_named++], sizeof(v->qos_named[0]),
+			 "\"%s\" (%u, %u): %s", fabric_node_name(&v->model->f, q->node),
+			 q->in, q->out, what);
+}
+
+/*
+ * A SLtoVLMappingTable read (SL 2i high nibble of byte i) against the
+ * SM's table for the pair; a VLArbitrationTable low block read against
+ * the VLs the port's tables send on: each needs an entry of weight > 0.
+ */
+static void judge_qos(struct ctl_verify *v, const struct vq *q, const uint8_t *data)
+{
+	const struct lft_tables *t = &v->sm->sub.lft;
+	if (q->qos == VQ_SL2VL) {
+		const uint8_t *want = lft_sl2vl(t, q->node, q->in, q->out);
+		v->sl2vl_read++;
+		for (unsigned sl = 0; want && sl < QOS_SLS; sl++) {
+			unsigned vl = sl & 1 ? data[sl / 2] & 0xf : data[sl / 2] >> 4;
+			if (vl != want[sl]) {
+				v->sl2vl_wrong++;
+				qos_name(v, q, "SL-to-VL table differs from the SM's");
+				return;
+			}
+		}
+		return;
+	}
+	const struct fab_node *n = &v->model->f.nodes[q->node];
+	uint32_t need = 0, served = 0;
+	for (unsigned in = 0; in <= n->nports; in++) {
+		const uint8_t *tab = lft_sl2vl(t, q->node, in, q->out);
+		for (unsigned sl = 0; tab && sl < QOS_SLS &&
+		     (n->type == FAB_SWITCH ? in != q->out : in == q->out); sl++)
+			if (tab[sl] < 15)
+				need |= 1u << tab[sl];
+	}
+	for (unsigned i = 0; i < 32; i++)
+		if (data[2 * i + 1])
+			served |= 1u << (data[2 * i] & 0xf);
+	v->vlarb_read++;
+	if (need & ~served) {
+		v->vlarb_unserved++;
+		qos_name(v, q, "VL arbitration leaves a VL in use unserved");
+	}
+}
+
 static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t len)
 {
 	struct vq *q = arg;
@@ -402,6 +481,8 @@ static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t le
 	if (status != TXN_OK || len < SMP_DATA_OFFS + SMP_DATA_SIZE || smp_status(resp)) {
 		v->cancelled |= status == TXN_CANCELLED;
 		v->failed++;
+	} else if (q->qos) {
+		judge_qos(v, q, resp + SMP_DATA_OFFS);
 	} else if (q->mft) {
 		const uint8_t *data = resp + SMP_DATA_OFFS;
 		uint32_t b = q->mft_mod & 0x1ff, pos = q->mft_mod >> 28;
@@ -433,6 +514,83 @@ static void on_verify_read(void *arg, int status, const uint8_t *resp, size_t le
 	}
 	if (--v->pending == 0)
 		verify_finish(v);
+}
+
+/*
+ * A read of kind qos (VQ_SL2VL, VQ_VLARB block 1) of the pair (in, out)
+ * of node (a CA: port out, reached by its own path), modifier mod.
+ */
+static void ask_qos(struct ctl_verify *v, uint32_t node, int qos, unsigned in,
+		    unsigned out, uint32_t mod)
+{
+	const struct fabric *f = &v->model->f;
+	const struct fab_node *n = &f->nodes[node];
+	struct vq *q = &v->q[v->n_q++];
+	*q = (struct vq){ .v = v, .node = node, .mft_mod = mod, .qos = (uint8_t)qos,
+			  .in = (uint8_t)in, .out = (uint8_t)out };
+	uint8_t mad[MAD_SIZE], path[FAB_MAX_HOPS + 1];
+	struct mad_addr to;
+	int hops = discovery_port_path(f, n->first_port + (n->type == FAB_SWITCH ? 0 : out),
+				       path);
+	smp_init_dr(mad, IB_MAD_METHOD_GET, qos == VQ_SL2VL ? IB_ATTR_SLVL_TABLE :
+		    IB_ATTR_VL_ARBITRATION, mod, path, hops);
+	smp_dr_address(&to);
+	if (hops >= 0 && txn_submit(v->sm->txn, mad, sizeof(mad), &to, node,
+				    on_verify_read, q) == 0)
+		v->pending++;
+	else
+		v->failed++;
+}
+
+/* Is port k of node n one whose QoS tables the heavy sweep writes? */
+static int qos_port(const struct fabric *f, const struct fab_node *n, unsigned k)
+{
+	return (k == 0 && n->type == FAB_SWITCH) ||
+	       (k > 0 && fabric_port_linked(f, n->first_port + k));
+}
+
+/*
+ * The QoS tables the heavy sweep wrote (sm/write/plan_qos.c): every
+ * switch (input, output) pair's SL-to-VL table and every linked output's
+ * low VL arbitration block (the default one, weight on every VL in use:
+ * not a qos.vlarb_low of the policy's), every linked CA port's two;
+ * only_count: counted in *count, else asked.
+ */
+static void ask_qos_all(struct ctl_verify *v, const struct lft_tables *t,
+			int only_count, size_t *count)
+{
+	const struct fabric *f = &v->model->f;
+	const struct config *c = &v->sm->cfg;
+	/* the default low table (every VL in use): a given one is the admin's */
+	int arb = c->qos_mode == QOS_NONE || !c->qos_vlarb_low.given;
+	for (uint32_t ni = 0; t->sl2vl && ni < f->n_nodes; ni++) {
+		const struct fab_node *n = &f->nodes[ni];
+		int sw = n->type == FAB_SWITCH;
+		for (unsigned out = 0; out <= n->nports; out++) {
+			if (!qos_port(f, n, out) || (!sw && !out))
+				continue;
+			for (unsigned in = 0; in <= n->nports; in++) {
+				if (sw ? in == out || !qos_port(f, n, in) : in != out)
+					continue;
+				if (!lft_sl2vl(t, ni, in, out))
+					continue;
+				if (only_count)
+					(*count)++;
+				else
+					ask_qos(v, ni, VQ_SL2VL, in, out,
+						sw ? in << 8 | out : 0);
+			}
+			uint8_t *raw = v->model->pi_raw ?
+				       (uint8_t *)v->model->pi_raw[n->first_port + out] : NULL;
+			if (!out || !raw || !arb ||
+			    !mad_get_field(raw, 0, IB_PORT_VL_ARBITRATION_LOW_CAP_F))
+				continue;
+			if (only_count)
+				(*count)++;
+			else
+				ask_qos(v, ni, VQ_VLARB, out, out, 1u << 16 | out);
+		}
+	}
 }
 
 /* A read of node's SwitchInfo, LFT block or (mft) MFT block mft_mod. */
@@ -500,8 +658,10 @@ json_t *ctl_verify(struct sm *sm, const json_t *req, char *err, size_t errlen)
 	v->n_ml = (v->n_ml + MFT_BLOCK - 1) / MFT_BLOCK * MFT_BLOCK;
 	v->mc_settled = mcast_sm_settled_gen(sm);
 	uint32_t mblocks = v->n_ml / MFT_BLOCK;
+	size_t n_qos = 0;
+	ask_qos_all(v, &sm->sub.lft, 1, &n_qos);
 	v->top = calloc(v->t.n_sw ? v->t.n_sw : 1, sizeof(*v->top));
-	v->q = calloc((size_t)v->t.n_sw * (blocks + 1 + (size_t)mblocks * 16) + 1,
+	v->q = calloc((size_t)v->t.n_sw * (blocks + 1 + (size_t)mblocks * 16) + n_qos + 1,
 		      sizeof(*v->q));
 	v->mft = calloc((size_t)v->t.n_sw * v->n_ml * MCAST_MASK_WORDS + 1,
 			sizeof(*v->mft));
@@ -522,6 +682,7 @@ json_t *ctl_verify(struct sm *sm, const json_t *req, char *err, size_t errlen)
 			for (uint32_t q = 0; q <= n->nports / MFT_PORTS; q++)
 				ask(v, v->t.sw_node[r], 0, 1, q << 28 | b);
 	}
+	ask_qos_all(v, &sm->sub.lft, 0, NULL);
 	if (--v->pending == 0) {	/* nothing went out (answers never come inside txn_submit) */
 		verify_free(v);
 		snprintf(err, errlen, "verify: no read could be sent");

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -398,6 +399,39 @@ static const struct key qos_keys[] = {
 	INT("sls", qos_sls, 1, QOS_SLS),
 	END
 };
+static int set_cong_mode(struct parse *p, const struct key *k, const char *key);
+static int set_utilisation(struct parse *p, const struct key *k, const char *key);
+/* Indexed by enum congestion_mode. */
+static const char *const cong_modes[] = { "off", "dftree", NULL };
+
+/* congestion: the two lanes must differ (the slow lane is a VL of its own). */
+static int cong_check(const struct config *c, char *msg, size_t len)
+{
+	if (c->cong_fast_sl == c->cong_slow_sl) {
+		snprintf(msg, len, "fast_sl and slow_sl are both %d: the slow lane "
+			 "needs an SL and VL of its own", c->cong_fast_sl);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Defaults: 100,000 PortXmitWait ticks a second and utilisation 0.5 are
+ * dFtree's (a port stalled a tenth of the time or more); interval 2 s
+ * reads the CA-facing ports often enough to catch a hot-spot within a
+ * few seconds.  SL 14 at most: SL 15 is VL15's, never a data lane.
+ */
+static const struct key cong_keys[] = {
+	{ .name = "mode", .type = K_FUNC, .set = set_cong_mode,
+	  .off = CFG(cong_mode), .names = cong_modes },
+	INT("fast_sl", cong_fast_sl, 0, 14),
+	INT("slow_sl", cong_slow_sl, 0, 14),
+	U64("threshold", cong_threshold, 1),
+	{ .name = "utilisation", .type = K_FUNC, .set = set_utilisation,
+	  .off = CFG(cong_utilisation) },
+	INT("interval_s", cong_interval_s, 1, 3600),
+	END
+};
 static int set_exec(struct parse *p, const struct key *k, const char *key);
 /*
  * events.exec_timeout_s: a page or a ticket takes seconds, 10 leaves a
@@ -598,6 +632,7 @@ static const struct key top_keys[] = {
 	INT("lmc", lmc, 0, 7),
 	MAP("routing", routing_keys),
 	MAP_CHECKED("qos", qos_keys, NULL, qos_check),
+	MAP_CHECKED("congestion", cong_keys, NULL, cong_check),
 	MAP("events", events_keys),
 	MAP_CHECKED("virtualization", virt_keys, NULL, NULL),
 	MAP("ports", ports_keys),
@@ -635,6 +670,7 @@ struct parse {
 		yaml_mark_t value, at[CFG_VLARB_MAX];
 	} vlarb[2];
 	yaml_mark_t policy_at[CFG_MAX_PARTS];	/* partitions[i].policy */
+	yaml_mark_t cong_at;			/* congestion.mode */
 	/* partitions[].mgroups[i].mgid, default_partition.mgroups[i].mgid */
 	yaml_mark_t mgid_at[CFG_MAX_MGROUPS], def_mgid_at[CFG_MAX_DEF_MGROUPS];
 };
@@ -1030,6 +1066,31 @@ static int set_policy(struct parse *p, const struct key *k, const char *key)
 	return 0;
 }
 
+/* congestion.mode: its place is kept for cong_combine_check(). */
+static int set_cong_mode(struct parse *p, const struct key *k, const char *key)
+{
+	if (set_enum(p, k, key) == -1)
+		return -1;
+	p->cong_at = p->ev.start_mark;
+	return 0;
+}
+
+/* congestion.utilisation: a number in (0, 1], the bound of Algorithm 1. */
+static int set_utilisation(struct parse *p, const struct key *k, const char *key)
+{
+	char *end;
+	if (want_string(p, key, "a number in (0, 1]") == -1)
+		return -1;
+	errno = 0;
+	double v = strtod(scalar(p), &end);
+	if (end == scalar(p) || *end || errno || !(v > 0 && v <= 1))
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not a number "
+			       "in (0, 1] (a fraction of the link's bandwidth)",
+			       key, scalar(p));
+	*(double *)field(p, k->off) = v;
+	return 0;
+}
+
 /* OpenSM's partitions.conf keywords (osm_prtn_config.c), by enum cfg_member_kind */
 static const char *const member_keywords[] = {
 	[MEMBER_ALL] = "ALL", [MEMBER_ALL_CAS] = "ALL_CAS",
@@ -1417,6 +1478,45 @@ static int part_qos_check(struct parse *p)
 	return 0;
 }
 /*
+ * Once the file is read: congestion.mode dftree programs the SL-to-VL
+ * tables (two lanes, both VLs within what ports.max_op_vls lets a port
+ * run) and gives the PathRecord SL (fast_sl, slow_sl towards a
+ * hot-spot); what else would do either cannot combine with it: qos.mode
+ * vftree or voqsw, a vlane-isolation partition, a partition's own sl.
+ */
+static int cong_combine_check(struct parse *p)
+{
+	const struct config *c = p->c;
+	if (c->cong_mode != CONG_DFTREE)
+		return 0;
+	/* OperationalVLs encoding e runs VL0 .. 2^(e-1)-1, all 15 data VLs at 5 */
+	int hi = c->cong_fast_sl > c->cong_slow_sl ? c->cong_fast_sl : c->cong_slow_sl;
+	int vls = c->max_op_vls >= 5 ? 15 : 1 << (c->max_op_vls - 1);
+	if (hi >= vls)
+		return fail_at(p, p->cong_at, "congestion.mode: dftree with %s %d: "
+			       "ports.max_op_vls %d lets ports run VL0-%d only",
+			       hi == c->cong_slow_sl ? "slow_sl" : "fast_sl", hi,
+			       c->max_op_vls, vls - 1);
+	if (c->qos_mode != QOS_NONE)
+		return fail_at(p, p->cong_at, "congestion.mode: dftree with qos.mode %s: "
+			       "both program the SL-to-VL tables and the PathRecord SL "
+			       "(dftree needs qos.mode none)",
+			       c->qos_mode == QOS_VFTREE ? "vftree" : "voqsw");
+	for (int i = 0; i < c->n_parts; i++) {
+		if (c->parts[i].policy == PART_VLANE)
+			return fail_at(p, p->cong_at, "congestion.mode: dftree with "
+				       "partitions[%d] '%s' policy vlane-isolation: both "
+				       "program the SL-to-VL tables and the PathRecord SL",
+				       i, c->parts[i].name);
+		if (c->parts[i].sl >= 0)
+			return fail_at(p, p->cong_at, "congestion.mode: dftree with "
+				       "partitions[%d] '%s' sl %d: the partition's SL would "
+				       "replace dftree's in its PathRecords",
+				       i, c->parts[i].name, c->parts[i].sl);
+	}
+	return 0;
+}
+/*
  * Once the file is read (a partition's P_Key may follow its groups): an
  * IPoIB group's P_Key bits, 0 (the partition's are put in, as OpenSM
  * does) or the partition's; no MGID twice, nor one of the broadcast
@@ -1758,6 +1858,12 @@ void config_defaults(struct config *c)
 	c->qos_max_vls = 0;	/* what the links run */
 	c->qos_vlarb_high_limit = -1;	/* as the port holds it */
 	c->qos_sls = 0;		/* not given: QOS_VOQSW_SLS */
+	c->cong_mode = CONG_OFF;
+	c->cong_fast_sl = 0;
+	c->cong_slow_sl = 1;
+	c->cong_threshold = 100000;	/* dFtree's (cong_keys) */
+	c->cong_utilisation = 0.5;
+	c->cong_interval_s = 2;
 	c->n_parts = 0;
 	/* every end port a full default member, with tenants too: OpenSM's
 	   shipped partitions.conf (Default=0x7fff, ipoib : ALL=full;) */
@@ -1837,6 +1943,8 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		rc = vlarb_check(&p);
 	if (rc == 0)
 		rc = part_qos_check(&p);
+	if (rc == 0)
+		rc = cong_combine_check(&p);
 	if (rc == 0)
 		rc = mgroup_check(&p);
 	if (rc == 0 && c->http_listen[0])	/* the same when both given: http_check */

@@ -30,6 +30,8 @@ enum tristate { TRI_AUTO, TRI_ON, TRI_OFF };
 
 /* qos.mode */
 enum qos_mode { QOS_NONE, QOS_VFTREE, QOS_VOQSW };
+/* congestion.mode (sm/model/lanes.h) */
+enum congestion_mode { CONG_OFF, CONG_DFTREE };
 
 /*
  * qos.vlarb_low / qos.vlarb_high: a VLArbitrationTable as "VL:weight"
@@ -185,6 +187,17 @@ struct config {
 					   port holds it */
 	int qos_sls;			/* qos.sls 1..16, voqsw only; 0: not
 					   given (QOS_VOQSW_SLS) */
+	/* congestion (sm/model/lanes.h): dFtree's two lanes, with qos.mode
+	   none; defaults ibsmd.yaml(5) */
+	int cong_mode;			/* enum congestion_mode, default off */
+	int cong_fast_sl;		/* congestion.fast_sl 0..14, default 0 */
+	int cong_slow_sl;		/* congestion.slow_sl 0..14, default 1 */
+	uint64_t cong_threshold;	/* congestion.threshold: PortXmitWait
+					   ticks per second, default 100000 */
+	double cong_utilisation;	/* congestion.utilisation (0, 1],
+					   default 0.5 */
+	int cong_interval_s;		/* congestion.interval_s 1..3600,
+					   default 2 */
 	/* metrics (sm/ctl/metrics.h); "" (default): off */
 	char metrics_listen[128];	/* the HTTP listener "ADDR:PORT":
 					   http.listen, or its alias
@@ -256,6 +269,15 @@ struct config {
 	int sa_max_services;		/* sa.max_services 1..1048576, default 16384 */
 	int sa_max_services_per_port;	/* sa.max_services_per_port, default 32 */
 };
+
+/*
+ * Whether the heavy sweep writes SL-to-VL and VL arbitration tables: a
+ * QoS mode, or congestion.mode dftree's two lanes (sm/model/qos.h).
+ */
+static inline int config_qos_tables(const struct config *c)
+{
+	return c->qos_mode != QOS_NONE || c->cong_mode == CONG_DFTREE;
+}
 
 /* Fills c with the built-in defaults. */
 void config_defaults(struct config *c);

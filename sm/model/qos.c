@@ -3,6 +3,7 @@
  * function.  See qos.h.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sm/model/qos.h"
@@ -14,6 +15,86 @@
 
 static unsigned qos_link_vls(const struct fabric *f, int max_op_vls,
 			     uint32_t *narrow);
+static unsigned opvls_data_vls(unsigned enc);
+
+/*
+ * The data VLs port pi's link runs (both ends' VLCap, ports.max_op_vls),
+ * or 15 when it is not linked or a VLCap was not read (offline).
+ */
+static unsigned port_link_vls(const struct fabric *f, uint32_t pi, int max_op_vls)
+{
+	if (!fabric_port_linked(f, pi))
+		return 15;
+	const struct fab_port *p = &f->ports[pi], *q = &f->ports[p->remote];
+	if (!p->vl_cap || !q->vl_cap)
+		return 15;
+	return opvls_data_vls(qos_link_opvls(p->vl_cap, q->vl_cap, (unsigned)max_op_vls));
+}
+
+/* The table "every SL on VL vl" in t->sl2vl: its index, added when missing. */
+static uint16_t lanes_single(struct lft_tables *t, uint8_t vl)
+{
+	for (uint32_t k = 1; k < t->sl2vl_n; k++)
+		if (t->sl2vl[(size_t)k * QOS_SLS] == vl)
+			return (uint16_t)k;
+	memset(t->sl2vl + (size_t)t->sl2vl_n * QOS_SLS, vl, QOS_SLS);
+	return (uint16_t)t->sl2vl_n++;
+}
+
+/*
+ * Output port pi of node ni (slots (in, out) of a switch, (k, k) of a
+ * CA): table 0, the two lanes, when its link runs the higher lane's
+ * VL; else every SL on one VL it runs (the fast one, or the lower lane,
+ * or VL0), the port counted in r->lanes_refused and logged.
+ */
+static uint16_t lanes_port_table(const struct config *cfg, const struct fabric *f,
+				 struct lft_tables *t, uint32_t ni, uint32_t pi,
+				 struct qos_report *r)
+{
+	unsigned fast = (unsigned)cfg->cong_fast_sl, slow = (unsigned)cfg->cong_slow_sl;
+	unsigned hi = fast > slow ? fast : slow, lo = fast + slow - hi;
+	unsigned n = port_link_vls(f, pi, cfg->max_op_vls);
+	if (n > hi)
+		return 0;
+	uint8_t vl = (uint8_t)(fast < n ? fast : lo < n ? lo : 0);
+	r->lanes_refused++;
+	log_limited(LOG_WARN, "congestion: \"%s\" port %u runs VL0-%u only: no slow lane (VL %u) there, every SL on VL %u",
+		    fabric_node_name(f, ni), f->ports[pi].num, n - 1, slow, vl);
+	return lanes_single(t, vl);
+}
+
+/*
+ * congestion.mode dftree (sm/model/lanes.h): SL fast_sl on VL fast_sl,
+ * SL slow_sl on VL slow_sl, every other SL on the fast VL, on every CA
+ * port and switch (input, output) pair; no per-pair SL (the PathRecord
+ * SL is the lanes').  A port whose link cannot run the higher VL gets
+ * every SL on one VL it runs.
+ */
+static int apply_lanes(const struct config *cfg, const struct fabric *f,
+		       struct lft_tables *t, struct qos_report *r)
+{
+	/* table 0 and at most one "every SL on one VL" table per data VL */
+	if (lft_sl2vl_slots(f, t) < 0 || !(t->sl2vl = malloc(16 * QOS_SLS)))
+		return -1;
+	memset(t->sl2vl, cfg->cong_fast_sl, QOS_SLS);
+	t->sl2vl[cfg->cong_slow_sl] = (uint8_t)cfg->cong_slow_sl;
+	t->sl2vl_n = 1;
+	r->vls = 2;
+	for (uint32_t ni = 0; ni < f->n_nodes && ni < t->sl2vl_nodes; ni++) {
+		const struct fab_node *n = &f->nodes[ni];
+		uint32_t first = t->sl2vl_first[ni];
+		unsigned w = t->sl2vl_width[ni];
+		if (first == UINT32_MAX)
+			continue;
+		for (unsigned out = 1; out <= n->nports; out++) {
+			uint16_t k = lanes_port_table(cfg, f, t, ni, n->first_port + out, r);
+			for (unsigned in = 0; k && in <= n->nports; in++)
+				if (n->type == FAB_SWITCH || in == out)
+					t->sl2vl_idx[(size_t)first + (size_t)in * w + out] = k;
+		}
+	}
+	return 0;
+}
 
 /* qos.mode voqsw: stage 4's figures into r. */
 static int apply_voqsw(const struct config *cfg, const struct fabric *f,
@@ -80,6 +161,16 @@ int qos_apply(const struct config *cfg, const struct fabric *f,
 	int need_parts = pvl_needed(parts);
 	memset(r, 0, sizeof(*r));
 	r->mode = cfg->qos_mode;
+	if (cfg->qos_mode == QOS_NONE && cfg->cong_mode == CONG_DFTREE) {
+		lft_tables_free_qos(t);
+		r->mode = QOS_LANES;
+		int rc = apply_lanes(cfg, f, t, r);
+		if (rc < 0) {
+			lft_tables_free_qos(t);
+			log_err("congestion: the lanes' SL-to-VL tables could not be made (out of memory): no SL2VL writes");
+		}
+		return rc;
+	}
 	if (cfg->qos_mode == QOS_NONE && !need_parts) {
 		lft_tables_free_qos(t);
 		return 0;
@@ -141,6 +232,10 @@ void qos_describe(const struct qos_report *r, char *buf, size_t len)
 			 (unsigned long long)r->paths_covered,
 			 (unsigned long long)r->paths, pc / 10, pc % 10,
 			 r->sls_used, r->sls, r->vls);
+		break;
+	case QOS_LANES:
+		snprintf(buf, len, "qos: dftree lanes, %u ports with one lane",
+			 r->lanes_refused);
 		break;
 	default:
 		snprintf(buf, len, "qos: none");

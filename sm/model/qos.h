@@ -24,8 +24,11 @@ static inline uint8_t qos_link_opvls(unsigned cap_a, unsigned cap_b,
 	return (uint8_t)(m < max_op_vls ? m : max_op_vls);
 }
 
+/* qos_report.mode of congestion.mode dftree's two lanes (qos.mode none) */
+#define QOS_LANES (-1)
+
 struct qos_report {
-	int mode;		/* enum qos_mode applied */
+	int mode;		/* enum qos_mode applied, or QOS_LANES */
 	unsigned vls;		/* data VLs used, after the clamp */
 	unsigned link_vls;	/* data VLs the narrowest link runs (0: unknown) */
 	int clamped;		/* qos.max_vls was above link_vls */
@@ -37,6 +40,8 @@ struct qos_report {
 	uint64_t weight, weight_considered;
 	uint64_t paths_covered;	/* paths whose every tuple got VOQ */
 	unsigned sls_used;
+	/* congestion.mode dftree: ports left with one lane (sm/model/lanes.h) */
+	uint32_t lanes_refused;
 	/* partitions (routing/qos/pvl.h) */
 	char fail[256];		/* strict isolation failed: why ("" else) */
 };
@@ -50,6 +55,9 @@ struct qos_report {
  * them).  Returns 0, or -1: out of memory (t's QoS fields are cleared
  * and the caller runs with SL 0 everywhere), or with r->fail set, strict
  * isolation cannot be met (logged; the caller keeps its old tables).
+ * congestion.mode dftree (with qos.mode none; the policy refuses it with
+ * a mode or vlane-isolation) makes the two lanes' tables instead
+ * (sm/model/lanes.h), r->mode QOS_LANES.
  */
 int qos_apply(const struct config *cfg, const struct fabric *f,
 	      const struct part_model *parts, struct lft_tables *t,

@@ -20,6 +20,7 @@
 #include "traps/prd.h"
 #include "traps/repath.h"
 #include "sm/daemon.h"
+#include "sm/model/lanes.h"
 #include "sm/base/log.h"
 #include "sm/sa/sa_server.h"
 #include "sm/base/worker.h"
@@ -81,12 +82,17 @@ static void job_thread(void *arg)
 			 &j->st);
 }
 
-/* The P_Key and SL of a pair's record: the SA's (sa_path_part()). */
+/*
+ * The P_Key and SL of a pair's record: the SA's (sa_path_part(), then
+ * the lanes' SL towards dst, sm/model/lanes.h), on the loop.
+ */
 static void pair_part(void *ctx, uint32_t src, uint32_t dst, uint16_t *pkey,
 		      uint8_t *sl)
 {
 	struct paths_job *j = ctx;
 	sa_path_part(j->has_parts ? &j->parts : NULL, &j->t, src, dst, pkey, sl);
+	uint32_t lid = dst < j->f.n_ports ? j->f.ports[dst].lid : 0;
+	*sl = lanes_path_sl(&j->sm->sub.lanes, lid, lid, *sl);
 }
 
 /* The loop: the comparison is done; the round's notices. */

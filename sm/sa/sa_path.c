@@ -15,7 +15,8 @@
  * one).
  *
  * The record: DGID, SGID, DLID, SLID; SL from the routing result (0
- * without QoS); MTU and Rate the least over the links of the routed path
+ * without QoS; with congestion.mode dftree the lanes', sm/model/lanes.h:
+ * slow_sl towards a hot-spot, fast_sl otherwise); MTU and Rate the least over the links of the routed path
  * (selector 2, "exactly", as OpenSM answers); P_Key and SL those of the
  * partition the two ports share (path_part(), path_sl()); Reversible when the tables also lead back (NumbPath 0 with the
  * Reversible bit, as OpenSM); PacketLifeTime derived below; TClass,
@@ -48,6 +49,7 @@
 #include "mad/xlid.h"
 #include "routing/path.h"
 #include "sm/daemon.h"
+#include "sm/model/lanes.h"
 #include "sm/sa/sa_server.h"
 
 #define PR_SIZE SA_SIZE_PATH_REC
@@ -292,6 +294,9 @@ static int pair(const struct pr_req *r, struct sa_query *q, uint32_t src,
 			pf.slid = s0 + i;
 			pf.sl = path_sl(q->view->lft, q->view->parts, part,
 					lft_sl(q->view->lft, route_lid(f, pf.slid), rd));
+			/* dFtree: the slow lane towards a hot-spot (lanes.h) */
+			pf.sl = lanes_path_sl(q->view->lanes, pf.dlid,
+					      f->ports[dst].lid, pf.sl);
 			if (build(r, src, &pf, pkey, rec) < 0)
 				continue;
 			if (sa_answer_add(q, rec) < 0)

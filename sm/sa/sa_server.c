@@ -962,6 +962,7 @@ void sa_publish(struct sm *sm, const struct fabric *f,
 	sa->view.subnet_prefix = sm->cfg.subnet_prefix;
 	sa->view.sm_lid = sm->sub.sm_lid;
 	sa->view.cache = sm->sub.cache;
+	sa->view.lanes = &sm->sub.lanes;
 	sa->view.gen++;
 	sa->have_view = 1;
 	if (sm->notify)

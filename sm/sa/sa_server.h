@@ -31,6 +31,7 @@
 
 struct sm;
 struct sa;
+struct lanes;
 
 /*
  * A VM of the registry (sm/model/vm.h) as the SA answers for it: its vGUID
@@ -98,6 +99,9 @@ struct sa_view {
 	 * as OpenSM answers one it never set.
 	 */
 	const struct devcache *cache;
+	/* dFtree's lanes (sm/model/lanes.h, live): the path answers' SL
+	   towards a hot-spot; NULL: the routing's SL */
+	const struct lanes *lanes;
 };
 
 /* The VM on end port pi of the view, or NULL. */

@@ -90,3 +90,26 @@ status_field() {
 import functools, json, sys
 print(functools.reduce(lambda o, k: o[k], sys.argv[1].split("."), json.load(sys.stdin)))' "$2"
 }
+
+# libmaddrop's counts of the SM's MADs (MADDROP_COUNT=DIR/count.%p):
+# mad_count DIR KEY: the sum over DIR's count files; mad_sets DIR ATTR:
+# Sets of SMP attribute ATTR (4 hex digits), LID- and directed-routed;
+# mad_smps DIR: SMPs of every method (what a sweep sends); mad_stable DIR
+# [SECONDS]: waits until mad_smps stays the same SECONDS (default 1; the
+# counts lag 100 ms)
+mad_count() { cat "$1"/count.* 2>/dev/null | awk -v k="$2" '$1 == k { n += $2 } END { print n + 0 }'; }
+mad_sets() { echo $(($(mad_count "$1" "class_0x01_method_0x02_attr_0x$2") + $(mad_count "$1" "class_0x81_method_0x02_attr_0x$2"))); }
+mad_smps() {
+	echo $(($(mad_count "$1" class_0x01_method_0x01) + $(mad_count "$1" class_0x01_method_0x02) +
+		$(mad_count "$1" class_0x81_method_0x01) + $(mad_count "$1" class_0x81_method_0x02)))
+}
+mad_stable() {
+	local a b
+	b=$(mad_smps "$1")
+	while :; do
+		sleep "${2:-1}"
+		a=$(mad_smps "$1")
+		[ "$a" = "$b" ] && break
+		b=$a
+	done
+}

@@ -66,24 +66,13 @@ ups() { grep -c '^subnet up' "$DIR/out"; }
 ups_over() { [ "$(ups)" -gt "$1" ] || ! kill -0 "$SM_PID" 2>/dev/null; }
 ctl() { "$IBSMCTL" -s "$DIR/sock" "$@"; }
 
-# count KEY: MADs counted by libmaddrop for ibsmd (sum over its count files)
-count() { cat "$DIR"/count.* 2>/dev/null | awk -v k="$1" '$1 == k { n += $2 } END { print n + 0 }'; }
-# sets ATTR: Sets of SMP attribute ATTR (4 hex digits), LID- and directed-routed
-sets() { echo $(($(count "class_0x01_method_0x02_attr_0x$1") + $(count "class_0x81_method_0x02_attr_0x$1"))); }
-# smps: SMPs counted (LID- and directed-routed, every method): what a
-# sweep sends; the listeners' SA queries (every second) are not in it
-smps() { echo $(($(count class_0x01_method_0x01) + $(count class_0x01_method_0x02) + $(count class_0x81_method_0x01) + $(count class_0x81_method_0x02))); }
-# stable: wait until ibsmd's SMP count stops changing for 1 s
-stable() {
-	local a b
-	b=$(smps)
-	while :; do
-		sleep 1
-		a=$(smps)
-		[ "$a" = "$b" ] && break
-		b=$a
-	done
-}
+# count KEY, sets ATTR, smps, stable: libmaddrop's counts of ibsmd's MADs
+# (common.sh); smps is what a sweep sends, the listeners' SA queries
+# (every second) are not in it
+count() { mad_count "$DIR" "$1"; }
+sets() { mad_sets "$DIR" "$1"; }
+smps() { mad_smps "$DIR"; }
+stable() { mad_stable "$DIR"; }
 
 # row FILE: the VLs of the first SL2VL table in smpquery output
 row() { sed -n 's/^ports: in *[0-9]*, out *[0-9]*: *|//p' "$1" | head -n 1 | tr '|' ' ' | xargs; }

@@ -981,6 +981,72 @@ START_TEST(test_qos)
 END_TEST
 
 /*
+ * congestion (dFtree's lanes): the keys, their ranges and defaults, and
+ * what cannot combine with mode dftree, each refused at its place.
+ */
+START_TEST(test_congestion)
+{
+	struct loaded l;
+
+	load_ok(&l, "lmc: 0\n");
+	ck_assert_int_eq(l.c.cong_mode, CONG_OFF);
+	ck_assert_int_eq(l.c.cong_fast_sl, 0);
+	ck_assert_int_eq(l.c.cong_slow_sl, 1);
+	ck_assert_uint_eq(l.c.cong_threshold, 100000);
+	ck_assert(l.c.cong_utilisation == 0.5);
+	ck_assert_int_eq(l.c.cong_interval_s, 2);
+	ck_assert(!config_qos_tables(&l.c));
+	load_ok(&l, "congestion:\n  mode: dftree\n  fast_sl: 2\n  slow_sl: 5\n"
+		"  threshold: 250000\n  utilisation: 0.3\n  interval_s: 5\n");
+	ck_assert_int_eq(l.c.cong_mode, CONG_DFTREE);
+	ck_assert_int_eq(l.c.cong_fast_sl, 2);
+	ck_assert_int_eq(l.c.cong_slow_sl, 5);
+	ck_assert_uint_eq(l.c.cong_threshold, 250000);
+	ck_assert(l.c.cong_utilisation == 0.3);
+	ck_assert_int_eq(l.c.cong_interval_s, 5);
+	ck_assert(config_qos_tables(&l.c));
+	load_ok(&l, "congestion: {mode: dftree, utilisation: 1}\n");
+	ck_assert(l.c.cong_utilisation == 1.0);
+	load_fails("congestion: {mode: slow}\n",
+		   "1:20: congestion.mode: 'slow' is not one of off, dftree");
+	load_fails("congestion: {utilisation: 0}\n",
+		   "1:27: congestion.utilisation: '0' is not a number in (0, 1] (a fraction of the link's bandwidth)");
+	load_fails("congestion: {utilisation: 1.5}\n",
+		   "1:27: congestion.utilisation: '1.5' is not a number in (0, 1] (a fraction of the link's bandwidth)");
+	load_fails("congestion: {utilisation: half}\n",
+		   "1:27: congestion.utilisation: 'half' is not a number in (0, 1] (a fraction of the link's bandwidth)");
+	load_fails("congestion: {slow_sl: 15}\n",
+		   "1:23: congestion.slow_sl: 15 is out of range 0..14");
+	load_fails("congestion: {interval_s: 0}\n",
+		   "1:26: congestion.interval_s: 0 is out of range 1..3600");
+	/* the two lanes differ */
+	load_fails("congestion:\n  mode: dftree\n  fast_sl: 1\n",
+		   "1:1: congestion: fast_sl and slow_sl are both 1: the slow lane needs an SL and VL of its own");
+	/* the slow lane's VL must fit what ports.max_op_vls lets a port run */
+	load_fails("ports: {max_op_vls: 2}\ncongestion: {mode: dftree, slow_sl: 2}\n",
+		   "2:20: congestion.mode: dftree with slow_sl 2: ports.max_op_vls 2 lets ports run VL0-1 only");
+	load_fails("congestion: {mode: dftree, fast_sl: 4}\nports: {max_op_vls: 3}\n",
+		   "1:20: congestion.mode: dftree with fast_sl 4: ports.max_op_vls 3 lets ports run VL0-3 only");
+	load_ok(&l, "ports: {max_op_vls: 2}\ncongestion: {mode: dftree}\n");
+	/* what also programs the SL-to-VL tables or the PathRecord SL */
+	load_fails("qos: {mode: vftree}\ncongestion: {mode: dftree}\n",
+		   "2:20: congestion.mode: dftree with qos.mode vftree: both program the SL-to-VL tables and the PathRecord SL (dftree needs qos.mode none)");
+	load_fails("congestion:\n  mode: dftree\nqos: {mode: voqsw}\n",
+		   "2:9: congestion.mode: dftree with qos.mode voqsw: both program the SL-to-VL tables and the PathRecord SL (dftree needs qos.mode none)");
+	load_fails("congestion: {mode: dftree}\npartitions:\n"
+		   "  - {name: a, pkey: 0x10, members: [ALL]}\n"
+		   "  - {name: b, pkey: 0x11, policy: vlane-isolation, members: [ALL]}\n",
+		   "1:20: congestion.mode: dftree with partitions[1] 'b' policy vlane-isolation: both program the SL-to-VL tables and the PathRecord SL");
+	load_fails("congestion: {mode: dftree}\npartitions:\n"
+		   "  - {name: a, pkey: 0x10, sl: 3, members: [ALL]}\n",
+		   "1:20: congestion.mode: dftree with partitions[0] 'a' sl 3: the partition's SL would replace dftree's in its PathRecords");
+	/* off: none of that is refused */
+	load_ok(&l, "qos: {mode: vftree}\ncongestion: {mode: off}\n");
+	load_ok(&l, "congestion: {mode: dftree}\nqos: {mode: none}\nmulticast: {sl: 4}\n");
+}
+END_TEST
+
+/*
  * qos.vlarb_low / vlarb_high ("VL:weight,...", OpenSM's qos_vlarb_*) and
  * vlarb_high_limit; an error names the entry's own line and column.
  */
@@ -1536,6 +1602,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_mgroups);
 	tcase_add_test(tc, test_node_name_map);
 	tcase_add_test(tc, test_qos);
+	tcase_add_test(tc, test_congestion);
 	tcase_add_test(tc, test_qos_vlarb);
 	tcase_add_test(tc, test_virtualization);
 	tcase_add_test(tc, test_unknown_key);

@@ -444,65 +444,8 @@ static int lft_with_bad_entry(void *ctx, struct emu *e, struct emu_smp *s)
 	return 0;
 }
 
-struct ctl_client {
-	struct run *r;
-	int fd;
-	char buf[65536];
-	size_t len;
-	int done, ticks;
-	int stop_when_reading;	/* break once ctl_verify runs, not at the reply */
-};
-
-static void on_client(evutil_socket_t fd, short what, void *arg)
-{
-	struct ctl_client *c = arg;
-	if (what & EV_TIMEOUT) {	/* the tick */
-		if ((c->stop_when_reading && c->r->sm->ctl_verify) || ++c->ticks > 5000)
-			event_base_loopbreak(c->r->base);
-		return;
-	}
-	ssize_t n = read(fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
-	if (n <= 0) {
-		c->done = -1;
-		event_base_loopbreak(c->r->base);
-		return;
-	}
-	c->len += (size_t)n;
-	c->buf[c->len] = '\0';
-	if (memchr(c->buf, '\n', c->len)) {
-		c->done = 1;
-		event_base_loopbreak(c->r->base);
-	}
-}
-
-/* Sends one request over the daemon's control socket, runs the loop until the reply. */
-static json_t *ctl_request(struct run *r, const char *path, const char *line,
-			   int stop_when_reading)
-{
-	struct ctl_client c = { .r = r, .stop_when_reading = stop_when_reading };
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	c.fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	ck_assert_int_ge(c.fd, 0);
-	ck_assert_int_eq(connect(c.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(write(c.fd, line, strlen(line)), (ssize_t)strlen(line));
-	struct event *rd = event_new(r->base, c.fd, EV_READ | EV_PERSIST, on_client, &c);
-	struct event *tick = event_new(r->base, -1, EV_PERSIST, on_client, &c);
-	struct timeval two_ms = { 0, 2000 };
-	event_add(rd, NULL);
-	event_add(tick, &two_ms);
-	event_base_dispatch(r->base);
-	event_free(rd);
-	event_free(tick);
-	close(c.fd);
-	if (stop_when_reading)
-		return NULL;
-	ck_assert_msg(c.done == 1, "no reply to %s", line);
-	json_error_t jerr;
-	json_t *reply = json_loads(c.buf, JSON_DISABLE_EOF_CHECK, &jerr);
-	ck_assert_msg(reply != NULL, "%s: %s", jerr.text, c.buf);
-	return reply;
-}
+/* The control-socket request of emu_testlib.h on this test's run. */
+#define ctl_request(r, path, line, stop) emu_ctl_request(&(r)->run, path, line, stop)
 
 /* The daemon up, its control socket at path. */
 static void start_daemon_ctl(struct run *r, char *path, size_t len)

@@ -280,6 +280,8 @@ static uint8_t response_of(uint8_t method)
 		return SA_METHOD_GET_TABLE_RESP;
 	case SA_METHOD_DELETE:
 		return SA_METHOD_DELETE_RESP;
+	case SA_METHOD_GET_MULTI:	/* one MAD's request; its records' first */
+		return SA_METHOD_GET_MULTI_RESP;
 	}
 	return 0;
 }

@@ -84,7 +84,8 @@ void saclient_recv(void *arg, const uint8_t *mad, size_t len,
 void saclient_set_report(struct saclient *c, saclient_report_fn fn, void *arg);
 
 /*
- * Sends a query: method (SA_METHOD_GET, _GET_TABLE, _SET, _DELETE), the
+ * Sends a query: method (SA_METHOD_GET, _GET_TABLE, _SET, _DELETE, or
+ * _GET_MULTI of one MAD, answered with its first record), the
  * attribute, its modifier, the component mask and the record (rec_len
  * bytes, at most SA_DATA_SIZE; AttributeOffset is set from rec_len).
  * done is called once, from the loop.  Returns 0, or -1: errno EAGAIN
