@@ -75,7 +75,7 @@ static void round_end(struct dftree *d);
 
 static int mode_on(const struct sm *sm)
 {
-	return sm->cfg.cong_mode == CFG_CONG_DFTREE;
+	return sm->cfg.cong_mode == CONG_DFTREE;
 }
 
 static int by_key(const void *a, const void *b)
@@ -288,7 +288,7 @@ static void decide(struct dftree *d, uint64_t now)
 	if (!sw || !ca) {
 		free(sw);
 		free(ca);
-		log_limited(LOG_ERR, "dftree: out of memory; this round decides nothing");
+		log_limited(LOG_ERROR, "dftree: out of memory; this round decides nothing");
 		return;
 	}
 	for (uint32_t i = 0; i < d->n; i++) {
@@ -326,7 +326,7 @@ static void decide(struct dftree *d, uint64_t now)
 	memset(&a, 0, sizeof(a));
 	uint64_t wall = (uint64_t)time(NULL) * 1000;
 	if (dft_step(&d->alg, &in, &p, wall, &a) < 0)
-		log_limited(LOG_ERR, "dftree: Algorithm 1's step failed (out of memory)");
+		log_limited(LOG_ERROR, "dftree: Algorithm 1's step failed (out of memory)");
 	log_events(d, &a);
 	send_notices(d, &a);
 	dft_actions_free(&a);
