@@ -216,6 +216,16 @@ int emu_flow_move(struct emu_traffic *t, uint64_t src_port_guid, uint32_t dlid,
 int emu_flow_set_sink(struct emu_traffic *t, uint64_t ca_port_guid, double bytes_per_s);
 /* Lets seconds (>= 0) of emulated time pass (above).  0, or -1 (no memory). */
 int emu_flow_advance(struct emu_traffic *t, double seconds);
+/*
+ * Time passes with the loop's clock: every period_ms on base, the time
+ * since the last tick (CLOCK_MONOTONIC) is advanced, so a daemon on the
+ * same loop (its performance manager, its dFtree interval) sees counters
+ * grow as on hardware.  period_ms 0 stops it.  0, or -1 (no memory).
+ * emu_traffic_run_s: the seconds its ticks advanced so far.
+ */
+int emu_traffic_run(struct emu_traffic *t, struct event_base *base,
+		    unsigned period_ms);
+double emu_traffic_run_s(const struct emu_traffic *t);
 /* Flow id's rate at the last emu_flow_advance (bytes/s), -1: not routed,
  * stopped or no such flow. */
 double emu_flow_rate(const struct emu_traffic *t, int id);

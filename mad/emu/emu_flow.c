@@ -5,12 +5,14 @@
  * (mad/emu/emu_pma.c answers from them) moved by those rates as emulated
  * time passes.
  */
+#include <event2/event.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mad/emu/emu_int.h"
 #include "mad/emu/flowmodel.h"
+#include "sm/base/clock.h"
 
 #define FLOW_MAX_LINKS (EMU_MAX_LID_HOPS + 2)	/* source, switches, sink */
 #define VL_DROP 15	/* a data packet mapped to VL 15 is dropped */
@@ -34,6 +36,9 @@ struct emu_traffic {
 	uint32_t n, cap;
 	double *sink;		/* per port: a CA port's sink rate, 0: its link's */
 	double (*acc)[ACC_N];	/* per port */
+	struct event *tick;	/* emu_traffic_run's timer, NULL: stopped */
+	uint64_t tick_ms, last_us;
+	double run_s;		/* seconds its ticks advanced */
 };
 
 struct emu_traffic *emu_traffic_new(struct emu *e)
@@ -55,6 +60,8 @@ void emu_traffic_free(struct emu_traffic *t)
 {
 	if (!t)
 		return;
+	if (t->tick)
+		event_free(t->tick);
 	free(t->v);
 	free(t->sink);
 	free(t->acc);
@@ -346,4 +353,38 @@ done:
 	free(links);
 	free(vls);
 	return rc;
+}
+
+/* The loop's tick: the time since the last one passes. */
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct emu_traffic *t = arg;
+	uint64_t now = clock_us();
+	double dt = (double)(now - t->last_us) / 1e6;
+	t->last_us = now;
+	if (emu_flow_advance(t, dt) == 0)
+		t->run_s += dt;
+	timer_in_ms(t->tick, t->tick_ms);
+}
+
+int emu_traffic_run(struct emu_traffic *t, struct event_base *base,
+		    unsigned period_ms)
+{
+	if (t->tick) {
+		event_free(t->tick);
+		t->tick = NULL;
+	}
+	if (!period_ms)
+		return 0;
+	if (!(t->tick = evtimer_new(base, on_tick, t)))
+		return -1;
+	t->tick_ms = period_ms;
+	t->last_us = clock_us();
+	timer_in_ms(t->tick, period_ms);
+	return 0;
+}
+
+double emu_traffic_run_s(const struct emu_traffic *t)
+{
+	return t->run_s;
 }

@@ -237,13 +237,27 @@ static uint32_t host_lid(struct emu *e, int h)
 	return (uint32_t)lid;
 }
 
+/* The tree of emu_testlib.h brought up by the SM, and its traffic. */
+static struct emu_traffic *traffic_up(struct emu_net *n)
+{
+	emu_net_up(n);
+	struct emu_traffic *t = emu_traffic_new(n->e);
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
+static void traffic_down(struct emu_net *n, struct emu_traffic *t)
+{
+	ck_assert_uint_eq(emu_violations(n->e), 0);
+	emu_traffic_free(t);
+	emu_net_down(n);
+}
+
 /* H0 -> H1 on leaf L0, half the link for one second. */
 START_TEST(counters_follow_rates)
 {
 	struct emu_net n;
-	emu_net_up(&n);
-	struct emu_traffic *t = emu_traffic_new(n.e);
-	ck_assert_ptr_nonnull(t);
+	struct emu_traffic *t = traffic_up(&n);
 	NEAR(emu_port_capacity(n.e, emu_host_guid(0), 0), C);
 	int id = emu_flow_add(t, emu_host_guid(0), host_lid(n.e, 1), C / 2, 0);
 	ck_assert_int_ge(id, 0);
@@ -265,9 +279,7 @@ START_TEST(counters_follow_rates)
 	ck_assert_int_eq(emu_flow_advance(t, 1.0), 0);
 	ck_assert_uint_eq(counter(n.e, emu_host_guid(0), 0, PMC_XMIT_DATA), 250000000);
 	ck_assert(emu_flow_rate(t, id) < 0);
-	ck_assert_uint_eq(emu_violations(n.e), 0);
-	emu_traffic_free(t);
-	emu_net_down(&n);
+	traffic_down(&n, t);
 }
 END_TEST
 
@@ -281,9 +293,7 @@ END_TEST
 START_TEST(hotspot_xmit_wait)
 {
 	struct emu_net n;
-	emu_net_up(&n);
-	struct emu_traffic *t = emu_traffic_new(n.e);
-	ck_assert_ptr_nonnull(t);
+	struct emu_traffic *t = traffic_up(&n);
 	uint32_t hot = host_lid(n.e, 5);
 	ck_assert_int_eq(emu_flow_set_sink(t, emu_host_guid(5), 0.75 * C), 0);
 	int f[3] = {
@@ -308,9 +318,7 @@ START_TEST(hotspot_xmit_wait)
 	/* PortXmitWait stops at its 32 bits */
 	ck_assert_int_eq(emu_flow_advance(t, 100.0), 0);
 	ck_assert_uint_eq(counter(n.e, emu_host_guid(3), 0, PMC_XMIT_WAIT), 0xFFFFFFFFu);
-	ck_assert_uint_eq(emu_violations(n.e), 0);
-	emu_traffic_free(t);
-	emu_net_down(&n);
+	traffic_down(&n, t);
 }
 END_TEST
 
@@ -322,9 +330,7 @@ END_TEST
 START_TEST(flows_follow_tables)
 {
 	struct emu_net n;
-	emu_net_up(&n);
-	struct emu_traffic *t = emu_traffic_new(n.e);
-	ck_assert_ptr_nonnull(t);
+	struct emu_traffic *t = traffic_up(&n);
 	int lost = emu_flow_add(t, emu_host_guid(0), 0xBFFF, C, 0);
 	int ok = emu_flow_add(t, emu_host_guid(0), host_lid(n.e, 9), C, 0);
 	ck_assert_int_eq(emu_flow_advance(t, 1.0), 0);
@@ -345,8 +351,85 @@ START_TEST(flows_follow_tables)
 	ck_assert_int_eq(emu_flow_move(t, emu_host_guid(0), host_lid(n.e, 9), 0), 1);
 	ck_assert_int_eq(emu_flow_advance(t, 1.0), 0);
 	NEAR(emu_flow_rate(t, ok), C);
-	emu_traffic_free(t);
-	emu_net_down(&n);
+	traffic_down(&n, t);
+}
+END_TEST
+
+/*
+ * Head-of-line blocking through the tables the SM wrote: H0 (leaf L0),
+ * H3 and H4 (leaf L1) send C each to H5 (L1), a third each.  The victim
+ * leaves H1 (L0) for a host of L2 or L3 that L0's LFT sends up the same
+ * port as H5's LID: it enters the spine by the same input port and VL as
+ * H0's flow and waits behind it, C/3 instead of C.  The contributors
+ * moved to SL 1 (VL 1: the identity SLtoVL table, OperationalVLs above 1)
+ * as a host does on a repath notice, the victim has its own buffer and
+ * gets what H0's flow leaves on the uplink, 2C/3.
+ */
+START_TEST(hol_through_tables)
+{
+	struct emu_net n;
+	struct emu_traffic *t = traffic_up(&n);
+	/* the victim's destination: the first host past L1 sent up H5's way */
+	int dst = 6, up = emu_lft_entry(n.e, LEAF(0), host_lid(n.e, 5));
+	while (dst < 12 && emu_lft_entry(n.e, LEAF(0), host_lid(n.e, dst)) != up)
+		dst++;
+	uint32_t hot = host_lid(n.e, 5);
+	ck_assert_int_lt(dst, 12);
+	ck_assert_int_gt(emu_port_oper_vls(n.e, emu_host_guid(0), 0), 1);
+	int v = emu_flow_add(t, emu_host_guid(1), host_lid(n.e, dst), C, 0);
+	ck_assert_int_eq(emu_flow_advance(t, 1.0), 0);
+	NEAR(emu_flow_rate(t, v), C);
+	int c[3] = {
+		emu_flow_add(t, emu_host_guid(0), hot, C, 0),
+		emu_flow_add(t, emu_host_guid(3), hot, C, 0),
+		emu_flow_add(t, emu_host_guid(4), hot, C, 0),
+	};
+	ck_assert_int_eq(emu_flow_advance(t, 1.0), 0);
+	NEAR(emu_flow_rate(t, v), C / 3);
+	for (int i = 0; i < 3; i++)
+		NEAR(emu_flow_rate(t, c[i]), C / 3);
+	for (int h = 0; h < 5; h++)
+		if (h != 1 && h != 2)
+			ck_assert_int_eq(emu_flow_move(t, emu_host_guid(h), hot, 1), 1);
+	ck_assert_int_eq(emu_flow_advance(t, 1.0), 0);
+	NEAR(emu_flow_rate(t, v), 2 * C / 3);
+	for (int i = 0; i < 3; i++)
+		NEAR(emu_flow_rate(t, c[i]), C / 3);
+	traffic_down(&n, t);
+}
+END_TEST
+
+/* Runs n's loop for ms milliseconds. */
+static void loop_for(struct emu_net *n, int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	ck_assert_int_eq(event_base_loopexit(n->base, &tv), 0);
+	ck_assert_int_eq(event_base_dispatch(n->base), 0);
+}
+
+/*
+ * Time from the loop's clock: ticks every 10 ms advance the time that
+ * passed; the counters are the rate times the seconds they advanced (to
+ * the unit, fractions carried); stopped, nothing moves.
+ */
+START_TEST(loop_clock)
+{
+	struct emu_net n;
+	struct emu_traffic *t = traffic_up(&n);
+	ck_assert_int_ge(emu_flow_add(t, emu_host_guid(0), host_lid(n.e, 1), C / 2, 0), 0);
+	ck_assert_int_eq(emu_traffic_run(t, n.base, 10), 0);
+	loop_for(&n, 200);
+	double s = emu_traffic_run_s(t);
+	ck_assert(s > 0.05 && s < 10);
+	double units = C / 2 * s / 4;
+	uint64_t got = counter(n.e, emu_host_guid(0), 0, PMC_XMIT_DATA);
+	ck_assert_msg(fabs((double)got - units) <= 1, "%llu units, not %.1f",
+		      (unsigned long long)got, units);
+	ck_assert_int_eq(emu_traffic_run(t, n.base, 0), 0);
+	loop_for(&n, 50);
+	ck_assert_uint_eq(counter(n.e, emu_host_guid(0), 0, PMC_XMIT_DATA), got);
+	ck_assert(emu_traffic_run_s(t) == s);
+	traffic_down(&n, t);
 }
 END_TEST
 
@@ -366,6 +449,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, counters_follow_rates);
 	tcase_add_test(tc, hotspot_xmit_wait);
 	tcase_add_test(tc, flows_follow_tables);
+	tcase_add_test(tc, hol_through_tables);
+	tcase_add_test(tc, loop_clock);
 	suite_add_tcase(s, tc);
 	return s;
 }
