@@ -20,7 +20,8 @@ struct fm_work {
 	uint8_t *frozen;
 	double *resid;		/* per link */
 	uint32_t *cnt;
-	double *hold;		/* per (link, VL) buffer: the rate it drains at */
+	double *hold;		/* per (link, VL) buffer: what it drains of each
+				 * byte/s offered to it (1: not held) */
 };
 
 static uint32_t buf_key(const struct fm_flow *f, unsigned i)
@@ -108,8 +109,8 @@ static int wait_to(const struct fm_work *w, uint32_t i, const struct fm_rate *ou
 	return w->bott[i];
 }
 
-/* Rule 2: the buffers stalled flows fill, each held at the least rate of
- * the flows filling it. */
+/* Rule 2: the buffers stalled flows fill, each draining at the least
+ * rate / demand of the flows filling it. */
 static void fill_holds(struct fm_work *w, const struct fm_rate *out)
 {
 	for (size_t b = 0; b < (size_t)w->n_links * FM_NVL; b++)
@@ -121,12 +122,13 @@ static void fill_holds(struct fm_work *w, const struct fm_rate *out)
 			last = (int)w->f[i].n - 2;	/* no buffer after the sink */
 		for (int k = 0; k <= last; k++) {
 			uint32_t b = buf_key(&w->f[i], (unsigned)k);
-			w->hold[b] = fmin(w->hold[b], out[i].rate);
+			w->hold[b] = fmin(w->hold[b], out[i].rate / w->f[i].demand);
 		}
 	}
 }
 
-/* Holds each flow to the slowest buffer it waits in; 1 if a cap fell. */
+/* Holds each flow to its share of the slowest buffer it waits in: its
+ * demand times what the buffer drains per byte/s offered.  1 if a cap fell. */
 static int apply_holds(struct fm_work *w, const struct fm_rate *out)
 {
 	int changed = 0;
@@ -135,7 +137,7 @@ static int apply_holds(struct fm_work *w, const struct fm_rate *out)
 		double h = INFINITY;
 		int at = -1;
 		for (unsigned k = 0; f->n >= 2 && k <= f->n - 2; k++) {
-			double x = w->hold[buf_key(f, k)];
+			double x = w->hold[buf_key(f, k)] * f->demand;
 			if (x <= h) {	/* the furthest of equal holds */
 				h = x;
 				at = (int)k;

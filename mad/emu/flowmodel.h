@@ -24,22 +24,30 @@
  *  2. Head-of-line blocking.  A flow that does not get its demand stalls:
  *     at its bottleneck link k (a full link where it has the largest
  *     share), its packets fill the input buffers before that link (path
- *     buffers 0 .. k-1) and drain at its rate.  Every other flow through
- *     one of those buffers (same link, same VL) waits behind them and is
- *     held to that rate at most: the congestion tree.  A flow so held
+ *     buffers 0 .. k-1) and drain at its rate.  A buffer is one FIFO: the
+ *     flows in it leave in the proportions they arrive in, their demands.
+ *     So every other flow through one of those buffers (same link, same
+ *     VL) waits behind the stalled one's packets and gets at most its
+ *     demand times the stalled flow's rate / demand: the congestion tree.
+ *     With equal demands, that is the stalled flow's rate.  A flow so held
  *     stalls in turn at that buffer (path link m feeding it), fills its
- *     own buffers 0 .. m and holds the flows in them: the tree spreads
- *     upstream.  A flow on another VL of the same link has its own buffer
- *     and credits and is not held.  Held flows leave capacity to others:
- *     rule 1 runs again with the held rates as demands, until nothing
- *     changes (holds only lower a flow's cap, so this ends; at most
- *     FM_MAX_ROUNDS rounds).
+ *     own buffers 0 .. m and holds the flows in them the same way: the
+ *     tree spreads upstream.  A flow on another VL of the same link has
+ *     its own buffer and credits and is not held.  Held flows leave
+ *     capacity to others: rule 1 runs again with the held rates as
+ *     demands, until nothing changes (holds only lower a flow's cap, so
+ *     this ends; at most FM_MAX_ROUNDS rounds).
  *  3. Waiting.  A link has waiting data when a stalled flow waits at it:
  *     a flow bottlenecked at path link k waits at links 0 .. k, one held
  *     at the buffer after path link m at links 0 .. m.  Such a link sends
  *     in every tick it can and stands idle with data for the rest, the
  *     share 1 - sent / capacity of the time: what PortXmitWait counts.
  *     A link fully used never waits, however much is offered to it.
+ *
+ * The FIFO proportions are those of a source that spreads its packets
+ * over destinations by weight (a traffic generator); hosts that serve
+ * their QPs round robin would send equal packet rates instead, which the
+ * model gives only when the demands are equal.
  *
  * What it cannot show: transients (rates are the steady state of the
  * flows present; a change takes effect at once), packet-level effects

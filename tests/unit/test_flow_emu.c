@@ -122,7 +122,7 @@ END_TEST
  * contributors, max-min alone would give v what c1 leaves on U (2C/3),
  * but c1's packets fill the buffer (U, VL 0) and drain at C/3: v waits
  * behind them and gets C/3.  Moved to VL 1 on U and after, v has its own
- * buffer and gets its 2C/3 back.
+ * buffer and gets its 2C/3 back (hol_other_vl).
  */
 START_TEST(hol_shared_vl)
 {
@@ -147,6 +147,12 @@ START_TEST(hol_shared_vl)
 	ck_assert_int_eq(r[0].wait_to, 1);	/* waits at D and U, into (U, 0) */
 	ck_assert_int_eq(waits[V], 0);		/* nothing waits past the block */
 	ck_assert_double_eq(fm_wait_share(sent[V], C, waits[V]), 0);
+	/* one FIFO: a victim offering C/2 behind c1 (offering C, leaving at
+	 * C/3) is a third of the buffer and leaves at half c1's rate */
+	x.f[0].demand = C / 2;
+	solve(&x, r, sent, waits);
+	NEAR(r[0].rate, C / 6);
+	NEAR(r[1].rate, C / 3);
 }
 END_TEST
 
