@@ -192,6 +192,10 @@ void emu_set_max_batch(struct emu *e, unsigned n);
  * (1 - sent / capacity) x s x ticks per second, a tick being the IBA's
  * symbol time, one octet on one lane (PortSamplesControl Tick 0: 4 ns at
  * SDR, 1 ns at QDR), so ticks per second = the lane's data rate / 8.
+ * A port sending at its full rate never counts PortXmitWait, however much
+ * waits behind it: the switch port facing a hot-spot counts it only while
+ * the host takes less than the link's rate (emu_flow_set_sink), as a host
+ * whose PCIe is slower than its link does.
  */
 #define EMU_FLOW_PKT 2072	/* LRH 8 + BTH 12 + 2048 payload + ICRC 4 */
 struct emu_traffic;
