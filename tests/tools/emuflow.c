@@ -3,7 +3,7 @@
  * model of mad/emu/flowmodel.h) after the daemon's code configured the
  * fabric, and each flow's throughput over time.
  *
- *     emuflow [-p POLICY] TOPOLOGY SCENARIO
+ *     emuflow [-p POLICY] [-s] TOPOLOGY SCENARIO
  *
  * TOPOLOGY is an ibnetdiscover-style file (sm/base/topo.h); POLICY an
  * ibsmd.yaml(5) file the SM runs with (e.g. qos.mode: vftree with
@@ -23,7 +23,8 @@
  * "dftree" (the SM moving flows itself) is refused: not implemented yet.
  *
  * Prints one row per step: the time and each flow's rate during that step
- * in Gb/s ("-": not running or not routed).  Exit 0; 2 for a bad topology,
+ * in Gb/s ("-": not running or not routed); with -s, the time and the sum
+ * of the rates instead.  Exit 0; 2 for a bad topology,
  * policy or scenario; 1 when the SM does not come up.
  */
 #include <jansson.h>
@@ -57,7 +58,7 @@ struct move {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: emuflow [-p POLICY] TOPOLOGY SCENARIO\n");
+	fprintf(stderr, "usage: emuflow [-p POLICY] [-s] TOPOLOGY SCENARIO\n");
 	exit(2);
 }
 
@@ -179,20 +180,26 @@ static int step(struct emu_traffic *t, struct flow *fl, size_t nf,
 }
 
 static void print_row(const struct emu_traffic *t, const struct flow *fl,
-		      size_t nf, double now)
+		      size_t nf, double now, int sum_only)
 {
+	double sum = 0;
 	printf("%8.2f", now);
 	for (size_t i = 0; i < nf; i++) {
 		double r = fl[i].id >= 0 ? emu_flow_rate(t, fl[i].id) : -1;
+		sum += r > 0 ? r : 0;
+		if (sum_only)
+			continue;
 		if (r < 0)
 			printf(" %8s", "-");
 		else
 			printf(" %8.2f", r / (GBPS));
 	}
+	if (sum_only)
+		printf(" %12.4f", sum / (GBPS));
 	printf("\n");
 }
 
-static int run(struct emusm *x, const json_t *sc)
+static int run(struct emusm *x, const json_t *sc, int sum_only)
 {
 	double dt = num(sc, "step", 1), end = num(sc, "end", -1);
 	const json_t *flows = json_object_get(sc, "flows"),
@@ -220,16 +227,19 @@ static int run(struct emusm *x, const json_t *sc)
 	    read_sinks(x, t, json_object_get(sc, "sinks")) < 0)
 		goto done;
 	printf("%8s", "t_s");
-	for (size_t i = 0; i < nf; i++)
+	for (size_t i = 0; i < nf && !sum_only; i++)
 		printf(" %8.8s", fl[i].name);
-	printf("   (Gb/s)\n");
+	if (sum_only)
+		printf(" %12s\n", "sum_gbps");
+	else
+		printf("   (Gb/s)\n");
 	rc = 0;
 	for (long k = 0; k * dt < end; k++) {
 		if (step(t, fl, nf, mv, nm, k * dt, dt) < 0) {
 			rc = 1;
 			break;
 		}
-		print_row(t, fl, nf, k * dt);
+		print_row(t, fl, nf, k * dt, sum_only);
 	}
 done:
 	emu_traffic_free(t);
@@ -242,10 +252,12 @@ int main(int argc, char **argv)
 {
 	const char *policy = NULL;
 	char err[512];
-	int c;
-	while ((c = getopt(argc, argv, "p:")) != -1) {
+	int c, sum_only = 0;
+	while ((c = getopt(argc, argv, "p:s")) != -1) {
 		if (c == 'p')
 			policy = optarg;
+		else if (c == 's')
+			sum_only = 1;
 		else
 			usage();
 	}
@@ -271,7 +283,7 @@ int main(int argc, char **argv)
 	if (!rc && emusm_stdout(&x) < 0)
 		rc = 1;
 	if (!rc)
-		rc = run(&x, sc);
+		rc = run(&x, sc, sum_only);
 	json_decref(sc);
 	if (emusm_close(&x) < 0 && !rc)
 		rc = 1;

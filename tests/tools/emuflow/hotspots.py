@@ -2,8 +2,9 @@
 """emuflow scenarios of the dFtree paper's simulation: every host of a
 tree sends 5% of its load to its group's hot-spot and 95% spread over K
 random other hosts (one flow each); HOTSPOTS groups of equal size, the
-first host of each the hot-spot.  --slow puts the hot-spot flows on SL 1
-from the start (the paper's best case, as its generator did).
+first host of each the hot-spot.  --slow puts every flow to a hot-spot
+on SL 1 from the start (the paper's best case, as its generator did; a
+host moves all its QPs to a hot-spot's LID).
 
   hotspots.py --hosts 648 --prefix H- --hotspots 3 --gbps 8 [--slow] > s.json
 """
@@ -33,5 +34,6 @@ for h in range(a.hosts):
         d = rng.randrange(a.hosts - 1)
         d += d >= h
         flows.append({'name': 'u%d.%d' % (h, i), 'from': a.prefix + str(h),
-                      'to': a.prefix + str(d), 'gbps': 0.95 * a.gbps / a.k})
+                      'to': a.prefix + str(d), 'gbps': 0.95 * a.gbps / a.k,
+                      'sl': 1 if a.slow and d % group == 0 else 0})
 print(json.dumps({'step': 1, 'end': 1, 'flows': flows}))
