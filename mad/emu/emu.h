@@ -138,7 +138,8 @@ int emu_set_opt_sl2vl(struct emu *e, uint64_t sw_guid, int on);
  * 0x04 on QP1, LID-routed) answers ClassPortInfo, PortCounters Get and
  * Set (a clear, per CounterSelect and CounterSelect2) and
  * PortCountersExtended Get, from the counters the emulator keeps per
- * port, 0 at start.  No traffic is emulated: they change only here.
+ * port, 0 at start, moved by the traffic model below and by the calls
+ * here.
  * guid/port as for emu_set_port_loss; 0, or -1 (no such port).
  *
  * emu_set_port_counter sets counter c of the port: an error counter or
@@ -166,6 +167,77 @@ uint64_t emu_pma_gets(const struct emu *e);
 /* The most packets one loop callback handles before yielding (default 2048;
  * a callback also yields once it took 5 ms, as the daemon's pump does). */
 void emu_set_max_batch(struct emu *e, unsigned n);
+
+/*
+ * ---- traffic (mad/emu/emu_flow.c; the model: mad/emu/flowmodel.h) ----
+ *
+ * A flow sends demand bytes/s (the octets PortXmitData counts: LRH to
+ * ICRC) from a CA port to a DLID on an SL, in packets of EMU_FLOW_PKT
+ * octets.  It follows what the SM wrote: the source port's SLtoVL table,
+ * each switch's LFT and its SLtoVL table for the (input, output) pair;
+ * every link on the way LinkUp and both ends Active, each VL below the
+ * output port's OperationalVLs and not 15 (a data packet mapped to VL 15
+ * is dropped), and the DLID an end port's (a switch's port 0 takes no
+ * flow).  A flow that cannot go has rate 0
+ * (emu_flow_rate: -1).  Routes and rates are found again at every
+ * emu_flow_advance, so a new LFT or SLtoVL table takes effect there.
+ * A link's capacity is its active width times the data rate of a lane at
+ * its active speed (after line coding): SDR 2, DDR 4, QDR 8, FDR 13.64,
+ * EDR 25, HDR 50, NDR 100 Gb/s.
+ *
+ * emu_flow_advance(t, s) lets s seconds of emulated time pass: every port
+ * a flow crosses counts PortXmitData (4-octet units) and PortXmitPkts, the
+ * far end PortRcvData and PortRcvPkts, fractions carried to the next call;
+ * a port where data waits (the model's rule 3) counts PortXmitWait:
+ * (1 - sent / capacity) x s x ticks per second, a tick being the IBA's
+ * symbol time, one octet on one lane (PortSamplesControl Tick 0: 4 ns at
+ * SDR, 1 ns at QDR), so ticks per second = the lane's data rate / 8.
+ * A port sending at its full rate never counts PortXmitWait, however much
+ * waits behind it: the switch port facing a hot-spot counts it only while
+ * the host takes less than the link's rate (emu_flow_set_sink), as a host
+ * whose PCIe is slower than its link does.
+ */
+#define EMU_FLOW_PKT 2072	/* LRH 8 + BTH 12 + 2048 payload + ICRC 4 */
+struct emu_traffic;
+/* The traffic of emulator e (no flow yet), NULL: no memory.  Free it
+ * before e; one per emulator. */
+struct emu_traffic *emu_traffic_new(struct emu *e);
+void emu_traffic_free(struct emu_traffic *t);
+/* A new flow; its id (>= 0), or -1 (no such CA port, SL above 15, demand < 0). */
+int emu_flow_add(struct emu_traffic *t, uint64_t src_port_guid, uint32_t dlid,
+		 double demand, uint8_t sl);
+/* Stops flow id (its id is not reused).  0, or -1: no such flow. */
+int emu_flow_stop(struct emu_traffic *t, int id);
+/*
+ * The host's side of a repath or unpath notice (ibsmd(8) NOTICES): every
+ * running flow of the CA port src_port_guid to dlid moves to sl, as a host
+ * agent moves its QPs.  Returns how many moved, or -1 (SL above 15).
+ */
+int emu_flow_move(struct emu_traffic *t, uint64_t src_port_guid, uint32_t dlid,
+		  uint8_t sl);
+/* How fast CA port ca_port_guid takes data in (bytes/s; 0: its link's
+ * capacity, the default).  0, or -1: no such CA port, negative. */
+int emu_flow_set_sink(struct emu_traffic *t, uint64_t ca_port_guid, double bytes_per_s);
+/* Lets seconds (>= 0) of emulated time pass (above).  0, or -1 (no memory). */
+int emu_flow_advance(struct emu_traffic *t, double seconds);
+/*
+ * Time passes with the loop's clock: every period_ms on base, the time
+ * since the last tick (CLOCK_MONOTONIC) is advanced, so a daemon on the
+ * same loop (its performance manager, its dFtree interval) sees counters
+ * grow as on hardware.  period_ms 0 stops it.  0, or -1 (no memory).
+ * emu_traffic_run_s: the seconds its ticks advanced so far.
+ */
+int emu_traffic_run(struct emu_traffic *t, struct event_base *base,
+		    unsigned period_ms);
+double emu_traffic_run_s(const struct emu_traffic *t);
+/* Flow id's rate at the last emu_flow_advance (bytes/s), -1: not routed,
+ * stopped or no such flow. */
+double emu_flow_rate(const struct emu_traffic *t, int id);
+/* A port's capacity in bytes/s (its active width x speed), -1: no such port. */
+double emu_port_capacity(const struct emu *e, uint64_t guid, int port);
+/* A port's PMA counter now (the 64-bit value), -1: no such port/counter. */
+int emu_port_counter(const struct emu *e, uint64_t guid, int port,
+		     enum pma_counter c, uint64_t *value);
 
 /* ---- inspection (guid/port as for emu_set_port_loss); -1: no such port ---- */
 

@@ -127,9 +127,9 @@ struct emu_port {
 	uint8_t part_enf;	/* PortInfo byte 43 bits 3:0 */
 	uint8_t subnet_timeout;
 	uint8_t err_thresholds;	/* LocalPhyErrors | OverrunErrors */
-	/* The PMA's counters (mad/emu/emu_pma.c), by enum pma_counter: no
-	 * traffic or error is emulated, they move only through
-	 * emu_set_port_counter &c.  The data and packet counters are kept
+	/* The PMA's counters (mad/emu/emu_pma.c), by enum pma_counter:
+	 * moved by emu_set_port_counter &c. and by the traffic of
+	 * mad/emu/emu_flow.c; no error is emulated.  The data and packet counters are kept
 	 * 64-bit (PortCountersExtended); PortCounters shows them saturated. */
 	uint64_t pc[PMC_N];
 };
@@ -316,6 +316,8 @@ enum { DROP_FAULT, DROP_ROUTE, DROP_OTHER };
 
 /* emu_route.c */
 void emu_route_send(struct emu *e, const struct emu_pkt *pk);
+/* End port pi answers to lid (its LID range, or its vLID). */
+int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid);
 void emu_link_change(struct emu *e, uint32_t pi, int up);
 void emu_trap144(struct emu *e, uint32_t pi);
 void emu_port_went_down(struct emu *e, uint32_t pi, uint8_t phys);

@@ -13,8 +13,9 @@
  * The 32-bit and the 64-bit data counters are one counter here (a
  * PortCounters Set clearing PortXmitData clears the extended one too), as
  * on the hardware whose case OpenSM's perfmgr provides for.
- * No traffic is emulated: the counters move only when a test says so
- * (emu_set_port_counter, emu_set_port_rcv_data, emu_add_port_data).
+ * The counters move when a test says so (emu_set_port_counter,
+ * emu_set_port_rcv_data, emu_add_port_data) and with the traffic of
+ * mad/emu/emu_flow.c (data, packets, PortXmitWait).
  * Written from the specification with byte offsets, not libibmad's
  * tables, so that the SM's codec (mad/pma.c) is checked against an
  * independent one.

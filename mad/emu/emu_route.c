@@ -65,7 +65,7 @@ static uint32_t src_lid(const struct emu *e, uint32_t pi)
 	return lid ? lid : emu_xlid_port_vlid(e, end_port(e, pi));
 }
 
-static int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid)
+int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid)
 {
 	const struct emu_port *p = &e->ports[pi];
 	if (emu_xlid_is_vlid(lid))

@@ -8,7 +8,8 @@
  * error counters set on a switch port and a CA port make exactly those
  * ports unhealthy, their reset healthy again; a PMA without the extended
  * counters gets its PortCounters cleared before they saturate, and the
- * totals go on across the clear; a cable pulled drops its ports.
+ * totals go on across the clear; a cable pulled drops its ports; the
+ * emulator's traffic shows in the data and wait counters it reads.
  */
 #include <check.h>
 #include <jansson.h>
@@ -213,6 +214,37 @@ START_TEST(clear_before_saturation)
 }
 END_TEST
 
+/*
+ * Traffic (mad/emu/emu_flow.c) read by the performance manager as it
+ * reads hardware: H3, H4 (leaf L1) and H6 send 10^9 bytes/s each to H5,
+ * whose host takes 3/4 of that; two emulated seconds make H3's
+ * PortXmitData 2 x 2.5e8 / 4 and L1 port 3 (facing H5) idle with data a
+ * quarter of its 4 ns ticks: 0.25 x 2 x 2.5e8 PortXmitWait.
+ */
+START_TEST(traffic_counted)
+{
+	struct run r;
+	setup(&r, 1);
+	struct emu_traffic *t = emu_traffic_new(r.e);
+	ck_assert_ptr_nonnull(t);
+	int h5 = emu_port_lid(r.e, HOST5 + 1, 0);
+	ck_assert_int_gt(h5, 0);
+	ck_assert_int_eq(emu_flow_set_sink(t, HOST5 + 1, 7.5e8), 0);
+	for (int h = 3; h <= 6; h++)
+		if (h != 5)
+			ck_assert_int_ge(emu_flow_add(t, 0x1000 + 4 * h + 1,
+						      (uint32_t)h5, 1e9, 0), 0);
+	ck_assert_int_eq(emu_flow_advance(t, 2.0), 0);
+	json_decref(sweep(&r));
+	ck_assert_uint_eq(series(&r, "ibsmd_port_xmit_data_total", "H3", 1), 125000000);
+	ck_assert_uint_eq(series(&r, "ibsmd_port_xmit_wait_total", "L1", 3), 125000000);
+	ck_assert_uint_eq(series(&r, "ibsmd_port_xmit_wait_total", "H3", 1), 375000000);
+	ck_assert_uint_eq(series(&r, "ibsmd_port_xmit_wait_total", "L1", 1), 0);
+	emu_traffic_free(t);
+	teardown(&r);
+}
+END_TEST
+
 START_TEST(pulled_cable_dropped)
 {
 	struct run r;
@@ -241,6 +273,7 @@ int main(void)
 	tcase_add_test(tc, errors_then_reset);
 	tcase_add_test(tc, clear_before_saturation);
 	tcase_add_test(tc, pulled_cable_dropped);
+	tcase_add_test(tc, traffic_counted);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,291 @@
+/*
+ * emuflow: traffic on the in-process emulator (mad/emu/emu_flow.c, the
+ * model of mad/emu/flowmodel.h) after the daemon's code configured the
+ * fabric, and each flow's throughput over time.
+ *
+ *     emuflow [-p POLICY] [-s] TOPOLOGY SCENARIO
+ *
+ * TOPOLOGY is an ibnetdiscover-style file (sm/base/topo.h); POLICY an
+ * ibsmd.yaml(5) file the SM runs with (e.g. qos.mode: vftree with
+ * qos.max_vls: 2 for two data VLs, SL i on VL i).  SCENARIO is JSON:
+ *
+ *   { "step": 1, "end": 30,                 seconds (step: default 1)
+ *     "sinks": { "H5": 12.9 },              Gb/s a host takes in (default:
+ *                                           its link's rate)
+ *     "flows": [ { "name": "2-3", "from": "H2", "to": "H3",
+ *                  "gbps": 12.9, "sl": 0,   (sl: default 0)
+ *                  "start": 0, "stop": 30 } ],   (default: 0, end)
+ *     "moves": [ { "at": 14, "from": "H1", "to": "H5", "sl": 1 } ] }
+ *
+ * Hosts are named by their node description.  A move does at its time
+ * what a host does on a repath or unpath notice (ibsmd(8) NOTICES): every
+ * flow of that host to that destination's LID goes to the SL named.
+ * "dftree" (the SM moving flows itself) is refused: not implemented yet.
+ *
+ * Prints one row per step: the time and each flow's rate during that step
+ * in Gb/s ("-": not running or not routed); with -s, the time and the sum
+ * of the rates instead.  Exit 0; 2 for a bad topology,
+ * policy or scenario; 1 when the SM does not come up.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mad/emu/emu.h"
+#include "sm/daemon.h"
+#include "sm/model/config.h"
+#include "emusm.h"
+
+#define GBPS (1e9 / 8)	/* bytes/s in a Gb/s */
+#define MAX_STEPS 1000000
+
+struct flow {
+	const char *name;
+	uint64_t src;
+	uint32_t dlid;
+	double bps, start, stop;
+	int sl, id;
+};
+
+struct move {
+	double at;
+	uint64_t src;
+	uint32_t dlid;
+	int sl, done;
+};
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: emuflow [-p POLICY] [-s] TOPOLOGY SCENARIO\n");
+	exit(2);
+}
+
+/* The port GUID of the CA described name, 0 if none. */
+static uint64_t host_guid(const struct fabric *f, const char *name)
+{
+	for (uint32_t i = 0; i < f->n_nodes; i++)
+		if (f->nodes[i].type == FAB_CA && !strcmp(f->nodes[i].desc, name))
+			return f->ports[fabric_port(f, i, 1)].guid;
+	return 0;
+}
+
+/* The CA port and LID of host name; -1 said. */
+static int host(const struct emusm *x, const char *name, uint64_t *guid,
+		uint32_t *lid)
+{
+	*guid = name ? host_guid(&x->topo, name) : 0;
+	int l = *guid ? emu_port_lid(x->e, *guid, 0) : -1;
+	if (l <= 0) {
+		fprintf(stderr, "emuflow: no host \"%s\" with a LID\n",
+			name ? name : "(none)");
+		return -1;
+	}
+	*lid = (uint32_t)l;
+	return 0;
+}
+
+static double num(const json_t *o, const char *k, double dflt)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+static int read_flows(const struct emusm *x, const json_t *arr, double end,
+		      struct flow *fl)
+{
+	size_t i;
+	const json_t *o;
+	json_array_foreach(arr, i, o) {
+		struct flow *f = &fl[i];
+		f->name = json_string_value(json_object_get(o, "name"));
+		uint64_t dst;
+		if (!f->name || host(x, json_string_value(json_object_get(o, "from")),
+				     &f->src, &f->dlid) < 0 ||
+		    host(x, json_string_value(json_object_get(o, "to")), &dst,
+			 &f->dlid) < 0)
+			return -1;
+		f->bps = num(o, "gbps", -1) * GBPS;
+		f->sl = (int)num(o, "sl", 0);
+		f->start = num(o, "start", 0);
+		f->stop = num(o, "stop", end);
+		f->id = -1;
+		if (f->bps < 0 || f->sl < 0 || f->sl > 15 || f->stop < f->start) {
+			fprintf(stderr, "emuflow: flow %s: gbps >= 0, sl 0-15, "
+				"start <= stop\n", f->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int read_moves(const struct emusm *x, const json_t *arr, struct move *mv)
+{
+	size_t i;
+	const json_t *o;
+	json_array_foreach(arr, i, o) {
+		uint64_t dst;
+		mv[i].at = num(o, "at", -1);
+		mv[i].sl = (int)num(o, "sl", -1);
+		if (host(x, json_string_value(json_object_get(o, "from")), &mv[i].src,
+			 &mv[i].dlid) < 0 ||
+		    host(x, json_string_value(json_object_get(o, "to")), &dst,
+			 &mv[i].dlid) < 0)
+			return -1;
+		if (mv[i].at < 0 || mv[i].sl < 0 || mv[i].sl > 15) {
+			fprintf(stderr, "emuflow: move %zu: at >= 0, sl 0-15\n", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int read_sinks(const struct emusm *x, struct emu_traffic *t,
+		      const json_t *obj)
+{
+	const char *name;
+	const json_t *v;
+	json_object_foreach((json_t *)obj, name, v) {
+		uint64_t g;
+		uint32_t lid;
+		if (host(x, name, &g, &lid) < 0 || !json_is_number(v) ||
+		    emu_flow_set_sink(t, g, json_number_value(v) * GBPS) < 0) {
+			fprintf(stderr, "emuflow: sink %s: a host and Gb/s >= 0\n", name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* One step at time now: flows started or stopped, moves done, time passed. */
+static int step(struct emu_traffic *t, struct flow *fl, size_t nf,
+		struct move *mv, size_t nm, double now, double dt)
+{
+	for (size_t i = 0; i < nf; i++) {
+		struct flow *f = &fl[i];
+		if (f->id < 0 && now >= f->start && now < f->stop &&
+		    (f->id = emu_flow_add(t, f->src, f->dlid, f->bps,
+					  (uint8_t)f->sl)) < 0)
+			return -1;
+		if (f->id >= 0 && now >= f->stop)
+			emu_flow_stop(t, f->id);
+	}
+	for (size_t i = 0; i < nm; i++)
+		if (!mv[i].done && now >= mv[i].at) {
+			emu_flow_move(t, mv[i].src, mv[i].dlid, (uint8_t)mv[i].sl);
+			mv[i].done = 1;
+		}
+	return emu_flow_advance(t, dt);
+}
+
+static void print_row(const struct emu_traffic *t, const struct flow *fl,
+		      size_t nf, double now, int sum_only)
+{
+	double sum = 0;
+	printf("%8.2f", now);
+	for (size_t i = 0; i < nf; i++) {
+		double r = fl[i].id >= 0 ? emu_flow_rate(t, fl[i].id) : -1;
+		sum += r > 0 ? r : 0;
+		if (sum_only)
+			continue;
+		if (r < 0)
+			printf(" %8s", "-");
+		else
+			printf(" %8.2f", r / (GBPS));
+	}
+	if (sum_only)
+		printf(" %12.4f", sum / (GBPS));
+	printf("\n");
+}
+
+static int run(struct emusm *x, const json_t *sc, int sum_only)
+{
+	double dt = num(sc, "step", 1), end = num(sc, "end", -1);
+	const json_t *flows = json_object_get(sc, "flows"),
+		     *moves = json_object_get(sc, "moves");
+	if (json_is_true(json_object_get(sc, "dftree"))) {
+		fprintf(stderr, "emuflow: \"dftree\": not implemented yet\n");
+		return 2;
+	}
+	if (!(dt > 0) || !(end >= 0) || end / dt > MAX_STEPS ||
+	    !json_is_array(flows) || (moves && !json_is_array(moves))) {
+		fprintf(stderr, "emuflow: the scenario needs step > 0, end >= 0 "
+			"(%d steps at most), a flows array\n", MAX_STEPS);
+		return 2;
+	}
+	size_t nf = json_array_size(flows), nm = json_array_size(moves);
+	struct flow *fl = calloc(nf + 1, sizeof(*fl));
+	struct move *mv = calloc(nm + 1, sizeof(*mv));
+	struct emu_traffic *t = emu_traffic_new(x->e);
+	int rc = 2;
+	if (!fl || !mv || !t) {
+		rc = 1;
+		goto done;
+	}
+	if (read_flows(x, flows, end, fl) < 0 || read_moves(x, moves, mv) < 0 ||
+	    read_sinks(x, t, json_object_get(sc, "sinks")) < 0)
+		goto done;
+	printf("%8s", "t_s");
+	for (size_t i = 0; i < nf && !sum_only; i++)
+		printf(" %8.8s", fl[i].name);
+	if (sum_only)
+		printf(" %12s\n", "sum_gbps");
+	else
+		printf("   (Gb/s)\n");
+	rc = 0;
+	for (long k = 0; k * dt < end; k++) {
+		if (step(t, fl, nf, mv, nm, k * dt, dt) < 0) {
+			rc = 1;
+			break;
+		}
+		print_row(t, fl, nf, k * dt, sum_only);
+	}
+done:
+	emu_traffic_free(t);
+	free(fl);
+	free(mv);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *policy = NULL;
+	char err[512];
+	int c, sum_only = 0;
+	while ((c = getopt(argc, argv, "p:s")) != -1) {
+		if (c == 'p')
+			policy = optarg;
+		else if (c == 's')
+			sum_only = 1;
+		else
+			usage();
+	}
+	if (optind != argc - 2)
+		usage();
+	json_error_t jerr;
+	json_t *sc = json_load_file(argv[optind + 1], 0, &jerr);
+	if (!json_is_object(sc)) {
+		fprintf(stderr, "emuflow: %s:%d:%d: %s\n", argv[optind + 1], jerr.line,
+			jerr.column, sc ? "not an object" : jerr.text);
+		return 2;
+	}
+	struct emusm x;
+	int rc = emusm_open(&x, "emuflow", argv[optind]);
+	if (!rc && policy && config_load(&x.sm->cfg, policy, err, sizeof(err)) < 0) {
+		fprintf(stderr, "emuflow: %s\n", err);
+		rc = 2;
+	}
+	if (!rc && (emusm_start(&x) < 0 || !emusm_run_idle(&x, 600000))) {
+		fprintf(stderr, "emuflow: the SM did not come up\n");
+		rc = 1;
+	}
+	if (!rc && emusm_stdout(&x) < 0)
+		rc = 1;
+	if (!rc)
+		rc = run(&x, sc, sum_only);
+	json_decref(sc);
+	if (emusm_close(&x) < 0 && !rc)
+		rc = 1;
+	return rc;
+}
