@@ -124,6 +124,12 @@ static int sm_load_state(struct sm *sm, char *err, size_t errlen)
 	return rc < 0 ? -1 : 0;
 }
 
+/* The performance manager's hot links changed: the picture again. */
+static void redraw_picture(void *metrics)
+{
+	metrics_heavy_sweep_done(metrics);
+}
+
 int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 {
 	sm->base = base;
@@ -156,7 +162,10 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	/* --once ends before anyone would scrape: no HTTP server then */
 	sm->metrics = metrics_new(sm, base, &sm->cfg, !(sm->watch && sm->watch->one_shot),
 				  sm_control, err, errlen);
-	return sm->metrics ? 0 : -1;
+	if (!sm->metrics)
+		return -1;
+	perfmgr_set_redraw(sm, redraw_picture, sm->metrics);
+	return 0;
 }
 
 /* The transport is open: create the transaction table and sweep. */

@@ -456,13 +456,23 @@ json_t *dftree_to_ctl(const struct sm *sm)
 	const struct dftree *d = sm->dft;
 	if (!d || !mode_on(sm))
 		return json_null();
-	return json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	json_t *list = json_array();
+	for (size_t i = 0; i < d->alg.n_hot; i++) {
+		const struct dft_hotspot *h = &d->alg.hot[i];
+		const struct dft_rd *x = ca_of(d, h->guid);
+		json_array_append_new(list, json_pack("{s:i, s:s, s:o, s:I}", "lid", h->lid,
+			"node", x ? x->name : "?", "since", control_time_json(h->since / 1000),
+			"contributors", (json_int_t)h->n_contrib));
+	}
+	json_t *o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "mode", "dftree", "interval_s", sm->cfg.cong_interval_s,
 			 "rounds", (json_int_t)d->rounds, "gmps", (json_int_t)d->gmps,
 			 "last_ms", (json_int_t)d->last_ms,
 			 "hotspots", (json_int_t)d->alg.n_hot,
 			 "appeared", (json_int_t)d->appeared, "cleared", (json_int_t)d->cleared,
 			 "repaths", (json_int_t)d->repaths, "unpaths", (json_int_t)d->unpaths);
+	json_object_set_new(o, "list", list);
+	return o;
 }
 
 void dftree_metrics(const struct sm *sm, struct mtext *t)

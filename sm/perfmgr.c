@@ -125,6 +125,8 @@ struct perfmgr {
 	uint64_t *waiters;		/* ibsmctl perfmgr sweep replies due */
 	uint32_t n_waiters;
 	struct pm_thresholds thr;
+	void (*redraw)(void *);		/* the picture, when hot links change */
+	void *redraw_arg;
 	int interval_s;			/* the interval the timer runs with */
 	struct pm_stats st;
 	struct log_rl rl_turn;
@@ -646,8 +648,8 @@ static void sweep_end(struct perfmgr *pm)
 		uint32_t hot_before = pm->st.hot;
 		judge_all(pm, now);
 		/* the picture marks hot links: drawn again when they change */
-		if (pm->st.hot || hot_before)
-			metrics_heavy_sweep_done(pm->sm->metrics);
+		if ((pm->st.hot || hot_before) && pm->redraw)
+			pm->redraw(pm->redraw_arg);
 		log_info("perfmgr: sweep of %u ports (%u read) in %" PRIu64 " ms, %u GMPs; "
 			 "%u unhealthy, %u hot", pm->st.last_ports, pm->st.last_read,
 			 pm->st.last_ms, pm->st.last_gmps, pm->st.unhealthy, pm->st.hot);
@@ -1110,4 +1112,12 @@ uint32_t perfmgr_hot_ports(const struct sm *sm, const struct fabric *f,
 		}
 	}
 	return n;
+}
+
+void perfmgr_set_redraw(struct sm *sm, void (*fn)(void *), void *arg)
+{
+	if (!sm->pm)
+		return;
+	sm->pm->redraw = fn;
+	sm->pm->redraw_arg = arg;
 }

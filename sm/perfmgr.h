@@ -49,6 +49,8 @@ void perfmgr_free(struct sm *sm);
 void perfmgr_reconfigure(struct sm *sm);
 /* A heavy sweep configured the subnet as MASTER: the first sweep soon. */
 void perfmgr_configured(struct sm *sm);
+/* Who draws the fabric's picture again when hot links change (fn(arg)). */
+void perfmgr_set_redraw(struct sm *sm, void (*fn)(void *), void *arg);
 /* The transaction table PerfMgt GMPs go through (NULL before begin). */
 struct txn_engine *perfmgr_engine(const struct sm *sm);
 /* The answer hook's part: 1 when mad answered one of its requests. */

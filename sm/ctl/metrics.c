@@ -27,102 +27,6 @@
 #define IBSMD_VERSION "0.1"	/* ibsmd -V (sm/main.c) */
 #endif
 
-size_t metrics_escape(char *out, size_t outlen, const char *in, int label)
-{
-	size_t n = 0;
-
-	for (const char *s = in; *s != '\0'; s++) {
-		char one[2] = { *s, '\0' };
-		const char *put = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" :
-				  (*s == '"' && label) ? "\\\"" : one;
-		for (; *put != '\0'; put++, n++)
-			if (n + 1 < outlen)
-				out[n] = *put;
-	}
-	if (outlen)
-		out[n < outlen ? n : outlen - 1] = '\0';
-	return n;
-}
-
-static void mtext_printf(struct mtext *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void mtext_printf(struct mtext *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (t->oom)
-		return;
-	for (;;) {
-		size_t room = t->cap - t->len;
-		va_start(ap, fmt);
-		int n = vsnprintf(t->buf ? t->buf + t->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->oom = 1;
-			return;
-		}
-		if ((size_t)n < room) {
-			t->len += (size_t)n;
-			return;
-		}
-		size_t cap = t->cap ? t->cap * 2 : 4096;
-		while (cap - t->len <= (size_t)n)
-			cap *= 2;
-		char *b = realloc(t->buf, cap);
-		if (!b) {
-			t->oom = 1;
-			return;
-		}
-		t->buf = b;
-		t->cap = cap;
-	}
-}
-
-/* in escaped into a malloc'd string, NULL on ENOMEM. */
-static char *escaped(const char *in, int label)
-{
-	size_t n = metrics_escape(NULL, 0, in, label);
-	char *s = malloc(n + 1);
-	if (s)
-		metrics_escape(s, n + 1, in, label);
-	return s;
-}
-
-void mtext_family(struct mtext *t, const char *name, const char *type,
-		  const char *help)
-{
-	char *h = escaped(help, 0);
-	if (!h) {
-		t->oom = 1;
-		return;
-	}
-	mtext_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, h, name, type);
-	free(h);
-}
-
-void mtext_sample(struct mtext *t, const char *name, const char *label,
-		  const char *value, double v)
-{
-	if (!label) {
-		mtext_printf(t, "%s %.15g\n", name, v);
-		return;
-	}
-	char *e = escaped(value, 1);
-	if (!e) {
-		t->oom = 1;
-		return;
-	}
-	mtext_printf(t, "%s{%s=\"%s\"} %.15g\n", name, label, e, v);
-	free(e);
-}
-
-void mtext_labelled(struct mtext *t, const char *name, const char *labels,
-		    uint64_t v)
-{
-	mtext_printf(t, "%s{%s} %llu\n", name, labels, (unsigned long long)v);
-}
-
 /* A family of one sample without labels. */
 static void one(struct mtext *t, const char *name, const char *type,
 		const char *help, double v)
@@ -303,7 +207,7 @@ static void port_err_metrics(struct mtext *t, const struct sm *sm,
 	for (uint32_t i = 0; i < ts->n_port_err; i++) {
 		const struct trapin_port_err *e = &ts->port_err[i];
 		uint32_t n = f ? fabric_find_node(f, e->guid) : FAB_NONE;
-		char *name = escaped(n != FAB_NONE ? fabric_node_name(f, n) : "", 1);
+		char *name = mtext_escaped(n != FAB_NONE ? fabric_node_name(f, n) : "", 1);
 		if (!name) {
 			t->oom = 1;
 			return;

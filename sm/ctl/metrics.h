@@ -46,6 +46,11 @@ void mtext_family(struct mtext *t, const char *name, const char *type,
 /* "name v" or "name{label="value"} v"; label NULL for none. */
 void mtext_sample(struct mtext *t, const char *name, const char *label,
 		  const char *value, double v);
+/* printf into t. */
+void mtext_printf(struct mtext *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* in escaped as a label value (label) or HELP text, malloc'd; NULL: ENOMEM. */
+char *mtext_escaped(const char *in, int label);
 /* "name{labels} v": labels already "k=\"v\",..." (values escaped). */
 void mtext_labelled(struct mtext *t, const char *name, const char *labels,
 		    uint64_t v);

@@ -144,6 +144,34 @@ static void put_perfmgr(FILE *fp, const json_t *st)
 	fputs("</table>\n", fp);
 }
 
+/* dFtree's hot-spots (status "congestion"), when the mode is on. */
+static void put_hotspots(FILE *fp, const json_t *st)
+{
+	const json_t *c = json_object_get(st, "congestion");
+	const json_t *list = json_object_get(c, "list"), *h;
+	size_t i;
+	if (!json_is_array(list))
+		return;
+	fputs("<h2>Hot-spots (slow lane)</h2>\n", fp);
+	if (!json_array_size(list)) {
+		fputs("<p class=\"none\">none</p>\n", fp);
+		return;
+	}
+	fputs("<table>\n<tr><th>node</th><th>LID</th><th>since</th><th>contributors</th></tr>\n", fp);
+	json_array_foreach(list, i, h) {
+		fputs("<tr><td class=\"bad\">", fp);
+		put_value(fp, json_object_get(h, "node"));
+		fputs("</td><td>", fp);
+		put_value(fp, json_object_get(h, "lid"));
+		fputs("</td><td>", fp);
+		put_value(fp, json_object_get(h, "since"));
+		fputs("</td><td>", fp);
+		put_value(fp, json_object_get(h, "contributors"));
+		fputs("</td></tr>\n", fp);
+	}
+	fputs("</table>\n", fp);
+}
+
 static void put_errors(FILE *fp, const json_t *st)
 {
 	const json_t *errs = json_object_get(st, "errors"), *e;
@@ -349,6 +377,7 @@ char *statuspage_html(const struct statuspage_in *in, size_t *len)
 		fputs("</p>\n", fp);
 	}
 	put_health(fp, in->health, in->health_err);
+	put_hotspots(fp, in->status);
 	put_events(fp, in->status);
 	put_picture(fp, in->svg, in->svg_note);
 	fputs("<p class=\"none\">JSON: <a href=\"api/status\">api/status</a>, "

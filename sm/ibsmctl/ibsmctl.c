@@ -50,6 +50,7 @@ static void usage(FILE *fp)
 	    "  metrics                the Prometheus text exposition format\n"
 	    "  perfmgr [sweep]        the performance manager; sweep: read every port's\n"
 	    "                         counters now (ports read, GMPs, ms)\n"
+	    "  hotspots               dFtree's end-point hot-spots and their contributors\n"
 	    "  health [--save-baseline [FILE]]\n"
 	    "                         unhealthy, flapping, degraded and hot ports, worst\n"
 	    "                         first, and the differences from the fabric baseline;\n"

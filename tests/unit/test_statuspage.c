@@ -114,7 +114,8 @@ END_TEST
 static json_t *status_json(void)
 {
 	return json_pack("{s:s,s:i,s:s,s:i,s:i,s:s,s:{s:s,s:i,s:i,s:i},s:[{s:s,s:s,s:i}],"
-			 "s:{s:[{s:s,s:s}]},s:{s:i,s:i,s:{s:i,s:i}}}",
+			 "s:{s:[{s:s,s:s}]},s:{s:i,s:i,s:{s:i,s:i}},"
+			 "s:{s:[{s:s,s:i,s:i}]}}",
 			 "state", "MASTER", "priority", 5, "port_guid", "0x0002c90200000001",
 			 "heavy_sweeps", 3, "light_sweeps", 7, "master_guid", "0x0002c90200000001",
 			 "last_heavy_sweep", "time", "2026-11-28T18:00:00Z", "sweep_ms", 42,
@@ -122,7 +123,8 @@ static json_t *status_json(void)
 			 "errors", "kind", "routing", "message", "no route to " EVIL, "count", 1,
 			 "events", "recent", "event", "node_found", "node", EVIL,
 			 "perfmgr", "interval_s", 60, "sweeps", 2, "last", "gmps", 41472,
-			 "yielded_ms", 1234);
+			 "yielded_ms", 1234,
+			 "congestion", "list", "node", EVIL, "lid", 12, "contributors", 2);
 }
 
 static json_t *health_json(void)
@@ -153,7 +155,7 @@ START_TEST(t_html_escapes)
 	ck_assert_ptr_null(strstr(html, "<script"));	/* anywhere: page and picture */
 	ck_assert_ptr_null(strstr(html, "alert(\"x\")"));
 	/* the health's node, the error's message, the event, the baseline */
-	ck_assert_uint_ge(count(html, EVIL_HTML), 4);
+	ck_assert_uint_ge(count(html, EVIL_HTML), 5);
 	ck_assert_ptr_nonnull(strstr(html, "SymbolErrorCounter &quot;50&quot;"));
 	ck_assert_ptr_nonnull(strstr(html, "SymbolErrorCounter=50"));
 	ck_assert_ptr_nonnull(strstr(html, "<span class=\"state MASTER\">MASTER</span>"));
@@ -162,6 +164,9 @@ START_TEST(t_html_escapes)
 	/* the performance manager's last sweep */
 	ck_assert_ptr_nonnull(strstr(html, "<h3>Performance manager</h3>"));
 	ck_assert_ptr_nonnull(strstr(html, "<th>GMPs</th><td>41472</td>"));
+	/* dFtree's hot-spots */
+	ck_assert_ptr_nonnull(strstr(html, "<h2>Hot-spots (slow lane)</h2>"));
+	ck_assert_ptr_nonnull(strstr(html, "<td>12</td>"));
 	/* the picture inline, without its XML prologue; no outside asset */
 	ck_assert_uint_eq(count(html, "class=\"node switch\""), 4);
 	ck_assert_ptr_null(strstr(html, "<?xml"));
