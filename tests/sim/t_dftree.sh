@@ -51,19 +51,29 @@ sets0=$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.std
 # their time): PortXmitWait 200,000 a second; 4X SDR carries 10^9 octets a
 # second, 0.3 of it 75,000,000 double words a second, 0.7 175,000,000.  A
 # 2 s interval keeps a read's error (one step of the loop) small.
+# sim_batch CMD...: the console commands written at once, then their prompts
+# awaited: the counters move together, and a step costs one wait.
+sim_batch() {
+	local before
+	before=$(sim__prompts)
+	printf '%s\n' "$@" >&"$SIM_FD"
+	wait_until "$SIM_CMD_TIMEOUT" sim__prompted "$((before + $# - 1))" ||
+		fail "sim_batch: no answer to $# commands"
+}
 ramp() {
 	local t0 ms
 	t0=$(date +%s%3N)
 	while [ ! -e "$SIM_TMP/stop" ]; do
 		ms=$(( $(date +%s%3N) - t0 ))
-		sim_cmd "PerformanceSet \"$sw\"[$swp] PortCounters.PortXmitWait=$((ms * 200))" >/dev/null
-		for h in H-1 H-2 H-3; do
-			sim_cmd "PerformanceSet \"$h\"[1] PortCounters.PortXmitWait=$((ms * 200))" >/dev/null
-		done
-		sim_cmd "PerformanceSet \"H-1\"[1] PortCountersExtended.PortXmitData=$((ms * 75000))" >/dev/null
-		sim_cmd "PerformanceSet \"H-2\"[1] PortCountersExtended.PortXmitData=$((ms * 75000))" >/dev/null
-		sim_cmd "PerformanceSet \"H-3\"[1] PortCountersExtended.PortXmitData=$((ms * 175000))" >/dev/null
-		sleep 0.1
+		sim_batch "PerformanceSet \"$sw\"[$swp] PortCounters.PortXmitWait=$((ms * 200))" \
+			"PerformanceSet \"H-1\"[1] PortCounters.PortXmitWait=$((ms * 200))" \
+			"PerformanceSet \"H-2\"[1] PortCounters.PortXmitWait=$((ms * 200))" \
+			"PerformanceSet \"H-3\"[1] PortCounters.PortXmitWait=$((ms * 200))" \
+			"PerformanceSet \"H-1\"[1] PortCountersExtended.PortXmitData=$((ms * 75000))" \
+			"PerformanceSet \"H-2\"[1] PortCountersExtended.PortXmitData=$((ms * 75000))" \
+			"PerformanceSet \"H-3\"[1] PortCountersExtended.PortXmitData=$((ms * 175000))" \
+			>/dev/null
+		sleep 0.05
 	done
 }
 ramp &
