@@ -10,7 +10,7 @@
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
-#                         "qos", "part", "mcast", "mcast-emu", "perfmgr"
+#                         "qos", "part", "mcast", "mcast-emu", "perfmgr", "dftree"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
@@ -911,6 +911,64 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = perfmgr ]; then
 	a=$(awk '$1 == "pmsa" && $2 == "idle" { print $3 }' "$RESULTS" | tail -n 1)
 	b=$(awk '$1 == "pmsa" && $2 == "sweeping" { print $3 }' "$RESULTS" | tail -n 1)
 	echo "SA PathRecord Gets from H-3 on ft3-3456 (16 in flight, ${PM_SECS} s): ${a}/s idle, ${b}/s during perfmgr sweeps ($(ratio "$b" "$a") of idle)"
+fi
+
+# ---- dftree: the hot-spot loop's cost on the 3456-host tree (ibsmd alone) ----
+# A fresh ibsim of ft3-3456, ibsmd with congestion.mode dftree and a 2 s
+# interval (the performance manager's own sweep off, so only dFtree's GMPs
+# count).  After three quiet rounds: the GMPs of a round (status
+# congestion.gmps / rounds: PortCounters of every host port and of the
+# switch port facing it, PortCountersExtended of every host port) and its
+# time; then the console sets H-5's switch port and H-1's port over the
+# threshold (H-1 at a tenth of its link) and the time from that command to
+# the repath's log line is taken, $ROUNDS times (the median; at most one
+# interval plus one round by design).  OpenSM has no counterpart.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = dftree ]; then
+	net="$SIM_TMP/dft-ft3-3456.net"
+	gen ftree3 --radix 24 -o "$net"
+	dir="$SIM_TMP/dft"; mkdir -p "$dir"
+	printf 'perfmgr:\n  interval_s: 0\ncongestion:\n  mode: dftree\n  interval_s: 2\n' >"$dir/pol.yaml"
+	sim_start "$net"
+	on_host_bg H-0 "$IBSMD" -R "$ENGINE" -c "$dir/pol.yaml" -S "$dir/state" -s "$dir/sock" \
+		--log-level info >"$dir/out" 2>"$dir/err"
+	sm=$SIM_LAST_PID
+	wait_until 120 grep -q '^subnet up' "$dir/out" || fail "dftree: ibsmd did not come up"
+	dft() { "$IBSMCTL" -s "$dir/sock" --json status | python3 -c 'import json,sys; c = json.load(sys.stdin)["congestion"]; print(c["rounds"], c["gmps"], c["last_ms"])'; }
+	wait_until 30 eval '[ "$(dft | cut -d" " -f1)" -ge 3 ]' || fail "dftree: no rounds"
+	read -r rounds gmps round_ms < <(dft)
+	read -r sw swp < <(awk '/^Switch/ { gsub(/"/, "", $3); s = $3 }
+		/^\[[0-9]+\][ \t]+"H-5"\[1\]/ { sub(/\].*/, "", $1); sub(/\[/, "", $1); print s, $1; exit }' "$net")
+	[ -n "$sw" ] || fail "dftree: no switch port facing H-5"
+	lat=()
+	wait_v=0 data_v=0
+	for r in $(seq "$ROUNDS"); do
+		n=$(grep -c 'dftree: repath to' "$dir/err")
+		t0=$(date +%s%3N)
+		# 1,000 ticks a ms at both ports, H-1 at a tenth of its 4X SDR link
+		# (25,000 double words a ms), until the repath leaves
+		while [ "$(grep -c 'dftree: repath to' "$dir/err")" -le "$n" ]; do
+			ms=$(( $(date +%s%3N) - t0 ))
+			[ "$ms" -lt 15000 ] || fail "dftree: no repath in round $r"
+			sim_cmd "PerformanceSet \"$sw\"[$swp] PortCounters.PortXmitWait=$((wait_v + ms * 1000))" >/dev/null
+			sim_cmd "PerformanceSet \"H-1\"[1] PortCounters.PortXmitWait=$((wait_v + ms * 1000))" >/dev/null
+			sim_cmd "PerformanceSet \"H-1\"[1] PortCountersExtended.PortXmitData=$((data_v + ms * 25000))" >/dev/null
+			sleep 0.05
+		done
+		wait_v=$((wait_v + ms * 1000)) data_v=$((data_v + ms * 25000))
+		t1=$(grep 'dftree: repath to' "$dir/err" | sed -n "$((n + 1))p" | cut -d' ' -f1)
+		lat+=("$(python3 -c 'import sys, datetime; print(int(datetime.datetime.fromisoformat(sys.argv[1]).timestamp() * 1000) - int(sys.argv[2]))' "$t1" "$t0")")
+		# quiet again: the hot-spot clears before the next round
+		wait_until 10 eval '[ "$(grep -c "dftree: hot-spot .* cleared" "$dir/err")" -ge '"$r"' ]' ||
+			fail "dftree: the hot-spot did not clear"
+	done
+	kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+	sim_stop
+	med=$(printf '%s\n' "${lat[@]}" | median)
+	echo
+	echo "dftree: the hot-spot loop on ft3-3456 under ibsim (interval 2 s; ibsmd alone, OpenSM has none)"
+	printf '%-10s %12s %10s %16s\n' fabric gmps_round round_ms crossing_to_69_ms
+	printf '%-10s %12s %10s %16s\n' ft3-3456 "$((gmps / rounds))" "$round_ms" "$med"
+	echo "dft ibsmd $((gmps / rounds)) $round_ms $med" >>"$RESULTS"
 fi
 
 # ---- multicast join storm in the emulator (build/emumc; ibsmd alone) ----
