@@ -113,6 +113,8 @@ struct sweep_state {
 	struct scrub *scrub;
 	/* the record */
 	uint32_t heavy_sweeps, light_sweeps;
+	uint32_t heavy_failed;		/* heavy sweeps that failed (the log
+					   says a few a minute, then a count) */
 	uint64_t last_sweep_time;	/* wall clock, seconds */
 	struct sweep_summary last;
 };

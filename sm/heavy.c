@@ -87,6 +87,7 @@ static void sweep_failed(struct sm *sm, const char *why)
 {
 	/* retried every second: a few lines a minute, then a count */
 	log_limited_by(3, 60000, LOG_ERROR, "%s", why);
+	sm->sweep.heavy_failed++;
 	sm_sweep_abandon(sm);
 	if (sm->watch && sm->watch->failed && sm->watch->failed(sm, sm->watch->arg))
 		return;
@@ -537,6 +538,7 @@ void sweeps_to_ctl(const struct sm *sm, json_t *o)
 	json_object_set_new(o, "sweeping", json_string(sm_activity_sweep_name(sm->sw.activity)));
 	json_object_set_new(o, "heavy_sweeps", json_integer(sm->sweep.heavy_sweeps));
 	json_object_set_new(o, "light_sweeps", json_integer(sm->sweep.light_sweeps));
+	json_object_set_new(o, "heavy_failed", json_integer(sm->sweep.heavy_failed));
 	json_object_set_new(o, "last_sweep_time", json_integer((json_int_t)sm->sweep.last_sweep_time));
 	json_object_set_new(o, "last_sweep_date", control_time_json(sm->sweep.last_sweep_time));
 }
