@@ -2,9 +2,9 @@
 # dFtree under ibsim (ibsmd(8) HOT-SPOT SLOW LANES): the demo fabric,
 # congestion.mode dftree with a 2 s interval.  A script ramps counters
 # from ibsim's console with the clock: PortXmitWait of the switch port facing
-# H-5 and of H-1, H-2 and H-3's ports at 200,000 ticks a second (over the
-# threshold of 100,000), PortXmitData of H-1 and H-2 at 0.3 of their 4X
-# SDR link and of H-3 at 0.7.  Exactly H-1 and H-2 get one repath (69)
+# H-5 and of H-1, H-2 and H-3's ports over the threshold of 100,000 ticks a
+# second, PortXmitData of H-1 and H-2 at 0.3 of their 4X SDR link and of
+# H-3 at 0.7.  Exactly H-1 and H-2 get one repath (69)
 # each naming H-5's LID and the slow SL, seen by ibsm-listen on them; H-3
 # gets none; saquery -p from H-1 to H-5 answers the slow SL while the
 # hot-spot lasts; the ramp stops: exactly one unpath (68) with the fast SL
@@ -48,9 +48,13 @@ sl_to() {	# SL of the PathRecord from H-1 to H-5 (saquery, asked at H-1)
 sets0=$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["mads"]["sets"])')
 
 # the ramp: the counters follow the clock (the console's commands take
-# their time): PortXmitWait 200,000 a second; 4X SDR carries 10^9 octets a
-# second, 0.3 of it 75,000,000 double words a second, 0.7 175,000,000.  A
-# 2 s interval keeps a read's error (one step of the loop) small.
+# their time): 4X SDR carries 10^9 octets a second, 0.3 of it 75,000,000
+# double words a second, 0.7 175,000,000.  A step late by a fraction f of
+# the 2 s interval lowers both rates of a port by f: H-5's switch port at
+# 400,000 ticks a second stays a hot-spot up to f = 0.75; H-1 and H-2 at
+# 200,000 qualify up to f = 0.5; H-3 at 130,000 is over the threshold
+# only while f < 0.23 and below 0.5 of its link only when f > 0.28, so
+# no lateness makes it a contributor.
 # sim_batch CMD...: the console commands written at once, then their prompts
 # awaited: the counters move together, and a step costs one wait.
 sim_batch() {
@@ -65,10 +69,10 @@ ramp() {
 	t0=$(date +%s%3N)
 	while [ ! -e "$SIM_TMP/stop" ]; do
 		ms=$(( $(date +%s%3N) - t0 ))
-		sim_batch "PerformanceSet \"$sw\"[$swp] PortCounters.PortXmitWait=$((ms * 200))" \
+		sim_batch "PerformanceSet \"$sw\"[$swp] PortCounters.PortXmitWait=$((ms * 400))" \
 			"PerformanceSet \"H-1\"[1] PortCounters.PortXmitWait=$((ms * 200))" \
 			"PerformanceSet \"H-2\"[1] PortCounters.PortXmitWait=$((ms * 200))" \
-			"PerformanceSet \"H-3\"[1] PortCounters.PortXmitWait=$((ms * 200))" \
+			"PerformanceSet \"H-3\"[1] PortCounters.PortXmitWait=$((ms * 130))" \
 			"PerformanceSet \"H-1\"[1] PortCountersExtended.PortXmitData=$((ms * 75000))" \
 			"PerformanceSet \"H-2\"[1] PortCountersExtended.PortXmitData=$((ms * 75000))" \
 			"PerformanceSet \"H-3\"[1] PortCountersExtended.PortXmitData=$((ms * 175000))" \
