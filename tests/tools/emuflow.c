@@ -15,9 +15,12 @@
  *     "flows": [ { "name": "2-3", "from": "H2", "to": "H3",
  *                  "gbps": 12.9, "sl": 0,   (sl: default 0)
  *                  "start": 0, "stop": 30 } ],   (default: 0, end)
- *     "moves": [ { "at": 14, "from": "H1", "to": "H5", "sl": 1 } ] }
+ *     "moves": [ { "at": 14, "from": "H1", "to": "H5", "sl": 1 } ],
+ *     "cuts": [ { "at": 13, "switch": "A", "port": 5 } ] }
  *
- * Hosts are named by their node description.  A move does at its time
+ * A cut pulls the cable of a switch port (named by the switch's node
+ * description) at its time; the SM, told by trap 128, routes around it
+ * before the step's rates.  Hosts are named by their node description.  A move does at its time
  * what a host does on a repath or unpath notice (ibsmd(8) NOTICES): every
  * flow of that host to that destination's LID goes to the SL named.
  * With "dftree": true the SM runs its dFtree loop (ibsmd(8) HOT-SPOT
@@ -55,6 +58,7 @@
 #define DFTREE_SLOW_SL 1
 #define DFTREE_INTERVAL_S 1
 #define SUBSCRIBE_MS 5000
+#define CUT_TRAP_MS 300		/* a cut's trap 128 reaching the SM */
 
 struct flow {
 	const char *name;
@@ -69,6 +73,12 @@ struct move {
 	uint64_t src;
 	uint32_t dlid;
 	int sl, done;
+};
+
+struct cut {
+	double at;
+	uint64_t guid;
+	int port, done;
 };
 
 /* A sending host subscribed to the SA's notices, its agent moving flows. */
@@ -163,6 +173,48 @@ static int read_moves(const struct emusm *x, const json_t *arr, struct move *mv)
 		}
 	}
 	return 0;
+}
+
+static int read_cuts(const struct emusm *x, const json_t *arr, struct cut *ct)
+{
+	size_t i;
+	const json_t *o;
+	json_array_foreach(arr, i, o) {
+		const char *sw = json_string_value(json_object_get(o, "switch"));
+		const struct fabric *f = &x->topo;
+		ct[i].at = num(o, "at", -1);
+		ct[i].port = (int)num(o, "port", -1);
+		for (uint32_t n = 0; sw && n < f->n_nodes && !ct[i].guid; n++)
+			if (f->nodes[n].type == FAB_SWITCH && !strcmp(f->nodes[n].desc, sw))
+				ct[i].guid = f->nodes[n].guid;
+		if (!ct[i].guid || ct[i].at < 0 || ct[i].port < 1) {
+			fprintf(stderr, "emuflow: cut %zu: a switch, port >= 1, at >= 0\n", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int never(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+/* The cuts due at time now made; how many, -1 (no such port or cable). */
+static int do_cuts(struct emusm *x, struct cut *ct, size_t nc, double now)
+{
+	int n = 0;
+	for (size_t i = 0; i < nc; i++)
+		if (!ct[i].done && now >= ct[i].at) {
+			ct[i].done = 1;
+			if (emu_link_down(x->e, ct[i].guid, ct[i].port) < 0) {
+				fprintf(stderr, "emuflow: cut %zu: no cable there\n", i);
+				return -1;
+			}
+			n++;
+		}
+	return n;
 }
 
 static int read_sinks(const struct emusm *x, struct emu_traffic *t,
@@ -311,35 +363,30 @@ static int step(struct emu_traffic *t, struct flow *fl, size_t nf,
 	return emu_flow_advance(t, dt);
 }
 
-static void print_row(const struct emu_traffic *t, const struct flow *fl,
+static void print_row(FILE *out, const struct emu_traffic *t, const struct flow *fl,
 		      size_t nf, double now, int sum_only)
 {
 	double sum = 0;
-	printf("%8.2f", now);
+	fprintf(out, "%8.2f", now);
 	for (size_t i = 0; i < nf; i++) {
 		double r = fl[i].id >= 0 ? emu_flow_rate(t, fl[i].id) : -1;
 		sum += r > 0 ? r : 0;
 		if (sum_only)
 			continue;
 		if (r < 0)
-			printf(" %8s", "-");
+			fprintf(out, " %8s", "-");
 		else
-			printf(" %8.2f", r / (GBPS));
+			fprintf(out, " %8.2f", r / (GBPS));
 	}
 	if (sum_only)
-		printf(" %12.4f", sum / (GBPS));
-	printf("\n");
-}
-
-static int never(void *arg)
-{
-	(void)arg;
-	return 0;
+		fprintf(out, " %12.4f", sum / (GBPS));
+	fprintf(out, "\n");
 }
 
 /* The dFtree run: each step's flows, then dt of the loop's wall clock. */
-static int run_dftree(struct emusm *x, struct emu_traffic *t, struct flow *fl,
-		      size_t nf, double dt, double end, int sum_only)
+static int run_dftree(FILE *out, struct emusm *x, struct emu_traffic *t, struct flow *fl,
+		      size_t nf, struct cut *ct, size_t nc, double dt, double end,
+		      int sum_only)
 {
 	struct agent *ag = calloc(nf + 1, sizeof(*ag));
 	int n = ag ? agents_start(x, t, fl, nf, ag) : -1, rc = n < 0;
@@ -347,15 +394,16 @@ static int run_dftree(struct emusm *x, struct emu_traffic *t, struct flow *fl,
 		rc = 1;
 	double t0 = saload_now();
 	for (long k = 0; !rc && k * dt < end; k++) {
-		if (start_stop(t, fl, nf, k * dt) < 0) {
+		if (start_stop(t, fl, nf, k * dt) < 0 ||
+		    do_cuts(x, ct, nc, k * dt) < 0) {
 			rc = 1;
 			break;
 		}
 		double left = t0 + (double)(k + 1) * dt - saload_now();
 		if (left > 0)
 			saload_run_until(x->base, never, NULL, left * 1000.0);
-		print_row(t, fl, nf, k * dt, sum_only);
-		fflush(stdout);
+		print_row(out, t, fl, nf, k * dt, sum_only);
+		fflush(out);
 	}
 	emu_traffic_run(t, x->base, 0);
 	int orders = 0, moved = 0;
@@ -370,7 +418,7 @@ static int run_dftree(struct emusm *x, struct emu_traffic *t, struct flow *fl,
 	return rc;
 }
 
-static int run(struct emusm *x, const json_t *sc, int sum_only)
+static int run(FILE *out, struct emusm *x, const json_t *sc, int sum_only)
 {
 	double dt = num(sc, "step", 1), end = num(sc, "end", -1);
 	const json_t *flows = json_object_get(sc, "flows"),
@@ -387,41 +435,50 @@ static int run(struct emusm *x, const json_t *sc, int sum_only)
 			"(%d steps at most), a flows array\n", MAX_STEPS);
 		return 2;
 	}
-	size_t nf = json_array_size(flows), nm = json_array_size(moves);
+	const json_t *cuts = json_object_get(sc, "cuts");
+	size_t nf = json_array_size(flows), nm = json_array_size(moves),
+	       nc = json_array_size(cuts);
 	struct flow *fl = calloc(nf + 1, sizeof(*fl));
 	struct move *mv = calloc(nm + 1, sizeof(*mv));
+	struct cut *ct = calloc(nc + 1, sizeof(*ct));
 	struct emu_traffic *t = emu_traffic_new(x->e);
 	int rc = 2;
-	if (!fl || !mv || !t) {
+	if (!fl || !mv || !ct || !t) {
 		rc = 1;
 		goto done;
 	}
 	if (read_flows(x, flows, end, fl) < 0 || read_moves(x, moves, mv) < 0 ||
+	    read_cuts(x, cuts, ct) < 0 ||
 	    read_sinks(x, t, json_object_get(sc, "sinks")) < 0)
 		goto done;
-	printf("%8s", "t_s");
+	fprintf(out, "%8s", "t_s");
 	for (size_t i = 0; i < nf && !sum_only; i++)
-		printf(" %8.8s", fl[i].name);
+		fprintf(out, " %8.8s", fl[i].name);
 	if (sum_only)
-		printf(" %12s\n", "sum_gbps");
+		fprintf(out, " %12s\n", "sum_gbps");
 	else
-		printf("   (Gb/s)\n");
+		fprintf(out, "   (Gb/s)\n");
 	if (dftree) {
-		rc = run_dftree(x, t, fl, nf, dt, end, sum_only);
+		rc = run_dftree(out, x, t, fl, nf, ct, nc, dt, end, sum_only);
 		goto done;
 	}
 	rc = 0;
 	for (long k = 0; k * dt < end; k++) {
-		if (step(t, fl, nf, mv, nm, k * dt, dt) < 0) {
+		int cut = do_cuts(x, ct, nc, k * dt);
+		if (cut > 0 && (saload_run_until(x->base, never, NULL, CUT_TRAP_MS),
+				!emusm_run_idle(x, 60000)))
+			fprintf(stderr, "emuflow: the SM did not settle after a cut\n");
+		if (cut < 0 || step(t, fl, nf, mv, nm, k * dt, dt) < 0) {
 			rc = 1;
 			break;
 		}
-		print_row(t, fl, nf, k * dt, sum_only);
+		print_row(out, t, fl, nf, k * dt, sum_only);
 	}
 done:
 	emu_traffic_free(t);
 	free(fl);
 	free(mv);
+	free(ct);
 	return rc;
 }
 
@@ -494,10 +551,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "emuflow: the SM did not come up\n");
 		rc = 1;
 	}
-	if (!rc && emusm_stdout(&x) < 0)
+	/* the rows to the tool's stdout, the daemon's lines (a cut's sweep)
+	 * still to /dev/null */
+	int fd = rc ? -1 : dup(x.saved_out);
+	FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!rc && !out)
 		rc = 1;
 	if (!rc)
-		rc = run(&x, sc, sum_only);
+		rc = run(out, &x, sc, sum_only);
+	if (out)
+		fclose(out);
 	json_decref(sc);
 	if (emusm_close(&x) < 0 && !rc)
 		rc = 1;
