@@ -63,6 +63,7 @@ struct dftree {
 	struct dft_req *req;
 	uint32_t n_req, pending;
 	int running;
+	int closing;	/* freed by the daemon: the last pending answer frees it */
 	uint64_t start_ms;
 	struct dft_state alg;
 	/* the record */
@@ -144,10 +145,22 @@ static int snapshot(struct dftree *d, const struct fabric *f)
 	return 0;
 }
 
+static void free_rest(struct dftree *d)
+{
+	free(d->p);
+	free(d->req);
+	free(d);
+}
+
 static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 {
 	struct dft_req *q = arg;
 	struct dftree *d = q->d;
+	if (d->closing) {	/* the engine cancelling what a freed loop asked */
+		if (--d->pending == 0)
+			free_rest(d);
+		return;
+	}
 	if (status == 0) {
 		struct dft_rd *x = &d->p[q->i];
 		struct pma_sample s;
@@ -379,10 +392,14 @@ void dftree_free(struct sm *sm)
 		return;
 	event_free(d->timer);
 	dft_state_free(&d->alg);
-	free(d->p);
-	free(d->req);
-	free(d);
 	sm->dft = NULL;
+	/* GMPs in flight: the performance manager's engine answers them
+	 * (perfmgr_free cancels them all), the last answer frees the rest */
+	if (d->pending) {
+		d->closing = 1;
+		return;
+	}
+	free_rest(d);
 }
 
 /* Every hot-spot cleared, its contributors told (the mode went off). */
