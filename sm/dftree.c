@@ -435,13 +435,6 @@ void dftree_reconfigure(struct sm *sm)
 
 /* ---- what it shows ---- */
 
-static json_t *guid_json(uint64_t g)
-{
-	char b[24];
-	snprintf(b, sizeof(b), "0x%016" PRIx64, g);
-	return json_string(b);
-}
-
 json_t *dftree_ctl(struct sm *sm, const json_t *req, char *err, size_t errlen)
 {
 	const struct dftree *d = sm->dft;
@@ -457,12 +450,12 @@ json_t *dftree_ctl(struct sm *sm, const json_t *req, char *err, size_t errlen)
 		for (size_t k = 0; k < h->n_contrib; k++) {
 			const struct dft_rd *y = ca_of(d, h->contrib[k].guid);
 			json_array_append_new(c, json_pack("{s:i, s:o, s:s, s:o}",
-				"lid", h->contrib[k].lid, "guid", guid_json(h->contrib[k].guid),
+				"lid", h->contrib[k].lid, "guid", control_guid_json(h->contrib[k].guid),
 				"node", y ? y->name : "?",
 				"since", control_time_json(h->contrib[k].since / 1000)));
 		}
 		json_array_append_new(a, json_pack("{s:i, s:o, s:s, s:o, s:o}",
-			"lid", h->lid, "guid", guid_json(h->guid), "node", x ? x->name : "?",
+			"lid", h->lid, "guid", control_guid_json(h->guid), "node", x ? x->name : "?",
 			"since", control_time_json(h->since / 1000), "contributors", c));
 	}
 	return json_pack("{s:o}", "hotspots", a);

@@ -868,21 +868,14 @@ json_t *perfmgr_ctl(struct sm *sm, const json_t *req, char *err, size_t errlen)
 	return NULL;
 }
 
-static json_t *guid_json(uint64_t g)
-{
-	char b[24];
-	snprintf(b, sizeof(b), "0x%016" PRIx64, g);
-	return json_string(b);
-}
-
 static json_t *port_json(const struct perfmgr *pm, const struct pm_target *x)
 {
-	json_t *o = json_pack("{s:o, s:s, s:i}", "guid", guid_json(x->node_guid),
+	json_t *o = json_pack("{s:o, s:s, s:i}", "guid", control_guid_json(x->node_guid),
 			      "node", x->name, "port", x->port);
 	if (!o)
 		return NULL;
 	if (x->remote_guid) {
-		json_object_set_new(o, "remote_guid", guid_json(x->remote_guid));
+		json_object_set_new(o, "remote_guid", control_guid_json(x->remote_guid));
 		json_object_set_new(o, "remote_node", json_string(x->remote_name));
 		json_object_set_new(o, "remote_port", json_integer(x->remote_port));
 	}
@@ -958,9 +951,9 @@ static json_t *degraded_json(const struct fabric *f)
 			continue;
 		const struct fab_port *r = &f->ports[p->remote];
 		json_array_append_new(a, json_pack("{s:o, s:s, s:i, s:o, s:s, s:i, s:i, s:i, s:i, s:i}",
-			"guid", guid_json(f->nodes[p->node].guid),
+			"guid", control_guid_json(f->nodes[p->node].guid),
 			"node", fabric_node_name(f, p->node), "port", p->num,
-			"remote_guid", guid_json(f->nodes[r->node].guid),
+			"remote_guid", control_guid_json(f->nodes[r->node].guid),
 			"remote_node", fabric_node_name(f, r->node),
 			"remote_port", r->num,
 			"width_active", p->width_active, "width_max", p->width_max,

@@ -802,6 +802,13 @@ void control_reply(struct control *c, uint64_t id, json_t *res,
 }
 
 /* Wall-clock seconds as ISO 8601 in UTC ("2026-11-24T06:39:21Z"). */
+json_t *control_guid_json(uint64_t guid)
+{
+	char b[24];
+	snprintf(b, sizeof(b), "0x%016llx", (unsigned long long)guid);
+	return json_string(b);
+}
+
 json_t *control_time_json(uint64_t t)
 {
 	char buf[32];

@@ -72,6 +72,8 @@ uint64_t control_defer(struct control *c);
 void control_reply(struct control *c, uint64_t id, json_t *res,
     const char *err);
 
+/* A GUID as the replies write it: "0x" and 16 hex digits. */
+json_t *control_guid_json(uint64_t guid);
 /* Wall-clock seconds as ISO 8601 in UTC ("2026-11-24T06:39:21Z"); null for 0. */
 json_t *control_time_json(uint64_t t);
 
