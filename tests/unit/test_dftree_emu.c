@@ -83,7 +83,7 @@ static void setup(struct run *r, int dftree)
 		     .text = file_text(TESTBED), .seed = 28 });
 	r->sm = emu_sm_new(r->state, 20);
 	struct config *c = &r->sm->cfg;
-	c->port_guid = port_guid(r, "H12");
+	c->port_guid = port_guid(r, "H4");
 	c->pm_interval_s = 0;
 	if (dftree) {
 		c->cong_mode = CONG_DFTREE;
