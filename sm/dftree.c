@@ -1,6 +1,7 @@
 /*
  * dFtree's loop on the daemon (sm/dftree.h): the ports to read, their
- * GMPs through the performance manager's transaction table, the rates,
+ * GMPs through the performance manager's transaction table and its gate
+ * (the SA first, perfmgr_pace()), the rates,
  * Algorithm 1's step (sm/perf/dftree_alg.c), and what its decisions
  * become: lane orders, the SA's hot-spot set, log lines, `ibsmctl
  * hotspots`, metrics.
@@ -41,6 +42,7 @@ struct dft_rd {
 	double rate;		/* a CA port's link rate, octets/s */
 	uint8_t got, want;	/* READ_* */
 	uint64_t wait, data;	/* as read this round */
+	uint64_t at_ms;		/* when this round's last read of it came in */
 	uint64_t prev_wait, prev_data, prev_ms;
 	uint8_t have_prev;
 	char name[FAB_DESC_LEN + 1];
@@ -61,18 +63,21 @@ struct dftree {
 	struct dft_rd *p;	/* sorted by (guid, port) */
 	uint32_t n;
 	struct dft_req *req;
-	uint32_t n_req, pending;
+	uint32_t n_req, fed, pending;	/* fed: req[] sent so far */
 	int running;
 	int closing;	/* freed by the daemon: the last pending answer frees it */
 	uint64_t start_ms;
+	uint64_t yielded_ms;	/* this round's time yielding to the SA */
 	struct dft_state alg;
 	/* the record */
 	uint64_t rounds, gmps, repaths, unpaths, appeared, cleared;
 	uint64_t last_ms;		/* the last round's, ask to decision */
+	uint64_t last_yielded_ms;	/* of it, yielding to the SA */
 	uint32_t last_read;
 };
 
 static void round_end(struct dftree *d);
+static void feed(struct dftree *d);
 
 static int mode_on(const struct sm *sm)
 {
@@ -174,27 +179,64 @@ static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 			x->data = s.v[PMC_XMIT_DATA];
 			x->got |= READ_EXT;
 		}
+		if (x->got == x->want)
+			x->at_ms = clock_ms();
 	}
+	feed(d);
 	if (--d->pending == 0)
 		round_end(d);
 }
 
-static void ask(struct dftree *d, uint32_t i, int ext)
+/* A read to make: counted as pending now, sent by feed(). */
+static void enqueue(struct dftree *d, uint32_t i, int ext)
 {
-	struct dft_rd *x = &d->p[i];
-	uint8_t mad[MAD_SIZE];
-	struct mad_addr to;
-	if (ext)
-		pma_ext_get(mad, x->port, x->lid, &to);
-	else
-		pma_pc_get(mad, x->port, x->lid, &to);
-	struct dft_req *q = &d->req[d->n_req++];
-	*q = (struct dft_req){ d, i, (uint8_t)ext };
-	if (txn_submit(perfmgr_engine(d->sm), mad, MAD_SIZE, &to, x->node,
-		       on_answer, q) == 0) {
-		d->pending++;
-		x->want |= ext ? READ_EXT : READ_PC;
+	d->req[d->n_req++] = (struct dft_req){ d, i, (uint8_t)ext };
+	d->p[i].want |= ext ? READ_EXT : READ_PC;
+	d->pending++;
+}
+
+/*
+ * Sends what is queued while the performance manager's gate has room (fed
+ * again at every answer and tick).  A read the table refuses is a failed
+ * one; once not MASTER the rest is not ours to ask.  The caller holds a
+ * pending count, so the round cannot end in here.
+ */
+static void feed(struct dftree *d)
+{
+	if (d->sm->state != SMS_MASTER) {
+		d->pending -= d->n_req - d->fed;
+		d->fed = d->n_req;
+		return;
 	}
+	while (d->fed < d->n_req) {
+		struct dft_req *q = &d->req[d->fed];
+		const struct dft_rd *x = &d->p[q->i];
+		uint8_t mad[MAD_SIZE];
+		struct mad_addr to;
+		if (q->ext)
+			pma_ext_get(mad, x->port, x->lid, &to);
+		else
+			pma_pc_get(mad, x->port, x->lid, &to);
+		int r = perfmgr_send(d->sm, mad, &to, x->node, on_answer, q);
+		if (r == 0)
+			return;
+		d->fed++;
+		if (r > 0)
+			d->gmps++;
+		else
+			d->pending--;
+	}
+}
+
+/* The performance manager's tick: the gate's budget renewed. */
+static void on_tick(void *arg, unsigned yielded_ms)
+{
+	struct dftree *d = arg;
+	d->yielded_ms += yielded_ms;
+	d->pending++;
+	feed(d);
+	if (--d->pending == 0)
+		round_end(d);
 }
 
 static int round_start(struct dftree *d)
@@ -210,15 +252,19 @@ static int round_start(struct dftree *d)
 	d->req = calloc(2 * (size_t)d->n + 1, sizeof(*d->req));
 	if (!d->req)
 		return -1;
+	if (perfmgr_pace(sm, on_tick, d) < 0)
+		return -1;
 	d->running = 1;
 	d->start_ms = clock_ms();
-	d->pending = 1;
+	d->yielded_ms = 0;
+	d->fed = 0;
+	d->pending = 1;		/* held until every read is fed */
 	for (uint32_t i = 0; i < d->n; i++) {
-		ask(d, i, 0);
+		enqueue(d, i, 0);
 		if (!d->p[i].sw)
-			ask(d, i, 1);	/* PortXmitData, 64-bit */
+			enqueue(d, i, 1);	/* PortXmitData, 64-bit */
 	}
-	d->gmps += d->n_req;
+	feed(d);
 	if (--d->pending == 0)
 		round_end(d);
 	return 0;
@@ -291,8 +337,12 @@ static void log_events(struct dftree *d, const struct dft_actions *a)
 	}
 }
 
-/* The rates of the ports read twice, Algorithm 1's step, its actions. */
-static void decide(struct dftree *d, uint64_t now)
+/*
+ * The rates of the ports read twice (each over the time between its own
+ * reads: a round that yields to the SA reads its ports over seconds),
+ * Algorithm 1's step, its actions.
+ */
+static void decide(struct dftree *d)
 {
 	const struct config *c = &d->sm->cfg;
 	struct dft_sw_port *sw = calloc(d->n + 1, sizeof(*sw));
@@ -309,6 +359,7 @@ static void decide(struct dftree *d, uint64_t now)
 		int full = (x->got & READ_PC) && (x->sw || (x->got & READ_EXT));
 		if (!full)
 			continue;
+		uint64_t now = x->at_ms;
 		if (x->have_prev && now > x->prev_ms) {
 			enum pm_step how;
 			uint64_t dw = pmcalc_delta(x->prev_wait, x->wait, 32, &how);
@@ -349,13 +400,14 @@ static void decide(struct dftree *d, uint64_t now)
 
 static void round_end(struct dftree *d)
 {
-	uint64_t now = clock_ms();
 	d->running = 0;
 	d->last_read = 0;
+	perfmgr_unpace(d->sm, d);
 	if (d->sm->state == SMS_MASTER && mode_on(d->sm))
-		decide(d, now);
+		decide(d);
 	d->rounds++;
 	d->last_ms = clock_ms() - d->start_ms;
+	d->last_yielded_ms = d->yielded_ms;
 }
 
 static void on_interval(evutil_socket_t fd, short what, void *arg)
@@ -393,6 +445,9 @@ void dftree_free(struct sm *sm)
 	event_free(d->timer);
 	dft_state_free(&d->alg);
 	sm->dft = NULL;
+	perfmgr_unpace(sm, d);
+	d->pending -= d->n_req - d->fed;	/* never sent */
+	d->fed = d->n_req;
 	/* GMPs in flight: the performance manager's engine answers them
 	 * (perfmgr_free cancels them all), the last answer frees the rest */
 	if (d->pending) {
@@ -474,10 +529,11 @@ json_t *dftree_to_ctl(const struct sm *sm)
 			"node", x ? x->name : "?", "since", control_time_json(h->since / 1000),
 			"contributors", (json_int_t)h->n_contrib));
 	}
-	json_t *o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	json_t *o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "mode", "dftree", "interval_s", sm->cfg.cong_interval_s,
 			 "rounds", (json_int_t)d->rounds, "gmps", (json_int_t)d->gmps,
 			 "last_ms", (json_int_t)d->last_ms,
+			 "yielded_ms", (json_int_t)d->last_yielded_ms,
 			 "hotspots", (json_int_t)d->alg.n_hot,
 			 "appeared", (json_int_t)d->appeared, "cleared", (json_int_t)d->cleared,
 			 "repaths", (json_int_t)d->repaths, "unpaths", (json_int_t)d->unpaths);

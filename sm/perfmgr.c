@@ -37,8 +37,12 @@
  * flight and sends at most PM_BUSY_GMPS a tick, so an SA request waits
  * behind at most one of them and the PM takes a few percent of what the
  * fabric and the SM's loop carry; the configured window comes back at the
- * first quiet tick.  A sweep under a steady SA load is slower (a 3456-host
- * tree's 41,472 GMPs: some 40 s), never stopped.
+ * first quiet tick.  Until its first tick has measured the load, a sweep
+ * (or a guest's round) starts as if yielding, so a burst cannot go out
+ * in front of a busy SA.  A sweep under a steady SA load is slower (a 3456-host
+ * tree's 41,472 GMPs: some 40 s), never stopped.  Another owner's GMPs on
+ * the same table (dFtree's rounds, perfmgr_pace()) pass the same gate:
+ * one window, one tick budget for both.
  */
 #define PM_PACE_MS 10
 #define PM_BUSY_REQUESTS 10
@@ -106,11 +110,14 @@ struct perfmgr {
 	struct txn_engine *txn;
 	struct event *timer;		/* the interval */
 	struct event *txn_timer;	/* the transaction table's deadlines */
-	struct event *pace;		/* PM_PACE_MS while sweeping */
+	struct event *pace;		/* PM_PACE_MS while sweeping or a guest paced */
 	uint64_t handled_prev;		/* the receive path's requests at the last tick */
 	int yielding;			/* the window is PM_WINDOW_BUSY */
+	int probing;			/* yielding until the first tick measures */
 	uint32_t budget;		/* GMPs still to send this tick, yielding */
 	uint32_t fed;			/* req[] sent so far */
+	void (*guest)(void *, unsigned);	/* perfmgr_pace()'s, NULL: none */
+	void *guest_arg;
 	struct pm_node *nodes;
 	uint32_t n_nodes;
 	struct pm_target *t;		/* sorted by (node GUID, port) */
@@ -378,6 +385,26 @@ static uint32_t build(const struct perfmgr *pm, const struct pm_req *q,
 }
 
 /*
+ * The gate every GMP of the table passes: room in the window (PM_WINDOW_BUSY
+ * while yielding to the SA) and, while yielding, in the tick's budget.
+ */
+static int gate_open(const struct perfmgr *pm)
+{
+	uint32_t window = pm->yielding ? PM_WINDOW_BUSY : (uint32_t)pm->sm->cfg.pm_window;
+	return (!pm->yielding || pm->budget > 0) &&
+	       txn_inflight(pm->txn) + txn_queued(pm->txn) < window;
+}
+
+/* Through an open gate: 0, or -1 when the table refuses it (no memory). */
+static int gate_send(struct perfmgr *pm, const uint8_t *mad, const struct mad_addr *to,
+		     uint32_t dest, txn_done_fn cb, void *arg)
+{
+	if (pm->yielding)
+		pm->budget--;
+	return txn_submit(pm->txn, mad, MAD_SIZE, to, dest, cb, arg) == 0 ? 0 : -1;
+}
+
+/*
  * Sends what is queued, a window's worth in flight at a time (fed again
  * at every answer), and while yielding at most PM_BUSY_GMPS a tick.  A
  * request the table refuses (no memory) is a failed read.  The caller
@@ -390,16 +417,12 @@ static void feed(struct perfmgr *pm)
 		pm->fed = pm->n_req;
 		return;
 	}
-	uint32_t window = pm->yielding ? PM_WINDOW_BUSY : (uint32_t)pm->sm->cfg.pm_window;
-	while (pm->fed < pm->n_req && (!pm->yielding || pm->budget > 0) &&
-	       txn_inflight(pm->txn) + txn_queued(pm->txn) < window) {
+	while (pm->fed < pm->n_req && gate_open(pm)) {
 		struct pm_req *q = &pm->req[pm->fed++];
 		uint8_t mad[MAD_SIZE];
 		struct mad_addr to;
 		uint32_t dest = build(pm, q, mad, &to);
-		if (pm->yielding)
-			pm->budget--;
-		if (txn_submit(pm->txn, mad, MAD_SIZE, &to, dest, on_answer, q) == 0)
+		if (gate_send(pm, mad, &to, dest, on_answer, q) == 0)
 			continue;
 		pm->st.errors++;
 		pm->pending--;
@@ -567,20 +590,48 @@ static void set_window(struct perfmgr *pm, int yielding)
 	txn_set_params(pm->txn, &tp);
 }
 
+/* The tick starts with a sweep or a guest; it stops when neither is left. */
+static void pace_start(struct perfmgr *pm)
+{
+	if (evtimer_pending(pm->pace, NULL))
+		return;
+	pm->handled_prev = requests_handled(pm->sm);
+	pm->probing = 1;
+	pm->budget = PM_BUSY_GMPS;
+	if (!pm->yielding)
+		set_window(pm, 1);
+	timer_in_ms(pm->pace, PM_PACE_MS);
+}
+
+static void pace_stop(struct perfmgr *pm)
+{
+	if (pm->running || pm->guest)
+		return;
+	event_del(pm->pace);
+	if (pm->yielding)
+		set_window(pm, 0);
+}
+
 static void on_pace(evutil_socket_t fd, short what, void *arg)
 {
 	struct perfmgr *pm = arg;
-	if (!pm->running)
+	if (!pm->running && !pm->guest)
 		return;
 	uint64_t h = requests_handled(pm->sm);
 	int busy = h - pm->handled_prev >= PM_BUSY_REQUESTS;
 	pm->handled_prev = h;
-	if (pm->yielding)
-		pm->st.yielded_ms += PM_PACE_MS;
+	unsigned yielded = pm->yielding && !pm->probing ? PM_PACE_MS : 0;
+	pm->probing = 0;
+	if (pm->running)
+		pm->st.yielded_ms += yielded;
 	if (busy != pm->yielding)
 		set_window(pm, busy);
 	pm->budget = PM_BUSY_GMPS;
 	timer_in_ms(pm->pace, PM_PACE_MS);
+	if (pm->guest)
+		pm->guest(pm->guest_arg, yielded);
+	if (!pm->running)
+		return;
 	pm->pending++;
 	feed(pm);
 	if (--pm->pending == 0)
@@ -634,9 +685,7 @@ static void sweep_end(struct perfmgr *pm)
 			return;
 	}
 	pm->running = 0;
-	event_del(pm->pace);
-	if (pm->yielding)
-		set_window(pm, 0);
+	pace_stop(pm);
 	const struct txn_stats *ts = txn_get_stats(pm->txn);
 	pm->st.last_gmps = (uint32_t)(ts->all.sent - pm->gmps_base);
 	pm->st.gmps += pm->st.last_gmps;
@@ -692,8 +741,7 @@ static int sweep_start(struct perfmgr *pm, char *err, size_t errlen)
 	pm->fed = 0;
 	pm->start_ms = clock_ms();
 	pm->st.yielded_ms = 0;
-	pm->handled_prev = requests_handled(pm->sm);
-	timer_in_ms(pm->pace, PM_PACE_MS);
+	pace_start(pm);
 	pm->st.last_start = (uint64_t)time(NULL);
 	pm->st.last_ports = pm->n;
 	pm->st.last_read = 0;
@@ -824,6 +872,38 @@ void perfmgr_configured(struct sm *sm)
 	if (!pm || sm->cfg.pm_interval_s <= 0 || evtimer_pending(pm->timer, NULL))
 		return;
 	timer_in_ms(pm->timer, PM_FIRST_SWEEP_MS);
+}
+
+int perfmgr_pace(struct sm *sm, void (*fn)(void *, unsigned), void *arg)
+{
+	struct perfmgr *pm = sm->pm;
+	if (!pm || !pm->txn || (pm->guest && pm->guest_arg != arg))
+		return -1;
+	pm->guest = fn;
+	pm->guest_arg = arg;
+	pace_start(pm);
+	return 0;
+}
+
+void perfmgr_unpace(struct sm *sm, void *arg)
+{
+	struct perfmgr *pm = sm->pm;
+	if (!pm || !pm->guest || pm->guest_arg != arg)
+		return;
+	pm->guest = NULL;
+	pm->guest_arg = NULL;
+	pace_stop(pm);
+}
+
+int perfmgr_send(struct sm *sm, const uint8_t *mad, const struct mad_addr *to,
+		 uint32_t dest, txn_done_fn cb, void *arg)
+{
+	struct perfmgr *pm = sm->pm;
+	if (!pm || !pm->txn)
+		return -1;
+	if (!gate_open(pm))
+		return 0;
+	return gate_send(pm, mad, to, dest, cb, arg) == 0 ? 1 : -1;
 }
 
 struct txn_engine *perfmgr_engine(const struct sm *sm)

@@ -51,6 +51,21 @@ void perfmgr_reconfigure(struct sm *sm);
 void perfmgr_configured(struct sm *sm);
 /* Who draws the fabric's picture again when hot links change (fn(arg)). */
 void perfmgr_set_redraw(struct sm *sm, void (*fn)(void *), void *arg);
+/*
+ * Another owner's GMPs on the table (dFtree's rounds), paced as a sweep's
+ * are: while the SA is busy, one in flight and PM_BUSY_GMPS a tick, the
+ * window and the tick's budget shared with the sweep.  perfmgr_pace()
+ * makes arg the guest (one at a time: -1 when another is, or before
+ * begin): fn(arg, yielded_ms) runs at every tick (yielded_ms: the tick
+ * just ended was spent yielding, else 0) until perfmgr_unpace(arg).
+ * perfmgr_send() submits one GMP when the gate has room: 1 sent, 0 not
+ * now (again at the next tick or answer), -1 refused by the table.
+ */
+int perfmgr_pace(struct sm *sm, void (*fn)(void *, unsigned), void *arg);
+void perfmgr_unpace(struct sm *sm, void *arg);
+int perfmgr_send(struct sm *sm, const uint8_t *mad, const struct mad_addr *to,
+		 uint32_t dest, void (*cb)(void *, int, const uint8_t *, size_t),
+		 void *arg);
 /* The transaction table PerfMgt GMPs go through (NULL before begin). */
 struct txn_engine *perfmgr_engine(const struct sm *sm);
 /* The answer hook's part: 1 when mad answered one of its requests. */

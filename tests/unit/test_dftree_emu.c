@@ -12,15 +12,29 @@
  * move), the hosts move their flows to H5 onto SL 1 (Algorithm 2), and
  * the victim gets back at least half of what it lost within two
  * intervals; the SA's PathRecord to H5 answers SL 1 meanwhile.
+ *
+ * sa_first: a round's GMPs yield to the SA as a performance manager
+ * sweep's do (sm/perfmgr.h): with no SA load a round has many reads in
+ * flight at once and reports no time yielded; while a host floods the SA
+ * with PathRecord Gets (4,000 a second) a whole round keeps at most one
+ * in flight, reports time yielded, and the flood's queries are answered
+ * meanwhile.  The emulator answers after 2 ms, so reads pile up in
+ * flight when the window lets them.
  */
 #include <check.h>
+#include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mad/emu/emu.h"
+#include "mad/sa.h"
+#include "mad/txn.h"
 #include "sm/daemon.h"
+#include "sm/dftree.h"
 #include "sm/model/lanes.h"
+#include "sm/perfmgr.h"
 
 #include "emu_testlib.h"
 
@@ -194,6 +208,115 @@ START_TEST(exp1_with)
 }
 END_TEST
 
+/* ---- the SA first ---- */
+
+#define FLOOD_TICK_MS	10
+#define FLOOD_BURST	40	/* PathRecord Gets a tick: 4,000 a second */
+#define EMU_LATENCY_US	2000
+
+struct flood {
+	struct mad_transport t;
+	struct event *ev;
+	uint32_t dlid;
+	uint64_t tid, sent, answered;
+};
+
+static void flood_recv(void *arg, const uint8_t *mad, size_t len,
+		       const struct mad_addr *from, int status)
+{
+	struct flood *f = arg;
+	(void)from;
+	if (!status && len >= SA_HDR_SIZE && mad[1] == SA_CLASS)
+		f->answered++;
+}
+
+static void flood_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct flood *f = arg;
+	(void)fd;
+	(void)what;
+	for (int i = 0; i < FLOOD_BURST; i++) {
+		uint8_t m[MAD_SIZE], rec[SA_SIZE_PATH_REC] = { 0 };
+		struct mad_addr to = { .lid = f->t.sm_lid, .qpn = 1, .qkey = 0x80010000 };
+		sa_put16(rec + 8, (uint16_t)f->dlid);	/* DLID */
+		sa_put16(rec + 10, (uint16_t)f->t.lid);	/* SLID */
+		sa_init_request(m, SA_METHOD_GET, ++f->tid, SA_ATTR_PATH_REC, 0,
+				1u << 4 | 1u << 5, rec, sizeof(rec));
+		if (mad_transport_send(&f->t, m, MAD_SIZE, &to) == 0)
+			f->sent++;
+	}
+}
+
+/* Rounds of the loop and the most reads in flight seen meanwhile. */
+struct watch {
+	struct sm *sm;
+	uint64_t until;		/* rounds */
+	uint32_t max_inflight;
+};
+
+static uint64_t dft_num(const struct sm *sm, const char *key)
+{
+	json_t *o = dftree_to_ctl(sm);
+	uint64_t v = (uint64_t)json_integer_value(json_object_get(o, key));
+	json_decref(o);
+	return v;
+}
+
+static int rounds_done(const void *arg)
+{
+	struct watch *w = (struct watch *)arg;	/* the sampling is the test's */
+	uint32_t n = txn_inflight(perfmgr_engine(w->sm));
+	if (n > w->max_inflight)
+		w->max_inflight = n;
+	return dft_num(w->sm, "rounds") >= w->until;
+}
+
+/* Runs to the end of the next whole round: its most reads in flight. */
+static uint32_t whole_round(struct run *r)
+{
+	struct watch w = { r->sm, dft_num(r->sm, "rounds") + 1, 0 };
+	ck_assert(emu_run_while(r->base, rounds_done, &w, 3000));	/* one under way */
+	w.until++;
+	w.max_inflight = 0;
+	ck_assert(emu_run_while(r->base, rounds_done, &w, 3000));
+	return w.max_inflight;
+}
+
+START_TEST(sa_first)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	setup(&r, 1);
+	emu_set_latency(r.e, EMU_LATENCY_US, 0);
+	uint32_t quiet = whole_round(&r);
+	ck_assert_msg(quiet > 1, "no SA load: %u reads in flight at most", quiet);
+	ck_assert_uint_eq(dft_num(r.sm, "yielded_ms"), 0);
+
+	char err[256] = "";
+	struct flood f = { .dlid = lid(&r, "H1") };
+	uint64_t h5 = port_guid(&r, "H5");
+	ck_assert_msg(emu_attach(r.e, r.base, h5, &f.t, flood_recv, &f, err,
+				 sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(emu_set_issm(r.e, h5, 0), 0);
+	f.ev = event_new(r.base, -1, EV_PERSIST, flood_tick, &f);
+	ck_assert_ptr_nonnull(f.ev);
+	struct timeval tv = { 0, FLOOD_TICK_MS * 1000 };
+	ck_assert_int_eq(event_add(f.ev, &tv), 0);
+	uint32_t busy = whole_round(&r);
+	uint64_t yielded = dft_num(r.sm, "yielded_ms");
+	event_free(f.ev);
+	ck_assert_msg(busy <= 1, "the SA busy: %u reads in flight at most", busy);
+	ck_assert_uint_gt(yielded, 0);
+	ck_assert_uint_gt(f.sent, 0);
+	ck_assert_msg(f.answered > f.sent / 2, "%" PRIu64 " of %" PRIu64 " answered",
+		      f.answered, f.sent);
+	printf("dFtree round: %u reads in flight at most with no SA load, %u with "
+	       "%" PRIu64 " PathRecord Gets (%" PRIu64 " answered); %" PRIu64 " ms yielded\n",
+	       quiet, busy, f.sent, f.answered, yielded);
+	teardown(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dftree_emu");
@@ -201,6 +324,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, exp1_without);
 	tcase_add_test(tc, exp1_with);
+	tcase_add_test(tc, sa_first);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
