@@ -17,6 +17,14 @@ Subcommands:
     ftree2 --radix K [--leaves L --spines S --hosts-per-leaf H] [--parallel N]
     ftree3 --radix K                 3-level fat tree (K pods of K/2+K/2)
     kary   --k K --n N [--parallel P]  k-ary-n-tree, switches of 2K ports (2KP)
+    xgft   --m M1,..,Mh --w W1,..,Wh [--hosts N]
+                                     extended generalized fat tree
+                                     XGFT(h; M; W): level-i switches have
+                                     Mi children and level-(i-1) nodes Wi
+                                     parents; host d = a1 + M1*(a2 + M2*..)
+                                     ("H-<d>"), only hosts 0..N-1 cabled
+                                     (default all); down ports 1..Mi by
+                                     child digit, up ports Mi+1.. by parent
     mesh   --x X --y Y [--hosts H]   2-D mesh of switches, H hosts each
     random --switches N --radix R --hosts H --seed S [--extra-links E]
     irregular --switches N --seed S  the VOQsw paper's fabrics: N 8-port
@@ -201,6 +209,66 @@ def gen_kary(fab, k, n, par=1):
                 for r in range(par):
                     fab.link(sw[m][i], k * par + 1 + v * par + r,
                              sw[m + 1][up], 1 + wd * par + r)
+
+
+def gen_xgft(fab, m, w, nhosts):
+    """XGFT(h; m1..mh; w1..wh) (Ohring et al.), hosts 0..nhosts-1 cabled.
+
+    A level-i node (0: hosts) is labelled by positions 1..h: b_j < w_j at
+    positions j <= i, a_j < m_j above.  A level-i switch is the parent of
+    the level-(i-1) nodes whose labels equal its own but at position i,
+    where the child has a_i and the parent b_i.  The switch's down port
+    1 + a_i leads to child a_i; a level-i switch's up port m_i + 1 + b
+    leads to its parent b (b_{i+1}); top switches have m_h ports.  Host d
+    ("H-<d>") has a_1 = d mod m1, a_2 = (d / m1) mod m2, ...  The
+    switches of a level are numbered in label order, position h slowest
+    ("L<i-1>-S<index>").
+    """
+    h = len(m)
+    if h < 1 or len(w) != h or min(m) < 1 or min(w) < 1:
+        raise FabgenError("xgft: --m and --w need h >= 1 positive entries each")
+    total = 1
+    for x in m:
+        total *= x
+    if nhosts is None:
+        nhosts = total
+    if not 1 <= nhosts <= total:
+        raise FabgenError("xgft: --hosts must be 1..%d" % total)
+
+    def nports(i):
+        return m[i - 1] + (w[i] if i < h else 0)
+
+    for i in range(1, h + 1):
+        if nports(i) > MAX_PORTS:
+            raise FabgenError("xgft: level %d switches need %d ports" % (i, nports(i)))
+
+    def labels(i):
+        """Level i's labels (tuples by position 1..h), position h slowest."""
+        out = [()]
+        for j in range(h, 0, -1):
+            r = w[j - 1] if j <= i else m[j - 1]
+            out = [t + (x,) for t in out for x in range(r)]
+        return [tuple(reversed(t)) for t in out]
+
+    hosts = [fab.add_host() for _ in range(nhosts)]
+    sw = {}
+    for i in range(1, h + 1):
+        for idx, t in enumerate(labels(i)):
+            sw[(i, t)] = fab.add_switch(i - 1, idx, nports(i))
+    for i in range(1, h + 1):
+        for t in labels(i):
+            parent = sw[(i, t)]
+            for a in range(m[i - 1]):
+                c = t[:i - 1] + (a,) + t[i:]
+                if i == 1:
+                    d, mul = 0, 1
+                    for j in range(h):
+                        d += c[j] * mul
+                        mul *= m[j]
+                    if d < nhosts:
+                        fab.link(parent, 1 + a, hosts[d], 1)
+                else:
+                    fab.link(sw[(i - 1, c)], m[i - 2] + 1 + t[i - 1], parent, 1 + a)
 
 
 def gen_hyper(fab, leaves, spines, hyps, vfs, hpl, spare):
@@ -444,6 +512,11 @@ def parse_args(argv):
     p.add_argument("--parallel", type=int, default=1,
                    help="cable every switch-to-switch link this many times")
 
+    p = sub.add_parser("xgft", parents=[glob], help="extended generalized fat tree")
+    p.add_argument("--m", required=True, help="M1,..,Mh")
+    p.add_argument("--w", required=True, help="W1,..,Wh")
+    p.add_argument("--hosts", type=int)
+
     p = sub.add_parser("mesh", parents=[glob], help="2-D mesh")
     p.add_argument("--x", type=int, required=True)
     p.add_argument("--y", type=int, required=True)
@@ -492,6 +565,13 @@ def build(args):
         gen_ftree3(fab, args.radix)
     elif args.topo == "kary":
         gen_kary(fab, args.k, args.n, args.parallel)
+    elif args.topo == "xgft":
+        try:
+            m = [int(x) for x in args.m.split(",")]
+            w = [int(x) for x in args.w.split(",")]
+        except ValueError:
+            raise FabgenError("xgft: --m and --w are comma-separated integers")
+        gen_xgft(fab, m, w, args.hosts)
     elif args.topo == "hyper":
         gen_hyper(fab, args.leaves, args.spines, args.hypervisors_per_leaf,
                   args.vfs, args.hosts_per_leaf, args.spare_ports)
