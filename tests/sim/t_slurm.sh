@@ -1,0 +1,181 @@
+#!/bin/bash
+# etc/slurm's PrologSlurmctld and EpilogSlurmctld under a real Slurm
+# (slurm_lib.sh: slurmctld, 12 slurmd, munged, in a network namespace),
+# with a recording stand-in for ibsmctl (fake_ibsmctl.sh), no daemon:
+# for `sbatch -N 4` the prolog runs `job start ID --nodes NODELIST` with the
+# job's id and nodes, the pattern and timeout of the site's file and its
+# socket, and the job starts only after "ready"; the epilog runs `job end
+# ID` after it; two jobs at once each get their own nodes; a cancelled
+# job's epilog runs; a refused `job start` leaves the job running (logged),
+# unless IBSMD_JOB_STRICT=1, when Slurm requeues it instead.  By hand, no
+# Slurm: the defaults (3dnn, 30 s, ibsmctl's own socket) with no PATH, the
+# environment over the site's file, a hung ibsmctl killed after the timeout.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/slurm_lib.sh"
+
+fake="$SIM_TMP/fake"
+calls="$fake/calls"
+conf="$SIM_TMP/slurm.env"
+slog="$SIM_TMP/scripts.log"
+prolog="$SIM_ROOT/etc/slurm/ibsmd-prolog"
+epilog="$SIM_ROOT/etc/slurm/ibsmd-epilog"
+fakectl="$SIM_ROOT/tests/sim/fake_ibsmctl.sh"
+mkdir -p "$fake" "$SIM_TMP/ran"
+
+# bare CMD...: CMD in the environment slurmctld gives its scripts
+# (SLURM_* only, no PATH), the site's file $SIM_TMP/bare.env
+printf 'IBSMCTL=%s\nIBSMD_SLURM_LOG=%s\nexport FAKE_IBSMCTL_DIR=%s\n' "$fakectl" "$slog" "$fake" \
+	>"$SIM_TMP/bare.env"
+bare() {
+	env -i IBSMD_SLURM_ENV="$SIM_TMP/bare.env" SLURM_JOB_ID=77 SLURM_JOB_NODELIST='H-[1-2]' "$@"
+}
+bare /bin/sh "$prolog" 2>/dev/null || fail "the prolog by hand failed"
+[ "$(cut -d' ' -f2- "$calls")" = "job start 77 --nodes H-[1-2] --pattern 3dnn --wait --timeout 30" ] ||
+	fail "the prolog's defaults: $(cat "$calls")"
+bare IBSMCTL=/nonexistent IBSMD_SOCKET=/x.sock "$epilog" 2>/dev/null || fail "the epilog by hand failed"
+grep -qF "ibsmd-epilog: job 77: ibsmctl job end: " "$slog" ||
+	fail "the environment's IBSMCTL over the file's: $(cat "$calls")"
+bare IBSMD_JOB_PATTERN=alltoall IBSMD_SOCKET=/x.sock "$prolog" 2>/dev/null || fail "the prolog by hand failed"
+[ "$(sed -n 2p "$calls" | cut -d' ' -f2-)" = \
+	"-s /x.sock job start 77 --nodes H-[1-2] --pattern alltoall --wait --timeout 30" ] ||
+	fail "the environment over the file: $(sed -n 2p "$calls")"
+start=$SECONDS
+bare IBSMD_JOB_TIMEOUT=1 FAKE_IBSMCTL_DELAY=60 "$prolog" 2>/dev/null ||
+	fail "the prolog failed on a hung ibsmctl"
+[ $((SECONDS - start)) -lt 15 ] || fail "the prolog waited $((SECONDS - start)) s for a hung ibsmctl"
+grep -qF 'ibsmd-prolog: job 77: ibsmctl job start: exit 124' "$slog" &&
+	grep -qF 'ibsmd-prolog: job 77: runs on the base routes' "$slog" ||
+	fail "a hung ibsmctl, logged: $(cat "$slog")"
+rm -f "$calls" "$slog"
+pass "by hand: the defaults with no PATH (3dnn, 30 s, ibsmctl's socket), the environment over the file, a hung ibsmctl killed (logged)"
+
+# env_file [STRICT]: the site's file the scripts read under Slurm
+env_file() {
+	cat >"$conf" <<EOF
+IBSMCTL=$fakectl
+IBSMD_SOCKET=$SIM_TMP/ctl.sock
+IBSMD_JOB_PATTERN=ring
+IBSMD_JOB_TIMEOUT=7
+IBSMD_JOB_STRICT=${1:-0}
+IBSMD_SLURM_LOG=$slog
+export FAKE_IBSMCTL_DIR=$fake FAKE_IBSMCTL_DELAY=1
+EOF
+}
+env_file
+# slurmctld gives the scripts no environment of its own: a site's
+# wrapper names the file
+for s in prolog epilog; do
+	printf '#!/bin/sh\nIBSMD_SLURM_ENV=%s exec %s\n' "$conf" "$SIM_ROOT/etc/slurm/ibsmd-$s" \
+		>"$SIM_TMP/$s"
+	chmod +x "$SIM_TMP/$s"
+done
+
+start=$SECONDS
+slurm_start "$SIM_TMP/prolog" "$SIM_TMP/epilog"
+note "Slurm up, 12 nodes idle, in $((SECONDS - start)) s"
+
+# job CMD SBATCH-ARGS...: a job that notes when it started, then runs CMD
+job() {
+	local cmd=$1
+	shift
+	slurm_submit "$@" --wrap "date +%s.%N >$SIM_TMP/ran/\$SLURM_JOB_ID; $cmd"
+}
+# call_of ID WHAT: the stand-in's line for job ID's `job WHAT`, without its time
+call_of() {
+	grep -E " job $2 $1( |\$)" "$calls" | cut -d' ' -f2-
+}
+# time_of ID WHAT: its time
+time_of() {
+	grep -E " job $2 $1( |\$)" "$calls" | cut -d' ' -f1
+}
+# hosts NODELIST: one host a line, sorted
+hosts() {
+	slurm scontrol show hostnames "$1" | sort
+}
+# started_as ID: the prolog's call for job ID is what it must be, the job
+# ran after the stand-in's "ready" (1 s after its call), and it is logged
+started_as() {
+	local nodes want
+	nodes=$(slurm_job_field "$1" NodeList)
+	want="-s $SIM_TMP/ctl.sock job start $1 --nodes $nodes --pattern ring --wait --timeout 7"
+	[ "$(call_of "$1" start)" = "$want" ] ||
+		fail "job $1's prolog ran: '$(call_of "$1" start)', not '$want'"
+	[ -s "$SIM_TMP/ran/$1" ] || fail "job $1 did not run"
+	python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]) + 1)' \
+		"$(cat "$SIM_TMP/ran/$1")" "$(time_of "$1" start)" &&
+		fail "job $1 started before its prolog's ready"
+	grep -qF "ibsmd-prolog: job $1 on $nodes: ready" "$slog" || fail "job $1: no ready in the log"
+}
+# ended_as ID: the epilog's call for job ID is there, and logged
+ended_as() {
+	[ "$(call_of "$1" end)" = "-s $SIM_TMP/ctl.sock job end $1" ] &&
+		grep -qF "ibsmd-epilog: job $1: ended" "$slog"
+}
+# wait_ended ID: until ended_as ID, 5 s at most
+wait_ended() {
+	wait_until 5 ended_as "$1" || fail "job $1: no job end: '$(call_of "$1" end)'"
+}
+
+# sbatch -N 4
+id=$(job 'sleep 1' -N 4)
+slurm_wait_state "$id" COMPLETED 15
+[ "$(hosts "$(slurm_job_field "$id" NodeList)" | wc -l)" = 4 ] || fail "job $id: not 4 nodes"
+started_as "$id"
+wait_ended "$id"
+pass "sbatch -N 4 (job $id on $(slurm_job_field "$id" NodeList)): prolog's job start, the job after ready, epilog's job end"
+
+# two at once
+a=$(job 'sleep 4' -N 4)
+b=$(job 'sleep 4' -N 4)
+slurm_wait_state "$a" RUNNING 10
+slurm_wait_state "$b" RUNNING 10
+[ -z "$(call_of "$a" end)$(call_of "$b" end)" ] || fail "an epilog ran while both jobs were running"
+[ -z "$(comm -12 <(hosts "$(slurm_job_field "$a" NodeList)") <(hosts "$(slurm_job_field "$b" NodeList)"))" ] ||
+	fail "jobs $a and $b share nodes"
+started_as "$a"
+started_as "$b"
+slurm_wait_state "$a" COMPLETED 15
+slurm_wait_state "$b" COMPLETED 15
+wait_ended "$a"
+wait_ended "$b"
+pass "two jobs at once ($a, $b): each its own nodes in its job start, both running, then each job end"
+
+# cancelled while running
+c=$(job 'sleep 60' -N 4)
+slurm_wait_state "$c" RUNNING 10
+started_as "$c"
+slurm scancel "$c"
+slurm_wait_state "$c" CANCELLED 10
+wait_ended "$c"
+pass "scancel of running job $c: its epilog's job end"
+
+# the daemon refuses: the job runs on the base routes, the refusal logged
+echo "no ibsmd on $SIM_TMP/ctl.sock" >"$fake/fail"
+d=$(job 'sleep 1' -N 4)
+slurm_wait_state "$d" COMPLETED 15
+[ -s "$SIM_TMP/ran/$d" ] || fail "job $d did not run after a refused job start"
+wait_until 5 grep -q "ibsmd-epilog: job $d: its routes stay" "$slog" || fail "job $d: no epilog"
+for want in "ibsmd-prolog: job $d: ibsmctl job start: no ibsmd on $SIM_TMP/ctl.sock" \
+	"ibsmd-prolog: job $d: runs on the base routes" \
+	"ibsmd-epilog: job $d: ibsmctl job end: no ibsmd on $SIM_TMP/ctl.sock"; do
+	grep -qF "$want" "$slog" || fail "job $d: not logged: '$want': $(cat "$slog")"
+done
+pass "refused job start and end (job $d): the job ran, both refusals logged"
+
+# IBSMD_JOB_STRICT=1: Slurm requeues it (held back a while), it has not run
+env_file 1
+e=$(job 'sleep 1' -N 4)
+requeued() { [ "$(slurm_job_field "$e" Restarts)" -ge 1 ] 2>/dev/null; }
+wait_until 10 requeued || fail "job $e was not requeued"
+slurm__state_is "$e" PENDING ||
+	fail "job $e: $(slurm_job_field "$e" JobState) after a refused job start, IBSMD_JOB_STRICT=1"
+[ -e "$SIM_TMP/ran/$e" ] && fail "job $e ran after a refused job start, IBSMD_JOB_STRICT=1"
+grep -qF "ibsmd-prolog: job $e: ibsmctl job start: no ibsmd" "$slog" || fail "job $e: the refusal is not logged"
+grep -qF "ibsmd-prolog: job $e: runs on the base routes" "$slog" &&
+	fail "job $e: logged as running on the base routes, IBSMD_JOB_STRICT=1"
+pass "IBSMD_JOB_STRICT=1: job $e requeued, not run"
+slurm scancel "$e"
+
+start=$SECONDS
+slurm_stop
+note "Slurm stopped in $((SECONDS - start)) s"
