@@ -172,16 +172,21 @@ bench: deps
 # Where `make install` puts things; DESTDIR stages them (packaging).
 BINDIR     = $(PREFIX)/bin
 SBINDIR    = $(PREFIX)/sbin
+LIBEXECDIR = $(PREFIX)/libexec
 MANDIR     = $(PREFIX)/share/man
 UNITDIR    = $(PREFIX)/lib/systemd/system
 SYSCONFDIR = /etc
-MAN8       := ibsmd.8 ibsmctl.8 ibsm-listen.8
+MAN8       := ibsmd.8 ibsmctl.8 ibsm-listen.8 ibsmd-prolog.8
 INSTALLED  = $(SBINDIR)/ibsmd $(BINDIR)/ibsmctl $(BINDIR)/ibsm-listen \
 	$(MAN8:%=$(MANDIR)/man8/%) $(MANDIR)/man5/ibsmd.yaml.5 \
 	$(SYSCONFDIR)/ibsmd/ibsmd.yaml.example $(SYSCONFDIR)/ibsmd/ibsm-lanes.sh.example \
-	$(UNITDIR)/ibsmd.service
+	$(UNITDIR)/ibsmd.service $(SLURM_SCRIPTS:%=$(LIBEXECDIR)/ibsmd/%) \
+	$(SYSCONFDIR)/ibsmd/slurm.conf.ibsmd
 INSTALL_DIRS = $(SBINDIR) $(BINDIR) $(MANDIR)/man8 $(MANDIR)/man5 \
-	$(SYSCONFDIR)/ibsmd $(UNITDIR)
+	$(SYSCONFDIR)/ibsmd $(UNITDIR) $(LIBEXECDIR)/ibsmd
+# Slurm's PrologSlurmctld and EpilogSlurmctld: one script, the epilog a
+# link to the prolog (it acts on the name it is run by)
+SLURM_SCRIPTS := ibsmd-prolog ibsmd-epilog
 
 install: all
 	install -d $(addprefix $(DESTDIR),$(INSTALL_DIRS))
@@ -194,6 +199,11 @@ install: all
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' etc/ibsmd.service.in \
 		> $(DESTDIR)$(UNITDIR)/ibsmd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/ibsmd.service
+	install -m 755 etc/slurm/ibsmd-prolog $(DESTDIR)$(LIBEXECDIR)/ibsmd/ibsmd-prolog
+	ln -sf ibsmd-prolog $(DESTDIR)$(LIBEXECDIR)/ibsmd/ibsmd-epilog
+	sed -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' etc/slurm/slurm.conf.ibsmd \
+		> $(DESTDIR)$(SYSCONFDIR)/ibsmd/slurm.conf.ibsmd
+	chmod 644 $(DESTDIR)$(SYSCONFDIR)/ibsmd/slurm.conf.ibsmd
 
 # Removes what install put there, and /etc/ibsmd when empty (a policy the
 # operator wrote stays).  Under DESTDIR also the directories install made,

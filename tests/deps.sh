@@ -3,7 +3,8 @@
 set -e
 PKGS="build-essential pkg-config libibumad-dev libibmad-dev libevent-dev libyaml-dev
 libjansson-dev libsystemd-dev libsodium-dev check ibsim-utils libumad2sim0 infiniband-diags opensm
-python3 procps python3-prometheus-client prometheus curl graphviz libgraphviz-dev chromium mandoc systemd"
+python3 procps python3-prometheus-client prometheus curl graphviz libgraphviz-dev chromium mandoc systemd
+slurmctld slurmd slurm-client munge"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
@@ -14,6 +15,6 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
-# mandoc's database of the pages already installed: man page references
-# (mandoc -Tlint, t_pkg.sh) are looked up in it
-case " $missing " in *" mandoc "*) $SUDO makewhatis /usr/share/man ;; esac
+# mandoc's database of the pages installed: man page references (mandoc
+# -Tlint, t_pkg.sh) are looked up in it, Slurm's among them
+$SUDO makewhatis /usr/share/man

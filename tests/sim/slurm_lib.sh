@@ -129,12 +129,14 @@ slurm__lo_up() {
 		slurm ip -o link show lo 2>/dev/null | grep -q '[<,]UP[,>]'
 }
 
-# slurm_stop: every Slurm daemon and munged, TERM then KILL (the EXIT trap
-# would do it too; a test calls this to time it or to go on without Slurm)
+# slurm_stop: every Slurm daemon and munged, TERM to all at once, then
+# KILL to any left after 5 s (the EXIT trap would stop them one by one;
+# a test calls this to time it or to go on without Slurm)
 slurm_stop() {
-	local i
-	for ((i = ${#SLURM_PIDS[@]} - 1; i >= 0; i--)); do
-		sim__stop_pid "${SLURM_PIDS[i]}"
+	local pid
+	kill -TERM "${SLURM_PIDS[@]}" 2>/dev/null
+	for pid in "${SLURM_PIDS[@]}"; do
+		sim__stop_pid "$pid"
 	done
 	SLURM_PIDS=()
 	sim__stop_pid "$SLURM_NS_PID"

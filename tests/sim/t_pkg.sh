@@ -7,7 +7,9 @@
 # installed tree); every --help option is in its page's SYNOPSIS, every
 # policy key in ibsmd.yaml.5 (man_sync.py); `make uninstall` with the same
 # DESTDIR leaves nothing behind but a file the operator added; the sample
-# lane agent (etc/ibsm-lanes.sh) is installed and does what its contract says.
+# lane agent (etc/ibsm-lanes.sh) is installed and does what its contract says;
+# Slurm's prolog and epilog (etc/slurm) are installed where the installed
+# slurm.conf lines name them.
 . "$(dirname "$0")/common.sh"
 
 cd "$SIM_ROOT" || fail "no $SIM_ROOT"
@@ -49,6 +51,16 @@ out=$(env -i IBSM_TRAP=69 IBSM_DLID=12 IBSM_SL=1 IBSM_LANES_HOOK="$SIM_TMP/hook"
 	[ -z "$out" ] && [ "$(wc -l <"$SIM_TMP/hook.out")" -eq 1 ] ||
 	fail "lane agent on a path notice: '$out', the hook ran $(wc -l <"$SIM_TMP/hook.out") times"
 pass "ibsm-lanes.sh.example: a 69 lane order runs the hook as '$(cut -d" " -f1-3 "$SIM_TMP/hook.out")', none logs '$(sed 's/^ibsm-lanes: //' "$SIM_TMP/agent.err")'"
+
+# Slurm's scripts: PrologSlurmctld and EpilogSlurmctld of the installed
+# slurm.conf lines are the installed scripts, the epilog the same script
+snippet="$dest/etc/ibsmd/slurm.conf.ibsmd"
+[ "$(grep -v '^#' "$snippet" 2>/dev/null)" = "PrologSlurmctld=$prefix/libexec/ibsmd/ibsmd-prolog
+EpilogSlurmctld=$prefix/libexec/ibsmd/ibsmd-epilog" ] || fail "slurm.conf.ibsmd: $(grep -v '^#' "$snippet")"
+[ -x "$dest$prefix/libexec/ibsmd/ibsmd-prolog" ] &&
+	[ "$(readlink -f "$dest$prefix/libexec/ibsmd/ibsmd-epilog")" = "$dest$prefix/libexec/ibsmd/ibsmd-prolog" ] ||
+	fail "make install: no $prefix/libexec/ibsmd/ibsmd-prolog, or ibsmd-epilog not a link to it"
+pass "slurm.conf.ibsmd: PrologSlurmctld and EpilogSlurmctld at the installed $prefix/libexec/ibsmd scripts"
 
 # systemd-analyze verify: the unit with ExecStart at the built binary
 command -v systemd-analyze >/dev/null || fail "systemd-analyze missing (make deps)"
