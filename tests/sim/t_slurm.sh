@@ -46,8 +46,17 @@ bare IBSMD_JOB_TIMEOUT=1 FAKE_IBSMCTL_DELAY=60 "$prolog" 2>/dev/null ||
 grep -qF 'ibsmd-prolog: job 77: ibsmctl job start: exit 124' "$slog" &&
 	grep -qF 'ibsmd-prolog: job 77: runs on the base routes' "$slog" ||
 	fail "a hung ibsmctl, logged: $(cat "$slog")"
+printf 'IBSMD_JOB_PATTERN=ring\nif then\n' >"$SIM_TMP/broken.env"
+: >"$calls"
+env -i IBSMD_SLURM_ENV="$SIM_TMP/broken.env" IBSMD_SLURM_LOG="$slog" IBSMD_JOB_TIMEOUT=soon \
+	IBSMCTL="$fakectl" FAKE_IBSMCTL_DIR="$fake" SLURM_JOB_ID=78 SLURM_JOB_NODELIST='H-[1-2]' \
+	"$prolog" 2>/dev/null || fail "the prolog failed on a broken settings file"
+grep -qF "ibsmd-prolog: $SIM_TMP/broken.env not read: " "$slog" &&
+	grep -qF "ibsmd-prolog: IBSMD_JOB_TIMEOUT=soon is not a number of seconds: 30 used" "$slog" &&
+	[ "$(cut -d' ' -f2- "$calls")" = "job start 78 --nodes H-[1-2] --pattern 3dnn --wait --timeout 30" ] ||
+	fail "a broken settings file: $(cat "$slog" "$calls")"
 rm -f "$calls" "$slog"
-pass "by hand: the defaults with no PATH (3dnn, 30 s, ibsmctl's socket), the environment over the file, a hung ibsmctl killed (logged)"
+pass "by hand: the defaults with no PATH (3dnn, 30 s, ibsmctl's socket), the environment over the file, a hung ibsmctl killed (logged), a settings file sh cannot parse and a timeout not a number (logged, defaults used)"
 
 # env_file [STRICT]: the site's file the scripts read under Slurm
 env_file() {
@@ -165,16 +174,16 @@ pass "refused job start and end (job $d): the job ran, both refusals logged"
 # IBSMD_JOB_STRICT=1: Slurm requeues it (held back a while), it has not run
 env_file 1
 e=$(job 'sleep 1' -N 4)
-requeued() { [ "$(slurm_job_field "$e" Restarts)" -ge 1 ] 2>/dev/null; }
-wait_until 10 requeued || fail "job $e was not requeued"
-slurm__state_is "$e" PENDING ||
-	fail "job $e: $(slurm_job_field "$e" JobState) after a refused job start, IBSMD_JOB_STRICT=1"
+requeued() { [ "$(slurm_job_field "$e" Restarts)" -ge 1 ] 2>/dev/null && slurm__state_is "$e" PENDING; }
+wait_until 10 requeued ||
+	fail "job $e not requeued: $(slurm_job_field "$e" JobState), $(slurm_job_field "$e" Restarts) restarts"
 [ -e "$SIM_TMP/ran/$e" ] && fail "job $e ran after a refused job start, IBSMD_JOB_STRICT=1"
 grep -qF "ibsmd-prolog: job $e: ibsmctl job start: no ibsmd" "$slog" || fail "job $e: the refusal is not logged"
 grep -qF "ibsmd-prolog: job $e: runs on the base routes" "$slog" &&
 	fail "job $e: logged as running on the base routes, IBSMD_JOB_STRICT=1"
 pass "IBSMD_JOB_STRICT=1: job $e requeued, not run"
 slurm scancel "$e"
+slurm_wait_state "$e" CANCELLED 10
 
 start=$SECONDS
 slurm_stop
