@@ -6,8 +6,11 @@
 # network namespace of their own with only `lo` up: Slurm binds 0.0.0.0 and
 # fixed ports, so tests running side by side (and a site's Slurm) never
 # meet.  The test itself stays outside; `slurm CMD...` runs a Slurm client
-# (sbatch, squeue, scancel, scontrol, sinfo) inside.  Unix sockets (munged's,
-# ibsmd's control socket, ibsim's) are files, reached from both sides.
+# (sbatch, squeue, scancel, scontrol, sinfo) inside.  Files and Unix sockets
+# that are files (munged's, ibsmd's control socket) are reached from both
+# sides; ibsim's are abstract Unix sockets, which belong to a network
+# namespace: ibsim, ibsmd and infiniband-diags stay outside with the test,
+# and a job inside cannot reach the simulated fabric.
 #
 #     slurm_start PROLOG EPILOG   # PrologSlurmctld / EpilogSlurmctld; up, nodes idle
 #     id=$(slurm_submit -N 4 --wrap 'sleep 5')
