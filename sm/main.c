@@ -132,17 +132,45 @@ enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DOT, OPT_IMPORT, OPT_IMPORT_TO, OPT_JOBS, OPT_FIRST, OPT_CPUS,
        OPT_SEED };
 
-/* An option's number in min..max; 0, or -1 said why. */
-static int parse_count(const char *opt, const char *arg, unsigned long long min,
-		       unsigned long long max, unsigned long long *out)
+/* --first, --cpus-per-node or --seed (option c) into o; 0, or -1 said why. */
+static int parse_jobs_number(struct options *o, int c, const char *arg)
 {
+	const char *opt = c == OPT_FIRST ? "--first" :
+			  c == OPT_CPUS ? "--cpus-per-node" : "--seed";
+	unsigned long long min = c == OPT_SEED ? 0 : 1;
+	unsigned long long max = c == OPT_SEED ? UINT64_MAX : UINT32_MAX, v;
 	char *end;
 	errno = 0;
-	*out = strtoull(arg, &end, 10);
-	if (errno || *end || end == arg || arg[0] == '-' || *out < min ||
-	    *out > max) {
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || v < min || v > max) {
 		fprintf(stderr, "ibsmd: bad %s '%s' (%llu..%llu)\n", opt, arg,
 			min, max);
+		return -1;
+	}
+	if (c == OPT_FIRST)
+		o->first = (uint32_t)v;
+	else if (c == OPT_CPUS)
+		o->cpus_per_node = (uint32_t)v;
+	else
+		o->seed = v, o->seed_set = 1;
+	return 0;
+}
+
+/* The --jobs options' combinations; 0, or -1 said why. */
+static int check_jobs_options(struct options *o)
+{
+	if (o->jobs && !o->offline) {
+		fprintf(stderr, "ibsmd: --jobs needs --offline\n");
+		return -1;
+	}
+	if ((o->first || o->cpus_per_node || o->seed_set) && !o->jobs) {
+		fprintf(stderr, "ibsmd: --first, --cpus-per-node and --seed go with --jobs\n");
+		return -1;
+	}
+	if (!o->seed_set)
+		o->seed = 1;
+	if (o->jobs && o->pattern && o->verify) {
+		fprintf(stderr, "ibsmd: --pattern with --jobs is the jobs' pattern: not with --verify\n");
 		return -1;
 	}
 	return 0;
@@ -232,21 +260,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_JOBS: o->jobs = optarg; break;
 		case OPT_FIRST:
 		case OPT_CPUS:
-		case OPT_SEED: {
-			unsigned long long v;
-			if (parse_count(c == OPT_FIRST ? "--first" : c == OPT_CPUS ?
-					"--cpus-per-node" : "--seed", optarg,
-					c == OPT_SEED ? 0 : 1,
-					c == OPT_SEED ? UINT64_MAX : UINT32_MAX, &v) < 0)
+		case OPT_SEED:
+			if (parse_jobs_number(o, c, optarg) < 0)
 				return -1;
-			if (c == OPT_FIRST)
-				o->first = (uint32_t)v;
-			else if (c == OPT_CPUS)
-				o->cpus_per_node = (uint32_t)v;
-			else
-				o->seed = v, o->seed_set = 1;
 			break;
-		}
 		case OPT_LOG_LEVEL:
 			o->log_level = log_level_parse(optarg);
 			if (o->log_level < 0) {
@@ -322,20 +339,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsmd: --dot needs --offline (a running daemon: ibsmctl topology --dot)\n");
 		return -1;
 	}
-	if (o->jobs && !o->offline) {
-		fprintf(stderr, "ibsmd: --jobs needs --offline\n");
+	if (check_jobs_options(o) < 0)
 		return -1;
-	}
-	if ((o->first || o->cpus_per_node || o->seed_set) && !o->jobs) {
-		fprintf(stderr, "ibsmd: --first, --cpus-per-node and --seed go with --jobs\n");
-		return -1;
-	}
-	if (!o->seed_set)
-		o->seed = 1;
-	if (o->jobs && o->pattern && o->verify) {
-		fprintf(stderr, "ibsmd: --pattern with --jobs is the jobs' pattern: not with --verify\n");
-		return -1;
-	}
 	if (o->pattern && !o->verify && !o->jobs) {
 		fprintf(stderr, "ibsmd: --pattern goes with --verify or --jobs\n");
 		return -1;

@@ -90,7 +90,7 @@ int offjobs_run(const struct fabric *f, const struct lft_tables *t,
 	};
 	struct replay_summary s;
 	uint64_t t0 = clock_us();
-	if (replay_run(f, t, tr, jobs, n, &ro, &sink, &s, err, sizeof(err)) < 0) {
+	if (replay_run(tr, jobs, n, &ro, &sink, &s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: --jobs: %s\n", err);
 		goto out;
 	}

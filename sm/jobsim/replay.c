@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "sm/jobsim/alloc.h"
-#include "sm/jobsim/baseload.h"
 
 /* The paper's dynamic mix: Random8 is left out of it. */
 static const char *const DYNAMIC_MIX[] = { "ring", "2dnn", "3dnn", "random:4" };
@@ -25,7 +24,7 @@ struct event {
 
 struct run {
 	uint32_t *hosts;
-	struct chload dk;		/* on the D-mod-K tables */
+	struct job_route dk;		/* on D-mod-K's routes */
 	struct job_route jr;		/* the job routing's */
 	int64_t pjml_dmodk, pjml_jobs;
 	const char *pattern;
@@ -55,67 +54,35 @@ static int cmp_event(const void *x, const void *y)
 	return a->job < b->job ? -1 : a->job > b->job;
 }
 
-static uint32_t uf_find(uint32_t *up, uint32_t x)
-{
-	while (up[x] != x)
-		x = up[x] = up[up[x]];
-	return x;
-}
-
-/* The switch host h's port is cabled to. */
-static uint32_t leaf_node(const struct fabric *f, const struct job_tree *tr,
-			  uint32_t h)
-{
-	return f->ports[f->ports[job_tree_host_port(tr, h)].remote].node;
-}
+/* The pod level: 2 in a tree of three or more levels, else the top. */
+#define POD_LEVEL 2
 
 /*
- * The allocator of tr's hosts: leaves numbered in host order, a pod the
- * leaves joined through the switches they are cabled to.
+ * The allocator of tr's hosts: leaves and pods as the tree numbers its
+ * subtrees (job_tree_group()); in a tree of one or two levels the pod is
+ * the whole system.
  */
-static struct alloc *tree_alloc(const struct fabric *f,
-				const struct job_tree *tr)
+static struct alloc *tree_alloc(const struct job_tree *tr)
 {
-	uint32_t nh = job_tree_hosts(tr);
-	uint32_t *up = malloc(((size_t)f->n_nodes + 1) * sizeof(*up));
-	uint32_t *leaf_no = malloc(((size_t)f->n_nodes + 1) * sizeof(*leaf_no));
-	uint32_t *pod_no = malloc(((size_t)f->n_nodes + 1) * sizeof(*pod_no));
+	uint32_t nh = job_tree_hosts(tr), levels = job_tree_levels(tr);
 	uint32_t *leaf_of = malloc(((size_t)nh + 1) * sizeof(*leaf_of));
 	uint32_t *pod_of = malloc(((size_t)nh + 1) * sizeof(*pod_of));
 	struct alloc *a = NULL;
-	if (!up || !leaf_no || !pod_no || !leaf_of || !pod_of)
+	if (!leaf_of || !pod_of)
 		goto out;
-	for (uint32_t i = 0; i < f->n_nodes; i++) {
-		up[i] = i;
-		leaf_no[i] = pod_no[i] = FAB_NONE;
-	}
 	uint32_t n_leaves = 0, n_pods = 0;
 	for (uint32_t h = 0; h < nh; h++) {
-		uint32_t l = leaf_node(f, tr, h);
-		if (leaf_no[l] != FAB_NONE)
-			continue;
-		leaf_no[l] = n_leaves++;
-		const struct fab_node *nd = &f->nodes[l];
-		for (uint32_t p = 1; p <= nd->nports; p++) {
-			uint32_t r = f->ports[nd->first_port + p].remote;
-			if (r == FAB_NONE ||
-			    f->nodes[f->ports[r].node].type != FAB_SWITCH)
-				continue;
-			up[uf_find(up, l)] = uf_find(up, f->ports[r].node);
-		}
-	}
-	for (uint32_t h = 0; h < nh; h++) {
-		uint32_t l = leaf_node(f, tr, h), root = uf_find(up, l);
-		if (pod_no[root] == FAB_NONE)
-			pod_no[root] = n_pods++;
-		leaf_of[h] = leaf_no[l];
-		pod_of[leaf_no[l]] = pod_no[root];
+		uint32_t l = job_tree_group(tr, h, 1);
+		uint32_t p = levels > POD_LEVEL ? job_tree_group(tr, h, POD_LEVEL) : 0;
+		leaf_of[h] = l;
+		pod_of[l] = p;		/* hosts of a subtree are consecutive */
+		if (l + 1 > n_leaves)
+			n_leaves = l + 1;
+		if (p + 1 > n_pods)
+			n_pods = p + 1;
 	}
 	a = alloc_new(nh, leaf_of, n_leaves, pod_of, n_pods);
 out:
-	free(up);
-	free(leaf_no);
-	free(pod_no);
 	free(leaf_of);
 	free(pod_of);
 	return a;
@@ -139,27 +106,16 @@ static int check_pattern(const struct replay_opts *o, char *err, size_t errlen)
 }
 
 struct state {
-	const struct fabric *f;
-	const struct lft_tables *base;
 	const struct job_tree *tr;
 	const struct replay_opts *o;
 	const struct replay_sink *sink;
 	struct alloc *alloc;
 	struct job_loads *lj;		/* the job routing's loads */
-	int64_t *ld;			/* D-mod-K's, per channel */
+	struct job_loads *ld;		/* D-mod-K's */
 	struct run *runs;
 	size_t *running, n_running;
 	struct replay_summary *s;
 };
-
-static int64_t max_dmodk(const struct state *st)
-{
-	int64_t m = 0;
-	for (uint32_t c = 0; c < st->f->n_ports; c++)
-		if (st->ld[c] > m)
-			m = st->ld[c];
-	return m;
-}
 
 /* A job's flows, both sides routed and loaded.  0, or -1 with err. */
 static int load_job(struct state *st, const struct swf_job *j, struct run *r,
@@ -178,21 +134,19 @@ static int load_job(struct state *st, const struct swf_job *j, struct run *r,
 			 r->pattern, why);
 		return -1;
 	}
-	job_weights(fl, nfl);
 	r->n_flows = nfl;
-	int rc = chload_walk(st->f, st->base, st->tr, fl, nfl, &r->dk, why,
-			     sizeof(why));
-	if (rc < 0)
-		snprintf(err, errlen, "job %lld: D-mod-K tables: %s",
-			 (long long)j->id, why);
-	else if (nfl && job_route(st->tr, st->lj, fl, nfl, 0, &r->jr) < 0) {
-		chload_free(&r->dk);
-		snprintf(err, errlen, "out of memory");
+	int rc = 0;
+	if (job_route(st->tr, st->ld, fl, nfl, JOB_ROUTE_DMODK, &r->dk) < 0) {
+		rc = -1;
+	} else if (job_route(st->tr, st->lj, fl, nfl, JOB_ROUTE_GUARDED,
+			     &r->jr) < 0) {
+		job_unroute(st->ld, &r->dk);
+		job_route_free(&r->dk);
 		rc = -1;
 	}
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory");
 	free(fl);
-	if (rc == 0)
-		chload_add(st->ld, &r->dk, 1);
 	return rc;
 }
 
@@ -221,8 +175,8 @@ static int start_job(struct state *st, const struct swf_job *j, size_t ji,
 	st->running[st->n_running++] = ji;
 	for (size_t i = 0; i < st->n_running; i++) {
 		struct run *q = &st->runs[st->running[i]];
-		int64_t d = chload_max(st->ld, &q->dk);
-		int64_t g = q->n_flows ? job_route_max_now(st->lj, &q->jr) : 0;
+		int64_t d = job_route_max_now(st->ld, &q->dk);
+		int64_t g = job_route_max_now(st->lj, &q->jr);
 		if (d > q->pjml_dmodk)
 			q->pjml_dmodk = d;
 		if (g > q->pjml_jobs)
@@ -237,7 +191,8 @@ static void end_job(struct state *st, const struct swf_job *j, struct run *r)
 	const struct replay_job out = {
 		.id = j->id, .nodes = j->nodes, .pattern = r->pattern,
 		.n_flows = r->n_flows, .pjml_dmodk = r->pjml_dmodk,
-		.pjml_jobs = r->pjml_jobs, .guarded = r->n_flows && r->jr.guarded,
+		.pjml_jobs = r->pjml_jobs,
+		.guarded = r->n_flows && r->jr.guarded,
 	};
 	if (st->sink->job)
 		st->sink->job(st->sink->ctx, &out);
@@ -249,12 +204,10 @@ static void end_job(struct state *st, const struct swf_job *j, struct run *r)
 		s->max_dmodk = r->pjml_dmodk;
 	if (r->pjml_jobs > s->max_jobs)
 		s->max_jobs = r->pjml_jobs;
-	chload_add(st->ld, &r->dk, -1);
-	if (r->n_flows) {
-		job_unroute(st->lj, &r->jr);
-		job_route_free(&r->jr);
-	}
-	chload_free(&r->dk);
+	job_unroute(st->ld, &r->dk);
+	job_unroute(st->lj, &r->jr);
+	job_route_free(&r->dk);
+	job_route_free(&r->jr);
 	alloc_release(st->alloc, r->hosts, j->nodes);
 	free(r->hosts);
 	r->hosts = NULL;
@@ -268,33 +221,31 @@ static void free_state(struct state *st, size_t n)
 {
 	for (size_t i = 0; st->runs && i < n; i++) {
 		struct run *r = &st->runs[i];
-		if (r->placed && r->n_flows)
-			job_route_free(&r->jr);
-		chload_free(&r->dk);
+		job_route_free(&r->jr);
+		job_route_free(&r->dk);
 		free(r->hosts);
 	}
 	free(st->runs);
 	free(st->running);
-	free(st->ld);
+	job_loads_free(st->ld);
 	job_loads_free(st->lj);
 	alloc_free(st->alloc);
 }
 
-int replay_run(const struct fabric *f, const struct lft_tables *base,
-	       const struct job_tree *tr, const struct swf_job *jobs, size_t n,
+int replay_run(const struct job_tree *tr, const struct swf_job *jobs, size_t n,
 	       const struct replay_opts *o, const struct replay_sink *sink,
 	       struct replay_summary *s, char *err, size_t errlen)
 {
 	struct state st = {
-		.f = f, .base = base, .tr = tr, .o = o, .sink = sink, .s = s,
+		.tr = tr, .o = o, .sink = sink, .s = s,
 	};
 	memset(s, 0, sizeof(*s));
 	if (check_pattern(o, err, errlen) < 0)
 		return -1;
 	struct event *ev = malloc((2 * n + 1) * sizeof(*ev));
-	st.alloc = tree_alloc(f, tr);
+	st.alloc = tree_alloc(tr);
 	st.lj = job_loads_new(tr);
-	st.ld = calloc((size_t)f->n_ports + 1, sizeof(*st.ld));
+	st.ld = job_loads_new(tr);
 	st.runs = calloc(n + 1, sizeof(*st.runs));
 	st.running = calloc(n + 1, sizeof(*st.running));
 	int rc = -1;
@@ -319,7 +270,7 @@ int replay_run(const struct fabric *f, const struct lft_tables *base,
 		} else {
 			continue;
 		}
-		int64_t d = max_dmodk(&st), g = job_loads_max(st.lj);
+		int64_t d = job_loads_max(st.ld), g = job_loads_max(st.lj);
 		if (d > s->swml_dmodk)
 			s->swml_dmodk = d;
 		if (g > s->swml_jobs)

@@ -3,9 +3,9 @@
  * a filtered SWF trace's jobs started and ended at the trace's times on
  * an XGFT routed by D-mod-K, each job placed by the tree allocator
  * (sm/jobsim/alloc.h), given a communication pattern, and its flows
- * loaded twice: on the D-mod-K tables as they are (sm/jobsim/baseload.h)
- * and by the job routing with its guard (routing/jobs/jobroute.h), each
- * side with loads of its own.  Pure: results go to the sink.
+ * loaded twice (routing/jobs/jobroute.h): on D-mod-K's routes, and by the
+ * job routing with its guard, each side with loads of its own.  Pure:
+ * results go to the sink.
  *
  * Events: a job's start at its start time and its end at its end time,
  * in time order; at equal times ends before starts, then by job number,
@@ -30,9 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "routing/engine.h"
 #include "routing/jobs/jobroute.h"
-#include "sm/base/fabric.h"
 #include "sm/jobsim/swf.h"
 
 #define REPLAY_DYNAMIC "dynamic"
@@ -49,7 +47,8 @@ struct replay_job {
 	const char *pattern;		/* its spec */
 	size_t n_flows;
 	int64_t pjml_dmodk, pjml_jobs;	/* JOB_LOAD_ONE units */
-	int guarded;			/* the job routing kept D-mod-K */
+	int guarded;			/* it has flows and the job routing kept
+				 * D-mod-K for it (the guard) */
 };
 
 struct replay_sink {
@@ -68,12 +67,10 @@ struct replay_summary {
 };
 
 /*
- * Replays jobs[0..n) on f with its D-mod-K tables base and their tree tr.
- * 0, or -1 with err (a bad pattern, tables that do not route a flow, no
- * memory).
+ * Replays jobs[0..n) on the tree tr (a fabric and its D-mod-K tables).
+ * 0, or -1 with err (a bad pattern, no memory).
  */
-int replay_run(const struct fabric *f, const struct lft_tables *base,
-	       const struct job_tree *tr, const struct swf_job *jobs, size_t n,
+int replay_run(const struct job_tree *tr, const struct swf_job *jobs, size_t n,
 	       const struct replay_opts *o, const struct replay_sink *sink,
 	       struct replay_summary *s, char *err, size_t errlen);
 

@@ -68,6 +68,7 @@ def job_size(rng, mix, nodes):
         r -= share
     if lo == 1 and hi == 0:
         return 1
+    lo = min(lo, nodes)   # a smaller --nodes: the bands shrink with it
     hi = max(lo, min(nodes, int(hi * nodes)))
     n = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)))))
     if rng.random() < POW2_SHARE:
