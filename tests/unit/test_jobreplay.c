@@ -14,40 +14,13 @@
  *     the same whatever the jobs around it, all four kinds drawn;
  *   - an unknown pattern is refused before anything runs.
  */
-#include "routing_testlib.h"
+#include "job_testlib.h"
 
-#include "routing/jobs/jobroute.h"
 #include "sm/jobsim/replay.h"
 #include "sm/jobsim/swf.h"
 
-extern const struct routing_engine dmodk_engine;
-
-#define ONE JOB_LOAD_ONE
 #define MAX_JOBS 64
 #define MAX_EVENTS 256
-
-struct world {
-	struct fabric f;
-	struct lft_tables t;
-	struct tb *b;
-	struct job_tree *tr;
-};
-
-static void open_xgft(struct world *w)
-{
-	char err[256] = "";
-	w->b = xgft3();
-	tb_build(&w->f, w->b, NULL, 0);
-	tb_route(&dmodk_engine, &w->f, &w->t);
-	w->tr = job_tree_new(&w->f, &w->t, err, sizeof(err));
-	ck_assert_msg(w->tr != NULL, "%s", err);
-}
-
-static void close_world(struct world *w)
-{
-	job_tree_free(w->tr);
-	free_all(&w->f, &w->t, w->b);
-}
 
 /* What the sink saw. */
 struct seen {
