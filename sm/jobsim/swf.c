@@ -13,6 +13,8 @@ enum {
 	F_REQ_PROCS = 8, F_STATUS = 11,
 };
 #define SWF_UNKNOWN (-1)
+/* Beyond any job number, time or count (2^53: exact in a double). */
+#define SWF_MAX_VALUE 9007199254740992.0
 #define SWF_STATUS_CANCELLED_WAITING (-1)
 
 /*
@@ -37,6 +39,7 @@ static int read_fields(const char **p, double *v, int *col)
 		errno = 0;
 		v[n] = strtod(s, &end);
 		if (end == s || errno || !isfinite(v[n]) ||
+		    v[n] > SWF_MAX_VALUE || v[n] < -SWF_MAX_VALUE ||
 		    (*end && *end != ' ' && *end != '\t' && *end != '\r' &&
 		     *end != '\n')) {
 			*col = (int)(s - line) + 1;

@@ -7,7 +7,9 @@
 # trace: line counts what the filter dropped, one job: line per job and
 # one swml: line per event, the jobs: summary agrees with them (n, the
 # averages, the largest PJML = the largest SWML on each side), and the
-# job routing's largest PJML is not above D-mod-K's.  Refused: another
+# job routing's largest PJML is not above D-mod-K's.  A golden run on
+# XGFT(3;2,2,4;1,2,2): the hand-worked two-job case, D-mod-K 2.0 against
+# the job routing's 1.0.  Refused: another
 # engine's tables, --jobs without --offline, a malformed trace
 # (file:line:column), an unknown pattern.
 . "$(dirname "$0")/common.sh"
@@ -58,6 +60,30 @@ done
 grep -q 'pattern=random:4' "$SIM_TMP/dynamic.out" && grep -q 'pattern=ring' "$SIM_TMP/dynamic.out" ||
 	fail "dynamic: not a mix of patterns"
 pass "3dnn and dynamic: one job: line a job, one swml: line an event, the summary agrees, max PJML = max SWML, job routing's max PJML <= D-mod-K's"
+
+# A golden run on XGFT(3;2,2,4;1,2,2) (H-d is D-mod-K's destination d):
+# one-node jobs 1..16 fill hosts 0..15; ends free hosts 0 and 4 at 10, 1
+# and 6 at 20, when the two-node ring jobs 17 and 18 start on them (ends
+# first); 17's 0->4 and 18's 1->6 both leave L0-S0 towards L1-S0 under
+# D-mod-K (load 2.0 for both), the job routing moves 18's (1.0).
+small="$SIM_TMP/x16.net"
+gen xgft --m 2,2,4 --w 1,2,2 -o "$small"
+for i in $(seq 1 16); do
+	h=$((i - 1)) run=100
+	case $h in 0|4) run=10 ;; 1|6) run=20 ;; esac
+	echo "$i 0 0 $run 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1"
+done >"$SIM_TMP/w.swf"
+printf '17 10 0 40 2 -1 -1 2 -1 -1 1 1 1 -1 1 -1 -1 -1\n18 20 0 10 2 -1 -1 2 -1 -1 1 1 1 -1 1 -1 -1 -1\n' >>"$SIM_TMP/w.swf"
+"$IBSMD" --offline "$small" -R dmodk --jobs "$SIM_TMP/w.swf" --pattern ring >"$SIM_TMP/w.out" 2>&1 ||
+	fail "golden: $(tail -n 2 "$SIM_TMP/w.out")"
+for want in 'job: id=17 nodes=2 pjml_dmodk=2.000 pjml_jobs=1.000 pattern=ring flows=2 guarded=1' \
+	'job: id=18 nodes=2 pjml_dmodk=2.000 pjml_jobs=1.000 pattern=ring flows=2 guarded=0' \
+	'job: id=16 nodes=1 pjml_dmodk=0.000 pjml_jobs=0.000 pattern=ring flows=0 guarded=0' \
+	'swml: t=20 dmodk=2.000 jobs=1.000' \
+	'jobs: n=18 avg_pjml_dmodk=0.222 max_pjml_dmodk=2.000 avg_pjml_jobs=0.111 max_pjml_jobs=1.000 skipped=0 guarded=1 max_swml_dmodk=2.000 max_swml_jobs=1.000 pattern=ring'; do
+	grep -qF "$want" "$SIM_TMP/w.out" || fail "golden: no line '$want': $(grep -E '^(job: id=1[78]|jobs:)' "$SIM_TMP/w.out")"
+done
+pass "golden run on XGFT(3;2,2,4;1,2,2): two ring jobs on {H-0,H-4} and {H-1,H-6}: PJML 2.0 under D-mod-K, 1.0 under the job routing"
 
 "$IBSMD" --offline "$net" -R minhop --jobs "$swf" >"$SIM_TMP/o" 2>&1 && fail "minhop's tables accepted"
 grep -q 'the job routing works over dmodk' "$SIM_TMP/o" || fail "minhop: $(tail -n 2 "$SIM_TMP/o")"

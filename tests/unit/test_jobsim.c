@@ -106,6 +106,7 @@ START_TEST(t_swf_malformed)
 		"2 0 0 5 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1\n";
 	static const char long_line[] = "1 0 0 5 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1 7\n";
 	static const char word[] = "\n\n1 0 0 5 x -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";
+	static const char huge[] = "1 0 0 1e300 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";
 	ck_assert_int_eq(swf_parse(short_line, "a.swf", &FLT, &j, &n, &st, err,
 				   sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "a.swf:3:") != NULL, "%s", err);
@@ -116,6 +117,10 @@ START_TEST(t_swf_malformed)
 	ck_assert_int_eq(swf_parse(word, "c.swf", &FLT, &j, &n, &st, err,
 				   sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "c.swf:3:9:") != NULL, "%s", err);
+	/* a run time no integer holds */
+	ck_assert_int_eq(swf_parse(huge, "e.swf", &FLT, &j, &n, &st, err,
+				   sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "e.swf:1:7:") != NULL, "%s", err);
 	/* only comments: no job, no error */
 	ck_assert_int_eq(swf_parse("; nothing\n;\n", "d.swf", &FLT, &j, &n, &st,
 				   err, sizeof(err)), 0);
