@@ -31,6 +31,7 @@
 #define JOBS_FILE "jobs"
 #define JOB_END_WAIT_S 25	/* a job end answers within the client's 30 s */
 #define JOB_WAIT_MAX_S 3600	/* --timeout's bound */
+#define JOB_WAIT_DEFAULT_S 60	/* --wait without --timeout (ibsmctl's too) */
 #define JOB_TEXT_MAX (1 << 20)	/* a pattern file's text */
 
 enum job_refusal {
@@ -362,11 +363,11 @@ static int job_flows(struct jobs *js, struct job *jb, char *err, size_t errlen)
 	free(hosts);
 	if (rc < 0)
 		return -1;
+	/* a missing rank's flows left out; the others keep the pattern's weights */
 	size_t k = 0;
 	for (size_t i = 0; i < nf; i++)
 		if (fl[i].src != UINT32_MAX && fl[i].dst != UINT32_MAX)
 			fl[k++] = fl[i];
-	job_weights(fl, k);
 	jb->fl = fl;
 	jb->n_fl = k;
 	return 0;
@@ -379,7 +380,7 @@ static int route_one(struct jobs *js, struct job *jb)
 	if (jb->routed)
 		return 0;
 	if (job_flows(js, jb, err, sizeof(err)) < 0 ||
-	    job_route(js->tr, js->ld, jb->fl, jb->n_fl, 0, &jb->r) < 0) {
+	    job_route(js->tr, js->ld, jb->fl, jb->n_fl, JOB_ROUTE_GUARDED, &jb->r) < 0) {
 		log_limited(LOG_ERROR, "job %s: not routed: %s", jb->s.id,
 			    jb->fl ? "out of memory" : err);
 		return -1;
@@ -841,7 +842,7 @@ static json_t *cmd_start(struct jobs *js, const json_t *req, char *err, size_t e
 	const char *nodes = json_string_value(json_object_get(req, "nodes"));
 	int wait = json_is_true(json_object_get(req, "wait"));
 	const json_t *to = json_object_get(req, "timeout");
-	json_int_t timeout = to ? json_integer_value(to) : JOB_WAIT_MAX_S;
+	json_int_t timeout = to ? json_integer_value(to) : JOB_WAIT_DEFAULT_S;
 	if (!id || !job_id_ok(id))
 		return refuse(js, REF_BAD_REQUEST, err, errlen,
 			      "job start: a job ID (1..%d letters, digits, '.', '_', '-') first",
@@ -1039,6 +1040,22 @@ static json_t *links_json(const struct jobs *js, const struct job *jb)
 	return a ? a : json_null();
 }
 
+/* The LFT entries jb sets: switch GUID and name, LID, port. */
+static json_t *entries_json(const struct jobs *js, const struct job *jb)
+{
+	const struct fabric *f = &js->sm->sub.model->f;
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < jb->r.n_e; i++) {
+		const struct job_entry *e = &jb->r.e[i];
+		uint32_t node = js->base.sw_node[e->row];
+		json_array_append_new(a, json_pack("{s:o,s:s,s:i,s:i}",
+			"switch", control_guid_json(f->nodes[node].guid),
+			"name", fabric_node_name(f, node), "lid", (int)e->lid,
+			"port", (int)e->port));
+	}
+	return a;
+}
+
 static json_t *loads_one(const struct jobs *js, const struct job *jb, int links)
 {
 	json_t *o = json_pack("{s:s,s:s,s:b}", "id", jb->s.id, "state", job_state(js, jb),
@@ -1053,8 +1070,10 @@ static json_t *loads_one(const struct jobs *js, const struct job *jb, int links)
 	json_object_set_new(o, "guarded", json_boolean(jb->r.guarded));
 	json_object_set_new(o, "flows", json_integer((json_int_t)jb->r.n_flows));
 	json_object_set_new(o, "entries", json_integer((json_int_t)jb->r.n_e));
-	if (links)
+	if (links) {
 		json_object_set_new(o, "links", links_json(js, jb));
+		json_object_set_new(o, "lft_entries", entries_json(js, jb));
+	}
 	return o;
 }
 

@@ -8,7 +8,11 @@
 
 #define LEVEL_MAX 250	/* beyond any tree's height; a wave per level */
 
-int plan_jobs_levels(const struct fabric *f, const struct lft_tables *t,
+/*
+ * Per row of t, its level (1: a leaf); 0 for a switch no leaf reaches.
+ * lvl has t->n_sw entries.  Returns the highest level, -1 on ENOMEM.
+ */
+static int plan_jobs_levels(const struct fabric *f, const struct lft_tables *t,
 		     uint8_t *lvl)
 {
 	uint32_t *queue = malloc(((size_t)t->n_sw + 1) * sizeof(*queue));

@@ -27,12 +27,6 @@ struct plan_jobs_count {
 };
 
 /*
- * Per row of t, its level (1: a leaf); 0 for a switch no leaf reaches.
- * lvl has t->n_sw entries.  Returns the highest level, -1 on ENOMEM.
- */
-int plan_jobs_levels(const struct fabric *f, const struct lft_tables *t,
-		     uint8_t *lvl);
-/*
  * Plans into p (empty, its tables set to to) every 64-LID block of to
  * that differs from from (same rows and switches; from may have a
  * smaller max_lid: the rest counts as different), each switch's blocks
