@@ -102,3 +102,69 @@ loads_match() {
 
 # names H N...: H-N,H-M,... for job_loads.py
 names() { local h=$1; shift; local IFS=,; echo "${*/#/$h-}"; }
+
+# jobs_scenario XGFT_ARGS A_PATTERN "A_NODES" B_PATTERN "B_NODES" [HOOK]:
+# on `fabgen xgft XGFT_ARGS`, ibsmd "one" (H-0) starts job A (host numbers
+# A_NODES in rank order, given as a bracketed host list) and job B with
+# --wait: the tables are the base's with exactly the planned entries and
+# the loads are job_loads.py's; HOOK runs then; a restart and a failover
+# to "two" (H-1, same state directory) keep both ready and the tables; job
+# end A leaves B's entries alone, job end B the base tables.
+jobs_scenario() {
+	local xgft=$1 apat=$2 bpat=$4 hook=${6:-} got loads A B an bn
+	read -ra an <<<"$3"
+	read -ra bn <<<"$5"
+	# shellcheck disable=SC2086 # the generator's arguments
+	gen xgft $xgft -o "$SIM_TMP/xgft.net"
+	sim_start "$SIM_TMP/xgft.net"
+	A="A:$apat:$(names H "${an[@]}")"
+	B="B:$bpat:$(names H "${bn[@]}")"
+	start_sm one H-0 10
+	wait_up 60 "$SIM_TMP/one.log" "(first master)"
+	lids_tables "$SIM_TMP/base"
+	ctl one job start A --nodes "H-[$(IFS=,; echo "${an[*]}")]" --pattern "$apat" \
+		--wait --timeout 20 >"$SIM_TMP/a.out" 2>&1 || fail "job start A: $(cat "$SIM_TMP/a.out")"
+	[ "$(cat "$SIM_TMP/a.out")" = ready ] || fail "job start A --wait printed $(cat "$SIM_TMP/a.out")"
+	ctl one job start B --nodes "$(names H "${bn[@]}")" --pattern "$bpat" --wait \
+		>"$SIM_TMP/b.out" 2>&1 || fail "job start B: $(cat "$SIM_TMP/b.out")"
+	all_ready one A B || fail "job list: $(ctl one job list)"
+	[ "$(job_field one A entries)" -gt 0 ] || [ "$(job_field one B entries)" -gt 0 ] ||
+		fail "neither job left D-mod-K: the test shows nothing"
+	lids_tables "$SIM_TMP/jobs"
+	got=$(planned "$SIM_TMP/base" "$SIM_TMP/jobs" one A B)
+	loads=$(loads_match "$SIM_TMP/jobs" one "$A" "$B")
+	pass "two jobs ready: $got; loads from the dumps $loads(D-mod-K: A=$(job_field one A dmodk_max_load) B=$(job_field one B dmodk_max_load))"
+	[ -n "$hook" ] && "$hook"
+
+	kill -TERM "${PID[one]}"
+	wait_pid "${PID[one]}" 5 || fail "ibsmd did not stop"
+	start_sm one H-0 10
+	wait_up 60 "$SIM_TMP/one.log" "(restart)"
+	wait_until 10 all_ready one A B || fail "after a restart: $(ctl one job list)"
+	lids_tables "$SIM_TMP/restart"
+	same_as "$SIM_TMP/jobs" "$SIM_TMP/restart" "restart"
+	loads=$(loads_match "$SIM_TMP/restart" one "$A" "$B")
+	pass "restart: both jobs ready again, tables unchanged, loads $loads"
+
+	start_sm two H-1 1
+	wait_until 20 grep -q 'STANDBY' "$SIM_TMP/two.log" ||
+		fail "no standby: $(tail -n 3 "$SIM_TMP/two.log")"
+	kill -KILL "${PID[one]}"
+	wait_pid "${PID[one]}" 5 2>/dev/null
+	wait_up 60 "$SIM_TMP/two.log" "(failover)"
+	wait_until 10 all_ready two A B || fail "after a failover: $(ctl two job list)"
+	lids_tables "$SIM_TMP/failover"
+	same_as "$SIM_TMP/jobs" "$SIM_TMP/failover" "failover"
+	loads=$(loads_match "$SIM_TMP/failover" two "$A" "$B")
+	pass "failover: the standby re-applied both jobs, tables unchanged, loads $loads"
+
+	ctl two job end A >"$SIM_TMP/e.out" 2>&1 || fail "job end A: $(cat "$SIM_TMP/e.out")"
+	lids_tables "$SIM_TMP/end-a"
+	got=$(planned "$SIM_TMP/base" "$SIM_TMP/end-a" two B)
+	ctl two job end B >"$SIM_TMP/e.out" 2>&1 || fail "job end B: $(cat "$SIM_TMP/e.out")"
+	lids_tables "$SIM_TMP/end"
+	same_as "$SIM_TMP/base" "$SIM_TMP/end" "job end"
+	[ "$(status_field "$SIM_TMP/two.sock" jobs.max_link_load)" = 0.0 ] ||
+		fail "load left after the ends"
+	pass "job end A: B's entries alone ($got); job end B: the base tables byte for byte, no load left"
+}
