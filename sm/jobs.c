@@ -929,7 +929,7 @@ static const char *job_state(const struct jobs *js, const struct job *jb)
 	if (jb->ending)
 		return "ending";
 	if (jb->written)
-		return "ready";
+		return jb->missing ? "degraded" : "ready";	/* nodes left the fabric */
 	return js->tr ? "writing" : "held";
 }
 

@@ -149,6 +149,8 @@ jobs_scenario() {
 	start_sm two H-1 1
 	wait_until 20 grep -q 'STANDBY' "$SIM_TMP/two.log" ||
 		fail "no standby: $(tail -n 3 "$SIM_TMP/two.log")"
+	ctl two job start X --nodes H-9 >"$SIM_TMP/x.out" 2>&1 && fail "a standby started a job"
+	grep -q 'not the master' "$SIM_TMP/x.out" || fail "standby: $(cat "$SIM_TMP/x.out")"
 	kill -KILL "${PID[one]}"
 	wait_pid "${PID[one]}" 5 2>/dev/null
 	wait_up 60 "$SIM_TMP/two.log" "(failover)"

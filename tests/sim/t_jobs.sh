@@ -8,10 +8,14 @@
 #    and job_loads.py, walking the dumped tables with flows it makes
 #    itself, gives each job the max load `job loads` reports;
 #  - refusals: an unknown host, a host in a running job, a duplicate ID;
+#  - a node of job A unlinked: job list names it missing, status counts
+#    it, the log says so; linked again: the tables are the jobs' again;
 #  - a restart of ibsmd, then a failover to a standby sharing the state
 #    directory: the tables stay the jobs' (the file re-applied), both
 #    jobs ready on the new master;
-#  - job end of both: dump_fts equals the base tables dumped before.
+#  - job end of both: dump_fts equals the base tables dumped before;
+#  - a reload turning routing.jobs off is refused while a job runs, taken
+#    once none does; then job start is refused as off (counted).
 . "$(dirname "$0")/jobs_lib.sh"
 
 refusals() {
@@ -25,6 +29,37 @@ refusals() {
 	[ "$(status_field "$SIM_TMP/one.sock" jobs.refused.node_in_job)" = 1 ] ||
 		fail "refusal not counted"
 	pass "refused: an unknown host, a host in a running job, a duplicate ID (counted)"
+
+	sim_cmd 'Unlink "H-5"[1]' >/dev/null
+	ctl one sweep --heavy >/dev/null || fail "sweep --heavy refused"
+	missing_h5() {
+		[ "$(ctl one --json job list | python3 -c '
+import json, sys
+print([(j["state"], j["missing"]) for j in json.load(sys.stdin)["jobs"] if j["id"] == "A"][0])')" = "('degraded', ['H-5'])" ]
+	}
+	wait_until 15 missing_h5 || fail "H-5 unlinked, not missing: $(ctl one job list)"
+	[ "$(status_field "$SIM_TMP/one.sock" jobs.nodes_missing)" = 1 ] || fail "status: no node missing"
+	grep -q 'job A: 1 of its 8 nodes are not in the fabric' "$SIM_TMP/one.log" ||
+		fail "no log line for the missing node"
+	sim_cmd 'ReLink "H-5"[1]' >/dev/null
+	ctl one sweep --heavy >/dev/null || fail "sweep --heavy refused"
+	wait_until 15 eval '[ "$(status_field "$SIM_TMP/one.sock" jobs.nodes_missing)" = 0 ]' ||
+		fail "H-5 back, still missing: $(ctl one job list)"
+	wait_until 10 all_ready one A B || fail "H-5 back: $(ctl one job list)"
+	lids_tables "$SIM_TMP/back"
+	same_as "$SIM_TMP/jobs" "$SIM_TMP/back" "H-5 back"
+	pass "H-5 unlinked: job A degraded, H-5 missing (status, log); linked again: the jobs' tables again"
 }
 
 jobs_scenario "--m 2,2,4 --w 1,2,2" ring "2 10 0 14 6 5 3 8" 3dnn "7 11 15 1 12 13 9 4" refusals
+
+ctl two job start C --nodes 'H-[2-3]' --wait >/dev/null || fail "job start C"
+sed -i 's/jobs: least-max-load/jobs: off/' "$SIM_TMP/two.yaml"
+ctl two reload >"$SIM_TMP/r.out" 2>&1 && fail "a reload turned job routing off under job C"
+grep -q 'routing.jobs off while jobs run' "$SIM_TMP/r.out" || fail "reload: $(cat "$SIM_TMP/r.out")"
+ctl two job end C >/dev/null || fail "job end C"
+ctl two reload >"$SIM_TMP/r.out" 2>&1 || fail "reload: $(cat "$SIM_TMP/r.out")"
+ctl two --json job start D --nodes H-4 >"$SIM_TMP/d.out" 2>&1 && fail "job start with routing.jobs off"
+grep -q '"error": "job start: job-aware routing is off' "$SIM_TMP/d.out" || fail "off: $(cat "$SIM_TMP/d.out")"
+[ "$(status_field "$SIM_TMP/two.sock" jobs.refused.off)" = 1 ] || fail "off refusal not counted"
+pass "reload to routing.jobs off: refused while job C ran, taken after; job start then refused (counted)"
