@@ -14,6 +14,8 @@
 #    directory: the tables stay the jobs' (the file re-applied), both
 #    jobs ready on the new master;
 #  - job end of both: dump_fts equals the base tables dumped before;
+#  - LFT Sets without answers: job start --wait --timeout fails, the job
+#    stays "writing" and is ready once they are answered again;
 #  - a reload turning routing.jobs off is refused while a job runs, taken
 #    once none does; then job start is refused as off (counted).
 . "$(dirname "$0")/jobs_lib.sh"
@@ -53,7 +55,29 @@ print([(j["state"], j["missing"]) for j in json.load(sys.stdin)["jobs"] if j["id
 
 jobs_scenario "--m 2,2,4 --w 1,2,2" ring "2 10 0 14 6 5 3 8" 3dnn "7 11 15 1 12 13 9 4" refusals
 
-ctl two job start C --nodes 'H-[2-3]' --wait >/dev/null || fail "job start C"
+# LFT Sets that get no answer: --wait times out, the job stays "writing"
+# and is written (by the heavy sweeps the failures ask for) once they do
+lft_errors() {	# lft_errors RATE: on every port of the leaves and the level above
+	local s p
+	for s in L0-S{0..7} L1-S{0..7}; do
+		for p in 1 2 3 4; do
+			sim_cmd "Error \"$s\"[$p] $1${2:+ $2}" >/dev/null
+		done
+	done
+}
+lft_errors 100 0x19
+ctl two --json job start C --nodes "$(names H 2 10 0 14 6 5 3 8)" --wait --timeout 2 \
+	>"$SIM_TMP/c.out" 2>&1 && fail "job start --wait answered with the LFT Sets failing"
+grep -q '"error": "job C: timed out; it stays and is still being written"' "$SIM_TMP/c.out" ||
+	fail "timeout: $(cat "$SIM_TMP/c.out")"
+ctl two job list | grep -q '^  state: writing$' || fail "job C is not writing: $(ctl two job list)"
+lft_errors 0
+wait_until 15 all_ready two C || fail "job C never ready: $(ctl two job list)"
+[ "$(job_field two C entries)" -gt 0 ] || fail "job C has no entry: the writes showed nothing"
+lids_tables "$SIM_TMP/late"
+got=$(planned "$SIM_TMP/base" "$SIM_TMP/late" two C)
+pass "LFT Sets unanswered: --wait timed out (job C writing), answered later: ready, $got"
+
 sed -i 's/jobs: least-max-load/jobs: off/' "$SIM_TMP/two.yaml"
 ctl two reload >"$SIM_TMP/r.out" 2>&1 && fail "a reload turned job routing off under job C"
 grep -q 'routing.jobs off while jobs run' "$SIM_TMP/r.out" || fail "reload: $(cat "$SIM_TMP/r.out")"
