@@ -463,15 +463,19 @@ void jobs_rebase(struct sm *sm)
 			 js->n, entries);
 }
 
-void jobs_programmed(struct sm *sm, int ok)
+/*
+ * Writes answered: the jobs ended are dropped, those routed become
+ * ready, their waiters answered (batch: only the jobs of the writes
+ * that ran, sets their LFT blocks).
+ */
+static void settle(struct jobs *js, int batch, uint32_t sets)
 {
-	struct jobs *js = sm->jobs;
 	int dropped = 0;
-	if (!js || !ok)
-		return;
 	for (size_t i = 0; i < js->n;) {
 		struct job *jb = js->v[i];
-		if (jb->ending && !jb->routed) {
+		int mine = !batch || jb->in_batch;
+		jb->in_batch = 0;
+		if (mine && jb->ending && !jb->routed) {
 			char id[JOB_ID_LEN];
 			snprintf(id, sizeof(id), "%s", jb->s.id);
 			drop_job(js, jb);
@@ -479,8 +483,10 @@ void jobs_programmed(struct sm *sm, int ok)
 			dropped = 1;
 			continue;
 		}
-		if (jb->routed && !jb->written) {
+		if (mine && jb->routed && !jb->written) {
 			jb->written = 1;
+			if (sets)
+				jb->sets = sets;
 			if (!jb->ready_ms)
 				jb->ready_ms = clock_ms() - jb->t_start;
 			answer(js, jb, jb->s.id, 0, NULL);
@@ -489,6 +495,12 @@ void jobs_programmed(struct sm *sm, int ok)
 	}
 	if (dropped)
 		save(js);
+}
+
+void jobs_programmed(struct sm *sm, int ok)
+{
+	if (sm->jobs && ok)
+		settle(sm->jobs, 0, 0);
 }
 
 /* ---- the writes ---- */
@@ -542,29 +554,10 @@ static void batch_finish(struct jobs *js)
 		   ok ? "done" : "FAILED", js->pc.blocks, js->pc.switches, js->pc.waves,
 		   s->failed, (unsigned long long)us);
 	batch_free(js);
-	int dropped = 0;
-	for (size_t i = 0; i < js->n;) {
-		struct job *jb = js->v[i];
-		int mine = jb->in_batch;
-		jb->in_batch = 0;
-		if (mine && ok && jb->ending && !jb->routed) {
-			char id[JOB_ID_LEN];
-			snprintf(id, sizeof(id), "%s", jb->s.id);
-			drop_job(js, jb);
-			answer(js, NULL, id, 1, NULL);
-			dropped = 1;
-			continue;
-		}
-		if (mine && ok && jb->routed) {
-			jb->written = 1;
-			jb->sets = js->pc.blocks;
-			jb->ready_ms = clock_ms() - jb->t_start;
-			answer(js, jb, jb->s.id, 0, NULL);
-		}
-		i++;
-	}
-	if (dropped)
-		save(js);
+	if (ok)
+		settle(js, 1, js->pc.blocks);
+	for (size_t i = 0; i < js->n; i++)
+		js->v[i]->in_batch = 0;
 	if (js->drop_after) {
 		js->drop_after = 0;
 		clear_all(js);

@@ -103,6 +103,15 @@ loads_match() {
 # names H N...: H-N,H-M,... for job_loads.py
 names() { local h=$1; shift; local IFS=,; echo "${*/#/$h-}"; }
 
+# same_jobs NAME WHAT: after WHAT, jobs A and B ready on NAME, the tables
+# those dumped with the jobs ($SIM_TMP/jobs), the loads the dumps' (printed)
+same_jobs() {
+	wait_until 10 all_ready "$1" A B || fail "after the $2: $(ctl "$1" job list)"
+	lids_tables "$SIM_TMP/$2"
+	same_as "$SIM_TMP/jobs" "$SIM_TMP/$2" "$2"
+	loads_match "$SIM_TMP/$2" "$1" "$A" "$B"
+}
+
 # jobs_scenario XGFT_ARGS A_PATTERN "A_NODES" B_PATTERN "B_NODES" [HOOK]:
 # on `fabgen xgft XGFT_ARGS`, ibsmd "one" (H-0) starts job A (host numbers
 # A_NODES in rank order, given as a bracketed host list) and job B with
@@ -131,8 +140,8 @@ jobs_scenario() {
 	[ "$(job_field one A entries)" -gt 0 ] || [ "$(job_field one B entries)" -gt 0 ] ||
 		fail "neither job left D-mod-K: the test shows nothing"
 	lids_tables "$SIM_TMP/jobs"
-	got=$(planned "$SIM_TMP/base" "$SIM_TMP/jobs" one A B)
-	loads=$(loads_match "$SIM_TMP/jobs" one "$A" "$B")
+	got=$(planned "$SIM_TMP/base" "$SIM_TMP/jobs" one A B) || exit 1
+	loads=$(loads_match "$SIM_TMP/jobs" one "$A" "$B") || exit 1
 	pass "two jobs ready: $got; loads from the dumps $loads(D-mod-K: A=$(job_field one A dmodk_max_load) B=$(job_field one B dmodk_max_load))"
 	[ -n "$hook" ] && "$hook"
 
@@ -140,10 +149,7 @@ jobs_scenario() {
 	wait_pid "${PID[one]}" 5 || fail "ibsmd did not stop"
 	start_sm one H-0 10
 	wait_up 60 "$SIM_TMP/one.log" "(restart)"
-	wait_until 10 all_ready one A B || fail "after a restart: $(ctl one job list)"
-	lids_tables "$SIM_TMP/restart"
-	same_as "$SIM_TMP/jobs" "$SIM_TMP/restart" "restart"
-	loads=$(loads_match "$SIM_TMP/restart" one "$A" "$B")
+	loads=$(same_jobs one restart) || exit 1
 	pass "restart: both jobs ready again, tables unchanged, loads $loads"
 
 	start_sm two H-1 1
@@ -154,15 +160,12 @@ jobs_scenario() {
 	kill -KILL "${PID[one]}"
 	wait_pid "${PID[one]}" 5 2>/dev/null
 	wait_up 60 "$SIM_TMP/two.log" "(failover)"
-	wait_until 10 all_ready two A B || fail "after a failover: $(ctl two job list)"
-	lids_tables "$SIM_TMP/failover"
-	same_as "$SIM_TMP/jobs" "$SIM_TMP/failover" "failover"
-	loads=$(loads_match "$SIM_TMP/failover" two "$A" "$B")
+	loads=$(same_jobs two failover) || exit 1
 	pass "failover: the standby re-applied both jobs, tables unchanged, loads $loads"
 
 	ctl two job end A >"$SIM_TMP/e.out" 2>&1 || fail "job end A: $(cat "$SIM_TMP/e.out")"
 	lids_tables "$SIM_TMP/end-a"
-	got=$(planned "$SIM_TMP/base" "$SIM_TMP/end-a" two B)
+	got=$(planned "$SIM_TMP/base" "$SIM_TMP/end-a" two B) || exit 1
 	ctl two job end B >"$SIM_TMP/e.out" 2>&1 || fail "job end B: $(cat "$SIM_TMP/e.out")"
 	lids_tables "$SIM_TMP/end"
 	same_as "$SIM_TMP/base" "$SIM_TMP/end" "job end"

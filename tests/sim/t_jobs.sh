@@ -75,7 +75,7 @@ lft_errors 0
 wait_until 15 all_ready two C || fail "job C never ready: $(ctl two job list)"
 [ "$(job_field two C entries)" -gt 0 ] || fail "job C has no entry: the writes showed nothing"
 lids_tables "$SIM_TMP/late"
-got=$(planned "$SIM_TMP/base" "$SIM_TMP/late" two C)
+got=$(planned "$SIM_TMP/base" "$SIM_TMP/late" two C) || exit 1
 pass "LFT Sets unanswered: --wait timed out (job C writing), answered later: ready, $got"
 
 sed -i 's/jobs: least-max-load/jobs: off/' "$SIM_TMP/two.yaml"
