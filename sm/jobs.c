@@ -232,11 +232,17 @@ static void on_wait_timeout(evutil_socket_t fd, short what, void *arg)
 	waiter_unlink(js, w);
 }
 
-/* Defers the reply to the request being handled until the job's writes. */
+/*
+ * Defers the reply to the request being handled until the job's writes:
+ * 0; 1 when there is no control socket to answer later (a request made
+ * on the loop by the daemon itself): answer now; -1 on ENOMEM.
+ */
 static int wait_for(struct jobs *js, const char *id, int end, int timeout_s)
 {
+	if (!js->sm->ctl)
+		return 1;
 	struct job_waiter *w = calloc(1, sizeof(*w));
-	if (!w || !js->sm->ctl)
+	if (!w)
 		goto fail;
 	w->js = js;
 	w->end = end;
@@ -876,13 +882,14 @@ static json_t *cmd_start(struct jobs *js, const json_t *req, char *err, size_t e
 	js->starts++;
 	save(js);
 	log_notice("job %s: started on %u nodes, pattern %s", id, jb->s.n, jb->s.pattern);
-	if (wait && wait_for(js, id, 0, (int)timeout) < 0) {
-		snprintf(err, errlen, "out of memory");
+	int deferred = wait ? wait_for(js, id, 0, (int)timeout) : 1;
+	if (deferred < 0) {
+		snprintf(err, errlen, "out of memory (job %s is started)", id);
 		return NULL;
 	}
 	batch_start(js);
-	if (wait)
-		return NULL;	/* deferred: the reply when the writes are answered */
+	if (deferred == 0)
+		return NULL;	/* the reply when the writes are answered */
 	return json_pack("{s:s,s:s,s:i,s:s}", "job", id, "state",
 			 jb->written ? "ready" : "writing", "nodes", (int)jb->s.n,
 			 "pattern", jb->s.pattern);
@@ -902,19 +909,20 @@ static json_t *cmd_end(struct jobs *js, const json_t *req, char *err, size_t err
 		save(js);
 		log_notice("job %s: ended", id);
 	}
-	if (wait_for(js, id, 1, JOB_END_WAIT_S) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
 	if (!js->tr && !jb->routed) {
 		/* no tree: the base routes are all the switches have of it */
+		json_t *res = json_pack("{s:s}", "ended", id);
 		drop_job(js, jb);
-		answer(js, NULL, id, 1, NULL);
 		save(js);
+		return res;
+	}
+	int deferred = wait_for(js, id, 1, JOB_END_WAIT_S);
+	if (deferred < 0) {
+		snprintf(err, errlen, "out of memory (job %s is ending)", id);
 		return NULL;
 	}
 	batch_start(js);
-	return NULL;
+	return deferred ? json_pack("{s:s}", "ended", id) : NULL;
 }
 
 static const char *job_state(const struct jobs *js, const struct job *jb)

@@ -8,9 +8,10 @@
 JOB_LOADS="$SIM_ROOT/tests/sim/job_loads.py"
 
 # jobs_policy NAME PRIORITY: $SIM_TMP/NAME.yaml, job routing over dmodk
+# (and the lines of $JOBS_POLICY_MORE)
 jobs_policy() {
-	printf 'routing: {engine: dmodk, jobs: least-max-load}\nsm: {priority: %s, poll_ms: 500, poll_retries: 2}\nsweep: {interval_s: 2}\n' \
-		"$2" >"$SIM_TMP/$1.yaml"
+	printf 'routing: {engine: dmodk, jobs: least-max-load}\nsm: {priority: %s, poll_ms: 500, poll_retries: 2}\nsweep: {interval_s: 2}\n%s' \
+		"$2" "${JOBS_POLICY_MORE:-}" >"$SIM_TMP/$1.yaml"
 }
 
 # start_sm NAME HOST PRIORITY: ibsmd NAME on HOST with the shared state

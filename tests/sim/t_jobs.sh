@@ -7,6 +7,8 @@
 #    (dump_fts) are the base ones with exactly the jobs' planned entries,
 #    and job_loads.py, walking the dumped tables with flows it makes
 #    itself, gives each job the max load `job loads` reports;
+#  - /metrics: ibsmd_jobs and each job's ibsmd_job_max_load, as job loads;
+#  - a name of the node-name map resolves (H-15 as gpu-15);
 #  - refusals: an unknown host, a host in a running job, a duplicate ID;
 #  - a node of job A unlinked: job list names it missing, status counts
 #    it, the log says so; linked again: the tables are the jobs' again;
@@ -20,7 +22,23 @@
 #    once none does; then job start is refused as off (counted).
 . "$(dirname "$0")/jobs_lib.sh"
 
+printf '0x%016x "gpu-15"\n' $((0x0002c90200000000 + 4 * 15)) >"$SIM_TMP/names"
+JOBS_POLICY_MORE="node_name_map: $SIM_TMP/names
+"
+
 refusals() {
+	ctl one metrics >"$SIM_TMP/metrics.txt" || fail "metrics"
+	grep -q '^ibsmd_jobs 2$' "$SIM_TMP/metrics.txt" || fail "metrics: $(grep jobs "$SIM_TMP/metrics.txt")"
+	local id m
+	for id in A B; do
+		m=$(sed -n "s/^ibsmd_job_max_load{job=\"$id\"} //p" "$SIM_TMP/metrics.txt")
+		python3 -c 'import sys; sys.exit(abs(float(sys.argv[1]) - float(sys.argv[2])) > 1e-9)' \
+			"${m:-nan}" "$(job_field one "$id" max_load)" ||
+			fail "metrics: job $id max load ${m:-none}, job loads $(job_field one "$id" max_load)"
+	done
+	pass "/metrics: ibsmd_jobs 2, ibsmd_job_max_load of A and B as job loads"
+	ctl one job start M --nodes gpu-15 >"$SIM_TMP/m.out" 2>&1 && fail "H-15 of job B taken as gpu-15"
+	grep -q "host 'gpu-15' is in running job B" "$SIM_TMP/m.out" || fail "node-name map: $(cat "$SIM_TMP/m.out")"
 	ctl one job start C --nodes 'H-[99]' >"$SIM_TMP/c.out" 2>&1 && fail "an unknown host was accepted"
 	grep -q "no host named 'H-99'" "$SIM_TMP/c.out" || fail "unknown host: $(cat "$SIM_TMP/c.out")"
 	ctl one job start C --nodes 'H-2' >"$SIM_TMP/c.out" 2>&1 && fail "a host of job A was accepted"
@@ -28,9 +46,9 @@ refusals() {
 	ctl one --json job start A --nodes 'H-2' >"$SIM_TMP/c.out" 2>&1 && fail "a duplicate ID was accepted"
 	grep -q '"error": "job start: job A is running"' "$SIM_TMP/c.out" ||
 		fail "duplicate: $(cat "$SIM_TMP/c.out")"
-	[ "$(status_field "$SIM_TMP/one.sock" jobs.refused.node_in_job)" = 1 ] ||
-		fail "refusal not counted"
-	pass "refused: an unknown host, a host in a running job, a duplicate ID (counted)"
+	[ "$(status_field "$SIM_TMP/one.sock" jobs.refused.node_in_job)" = 2 ] ||
+		fail "refusals not counted: $(status_field "$SIM_TMP/one.sock" jobs.refused)"
+	pass "refused: gpu-15 (the map's name of H-15, in job B), an unknown host, a host in a running job, a duplicate ID (counted)"
 
 	sim_cmd 'Unlink "H-5"[1]' >/dev/null
 	ctl one sweep --heavy >/dev/null || fail "sweep --heavy refused"
