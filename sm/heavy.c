@@ -281,6 +281,7 @@ void sm_configure(struct sm *sm)
 	/* the new model replaces the old one, which the routing may repair from */
 	struct discovery *old = subnet_take(&sm->sub, d);
 	sm->sweep.disc = NULL;
+	jobs_model_changed(sm);
 	struct sweep_summary *s = &sm->sweep.last;
 	memset(s, 0, sizeof(*s));
 	/*

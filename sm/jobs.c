@@ -427,6 +427,17 @@ static void forget_routes(struct jobs *js)
 	js->tr = NULL;
 }
 
+void jobs_model_changed(struct sm *sm)
+{
+	struct jobs *js = sm->jobs;
+	if (!js)
+		return;
+	/* the tree and the loads are the old model's: routed again at jobs_rebase */
+	forget_routes(js);
+	lft_tables_free(&js->base);
+	js->tree_err[0] = '\0';
+}
+
 void jobs_rebase(struct sm *sm)
 {
 	struct jobs *js = sm->jobs;
@@ -710,13 +721,20 @@ static uint32_t node_named(const struct fabric *f, const char *name)
 	return FAB_NONE;
 }
 
-/* The host port of node n: its first port the tree has as a host. */
-static uint32_t host_port(const struct jobs *js, const struct fabric *f, uint32_t n)
+/*
+ * The host port of CA node n: its first port with a LID cabled to a
+ * switch (the tree's hosts are such ports; the tree itself may be being
+ * rebuilt by a heavy sweep), FAB_NONE.
+ */
+static uint32_t host_port(const struct fabric *f, uint32_t n)
 {
 	const struct fab_node *nd = &f->nodes[n];
-	for (uint32_t k = 1; k <= nd->nports; k++)
-		if (js->tr && job_tree_host_of_port(js->tr, nd->first_port + k) >= 0)
+	for (uint32_t k = 1; k <= nd->nports; k++) {
+		const struct fab_port *p = &f->ports[nd->first_port + k];
+		if ((p->flags & FPORT_PRESENT) && p->lid && p->remote != FAB_NONE &&
+		    f->nodes[f->ports[p->remote].node].type == FAB_SWITCH)
 			return nd->first_port + k;
+	}
 	return FAB_NONE;
 }
 
@@ -756,7 +774,7 @@ static json_t *resolve_nodes(struct jobs *js, const char *list, struct job_spec 
 	}
 	for (size_t i = 0; i < h.n; i++) {
 		uint32_t n = node_named(f, h.name[i]);
-		uint32_t pi = n == FAB_NONE ? FAB_NONE : host_port(js, f, n);
+		uint32_t pi = n == FAB_NONE ? FAB_NONE : host_port(f, n);
 		const struct job *other;
 		s->name[i] = h.name[i];
 		h.name[i] = NULL;
@@ -766,7 +784,7 @@ static json_t *resolve_nodes(struct jobs *js, const char *list, struct job_spec 
 			return refuse(js, REF_UNKNOWN_NODE, err, errlen,
 				      "job start: no host named '%s' in the fabric%s",
 				      s->name[i], n == FAB_NONE ? "" :
-				      " (a node of that name, but no host of the tree)");
+				      " (a node of that name, but no port of it with a LID on a switch)");
 		}
 		s->guid[i] = f->ports[pi].guid;
 		for (size_t k = 0; k < i; k++)
@@ -851,10 +869,10 @@ static json_t *cmd_start(struct jobs *js, const json_t *req, char *err, size_t e
 	if (to && (!wait || timeout < 1 || timeout > JOB_WAIT_MAX_S))
 		return refuse(js, REF_BAD_REQUEST, err, errlen,
 			      "job start: --timeout S (1..%d) with --wait", JOB_WAIT_MAX_S);
-	if (!js->tr)
+	if (!js->tr && js->tree_err[0])
 		return refuse(js, REF_NO_TREE, err, errlen,
 			      "job start: the fabric is not a tree job routing understands: %s",
-			      js->tree_err[0] ? js->tree_err : "no heavy sweep routed it yet");
+			      js->tree_err);
 	const struct job *old = find_job(js, id);
 	if (old)
 		return refuse(js, REF_DUPLICATE, err, errlen, "job start: job %s is %s", id,
@@ -909,7 +927,7 @@ static json_t *cmd_end(struct jobs *js, const json_t *req, char *err, size_t err
 		save(js);
 		log_notice("job %s: ended", id);
 	}
-	if (!js->tr && !jb->routed) {
+	if (!js->tr && js->tree_err[0] && !jb->routed) {
 		/* no tree: the base routes are all the switches have of it */
 		json_t *res = json_pack("{s:s}", "ended", id);
 		drop_job(js, jb);
@@ -931,7 +949,7 @@ static const char *job_state(const struct jobs *js, const struct job *jb)
 		return "ending";
 	if (jb->written)
 		return jb->missing ? "degraded" : "ready";	/* nodes left the fabric */
-	return js->tr ? "writing" : "held";
+	return js->tr || !js->tree_err[0] ? "writing" : "held";
 }
 
 static json_t *job_json(const struct jobs *js, const struct job *jb)
@@ -1020,6 +1038,8 @@ static json_t *port_name(const struct fabric *f, uint32_t pi)
 /* The links of jb with their load, all jobs' and its own. */
 static json_t *links_json(const struct jobs *js, const struct job *jb)
 {
+	if (!js->sm->sub.lft.port || js->sm->sw.activity == SM_HEAVY_SWEEP)
+		return json_null();	/* the tables are being routed again */
 	const struct fabric *f = &js->sm->sub.model->f;
 	int64_t *tot = calloc((size_t)f->n_ports + 1, sizeof(*tot));
 	int64_t *mine = calloc((size_t)f->n_ports + 1, sizeof(*mine));

@@ -30,6 +30,11 @@ int jobs_init(struct sm *sm, char *err, size_t errlen);
 void jobs_free(struct sm *sm);
 
 /*
+ * A heavy sweep took a new model (subnet_take): the tree, the loads and
+ * the base copy, the old model's, go until jobs_rebase(); the jobs stay.
+ */
+void jobs_model_changed(struct sm *sm);
+/*
  * The heavy sweep routed sm->sub.lft: keep a copy as the base, build the
  * tree and the loads again, route the live jobs in start order and
  * apply their entries to sm->sub.lft, which the sweep then writes.
