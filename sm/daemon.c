@@ -29,6 +29,7 @@
 #include "sm/ctl/metrics.h"
 #include "sm/discover/xlid_sm.h"
 #include "sm/heavy.h"
+#include "sm/jobs.h"
 #include "sm/light.h"
 #include "sm/mcast/ipoib.h"
 #include "sm/mcast/mcast_sm.h"
@@ -124,6 +125,12 @@ static int sm_load_state(struct sm *sm, char *err, size_t errlen)
 	return rc < 0 ? -1 : 0;
 }
 
+/* The loop is free: a VM command that waited, else the jobs' writes. */
+static int loop_waited(struct sm *sm)
+{
+	return vmops_resume(sm) || jobs_resume(sm);
+}
+
 /* The performance manager's hot links changed: the picture again. */
 static void redraw_picture(void *metrics)
 {
@@ -143,7 +150,7 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 	};
 	static const struct sweeper_hooks sweeps = {
 		.heavy = heavy_start, .light = light_start, .reroute = heavy_reroute,
-		.waited = vmops_resume,
+		.waited = loop_waited,
 	};
 	if (!sm->txn_timer || !sm->log_tick || sweeper_init(sm, &sweeps) < 0 ||
 	    smstate_init(sm, &election) < 0 || weights_init(sm) < 0 ||
@@ -152,6 +159,8 @@ int sm_init(struct sm *sm, struct event_base *base, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	if (jobs_init(sm, err, errlen) < 0)
+		return -1;
 	mcast_ipoib_sync(sm, 0);
 	evhook_configure(sm->hook, sm->cfg.events_exec, sm->cfg.events_exec_timeout_s,
 			 sm->cfg.events_exec_max);
@@ -255,6 +264,7 @@ void sm_shutdown(struct sm *sm)
 	sm->sweep.route_job = NULL;
 	ctl_topology_cancel_all(sm);
 	vmops_free(sm);
+	jobs_free(sm);
 	vmshared_free(sm);
 	program_free(sm->sweep.prog);
 	discovery_free(sm->sweep.disc);

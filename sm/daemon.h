@@ -50,6 +50,7 @@ struct wlearn;
 struct mcast_sm;
 struct scrub;
 struct evhook;
+struct jobs;
 
 struct sweep_summary {
 	uint32_t switches, cas, ports, lids, max_lid;
@@ -181,6 +182,7 @@ struct sm {
 	struct topo_job *topo_jobs;	/* ibsmctl topology workers (ctltopo.c) */
 	struct sm_errors errs;		/* conditions until they clear (sm/errors.h) */
 	struct evhook *hook;		/* events.exec, the recent events (sm/ctl/evhook.h) */
+	struct jobs *jobs;		/* routing.jobs: the live jobs (sm/jobs.h) */
 };
 
 

@@ -7,6 +7,7 @@
 
 #include "mad/txn.h"
 #include "sm/errors.h"
+#include "sm/jobs.h"
 #include "sm/smstate.h"
 #include "sm/sweeper.h"
 #include "sm/daemon.h"
@@ -79,6 +80,7 @@ void sm_sweep_abandon(struct sm *sm)
 	discovery_free(sm->sweep.disc);
 	sm->sweep.disc = NULL;
 	sm->sw.activity = SM_IDLE;
+	jobs_abandon(sm);	/* no longer master: the jobs are the next master's */
 }
 
 /* A heavy sweep that cannot go on: the last model stays; retried in 1 s
@@ -147,6 +149,7 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 	s->valid = 1;
 	s->when = (uint64_t)time(NULL);
 	sm->sweep.heavy_sweeps++;
+	jobs_programmed(sm, !ps->failed);
 	sa_publish(sm, &sm->sub.model->f, &sm->sub.lft);
 	metrics_heavy_sweep_done(sm->metrics);
 	sa_mcast_prune(sm);
@@ -278,6 +281,7 @@ void sm_configure(struct sm *sm)
 	/* the new model replaces the old one, which the routing may repair from */
 	struct discovery *old = subnet_take(&sm->sub, d);
 	sm->sweep.disc = NULL;
+	jobs_model_changed(sm);
 	struct sweep_summary *s = &sm->sweep.last;
 	memset(s, 0, sizeof(*s));
 	/*
@@ -428,6 +432,7 @@ static void on_routed(void *arg, struct route_result *r)
 		log_info("routing: %s", r->note);
 	sm->sub.lft = r->t;
 	memset(&r->t, 0, sizeof(r->t));
+	jobs_rebase(sm);	/* the live jobs' entries over the base just routed */
 	if (sm->sub.model->f.xlid_mode) {
 		/* vLIDs: secondary tables copied from the PF columns just routed */
 		struct xlft_report xr;
@@ -474,6 +479,15 @@ static void route_and_program(struct sm *sm, int first, const struct fabric *pre
 	route_job_cancel(sm->sweep.route_job);
 	if (sm->sub.lft_gen != sm->sub.route_gen && !adopted)
 		prev = NULL;	/* a new routing policy: from scratch */
+	if (sm->cfg.routing_jobs != JOBS_OFF) {
+		/*
+		 * Jobs' entries are in the old tables (and in what another SM
+		 * left): D-mod-K from scratch is the base, a function of the
+		 * fabric and its LIDs, so a job's end restores it exactly.
+		 */
+		prev = NULL;
+		adopted = 0;
+	}
 	sm->sub.lft_gen = sm->sub.route_gen;
 	/* the old tables go to the job, or away: the writes are diffed against the cache */
 	sm->sweep.route_job = route_job_start(sm->base, &sm->cfg, sm->routing_override,

@@ -14,6 +14,7 @@
 #include "sm/mcast/ipoib.h"
 #include "sm/weights.h"
 #include "sm/dftree.h"
+#include "sm/jobs.h"
 #include "sm/perfmgr.h"
 
 /*
@@ -61,6 +62,14 @@ int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 	if (drop && !force) {
 		snprintf(err, errlen, "%s: %s; refused (ibsmctl reload --force applies it)",
 			 sm->config_path, drop);
+		errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
+			   err);
+		return -1;
+	}
+	if (c.routing_jobs == JOBS_OFF && sm->cfg.routing_jobs != JOBS_OFF &&
+	    jobs_live(sm)) {
+		snprintf(err, errlen, "%s: routing.jobs off while jobs run; refused "
+			 "(ibsmctl job end them first)", sm->config_path);
 		errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
 			   err);
 		return -1;

@@ -24,6 +24,7 @@ const char *sm_activity_sweep_name(enum sm_activity a)
 	case SM_LIGHT_SWEEP: return "light";
 	case SM_VM_WRITES: return "vm";
 	case SM_MFT_WRITES: return "multicast";
+	case SM_JOB_WRITES: return "jobs";
 	case SM_IDLE:
 	case SM_HANDOVER_WAIT:
 		break;

@@ -20,6 +20,7 @@ enum sm_activity {
 	SM_LIGHT_SWEEP,		/* SwitchInfo and SMInfo polls */
 	SM_VM_WRITES,		/* a VM command's writes (sm/vm/vmops.c) */
 	SM_MFT_WRITES,		/* multicast tables after joins (sm/mcast/mcast_sm.c) */
+	SM_JOB_WRITES,		/* a job's start or end written (sm/jobs.c) */
 	SM_HANDOVER_WAIT,	/* a HANDOVER sent: the successor's answer */
 };
 
@@ -64,7 +65,7 @@ void sweeper_retry(struct sm *sm);
 /* Whether the heavy sweep starting is such a retry. */
 int sweeper_is_retry(const struct sm *sm);
 
-/* "heavy", "light", "vm", "multicast" for the sweeps and writes; "no" else. */
+/* "heavy", "light", "vm", "multicast", "jobs" for the sweeps and writes; "no" else. */
 const char *sm_activity_sweep_name(enum sm_activity a);
 
 /*

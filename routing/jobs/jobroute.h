@@ -49,6 +49,7 @@
 #include "sm/base/fabric.h"
 
 #define JOB_LOAD_ONE 720720000000LL	/* fixed point: 1.0 */
+#define JOB_MAX_FLOWS (1u << 22)	/* a job's flows (alltoall of 2,048 ranks) */
 
 /* ---- the tree ---- */
 
@@ -63,18 +64,39 @@ struct job_tree *job_tree_new(const struct fabric *f,
 			      const struct lft_tables *base, char *err,
 			      size_t errlen);
 void job_tree_free(struct job_tree *tr);
-/* Hosts (CA ports with a base LID, in D-mod-K's destination order). */
+/*
+ * Hosts: the CA ports with a base LID, grouped by subtree as D-mod-K
+ * numbers its destinations: by their top-most pod (keyed by its lowest
+ * leaf GUID), ..., by leaf GUID, then by port number.
+ */
 uint32_t job_tree_hosts(const struct job_tree *tr);
 /* Host h's fabric port index; the host of fabric port pi, or -1. */
 uint32_t job_tree_host_port(const struct job_tree *tr, uint32_t h);
 int32_t job_tree_host_of_port(const struct job_tree *tr, uint32_t pi);
+/* Switch levels: 1 (the leaves) .. job_tree_levels() (the tops). */
+uint32_t job_tree_levels(const struct job_tree *tr);
+/*
+ * The subtree of host h at level lv (1: its leaf; 2: its pod, the leaves
+ * below the same level-2 switches; ...; the top level: 0 for all),
+ * numbered from 0 in host order: hosts of one subtree are consecutive.
+ */
+uint32_t job_tree_group(const struct job_tree *tr, uint32_t h, uint32_t lv);
+/*
+ * Channels: 0 .. job_tree_channels() - 1, each a switch port's output or
+ * a host's injection into its leaf.  Its node and port (for a host: the
+ * CA's node and port).
+ */
+uint32_t job_tree_channels(const struct job_tree *tr);
+void job_tree_channel(const struct job_tree *tr, uint32_t ch, uint32_t *node,
+		      uint8_t *port);
 
 /* ---- patterns ---- */
 
 /* One logical communication between hosts (tree indices), its weight. */
 struct job_flow {
 	uint32_t src, dst;
-	int64_t w;		/* JOB_LOAD_ONE units; job_weights() sets it */
+	int64_t w;		/* JOB_LOAD_ONE units: min(1/out-degree(src),
+				 * 1/in-degree(dst)) within the job */
 };
 
 /*
@@ -87,8 +109,9 @@ struct job_flow {
  *   random:K     each rank to K distinct others drawn with seed (all
  *                others when n - 1 <= K)
  *   alltoall     every ordered pair
- * Weights set by job_weights().  0, or -1 with err (unknown pattern, bad
- * K, no memory).  *out is malloc'd (NULL when there are no flows).
+ * Each flow weighs min(1/out-degree(src), 1/in-degree(dst)).  0, or -1 with err (unknown pattern, bad
+ * K, more than JOB_MAX_FLOWS flows, no memory).  *out is malloc'd (NULL
+ * when there are no flows).
  */
 int job_pattern(const char *spec, const uint32_t *hosts, uint32_t n,
 		uint64_t seed, struct job_flow **out, size_t *n_out,
@@ -100,8 +123,6 @@ int job_pattern(const char *spec, const uint32_t *hosts, uint32_t n,
 int job_pattern_text(const char *text, const uint32_t *hosts, uint32_t n,
 		     struct job_flow **out, size_t *n_out, char *err,
 		     size_t errlen);
-/* w = min(1/out-degree(src), 1/in-degree(dst)) over fl[0..n). */
-void job_weights(struct job_flow *fl, size_t n);
 
 /* ---- loads and routes ---- */
 
@@ -109,8 +130,9 @@ void job_weights(struct job_flow *fl, size_t n);
 struct job_loads;
 struct job_loads *job_loads_new(const struct job_tree *tr);
 void job_loads_free(struct job_loads *l);
-/* The largest channel load of the fabric (SWML). */
+/* The largest channel load of the fabric (SWML); channel ch's. */
 int64_t job_loads_max(const struct job_loads *l);
+int64_t job_loads_get(const struct job_loads *l, uint32_t ch);
 
 /* One LFT entry a job sets: switch row, LID, output port. */
 struct job_entry {
@@ -129,17 +151,23 @@ struct job_route {
 	size_t n_flows;
 	int64_t max_load;	/* its largest channel load when routed */
 	int64_t dmodk_max;	/* what D-mod-K would have given it */
-	int guarded;		/* 1: D-mod-K kept (no entries) */
+	int guarded;		/* 1: D-mod-K kept by the guard (no entries) */
+};
+
+/* job_route()'s mode */
+enum {
+	JOB_ROUTE_GUARDED,	/* least-max-load, D-mod-K when not better */
+	JOB_ROUTE_GREEDY,	/* least-max-load whatever D-mod-K gives */
+	JOB_ROUTE_DMODK,	/* D-mod-K's routes: the baseline's loads */
 };
 
 /*
  * Routes the flows fl[0..n) of one job (weights set) on top of the loads
- * l, adds its load to l and fills r (which job_route_free() frees).
- * unguarded: route greedily even where D-mod-K is as good (the offline
- * study's "without the guard").  0, or -1 (no memory; l unchanged).
+ * l in mode, adds its load to l and fills r (which job_route_free()
+ * frees).  0, or -1 (no memory; l unchanged).
  */
 int job_route(const struct job_tree *tr, struct job_loads *l,
-	      const struct job_flow *fl, size_t n, int unguarded,
+	      const struct job_flow *fl, size_t n, int mode,
 	      struct job_route *r);
 /* Takes r's load off l, exactly (the job ended). */
 void job_unroute(struct job_loads *l, const struct job_route *r);

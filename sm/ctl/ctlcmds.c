@@ -28,6 +28,7 @@
 #include "sm/vm/vmops.h"
 #include "sm/reload.h"
 #include "sm/heavy.h"
+#include "sm/jobs.h"
 #include "sm/light.h"
 
 static json_t *mad_stats_json(const struct sm *sm)
@@ -123,6 +124,7 @@ static json_t *status_json(const struct sm *sm)
 	json_object_set_new(o, "mads", mad_stats_json(sm));
 	json_object_set_new(o, "perfmgr", perfmgr_to_ctl(sm));
 	json_object_set_new(o, "congestion", dftree_to_ctl(sm));
+	json_object_set_new(o, "jobs", jobs_to_ctl(sm));
 	if (sm->hook)
 		json_object_set_new(o, "events", evhook_to_ctl(sm->hook));
 	return o;
@@ -549,6 +551,12 @@ static const struct ctl_field forget_fields[] = { { "link", CT_STRING }, { NULL,
 static const struct ctl_field perfmgr_fields[] = { { "op", CT_STRING }, { NULL, 0 } };
 static const struct ctl_field health_fields[] = {
 	{ "save_baseline", CT_PATH_OR_TRUE }, { NULL, 0 } };
+/* every operation's: jobs_ctl() reads what its operation takes */
+static const struct ctl_field job_fields[] = {
+	{ "op", CT_STRING }, { "id", CT_STRING }, { "nodes", CT_STRING },
+	{ "pattern", CT_STRING }, { "text", CT_STRING }, { "wait", CT_BOOL },
+	{ "timeout", CT_INT }, { NULL, 0 },
+};
 /* every operation's: cmd_vm() refuses what its operation does not take */
 static const struct ctl_field vm_fields_all[] = {
 	{ "op", CT_STRING }, { "name", CT_STRING }, { "hypervisor", CT_STRING },
@@ -585,6 +593,7 @@ static const struct ctl_command {
 	{ "perfmgr", perfmgr_ctl, perfmgr_fields },
 	{ "health", perfmgr_health_ctl, health_fields },
 	{ "hotspots", dftree_ctl, no_fields },
+	{ "job", jobs_ctl, job_fields },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -13,6 +13,7 @@
 #include "traps/notify.h"
 #include "sm/daemon.h"
 #include "sm/dftree.h"
+#include "sm/jobs.h"
 #include "sm/perfmgr.h"
 #include "sm/ctl/control.h"
 #include "sm/ctl/metrics.h"
@@ -90,6 +91,7 @@ static void daemon_metrics(struct mtext *t, const struct sm *sm,
 	scrub_metrics(t, sm);
 	perfmgr_metrics(sm, t);
 	dftree_metrics(sm, t);
+	jobs_metrics(sm, t);
 }
 
 /* The failed and degraded links (sm/discover/linkwatch.h). */

@@ -547,6 +547,11 @@ void control_print_text(FILE *fp, const json_t *reply)
 		topology_print_text(fp, reply);
 		return;
 	}
+	/* job start --wait: one word a prolog can test */
+	if (json_is_true(json_object_get(reply, "ready"))) {
+		fputs("ready\n", fp);
+		return;
+	}
 	if (health_is_reply(reply)) {
 		health_print_text(fp, reply);
 		return;

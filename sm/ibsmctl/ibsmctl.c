@@ -15,6 +15,9 @@
 
 #define IBSMCTL_VERSION	"ibsmctl 0.1"
 #define REPLY_TIMEOUT_MS	30000
+#define JOB_WAIT_DEFAULT_S	60	/* job start --wait without --timeout */
+#define JOB_WAIT_SLACK_MS	5000	/* the daemon's answer after its timeout */
+#define JOB_PATTERN_FILE_MAX	(1 << 20)
 
 static void usage(FILE *fp)
 {
@@ -51,6 +54,13 @@ static void usage(FILE *fp)
 	    "  perfmgr [sweep]        the performance manager; sweep: read every port's\n"
 	    "                         counters now (ports read, GMPs, ms)\n"
 	    "  hotspots               dFtree's end-point hot-spots and their contributors\n"
+	    "  job start ID --nodes HOSTLIST [--pattern ring|2dnn|3dnn|random:K|alltoall|FILE]\n"
+	    "            [--wait [--timeout S]]\n"
+	    "                         route a job's pattern (routing.jobs); HOSTLIST as Slurm's\n"
+	    "                         (H-[0-3,7]); --wait: \"ready\" once every LFT Set is answered\n"
+	    "  job end ID             its entries back to the base routes, its load released\n"
+	    "  job list               the live jobs\n"
+	    "  job loads [ID]         each job's largest link load; with ID its links\n"
 	    "  health [--save-baseline [FILE]]\n"
 	    "                         unhealthy, flapping, degraded and hot ports, worst\n"
 	    "                         first, and the differences from the fabric baseline;\n"
@@ -219,6 +229,105 @@ static int parse_vm(json_t *req, char **argv, int argc, char *msg, size_t len)
 	return parse_opts(req, what, opts, NULL, argv, 2, argc, msg, len);
 }
 
+static const char *const job_patterns[] = { "ring", "2dnn", "3dnn", "alltoall", NULL };
+
+/*
+ * --pattern P: a pattern's name is sent as "pattern"; anything else is a
+ * file of flows ("SRC DST" rank lines) read here and sent as "text"
+ * (the daemon does not read the client's files).
+ */
+static int job_pattern_opt(json_t *req, const char *p, char *msg, size_t len)
+{
+	int named = !strncmp(p, "random:", 7);
+	for (int i = 0; !named && job_patterns[i]; i++)
+		named = !strcmp(p, job_patterns[i]);
+	if (named) {
+		json_object_set_new(req, "pattern", json_string(p));
+		return 0;
+	}
+	FILE *fp = fopen(p, "r");
+	if (!fp) {
+		snprintf(msg, len, "job start: --pattern %s: not ring, 2dnn, 3dnn, "
+		    "random:K or alltoall, and not a file: %s", p, strerror(errno));
+		return -1;
+	}
+	char *text = malloc(JOB_PATTERN_FILE_MAX + 1);
+	size_t n = text ? fread(text, 1, JOB_PATTERN_FILE_MAX + 1, fp) : 0;
+	int bad = !text || ferror(fp) || n > JOB_PATTERN_FILE_MAX;
+	fclose(fp);
+	if (bad) {
+		snprintf(msg, len, "job start: --pattern %s: %s", p, !text ?
+		    "out of memory" : n > JOB_PATTERN_FILE_MAX ?
+		    "over 1 MiB" : "cannot be read");
+		free(text);
+		return -1;
+	}
+	text[n] = '\0';
+	json_t *s = json_string(text);
+	free(text);
+	if (!s) {
+		snprintf(msg, len, "job start: --pattern %s: not UTF-8 text", p);
+		return -1;
+	}
+	json_object_set_new(req, "text", s);
+	return 0;
+}
+
+static const struct cmd_opt job_start_opts[] = {
+	{ "--nodes", "nodes", OPT_STRING }, { "--pattern", "pattern", OPT_STRING },
+	{ "--wait", "wait", OPT_FLAG }, { "--timeout", "timeout", OPT_INT },
+	{ NULL, NULL, 0 } };
+
+/* job OP [ID] [options]: the daemon checks the ID and the rest. */
+static int parse_job(json_t *req, char **argv, int argc, char *msg, size_t len)
+{
+	if (argc == 0)
+		return 0;	/* the daemon answers with the usage */
+	json_object_set_new(req, "op", json_string(argv[0]));
+	int takes_id = !strcmp(argv[0], "start") || !strcmp(argv[0], "end") ||
+	    !strcmp(argv[0], "loads");
+	if (argc == 1 || !takes_id) {
+		if (argc > 1) {
+			snprintf(msg, len, "job %s takes no arguments", argv[0]);
+			return -1;
+		}
+		return 0;
+	}
+	json_object_set_new(req, "id", json_string(argv[1]));
+	if (strcmp(argv[0], "start")) {
+		if (argc > 2) {
+			snprintf(msg, len, "job %s takes one ID", argv[0]);
+			return -1;
+		}
+		return 0;
+	}
+	if (parse_opts(req, "job start", job_start_opts, NULL, argv, 2, argc, msg,
+	    len) < 0)
+		return -1;
+	const char *pat = json_string_value(json_object_get(req, "pattern"));
+	if (pat) {
+		char *p = strdup(pat);
+		json_object_del(req, "pattern");
+		int rc = p ? job_pattern_opt(req, p, msg, len) : -1;
+		free(p);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* How long to wait for the reply: job start --wait waits for the writes. */
+static int reply_timeout_ms(const json_t *req)
+{
+	if (!json_is_true(json_object_get(req, "wait")))
+		return REPLY_TIMEOUT_MS;
+	const json_t *t = json_object_get(req, "timeout");
+	json_int_t s = t ? json_integer_value(t) : JOB_WAIT_DEFAULT_S;
+	if (s < 1 || s > 3600)
+		return REPLY_TIMEOUT_MS;	/* the daemon refuses it at once */
+	return (int)s * 1000 + JOB_WAIT_SLACK_MS;
+}
+
 /*
  * health [--save-baseline [FILE]]: "save_baseline" is FILE made absolute
  * (the daemon's working directory is not ours), or true for the daemon's
@@ -282,6 +391,8 @@ static json_t *build_request(const char *cmd, char **argv, int argc,
 		rc = parse_opts(req, cmd, s->opts, s->only, argv, 0, argc, msg, len);
 	} else if (!strcmp(cmd, "vm")) {
 		rc = parse_vm(req, argv, argc, msg, len);
+	} else if (!strcmp(cmd, "job")) {
+		rc = parse_job(req, argv, argc, msg, len);
 	} else if (!strcmp(cmd, "health")) {
 		rc = parse_health(req, argv, argc, msg, len);
 	} else if (!strcmp(cmd, "routes")) {
@@ -402,7 +513,7 @@ int main(int argc, char *argv[])
 
 	char err[1024];
 	const char *path = socket_path(sock);
-	json_t *reply = control_call(path, req, REPLY_TIMEOUT_MS, err, sizeof(err));
+	json_t *reply = control_call(path, req, reply_timeout_ms(req), err, sizeof(err));
 	json_decref(req);
 	if (reply == NULL)
 		return print_error(err, as_json);

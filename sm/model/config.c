@@ -169,6 +169,8 @@ static const struct key mad_keys[] = {
 };
 /* routing.isolation_mode, indexed by config.isolation_strict */
 static const char *const isolation_modes[] = { "best-effort", "strict", NULL };
+/* routing.jobs, indexed by enum routing_jobs_mode */
+static const char *const jobs_modes[] = { "off", "least-max-load", NULL };
 /* partitions[].members[].membership and default_partition.membership,
    indexed by cfg_member.full and config.default_full */
 static const char *const memberships[] = { "limited", "full", NULL };
@@ -179,6 +181,7 @@ static int set_pkey(struct parse *p, const struct key *k, const char *key);
 static int set_policy(struct parse *p, const struct key *k, const char *key);
 static int member_scalar(struct parse *p, const char *key, void *elem);
 static int set_mgid(struct parse *p, const struct key *k, const char *key);
+static int set_jobs_mode(struct parse *p, const struct key *k, const char *key);
 
 /* A member or a weight names its ports by node description or by GUID. */
 static int spec_check(const char *node, uint64_t guid, char *msg, size_t len)
@@ -372,6 +375,8 @@ static const struct key routing_keys[] = {
 	LIST("engine", engines, n_engines, 1),
 	LIST("roots", roots, n_roots, 0),
 	ENUM("isolation_mode", isolation_strict, isolation_modes),
+	{ .name = "jobs", .type = K_FUNC, .set = set_jobs_mode, .off = CFG(routing_jobs),
+	  .names = jobs_modes },
 	SEQ("weights", weights, n_weights, weight_keys, "weights",
 	    weights_reset, NULL, NULL, weight_end),
 	MAP_CHECKED("weight_learning", wlearn_keys, NULL, wlearn_check),
@@ -671,6 +676,7 @@ struct parse {
 	} vlarb[2];
 	yaml_mark_t policy_at[CFG_MAX_PARTS];	/* partitions[i].policy */
 	yaml_mark_t cong_at;			/* congestion.mode */
+	yaml_mark_t jobs_at;			/* routing.jobs */
 	/* partitions[].mgroups[i].mgid, default_partition.mgroups[i].mgid */
 	yaml_mark_t mgid_at[CFG_MAX_MGROUPS], def_mgid_at[CFG_MAX_DEF_MGROUPS];
 };
@@ -1072,6 +1078,15 @@ static int set_cong_mode(struct parse *p, const struct key *k, const char *key)
 	if (set_enum(p, k, key) == -1)
 		return -1;
 	p->cong_at = p->ev.start_mark;
+	return 0;
+}
+
+/* routing.jobs: its place is kept for jobs_combine_check(). */
+static int set_jobs_mode(struct parse *p, const struct key *k, const char *key)
+{
+	if (set_enum(p, k, key) == -1)
+		return -1;
+	p->jobs_at = p->ev.start_mark;
 	return 0;
 }
 
@@ -1517,6 +1532,23 @@ static int cong_combine_check(struct parse *p)
 	return 0;
 }
 /*
+ * Once the file is read: routing.jobs least-max-load routes jobs over
+ * D-mod-K's tables of an XGFT (sm/jobs.h), the only base shown to work;
+ * an engine list could leave the fabric to another engine.
+ */
+static int jobs_combine_check(struct parse *p)
+{
+	const struct config *c = p->c;
+	if (c->routing_jobs == JOBS_OFF)
+		return 0;
+	if (c->n_engines != 1 || strcmp(c->engines[0], "dmodk"))
+		return fail_at(p, p->jobs_at, "routing.jobs: least-max-load needs "
+			       "routing.engine dmodk alone (its base routes; other "
+			       "bases are refused until shown to work)");
+	return 0;
+}
+
+/*
  * Once the file is read (a partition's P_Key may follow its groups): an
  * IPoIB group's P_Key bits, 0 (the partition's are put in, as OpenSM
  * does) or the partition's; no MGID twice, nor one of the broadcast
@@ -1947,6 +1979,8 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		rc = cong_combine_check(&p);
 	if (rc == 0)
 		rc = mgroup_check(&p);
+	if (rc == 0)
+		rc = jobs_combine_check(&p);
 	if (rc == 0 && c->http_listen[0])	/* the same when both given: http_check */
 		set_str(c->metrics_listen, sizeof(c->metrics_listen), c->http_listen);
 	const char *osm = rc < 0 ? osmfile_kind(f) : NULL;

@@ -116,6 +116,12 @@ struct cfg_weight {			/* routing.weights: pFTree-Wt */
 	uint32_t weight;		/* 1..1000000 */
 };
 
+/* routing.jobs: job-aware routing over the base routes (sm/jobs.h) */
+enum routing_jobs_mode {
+	JOBS_OFF,
+	JOBS_LEAST_MAX_LOAD,	/* each job's flows by least maximum load */
+};
+
 struct config {
 	/* port: {ca: NAME, num: N} or {guid: 0x...} */
 	char port_ca[CFG_NAME_LEN];
@@ -226,6 +232,8 @@ struct config {
 					   shipped partitions.conf) or limited
 					   (0) members of P_Key 0x7fff once a
 					   tenant partition is given */
+	int routing_jobs;		/* routing.jobs: enum routing_jobs_mode,
+					   default off (sm/jobs.h) */
 	int isolation_strict;		/* routing.isolation_mode: strict (1) or
 					   best-effort (0, default) */
 	uint32_t n_weights;

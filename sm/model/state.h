@@ -8,10 +8,11 @@
 
 /*
  * The state directory's files; the first STATE_FILES_KEPT hold what a
- * start must not lose (LIDs, VMs); the hosts subscribe again, and the
- * weights are learned again.
+ * start must not lose (LIDs, VMs); the hosts subscribe again, the
+ * weights are learned again, and the scheduler starts its jobs again.
  */
-#define STATE_FILES { "guid2lid", "vms", "subscriptions", "weights", "services" }
+#define STATE_FILES { "guid2lid", "vms", "subscriptions", "weights", "services", \
+		      "jobs" }
 #define STATE_FILES_KEPT 2
 
 /*

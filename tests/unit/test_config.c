@@ -1577,6 +1577,30 @@ START_TEST(test_opensm_files_named)
 }
 END_TEST
 
+/* routing.jobs: off by default; least-max-load over dmodk alone. */
+START_TEST(test_routing_jobs)
+{
+	struct loaded l;
+	load_ok(&l, "lmc: 0\n");
+	ck_assert_int_eq(l.c.routing_jobs, JOBS_OFF);
+	load_ok(&l, "routing:\n  engine: dmodk\n  jobs: least-max-load\n");
+	ck_assert_int_eq(l.c.routing_jobs, JOBS_LEAST_MAX_LOAD);
+	load_ok(&l, "routing: {jobs: off, engine: ftree}\n");
+	ck_assert_int_eq(l.c.routing_jobs, JOBS_OFF);
+	load_fails("routing:\n  jobs: least-max-load\n",
+		   "2:9: routing.jobs: least-max-load needs routing.engine dmodk alone "
+		   "(its base routes; other bases are refused until shown to work)");
+	load_fails("routing:\n  engine: [dmodk, minhop]\n  jobs: least-max-load\n",
+		   "3:9: routing.jobs: least-max-load needs routing.engine dmodk alone "
+		   "(its base routes; other bases are refused until shown to work)");
+	load_fails("routing:\n  engine: ftree\n  jobs: least-max-load\n",
+		   "3:9: routing.jobs: least-max-load needs routing.engine dmodk alone "
+		   "(its base routes; other bases are refused until shown to work)");
+	load_fails("routing:\n  engine: dmodk\n  jobs: greedy\n",
+		   "3:9: routing.jobs: 'greedy' is not one of off, least-max-load");
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -1617,6 +1641,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_set_engines);
 	tcase_add_test(tc, test_sa_limits);
+	tcase_add_test(tc, test_routing_jobs);
 	suite_add_tcase(s, tc);
 	return s;
 }
