@@ -1,7 +1,18 @@
 #!/bin/bash
 # etc/slurm's PrologSlurmctld and EpilogSlurmctld under a real Slurm
-# (slurm_lib.sh: slurmctld, 12 slurmd, munged, in a network namespace),
-# with a recording stand-in for ibsmctl (fake_ibsmctl.sh), no daemon:
+# (slurm_lib.sh: slurmctld, 12 slurmd, munged, in a network namespace).
+#
+# Then with ibsmd on an ibsim XGFT(3;2,2,4;1,2,2) (16 hosts H-0..H-15,
+# routing dmodk with jobs least-max-load; the Slurm nodes are its hosts
+# H-0..H-11) and the scripts' default pattern, 3dnn, on node sets where
+# D-mod-K loads a link 2.0 and job routing 1.0: while `sbatch -N 4` runs,
+# `ibsmctl job list` has it ready and dump_fts shows the base tables with
+# exactly its planned entries (at least one moved), job_loads.py on the
+# dump gives the max load `job loads` reports, below D-mod-K's; after its
+# epilog dump_fts equals the base tables.  The same for two jobs running
+# at once, and for a job cancelled while it runs.
+#
+# First with a recording stand-in for ibsmctl (fake_ibsmctl.sh), no daemon:
 # for `sbatch -N 4` the prolog runs `job start ID --nodes NODELIST` with the
 # job's id and nodes, the pattern and timeout of the site's file and its
 # socket, and the job starts only after "ready"; the epilog runs `job end
@@ -10,7 +21,7 @@
 # unless IBSMD_JOB_STRICT=1, when Slurm requeues it instead.  By hand, no
 # Slurm: the defaults (3dnn, 30 s, ibsmctl's own socket) with no PATH, the
 # environment over the site's file, a hung ibsmctl killed after the timeout.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/jobs_lib.sh"
 . "$(dirname "$0")/slurm_lib.sh"
 
 fake="$SIM_TMP/fake"
@@ -126,7 +137,7 @@ wait_ended() {
 }
 
 # sbatch -N 4
-id=$(job 'sleep 1' -N 4)
+id=$(job 'sleep 1' -N 4) || exit 1
 slurm_wait_state "$id" COMPLETED 15
 [ "$(hosts "$(slurm_job_field "$id" NodeList)" | wc -l)" = 4 ] || fail "job $id: not 4 nodes"
 started_as "$id"
@@ -134,8 +145,8 @@ wait_ended "$id"
 pass "sbatch -N 4 (job $id on $(slurm_job_field "$id" NodeList)): prolog's job start, the job after ready, epilog's job end"
 
 # two at once
-a=$(job 'sleep 4' -N 4)
-b=$(job 'sleep 4' -N 4)
+a=$(job 'sleep 4' -N 4) || exit 1
+b=$(job 'sleep 4' -N 4) || exit 1
 slurm_wait_state "$a" RUNNING 10
 slurm_wait_state "$b" RUNNING 10
 [ -z "$(call_of "$a" end)$(call_of "$b" end)" ] || fail "an epilog ran while both jobs were running"
@@ -150,7 +161,7 @@ wait_ended "$b"
 pass "two jobs at once ($a, $b): each its own nodes in its job start, both running, then each job end"
 
 # cancelled while running
-c=$(job 'sleep 60' -N 4)
+c=$(job 'sleep 60' -N 4) || exit 1
 slurm_wait_state "$c" RUNNING 10
 started_as "$c"
 slurm scancel "$c"
@@ -160,7 +171,7 @@ pass "scancel of running job $c: its epilog's job end"
 
 # the daemon refuses: the job runs on the base routes, the refusal logged
 echo "no ibsmd on $SIM_TMP/ctl.sock" >"$fake/fail"
-d=$(job 'sleep 1' -N 4)
+d=$(job 'sleep 1' -N 4) || exit 1
 slurm_wait_state "$d" COMPLETED 15
 [ -s "$SIM_TMP/ran/$d" ] || fail "job $d did not run after a refused job start"
 wait_until 5 grep -q "ibsmd-epilog: job $d: its routes stay" "$slog" || fail "job $d: no epilog"
@@ -173,7 +184,7 @@ pass "refused job start and end (job $d): the job ran, both refusals logged"
 
 # IBSMD_JOB_STRICT=1: Slurm requeues it (held back a while), it has not run
 env_file 1
-e=$(job 'sleep 1' -N 4)
+e=$(job 'sleep 1' -N 4) || exit 1
 requeued() { [ "$(slurm_job_field "$e" Restarts)" -ge 1 ] 2>/dev/null && slurm__state_is "$e" PENDING; }
 wait_until 10 requeued ||
 	fail "job $e not requeued: $(slurm_job_field "$e" JobState), $(slurm_job_field "$e" Restarts) restarts"
@@ -184,6 +195,96 @@ grep -qF "ibsmd-prolog: job $e: runs on the base routes" "$slog" &&
 pass "IBSMD_JOB_STRICT=1: job $e requeued, not run"
 slurm scancel "$e"
 slurm_wait_state "$e" CANCELLED 10
+
+# The real ibsmd (jobs_lib.sh: "one" on H-0, its socket $SIM_TMP/one.sock)
+gen xgft --m 2,2,4 --w 1,2,2 -o "$SIM_TMP/xgft.net"
+sim_start "$SIM_TMP/xgft.net"
+start_sm one H-0 10
+wait_up 60 "$SIM_TMP/one.log" "from ibsmd"
+lids_tables "$SIM_TMP/base"
+cat >"$conf" <<EOF
+IBSMCTL=$IBSMCTL
+IBSMD_SOCKET=$SIM_TMP/one.sock
+IBSMD_JOB_TIMEOUT=20
+IBSMD_SLURM_LOG=$slog
+EOF
+
+# routed PREFIX ID...: the jobs ID... run, ibsmd has them ready (and only
+# them), and the switches (dumped to PREFIX) hold the base tables with
+# exactly their planned entries; each job moved an entry, and its max
+# load from the dump (job_loads.py, 3dnn over its nodes in Slurm's order)
+# is what job loads says, below D-mod-K's
+routed() {
+	local prefix=$1 id specs=() got loads
+	shift
+	for id in "$@"; do
+		slurm_wait_state "$id" RUNNING 20
+		grep -qF "ibsmd-prolog: job $id on $(slurm_job_field "$id" NodeList): ready" "$slog" ||
+			fail "job $id runs, no ready in the log: $(tail -n 3 "$slog")"
+		specs+=("$id:3dnn:$(hosts_in_order "$id")")
+	done
+	all_ready one "$@" || fail "job list, jobs $* running: $(ctl one job list)"
+	lids_tables "$prefix"
+	got=$(planned "$SIM_TMP/base" "$prefix" one "$@") || exit 1
+	loads=$(loads_match "$prefix" one "${specs[@]}") || exit 1
+	for id in "$@"; do
+		[ "$(job_field one "$id" entries)" -ge 1 ] ||
+			fail "job $id: no entry moved (D-mod-K kept): the test shows nothing"
+		python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))' \
+			"$(job_field one "$id" max_load)" "$(job_field one "$id" dmodk_max_load)" ||
+			fail "job $id: max load $(job_field one "$id" max_load), D-mod-K's $(job_field one "$id" dmodk_max_load)"
+	done
+	echo "$got; max loads from the dump $loads(D-mod-K's:$(for id in "$@"; do
+		printf ' %s' "$(job_field one "$id" dmodk_max_load)"; done))"
+}
+# hosts_in_order ID: job ID's nodes in Slurm's order (its ranks), a,b,c
+hosts_in_order() {
+	slurm scontrol show hostnames "$(slurm_job_field "$1" NodeList)" | paste -sd,
+}
+# restored PREFIX ID...: the jobs' epilogs ran, ibsmd has no job, and the
+# switches (dumped to PREFIX) hold the base tables
+restored() {
+	local prefix=$1 id
+	shift
+	for id in "$@"; do
+		wait_until 10 grep -qF "ibsmd-epilog: job $id: ended" "$slog" ||
+			fail "job $id: no epilog: $(tail -n 3 "$slog")"
+	done
+	all_ready one || fail "job list after the epilogs: $(ctl one job list)"
+	lids_tables "$prefix"
+	same_as "$SIM_TMP/base" "$prefix" "after the epilogs of $*"
+}
+
+# held JOB...: a job that runs until the test releases it (touch $SIM_TMP/release/ID)
+mkdir -p "$SIM_TMP/release"
+held() {
+	job "until [ -e $SIM_TMP/release/\$SLURM_JOB_ID ]; do sleep 0.1; done" "$@"
+}
+release() { touch "$SIM_TMP/release/$1"; }
+
+f=$(held -N 4 -w 'H-[4,8-10]') || exit 1
+got=$(routed "$SIM_TMP/run-f" "$f") || exit 1
+release "$f"
+slurm_wait_state "$f" COMPLETED 20
+restored "$SIM_TMP/end-f" "$f"
+pass "ibsmd, sbatch -N 4 (job $f on H-[4,8-10]): while it ran $got; after its epilog the base tables"
+
+g=$(held -N 4 -w 'H-[4,6-7,10]') || exit 1
+h=$(held -N 4 -w 'H-[5,8-9,11]') || exit 1
+got=$(routed "$SIM_TMP/run-gh" "$g" "$h") || exit 1
+release "$g"
+release "$h"
+slurm_wait_state "$g" COMPLETED 20
+slurm_wait_state "$h" COMPLETED 20
+restored "$SIM_TMP/end-gh" "$g" "$h"
+pass "ibsmd, two jobs at once ($g on H-[4,6-7,10], $h on H-[5,8-9,11]): $got; after their epilogs the base tables"
+
+k=$(held -N 4 -w 'H-[3,5,7,11]') || exit 1
+got=$(routed "$SIM_TMP/run-k" "$k") || exit 1
+slurm scancel "$k"
+slurm_wait_state "$k" CANCELLED 10
+restored "$SIM_TMP/end-k" "$k"
+pass "ibsmd, job $k (H-[3,5,7,11]) cancelled while running: $got; after its epilog the base tables"
 
 start=$SECONDS
 slurm_stop
