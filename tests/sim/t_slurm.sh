@@ -10,7 +10,8 @@
 # exactly its planned entries (at least one moved), job_loads.py on the
 # dump gives the max load `job loads` reports, below D-mod-K's; after its
 # epilog dump_fts equals the base tables.  The same for two jobs running
-# at once, and for a job cancelled while it runs.
+# at once, and for a job cancelled while it runs; the epilog of a job
+# ibsmd does not have is no failure.
 #
 # First with a recording stand-in for ibsmctl (fake_ibsmctl.sh), no daemon:
 # for `sbatch -N 4` the prolog runs `job start ID --nodes NODELIST` with the
@@ -100,6 +101,12 @@ job() {
 	shift
 	slurm_submit "$@" --wrap "date +%s.%N >$SIM_TMP/ran/\$SLURM_JOB_ID; $cmd"
 }
+# held SBATCH-ARGS...: a job that runs until the test releases it
+mkdir -p "$SIM_TMP/release"
+held() {
+	job "until [ -e $SIM_TMP/release/\$SLURM_JOB_ID ]; do sleep 0.1; done" "$@"
+}
+release() { touch "$SIM_TMP/release/$1"; }
 # call_of ID WHAT: the stand-in's line for job ID's `job WHAT`, without its time
 call_of() {
 	grep -E " job $2 $1( |\$)" "$calls" | cut -d' ' -f2-
@@ -145,8 +152,8 @@ wait_ended "$id"
 pass "sbatch -N 4 (job $id on $(slurm_job_field "$id" NodeList)): prolog's job start, the job after ready, epilog's job end"
 
 # two at once
-a=$(job 'sleep 4' -N 4) || exit 1
-b=$(job 'sleep 4' -N 4) || exit 1
+a=$(held -N 4) || exit 1
+b=$(held -N 4) || exit 1
 slurm_wait_state "$a" RUNNING 10
 slurm_wait_state "$b" RUNNING 10
 [ -z "$(call_of "$a" end)$(call_of "$b" end)" ] || fail "an epilog ran while both jobs were running"
@@ -154,6 +161,8 @@ slurm_wait_state "$b" RUNNING 10
 	fail "jobs $a and $b share nodes"
 started_as "$a"
 started_as "$b"
+release "$a"
+release "$b"
 slurm_wait_state "$a" COMPLETED 15
 slurm_wait_state "$b" COMPLETED 15
 wait_ended "$a"
@@ -161,7 +170,7 @@ wait_ended "$b"
 pass "two jobs at once ($a, $b): each its own nodes in its job start, both running, then each job end"
 
 # cancelled while running
-c=$(job 'sleep 60' -N 4) || exit 1
+c=$(held -N 4) || exit 1
 slurm_wait_state "$c" RUNNING 10
 started_as "$c"
 slurm scancel "$c"
@@ -255,13 +264,6 @@ restored() {
 	same_as "$SIM_TMP/base" "$prefix" "after the epilogs of $*"
 }
 
-# held JOB...: a job that runs until the test releases it (touch $SIM_TMP/release/ID)
-mkdir -p "$SIM_TMP/release"
-held() {
-	job "until [ -e $SIM_TMP/release/\$SLURM_JOB_ID ]; do sleep 0.1; done" "$@"
-}
-release() { touch "$SIM_TMP/release/$1"; }
-
 f=$(held -N 4 -w 'H-[4,8-10]') || exit 1
 got=$(routed "$SIM_TMP/run-f" "$f") || exit 1
 release "$f"
@@ -285,6 +287,14 @@ slurm scancel "$k"
 slurm_wait_state "$k" CANCELLED 10
 restored "$SIM_TMP/end-k" "$k"
 pass "ibsmd, job $k (H-[3,5,7,11]) cancelled while running: $got; after its epilog the base tables"
+
+# the epilog of a job ibsmd does not have (its prolog failed, or it was
+# ended by hand): nothing to end, no failure even with IBSMD_JOB_STRICT=1
+env -i IBSMD_SLURM_ENV="$conf" IBSMD_JOB_STRICT=1 SLURM_JOB_ID="$k" "$epilog" 2>/dev/null ||
+	fail "the epilog of job $k again: exit $?"
+grep -qF "ibsmd-epilog: job $k: ibsmd has no such job, nothing to end" "$slog" ||
+	fail "the epilog of job $k again: $(tail -n 2 "$slog")"
+pass "ibsmd, the epilog of a job it does not have (job $k again, IBSMD_JOB_STRICT=1): exit 0, logged"
 
 start=$SECONDS
 slurm_stop
