@@ -11,7 +11,7 @@
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
 #                         "qos", "part", "mcast", "mcast-emu", "perfmgr", "dftree",
-#                         "jobs-offline"
+#                         "jobs-offline", "jobs"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
@@ -1249,6 +1249,48 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = jobs-offline ]; then
 	thunder 8,8,16 1,8,8 1024 4 0.93/0.90 1.95/1.00 0.96/0.90 2.47/1.20
 	atlas 9,9,18 1,9,9 1152 8 0.95/0.88 1.83/1.00 1.07/0.89 2.86/1.17
 	TABLE
+fi
+
+# ---- jobs: a job's start to ready on the 3456-host tree (ibsmd alone) ----
+# A fresh ibsim of ft3-3456, ibsmd with routing.engine dmodk and
+# routing.jobs least-max-load.  A 64-node job (H-[0-63]) and a 1024-node
+# job (H-[64-1087]), pattern random:4 (3dnn on contiguous hosts is
+# D-mod-K's own balance: the guard keeps it and nothing is written), each
+# `job start --wait` and `job end` $ROUNDS times: the LFT Sets of
+# the start and the daemon's time from the request to the last answer
+# (the reply's lft_sets and ms; the median), and the client's wall time.
+# OpenSM has no counterpart.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = jobs ]; then
+	net="$SIM_TMP/jobs-ft3-3456.net"
+	gen ftree3 --radix 24 -o "$net"
+	dir="$SIM_TMP/jobs"; mkdir -p "$dir"
+	printf 'routing:\n  engine: dmodk\n  jobs: least-max-load\nperfmgr:\n  interval_s: 0\n' >"$dir/pol.yaml"
+	sim_start "$net"
+	on_host_bg H-3455 "$IBSMD" -c "$dir/pol.yaml" -S "$dir/state" -s "$dir/sock" \
+		>"$dir/out" 2>"$dir/err"
+	sm=$SIM_LAST_PID
+	wait_until 120 grep -q '^subnet up' "$dir/out" || fail "jobs: ibsmd did not come up"
+	echo
+	echo "jobs: job start to ready on ft3-3456 under ibsim (routing.jobs least-max-load over dmodk, random:4; ibsmd alone)"
+	printf '%-6s %9s %9s %10s %11s %10s\n' nodes lft_sets ready_ms client_ms max_load dmodk_max
+	for spec in "64:H-[0-63]" "1024:H-[64-1087]"; do
+		n=${spec%%:*} hl=${spec#*:}
+		sets=() ms=() wall=()
+		for r in $(seq "$ROUNDS"); do
+			t0=$(date +%s%3N)
+			out=$("$IBSMCTL" -s "$dir/sock" --json job start "b$n-$r" --nodes "$hl" \
+				--pattern random:4 --wait --timeout 120) || fail "jobs: start of $n nodes: $out"
+			wall+=("$(( $(date +%s%3N) - t0 ))")
+			read -r s m ml dm < <(python3 -c 'import json, sys; o = json.loads(sys.argv[1]); print(o["lft_sets"], o["ms"], o["max_load"], o["dmodk_max_load"])' "$out")
+			sets+=("$s") ms+=("$m")
+			out=$("$IBSMCTL" -s "$dir/sock" --json job end "b$n-$r") || fail "jobs: end of $n nodes: $out"
+		done
+		printf '%-6s %9s %9s %10s %11.3f %10.3f\n' "$n" "$(printf '%s\n' "${sets[@]}" | median)" \
+			"$(printf '%s\n' "${ms[@]}" | median)" "$(printf '%s\n' "${wall[@]}" | median)" "$ml" "$dm"
+		echo "jobs ibsmd $n $(printf '%s\n' "${sets[@]}" | median) $(printf '%s\n' "${ms[@]}" | median) $(printf '%s\n' "${wall[@]}" | median) $ml $dm" >>"$RESULTS"
+	done
+	kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
+	sim_stop
 fi
 
 # ---- the run, appended to tests/RESULTS.md ----
