@@ -43,7 +43,11 @@ struct options {
 	const char *offline;
 	const char *emulate;
 	int verify;
-	const char *pattern;	/* --pattern: hotspot:DEST[,N] or FILE */
+	const char *pattern;	/* --pattern: hotspot:DEST[,N] or FILE; with --jobs a job pattern */
+	const char *jobs;	/* --jobs TRACE */
+	uint32_t first, cpus_per_node;	/* --first N, --cpus-per-node C */
+	uint64_t seed;		/* --seed S */
+	int seed_set;
 	const char *dump_lfts;
 	const char *dump_topology;
 	const char *dot;	/* --dot FILE */
@@ -95,6 +99,15 @@ static void usage(FILE *fp)
 "      --verify           with --once/--offline/--emulate: check the routes; exit 1 on an error\n"
 "      --pattern P        with --offline --verify: HOL exposure of hotspot:DEST[,N] or\n"
 "                         of a file of \"SRC DST [hot]\" flows\n"
+"      --jobs TRACE       with --offline (routed by dmodk): replay an SWF job trace,\n"
+"                         D-mod-K against the job routing; prints swml:, job: and\n"
+"                         jobs: lines (PJML, SWML)\n"
+"      --pattern P        with --jobs: each job's pattern: ring, 2dnn, 3dnn (default),\n"
+"                         random:K, alltoall or dynamic (one of ring, 2dnn, 3dnn,\n"
+"                         random:4 per job)\n"
+"      --first N          with --jobs: the first N jobs the filter keeps (default all)\n"
+"      --cpus-per-node C  with --jobs: a job needs ceil(processors / C) nodes (default 1)\n"
+"      --seed S           with --jobs: the random patterns' and dynamic's seed (default 1)\n"
 "      --migrate SRC DST  with --offline: plan moving a VM from CA SRC to DST (node\n"
 "                         description, port GUID or LID), print the migration: line\n"
 "      --scheme S         with --migrate: dynamic (default) or prepopulated\n"
@@ -116,7 +129,52 @@ static void usage(FILE *fp)
 
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
-       OPT_DOT, OPT_IMPORT, OPT_IMPORT_TO };
+       OPT_DOT, OPT_IMPORT, OPT_IMPORT_TO, OPT_JOBS, OPT_FIRST, OPT_CPUS,
+       OPT_SEED };
+
+/* --first, --cpus-per-node or --seed (option c) into o; 0, or -1 said why. */
+static int parse_jobs_number(struct options *o, int c, const char *arg)
+{
+	const char *opt = c == OPT_FIRST ? "--first" :
+			  c == OPT_CPUS ? "--cpus-per-node" : "--seed";
+	unsigned long long min = c == OPT_SEED ? 0 : 1;
+	unsigned long long max = c == OPT_SEED ? UINT64_MAX : UINT32_MAX, v;
+	char *end;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "ibsmd: bad %s '%s' (%llu..%llu)\n", opt, arg,
+			min, max);
+		return -1;
+	}
+	if (c == OPT_FIRST)
+		o->first = (uint32_t)v;
+	else if (c == OPT_CPUS)
+		o->cpus_per_node = (uint32_t)v;
+	else
+		o->seed = v, o->seed_set = 1;
+	return 0;
+}
+
+/* The --jobs options' combinations; 0, or -1 said why. */
+static int check_jobs_options(struct options *o)
+{
+	if (o->jobs && !o->offline) {
+		fprintf(stderr, "ibsmd: --jobs needs --offline\n");
+		return -1;
+	}
+	if ((o->first || o->cpus_per_node || o->seed_set) && !o->jobs) {
+		fprintf(stderr, "ibsmd: --first, --cpus-per-node and --seed go with --jobs\n");
+		return -1;
+	}
+	if (!o->seed_set)
+		o->seed = 1;
+	if (o->jobs && o->pattern && o->verify) {
+		fprintf(stderr, "ibsmd: --pattern with --jobs is the jobs' pattern: not with --verify\n");
+		return -1;
+	}
+	return 0;
+}
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -143,6 +201,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "method", required_argument, NULL, OPT_METHOD },
 		{ "import-opensm", required_argument, NULL, OPT_IMPORT },
 		{ "import-to", required_argument, NULL, OPT_IMPORT_TO },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "first", required_argument, NULL, OPT_FIRST },
+		{ "cpus-per-node", required_argument, NULL, OPT_CPUS },
+		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		/* documented (ibsmd(8)), not built: refused */
@@ -195,6 +257,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->import_paths[o->n_import++] = optarg;
 			break;
 		case OPT_IMPORT_TO: o->import_to = optarg; break;
+		case OPT_JOBS: o->jobs = optarg; break;
+		case OPT_FIRST:
+		case OPT_CPUS:
+		case OPT_SEED:
+			if (parse_jobs_number(o, c, optarg) < 0)
+				return -1;
+			break;
 		case OPT_LOG_LEVEL:
 			o->log_level = log_level_parse(optarg);
 			if (o->log_level < 0) {
@@ -270,8 +339,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsmd: --dot needs --offline (a running daemon: ibsmctl topology --dot)\n");
 		return -1;
 	}
-	if (o->pattern && !o->verify) {
-		fprintf(stderr, "ibsmd: --pattern goes with --verify\n");
+	if (check_jobs_options(o) < 0)
+		return -1;
+	if (o->pattern && !o->verify && !o->jobs) {
+		fprintf(stderr, "ibsmd: --pattern goes with --verify or --jobs\n");
 		return -1;
 	}
 	if (o->pattern && !o->offline) {
@@ -660,6 +731,8 @@ int main(int argc, char **argv)
 			.verify = o.verify, .pattern = o.pattern,
 			.mig_src = o.mig_src, .mig_dst = o.mig_dst,
 			.scheme = o.scheme, .method = o.method,
+			.jobs = o.jobs, .first = o.first,
+			.cpus_per_node = o.cpus_per_node, .seed = o.seed,
 		};
 		return offline_run(&cfg, &off);
 	}

@@ -3,7 +3,8 @@
  * routes, QoS and partitions as a heavy sweep would make them, the summary
  * line, and the what-if options on the result: --dump-lfts,
  * --dump-topology, --dot, --verify, --pattern (head-of-line exposure),
- * --migrate (a VM's or a port's move, counted against an emulated fabric).
+ * --migrate (a VM's or a port's move, counted against an emulated fabric),
+ * --jobs (a job trace replayed, sm/offjobs.h).
  */
 #include "sm/offline.h"
 
@@ -22,6 +23,7 @@
 #include "sm/base/topo.h"
 #include "sm/daemon.h"
 #include "sm/heavy.h"
+#include "sm/offjobs.h"
 #include "sm/model/vswitch.h"
 #include "sm/render/dot.h"
 #include "sm/render/dump.h"
@@ -239,6 +241,25 @@ static int run_hol(const struct fabric *f, const struct lft_tables *t,
 	return 0;
 }
 
+/* --jobs: the trace's text to the replay's driver. */
+static int run_jobs(const struct fabric *f, const struct lft_tables *t,
+		    const char *engine, const struct offline_opts *o)
+{
+	char *text = read_text(o->jobs);
+	if (!text) {
+		fprintf(stderr, "ibsmd: --jobs %s: %s\n", o->jobs, strerror(errno));
+		return 1;
+	}
+	const struct offjobs_opts jo = {
+		.trace = o->jobs, .text = text, .pattern = o->pattern,
+		.first = o->first, .cpus_per_node = o->cpus_per_node,
+		.seed = o->seed,
+	};
+	int rc = offjobs_run(f, t, engine, &jo);
+	free(text);
+	return rc;
+}
+
 /*
  * The SLs and SL-to-VL tables the daemon would write; the QoS line on
  * stdout, and under voqsw the SLs full VOQ would need (stages 1-4 with
@@ -326,13 +347,15 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 		fprintf(stderr, "ibsmd: verify: out of memory\n");
 		rc = 1;
 	}
-	if (o->pattern) {
+	if (o->pattern && !o->jobs) {
 		int hrc = run_hol(&f, &t, o->pattern);
 		if (hrc)
 			rc = hrc;
 	}
 	if (rc == 0 && o->mig_src)
 		rc = run_migrate(&f, &t, o);
+	if (rc == 0 && o->jobs)
+		rc = run_jobs(&f, &t, s.routing, o);
 out:
 	guid_map_free(&vm_lids);
 	part_model_free(&parts);

@@ -4,6 +4,8 @@
 #ifndef IBSMD_OFFLINE_H
 #define IBSMD_OFFLINE_H
 
+#include <stdint.h>
+
 struct config;
 
 struct offline_opts {
@@ -15,6 +17,9 @@ struct offline_opts {
 	const char *pattern;		/* --pattern hotspot:DEST[,N] or FILE */
 	const char *mig_src, *mig_dst;	/* --migrate SRC DST */
 	int scheme, method;		/* --scheme, --method */
+	const char *jobs;		/* --jobs TRACE (sm/offjobs.h) */
+	uint32_t first, cpus_per_node;	/* --first N, --cpus-per-node C */
+	uint64_t seed;			/* --seed S */
 };
 
 /* The exit status: 0, 1 (a check failed or an error, said why), 2 (--pattern unreadable). */

@@ -10,7 +10,8 @@
 #   BENCH_ENGINE=...      ibsmd's -R (default ftree,minhop)
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
-#                         "qos", "part", "mcast", "mcast-emu", "perfmgr", "dftree"
+#                         "qos", "part", "mcast", "mcast-emu", "perfmgr", "dftree",
+#                         "jobs-offline"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
@@ -1210,6 +1211,44 @@ if [ "${BENCH_ONLY:-}" = vlids ] || [ -z "${BENCH_ONLY:-}" ]; then
 	done
 	echo "  $vx"
 	echo "  $vl"
+fi
+
+# ---- the offline job replay: Table II's setting on synthetic traces ----
+# The paper's three XGFTs (Curie with hosts 0..5903 cabled, Atlas 0..1151)
+# and a trace shaped like each system's (tests/gen/swfgen.py, seed 1,
+# Table I's nodes, CPUs a node and utilisation), the first 1000 jobs
+# replayed with 3dnn and with the dynamic mix; avg and max PJML of
+# D-mod-K and of the job routing beside Table II's, and the replay's time.
+# Fails when the job routing's max PJML is above D-mod-K's (the guard).
+# No ibsim; ibsmd alone (OpenSM has no counterpart).
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = jobs-offline ]; then
+	echo
+	echo "Offline job replay, first 1000 jobs of synthetic Table-I-shaped traces (ibsmd --offline --jobs; paper: Table II)"
+	printf '%-8s %-8s %9s %9s %8s %8s %11s %11s %10s\n' system pattern avg_dmodk avg_jobs max_dmodk \
+		max_jobs paper_avg paper_max replay_ms
+	# system M W hosts CPUs/node; Table II's 3dnn and dynamic avg and max (D-mod-K/SDN)
+	while read -r sys m w hosts cpus p3a p3m pda pdm; do
+		net="$SIM_TMP/jo-$sys.net" swf="$SIM_TMP/jo-$sys.swf"
+		gen xgft --m "$m" --w "$w" --hosts "$hosts" -o "$net"
+		python3 "$SIM_ROOT/tests/gen/swfgen.py" --system "$sys" --jobs 1200 --seed 1 \
+			-o "$swf" 2>/dev/null || fail "jobs-offline: swfgen $sys"
+		for pat in 3dnn dynamic; do
+			line=$("$IBSMD" --offline "$net" -R dmodk --jobs "$swf" --first 1000 \
+				--cpus-per-node "$cpus" --pattern "$pat" 2>"$SIM_TMP/jo.err" | grep '^jobs:') ||
+				fail "jobs-offline: $sys $pat: $(tail -n 2 "$SIM_TMP/jo.err")"
+			jf() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$line"; }
+			[ "$pat" = 3dnn ] && pa=$p3a pm=$p3m || pa=$pda pm=$pdm
+			printf '%-8s %-8s %9s %9s %8s %8s %11s %11s %10s\n' "$sys" "$pat" "$(jf avg_pjml_dmodk)" \
+				"$(jf avg_pjml_jobs)" "$(jf max_pjml_dmodk)" "$(jf max_pjml_jobs)" "$pa" "$pm" "$(jf replay_ms)"
+			awk -v d="$(jf max_pjml_dmodk)" -v g="$(jf max_pjml_jobs)" 'BEGIN { exit !(g + 0 <= d + 0) }' ||
+				fail "jobs-offline: $sys $pat: the job routing's max PJML above D-mod-K's: $line"
+			echo "jobs-offline $sys $pat $line" >>"$RESULTS"
+		done
+	done <<-'TABLE'
+	curie 15,15,30 1,15,15 5904 2 0.96/0.94 1.67/1.00 1.04/0.94 2.80/1.10
+	thunder 8,8,16 1,8,8 1024 4 0.93/0.90 1.95/1.00 0.96/0.90 2.47/1.20
+	atlas 9,9,18 1,9,9 1152 8 0.95/0.88 1.83/1.00 1.07/0.89 2.86/1.17
+	TABLE
 fi
 
 # ---- the run, appended to tests/RESULTS.md ----

@@ -23,8 +23,11 @@ Subcommands:
                                      Mi children and level-(i-1) nodes Wi
                                      parents; host d = a1 + M1*(a2 + M2*..)
                                      ("H-<d>"), only hosts 0..N-1 cabled
-                                     (default all); down ports 1..Mi by
-                                     child digit, up ports Mi+1.. by parent
+                                     (default all), switches with no
+                                     cabled host below them left out
+                                     (names keep their full-tree index);
+                                     down ports 1..Mi by child digit, up
+                                     ports Mi+1.. by parent
     mesh   --x X --y Y [--hosts H]   2-D mesh of switches, H hosts each
     random --switches N --radix R --hosts H --seed S [--extra-links E]
     irregular --switches N --seed S  the VOQsw paper's fabrics: N 8-port
@@ -222,7 +225,11 @@ def gen_xgft(fab, m, w, nhosts):
     leads to its parent b (b_{i+1}); top switches have m_h ports.  Host d
     ("H-<d>") has a_1 = d mod m1, a_2 = (d / m1) mod m2, ...  The
     switches of a level are numbered in label order, position h slowest
-    ("L<i-1>-S<index>").
+    ("L<i-1>-S<index>").  A switch with no cabled host below it is left
+    out (its index stays unused): no route of the hosts 0..nhosts-1 goes
+    through it (a path rises only above its source and falls only above
+    its destination), and with it the empty leaves would have no CA and
+    look like switches of another level to an engine inferring levels.
     """
     h = len(m)
     if h < 1 or len(w) != h or min(m) < 1 or min(w) < 1:
@@ -250,16 +257,33 @@ def gen_xgft(fab, m, w, nhosts):
             out = [t + (x,) for t in out for x in range(r)]
         return [tuple(reversed(t)) for t in out]
 
+    def first_host(i, t):
+        """The lowest host index below level-i node t (its digits a_j,
+        j > i, with every digit below them 0)."""
+        d, mul = 0, 1
+        for j in range(h):
+            if j >= i:
+                d += t[j] * mul
+            mul *= m[j]
+        return d
+
     hosts = [fab.add_host() for _ in range(nhosts)]
     sw = {}
     for i in range(1, h + 1):
         for idx, t in enumerate(labels(i)):
-            sw[(i, t)] = fab.add_switch(i - 1, idx, nports(i))
+            # no cabled host below: left out (it would carry nothing, and
+            # a leaf without hosts looks like a switch of another level)
+            if first_host(i, t) < nhosts:
+                sw[(i, t)] = fab.add_switch(i - 1, idx, nports(i))
     for i in range(1, h + 1):
         for t in labels(i):
-            parent = sw[(i, t)]
+            parent = sw.get((i, t))
+            if parent is None:
+                continue
             for a in range(m[i - 1]):
                 c = t[:i - 1] + (a,) + t[i:]
+                if i > 1 and (i - 1, c) not in sw:
+                    continue
                 if i == 1:
                     d, mul = 0, 1
                     for j in range(h):

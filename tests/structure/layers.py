@@ -34,6 +34,9 @@ RULES = {
     # the performance manager's pure part: counter arithmetic, health
     # verdicts, the fabric baseline; the owner on the loop is sm/perfmgr.c
     'sm/perf': LOWER + SM_LOW + ['sm/perf'],
+    # the offline job replay's pure part: SWF traces, the tree allocator,
+    # the event simulation; the driver is sm/offjobs.c
+    'sm/jobsim': LOWER + SM_LOW + ['sm/jobsim'],
     'sm/discover': LOWER + SM_LOW + ['sm/discover', 'sm/write'],
     'sm/write': LOWER + SM_LOW + ['sm/discover', 'sm/write'],
     # ibsmctl is a client: its own folder and the protocol header

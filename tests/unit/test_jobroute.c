@@ -14,36 +14,7 @@
  *     the largest per-job load equals the largest fabric-wide load, and
  *     ending every job returns every channel to exactly 0.
  */
-#include "routing_testlib.h"
-
-#include "routing/jobs/jobroute.h"
-
-extern const struct routing_engine dmodk_engine;
-
-#define ONE JOB_LOAD_ONE
-
-struct world {
-	struct fabric f;
-	struct lft_tables t;
-	struct tb *b;
-	struct job_tree *tr;
-};
-
-static void open_xgft(struct world *w)
-{
-	char err[256] = "";
-	w->b = xgft3();
-	tb_build(&w->f, w->b, NULL, 0);
-	tb_route(&dmodk_engine, &w->f, &w->t);
-	w->tr = job_tree_new(&w->f, &w->t, err, sizeof(err));
-	ck_assert_msg(w->tr != NULL, "%s", err);
-}
-
-static void close_world(struct world *w)
-{
-	job_tree_free(w->tr);
-	free_all(&w->f, &w->t, w->b);
-}
+#include "job_testlib.h"
 
 static uint32_t host(const struct world *w, int d)
 {
