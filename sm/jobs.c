@@ -32,7 +32,7 @@
 #define JOB_END_WAIT_S 25	/* a job end answers within the client's 30 s */
 #define JOB_WAIT_MAX_S 3600	/* --timeout's bound */
 #define JOB_WAIT_DEFAULT_S 60	/* --wait without --timeout (ibsmctl's too) */
-#define JOB_TEXT_MAX (1 << 20)	/* a pattern file's text */
+#define JOB_TEXT_MAX CONTROL_MAX_LINE	/* a pattern file's text: one request line */
 
 enum job_refusal {
 	REF_OFF, REF_NOT_MASTER, REF_BUSY, REF_NO_TREE, REF_BAD_REQUEST,

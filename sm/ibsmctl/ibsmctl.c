@@ -17,7 +17,8 @@
 #define REPLY_TIMEOUT_MS	30000
 #define JOB_WAIT_DEFAULT_S	60	/* job start --wait without --timeout */
 #define JOB_WAIT_SLACK_MS	5000	/* the daemon's answer after its timeout */
-#define JOB_PATTERN_FILE_MAX	(1 << 20)
+/* a pattern file's text travels in one request line (CONTROL_MAX_LINE) */
+#define JOB_PATTERN_FILE_MAX	(CONTROL_MAX_LINE - 4096)
 
 static void usage(FILE *fp)
 {
@@ -258,7 +259,7 @@ static int job_pattern_opt(json_t *req, const char *p, char *msg, size_t len)
 	if (bad) {
 		snprintf(msg, len, "job start: --pattern %s: %s", p, !text ?
 		    "out of memory" : n > JOB_PATTERN_FILE_MAX ?
-		    "over 1 MiB" : "cannot be read");
+		    "longer than a request may carry (60 KiB)" : "cannot be read");
 		free(text);
 		return -1;
 	}

@@ -52,7 +52,7 @@ out=$(ctl vm migrate vm1 --commit 2>&1); rc=$?
 pass "vm list answers, vm create (also --shared-lid) without a vSwitch refused"
 
 out=$(ctl frobnicate 2>&1); rc=$?
-[ "$rc" -eq 1 ] && grep -q "^ibsmctl: unknown command 'frobnicate' (status, topology, lids, routes, groups, metrics, verify, sweep, reroute, reload, subscribers, vm, partitions, forget, perfmgr, health, hotspots)$" <<<"$out" ||
+[ "$rc" -eq 1 ] && grep -q "^ibsmctl: unknown command 'frobnicate' (status, topology, lids, routes, groups, metrics, verify, sweep, reroute, reload, subscribers, vm, partitions, forget, perfmgr, health, hotspots, job)$" <<<"$out" ||
 	fail "unknown command: exit $rc ($out)"
 out=$(ctl --json frobnicate 2>/dev/null); rc=$?
 [ "$rc" -eq 1 ] && python3 -c 'import json, sys; assert "unknown command" in json.loads(sys.argv[1])["error"]' "$out" ||

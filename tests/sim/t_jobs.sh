@@ -16,7 +16,8 @@
 #    directory: the tables stay the jobs' (the file re-applied), both
 #    jobs ready on the new master;
 #  - job end of both: dump_fts equals the base tables dumped before;
-#  - LFT Sets without answers: job start --wait --timeout fails, the job
+#  - LFT Sets without answers: job start --wait --timeout (a pattern
+#    file's flows) fails, the job
 #    stays "writing" and is ready once they are answered again;
 #  - a reload turning routing.jobs off is refused while a job runs, taken
 #    once none does; then job start is refused as off (counted).
@@ -84,7 +85,11 @@ lft_errors() {	# lft_errors RATE: on every port of the leaves and the level abov
 	done
 }
 lft_errors 100 0x19
-ctl two --json job start C --nodes "$(names H 2 10 0 14 6 5 3 8)" --wait --timeout 2 \
+# job C's flows from a file ibsmctl reads: a ring of 8 ranks, by hand
+for r in 0 1 2 3 4 5 6 7; do echo "$r $(((r + 1) % 8))  # next"; echo "$r $(((r + 7) % 8))"; done \
+	>"$SIM_TMP/c.flows"
+ctl two --json job start C --nodes "$(names H 2 10 0 14 6 5 3 8)" --pattern "$SIM_TMP/c.flows" \
+	--wait --timeout 2 \
 	>"$SIM_TMP/c.out" 2>&1 && fail "job start --wait answered with the LFT Sets failing"
 grep -q '"error": "job C: timed out; it stays and is still being written"' "$SIM_TMP/c.out" ||
 	fail "timeout: $(cat "$SIM_TMP/c.out")"
@@ -92,6 +97,8 @@ ctl two job list | grep -q '^  state: writing$' || fail "job C is not writing: $
 lft_errors 0
 wait_until 15 all_ready two C || fail "job C never ready: $(ctl two job list)"
 [ "$(job_field two C entries)" -gt 0 ] || fail "job C has no entry: the writes showed nothing"
+[ "$(job_field two C flows)" = 16 ] || fail "job C: $(job_field two C flows) flows, the file has 16"
+ctl two --json job list | grep -q '"pattern": "file"' || fail "job C's pattern is not the file's"
 lids_tables "$SIM_TMP/late"
 got=$(planned "$SIM_TMP/base" "$SIM_TMP/late" two C) || exit 1
 pass "LFT Sets unanswered: --wait timed out (job C writing), answered later: ready, $got"

@@ -1277,7 +1277,7 @@ START_TEST(daemon_commands)
 	ck_assert_ptr_nonnull(sm);
 	ck_assert_ptr_null(run_json(sm, "{\"cmd\":\"frobnicate\"}", err, sizeof(err)));
 	ck_assert_str_eq(err,
-	    "unknown command 'frobnicate' (status, topology, lids, routes, groups, metrics, verify, sweep, reroute, reload, subscribers, vm, partitions, forget, perfmgr, health, hotspots)");
+	    "unknown command 'frobnicate' (status, topology, lids, routes, groups, metrics, verify, sweep, reroute, reload, subscribers, vm, partitions, forget, perfmgr, health, hotspots, job)");
 	/* lids, routes, verify: refused before the first configuration */
 	static const char *const routed[] = {
 		"{\"cmd\":\"lids\"}", "{\"cmd\":\"routes\",\"switch\":\"L0-S0\"}",

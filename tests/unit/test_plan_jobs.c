@@ -12,18 +12,14 @@
  *     a shortest path without a loop;
  *   - the same for a job's end (the tables back to the base).
  */
-#include "routing_testlib.h"
+#include "job_testlib.h"
 
-#include "routing/jobs/jobroute.h"
 #include "sm/write/plan_jobs.h"
 
-extern const struct routing_engine dmodk_engine;
-
-struct world {
-	struct fabric f;
-	struct lft_tables base, t;
-	struct tb *b;
-	struct job_tree *tr;
+/* The XGFT with its D-mod-K tables (x.t, the base), jobs routed on it into t. */
+struct jobs_world {
+	struct world x;
+	struct lft_tables t;
 	struct job_loads *ld;
 	struct job_route r[4];
 	int n_r;
@@ -39,18 +35,14 @@ static void tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 }
 
 /* n_jobs jobs of pattern random:2 on disjoint random hosts, routed and applied. */
-static void open_world(struct world *w, unsigned seed, int n_jobs)
+static void open_world(struct jobs_world *w, unsigned seed, int n_jobs)
 {
 	char err[256] = "";
 	memset(w, 0, sizeof(*w));
-	w->b = xgft3();
-	tb_build(&w->f, w->b, NULL, 0);
-	tb_route(&dmodk_engine, &w->f, &w->base);
-	w->tr = job_tree_new(&w->f, &w->base, err, sizeof(err));
-	ck_assert_msg(w->tr != NULL, "%s", err);
-	w->ld = job_loads_new(w->tr);
+	open_xgft(&w->x);
+	w->ld = job_loads_new(w->x.tr);
 	ck_assert_ptr_nonnull(w->ld);
-	tables_copy(&w->t, &w->base, &w->f);
+	tables_copy(&w->t, &w->x.t, &w->x.f);
 	uint32_t hosts[16];
 	for (uint32_t i = 0; i < 16; i++)
 		hosts[i] = i;
@@ -66,21 +58,20 @@ static void open_world(struct world *w, unsigned seed, int n_jobs)
 		size_t nf;
 		ck_assert_int_eq(job_pattern("random:2", hosts + j * per, per, seed + (unsigned)j,
 					     &fl, &nf, err, sizeof(err)), 0);
-		ck_assert_int_eq(job_route(w->tr, w->ld, fl, nf, JOB_ROUTE_GREEDY, &w->r[j]), 0);
+		ck_assert_int_eq(job_route(w->x.tr, w->ld, fl, nf, JOB_ROUTE_GREEDY, &w->r[j]), 0);
 		job_apply(&w->t, &w->r[j], 1);
 		free(fl);
 	}
 	w->n_r = n_jobs;
 }
 
-static void close_world(struct world *w)
+static void close_jobs_world(struct jobs_world *w)
 {
 	for (int j = 0; j < w->n_r; j++)
 		job_route_free(&w->r[j]);
 	job_loads_free(w->ld);
-	job_tree_free(w->tr);
 	lft_tables_free(&w->t);
-	free_all(&w->f, &w->base, w->b);
+	close_world(&w->x);
 }
 
 static int blocks_differing(const struct lft_tables *a, const struct lft_tables *b)
@@ -174,18 +165,18 @@ START_TEST(start_and_end_top_down)
 {
 	uint32_t total = 0, agg_and_leaf = 0;
 	for (unsigned seed = 1; seed <= 40; seed++) {
-		struct world w;
+		struct jobs_world w;
 		open_world(&w, seed, seed % 4 == 0 ? 4 : (int)(seed % 2) + 1);
-		uint32_t n = check_plan(&w.f, &w.base, &w.t);	/* the jobs' start */
-		ck_assert_uint_eq(check_plan(&w.f, &w.t, &w.base), n);	/* their end */
+		uint32_t n = check_plan(&w.x.f, &w.x.t, &w.t);	/* the jobs' start */
+		ck_assert_uint_eq(check_plan(&w.x.f, &w.t, &w.x.t), n);	/* their end */
 		total += n;
 		struct plan p;
 		struct plan_jobs_count c;
 		plan_init(&p);
-		ck_assert_int_eq(plan_jobs_build(&p, &w.f, &w.base, &w.t, &c), 0);
+		ck_assert_int_eq(plan_jobs_build(&p, &w.x.f, &w.x.t, &w.t, &c), 0);
 		agg_and_leaf += c.waves == 2;
 		plan_free(&p);
-		close_world(&w);
+		close_jobs_world(&w);
 	}
 	/* the jobs moved entries, at both levels in some plans */
 	ck_assert_uint_gt(total, 0);
@@ -195,17 +186,17 @@ END_TEST
 
 START_TEST(nothing_differs_nothing_planned)
 {
-	struct world w;
+	struct jobs_world w;
 	struct plan p;
 	struct plan_jobs_count c;
 	open_world(&w, 7, 1);
 	plan_init(&p);
-	ck_assert_int_eq(plan_jobs_build(&p, &w.f, &w.base, &w.base, &c), 0);
+	ck_assert_int_eq(plan_jobs_build(&p, &w.x.f, &w.x.t, &w.x.t, &c), 0);
 	ck_assert_uint_eq(c.blocks, 0);
 	ck_assert_uint_eq(c.switches, 0);
 	ck_assert_uint_eq(plan_mads(&p), 0);
 	plan_free(&p);
-	close_world(&w);
+	close_jobs_world(&w);
 }
 END_TEST
 
