@@ -105,9 +105,8 @@ int sa_inform_info(struct sa_query *q)
 	sa_put64(who.gid, q->view->subnet_prefix);
 	sa_put64(who.gid + 8, p->guid);
 	uint16_t trap = sa_get16(ii + 26);
-	if (ii[23] && ii[22] && trap >= 256 && trap <= 259 &&
-	    (!q->sm_key || sa_sm_key(q->mad) != q->sm_key))
-		return SA_STS_REQ_INVALID;
+	if (ii[23] && ii[22] && trap >= 256 && trap <= 259 && !sa_trusted(q))
+		return sa_untrusted(q);
 	if (ii[23] && !gid_is_zero(ii)) {
 		uint32_t gp = port_of_gid(q, ii);
 		if (gp == FAB_NONE)
@@ -205,7 +204,7 @@ int sa_inform_records(struct sa_query *q)
 	struct guid_map ports;
 	struct iir_walk w = {
 		.q = q,
-		.trusted = q->sm_key && sa_sm_key(q->mad) == q->sm_key,
+		.trusted = sa_trusted(q),
 		.req = sa_requester(q),
 	};
 	if (q->view->parts && q->view->parts->tenants) {
