@@ -7,9 +7,10 @@
  * the SA's view; its GID is the subnet prefix and that port's GUID, and
  * Reports go to its LID and the request's queue pair.  As OpenSM does,
  * a request from a LID no port holds, a GID naming no port, and a
- * subscription to the security traps (256-259) without the SM_Key are
- * refused with ERR_REQ_INVALID.  InformInfoRecords carry QPN 0 unless
- * the request had the SM_Key (C15-0.2-1.16).
+ * subscription to the security traps (256-259) from an untrusted
+ * requester (sa_trusted(): no sa.sa_key) are refused with
+ * ERR_REQ_INVALID, the last counted (sa_untrusted()).  InformInfoRecords
+ * carry QPN 0 unless the request is trusted (C15-0.2-1.16).
  *
  * Partitions (sa_share()).  A port the requester shares no partition
  * with is, to it, a port that does not exist: a subscription to its GID
