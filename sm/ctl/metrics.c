@@ -264,8 +264,11 @@ static void service_metrics(struct mtext *t, const struct sm *sm)
 	    "SA requests that named a port or group outside the requester's partitions, "
 	    "answered as if it did not exist", sa ? (double)sa->outside : 0);
 	one(t, "ibsmd_sa_untrusted_total", "counter",
-	    "SA requests for P_KeyTableRecords without the SM_Key (ERR_REQ_INVALID)",
+	    "SA requests only a trusted requester may make, without sa.sa_key (ERR_REQ_INVALID)",
 	    sa ? (double)sa->untrusted : 0);
+	one(t, "ibsmd_sa_bad_key_total", "counter",
+	    "SA requests with an SM_Key neither 0 nor sa.sa_key, ignored",
+	    sa ? (double)sa->dropped_key : 0);
 	const struct sa_budget_stats *b = sa_get_budget_stats(sm);
 	one(t, "ibsmd_sa_answers_in_flight", "gauge",
 	    "SA answers sent with RMPP whose transfer has not ended", b ? b->answers : 0);

@@ -246,6 +246,7 @@ static const struct opt_map {
 	{ "guid", "port", "guid", V_GUID, 0, 0 },
 	{ "sm_priority", "sm", "priority", V_INT, 0, 15 },
 	{ "sm_key", "sm", "sm_key", V_KEY, 0, 0 },
+	{ "sa_key", "sa", "sa_key", V_KEY, 0, 0 },
 	{ "subnet_prefix", NULL, "subnet_prefix", V_KEY, 0, 0 },
 	{ "lmc", NULL, "lmc", V_INT, 0, 7 },
 	{ "sweep_interval", "sweep", "interval_s", V_INT, 0, 3600 },
@@ -289,7 +290,6 @@ static const struct {
 	{ "log_flags", "log_level (error, warn, notice, info, debug)" },
 	{ "daemon", "ibsmd stays in the foreground; its systemd unit runs it" },
 	{ "m_key", "ibsmd sets no M_Key" },
-	{ "sa_key", "ibsmd checks no SA_Key" },
 	{ "leaf_vl_stall_count", "ports.vl_stall_count applies to every port" },
 	{ NULL, NULL },
 };

@@ -600,6 +600,7 @@ static const struct key sa_keys[] = {
 	U64("max_answer_bytes", sa_max_answer_bytes, SA_BYTES_MIN),
 	INT("max_services", sa_max_services, 1, 1048576),
 	INT("max_services_per_port", sa_max_services_per_port, 1, 1048576),
+	U64("sa_key", sa_key, 0),
 	END
 };
 
@@ -1881,6 +1882,7 @@ void config_defaults(struct config *c)
 	/* a few Prometheus servers scrape over one connection each */
 	c->metrics_max_conns = 64;
 	c->sm_key = 0;
+	c->sa_key = 0;		/* no trusted SA requester (ibsmd(8)) */
 	c->lid_scheme = 0;		/* dynamic */
 	c->extended_lids = TRI_AUTO;	/* legacy unless every device can */
 	c->n_vswitches = 0;

@@ -276,6 +276,10 @@ struct config {
 	/* sa: registered ServiceRecords (sm/sa/sa_service.c) */
 	int sa_max_services;		/* sa.max_services 1..1048576, default 16384 */
 	int sa_max_services_per_port;	/* sa.max_services_per_port, default 32 */
+	uint64_t sa_key;		/* sa.sa_key, default 0: the SM_Key field of
+					   the SA header (IBA vol. 1 §15.2.1.1) that
+					   makes a request trusted; 0 trusts none
+					   (sm/sa/sa_server.h, sa_trusted) */
 };
 
 /*

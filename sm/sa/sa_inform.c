@@ -7,9 +7,10 @@
  * the SA's view; its GID is the subnet prefix and that port's GUID, and
  * Reports go to its LID and the request's queue pair.  As OpenSM does,
  * a request from a LID no port holds, a GID naming no port, and a
- * subscription to the security traps (256-259) without the SM_Key are
- * refused with ERR_REQ_INVALID.  InformInfoRecords carry QPN 0 unless
- * the request had the SM_Key (C15-0.2-1.16).
+ * subscription to the security traps (256-259) from an untrusted
+ * requester (sa_trusted(): no sa.sa_key) are refused with
+ * ERR_REQ_INVALID, the last counted (sa_untrusted()).  InformInfoRecords
+ * carry QPN 0 unless the request is trusted (C15-0.2-1.16).
  *
  * Partitions (sa_share()).  A port the requester shares no partition
  * with is, to it, a port that does not exist: a subscription to its GID
@@ -105,9 +106,8 @@ int sa_inform_info(struct sa_query *q)
 	sa_put64(who.gid, q->view->subnet_prefix);
 	sa_put64(who.gid + 8, p->guid);
 	uint16_t trap = sa_get16(ii + 26);
-	if (ii[23] && ii[22] && trap >= 256 && trap <= 259 &&
-	    (!q->sm_key || sa_sm_key(q->mad) != q->sm_key))
-		return SA_STS_REQ_INVALID;
+	if (ii[23] && ii[22] && trap >= 256 && trap <= 259 && !sa_trusted(q))
+		return sa_untrusted(q);
 	if (ii[23] && !gid_is_zero(ii)) {
 		uint32_t gp = port_of_gid(q, ii);
 		if (gp == FAB_NONE)
@@ -205,7 +205,7 @@ int sa_inform_records(struct sa_query *q)
 	struct guid_map ports;
 	struct iir_walk w = {
 		.q = q,
-		.trusted = q->sm_key && sa_sm_key(q->mad) == q->sm_key,
+		.trusted = sa_trusted(q),
 		.req = sa_requester(q),
 	};
 	if (q->view->parts && q->view->parts->tenants) {

@@ -42,8 +42,8 @@
  *     no full member is left, unless the SM made it (well_known);
  *   - the answer to a Set/Delete is the group's record with the port's
  *     resulting JoinState; a query answers groups whose P_Key the
- *     requester holds, one record per member when trusted (SM_Key) and
- *     no PortGID is asked, and without the SM_Key PortGID, JoinState
+ *     requester holds, one record per member when trusted (sa.sa_key) and
+ *     no PortGID is asked, and untrusted PortGID, JoinState
  *     and ProxyJoin are zero.
  *
  * Partitions, beyond OpenSM: what the requester shares no partition
@@ -643,7 +643,7 @@ static int mcm_query(struct sa_query *q)
 	uint32_t req = sa_requester(q);
 	if (req == FAB_NONE)
 		return SA_STS_REQ_INVALID;
-	int trusted = sa_sm_key(q->mad) != 0;	/* the core dropped a wrong one */
+	int trusted = sa_trusted(q);
 	const struct mc_db *db = &q->sm->mc;
 	for (uint32_t i = 0; i < db->n && !sa_enough(q); i++) {
 		int st = query_group(q, db->g[i], req, trusted);

@@ -9,7 +9,8 @@
  *     dispatcher's RMPP hook; a request that came as RMPP DATA is
  *     reassembled there and answered here like any other;
  *   - shorter than the SA header (56 bytes): dropped, counted;
- *   - SM_Key neither 0 nor ours (sm.sm_key): dropped, counted (C15-0.1.5);
+ *   - SM_Key neither 0 nor sa.sa_key: dropped, counted, logged
+ *     rate-limited (C15-0.1.5; OpenSM's ERR 1A04);
  *   - with tenant partitions, a record family's request from a LID no
  *     port holds: dropped, counted (OpenSM: "Cannot find requester");
  *   - a component mask selecting a bit past the record's fields:
@@ -172,12 +173,17 @@ void sa_outside(struct sa_query *q, const char *what)
 		    q->from ? q->from->lid : 0, what);
 }
 
+int sa_trusted(const struct sa_query *q)
+{
+	return q->sa_key && sa_sm_key(q->mad) == q->sa_key;
+}
+
 int sa_untrusted(struct sa_query *q)
 {
 	q->sa->st.untrusted++;
-	log_limited(LOG_NOTICE, "SA: request (attribute 0x%04x) from LID %u without the SM_Key "
-		    "(sm.sm_key) a trusted requester holds; ERR_REQ_INVALID", q->attr,
-		    q->from ? q->from->lid : 0);
+	log_limited(LOG_NOTICE, "SA: request (attribute 0x%04x, method 0x%02x) from LID %u "
+		    "without the SA key (sa.sa_key) a trusted requester holds; ERR_REQ_INVALID",
+		    q->attr, q->method, q->from ? q->from->lid : 0);
 	return SA_STS_REQ_INVALID;
 }
 
@@ -441,10 +447,12 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 		return MAD_DROP;
 	}
 	uint64_t key = sa_sm_key(mad);
-	if (key && key != sm->cfg.sm_key) {
+	if (key && key != sm->cfg.sa_key) {
 		sa->st.dropped_key++;
-		log_debug("SA: SM_Key 0x%016llx from LID %u is not ours; ignored",
-			  (unsigned long long)key, from->lid);
+		log_limited(LOG_NOTICE, "SA: request (attribute 0x%04x, method 0x%02x) from LID %u "
+			    "with SM_Key 0x%016llx, neither 0 nor sa.sa_key; ignored",
+			    mad_attr_id(mad), mad_method(mad), from->lid,
+			    (unsigned long long)key);
 		return MAD_DONE;
 	}
 	const struct sa_family *fam = family_of(sm->sa, mad_attr_id(mad));
@@ -471,7 +479,7 @@ static int sa_request(struct sm *sm, const uint8_t *mad, size_t len,
 	}
 	struct sa_query q = {
 		.sa = sa, .sm = sm, .view = &sa->view,
-		.notify = sm->notify, .sm_key = sm->cfg.sm_key,
+		.notify = sm->notify, .sa_key = sm->cfg.sa_key,
 		.mad = req, .len = len, .from = from,
 		.method = mad_method(mad), .attr = fam->attr,
 		.attr_mod = mad_attr_mod(mad), .comp_mask = sa_comp_mask(mad),

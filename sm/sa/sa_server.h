@@ -153,7 +153,7 @@ struct sa_query {
 	struct sm *sm;
 	const struct sa_view *view;
 	struct notifier *notify;	/* subscriptions (traps/notify.h), or NULL */
-	uint64_t sm_key;		/* ours: 0 for none */
+	uint64_t sa_key;		/* sa.sa_key: 0 for none (sa_trusted) */
 	const uint8_t *mad;		/* the request, len bytes (>= 56) */
 	size_t len;
 	const struct mad_addr *from;
@@ -195,10 +195,20 @@ uint32_t sa_requester(const struct sa_query *q);
 void sa_outside(struct sa_query *q, const char *what);
 
 /*
- * A request only a trusted requester may make (its SM_Key ours, IBA
- * C15-0.1.18: P_KeyTableRecords) came without our SM_Key: counted
- * (sa_stats.untrusted) and logged, rate-limited; the caller answers
- * REQ_INVALID.
+ * A trusted request: the SM_Key field of its SA header (IBA vol. 1
+ * §15.2.1.1; IBA 1.2.1 keeps it apart from the SM's own SM_Key, and
+ * OpenSM calls it sa_key) is sa.sa_key, and sa.sa_key is set.  With
+ * sa.sa_key 0 no request is trusted: a key other than 0 never reaches
+ * the families (the core drops it, C15-0.1.5).  What trust opens is in
+ * ibsmd(8), "Trusted requests".
+ */
+int sa_trusted(const struct sa_query *q);
+
+/*
+ * A request only a trusted requester may make (P_KeyTableRecords, IBA
+ * C15-0.1.18; InformInfo subscriptions to the security traps 256-259,
+ * C15-0.2-1.16) came without sa.sa_key: counted (sa_stats.untrusted)
+ * and logged, rate-limited; returns REQ_INVALID for the caller to answer.
  */
 int sa_untrusted(struct sa_query *q);
 
@@ -292,13 +302,13 @@ void sa_mcast_prune(struct sm *sm);
 /* Counters, for ibsmctl and the tests. */
 struct sa_stats {
 	uint64_t requests, answered, records, errors, rmpp_sent;
-	uint64_t dropped_not_master, dropped_key, dropped_short, dropped_rmpp;
+	uint64_t dropped_not_master, dropped_key /* SM_Key not 0 nor sa.sa_key */, dropped_short, dropped_rmpp;
 	uint64_t send_failed;
 	uint64_t dropped_requester;	/* from no port, with partitions */
 	uint64_t outside;		/* named a port or group outside the
 					   requester's partitions (sa_outside()) */
-	uint64_t untrusted;		/* P_KeyTableRecords asked without
-					   our SM_Key (sa_untrusted()) */
+	uint64_t untrusted;		/* refused for want of sa.sa_key
+					   (sa_untrusted()) */
 	uint64_t refused_budget;	/* GetTables refused for the answers in
 					   flight (sm/sa/sa_budget.h) */
 	uint64_t refused_too_long;	/* of those: longer than a requester

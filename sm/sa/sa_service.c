@@ -14,13 +14,13 @@
  *   - a Delete takes the RID from the record it carries whatever the
  *     mask (a ServiceP_Key 0 is the default), the other selected fields
  *     must be the record's; none is NO_RECORDS;
- *   - ServiceKey is returned only to a trusted request (SM_Key given,
+ *   - ServiceKey is returned only to a trusted request (sa.sa_key,
  *     p923): to others it is zero; a query selecting it compares the
  *     registered key;
  *   - a lease ends ServiceLease seconds after the Set; answers carry the
  *     seconds left (§15.2.5.14: "lease period remaining").
  *
- * Beyond OpenSM, against hosts that are not trusted (no SM_Key):
+ * Beyond OpenSM, against hosts that are not trusted (no sa.sa_key):
  *   - a unicast ServiceGID must be the requester's own port (its
  *     interface ID the port's GUID, or the vGUID of the VM on it); only the port that registered a
  *     record may replace or delete it (REQ_INVALID, counted
@@ -90,11 +90,6 @@ static int is_multicast(const uint8_t *gid)
 	return gid[0] == 0xff;
 }
 
-static int trusted(const struct sa_query *q)
-{
-	return sa_sm_key(q->mad) != 0;	/* the core dropped a wrong one */
-}
-
 /* The port of a unicast ServiceGID in the view, or FAB_NONE. */
 static uint32_t gid_port(const struct sa_query *q, const uint8_t *gid, uint32_t hint)
 {
@@ -120,7 +115,7 @@ static int answer(struct sa_query *q, const struct svc *s, int64_t now)
 	memcpy(r, s->rec, sizeof(r));
 	if (s->expires != SVC_NEVER)
 		sa_put32(r + R_LEASE, (uint32_t)(s->expires > now ? s->expires - now : 0));
-	if (!trusted(q))
+	if (!sa_trusted(q))
 		memset(r + R_KEY, 0, 16);
 	return sa_answer_add(q, r) < 0 ? SA_STS_NO_RESOURCES : 0;
 }
@@ -154,7 +149,7 @@ static int refuse_owner(struct sa_query *q, const char *what)
  */
 static int gid_allowed(const struct sa_query *q, const uint8_t *gid, uint32_t req)
 {
-	if (is_multicast(gid) || trusted(q))
+	if (is_multicast(gid) || sa_trusted(q))
 		return 1;
 	uint64_t guid = sa_get64(gid + 8);
 	const struct sa_vm *vm = sa_vm_of_port(q->view, req);
@@ -184,7 +179,7 @@ static int sr_set(struct sa_query *q, uint32_t req, int64_t now)
 	struct svc_db *db = db_of(q);
 	struct svc_stats *st = svc_db_stats(db);
 	struct svc *old = svc_db_find(db, sa_get64(s.rec + R_ID), s.rec + R_GID, pkey);
-	if (old && !trusted(q) && old->owner != s.owner)
+	if (old && !sa_trusted(q) && old->owner != s.owner)
 		return refuse_owner(q, "another port's record");
 	if (old) {
 		*old = s;
@@ -221,7 +216,7 @@ static int sr_delete(struct sa_query *q, uint32_t req, int64_t now)
 		sa_outside(q, "a ServiceRecord");
 		return SA_STS_NO_RECORDS;
 	}
-	if (!trusted(q) && s->owner != q->view->f->ports[req].guid)
+	if (!sa_trusted(q) && s->owner != q->view->f->ports[req].guid)
 		return refuse_owner(q, "another port's record");
 	int st = answer(q, s, now);
 	svc_db_del(db, s);

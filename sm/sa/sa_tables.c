@@ -24,7 +24,7 @@
  * switch's ports.  A port the requester shares no
  * partition with is left out (sa_share()), a switch's external port by
  * the end port it faces.  P_KeyTableRecords go only to a trusted
- * requester (C15-0.1.18: its SM_Key is ours), else REQ_INVALID.
+ * requester (C15-0.1.18: its SM_Key is sa.sa_key), else REQ_INVALID.
  */
 #include <infiniband/mad.h>
 #include <stdlib.h>
@@ -202,7 +202,7 @@ static void pkey_endport(struct walk *w, uint32_t ep)
 
 int sa_pkey_records(struct sa_query *q)
 {
-	if (q->len >= SA_HDR_SIZE && sa_sm_key(q->mad) != q->sm_key)
+	if (!sa_trusted(q))
 		return sa_untrusted(q);
 	return each_endport(q, N(pkr_fields), pkey_endport);
 }

@@ -11,8 +11,8 @@
 # whole table, or, for PathRecords, between pairs; a GetTable of every
 # record is cut to one MAD by ibsim (DEVELOPERS.md), so asking by LID is
 # what sees every record.  P_KeyTableRecords go only to a trusted
-# requester: OpenSM's SM_Key is 1 (its sa_key default), ibsmd is given
-# the same (sm.sm_key).
+# requester: OpenSM's sa_key is 1 (its default), ibsmd is given the
+# same (sa.sa_key).
 #
 # What is legitimately different is normalised by name (sa_compare.py's
 # NORMS), each counted in the pass line when it made two answers equal:
@@ -33,7 +33,7 @@
 # LocalPortNum, CapabilityMask) with what the SM's Set answered (HOQLife),
 # SwitchInfoRecord's LifeTimeValue as written (ports.switch_lifetime, as
 # OpenSM's packet_life_time), every GUIDInfo block of a port's GUIDCap.
-# Both SMs hold SM_Key 1 (ibsmd: sm.sm_key) and are asked with it, so
+# Both SMs hold SA key 1 (ibsmd: sa.sa_key) and are asked with it, so
 # both see a trusted requester; MCMR is asked once more without a key
 # (untrusted: the groups with no PortGID, JoinState or ProxyJoin,
 # IBA vol. 1 15.2.5.17, OpenSM's rule and ibsmd's).
@@ -67,7 +67,7 @@ SR all
 PR pairs
 ClassPortInfo all
 "
-SM_HOST=H-3 ASKER=H-0 CTL= SM_KEY=1	# OpenSM's sa_key default, given to ibsmd too (sm.sm_key)
+SM_HOST=H-3 ASKER=H-0 CTL= SM_KEY=1	# OpenSM's sa_key default, given to ibsmd too (sa.sa_key)
 
 net="$SIM_TMP/ft.net"
 gen ftree2 --radix 8 --leaves 2 --spines 1 --hosts-per-leaf 2 -o "$net"
@@ -160,7 +160,7 @@ mkdir -p "$SIM_TMP/state"
 	awk '/^0x/ { printf "%s %d 0\n", $1, $2 }' "$SIM_TMP/osm/guid2lid" | sort
 	echo "# end: $(grep -c '^0x' "$SIM_TMP/osm/guid2lid") entries"
 } >"$SIM_TMP/state/guid2lid"
-printf 'sm:\n  sm_key: %d\n' "$SM_KEY" >"$SIM_TMP/policy.yaml"
+printf 'sm:\n  sm_key: %d\nsa:\n  sa_key: %d\n' "$SM_KEY" "$SM_KEY" >"$SIM_TMP/policy.yaml"
 sim_start "$net"
 on_host_bg "$SM_HOST" "$IBSMD" -c "$SIM_TMP/policy.yaml" -S "$SIM_TMP/state" \
 	-s "$SIM_TMP/ctl.sock" >"$SIM_TMP/ibsmd.log" 2>&1

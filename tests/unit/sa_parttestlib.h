@@ -26,6 +26,7 @@ struct env {
 	struct fabric f;
 	struct lft_tables t;
 	struct tb *b;
+	uint64_t key;		/* the SM_Key ask() sends in the SA header */
 };
 
 static inline struct tb *fabric_text(void)
@@ -154,6 +155,7 @@ static inline int ask_len(struct env *e, const char *who, uint8_t method, uint16
 {
 	uint8_t mad[MAD_SIZE];
 	sa_init_request(mad, method, next_tid++, attr, 0, mask, rec, rlen);
+	sa_put64(mad + 36, e->key);
 	struct mad_addr from = { .lid = who ? lid(e, who) : 999, .qpn = 1 };
 	e->w.n = 0;
 	mad_dispatch_input(e->sm->disp, mad, len, &from, 0);

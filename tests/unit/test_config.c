@@ -110,6 +110,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.sminfo_poll_ms, 10000);
 	ck_assert_int_eq(c.sminfo_poll_retries, 4);
 	ck_assert_uint_eq(c.sm_key, 0);
+	ck_assert_uint_eq(c.sa_key, 0);		/* no trusted SA requester */
 	ck_assert_int_eq(c.n_parts, 0);
 	ck_assert_uint_eq(c.n_members, 0);
 	ck_assert_int_eq(c.isolation_strict, 0);
@@ -1318,6 +1319,9 @@ START_TEST(test_out_of_range)
 		   "2:15: ports.max_op_vls: 6 is out of range 1..5");
 	load_fails("ports:\n  vl_stall_count: 8\n",
 		   "2:19: ports.vl_stall_count: 8 is out of range 0..7");
+	load_fails("sa: {sa_key: 0x10000000000000000}\n",
+		   "1:14: sa.sa_key: 0x10000000000000000 is out of range "
+		   "0x0..0xffffffffffffffff");
 	load_fails("sm: {sm_key: 0x10000000000000000}\n",
 		   "1:14: sm.sm_key: 0x10000000000000000 is out of range "
 		   "0x0..0xffffffffffffffff");

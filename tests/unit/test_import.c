@@ -90,6 +90,7 @@ START_TEST(t_shipped_opensm_conf)
 	ck_assert_msg(import(paths, 1, err, sizeof(err)) == 0, "%s", err);
 	struct config *c = written();
 	ck_assert_uint_eq(c->sm_key, 0x1);		/* OpenSM's default key */
+	ck_assert_uint_eq(c->sa_key, 0x1);		/* its sa_key, the same */
 	ck_assert_int_eq(c->mad_window, 4);		/* max_wire_smps */
 	ck_assert_int_eq(c->mad_timeout_ms, 200);
 	ck_assert_int_eq(c->sweep_interval_s, 10);

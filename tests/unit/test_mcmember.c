@@ -397,7 +397,7 @@ START_TEST(get_and_get_table)
 	ck_assert_uint_eq(ask_mc(&e, "H4", SA_METHOD_GET, M_MGID | M_PGID, r),
 			  SA_STS_NO_RECORDS);
 	/* trusted (the SM_Key): a record per member, with its JoinState */
-	e.sm->cfg.sm_key = 0x1234;
+	e.sm->cfg.sa_key = 0x1234;
 	memset(r, 0, sizeof(r));
 	memcpy(r, G_A, 16);
 	ck_assert_uint_eq(send_key(&e, "H2", SA_METHOD_GET_TABLE, M_MGID, r, 0x1234), 0);

@@ -200,10 +200,13 @@ START_TEST(keys_state_and_rmpp)
 	sa_put16(rec, (uint16_t)lid(&e, "H3"));
 	req(mad, SA_METHOD_GET, SA_ATTR_NODE_REC, 1, rec, sizeof(rec));
 	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
-	/* an SM_Key not ours: ignored; ours: answered */
+	/* an SM_Key neither 0 nor sa.sa_key: ignored, sm.sm_key's too; sa.sa_key: answered */
 	sa_put64(mad + 36, 0x99);
 	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 0);
 	e.sm->cfg.sm_key = 0x99;
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 0);
+	ck_assert_uint_eq(sa_get_stats(e.sm)->dropped_key, 2);
+	e.sm->cfg.sa_key = 0x99;
 	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
 	ck_assert_uint_eq(sa_sm_key(e.w.mad[0]), 0);
 	sa_put64(mad + 36, 0);

@@ -252,6 +252,7 @@ START_TEST(tables_within_partitions)
 	struct env e;
 	env_up(&e, 1);
 	e.sm->tr.port_guid = fabric_portp(&e.f, node_named(&e.f, "H1"), 1)->guid;
+	e.sm->cfg.sa_key = e.key = 0x5a;	/* P_KeyTableRecords: trusted only */
 	const struct { uint16_t attr; size_t stride; int per_port; } fam[] = {
 		{ SA_ATTR_PKEY_REC, 72, 1 },	/* PartitionCap 0: one block */
 		{ SA_ATTR_SL2VL_REC, 16, 1 },

@@ -21,7 +21,10 @@ struct env {
 	struct fabric f;
 	struct lft_tables t;
 	struct tb *b;
+	uint64_t key;		/* the SM_Key ask() sends (TABLES_SA_KEY: trusted) */
 };
+
+#define TABLES_SA_KEY	0x77	/* sa.sa_key: P_KeyTableRecords are for the trusted */
 
 #define CA_PKEY_CAP	64	/* two P_Key blocks */
 #define SW_PKEY_CAP	32
@@ -55,6 +58,7 @@ static void env_up(struct env *e)
 							       err, sizeof(err)), 0);
 	struct sm *sm = e->sm = sa_test_sm(&e->w, lid_of(&e->f, "H1"), NULL);
 	sm->tr.port_guid = fabric_portp(&e->f, node_named(&e->f, "H1"), 1)->guid;
+	sm->cfg.sa_key = e->key = TABLES_SA_KEY;
 	ck_assert_ptr_nonnull(sm->sub.cache = devcache_new());
 	uint8_t d[SMP_DATA_SIZE] = { 0 };
 	/* H2's P_Key block 0: 0xFFFF, 0x8001; L1 port 3's: 0x7fff */
@@ -103,7 +107,11 @@ static uint32_t lid(struct env *e, const char *name)
 /* A request of len bytes from H2's LID; the answers' count. */
 static int ask(struct env *e, const uint8_t *mad, size_t len)
 {
-	return sa_test_ask(e->sm, &e->w, lid(e, "H2"), mad, len);
+	uint8_t m[MAD_SIZE];
+	memcpy(m, mad, len < sizeof(m) ? len : sizeof(m));
+	if (len >= SA_HDR_SIZE)
+		sa_put64(m + 36, e->key);
+	return sa_test_ask(e->sm, &e->w, lid(e, "H2"), m, len);
 }
 
 #define req sa_test_req
@@ -204,13 +212,17 @@ START_TEST(malformed)
 	sa_put32(mad + 32, 20 * 4 + 3 * SA_DATA_SIZE);
 	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
 	ck_assert_uint_eq(e.w.mad[0][25], RMPP_TYPE_ABORT);
-	/* P_KeyTableRecords: an SM_Key of ours but not the request's is untrusted */
-	e.sm->cfg.sm_key = 0x77;
+	/* P_KeyTableRecords: a request without sa.sa_key is untrusted */
+	e.key = 0;
 	req(mad, G, SA_ATTR_PKEY_REC, 1, rec, 72);
 	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
 	ck_assert_uint_eq(mad_status(e.w.mad[0]), SA_STS_REQ_INVALID);
 	ck_assert_uint_eq(sa_get_stats(e.sm)->untrusted, 1);
-	sa_put64(mad + 36, 0x77);
+	/* ... and sm.sm_key is not the SA's key (IBA 1.2.1): dropped */
+	e.sm->cfg.sm_key = 0x99;
+	e.key = 0x99;
+	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 0);
+	e.key = TABLES_SA_KEY;
 	ck_assert_int_eq(ask(&e, mad, MAD_SIZE), 1);
 	ck_assert_uint_eq(mad_status(e.w.mad[0]), SA_STS_TOO_MANY_RECORDS);	/* 2 blocks */
 	ck_assert_uint_eq(sa_sm_key(e.w.mad[0]), 0);

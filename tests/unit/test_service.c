@@ -19,7 +19,7 @@
 #define SR_NAME		(1ull << 6)
 #define SR_DATA8_0	(1ull << 7)
 #define RID		(SR_ID | SR_GID)
-#define OUR_SM_KEY	0x5eedull
+#define OUR_SA_KEY	0x5eedull
 
 static char state_dir[64];
 static int max_total = 16384, max_per_port = 32;
@@ -27,7 +27,7 @@ static int max_total = 16384, max_per_port = 32;
 static void more(struct config *c)
 {
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s", state_dir);
-	c->sm_key = OUR_SM_KEY;
+	c->sa_key = OUR_SA_KEY;
 	c->sa_max_services = max_total;
 	c->sa_max_services_per_port = max_per_port;
 }
@@ -135,7 +135,7 @@ START_TEST(set_get_table_delete)
 	ck_assert_int_eq(status_of(&e, "H5", SA_METHOD_GET, SR_ID, q), 0);
 	ck_assert_str_eq((const char *)e.w.mad[0] + SA_HDR_SIZE + 48, "storage");
 	/* trusted: the key; a query by the key finds it */
-	ask_key(&e, "H5", SA_METHOD_GET, SR_ID, q, OUR_SM_KEY);
+	ask_key(&e, "H5", SA_METHOD_GET, SR_ID, q, OUR_SA_KEY);
 	ck_assert_uint_eq(e.w.mad[0][SA_HDR_SIZE + 32], 7);
 	q[32] = 7;
 	q[47] = 7;
@@ -213,7 +213,7 @@ START_TEST(owner_and_key_rules)
 	ck_assert_int_eq(status_of(&e, "H2", SA_METHOD_SET, SR_ID, r), SA_STS_REQ_INVALID);
 	ck_assert_int_eq(status_of(&e, "H2", SA_METHOD_SET, SR_GID, r), SA_STS_REQ_INVALID);
 	/* a trusted request (the SM_Key) may delete any record */
-	ask_key(&e, "H3", SA_METHOD_DELETE, 0, r, OUR_SM_KEY);
+	ask_key(&e, "H3", SA_METHOD_DELETE, 0, r, OUR_SA_KEY);
 	ck_assert_int_eq(mad_status(e.w.mad[0]), 0);
 	ck_assert_uint_eq(e.w.mad[0][SA_HDR_SIZE + 32], 9);
 	ck_assert_int_eq(table(&e, "H3", 0, q), 0);
@@ -308,7 +308,7 @@ START_TEST(kept_across_restart)
 	ck_assert_uint_le(sa_get32(e.w.mad[0] + SA_HDR_SIZE + 28), 600);
 	ck_assert_str_eq((const char *)e.w.mad[0] + SA_HDR_SIZE + 48, "leased");
 	sa_put64(q, 0x700);
-	ask_key(&e, "H4", SA_METHOD_GET, SR_ID, q, OUR_SM_KEY);
+	ask_key(&e, "H4", SA_METHOD_GET, SR_ID, q, OUR_SA_KEY);
 	ck_assert_uint_eq(e.w.mad[0][SA_HDR_SIZE + 32], 5);
 	/* the owner survives the restart: H3 still may not delete H2's */
 	rec(&e, r, 0x700, "H2", 0, 0, 0, "forever");

@@ -319,6 +319,7 @@ int saclient_query(struct saclient *c, uint8_t method, uint16_t attr,
 	q->done = done;
 	q->arg = arg;
 	sa_init_request(q->mad, method, tid, attr, attr_mod, comp_mask, rec, rec_len);
+	sa_put64(q->mad + 36, c->p.sa_key);
 	sa_put16(q->mad + 44, (uint16_t)((rec_len + 7) / 8));
 	if (send_query(q) < 0) {
 		errno = EIO;

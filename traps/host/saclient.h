@@ -46,6 +46,9 @@ struct saclient_params {
 	unsigned retries;	/* resends of a query after the first */
 	unsigned max_inflight;	/* queries at once; saclient_query() refuses more */
 	struct rmpp_params rmpp;	/* all 0: mad/rmpp.h's defaults, 3 retries */
+	uint64_t sa_key;	/* the SM_Key field of every query's SA header
+				   (IBA vol. 1 §15.2.1.1): 0, untrusted, or the
+				   SA's key, which makes it a trusted requester */
 };
 
 struct saclient_stats {
