@@ -15,7 +15,7 @@
  *   - PortInfo's M_Key fields read back as written, the rest untouched;
  *   - the key never changes, ProtectBits only drop to 0 at a lease expiry;
  *   - a drop is a failed check of a checked method at a level that
- *     refuses it, counted once (stopping at 0xFFFF), the timer running
+ *     refuses it (a Get: levels 2 and 3), counted once (stopping at 0xFFFF), the timer running
  *     (lease period not 0) and due within one period;
  *   - a passing key stops the timer; what is left never exceeds a period;
  *   - trap 256's decoder (on the PortInfo bytes 10-63 as DataDetails, in
@@ -124,8 +124,8 @@ static void check_event(const struct mkey_port *was, const struct mkey_port *p,
 		breach("a valid key or an unchecked method not passed", ev);
 	if (v == MKEY_PASS_HIDE && (method != MKEY_METHOD_GET || level != 1))
 		breach("PortInfo:M_Key hidden other than on a level-1 Get", ev);
-	if (v == MKEY_DROP && method == MKEY_METHOD_GET && level < 2)
-		breach("a Get dropped below level 2", ev);
+	if (method == MKEY_METHOD_GET && !ok && (v == MKEY_DROP) != (level >= 2))
+		breach("a wrong-key Get dropped below level 2, or answered at 2-3", ev);
 	if (!ok && checked(method) && method != MKEY_METHOD_GET && v != MKEY_DROP)
 		breach("a Set or TrapRepress with a wrong key passed", ev);
 	uint16_t want = v == MKEY_DROP && was->violations < MKEY_VIOLATIONS_MAX ?
