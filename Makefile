@@ -130,8 +130,15 @@ $(BUILD)/fuzz_pma: tests/fuzz/fuzz_pma.c mad/pma.c mad/pma.h
 	clang -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $(PKG_CFLAGS) -I. -o $@ tests/fuzz/fuzz_pma.c \
 		mad/pma.c $(shell pkg-config --libs libibmad libibumad)
-fuzz: $(BUILD)/fuzz_pma
+# fuzz_mkey: the M_Key rules (mad/mkey.c) over PortInfo's M_Key fields and
+# a sequence of SMPs; test_mkey.c runs a seeded share of it in check.
+$(BUILD)/fuzz_mkey: tests/fuzz/fuzz_mkey.c mad/mkey.c mad/mkey.h
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -I. -o $@ tests/fuzz/fuzz_mkey.c mad/mkey.c
+fuzz: $(BUILD)/fuzz_pma $(BUILD)/fuzz_mkey
 	$(BUILD)/fuzz_pma -max_total_time=$(FUZZ_SECONDS) -max_len=258 -print_final_stats=1
+	$(BUILD)/fuzz_mkey -max_total_time=$(FUZZ_SECONDS) -max_len=320 -print_final_stats=1
 
 sim: all $(BUILD)/ibsmd-asan
 	tests/sim/run-all.sh

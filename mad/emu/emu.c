@@ -637,6 +637,41 @@ PORT_GETTER(emu_port_neighbor_mtu, p->neighbor_mtu)
 PORT_GETTER(emu_port_vl_high_limit, p->vl_high_limit)
 PORT_GETTER(emu_port_hoq_life, p->hoq_life)
 
+/* The M_Key state governing port guid/port (a switch's port 0's), NULL: no such port. */
+static struct mkey_port *mkey_of(struct emu *e, uint64_t guid, int port)
+{
+	uint32_t pi = emu_find_port(e, guid, port);
+	if (pi == EMU_NONE)
+		return NULL;
+	const struct emu_node *n = port_node(e, pi);
+	return &e->ports[is_switch(n) ? n->first_port : pi].mk;
+}
+
+int emu_set_mkey(struct emu *e, uint64_t guid, int port, uint64_t key,
+		 uint8_t protect, uint16_t lease_s)
+{
+	struct mkey_port *mk = mkey_of(e, guid, port);
+	if (!mk || protect > MKEY_PROTECT_MAX)
+		return -1;
+	mkey_set(mk, key, protect, lease_s);
+	return 0;
+}
+
+int emu_port_mkey(struct emu *e, uint64_t guid, int port, struct emu_mkey *m)
+{
+	struct mkey_port *mk = mkey_of(e, guid, port);
+	if (!mk)
+		return -1;
+	uint64_t now = clock_us();
+	mkey_expire(mk, now);
+	m->key = mk->key;
+	m->protect = mk->protect;
+	m->lease_s = mk->lease_s;
+	m->violations = mk->violations;
+	m->lease_left_ms = mkey_lease_left_ms(mk, now);
+	return 0;
+}
+
 int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index)
 {
 	uint32_t pi = emu_find_port(e, guid, port);

@@ -6,7 +6,8 @@
  * its own MAD encoders and decoders, so that a wrong offset in the SM's
  * codec shows up against this one.  Devices start as fresh hardware: LIDs
  * 0, cabled ports Init/LinkUp, the others Down/Polling, switch port 0
- * Active, LFTs all 0xFF, LinearFDBCap 49152, P_Key entry 0 = 0xFFFF.
+ * Active, LFTs all 0xFF, LinearFDBCap 49152, P_Key entry 0 = 0xFFFF,
+ * M_Key 0 (no protection).
  *
  * emu_attach() plugs a client (an SM, later a host) into one port and
  * fills a struct mad_transport for it.  send() only queues; MADs travel
@@ -24,6 +25,17 @@
  * 56 + n * record bytes), as under ibsim.  A client on a CA port is a
  * host: SA queries to its SM LID, Reports from the SM, RMPP between them
  * (mad/rmpp.h), all LID-routed through the LFTs and under the loss model.
+ *
+ * Every SMP passes the IBA's M_Key check first (mad/mkey.h; 14.2.4): the
+ * key of a switch's port 0 governs the whole switch, a CA port's its own;
+ * what ProtectBits 0-3 refuse gets no answer, counts in M_KeyViolations,
+ * starts the M_KeyLeasePeriod timer (on the emulator's clock, the
+ * monotonic one) and sends trap 256 to the port's MasterSMLID; a
+ * TrapRepress is checked too; SMInfo, which goes to the SM on the port,
+ * is not.  Devices start with M_Key 0: a PortInfo Set that passes the
+ * check gives them a key (or emu_set_mkey, a key left by an SM before).  ibsim
+ * checks no M_Key (DEVELOPERS.md).  Refusals are no violations of the log
+ * below: a host with a wrong key is what the check is for.
  *
  * A client's MAD that only a broken SM would send (an invalid PortState
  * transition, an impossible PortInfo value, a LID-routed MAD to a LID the
@@ -59,7 +71,7 @@ struct emu_counters {
 	uint64_t dropped_route;	/* no path: link down, LFT, port state, hops */
 	uint64_t dropped_other;	/* nobody to take it, malformed */
 	uint64_t traps_sent;	/* traps the devices sent (before routing) */
-	uint64_t trap_represses;	/* TrapRepress received by devices */
+	uint64_t trap_represses;	/* TrapRepress the devices took (M_Key check passed) */
 	uint64_t client_reregs;	/* PortInfo:ClientReregister set on a CA port */
 	uint64_t sl2vl_sets;	/* SLtoVLMappingTable Sets the SMAs took */
 	uint64_t vlarb_sets;	/* VLArbitrationTable Sets the SMAs took */
@@ -252,6 +264,28 @@ int emu_port_vl_high_limit(const struct emu *e, uint64_t guid, int port);
 int emu_port_hoq_life(const struct emu *e, uint64_t guid, int port);
 /* The P_Key table entry, or -1. */
 int emu_port_pkey(const struct emu *e, uint64_t guid, int port, unsigned index);
+/*
+ * A port's M_Key state as the device holds it (mad/mkey.h): the key,
+ * ProtectBits, M_KeyLeasePeriod, M_KeyViolations, and the milliseconds
+ * left on its lease timer (0: stopped), read at the emulator's clock (an
+ * expired lease has cleared ProtectBits).  A switch's ports all show port
+ * 0's, which governs its SMA.  0, or -1 (no such port).
+ */
+struct emu_mkey {
+	uint64_t key;
+	uint8_t protect;
+	uint16_t lease_s, violations;
+	uint64_t lease_left_ms;
+};
+int emu_port_mkey(struct emu *e, uint64_t guid, int port, struct emu_mkey *m);
+/*
+ * Gives a port (a switch: its port 0, whichever port is named) the key,
+ * ProtectBits and M_KeyLeasePeriod an earlier SM left there, as a device
+ * found keyed: the lease timer stopped, M_KeyViolations kept.  0, or -1
+ * (no such port, protect above 3).
+ */
+int emu_set_mkey(struct emu *e, uint64_t guid, int port, uint64_t key,
+		 uint8_t protect, uint16_t lease_s);
 /* A switch's LFT entry for lid (0xff = none), or -1 if not a switch. */
 int emu_lft_entry(const struct emu *e, uint64_t sw_guid, uint32_t lid);
 /*

@@ -18,6 +18,7 @@
 
 #include "sm/base/fabric.h"
 #include "mad/emu/emu.h"
+#include "mad/mkey.h"
 #include "mad/pma.h"
 
 #define EMU_NONE UINT32_MAX
@@ -100,7 +101,9 @@
 
 struct emu_port {
 	uint64_t guid;
-	uint64_t mkey;
+	/* M_Key, ProtectBits, lease, M_KeyViolations (mad/mkey.h): a CA
+	 * port's own; a switch's in port 0, for the whole switch */
+	struct mkey_port mk;
 	uint64_t gid_prefix;
 	uint32_t node;
 	uint32_t remote;	/* the cable's other end, EMU_NONE */
@@ -110,13 +113,12 @@ struct emu_port {
 	uint32_t loss;		/* arrival loss, out of 2^32 */
 	uint16_t pkey_cap;	/* entries */
 	uint16_t lid, sm_lid;
-	uint16_t mkey_lease;
 	uint8_t num;
 	uint8_t flags;
 	uint8_t state;		/* PortState */
 	uint8_t phys;		/* PortPhysicalState */
 	uint8_t link_down_def;
-	uint8_t lmc, mkey_protect;
+	uint8_t lmc;
 	uint8_t width_sup, width_en, width_act;
 	uint8_t speed_sup, speed_en, speed_act;
 	uint8_t espeed_sup, espeed_en, espeed_act;
@@ -320,13 +322,26 @@ void emu_route_send(struct emu *e, const struct emu_pkt *pk);
 int emu_lid_match(const struct emu *e, uint32_t pi, uint32_t lid);
 void emu_link_change(struct emu *e, uint32_t pi, int up);
 void emu_trap144(struct emu *e, uint32_t pi);
+/* Port pi refused smp (an M_Key violation): trap 256 to its SM LID. */
+void emu_trap256(struct emu *e, uint32_t pi, const uint8_t *smp);
 void emu_port_went_down(struct emu *e, uint32_t pi, uint8_t phys);
 int emu_port_try_up(struct emu *e, uint32_t pi);
 
 /* emu_sma.c */
-/* Answers an SMP in place; returns 1 to send the answer back, 0 to drop. */
+/*
+ * Answers an SMP in place; returns 1 to send the answer back, 0 to drop
+ * (an M_Key violation among them: emu_mkey_admit).
+ */
 int emu_sma(struct emu *e, uint32_t node, uint8_t in_port, int lid_routed,
 	    uint8_t *mad);
+/*
+ * The M_Key check (mad/mkey.h) of an SMP arriving at node by in_port, on
+ * the emulator's clock: the port whose key governs (a switch's port 0, a
+ * CA's arrival port) counts a violation, runs its lease and sends trap
+ * 256 when the SMP is to be dropped.  Returns the verdict.
+ */
+enum mkey_verdict emu_mkey_admit(struct emu *e, uint32_t node, uint8_t in_port,
+				 const uint8_t *mad);
 
 /* emu_pma.c */
 #define CLASS_PERF 0x04

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #define DR_MAX_HOPS 63
+#define NOTICE_DETAILS 54	/* DataDetails: a Notice's bytes 10-63 (13.4.8.2) */
+#define NOTICE_URGENT 1		/* Notice Type */
+#define NOTICE_SECURITY 2
 
 struct walk {
 	uint8_t in_port;	/* the port it entered its last node by */
@@ -344,7 +347,8 @@ static void dr_arrive(struct emu *e, uint8_t *mad, uint32_t pi)
 	}
 	uint16_t attr = get16(mad + MH_ATTR_ID);
 	if (method == METHOD_TRAP_REPRESS) {
-		e->cnt.trap_represses++;
+		if (emu_mkey_admit(e, e->ports[pi].node, e->ports[pi].num, mad) != MKEY_DROP)
+			e->cnt.trap_represses++;
 		return;
 	}
 	if (method == METHOD_TRAP || (attr == ATTR_SM_INFO &&
@@ -430,7 +434,8 @@ static void lid_arrive(struct emu *e, uint8_t *mad, size_t len, uint32_t pi,
 		return;
 	}
 	if (method == METHOD_TRAP_REPRESS) {
-		e->cnt.trap_represses++;
+		if (emu_mkey_admit(e, e->ports[pi].node, in_port, mad) != MKEY_DROP)
+			e->cnt.trap_represses++;
 		return;
 	}
 	uint16_t attr = get16(mad + MH_ATTR_ID);
@@ -522,9 +527,12 @@ void emu_route_send(struct emu *e, const struct emu_pkt *pk)
 
 /* ---- links and traps ---- */
 
-/* A generic notice from port p0 (its LID) to its SM LID, LID-routed. */
-static void send_trap(struct emu *e, uint32_t p0, int producer, int trap,
-		      uint32_t capmask)
+/*
+ * A generic notice of type from port p0 (its LID) to its SM LID,
+ * LID-routed; details: its 54 bytes of DataDetails.
+ */
+static void send_trap(struct emu *e, uint32_t p0, uint8_t type, int producer,
+		      int trap, const uint8_t *details)
 {
 	const struct emu_port *p = &e->ports[p0];
 	if (e->nodes[p->node].dead || !p->lid || !p->sm_lid)
@@ -537,19 +545,14 @@ static void send_trap(struct emu *e, uint32_t p0, int producer, int trap,
 	mad[MH_METHOD] = METHOD_TRAP;
 	put64(mad + MH_TID, 0xe0000000u | (e->trap_tid++ & 0x0fffffffu));
 	put16(mad + MH_ATTR_ID, ATTR_NOTICE);
-	put64(mad + MH_MKEY, p->mkey);
-	/* Notice (spec 13.4.8.2): IsGeneric, Type 1 (urgent), ProducerType */
+	put64(mad + MH_MKEY, p->mk.key);
+	/* Notice (spec 13.4.8.2): IsGeneric, Type, ProducerType */
 	uint8_t *d = mad + MH_DATA;
-	d[0] = 0x80 | 1;
+	d[0] = (uint8_t)(0x80 | type);
 	put24(d + 1, (uint32_t)producer);
 	put16(d + 4, (uint16_t)trap);	/* TrapNumber */
 	put16(d + 6, p->lid);		/* IssuerLID */
-	if (trap == 128) {
-		put16(d + 10, p->lid);	/* DataDetails: LIDADDR */
-	} else {
-		put16(d + 12, p->lid);	/* 144: LIDADDR, then CapabilityMask */
-		put32(d + 16, capmask);
-	}
+	memcpy(d + 10, details, NOTICE_DETAILS);
 	e->cnt.traps_sent++;
 	struct walk w = { 0 };
 	uint32_t to = lid_walk(e, p0, p->sm_lid, &w);
@@ -562,13 +565,48 @@ static void send_trap(struct emu *e, uint32_t p0, int producer, int trap,
 
 static void send_trap128(struct emu *e, uint32_t node)
 {
-	send_trap(e, e->nodes[node].first_port, 2, 128, 0);
+	uint8_t dd[NOTICE_DETAILS] = { 0 };
+	uint32_t p0 = e->nodes[node].first_port;
+	put16(dd + 0, e->ports[p0].lid);	/* LIDADDR */
+	send_trap(e, p0, NOTICE_URGENT, FAB_SWITCH, 128, dd);
 }
 
 /* CapabilityMask.IsSM set on a CA port: trap 144 to its SM, once (as ibsim). */
 void emu_trap144(struct emu *e, uint32_t pi)
 {
-	send_trap(e, pi, 1, 144, e->ports[pi].capmask);
+	uint8_t dd[NOTICE_DETAILS] = { 0 };
+	put16(dd + 2, e->ports[pi].lid);	/* LIDADDR, then CapabilityMask */
+	put32(dd + 6, e->ports[pi].capmask);
+	send_trap(e, pi, NOTICE_URGENT, FAB_CA, 144, dd);
+}
+
+/*
+ * Trap 256, Bad M_Key (a security notice; its DataDetails in mad/mkey.h,
+ * written here from the spec's offsets): sent once per violation, as the
+ * emulator sends every trap (no repeat until a TrapRepress).  A
+ * directed-route SMP's return path is copied from its entries 1..hop
+ * count, at most 30 (DRPathTruncated beyond).
+ */
+void emu_trap256(struct emu *e, uint32_t pi, const uint8_t *smp)
+{
+	uint8_t dd[NOTICE_DETAILS] = { 0 };
+	put16(dd + 2, e->ports[pi].lid);		/* LIDADDR */
+	dd[6] = smp[MH_METHOD];
+	memcpy(dd + 8, smp + MH_ATTR_ID, 2);
+	memcpy(dd + 10, smp + MH_ATTR_MOD, 4);
+	memcpy(dd + 14, smp + MH_MKEY, 8);		/* the key it carried */
+	if (smp[MH_CLASS] == CLASS_SMP_DR) {
+		unsigned hops = smp[MH_HOP_CNT];
+		uint8_t flags = 0x80;			/* DRNotice */
+		if (hops > MKEY_DR_PATH_MAX) {
+			hops = MKEY_DR_PATH_MAX;
+			flags |= 0x40;			/* DRPathTruncated */
+		}
+		memcpy(dd + 4, smp + MH_DR_SLID, 2);	/* DRSLID */
+		dd[23] = (uint8_t)(flags | hops);	/* DRHopCount */
+		memcpy(dd + 24, smp + MH_RETURN_PATH + 1, hops);
+	}
+	send_trap(e, pi, NOTICE_SECURITY, port_node(e, pi)->type, MKEY_TRAP, dd);
 }
 
 /* Both ends of a link changed state: switches note it and tell their SM. */

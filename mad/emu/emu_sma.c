@@ -4,9 +4,15 @@
  * SLtoVLMappingTable, VLArbitrationTable, LinearForwardingTable,
  * MulticastForwardingTable, and vendor attributes registered at run time.
  * Each attribute is encoded and decoded here, byte by byte, from the
- * spec's layouts; nothing comes from the SM's codec.
+ * spec's layouts; nothing comes from the SM's codec.  Every Get and Set
+ * passes the M_Key check first (emu_mkey_admit; the rules, pure, in
+ * mad/mkey.c, shared with the SM only for the decisions): PortInfo shows
+ * and takes the M_Key fields of the port whose key governs (a switch's
+ * port 0), M_KeyViolations included (bytes 44-45, written by a Set as
+ * the IBA's RW field).
  */
 #include "mad/emu/emu_int.h"
+#include "sm/base/clock.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +30,7 @@ struct req {
 	uint16_t attr;
 	uint32_t mod;
 	uint8_t *d;		/* the 64-byte SMP data */
+	int hide_mkey;		/* M_Key check failed at ProtectBits 1: PortInfo:M_Key reads 0 */
 };
 
 static const char *const state_names[] = { "NOP", "Down", "Init", "Armed", "Active" };
@@ -114,26 +121,38 @@ static int is_end_port(const struct emu_node *n, const struct emu_port *p)
 	return is_switch(n) ? p->num == 0 : p->num != 0;
 }
 
+/*
+ * The port whose M_Key fields a PortInfo of port p shows and takes: its
+ * own on a CA; port 0's on a switch (one key governs the switch's SMA,
+ * IBA 14.2.4; its external ports have none of their own).
+ */
+static struct emu_port *key_port(const struct req *r, const struct emu_port *p)
+{
+	return &r->e->ports[is_switch(r->n) ? r->n->first_port :
+			    r->n->first_port + p->num];
+}
+
 static void encode_portinfo(const struct req *r, const struct emu_port *p)
 {
 	const struct emu_node *n = r->n;
+	const struct mkey_port *mk = &key_port(r, p)->mk;
 	uint8_t *d = r->d;
 	int end = is_end_port(n, p);
 	int base_sp0 = is_switch(n) && !p->num && !node_sw(r->e, n)->enhanced_port0;
 	memset(d, 0, 64);
-	put64(d + 0, p->mkey);
+	put64(d + 0, r->hide_mkey ? 0 : mk->key);
 	put64(d + 8, end ? p->gid_prefix : 0);
 	put16(d + 16, end ? p->lid : 0);
 	put16(d + 18, end ? p->sm_lid : 0);
 	put32(d + 20, p->capmask);
-	put16(d + 26, p->mkey_lease);
+	put16(d + 26, mk->lease_s);
 	d[28] = r->in_port;				/* LocalPortNum */
 	d[29] = p->width_en;
 	d[30] = p->width_sup;
 	d[31] = p->width_act;
 	d[32] = (uint8_t)(p->speed_sup << 4 | p->state);
 	d[33] = (uint8_t)(p->phys << 4 | p->link_down_def);
-	d[34] = (uint8_t)(p->mkey_protect << 6 | (end && !base_sp0 ? p->lmc : 0));
+	d[34] = (uint8_t)(mk->protect << 6 | (end && !base_sp0 ? p->lmc : 0));
 	d[35] = (uint8_t)(p->speed_act << 4 | p->speed_en);
 	d[36] = (uint8_t)(p->neighbor_mtu << 4 | p->sm_sl);
 	d[37] = (uint8_t)(p->vl_cap << 4);		/* InitType 0 */
@@ -143,6 +162,7 @@ static void encode_portinfo(const struct req *r, const struct emu_port *p)
 	d[41] = p->mtu_cap;				/* InitTypeReply 0 */
 	d[42] = (uint8_t)(p->vl_stall << 5 | p->hoq_life);
 	d[43] = (uint8_t)(p->oper_vls << 4 | p->part_enf);
+	put16(d + 44, mk->violations);			/* M_KeyViolations */
 	d[50] = end ? 1 : 0;				/* GUIDCap */
 	d[51] = end ? p->subnet_timeout : 0;		/* ClientReregister reads 0 */
 	d[52] = 8;					/* RespTimeValue */
@@ -154,7 +174,7 @@ static void encode_portinfo(const struct req *r, const struct emu_port *p)
 /* The fields of a PortInfo Set (spec Table 155), decoded. */
 struct pi_set {
 	uint64_t mkey, gid_prefix;
-	uint16_t lid, sm_lid, mkey_lease;
+	uint16_t lid, sm_lid, mkey_lease, mkey_violations;
 	uint8_t width_en, speed_en, espeed_en;
 	uint8_t state, phys, ldd, protect, lmc;
 	uint8_t nmtu, sm_sl, vl_high, stall, hoq, opvls, penf;
@@ -168,6 +188,7 @@ static void decode_portinfo(const uint8_t *d, struct pi_set *s)
 	s->lid = get16(d + 16);
 	s->sm_lid = get16(d + 18);
 	s->mkey_lease = get16(d + 26);
+	s->mkey_violations = get16(d + 44);
 	s->width_en = d[29];
 	s->state = d[32] & 0x0f;
 	s->phys = d[33] >> 4;
@@ -284,10 +305,11 @@ static void apply_portinfo(struct req *r, uint32_t pi, const struct pi_set *s)
 	struct emu *e = r->e;
 	struct emu_port *p = &e->ports[pi];
 	int end = is_end_port(r->n, p);
-	p->mkey = s->mkey;
-	p->mkey_protect = s->protect;
-	p->mkey_lease = s->mkey_lease;
 	if (end) {
+		/* the Set passed the M_Key check: it may change the key, the
+		 * protection, the lease and reset M_KeyViolations (14.2.4) */
+		mkey_set(&p->mk, s->mkey, s->protect, s->mkey_lease);
+		p->mk.violations = s->mkey_violations;
 		if (s->lid)
 			p->flags |= EP_LID_SET;
 		else
@@ -711,6 +733,18 @@ static int dispatch(struct req *r)
 	return ST_BAD_METHOD_ATTR;
 }
 
+enum mkey_verdict emu_mkey_admit(struct emu *e, uint32_t node, uint8_t in_port,
+				 const uint8_t *mad)
+{
+	const struct emu_node *n = &e->nodes[node];
+	uint32_t pi = n->first_port + (is_switch(n) ? 0 : in_port);
+	enum mkey_verdict v = mkey_receive(&e->ports[pi].mk, get64(mad + MH_MKEY),
+					   mad[MH_METHOD], clock_us());
+	if (v == MKEY_DROP)
+		emu_trap256(e, pi, mad);
+	return v;
+}
+
 int emu_sma(struct emu *e, uint32_t node, uint8_t in_port, int lid_routed,
 	    uint8_t *mad)
 {
@@ -728,6 +762,10 @@ int emu_sma(struct emu *e, uint32_t node, uint8_t in_port, int lid_routed,
 	int st;
 	if (r.method & METHOD_RESP)
 		return 0;	/* an answer nobody waits for here */
+	enum mkey_verdict v = emu_mkey_admit(e, node, in_port, mad);
+	if (v == MKEY_DROP)
+		return 0;	/* a violation: no answer (IBA 14.2.4.1) */
+	r.hide_mkey = v == MKEY_PASS_HIDE;
 	if (mad[MH_CLASS_VERSION] != 1) {
 		emu_add_violation(e, "SMP with ClassVersion %u", mad[MH_CLASS_VERSION]);
 		st = ST_BAD_VERSION;
