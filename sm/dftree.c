@@ -26,18 +26,19 @@
 #include "sm/model/lanes.h"
 #include "sm/perf/dftree_alg.h"
 #include "sm/perf/pmcalc.h"
+#include "sm/perf/portset.h"
 #include "sm/perfmgr.h"
 #include "traps/notice.h"
 #include "traps/notify.h"
 
 /* One port a round reads. */
 struct dft_rd {
-	uint64_t guid;		/* node GUID */
+	struct portset_key key;	/* node GUID, port number */
 	uint64_t ca_guid;	/* the CA port it is or faces: its port GUID */
 	uint32_t lid;		/* its PMA's LID */
 	uint32_t ca_lid;	/* the CA port's base LID */
 	uint32_t node;		/* model node index: the per-agent window */
-	uint8_t port, sw;	/* port number; 1: a switch port facing a CA */
+	uint8_t sw;		/* 1: a switch port facing a CA */
 	uint8_t lmc;		/* the CA port's */
 	double rate;		/* a CA port's link rate, octets/s */
 	uint8_t got, want;	/* READ_* */
@@ -47,6 +48,7 @@ struct dft_rd {
 	uint8_t have_prev;
 	char name[FAB_DESC_LEN + 1];
 };
+PORTSET_ELEMENT(struct dft_rd);
 #define READ_PC		1
 #define READ_EXT	2
 
@@ -84,14 +86,6 @@ static int mode_on(const struct sm *sm)
 	return sm->cfg.cong_mode == CONG_DFTREE;
 }
 
-static int by_key(const void *a, const void *b)
-{
-	const struct dft_rd *x = a, *y = b;
-	if (x->guid != y->guid)
-		return x->guid < y->guid ? -1 : 1;
-	return (int)x->port - (int)y->port;
-}
-
 /* One port of f to read into x, or 0: a switch port facing a CA port with
  * a LID, or a CA port with a LID. */
 static int wanted(const struct fabric *f, uint32_t pi, struct dft_rd *x)
@@ -118,11 +112,25 @@ static int wanted(const struct fabric *f, uint32_t pi, struct dft_rd *x)
 	x->ca_guid = ca->guid ? ca->guid : f->nodes[ca->node].guid;
 	x->lmc = fabric_port_lmc(f, (uint32_t)(ca - f->ports));
 	x->rate = dft_link_rate(fp->width_active, fp->speed_active);
-	x->guid = nd->guid;
-	x->port = fp->num;
+	x->key.guid = nd->guid;
+	x->key.port = fp->num;
 	x->node = fp->node;
 	snprintf(x->name, sizeof(x->name), "%s", fabric_node_name(f, fp->node));
 	return 1;
+}
+
+/* The last round's values of the same port, while it faces the same CA
+ * port LID. */
+static void carry_rd(void *now, const void *prev)
+{
+	struct dft_rd *x = now;
+	const struct dft_rd *o = prev;
+	if (o->have_prev && o->ca_lid == x->ca_lid) {
+		x->prev_wait = o->prev_wait;
+		x->prev_data = o->prev_data;
+		x->prev_ms = o->prev_ms;
+		x->have_prev = 1;
+	}
 }
 
 /* The ports of f to read, the previous values carried over by key. */
@@ -134,16 +142,8 @@ static int snapshot(struct dftree *d, const struct fabric *f)
 	uint32_t n = 0;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++)
 		n += (uint32_t)wanted(f, pi, &p[n]);
-	qsort(p, n, sizeof(*p), by_key);
-	for (uint32_t i = 0; i < n && d->n; i++) {
-		const struct dft_rd *o = bsearch(&p[i], d->p, d->n, sizeof(*d->p), by_key);
-		if (o && o->have_prev && o->ca_lid == p[i].ca_lid) {
-			p[i].prev_wait = o->prev_wait;
-			p[i].prev_data = o->prev_data;
-			p[i].prev_ms = o->prev_ms;
-			p[i].have_prev = 1;
-		}
-	}
+	portset_sort(p, n, sizeof(*p));
+	portset_carry(p, n, d->p, d->n, sizeof(*p), carry_rd);
 	free(d->p);
 	d->p = p;
 	d->n = n;
@@ -171,11 +171,11 @@ static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 		struct pma_sample s;
 		char err[128];
 		memset(&s, 0, sizeof(s));
-		if (!q->ext && pma_pc_decode(resp, len, x->port, &s, err, sizeof(err)) == 0) {
+		if (!q->ext && pma_pc_decode(resp, len, x->key.port, &s, err, sizeof(err)) == 0) {
 			x->wait = s.v[PMC_XMIT_WAIT];
 			x->got |= READ_PC;
 		} else if (q->ext &&
-			   pma_ext_decode_sample(resp, len, x->port, &s, err, sizeof(err)) == 0) {
+			   pma_ext_decode_sample(resp, len, x->key.port, &s, err, sizeof(err)) == 0) {
 			x->data = s.v[PMC_XMIT_DATA];
 			x->got |= READ_EXT;
 		}
@@ -214,9 +214,9 @@ static void feed(struct dftree *d)
 		uint8_t mad[MAD_SIZE];
 		struct mad_addr to;
 		if (q->ext)
-			pma_ext_get(mad, x->port, x->lid, &to);
+			pma_ext_get(mad, x->key.port, x->lid, &to);
 		else
-			pma_pc_get(mad, x->port, x->lid, &to);
+			pma_pc_get(mad, x->key.port, x->lid, &to);
 		int r = perfmgr_send(d->sm, mad, &to, x->node, on_answer, q);
 		if (r == 0)
 			return;

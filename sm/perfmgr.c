@@ -27,6 +27,7 @@
 #include "sm/hookevents.h"
 #include "sm/perf/baseline.h"
 #include "sm/perf/pmcalc.h"
+#include "sm/perf/portset.h"
 
 /* The first sweep after a configuration: soon, not a whole interval on. */
 #define PM_FIRST_SWEEP_MS 1000
@@ -65,11 +66,12 @@ struct pm_node {		/* one PMA */
 };
 
 struct pm_target {		/* one port */
-	uint64_t node_guid, port_guid;
+	struct portset_key key;	/* node GUID, port number */
+	uint64_t port_guid;
 	uint64_t remote_guid;
 	uint32_t lid;		/* its PMA's LID */
 	uint32_t node;		/* in nodes[] */
-	uint8_t port, remote_port, type;
+	uint8_t remote_port, type;
 	uint8_t cleared;	/* the SM cleared it after the last read */
 	uint8_t unhealthy;	/* at the last verdict */
 	uint8_t one_sided;	/* symbol errors on this side only */
@@ -78,6 +80,7 @@ struct pm_target {		/* one port */
 	struct pm_port calc;
 	struct pm_verdict v;
 };
+PORTSET_ELEMENT(struct pm_target);
 
 /* One sweep's reads in flight: per target, the two answers. */
 struct pm_read {
@@ -176,21 +179,10 @@ static void thresholds_in_force(struct perfmgr *pm)
 
 /* ---- the ports to read ---- */
 
-static int by_key(const void *a, const void *b)
-{
-	const struct pm_target *x = a, *y = b;
-	if (x->node_guid != y->node_guid)
-		return x->node_guid < y->node_guid ? -1 : 1;
-	return (int)x->port - (int)y->port;
-}
-
 static struct pm_target *find_target(const struct perfmgr *pm, uint64_t guid,
 				     uint8_t port)
 {
-	struct pm_target key = { .node_guid = guid, .port = port };
-	if (!pm->n)
-		return NULL;
-	return bsearch(&key, pm->t, pm->n, sizeof(*pm->t), by_key);
+	return portset_find(pm->t, pm->n, sizeof(*pm->t), guid, port);
 }
 
 /*
@@ -210,6 +202,18 @@ static int readable(const struct fabric *f, uint32_t pi, uint32_t *lid)
 	}
 	*lid = p->lid;
 	return p->lid && !(p->flags & FPORT_NOLID) && !fabric_is_vlid(p->lid);
+}
+
+/* A target's history from the last sweep's target of the same port. */
+static void carry_target(void *now, const void *prev)
+{
+	struct pm_target *x = now;
+	const struct pm_target *old = prev;
+	x->calc = old->calc;
+	x->v = old->v;
+	x->cleared = old->cleared;
+	x->unhealthy = old->unhealthy;
+	x->since = old->since;
 }
 
 /*
@@ -235,9 +239,9 @@ static int snapshot(struct perfmgr *pm, const struct fabric *f)
 		const struct fab_port *p = &f->ports[pi];
 		const struct fab_node *nd = &f->nodes[p->node];
 		struct pm_target *x = &t[n++];
-		x->node_guid = nd->guid;
+		x->key.guid = nd->guid;
 		x->port_guid = p->guid ? p->guid : nd->guid;
-		x->port = p->num;
+		x->key.port = p->num;
 		x->type = nd->type;
 		x->lid = lid;
 		x->node = p->node;	/* the model's index until the nodes are made */
@@ -250,21 +254,14 @@ static int snapshot(struct perfmgr *pm, const struct fabric *f)
 				 fabric_node_name(f, r->node));
 		}
 	}
-	qsort(t, n, sizeof(*t), by_key);
+	portset_sort(t, n, sizeof(*t));
+	portset_carry(t, n, pm->t, pm->n, sizeof(*t), carry_target);
 	uint32_t nn = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct pm_target *x = &t[i];
-		const struct pm_target *old = find_target(pm, x->node_guid, x->port);
-		if (old) {
-			x->calc = old->calc;
-			x->v = old->v;
-			x->cleared = old->cleared;
-			x->unhealthy = old->unhealthy;
-			x->since = old->since;
-		}
-		if (!nn || nodes[nn - 1].guid != x->node_guid) {
+		if (!nn || nodes[nn - 1].guid != x->key.guid) {
 			struct pm_node *d = &nodes[nn++];
-			d->guid = x->node_guid;
+			d->guid = x->key.guid;
 			d->model = x->node;
 			d->type = x->type;
 			d->lid = x->lid;
@@ -329,7 +326,7 @@ static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 	} else if (q->kind == REQ_CLEAR) {
 		struct pm_target *x = &pm->t[q->i];
 		struct pma_sample s;
-		if (status == 0 && pma_pc_decode(resp, len, x->port, &s, err, sizeof(err)) == 0) {
+		if (status == 0 && pma_pc_decode(resp, len, x->key.port, &s, err, sizeof(err)) == 0) {
 			x->cleared = 1;
 			pm->st.clears++;
 		}
@@ -339,14 +336,14 @@ static void on_answer(void *arg, int status, const uint8_t *resp, size_t len)
 		int rc = -1;
 		if (status == 0)
 			rc = q->kind == REQ_PC ?
-				pma_pc_decode(resp, len, x->port, &r->pc, err, sizeof(err)) :
-				pma_ext_decode_sample(resp, len, x->port, &r->ext, err, sizeof(err));
+				pma_pc_decode(resp, len, x->key.port, &r->pc, err, sizeof(err)) :
+				pma_ext_decode_sample(resp, len, x->key.port, &r->ext, err, sizeof(err));
 		if (rc == 0)
 			r->got |= q->kind == REQ_PC ? READ_PC : READ_EXT;
 		else
 			log_debug("perfmgr: no %s from %s port %u (LID %u): %s",
 				  q->kind == REQ_PC ? "PortCounters" : "PortCountersExtended",
-				  x->name, x->port, x->lid, status ? "no answer" : err);
+				  x->name, x->key.port, x->lid, status ? "no answer" : err);
 	}
 	feed(pm);
 	if (--pm->pending == 0)
@@ -375,11 +372,11 @@ static uint32_t build(const struct perfmgr *pm, const struct pm_req *q,
 	}
 	const struct pm_target *x = &pm->t[q->i];
 	if (q->kind == REQ_PC)
-		pma_pc_get(mad, x->port, x->lid, to);
+		pma_pc_get(mad, x->key.port, x->lid, to);
 	else if (q->kind == REQ_EXT)
-		pma_ext_get(mad, x->port, x->lid, to);
+		pma_ext_get(mad, x->key.port, x->lid, to);
 	else	/* REQ_CLEAR: the extended counters are kept where they are read */
-		pma_pc_clear(mad, x->port, (pm->rd[q->i].got & READ_EXT) ?
+		pma_pc_clear(mad, x->key.port, (pm->rd[q->i].got & READ_EXT) ?
 			     PMA_PC_SELECT_ERRORS : PMA_PC_SELECT_ALL, x->lid, to);
 	return x->node;
 }
@@ -466,7 +463,7 @@ static void take_reads(struct perfmgr *pm, uint32_t ti, uint64_t now)
 	x->cleared = 0;
 	if (rep.external_reset)
 		log_info("perfmgr: %s port %u: counters cleared by someone else; "
-			 "its error history starts afresh", x->name, x->port);
+			 "its error history starts afresh", x->name, x->key.port);
 	pm->st.last_read++;
 	if (pmcalc_needs_clear(&s))
 		enqueue(pm, REQ_CLEAR, ti);
@@ -518,18 +515,18 @@ static void turned(struct perfmgr *pm, struct pm_target *x, int unhealthy)
 		pm->st.turned_unhealthy++;
 		log_rl_msg(&pm->rl_turn, LOG_WARN,
 			   "perfmgr: %s port %u (0x%016" PRIx64 ", to %s port %u) unhealthy: %s",
-			   x->name, x->port, x->node_guid, x->remote_name[0] ? x->remote_name : "-",
+			   x->name, x->key.port, x->key.guid, x->remote_name[0] ? x->remote_name : "-",
 			   x->remote_port, one);
 	} else {
 		pm->st.recovered++;
 		log_rl_msg(&pm->rl_turn, LOG_NOTICE,
 			   "perfmgr: %s port %u (0x%016" PRIx64 ") healthy again",
-			   x->name, x->port, x->node_guid);
+			   x->name, x->key.port, x->key.guid);
 	}
 	const struct hookev_port hp = {
-		.guid = x->node_guid, .remote_guid = x->remote_guid,
+		.guid = x->key.guid, .remote_guid = x->remote_guid,
 		.name = x->name, .remote_name = x->remote_name,
-		.port = x->port, .remote_port = x->remote_port,
+		.port = x->key.port, .remote_port = x->remote_port,
 	};
 	hookev_port_health(pm->sm->hook, &hp, unhealthy,
 			   unhealthy ? one : "recovered", counters);
@@ -950,8 +947,8 @@ json_t *perfmgr_ctl(struct sm *sm, const json_t *req, char *err, size_t errlen)
 
 static json_t *port_json(const struct perfmgr *pm, const struct pm_target *x)
 {
-	json_t *o = json_pack("{s:o, s:s, s:i}", "guid", control_guid_json(x->node_guid),
-			      "node", x->name, "port", x->port);
+	json_t *o = json_pack("{s:o, s:s, s:i}", "guid", control_guid_json(x->key.guid),
+			      "node", x->name, "port", x->key.port);
 	if (!o)
 		return NULL;
 	if (x->remote_guid) {
@@ -1125,7 +1122,7 @@ static void port_labels(const struct pm_target *x, char *buf, size_t len)
 	metrics_escape(rname, sizeof(rname), x->remote_name, 1);
 	snprintf(buf, len, "guid=\"0x%016" PRIx64 "\",node=\"%s\",port=\"%u\","
 		 "remote_guid=\"0x%016" PRIx64 "\",remote_port=\"%u\"",
-		 x->node_guid, name, x->port, x->remote_guid, x->remote_port);
+		 x->key.guid, name, x->key.port, x->remote_guid, x->remote_port);
 }
 
 void perfmgr_metrics(const struct sm *sm, struct mtext *t)
