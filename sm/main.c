@@ -24,6 +24,7 @@
 #include "sm/oneshot.h"
 #include "sm/offline.h"
 #include "sm/daemon.h"
+#include "sm/model/mkeys.h"
 #include "sm/import/osm_import.h"
 
 #define VERSION IBSMD_VERSION
@@ -710,7 +711,15 @@ int main(int argc, char **argv)
 	if (r == -2)
 		return 2;
 	if (o.check) {
-		/* as OpenBSD daemons' -n: the policy alone, nothing else */
+		/* as OpenBSD daemons' -n: the policy and the files it names */
+		char err[1024], path[4096];
+		uint8_t secret[MKEYS_SECRET_LEN];
+		if (cfg.mkey_protect &&
+		    mkeys_secret_load(mkeys_secret_path(&cfg, path, sizeof(path)), 0,
+				      secret, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ibsmd: security.m_key: %s\n", err);
+			return EXIT_CONFIG;
+		}
 		if (config_path(&o))
 			printf("%s: policy OK\n", config_path(&o));
 		else

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "sm/base/wfile.h"
+#include "sm/model/config.h"
 
 #define SECRET_HEX	(2 * MKEYS_SECRET_LEN)
 #define SECRET_FILE_MAX	64	/* 32 digits and a newline, with room to see more */
@@ -25,6 +26,13 @@ uint64_t mkeys_derive(const uint8_t secret[MKEYS_SECRET_LEN], uint64_t port_guid
 	for (unsigned i = 0; i < sizeof(out); i++)
 		v = v << 8 | out[i];
 	return v ? v : 1;	/* 0 is "no M_Key": the port would be open */
+}
+
+uint64_t mkeys_port_key(const struct mkeys *k, uint64_t port_guid)
+{
+	if (!k || !k->protect || !port_guid)
+		return 0;
+	return mkeys_derive(k->secret, port_guid);
 }
 
 /* text: exactly 32 hex digits, then at most one newline. */
@@ -112,4 +120,13 @@ int mkeys_secret_load(const char *path, int create,
 		return -1;
 	}
 	return MKEYS_READ;
+}
+
+const char *mkeys_secret_path(const struct config *c, char *buf, size_t len)
+{
+	if (c->mkey_secret_file[0])
+		snprintf(buf, len, "%s", c->mkey_secret_file);
+	else
+		snprintf(buf, len, "%s/%s", c->state_dir, MKEYS_SECRET_FILE);
+	return buf;
 }

@@ -25,12 +25,21 @@
 #define MKEYS_SECRET_LEN	16	/* crypto_shorthash_KEYBYTES */
 #define MKEYS_SECRET_FILE	"mkey.secret"	/* in the state directory */
 
+/* What the SM gives ports: security.m_key with its secret read. */
+struct mkeys {
+	int protect;		/* M_KeyProtectBits; 0: no M_Key at all */
+	uint16_t lease_s;	/* M_KeyLeasePeriod */
+	uint8_t secret[MKEYS_SECRET_LEN];
+};
+
 /*
  * Port port_guid's M_Key under secret: SipHash-2-4 of the GUID's 8 bytes,
  * big-endian (as on the wire), read as a big-endian 64-bit number; 0 (no
  * protection at all, 14.2.4.1) is given as 1.
  */
 uint64_t mkeys_derive(const uint8_t secret[MKEYS_SECRET_LEN], uint64_t port_guid);
+/* The M_Key an SMP to port_guid carries: 0 when k is off or the port unknown. */
+uint64_t mkeys_port_key(const struct mkeys *k, uint64_t port_guid);
 
 /*
  * Reads the secret from path.  An absent file is made when create != 0
@@ -45,5 +54,9 @@ uint64_t mkeys_derive(const uint8_t secret[MKEYS_SECRET_LEN], uint64_t port_guid
 #define MKEYS_ABSENT	2
 int mkeys_secret_load(const char *path, int create,
 		      uint8_t secret[MKEYS_SECRET_LEN], char *err, size_t errlen);
+
+/* security.m_key.secret_file, or STATE_DIR/mkey.secret: into buf. */
+struct config;
+const char *mkeys_secret_path(const struct config *c, char *buf, size_t len);
 
 #endif
