@@ -29,8 +29,9 @@ static uint32_t slot_of(const struct nbr_map *m, uint64_t guid, uint8_t port)
 	return i;
 }
 
-const struct nbr_end *nbr_peer(const struct nbr_map *m, uint64_t node_guid,
-			       uint8_t port)
+/* What is across (node_guid, port), or NULL. */
+static const struct nbr_end *nbr_peer(const struct nbr_map *m, uint64_t node_guid,
+				      uint8_t port)
 {
 	if (!m->cap || !node_guid)
 		return NULL;
@@ -74,7 +75,8 @@ static int put_end(struct nbr_map *m, const struct nbr_end *from,
 	return 1;
 }
 
-int nbr_put(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b)
+/* Records the link a <-> b (both directions): 1 if that changed the map, 0, -1 (ENOMEM). */
+static int nbr_put(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b)
 {
 	if (!a->node_guid || !b->node_guid)
 		return 0;

@@ -38,12 +38,7 @@ struct nbr_map {
 	uint32_t n;		/* link ends held (two a link) */
 };
 
-/* What is across (node_guid, port), or NULL. */
-const struct nbr_end *nbr_peer(const struct nbr_map *m, uint64_t node_guid,
-			       uint8_t port);
-/* Records the link a <-> b (both directions): 1 if that changed the map, 0, -1 (ENOMEM). */
-int nbr_put(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b);
-/* Records every link of f: how many ends changed, or -1 (ENOMEM). */
+/* Records every link of f: how many links changed, or -1 (ENOMEM). */
 int nbr_from_fabric(struct nbr_map *m, const struct fabric *f);
 void nbr_free(struct nbr_map *m);
 
