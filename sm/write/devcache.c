@@ -152,8 +152,15 @@ static void pi_fields(const struct fabric *f, uint32_t pi,
 		r->lmc = (uint8_t)smp_pi_get(data, IB_PORT_LMC_F);
 		r->prefix = smp_pi_get64(data, IB_PORT_GID_PREFIX_F);
 		r->timeout = (uint8_t)smp_pi_get(data, IB_PORT_SUBN_TIMEOUT_F);
+		/*
+		 * The M_Key fields count only with ProtectBits above 0: a port
+		 * at 0 is unprotected whatever its key and lease read (ibsim
+		 * keeps neither from a Set), as M_Key protection off writes it.
+		 */
 		mkey_pi_get(data, &r->mkey);
 		r->mkey.violations = 0;
+		if (!r->mkey.protect)
+			memset(&r->mkey, 0, sizeof(r->mkey));
 	}
 	if (fabric_port_linked(f, pi)) {
 		r->mtu = (uint8_t)smp_pi_get(data, IB_PORT_NEIGHBOR_MTU_F);
