@@ -12,6 +12,9 @@
  *   level3_host_get_fails: at level 3 the host's Get with a wrong key gets
  *     no answer, one with the port's key does; ibsmd's heavy sweep still
  *     succeeds (every port answers) and sends no Set.
+ *   policy_change_rewrites: a new lease and level (a reload) are written
+ *     to every keyed port at the next heavy sweep: the device cache
+ *     compares the M_Key fields.
  *   restart_same_secret: a second ibsmd with the same state directory
  *     (secret, neighbour map) at level 3 discovers the keyed fabric --
  *     devices that drop every Get without their key -- with the Sets and
@@ -122,7 +125,7 @@ static unsigned mkey_violations(struct run *r)
 }
 
 /* Every port the SM keys holds its key, level and lease: how many. */
-static unsigned check_keyed(struct run *r, int level)
+static unsigned check_keyed_lease(struct run *r, int level, unsigned lease_s)
 {
 	char path[128], err[256] = "";
 	uint8_t secret[MKEYS_SECRET_LEN];
@@ -143,11 +146,16 @@ static unsigned check_keyed(struct run *r, int level)
 				      "0x%llx[%d]: key 0x%llx", (unsigned long long)nd->guid,
 				      p, (unsigned long long)k.key);
 			ck_assert_uint_eq(k.protect, level);
-			ck_assert_uint_eq(k.lease_s, LEASE_S);
+			ck_assert_uint_eq(k.lease_s, lease_s);
 			n++;
 		}
 	}
 	return n;
+}
+
+static unsigned check_keyed(struct run *r, int level)
+{
+	return check_keyed_lease(r, level, LEASE_S);
 }
 
 static uint32_t sets_now(const struct run *r)
@@ -234,6 +242,28 @@ START_TEST(level3_host_get_fails)
 }
 END_TEST
 
+START_TEST(policy_change_rewrites)
+{
+	struct run r;
+	open_run(&r, "mkeysmc");
+	sm_up(&r, 2);
+	unsigned keyed = check_keyed(&r, 2);
+	/* a reload's new lease and level: the ports that hold the old ones are written */
+	struct config c = r.sm->cfg;
+	char err[256] = "";
+	c.mkey_lease_s = 30;
+	c.mkey_protect = 3;
+	ck_assert_msg(subnet_mkeys_configure(&r.sm->sub, &c, 1, err, sizeof(err)) == 0,
+		      "%s", err);
+	uint32_t sets = sets_now(&r);
+	heavy_sweep(&r);
+	ck_assert_uint_ge(sets_now(&r) - sets, keyed);
+	ck_assert_uint_eq(check_keyed_lease(&r, 3, 30), keyed);
+	ck_assert_uint_eq(mkey_violations(&r), 0);
+	emu_run_free(&r.run);
+}
+END_TEST
+
 static void restart(struct run *r, int level, int drop_map)
 {
 	emu_run_stop_sm(&r->run);
@@ -309,6 +339,7 @@ static Suite *mkey_sm_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, level2_keyed);
 	tcase_add_test(tc, level3_host_get_fails);
+	tcase_add_test(tc, policy_change_rewrites);
 	tcase_add_test(tc, restart_same_secret);
 	tcase_add_test(tc, restart_without_map);
 	suite_add_tcase(s, tc);
