@@ -11,7 +11,8 @@
 #     device before it is asked, not one SMP carries key 0; ibsmctl status
 #     counts every keyed port, /metrics the same;
 #   ibsmd -n refuses a secret file others may read and one that is not 32
-#     hex digits (exit 78), and accepts the good one.
+#     hex digits (exit 78), and accepts the good one; a start refuses the
+#     first too (78, before any MAD).
 . "$(dirname "$0")/common.sh"
 
 net="$SIM_TMP/ft.net"
@@ -75,10 +76,14 @@ cp "$secret" "$SIM_TMP/secret.good"
 chmod 644 "$secret"
 check_n 78
 grep -q 'chmod 600' "$SIM_TMP/n.out" || fail "ibsmd -n, mode 644: $(cat "$SIM_TMP/n.out")"
+rc=0
+"$IBSMD" --once -c "$SIM_TMP/p2.yaml" -S "$SIM_TMP/state" >"$SIM_TMP/start.out" 2>&1 || rc=$?
+[ "$rc" = 78 ] && grep -q 'chmod 600' "$SIM_TMP/start.out" ||
+	fail "a start with the secret at mode 644: status $rc: $(cat "$SIM_TMP/start.out")"
 printf 'not a secret\n' >"$secret"
 chmod 600 "$secret"
 check_n 78
 grep -q '32 hex digits' "$SIM_TMP/n.out" || fail "ibsmd -n, bad content: $(cat "$SIM_TMP/n.out")"
 cp "$SIM_TMP/secret.good" "$secret"
-pass "protect_level 0: no key sent; 2: secret made 0600, subnet up, $keyed keyed SMPs and $zero first queries with key 0; restart: none with key 0, $NODES ports keyed in status and metrics; -n refuses mode 644 and bad content (78)"
+pass "protect_level 0: no key sent; 2: secret made 0600, subnet up, $keyed keyed SMPs and $zero first queries with key 0; restart: none with key 0, $NODES ports keyed in status and metrics; -n refuses mode 644 and bad content, a start mode 644 (78)"
 sim_stop
