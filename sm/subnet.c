@@ -92,7 +92,7 @@ void subnet_save_neighbors(struct subnet *s, const char *state_dir)
 void subnet_mkey_census(const struct subnet *s, struct mkey_census *c)
 {
 	memset(c, 0, sizeof(*c));
-	if (!s->model)
+	if (!s->model || !s->model->pi_raw)	/* a model built without reads */
 		return;
 	const struct discovery *d = s->model;
 	const struct fabric *f = &d->f;
@@ -105,7 +105,7 @@ void subnet_mkey_census(const struct subnet *s, struct mkey_census *c)
 		if (!s->mk.protect)
 			continue;
 		struct mkey_pi want;
-		if (devcache_port_mkey(s->cache, f, pi, &want) == 0 &&
+		if (s->cache && devcache_port_mkey(s->cache, f, pi, &want) == 0 &&
 		    want.key == mkeys_port_key(&s->mk, f->ports[pi].guid) &&
 		    want.protect == s->mk.protect && want.lease_s == s->mk.lease_s)
 			c->keyed++;
