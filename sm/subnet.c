@@ -35,12 +35,15 @@ int subnet_mkeys_configure(struct subnet *s, const struct config *c, int create,
 		char path[4096];
 		mkeys_secret_path(c, path, sizeof(path));
 		int rc = mkeys_secret_load(path, create, k.secret, err, errlen);
-		if (rc < 0)
+		if (rc < 0) {
+			sodium_memzero(&k, sizeof(k));
 			return -1;
+		}
 		if (rc == MKEYS_MADE)
 			log_notice("M_Key secret made: %s", path);
 	}
 	s->mk = k;
+	sodium_memzero(&k, sizeof(k));
 	return 0;
 }
 
