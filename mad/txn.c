@@ -16,6 +16,7 @@
 #define OFF_DR_HOPCNT	7
 #define OFF_ATTR	16
 #define OFF_MOD		20
+#define OFF_MKEY	24	/* an SMP's M_Key (14.2.1.1) */
 #define OFF_DR_LIDS	32	/* DrSLID, DrDLID */
 #define OFF_DR_PATH	128	/* initial path; byte 0 unused */
 #define DR_DIRECTION	0x80
@@ -53,6 +54,8 @@ struct txn_engine {
 	txn_arm_fn arm;
 	void *arm_arg;
 	int64_t armed;
+	txn_stamp_fn stamp;	/* an SMP's M_Key, or NULL */
+	void *stamp_arg;
 
 	struct txn *pool;
 	uint32_t pool_cap, free_head;
@@ -226,6 +229,24 @@ void txn_set_arm(struct txn_engine *e, txn_arm_fn arm, void *arg)
 	rearm(e);
 }
 
+void txn_set_stamp(struct txn_engine *e, txn_stamp_fn fn, void *arg)
+{
+	e->stamp = fn;
+	e->stamp_arg = arg;
+}
+
+/* Writes the M_Key the hook gives into an SMP (big-endian, bytes 24-31). */
+static void stamp_mkey(struct txn_engine *e, struct txn *x)
+{
+	uint8_t cls = x->mad[OFF_CLASS];
+	if (!e->stamp || (cls != IB_SMI_CLASS && cls != IB_SMI_DIRECT_CLASS) ||
+	    x->len < OFF_MKEY + 8)
+		return;
+	uint64_t key = e->stamp(e->stamp_arg, x->mad, &x->to);
+	for (int b = 7; b >= 0; b--, key >>= 8)
+		x->mad[OFF_MKEY + b] = (uint8_t)key;
+}
+
 void txn_set_params(struct txn_engine *e, const struct txn_params *p)
 {
 	e->p = *p;
@@ -364,6 +385,7 @@ static void send_one(struct txn_engine *e, uint32_t i)
 	if (x->tries > 0)
 		COUNT(e, x->mad, retries);
 	x->tries++;
+	stamp_mkey(e, x);
 	/*
 	 * A send that fails at once is treated like a lost MAD: the timer
 	 * retries it, so a transient transport error costs one timeout.

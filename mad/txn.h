@@ -44,6 +44,13 @@ typedef void (*txn_done_fn)(void *arg, int status, const uint8_t *resp,
 			    size_t len);
 typedef uint64_t (*txn_clock_fn)(void *arg);	/* milliseconds, monotonic */
 typedef void (*txn_arm_fn)(void *arg, int64_t deadline_ms);	/* -1 = none */
+/*
+ * The M_Key an SMP to `to` must carry (IBA vol. 1 14.2.4, Management Key):
+ * mad is the request as it will be sent (class, method, and for a
+ * directed-route SMP its hop count and initial path are final).
+ */
+typedef uint64_t (*txn_stamp_fn)(void *arg, const uint8_t *mad,
+				 const struct mad_addr *to);
 
 struct txn_params {
 	int timeout_ms;
@@ -93,6 +100,15 @@ struct txn_engine *txn_new(const struct txn_params *p,
 void txn_free(struct txn_engine *e);
 void txn_set_arm(struct txn_engine *e, txn_arm_fn arm, void *arg);
 void txn_set_params(struct txn_engine *e, const struct txn_params *p);
+/*
+ * Right before every send of an SMP (class 0x01 or 0x81; the first
+ * attempt and every retry), fn gives the M_Key written into the SMP's
+ * M_Key field (bytes 24-31, IBA vol. 1 14.2.1.1): a retry asks again, so
+ * a key the SM learnt meanwhile is used.  No hook (the default, or fn
+ * NULL): SMPs go out with the M_Key their builder wrote (0).  Other
+ * classes are never touched.
+ */
+void txn_set_stamp(struct txn_engine *e, txn_stamp_fn fn, void *arg);
 
 /*
  * Queues a request (the TID field is overwritten).  dest is a small

@@ -34,6 +34,7 @@ void sm_program_params(const struct sm *sm, int first,
 		.parts = sm->parts.n_parts ? &sm->parts : NULL,
 		.mc = &sm->mc,
 		.vms = &sm->vms,
+		.mkeys = &sm->sub.mk,
 	};
 	if (sm->cfg.qos_mode != QOS_NONE) {	/* none: the devices keep theirs */
 		pp->vlarb_low = sm->cfg.qos_vlarb_low;

@@ -122,7 +122,9 @@ static int sm_load_state(struct sm *sm, char *err, size_t errlen)
 	rc = subnet_init(&sm->sub, dir, err, errlen);
 	if (rc == -2)
 		state_set_aside(dir, "guid2lid", err, errlen);
-	return rc < 0 ? -1 : 0;
+	if (rc < 0)
+		return -1;
+	return subnet_mkeys_configure(&sm->sub, &sm->cfg, 1, err, errlen);
 }
 
 /* The loop is free: a VM command that waited, else the jobs' writes. */
@@ -202,6 +204,11 @@ static int sm_begin(struct sm *sm, char *err, size_t errlen)
 		return -1;
 	}
 	txn_set_arm(sm->txn, arm_txn, sm);
+	sm->sub.local_guid = sm->tr.port_guid;
+	txn_set_stamp(sm->txn, subnet_mkey_stamp, &sm->sub);
+	if (sm->sub.mk.protect)
+		log_notice("M_Key protection level %d, lease %d s", sm->sub.mk.protect,
+			   sm->sub.mk.lease_s);
 	if (perfmgr_begin(sm, err, errlen) < 0)
 		return -1;
 	sm->disp = sm_recv_new(sm, &sm->tr);

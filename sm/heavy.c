@@ -77,6 +77,7 @@ void sm_sweep_abandon(struct sm *sm)
 	xprobe_abandon(sm->sweep.xprobe);
 	sm->sweep.xprobe = NULL;
 	sm->sweep.xprobed = 0;
+	subnet_building(&sm->sub, NULL);
 	discovery_free(sm->sweep.disc);
 	sm->sweep.disc = NULL;
 	sm->sw.activity = SM_IDLE;
@@ -335,6 +336,7 @@ void sm_configure(struct sm *sm)
 			 s->lids_rep.vf_shared);
 	sm->sweep.vf_shared_warned = s->lids_rep.vf_shared;
 	sm_save_lids(sm);
+	subnet_save_neighbors(&sm->sub, sm->cfg.state_dir);
 	uint32_t own = fabric_port(f, f->sm_node, f->sm_port);
 	sm->sub.sm_lid = f->ports[own].lid;
 	struct fabric_change_sink hook;
@@ -528,10 +530,12 @@ void heavy_start(struct sm *sm)
 	const struct txn_stats *st = txn_get_stats(sm->txn);
 	sm->sweep.sweep_base = st->all;
 	sm->sweep.sweep_start_ms = clock_ms();
+	subnet_building(&sm->sub, NULL);
 	discovery_free(sm->sweep.disc);
 	/* the last model, for what it can spare asking: ours only as master */
 	const struct discovery *prev = sm->state == SMS_MASTER ? sm->sub.model : NULL;
 	sm->sweep.disc = discovery_start(sm->txn, SM_EXTRA_ROUNDS, prev, on_discovered, sm);
+	subnet_building(&sm->sub, sm->sweep.disc);
 	if (!sm->sweep.disc) {
 		log_err("out of memory starting discovery");
 		sm_stop(sm, SM_EXIT_RESOURCES);

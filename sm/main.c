@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sodium.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "sm/oneshot.h"
 #include "sm/offline.h"
 #include "sm/daemon.h"
+#include "sm/model/mkeys.h"
 #include "sm/import/osm_import.h"
 
 #define VERSION IBSMD_VERSION
@@ -695,6 +697,26 @@ static int import_opensm(struct options *o)
 	return rc < 0 ? 1 : 0;
 }
 
+/*
+ * security.m_key's secret file, when a level needs it: readable and well
+ * formed, or absent (the start makes it); -1 after saying why.
+ */
+static int mkey_secret_ok(const struct config *cfg)
+{
+	char err[1024], path[4096];
+	uint8_t secret[MKEYS_SECRET_LEN];
+	if (!cfg->mkey_protect)
+		return 0;
+	int rc = mkeys_secret_load(mkeys_secret_path(cfg, path, sizeof(path)), 0,
+				   secret, err, sizeof(err));
+	sodium_memzero(secret, sizeof(secret));
+	if (rc < 0) {
+		fprintf(stderr, "ibsmd: security.m_key: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -709,8 +731,11 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	if (r == -2)
 		return 2;
+	/* the M_Key secret a fabric run uses: a bad one is bad configuration */
+	if (!o.offline && mkey_secret_ok(&cfg) < 0)
+		return EXIT_CONFIG;
 	if (o.check) {
-		/* as OpenBSD daemons' -n: the policy alone, nothing else */
+		/* as OpenBSD daemons' -n: the policy and the files it names */
 		if (config_path(&o))
 			printf("%s: policy OK\n", config_path(&o));
 		else

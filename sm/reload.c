@@ -76,7 +76,20 @@ int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 	}
 	if (drop)
 		log_warn("policy reload forced: %s: %s", sm->config_path, drop);
+	/* the M_Key secret read again (state_dir stays the command line's) */
+	snprintf(c.state_dir, sizeof(c.state_dir), "%s", sm->cfg.state_dir);
+	struct mkeys old_mk = sm->sub.mk;
+	if (subnet_mkeys_configure(&sm->sub, &c, 1, err, errlen) < 0) {
+		errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
+			     err);
+		return -1;
+	}
+	if (memcmp(&old_mk, &sm->sub.mk, sizeof(old_mk)))
+		log_notice("security.m_key changed: level %d, lease %d s; the ports are "
+			   "written at the next heavy sweep", sm->sub.mk.protect,
+			   sm->sub.mk.lease_s);
 	if (sm->metrics && metrics_reconfigure(sm->metrics, &c, err, errlen) < 0) {
+		sm->sub.mk = old_mk;
 		errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
 			     err);
 		return -1;

@@ -93,6 +93,17 @@ static json_t *mad_stats_json(const struct sm *sm)
 	return o;
 }
 
+/* security.m_key: the level, the ports keyed and not, M_KeyViolations read */
+static json_t *mkey_json(const struct subnet *sub)
+{
+	struct mkey_census c;
+	subnet_mkey_census(sub, &c);
+	return json_pack("{s:i,s:I,s:I,s:I}", "protect_level", sub->mk.protect,
+			 "ports_keyed", (json_int_t)c.keyed,
+			 "ports_unkeyed", (json_int_t)c.unkeyed,
+			 "violations", (json_int_t)c.violations);
+}
+
 static json_t *status_json(const struct sm *sm)
 {
 	json_t *o = json_object();
@@ -115,6 +126,7 @@ static json_t *status_json(const struct sm *sm)
 	last_sweep_to_ctl(sm, o);
 	json_object_set_new(o, "traps", trapin_json(&sm->traps));
 	sa_to_ctl(sm, o);
+	json_object_set_new(o, "m_key", mkey_json(&sm->sub));
 	mcast_to_ctl(sm, o);
 	vms_to_ctl(sm, o);
 	json_object_set_new(o, "silent_sm_ports", json_integer(election_status(sm)->n_silent));

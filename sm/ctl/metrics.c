@@ -251,6 +251,12 @@ static void service_metrics(struct mtext *t, const struct sm *sm)
 		mtext_printf(t, "ibsmd_pkey_violations_total{port_guid=\"0x%016" PRIx64
 			     "\",port=\"%u\"} %" PRIu64 "\n", v->guid, v->port, v->count);
 	}
+	struct mkey_census mc;
+	subnet_mkey_census(&sm->sub, &mc);
+	mtext_family(t, "ibsmd_mkey_ports", "gauge",
+		     "Ports the SM keys (security.m_key): holding their M_Key, level and lease, or not yet");
+	mtext_sample(t, "ibsmd_mkey_ports", "state", "keyed", mc.keyed);
+	mtext_sample(t, "ibsmd_mkey_ports", "state", "unkeyed", mc.unkeyed);
 	one(t, "ibsmd_notices_sent_total", "counter",
 	    "Notices (SA Reports) sent to subscribers, first sends", ns ? (double)ns->reports_sent : 0);
 	one(t, "ibsmd_notices_resent_total", "counter",

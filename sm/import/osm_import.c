@@ -289,7 +289,8 @@ static const struct {
 	{ "log_file", "the log goes to standard error (the journal under systemd)" },
 	{ "log_flags", "log_level (error, warn, notice, info, debug)" },
 	{ "daemon", "ibsmd stays in the foreground; its systemd unit runs it" },
-	{ "m_key", "ibsmd sets no M_Key" },
+	{ "m_key", "ibsmd derives each port's M_Key from a secret: set security.m_key "
+	  "(protect_level, lease_s) by hand" },
 	{ "leaf_vl_stall_count", "ports.vl_stall_count applies to every port" },
 	{ NULL, NULL },
 };

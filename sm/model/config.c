@@ -619,6 +619,33 @@ static int sa_check(const struct config *c, char *msg, size_t len)
 	}
 	return 0;
 }
+/*
+ * security.m_key: protect_level is M_KeyProtectBits (0: no M_Key, as
+ * before); lease_s, M_KeyLeasePeriod: 60 s lets an SM that lost the key
+ * (a replaced secret) take the ports back within a minute, long beyond
+ * a failover's few seconds.
+ */
+static const struct key mkey_keys[] = {
+	INT("protect_level", mkey_protect, 0, 3),
+	INT("lease_s", mkey_lease_s, 0, 65535),
+	STR("secret_file", mkey_secret_file),
+	END
+};
+
+static int mkey_check(const struct config *c, char *msg, size_t len)
+{
+	if (c->mkey_secret_file[0] && c->mkey_secret_file[0] != '/') {
+		snprintf(msg, len, "secret_file: '%s' is not an absolute path",
+			 c->mkey_secret_file);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct key security_keys[] = {
+	MAP_CHECKED("m_key", mkey_keys, NULL, mkey_check),
+	END
+};
 static const struct key ports_keys[] = {
 	INT("hoq_life", hoq_life, 0, 31),
 	INT("leaf_hoq_life", leaf_hoq_life, 0, 31),
@@ -652,10 +679,11 @@ static const struct key top_keys[] = {
 	MAP("default_partition", default_partition_keys),
 	MAP("multicast", multicast_keys),
 	MAP_CHECKED("sa", sa_keys, NULL, sa_check),
+	MAP("security", security_keys),
 	END
 };
 
-#define MAX_KEYS_PER_MAP 24
+#define MAX_KEYS_PER_MAP 32
 #define KEY_PATH_LEN 160
 
 struct parse {
@@ -1883,6 +1911,8 @@ void config_defaults(struct config *c)
 	c->metrics_max_conns = 64;
 	c->sm_key = 0;
 	c->sa_key = 0;		/* no trusted SA requester (ibsmd(8)) */
+	c->mkey_protect = 0;	/* no M_Key (mkey_keys) */
+	c->mkey_lease_s = 60;
 	c->lid_scheme = 0;		/* dynamic */
 	c->extended_lids = TRI_AUTO;	/* legacy unless every device can */
 	c->n_vswitches = 0;

@@ -280,6 +280,10 @@ struct config {
 					   the SA header (IBA vol. 1 §15.2.1.1) that
 					   makes a request trusted; 0 trusts none
 					   (sm/sa/sa_server.h, sa_trusted) */
+	/* security.m_key (sm/model/mkeys.h; IBA vol. 1 14.2.4) */
+	int mkey_protect;		/* protect_level 0..3, default 0: off */
+	int mkey_lease_s;		/* lease_s 0..65535, default 60 */
+	char mkey_secret_file[256];	/* secret_file; "": STATE_DIR/mkey.secret */
 };
 
 /*

@@ -9,10 +9,13 @@
 /*
  * The state directory's files; the first STATE_FILES_KEPT hold what a
  * start must not lose (LIDs, VMs); the hosts subscribe again, the
- * weights are learned again, and the scheduler starts its jobs again.
+ * weights are learned again, the scheduler starts its jobs again, and
+ * the neighbour map (sm/model/neighbors.h) is found again by the sweeps
+ * (mkey.secret, sm/model/mkeys.h, when the policy keeps it here: its
+ * loss gives every port a new key, a start with it absent makes one).
  */
 #define STATE_FILES { "guid2lid", "vms", "subscriptions", "weights", "services", \
-		      "jobs" }
+		      "jobs", "neighbors", "mkey.secret" }
 #define STATE_FILES_KEPT 2
 
 /*

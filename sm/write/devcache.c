@@ -13,6 +13,8 @@ struct pi_rec {
 	uint8_t enforce;	/* PartitionEnforcementInbound << 1 | Outbound */
 	uint32_t lid, sm_lid;
 	uint64_t prefix;
+	/* M_Key, M_KeyProtectBits, M_KeyLeasePeriod (violations: not compared) */
+	struct mkey_pi mkey;
 };
 
 /* Any other attribute: the whole payload. */
@@ -150,6 +152,15 @@ static void pi_fields(const struct fabric *f, uint32_t pi,
 		r->lmc = (uint8_t)smp_pi_get(data, IB_PORT_LMC_F);
 		r->prefix = smp_pi_get64(data, IB_PORT_GID_PREFIX_F);
 		r->timeout = (uint8_t)smp_pi_get(data, IB_PORT_SUBN_TIMEOUT_F);
+		/*
+		 * The M_Key fields count only with ProtectBits above 0: a port
+		 * at 0 is unprotected whatever its key and lease read (ibsim
+		 * keeps neither from a Set), as M_Key protection off writes it.
+		 */
+		mkey_pi_get(data, &r->mkey);
+		r->mkey.violations = 0;
+		if (!r->mkey.protect)
+			memset(&r->mkey, 0, sizeof(r->mkey));
 	}
 	if (fabric_port_linked(f, pi)) {
 		r->mtu = (uint8_t)smp_pi_get(data, IB_PORT_NEIGHBOR_MTU_F);
@@ -169,7 +180,9 @@ static int pi_same(const struct pi_rec *a, const struct pi_rec *b)
 	       a->mtu == b->mtu && a->opvls == b->opvls && a->hoq == b->hoq &&
 	       a->stall == b->stall && a->timeout == b->timeout &&
 	       a->hlimit == b->hlimit && a->enforce == b->enforce &&
-	       a->prefix == b->prefix;
+	       a->prefix == b->prefix && a->mkey.key == b->mkey.key &&
+	       a->mkey.protect == b->mkey.protect &&
+	       a->mkey.lease_s == b->mkey.lease_s;
 }
 
 /* Does the payload ask the device to do something, not just to hold it? */
@@ -448,6 +461,17 @@ static void forget_attrs(struct node_cache *nc, int port, int attr)
 		    (attr >= 0 && nc->attrs[i].attr != attr))
 			nc->attrs[k++] = nc->attrs[i];
 	nc->n_attrs = k;
+}
+
+int devcache_port_mkey(const struct devcache *c, const struct fabric *f,
+		       uint32_t pi, struct mkey_pi *m)
+{
+	const struct fab_port *p = &f->ports[pi];
+	const struct node_cache *nc = find_node(c, &f->nodes[p->node]);
+	if (!nc || p->num > nc->nports || !nc->ports[p->num].valid)
+		return -1;
+	*m = nc->ports[p->num].mkey;
+	return 0;
 }
 
 void devcache_observe_port(struct devcache *c, const struct fabric *f,

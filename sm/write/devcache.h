@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "mad/mkey.h"
 #include "sm/base/fabric.h"
 #include "sm/write/plan.h"
 
@@ -80,6 +81,12 @@ void devcache_observe_switch(struct devcache *c, const struct fabric *f,
  * the same sends nothing.  kind is a PLAN_* of plan.h, port the port the
  * attribute belongs to (0: the node), mod the attribute modifier.
  */
+/*
+ * The M_Key fields port pi holds (written by the SM, or read at an
+ * adoption; violations 0): 0, or -1 when the cache knows nothing of it.
+ */
+int devcache_port_mkey(const struct devcache *c, const struct fabric *f,
+		       uint32_t pi, struct mkey_pi *m);
 void devcache_note_read(struct devcache *c, const struct fabric *f, int kind,
 			uint32_t node, uint8_t port, uint32_t mod,
 			const uint8_t *data);

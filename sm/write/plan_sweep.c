@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mad/mkey.h"
 #include "mad/smp.h"
 #include "mad/xlid.h"
 #include "routing/xlft.h"
@@ -77,6 +78,20 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 		smp_pi_set64(out, IB_PORT_GID_PREFIX_F, pp->subnet_prefix);
 		smp_pi_set(out, IB_PORT_SUBN_TIMEOUT_F, (uint32_t)pp->subnet_timeout);
 		smp_pi_set(out, IB_PORT_CLIENT_REREG_F, rereg ? 1 : 0);
+		/*
+		 * M_Key protection (IBA vol. 1 14.2.4): the port's key, level and
+		 * lease; M_KeyViolations as read (the device takes the field from
+		 * a Set: writing 0 would clear its count).  A switch's external
+		 * ports have none: port 0's governs its SMA.
+		 */
+		if (pp->mkeys && pp->mkeys->protect) {
+			struct mkey_pi m;
+			mkey_pi_get(out, &m);
+			m.key = mkeys_port_key(pp->mkeys, p->guid);
+			m.protect = (uint8_t)pp->mkeys->protect;
+			m.lease_s = pp->mkeys->lease_s;
+			mkey_pi_put(out, &m);
+		}
 	}
 	if (fabric_port_linked(f, pi)) {
 		const struct fab_port *r = &f->ports[p->remote];

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "sm/model/config.h"
+#include "sm/model/mkeys.h"
 #include "sm/model/part_resolve.h"
 #include "sm/write/devcache.h"
 #include "sm/write/plan.h"
@@ -50,6 +51,9 @@ struct program_params {
 	const struct mc_db *mc;
 	/* the VMs: a member joined by its vGUID is at its VM's port */
 	const struct vm_registry *vms;
+	/* security.m_key (sm/model/mkeys.h): the M_Key fields of the end
+	 * ports' PortInfo; NULL or protect 0: M_Key 0, lease 0 */
+	const struct mkeys *mkeys;
 };
 
 /*

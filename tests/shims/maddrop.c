@@ -24,7 +24,10 @@
  *                       for when several processes inherit the variable
  *
  * The counts file has one "name value" per line:
- *   total N, dropped N, requests N, responses N, then per method over all
+ *   total N, dropped N, requests N, responses N, smp_mkey_set N and
+ *   smp_mkey_zero N (SMP Gets and Sets, classes 0x01 and 0x81, whose
+ *   M_Key, bytes 24-31, is or is not 0; a TrapRepress echoes the trap's),
+ *   then per method over all
  *   classes (get, set, send, trap, report, trap_repress, get_table,
  *   get_resp, ...), then class_0xCC_method_0xMM N, then
  *   class_0xCC_method_0xMM_attr_0xAAAA N, and dropped_class_... N, then
@@ -72,6 +75,9 @@ struct slot {
 static _Atomic(write_fn) real_write;
 static struct slot slots[SLOTS];
 static _Atomic uint64_t n_total, n_dropped, n_overflow;
+#define SMP_MKEY_OFF 24	/* an SMP's M_Key: bytes 24-31 */
+#define SMP_MKEY_END 32
+static _Atomic uint64_t n_smp_keyed, n_smp_unkeyed;	/* SMP requests by M_Key */
 static _Atomic uint64_t n_requests_seen;
 static _Atomic uint64_t class_last_us[256];	/* 0 = none of that class */
 static _Atomic int dumping;
@@ -295,6 +301,8 @@ dump_counts(void)
 	put_line(&b, "dropped", atomic_load(&n_dropped));
 	put_line(&b, "requests", total - responses);
 	put_line(&b, "responses", responses);
+	put_line(&b, "smp_mkey_set", atomic_load(&n_smp_keyed));
+	put_line(&b, "smp_mkey_zero", atomic_load(&n_smp_unkeyed));
 	for (i = 0; i < sizeof(method_names) / sizeof(method_names[0]); i++)
 		put_line(&b, method_names[i].name,
 		    sum_method(method_names[i].method));
@@ -371,6 +379,14 @@ write(int fd, const void *buf, size_t count)
 	method = mad[3];
 	attr = (uint16_t)(mad[16] << 8 | mad[17]);
 	drop = (method & 0x80) == 0 && drop_decision();
+	if ((mclass == 0x01 || mclass == 0x81) && (method == 0x01 || method == 0x02) &&
+	    count >= sizeof(struct ib_user_mad) + SMP_MKEY_END) {
+		uint64_t mkey = 0;
+
+		for (int i = SMP_MKEY_OFF; i < SMP_MKEY_END; i++)
+			mkey |= mad[i];
+		atomic_fetch_add(mkey ? &n_smp_keyed : &n_smp_unkeyed, 1);
+	}
 
 	if (count_path[0] != '\0') {
 		struct timespec now;

@@ -111,6 +111,9 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.sminfo_poll_retries, 4);
 	ck_assert_uint_eq(c.sm_key, 0);
 	ck_assert_uint_eq(c.sa_key, 0);		/* no trusted SA requester */
+	ck_assert_int_eq(c.mkey_protect, 0);	/* no M_Key */
+	ck_assert_int_eq(c.mkey_lease_s, 60);
+	ck_assert_str_eq(c.mkey_secret_file, "");	/* STATE_DIR/mkey.secret */
 	ck_assert_int_eq(c.n_parts, 0);
 	ck_assert_uint_eq(c.n_members, 0);
 	ck_assert_int_eq(c.isolation_strict, 0);
@@ -1328,6 +1331,29 @@ START_TEST(test_out_of_range)
 }
 END_TEST
 
+/* security.m_key: the level, the lease, the secret's path */
+START_TEST(test_mkey)
+{
+	struct loaded l;
+	load_ok(&l, "security:\n  m_key:\n    protect_level: 3\n    lease_s: 0\n"
+		"    secret_file: /etc/ibsmd/mkey.secret\n");
+	ck_assert_int_eq(l.c.mkey_protect, 3);
+	ck_assert_int_eq(l.c.mkey_lease_s, 0);
+	ck_assert_str_eq(l.c.mkey_secret_file, "/etc/ibsmd/mkey.secret");
+	load_ok(&l, "security: {m_key: {protect_level: 2}}\n");
+	ck_assert_int_eq(l.c.mkey_protect, 2);
+	ck_assert_int_eq(l.c.mkey_lease_s, 60);
+	load_fails("security: {m_key: {protect_level: 4}}\n",
+		   "1:35: security.m_key.protect_level: 4 is out of range 0..3");
+	load_fails("security:\n  m_key:\n    lease_s: 65536\n",
+		   "3:14: security.m_key.lease_s: 65536 is out of range 0..65535");
+	load_fails("security:\n  m_key:\n    secret_file: mkey.secret\n",
+		   "3:5: security.m_key.secret_file: 'mkey.secret' is not an absolute path");
+	load_fails("security: {m_key: {level: 2}}\n",
+		   "1:20: unknown key 'security.m_key.level'");
+}
+END_TEST
+
 START_TEST(test_duplicate_key)
 {
 	load_fails("lmc: 1\nsweep: {interval_s: 1}\nlmc: 2\n",
@@ -1637,6 +1663,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_wrong_type);
 	tcase_add_test(tc, test_wrong_type_strings);
 	tcase_add_test(tc, test_out_of_range);
+	tcase_add_test(tc, test_mkey);
 	tcase_add_test(tc, test_duplicate_key);
 	tcase_add_test(tc, test_syntax_error);
 	tcase_add_test(tc, test_bounds);

@@ -929,6 +929,89 @@ START_TEST(t_many)
 }
 END_TEST
 
+/*
+ * The M_Key stamp: every SMP (directed-route and LID-routed) is sent with
+ * the key the hook gives for its target, on the first attempt and on every
+ * retry (asked again: a key learnt meanwhile is used); a GMP is left
+ * alone; without a hook the builder's 0 goes out.
+ */
+struct stamp_rec {
+	uint64_t key;
+	int calls;
+	uint8_t last_hops;
+	uint32_t last_lid;
+};
+
+static uint64_t stamp_key(void *arg, const uint8_t *mad,
+			  const struct mad_addr *to)
+{
+	struct stamp_rec *s = arg;
+	s->calls++;
+	s->last_hops = mad[7];
+	s->last_lid = to->lid;
+	return s->key;
+}
+
+static uint64_t mkey_of(const uint8_t *mad)
+{
+	uint64_t v = 0;
+	for (int i = 24; i < 32; i++)
+		v = v << 8 | mad[i];
+	return v;
+}
+
+START_TEST(t_mkey_stamp)
+{
+	struct fake_net *fn = fake_net_new(0);
+	struct txn_engine *e = mk(fn, 8, 8, 100, 1);
+	struct done_rec r[4];
+	memset(r, 0, sizeof(r));
+
+	submit(e, IB_MAD_METHOD_GET, ATTR_NI, 0, 0, &r[0]);
+	ck_assert_uint_eq(mkey_of(fn->sent[0]), 0);	/* no hook */
+
+	struct stamp_rec st = { .key = 0x0123456789abcdefULL };
+	txn_set_stamp(e, stamp_key, &st);
+	submit(e, IB_MAD_METHOD_SET, ATTR_PI, 1, 1, &r[1]);
+	ck_assert_int_eq(fn->n_sent, 2);
+	ck_assert_int_eq(st.calls, 1);
+	ck_assert_uint_eq(st.last_hops, 1);	/* the path is final when asked */
+	ck_assert_uint_eq(mkey_of(fn->sent[1]), 0x0123456789abcdefULL);
+	ck_assert_uint_eq(fn->sent[1][24], 0x01);	/* big-endian */
+
+	/* a retry asks again */
+	st.key = 0x1111222233334444ULL;
+	fn->now_ms = 100;
+	txn_expire(e);
+	ck_assert_int_eq(fn->n_sent, 4);	/* both retried */
+	ck_assert_int_eq(st.calls, 3);
+	ck_assert_uint_eq(mkey_of(fn->sent[2]), 0x1111222233334444ULL);
+	ck_assert_uint_eq(mkey_of(fn->sent[3]), 0x1111222233334444ULL);
+
+	/* LID-routed SMP: stamped, the hook sees the DLID */
+	uint8_t mad[MAD_SIZE];
+	struct mad_addr to = { .lid = 7 };
+	smp_init_lid(mad, IB_MAD_METHOD_GET, ATTR_PI, 1);
+	ck_assert_int_eq(txn_submit(e, mad, MAD_SIZE, &to, 2, done_record, &r[2]), 0);
+	ck_assert_int_eq(fn->n_sent, 5);
+	ck_assert_uint_eq(st.last_lid, 7);
+	ck_assert_uint_eq(mkey_of(fn->sent[4]), 0x1111222233334444ULL);
+
+	/* a GMP (PerfMgt) is not an SMP: bytes 24-31 are its own */
+	memcpy(mad, fn->sent[4], MAD_SIZE);
+	mad[1] = IB_PERFORMANCE_CLASS;
+	memset(mad + 24, 0xa5, 8);
+	int calls = st.calls;
+	ck_assert_int_eq(txn_submit(e, mad, MAD_SIZE, &to, 3, done_record, &r[3]), 0);
+	ck_assert_int_eq(fn->n_sent, 6);
+	ck_assert_int_eq(st.calls, calls);
+	ck_assert_uint_eq(mkey_of(fn->sent[5]), 0xa5a5a5a5a5a5a5a5ULL);
+	txn_cancel_all(e);
+	txn_free(e);
+	free(fn);
+}
+END_TEST
+
 static Suite *txn_suite(void)
 {
 	Suite *s = suite_create("txn");
@@ -954,6 +1037,7 @@ static Suite *txn_suite(void)
 	tcase_add_test(tc, t_late_response);
 	tcase_add_test(tc, t_submit_from_callback);
 	tcase_add_test(tc, t_many);
+	tcase_add_test(tc, t_mkey_stamp);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,245 @@
+/* The neighbour map (see neighbors.h). */
+#include "sm/model/neighbors.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/base/wfile.h"
+
+struct nbr_slot {
+	uint64_t node_guid;	/* 0: empty */
+	uint8_t port;
+	struct nbr_end peer;
+};
+
+#define NBR_MIN_CAP 64
+#define NBR_HEADER "# ibsmd neighbors: node_guid port port_guid node_guid port port_guid\n"
+#define NBR_LINE_MAX 160
+
+static uint32_t slot_of(const struct nbr_map *m, uint64_t guid, uint8_t port)
+{
+	uint64_t h = (guid ^ ((uint64_t)port << 56 | port)) * 0x9e3779b97f4a7c15ull;
+	uint32_t i = (uint32_t)(h >> 32) & (m->cap - 1);
+	while (m->slots[i].node_guid &&
+	       (m->slots[i].node_guid != guid || m->slots[i].port != port))
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+/* What is across (node_guid, port), or NULL. */
+static const struct nbr_end *nbr_peer(const struct nbr_map *m, uint64_t node_guid,
+				      uint8_t port)
+{
+	if (!m->cap || !node_guid)
+		return NULL;
+	const struct nbr_slot *s = &m->slots[slot_of(m, node_guid, port)];
+	return s->node_guid ? &s->peer : NULL;
+}
+
+static int grow(struct nbr_map *m)
+{
+	uint32_t cap = m->cap ? 2 * m->cap : NBR_MIN_CAP;
+	struct nbr_slot *old = m->slots;
+	uint32_t old_cap = m->cap;
+	m->slots = calloc(cap, sizeof(*m->slots));
+	if (!m->slots) {
+		m->slots = old;
+		return -1;
+	}
+	m->cap = cap;
+	for (uint32_t i = 0; i < old_cap; i++)
+		if (old[i].node_guid)
+			m->slots[slot_of(m, old[i].node_guid, old[i].port)] = old[i];
+	free(old);
+	return 0;
+}
+
+static int put_end(struct nbr_map *m, const struct nbr_end *from,
+		   const struct nbr_end *to)
+{
+	if ((m->n + 1) * 2 > m->cap && grow(m) < 0)
+		return -1;
+	struct nbr_slot *s = &m->slots[slot_of(m, from->node_guid, from->port)];
+	if (s->node_guid) {
+		if (!memcmp(&s->peer, to, sizeof(*to)))
+			return 0;
+	} else {
+		m->n++;
+		s->node_guid = from->node_guid;
+		s->port = from->port;
+	}
+	s->peer = *to;
+	return 1;
+}
+
+/* Records the link a <-> b (both directions): 1 if that changed the map, 0, -1 (ENOMEM). */
+static int nbr_put(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b)
+{
+	if (!a->node_guid || !b->node_guid)
+		return 0;
+	struct nbr_end x, y;	/* no padding bytes compared */
+	memset(&x, 0, sizeof(x));
+	memset(&y, 0, sizeof(y));
+	x.node_guid = a->node_guid, x.port_guid = a->port_guid, x.port = a->port;
+	y.node_guid = b->node_guid, y.port_guid = b->port_guid, y.port = b->port;
+	int r1 = put_end(m, &x, &y);
+	if (r1 < 0)
+		return -1;
+	int r2 = put_end(m, &y, &x);
+	if (r2 < 0)
+		return -1;
+	return r1 || r2;
+}
+
+static void end_of(const struct fabric *f, uint32_t pi, struct nbr_end *e)
+{
+	const struct fab_port *p = &f->ports[pi];
+	e->node_guid = f->nodes[p->node].guid;
+	e->port_guid = p->guid;
+	e->port = p->num;
+}
+
+int nbr_from_fabric(struct nbr_map *m, const struct fabric *f)
+{
+	int changed = 0;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		uint32_t r = f->ports[pi].remote;
+		if (r == FAB_NONE || r < pi)
+			continue;
+		struct nbr_end a, b;
+		end_of(f, pi, &a);
+		end_of(f, r, &b);
+		if (!a.port_guid || !b.port_guid)
+			continue;	/* a CA port never asked */
+		int c = nbr_put(m, &a, &b);
+		if (c < 0)
+			return -1;
+		changed += c;
+	}
+	return changed;
+}
+
+void nbr_free(struct nbr_map *m)
+{
+	free(m->slots);
+	m->slots = NULL;
+	m->cap = m->n = 0;
+}
+
+static int parse_line(const char *s, struct nbr_end *a, struct nbr_end *b)
+{
+	unsigned pa, pb;
+	int used = 0;
+	if (sscanf(s, "%" SCNx64 " %u %" SCNx64 " %" SCNx64 " %u %" SCNx64 " %n",
+		   &a->node_guid, &pa, &a->port_guid, &b->node_guid, &pb,
+		   &b->port_guid, &used) != 6 || s[used] != '\0' ||
+	    pa > 255 || pb > 255 || !a->node_guid || !b->node_guid)
+		return -1;
+	a->port = (uint8_t)pa;
+	b->port = (uint8_t)pb;
+	return 0;
+}
+
+int nbr_load(struct nbr_map *m, const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, NBR_FILE);
+	FILE *fp = rfile_open(path, 0, err, errlen);
+	if (!fp)
+		return errno == ENOENT ? (err[0] = '\0', 0) : -1;
+	char line[NBR_LINE_MAX];
+	int lineno = 0, rc = 0;
+	while (fgets(line, sizeof(line), fp)) {
+		lineno++;
+		if (!strchr(line, '\n')) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno,
+				 feof(fp) ? "truncated" : "line too long");
+			rc = -1;
+			break;
+		}
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		struct nbr_end a, b;
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		if (parse_line(line, &a, &b) < 0) {
+			snprintf(err, errlen, "%s:%d: expected \"NODE_GUID PORT PORT_GUID NODE_GUID PORT PORT_GUID\"",
+				 path, lineno);
+			rc = -1;
+			break;
+		}
+		if (nbr_put(m, &a, &b) < 0) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+			break;
+		}
+	}
+	if (!rc && ferror(fp)) {
+		snprintf(err, errlen, "%s: read error", path);
+		rc = -1;
+	}
+	fclose(fp);
+	return rc;
+}
+
+/* The lower end of a link writes it. */
+static int is_first(const struct nbr_slot *s)
+{
+	return s->node_guid < s->peer.node_guid ||
+	       (s->node_guid == s->peer.node_guid && s->port <= s->peer.port);
+}
+
+int nbr_save(const struct nbr_map *m, const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	struct wfile w;
+	snprintf(path, sizeof(path), "%s/%s", dir, NBR_FILE);
+	if (wfile_open(&w, path, err, errlen) < 0)
+		return -1;
+	fputs(NBR_HEADER, w.fp);
+	for (uint32_t i = 0; i < m->cap; i++) {
+		const struct nbr_slot *s = &m->slots[i];
+		if (!s->node_guid || !is_first(s))
+			continue;
+		const struct nbr_end *a = nbr_peer(m, s->peer.node_guid, s->peer.port);
+		fprintf(w.fp, "0x%016" PRIx64 " %u 0x%016" PRIx64 " 0x%016" PRIx64 " %u 0x%016" PRIx64 "\n",
+			s->node_guid, s->port, a ? a->port_guid : 0,
+			s->peer.node_guid, s->peer.port, s->peer.port_guid);
+	}
+	return wfile_commit(&w, err, errlen);
+}
+
+uint64_t nbr_dr_target(const struct fabric *f, const struct nbr_map *m,
+		       uint64_t local_guid, const uint8_t *path, int hops)
+{
+	if (hops <= 0)
+		return local_guid;
+	if (!f || f->sm_node == FAB_NONE)
+		return 0;
+	uint32_t node = f->sm_node;
+	uint64_t target = 0, cur = 0;
+	int i = 1;
+	for (; i <= hops; i++) {	/* the fabric known */
+		const struct fab_node *n = &f->nodes[node];
+		if (path[i] > n->nports)
+			return 0;
+		uint32_t r = f->ports[fabric_port(f, node, path[i])].remote;
+		if (r == FAB_NONE) {
+			cur = n->guid;
+			break;
+		}
+		node = f->ports[r].node;
+		target = f->ports[r].guid;
+	}
+	for (; i <= hops; i++) {	/* then the map */
+		const struct nbr_end *e = nbr_peer(m, cur, path[i]);
+		if (!e)
+			return 0;
+		cur = e->node_guid;
+		target = e->port_guid;
+	}
+	return target;
+}

@@ -1,0 +1,63 @@
+/*
+ * The neighbour map: for every link the SM has seen, (node GUID, port)
+ * <-> (node GUID, port, port GUID), kept in the state directory
+ * (NBR_FILE) across restarts.  It is topology, not keys: with M_Key
+ * protection at ProtectBits 2 and 3 a device drops a Get that carries a
+ * wrong key (IBA vol. 1 14.2.4.1), so the SM must know which port a
+ * directed route reaches before it has asked that port anything -- its
+ * M_Key is derived from the port GUID (sm/model/mkeys.h).  The map says
+ * what is across a link from a node already known; a device not in it is
+ * asked with M_Key 0 (a device never keyed holds 0, and 0 passes).
+ *
+ * nbr_dr_target() resolves a directed route: along the fabric known
+ * (the discovery in progress, or the last model) as far as its links go,
+ * then along the map.  A cost of one step per hop, one hash lookup per
+ * hop beyond the known fabric.
+ */
+#ifndef IBSMD_NEIGHBORS_H
+#define IBSMD_NEIGHBORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sm/base/fabric.h"
+
+#define NBR_FILE "neighbors"	/* in the state directory */
+
+struct nbr_end {
+	uint64_t node_guid;
+	uint64_t port_guid;	/* a switch: port 0's (every port shares it) */
+	uint8_t port;
+};
+
+struct nbr_slot;
+
+struct nbr_map {
+	struct nbr_slot *slots;	/* open addressing; node_guid 0: empty */
+	uint32_t cap;		/* a power of two, or 0 */
+	uint32_t n;		/* link ends held (two a link) */
+};
+
+/* Records every link of f: how many links changed, or -1 (ENOMEM). */
+int nbr_from_fabric(struct nbr_map *m, const struct fabric *f);
+void nbr_free(struct nbr_map *m);
+
+/*
+ * Reads DIR/neighbors into m (added to what it holds).  An absent file is
+ * an empty map.  -1 (err): unreadable or corrupt (m keeps what was read
+ * before the bad line).
+ */
+int nbr_load(struct nbr_map *m, const char *dir, char *err, size_t errlen);
+/* Writes m to DIR/neighbors atomically (sm/base/wfile.h). */
+int nbr_save(const struct nbr_map *m, const char *dir, char *err, size_t errlen);
+
+/*
+ * The port GUID of the port a directed-route SMP with initial path
+ * path[1..hops] reaches (a switch: its port 0; a CA or router: the port
+ * the path enters), walking f from f->sm_node (f may be NULL) and then m;
+ * hops 0: local_guid (the SM's own port).  0: unknown.
+ */
+uint64_t nbr_dr_target(const struct fabric *f, const struct nbr_map *m,
+		       uint64_t local_guid, const uint8_t *path, int hops);
+
+#endif

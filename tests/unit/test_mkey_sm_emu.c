@@ -1,0 +1,356 @@
+/*
+ * ibsmd keys the fabric (security.m_key; sm/model/mkeys.h) on the
+ * emulator, which enforces the IBA's M_Key rules (mad/mkey.h, 14.2.4):
+ *
+ *   level2_keyed: after bring-up every port the SM keys (each switch's
+ *     port 0, each CA port) holds its derived key, ProtectBits 2 and the
+ *     lease, read on the device side; no SMP of the SM was a violation;
+ *     the status and the metrics count them keyed; a raw host's SubnSet of
+ *     a switch LFT block with a wrong key is refused (no answer, the LFT
+ *     reads back unchanged, M_KeyViolations grows) and the SM reports
+ *     the violation it reads at its next heavy sweep.
+ *   level3_host_get_fails: at level 3 the host's Get with a wrong key gets
+ *     no answer, one with the port's key does; ibsmd's heavy sweep still
+ *     succeeds (every port answers) and sends no Set.
+ *   policy_change_rewrites: a new lease and level (a reload) are written
+ *     to every keyed port at the next heavy sweep: the device cache
+ *     compares the M_Key fields.
+ *   restart_same_secret: a second ibsmd with the same state directory
+ *     (secret, neighbour map) at level 3 discovers the keyed fabric --
+ *     devices that drop every Get without their key -- with the Sets and
+ *     MADs of the same restart without M_Key (no M_Key rewritten), and
+ *     no violation.
+ *   restart_without_map: the same with the neighbour map removed: the SM
+ *     cannot name the port beyond its own, asks with key 0, and every
+ *     device past its link drops the Gets (the map is what makes a
+ *     restart at level 3 work).
+ */
+#include "emu_testlib.h"
+
+#include <infiniband/mad.h>
+
+#include "mad/mkey.h"
+#include "mad/smp.h"
+#include "sm/model/mkeys.h"
+#include "sm/model/neighbors.h"
+
+#define WRONG 0x0badc0de0badc0deull
+#define L0 0x100
+#define WAIT_MS 200
+#define MAD_TIMEOUT_MS 20
+#define LEASE_S 60
+
+struct run {
+	EMU_RUN;
+	struct mad_transport host;
+	int answers;
+	uint8_t answer[MAD_SIZE];
+};
+
+static void host_recv(void *arg, const uint8_t *mad, size_t len,
+		      const struct mad_addr *from, int status)
+{
+	struct run *r = arg;
+	(void)from;
+	if (status || len < MAD_SIZE || mad[3] != (IB_MAD_METHOD_GET | IB_MAD_RESPONSE))
+		return;
+	memcpy(r->answer, mad, MAD_SIZE);
+	r->answers++;
+}
+
+static int answered(const void *arg)
+{
+	const struct run *r = arg;
+	return r->answers > 0;
+}
+
+/* The raw host on H1 sends a LID-routed SMP with key; 1 if answered. */
+static int host_smp(struct run *r, uint32_t lid, int method, uint16_t attr,
+		    uint32_t mod, uint64_t key, uint8_t *data)
+{
+	uint8_t m[MAD_SIZE];
+	smp_init_lid(m, method, attr, mod);
+	for (int i = 0; i < 8; i++)
+		m[24 + i] = (uint8_t)(key >> (56 - 8 * i));
+	if (data)
+		memcpy(m + SMP_DATA_OFFS, data, SMP_DATA_SIZE);
+	struct mad_addr to = { .lid = lid };
+	r->answers = 0;
+	ck_assert_int_eq(mad_transport_send(&r->host, m, MAD_SIZE, &to), 0);
+	if (!emu_run_while(r->base, answered, r, WAIT_MS))
+		return 0;
+	if (data)
+		memcpy(data, r->answer + SMP_DATA_OFFS, SMP_DATA_SIZE);
+	return 1;
+}
+
+static void host_attach(struct run *r)
+{
+	char err[256] = "";
+	ck_assert_msg(emu_attach(r->e, r->base, emu_host_guid(1), &r->host, host_recv,
+				 r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(emu_set_issm(r->e, emu_host_guid(1), 0), 0);
+}
+
+static void sm_up(struct run *r, int level)
+{
+	r->sm = emu_sm_new(r->state, MAD_TIMEOUT_MS);
+	r->sm->cfg.mkey_protect = level;
+	r->sm->cfg.mkey_lease_s = LEASE_S;
+	emu_sm_start(r->sm, r->base, r->e);
+	emu_run_sweeps(&r->run, 1);
+}
+
+static void open_run(struct run *r, const char *name)
+{
+	memset(r, 0, sizeof(*r));
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = name, .seed = 7 });
+}
+
+/* M_KeyViolations summed over the ports the SM keys (as the devices count them). */
+static unsigned mkey_violations(struct run *r)
+{
+	unsigned v = 0;
+	const struct fabric *t = &r->topo;
+	for (uint32_t ni = 0; ni < t->n_nodes; ni++) {
+		const struct fab_node *nd = &t->nodes[ni];
+		for (int p = nd->type == FAB_SWITCH ? 0 : 1;
+		     p <= (nd->type == FAB_SWITCH ? 0 : nd->nports); p++) {
+			struct emu_mkey k;
+			ck_assert_int_eq(emu_port_mkey(r->e, nd->guid, p, &k), 0);
+			v += k.violations;
+		}
+	}
+	return v;
+}
+
+/* Every port the SM keys holds its key, level and lease: how many. */
+static unsigned check_keyed_lease(struct run *r, int level, unsigned lease_s)
+{
+	char path[128], err[256] = "";
+	uint8_t secret[MKEYS_SECRET_LEN];
+	snprintf(path, sizeof(path), "%s/%s", r->state, MKEYS_SECRET_FILE);
+	ck_assert_msg(mkeys_secret_load(path, 0, secret, err, sizeof(err)) == MKEYS_READ,
+		      "%s", err);
+	unsigned n = 0;
+	const struct fabric *t = &r->topo;
+	for (uint32_t ni = 0; ni < t->n_nodes; ni++) {
+		const struct fab_node *nd = &t->nodes[ni];
+		int first = nd->type == FAB_SWITCH ? 0 : 1;
+		int last = nd->type == FAB_SWITCH ? 0 : nd->nports;
+		for (int p = first; p <= last; p++) {
+			uint64_t pg = t->ports[nd->first_port + (uint32_t)p].guid;
+			struct emu_mkey k;
+			ck_assert_int_eq(emu_port_mkey(r->e, nd->guid, p, &k), 0);
+			ck_assert_msg(k.key == mkeys_derive(secret, pg),
+				      "0x%llx[%d]: key 0x%llx", (unsigned long long)nd->guid,
+				      p, (unsigned long long)k.key);
+			ck_assert_uint_eq(k.protect, level);
+			ck_assert_uint_eq(k.lease_s, lease_s);
+			n++;
+		}
+	}
+	return n;
+}
+
+static unsigned check_keyed(struct run *r, int level)
+{
+	return check_keyed_lease(r, level, LEASE_S);
+}
+
+static uint32_t sets_now(const struct run *r)
+{
+	return (uint32_t)txn_get_stats(r->sm->txn)->sets;
+}
+
+static void heavy_sweep(struct run *r)
+{
+	uint32_t n = r->sm->sweep.heavy_sweeps;
+	sweeper_request_heavy(r->sm, "test");
+	emu_run_sweeps(&r->run, n + 1);
+	ck_assert_uint_eq(r->sm->sweep.heavy_failed, 0);
+	ck_assert_uint_eq(r->sm->sweep.last.unresponsive, 0);
+}
+
+START_TEST(level2_keyed)
+{
+	struct run r;
+	open_run(&r, "mkeysm2");
+	sm_up(&r, 2);
+	unsigned keyed = check_keyed(&r, 2);
+	ck_assert_uint_eq(keyed, 6 + 12);
+	ck_assert_uint_eq(mkey_violations(&r), 0);	/* the SM always had the key */
+	heavy_sweep(&r);	/* the device cache: everything already written */
+	ck_assert_double_eq(emu_metric(r.sm, "ibsmd_mkey_ports{state=\"keyed\"}"), keyed);
+	ck_assert_double_eq(emu_metric(r.sm, "ibsmd_mkey_ports{state=\"unkeyed\"}"), 0);
+
+	host_attach(&r);
+	uint32_t l0 = (uint32_t)emu_port_lid(r.e, L0, 0);
+	int before[64];
+	uint8_t blk[SMP_DATA_SIZE];
+	for (int i = 0; i < 64; i++) {
+		before[i] = emu_lft_entry(r.e, L0, (uint32_t)i);
+		blk[i] = (uint8_t)(before[i] == 3 ? 4 : 3);
+	}
+	ck_assert(!host_smp(&r, l0, IB_MAD_METHOD_SET, IB_ATTR_LINEARFORWTBL, 0, WRONG, blk));
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(emu_lft_entry(r.e, L0, (uint32_t)i), before[i]);
+	struct emu_mkey k;
+	ck_assert_int_eq(emu_port_mkey(r.e, L0, 0, &k), 0);
+	ck_assert_uint_eq(k.violations, 1);
+	/* level 2: the Get is dropped too */
+	ck_assert(!host_smp(&r, l0, IB_MAD_METHOD_GET, IB_ATTR_NODE_INFO, 0, WRONG, blk));
+	ck_assert_int_eq(emu_port_mkey(r.e, L0, 0, &k), 0);
+	ck_assert_uint_eq(k.violations, 2);
+
+	/* the SM reads the violations back, and its Set keeps them */
+	heavy_sweep(&r);
+	ck_assert_double_eq(emu_metric(r.sm, "ibsmd_mkey_ports{state=\"keyed\"}"), keyed);
+	struct mkey_census c;
+	subnet_mkey_census(&r.sm->sub, &c);
+	ck_assert_uint_eq(c.violations, 2);
+	ck_assert_int_eq(emu_port_mkey(r.e, L0, 0, &k), 0);
+	ck_assert_uint_eq(k.violations, 2);
+	ck_assert_uint_eq(mkey_violations(&r), 2);	/* the host's two, none of the SM's */
+	r.host.close(r.host.ctx);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+START_TEST(level3_host_get_fails)
+{
+	struct run r;
+	open_run(&r, "mkeysm3");
+	sm_up(&r, 3);
+	check_keyed(&r, 3);
+	host_attach(&r);
+	uint32_t l0 = (uint32_t)emu_port_lid(r.e, L0, 0);
+	uint8_t d[SMP_DATA_SIZE];
+	ck_assert(!host_smp(&r, l0, IB_MAD_METHOD_GET, IB_ATTR_NODE_INFO, 0, WRONG, d));
+	ck_assert(!host_smp(&r, l0, IB_MAD_METHOD_GET, IB_ATTR_NODE_INFO, 0, 0, d));
+	uint64_t l0_key = mkeys_port_key(&r.sm->sub.mk, L0);
+	ck_assert(host_smp(&r, l0, IB_MAD_METHOD_GET, IB_ATTR_NODE_INFO, 0, l0_key, d));
+
+	uint32_t sets = sets_now(&r), v = mkey_violations(&r);
+	ck_assert_uint_eq(v, 2);			/* the host's two Gets */
+	heavy_sweep(&r);
+	ck_assert_uint_eq(sets_now(&r), sets);		/* nothing new written */
+	ck_assert_uint_eq(mkey_violations(&r), v);	/* the SM's SMPs all keyed */
+	check_keyed(&r, 3);
+	r.host.close(r.host.ctx);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+START_TEST(policy_change_rewrites)
+{
+	struct run r;
+	open_run(&r, "mkeysmc");
+	sm_up(&r, 2);
+	unsigned keyed = check_keyed(&r, 2);
+	/* a reload's new lease and level: the ports that hold the old ones are written */
+	struct config c = r.sm->cfg;
+	char err[256] = "";
+	c.mkey_lease_s = 30;
+	c.mkey_protect = 3;
+	ck_assert_msg(subnet_mkeys_configure(&r.sm->sub, &c, 1, err, sizeof(err)) == 0,
+		      "%s", err);
+	uint32_t sets = sets_now(&r);
+	heavy_sweep(&r);
+	ck_assert_uint_ge(sets_now(&r) - sets, keyed);
+	ck_assert_uint_eq(check_keyed_lease(&r, 3, 30), keyed);
+	ck_assert_uint_eq(mkey_violations(&r), 0);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+static void restart(struct run *r, int level, int drop_map)
+{
+	emu_run_stop_sm(&r->run);
+	if (drop_map) {
+		char path[128];
+		snprintf(path, sizeof(path), "%s/%s", r->state, NBR_FILE);
+		ck_assert_int_eq(unlink(path), 0);
+	}
+	r->sm = emu_sm_new(r->state, MAD_TIMEOUT_MS);
+	r->sm->cfg.mkey_protect = level;
+	r->sm->cfg.mkey_lease_s = LEASE_S;
+	emu_sm_start(r->sm, r->base, r->e);
+}
+
+/* Brings the fabric up at level, restarts the SM; its Sets and MADs once settled. */
+static void restart_counts(struct run *r, const char *name, int level,
+			   uint64_t *sets, uint64_t *sent)
+{
+	open_run(r, name);
+	sm_up(r, level);
+	restart(r, level, 0);
+	emu_run_sweeps(&r->run, 1);
+	emu_sm_settle(r->base, r->sm, 2000);
+	ck_assert_uint_eq(r->sm->sweep.last.unresponsive, 0);
+	ck_assert_uint_eq(r->sm->sweep.last.switches, 6);
+	ck_assert_uint_eq(r->sm->sweep.last.cas, 12);
+	*sets = txn_get_stats(r->sm->txn)->sets;
+	*sent = txn_get_stats(r->sm->txn)->all.sent;
+}
+
+START_TEST(restart_same_secret)
+{
+	struct run r;
+	uint64_t sets0, sent0, sets3, sent3;
+	restart_counts(&r, "mkeysm0", 0, &sets0, &sent0);
+	emu_run_free(&r.run);
+	restart_counts(&r, "mkeysmr", 3, &sets3, &sent3);
+	/* the keys cost the restart nothing: the Sets (ClientReregister) and
+	 * MADs of a restart without M_Key, no M_Key rewritten */
+	ck_assert_uint_eq(sets3, sets0);
+	ck_assert_uint_eq(sent3, sent0);
+	ck_assert_uint_eq(mkey_violations(&r), 0);
+	unsigned keyed = check_keyed(&r, 3);
+	ck_assert_double_eq(emu_metric(r.sm, "ibsmd_mkey_ports{state=\"keyed\"}"), keyed);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+static int swept_once(const void *arg)
+{
+	const struct sm *sm = arg;
+	return sm->sweep.heavy_sweeps + sm->sweep.heavy_failed > 0;
+}
+
+START_TEST(restart_without_map)
+{
+	struct run r;
+	open_run(&r, "mkeysmn");
+	sm_up(&r, 3);
+	restart(&r, 3, 1);
+	emu_run_while(r.base, swept_once, r.sm, 10000);
+	/* H0 and its leaf's link only: the leaf dropped the key-0 Gets */
+	ck_assert_uint_gt(mkey_violations(&r), 0);
+	ck_assert(r.sm->sweep.heavy_sweeps == 0 || r.sm->sweep.last.switches == 0);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+static Suite *mkey_sm_suite(void)
+{
+	Suite *s = suite_create("mkey_sm_emu");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, level2_keyed);
+	tcase_add_test(tc, level3_host_get_fails);
+	tcase_add_test(tc, policy_change_rewrites);
+	tcase_add_test(tc, restart_same_secret);
+	tcase_add_test(tc, restart_without_map);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(mkey_sm_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

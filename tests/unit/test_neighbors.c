@@ -1,0 +1,170 @@
+/*
+ * The neighbour map (sm/model/neighbors.c) on a small fabric: H0 - L0 -
+ * S0 - L1 - H1, H2 on L0 too.
+ *   from_fabric: every link, both ends; a second pass changes nothing.
+ *   dr_target: the port a directed route reaches -- the SM's own at hop
+ *     0, a switch's port 0, a CA's port the path enters -- along the
+ *     fabric; the same along the map alone (a fabric that knows only the
+ *     SM's node: a restart's first queries); 0 past what either knows or
+ *     for a port number the node lacks.
+ *   save_load: the file read back gives the same answers; a bad line is
+ *     refused with FILE:LINE; an absent file is an empty map.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sm/base/fabric.h"
+#include "sm/base/topo.h"
+#include "sm/model/neighbors.h"
+
+#define H0 0x1000ull
+#define H1 0x1004ull
+#define H2 0x1008ull
+#define L0 0x100ull
+#define L1 0x101ull
+#define S0 0x200ull
+
+static const char *net =
+	"switchguid=0x100\nSwitch\t4 \"L0\"\n[1]\t\"H0\"[1]\n[2]\t\"H2\"[1]\n[4]\t\"S0\"[1]\n\n"
+	"switchguid=0x101\nSwitch\t4 \"L1\"\n[1]\t\"H1\"[1]\n[4]\t\"S0\"[2]\n\n"
+	"switchguid=0x200\nSwitch\t4 \"S0\"\n[1]\t\"L0\"[4]\n[2]\t\"L1\"[4]\n\n"
+	"caguid=0x1000\nHca\t1 \"H0\"\n[1](1001)\t\"L0\"[1]\n\n"
+	"caguid=0x1004\nHca\t1 \"H1\"\n[1](1005)\t\"L1\"[1]\n\n"
+	"caguid=0x1008\nHca\t1 \"H2\"\n[1](1009)\t\"L0\"[2]\n\n";
+
+static struct fabric f;
+
+static void setup(void)
+{
+	char err[256] = "";
+	fabric_init(&f);
+	ck_assert_msg(topo_parse_string(&f, net, "t.net", err, sizeof(err)) == 0, "%s", err);
+	f.sm_node = fabric_find_node(&f, H0);
+	ck_assert_uint_ne(f.sm_node, FAB_NONE);
+	f.sm_port = 1;
+}
+
+static void teardown(void)
+{
+	fabric_free(&f);
+}
+
+static uint64_t port_guid(uint64_t node, int port)
+{
+	uint32_t n = fabric_find_node(&f, node);
+	ck_assert_uint_ne(n, FAB_NONE);
+	return f.ports[fabric_port(&f, n, (unsigned)port)].guid;
+}
+
+/* The answers every walk must give over this fabric. */
+static void check_walks(const struct fabric *g, const struct nbr_map *m)
+{
+	static const uint8_t p_l0[] = { 0, 1 }, p_s0[] = { 0, 1, 4 },
+		p_l1[] = { 0, 1, 4, 2 }, p_h1[] = { 0, 1, 4, 2, 1 },
+		p_h2[] = { 0, 1, 2 }, p_back[] = { 0, 1, 1 },
+		p_none[] = { 0, 1, 3 }, p_bad[] = { 0, 1, 9 };
+	uint64_t local = port_guid(H0, 1);
+	ck_assert_uint_eq(nbr_dr_target(g, m, local, p_l0, 0), local);
+	ck_assert_uint_eq(nbr_dr_target(g, m, local, p_l0, 1), port_guid(L0, 0));
+	ck_assert_uint_eq(nbr_dr_target(g, m, local, p_s0, 2), port_guid(S0, 0));
+	ck_assert_uint_eq(nbr_dr_target(g, m, local, p_l1, 3), port_guid(L1, 0));
+	ck_assert_uint_eq(nbr_dr_target(g, m, local, p_h1, 4), port_guid(H1, 1));
+	ck_assert_uint_eq(nbr_dr_target(g, m, local, p_h2, 2), port_guid(H2, 1));
+	ck_assert_uint_eq(nbr_dr_target(g, m, local, p_back, 2), local);
+	ck_assert_uint_eq(nbr_dr_target(g, m, local, p_none, 2), 0);	/* no cable */
+	ck_assert_uint_eq(nbr_dr_target(g, m, local, p_bad, 2), 0);	/* no port 9 */
+	ck_assert_uint_ne(port_guid(H1, 1), 0);
+	ck_assert_uint_ne(port_guid(H1, 1), H1);	/* a CA: its port's GUID */
+}
+
+/* A fabric that knows only the SM's node (H0), as a restart's first query. */
+static void only_sm(struct fabric *g)
+{
+	fabric_init(g);
+	uint32_t n = fabric_add_node(g, FAB_CA, 1, H0);
+	ck_assert_uint_ne(n, FAB_NONE);
+	g->ports[fabric_port(g, n, 1)].guid = port_guid(H0, 1);
+	g->sm_node = n;
+	g->sm_port = 1;
+}
+
+START_TEST(from_fabric)
+{
+	struct nbr_map m = { 0 };
+	ck_assert_int_eq(nbr_from_fabric(&m, &f), 5);	/* links */
+	ck_assert_uint_eq(m.n, 5 * 2);	/* their ends */
+	ck_assert_int_eq(nbr_from_fabric(&m, &f), 0);
+	nbr_free(&m);
+}
+END_TEST
+
+START_TEST(dr_target)
+{
+	struct nbr_map empty = { 0 }, m = { 0 };
+	check_walks(&f, &empty);		/* the fabric alone */
+	ck_assert_int_gt(nbr_from_fabric(&m, &f), 0);
+	struct fabric g;
+	only_sm(&g);
+	check_walks(&g, &m);			/* the map alone, past H0 */
+	static const uint8_t p_l0[] = { 0, 1 };
+	ck_assert_uint_eq(nbr_dr_target(&g, &empty, 1, p_l0, 1), 0);	/* neither knows */
+	ck_assert_uint_eq(nbr_dr_target(NULL, &m, 1, p_l0, 1), 0);
+	fabric_free(&g);
+	nbr_free(&m);
+}
+END_TEST
+
+START_TEST(save_load)
+{
+	char dir[] = "/tmp/test_neighbors.XXXXXX", path[64], err[512] = "";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct nbr_map m = { 0 }, back = { 0 };
+	ck_assert_int_eq(nbr_load(&back, dir, err, sizeof(err)), 0);	/* absent */
+	ck_assert_uint_eq(back.n, 0);
+	ck_assert_int_gt(nbr_from_fabric(&m, &f), 0);
+	ck_assert_msg(nbr_save(&m, dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(nbr_load(&back, dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(back.n, m.n);
+	struct fabric g;
+	only_sm(&g);
+	check_walks(&g, &back);
+	fabric_free(&g);
+	nbr_free(&back);
+
+	snprintf(path, sizeof(path), "%s/%s", dir, NBR_FILE);
+	FILE *fp = fopen(path, "a");
+	ck_assert_ptr_nonnull(fp);
+	fputs("0x0000000000000100 5 0x100\n", fp);
+	fclose(fp);
+	ck_assert_int_eq(nbr_load(&back, dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, path) && strstr(err, ":7:"), "%s", err);
+	nbr_free(&back);
+	nbr_free(&m);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+static Suite *neighbors_suite(void)
+{
+	Suite *s = suite_create("neighbors");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, from_fabric);
+	tcase_add_test(tc, dr_target);
+	tcase_add_test(tc, save_load);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(neighbors_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
