@@ -11,7 +11,7 @@
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
 #                         "qos", "part", "mcast", "mcast-emu", "perfmgr", "dftree",
-#                         "jobs-offline", "jobs"
+#                         "jobs-offline", "jobs", "mkey"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
@@ -65,6 +65,9 @@ PART_YAML="$SIM_TMP/part.yaml"
 	done
 } >"$PART_YAML"
 PART_OSM="$SIM_TMP/partitions.conf"
+# The M_Key row (BENCH_ONLY=mkey): every port keyed, protection level 2.
+MKEY_YAML="$SIM_TMP/mkey.yaml"
+printf 'security: {m_key: {protect_level: 2}}\n' >"$MKEY_YAML"
 # part_osm NET: PART_OSM for the hosts of NET (an ibsim CA port's GUID is
 # its node GUID + the port number)
 part_osm() {
@@ -121,17 +124,19 @@ timed() {
 # one_run NAME NET PROG ROUND: a fresh ibsim, one bring-up; appends
 # "NAME PROG wall_ms mads rss_kb route_ms sl2vl_sets vlarb_sets pkey_sets" to $RESULTS.
 # ibsmd-qos, osm-qos and osm64-qos: the QoS row's programs (QOS_YAML, QOS_OSM above);
-# ibsmd-part and osm-part the partitions row's (PART_YAML, PART_OSM)
+# ibsmd-part and osm-part the partitions row's (PART_YAML, PART_OSM);
+# ibsmd-mkey the M_Key row's (MKEY_YAML)
 one_run() {
 	local name=$1 net=$2 prog=$3 round=$4 dir="$SIM_TMP/$1-$3-$4" rc pre
 	mkdir -p "$dir"
 	sim_start "$net"
 	export MADDROP_COUNT="$dir/count.%p" MADDROP_EVERY=0
 	case $prog in
-	ibsmd|ibsmd-qos|ibsmd-part)
+	ibsmd|ibsmd-qos|ibsmd-part|ibsmd-mkey)
 		local conf=()
 		[ "$prog" = ibsmd-qos ] && conf=(-c "$QOS_YAML")
 		[ "$prog" = ibsmd-part ] && conf=(-c "$PART_YAML")
+		[ "$prog" = ibsmd-mkey ] && conf=(-c "$MKEY_YAML")
 		pre=$(SIM_EXTRA_PRELOAD="$SIM_MADDROP" sim_preload "$IBSMD")
 		timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" \
 			"$IBSMD" --once -R "$ENGINE" "${conf[@]}" -S "$dir/state" >"$dir/out" 2>"$dir/err"
@@ -1291,6 +1296,34 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = jobs ]; then
 	done
 	kill "$sm" 2>/dev/null; wait "$sm" 2>/dev/null
 	sim_stop
+fi
+
+# ---- mkey: bring-up with every port keyed beside without (ibsmd alone) ----
+# ibsmd --once on fresh ibsims of ft3-3456, alternating: no policy, and
+# security.m_key protect_level 2 (a fresh state directory each round: a
+# new secret, no neighbour map, so the first NodeInfo across each link
+# carries key 0).  Wall time, MADs, SMPs carrying a key and carrying 0
+# (ibsim checks no key, so the figures are the SM's own cost).
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mkey ]; then
+	name=mkey-ft3-3456
+	net="$SIM_TMP/$name.net"
+	gen ftree3 --radix 24 -o "$net"
+	for r in $(seq "$ROUNDS"); do
+		for prog in ibsmd ibsmd-mkey; do
+			one_run "$name" "$net" "$prog" "$r"
+		done
+	done
+	keyed=$(count "$SIM_TMP/$name-ibsmd-mkey-1" smp_mkey_set)
+	zero=$(count "$SIM_TMP/$name-ibsmd-mkey-1" smp_mkey_zero)
+	echo
+	echo "M_Key: $name bring-up under ibsim, median of $ROUNDS rounds; ibsmd --once -R $ENGINE without a policy and with security.m_key protect_level 2"
+	printf '%-8s %9s %9s %7s %10s %10s %7s %12s %11s\n' m_key off_ms on_ms on/off off_mads on_mads mads_x \
+		keyed_smps key0_smps
+	ow=$(col "$name" ibsmd 3); kw=$(col "$name" ibsmd-mkey 3)
+	om=$(col "$name" ibsmd 4); km=$(col "$name" ibsmd-mkey 4)
+	printf '%-8s %9s %9s %7s %10s %10s %7s %12s %11s\n' level2 "$ow" "$kw" "$(ratio "$kw" "$ow")" "$om" "$km" \
+		"$(ratio "$km" "$om")" "$keyed" "$zero"
+	[ "$km" = "$om" ] || fail "mkey: keys cost MADs: $km with, $om without"
 fi
 
 # ---- the run, appended to tests/RESULTS.md ----
