@@ -86,10 +86,16 @@ static int mode_on(const struct sm *sm)
 	return sm->cfg.cong_mode == CONG_DFTREE;
 }
 
-/* One port of f to read into x, or 0: a switch port facing a CA port with
- * a LID, or a CA port with a LID. */
+/*
+ * One port of f to read into x, or 0: a switch port facing a CA port with
+ * a LID, or a CA port with a LID.  x is the next free slot: a port refused
+ * leaves it to the next one considered, so it starts cleared (a switch
+ * port refused after being marked one must not make the next CA port a
+ * switch port).
+ */
 static int wanted(const struct fabric *f, uint32_t pi, struct dft_rd *x)
 {
+	memset(x, 0, sizeof(*x));
 	const struct fab_port *fp = &f->ports[pi];
 	const struct fab_node *nd = &f->nodes[fp->node];
 	if (fp->num == 0 || fp->remote == FAB_NONE)

@@ -20,6 +20,11 @@
  * in flight, reports time yielded, and the flood's queries are answered
  * meanwhile.  The emulator answers after 2 ms, so reads pile up in
  * flight when the window lets them.
+ *
+ * vswitch_*: the ports a round reads when some switch ports face a CA
+ * port the loop must leave out (sm/dftree.c: one with no LID, a vLID, or
+ * an idle VF, FPORT_NOLID), on the smallest fabric where such a port
+ * comes right before a CA port in the model's port order (see vs_text()).
  */
 #include <check.h>
 #include <inttypes.h>
@@ -317,6 +322,173 @@ START_TEST(sa_first)
 }
 END_TEST
 
+/* ---- a vSwitch with an idle VF ---- */
+
+/*
+ * The smallest fabric where a switch port the loop leaves out precedes a
+ * CA port with a LID in the model's port order (ports by node index, the
+ * nodes in the order discovery found them): the SM's host H on switch S,
+ * and a hypervisor's vSwitch V (virtualization.vswitches ["V"], the
+ * dynamic LID scheme) with its PF P on port 2 and one idle VF F on port
+ * 3.  A switch port is left out only when the CA port it faces has no
+ * LID, a vLID or is an idle VF; on the stock emulator (no extended LIDs)
+ * that takes a vSwitch under the dynamic scheme, whose PF then follows
+ * it.  Discovery finds H (the SM's own node), S, V, then P and F (in
+ * either order) behind V: after V's port 3, which faces F (FPORT_NOLID),
+ * the next port taken is P's, a CA port (F's own is left out too).  A CA
+ * port taken for a switch port there would be read without
+ * PortCountersExtended, share its GUID with V's port 2 in the switch
+ * ports, and be no contributor.
+ * CA GUIDs are 4 apart: a port GUID (node GUID + 1) is no other node's.
+ */
+#define VS_H	0x1000
+#define VS_P	0x2000
+#define VS_F	0x2004
+
+static char *vs_text(void)
+{
+	return strdup("switchguid=0x100\nSwitch\t4 \"S\"\n[1]\t\"H\"[1]\n[2]\t\"V\"[1]\n\n"
+		      "switchguid=0x200\nSwitch\t3 \"V\"\n[1]\t\"S\"[2]\n[2]\t\"P\"[1]\n"
+		      "[3]\t\"F\"[1]\n\n"
+		      "caguid=0x1000\nHca\t1 \"H\"\n[1]\t\"S\"[1]\n\n"
+		      "caguid=0x2000\nHca\t1 \"P\"\n[1]\t\"V\"[2]\n\n"
+		      "caguid=0x2004\nHca\t1 \"F\"\n[1]\t\"V\"[3]\n");
+}
+
+static void vs_setup(struct run *r)
+{
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = "dftvs",
+		     .text = vs_text(), .seed = 28 });
+	r->sm = emu_sm_new(r->state, 20);
+	struct config *c = &r->sm->cfg;
+	c->port_guid = VS_H + 1;
+	c->pm_interval_s = 0;
+	c->cong_mode = CONG_DFTREE;
+	c->cong_fast_sl = 0;
+	c->cong_slow_sl = 1;
+	c->cong_interval_s = 1;
+	c->lid_scheme = 0;	/* dynamic: an idle VF has no LID */
+	c->n_vswitches = 1;
+	snprintf(c->vswitches[0], sizeof(c->vswitches[0]), "V");
+	emu_sm_start(r->sm, r->base, r->e);
+	ck_assert_msg(emu_run_while(r->base, idle, r->sm, 10000), "no bring-up");
+	/* the premise: the VF has no LID, the PF and the host have theirs */
+	ck_assert_int_eq(emu_port_lid(r->e, VS_F, 1), 0);
+	ck_assert_int_gt(emu_port_lid(r->e, VS_P, 1), 0);
+	ck_assert_int_gt(emu_port_lid(r->e, VS_H, 1), 0);
+}
+
+/* A CA port's LID on the device (a vLID leaves it 0), or 0: none. */
+static int ca_lid(const struct run *r, const struct fab_port *p)
+{
+	int l = emu_port_lid(r->e, r->topo.nodes[p->node].guid, p->num);
+	return l > 0 ? l : 0;
+}
+
+/*
+ * The GMPs a round asks, from the devices: PortCounters of every switch
+ * port (its switch with a LID) facing a CA port with a LID, PortCounters
+ * and PortCountersExtended of every CA port with a LID.
+ */
+static uint64_t vs_expected(const struct run *r)
+{
+	const struct fabric *f = &r->topo;
+	uint64_t n = 0;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		if (!p->num || p->remote == FAB_NONE)
+			continue;
+		const struct fab_port *far = &f->ports[p->remote];
+		const struct fab_node *nd = &f->nodes[p->node];
+		if (nd->type == FAB_CA)
+			n += ca_lid(r, p) ? 2 : 0;
+		else if (f->nodes[far->node].type == FAB_CA)
+			n += ca_lid(r, far) && emu_port_lid(r->e, nd->guid, 0) > 0;
+	}
+	return n;
+}
+
+START_TEST(vswitch_round_gmps)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	vs_setup(&r);
+	uint64_t want = vs_expected(&r);
+	ck_assert_uint_eq(want, 6);	/* S[1] and V[2]; H and P twice each */
+	whole_round(&r);
+	uint64_t gmps = dft_num(r.sm, "gmps"), rounds = dft_num(r.sm, "rounds");
+	whole_round(&r);
+	rounds = dft_num(r.sm, "rounds") - rounds;
+	gmps = dft_num(r.sm, "gmps") - gmps;
+	ck_assert_msg(gmps == want * rounds, "%" PRIu64 " rounds asked %" PRIu64 " GMPs, "
+		      "the fabric wants %" PRIu64 " a round (the PF's PortCountersExtended "
+		      "missing?)", rounds, gmps, want);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+/* The hot-spots as `ibsmctl hotspots` shows them. */
+static json_t *hotspots(struct run *r)
+{
+	char err[128] = "";
+	json_t *o = dftree_ctl(r->sm, NULL, err, sizeof(err));
+	ck_assert_msg(o != NULL, "%s", err);
+	return o;
+}
+
+/* A hot-spot and a lane order to P. */
+static int ordered(const void *arg)
+{
+	const struct run *r = arg;
+	return dft_num(r->sm, "hotspots") > 0 && r->sub[0].repath > 0;
+}
+
+/*
+ * P sends to H, which takes a third of its link: S's port facing H waits,
+ * so H is a hot-spot, and P, which waits and sends below half its link,
+ * its contributor: a CA port, told to move its flows to H onto the slow
+ * SL, never a hot-spot of itself.
+ */
+START_TEST(vswitch_pf_contributor)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	vs_setup(&r);
+	emu_subscribe(r.e, r.base, &r.sub[0], VS_P + 1);
+	r.t = emu_traffic_new(r.e);
+	ck_assert_ptr_nonnull(r.t);
+	ck_assert_int_eq(emu_traffic_run(r.t, r.base, 10), 0);
+	int h = emu_port_lid(r.e, VS_H, 1), p = emu_port_lid(r.e, VS_P, 1);
+	double cap = emu_port_capacity(r.e, VS_H, 1);
+	ck_assert_int_eq(emu_flow_set_sink(r.t, VS_H + 1, cap / 3), 0);
+	ck_assert_int_ge(emu_flow_add(r.t, VS_P + 1, (uint32_t)h, cap, 0), 0);
+	/* two intervals and a round, and the Report's way; more on a busy machine */
+	emu_run_while(r.base, ordered, &r, 6000);
+
+	json_t *o = hotspots(&r), *a = json_object_get(o, "hotspots");
+	char *text = json_dumps(o, JSON_COMPACT);
+	ck_assert_msg(json_array_size(a) == 1, "hot-spots: %s", text);
+	json_t *hs = json_array_get(a, 0), *c = json_object_get(hs, "contributors");
+	ck_assert_msg(json_integer_value(json_object_get(hs, "lid")) == h &&
+		      !strcmp(json_string_value(json_object_get(hs, "node")), "H"),
+		      "H (LID %d) the hot-spot: %s", h, text);
+	ck_assert_msg(json_array_size(c) == 1 &&
+		      json_integer_value(json_object_get(json_array_get(c, 0), "lid")) == p &&
+		      !strcmp(json_string_value(json_object_get(json_array_get(c, 0), "node")),
+			      "P"), "P (LID %d) its contributor: %s", p, text);
+	free(text);
+	json_decref(o);
+	/* P's lane order: its flows to H onto the slow SL */
+	ck_assert_int_eq(r.sub[0].repath, 1);
+	ck_assert_uint_eq(r.sub[0].rec[0].dlid, (uint32_t)h);
+	ck_assert_uint_eq(r.sub[0].rec[0].sl, 1);
+	emu_traffic_run(r.t, r.base, 0);
+	emu_subscriber_free(&r.sub[0]);
+	emu_traffic_free(r.t);
+	emu_run_free(&r.run);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dftree_emu");
@@ -325,6 +497,8 @@ int main(void)
 	tcase_add_test(tc, exp1_without);
 	tcase_add_test(tc, exp1_with);
 	tcase_add_test(tc, sa_first);
+	tcase_add_test(tc, vswitch_round_gmps);
+	tcase_add_test(tc, vswitch_pf_contributor);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
