@@ -37,10 +37,12 @@
  * PM_PACE_MS (1,000 a second), a sweep keeps PM_WINDOW_BUSY GMPs in
  * flight and sends at most PM_BUSY_GMPS a tick, so an SA request waits
  * behind at most one of them and the PM takes a few percent of what the
- * fabric and the SM's loop carry; the configured window comes back at the
- * first quiet tick.  Until its first tick has measured the load, a sweep
- * (or a guest's round) starts as if yielding, so a burst cannot go out
- * in front of a busy SA.  A sweep under a steady SA load is slower (a 3456-host
+ * fabric and the SM's loop carry; the configured window comes back after
+ * PM_QUIET_TICKS quiet ticks in a row (a loaded machine's timers bunch an
+ * SA client's bursts, so one quiet tick says little).  Until its first
+ * tick has measured the load, a sweep (or a guest's round) starts as if
+ * yielding, so a burst cannot go out in front of a busy SA; that first
+ * measurement alone decides.  A sweep under a steady SA load is slower (a 3456-host
  * tree's 41,472 GMPs: some 40 s), never stopped.  Another owner's GMPs on
  * the same table (dFtree's rounds, perfmgr_pace()) pass the same gate:
  * one window, one tick budget for both.
@@ -49,6 +51,7 @@
 #define PM_BUSY_REQUESTS 10
 #define PM_WINDOW_BUSY 1
 #define PM_BUSY_GMPS 10		/* a tick's GMPs while yielding: 1,000 a second */
+#define PM_QUIET_TICKS 5	/* quiet ticks in a row that end yielding: 50 ms */
 /* Ports named in one log line of a sweep's summary. */
 #define PM_TRANSITION_BURST 20
 
@@ -117,6 +120,7 @@ struct perfmgr {
 	uint64_t handled_prev;		/* the receive path's requests at the last tick */
 	int yielding;			/* the window is PM_WINDOW_BUSY */
 	int probing;			/* yielding until the first tick measures */
+	uint32_t quiet;			/* quiet ticks in a row */
 	uint32_t budget;		/* GMPs still to send this tick, yielding */
 	uint32_t fed;			/* req[] sent so far */
 	void (*guest)(void *, unsigned);	/* perfmgr_pace()'s, NULL: none */
@@ -594,6 +598,7 @@ static void pace_start(struct perfmgr *pm)
 		return;
 	pm->handled_prev = requests_handled(pm->sm);
 	pm->probing = 1;
+	pm->quiet = PM_QUIET_TICKS - 1;	/* the first measurement decides */
 	pm->budget = PM_BUSY_GMPS;
 	if (!pm->yielding)
 		set_window(pm, 1);
@@ -621,8 +626,10 @@ static void on_pace(evutil_socket_t fd, short what, void *arg)
 	pm->probing = 0;
 	if (pm->running)
 		pm->st.yielded_ms += yielded;
-	if (busy != pm->yielding)
-		set_window(pm, busy);
+	pm->quiet = busy ? 0 : pm->quiet + 1;
+	int yield = busy || (pm->yielding && pm->quiet < PM_QUIET_TICKS);
+	if (yield != pm->yielding)
+		set_window(pm, yield);
 	pm->budget = PM_BUSY_GMPS;
 	timer_in_ms(pm->pace, PM_PACE_MS);
 	if (pm->guest)
