@@ -8,6 +8,7 @@
  */
 #include "sm/dftree.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -396,7 +397,9 @@ static void decide(struct dftree *d)
 	memset(&a, 0, sizeof(a));
 	uint64_t wall = (uint64_t)time(NULL) * 1000;
 	if (dft_step(&d->alg, &in, &p, wall, &a) < 0)
-		log_limited(LOG_ERROR, "dftree: Algorithm 1's step failed (out of memory)");
+		log_limited(LOG_ERROR, "dftree: Algorithm 1's step failed: %s",
+			    errno == EINVAL ? "a port read twice or a parameter out of range" :
+			    "out of memory");
 	log_events(d, &a);
 	send_notices(d, &a);
 	dft_actions_free(&a);
