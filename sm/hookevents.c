@@ -108,3 +108,23 @@ void hookev_port_health(struct evhook *h, const struct hookev_port *p,
 	evhook_emit(h, unhealthy ? "port_unhealthy" : "port_recovered", v,
 		    sizeof(v) / sizeof(v[0]));
 }
+
+void hookev_mkey_violation(struct evhook *h, const struct fabric *f, uint32_t pi,
+			   const struct mkey_trap256 *d)
+{
+	struct end_text x;
+	char lid[8], method[8], attr[8], mod[12], key[24];
+	end_of(f, f->ports[pi].node, f->ports[pi].num, &x);
+	snprintf(lid, sizeof(lid), "%u", d->lid);
+	snprintf(method, sizeof(method), "0x%02x", d->method);
+	snprintf(attr, sizeof(attr), "0x%04x", d->attr_id);
+	snprintf(mod, sizeof(mod), "0x%08" PRIx32, d->attr_mod);
+	snprintf(key, sizeof(key), "0x%016" PRIx64, d->mkey);
+	const struct evhook_var v[] = {
+		{ "IBSM_NODE_GUID", x.guid }, { "IBSM_NODE", x.name },
+		{ "IBSM_PORT", x.port }, { "IBSM_LID", lid },
+		{ "IBSM_METHOD", method }, { "IBSM_ATTRIBUTE", attr },
+		{ "IBSM_MODIFIER", mod }, { "IBSM_MKEY", key },
+	};
+	evhook_emit(h, "mkey_violation", v, sizeof(v) / sizeof(v[0]));
+}

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "mad/mkey.h"
 #include "sm/discover/changes.h"
 
 struct evhook;
@@ -38,5 +39,13 @@ struct hookev_port {
  */
 void hookev_port_health(struct evhook *h, const struct hookev_port *p,
 			int unhealthy, const char *reason, const char *counters);
+/*
+ * mkey_violation: a trap 256 (Bad M_Key) from port pi of f.  The port
+ * that raised it: IBSM_NODE_GUID, IBSM_NODE, IBSM_PORT; the SMP that
+ * carried the wrong key (its DataDetails, d): IBSM_LID (LIDADDR),
+ * IBSM_METHOD, IBSM_ATTRIBUTE, IBSM_MODIFIER, IBSM_MKEY.
+ */
+void hookev_mkey_violation(struct evhook *h, const struct fabric *f, uint32_t pi,
+			   const struct mkey_trap256 *d);
 
 #endif

@@ -7,6 +7,7 @@
 #include "sm/sa/notices.h"
 #include "sm/recv.h"
 #include "sm/base/clock.h"
+#include "sm/hookevents.h"
 
 static enum trapin_sweep sweep_state(void *arg)
 {
@@ -57,6 +58,25 @@ static void pkey_violation(void *arg, uint32_t pi)
 		pkey_violation_count(&sm->pkey_viol, &sm->sub.model->f, pi);
 }
 
+/* A trap 256 from port pi of the model: the mkey_violation event. */
+static void mkey_violation(void *arg, uint32_t pi, const struct mkey_trap256 *d)
+{
+	struct sm *sm = arg;
+	if (sm->sub.model)
+		hookev_mkey_violation(sm->hook, &sm->sub.model->f, pi, d);
+}
+
+/* The M_Key the SM holds for the port at lid (security.m_key), 0: none. */
+static uint64_t repress_key(void *arg, uint32_t lid)
+{
+	const struct sm *sm = arg;
+	if (!sm->sub.mk.protect || !sm->sub.model)
+		return 0;
+	const struct fabric *f = &sm->sub.model->f;
+	uint32_t pi = fabric_lid_port(f, lid);
+	return pi == FAB_NONE ? 0 : mkeys_port_key(&sm->sub.mk, f->ports[pi].guid);
+}
+
 void sm_traps_init(struct sm *sm)
 {
 	struct trapin_hooks h = {
@@ -66,6 +86,8 @@ void sm_traps_init(struct sm *sm)
 		.switch_changed = switch_changed,
 		.port_changed = port_changed,
 		.pkey_violation = pkey_violation,
+		.mkey_violation = mkey_violation,
+		.repress_key = repress_key,
 		.unchecked = unchecked,
 		.arg = sm,
 	};

@@ -148,27 +148,34 @@ static void count_number(struct trapin_stats *s, const struct trapin_trap *t)
 static struct log_rl trap_rl = { .burst = TRAPIN_LOG_BURST,
 				 .interval_ms = TRAPIN_LOG_WINDOW_MS };
 
+/*
+ * One more trap from guid's port in a bounded table of n_max ports: 0, or
+ * -1 when the table is full (the caller counts it with the rest).
+ */
+static int count_in(struct trapin_port_err *tab, uint32_t *n, uint32_t n_max,
+		    uint64_t guid, uint8_t port)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (tab[i].guid == guid && tab[i].port == port) {
+			tab[i].count++;
+			return 0;
+		}
+	if (*n == n_max)
+		return -1;
+	tab[(*n)++] = (struct trapin_port_err){ guid, port, 1 };
+	return 0;
+}
+
 /* Traps 129-131 by the erring port (trapin_stats.port_err). */
 static void count_port_err(struct trapin_stats *s, const struct fabric *f,
 			   const struct trapin_trap *tr, const struct trapin_verdict *v)
 {
 	if (!tr->generic || tr->number < 129 || tr->number > 131)
 		return;
-	if (!f || v->port == FAB_NONE) {
+	if (!f || v->port == FAB_NONE ||
+	    count_in(s->port_err, &s->n_port_err, TRAPIN_PORT_ERR_PORTS,
+		     f->nodes[f->ports[v->port].node].guid, tr->data_port) < 0)
 		s->port_err_other++;
-		return;
-	}
-	uint64_t guid = f->nodes[f->ports[v->port].node].guid;
-	for (uint32_t i = 0; i < s->n_port_err; i++)
-		if (s->port_err[i].guid == guid && s->port_err[i].port == tr->data_port) {
-			s->port_err[i].count++;
-			return;
-		}
-	if (s->n_port_err == TRAPIN_PORT_ERR_PORTS) {
-		s->port_err_other++;
-		return;
-	}
-	s->port_err[s->n_port_err++] = (struct trapin_port_err){ guid, tr->data_port, 1 };
 }
 
 /* ' ("NAME" port N)': the issuer's node and the port the trap is about. */
@@ -208,6 +215,66 @@ static void log_trap(struct trapin *t, const struct fabric *f,
 				   tr->number, tr->issuer_lid, tr->slid);
 	if (!shown)
 		t->st.log_suppressed++;
+}
+
+/* ---- trap 256: an M_Key violation (IBA vol. 1 14.2.4.1) ---- */
+
+static struct log_rl mkey_rl = { .burst = TRAPIN_MKEY_LOG_BURST,
+				 .interval_ms = TRAPIN_MKEY_LOG_WINDOW_MS };
+
+/* The methods an M_Key check tells apart (mad/mkey.h), else the number. */
+static const char *method_name(uint8_t m, char *buf, size_t len)
+{
+	switch (m) {
+	case MKEY_METHOD_GET:
+		return "Get";
+	case MKEY_METHOD_SET:
+		return "Set";
+	case MKEY_METHOD_TRAP_REPRESS:
+		return "TrapRepress";
+	default:
+		snprintf(buf, len, "method 0x%02x", m);
+		return buf;
+	}
+}
+
+/*
+ * A trap 256 from port pi of the model: decoded, counted by the port,
+ * named in the log (the port, then the SMP that carried the wrong key),
+ * told to the hook.
+ */
+static void mkey_violation(struct trapin *t, const struct fabric *f, uint32_t pi,
+			   const uint8_t *mad)
+{
+	struct trapin_stats *s = &t->st;
+	struct mkey_trap256 d;
+	char err[128];
+	const struct fab_port *p = &f->ports[pi];
+	const char *name = fabric_node_name(f, p->node);
+	uint64_t guid = f->nodes[p->node].guid;
+	if (mkey_trap256_get(mad + SMP_DATA_OFFS + NOTICE_DATA_OFFS,
+			     MKEY_TRAP_DETAILS_LEN, &d, err, sizeof(err)) < 0) {
+		s->mkey_undecoded++;
+		if (!log_rl_msg(&mkey_rl, LOG_WARN, "M_Key violation at 0x%016llx port %u "
+				"(\"%s\"): %s", (unsigned long long)guid, p->num, name, err))
+			s->log_suppressed++;
+		return;
+	}
+	s->mkey_violations++;
+	if (count_in(s->mkey_viol, &s->n_mkey_viol, TRAPIN_MKEY_PORTS, guid, p->num) < 0)
+		s->mkey_viol_other++;
+	char dr[80] = "", mb[16];
+	if (d.dr_notice)
+		snprintf(dr, sizeof(dr), ", directed route DRSLID %u, %u hops%s",
+			 d.dr_slid, d.dr_hop_count, d.dr_truncated ? " (path truncated)" : "");
+	if (!log_rl_msg(&mkey_rl, LOG_WARN, "M_Key violation at \"%s\" (0x%016llx) "
+			"port %u: %s of attribute 0x%04x modifier 0x%x with M_Key "
+			"0x%016llx, LID %u%s", name, (unsigned long long)guid, p->num,
+			method_name(d.method, mb, sizeof(mb)), d.attr_id, d.attr_mod,
+			(unsigned long long)d.mkey, d.lid, dr))
+		s->log_suppressed++;
+	if (t->h.mkey_violation)
+		t->h.mkey_violation(t->h.arg, pi, &d);
 }
 
 /* ---- checks: one Get to the device that claims a change ---- */
@@ -402,6 +469,10 @@ static void repress(struct trapin *t, const uint8_t *in, const struct trapin_tra
 	uint8_t mad[MAD_SIZE];
 	memcpy(mad, in, MAD_SIZE);
 	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_TRAP_REPRESS);
+	/* the issuer checks a TrapRepress's M_Key as a Set's (IBA vol. 1 14.2.4.1) */
+	uint64_t key = t->h.repress_key ? t->h.repress_key(t->h.arg, tr->issuer_lid) : 0;
+	if (key)
+		mad_set_field64(mad, 0, IB_MAD_MKEY_F, key);
 	struct mad_addr to = *from;
 	if (smp_class(in) == IB_SMI_DIRECT_CLASS) {
 		to.lid = 0xffff;	/* back along the return path */
@@ -448,6 +519,8 @@ void trapin_handle(struct trapin *t, const uint8_t *mad,
 		if (tr.generic && tr.number == 257 && v.port != FAB_NONE &&
 		    t->h.pkey_violation)
 			t->h.pkey_violation(t->h.arg, v.port);
+		if (tr.generic && tr.number == MKEY_TRAP && v.port != FAB_NONE)
+			mkey_violation(t, f, v.port, mad);
 		break;
 	}
 	count_port_err(&t->st, f, &tr, &v);
@@ -476,7 +549,7 @@ void *trapin_json(const struct trapin *t)
 		json_object_set_new(by, "other", json_integer((json_int_t)s->other_numbers));
 	if (s->vendor)
 		json_object_set_new(by, "vendor", json_integer((json_int_t)s->vendor));
-	return json_pack("{s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	return json_pack("{s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"received", (json_int_t)s->received, "by_number", by,
 		"spoofed", (json_int_t)s->spoofed,
 		"unknown_issuer", (json_int_t)s->unknown_issuer,
@@ -487,5 +560,6 @@ void *trapin_json(const struct trapin *t)
 		"heavy_sweeps", (json_int_t)s->sweeps,
 		"represses", (json_int_t)s->represses,
 		"repress_failed", (json_int_t)s->repress_failed,
-		"log_suppressed", (json_int_t)s->log_suppressed);
+		"log_suppressed", (json_int_t)s->log_suppressed,
+		"mkey_undecoded", (json_int_t)s->mkey_undecoded);
 }

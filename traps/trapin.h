@@ -22,7 +22,16 @@
  *    unknown issuer;
  *  - 129-131, 145, 256-259 and the rest (vendor traps too): logged and
  *    counted; a 257 (Bad P_Key) from a port of the model is counted by
- *    that port too (the pkey_violation hook).
+ *    that port too (the pkey_violation hook); a 256 (Bad M_Key, IBA vol. 1
+ *    14.2.4.1) from a port of the model has its DataDetails decoded
+ *    (mad/mkey.h), is counted by that port (trapin_stats.mkey_viol) and
+ *    named in a log line of its own (the port, the SMP that carried the
+ *    bad key: LIDADDR, method, attribute, modifier, M_Key), and is told to
+ *    the mkey_violation hook.
+ *
+ * The TrapRepress carries the M_Key the SM holds for the issuing port
+ * (the repress_key hook): a port whose ProtectBits are set discards a
+ * TrapRepress with another key (14.2.4.1) and would send the trap again.
  *
  * Bursts: a claim that arrives while a heavy sweep is asked for and not
  * yet started is covered by that sweep (coalesced: its discovery starts
@@ -43,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mad/mkey.h"
 #include "mad/transport.h"
 #include "mad/txn.h"
 #include "sm/base/fabric.h"
@@ -59,6 +69,14 @@
  * than this at once needs the PMA counters (perfquery), not the traps.
  */
 #define TRAPIN_PORT_ERR_PORTS	64
+/*
+ * Ports counted apart for trap 256 (Bad M_Key), the first ones to report
+ * one; the rest are counted together.  Bounded for the same reason: a
+ * host that probes every port with wrong keys makes each one trap.
+ */
+#define TRAPIN_MKEY_PORTS	64
+#define TRAPIN_MKEY_LOG_BURST	5	/* trap 256 lines per window */
+#define TRAPIN_MKEY_LOG_WINDOW_MS 10000
 
 enum trapin_kind {
 	TRAPIN_COUNT,		/* logged and counted, nothing else */
@@ -110,6 +128,10 @@ struct trapin_hooks {
 	void (*port_changed)(void *arg, uint64_t port_guid);
 	/* a trap 257 (Bad P_Key) that is no spoof, from port pi of the model */
 	void (*pkey_violation)(void *arg, uint32_t pi);
+	/* a trap 256 (Bad M_Key) that is no spoof, from port pi of the model */
+	void (*mkey_violation)(void *arg, uint32_t pi, const struct mkey_trap256 *d);
+	/* the M_Key of the port at lid for its TrapRepress; 0: the trap's own */
+	uint64_t (*repress_key)(void *arg, uint32_t lid);
 	/* a 128 or 144 while the first heavy sweep runs (no model yet): the
 	 * daemon sweeps once more when it is done */
 	void (*unchecked)(void *arg);
@@ -136,6 +158,12 @@ struct trapin_stats {
 	} port_err[TRAPIN_PORT_ERR_PORTS];
 	uint32_t n_port_err;
 	uint64_t port_err_other;	/* from ports past the table, or unknown */
+	/* traps 256 by node GUID and port: the first TRAPIN_MKEY_PORTS */
+	struct trapin_port_err mkey_viol[TRAPIN_MKEY_PORTS];
+	uint32_t n_mkey_viol;
+	uint64_t mkey_violations;	/* traps 256 from ports of the model */
+	uint64_t mkey_viol_other;	/* of those, from ports past the table */
+	uint64_t mkey_undecoded;	/* traps 256 whose DataDetails did not decode */
 };
 
 struct trapin;

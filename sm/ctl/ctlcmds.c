@@ -93,15 +93,20 @@ static json_t *mad_stats_json(const struct sm *sm)
 	return o;
 }
 
-/* security.m_key: the level, the ports keyed and not, M_KeyViolations read */
-static json_t *mkey_json(const struct subnet *sub)
+/*
+ * security.m_key: the level, the ports keyed and not, the traps 256
+ * received (violations) and the sum of M_KeyViolations read in PortInfo
+ * (violations_read: what the devices counted, reported to us or not).
+ */
+static json_t *mkey_json(const struct subnet *sub, const struct trapin_stats *ts)
 {
 	struct mkey_census c;
 	subnet_mkey_census(sub, &c);
-	return json_pack("{s:i,s:I,s:I,s:I}", "protect_level", sub->mk.protect,
+	return json_pack("{s:i,s:I,s:I,s:I,s:I}", "protect_level", sub->mk.protect,
 			 "ports_keyed", (json_int_t)c.keyed,
 			 "ports_unkeyed", (json_int_t)c.unkeyed,
-			 "violations", (json_int_t)c.violations);
+			 "violations", (json_int_t)ts->mkey_violations,
+			 "violations_read", (json_int_t)c.violations);
 }
 
 static json_t *status_json(const struct sm *sm)
@@ -126,7 +131,7 @@ static json_t *status_json(const struct sm *sm)
 	last_sweep_to_ctl(sm, o);
 	json_object_set_new(o, "traps", trapin_json(&sm->traps));
 	sa_to_ctl(sm, o);
-	json_object_set_new(o, "m_key", mkey_json(&sm->sub));
+	json_object_set_new(o, "m_key", mkey_json(&sm->sub, &sm->traps.st));
 	mcast_to_ctl(sm, o);
 	vms_to_ctl(sm, o);
 	json_object_set_new(o, "silent_sm_ports", json_integer(election_status(sm)->n_silent));

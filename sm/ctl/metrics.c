@@ -199,29 +199,48 @@ static void mad_metrics(struct mtext *t, const struct sm *sm)
  * TRAPIN_PORT_ERR_PORTS (traps/trapin.h), so that
  * ibsmd_traps_by_number_total keeps its bounded label set (trap numbers).
  */
-static void port_err_metrics(struct mtext *t, const struct sm *sm,
-			     const struct trapin_stats *ts)
+/* One family of traps by node GUID and port (trapin_port_err tables). */
+static void by_port_metrics(struct mtext *t, const struct sm *sm, const char *family,
+			    const char *help, const struct trapin_port_err *tab, uint32_t n)
 {
 	const struct fabric *f = sm->sub.model ? &sm->sub.model->f : NULL;
-	mtext_family(t, "ibsmd_port_error_traps_total", "counter",
-		     "Traps 129-131 (port errors), by the node and port in error (the first "
-		     "ports to report; the rest in ibsmd_port_error_traps_other_total)");
-	for (uint32_t i = 0; i < ts->n_port_err; i++) {
-		const struct trapin_port_err *e = &ts->port_err[i];
-		uint32_t n = f ? fabric_find_node(f, e->guid) : FAB_NONE;
-		char *name = mtext_escaped(n != FAB_NONE ? fabric_node_name(f, n) : "", 1);
+	mtext_family(t, family, "counter", help);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trapin_port_err *e = &tab[i];
+		uint32_t node = f ? fabric_find_node(f, e->guid) : FAB_NONE;
+		char *name = mtext_escaped(node != FAB_NONE ? fabric_node_name(f, node) : "", 1);
 		if (!name) {
 			t->oom = 1;
 			return;
 		}
-		mtext_printf(t, "ibsmd_port_error_traps_total{guid=\"0x%016" PRIx64
-			     "\",node=\"%s\",port=\"%u\"} %" PRIu64 "\n", e->guid, name,
-			     e->port, e->count);
+		mtext_printf(t, "%s{guid=\"0x%016" PRIx64 "\",node=\"%s\",port=\"%u\"} %"
+			     PRIu64 "\n", family, e->guid, name, e->port, e->count);
 		free(name);
 	}
+}
+
+static void port_err_metrics(struct mtext *t, const struct sm *sm,
+			     const struct trapin_stats *ts)
+{
+	by_port_metrics(t, sm, "ibsmd_port_error_traps_total",
+			"Traps 129-131 (port errors), by the node and port in error (the first "
+			"ports to report; the rest in ibsmd_port_error_traps_other_total)",
+			ts->port_err, ts->n_port_err);
 	one(t, "ibsmd_port_error_traps_other_total", "counter",
 	    "Traps 129-131 from ports past the table, or from no known port",
 	    (double)ts->port_err_other);
+}
+
+/* Traps 256 by the port that raised them, bounded by TRAPIN_MKEY_PORTS. */
+static void mkey_viol_metrics(struct mtext *t, const struct sm *sm,
+			      const struct trapin_stats *ts)
+{
+	by_port_metrics(t, sm, "ibsmd_mkey_violations_total",
+			"Traps 256 (Bad M_Key), by the node and port that raised them (the "
+			"first ports to report; the rest in ibsmd_mkey_violations_other_total)",
+			ts->mkey_viol, ts->n_mkey_viol);
+	one(t, "ibsmd_mkey_violations_other_total", "counter",
+	    "Traps 256 from ports past the table", (double)ts->mkey_viol_other);
 }
 
 static void service_metrics(struct mtext *t, const struct sm *sm)
@@ -257,6 +276,7 @@ static void service_metrics(struct mtext *t, const struct sm *sm)
 		     "Ports the SM keys (security.m_key): holding their M_Key, level and lease, or not yet");
 	mtext_sample(t, "ibsmd_mkey_ports", "state", "keyed", mc.keyed);
 	mtext_sample(t, "ibsmd_mkey_ports", "state", "unkeyed", mc.unkeyed);
+	mkey_viol_metrics(t, sm, ts);
 	one(t, "ibsmd_notices_sent_total", "counter",
 	    "Notices (SA Reports) sent to subscribers, first sends", ns ? (double)ns->reports_sent : 0);
 	one(t, "ibsmd_notices_resent_total", "counter",

@@ -9,6 +9,17 @@
  *     a switch LFT block with a wrong key is refused (no answer, the LFT
  *     reads back unchanged, M_KeyViolations grows) and the SM reports
  *     the violation it reads at its next heavy sweep.
+ *   trap256_reported: the device's trap 256 for the host's wrong-key LFT
+ *     Set reaches ibsmd, which confirms it with a TrapRepress carrying the
+ *     port's key (the device takes it: its M_Key check passed, no second
+ *     violation), counts it by the port (ibsmctl status "m_key"
+ *     "violations", ibsmd_mkey_violations_total), names it in one log
+ *     line (the switch, the Set of LinearForwardingTable block 0, the
+ *     wrong key) and runs the event hook once with mkey_violation and its
+ *     variables, all within one light sweep interval.
+ *   repress_keyed: a port that sends its trap with M_Key 0 (H1, keyed at
+ *     level 2) gets a TrapRepress with its own key, which passes its M_Key
+ *     check: one repress taken, no violation, no trap 256 in return.
  *   level3_host_get_fails: at level 3 the host's Get with a wrong key gets
  *     no answer, one with the port's key does; ibsmd's heavy sweep still
  *     succeeds (every port answers) and sends no Set.
@@ -27,10 +38,15 @@
  */
 #include "emu_testlib.h"
 
+#include <sys/stat.h>
+
 #include <infiniband/mad.h>
 
 #include "mad/mkey.h"
 #include "mad/smp.h"
+#include "sm/ctl/control.h"
+#include "sm/ctl/evhook.h"
+#include "sm/base/nodemap.h"
 #include "sm/model/mkeys.h"
 #include "sm/model/neighbors.h"
 
@@ -217,6 +233,151 @@ START_TEST(level2_keyed)
 }
 END_TEST
 
+static int trap_counted(const void *arg)
+{
+	const struct sm *sm = arg;
+	return sm->traps.st.mkey_violations > 0;
+}
+
+/* The event hook's program: the environment of each mkey_violation. */
+static const char *hook_script(const char *dir)
+{
+	static char path[160];
+	snprintf(path, sizeof(path), "%s/hook.sh", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "#!/bin/sh\n[ \"$1\" = mkey_violation ] && env >>%s/hook.out\n"
+		"echo \"$1\" >>%s/hook.events\n", dir, dir);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, 0700), 0);
+	return path;
+}
+
+static int hook_lines(const char *dir, const char *file, const char *line)
+{
+	char path[160], buf[512];
+	int n = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		n += !strcmp(buf, line);
+	}
+	fclose(f);
+	return n;
+}
+
+static int hook_idle(const void *arg)
+{
+	json_t *o = evhook_to_ctl(arg);
+	int busy = json_integer_value(json_object_get(o, "running")) +
+		   json_integer_value(json_object_get(o, "queued"));
+	json_decref(o);
+	return !busy;
+}
+
+START_TEST(trap256_reported)
+{
+	struct run r;
+	char path[128], err[256] = "", want[160];
+	open_run(&r, "mkeysmt");
+	sm_up(&r, 2);
+	host_attach(&r);
+	evhook_configure(r.sm->hook, hook_script(r.state), 5, 4);
+	snprintf(path, sizeof(path), "%s/ctl.sock", r.state);
+	r.sm->ctl = control_open(r.base, path, sm_control, r.sm, err, sizeof(err));
+	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+	emu_sm_settle(r.base, r.sm, 2000);	/* the host's trap 144 answered */
+	struct emu_counters c0, c1;
+	emu_get_counters(r.e, &c0);
+	struct emu_log lg;
+	emu_log_capture(&lg, LOG_NOTICE);
+
+	uint32_t l0 = (uint32_t)emu_port_lid(r.e, L0, 0);
+	const struct fabric *mf = &r.sm->sub.model->f;
+	const char *l0_name = fabric_node_name(mf, fabric_find_node(mf, L0));
+	ck_assert(l0_name[0]);
+	uint8_t blk[SMP_DATA_SIZE] = { 0 };
+	ck_assert(!host_smp(&r, l0, IB_MAD_METHOD_SET, IB_ATTR_LINEARFORWTBL, 0, WRONG, blk));
+	/* within one light sweep interval */
+	ck_assert(emu_run_while(r.base, trap_counted, r.sm,
+				(unsigned)r.sm->cfg.sweep_interval_s * 1000));
+	emu_run_while(r.base, hook_idle, r.sm->hook, 5000);
+	emu_get_counters(r.e, &c1);
+	ck_assert_uint_eq(c1.traps_sent - c0.traps_sent, 1);
+	/* confirmed: the device's M_Key check passed the TrapRepress */
+	ck_assert_uint_eq(c1.trap_represses - c0.trap_represses, 1);
+	struct emu_mkey k;
+	ck_assert_int_eq(emu_port_mkey(r.e, L0, 0, &k), 0);
+	ck_assert_uint_eq(k.violations, 1);	/* the host's Set, not the repress */
+
+	json_t *st = emu_ctl_request(&r.run, path, "{\"cmd\":\"status\"}\n", 0);
+	json_t *mk = json_object_get(st, "m_key");
+	ck_assert_int_eq(json_integer_value(json_object_get(mk, "violations")), 1);
+	json_decref(st);
+	snprintf(want, sizeof(want), "ibsmd_mkey_violations_total{guid=\"0x%016llx\","
+		 "node=\"%s\",port=\"0\"}", (unsigned long long)L0,
+		 l0_name);
+	ck_assert_double_eq(emu_metric(r.sm, want), 1);
+
+	snprintf(want, sizeof(want), "M_Key violation at \"%s\" (0x%016llx) port 0: "
+		 "Set of attribute 0x0019 modifier 0x0 with M_Key 0x%016llx",
+		 l0_name,
+		 (unsigned long long)L0, (unsigned long long)WRONG);
+	ck_assert_int_eq(emu_log_lines(&lg, want), 1);
+
+	ck_assert_int_eq(hook_lines(r.state, "hook.events", "mkey_violation"), 1);
+	char g[64], node[96], lid[32], key[64];
+	snprintf(g, sizeof(g), "IBSM_NODE_GUID=0x%016llx", (unsigned long long)L0);
+	snprintf(node, sizeof(node), "IBSM_NODE=%s",
+		 l0_name);
+	snprintf(lid, sizeof(lid), "IBSM_LID=%u", l0);
+	snprintf(key, sizeof(key), "IBSM_MKEY=0x%016llx", (unsigned long long)WRONG);
+	const char *vars[] = { g, node, "IBSM_PORT=0", lid, "IBSM_METHOD=0x02",
+			       "IBSM_ATTRIBUTE=0x0019", "IBSM_MODIFIER=0x00000000", key };
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		ck_assert_msg(hook_lines(r.state, "hook.out", vars[i]) == 1, "no %s", vars[i]);
+	r.host.close(r.host.ctx);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+START_TEST(repress_keyed)
+{
+	struct run r;
+	open_run(&r, "mkeysmr2");
+	sm_up(&r, 2);
+	host_attach(&r);
+	emu_sm_settle(r.base, r.sm, 2000);	/* the host's trap 144 answered */
+	struct emu_mkey k0, k1;
+	ck_assert_int_eq(emu_port_mkey(r.e, emu_host_guid(1), 0, &k0), 0);
+	ck_assert_uint_ne(k0.key, 0);
+	struct emu_counters c0, c1;
+	emu_get_counters(r.e, &c0);
+	uint32_t own = (uint32_t)emu_port_lid(r.e, emu_host_guid(1), 0);
+	uint8_t m[MAD_SIZE];
+	smp_init_lid(m, IB_MAD_METHOD_TRAP, MAD_ATTR_NOTICE, 0);	/* M_Key 0 */
+	uint8_t *d = m + SMP_DATA_OFFS;
+	mad_set_field(d, 0, IB_NOTICE_IS_GENERIC_F, 1);
+	mad_set_field(d, 0, IB_NOTICE_TYPE_F, 1);
+	mad_set_field(d, 0, IB_NOTICE_TRAP_NUMBER_F, 145);
+	mad_set_field(d, 0, IB_NOTICE_ISSUER_LID_F, own);
+	struct mad_addr to = { .lid = r.sm->sub.sm_lid };
+	ck_assert_int_eq(mad_transport_send(&r.host, m, MAD_SIZE, &to), 0);
+	emu_sm_settle(r.base, r.sm, 2000);
+	emu_get_counters(r.e, &c1);
+	ck_assert_uint_eq(c1.trap_represses - c0.trap_represses, 1);
+	ck_assert_uint_eq(c1.traps_sent - c0.traps_sent, 0);	/* no trap 256 */
+	ck_assert_int_eq(emu_port_mkey(r.e, emu_host_guid(1), 0, &k1), 0);
+	ck_assert_uint_eq(k1.violations, k0.violations);
+	ck_assert_uint_eq(r.sm->traps.st.mkey_violations, 0);
+	r.host.close(r.host.ctx);
+	emu_run_free(&r.run);
+}
+END_TEST
+
 START_TEST(level3_host_get_fails)
 {
 	struct run r;
@@ -338,6 +499,8 @@ static Suite *mkey_sm_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, level2_keyed);
+	tcase_add_test(tc, trap256_reported);
+	tcase_add_test(tc, repress_keyed);
 	tcase_add_test(tc, level3_host_get_fails);
 	tcase_add_test(tc, policy_change_rewrites);
 	tcase_add_test(tc, restart_same_secret);
