@@ -339,6 +339,8 @@ START_TEST(trap256_reported)
 			       "IBSM_ATTRIBUTE=0x0019", "IBSM_MODIFIER=0x00000000", key };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		ck_assert_msg(hook_lines(r.state, "hook.out", vars[i]) == 1, "no %s", vars[i]);
+	control_close(r.sm->ctl);
+	r.sm->ctl = NULL;
 	r.host.close(r.host.ctx);
 	emu_run_free(&r.run);
 }
