@@ -36,6 +36,18 @@
  *     cannot name the port beyond its own, asks with key 0, and every
  *     device past its link drops the Gets (the map is what makes a
  *     restart at level 3 work).
+ *   standby_takes_over: a standby ibsmd on H3 (its own state directory,
+ *     secret_file naming the master's secret) follows the master that
+ *     keyed the fabric at level 2; the master stops; the standby becomes
+ *     master and completes a heavy sweep within FAILOVER_MS -- no lease
+ *     wait (LEASE_S) -- with no new violation and every port still
+ *     holding its derived key.  It needs the master's neighbour map as
+ *     well as its secret: without it, its first Get past its own link
+ *     carries key 0, is dropped, it finds no master and makes itself a
+ *     second master of its own port.
+ *   standby_other_secret: the same standby with a second secret cannot
+ *     manage the ports in that time: its SMPs carry wrong keys, its heavy
+ *     sweeps fail (its own port drops its Gets), the devices count them.
  */
 #include "emu_testlib.h"
 
@@ -109,13 +121,19 @@ static void host_attach(struct run *r)
 	ck_assert_int_eq(emu_set_issm(r->e, emu_host_guid(1), 0), 0);
 }
 
-static void sm_up(struct run *r, int level)
+static void sm_up_prio(struct run *r, int level, int priority)
 {
 	r->sm = emu_sm_new(r->state, MAD_TIMEOUT_MS);
+	r->sm->cfg.sm_priority = priority;
 	r->sm->cfg.mkey_protect = level;
 	r->sm->cfg.mkey_lease_s = LEASE_S;
 	emu_sm_start(r->sm, r->base, r->e);
 	emu_run_sweeps(&r->run, 1);
+}
+
+static void sm_up(struct run *r, int level)
+{
+	sm_up_prio(r, level, 0);
 }
 
 static void open_run(struct run *r, const char *name)
@@ -496,6 +514,110 @@ START_TEST(restart_without_map)
 }
 END_TEST
 
+#define SM_PRIORITY 10
+#define SB_PRIORITY 5		/* below the master's: no handover */
+#define SB_POLL_MS 100		/* sm.poll_ms's least */
+#define SB_POLL_RETRIES 2
+#define FAILOVER_MS 3000	/* 1/20 of the lease */
+
+static int in_standby(const void *arg)
+{
+	const struct sm *sm = arg;
+	return sm->state == SMS_STANDBY;
+}
+
+/* The SM is master and has done heavy sweeps beyond w->n, none under way. */
+static int master_swept(const void *arg)
+{
+	const struct emu_sweeps *w = arg;
+	return w->sm->state == SMS_MASTER && emu_sweeps_done(w);
+}
+
+/*
+ * The master keys the fabric, a standby on H3 follows it (secret_file:
+ * the master's when shared), the master stops; the standby once it has
+ * swept as master or FAILOVER_MS passed.  Its state dir in dir.
+ */
+static struct sm *fail_over(struct run *r, const char *name, int shared,
+			    char *dir, size_t dirlen)
+{
+	open_run(r, name);
+	sm_up_prio(r, 2, SM_PRIORITY);
+	check_keyed(r, 2);
+	snprintf(dir, dirlen, "/tmp/ibsmd-%s-sb.XXXXXX", name);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct sm *sb = emu_sm_new(dir, MAD_TIMEOUT_MS);
+	sb->cfg.port_guid = emu_host_guid(3);
+	sb->cfg.sm_priority = SB_PRIORITY;
+	sb->cfg.sminfo_poll_ms = SB_POLL_MS;
+	sb->cfg.sminfo_poll_retries = SB_POLL_RETRIES;
+	sb->cfg.mkey_protect = 2;
+	sb->cfg.mkey_lease_s = LEASE_S;
+	if (shared) {
+		snprintf(sb->cfg.mkey_secret_file, sizeof(sb->cfg.mkey_secret_file),
+			 "%s/%s", r->state, MKEYS_SECRET_FILE);
+		/* the master's neighbour map: without it the standby cannot key
+		 * its first Get past its own link (restart_without_map) */
+		char cmd[256];
+		snprintf(cmd, sizeof(cmd), "cp %s/%s %s/", r->state, NBR_FILE, dir);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	emu_sm_start(sb, r->base, r->e);
+	ck_assert_int_eq(emu_run_while(r->base, in_standby, sb, FAILOVER_MS), shared);
+	ck_assert_int_eq(r->sm->state, SMS_MASTER);
+	emu_run_stop_sm(&r->run);
+	double t0 = emu_now_s();
+	struct emu_sweeps w = { sb, sb->sweep.heavy_sweeps + 1 };
+	/* in time with the shared secret only */
+	ck_assert_int_eq(emu_run_while(r->base, master_swept, &w, FAILOVER_MS), shared);
+	fprintf(stderr, "%s: standby state %d, %u heavy sweeps (%u failed) "
+		"%.2f s after the master stopped, %u violations\n", name, sb->state,
+		sb->sweep.heavy_sweeps, sb->sweep.heavy_failed, emu_now_s() - t0,
+		mkey_violations(r));
+	return sb;
+}
+
+static void standby_free(struct sm *sb, const char *dir)
+{
+	char cmd[128];
+	sm_shutdown(sb);
+	free(sb);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(standby_takes_over)
+{
+	struct run r;
+	char dir[64];
+	struct sm *sb = fail_over(&r, "mkeysmsb", 1, dir, sizeof(dir));
+	ck_assert_int_eq(sb->state, SMS_MASTER);
+	ck_assert_uint_gt(sb->sweep.heavy_sweeps, 0);
+	ck_assert_uint_eq(sb->sweep.last.unresponsive, 0);
+	ck_assert_uint_eq(sb->sweep.last.switches, 6);
+	ck_assert_uint_eq(sb->sweep.last.cas, 12);
+	ck_assert_uint_eq(mkey_violations(&r), 0);
+	ck_assert_uint_eq(check_keyed(&r, 2), 6 + 12);
+	standby_free(sb, dir);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+START_TEST(standby_other_secret)
+{
+	struct run r;
+	char dir[64];
+	struct sm *sb = fail_over(&r, "mkeysmso", 0, dir, sizeof(dir));
+	/* its own port refuses its Gets: every heavy sweep failed, or left ports out */
+	ck_assert((sb->sweep.heavy_sweeps == 0 && sb->sweep.heavy_failed > 0) ||
+		  sb->sweep.last.unresponsive > 0);
+	ck_assert_uint_gt(mkey_violations(&r), 0);
+	ck_assert_uint_eq(check_keyed(&r, 2), 6 + 12);	/* the ports are still the master's */
+	standby_free(sb, dir);
+	emu_run_free(&r.run);
+}
+END_TEST
+
 static Suite *mkey_sm_suite(void)
 {
 	Suite *s = suite_create("mkey_sm_emu");
@@ -508,6 +630,8 @@ static Suite *mkey_sm_suite(void)
 	tcase_add_test(tc, policy_change_rewrites);
 	tcase_add_test(tc, restart_same_secret);
 	tcase_add_test(tc, restart_without_map);
+	tcase_add_test(tc, standby_takes_over);
+	tcase_add_test(tc, standby_other_secret);
 	suite_add_tcase(s, tc);
 	return s;
 }
