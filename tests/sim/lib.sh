@@ -41,6 +41,7 @@ SIM_PID=
 SIM_FD=
 SIM_LOG=
 SIM_BG_PIDS=()
+SIM_CLEANUP_HOOKS=()	# functions the EXIT trap calls first (a library's own stops)
 SIM_LAST_PID=
 
 # fail MSG: report a failure and end the test (the EXIT trap cleans up).
@@ -97,6 +98,9 @@ sim__stop_pid() {
 sim__cleanup() {
 	local rc=$? i
 	trap - EXIT INT TERM
+	for i in "${SIM_CLEANUP_HOOKS[@]}"; do
+		"$i"
+	done
 	for ((i = ${#SIM_BG_PIDS[@]} - 1; i >= 0; i--)); do
 		sim__stop_pid "${SIM_BG_PIDS[i]}"
 	done

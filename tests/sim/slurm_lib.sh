@@ -132,6 +132,24 @@ slurm__lo_up() {
 		slurm ip -o link show lo 2>/dev/null | grep -q '[<,]UP[,>]'
 }
 
+# slurm__sweep_ns: what slurmd started (slurmstepd, job scripts) outlives
+# it; every process still in Slurm's network namespace but its holder is
+# killed (the holder last, by the caller)
+slurm__sweep_ns() {
+	local ns p left=()
+	[ -n "$SLURM_NS_PID" ] || return 0
+	ns=$(readlink "/proc/$SLURM_NS_PID/ns/net" 2>/dev/null) || return 0
+	[ "$ns" != "$(readlink /proc/self/ns/net)" ] || return 0
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		[ "$p" != "$SLURM_NS_PID" ] && [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] &&
+			left+=("$p")
+	done
+	[ "${#left[@]}" -eq 0 ] || kill -KILL "${left[@]}" 2>/dev/null
+	return 0
+}
+SIM_CLEANUP_HOOKS+=(slurm__sweep_ns)
+
 # slurm_stop: every Slurm daemon and munged, TERM to all at once, then
 # KILL to any left after 5 s (the EXIT trap would stop them one by one;
 # a test calls this to time it or to go on without Slurm)
@@ -142,6 +160,7 @@ slurm_stop() {
 		sim__stop_pid "$pid"
 	done
 	SLURM_PIDS=()
+	slurm__sweep_ns
 	sim__stop_pid "$SLURM_NS_PID"
 }
 
