@@ -61,6 +61,20 @@ static void put_value(FILE *fp, const json_t *v)
 	free(s);
 }
 
+/* One cell per key of o (NULL-ended), the first of class first_class. */
+static void put_cells(FILE *fp, const json_t *o, const char *const *keys,
+		      const char *first_class)
+{
+	for (size_t k = 0; keys[k]; k++) {
+		if (k == 0 && first_class)
+			fprintf(fp, "<td class=\"%s\">", first_class);
+		else
+			fputs("<td>", fp);
+		put_value(fp, json_object_get(o, keys[k]));
+		fputs("</td>", fp);
+	}
+}
+
 /* One row "name | value" of o's key, if o has it. */
 static void row(FILE *fp, const char *name, const json_t *o, const char *key)
 {
@@ -158,16 +172,11 @@ static void put_hotspots(FILE *fp, const json_t *st)
 		return;
 	}
 	fputs("<table>\n<tr><th>node</th><th>LID</th><th>since</th><th>contributors</th></tr>\n", fp);
+	static const char *const cols[] = { "node", "lid", "since", "contributors", NULL };
 	json_array_foreach(list, i, h) {
-		fputs("<tr><td class=\"bad\">", fp);
-		put_value(fp, json_object_get(h, "node"));
-		fputs("</td><td>", fp);
-		put_value(fp, json_object_get(h, "lid"));
-		fputs("</td><td>", fp);
-		put_value(fp, json_object_get(h, "since"));
-		fputs("</td><td>", fp);
-		put_value(fp, json_object_get(h, "contributors"));
-		fputs("</td></tr>\n", fp);
+		fputs("<tr>", fp);
+		put_cells(fp, h, cols, "bad");
+		fputs("</tr>\n", fp);
 	}
 	fputs("</table>\n", fp);
 }
@@ -258,14 +267,11 @@ static void put_ports(FILE *fp, const char *title, const json_t *ports)
 	}
 	fputs("<table>\n<tr><th>node</th><th>port</th><th>GUID</th><th>reasons</th>"
 	      "<th>counters</th><th>more</th></tr>\n", fp);
+	static const char *const cols[] = { "node", "port", "guid", NULL };
 	json_array_foreach(ports, i, p) {
-		fputs("<tr><td>", fp);
-		put_value(fp, json_object_get(p, "node"));
-		fputs("</td><td>", fp);
-		put_value(fp, json_object_get(p, "port"));
-		fputs("</td><td>", fp);
-		put_value(fp, json_object_get(p, "guid"));
-		fputs("</td><td class=\"bad\">", fp);
+		fputs("<tr>", fp);
+		put_cells(fp, p, cols, NULL);
+		fputs("<td class=\"bad\">", fp);
 		put_list(fp, json_object_get(p, "reasons"));
 		fputs("</td><td>", fp);
 		put_members(fp, json_object_get(p, "counters"), NULL);
