@@ -71,6 +71,11 @@ for t in t_*.sh; do
 done
 
 if [ ${#failed[@]} -gt 0 ]; then
+	# again at the end, where a CI log cut to its tail still shows them
+	for t in "${failed[@]}"; do
+		echo "== the end of $t's output:"
+		tail -n 25 "$out/$t.log"
+	done
 	echo "sim tests failed: ${failed[*]}"
 	exit 1
 fi

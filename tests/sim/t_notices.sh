@@ -61,11 +61,15 @@ ms=$(python3 -c "print(round(($t65 - $t0) * 1000))")
 # from ibsmd's log: the trap 128 in, the Reports of the 65 out
 in_ms=$(grep -m1 'trap 128 from' "$log" | cut -d' ' -f1)
 out_ms=$(grep -m1 'notice 65: ' "$log" | cut -d' ' -f1)
+# the log's stamps are ISO 8601 with milliseconds and the zone (ibsmd(8))
 d=$(python3 -c '
 import sys
+from datetime import datetime
 def ms(t):
-    h, m, s = t.split(":"); return (int(h) * 3600 + int(m) * 60 + float(s)) * 1000
-print(round(ms(sys.argv[2]) - ms(sys.argv[1])))' "$in_ms" "$out_ms")
+    return datetime.fromisoformat(t).timestamp() * 1000
+print(round(ms(sys.argv[2]) - ms(sys.argv[1])))' "$in_ms" "$out_ms") ||
+	fail "the log stamps of the trap 128 ('"'"'$in_ms'"'"') and the notice 65 ('"'"'$out_ms'"'"') do not parse"
+[ "$d" -ge 0 ] || fail "the notice 65 logged before the trap 128: $in_ms, $out_ms"
 pass "Unlink H-7: trap 65 naming $gid at both listeners, ${ms} ms after the Unlink; trap 128 in to Reports out ${d} ms (ibsmd's log)"
 
 sim_cmd 'ReLink "H-7"[1]' >/dev/null 2>&1 || sim_cmd 'Link "H-7"[1]' >/dev/null
