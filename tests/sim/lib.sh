@@ -282,12 +282,24 @@ sim__resolve() {
 }
 
 # on_host NAME CMD...: run CMD as an ibsim client attached at node NAME,
-# in $SIM_TMP (umad2sim writes ./sys-<pid> there).
+# in $SIM_TMP (umad2sim writes ./sys-<pid> there).  A tool that is not the
+# project's (infiniband-diags, OpenSM's) and dies of SIGSEGV is run once
+# more, saying so on stderr: umad2sim's receiver thread crashes when a MAD
+# reaches a new process before its agents are registered (DEVELOPERS.md,
+# "umad2sim routes incoming MADs by management class only").  A crash of
+# the project's own programs is never retried.
 on_host() {
-	local host=$1 bin
+	local host=$1 bin rc
 	shift
 	bin=$(sim__resolve "$1")
 	shift
+	(cd "$SIM_TMP" && sim_env "$bin" && SIM_HOST=$host exec "$bin" "$@")
+	rc=$?
+	case $bin in
+	"$SIM_ROOT"/*) return "$rc" ;;
+	esac
+	[ "$rc" = 139 ] || return "$rc"
+	echo "lib.sh: $(basename "$bin") crashed under umad2sim (SIGSEGV) on $host; running it once more" >&2
 	(cd "$SIM_TMP" && sim_env "$bin" && SIM_HOST=$host exec "$bin" "$@")
 }
 
