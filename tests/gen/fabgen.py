@@ -29,6 +29,36 @@ Subcommands:
                                      down ports 1..Mi by child digit, up
                                      ports Mi+1.. by parent
     mesh   --x X --y Y [--hosts H]   2-D mesh of switches, H hosts each
+    mesh   --dims X,Y[,Z] [--hosts H]
+    torus  --dims X,Y[,Z] [--hosts H]
+                                     meshes and tori of any dimension:
+                                     switch at (c0, c1, ..) is "L0-S<i>",
+                                     i = c0 + X*(c1 + Y*c2); ports 2d+1
+                                     to +d and 2d+2 to -d (a torus wraps;
+                                     a dimension of 2 has one cable,
+                                     port 2d+1, as a mesh's), hosts after
+                                     the 2*dims switch ports
+    dragonfly --a A --p P --h H [--groups G]
+                                     canonical Dragonfly (Kim et al., ISCA
+                                     2008): G groups (default A*H+1, the
+                                     most) of A switches, all-to-all
+                                     within a group (ports 1..A-1), H
+                                     global ports each (A..A+H-1), P hosts
+                                     each; group i's global channel c
+                                     (switch c//H, port A+c%H) to group
+                                     (i+c+1) mod (A*H+1): the consecutive
+                                     arrangement, one link per group pair
+                                     when G = A*H+1; switch "L0-S<g*A+r>"
+    hyperx --dims S1,S2[,S3] [--hosts H]
+                                     HyperX (Ahn et al., SC 2009): switches
+                                     on a lattice, each cabled to every
+                                     switch that differs in exactly one
+                                     coordinate; dimension d's ports in
+                                     order of the other coordinate value
+    rrg    --switches N --degree D --hosts H --seed S
+                                     random D-regular simple connected
+                                     switch graph (Jellyfish-like), H hosts
+                                     a switch, switch ports 1..D
     random --switches N --radix R --hosts H --seed S [--extra-links E]
     irregular --switches N --seed S  the VOQsw paper's fabrics: N 8-port
                                      switches, ports 1-4 to 4 hosts each,
@@ -49,6 +79,9 @@ Global options (before or after the subcommand):
     --shuffle SEED   emit records (and port lines) in a shuffled order
     --add-host       add one extra host on a free switch port
     --dual-port N    make N hosts dual-ported (port 2 to another switch)
+    --fail-links N   remove N switch-to-switch cables, drawn with
+                     --fail-seed S (default 1), each one whose loss keeps
+                     the switches connected; the summary names them
     -o FILE          output file (default stdout)
 
 A one-line summary goes to stderr.
@@ -118,6 +151,11 @@ class Fabric:
         a["peers"][pa] = (b, pb)
         b["peers"][pb] = (a, pa)
         self.nlinks += 1
+
+    def unlink(self, a, pa):
+        b, pb = a["peers"].pop(pa)
+        del b["peers"][pb]
+        self.nlinks -= 1
 
     def link_free(self, a, b):
         pa, pb = self.free_port(a), self.free_port(b)
@@ -343,6 +381,160 @@ def gen_mesh(fab, x, y, hosts):
                 fab.link(sw[j][i], 3, sw[j + 1][i], 4)
 
 
+def lattice(dims):
+    """Every coordinate tuple of dims, in switch-index order (the first
+    coordinate fastest), and the index of a tuple."""
+    coords = [()]
+    for d in dims:
+        coords = [c + (v,) for v in range(d) for c in coords]
+
+    def index(c):
+        i = 0
+        for v, d in zip(reversed(c), reversed(dims)):
+            i = i * d + v
+        return i
+    return coords, index
+
+
+def check_dims(name, dims, least):
+    if not 1 <= len(dims) <= 3 or any(d < least for d in dims):
+        raise FabgenError("%s: --dims wants 1 to 3 sizes of at least %d"
+                          % (name, least))
+
+
+def gen_grid(fab, dims, hosts, wrap):
+    name = "torus" if wrap else "mesh"
+    check_dims(name, dims, 1)
+    if hosts < 0:
+        raise FabgenError("%s: hosts >= 0" % name)
+    coords, index = lattice(dims)
+    nsw = 2 * len(dims)
+    sw = [fab.add_switch(0, i, nsw + max(hosts, 1))
+          for i in range(len(coords))]
+    for i in range(len(coords)):
+        for hi in range(hosts):
+            fab.link(sw[i], nsw + 1 + hi, fab.add_host(), 1)
+    for c in coords:
+        for d, size in enumerate(dims):
+            nxt = c[d] + 1
+            if nxt == size:
+                # the wrap link; a ring of 2 has its one cable already
+                if not wrap or size <= 2:
+                    continue
+                nxt = 0
+            peer = c[:d] + (nxt,) + c[d + 1:]
+            fab.link(sw[index(c)], 2 * d + 1, sw[index(peer)], 2 * d + 2)
+
+
+def gen_dragonfly(fab, a, p, h, groups):
+    if a < 1 or p < 0 or h < 1:
+        raise FabgenError("dragonfly: need a >= 1, p >= 0, h >= 1")
+    gmax = a * h + 1
+    g = gmax if groups is None else groups
+    if not 2 <= g <= gmax:
+        raise FabgenError("dragonfly: groups between 2 and a*h+1 = %d" % gmax)
+    nports = (a - 1) + h + max(p, 1)
+    sw = [[fab.add_switch(0, gi * a + r, nports) for r in range(a)]
+          for gi in range(g)]
+    for gi in range(g):
+        for r in range(a):
+            for k in range(p):
+                fab.link(sw[gi][r], a + h + k, fab.add_host(), 1)
+    # local: all to all; router r's port to router q is q (q < r) or q-1
+    for gi in range(g):
+        for r in range(a):
+            for q in range(r + 1, a):
+                fab.link(sw[gi][r], q, sw[gi][q], r + 1)
+    # global: channel c of group i to group (i + c + 1) mod gmax; the
+    # far end's channel is the offset back, gmax - (c + 1) - 1
+    for gi in range(g):
+        for c in range(a * h):
+            gj = (gi + c + 1) % gmax
+            if gj <= gi or gj >= g:
+                continue
+            back = gmax - (c + 1) - 1
+            fab.link(sw[gi][c // h], a + c % h, sw[gj][back // h], a + back % h)
+
+
+def gen_hyperx(fab, dims, hosts):
+    check_dims("hyperx", dims, 2)
+    if hosts < 0:
+        raise FabgenError("hyperx: hosts >= 0")
+    coords, index = lattice(dims)
+    first = [1]
+    for d in dims:
+        first.append(first[-1] + d - 1)
+    nports = first[-1] - 1 + max(hosts, 1)
+    sw = [fab.add_switch(0, i, nports) for i in range(len(coords))]
+    for i in range(len(coords)):
+        for hi in range(hosts):
+            fab.link(sw[i], first[-1] + hi, fab.add_host(), 1)
+
+    def port(d, mine, other):	# the port of dimension d towards value other
+        return first[d] + (other if other < mine else other - 1)
+    for c in coords:
+        for d, size in enumerate(dims):
+            for v in range(c[d] + 1, size):
+                peer = c[:d] + (v,) + c[d + 1:]
+                fab.link(sw[index(c)], port(d, c[d], v),
+                         sw[index(peer)], port(d, v, c[d]))
+
+
+def connected(n, edges):
+    adj = {v: [] for v in range(n)}
+    for a, b in edges:
+        adj[a].append(b)
+        adj[b].append(a)
+    seen, todo = {0}, [0]
+    while todo:
+        for w in adj[todo.pop()]:
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return len(seen) == n
+
+
+def regular(n, deg, rng):
+    """A random connected deg-regular simple graph on n vertices: stubs
+    paired one pair at a time, a pair that would make a self loop or a
+    parallel edge drawn again, the whole drawn again when no pair fits
+    or the graph is not connected (Steger and Wormald's pairing, close
+    to uniform for small degrees)."""
+    if deg >= n or n * deg % 2:
+        raise FabgenError("rrg: no %d-regular simple graph on %d switches"
+                          % (deg, n))
+    for _ in range(1000):
+        stubs = [v for v in range(n) for _ in range(deg)]
+        edges = set()
+        while stubs:
+            for _ in range(100):
+                i, j = rng.randrange(len(stubs)), rng.randrange(len(stubs))
+                a, b = stubs[i], stubs[j]
+                if a != b and (min(a, b), max(a, b)) not in edges:
+                    break
+            else:
+                break
+            edges.add((min(a, b), max(a, b)))
+            for k in sorted((i, j), reverse=True):
+                stubs[k] = stubs[-1]
+                stubs.pop()
+        if not stubs and connected(n, edges):
+            return sorted(edges)
+    raise FabgenError("rrg: no connected %d-regular graph found" % deg)
+
+
+def gen_rrg(fab, nsw, deg, hosts, seed):
+    if nsw < 2 or deg < 1 or hosts < 0:
+        raise FabgenError("rrg: need switches >= 2, degree >= 1, hosts >= 0")
+    rng = random.Random(seed)
+    sw = [fab.add_switch(0, i, deg + max(hosts, 1)) for i in range(nsw)]
+    for s in sw:
+        for hi in range(hosts):
+            fab.link(s, deg + 1 + hi, fab.add_host(), 1)
+    for a, b in regular(nsw, deg, rng):
+        fab.link(sw[a], fab.free_port(sw[a]), sw[b], fab.free_port(sw[b]))
+
+
 def gen_random(fab, nsw, radix, nhosts, seed, extra):
     if nsw < 1 or radix < 2 or nhosts < 0:
         raise FabgenError("random: need switches >= 1, radix >= 2, hosts >= 0")
@@ -410,19 +602,7 @@ def regular4(nsw, rng):
                 ok = False
                 break
             edges.add(e)
-        if not ok:
-            continue
-        adj = {v: [] for v in range(nsw)}
-        for a, b in edges:
-            adj[a].append(b)
-            adj[b].append(a)
-        seen, todo = {0}, [0]
-        while todo:
-            for w in adj[todo.pop()]:
-                if w not in seen:
-                    seen.add(w)
-                    todo.append(w)
-        if len(seen) == nsw:
+        if ok and connected(nsw, edges):
             return sorted(edges)
     raise FabgenError("irregular: no connected 4-regular graph found")
 
@@ -472,6 +652,32 @@ def make_dual_port(fab, count):
                               " for %s" % h["name"])
 
 
+def fail_links(fab, count, seed):
+    """Removes count switch-to-switch cables, each one whose loss keeps
+    the switches connected; returns them as "A[p]-B[q]"."""
+    rng = random.Random(seed)
+    idx = {id(s): i for i, s in enumerate(fab.switches)}
+    gone = []
+    for _ in range(count):
+        cables = [(s, p) for s in fab.switches
+                  for p, (peer, pp) in sorted(s["peers"].items())
+                  if peer["kind"] == "S" and idx[id(s)] < idx[id(peer)]]
+        rng.shuffle(cables)
+        for s, p in cables:
+            peer, pp = s["peers"][p]
+            fab.unlink(s, p)
+            edges = [(idx[id(a)], idx[id(b)]) for a in fab.switches
+                     for b, _ in a["peers"].values() if b["kind"] == "S"]
+            if connected(len(fab.switches), edges):
+                gone.append('%s[%d]-%s[%d]' % (s["name"], p, peer["name"], pp))
+                break
+            fab.link(s, p, peer, pp)
+        else:
+            raise FabgenError("--fail-links: no cable left whose loss keeps"
+                              " the switches connected")
+    return gone
+
+
 # ---------------------------------------------------------------- output
 
 def records(fab):
@@ -510,10 +716,12 @@ def render(fab, shuffle_seed, title):
 
 
 def parse_args(argv):
-    glob = argparse.ArgumentParser(add_help=False)
+    glob = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     glob.add_argument("--shuffle", type=int, metavar="SEED")
     glob.add_argument("--add-host", action="store_true")
     glob.add_argument("--dual-port", type=int, default=0, metavar="N")
+    glob.add_argument("--fail-links", type=int, default=0, metavar="N")
+    glob.add_argument("--fail-seed", type=int, default=1, metavar="S")
     glob.add_argument("-o", "--output", metavar="FILE")
 
     ap = argparse.ArgumentParser(prog="fabgen.py", parents=[glob],
@@ -541,10 +749,31 @@ def parse_args(argv):
     p.add_argument("--w", required=True, help="W1,..,Wh")
     p.add_argument("--hosts", type=int)
 
-    p = sub.add_parser("mesh", parents=[glob], help="2-D mesh")
-    p.add_argument("--x", type=int, required=True)
-    p.add_argument("--y", type=int, required=True)
+    p = sub.add_parser("mesh", parents=[glob], help="mesh (2-D: --x --y)")
+    p.add_argument("--x", type=int)
+    p.add_argument("--y", type=int)
+    p.add_argument("--dims", help="X,Y[,Z]")
     p.add_argument("--hosts", type=int, default=1)
+
+    p = sub.add_parser("torus", parents=[glob], help="torus")
+    p.add_argument("--dims", required=True, help="X,Y[,Z]")
+    p.add_argument("--hosts", type=int, default=1)
+
+    p = sub.add_parser("dragonfly", parents=[glob], help="canonical Dragonfly")
+    p.add_argument("--a", type=int, required=True, help="switches a group")
+    p.add_argument("--p", type=int, required=True, help="hosts a switch")
+    p.add_argument("--h", type=int, required=True, help="global ports a switch")
+    p.add_argument("--groups", type=int)
+
+    p = sub.add_parser("hyperx", parents=[glob], help="HyperX")
+    p.add_argument("--dims", required=True, help="S1,S2[,S3]")
+    p.add_argument("--hosts", type=int, default=1)
+
+    p = sub.add_parser("rrg", parents=[glob], help="random regular switch graph")
+    p.add_argument("--switches", type=int, required=True)
+    p.add_argument("--degree", type=int, required=True)
+    p.add_argument("--hosts", type=int, default=1)
+    p.add_argument("--seed", type=int, required=True)
 
     p = sub.add_parser("random", parents=[glob], help="irregular fabric")
     p.add_argument("--switches", type=int, required=True)
@@ -577,7 +806,18 @@ def parse_args(argv):
             setattr(args, key, getattr(pre, key))
     args.add_host = args.add_host or pre.add_host
     args.dual_port = args.dual_port or pre.dual_port
+    args.fail_links = args.fail_links or pre.fail_links
+    if args.fail_seed == 1:
+        args.fail_seed = pre.fail_seed
     return args
+
+
+def int_list(name, text):
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise FabgenError("%s: comma-separated integers, not '%s'"
+                          % (name, text))
 
 
 def build(args):
@@ -599,8 +839,22 @@ def build(args):
     elif args.topo == "hyper":
         gen_hyper(fab, args.leaves, args.spines, args.hypervisors_per_leaf,
                   args.vfs, args.hosts_per_leaf, args.spare_ports)
+    elif args.topo == "mesh" and args.dims is not None:
+        if args.x is not None or args.y is not None:
+            raise FabgenError("mesh: --dims or --x/--y, not both")
+        gen_grid(fab, int_list("mesh --dims", args.dims), args.hosts, False)
     elif args.topo == "mesh":
+        if args.x is None or args.y is None:
+            raise FabgenError("mesh: --x and --y, or --dims")
         gen_mesh(fab, args.x, args.y, args.hosts)
+    elif args.topo == "torus":
+        gen_grid(fab, int_list("torus --dims", args.dims), args.hosts, True)
+    elif args.topo == "dragonfly":
+        gen_dragonfly(fab, args.a, args.p, args.h, args.groups)
+    elif args.topo == "hyperx":
+        gen_hyperx(fab, int_list("hyperx --dims", args.dims), args.hosts)
+    elif args.topo == "rrg":
+        gen_rrg(fab, args.switches, args.degree, args.hosts, args.seed)
     elif args.topo == "irregular":
         gen_irregular(fab, args.switches, args.seed)
     else:
@@ -611,6 +865,7 @@ def build(args):
         add_extra_host(fab)
     if args.dual_port:
         make_dual_port(fab, args.dual_port)
+    fab.failed = fail_links(fab, args.fail_links, args.fail_seed)
     return fab
 
 
@@ -627,8 +882,9 @@ def main(argv):
             f.write(text)
     else:
         sys.stdout.write(text)
-    print("fabgen: %s: switches=%d hosts=%d links=%d"
-          % (args.topo, len(fab.switches), len(fab.hosts), fab.nlinks),
+    print("fabgen: %s: switches=%d hosts=%d links=%d%s"
+          % (args.topo, len(fab.switches), len(fab.hosts), fab.nlinks,
+             " failed=" + ",".join(fab.failed) if fab.failed else ""),
           file=sys.stderr)
     return 0
 
