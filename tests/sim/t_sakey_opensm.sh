@@ -73,6 +73,7 @@ sr_fields() { zero "${1:64:32}" && echo key=hidden || echo key=shown; }
 pir_fields() { zero "${1:8:16}" && echo mkey=0 || echo mkey=set; }
 # SMInfoRecord: the SMInfo at byte 4, its SM_Key after the GUID
 smir_fields() { zero "${1:24:16}" && echo smkey=0 || echo smkey=set; }
+# InformInfo (a Set's answer): nothing hidden
 ii_fields() { :; }
 
 # saquery_verdict OUT STATUS: no-answer, the SA error, or "ok"
@@ -89,7 +90,7 @@ saquery_verdict() {
 }
 sq() { on_host H-0 saquery -t 300 --smkey "$@" 2>&1; }
 
-# a subscription (InformInfo, IBA 13.4.8.3) from H-0 to every trap TRAP:
+# a subscription (InformInfo, IBA 13.4.8.3) from H-0 to trap TRAP:
 # GID 0, LIDRangeBegin 0xffff, IsGeneric, Subscribe, Type all, QPN 1,
 # RespTimeValue 18, ProducerType all
 inform_hex() { printf '%032x%s%04x%s' 0 ffff000000000101ffff "$1" 0000011200ffffff; }
