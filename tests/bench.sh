@@ -11,7 +11,7 @@
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
 #                         "qos", "part", "mcast", "mcast-emu", "perfmgr", "dftree",
-#                         "jobs-offline", "jobs", "mkey"
+#                         "jobs-offline", "jobs", "mkey" (ibsmd and OpenSM, M_Key off and on)
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
@@ -65,9 +65,14 @@ PART_YAML="$SIM_TMP/part.yaml"
 	done
 } >"$PART_YAML"
 PART_OSM="$SIM_TMP/partitions.conf"
-# The M_Key row (BENCH_ONLY=mkey): every port keyed, protection level 2.
+# The M_Key row (BENCH_ONLY=mkey): every port keyed, protection level 2,
+# a 60 s lease (ibsmd's default lease_s).  OpenSM (osm-mkey) gets the same
+# level and lease with one key for every port: 3.3.23 has no per-port key
+# (m_key, m_key_protection_level, m_key_lease_period; opensm(8), "MKEY
+# CONFIGURATION").
 MKEY_YAML="$SIM_TMP/mkey.yaml"
-printf 'security: {m_key: {protect_level: 2}}\n' >"$MKEY_YAML"
+printf 'security: {m_key: {protect_level: 2, lease_s: 60}}\n' >"$MKEY_YAML"
+MKEY_OSM=("m_key 0x0123456789abcdef" "m_key_protection_level 2" "m_key_lease_period 60")
 # part_osm NET: PART_OSM for the hosts of NET (an ibsim CA port's GUID is
 # its node GUID + the port number)
 part_osm() {
@@ -125,7 +130,7 @@ timed() {
 # "NAME PROG wall_ms mads rss_kb route_ms sl2vl_sets vlarb_sets pkey_sets" to $RESULTS.
 # ibsmd-qos, osm-qos and osm64-qos: the QoS row's programs (QOS_YAML, QOS_OSM above);
 # ibsmd-part and osm-part the partitions row's (PART_YAML, PART_OSM);
-# ibsmd-mkey the M_Key row's (MKEY_YAML)
+# ibsmd-mkey and osm-mkey the M_Key row's (MKEY_YAML, MKEY_OSM)
 one_run() {
 	local name=$1 net=$2 prog=$3 round=$4 dir="$SIM_TMP/$1-$3-$4" rc pre
 	mkdir -p "$dir"
@@ -146,12 +151,13 @@ one_run() {
 		timed "$pre" /usr/bin/time -f "%M" -o "$dir/rss" \
 			"$MADFLOOD" 100000 64 1 >"$dir/out" 2>"$dir/err"
 		;;
-	osm|osm64|osm64pin|osm-qos|osm64-qos|osm-part)
+	osm|osm64|osm64pin|osm-qos|osm64-qos|osm-part|osm-mkey)
 		local part=()
 		case $prog in
 		osm)	: >"$dir/opensm.conf" ;;
 		osm-part) : >"$dir/opensm.conf"; part=(-P "$PART_OSM") ;;
 		osm-qos) printf '%s\n' "${QOS_OSM[@]}" >"$dir/opensm.conf" ;;
+		osm-mkey) printf '%s\n' "${MKEY_OSM[@]}" >"$dir/opensm.conf" ;;
 		osm64-qos) printf '%s\n' "${QOS_OSM[@]}" 'max_wire_smps 64' >"$dir/opensm.conf" ;;
 		*)	printf 'max_wire_smps 64\n' >"$dir/opensm.conf" ;;
 		esac
@@ -1298,32 +1304,47 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = jobs ]; then
 	sim_stop
 fi
 
-# ---- mkey: bring-up with every port keyed beside without (ibsmd alone) ----
-# ibsmd --once on fresh ibsims of ft3-3456, alternating: no policy, and
-# security.m_key protect_level 2 (a fresh state directory each round: a
-# new secret, no neighbour map, so the first NodeInfo across each link
-# carries key 0).  Wall time, MADs, SMPs carrying a key and carrying 0
-# (ibsim checks no key, so the figures are the SM's own cost).
+# ---- mkey: bring-up with every port keyed beside without, ibsmd and OpenSM ----
+# ibsmd --once and opensm -o on fresh ibsims of ft3-3456, alternating: each
+# without M_Key and with protection level 2 (ibsmd: a fresh state directory
+# each round, so a new secret and no neighbour map, and the first NodeInfo
+# across each link carries key 0; OpenSM: a fresh cache directory, so no
+# guid2mkey, one subnet-wide key).  Wall time, MADs, SMPs carrying a key and
+# carrying 0.  ibsim checks no key, so the figures are the SMs' own cost.
 if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mkey ]; then
 	name=mkey-ft3-3456
 	net="$SIM_TMP/$name.net"
 	gen ftree3 --radix 24 -o "$net"
 	for r in $(seq "$ROUNDS"); do
-		for prog in ibsmd ibsmd-mkey; do
+		for prog in ibsmd ibsmd-mkey osm osm-mkey; do
 			one_run "$name" "$net" "$prog" "$r"
 		done
 	done
-	keyed=$(count "$SIM_TMP/$name-ibsmd-mkey-1" smp_mkey_set)
-	zero=$(count "$SIM_TMP/$name-ibsmd-mkey-1" smp_mkey_zero)
 	echo
-	echo "M_Key: $name bring-up under ibsim, median of $ROUNDS rounds; ibsmd --once -R $ENGINE without a policy and with security.m_key protect_level 2"
-	printf '%-8s %9s %9s %7s %10s %10s %7s %12s %11s\n' m_key off_ms on_ms on/off off_mads on_mads mads_x \
+	echo "M_Key: $name bring-up under ibsim, median of $ROUNDS rounds; ibsmd --once -R $ENGINE, OpenSM -o -R ftree; off, and on at protection level 2 (lease 60 s)"
+	printf '%-6s %9s %9s %7s %10s %10s %7s %12s %11s\n' sm off_ms on_ms on/off off_mads on_mads mads_x \
 		keyed_smps key0_smps
-	ow=$(col "$name" ibsmd 3); kw=$(col "$name" ibsmd-mkey 3)
-	om=$(col "$name" ibsmd 4); km=$(col "$name" ibsmd-mkey 4)
-	printf '%-8s %9s %9s %7s %10s %10s %7s %12s %11s\n' level2 "$ow" "$kw" "$(ratio "$kw" "$ow")" "$om" "$km" \
-		"$(ratio "$km" "$om")" "$keyed" "$zero"
-	[ "$km" = "$om" ] || fail "mkey: keys cost MADs: $km with, $om without"
+	for sm in ibsmd osm; do
+		ow=$(col "$name" "$sm" 3); kw=$(col "$name" "$sm-mkey" 3)
+		om=$(col "$name" "$sm" 4); km=$(col "$name" "$sm-mkey" 4)
+		printf '%-6s %9s %9s %7s %10s %10s %7s %12s %11s\n' "$sm" "$ow" "$kw" "$(ratio "$kw" "$ow")" \
+			"$om" "$km" "$(ratio "$km" "$om")" "$(count "$SIM_TMP/$name-$sm-mkey-1" smp_mkey_set)" \
+			"$(count "$SIM_TMP/$name-$sm-mkey-1" smp_mkey_zero)"
+	done
+	iw=$(col "$name" ibsmd-mkey 3); ow=$(col "$name" osm-mkey 3)
+	im=$(col "$name" ibsmd-mkey 4); om=$(col "$name" osm-mkey 4)
+	echo "keyed: ibsmd/OpenSM time $(ratio "$iw" "$ow"), MADs $(ratio "$im" "$om")"
+	# keys cost ibsmd no MAD: its own count at subnet up (mads_sent), round
+	# by round.  The shim's totals above may count a write umad2sim refused
+	# and sent again, or the performance manager's first ClassPortInfo Gets
+	# when a loaded machine delays the exit: noise of either setting.
+	for r in $(seq "$ROUNDS"); do
+		a=$(grep -o 'mads_sent=[0-9]*' "$SIM_TMP/$name-ibsmd-$r/out" | tail -n 1)
+		b=$(grep -o 'mads_sent=[0-9]*' "$SIM_TMP/$name-ibsmd-mkey-$r/out" | tail -n 1)
+		[ -n "$a" ] && [ "$a" = "$b" ] || fail "mkey: round $r: ibsmd $a without keys, ${b:-none} with"
+	done
+	echo "ibsmd's own count at subnet up, every round: ${a#*=} MADs without keys and with"
+	[ "$(count "$SIM_TMP/$name-osm-mkey-1" smp_mkey_set)" -gt 0 ] || fail "mkey: OpenSM sent no keyed SMP"
 fi
 
 # ---- the run, appended to tests/RESULTS.md ----

@@ -61,6 +61,16 @@
  *         the same rate of RMPP transfers opened and never finished:
  *         first DATA segments of a request announced as two segments;
  *         prints the same line (its stops and acks in "other").
+ *     madsend sa SMLID SMKEY METHOD ATTR COMPMASK [HEX]
+ *         one SA request to SMLID: METHOD and ATTR (numbers, e.g. 0x02
+ *         0x0003 for an InformInfo Set), SMKEY in the SA header's SM_Key,
+ *         the component mask, the record HEX (at most 200 bytes); waits
+ *         1 s for the answer and prints "status=0xSSSS method=0xMM",
+ *         then "record=HEX" a record: of a GetTable answer each record
+ *         its first MAD holds (AttributeOffset words each; with RMPP,
+ *         no more than its PayloadLength announces), of another answer
+ *         the whole data (200 bytes); exit 0.  Or "no answer", exit 1
+ *         (a request the SA ignores, e.g. for a wrong SM_Key).
  *
  * Runs under libumad2sim.so; it registers an agent for every class it
  * sends, because umad2sim crashes on a MAD of a class with no agent.  For
@@ -615,8 +625,79 @@ static int sa_flood(int fd, double seconds, int smlid, double rate, int open_rmp
 	return 0;
 }
 
+/* One SA request (madsend sa); the answer's status and first record. */
+static int sa_request(int fd, int smlid, uint64_t key, uint8_t method, uint16_t attr,
+		      uint64_t comp_mask, const uint8_t *rec, size_t len)
+{
+	int agent = umad_register(fd, IB_SA_CLASS, SA_CLASS_VERSION, 0, NULL);
+	void *out = calloc(1, umad_size() + MAD_SIZE), *in = calloc(1, umad_size() + MAD_SIZE);
+	if (agent < 0 || !out || !in)
+		return 2;
+	uint8_t *m = umad_get_mad(out);
+	uint64_t tid = (uint64_t)getpid() << 8 | 0x5a;
+	sa_init_request(m, method, tid, attr, 0, comp_mask, rec, len);
+	sa_put64(m + 36, key);
+	if (send_mad(fd, agent, out, smlid, 1) < 0)
+		return 2;
+	const uint8_t *r = umad_get_mad(in);
+	double end = now_s() + 1;
+	while (now_s() < end) {
+		int got = MAD_SIZE;
+		if (umad_recv(fd, in, &got, 100) < 0 || umad_status(in) || got < SA_HDR_SIZE ||
+		    !(mad_method(r) & IB_MAD_RESPONSE) || (uint32_t)mad_tid(r) != (uint32_t)tid)
+			continue;
+		printf("status=0x%04x method=0x%02x\n", (unsigned)sa_get16(r + 4), mad_method(r));
+		size_t data = (size_t)got - SA_HDR_SIZE, size = data;
+		if (mad_method(r) == SA_METHOD_GET_TABLE_RESP) {
+			size = (size_t)sa_attr_offset(r) * 8;
+			/* the first segment's PayloadLength counts the SA header's 20 bytes */
+			if ((r[26] & 0x01) && rmpp_seg(r) == 1 && rmpp_len(r) >= 20 &&
+			    rmpp_len(r) - 20 < data)
+				data = rmpp_len(r) - 20;
+		}
+		for (size_t at = 0; size && at + size <= data; at += size) {
+			fputs("record=", stdout);
+			for (size_t i = 0; i < size; i++)
+				printf("%02x", sa_data(r)[at + i]);
+			putchar('\n');
+		}
+		return 0;
+	}
+	printf("no answer\n");
+	return 1;
+}
+
+/* HEX into buf (at most max bytes); the byte count, or -1. */
+static int parse_hex(const char *hex, uint8_t *buf, int max)
+{
+	int used = 0, n = 0;
+	while (hex[used] && n < max) {
+		unsigned v;
+		int k;
+		if (sscanf(hex + used, "%2x%n", &v, &k) != 1 || k != 2)
+			return -1;
+		buf[n++] = (uint8_t)v;
+		used += k;
+	}
+	return hex[used] ? -1 : n;
+}
+
 int main(int argc, char **argv)
 {
+	if ((argc == 7 || argc == 8) && !strcmp(argv[1], "sa")) {
+		uint8_t rec[SA_DATA_SIZE] = { 0 };
+		int len = argc == 8 ? parse_hex(argv[7], rec, SA_DATA_SIZE) : 0;
+		if (len < 0) {
+			fprintf(stderr, "madsend sa: HEX must be at most %d bytes of hex digits\n",
+				SA_DATA_SIZE);
+			return 2;
+		}
+		int fd = open_port();
+		return fd < 0 ? 2 : sa_request(fd, atoi(argv[2]), strtoull(argv[3], NULL, 0),
+					       (uint8_t)strtoul(argv[4], NULL, 0),
+					       (uint16_t)strtoul(argv[5], NULL, 0),
+					       strtoull(argv[6], NULL, 0), rec, (size_t)len);
+	}
 	if (argc == 5 && (!strcmp(argv[1], "satable") || !strcmp(argv[1], "rmpp-open"))) {
 		int fd = open_port();
 		return fd < 0 ? 1 : sa_flood(fd, atof(argv[2]), atoi(argv[3]), atof(argv[4]),
@@ -637,16 +718,7 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "report")) {
 		uint8_t raw[NOTICE_SIZE];
-		int used = 0;
-		for (int i = 0; i < NOTICE_SIZE; i++) {
-			unsigned v;
-			int n;
-			if (sscanf(argv[3] + used, "%2x%n", &v, &n) != 1 || n != 2)
-				break;
-			raw[i] = (uint8_t)v;
-			used += n;
-		}
-		if (used != 2 * NOTICE_SIZE || argv[3][used]) {
+		if (parse_hex(argv[3], raw, NOTICE_SIZE) != NOTICE_SIZE) {
 			fprintf(stderr, "madsend report: HEX must be %d hex digits\n",
 				2 * NOTICE_SIZE);
 			return 2;
@@ -691,6 +763,7 @@ int main(int argc, char **argv)
 			"       madsend smkey DLID\n"
 			"       madsend report DLID HEX\n"
 			"       madsend satable SECONDS SMLID RATE\n"
-			"       madsend rmpp-open SECONDS SMLID RATE\n");
+			"       madsend rmpp-open SECONDS SMLID RATE\n"
+			"       madsend sa SMLID SMKEY METHOD ATTR COMPMASK [HEX]\n");
 	return 2;
 }

@@ -1363,6 +1363,55 @@ START_TEST(daemon_commands)
 END_TEST
 
 /*
+ * status, text form: the M_Key block (ibsmctl(8), "status": m_key) as the
+ * daemon answers it, its level and counts one a line under "m_key:";
+ * any other number the block gains (each field a line, whatever its
+ * name) is shown the same way, in the order the daemon put them.
+ */
+START_TEST(status_text_m_key)
+{
+	struct sm *sm = calloc(1, sizeof(*sm));
+	char err[256];
+
+	ck_assert_ptr_nonnull(sm);
+	sm->sub.mk.protect = 2;
+	sm->traps.st.mkey_violations = 3;
+	json_t *st = run_json(sm, "{\"cmd\":\"status\"}", err, sizeof(err));
+	ck_assert_ptr_nonnull(st);
+	char *s = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&s, &len);
+	control_print_text(fp, st);
+	fclose(fp);
+	json_decref(st);
+	ck_assert_msg(strstr(s, "\nm_key:\n"
+	    "  protect_level: 2\n"
+	    "  ports_keyed: 0\n"
+	    "  ports_unkeyed: 0\n"
+	    "  violations: 3\n"
+	    "  violations_read: 0\n") != NULL, "%s", s);
+	free(s);
+	free(sm);
+
+	s = render("{\"ok\":true,\"state\":\"MASTER\",\"m_key\":{\"protect_level\":3,"
+	    "\"ports_keyed\":20,\"ports_unkeyed\":1,\"violations\":4,\"violations_read\":6,"
+	    "\"taken_over\":2,\"ports_foreign\":1,\"lease_wait_s\":57}}");
+	ck_assert_str_eq(s,
+	    "state: MASTER\n"
+	    "m_key:\n"
+	    "  protect_level: 3\n"
+	    "  ports_keyed: 20\n"
+	    "  ports_unkeyed: 1\n"
+	    "  violations: 4\n"
+	    "  violations_read: 6\n"
+	    "  taken_over: 2\n"
+	    "  ports_foreign: 1\n"
+	    "  lease_wait_s: 57\n");
+	free(s);
+}
+END_TEST
+
+/*
  * groups: the database as it is (none before any join), groups in
  * creation order with their parameters, members in join order with the
  * LID the SM gives their port (0: none) and their JoinState; the text
@@ -1475,6 +1524,7 @@ static Suite *control_suite(void)
 	tcase_add_test(alone, not_a_socket_refused);
 	tcase_add_test(alone, client_errors);
 	tcase_add_test(alone, text_rendering);
+	tcase_add_test(alone, status_text_m_key);
 	tcase_add_test(alone, daemon_commands);
 	tcase_add_test(alone, groups_command);
 	suite_add_tcase(s, alone);
