@@ -1193,8 +1193,7 @@ static void note_asker(struct sm *sm, const uint8_t *mad, const struct mad_addr 
 	el->asked_at_ms = clock_ms();
 	if (sm->state == SMS_DISCOVERING && sm->sw.activity == SM_IDLE &&
 	    el->cut.reason == MKCUT_OWN_PORT) {
-		event_del(sm->sw.timer);	/* the retry: the master is polled instead */
-		sm->sw.heavy_wanted = 0;
+		sweeper_cancel_heavy(sm);	/* the retry: the master is polled instead */
 		follow_asker(sm);
 	}
 }

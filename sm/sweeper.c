@@ -151,6 +151,12 @@ void sweeper_retry(struct sm *sm)
 	sweeper_retry_after(sm, SWEEP_RETRY_MS);
 }
 
+void sweeper_cancel_heavy(struct sm *sm)
+{
+	sm->sw.heavy_wanted = 0;
+	event_del(sm->sw.timer);
+}
+
 int sweeper_is_retry(const struct sm *sm)
 {
 	return !strcmp(sm->sw.heavy_reason, SWEEP_RETRY);

@@ -109,11 +109,6 @@ int nbr_learn_input(struct nbr_learn *l, const uint8_t *mad, size_t len,
 	return 1;
 }
 
-int nbr_learn_finished(const struct nbr_learn *l)
-{
-	return l->finished;
-}
-
 void nbr_learn_free(struct nbr_learn *l)
 {
 	if (!l)

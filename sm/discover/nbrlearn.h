@@ -32,11 +32,10 @@ typedef void (*nbr_learn_done_fn)(void *arg, int rc, int links, const char *why)
 struct nbr_learn *nbr_learn_start(struct event_base *base, const struct mad_transport *t,
 				  uint32_t master_lid, uint64_t sa_key, struct nbr_map *m,
 				  nbr_learn_done_fn done, void *arg);
-/* An SA answer to us while it runs: 1 if taken. */
+/* An SA answer to us while it runs: 1 if taken (none once done was
+ * called; the owner frees it outside that call). */
 int nbr_learn_input(struct nbr_learn *l, const uint8_t *mad, size_t len,
 		    const struct mad_addr *from, int status);
-/* 1 once done was called (the owner frees it then, outside the call). */
-int nbr_learn_finished(const struct nbr_learn *l);
 void nbr_learn_free(struct nbr_learn *l);
 
 #endif

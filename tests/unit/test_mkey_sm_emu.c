@@ -32,22 +32,33 @@
  *     devices that drop every Get without their key -- with the Sets and
  *     MADs of the same restart without M_Key (no M_Key rewritten), and
  *     no violation.
- *   restart_without_map: the same with the neighbour map removed: the SM
- *     cannot name the port beyond its own, asks with key 0, and every
- *     device past its link drops the Gets (the map is what makes a
- *     restart at level 3 work).
+ *   restart_without_map: the same with the neighbour map removed and a
+ *     lease of 2 s: the SM cannot name the port beyond its own, asks with
+ *     key 0, the leaf drops the Gets: cut short by M_Key, it does not make
+ *     itself master of its one node; ibsmctl status --json says why
+ *     (m_key.unmanageable: keyed, waiting, since, the expected end a lease
+ *     later); a lease later the leaf answers again (its TrapRepresses do
+ *     not echo the trap's key, which would stop its lease) and the sweep
+ *     goes a hop further, still no master.
  *   standby_takes_over: a standby ibsmd on H3 (its own state directory,
- *     secret_file naming the master's secret) follows the master that
- *     keyed the fabric at level 2; the master stops; the standby becomes
- *     master and completes a heavy sweep within FAILOVER_MS -- no lease
- *     wait (LEASE_S) -- with no new violation and every port still
- *     holding its derived key.  It needs the master's neighbour map as
- *     well as its secret: without it, its first Get past its own link
- *     carries key 0, is dropped, it finds no master and makes itself a
- *     second master of its own port.
- *   standby_other_secret: the same standby with a second secret cannot
- *     manage the ports in that time: its SMPs carry wrong keys, its heavy
- *     sweeps fail (its own port drops its Gets), the devices count them.
+ *     secret_file naming the master's secret, the master's neighbour map
+ *     copied) follows the master that keyed the fabric at level 2; the
+ *     master stops; the standby becomes master and completes a heavy
+ *     sweep within FAILOVER_MS -- no lease wait (LEASE_S) -- with no new
+ *     violation and every port still holding its derived key.
+ *   standby_other_secret: the same standby with a secret of its own: its
+ *     own port refuses it, yet it is STANDBY behind the master whose
+ *     SMInfo Get reached it, not a second master, and says why
+ *     (own_port, not waiting); the master stops: it does not become
+ *     master, waits for the leases with the times, retries at its sweep
+ *     interval, not faster, and a lease later goes on hop by hop.
+ *   standby_without_map: the shared secret, no map: STANDBY behind the
+ *     master its port's MasterSMLID names (not a second master of its own
+ *     node, as it used to be), the map read from the master's SA; the
+ *     master stops: it takes over within FAILOVER_MS, no violation at all.
+ *   standby_learns_map: a standby that comes up before the fabric is
+ *     keyed writes the links its own sweep saw to its own map; the master
+ *     then keys the fabric and stops: the standby takes over at once.
  */
 #include "emu_testlib.h"
 
@@ -508,14 +519,17 @@ START_TEST(restart_same_secret)
 }
 END_TEST
 
-/* m_key.unmanageable of sm's status (a new reference), or NULL. */
+/* m_key.unmanageable of sm's `ibsmctl status --json` (a new reference), or NULL. */
 static json_t *unmanageable(const struct sm *sm)
 {
-	json_t *mk = json_object();
-	election_mkey_to_ctl(sm, mk);
-	json_t *u = json_object_get(mk, "unmanageable");
+	char err[256] = "";
+	json_t *req = json_pack("{s:s}", "cmd", "status");
+	json_t *st = sm_control((void *)sm, "status", req, err, sizeof(err));
+	json_decref(req);
+	ck_assert_msg(st != NULL, "status: %s", err);
+	json_t *u = json_object_get(json_object_get(st, "m_key"), "unmanageable");
 	json_incref(u);
-	json_decref(mk);
+	json_decref(st);
 	return u;
 }
 
