@@ -1308,11 +1308,16 @@ static void elect(struct sm *sm)
 		ev.why = "we hold no SM_Key (sm.sm_key 0), so we follow it";
 	if (v == SMV_MASTER && held_by_cut(sm))
 		return;
+	/* a master beyond a cut: it keeps the leases running; its SA has the map */
+	int learn = v == SMV_STANDBY && sm->el->cut.reason == MKCUT_KEYED;
+	if (learn)
+		sm->el->cut_since = 0;
 	if (v == SMV_STANDBY)	/* the links it saw, for the day it takes over keyed ports */
 		subnet_save_neighbors_of(&sm->sub, &sm->sweep.disc->f, sm->cfg.state_dir);
-	if (fsm_run(sm, (enum sm_event)event_of[v], &ev) < 0) {
+	if (fsm_run(sm, (enum sm_event)event_of[v], &ev) < 0)
 		sm->el->hooks->abandon(sm);	/* e.g. NOTACTIVE: nothing to do */
-	}
+	else if (learn && sm->state == SMS_STANDBY)
+		learn_map(sm, ev.lid);
 }
 
 static void on_sminfo_answer(void *arg, int status, const uint8_t *resp,

@@ -28,26 +28,28 @@ static void finish(struct nbr_learn *l, int rc, int links, const char *why)
 	l->done(l->arg, rc, links, why);
 }
 
-static void query_failed(struct nbr_learn *l, const char *what, int status)
+/* A GetTable's end: 1 if it brought records; else done was told (or cancelled). */
+static int answered(struct nbr_learn *l, const char *what, int status)
 {
 	char why[96];
+	if (!status)
+		return 1;
+	if (status == -ECANCELED)
+		return 0;
 	if (status == -ETIMEDOUT)
 		snprintf(why, sizeof(why), "no answer to the %s GetTable", what);
 	else
 		snprintf(why, sizeof(why), "the %s GetTable failed (status %d)", what, status);
 	finish(l, -1, 0, why);
+	return 0;
 }
 
 static void on_links(void *arg, int status, const uint8_t *recs, size_t n, size_t stride,
 		     const uint8_t *hdr)
 {
 	struct nbr_learn *l = arg;
-	if (status == -ECANCELED)
+	if (!answered(l, "LinkRecord", status))
 		return;
-	if (status) {
-		query_failed(l, "LinkRecord", status);
-		return;
-	}
 	int c = nbr_from_link_records(l->m, l->lids, l->n_lids, recs, n, stride);
 	if (c < 0)
 		finish(l, -1, 0, "out of memory");
@@ -59,12 +61,8 @@ static void on_nodes(void *arg, int status, const uint8_t *recs, size_t n, size_
 		     const uint8_t *hdr)
 {
 	struct nbr_learn *l = arg;
-	if (status == -ECANCELED)
+	if (!answered(l, "NodeRecord", status))
 		return;
-	if (status) {
-		query_failed(l, "NodeRecord", status);
-		return;
-	}
 	if (n && !(l->lids = malloc(n * sizeof(*l->lids)))) {
 		finish(l, -1, 0, "out of memory");
 		return;
