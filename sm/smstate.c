@@ -1055,15 +1055,17 @@ static void note_cut(struct sm *sm, const struct mkcut *c)
 	char msg[320], end[32];
 	cut_message(sm, msg, sizeof(msg));
 	iso_time(el->cut_since + (uint64_t)sm->cfg.mkey_lease_s, end, sizeof(end));
+	/* a master keeps what it reached; what lies beyond waits for its lease */
+	const char *what = sm->state == SMS_MASTER ? "what lies beyond stays out of the subnet" :
+			   "not taking the subnet";
 	if (sm->cfg.mkey_lease_s)
-		log_warn("M_Key: %s; not taking the subnet; waiting for their lease "
-			 "(security.m_key.lease_s %d s: about %s, one lease a hop), sweeping "
-			 "again every %llu s", msg, sm->cfg.mkey_lease_s, end,
+		log_warn("M_Key: %s; %s; waiting for their lease (security.m_key.lease_s %d s: "
+			 "about %s, one lease a hop), sweeping again every %llu s", msg, what,
+			 sm->cfg.mkey_lease_s, end,
 			 (unsigned long long)(election_cut_retry_ms(sm) / 1000));
 	else
-		log_warn("M_Key: %s; not taking the subnet; with security.m_key.lease_s 0 "
-			 "no lease is waited out: give this SM the secret and the neighbour map",
-			 msg);
+		log_warn("M_Key: %s; %s; with security.m_key.lease_s 0 no lease is waited "
+			 "out: give this SM the secret and the neighbour map", msg, what);
 }
 
 static void clear_cut(struct sm *sm)
