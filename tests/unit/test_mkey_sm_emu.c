@@ -610,6 +610,10 @@ START_TEST(restart_without_map)
 				(SHORT_LEASE_S + 2 * RETRY_S) * 1000 + 500));
 	ck_assert_int_ne(r.sm->state, SMS_MASTER);
 	check_unmanageable(r.sm, "keyed", 1, SHORT_LEASE_S);
+	/* the keyed ports' traps 256 get no TrapRepress it cannot key: each
+	 * violation is one refused SMP of its sweeps, no repress ping-pong */
+	ck_assert_uint_gt(r.sm->traps.st.repress_withheld, 0);
+	ck_assert_uint_lt(mkey_violations(&r), 200);
 	emu_run_free(&r.run);
 }
 END_TEST
