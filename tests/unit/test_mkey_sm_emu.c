@@ -40,6 +40,9 @@
  *     later); a lease later the leaf answers again (its TrapRepresses do
  *     not echo the trap's key, which would stop its lease) and the sweep
  *     goes a hop further, still no master.
+ *   restart_dead_named: the same restart with the map and one host dead:
+ *     a device the map names is asked with its own key, its silence is a
+ *     dead device's: master at once, that host left out, nothing reported.
  *   standby_takes_over: a standby ibsmd on H3 (its own state directory,
  *     secret_file naming the master's secret, the master's neighbour map
  *     copied) follows the master that keyed the fabric at level 2; the
@@ -618,6 +621,28 @@ START_TEST(restart_without_map)
 }
 END_TEST
 
+/*
+ * A dead device the neighbour map names is no cut: asked with its own
+ * key, its silence is a dead device's.  The restart with the map, one host
+ * dead: the SM is master at once, that host left out.
+ */
+START_TEST(restart_dead_named)
+{
+	struct run r;
+	open_run(&r, "mkeysmdn");
+	sm_up(&r, 3);
+	ck_assert_int_eq(emu_set_dead(r.e, emu_host_guid(5) - 1, 0, 1), 0);
+	restart(&r, 3, 0);
+	ck_assert(emu_run_while(r.base, is_master, r.sm, 2000));
+	emu_run_sweeps(&r.run, 1);
+	ck_assert_uint_eq(r.sm->sweep.last.switches, 6);
+	ck_assert_uint_eq(r.sm->sweep.last.cas, 11);
+	json_t *u = unmanageable(r.sm);
+	ck_assert_ptr_null(u);
+	emu_run_free(&r.run);
+}
+END_TEST
+
 #define SM_PRIORITY 10
 #define SB_PRIORITY 5		/* below the master's: no handover */
 #define SB_POLL_MS 100		/* sm.poll_ms's least */
@@ -896,6 +921,7 @@ static Suite *mkey_sm_suite(void)
 	tcase_add_test(tc, policy_change_rewrites);
 	tcase_add_test(tc, restart_same_secret);
 	tcase_add_test(tc, restart_without_map);
+	tcase_add_test(tc, restart_dead_named);
 	tcase_add_test(tc, standby_takes_over);
 	tcase_add_test(tc, standby_other_secret);
 	tcase_add_test(tc, standby_without_map);
