@@ -236,6 +236,12 @@ void txn_set_stamp(struct txn_engine *e, txn_stamp_fn fn, void *arg)
 }
 
 /* Writes the M_Key the hook gives into an SMP (big-endian, bytes 24-31). */
+uint64_t txn_stamp_of(const struct txn_engine *e, const uint8_t *mad,
+		      const struct mad_addr *to)
+{
+	return e->stamp ? e->stamp(e->stamp_arg, mad, to) : 0;
+}
+
 static void stamp_mkey(struct txn_engine *e, struct txn *x)
 {
 	uint8_t cls = x->mad[OFF_CLASS];

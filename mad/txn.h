@@ -109,6 +109,9 @@ void txn_set_params(struct txn_engine *e, const struct txn_params *p);
  * classes are never touched.
  */
 void txn_set_stamp(struct txn_engine *e, txn_stamp_fn fn, void *arg);
+/* The M_Key the stamp hook would give mad to `to` now (0 with no hook). */
+uint64_t txn_stamp_of(const struct txn_engine *e, const uint8_t *mad,
+		      const struct mad_addr *to);
 
 /*
  * Queues a request (the TID field is overwritten).  dest is a small

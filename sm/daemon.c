@@ -85,6 +85,8 @@ static void on_mad(void *arg, const uint8_t *mad, size_t len,
 			  smp_class(mad), smp_method(mad), smp_attr(mad),
 			  (unsigned long long)mad_get_field64((void *)mad, 0, IB_MAD_TRID_F),
 			  status, len);
+	if (election_sa_input(sm, mad, len, from, status))
+		return;	/* the neighbour map from the master's SA */
 	if (sm->disp)
 		mad_dispatch_input(sm->disp, mad, len, from, status);
 }

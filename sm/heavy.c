@@ -94,7 +94,11 @@ static void sweep_failed(struct sm *sm, const char *why)
 	sm_sweep_abandon(sm);
 	if (sm->watch && sm->watch->failed && sm->watch->failed(sm, sm->watch->arg))
 		return;
-	sweeper_retry(sm);
+	uint64_t cut_ms = election_cut_retry_ms(sm);	/* M_Key: the sweep interval */
+	if (cut_ms)
+		sweeper_retry_after(sm, cut_ms);
+	else
+		sweeper_retry(sm);
 }
 
 static void on_discovered(void *arg, struct discovery *d)
@@ -104,7 +108,8 @@ static void on_discovered(void *arg, struct discovery *d)
 		return;
 	}
 	if (d->failed) {
-		sweep_failed(sm, "discovery failed: the local port does not answer");
+		if (!smstate_own_port_refused(sm))
+			sweep_failed(sm, "discovery failed: the local port does not answer");
 		return;
 	}
 	log_info("discovery: %u nodes, %u MADs in %llu ms", d->f.n_nodes,
@@ -117,7 +122,8 @@ static void on_discovered(void *arg, struct discovery *d)
 	if (d->f.sm_node == FAB_NONE ||
 	    !(d->f.ports[fabric_port(&d->f, d->f.sm_node, d->f.sm_port)].flags & FPORT_PRESENT)) {
 		/* no election, no configuration without our own port */
-		sweep_failed(sm, "heavy sweep failed: the SM's own port did not answer");
+		if (!smstate_own_port_refused(sm))
+			sweep_failed(sm, "heavy sweep failed: the SM's own port did not answer");
 		return;
 	}
 	smstate_discovered(sm);
@@ -539,7 +545,9 @@ void heavy_start(struct sm *sm)
 	if (!sm->sweep.disc) {
 		log_err("out of memory starting discovery");
 		sm_stop(sm, SM_EXIT_RESOURCES);
+		return;
 	}
+	discovery_spare_keyless(sm->sweep.disc, smstate_spare_keyless(sm));
 }
 
 /* The sweeper's reroute: the model routed again from scratch, written. */

@@ -23,6 +23,9 @@
 
 #include "mad/txn.h"
 #include "sm/daemon.h"
+#include "sm/ctl/control.h"
+#include "sm/discover/mkcut.h"
+#include "sm/discover/nbrlearn.h"
 #include "sm/base/log.h"
 #include "sm/base/clock.h"
 #include "sm/hookevents.h"
@@ -30,6 +33,9 @@
 #include "sm/rogue.h"
 #include "sm/sdnotify.h"
 #include "sm/smkey.h"
+#include "sm/sweeper.h"
+
+#include <time.h>
 
 #define KEY_CHECKS_MAX		8	/* SMInfo Gets held for a key check at once */
 #define KEY_UNPROVEN_KEEP	16	/* senders that failed one, remembered ... */
@@ -68,6 +74,19 @@ struct election {
 		uint64_t at_ms;
 	} unproven[KEY_UNPROVEN_KEEP];
 	uint32_t next_unproven;
+	/*
+	 * M_Key (sm/discover/mkcut.h): the last discovery cut short, and
+	 * since when (wall-clock seconds; 0: not waiting -- we follow a
+	 * master, or no cut) the SM waits for the leases of what refused it;
+	 * a MASTER whose SMInfo Get reached us (our own port refusing, it is
+	 * the only sign of a master we get) and when.
+	 */
+	struct mkcut cut;
+	uint64_t cut_since;
+	struct sm_ev asked_by;
+	uint64_t asked_at_ms;
+	struct nbr_learn *learn;	/* the map read from the master's SA */
+	uint32_t learn_lid;
 };
 
 #define HANDOVER_WAIT_MS 1000	/* for ACKNOWLEDGE, before polling the successor */
@@ -732,6 +751,8 @@ static void note_unproven(struct sm *sm, const struct sm_ev *at)
 
 static void rogue_answered(struct sm *sm, const struct fabric *f, uint32_t port,
 			   const struct smp_sminfo *s);
+static void note_asker(struct sm *sm, const uint8_t *mad, const struct mad_addr *from,
+		       const struct smp_sminfo *other);
 
 /* The end port of the model with this GUID, FAB_NONE if none. */
 static uint32_t model_port(const struct sm *sm, uint64_t guid)
@@ -874,6 +895,7 @@ static void handle_sminfo(struct sm *sm, const uint8_t *mad, size_t len,
 		smstate_forget_silent(sm, other.guid);
 	if (method == IB_MAD_METHOD_GET) {
 		answer_get(sm, mad, len, from, &other);
+		note_asker(sm, mad, from, &other);
 		return;
 	}
 	if (method != IB_MAD_METHOD_SET)
@@ -975,6 +997,278 @@ static void prune_silent(struct sm *sm, const struct fabric *f)
 }
 
 
+/* ---- M_Key: a discovery cut short (sm/discover/mkcut.h) ---- */
+
+#define CUT_RETRY_DEFAULT_S	10	/* sweep.interval_s's default, when light sweeps are off */
+#define ASKED_KEEP_MS		60000	/* a master's SMInfo Get stands for it this long */
+#define CUT_OUTLIVED_RETRIES	2	/* sweeps past a lease before the silent count as dead */
+
+static void iso_time(uint64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!gmtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, len, "%llu", (unsigned long long)t);
+}
+
+static void cut_message(const struct sm *sm, char *buf, size_t len)
+{
+	const struct mkcut *c = &sm->el->cut;
+	if (c->reason == MKCUT_OWN_PORT)
+		snprintf(buf, len, "our own port 0x%016llx answers none of our SMPs: it holds an "
+			 "M_Key this SM cannot derive (its security.m_key secret is missing "
+			 "or not the one that keyed the fabric)",
+			 (unsigned long long)sm->tr.port_guid);
+	else
+		snprintf(buf, len, "%u NodeInfo Get%s past the %u node%s reached went unanswered "
+			 "with M_Key 0 (the neighbour map does not name what is there) while "
+			 "our port holds an M_Key at ProtectBits %u: the fabric beyond is keyed",
+			 c->refused, c->refused == 1 ? "" : "s", c->nodes,
+			 c->nodes == 1 ? "" : "s", c->own_protect);
+}
+
+uint64_t election_cut_retry_ms(const struct sm *sm)
+{
+	if (!sm->el || sm->el->cut.reason == MKCUT_NONE)
+		return 0;
+	int s = sm->cfg.sweep_interval_s > 0 ? sm->cfg.sweep_interval_s : CUT_RETRY_DEFAULT_S;
+	return (uint64_t)s * 1000;
+}
+
+/*
+ * A cut is fresh when none was being waited out, its reason changed, or
+ * the discovery reached more nodes than the last time: a new frontier
+ * whose ports' lease timers our refused SMPs have just started (14.2.4.2).
+ */
+static void note_cut(struct sm *sm, const struct mkcut *c)
+{
+	struct election *el = sm->el;
+	int fresh = !el->cut_since || el->cut.reason != c->reason || c->nodes > el->cut.nodes;
+	el->cut = *c;
+	if (c->held == c->refused && c->reason == MKCUT_KEYED) {
+		el->cut_since = 0;	/* nothing refused us: no lease runs yet */
+		return;
+	}
+	if (!fresh)
+		return;
+	el->cut_since = (uint64_t)time(NULL);
+	char msg[320], end[32];
+	cut_message(sm, msg, sizeof(msg));
+	iso_time(el->cut_since + (uint64_t)sm->cfg.mkey_lease_s, end, sizeof(end));
+	/* a master keeps what it reached; what lies beyond waits for its lease */
+	const char *what = sm->state == SMS_MASTER ? "what lies beyond stays out of the subnet" :
+			   "not taking the subnet";
+	if (sm->cfg.mkey_lease_s)
+		log_warn("M_Key: %s; %s; waiting for their lease (security.m_key.lease_s %d s: "
+			 "about %s, one lease a hop), sweeping again every %llu s", msg, what,
+			 sm->cfg.mkey_lease_s, end,
+			 (unsigned long long)(election_cut_retry_ms(sm) / 1000));
+	else
+		log_warn("M_Key: %s; %s; with security.m_key.lease_s 0 no lease is waited "
+			 "out: give this SM the secret and the neighbour map", msg, what);
+}
+
+static void clear_cut(struct sm *sm)
+{
+	if (sm->el->cut.reason != MKCUT_NONE)
+		log_notice("M_Key: discovery no longer cut short (%u nodes reached)",
+			   sm->sweep.disc ? sm->sweep.disc->f.n_nodes : 0);
+	memset(&sm->el->cut, 0, sizeof(sm->el->cut));
+	sm->el->cut_since = 0;
+}
+
+/* Judges the discovery just made (sm->sweep.disc). */
+static enum mkcut_reason judge_cut(struct sm *sm)
+{
+	struct mkcut c;
+	if (mkcut_judge(sm->sweep.disc, &sm->sub.nbrs, sm->tr.port_guid,
+			sm->sub.mk.protect != 0, &c) == MKCUT_NONE) {
+		clear_cut(sm);
+		return MKCUT_NONE;
+	}
+	note_cut(sm, &c);
+	return c.reason;
+}
+
+/*
+ * A cut that outlived a lease (and two retries) on the same frontier: what
+ * still does not answer is dead, not keyed -- our refused SMPs started
+ * the keyed ports' timers.  With lease 0 keyed ports never expire.
+ */
+static int cut_outlived(const struct sm *sm)
+{
+	const struct election *el = sm->el;
+	uint64_t now = (uint64_t)time(NULL);
+	return el->cut.reason == MKCUT_KEYED && sm->cfg.mkey_lease_s > 0 && el->cut_since &&
+	       now >= el->cut_since + (uint64_t)sm->cfg.mkey_lease_s +
+			      CUT_OUTLIVED_RETRIES * election_cut_retry_ms(sm) / 1000;
+}
+
+static void on_learned(void *arg, int rc, int links, const char *why)
+{
+	struct sm *sm = arg;
+	if (rc < 0) {
+		log_warn("M_Key: the neighbour map could not be read from the SA of LID %u: %s; "
+			 "a take-over waits for the leases", sm->el->learn_lid, why);
+		return;
+	}
+	char err[512];
+	if (links && sm->cfg.state_dir[0] &&
+	    nbr_save(&sm->sub.nbrs, sm->cfg.state_dir, err, sizeof(err)) < 0)
+		log_warn("neighbour map not saved: %s", err);
+	log_notice("M_Key: neighbour map read from the SA of LID %u (%d link ends new): "
+		   "every port past our link has a key now; a take-over waits for no lease",
+		   sm->el->learn_lid, links);
+	if (sm->el->cut.reason == MKCUT_KEYED)
+		memset(&sm->el->cut, 0, sizeof(sm->el->cut));	/* the map names it all */
+}
+
+/*
+ * With the secret, what a keyed fabric hides from us past our link is
+ * only which port GUID lies where: the master's SA tells it (nbrlearn.h).
+ */
+static void learn_map(struct sm *sm, uint32_t master_lid)
+{
+	struct election *el = sm->el;
+	if (!sm->sub.mk.protect || !master_lid || !sm->base)
+		return;
+	nbr_learn_free(el->learn);
+	el->learn_lid = master_lid;
+	el->learn = nbr_learn_start(sm->base, &sm->tr, master_lid, sm->cfg.sm_key,
+				    &sm->sub.nbrs, on_learned, sm);
+	if (!el->learn)
+		log_warn("M_Key: cannot ask the SA of LID %u for the neighbour map", master_lid);
+}
+
+int election_sa_input(struct sm *sm, const uint8_t *mad, size_t len,
+		      const struct mad_addr *from, int status)
+{
+	return sm->el && sm->el->learn && sm->state != SMS_MASTER &&
+	       nbr_learn_input(sm->el->learn, mad, len, from, status);
+}
+
+/* Follows a MASTER that cut us short but spoke to us; 1 if it did. */
+static int follow_cut(struct sm *sm, struct sm_ev *m)
+{
+	if (sm->state == SMS_MASTER)
+		return 0;
+	sm->el->cut_since = 0;	/* the master keeps the leases from running out */
+	m->why = sm->el->cut.reason == MKCUT_OWN_PORT ?
+		 "our own port refuses our SMPs (M_Key): we cannot manage the subnet" :
+		 "the fabric past our link is keyed and the neighbour map does not name it (M_Key)";
+	fsm_run(sm, SME_ELECT_STANDBY, m);
+	return 1;
+}
+
+static int follow_asker(struct sm *sm)
+{
+	struct election *el = sm->el;
+	if (!el->asked_at_ms || clock_ms() - el->asked_at_ms > ASKED_KEEP_MS)
+		return 0;
+	struct sm_ev m = el->asked_by;
+	el->asked_at_ms = 0;
+	return follow_cut(sm, &m);
+}
+
+/*
+ * An SMInfo Get from a MASTER (that holds our SM_Key, if we have one).
+ * With our own port refusing us it is the one sign of a master we get:
+ * followed at once when we are only waiting for the next try, else at
+ * the end of the sweep under way (smstate_own_port_refused).
+ */
+static void note_asker(struct sm *sm, const uint8_t *mad, const struct mad_addr *from,
+		       const struct smp_sminfo *other)
+{
+	uint64_t key = sm->cfg.sm_key;
+	if (other->state != SMS_MASTER || !other->guid || other->guid == sm->tr.port_guid ||
+	    (key && other->sm_key != smkey_proof(key, other->guid, sm->tr.port_guid)))
+		return;
+	struct election *el = sm->el;
+	memset(&el->asked_by, 0, sizeof(el->asked_by));
+	el->asked_by.guid = other->guid;
+	el->asked_by.priority = other->priority;
+	el->asked_by.hops = -1;
+	if (smp_class(mad) == IB_SMI_CLASS)
+		el->asked_by.lid = from->lid;
+	else
+		el->asked_by.hops = smp_reverse_path(mad, el->asked_by.path);
+	el->asked_at_ms = clock_ms();
+	if (sm->state == SMS_DISCOVERING && sm->sw.activity == SM_IDLE &&
+	    el->cut.reason == MKCUT_OWN_PORT) {
+		sweeper_cancel_heavy(sm);	/* the retry: the master is polled instead */
+		follow_asker(sm);
+	}
+}
+
+int smstate_spare_keyless(const struct sm *sm)
+{
+	/* the first try only: a later one must reach the ports to start their leases */
+	return sm->el && sm->state != SMS_MASTER && sm->sub.mk.protect &&
+	       sm->el->cut.reason == MKCUT_NONE;
+}
+
+int smstate_own_port_refused(struct sm *sm)
+{
+	judge_cut(sm);
+	return follow_asker(sm);
+}
+
+/* The discovery was cut short and found no master: ends the sweep, tries again later. */
+static void hold_cut(struct sm *sm)
+{
+	sm->el->hooks->abandon(sm);
+	if (sm->watch && sm->watch->failed && sm->watch->failed(sm, sm->watch->arg))
+		return;
+	sweeper_retry_after(sm, election_cut_retry_ms(sm));
+}
+
+/* The answer of the SM our port's MasterSMLID names. */
+static void on_smlid_answer(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct sm *sm = arg;
+	if (status == TXN_CANCELLED || !sm->sweep.disc || sm->state == SMS_MASTER)
+		return;
+	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE && !smp_status(resp)) {
+		struct smp_sminfo info;
+		smp_decode_sminfo(resp + SMP_DATA_OFFS, &info);
+		if (info.state == SMS_MASTER && info.guid && info.guid != sm->tr.port_guid &&
+		    (!sm->cfg.sm_key || info.sm_key == sm->cfg.sm_key)) {
+			struct sm_ev m = { .guid = info.guid, .priority = info.priority,
+					   .lid = sm->el->cut.own_sm_lid, .hops = -1 };
+			follow_cut(sm, &m);
+			learn_map(sm, m.lid);
+			return;
+		}
+	}
+	hold_cut(sm);
+}
+
+/*
+ * The election found no master but the discovery was cut short by
+ * M_Key: the SM does not make itself master of what it reached.  Its
+ * port's MasterSMLID (read with its own key) may name the master beyond
+ * the cut: SMInfo goes to the SM, not the SMA, and is not M_Key-checked,
+ * so it is asked by LID.  1 when held (or asking).
+ */
+static int held_by_cut(struct sm *sm)
+{
+	struct election *el = sm->el;
+	if (sm->state == SMS_MASTER || el->cut.reason != MKCUT_KEYED)
+		return 0;
+	if (cut_outlived(sm)) {
+		log_notice("M_Key: %u NodeInfo Gets still unanswered a lease after the first: "
+			   "taken as dead devices", el->cut.refused);
+		return 0;
+	}
+	uint32_t smlid = el->cut.own_sm_lid;
+	struct sm_ev to = { .lid = smlid, .hops = -1 };
+	if (smlid && smlid != el->cut.own_lid && smlid < FAB_MLID_BASE &&
+	    send_sminfo(sm, IB_MAD_METHOD_GET, 0, sm->state, &to, on_smlid_answer, sm) == 0)
+		return 1;
+	hold_cut(sm);
+	return 1;
+}
+
 static void elect(struct sm *sm)
 {
 	uint32_t who = 0;
@@ -1014,9 +1308,18 @@ static void elect(struct sm *sm)
 	};
 	if (v == SMV_STANDBY && !sm->el->sms[who].key_ok)
 		ev.why = "we hold no SM_Key (sm.sm_key 0), so we follow it";
-	if (fsm_run(sm, (enum sm_event)event_of[v], &ev) < 0) {
+	if (v == SMV_MASTER && held_by_cut(sm))
+		return;
+	/* a master beyond a cut: it keeps the leases running; its SA has the map */
+	int learn = v == SMV_STANDBY && sm->el->cut.reason == MKCUT_KEYED;
+	if (learn)
+		sm->el->cut_since = 0;
+	if (v == SMV_STANDBY)	/* the links it saw, for the day it takes over keyed ports */
+		subnet_save_neighbors_of(&sm->sub, &sm->sweep.disc->f, sm->cfg.state_dir);
+	if (fsm_run(sm, (enum sm_event)event_of[v], &ev) < 0)
 		sm->el->hooks->abandon(sm);	/* e.g. NOTACTIVE: nothing to do */
-	}
+	else if (learn && sm->state == SMS_STANDBY)
+		learn_map(sm, ev.lid);
 }
 
 static void on_sminfo_answer(void *arg, int status, const uint8_t *resp,
@@ -1102,6 +1405,7 @@ static uint32_t query_sms(struct sm *sm, const struct fabric *f,
 void smstate_discovered(struct sm *sm)
 {
 	const struct fabric *f = &sm->sweep.disc->f;
+	judge_cut(sm);
 	prune_silent(sm, f);
 	uint32_t n = count_sm_ports(sm, f);
 	free_sms(sm);
@@ -1244,6 +1548,7 @@ void smstate_free(struct sm *sm)
 		event_free(sm->el->ho_timer);
 	smkey_peers_free(&sm->el->peers);
 	rogues_free(sm->el->rogues);
+	nbr_learn_free(sm->el->learn);
 	free(sm->el);
 	sm->el = NULL;
 }
@@ -1309,4 +1614,27 @@ void election_to_ctl(const struct sm *sm, json_t *o)
 		"acks_received", (json_int_t)st->smc.acks_received,
 		"sminfo_sets_received", (json_int_t)st->smc.sets_received,
 		"sminfo_sets_refused", (json_int_t)st->smc.sets_refused));
+}
+
+void election_mkey_to_ctl(const struct sm *sm, json_t *o)
+{
+	const struct election *el = sm->el;
+	if (!el || el->cut.reason == MKCUT_NONE)
+		return;
+	char msg[320];
+	cut_message(sm, msg, sizeof(msg));
+	json_t *u = json_pack("{s:s,s:s,s:i,s:i,s:b,s:i}",
+		"reason", mkcut_reason_name(el->cut.reason), "message", msg,
+		"nodes_reached", (int)el->cut.nodes, "refused", (int)el->cut.refused,
+		"waiting", el->cut_since != 0, "lease_s", sm->cfg.mkey_lease_s);
+	if (el->cut_since) {
+		json_object_set_new(u, "since_time", json_integer((json_int_t)el->cut_since));
+		json_object_set_new(u, "since_date", control_time_json(el->cut_since));
+		if (sm->cfg.mkey_lease_s) {
+			uint64_t end = el->cut_since + (uint64_t)sm->cfg.mkey_lease_s;
+			json_object_set_new(u, "expected_end_time", json_integer((json_int_t)end));
+			json_object_set_new(u, "expected_end_date", control_time_json(end));
+		}
+	}
+	json_object_set_new(o, "unmanageable", u);
 }

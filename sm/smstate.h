@@ -144,6 +144,30 @@ const struct rogues *election_rogues(const struct sm *sm);
  */
 struct json_t;
 void election_to_ctl(const struct sm *sm, struct json_t *o);
+/* M_Key: the discovery cut short (sm/discover/mkcut.h), as m_key.unmanageable in o. */
+void election_mkey_to_ctl(const struct sm *sm, struct json_t *o);
+/*
+ * M_Key: the heavy sweep's own port did not answer (sm->sweep.disc):
+ * judged, noted and logged; 1 when a MASTER that asked us is followed
+ * instead (the sweep is over, the discovery freed).
+ */
+int smstate_own_port_refused(struct sm *sm);
+/*
+ * The receive path's first stop: an SA answer to the election's own
+ * queries (the neighbour map read from the master's SA while not
+ * master, sm/discover/nbrlearn.h).  1 if taken.
+ */
+int election_sa_input(struct sm *sm, const uint8_t *mad, size_t len,
+		      const struct mad_addr *from, int status);
+/*
+ * Whether the heavy sweep starting spares M_Key-0 NodeInfo Gets into a
+ * fabric another SM keyed (sm/discover/sweep.h): a SM not master that
+ * is not yet waiting out a cut (it may find the master beyond by its
+ * port's MasterSMLID, and learn the map, without a violation).
+ */
+int smstate_spare_keyless(const struct sm *sm);
+/* The retry of a sweep cut short by M_Key: the sweep interval (ms); 0: none. */
+uint64_t election_cut_retry_ms(const struct sm *sm);
 
 /* Timers and teardown. */
 int smstate_init(struct sm *sm, const struct smstate_hooks *h);

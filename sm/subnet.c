@@ -80,9 +80,14 @@ uint64_t subnet_mkey_stamp(void *subnet, const uint8_t *mad, const struct mad_ad
 
 void subnet_save_neighbors(struct subnet *s, const char *state_dir)
 {
-	if (!s->model)
-		return;
-	int changed = nbr_from_fabric(&s->nbrs, &s->model->f);
+	if (s->model)
+		subnet_save_neighbors_of(s, &s->model->f, state_dir);
+}
+
+void subnet_save_neighbors_of(struct subnet *s, const struct fabric *f,
+			      const char *state_dir)
+{
+	int changed = nbr_from_fabric(&s->nbrs, f);
 	if (changed < 0) {
 		log_warn("neighbour map: out of memory");
 		return;

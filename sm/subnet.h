@@ -81,6 +81,9 @@ uint64_t subnet_mkey_stamp(void *subnet, const uint8_t *mad, const struct mad_ad
 /* After a configuring heavy sweep: the model's links into the neighbour
  * map, written to DIR/neighbors when that changed it. */
 void subnet_save_neighbors(struct subnet *s, const char *state_dir);
+/* The same from f, a discovery a STANDBY made (its own map kept current). */
+void subnet_save_neighbors_of(struct subnet *s, const struct fabric *f,
+			      const char *state_dir);
 /* M_Key state of the ports the SM keys (switch port 0, CA and router ports). */
 struct mkey_census {
 	uint32_t keyed, unkeyed;

@@ -139,11 +139,22 @@ void sweeper_resume(struct sm *sm)
 		sweeper_schedule_light(sm);
 }
 
-void sweeper_retry(struct sm *sm)
+void sweeper_retry_after(struct sm *sm, uint64_t ms)
 {
 	sm->sw.heavy_wanted = 1;
 	snprintf(sm->sw.heavy_reason, sizeof(sm->sw.heavy_reason), SWEEP_RETRY);
-	timer_in_ms(sm->sw.timer, SWEEP_RETRY_MS);
+	timer_in_ms(sm->sw.timer, ms);
+}
+
+void sweeper_retry(struct sm *sm)
+{
+	sweeper_retry_after(sm, SWEEP_RETRY_MS);
+}
+
+void sweeper_cancel_heavy(struct sm *sm)
+{
+	sm->sw.heavy_wanted = 0;
+	event_del(sm->sw.timer);
 }
 
 int sweeper_is_retry(const struct sm *sm)

@@ -9,6 +9,7 @@
 #define IBSMD_SWEEPER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct sm;
 struct event;
@@ -62,6 +63,10 @@ void sweeper_resume(struct sm *sm);
 /* A heavy sweep that could not go on: another in a second (logged as
  * one line a few times a minute). */
 void sweeper_retry(struct sm *sm);
+/* The same after ms (an SM held back by M_Key retries at the sweep interval). */
+void sweeper_retry_after(struct sm *sm, uint64_t ms);
+/* Drops a heavy sweep asked for and not started (a retry no longer due). */
+void sweeper_cancel_heavy(struct sm *sm);
 /* Whether the heavy sweep starting is such a retry. */
 int sweeper_is_retry(const struct sm *sm);
 

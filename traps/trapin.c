@@ -469,10 +469,22 @@ static void repress(struct trapin *t, const uint8_t *in, const struct trapin_tra
 	uint8_t mad[MAD_SIZE];
 	memcpy(mad, in, MAD_SIZE);
 	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_TRAP_REPRESS);
-	/* the issuer checks a TrapRepress's M_Key as a Set's (IBA vol. 1 14.2.4.1) */
+	/*
+	 * The issuer checks a TrapRepress's M_Key as a Set's (IBA vol. 1
+	 * 14.2.4.1).  The trap carries the port's own M_Key: the repress
+	 * carries the key the SM holds, never the trap's echoed -- that would
+	 * pass the check and stop the port's lease timer (14.2.4.2), so an SM
+	 * that cannot name the port's key would keep it from ever expiring.
+	 * A keyed port whose key the SM does not hold is not answered: a
+	 * repress with another key is a violation, and its trap 256 would
+	 * come back at once; the port sends its trap again in its own time.
+	 */
 	uint64_t key = t->h.repress_key ? t->h.repress_key(t->h.arg, tr->issuer_lid) : 0;
-	if (key)
-		mad_set_field64(mad, 0, IB_MAD_MKEY_F, key);
+	if (!key && mad_get_field64(mad, 0, IB_MAD_MKEY_F)) {
+		t->st.repress_withheld++;
+		return;
+	}
+	mad_set_field64(mad, 0, IB_MAD_MKEY_F, key);
 	struct mad_addr to = *from;
 	if (smp_class(in) == IB_SMI_DIRECT_CLASS) {
 		to.lid = 0xffff;	/* back along the return path */
@@ -549,7 +561,7 @@ void *trapin_json(const struct trapin *t)
 		json_object_set_new(by, "other", json_integer((json_int_t)s->other_numbers));
 	if (s->vendor)
 		json_object_set_new(by, "vendor", json_integer((json_int_t)s->vendor));
-	return json_pack("{s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	return json_pack("{s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"received", (json_int_t)s->received, "by_number", by,
 		"spoofed", (json_int_t)s->spoofed,
 		"unknown_issuer", (json_int_t)s->unknown_issuer,
@@ -560,6 +572,7 @@ void *trapin_json(const struct trapin *t)
 		"heavy_sweeps", (json_int_t)s->sweeps,
 		"represses", (json_int_t)s->represses,
 		"repress_failed", (json_int_t)s->repress_failed,
+		"repress_withheld", (json_int_t)s->repress_withheld,
 		"log_suppressed", (json_int_t)s->log_suppressed,
 		"mkey_undecoded", (json_int_t)s->mkey_undecoded);
 }

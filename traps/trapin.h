@@ -149,6 +149,7 @@ struct trapin_stats {
 	uint64_t checks, unchanged, coalesced, check_overflow;
 	uint64_t sweeps;		/* heavy sweeps traps asked for */
 	uint64_t represses, repress_failed;
+	uint64_t repress_withheld;	/* traps of keyed ports whose key we do not hold */
 	uint64_t log_suppressed;
 	/* traps 129-131 by node GUID and port: the first TRAPIN_PORT_ERR_PORTS */
 	struct trapin_port_err {

@@ -131,7 +131,9 @@ static json_t *status_json(const struct sm *sm)
 	last_sweep_to_ctl(sm, o);
 	json_object_set_new(o, "traps", trapin_json(&sm->traps));
 	sa_to_ctl(sm, o);
-	json_object_set_new(o, "m_key", mkey_json(&sm->sub, &sm->traps.st));
+	json_t *mk = mkey_json(&sm->sub, &sm->traps.st);
+	election_mkey_to_ctl(sm, mk);	/* what M_Key keeps us from managing */
+	json_object_set_new(o, "m_key", mk);
 	mcast_to_ctl(sm, o);
 	vms_to_ctl(sm, o);
 	json_object_set_new(o, "silent_sm_ports", json_integer(election_status(sm)->n_silent));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mad/mkey.h"
 #include "mad/smp.h"
 #include "sm/base/log.h"
 #include "sm/base/nodemap.h"
@@ -387,6 +388,14 @@ void discovery_decode_portinfo(struct fab_port *p, const uint8_t *data)
 		p->flags &= (uint8_t)~FPORT_ISSM;
 }
 
+/* The SM's own port as read: has another SM keyed the fabric (d->keyed_away)? */
+static void note_own_port(struct discovery *d, const struct fab_port *p, const uint8_t *data)
+{
+	struct mkey_pi m;
+	mkey_pi_get(data, &m);
+	d->keyed_away = m.key && m.protect >= 2 && p->hw_sm_lid && p->hw_sm_lid != p->hw_lid;
+}
+
 static void on_portinfo(struct discovery *d, struct query *q,
 			const uint8_t *data)
 {
@@ -395,6 +404,8 @@ static void on_portinfo(struct discovery *d, struct query *q,
 	struct fab_port *p = &f->ports[pi];
 	memcpy(d->pi_raw[pi], data, SMP_DATA_SIZE);
 	discovery_decode_portinfo(p, data);
+	if (d->spare_keyless && q->node == f->sm_node && q->port == f->sm_port)
+		note_own_port(d, p, data);
 	if (p->num == 0 || p->phys_state != PHYS_LINKUP || p->remote != FAB_NONE)
 		return;
 	const struct fab_node *n = &f->nodes[q->node];
@@ -429,6 +440,22 @@ static void on_switchinfo(struct discovery *d, struct query *q,
 	n->partition_enf_cap = si.partition_enf_cap;
 }
 
+/* A NodeInfo across a link that never answered: its route kept (d->lost). */
+static void note_lost(struct discovery *d, const struct query *q)
+{
+	if (d->n_lost == d->cap_lost) {
+		uint32_t cap = d->cap_lost ? 2 * d->cap_lost : 16;
+		struct disc_lost *v = realloc(d->lost, (size_t)cap * sizeof(*v));
+		if (!v)
+			return;	/* not judged: as a device that is dead */
+		d->lost = v;
+		d->cap_lost = cap;
+	}
+	struct disc_lost *l = &d->lost[d->n_lost++];
+	l->hops = q->hops;
+	memcpy(l->path, q->path, (size_t)q->hops + 1);
+}
+
 static void give_up(struct discovery *d, struct query *q, int status)
 {
 	struct fabric *f = &d->f;
@@ -437,6 +464,7 @@ static void give_up(struct discovery *d, struct query *q, int status)
 	d->unresponsive++;
 	switch (q->kind) {
 	case Q_NODEINFO:
+		note_lost(d, q);
 		log_warn("unresponsive: neighbour of 0x%016llx[%u] (%s to NodeInfo); left out",
 			 (unsigned long long)f->nodes[q->node].guid, q->port, why);
 		break;
@@ -544,6 +572,15 @@ static void submit(struct discovery *d, struct query *q)
 	smp_init_dr(mad, IB_MAD_METHOD_GET, attrs[q->kind], mod, q->path,
 		    q->hops);
 	smp_dr_address(&to);
+	if (d->keyed_away && q->kind == Q_NODEINFO && q->hops && !txn_stamp_of(d->txn, mad, &to)) {
+		note_lost(d, q);	/* M_Key 0 into a keyed fabric: not sent */
+		d->spared++;
+		d->unresponsive++;
+		log_info("discovery: neighbour of 0x%016llx[%u] not asked: M_Key 0 into a fabric "
+			 "another SM keyed", (unsigned long long)d->f.nodes[q->node].guid, q->port);
+		free(q);
+		return;
+	}
 	uint32_t dest = q->node == FAB_NONE ? TXN_NO_DEST : q->node;
 	d->outstanding++;
 	d->mads++;
@@ -584,6 +621,11 @@ struct discovery *discovery_start(struct txn_engine *txn, int extra_rounds,
 	return d;
 }
 
+void discovery_spare_keyless(struct discovery *d, int on)
+{
+	d->spare_keyless = on;
+}
+
 void discovery_free(struct discovery *d)
 {
 	if (!d)
@@ -594,6 +636,7 @@ void discovery_free(struct discovery *d)
 		free(q);
 	}
 	free(d->retry);
+	free(d->lost);
 	free(d->inferred);
 	free(d->next);
 	fabric_free(&d->f);

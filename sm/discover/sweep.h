@@ -40,6 +40,27 @@ struct discovery {
 	void *done_arg;
 	int failed;		/* the local port itself did not answer */
 	int cancelled;
+	/*
+	 * NodeInfo Gets across a port in LinkUp that got no answer in any
+	 * round: their directed routes, for the M_Key judgement
+	 * (sm/discover/mkcut.h): a device keyed at ProtectBits 2 or 3 drops
+	 * a Get whose key it does not hold.
+	 */
+	struct disc_lost {
+		uint8_t hops;
+		uint8_t path[FAB_MAX_HOPS + 1];
+	} *lost;
+	uint32_t n_lost, cap_lost;
+	/*
+	 * spare_keyless (the owner's, discovery_spare_keyless()): once the
+	 * SM's own port reads a non-zero M_Key at ProtectBits 2 or 3 and a
+	 * MasterSMLID not its own (another SM keyed this fabric: keyed_away),
+	 * a NodeInfo whose target the SM cannot name -- its SMP would carry
+	 * M_Key 0 and be dropped as a violation, a trap 256 and a warning at
+	 * that master -- is not sent but counted lost (spared).
+	 */
+	int spare_keyless, keyed_away;
+	uint32_t spared;
 };
 
 /*
@@ -53,6 +74,8 @@ struct discovery *discovery_start(struct txn_engine *txn, int extra_rounds,
 				  void (*done)(void *, struct discovery *),
 				  void *arg);
 void discovery_free(struct discovery *d);
+/* Sets d->spare_keyless (before the first answer comes). */
+void discovery_spare_keyless(struct discovery *d, int on);
 /*
  * Removes nodes and ports that never answered (and links to them), so
  * that every later stage sees only what can be configured.  Returns 0

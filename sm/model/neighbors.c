@@ -243,3 +243,79 @@ uint64_t nbr_dr_target(const struct fabric *f, const struct nbr_map *m,
 	}
 	return target;
 }
+
+/* NodeRecord (IBA vol. 1 15.2.5.2): LID, reserved, then NodeInfo. */
+#define NR_OFF_LID		0
+#define NR_OFF_NODE_GUID	16	/* NodeInfo (from byte 4) byte 12 */
+#define NR_OFF_PORT_GUID	24	/* NodeInfo byte 20 */
+#define NR_MIN_LEN		32
+/* LinkRecord (15.2.5.13): FromLID, FromPort, ToPort, ToLID. */
+#define LR_OFF_FROM_LID		0
+#define LR_OFF_FROM_PORT	2
+#define LR_OFF_TO_PORT		3
+#define LR_OFF_TO_LID		4
+#define LR_MIN_LEN		6
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t be16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+static int by_lid(const void *a, const void *b)
+{
+	const struct nbr_lid *x = a, *y = b;
+	return (x->lid > y->lid) - (x->lid < y->lid);
+}
+
+size_t nbr_lids_from_records(const uint8_t *recs, size_t n, size_t stride,
+			     struct nbr_lid *t)
+{
+	size_t k = 0;
+	if (stride < NR_MIN_LEN)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *r = recs + i * stride;
+		struct nbr_lid e = { be16(r + NR_OFF_LID), be64(r + NR_OFF_NODE_GUID),
+				     be64(r + NR_OFF_PORT_GUID) };
+		if (e.lid && e.node_guid && e.port_guid)
+			t[k++] = e;
+	}
+	qsort(t, k, sizeof(*t), by_lid);
+	return k;
+}
+
+static const struct nbr_lid *lid_entry(const struct nbr_lid *t, size_t nt, uint32_t lid)
+{
+	struct nbr_lid key = { .lid = lid };
+	return bsearch(&key, t, nt, sizeof(*t), by_lid);
+}
+
+int nbr_from_link_records(struct nbr_map *m, const struct nbr_lid *t, size_t nt,
+			  const uint8_t *recs, size_t n, size_t stride)
+{
+	int changed = 0;
+	if (stride < LR_MIN_LEN)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *r = recs + i * stride;
+		const struct nbr_lid *x = lid_entry(t, nt, be16(r + LR_OFF_FROM_LID));
+		const struct nbr_lid *y = lid_entry(t, nt, be16(r + LR_OFF_TO_LID));
+		if (!x || !y)
+			continue;
+		struct nbr_end a = { x->node_guid, x->port_guid, r[LR_OFF_FROM_PORT] };
+		struct nbr_end b = { y->node_guid, y->port_guid, r[LR_OFF_TO_PORT] };
+		int c = nbr_put(m, &a, &b);
+		if (c < 0)
+			return -1;
+		changed += c;
+	}
+	return changed;
+}

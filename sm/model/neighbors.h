@@ -60,4 +60,24 @@ int nbr_save(const struct nbr_map *m, const char *dir, char *err, size_t errlen)
 uint64_t nbr_dr_target(const struct fabric *f, const struct nbr_map *m,
 		       uint64_t local_guid, const uint8_t *path, int hops);
 
+/*
+ * The map from the SA of the master (IBA vol. 1 15.2.5): LID-routed
+ * GMPs carry no M_Key, so a standby holding the secret but no map reads
+ * every link and port GUID there.  nbr_lids_from_records() takes n
+ * NodeRecords stride bytes apart (one per end port with a LID: LID,
+ * NodeInfo's NodeGUID and PortGUID) into t (room for n), sorted by LID,
+ * and returns how many; nbr_from_link_records() records each LinkRecord
+ * (FromLID, FromPort, ToPort, ToLID) whose two LIDs t names: how many
+ * link ends changed the map, or -1 (ENOMEM).
+ */
+struct nbr_lid {
+	uint32_t lid;
+	uint64_t node_guid;
+	uint64_t port_guid;
+};
+size_t nbr_lids_from_records(const uint8_t *recs, size_t n, size_t stride,
+			     struct nbr_lid *t);
+int nbr_from_link_records(struct nbr_map *m, const struct nbr_lid *t, size_t nt,
+			  const uint8_t *recs, size_t n, size_t stride);
+
 #endif

@@ -32,26 +32,46 @@
  *     devices that drop every Get without their key -- with the Sets and
  *     MADs of the same restart without M_Key (no M_Key rewritten), and
  *     no violation.
- *   restart_without_map: the same with the neighbour map removed: the SM
- *     cannot name the port beyond its own, asks with key 0, and every
- *     device past its link drops the Gets (the map is what makes a
- *     restart at level 3 work).
+ *   restart_without_map: the same with the neighbour map removed and a
+ *     lease of 2 s: the SM cannot name the port beyond its own, asks with
+ *     key 0, the leaf drops the Gets: cut short by M_Key, it does not make
+ *     itself master of its one node; ibsmctl status --json says why
+ *     (m_key.unmanageable: keyed, waiting, since, the expected end a lease
+ *     later); a lease later the leaf answers again (its TrapRepresses do
+ *     not echo the trap's key, which would stop its lease) and the sweep
+ *     goes a hop further, still no master.
+ *   restart_dead_named: the same restart with the map and one host dead:
+ *     a device the map names is asked with its own key, its silence is a
+ *     dead device's: master at once, that host left out, nothing reported.
  *   standby_takes_over: a standby ibsmd on H3 (its own state directory,
- *     secret_file naming the master's secret) follows the master that
- *     keyed the fabric at level 2; the master stops; the standby becomes
- *     master and completes a heavy sweep within FAILOVER_MS -- no lease
- *     wait (LEASE_S) -- with no new violation and every port still
- *     holding its derived key.  It needs the master's neighbour map as
- *     well as its secret: without it, its first Get past its own link
- *     carries key 0, is dropped, it finds no master and makes itself a
- *     second master of its own port.
- *   standby_other_secret: the same standby with a second secret cannot
- *     manage the ports in that time: its SMPs carry wrong keys, its heavy
- *     sweeps fail (its own port drops its Gets), the devices count them.
+ *     secret_file naming the master's secret, the master's neighbour map
+ *     copied) follows the master that keyed the fabric at level 2; the
+ *     master stops; the standby becomes master and completes a heavy
+ *     sweep within FAILOVER_MS -- no lease wait (LEASE_S) -- with no new
+ *     violation and every port still holding its derived key.
+ *   standby_other_secret: the same standby with a secret of its own: its
+ *     own port refuses it, yet it is STANDBY behind the master whose
+ *     SMInfo Get reached it, not a second master, and says why
+ *     (own_port, not waiting); the master stops: it does not become
+ *     master, waits for the leases with the times, retries at its sweep
+ *     interval, not faster, and a lease later goes on hop by hop.
+ *   standby_without_map: the shared secret, no map: STANDBY behind the
+ *     master its port's MasterSMLID names (not a second master of its own
+ *     node, as it used to be), the map read from the master's SA; the
+ *     master stops: it takes over within FAILOVER_MS, no violation at all.
+ *   standby_partial_map: a copied map that lacks one host's link: the
+ *     standby finds the master by its sweep, sends no NodeInfo it cannot
+ *     key, reads the whole map from the master's SA, takes over with every
+ *     port and no violation.
+ *   standby_learns_map: a standby that comes up before the fabric is
+ *     keyed writes the links its own sweep saw to its own map; the master
+ *     then keys the fabric and stops: the standby takes over at once.
  */
 #include "emu_testlib.h"
 
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <infiniband/mad.h>
 
@@ -121,14 +141,19 @@ static void host_attach(struct run *r)
 	ck_assert_int_eq(emu_set_issm(r->e, emu_host_guid(1), 0), 0);
 }
 
-static void sm_up_prio(struct run *r, int level, int priority)
+static void sm_up_lease(struct run *r, int level, int priority, int lease_s)
 {
 	r->sm = emu_sm_new(r->state, MAD_TIMEOUT_MS);
 	r->sm->cfg.sm_priority = priority;
 	r->sm->cfg.mkey_protect = level;
-	r->sm->cfg.mkey_lease_s = LEASE_S;
+	r->sm->cfg.mkey_lease_s = lease_s;
 	emu_sm_start(r->sm, r->base, r->e);
 	emu_run_sweeps(&r->run, 1);
+}
+
+static void sm_up_prio(struct run *r, int level, int priority)
+{
+	sm_up_lease(r, level, priority, LEASE_S);
 }
 
 static void sm_up(struct run *r, int level)
@@ -446,7 +471,8 @@ START_TEST(policy_change_rewrites)
 }
 END_TEST
 
-static void restart(struct run *r, int level, int drop_map)
+static void restart_lease(struct run *r, int level, int drop_map, int lease_s,
+			  int interval_s)
 {
 	emu_run_stop_sm(&r->run);
 	if (drop_map) {
@@ -456,8 +482,14 @@ static void restart(struct run *r, int level, int drop_map)
 	}
 	r->sm = emu_sm_new(r->state, MAD_TIMEOUT_MS);
 	r->sm->cfg.mkey_protect = level;
-	r->sm->cfg.mkey_lease_s = LEASE_S;
+	r->sm->cfg.mkey_lease_s = lease_s;
+	r->sm->cfg.sweep_interval_s = interval_s;
 	emu_sm_start(r->sm, r->base, r->e);
+}
+
+static void restart(struct run *r, int level, int drop_map)
+{
+	restart_lease(r, level, drop_map, LEASE_S, 0);
 }
 
 /* Brings the fabric up at level, restarts the SM; its Sets and MADs once settled. */
@@ -494,22 +526,119 @@ START_TEST(restart_same_secret)
 }
 END_TEST
 
-static int swept_once(const void *arg)
+#define SHORT_LEASE_S 2		/* the leases the keyed ports hold, and the SMs' estimate */
+#define SB_RETRY_S 2		/* the standbys' sweep.interval_s */
+
+/* m_key.unmanageable of sm's `ibsmctl status --json` (a new reference), or NULL. */
+static json_t *unmanageable(const struct sm *sm)
+{
+	char err[256] = "";
+	json_t *req = json_pack("{s:s}", "cmd", "status");
+	json_t *st = sm_control((void *)sm, "status", req, err, sizeof(err));
+	json_decref(req);
+	ck_assert_msg(st != NULL, "status: %s", err);
+	json_t *u = json_object_get(json_object_get(st, "m_key"), "unmanageable");
+	json_incref(u);
+	json_decref(st);
+	return u;
+}
+
+/* The SM reports a cut of reason, waiting (or not) for a lease of lease_s. */
+static void check_unmanageable(const struct sm *sm, const char *reason, int waiting,
+			       int lease_s)
+{
+	json_t *u = unmanageable(sm);
+	ck_assert_msg(u != NULL, "no m_key.unmanageable");
+	char *txt = json_dumps(u, JSON_COMPACT);
+	fprintf(stderr, "m_key.unmanageable: %s\n", txt);
+	free(txt);
+	ck_assert_str_eq(json_string_value(json_object_get(u, "reason")), reason);
+	ck_assert(json_string_value(json_object_get(u, "message"))[0]);
+	ck_assert_int_eq(json_is_true(json_object_get(u, "waiting")), waiting);
+	ck_assert_int_eq(json_integer_value(json_object_get(u, "lease_s")), lease_s);
+	if (waiting) {
+		json_int_t since = json_integer_value(json_object_get(u, "since_time"));
+		json_int_t now = (json_int_t)time(NULL);
+		/* the first refusal of the frontier reached: within a few sweeps */
+		ck_assert(since > 0 && since <= now && now - since <= lease_s + 2 * SB_RETRY_S + 2);
+		ck_assert_int_eq(json_integer_value(json_object_get(u, "expected_end_time")),
+				 since + lease_s);
+		ck_assert(json_is_string(json_object_get(u, "since_date")));
+		ck_assert(json_is_string(json_object_get(u, "expected_end_date")));
+	} else {
+		ck_assert_ptr_null(json_object_get(u, "since_time"));
+	}
+	json_decref(u);
+}
+
+static int is_master(const void *arg)
 {
 	const struct sm *sm = arg;
-	return sm->sweep.heavy_sweeps + sm->sweep.heavy_failed > 0;
+	return sm->state == SMS_MASTER;
 }
+
+static unsigned cut_nodes(const struct sm *sm)
+{
+	json_t *u = unmanageable(sm);
+	unsigned n = u ? (unsigned)json_integer_value(json_object_get(u, "nodes_reached")) : 0;
+	json_decref(u);
+	return n;
+}
+
+static int cut_beyond_one(const void *arg)
+{
+	return cut_nodes(arg) > 1;
+}
+
+#define RETRY_S 1		/* sweep.interval_s of the SM held back */
 
 START_TEST(restart_without_map)
 {
 	struct run r;
 	open_run(&r, "mkeysmn");
-	sm_up(&r, 3);
-	restart(&r, 3, 1);
-	emu_run_while(r.base, swept_once, r.sm, 10000);
-	/* H0 and its leaf's link only: the leaf dropped the key-0 Gets */
+	sm_up_lease(&r, 3, 0, SHORT_LEASE_S);
+	restart_lease(&r, 3, 1, SHORT_LEASE_S, RETRY_S);
+	/*
+	 * Its own port answers (its key is derived from its own GUID) but
+	 * the leaf beyond drops the key-0 NodeInfo: cut short, it does not
+	 * make itself master of the one node it reached, and says so.
+	 */
+	ck_assert(!emu_run_while(r.base, is_master, r.sm, 1500));
 	ck_assert_uint_gt(mkey_violations(&r), 0);
-	ck_assert(r.sm->sweep.heavy_sweeps == 0 || r.sm->sweep.last.switches == 0);
+	check_unmanageable(r.sm, "keyed", 1, SHORT_LEASE_S);
+	ck_assert_uint_eq(cut_nodes(r.sm), 1);
+	/* a lease later the leaf answers Gets again (ProtectBits 0): one hop
+	 * further, the next hop refuses, still no master */
+	ck_assert(emu_run_while(r.base, cut_beyond_one, r.sm,
+				(SHORT_LEASE_S + 2 * RETRY_S) * 1000 + 500));
+	ck_assert_int_ne(r.sm->state, SMS_MASTER);
+	check_unmanageable(r.sm, "keyed", 1, SHORT_LEASE_S);
+	/* the keyed ports' traps 256 get no TrapRepress it cannot key: each
+	 * violation is one refused SMP of its sweeps, no repress ping-pong */
+	ck_assert_uint_gt(r.sm->traps.st.repress_withheld, 0);
+	ck_assert_uint_lt(mkey_violations(&r), 200);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+/*
+ * A dead device the neighbour map names is no cut: asked with its own
+ * key, its silence is a dead device's.  The restart with the map, one host
+ * dead: the SM is master at once, that host left out.
+ */
+START_TEST(restart_dead_named)
+{
+	struct run r;
+	open_run(&r, "mkeysmdn");
+	sm_up(&r, 3);
+	ck_assert_int_eq(emu_set_dead(r.e, emu_host_guid(5) - 1, 0, 1), 0);
+	restart(&r, 3, 0);
+	ck_assert(emu_run_while(r.base, is_master, r.sm, 2000));
+	emu_run_sweeps(&r.run, 1);
+	ck_assert_uint_eq(r.sm->sweep.last.switches, 6);
+	ck_assert_uint_eq(r.sm->sweep.last.cas, 11);
+	json_t *u = unmanageable(r.sm);
+	ck_assert_ptr_null(u);
 	emu_run_free(&r.run);
 }
 END_TEST
@@ -533,17 +662,14 @@ static int master_swept(const void *arg)
 	return w->sm->state == SMS_MASTER && emu_sweeps_done(w);
 }
 
-/*
- * The master keys the fabric, a standby on H3 follows it (secret_file:
- * the master's when shared), the master stops; the standby once it has
- * swept as master or FAILOVER_MS passed.  Its state dir in dir.
- */
-static struct sm *fail_over(struct run *r, const char *name, int shared,
-			    char *dir, size_t dirlen)
+enum sb_secret { SB_OWN_SECRET, SB_SHARED_SECRET };
+enum sb_map { MAP_NONE, MAP_WHOLE, MAP_PART };	/* the master's neighbour map copied */
+#define H_UNMAPPED 7
+
+/* A standby on H3 (priority below the master's), its state dir in dir. */
+static struct sm *standby_new(struct run *r, const char *name, int level,
+			      enum sb_secret secret, char *dir, size_t dirlen)
 {
-	open_run(r, name);
-	sm_up_prio(r, 2, SM_PRIORITY);
-	check_keyed(r, 2);
 	snprintf(dir, dirlen, "/tmp/ibsmd-%s-sb.XXXXXX", name);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	struct sm *sb = emu_sm_new(dir, MAD_TIMEOUT_MS);
@@ -551,30 +677,71 @@ static struct sm *fail_over(struct run *r, const char *name, int shared,
 	sb->cfg.sm_priority = SB_PRIORITY;
 	sb->cfg.sminfo_poll_ms = SB_POLL_MS;
 	sb->cfg.sminfo_poll_retries = SB_POLL_RETRIES;
-	sb->cfg.mkey_protect = 2;
-	sb->cfg.mkey_lease_s = LEASE_S;
-	if (shared) {
+	sb->cfg.sweep_interval_s = SB_RETRY_S;
+	sb->cfg.mkey_protect = level;
+	sb->cfg.mkey_lease_s = r->sm->cfg.mkey_lease_s;
+	if (secret == SB_SHARED_SECRET)
 		snprintf(sb->cfg.mkey_secret_file, sizeof(sb->cfg.mkey_secret_file),
 			 "%s/%s", r->state, MKEYS_SECRET_FILE);
-		/* the master's neighbour map: without it the standby cannot key
-		 * its first Get past its own link (restart_without_map) */
-		char cmd[256];
+	return sb;
+}
+
+/*
+ * The master keys the fabric at level 2 with a lease of lease_s, a
+ * standby on H3 (secret_file: the master's when shared; the master's
+ * neighbour map copied when copy_map) follows it: STANDBY while the master
+ * lives, whatever it can read.
+ */
+static struct sm *fail_over(struct run *r, const char *name, enum sb_secret secret,
+			    enum sb_map copy_map, int lease_s, char *dir, size_t dirlen)
+{
+	open_run(r, name);
+	sm_up_lease(r, 2, SM_PRIORITY, lease_s);
+	check_keyed_lease(r, 2, (unsigned)lease_s);
+	struct sm *sb = standby_new(r, name, 2, secret, dir, dirlen);
+	char cmd[256];
+	if (copy_map == MAP_WHOLE)
 		snprintf(cmd, sizeof(cmd), "cp %s/%s %s/", r->state, NBR_FILE, dir);
+	else	/* without the link of host H_UNMAPPED */
+		snprintf(cmd, sizeof(cmd), "grep -v 0x%016llx %s/%s >%s/%s",
+			 (unsigned long long)emu_host_guid(H_UNMAPPED), r->state, NBR_FILE,
+			 dir, NBR_FILE);
+	if (copy_map != MAP_NONE)
 		ck_assert_int_eq(system(cmd), 0);
-	}
 	emu_sm_start(sb, r->base, r->e);
-	ck_assert_int_eq(emu_run_while(r->base, in_standby, sb, FAILOVER_MS), shared);
+	ck_assert(emu_run_while(r->base, in_standby, sb, FAILOVER_MS));
+	emu_sm_settle(r->base, r->sm, 500);
+	ck_assert_int_eq(sb->state, SMS_STANDBY);	/* no second master */
 	ck_assert_int_eq(r->sm->state, SMS_MASTER);
+	return sb;
+}
+
+/* The master stops; 1 if the standby swept as master within FAILOVER_MS. */
+static int master_stops(struct run *r, struct sm *sb, const char *name)
+{
 	emu_run_stop_sm(&r->run);
 	double t0 = emu_now_s();
 	struct emu_sweeps w = { sb, sb->sweep.heavy_sweeps + 1 };
-	/* in time with the shared secret only */
-	ck_assert_int_eq(emu_run_while(r->base, master_swept, &w, FAILOVER_MS), shared);
+	int took = emu_run_while(r->base, master_swept, &w, FAILOVER_MS);
 	fprintf(stderr, "%s: standby state %d, %u heavy sweeps (%u failed) "
 		"%.2f s after the master stopped, %u violations\n", name, sb->state,
 		sb->sweep.heavy_sweeps, sb->sweep.heavy_failed, emu_now_s() - t0,
 		mkey_violations(r));
-	return sb;
+	return took;
+}
+
+/* The master stops; the standby takes over within FAILOVER_MS -- no lease
+ * wait -- sweeping the whole fabric, no violation, every port keyed. */
+static void standby_took_over(struct run *r, struct sm *sb, const char *name)
+{
+	ck_assert(master_stops(r, sb, name));
+	ck_assert_int_eq(sb->state, SMS_MASTER);
+	ck_assert_uint_gt(sb->sweep.heavy_sweeps, 0);
+	ck_assert_uint_eq(sb->sweep.last.unresponsive, 0);
+	ck_assert_uint_eq(sb->sweep.last.switches, 6);
+	ck_assert_uint_eq(sb->sweep.last.cas, 12);
+	ck_assert_uint_eq(mkey_violations(r), 0);
+	ck_assert_uint_eq(check_keyed(r, 2), 6 + 12);
 }
 
 static void standby_free(struct sm *sb, const char *dir)
@@ -590,29 +757,153 @@ START_TEST(standby_takes_over)
 {
 	struct run r;
 	char dir[64];
-	struct sm *sb = fail_over(&r, "mkeysmsb", 1, dir, sizeof(dir));
-	ck_assert_int_eq(sb->state, SMS_MASTER);
-	ck_assert_uint_gt(sb->sweep.heavy_sweeps, 0);
-	ck_assert_uint_eq(sb->sweep.last.unresponsive, 0);
-	ck_assert_uint_eq(sb->sweep.last.switches, 6);
-	ck_assert_uint_eq(sb->sweep.last.cas, 12);
-	ck_assert_uint_eq(mkey_violations(&r), 0);
-	ck_assert_uint_eq(check_keyed(&r, 2), 6 + 12);
+	struct sm *sb = fail_over(&r, "mkeysmsb", SB_SHARED_SECRET, MAP_WHOLE, LEASE_S, dir,
+				  sizeof(dir));
+	standby_took_over(&r, sb, "mkeysmsb");
 	standby_free(sb, dir);
 	emu_run_free(&r.run);
 }
 END_TEST
 
+/*
+ * The same standby with a secret of its own (it cannot derive the keys):
+ * its own port refuses it, so the master's SMInfo Get is all it sees of a
+ * master: it follows it, STANDBY, and says why; once the master stops it
+ * does not become master but waits for the leases, with the times.
+ */
+struct failed_since {
+	const struct sm *sm;
+	uint32_t n;
+};
+
+static int failed_again(const void *arg)
+{
+	const struct failed_since *f = arg;
+	return f->sm->sweep.heavy_failed > f->n;
+}
+
+static int never(const void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
 START_TEST(standby_other_secret)
 {
 	struct run r;
 	char dir[64];
-	struct sm *sb = fail_over(&r, "mkeysmso", 0, dir, sizeof(dir));
-	/* its own port refuses its Gets: every heavy sweep failed, or left ports out */
-	ck_assert((sb->sweep.heavy_sweeps == 0 && sb->sweep.heavy_failed > 0) ||
-		  sb->sweep.last.unresponsive > 0);
+	struct sm *sb = fail_over(&r, "mkeysmso", SB_OWN_SECRET, MAP_NONE, SHORT_LEASE_S, dir,
+				  sizeof(dir));
+	check_unmanageable(sb, "own_port", 0, SHORT_LEASE_S);
+	ck_assert_uint_eq(check_keyed_lease(&r, 2, SHORT_LEASE_S), 6 + 12);
+	emu_run_stop_sm(&r.run);
+	/* the master lost: its first sweep is cut short at its own port ... */
+	struct failed_since f = { sb, sb->sweep.heavy_failed };
+	ck_assert(emu_run_while(r.base, failed_again, &f, FAILOVER_MS));
+	ck_assert_int_ne(sb->state, SMS_MASTER);
+	check_unmanageable(sb, "own_port", 1, SHORT_LEASE_S);
+	/* ... and tried again at the sweep interval, not faster */
+	f.n = sb->sweep.heavy_failed;
+	emu_run_while(r.base, never, NULL, SB_RETRY_S * 1000 - 500);
+	ck_assert_uint_eq(sb->sweep.heavy_failed, f.n);
+	/* its own port's lease ran out: the next hop refuses it (the ports are
+	 * the old master's: taking them over is the next step); no master yet */
+	emu_run_while(r.base, is_master, sb, (SHORT_LEASE_S + SB_RETRY_S) * 1000);
+	ck_assert_int_ne(sb->state, SMS_MASTER);
+	json_t *u = unmanageable(sb);
+	ck_assert_ptr_nonnull(u);
+	const char *why = json_string_value(json_object_get(u, "reason"));
+	check_unmanageable(sb, why, 1, SHORT_LEASE_S);
+	json_decref(u);
 	ck_assert_uint_gt(mkey_violations(&r), 0);
-	ck_assert_uint_eq(check_keyed(&r, 2), 6 + 12);	/* the ports are still the master's */
+	standby_free(sb, dir);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+static int file_exists(const void *arg)
+{
+	return access(arg, R_OK) == 0;
+}
+
+/*
+ * The standby with the shared secret but not the master's neighbour map:
+ * its port's MasterSMLID names the master beyond the keyed leaf: STANDBY,
+ * not a second master of its own node.  It reads the map from the
+ * master's SA (NodeRecords and LinkRecords: GMPs carry no M_Key) and once
+ * the master stops takes over with no lease wait and no violation.
+ */
+START_TEST(standby_without_map)
+{
+	struct run r;
+	char dir[64], path[128];
+	struct sm *sb = fail_over(&r, "mkeysmnm", SB_SHARED_SECRET, MAP_NONE, LEASE_S, dir,
+				  sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, NBR_FILE);
+	ck_assert_msg(emu_run_while(r.base, file_exists, path, FAILOVER_MS),
+		      "the standby learned no neighbour map");
+	json_t *u = unmanageable(sb);
+	ck_assert_ptr_null(u);		/* the map names every port now */
+	standby_took_over(&r, sb, "mkeysmnm");
+	standby_free(sb, dir);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+static int map_learned(const void *arg)
+{
+	json_t *u = unmanageable(arg);
+	json_decref(u);
+	return u == NULL;
+}
+
+/*
+ * The shared secret and a map that lacks one host's link: the standby
+ * finds the master by its own sweep but does not send the NodeInfo it
+ * cannot key (no violation); it reads the whole map from the master's SA
+ * and takes over with every port.
+ */
+START_TEST(standby_partial_map)
+{
+	struct run r;
+	char dir[64];
+	struct sm *sb = fail_over(&r, "mkeysmpm", SB_SHARED_SECRET, MAP_PART, LEASE_S, dir,
+				  sizeof(dir));
+	ck_assert(emu_run_while(r.base, map_learned, sb, FAILOVER_MS));
+	ck_assert_uint_eq(mkey_violations(&r), 0);
+	standby_took_over(&r, sb, "mkeysmpm");
+	standby_free(sb, dir);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+/*
+ * A standby's own discovery fills its own neighbour map: it comes up
+ * while the fabric is not keyed yet (the master at level 0), follows the
+ * master and writes STATE_DIR/neighbors; the master then keys the fabric
+ * (level 2, the secret the standby made in the shared file) and stops:
+ * the standby takes over with no lease wait and no violation.
+ */
+START_TEST(standby_learns_map)
+{
+	struct run r;
+	char dir[64], path[128];
+	open_run(&r, "mkeysmlm");
+	sm_up_lease(&r, 0, SM_PRIORITY, LEASE_S);
+	struct sm *sb = standby_new(&r, "mkeysmlm", 2, SB_SHARED_SECRET, dir, sizeof(dir));
+	emu_sm_start(sb, r.base, r.e);
+	ck_assert(emu_run_while(r.base, in_standby, sb, FAILOVER_MS));
+	snprintf(path, sizeof(path), "%s/%s", dir, NBR_FILE);
+	ck_assert_msg(access(path, R_OK) == 0, "the standby wrote no %s", path);
+
+	struct config c = r.sm->cfg;
+	char err[256] = "";
+	c.mkey_protect = 2;
+	ck_assert_msg(subnet_mkeys_configure(&r.sm->sub, &c, 1, err, sizeof(err)) == 0,
+		      "%s", err);
+	heavy_sweep(&r);
+	ck_assert_uint_eq(check_keyed(&r, 2), 6 + 12);
+	standby_took_over(&r, sb, "mkeysmlm");
 	standby_free(sb, dir);
 	emu_run_free(&r.run);
 }
@@ -630,8 +921,12 @@ static Suite *mkey_sm_suite(void)
 	tcase_add_test(tc, policy_change_rewrites);
 	tcase_add_test(tc, restart_same_secret);
 	tcase_add_test(tc, restart_without_map);
+	tcase_add_test(tc, restart_dead_named);
 	tcase_add_test(tc, standby_takes_over);
 	tcase_add_test(tc, standby_other_secret);
+	tcase_add_test(tc, standby_without_map);
+	tcase_add_test(tc, standby_partial_map);
+	tcase_add_test(tc, standby_learns_map);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,6 +9,8 @@
  *     for a port number the node lacks.
  *   save_load: the file read back gives the same answers; a bad line is
  *     refused with FILE:LINE; an absent file is an empty map.
+ *   from_sa: the map made from the SA's NodeRecords and LinkRecords (a
+ *     standby's, read from its master) walks as the fabric's.
  */
 #include <check.h>
 #include <stdio.h>
@@ -148,6 +150,77 @@ START_TEST(save_load)
 }
 END_TEST
 
+static void put_be(uint8_t *p, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* The end port whose LID stands for port pi: a switch's port 0, else pi. */
+static uint32_t lid_port(uint32_t pi)
+{
+	const struct fab_node *n = &f.nodes[f.ports[pi].node];
+	return n->type == FAB_SWITCH ? n->first_port : pi;
+}
+
+/*
+ * The SA's NodeRecords (IBA vol. 1 15.2.5.2: LID, reserved, NodeInfo with
+ * NodeGUID at its byte 12 and PortGUID at 20) and LinkRecords
+ * (15.2.5.13: FromLID, FromPort, ToPort, ToLID) of this fabric, LIDs
+ * given in node order, plus a LinkRecord to a LID no NodeRecord names:
+ * the map they make walks as the fabric's.
+ */
+START_TEST(from_sa)
+{
+	enum { NR = 108, LR = 8 };
+	uint8_t nodes[16][NR], links[16][LR];
+	size_t nn = 0, nl = 0;
+	memset(nodes, 0, sizeof(nodes));
+	memset(links, 0, sizeof(links));
+	for (uint32_t n = 0; n < f.n_nodes; n++) {
+		const struct fab_node *nd = &f.nodes[n];
+		uint32_t first = nd->type == FAB_SWITCH ? 0 : 1;
+		for (uint32_t p = first; p <= (nd->type == FAB_SWITCH ? 0 : nd->nports); p++) {
+			uint32_t pi = fabric_port(&f, n, p);
+			f.ports[pi].lid = (uint32_t)nn + 1;
+			put_be(nodes[nn], f.ports[pi].lid, 2);
+			nodes[nn][6] = nd->type;
+			put_be(nodes[nn] + 16, nd->guid, 8);
+			put_be(nodes[nn] + 24, f.ports[pi].guid, 8);
+			nn++;
+		}
+	}
+	for (uint32_t pi = 0; pi < f.n_ports; pi++) {
+		uint32_t r = f.ports[pi].remote;
+		if (r == FAB_NONE)
+			continue;
+		put_be(links[nl], f.ports[lid_port(pi)].lid, 2);
+		links[nl][2] = f.ports[pi].num;
+		links[nl][3] = f.ports[r].num;
+		put_be(links[nl] + 4, f.ports[lid_port(r)].lid, 2);
+		nl++;
+	}
+	put_be(links[nl], 1, 2);
+	links[nl][2] = 3;
+	links[nl][3] = 1;
+	put_be(links[nl] + 4, 99, 2);		/* no NodeRecord: skipped */
+	nl++;
+	struct nbr_lid t[16];
+	size_t nt = nbr_lids_from_records(&nodes[0][0], nn, NR, t);
+	ck_assert_uint_eq(nt, 6);
+	struct nbr_map m = { 0 };
+	ck_assert_int_eq(nbr_from_link_records(&m, t, nt, &links[0][0], nl, LR), 5);
+	ck_assert_uint_eq(m.n, 5 * 2);
+	struct fabric g;
+	only_sm(&g);
+	check_walks(&g, &m);
+	fabric_free(&g);
+	/* the fabric's own map is the same: nothing changes */
+	ck_assert_int_eq(nbr_from_fabric(&m, &f), 0);
+	nbr_free(&m);
+}
+END_TEST
+
 static Suite *neighbors_suite(void)
 {
 	Suite *s = suite_create("neighbors");
@@ -156,6 +229,7 @@ static Suite *neighbors_suite(void)
 	tcase_add_test(tc, from_fabric);
 	tcase_add_test(tc, dr_target);
 	tcase_add_test(tc, save_load);
+	tcase_add_test(tc, from_sa);
 	suite_add_tcase(s, tc);
 	return s;
 }
