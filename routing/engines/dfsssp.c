@@ -5,13 +5,24 @@
  * Schneider, Lumsdaine, "Optimized Routing for Large-Scale InfiniBand
  * Networks", HOTI 2009).
  *
- * Routes.  One Dijkstra per destination LID, in LID order, over the
- * switch graph.  Each directed switch-to-switch link weighs the routes
- * already across it plus a base of P^2 (P: the CA ports), so a route is
- * a shortest one in hops while the loads stay below the base; ties go to
- * the lighter link, then the lower port.  After each destination every
- * link of its tree gains the CA ports whose traffic to it crosses the
- * link: the next destination avoids what is loaded.
+ * Routes.  One Dijkstra per destination LID over the switch graph, the
+ * CA ports' LIDs first (CA-to-CA traffic is balanced first), then the
+ * switches', each in LID order.  Each directed switch-to-switch link
+ * weighs the routes already across it plus a base of P^2 (P: the CA
+ * ports), so a route is a shortest one in hops while the loads stay
+ * below the base; between equal distances the first found stays (the
+ * neighbour settled first, then the lower port).  After each destination
+ * every link of its tree gains the CA ports whose traffic to it crosses
+ * the link: the next destination avoids what is loaded.  A second round
+ * routes every LID again, in the same order, against the loads of the
+ * first round's routes (all LIDs', its own among them) and of the second
+ * round's so far: the first LIDs of the first round saw an empty fabric.
+ * Keeping the first of equal paths, rather than the lighter next link,
+ * keeps the routes of neighbouring destinations alike.  Both choices were
+ * measured on the generated tori, meshes, Dragonfly, HyperX and random
+ * regular graphs (tests/RESULTS.md): each needs no more layers and loads
+ * the busiest link less than its alternative (taking a LID's own first
+ * routes out of the weights before its second; the lighter link).
  *
  * Deadlock freedom.  A path is (source switch, destination LID): the
  * switch route from a source's switch, which all its CA ports share.
@@ -44,6 +55,7 @@
 #define DF_NONE UINT32_MAX
 #define DF_INF UINT64_MAX
 #define DF_MAX_LAYERS 15	/* data VLs 0..14 */
+#define DF_ROUNDS 2		/* routing rounds: the second against the first's loads */
 
 /* VLCap (PortInfo, IBA 14.2.5.6) -> data VLs: 1, 2, 4, 8, 15 */
 static unsigned vlcap_data_vls(unsigned cap)
@@ -138,16 +150,6 @@ static struct heap_item heap_pop(struct df *x)
 
 /* ---- routes ---- */
 
-/* Link r (towards the destination) is a better next hop than cur. */
-static int better(const struct df *x, uint32_t r, uint32_t cur)
-{
-	if (cur == DF_NONE)
-		return 1;
-	if (x->w[r] != x->w[cur])
-		return x->w[r] < x->w[cur];
-	return x->g.port[r] < x->g.port[cur];
-}
-
 /* Shortest paths towards row d under the weights: dist, nh, settled. */
 static int dijkstra(struct df *x, uint32_t d, uint32_t *n_settled)
 {
@@ -173,13 +175,11 @@ static int dijkstra(struct df *x, uint32_t d, uint32_t *n_settled)
 			if (x->done[u] || r == DF_NONE)
 				continue;
 			uint64_t nd = x->dist[v] + x->w[r];
-			if (nd < x->dist[u]) {
+			if (nd < x->dist[u]) {	/* a tie keeps the first found */
 				x->dist[u] = nd;
 				x->nh[u] = r;
 				if (heap_push(x, nd, u) < 0)
 					return -1;
-			} else if (nd == x->dist[u] && better(x, r, x->nh[u])) {
-				x->nh[u] = r;
 			}
 		}
 	}
@@ -616,11 +616,17 @@ int dfsssp_route(const struct fabric *f, const struct route_opts *o,
 		goto out;
 	}
 	df_setup(&x);
-	for (uint32_t lid = 1; lid <= t->max_lid; lid++)
-		if (x.drow[lid] != DF_NONE && route_lid(&x, lid) < 0) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
+	/* the CA ports' LIDs first, then the switches'; two rounds (above) */
+	for (int round = 0; round < DF_ROUNDS; round++)
+		for (int sw = 0; sw < 2; sw++)
+			for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
+				if (x.drow[lid] == DF_NONE || (x.dport[lid] == 0) != sw)
+					continue;
+				if (route_lid(&x, lid) < 0) {
+					snprintf(err, errlen, "out of memory");
+					goto out;
+				}
+			}
 	unsigned vls = offered_vls(f, o), layers = 1;
 	for (uint8_t layer = 0; layer < DF_MAX_LAYERS; layer++) {
 		if (build_layer(&x, layer) < 0) {
