@@ -39,7 +39,7 @@
  * a pair is that of its source's switch to the destination LID
  * (lft_sl(): source class = the switch row).  The engine refuses when
  * the layers needed are more than the data VLs every link offers (both
- * ends' VLCap, route_opts.max_vls): it says how many it needs.
+ * ends' VLCap, route_opts.max_vls), as soon as it knows.
  *
  * A cycle search restarts after each break, but keeps what it has
  * finished: a link whose dependencies were all explored without a cycle
@@ -453,13 +453,16 @@ static int fit_path(struct df *x, uint8_t layer, uint8_t top, uint32_t s, uint32
 	return 1;
 }
 
-/* Empties the top layers while their paths fit below: the layers left. */
+/*
+ * Empties the top layers while their paths fit below: the layers left.
+ * A path that fits nowhere ends the attempt at once: moving paths down
+ * only adds dependencies below, so it would not fit later either.
+ */
 static unsigned compact(struct df *x, unsigned layers)
 {
 	x->budget = DF_COMPACT_STEPS;
 	while (layers > 1) {
 		uint8_t top = (uint8_t)(layers - 1);
-		uint64_t left = 0;
 		for (uint32_t lid = 1; lid <= x->t->max_lid; lid++) {
 			if (x->drow[lid] == DF_NONE)
 				continue;
@@ -469,11 +472,10 @@ static unsigned compact(struct df *x, unsigned layers)
 				int moved = 0;
 				for (uint8_t l = 0; l < top && !moved && x->budget; l++)
 					moved = fit_path(x, l, top, s, lid);
-				left += !moved;
+				if (!moved)
+					return layers;
 			}
 		}
-		if (left)
-			break;
 		layers--;
 	}
 	return layers;
@@ -627,23 +629,26 @@ int dfsssp_route(const struct fabric *f, const struct route_opts *o,
 					goto out;
 				}
 			}
+	/*
+	 * Layer by layer; a layer past the VLs offered is not searched: its
+	 * paths are left to the compaction, and the routing is refused if
+	 * they do not all fit below.
+	 */
 	unsigned vls = offered_vls(f, o), layers = 1;
-	for (uint8_t layer = 0; layer < DF_MAX_LAYERS; layer++) {
+	for (uint8_t layer = 0;; layer++) {
 		if (build_layer(&x, layer) < 0) {
 			snprintf(err, errlen, "out of memory");
 			goto out;
 		}
-		if (!clear_layer(&x, layer))
+		if (layer >= vls || !clear_layer(&x, layer))
 			break;
 		layers = layer + 2u;
 	}
-	if (layers <= DF_MAX_LAYERS)
-		layers = compact(&x, layers);
-	if (layers > DF_MAX_LAYERS || layers > vls) {
+	layers = compact(&x, layers);
+	if (layers > vls) {
 		snprintf(err, errlen,
-			 "dfsssp: the routes need %s%u VLs to be free of deadlock, the links offer %u",
-			 layers > DF_MAX_LAYERS ? "more than " : "",
-			 layers > DF_MAX_LAYERS ? DF_MAX_LAYERS : layers, vls);
+			 "dfsssp: the routes need more VLs than the %u the links offer to be free of deadlock",
+			 vls);
 		goto out;
 	}
 	if (lft_sl2vl_identity(f, t, layers) < 0) {
