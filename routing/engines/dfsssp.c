@@ -18,11 +18,11 @@
  * first round's routes (all LIDs', its own among them) and of the second
  * round's so far: the first LIDs of the first round saw an empty fabric.
  * Keeping the first of equal paths, rather than the lighter next link,
- * keeps the routes of neighbouring destinations alike.  Both choices were
- * measured on the generated tori, meshes, Dragonfly, HyperX and random
- * regular graphs (tests/RESULTS.md): each needs no more layers and loads
- * the busiest link less than its alternative (taking a LID's own first
- * routes out of the weights before its second; the lighter link).
+ * keeps the routes of neighbouring destinations alike.  Both choices and
+ * their alternatives (the lighter link; one round; taking a LID's own
+ * first routes out of the weights before its second) were measured on the
+ * generated tori, meshes, Dragonfly, HyperX and random regular graphs:
+ * tests/RESULTS.md, "dfsssp: the choices measured".
  *
  * Deadlock freedom.  A path is (source switch, destination LID): the
  * switch route from a source's switch, which all its CA ports share.
