@@ -78,7 +78,10 @@ struct df {
 	uint32_t *tail;		/* per link: the switch it leaves */
 	uint32_t *link_at;	/* row * stride + port -> link, DF_NONE */
 	uint32_t *n_src;	/* per row: CA ports cabled to it */
-	uint64_t *w;		/* per link: P^2 + routes across it */
+	uint64_t *w_all;	/* per LID offset and link: P^2 + routes across it */
+	uint64_t *w;		/* the slice of the offset being routed */
+	uint8_t *pen;		/* per link: in a tree of the port's earlier offsets */
+	uint32_t n_off;		/* LIDs per CA port: 2^LMC */
 	uint32_t *drow;		/* per LID: the row it attaches to, DF_NONE */
 	uint8_t *dport;		/* per LID: the port there */
 	/* Dijkstra */
@@ -174,7 +177,7 @@ static int dijkstra(struct df *x, uint32_t d, uint32_t *n_settled)
 			uint32_t u = head_of(x, e), r = x->rev[e];
 			if (x->done[u] || r == DF_NONE)
 				continue;
-			uint64_t nd = x->dist[v] + x->w[r];
+			uint64_t nd = x->dist[v] + 2 * x->w[r] + x->pen[r];
 			if (nd < x->dist[u]) {	/* a tie keeps the first found */
 				x->dist[u] = nd;
 				x->nh[u] = r;
@@ -250,6 +253,33 @@ static int build_layer(struct df *x, uint8_t layer)
 				if (x->n_src[s] && *layer_of(x, s, lid) == layer)
 					count_path(x, layer, s, lid, 1);
 	return 0;
+}
+
+/*
+ * Routes LID lid on its offset's weights (each offset of the LMC ranges
+ * balanced on its own, as a host picks one LID of a range); in the
+ * second round an offset above 0 prefers, between paths of equal load,
+ * links its port's earlier offsets' trees do not take (weights count
+ * double, such a link one more), so that a port's LIDs take different
+ * ways where they can.  (In the first round too, the offsets' own
+ * balance suffered: the verifier's per-offset check failed on the
+ * generated torus 4x4 and random regular graph with LMC 2.)
+ */
+static int route_dest(struct df *x, uint32_t lid, int round)
+{
+	uint32_t pi = x->f->lid_port[lid], base = x->f->ports[pi].lid;
+	uint32_t k = lid - base < x->n_off ? lid - base : 0;
+	x->w = x->w_all + (size_t)k * x->n_links;
+	for (uint32_t e = k && round ? base : lid; e < lid; e++)
+		for (uint32_t s = 0; s < x->n; s++) {
+			uint32_t l = next_link(x, s, e);
+			if (l != DF_NONE)
+				x->pen[l] = 1;
+		}
+	int rc = route_lid(x, lid);
+	if (k)
+		memset(x->pen, 0, x->n_links);
+	return rc;
 }
 
 /*
@@ -515,7 +545,9 @@ static int df_alloc(struct df *x, const struct fabric *f, struct lft_tables *t)
 	x->tail = malloc(nl * sizeof(*x->tail));
 	x->link_at = malloc(nr * x->stride * sizeof(*x->link_at));
 	x->n_src = calloc(nr, sizeof(*x->n_src));
-	x->w = malloc(nl * sizeof(*x->w));
+	x->n_off = 1u << f->lmc;
+	x->w_all = malloc(nl * x->n_off * sizeof(*x->w_all));
+	x->pen = calloc(nl, 1);
 	x->drow = malloc(nlid * sizeof(*x->drow));
 	x->dport = malloc(nlid);
 	x->dist = malloc(nr * sizeof(*x->dist));
@@ -529,7 +561,7 @@ static int df_alloc(struct df *x, const struct fabric *f, struct lft_tables *t)
 	x->iter = malloc(nl);
 	t->sl_class = malloc(nlid * sizeof(*t->sl_class));
 	t->sl = calloc(nr * nlid, 1);
-	if (!x->rev || !x->tail || !x->link_at || !x->n_src || !x->w || !x->drow || !x->dport ||
+	if (!x->rev || !x->tail || !x->link_at || !x->n_src || !x->w_all || !x->pen || !x->drow || !x->dport ||
 	    !x->dist || !x->nh || !x->settled || !x->done || !x->sub || !x->seen ||
 	    !x->color || !x->stack || !x->iter ||
 	    !t->sl_class || !t->sl)
@@ -545,7 +577,8 @@ static void df_free(struct df *x)
 	free(x->tail);
 	free(x->link_at);
 	free(x->n_src);
-	free(x->w);
+	free(x->w_all);
+	free(x->pen);
 	free(x->drow);
 	free(x->dport);
 	free(x->dist);
@@ -590,7 +623,8 @@ static void df_setup(struct df *x)
 		p += x->n_src[r];
 	}
 	for (uint32_t l = 0; l < x->n_links; l++)
-		x->w[l] = p ? p * p : 1;
+		for (uint32_t k = 0; k < x->n_off; k++)
+			x->w_all[(size_t)k * x->n_links + l] = p ? p * p : 1;
 	for (uint32_t lid = 0; lid <= t->max_lid; lid++) {
 		uint32_t row;
 		uint8_t port;
@@ -618,17 +652,24 @@ int dfsssp_route(const struct fabric *f, const struct route_opts *o,
 		goto out;
 	}
 	df_setup(&x);
-	/* the CA ports' LIDs first, then the switches'; two rounds (above) */
+	/*
+	 * The CA ports' LIDs first, then the switches'; with LMC above 0
+	 * the base LIDs first, then each offset: a host picks one LID of a
+	 * range, so each offset must spread on its own.  Two rounds (above).
+	 */
+	uint32_t n_off = 1u << f->lmc;
 	for (int round = 0; round < DF_ROUNDS; round++)
 		for (int sw = 0; sw < 2; sw++)
-			for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
-				if (x.drow[lid] == DF_NONE || (x.dport[lid] == 0) != sw)
-					continue;
-				if (route_lid(&x, lid) < 0) {
-					snprintf(err, errlen, "out of memory");
-					goto out;
+			for (uint32_t off = 0; off < n_off; off++)
+				for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
+					if (x.drow[lid] == DF_NONE || (x.dport[lid] == 0) != sw ||
+					    (sw ? off != 0 : lid - f->ports[f->lid_port[lid]].lid != off))
+						continue;
+					if (route_dest(&x, lid, round) < 0) {
+						snprintf(err, errlen, "out of memory");
+						goto out;
+					}
 				}
-			}
 	/*
 	 * Layer by layer; a layer past the VLs offered is not searched: its
 	 * paths are left to the compaction, and the routing is refused if

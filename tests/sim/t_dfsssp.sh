@@ -134,3 +134,22 @@ PY
 		fail "$name: busiest link: ibsmd $mine routes, OpenSM $theirs"
 	pass "$name: beside OpenSM's dfsssp: VLs $vls (OpenSM needs $osm_vls), busiest link $mine CA-to-CA routes (OpenSM $theirs)"
 done
+
+# LMC: each offset balanced on its own (LMC 2; the verifier's per-offset
+# check) and a port's LIDs on different ways where they can be (LMC 1:
+# link_loads.py --shared over the dumps; offsets on equal weights of their
+# own would take the same ways everywhere)
+gen torus --dims 4,4 -o "$SIM_TMP/lmc.net"
+for lmc in 1 2; do
+	printf 'lmc: %s\n' "$lmc" >"$SIM_TMP/lmc.yaml"
+	"$IBSMD" -c "$SIM_TMP/lmc.yaml" --offline "$SIM_TMP/lmc.net" -R dfsssp --verify \
+		--dump-lfts "$SIM_TMP/lmc$lmc.lfts" --dump-topology "$SIM_TMP/lmc$lmc.topo" \
+		>"$SIM_TMP/lmc$lmc.out" 2>&1 ||
+		fail "LMC $lmc: $(grep -E '^verify|UNBALANCED' "$SIM_TMP/lmc$lmc.out")"
+	grep -q ' 0 LID offsets unbalanced' "$SIM_TMP/lmc$lmc.out" ||
+		fail "LMC $lmc: $(tail -n 1 "$SIM_TMP/lmc$lmc.out")"
+done
+shared=$(python3 "$LOADS" "$SIM_TMP/lmc1.topo" "$SIM_TMP/lmc1.lfts" --shared | sed -n 's/^shared: //p')
+pairs=$(sed -n 's/.*pairs=\([0-9]*\).*/\1/p' <<<"$shared") sharing=$(sed -n 's/.*sharing=\([0-9]*\).*/\1/p' <<<"$shared")
+[ -n "$pairs" ] && [ "$sharing" -lt "$pairs" ] || fail "LMC 1: every pair's two LIDs share a link: $shared"
+pass "LMC 1 and 2 on the 4x4 torus: the verifier finds every offset balanced on its own; with LMC 1 the two LIDs of $((pairs - sharing)) of $pairs pairs share no link"
