@@ -39,6 +39,14 @@ const struct routing_engine dmodk_engine = {
 	.deadlock_free = 1,
 	.topologies = "fat trees with a unique way down",
 };
+const struct routing_engine dfsssp_engine = {
+	.name = "dfsssp",
+	.route = dfsssp_route,
+	.summary = "balanced shortest paths, deadlock-free on VL layers (DFSSSP)",
+	.deadlock_free = 1,
+	.topologies = "any topology, given the VLs its cycles need",
+	.own_sls = 1,
+};
 
 const struct routing_engine vswitch_ftree_engine = {
 	.name = "vswitch-ftree",
@@ -58,7 +66,7 @@ const struct routing_engine pftree_engine = {
 /* The table, in the order messages list the engines. */
 static const struct routing_engine *const engines[] = {
 	&minhop_engine, &updn_engine, &ftree_engine, &dmodk_engine,
-	&vswitch_ftree_engine, &pftree_engine,
+	&vswitch_ftree_engine, &pftree_engine, &dfsssp_engine,
 };
 
 /* routing.engine by default: fat trees get ftree, the rest updn. */
@@ -150,6 +158,7 @@ void lft_tables_free_qos(struct lft_tables *t)
 	t->n_sl_class = 0;
 	t->sl2vl_nodes = 0;
 	t->sl2vl_n = 0;
+	t->engine_sls = 0;
 }
 
 int lft_sl2vl_slots(const struct fabric *f, struct lft_tables *t)

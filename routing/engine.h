@@ -65,6 +65,11 @@ struct lft_tables {
 	uint8_t *part_sl;
 	uint32_t n_part_sl;
 	/*
+	 * The SLs and SL-to-VL tables are the engine's own (an engine with
+	 * own_sls): a QoS mode leaves them.  Cleared with the QoS fields.
+	 */
+	uint8_t engine_sls;
+	/*
 	 * Secondary LFTs (extended LIDs, mad/xlid.h), never path-computed:
 	 * filled after routing by copying each vLID's PF column
 	 * (routing/xlft.c).  x_blocks blocks of 64 vLIDs from FAB_VLID_BASE
@@ -95,6 +100,12 @@ struct route_opts {
 	 */
 	char *warn;
 	size_t warn_len;
+	/*
+	 * The data VLs an engine with SLs of its own (dfsssp) may use on
+	 * every link, besides the links' VLCap: ports.max_op_vls's; 0: the
+	 * VLCaps alone (VL0-14 where none is known).
+	 */
+	unsigned max_vls;
 };
 
 /*
@@ -109,6 +120,12 @@ struct routing_engine {
 		     struct lft_tables *t, char *err, size_t errlen);
 	const char *summary;		/* one line, for --help */
 	int deadlock_free;		/* no channel-dependency cycle on one VL */
+	/*
+	 * It sets the SLs and SL-to-VL tables itself (lft_tables' QoS
+	 * fields: a deadlock-free layer per SL); a QoS mode or partition VLs
+	 * that set SLs cannot combine with it.
+	 */
+	int own_sls;
 	const char *topologies;		/* what it accepts ("any", ...) */
 };
 

@@ -53,6 +53,7 @@ struct options {
 	const char *dump_lfts;
 	const char *dump_topology;
 	const char *dot;	/* --dot FILE */
+	const char *dump_sls;	/* --dump-sls FILE */
 	int log_level;
 	const char *mig_src, *mig_dst;	/* --migrate SRC DST */
 	int scheme, method;
@@ -118,6 +119,8 @@ static void usage(FILE *fp)
 "      --dump-topology FILE  write the fabric as ibnetdiscover output, with LIDs\n"
 "      --dot FILE         with --offline: the fabric as Graphviz DOT, links coloured by\n"
 "                         routes per link, failed links dashed red\n"
+"      --dump-sls FILE    with --offline: the PathRecord SL of every pair of end\n"
+"                         ports, \"SRC-GUID DST-GUID SL\" lines\n"
 "      --log-level LEVEL  error, warn, notice (default), info, debug\n"
 "      --import-opensm PATH... --import-to DIR\n"
 "                         translate OpenSM's opensm.conf, partitions.conf,\n"
@@ -132,7 +135,7 @@ static void usage(FILE *fp)
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
        OPT_DOT, OPT_IMPORT, OPT_IMPORT_TO, OPT_JOBS, OPT_FIRST, OPT_CPUS,
-       OPT_SEED };
+       OPT_SEED, OPT_DUMP_SLS };
 
 /* --first, --cpus-per-node or --seed (option c) into o; 0, or -1 said why. */
 static int parse_jobs_number(struct options *o, int c, const char *arg)
@@ -198,6 +201,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "dump-topology", required_argument, NULL, OPT_DUMP_TOPO },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "dot", required_argument, NULL, OPT_DOT },
+		{ "dump-sls", required_argument, NULL, OPT_DUMP_SLS },
 		{ "migrate", required_argument, NULL, OPT_MIGRATE },
 		{ "scheme", required_argument, NULL, OPT_SCHEME },
 		{ "method", required_argument, NULL, OPT_METHOD },
@@ -249,6 +253,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_DUMP_LFTS: o->dump_lfts = optarg; break;
 		case OPT_DUMP_TOPO: o->dump_topology = optarg; break;
 		case OPT_DOT: o->dot = optarg; break;
+		case OPT_DUMP_SLS: o->dump_sls = optarg; break;
 		case OPT_IMPORT:
 			if (!o->import_paths)
 				o->import_paths = calloc((size_t)argc, sizeof(char *));
@@ -341,6 +346,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsmd: --dot needs --offline (a running daemon: ibsmctl topology --dot)\n");
 		return -1;
 	}
+	if (o->dump_sls && !o->offline) {
+		fprintf(stderr, "ibsmd: --dump-sls needs --offline (a running daemon answers PathRecords)\n");
+		return -1;
+	}
 	if (check_jobs_options(o) < 0)
 		return -1;
 	if (o->pattern && !o->verify && !o->jobs) {
@@ -374,6 +383,10 @@ static int load_config(struct config *cfg, const struct options *o)
 	if (o->routing && config_set_engines(cfg, o->routing, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: -R: %s\n", err);
 		return -2;
+	}
+	if (o->routing && config_engine_sls_conflict(cfg, err, sizeof(err))) {
+		fprintf(stderr, "ibsmd: -R %s: %s\n", o->routing, err);
+		return -1;
 	}
 	if (o->state_dir)
 		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", o->state_dir);
@@ -753,6 +766,7 @@ int main(int argc, char **argv)
 		const struct offline_opts off = {
 			.topo = o.offline, .dump_lfts = o.dump_lfts,
 			.dump_topology = o.dump_topology, .dot = o.dot,
+			.dump_sls = o.dump_sls,
 			.verify = o.verify, .pattern = o.pattern,
 			.mig_src = o.mig_src, .mig_dst = o.mig_dst,
 			.scheme = o.scheme, .method = o.method,

@@ -61,6 +61,33 @@ static int w_lfts(FILE *fp, const void *a, const void *b)
 	return dump_lfts(a, b, fp);
 }
 
+/*
+ * --dump-sls: "SRC DST SL", one line for every CA port's base LID as the
+ * source and every end port's base LID as the destination, by port GUID
+ * (the LIDs of another run may differ): the PathRecord SL the daemon
+ * would answer (lft_sl()).  Quadratic in the ports: for test fabrics.
+ */
+static int w_sls(FILE *fp, const void *a, const void *b)
+{
+	const struct fabric *f = a;
+	const struct lft_tables *t = b;
+	for (uint32_t s = 1; s <= f->max_lid; s++) {
+		uint32_t sp = f->lid_port[s];
+		if (sp == FAB_NONE || f->ports[sp].lid != s ||
+		    f->nodes[f->ports[sp].node].type == FAB_SWITCH)
+			continue;
+		for (uint32_t d = 1; d <= f->max_lid; d++) {
+			uint32_t dp = f->lid_port[d];
+			if (d == s || dp == FAB_NONE || f->ports[dp].lid != d)
+				continue;
+			fprintf(fp, "0x%016llx 0x%016llx %u\n",
+				(unsigned long long)f->ports[sp].guid,
+				(unsigned long long)f->ports[dp].guid, lft_sl(t, s, d));
+		}
+	}
+	return ferror(fp) ? -1 : 0;
+}
+
 static int w_dot(FILE *fp, const void *a, const void *b)
 {
 	const struct dot_opts o = {
@@ -339,6 +366,8 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 	if (o->dump_lfts && write_file(o->dump_lfts, w_lfts, &f, &t) < 0)
 		goto out;
 	if (o->dot && write_file(o->dot, w_dot, &f, &t) < 0)
+		goto out;
+	if (o->dump_sls && write_file(o->dump_sls, w_sls, &f, &t) < 0)
 		goto out;
 	sm_print_summary(&s, "offline");
 	rc = o->verify ? verify_tables(stdout, &f, &t, &parts, s.routing,

@@ -12,6 +12,7 @@ struct offline_opts {
 	const char *topo;		/* --offline FILE */
 	const char *dump_lfts;		/* --dump-lfts FILE */
 	const char *dump_topology;	/* --dump-topology FILE */
+	const char *dump_sls;		/* --dump-sls FILE */
 	const char *dot;		/* --dot FILE */
 	int verify;			/* --verify */
 	const char *pattern;		/* --pattern hotspot:DEST[,N] or FILE */

@@ -74,6 +74,18 @@ int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 			   err);
 		return -1;
 	}
+	if (sm->routing_override) {	/* -R stays */
+		c.n_engines = sm->cfg.n_engines;
+		memcpy(c.engines, sm->cfg.engines, sizeof(c.engines));
+	}
+	char clash[256];
+	if (config_engine_sls_conflict(&c, clash, sizeof(clash))) {
+		snprintf(err, errlen, "%s: %s (-R %s); refused", sm->config_path, clash,
+			 sm->routing_override ? sm->routing_override : "not given");
+		errors_set(&sm->errs, SM_ERR_RELOAD, "policy not reloaded, the old one runs: %s",
+			   err);
+		return -1;
+	}
 	if (drop)
 		log_warn("policy reload forced: %s: %s", sm->config_path, drop);
 	/* the M_Key secret read again (state_dir stays the command line's) */
@@ -100,10 +112,6 @@ int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 	memcpy(c.port_ca, sm->cfg.port_ca, sizeof(c.port_ca));
 	c.port_num = sm->cfg.port_num;
 	c.port_guid = sm->cfg.port_guid;
-	if (sm->routing_override) {
-		c.n_engines = sm->cfg.n_engines;
-		memcpy(c.engines, sm->cfg.engines, sizeof(c.engines));
-	}
 	if (sm->log_level_override >= 0)
 		c.log_level = sm->log_level_override;
 	if (c.n_engines != sm->cfg.n_engines || c.n_roots != sm->cfg.n_roots ||

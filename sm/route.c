@@ -30,9 +30,11 @@ int sm_route(const struct config *c, const char *override,
 		use = &tmp;
 	}
 	char warn[1024];
+	/* ports.max_op_vls: OperationalVLs e runs VL0 .. 2^(e-1)-1, 15 at 5 */
+	unsigned op_vls = use->max_op_vls >= 5 ? 15 : 1u << (use->max_op_vls - 1);
 	struct route_opts o = { .n_roots = use->n_roots, .roots = use->roots,
 				.parts = parts, .warn = warn,
-				.warn_len = sizeof(warn) };
+				.warn_len = sizeof(warn), .max_vls = op_vls };
 	for (int i = 0; i < use->n_engines; i++) {
 		const struct routing_engine *e = routing_engine_find(use->engines[i]);
 		if (!e) {
@@ -138,7 +140,19 @@ static void route_thread(void *arg)
 		ch = repair_compare(&j->prev_f, &j->snap, why, sizeof(why));
 	if (j->adopted && ch == REPAIR_SAME)
 		ch = REPAIR_LOSS;	/* check every entry read, keep what works */
-	if (ch == REPAIR_SAME &&
+	/*
+	 * An engine with SLs of its own (dfsssp) routes again: the kept or
+	 * repaired entries would have no SLs, and a new path may close a
+	 * cycle only its layers break.
+	 */
+	const struct routing_engine *pe = j->prev_engine ?
+		routing_engine_find(j->prev_engine) : NULL;
+	int layered = pe && pe->own_sls;
+	if (layered && ch != REPAIR_GAIN)
+		snprintf(why, sizeof(why), "%s recomputes its VL layers", pe->name);
+	if (layered && ch == REPAIR_LOSS)
+		ch = REPAIR_GAIN;
+	if (ch == REPAIR_SAME && !layered &&
 	    repair_keep(&j->prev_f, &j->prev_t, &j->snap, &r->t) == 0) {
 		/* nothing came or went: the old routes, no engine */
 		r->rc = 0;

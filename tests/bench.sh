@@ -11,7 +11,8 @@
 #   BENCH_ONLY=NAME       one fabric (ft2-324, ft3-3456, k18-5832, ft3-11664),
 #                         or one row alone: "sa", "notices", "migration", "vlids",
 #                         "qos", "part", "mcast", "mcast-emu", "perfmgr", "dftree",
-#                         "jobs-offline", "jobs", "mkey" (ibsmd and OpenSM, M_Key off and on)
+#                         "jobs-offline", "jobs", "mkey" (ibsmd and OpenSM, M_Key off and on),
+#                         "routing"
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
@@ -1345,6 +1346,67 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mkey ]; then
 	done
 	echo "ibsmd's own count at subnet up, every round: ${a#*=} MADs without keys and with"
 	[ "$(count "$SIM_TMP/$name-osm-mkey-1" smp_mkey_set)" -gt 0 ] || fail "mkey: OpenSM sent no keyed SMP"
+fi
+
+# ---- routing: the engines for fabrics that are not trees, against OpenSM's ----
+# dfsssp on a 512-switch 3-D torus (8x8x8) and a 1,024-switch Dragonfly
+# (a=16 p=8 h=8, 64 of its 129 groups), a host a switch on the torus:
+# ibsmd --offline (its route_ms; the process's peak RSS; median of ROUNDS)
+# against OpenSM -o -R dfsssp on a fresh ibsim (one round: it takes
+# minutes), whose routing time is read from its log: from "Entering MASTER
+# state" to "dfsssp tables configured" (its LID assignment included, a
+# second or two of it), the deadlock removal alone from "Virtual Lanes
+# available" to "Virtual Lanes needed"; its peak RSS is the whole
+# process's.  The VLs each needs (or that it refuses).
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = routing ]; then
+	echo
+	echo "Routing engines beside OpenSM's (ibsmd --offline, OpenSM -o under ibsim; $(nproc) cores)"
+	printf '%-10s %-8s %9s %8s %6s %11s %11s %9s %8s %7s
+' fabric engine ibsmd_ms rss_mb vls \
+		osm_ms osm_dl_ms osm_rss osm_vls ratio
+	secs() {	# the log's "Mon DD HH:MM:SS usec" -> seconds of the day
+		awk '{ split($3, t, ":"); printf "%.3f\n", t[1] * 3600 + t[2] * 60 + t[3] + $4 / 1e6 }'
+	}
+	while read -r name eng args; do
+		net="$SIM_TMP/rt-$name.net"
+		gen $args -o "$net"
+		ms=() rss=()
+		for _ in $(seq "$ROUNDS"); do
+			/usr/bin/time -f '%e %M' -o "$SIM_TMP/rt.rss" "$IBSMD" --offline "$net" -R "$eng" \
+				--verify >"$SIM_TMP/rt.out" 2>&1
+			m=$(sed -n 's/.* route_ms=\([0-9]*\).*/\1/p' "$SIM_TMP/rt.out")
+			# refused: the process's wall time, which holds the routing until the refusal
+			[ -n "$m" ] || m=$(tail -n 1 "$SIM_TMP/rt.rss" | awk '{ printf "%d", $1 * 1000 }')
+			ms+=("$m")
+			rss+=("$(tail -n 1 "$SIM_TMP/rt.rss" | awk '{ print $2 }')")
+		done
+		vls=$(sed -n 's/^vls: used=//p' "$SIM_TMP/rt.out")
+		[ -n "$vls" ] || vls="refused"
+		mine=$(printf '%s\n' "${ms[@]}" | median)
+		mb=$(( $(printf '%s\n' "${rss[@]}" | median) / 1024 ))
+		sim_start "$net"
+		d="$SIM_TMP/rt-osm-$name"
+		mkdir -p "$d"
+		OSM_CACHE_DIR="$d" OSM_TMP_DIR="$d" on_host H-0 /usr/bin/time -f %M -o "$d/rss" \
+			opensm -o -R "$eng" -F /dev/null -D 0x03 -f "$d/log" >/dev/null 2>&1
+		sim_stop
+		t0=$(grep -m1 'Entering MASTER state' "$d/log" | secs)
+		t1=$(grep -m1 "$eng tables configured" "$d/log" | secs)
+		a0=$(grep -m1 'Virtual Lanes available' "$d/log" | secs)
+		a1=$(grep -m1 'Virtual Lanes needed' "$d/log" | secs)
+		osm_vls=$(sed -n 's/.*Virtual Lanes needed: \([0-9]*\).*/\1/p' "$d/log" | tail -n 1)
+		grep -q 'Not enough VLs' "$d/log" && osm_vls="refused($osm_vls)"
+		[ -n "$t1" ] || t1=$(grep -m1 'ERR AD25\|routing engine .* failed\|Fallback' "$d/log" | secs)
+		osm_ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { if (a != "" && b != "") printf "%d", (b - a) * 1000; else print "-" }')
+		dl_ms=$(awk -v a="$a0" -v b="$a1" 'BEGIN { if (a != "" && b != "") printf "%d", (b - a) * 1000; else print "-" }')
+		orss=$(( $(tail -n 1 "$d/rss" 2>/dev/null || echo 0) / 1024 ))
+		printf '%-10s %-8s %9s %8s %6s %11s %11s %9s %8s %7s\n' "$name" "$eng" "$mine" "$mb" "$vls" \
+			"$osm_ms" "$dl_ms" "$orss" "${osm_vls:--}" "$(ratio "$mine" "$osm_ms")"
+		echo "routing $name $eng $mine $mb $vls $osm_ms $dl_ms $orss ${osm_vls:--}" >>"$RESULTS"
+	done <<-'TABLE'
+	df-1024 dfsssp dragonfly --a 16 --p 8 --h 8 --groups 64
+	torus-512 dfsssp torus --dims 8,8,8
+	TABLE
 fi
 
 # ---- the run, appended to tests/RESULTS.md ----

@@ -177,6 +177,8 @@ int verify_print(const struct verify_report *r, FILE *fp)
 		}
 		fprintf(fp, "%s\n", r->cycle_len > VERIFY_CYCLE_SHOW ? " ..." : "");
 	}
+	/* the data VLs CA-to-CA routes take (VL0 alone without SL-to-VL tables) */
+	fprintf(fp, "vls: used=%d\n", r->qos ? __builtin_popcount(r->vls_used) : 1);
 	fprintf(fp, "verify: %s: %u error%s, %u warning%s: %llu undelivered, %llu in loops, %s",
 		r->errors ? "FAILED" : "OK", r->errors, r->errors == 1 ? "" : "s",
 		r->warnings, r->warnings == 1 ? "" : "s",

@@ -706,6 +706,7 @@ struct parse {
 	yaml_mark_t policy_at[CFG_MAX_PARTS];	/* partitions[i].policy */
 	yaml_mark_t cong_at;			/* congestion.mode */
 	yaml_mark_t jobs_at;			/* routing.jobs */
+	yaml_mark_t engine_at;			/* routing.engine */
 	/* partitions[].mgroups[i].mgid, default_partition.mgroups[i].mgid */
 	yaml_mark_t mgid_at[CFG_MAX_MGROUPS], def_mgid_at[CFG_MAX_DEF_MGROUPS];
 };
@@ -1294,6 +1295,8 @@ static int set_list(struct parse *p, const struct key *k, const char *key)
 	*count = 0;
 	if (p->ev.type == YAML_SCALAR_EVENT && is_null(p) && !k->is_engine)
 		return 0;
+	if (k->is_engine)
+		p->engine_at = start;	/* for engine_sls_check() */
 	if (p->ev.type == YAML_SCALAR_EVENT) {
 		if (list_item(p, k, key, &n) == -1)
 			return -1;
@@ -1560,6 +1563,48 @@ static int cong_combine_check(struct parse *p)
 	}
 	return 0;
 }
+int config_engine_sls_conflict(const struct config *c, char *msg, size_t len)
+{
+	const char *eng = NULL;
+	for (int i = 0; i < c->n_engines && !eng; i++) {
+		const struct routing_engine *e = routing_engine_find(c->engines[i]);
+		if (e && e->own_sls)
+			eng = e->name;
+	}
+	if (!eng)
+		return 0;
+	if (c->qos_mode != QOS_NONE) {
+		snprintf(msg, len, "routing engine %s with qos.mode %s: both set the "
+			 "SLs and the SL-to-VL tables (%s's VL layers need qos.mode none)",
+			 eng, c->qos_mode == QOS_VFTREE ? "vftree" : "voqsw", eng);
+		return 1;
+	}
+	if (c->cong_mode == CONG_DFTREE) {
+		snprintf(msg, len, "routing engine %s with congestion.mode dftree: both "
+			 "set the SLs and the SL-to-VL tables", eng);
+		return 1;
+	}
+	for (int i = 0; i < c->n_parts; i++)
+		if (c->parts[i].policy == PART_VLANE || c->parts[i].sl >= 0) {
+			snprintf(msg, len, "routing engine %s with partitions[%d] '%s' %s: "
+				 "the partition's SL would replace the layer %s gives "
+				 "its paths", eng, i, c->parts[i].name,
+				 c->parts[i].policy == PART_VLANE ?
+				 "policy vlane-isolation" : "sl", eng);
+			return 1;
+		}
+	return 0;
+}
+
+/* Once the file is read: config_engine_sls_conflict(). */
+static int engine_sls_check(struct parse *p)
+{
+	char msg[256];
+	if (!config_engine_sls_conflict(p->c, msg, sizeof(msg)))
+		return 0;
+	return fail_at(p, p->engine_at, "routing.engine: %s", msg);
+}
+
 /*
  * Once the file is read: routing.jobs least-max-load routes jobs over
  * D-mod-K's tables of an XGFT (sm/jobs.h), the only base shown to work;
@@ -2013,6 +2058,8 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		rc = mgroup_check(&p);
 	if (rc == 0)
 		rc = jobs_combine_check(&p);
+	if (rc == 0)
+		rc = engine_sls_check(&p);
 	if (rc == 0 && c->http_listen[0])	/* the same when both given: http_check */
 		set_str(c->metrics_listen, sizeof(c->metrics_listen), c->http_listen);
 	const char *osm = rc < 0 ? osmfile_kind(f) : NULL;

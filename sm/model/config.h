@@ -295,6 +295,14 @@ static inline int config_qos_tables(const struct config *c)
 	return c->qos_mode != QOS_NONE || c->cong_mode == CONG_DFTREE;
 }
 
+/*
+ * An engine of c's list sets its own SLs (dfsssp's VL layers) and c has
+ * what would set them too: a qos.mode, congestion.mode dftree, a
+ * partition's vlane-isolation or sl.  1 with why in msg, else 0.  The
+ * policy's parse refuses it; so does -R (sm/main.c).
+ */
+int config_engine_sls_conflict(const struct config *c, char *msg, size_t len);
+
 /* Fills c with the built-in defaults. */
 void config_defaults(struct config *c);
 /* Bounds on a policy file: a reload runs in the event loop. */

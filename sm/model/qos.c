@@ -161,6 +161,8 @@ int qos_apply(const struct config *cfg, const struct fabric *f,
 	int need_parts = pvl_needed(parts);
 	memset(r, 0, sizeof(*r));
 	r->mode = cfg->qos_mode;
+	if (t->engine_sls)	/* the engine's layers; the policy refuses a mode beside them */
+		return 0;
 	if (cfg->qos_mode == QOS_NONE && cfg->cong_mode == CONG_DFTREE) {
 		lft_tables_free_qos(t);
 		r->mode = QOS_LANES;

@@ -281,10 +281,10 @@ START_TEST(test_engine_scalar_and_sequence)
 
 	load_fails("routing:\n  engine: [ftree, bogus]\n",
 		   "2:19: routing.engine: unknown routing engine 'bogus' "
-		   "(known: minhop updn ftree dmodk vswitch-ftree pftree)");
+		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp)");
 	load_fails("routing:\n  engine: Ftree\n",
 		   "2:11: routing.engine: unknown routing engine 'Ftree' "
-		   "(known: minhop updn ftree dmodk vswitch-ftree pftree)");
+		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp)");
 	load_fails("routing:\n  engine: []\n",
 		   "2:11: routing.engine: the engine list is empty");
 	load_fails("routing:\n  engine:\n",
@@ -1051,6 +1051,41 @@ START_TEST(test_congestion)
 END_TEST
 
 /*
+ * An engine that sets its own SLs (dfsssp's VL layers) beside what sets
+ * them too: a QoS mode, dftree's lanes, a partition's VL or SL; refused
+ * at routing.engine's place, wherever it is in the chain; -R's check is
+ * the same function.
+ */
+START_TEST(test_engine_sls)
+{
+	struct loaded l;
+	char msg[256];
+	load_fails("routing: {engine: dfsssp}\nqos: {mode: vftree}\n",
+		   "1:19: routing.engine: routing engine dfsssp with qos.mode vftree: both set the SLs and the SL-to-VL tables (dfsssp's VL layers need qos.mode none)");
+	load_fails("qos: {mode: voqsw}\nrouting:\n  engine: [updn, dfsssp]\n",
+		   "3:11: routing.engine: routing engine dfsssp with qos.mode voqsw: both set the SLs and the SL-to-VL tables (dfsssp's VL layers need qos.mode none)");
+	load_fails("routing: {engine: dfsssp}\ncongestion: {mode: dftree}\n",
+		   "1:19: routing.engine: routing engine dfsssp with congestion.mode dftree: both set the SLs and the SL-to-VL tables");
+	load_fails("routing: {engine: dfsssp}\npartitions:\n"
+		   "  - {name: a, pkey: 0x10, policy: vlane-isolation, members: [ALL]}\n",
+		   "1:19: routing.engine: routing engine dfsssp with partitions[0] 'a' policy vlane-isolation: the partition's SL would replace the layer dfsssp gives its paths");
+	load_fails("routing: {engine: dfsssp}\npartitions:\n"
+		   "  - {name: a, pkey: 0x10, sl: 2, members: [ALL]}\n",
+		   "1:19: routing.engine: routing engine dfsssp with partitions[0] 'a' sl: the partition's SL would replace the layer dfsssp gives its paths");
+	/* alone, or with partitions that set no SL: accepted */
+	load_ok(&l, "routing: {engine: [dfsssp, updn]}\n");
+	load_ok(&l, "routing: {engine: dfsssp}\npartitions:\n"
+		    "  - {name: a, pkey: 0x10, members: [ALL]}\n");
+	/* -R's check: the policy had ftree with vftree, -R dfsssp clashes */
+	load_ok(&l, "qos: {mode: vftree}\n");
+	ck_assert_int_eq(config_engine_sls_conflict(&l.c, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(config_set_engines(&l.c, "dfsssp", msg, sizeof(msg)), 0);
+	ck_assert_int_eq(config_engine_sls_conflict(&l.c, msg, sizeof(msg)), 1);
+	ck_assert_msg(strstr(msg, "qos.mode vftree"), "%s", msg);
+}
+END_TEST
+
+/*
  * qos.vlarb_low / vlarb_high ("VL:weight,...", OpenSM's qos_vlarb_*) and
  * vlarb_high_limit; an error names the entry's own line and column.
  */
@@ -1557,7 +1592,7 @@ START_TEST(test_set_engines)
 	ck_assert_int_eq(config_set_engines(&c, "minhop,fattree", err,
 					    sizeof(err)), -1);
 	ck_assert_str_eq(err, "unknown routing engine 'fattree' "
-			 "(known: minhop updn ftree dmodk vswitch-ftree pftree)");
+			 "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp)");
 	ck_assert_int_eq(c.n_engines, 1);
 	ck_assert_str_eq(c.engines[0], "ftree");
 
@@ -1657,6 +1692,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_node_name_map);
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_congestion);
+	tcase_add_test(tc, test_engine_sls);
 	tcase_add_test(tc, test_qos_vlarb);
 	tcase_add_test(tc, test_virtualization);
 	tcase_add_test(tc, test_unknown_key);

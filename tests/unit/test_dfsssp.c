@@ -1,0 +1,263 @@
+/*
+ * The dfsssp routing engine (routing/engines/dfsssp.c): every switch
+ * reaches every LID on a shortest path; the channel-dependency graph
+ * over (channel, VL) -- the pair's SL from lft_sl(), the VL from each
+ * port's SL-to-VL table -- has no cycle, checked here from the tables
+ * alone; a ring of switches, whose shortest paths close a cycle on one
+ * VL, takes exactly 2 VLs and a tree 1; the VLs the links offer bound the
+ * layers (refused with the number needed); the links' loads are spread.
+ */
+
+#include "routing_testlib.h"
+
+extern const struct routing_engine dfsssp_engine, minhop_engine;
+
+/* A ring of n switches R1..Rn, a host on each (port 1), ports 2 and 3 around. */
+static struct tb *ring(int n)
+{
+	struct tb *b = tb_new();
+	for (int i = 1; i <= n; i++)
+		tb_node(b, 1, 4, 0x100 * (uint64_t)i, "R%d", i);
+	for (int i = 1; i <= n; i++)
+		tb_link(b, i - 1, 1, tb_node(b, 0, 1, 0x1000 * (uint64_t)i, "H%d", i), 1);
+	for (int i = 0; i < n; i++)
+		tb_link(b, i, 2, (i + 1) % n, 3);
+	return b;
+}
+
+/* An x by y torus: T<index>, ports 1 +x, 2 -x, 3 +y, 4 -y, a host on 5. */
+static struct tb *torus(int x, int y)
+{
+	struct tb *b = tb_new();
+	for (int k = 0; k < x * y; k++)
+		tb_node(b, 1, 5, 0x100 * (uint64_t)(k + 1), "T%d", k);
+	for (int k = 0; k < x * y; k++)
+		tb_link(b, k, 5, tb_node(b, 0, 1, 0x10000 + 0x10 * (uint64_t)k, "H%d", k), 1);
+	for (int j = 0; j < y; j++)
+		for (int i = 0; i < x; i++) {
+			tb_link(b, j * x + i, 1, j * x + (i + 1) % x, 2);
+			tb_link(b, j * x + i, 3, ((j + 1) % y) * x + i, 4);
+		}
+	return b;
+}
+
+static int route(const struct fabric *f, struct lft_tables *t, unsigned max_vls,
+		 char *err, size_t errlen)
+{
+	struct route_opts o = { .max_vls = max_vls };
+	ck_assert_int_eq(lft_tables_alloc(t, f), 0);
+	return dfsssp_engine.route(f, &o, t, err, errlen);
+}
+
+/* The VL a packet of SL sl takes out of port out of node n (entered by in). */
+static unsigned vl_at(const struct lft_tables *t, uint32_t n, unsigned in,
+		      unsigned out, uint8_t sl)
+{
+	const uint8_t *tab = lft_sl2vl(t, n, in, out);
+	ck_assert_ptr_nonnull(tab);
+	return tab[sl];
+}
+
+/*
+ * The channel-dependency graph over (switch-to-switch port, VL) of every
+ * CA-to-LID route: 1 if it has a cycle.  *vls: the VLs used (highest + 1).
+ */
+static int vl_cdg_cycle(const struct fabric *f, const struct lft_tables *t,
+			unsigned *vls)
+{
+	uint32_t nch = f->n_ports * 16;
+	uint8_t *dep = calloc((size_t)nch * nch, 1);
+	uint32_t *indeg = calloc(nch, sizeof(*indeg)), *q = malloc(nch * sizeof(*q));
+	uint8_t *used = calloc(nch, 1);
+	ck_assert(dep && indeg && q && used);
+	*vls = 0;
+	for (uint32_t s = 1; s <= f->max_lid; s++) {
+		uint32_t sp = f->lid_port[s];
+		if (sp == FAB_NONE || f->nodes[f->ports[sp].node].type == FAB_SWITCH)
+			continue;
+		for (uint32_t d = 1; d <= f->max_lid; d++) {
+			if (d == s || f->lid_port[d] == FAB_NONE)
+				continue;
+			uint8_t sl = lft_sl(t, s, d);
+			uint32_t cur = peer_switch(f, sp), prev_ch = FAB_NONE;
+			unsigned in = f->ports[f->ports[sp].remote].num;
+			for (uint32_t hops = 0; cur != FAB_NONE && hops <= t->n_sw; hops++) {
+				uint8_t p = lft_row(t, t->row_of_node[cur])[d];
+				ck_assert_uint_ne(p, LFT_DROP);
+				uint32_t pi = fabric_port(f, cur, p);
+				uint32_t next = p ? peer_switch(f, pi) : FAB_NONE;
+				if (next == FAB_NONE)
+					break;
+				unsigned vl = vl_at(t, cur, in, p, sl);
+				ck_assert_uint_lt(vl, 15);
+				if (vl + 1 > *vls)
+					*vls = vl + 1;
+				uint32_t ch = pi * 16 + vl;
+				used[ch] = 1;
+				if (prev_ch != FAB_NONE && !dep[(size_t)prev_ch * nch + ch]) {
+					dep[(size_t)prev_ch * nch + ch] = 1;
+					indeg[ch]++;
+				}
+				prev_ch = ch;
+				in = f->ports[f->ports[pi].remote].num;
+				cur = next;
+			}
+		}
+	}
+	uint32_t qh = 0, qt = 0, n = 0, done = 0;
+	for (uint32_t c = 0; c < nch; c++) {
+		n += used[c];
+		if (used[c] && !indeg[c])
+			q[qt++] = c;
+	}
+	while (qh < qt) {
+		uint32_t c = q[qh++];
+		done++;
+		for (uint32_t e = 0; e < nch; e++)
+			if (dep[(size_t)c * nch + e] && --indeg[e] == 0)
+				q[qt++] = e;
+	}
+	free(dep);
+	free(indeg);
+	free(q);
+	free(used);
+	return done != n;
+}
+
+START_TEST(ring_needs_two)
+{
+	struct fabric f;
+	struct lft_tables t = { 0 };
+	struct tb *b = ring(6);
+	char err[256] = "";
+	unsigned vls;
+	tb_build(&f, b, NULL, 0);
+	ck_assert_msg(route(&f, &t, 0, err, sizeof(err)) == 0, "%s", err);
+	check_reach(&f, &t, 1);
+	/* on one VL the shortest paths around the ring close a cycle ... */
+	ck_assert_int_eq(cdg_has_cycle(&f, &t), 1);
+	/* ... which two layers break */
+	ck_assert_int_eq(vl_cdg_cycle(&f, &t, &vls), 0);
+	ck_assert_uint_eq(vls, 2);
+	ck_assert_uint_eq(t.engine_sls, 1);
+	lft_tables_free(&t);
+	/* one VL is not enough: refused, saying so */
+	ck_assert_int_eq(route(&f, &t, 1, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "need more VLs than the 1 the links offer"), "%s", err);
+	ck_assert_ptr_null(t.sl);
+	free_all(&f, &t, b);
+}
+END_TEST
+
+START_TEST(tree_one_layer)
+{
+	struct fabric f;
+	struct lft_tables t = { 0 };
+	struct tb *b = fat2(4, 2, 2);
+	char err[256] = "";
+	unsigned vls;
+	tb_build(&f, b, NULL, 0);
+	ck_assert_msg(route(&f, &t, 1, err, sizeof(err)) == 0, "%s", err);
+	check_reach(&f, &t, 1);
+	ck_assert_int_eq(vl_cdg_cycle(&f, &t, &vls), 0);
+	ck_assert_uint_eq(vls, 1);
+	/* the two uplinks of a leaf share its hosts' routes to another leaf */
+	uint32_t l1 = lid_of(&f, "H2");
+	ck_assert_uint_ne(entry(&f, &t, "L0", l1), entry(&f, &t, "L0", lid_of(&f, "H3")));
+	free_all(&f, &t, b);
+}
+END_TEST
+
+START_TEST(torus_and_mesh)
+{
+	struct tb *fabs[] = { torus(4, 4), torus(5, 3), mesh(3, 5) };
+	for (size_t i = 0; i < sizeof(fabs) / sizeof(fabs[0]); i++) {
+		struct fabric f;
+		struct lft_tables t = { 0 };
+		char err[256] = "";
+		unsigned vls;
+		tb_build(&f, fabs[i], NULL, i == 2 ? 1 : 0);	/* the mesh with LMC 1 */
+		ck_assert_msg(route(&f, &t, 0, err, sizeof(err)) == 0, "%s", err);
+		check_reach(&f, &t, 1);
+		ck_assert_int_eq(vl_cdg_cycle(&f, &t, &vls), 0);
+		ck_assert_uint_ge(vls, 2);
+		ck_assert_uint_le(vls, 8);
+		free_all(&f, &t, fabs[i]);
+	}
+}
+END_TEST
+
+/* Routes per switch-to-switch port over CA-to-CA pairs: the largest. */
+static uint32_t max_link_routes(const struct fabric *f, const struct lft_tables *t)
+{
+	uint32_t *n = calloc(f->n_ports, sizeof(*n)), max = 0;
+	ck_assert_ptr_nonnull(n);
+	for (uint32_t s = 1; s <= f->max_lid; s++) {
+		uint32_t sp = f->lid_port[s];
+		if (sp == FAB_NONE || f->nodes[f->ports[sp].node].type == FAB_SWITCH)
+			continue;
+		for (uint32_t d = 1; d <= f->max_lid; d++) {
+			uint32_t dp = f->lid_port[d];
+			if (d == s || dp == FAB_NONE || f->nodes[f->ports[dp].node].type == FAB_SWITCH)
+				continue;
+			uint32_t cur = peer_switch(f, sp);
+			for (uint32_t hops = 0; cur != FAB_NONE && hops <= t->n_sw; hops++) {
+				uint8_t p = lft_row(t, t->row_of_node[cur])[d];
+				uint32_t pi = fabric_port(f, cur, p);
+				uint32_t next = peer_switch(f, pi);
+				if (next == FAB_NONE)
+					break;
+				if (++n[pi] > max)
+					max = n[pi];
+				cur = next;
+			}
+		}
+	}
+	free(n);
+	return max;
+}
+
+START_TEST(balanced)
+{
+	/*
+	 * On a 4x4 torus with a host a switch, 240 CA-to-CA routes of about
+	 * 2 hops over 64 directed links: 7.5 a link.  The weights spread
+	 * them better than minhop's count of LIDs per port (15 on the
+	 * busiest link); without them (every tie to the lowest port) whole
+	 * rows pile onto one direction.
+	 */
+	struct fabric f;
+	struct lft_tables t = { 0 }, m = { 0 };
+	struct tb *b = torus(4, 4);
+	char err[256] = "";
+	tb_build(&f, b, NULL, 0);
+	ck_assert_msg(route(&f, &t, 0, err, sizeof(err)) == 0, "%s", err);
+	tb_route(&minhop_engine, &f, &m);
+	uint32_t max = max_link_routes(&f, &t), mmax = max_link_routes(&f, &m);
+	ck_assert_msg(max < mmax, "dfsssp: max %u routes on a link, minhop %u", max, mmax);
+	lft_tables_free(&m);
+	free_all(&f, &t, b);
+}
+END_TEST
+
+static Suite *dfsssp_suite(void)
+{
+	Suite *s = suite_create("dfsssp");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, ring_needs_two);
+	tcase_add_test(tc, tree_one_layer);
+	tcase_add_test(tc, torus_and_mesh);
+	tcase_add_test(tc, balanced);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(dfsssp_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
