@@ -47,6 +47,14 @@ const struct routing_engine dfsssp_engine = {
 	.topologies = "any topology, given the VLs its cycles need",
 	.own_sls = 1,
 };
+const struct routing_engine dor_engine = {
+	.name = "dor",
+	.route = dor_route,
+	.summary = "dimension-order routing, datelines on tori (torus-2QoS's SLs)",
+	.deadlock_free = 1,
+	.topologies = "meshes and tori cabled by dimension (ports 2d+1, 2d+2)",
+	.own_sls = 1,
+};
 
 const struct routing_engine vswitch_ftree_engine = {
 	.name = "vswitch-ftree",
@@ -66,7 +74,7 @@ const struct routing_engine pftree_engine = {
 /* The table, in the order messages list the engines. */
 static const struct routing_engine *const engines[] = {
 	&minhop_engine, &updn_engine, &ftree_engine, &dmodk_engine,
-	&vswitch_ftree_engine, &pftree_engine, &dfsssp_engine,
+	&vswitch_ftree_engine, &pftree_engine, &dfsssp_engine, &dor_engine,
 };
 
 /* routing.engine by default: fat trees get ftree, the rest updn. */

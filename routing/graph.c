@@ -101,3 +101,24 @@ int graph_lid_attach(const struct fabric *f, const struct lft_tables *t,
 	*port = f->ports[p->remote].num;
 	return 0;
 }
+
+/* VLCap -> data VLs: 1, 2, 4, 8, 15 (0: unknown) */
+static unsigned vlcap_data_vls(unsigned cap)
+{
+	static const unsigned n[] = { 15, 1, 2, 4, 8, 15 };
+	return cap < sizeof(n) / sizeof(n[0]) ? n[cap] : 15;
+}
+
+unsigned graph_data_vls(const struct fabric *f, unsigned cap)
+{
+	unsigned vls = cap && cap < 15 ? cap : 15;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		if (!graph_link_up(f, pi) || !p->vl_cap || !f->ports[p->remote].vl_cap)
+			continue;
+		unsigned n = vlcap_data_vls(p->vl_cap);
+		if (n < vls)
+			vls = n;
+	}
+	return vls ? vls : 1;
+}

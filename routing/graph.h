@@ -60,4 +60,11 @@ void sw_graph_bfs(const struct sw_graph *g, const uint32_t *src,
 int graph_lid_attach(const struct fabric *f, const struct lft_tables *t,
 		     uint32_t lid, uint32_t *row, uint8_t *port);
 
+/*
+ * The data VLs every usable link offers: the fewer of its ends' VLCap
+ * (PortInfo, IBA 14.2.5.6: 1, 2, 4, 8 or 15 VLs), links whose VLCap is
+ * unknown (offline) bounding nothing, at most cap (0: 15), at least 1.
+ */
+unsigned graph_data_vls(const struct fabric *f, unsigned cap);
+
 #endif

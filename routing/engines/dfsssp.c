@@ -57,13 +57,6 @@
 #define DF_MAX_LAYERS 15	/* data VLs 0..14 */
 #define DF_ROUNDS 2		/* routing rounds: the second against the first's loads */
 
-/* VLCap (PortInfo, IBA 14.2.5.6) -> data VLs: 1, 2, 4, 8, 15 */
-static unsigned vlcap_data_vls(unsigned cap)
-{
-	static const unsigned n[] = { 15, 1, 2, 4, 8, 15 };
-	return cap < sizeof(n) / sizeof(n[0]) ? n[cap] : 15;
-}
-
 struct heap_item {
 	uint64_t key;
 	uint32_t row;
@@ -511,22 +504,6 @@ static unsigned compact(struct df *x, unsigned layers)
 	return layers;
 }
 
-/* The data VLs every link offers: both ends' VLCap, o->max_vls. */
-static unsigned offered_vls(const struct fabric *f, const struct route_opts *o)
-{
-	unsigned vls = o && o->max_vls ? o->max_vls : DF_MAX_LAYERS;
-	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		const struct fab_port *p = &f->ports[pi];
-		if (!graph_link_up(f, pi) || !p->vl_cap ||
-		    !f->ports[p->remote].vl_cap)
-			continue;
-		unsigned n = vlcap_data_vls(p->vl_cap);
-		if (n < vls)
-			vls = n;
-	}
-	return vls ? vls : 1;
-}
-
 static int df_alloc(struct df *x, const struct fabric *f, struct lft_tables *t)
 {
 	x->f = f;
@@ -675,7 +652,7 @@ int dfsssp_route(const struct fabric *f, const struct route_opts *o,
 	 * paths are left to the compaction, and the routing is refused if
 	 * they do not all fit below.
 	 */
-	unsigned vls = offered_vls(f, o), layers = 1;
+	unsigned vls = graph_data_vls(f, o ? o->max_vls : 0), layers = 1;
 	for (uint8_t layer = 0;; layer++) {
 		if (build_layer(&x, layer) < 0) {
 			snprintf(err, errlen, "out of memory");
