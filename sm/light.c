@@ -24,6 +24,7 @@
 #include "sm/base/nodemap.h"
 #include "sm/heavy.h"
 #include "sm/apply.h"
+#include "sm/base/clock.h"
 #include "sm/base/log.h"
 #include "sm/write/scrub.h"
 
@@ -72,9 +73,25 @@ static int light_scrub(struct sm *sm)
 
 /* ---- light sweep: SwitchInfo of every switch, SMInfo of every other SM ---- */
 
+/*
+ * Ports that refuse the SM's M_Key (sm/model/mkeyrec.h) are tried again
+ * at the light sweep once the first of their protections should have
+ * ended: one heavy sweep a sweep interval at most, never at once.
+ */
+static int mkey_due(const struct sm *sm)
+{
+	uint64_t first;
+	return mkrec_refusing(&sm->sub.rec, &first, NULL) && first && first <= clock_ms();
+}
+
 static void light_done(struct sm *sm)
 {
 	sm->sweep.light_sweeps++;
+	if (!sm->sweep.light_changes && mkey_due(sm)) {
+		snprintf(sm->sw.heavy_reason, sizeof(sm->sw.heavy_reason),
+			 "M_Key: the lease of ports that refused the SM should be over");
+		sm->sweep.light_changes++;
+	}
 	if (sm->sweep.light_changes) {
 		sweeper_request_heavy(sm, sm->sw.heavy_reason[0] ? sm->sw.heavy_reason :
 				 "light sweep saw a change");

@@ -139,11 +139,16 @@ void sweeper_resume(struct sm *sm)
 		sweeper_schedule_light(sm);
 }
 
-void sweeper_retry(struct sm *sm)
+void sweeper_retry_in(struct sm *sm, uint64_t ms)
 {
 	sm->sw.heavy_wanted = 1;
 	snprintf(sm->sw.heavy_reason, sizeof(sm->sw.heavy_reason), SWEEP_RETRY);
-	timer_in_ms(sm->sw.timer, SWEEP_RETRY_MS);
+	timer_in_ms(sm->sw.timer, ms > SWEEP_RETRY_MS ? ms : SWEEP_RETRY_MS);
+}
+
+void sweeper_retry(struct sm *sm)
+{
+	sweeper_retry_in(sm, SWEEP_RETRY_MS);
 }
 
 int sweeper_is_retry(const struct sm *sm)

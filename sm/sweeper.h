@@ -9,6 +9,7 @@
 #define IBSMD_SWEEPER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct sm;
 struct event;
@@ -62,6 +63,8 @@ void sweeper_resume(struct sm *sm);
 /* A heavy sweep that could not go on: another in a second (logged as
  * one line a few times a minute). */
 void sweeper_retry(struct sm *sm);
+/* The same in ms (at least the second of sweeper_retry). */
+void sweeper_retry_in(struct sm *sm, uint64_t ms);
 /* Whether the heavy sweep starting is such a retry. */
 int sweeper_is_retry(const struct sm *sm);
 

@@ -471,6 +471,15 @@ static void repress(struct trapin *t, const uint8_t *in, const struct trapin_tra
 	mad_set_field(mad, 0, IB_MAD_METHOD_F, IB_MAD_METHOD_TRAP_REPRESS);
 	/* the issuer checks a TrapRepress's M_Key as a Set's (IBA vol. 1 14.2.4.1) */
 	uint64_t key = t->h.repress_key ? t->h.repress_key(t->h.arg, tr->issuer_lid) : 0;
+	struct mkey_trap256 d;
+	char err[128];
+	if (tr->generic && tr->number == MKEY_TRAP &&
+	    (!key || (mkey_trap256_get(in + SMP_DATA_OFFS + NOTICE_DATA_OFFS,
+				       MKEY_TRAP_DETAILS_LEN, &d, err, sizeof(err)) == 0 &&
+		      d.mkey == key))) {
+		t->st.mkey_unrepressed++;	/* it would refuse this key again */
+		return;
+	}
 	if (key)
 		mad_set_field64(mad, 0, IB_MAD_MKEY_F, key);
 	struct mad_addr to = *from;
@@ -549,7 +558,7 @@ void *trapin_json(const struct trapin *t)
 		json_object_set_new(by, "other", json_integer((json_int_t)s->other_numbers));
 	if (s->vendor)
 		json_object_set_new(by, "vendor", json_integer((json_int_t)s->vendor));
-	return json_pack("{s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	return json_pack("{s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"received", (json_int_t)s->received, "by_number", by,
 		"spoofed", (json_int_t)s->spoofed,
 		"unknown_issuer", (json_int_t)s->unknown_issuer,
@@ -560,6 +569,7 @@ void *trapin_json(const struct trapin *t)
 		"heavy_sweeps", (json_int_t)s->sweeps,
 		"represses", (json_int_t)s->represses,
 		"repress_failed", (json_int_t)s->repress_failed,
+		"mkey_unrepressed", (json_int_t)s->mkey_unrepressed,
 		"log_suppressed", (json_int_t)s->log_suppressed,
 		"mkey_undecoded", (json_int_t)s->mkey_undecoded);
 }

@@ -32,6 +32,11 @@
  * The TrapRepress carries the M_Key the SM holds for the issuing port
  * (the repress_key hook): a port whose ProtectBits are set discards a
  * TrapRepress with another key (14.2.4.1) and would send the trap again.
+ * A port with M_Key 0 never sends a trap 256, so one is not repressed
+ * when the SM has no key for its issuer, nor when the key it would send
+ * is the one the trap says was refused (the SM's own SMP, to a port with
+ * another SM's key): that repress would be one more violation and one
+ * more trap 256, without end (counted in mkey_unrepressed).
  *
  * Bursts: a claim that arrives while a heavy sweep is asked for and not
  * yet started is covered by that sweep (coalesced: its discovery starts
@@ -149,6 +154,7 @@ struct trapin_stats {
 	uint64_t checks, unchanged, coalesced, check_overflow;
 	uint64_t sweeps;		/* heavy sweeps traps asked for */
 	uint64_t represses, repress_failed;
+	uint64_t mkey_unrepressed;	/* traps 256 left unrepressed: no key that passes */
 	uint64_t log_suppressed;
 	/* traps 129-131 by node GUID and port: the first TRAPIN_PORT_ERR_PORTS */
 	struct trapin_port_err {

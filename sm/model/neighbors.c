@@ -39,6 +39,12 @@ static const struct nbr_end *nbr_peer(const struct nbr_map *m, uint64_t node_gui
 	return s->node_guid ? &s->peer : NULL;
 }
 
+const struct nbr_end *nbr_far_end(const struct nbr_map *m, uint64_t node_guid,
+				  uint8_t port)
+{
+	return nbr_peer(m, node_guid, port);
+}
+
 static int grow(struct nbr_map *m)
 {
 	uint32_t cap = m->cap ? 2 * m->cap : NBR_MIN_CAP;

@@ -51,6 +51,10 @@ int nbr_load(struct nbr_map *m, const char *dir, char *err, size_t errlen);
 /* Writes m to DIR/neighbors atomically (sm/base/wfile.h). */
 int nbr_save(const struct nbr_map *m, const char *dir, char *err, size_t errlen);
 
+/* What the map has across port of node node_guid, or NULL. */
+const struct nbr_end *nbr_far_end(const struct nbr_map *m, uint64_t node_guid,
+				  uint8_t port);
+
 /*
  * The port GUID of the port a directed-route SMP with initial path
  * path[1..hops] reaches (a switch: its port 0; a CA or router: the port

@@ -48,6 +48,25 @@
  *   standby_other_secret: the same standby with a second secret cannot
  *     manage the ports in that time: its SMPs carry wrong keys, its heavy
  *     sweeps fail (its own port drops its Gets), the devices count them.
+ *   new_secret_level2: the fabric keyed at level 2 with a lease of
+ *     SHORT_LEASE_S; ibsmd restarts on the same state directory (the
+ *     neighbour map) with a new secret.  While the ports drop its SMPs the
+ *     status says so (m_key.ports_foreign, foreign_ends_in_s within the
+ *     lease), and it does not loop on them: at most one heavy sweep a
+ *     sweep interval (SWEEP_S) and a bounded number of MADs.  As their
+ *     leases end it reads their keys, takes each over with one PortInfo
+ *     Set carrying it: every port ends holding its key under the new
+ *     secret, level 2 and the lease, m_key.taken_over counts all 18 and
+ *     the metric ibsmd_mkey_taken_over_total as well, and a heavy sweep
+ *     after adds no violation.
+ *   new_secret_level1: the same at level 1: Gets are answered (PortInfo
+ *     shows M_Key 0 and ProtectBits 1: the key hidden), the take-over Set
+ *     is dropped and starts the lease; the ports are reported with the
+ *     lease they show and taken over once it ends.
+ *   lower_to_level0: the policy lowered from 2 to 0 on a keyed fabric:
+ *     the next heavy sweep still carries each port's key and writes M_Key
+ *     0, ProtectBits 0 and lease 0 to every port, no lease wait, no
+ *     violation.
  */
 #include "emu_testlib.h"
 
@@ -618,6 +637,164 @@ START_TEST(standby_other_secret)
 }
 END_TEST
 
+#define SHORT_LEASE_S 2
+#define SWEEP_S 1		/* light sweeps: the pace of the retries */
+#define TAKE_OVER_MS 30000	/* the whole fabric, a lease per layer at most */
+#define KEYED_PORTS (6 + 12)
+
+/* Every port the SM keys holds the key secret derives for it and level. */
+struct all_keyed {
+	struct run *r;
+	uint8_t secret[MKEYS_SECRET_LEN];
+	int level;
+};
+
+static int holds_keys(const void *arg)
+{
+	const struct all_keyed *a = arg;
+	const struct fabric *t = &a->r->topo;
+	const struct sm *sm = a->r->sm;
+	if (sm->sw.activity != SM_IDLE || sm->sw.heavy_wanted || sm->state != SMS_MASTER)
+		return 0;
+	for (uint32_t ni = 0; ni < t->n_nodes; ni++) {
+		const struct fab_node *nd = &t->nodes[ni];
+		int first = nd->type == FAB_SWITCH ? 0 : 1;
+		int last = nd->type == FAB_SWITCH ? 0 : nd->nports;
+		for (int p = first; p <= last; p++) {
+			uint64_t pg = t->ports[nd->first_port + (uint32_t)p].guid;
+			struct emu_mkey k;
+			if (emu_port_mkey(a->r->e, nd->guid, p, &k) < 0 ||
+			    k.key != mkeys_derive(a->secret, pg) || k.protect != a->level)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static json_int_t mkey_field(json_t *st, const char *name)
+{
+	json_t *v = json_object_get(json_object_get(st, "m_key"), name);
+	ck_assert_msg(v != NULL, "no m_key.%s in the status", name);
+	return json_integer_value(v);
+}
+
+/*
+ * The fabric keyed at level with a lease of SHORT_LEASE_S, the SM
+ * restarted on the same state directory with a new secret: while the
+ * ports refuse it, what the status says; then every port taken over.
+ */
+static void new_secret(const char *name, int level)
+{
+	struct run r;
+	char path[128], sock[128], err[256] = "";
+	open_run(&r, name);
+	r.sm = emu_sm_new(r.state, MAD_TIMEOUT_MS);
+	r.sm->cfg.mkey_protect = level;
+	r.sm->cfg.mkey_lease_s = SHORT_LEASE_S;
+	emu_sm_start(r.sm, r.base, r.e);
+	emu_run_sweeps(&r.run, 1);
+	ck_assert_uint_eq(check_keyed_lease(&r, level, SHORT_LEASE_S), KEYED_PORTS);
+	emu_run_stop_sm(&r.run);
+	snprintf(path, sizeof(path), "%s/%s", r.state, MKEYS_SECRET_FILE);
+	ck_assert_int_eq(unlink(path), 0);	/* a new one is made at the start */
+
+	r.sm = emu_sm_new(r.state, MAD_TIMEOUT_MS);
+	r.sm->cfg.mkey_protect = level;
+	r.sm->cfg.mkey_lease_s = SHORT_LEASE_S;
+	r.sm->cfg.sweep_interval_s = SWEEP_S;
+	double t0 = emu_now_s();
+	emu_sm_start(r.sm, r.base, r.e);
+	snprintf(sock, sizeof(sock), "%s/ctl.sock", r.state);
+	r.sm->ctl = control_open(r.base, sock, sm_control, r.sm, err, sizeof(err));
+	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+	struct all_keyed a = { .r = &r, .level = level };
+	ck_assert_msg(mkeys_secret_load(path, 0, a.secret, err, sizeof(err)) == MKEYS_READ,
+		      "%s", err);
+
+	/* the ports refuse: reported, with when their lease should end */
+	emu_run_while(r.base, emu_never, NULL, 500);
+	json_t *st = emu_ctl_request(&r.run, sock, "{\"cmd\":\"status\"}\n", 0);
+	json_int_t foreign = mkey_field(st, "ports_foreign");
+	json_int_t ends = mkey_field(st, "foreign_ends_in_s");
+	json_decref(st);
+	fprintf(stderr, "%s: %.2f s after the start: %lld ports refuse, their lease ends in %lld s\n",
+		name, emu_now_s() - t0, (long long)foreign, (long long)ends);
+	ck_assert_int_gt(foreign, 0);
+	ck_assert_int_gt(ends, 0);
+	ck_assert_int_le(ends, SHORT_LEASE_S);
+
+	ck_assert_msg(emu_run_while(r.base, holds_keys, &a, TAKE_OVER_MS),
+		      "not every port holds its new key after %d ms", TAKE_OVER_MS);
+	double took = emu_now_s() - t0;
+	uint32_t sweeps = r.sm->sweep.heavy_sweeps + r.sm->sweep.heavy_failed;
+	uint64_t sent = txn_get_stats(r.sm->txn)->all.sent;	/* since its start */
+	fprintf(stderr, "%s: taken over in %.2f s: %u heavy sweeps (%u failed), %u light, "
+		"%llu MADs\n", name, took, sweeps, r.sm->sweep.heavy_failed,
+		r.sm->sweep.light_sweeps, (unsigned long long)sent);
+	/* no loop: a heavy sweep a sweep interval at most, and its MADs */
+	ck_assert_uint_le(sweeps, (unsigned)(took / SWEEP_S) + 2);
+	ck_assert_uint_le(sent, (uint64_t)sweeps * 400);
+
+	st = emu_ctl_request(&r.run, sock, "{\"cmd\":\"status\"}\n", 0);
+	ck_assert_int_eq(mkey_field(st, "taken_over"), KEYED_PORTS);
+	ck_assert_int_eq(mkey_field(st, "ports_foreign"), 0);
+	json_decref(st);
+	ck_assert_double_eq(emu_metric(r.sm, "ibsmd_mkey_taken_over_total"), KEYED_PORTS);
+	ck_assert_uint_eq(check_keyed_lease(&r, level, SHORT_LEASE_S), KEYED_PORTS);
+	unsigned v = mkey_violations(&r);
+	heavy_sweep(&r);
+	ck_assert_uint_eq(r.sm->sweep.last.switches, 6);
+	ck_assert_uint_eq(r.sm->sweep.last.cas, 12);
+	ck_assert_uint_eq(mkey_violations(&r), v);	/* none after the take-over */
+	control_close(r.sm->ctl);
+	r.sm->ctl = NULL;
+	emu_run_free(&r.run);
+}
+
+START_TEST(new_secret_level2)
+{
+	new_secret("mkeysmn2", 2);
+}
+END_TEST
+
+START_TEST(new_secret_level1)
+{
+	new_secret("mkeysmn1", 1);
+}
+END_TEST
+
+START_TEST(lower_to_level0)
+{
+	struct run r;
+	open_run(&r, "mkeysml0");
+	sm_up(&r, 2);
+	check_keyed(&r, 2);
+	struct config c = r.sm->cfg;
+	char err[256] = "";
+	c.mkey_protect = 0;	/* a reload without security.m_key */
+	ck_assert_msg(subnet_mkeys_configure(&r.sm->sub, &c, 1, err, sizeof(err)) == 0,
+		      "%s", err);
+	double t0 = emu_now_s();
+	heavy_sweep(&r);
+	ck_assert_double_lt(emu_now_s() - t0, LEASE_S / 10.0);	/* no lease wait */
+	const struct fabric *t = &r.topo;
+	for (uint32_t ni = 0; ni < t->n_nodes; ni++) {
+		const struct fab_node *nd = &t->nodes[ni];
+		for (int p = nd->type == FAB_SWITCH ? 0 : 1;
+		     p <= (nd->type == FAB_SWITCH ? 0 : nd->nports); p++) {
+			struct emu_mkey k;
+			ck_assert_int_eq(emu_port_mkey(r.e, nd->guid, p, &k), 0);
+			ck_assert_msg(k.key == 0 && k.protect == 0 && k.lease_s == 0,
+				      "0x%llx[%d]: key 0x%llx level %u lease %u",
+				      (unsigned long long)nd->guid, p,
+				      (unsigned long long)k.key, k.protect, k.lease_s);
+		}
+	}
+	ck_assert_uint_eq(mkey_violations(&r), 0);
+	emu_run_free(&r.run);
+}
+END_TEST
+
 static Suite *mkey_sm_suite(void)
 {
 	Suite *s = suite_create("mkey_sm_emu");
@@ -632,6 +809,9 @@ static Suite *mkey_sm_suite(void)
 	tcase_add_test(tc, restart_without_map);
 	tcase_add_test(tc, standby_takes_over);
 	tcase_add_test(tc, standby_other_secret);
+	tcase_add_test(tc, new_secret_level2);
+	tcase_add_test(tc, new_secret_level1);
+	tcase_add_test(tc, lower_to_level0);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,219 @@
+/* Taking over ports with another SM's M_Key (see mkeytake.h). */
+#include "sm/write/mkeytake.h"
+
+#include <infiniband/mad.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/mkey.h"
+#include "mad/smp.h"
+#include "sm/base/clock.h"
+#include "sm/base/log.h"
+#include "sm/base/nodemap.h"
+#include "sm/write/plan_sweep.h"
+
+#define MS_PER_S 1000u
+
+struct mktake {
+	struct txn_engine *txn;
+	struct discovery *d;	/* NULL once abandoned */
+	struct mkey_rec *rec;
+	uint64_t lease_ms;
+	uint32_t pending;
+	int orphan;		/* abandoned while answers were due */
+	int left_out;		/* ports marked for discovery_compact */
+	struct mktake_stats st;
+	mktake_fn done;
+	void *arg;
+};
+
+struct mkset {
+	struct mktake *x;
+	uint32_t pi;
+	uint64_t sent_ms;
+	uint16_t lease_s;	/* M_KeyLeasePeriod as read */
+	uint8_t other;		/* it showed another key (0: hid it) */
+	uint8_t data[SMP_DATA_SIZE];
+};
+
+static void port_name(const struct fabric *f, uint32_t pi, char *buf, size_t len)
+{
+	const struct fab_port *p = &f->ports[pi];
+	snprintf(buf, len, "\"%s\" (0x%016llx) port %u", fabric_node_name(f, p->node),
+		 (unsigned long long)f->nodes[p->node].guid, p->num);
+}
+
+/* No write to pi: its node (a switch's port 0 governs its SMA) or the port. */
+static void leave_out(struct mktake *x, uint32_t pi)
+{
+	struct fabric *f = &x->d->f;
+	struct fab_port *p = &f->ports[pi];
+	if (f->nodes[p->node].type == FAB_SWITCH)
+		f->nodes[p->node].flags |= FNODE_NOANSWER;
+	else
+		p->flags |= FPORT_NOANSWER;
+	x->left_out = 1;
+}
+
+static void finish(struct mktake *x)
+{
+	if (x->left_out && discovery_compact(x->d) < 0)
+		log_err("M_Key: out of memory leaving out the ports that refuse");
+	x->done(x->arg, x);
+}
+
+static void on_set(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct mkset *s = arg;
+	struct mktake *x = s->x;
+	x->pending--;
+	if (x->orphan || status == TXN_CANCELLED) {
+		if (x->orphan && !x->pending)
+			mktake_free(x);
+		free(s);
+		return;
+	}
+	struct fabric *f = &x->d->f;
+	uint64_t guid = f->ports[s->pi].guid;
+	char name[160];
+	port_name(f, s->pi, name, sizeof(name));
+	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE && !smp_status(resp)) {
+		memcpy(x->d->pi_raw[s->pi], resp + SMP_DATA_OFFS, SMP_DATA_SIZE);
+		x->st.taken++;
+		mkrec_taken(x->rec, guid);
+		log_notice("M_Key: took over %s: it held %s; it holds the SM's key now",
+			   name, s->other ? "another key, its lease over" :
+					    "ProtectBits without a key");
+	} else if (status == TXN_OK) {
+		log_warn("M_Key: %s answered the Set with MAD status 0x%04x; left as it is",
+			 name, smp_status(resp));
+	} else {
+		/* dropped: its key is not the one the Set carried */
+		x->st.refused++;
+		int level = s->other ? 2 : 1;
+		uint64_t lease = s->other ? x->lease_ms :
+				 s->lease_s ? (uint64_t)s->lease_s * MS_PER_S : MKREC_NEVER;
+		mkrec_refused(x->rec, guid, level, s->sent_ms, lease);
+		leave_out(x, s->pi);
+	}
+	free(s);
+	if (!x->pending)
+		finish(x);
+}
+
+static int send_set(struct mktake *x, const struct mkeys *k, uint32_t pi,
+		    const struct mkey_pi *m)
+{
+	struct fabric *f = &x->d->f;
+	struct mkset *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -1;
+	s->x = x;
+	s->pi = pi;
+	s->other = m->key != 0;
+	s->lease_s = m->lease_s;
+	s->sent_ms = clock_ms();
+	memcpy(s->data, x->d->pi_raw[pi], SMP_DATA_SIZE);
+	smp_pi_prepare_set(s->data);
+	plan_mkey_fields(k, f->ports[pi].guid, s->data);
+	uint8_t mad[MAD_SIZE], path[FAB_MAX_HOPS + 1];
+	struct mad_addr to;
+	int hops = discovery_port_path(f, pi, path);
+	if (hops < 0) {
+		free(s);
+		return 0;
+	}
+	smp_init_dr(mad, IB_MAD_METHOD_SET, IB_ATTR_PORT_INFO, f->ports[pi].num, path, hops);
+	smp_dr_address(&to);
+	memcpy(smp_data(mad), s->data, SMP_DATA_SIZE);
+	/* the stamp (sm/subnet.c) gives the key kept in rec, else the SM's */
+	x->pending++;
+	if (txn_submit(x->txn, mad, sizeof(mad), &to, f->ports[pi].node, on_set, s) < 0) {
+		x->pending--;
+		free(s);
+		return -1;
+	}
+	return 0;
+}
+
+/* Ports the map names across up links of d that never answered. */
+static void note_silent(struct mktake *x, const struct nbr_map *nbrs)
+{
+	const struct fabric *f = &x->d->f;
+	uint64_t now = clock_ms();
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		const struct fab_node *n = &f->nodes[p->node];
+		if (!p->num || p->remote != FAB_NONE || !(p->flags & FPORT_PRESENT) ||
+		    p->phys_state != PHYS_LINKUP ||
+		    (n->type != FAB_SWITCH && p->node != f->sm_node))
+			continue;
+		const struct nbr_end *e = nbr_far_end(nbrs, n->guid, p->num);
+		if (!e || !e->port_guid || fabric_find_node(f, e->node_guid) != FAB_NONE)
+			continue;
+		if (mkrec_refused(x->rec, e->port_guid, 2, now, x->lease_ms) == 0)
+			x->st.silent++;
+	}
+}
+
+struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
+			    const struct mkeys *k, struct mkey_rec *rec,
+			    const struct nbr_map *nbrs, uint64_t lease_ms,
+			    mktake_fn done, void *arg)
+{
+	struct mktake *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->txn = txn;
+	x->d = d;
+	x->rec = rec;
+	x->lease_ms = lease_ms;
+	x->done = done;
+	x->arg = arg;
+	const struct fabric *f = &d->f;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		if (!(f->ports[pi].flags & FPORT_PRESENT) || !fabric_is_endport(f, pi))
+			continue;
+		uint64_t guid = f->ports[pi].guid;
+		struct mkey_pi m;
+		mkey_pi_get(d->pi_raw[pi], &m);
+		if ((!m.key && !m.protect) || (m.key && m.key == mkeys_port_key(k, guid))) {
+			mkrec_forget(rec, guid);	/* open, or the SM's */
+			continue;
+		}
+		if (m.key && mkrec_seen(rec, guid, m.key) < 0)
+			continue;	/* not kept: its Set would go with the wrong key */
+		if (send_set(x, k, pi, &m) < 0)
+			log_err("M_Key: out of memory taking a port over");
+	}
+	if (k->have_secret)
+		note_silent(x, nbrs);
+	return x;
+}
+
+int mktake_finished(const struct mktake *x)
+{
+	return x->pending == 0;
+}
+
+const struct mktake_stats *mktake_stats(const struct mktake *x)
+{
+	return &x->st;
+}
+
+void mktake_abandon(struct mktake *x)
+{
+	if (!x)
+		return;
+	if (!x->pending) {
+		mktake_free(x);
+		return;
+	}
+	x->orphan = 1;
+	x->d = NULL;
+}
+
+void mktake_free(struct mktake *x)
+{
+	free(x);
+}
