@@ -136,11 +136,60 @@ static int send_set(struct mktake *x, const struct mkeys *k, uint32_t pi,
 	return 0;
 }
 
-/* Ports the map names across up links of d that never answered. */
+/*
+ * A probe: one NodeInfo Get to a port the map names beyond one that
+ * refused, which the walk cannot reach -- a violation when its key is not
+ * the SM's, which starts its lease timer now, not a lease later when the
+ * port in front of it is taken over.  Nobody waits for it.
+ */
+struct mkprobe {
+	struct mkey_rec *rec;
+	uint64_t guid, sent_ms, lease_ms;
+};
+
+static void on_probe(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct mkprobe *p = arg;
+	if (status == TXN_TIMEOUT)
+		mkrec_refused(p->rec, p->guid, 2, p->sent_ms, p->lease_ms);
+	free(p);
+}
+
+static int known_node(void *arg, uint64_t node_guid)
+{
+	const struct mktake *x = arg;
+	return fabric_find_node(&x->d->f, node_guid) != FAB_NONE;
+}
+
+static void probe(void *arg, const uint8_t *path, int hops, uint64_t port_guid)
+{
+	struct mktake *x = arg;
+	struct mkprobe *p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	p->rec = x->rec;
+	p->guid = port_guid;
+	p->sent_ms = clock_ms();
+	p->lease_ms = x->lease_ms;
+	uint8_t mad[MAD_SIZE];
+	struct mad_addr to;
+	smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_NODE_INFO, 0, path, hops);
+	smp_dr_address(&to);
+	if (txn_submit(x->txn, mad, sizeof(mad), &to, TXN_NO_DEST, on_probe, p) < 0)
+		free(p);
+	else
+		x->st.probed++;
+}
+
+/*
+ * Ports the map names across up links of d that never answered (listed),
+ * and those beyond them (probed).
+ */
 static void note_silent(struct mktake *x, const struct nbr_map *nbrs)
 {
 	const struct fabric *f = &x->d->f;
 	uint64_t now = clock_ms();
+	struct nbr_walk *w = NULL;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		const struct fab_port *p = &f->ports[pi];
 		const struct fab_node *n = &f->nodes[p->node];
@@ -153,7 +202,13 @@ static void note_silent(struct mktake *x, const struct nbr_map *nbrs)
 			continue;
 		if (mkrec_refused(x->rec, e->port_guid, 2, now, x->lease_ms) == 0)
 			x->st.silent++;
+		if (!w && !(w = nbr_walk_new(nbrs)))
+			continue;
+		if (nbr_walk_from(w, n->dr_path, n->dr_len, n->guid, p->num, known_node,
+				  probe, x) < 0)
+			log_err("M_Key: out of memory walking the neighbour map");
 	}
+	nbr_walk_free(w);
 }
 
 struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,

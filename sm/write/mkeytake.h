@@ -14,7 +14,11 @@
  *    port refuses the SM's Sets: listed with its lease as read;
  *  - a port the neighbour map names across an up link of a node found,
  *    that never answered (levels 2 and 3 drop every SMP with a wrong
- *    key): listed with the policy's lease.
+ *    key): listed with the policy's lease; the ports the map names beyond
+ *    it get one NodeInfo Get each (a probe, unanswered when their key is
+ *    not the SM's: that violation starts their lease timer, 14.2.4.2, so
+ *    that they are free with it rather than one lease after it) and are
+ *    listed when they do not answer.
  *
  * The ports that refuse are left out of the discovery (discovery_compact)
  * so that no write is planned to them: the sweep is not made to fail or
@@ -38,6 +42,7 @@ struct mktake_stats {
 	uint32_t taken;		/* ports that now hold the SM's key */
 	uint32_t refused;	/* ports that dropped the Set */
 	uint32_t silent;	/* ports the map names that never answered */
+	uint32_t probed;	/* Gets to the ports the map names beyond them */
 };
 
 /*
