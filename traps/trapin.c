@@ -474,13 +474,20 @@ static void repress(struct trapin *t, const uint8_t *in, const struct trapin_tra
 	struct mkey_trap256 d;
 	char err[128];
 	if (tr->generic && tr->number == MKEY_TRAP &&
-	    (!key || (mkey_trap256_get(in + SMP_DATA_OFFS + NOTICE_DATA_OFFS,
-				       MKEY_TRAP_DETAILS_LEN, &d, err, sizeof(err)) == 0 &&
-		      d.mkey == key))) {
+	    mkey_trap256_get(in + SMP_DATA_OFFS + NOTICE_DATA_OFFS, MKEY_TRAP_DETAILS_LEN,
+			     &d, err, sizeof(err)) == 0 && d.mkey == key &&
+	    (key || d.method == MKEY_METHOD_TRAP_REPRESS)) {
 		t->st.mkey_unrepressed++;	/* it would refuse this key again */
 		return;
 	}
-	if (key)
+	/*
+	 * Without a key for the issuer (no model yet), the trap's own M_Key
+	 * goes back: the issuer's key, which a device sets in its traps.  Not
+	 * for a trap 256: the SM's own refused SMPs cause those, and a
+	 * repress that passes stops the port's lease timer (14.2.4.2), so a
+	 * port with another SM's key would never become free.
+	 */
+	if (key || (tr->generic && tr->number == MKEY_TRAP))
 		mad_set_field64(mad, 0, IB_MAD_MKEY_F, key);
 	struct mad_addr to = *from;
 	if (smp_class(in) == IB_SMI_DIRECT_CLASS) {

@@ -32,11 +32,13 @@
  * The TrapRepress carries the M_Key the SM holds for the issuing port
  * (the repress_key hook): a port whose ProtectBits are set discards a
  * TrapRepress with another key (14.2.4.1) and would send the trap again.
- * A port with M_Key 0 never sends a trap 256, so one is not repressed
- * when the SM has no key for its issuer, nor when the key it would send
- * is the one the trap says was refused (the SM's own SMP, to a port with
- * another SM's key): that repress would be one more violation and one
- * more trap 256, without end (counted in mkey_unrepressed).
+ * When the SM holds none (no model yet), the trap's own M_Key goes back,
+ * except in a trap 256 (see trapin.c, repress()).
+ * A trap 256 is not repressed when the key the SM would send is the one
+ * the trap says was refused (not 0, or 0 refused in a TrapRepress: the
+ * SM's own SMP, or its own repress, to a port with another SM's key):
+ * that repress would be one more violation and one more trap 256,
+ * without end (counted in mkey_unrepressed).
  *
  * Bursts: a claim that arrives while a heavy sweep is asked for and not
  * yet started is covered by that sweep (coalesced: its discovery starts

@@ -158,7 +158,7 @@ static void sm_up(struct run *r, int level)
 static void open_run(struct run *r, const char *name)
 {
 	memset(r, 0, sizeof(*r));
-	emu_run_open(&r->run, &(struct emu_world_opts){ .name = name, .seed = 7 });
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = name, .seed = 7, .debug_env = "MKEY_DEBUG", .debug_level = LOG_INFO });
 }
 
 /* M_KeyViolations summed over the ports the SM keys (as the devices count them). */
