@@ -284,11 +284,21 @@ static int xlid_mode(struct sm *sm, struct fabric *f)
 	return 0;
 }
 
+/* What the take-over did, in the log; x freed. */
+static void mkey_taken(struct mktake *x)
+{
+	const struct mktake_stats *st = mktake_stats(x);
+	if (st->taken || st->refused || st->silent || st->probed)
+		log_info("M_Key: %u ports taken over, %u refused the Set, %u never answered, "
+			 "%u probed beyond them", st->taken, st->refused, st->silent, st->probed);
+	mktake_free(x);
+}
+
 static void on_mktaken(void *arg, struct mktake *x)
 {
 	struct sm *sm = arg;
 	sm->sweep.mktake = NULL;
-	mktake_free(x);
+	mkey_taken(x);
 	if (sm->stopping || !sm->sweep.disc)
 		return;
 	if (sm->state != SMS_MASTER) {
@@ -317,7 +327,7 @@ static int mkey_take(struct sm *sm)
 		sm->sweep.mktake = x;	/* on_mktaken() goes on */
 		return 1;
 	}
-	mktake_free(x);
+	mkey_taken(x);
 	return 0;
 }
 

@@ -146,10 +146,6 @@ void sweeper_retry_in(struct sm *sm, uint64_t ms)
 	timer_in_ms(sm->sw.timer, ms > SWEEP_RETRY_MS ? ms : SWEEP_RETRY_MS);
 }
 
-void sweeper_retry(struct sm *sm)
-{
-	sweeper_retry_in(sm, SWEEP_RETRY_MS);
-}
 
 int sweeper_is_retry(const struct sm *sm)
 {

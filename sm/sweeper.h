@@ -60,10 +60,8 @@ int sweeper_request_reroute(struct sm *sm, char *err, size_t errlen);
  * the next light sweep is scheduled.
  */
 void sweeper_resume(struct sm *sm);
-/* A heavy sweep that could not go on: another in a second (logged as
- * one line a few times a minute). */
-void sweeper_retry(struct sm *sm);
-/* The same in ms (at least the second of sweeper_retry). */
+/* A heavy sweep that could not go on: another in ms, at least a second
+ * (logged as one line a few times a minute). */
 void sweeper_retry_in(struct sm *sm, uint64_t ms);
 /* Whether the heavy sweep starting is such a retry. */
 int sweeper_is_retry(const struct sm *sm);
