@@ -56,12 +56,13 @@ uint64_t mkrec_key(const struct mkey_rec *r, uint64_t guid)
 	return found ? r->v[i].key : 0;
 }
 
-int mkrec_seen(struct mkey_rec *r, uint64_t guid, uint64_t key)
+int mkrec_seen(struct mkey_rec *r, uint64_t guid, uint64_t key, uint64_t now_ms)
 {
 	struct mkrec_port *p = entry(r, guid);
 	if (!p)
 		return -1;
 	p->key = key;
+	p->noted_ms = now_ms;
 	p->since_ms = p->end_ms = 0;	/* it answers: its lease is over */
 	p->level = 0;
 	return 0;
@@ -78,7 +79,18 @@ int mkrec_refused(struct mkey_rec *r, uint64_t guid, int level, uint64_t now_ms,
 		p->end_ms = lease_ms == MKREC_NEVER ? 0 : now_ms + lease_ms;
 	}
 	p->level = (uint8_t)level;
+	p->noted_ms = now_ms;
 	return 0;
+}
+
+void mkrec_round(struct mkey_rec *r, uint64_t now_ms)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < r->n; i++)
+		if (r->v[i].noted_ms >= r->round_ms)
+			r->v[k++] = r->v[i];
+	r->n = k;
+	r->round_ms = now_ms;
 }
 
 void mkrec_forget(struct mkey_rec *r, uint64_t guid)

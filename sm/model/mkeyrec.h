@@ -33,6 +33,7 @@ struct mkrec_port {
 	uint64_t key;		/* the key it showed (lease over); 0: not seen */
 	uint64_t since_ms;	/* the SM's first SMP it refused; 0: none refused */
 	uint64_t end_ms;	/* when its protection should end; 0: never */
+	uint64_t noted_ms;	/* when a sweep last found it so */
 	uint8_t level;		/* 1: Gets answered, Sets dropped; 2: both dropped */
 };
 
@@ -41,12 +42,13 @@ struct mkey_rec {
 	uint32_t n, cap;
 	uint64_t taken_over;	/* ports that held another key and now hold ours */
 	uint64_t lost;		/* ports not listed: the list was full */
+	uint64_t round_ms;	/* the start of the last sweep that looked */
 };
 
 /* The key port guid showed (another SM's), or 0. */
 uint64_t mkrec_key(const struct mkey_rec *r, uint64_t guid);
-/* Port guid showed key, not the SM's: kept for its next SMPs.  0, or -1 (ENOMEM). */
-int mkrec_seen(struct mkey_rec *r, uint64_t guid, uint64_t key);
+/* Port guid showed key, not the SM's, at now_ms: kept for its next SMPs.  0, or -1. */
+int mkrec_seen(struct mkey_rec *r, uint64_t guid, uint64_t key, uint64_t now_ms);
 /*
  * Port guid refused an SMP of the SM at now_ms, at level (1 or 2); its
  * protection should end lease_ms after the first refusal (MKREC_NEVER:
@@ -58,6 +60,12 @@ int mkrec_refused(struct mkey_rec *r, uint64_t guid, int level, uint64_t now_ms,
 void mkrec_taken(struct mkey_rec *r, uint64_t guid);
 /* Port guid answers the SM (its key, or none): forgotten, not counted. */
 void mkrec_forget(struct mkey_rec *r, uint64_t guid);
+/*
+ * A sweep that looks at every port starts at now_ms: the ports no sweep
+ * noted since the last one started (gone, or behind a port taken over
+ * since) are forgotten.
+ */
+void mkrec_round(struct mkey_rec *r, uint64_t now_ms);
 /* Ports refusing the SM now; the first and last end of their protection (0: none). */
 uint32_t mkrec_refusing(const struct mkey_rec *r, uint64_t *first_end_ms,
 			uint64_t *last_end_ms);

@@ -225,6 +225,7 @@ struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
 	x->lease_ms = lease_ms;
 	x->done = done;
 	x->arg = arg;
+	mkrec_round(rec, clock_ms());
 	const struct fabric *f = &d->f;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		if (!(f->ports[pi].flags & FPORT_PRESENT) || !fabric_is_endport(f, pi))
@@ -236,7 +237,7 @@ struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
 			mkrec_forget(rec, guid);	/* open, or the SM's */
 			continue;
 		}
-		if (m.key && mkrec_seen(rec, guid, m.key) < 0)
+		if (m.key && mkrec_seen(rec, guid, m.key, clock_ms()) < 0)
 			continue;	/* not kept: its Set would go with the wrong key */
 		if (send_set(x, k, pi, &m) < 0)
 			log_err("M_Key: out of memory taking a port over");
