@@ -284,13 +284,25 @@ static int xlid_mode(struct sm *sm, struct fabric *f)
 	return 0;
 }
 
-/* What the take-over did, in the log; x freed. */
-static void mkey_taken(struct mktake *x)
+/*
+ * What the take-over did, in the log; x freed.  Links it found with a
+ * guessed key are saved in the map and seen by a heavy sweep after this
+ * one.
+ */
+static void mkey_taken(struct sm *sm, struct mktake *x)
 {
 	const struct mktake_stats *st = mktake_stats(x);
-	if (st->taken || st->refused || st->silent || st->probed)
+	if (st->taken || st->refused || st->silent || st->probed || st->link_tries)
 		log_info("M_Key: %u ports taken over, %u refused the Set, %u never answered, "
-			 "%u probed beyond them", st->taken, st->refused, st->silent, st->probed);
+			 "%u probed beyond them; %u links found in %u tries", st->taken,
+			 st->refused, st->silent, st->probed, st->links, st->link_tries);
+	if (st->links) {
+		char err[512];
+		if (sm->cfg.state_dir[0] &&
+		    nbr_save(&sm->sub.nbrs, sm->cfg.state_dir, err, sizeof(err)) < 0)
+			log_limited_by(2, 60000, LOG_WARN, "neighbour map not saved: %s", err);
+		sweeper_request_heavy(sm, "M_Key: a new link found with its device's key");
+	}
 	mktake_free(x);
 }
 
@@ -298,7 +310,7 @@ static void on_mktaken(void *arg, struct mktake *x)
 {
 	struct sm *sm = arg;
 	sm->sweep.mktake = NULL;
-	mkey_taken(x);
+	mkey_taken(sm, x);
 	if (sm->stopping || !sm->sweep.disc)
 		return;
 	if (sm->state != SMS_MASTER) {
@@ -327,7 +339,7 @@ static int mkey_take(struct sm *sm)
 		sm->sweep.mktake = x;	/* on_mktaken() goes on */
 		return 1;
 	}
-	mkey_taken(x);
+	mkey_taken(sm, x);
 	return 0;
 }
 

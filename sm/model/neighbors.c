@@ -81,8 +81,7 @@ static int put_end(struct nbr_map *m, const struct nbr_end *from,
 	return 1;
 }
 
-/* Records the link a <-> b (both directions): 1 if that changed the map, 0, -1 (ENOMEM). */
-static int nbr_put(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b)
+int nbr_add_link(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b)
 {
 	if (!a->node_guid || !b->node_guid)
 		return 0;
@@ -120,7 +119,7 @@ int nbr_from_fabric(struct nbr_map *m, const struct fabric *f)
 		end_of(f, r, &b);
 		if (!a.port_guid || !b.port_guid)
 			continue;	/* a CA port never asked */
-		int c = nbr_put(m, &a, &b);
+		int c = nbr_add_link(m, &a, &b);
 		if (c < 0)
 			return -1;
 		changed += c;
@@ -177,7 +176,7 @@ int nbr_load(struct nbr_map *m, const char *dir, char *err, size_t errlen)
 			rc = -1;
 			break;
 		}
-		if (nbr_put(m, &a, &b) < 0) {
+		if (nbr_add_link(m, &a, &b) < 0) {
 			snprintf(err, errlen, "out of memory");
 			rc = -1;
 			break;

@@ -18,6 +18,7 @@ struct mktake {
 	struct txn_engine *txn;
 	struct discovery *d;	/* NULL once abandoned */
 	struct mkey_rec *rec;
+	struct nbr_map *nbrs;
 	uint64_t lease_ms;
 	uint32_t pending;
 	int orphan;		/* abandoned while answers were due */
@@ -211,9 +212,124 @@ static void note_silent(struct mktake *x, const struct nbr_map *nbrs)
 	nbr_walk_free(w);
 }
 
+/*
+ * A new cable between two devices the SM keyed at level 2 or 3: the map
+ * does not name the far end, the discovery's NodeInfo across it went
+ * with M_Key 0 and was dropped.  Its far end is, as a rule, another
+ * device found with an up port whose far end is not known either: the
+ * NodeInfo is sent again with each such device's key (at most
+ * MKTAKE_LINK_TRIES a port, MKTAKE_LINK_PROBES in all), and the one that
+ * answers as that device is the link, put into the map, seen by the next
+ * sweep.  A wrong guess is one Get dropped: one violation at the device
+ * that is really there.
+ */
+#define MKTAKE_LINK_TRIES 8
+#define MKTAKE_LINK_PROBES 256
+#define MKTAKE_LINK_PORTS 256
+
+struct mklink {
+	struct mktake *x;
+	struct nbr_end near, far;	/* far.port: from the answer */
+};
+
+static void on_link(void *arg, int status, const uint8_t *resp, size_t len)
+{
+	struct mklink *l = arg;
+	struct mktake *x = l->x;
+	x->pending--;
+	if (x->orphan || status == TXN_CANCELLED) {
+		if (x->orphan && !x->pending)
+			mktake_free(x);
+		free(l);
+		return;
+	}
+	struct smp_nodeinfo ni;
+	if (status == TXN_OK && len >= SMP_DATA_OFFS + SMP_DATA_SIZE && !smp_status(resp)) {
+		smp_decode_nodeinfo(resp + SMP_DATA_OFFS, &ni);
+		if (ni.node_guid == l->far.node_guid && ni.local_port &&
+		    ni.local_port <= ni.nports) {
+			l->far.port = (uint8_t)ni.local_port;
+			if (ni.type != FAB_SWITCH)
+				l->far.port_guid = ni.port_guid;
+			if (nbr_add_link(x->nbrs, &l->near, &l->far) > 0) {
+				x->st.links++;
+				log_notice("M_Key: a new link 0x%016llx port %u - 0x%016llx port %u "
+					   "found with the far device's key; seen at the next sweep",
+					   (unsigned long long)l->near.node_guid, l->near.port,
+					   (unsigned long long)l->far.node_guid, l->far.port);
+			}
+		}
+	}
+	free(l);
+	if (!x->pending)
+		finish(x);
+}
+
+/* An up port of a switch or of the SM's node whose far end nobody knows. */
+static int unresolved(const struct fabric *f, const struct nbr_map *nbrs, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	const struct fab_node *n = &f->nodes[p->node];
+	return p->num && p->remote == FAB_NONE && (p->flags & FPORT_PRESENT) &&
+	       p->phys_state == PHYS_LINKUP &&
+	       (n->type == FAB_SWITCH || p->node == f->sm_node) &&
+	       !nbr_far_end(nbrs, n->guid, p->num);
+}
+
+static void try_link(struct mktake *x, const struct mkeys *k, uint32_t u, uint32_t c)
+{
+	const struct fabric *f = &x->d->f;
+	const struct fab_port *up = &f->ports[u], *cp = &f->ports[c];
+	const struct fab_node *un = &f->nodes[up->node], *cn = &f->nodes[cp->node];
+	struct mklink *l = calloc(1, sizeof(*l));
+	if (!l)
+		return;
+	l->x = x;
+	l->near.node_guid = un->guid;
+	l->near.port_guid = up->guid;
+	l->near.port = up->num;
+	l->far.node_guid = cn->guid;
+	l->far.port_guid = cp->guid;	/* a switch's: port 0's, every port's */
+	uint8_t mad[MAD_SIZE], path[FAB_MAX_HOPS + 1];
+	struct mad_addr to;
+	memcpy(path, un->dr_path, (size_t)un->dr_len + 1);
+	path[un->dr_len + 1] = up->num;
+	smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_NODE_INFO, 0, path, un->dr_len + 1);
+	smp_dr_address(&to);
+	mad_set_field64(mad, 0, IB_MAD_MKEY_F, mkeys_port_key(k, cp->guid));
+	x->pending++;
+	x->st.link_tries++;
+	if (txn_submit_keyed(x->txn, mad, sizeof(mad), &to, up->node, on_link, l) < 0) {
+		x->pending--;
+		free(l);
+	}
+}
+
+static void new_links(struct mktake *x, const struct mkeys *k)
+{
+	const struct fabric *f = &x->d->f;
+	uint32_t u[MKTAKE_LINK_PORTS], n = 0;
+	for (uint32_t pi = 0; pi < f->n_ports && n < MKTAKE_LINK_PORTS; pi++)
+		if (unresolved(f, x->nbrs, pi) &&
+		    f->nodes[f->ports[pi].node].dr_len + 1 <= FAB_MAX_HOPS)
+			u[n++] = pi;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t tries = 0, last_node = FAB_NONE;
+		for (uint32_t j = 0; j < n && tries < MKTAKE_LINK_TRIES &&
+				     x->st.link_tries < MKTAKE_LINK_PROBES; j++) {
+			uint32_t cn = f->ports[u[j]].node;
+			if (cn == f->ports[u[i]].node || cn == last_node)
+				continue;	/* a node once a port (its ports are in a row) */
+			last_node = cn;
+			try_link(x, k, u[i], u[j]);
+			tries++;
+		}
+	}
+}
+
 struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
 			    const struct mkeys *k, struct mkey_rec *rec,
-			    const struct nbr_map *nbrs, uint64_t lease_ms,
+			    struct nbr_map *nbrs, uint64_t lease_ms,
 			    mktake_fn done, void *arg)
 {
 	struct mktake *x = calloc(1, sizeof(*x));
@@ -223,6 +339,7 @@ struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
 	x->d = d;
 	x->rec = rec;
 	x->lease_ms = lease_ms;
+	x->nbrs = nbrs;
 	x->done = done;
 	x->arg = arg;
 	mkrec_round(rec, clock_ms());
@@ -242,8 +359,11 @@ struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
 		if (send_set(x, k, pi, &m) < 0)
 			log_err("M_Key: out of memory taking a port over");
 	}
-	if (k->have_secret)
+	if (k->have_secret) {
 		note_silent(x, nbrs);
+		if (k->protect >= 2)
+			new_links(x, k);
+	}
 	return x;
 }
 

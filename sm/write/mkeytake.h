@@ -20,6 +20,10 @@
  *    that they are free with it rather than one lease after it) and are
  *    listed when they do not answer.
  *
+ * At levels 2 and 3 an up port whose far end neither the discovery nor
+ * the map knows (a new cable between keyed devices) is asked again with
+ * the keys of the devices that have such a port (mkeytake.c, new_links).
+ *
  * The ports that refuse are left out of the discovery (discovery_compact)
  * so that no write is planned to them: the sweep is not made to fail or
  * repeat by them; they are tried again at later sweeps.
@@ -43,6 +47,8 @@ struct mktake_stats {
 	uint32_t refused;	/* ports that dropped the Set */
 	uint32_t silent;	/* ports the map names that never answered */
 	uint32_t probed;	/* Gets to the ports the map names beyond them */
+	uint32_t link_tries;	/* NodeInfo across an unknown link with a guessed key */
+	uint32_t links;		/* links so found, put into the map */
 };
 
 /*
@@ -53,7 +59,7 @@ struct mktake_stats {
  */
 struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
 			    const struct mkeys *k, struct mkey_rec *rec,
-			    const struct nbr_map *nbrs, uint64_t lease_ms,
+			    struct nbr_map *nbrs, uint64_t lease_ms,
 			    mktake_fn done, void *arg);
 int mktake_finished(const struct mktake *x);
 const struct mktake_stats *mktake_stats(const struct mktake *x);

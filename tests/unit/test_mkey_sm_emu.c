@@ -67,6 +67,12 @@
  *     the next heavy sweep still carries each port's key and writes M_Key
  *     0, ProtectBits 0 and lease 0 to every port, no lease wait, no
  *     violation.
+ *   new_cable_keyed: the tree with a spare cable L0[5] - L1[5], unplugged
+ *     while the SM keys the fabric at level 2 (the neighbour map lacks
+ *     it); plugged in, the NodeInfo across it goes with key 0 and is
+ *     dropped, the SM tries the key of the other device with an up port
+ *     of unknown far end, and within NEW_LINK_SWEEPS heavy sweeps the
+ *     link is in the model and in STATE_DIR/neighbors.
  */
 #include "emu_testlib.h"
 
@@ -795,6 +801,85 @@ START_TEST(lower_to_level0)
 }
 END_TEST
 
+#define L1 0x101
+#define SPARE_PORT 5
+#define NEW_LINK_SWEEPS 3
+#define NEW_LINK_MS 5000
+
+/* The tree of emu_tree_text() with a cable L0[5] - L1[5]. */
+static char *tree_spare_cable(void)
+{
+	char *t = emu_tree_text();
+	size_t n = strlen(t) + 64;
+	char *o = malloc(n);
+	ck_assert_ptr_nonnull(o);
+	const char *a = strstr(t, "Switch\t8 \"L0\"\n"), *b = strstr(t, "Switch\t8 \"L1\"\n");
+	ck_assert(a && b && a < b);
+	a += strlen("Switch\t8 \"L0\"\n");
+	b += strlen("Switch\t8 \"L1\"\n");
+	snprintf(o, n, "%.*s[5]\t\"L1\"[5]\n%.*s[5]\t\"L0\"[5]\n%s", (int)(a - t), t,
+		 (int)(b - a), a, b);
+	free(t);
+	return o;
+}
+
+static int spare_linked(const void *arg)
+{
+	const struct sm *sm = arg;
+	if (sm->sw.activity != SM_IDLE || sm->sw.heavy_wanted || !sm->sub.model)
+		return 0;
+	const struct fabric *f = &sm->sub.model->f;
+	uint32_t a = fabric_find_node(f, L0), b = fabric_find_node(f, L1);
+	if (a == FAB_NONE || b == FAB_NONE)
+		return 0;
+	return f->ports[fabric_port(f, a, SPARE_PORT)].remote == fabric_port(f, b, SPARE_PORT);
+}
+
+/* Does STATE_DIR/neighbors hold the spare cable? */
+static int map_has_spare(const struct run *r)
+{
+	char path[128], line[256];
+	snprintf(path, sizeof(path), "%s/%s", r->state, NBR_FILE);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, ag, b, bg;
+		unsigned ap, bp;
+		if (sscanf(line, "%llx %u %llx %llx %u %llx", &a, &ap, &ag, &b, &bp, &bg) == 6 &&
+		    a == L0 && ap == SPARE_PORT && b == L1 && bp == SPARE_PORT)
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+START_TEST(new_cable_keyed)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	emu_run_open(&r.run, &(struct emu_world_opts){ .name = "mkeysmnc", .seed = 7,
+		     .text = tree_spare_cable(), .debug_env = "MKEY_DEBUG",
+		     .debug_level = LOG_INFO });
+	ck_assert_int_eq(emu_link_down(r.e, L0, SPARE_PORT), 0);
+	sm_up(&r, 2);
+	ck_assert_uint_eq(check_keyed(&r, 2), KEYED_PORTS);
+	ck_assert(!spare_linked(r.sm));
+	ck_assert(!map_has_spare(&r));
+	uint32_t sweeps = r.sm->sweep.heavy_sweeps;
+	ck_assert_int_eq(emu_link_up(r.e, L0, SPARE_PORT), 0);	/* traps 128: a heavy sweep */
+	ck_assert_msg(emu_run_while(r.base, spare_linked, r.sm, NEW_LINK_MS),
+		      "the new link is not in the model after %d ms (%u heavy sweeps)",
+		      NEW_LINK_MS, r.sm->sweep.heavy_sweeps - sweeps);
+	ck_assert_uint_le(r.sm->sweep.heavy_sweeps - sweeps, NEW_LINK_SWEEPS);
+	ck_assert(map_has_spare(&r));	/* a restart knows it */
+	ck_assert_uint_eq(r.sm->sweep.last.unresponsive, 0);
+	ck_assert_uint_eq(check_keyed(&r, 2), KEYED_PORTS);
+	emu_run_free(&r.run);
+}
+END_TEST
+
 static Suite *mkey_sm_suite(void)
 {
 	Suite *s = suite_create("mkey_sm_emu");
@@ -812,6 +897,7 @@ static Suite *mkey_sm_suite(void)
 	tcase_add_test(tc, new_secret_level2);
 	tcase_add_test(tc, new_secret_level1);
 	tcase_add_test(tc, lower_to_level0);
+	tcase_add_test(tc, new_cable_keyed);
 	suite_add_tcase(s, tc);
 	return s;
 }
