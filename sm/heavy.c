@@ -228,6 +228,19 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 static void on_adopted(void *arg, int rc, struct lft_tables *t,
 		       const struct adopt_stats *st);
 static void on_xprobed(void *arg, struct xprobe *x);
+
+/* The devices answered what the configuration waited for: it goes on. */
+static void configure_resume(struct sm *sm)
+{
+	if (sm->stopping || !sm->sweep.disc)
+		return;
+	if (sm->state != SMS_MASTER) {
+		/* mastership went while the devices answered: nothing to configure */
+		sm_sweep_abandon(sm);
+		return;
+	}
+	sm_configure(sm);
+}
 static int xlid_mode(struct sm *sm, struct fabric *f);
 
 /* The devices answered XLIDCap (or never will): configure. */
@@ -239,15 +252,7 @@ static void on_xprobed(void *arg, struct xprobe *x)
 		 st->asked, st->known, st->capable, st->lacking);
 	sm->sweep.xprobe = NULL;
 	xprobe_free(x);
-	if (sm->stopping || !sm->sweep.disc)
-		return;
-	if (sm->state != SMS_MASTER) {
-		/* mastership went while the devices answered: nothing to configure */
-		sm_sweep_abandon(sm);
-		return;
-	}
-	mkey_report(sm);
-	sm_configure(sm);
+	configure_resume(sm);
 }
 
 /*
@@ -311,14 +316,8 @@ static void on_mktaken(void *arg, struct mktake *x)
 	struct sm *sm = arg;
 	sm->sweep.mktake = NULL;
 	mkey_taken(sm, x);
-	if (sm->stopping || !sm->sweep.disc)
-		return;
-	if (sm->state != SMS_MASTER) {
-		sm_sweep_abandon(sm);
-		return;
-	}
 	mkey_report(sm);
-	sm_configure(sm);
+	configure_resume(sm);
 }
 
 /* Ports with another SM's key taken over, or left out; 1 while it runs. */

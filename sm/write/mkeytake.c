@@ -63,14 +63,25 @@ static void finish(struct mktake *x)
 	x->done(x->arg, x);
 }
 
+/*
+ * One answer less to wait for: 0 when nobody waits for it (the sweep was
+ * abandoned: the last answer frees x; or the table was cancelled).
+ */
+static int answer_due(struct mktake *x, int status)
+{
+	x->pending--;
+	if (!x->orphan && status != TXN_CANCELLED)
+		return 1;
+	if (x->orphan && !x->pending)
+		mktake_free(x);
+	return 0;
+}
+
 static void on_set(void *arg, int status, const uint8_t *resp, size_t len)
 {
 	struct mkset *s = arg;
 	struct mktake *x = s->x;
-	x->pending--;
-	if (x->orphan || status == TXN_CANCELLED) {
-		if (x->orphan && !x->pending)
-			mktake_free(x);
+	if (!answer_due(x, status)) {
 		free(s);
 		return;
 	}
@@ -236,10 +247,7 @@ static void on_link(void *arg, int status, const uint8_t *resp, size_t len)
 {
 	struct mklink *l = arg;
 	struct mktake *x = l->x;
-	x->pending--;
-	if (x->orphan || status == TXN_CANCELLED) {
-		if (x->orphan && !x->pending)
-			mktake_free(x);
+	if (!answer_due(x, status)) {
 		free(l);
 		return;
 	}

@@ -449,6 +449,17 @@ START_TEST(level3_host_get_fails)
 }
 END_TEST
 
+/* security.m_key as a reload gives it: level, lease, the secret read again. */
+static void reload_mkey(struct run *r, int level, int lease_s)
+{
+	struct config c = r->sm->cfg;
+	char err[256] = "";
+	c.mkey_protect = level;
+	c.mkey_lease_s = lease_s;
+	ck_assert_msg(subnet_mkeys_configure(&r->sm->sub, &c, 1, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
 START_TEST(policy_change_rewrites)
 {
 	struct run r;
@@ -456,12 +467,7 @@ START_TEST(policy_change_rewrites)
 	sm_up(&r, 2);
 	unsigned keyed = check_keyed(&r, 2);
 	/* a reload's new lease and level: the ports that hold the old ones are written */
-	struct config c = r.sm->cfg;
-	char err[256] = "";
-	c.mkey_lease_s = 30;
-	c.mkey_protect = 3;
-	ck_assert_msg(subnet_mkeys_configure(&r.sm->sub, &c, 1, err, sizeof(err)) == 0,
-		      "%s", err);
+	reload_mkey(&r, 3, 30);
 	uint32_t sets = sets_now(&r);
 	heavy_sweep(&r);
 	ck_assert_uint_ge(sets_now(&r) - sets, keyed);
@@ -775,11 +781,7 @@ START_TEST(lower_to_level0)
 	open_run(&r, "mkeysml0");
 	sm_up(&r, 2);
 	check_keyed(&r, 2);
-	struct config c = r.sm->cfg;
-	char err[256] = "";
-	c.mkey_protect = 0;	/* a reload without security.m_key */
-	ck_assert_msg(subnet_mkeys_configure(&r.sm->sub, &c, 1, err, sizeof(err)) == 0,
-		      "%s", err);
+	reload_mkey(&r, 0, LEASE_S);	/* a reload without security.m_key */
 	double t0 = emu_now_s();
 	heavy_sweep(&r);
 	ck_assert_double_lt(emu_now_s() - t0, LEASE_S / 10.0);	/* no lease wait */
