@@ -90,8 +90,9 @@ void sm_sweep_abandon(struct sm *sm)
 
 /*
  * When to try again a sweep that ports with another SM's M_Key stopped
- * (sm/model/mkeyrec.h): at the sweep interval (every second without light
- * sweeps), sooner when the first of their protections should end then.
+ * (sm/model/mkeyrec.h): at the sweep interval, or when the first of their
+ * protections should end if that is sooner (without light sweeps: then);
+ * at least a second (sweeper_retry_in), as any failed sweep.
  */
 static uint64_t mkey_retry_ms(const struct sm *sm)
 {

@@ -52,9 +52,11 @@ int subnet_mkeys_configure(struct subnet *s, const struct config *c, int create,
 		 */
 		char why[512];
 		int rc = mkeys_secret_load(path, 0, k.secret, why, sizeof(why));
-		if (rc == MKEYS_READ)
+		if (rc == MKEYS_READ) {
 			k.have_secret = 1;
-		else if (rc < 0)
+			log_notice("M_Key level 0 with the secret %s: SMPs carry each port's "
+				   "key, ports still keyed are written M_Key 0", path);
+		} else if (rc < 0)
 			log_warn("M_Key level 0: %s; SMPs carry M_Key 0, ports keyed before "
 				 "refuse them until their lease ends", why);
 	}
