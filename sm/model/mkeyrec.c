@@ -74,6 +74,7 @@ int mkrec_refused(struct mkey_rec *r, uint64_t guid, int level, uint64_t now_ms,
 	struct mkrec_port *p = entry(r, guid);
 	if (!p)
 		return -1;
+	p->key = 0;	/* a key read before did not pass: not its key now */
 	if (!p->since_ms || p->level != level) {
 		p->since_ms = now_ms ? now_ms : 1;
 		p->end_ms = lease_ms == MKREC_NEVER ? 0 : now_ms + lease_ms;
@@ -105,10 +106,6 @@ void mkrec_forget(struct mkey_rec *r, uint64_t guid)
 
 void mkrec_taken(struct mkey_rec *r, uint64_t guid)
 {
-	int found;
-	find(r, guid, &found);
-	if (!found)
-		return;
 	r->taken_over++;
 	mkrec_forget(r, guid);
 }

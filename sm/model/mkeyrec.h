@@ -52,11 +52,12 @@ int mkrec_seen(struct mkey_rec *r, uint64_t guid, uint64_t key, uint64_t now_ms)
 /*
  * Port guid refused an SMP of the SM at now_ms, at level (1 or 2); its
  * protection should end lease_ms after the first refusal (MKREC_NEVER:
- * never; kept when it is already listed as refusing at that level).  0, or -1 (the list is full or ENOMEM).
+ * never; kept when it is already listed as refusing at that level).  A
+ * key read before is forgotten: it did not pass.  0, or -1 (the list is full or ENOMEM).
  */
 int mkrec_refused(struct mkey_rec *r, uint64_t guid, int level, uint64_t now_ms,
 		  uint64_t lease_ms);
-/* Port guid now holds the SM's key: forgotten, and counted when it held another. */
+/* Port guid held another key (or protection) and now holds the SM's: counted, forgotten. */
 void mkrec_taken(struct mkey_rec *r, uint64_t guid);
 /* Port guid answers the SM (its key, or none): forgotten, not counted. */
 void mkrec_forget(struct mkey_rec *r, uint64_t guid);

@@ -23,6 +23,7 @@ struct mktake {
 	uint32_t pending;
 	int orphan;		/* abandoned while answers were due */
 	int left_out;		/* ports marked for discovery_compact */
+	int keyed;		/* the SM writes keys (security.m_key above 0) */
 	struct mktake_stats st;
 	mktake_fn done;
 	void *arg;
@@ -93,9 +94,10 @@ static void on_set(void *arg, int status, const uint8_t *resp, size_t len)
 		memcpy(x->d->pi_raw[s->pi], resp + SMP_DATA_OFFS, SMP_DATA_SIZE);
 		x->st.taken++;
 		mkrec_taken(x->rec, guid);
-		log_notice("M_Key: took over %s: it held %s; it holds the SM's key now",
+		log_notice("M_Key: took over %s: it held %s; it holds the SM's %s now",
 			   name, s->other ? "another key, its lease over" :
-					    "ProtectBits without a key");
+					    "ProtectBits without a key",
+			   x->keyed ? "key" : "M_Key 0");
 	} else if (status == TXN_OK) {
 		log_warn("M_Key: %s answered the Set with MAD status 0x%04x; left as it is",
 			 name, smp_status(resp));
@@ -348,6 +350,7 @@ struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
 	x->rec = rec;
 	x->lease_ms = lease_ms;
 	x->nbrs = nbrs;
+	x->keyed = k->protect > 0;
 	x->done = done;
 	x->arg = arg;
 	mkrec_round(rec, clock_ms());

@@ -56,9 +56,9 @@
  *     sweep interval (SWEEP_S) and a bounded number of MADs.  As their
  *     leases end it reads their keys, takes each over with one PortInfo
  *     Set carrying it: every port ends holding its key under the new
- *     secret, level 2 and the lease, m_key.taken_over counts all 18 and
- *     the metric ibsmd_mkey_taken_over_total as well, and a heavy sweep
- *     after adds no violation.
+ *     secret, level 2 and the lease, m_key.taken_over counts all 18, the
+ *     metric ibsmd_mkey_taken_over_total as well, the log names each port
+ *     once, and a heavy sweep after adds no violation.
  *   new_secret_level1: the same at level 1: Gets are answered (PortInfo
  *     shows M_Key 0 and ProtectBits 1: the key hidden), the take-over Set
  *     is dropped and starts the lease; the ports are reported with the
@@ -715,6 +715,8 @@ static void new_secret(const char *name, int level)
 	r.sm->cfg.mkey_lease_s = SHORT_LEASE_S;
 	r.sm->cfg.sweep_interval_s = SWEEP_S;
 	double t0 = emu_now_s();
+	struct emu_log lg;
+	emu_log_capture(&lg, LOG_NOTICE);
 	emu_sm_start(r.sm, r.base, r.e);
 	snprintf(sock, sizeof(sock), "%s/ctl.sock", r.state);
 	r.sm->ctl = control_open(r.base, sock, sm_control, r.sm, err, sizeof(err));
@@ -729,15 +731,19 @@ static void new_secret(const char *name, int level)
 	json_int_t foreign = mkey_field(st, "ports_foreign");
 	json_int_t ends = mkey_field(st, "foreign_ends_in_s");
 	json_decref(st);
-	fprintf(stderr, "%s: %.2f s after the start: %lld ports refuse, their lease ends in %lld s\n",
-		name, emu_now_s() - t0, (long long)foreign, (long long)ends);
+	double asked = emu_now_s() - t0;
 	ck_assert_int_gt(foreign, 0);
 	ck_assert_int_gt(ends, 0);
 	ck_assert_int_le(ends, SHORT_LEASE_S);
 
-	ck_assert_msg(emu_run_while(r.base, holds_keys, &a, TAKE_OVER_MS),
-		      "not every port holds its new key after %d ms", TAKE_OVER_MS);
+	int all = emu_run_while(r.base, holds_keys, &a, TAKE_OVER_MS);
 	double took = emu_now_s() - t0;
+	/* one line a port taken over, naming it */
+	int lines = emu_log_lines(&lg, "M_Key: took over ");
+	ck_assert_msg(all, "not every port holds its new key after %d ms", TAKE_OVER_MS);
+	fprintf(stderr, "%s: %.2f s after the start: %lld ports refuse, their lease ends in %lld s\n",
+		name, asked, (long long)foreign, (long long)ends);
+	ck_assert_int_eq(lines, KEYED_PORTS);
 	uint32_t sweeps = r.sm->sweep.heavy_sweeps + r.sm->sweep.heavy_failed;
 	uint64_t sent = txn_get_stats(r.sm->txn)->all.sent;	/* since its start */
 	fprintf(stderr, "%s: taken over in %.2f s: %u heavy sweeps (%u failed), %u light, "

@@ -1,12 +1,14 @@
 /*
  * The ports with another SM's M_Key (sm/model/mkeyrec.c), pure:
  *   keys: a key read is given back for its port only, kept sorted over
- *     inserts in any order; taken over, it is forgotten and counted once;
- *     forgotten without a take-over, not counted.
+ *     inserts in any order; taken over, it is forgotten and counted (a
+ *     port taken over without a key listed too); forgotten without a
+ *     take-over, not counted.
  *   refusing: the first refusal fixes when the protection should end
  *     (a later one at the same level keeps it; another level starts it
  *     afresh); a lease of 0 never ends and is left out of the first and
- *     last ends; a port whose key was read is not refusing.
+ *     last ends; a port whose key was read is not refusing, and a key
+ *     that a port then refuses is forgotten.
  *   rounds: a port no sweep noted since the last round started is
  *     forgotten at the next.
  */
@@ -28,10 +30,9 @@ START_TEST(keys)
 		ck_assert_uint_eq(mkrec_key(&r, g[i]), 0x1000 + g[i]);
 	ck_assert_uint_eq(mkrec_key(&r, 0x35), 0);
 	mkrec_taken(&r, 0x30);
-	mkrec_taken(&r, 0x30);		/* once */
 	mkrec_forget(&r, 0x10);		/* answers the SM: not a take-over */
-	mkrec_taken(&r, 0x99);		/* never listed */
-	ck_assert_uint_eq(r.taken_over, 1);
+	mkrec_taken(&r, 0x99);		/* its protection without a key, not listed */
+	ck_assert_uint_eq(r.taken_over, 2);
 	ck_assert_uint_eq(r.n, 3);
 	ck_assert_uint_eq(mkrec_key(&r, 0x30), 0);
 	ck_assert_uint_eq(mkrec_key(&r, 0x50), 0x1050);
@@ -61,6 +62,9 @@ START_TEST(refusing)
 	ck_assert_int_eq(mkrec_seen(&r, 0x10, 0xabc, 62000), 0);
 	ck_assert_uint_eq(mkrec_refusing(&r, &first, &last), 2);
 	ck_assert_uint_eq(last, 9000);
+	/* that key refused after all (changed meanwhile): forgotten */
+	ck_assert_int_eq(mkrec_refused(&r, 0x10, 2, 63000, 60000), 0);
+	ck_assert_uint_eq(mkrec_key(&r, 0x10), 0);
 	mkrec_free(&r);
 }
 END_TEST
