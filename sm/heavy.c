@@ -148,10 +148,19 @@ static void on_discovered(void *arg, struct discovery *d)
 		return;
 	}
 	if (d->failed) {
-		/* with M_Key: most likely its key (levels 2 and 3 drop the Get) */
-		if (sm->sub.mk.have_secret)
+		/*
+		 * With M_Key: most likely its key (levels 2 and 3 drop the
+		 * Get); the first time, the ports beyond get a Get each to
+		 * start their leases with its own.
+		 */
+		if (sm->sub.mk.have_secret) {
+			int first = !mkrec_is_refusing(&sm->sub.rec, sm->sub.local_guid);
 			mkrec_refused(&sm->sub.rec, sm->sub.local_guid, 2, clock_ms(),
 				      (uint64_t)sm->sub.mk.lease_s * 1000);
+			if (first)
+				mkprobe_local(sm->txn, &sm->sub.nbrs, &sm->sub.mk, &sm->sub.rec,
+					      sm->sub.local_guid);
+		}
 		mkey_report(sm);
 		sweep_failed(sm, "discovery failed: the local port does not answer");
 		return;

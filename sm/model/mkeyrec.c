@@ -56,6 +56,15 @@ uint64_t mkrec_key(const struct mkey_rec *r, uint64_t guid)
 	return found ? r->v[i].key : 0;
 }
 
+int mkrec_is_refusing(const struct mkey_rec *r, uint64_t guid)
+{
+	int found;
+	if (!r->n)
+		return 0;
+	uint32_t i = find(r, guid, &found);
+	return found && r->v[i].since_ms;
+}
+
 int mkrec_seen(struct mkey_rec *r, uint64_t guid, uint64_t key, uint64_t now_ms)
 {
 	struct mkrec_port *p = entry(r, guid);

@@ -57,6 +57,8 @@ int mkrec_seen(struct mkey_rec *r, uint64_t guid, uint64_t key, uint64_t now_ms)
  */
 int mkrec_refused(struct mkey_rec *r, uint64_t guid, int level, uint64_t now_ms,
 		  uint64_t lease_ms);
+/* Is port guid listed as refusing the SM? */
+int mkrec_is_refusing(const struct mkey_rec *r, uint64_t guid);
 /* Port guid held another key (or protection) and now holds the SM's: counted, forgotten. */
 void mkrec_taken(struct mkey_rec *r, uint64_t guid);
 /* Port guid answers the SM (its key, or none): forgotten, not counted. */

@@ -45,6 +45,16 @@ const struct nbr_end *nbr_far_end(const struct nbr_map *m, uint64_t node_guid,
 	return nbr_peer(m, node_guid, port);
 }
 
+int nbr_port_end(const struct nbr_map *m, uint64_t port_guid, struct nbr_end *e)
+{
+	for (uint32_t i = 0; i < m->cap; i++)
+		if (m->slots[i].node_guid && m->slots[i].peer.port_guid == port_guid) {
+			*e = m->slots[i].peer;
+			return 0;
+		}
+	return -1;
+}
+
 static int grow(struct nbr_map *m)
 {
 	uint32_t cap = m->cap ? 2 * m->cap : NBR_MIN_CAP;

@@ -53,6 +53,8 @@ int nbr_save(const struct nbr_map *m, const char *dir, char *err, size_t errlen)
 
 /* Records the link a <-> b (both directions): 1 if that changed the map, 0, -1 (ENOMEM). */
 int nbr_add_link(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b);
+/* The end whose port GUID is port_guid (a CA's port; a switch: any of its ports) into e: 0, or -1. */
+int nbr_port_end(const struct nbr_map *m, uint64_t port_guid, struct nbr_end *e);
 /* What the map has across port of node node_guid, or NULL. */
 const struct nbr_end *nbr_far_end(const struct nbr_map *m, uint64_t node_guid,
 				  uint8_t port);

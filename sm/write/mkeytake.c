@@ -19,6 +19,7 @@ struct mktake {
 	struct discovery *d;	/* NULL once abandoned */
 	struct mkey_rec *rec;
 	struct nbr_map *nbrs;
+	const struct mkeys *k;
 	uint64_t lease_ms;
 	uint32_t pending;
 	int orphan;		/* abandoned while answers were due */
@@ -151,48 +152,80 @@ static int send_set(struct mktake *x, const struct mkeys *k, uint32_t pi,
 }
 
 /*
- * A probe: one NodeInfo Get to a port the map names beyond one that
- * refused, which the walk cannot reach -- a violation when its key is not
- * the SM's, which starts its lease timer now, not a lease later when the
- * port in front of it is taken over.  Nobody waits for it.
+ * A probe: one NodeInfo Get, with the key the SM derives for it, to a
+ * port the map names beyond one that refuses, which the walk cannot
+ * reach -- a violation when the port holds another key, which starts its
+ * lease timer now rather than a lease later, when the port in front of
+ * it is taken over.  Nobody waits for it; a port already listed as
+ * refusing is not asked again.
  */
+struct mkprober {
+	struct txn_engine *txn;
+	const struct mkeys *k;
+	struct mkey_rec *rec;
+	const struct fabric *known;	/* nodes not probed nor walked through */
+	uint64_t lease_ms;
+	int mark;			/* list the ports that do not answer */
+	uint32_t sent;
+};
+
 struct mkprobe {
 	struct mkey_rec *rec;
 	uint64_t guid, sent_ms, lease_ms;
+	int mark;
 };
 
 static void on_probe(void *arg, int status, const uint8_t *resp, size_t len)
 {
 	struct mkprobe *p = arg;
-	if (status == TXN_TIMEOUT)
+	if (status == TXN_TIMEOUT && p->mark)
 		mkrec_refused(p->rec, p->guid, 2, p->sent_ms, p->lease_ms);
 	free(p);
 }
 
 static int known_node(void *arg, uint64_t node_guid)
 {
-	const struct mktake *x = arg;
-	return fabric_find_node(&x->d->f, node_guid) != FAB_NONE;
+	const struct mkprober *pr = arg;
+	return pr->known && fabric_find_node(pr->known, node_guid) != FAB_NONE;
 }
 
 static void probe(void *arg, const uint8_t *path, int hops, uint64_t port_guid)
 {
-	struct mktake *x = arg;
+	struct mkprober *pr = arg;
+	if (mkrec_is_refusing(pr->rec, port_guid))
+		return;
 	struct mkprobe *p = calloc(1, sizeof(*p));
 	if (!p)
 		return;
-	p->rec = x->rec;
+	p->rec = pr->rec;
 	p->guid = port_guid;
 	p->sent_ms = clock_ms();
-	p->lease_ms = x->lease_ms;
+	p->lease_ms = pr->lease_ms;
+	p->mark = pr->mark;
 	uint8_t mad[MAD_SIZE];
 	struct mad_addr to;
 	smp_init_dr(mad, IB_MAD_METHOD_GET, IB_ATTR_NODE_INFO, 0, path, hops);
 	smp_dr_address(&to);
-	if (txn_submit(x->txn, mad, sizeof(mad), &to, TXN_NO_DEST, on_probe, p) < 0)
+	mad_set_field64(mad, 0, IB_MAD_MKEY_F, mkeys_port_key(pr->k, port_guid));
+	if (txn_submit_keyed(pr->txn, mad, sizeof(mad), &to, TXN_NO_DEST, on_probe, p) < 0)
 		free(p);
 	else
-		x->st.probed++;
+		pr->sent++;
+}
+
+uint32_t mkprobe_local(struct txn_engine *txn, const struct nbr_map *nbrs,
+		       const struct mkeys *k, struct mkey_rec *rec, uint64_t local_guid)
+{
+	struct nbr_end me;
+	if (!k->have_secret || nbr_port_end(nbrs, local_guid, &me) < 0)
+		return 0;
+	struct mkprober pr = { .txn = txn, .k = k, .rec = rec };
+	struct nbr_walk *w = nbr_walk_new(nbrs);
+	const uint8_t path[FAB_MAX_HOPS + 1] = { 0 };
+	if (!w || nbr_walk_from(w, path, 0, me.node_guid, me.port, known_node, probe, &pr) < 0)
+		log_err("M_Key: out of memory walking the neighbour map");
+	nbr_walk_free(w);
+	return pr.sent;
 }
 
 /*
@@ -204,6 +237,8 @@ static void note_silent(struct mktake *x, const struct nbr_map *nbrs)
 	const struct fabric *f = &x->d->f;
 	uint64_t now = clock_ms();
 	struct nbr_walk *w = NULL;
+	struct mkprober pr = { .txn = x->txn, .k = x->k, .rec = x->rec, .known = f,
+			       .lease_ms = x->lease_ms, .mark = 1 };
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
 		const struct fab_port *p = &f->ports[pi];
 		const struct fab_node *n = &f->nodes[p->node];
@@ -219,10 +254,11 @@ static void note_silent(struct mktake *x, const struct nbr_map *nbrs)
 		if (!w && !(w = nbr_walk_new(nbrs)))
 			continue;
 		if (nbr_walk_from(w, n->dr_path, n->dr_len, n->guid, p->num, known_node,
-				  probe, x) < 0)
+				  probe, &pr) < 0)
 			log_err("M_Key: out of memory walking the neighbour map");
 	}
 	nbr_walk_free(w);
+	x->st.probed += pr.sent;
 }
 
 /*
@@ -350,6 +386,7 @@ struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
 	x->rec = rec;
 	x->lease_ms = lease_ms;
 	x->nbrs = nbrs;
+	x->k = k;
 	x->keyed = k->protect > 0;
 	x->done = done;
 	x->arg = arg;

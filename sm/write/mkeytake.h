@@ -62,6 +62,15 @@ struct mktake *mktake_start(struct txn_engine *txn, struct discovery *d,
 			    struct nbr_map *nbrs, uint64_t lease_ms,
 			    mktake_fn done, void *arg);
 int mktake_finished(const struct mktake *x);
+/*
+ * The SM's own port refused the first SMP of a sweep (levels 2 and 3):
+ * the ports the map names beyond it get one NodeInfo Get each with the
+ * key the SM derives for them, so that the lease of those with another
+ * key starts with the own port's (not listed: the own port may just be
+ * dead).  How many were sent.
+ */
+uint32_t mkprobe_local(struct txn_engine *txn, const struct nbr_map *nbrs,
+		       const struct mkeys *k, struct mkey_rec *rec, uint64_t local_guid);
 const struct mktake_stats *mktake_stats(const struct mktake *x);
 /* Its sweep was abandoned: answers still due touch nothing; it frees itself. */
 void mktake_abandon(struct mktake *x);
