@@ -24,7 +24,6 @@
 #include "sm/base/nodemap.h"
 #include "sm/heavy.h"
 #include "sm/apply.h"
-#include "sm/base/clock.h"
 #include "sm/base/log.h"
 #include "sm/write/scrub.h"
 
@@ -75,13 +74,15 @@ static int light_scrub(struct sm *sm)
 
 /*
  * Ports that refuse the SM's M_Key (sm/model/mkeyrec.h) are tried again
- * at the light sweep once the first of their protections should have
- * ended: one heavy sweep a sweep interval at most, never at once.
+ * by a heavy sweep at each light sweep while they are listed -- the lease
+ * they hold may be shorter than the estimate -- one a sweep interval at
+ * most, never at once; those whose lease is 0 (shown at level 1) never
+ * end, and are not.
  */
 static int mkey_due(const struct sm *sm)
 {
-	uint64_t first;
-	return mkrec_refusing(&sm->sub.rec, &first, NULL) && first && first <= clock_ms();
+	uint64_t last;
+	return mkrec_refusing(&sm->sub.rec, NULL, &last) && last;
 }
 
 static void light_done(struct sm *sm)
@@ -89,7 +90,7 @@ static void light_done(struct sm *sm)
 	sm->sweep.light_sweeps++;
 	if (!sm->sweep.light_changes && mkey_due(sm)) {
 		snprintf(sm->sw.heavy_reason, sizeof(sm->sw.heavy_reason),
-			 "M_Key: the lease of ports that refused the SM should be over");
+			 "M_Key: ports that refused the SM, tried again");
 		sm->sweep.light_changes++;
 	}
 	if (sm->sweep.light_changes) {

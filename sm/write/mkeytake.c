@@ -249,7 +249,8 @@ static void note_silent(struct mktake *x, const struct nbr_map *nbrs)
 		const struct nbr_end *e = nbr_far_end(nbrs, n->guid, p->num);
 		if (!e || !e->port_guid || fabric_find_node(f, e->node_guid) != FAB_NONE)
 			continue;
-		if (mkrec_refused(x->rec, e->port_guid, 2, now, x->lease_ms) == 0)
+		int listed = mkrec_is_refusing(x->rec, e->port_guid);
+		if (mkrec_refused(x->rec, e->port_guid, 2, now, x->lease_ms) == 0 && !listed)
 			x->st.silent++;
 		if (!w && !(w = nbr_walk_new(nbrs)))
 			continue;

@@ -45,7 +45,7 @@ typedef void (*mktake_fn)(void *arg, struct mktake *x);
 struct mktake_stats {
 	uint32_t taken;		/* ports that now hold the SM's key */
 	uint32_t refused;	/* ports that dropped the Set */
-	uint32_t silent;	/* ports the map names that never answered */
+	uint32_t silent;	/* ports the map names that never answered, newly listed */
 	uint32_t probed;	/* Gets to the ports the map names beyond them */
 	uint32_t link_tries;	/* NodeInfo across an unknown link with a guessed key */
 	uint32_t links;		/* links so found, put into the map */

@@ -55,14 +55,27 @@
  *     lease), and it does not loop on them: at most one heavy sweep a
  *     sweep interval (SWEEP_S) and a bounded number of MADs.  As their
  *     leases end it reads their keys, takes each over with one PortInfo
- *     Set carrying it: every port ends holding its key under the new
- *     secret, level 2 and the lease, m_key.taken_over counts all 18, the
+ *     Set carrying it, all within one lease (ONE_LEASE_S: the ports
+ *     beyond those that refuse are probed at once): every port ends
+ *     holding its key under the new secret, level 2 and the lease,
+ *     m_key.taken_over counts all 18, the
  *     metric ibsmd_mkey_taken_over_total as well, the log names each port
  *     once, and a heavy sweep after adds no violation.
  *   new_secret_level1: the same at level 1: Gets are answered (PortInfo
  *     shows M_Key 0 and ProtectBits 1: the key hidden), the take-over Set
  *     is dropped and starts the lease; the ports are reported with the
  *     lease they show and taken over once it ends.
+ *   foreign_leaf_level2: on a fabric keyed at level 2, leaf L1 and its
+ *     three hosts are found holding another SM's key (replaced by devices
+ *     from another subnet), level 2, a lease of SHORT_LEASE_S.  The next
+ *     heavy sweep lists the leaf (the map names it across the spines'
+ *     up ports) and, past it, the hosts (one Get each, which starts their
+ *     lease too: the hosts' timers run although no sweep reached them),
+ *     configures the rest, and does not loop (one heavy sweep); the status
+ *     shows the four and the estimate (the SM's own lease, LEASE_S: theirs
+ *     is hidden).  With light sweeps on (SWEEP_S), each asks for a heavy
+ *     sweep while they are listed, and once their real lease ends one
+ *     takes the four over: every port holds the SM's key, taken_over 4.
  *   lower_to_level0: the policy lowered from 2 to 0 on a keyed fabric:
  *     the next heavy sweep still carries each port's key and writes M_Key
  *     0, ProtectBits 0 and lease 0 to every port, no lease wait, no
@@ -90,6 +103,7 @@
 
 #define WRONG 0x0badc0de0badc0deull
 #define L0 0x100
+#define L1 0x101
 #define WAIT_MS 200
 #define MAD_TIMEOUT_MS 20
 #define LEASE_S 60
@@ -652,6 +666,7 @@ END_TEST
 #define SHORT_LEASE_S 2
 #define SWEEP_S 1		/* light sweeps: the pace of the retries */
 #define TAKE_OVER_MS 30000	/* the whole fabric, a lease per layer at most */
+#define ONE_LEASE_S (2 * SHORT_LEASE_S + 0.5)	/* one lease and the sweeps, not two */
 #define KEYED_PORTS (6 + 12)
 
 /* Every port the SM keys holds the key secret derives for it and level. */
@@ -749,6 +764,8 @@ static void new_secret(const char *name, int level)
 	fprintf(stderr, "%s: taken over in %.2f s: %u heavy sweeps (%u failed), %u light, "
 		"%llu MADs\n", name, took, sweeps, r.sm->sweep.heavy_failed,
 		r.sm->sweep.light_sweeps, (unsigned long long)sent);
+	/* every port's lease ran from the first refused SMP: one lease in all */
+	ck_assert_double_lt(took, ONE_LEASE_S);
 	/* no loop: a heavy sweep a sweep interval at most, and its MADs */
 	ck_assert_uint_le(sweeps, (unsigned)(took / SWEEP_S) + 2);
 	ck_assert_uint_le(sent, (uint64_t)sweeps * 400);
@@ -781,6 +798,79 @@ START_TEST(new_secret_level1)
 }
 END_TEST
 
+#define L1_HOSTS 3		/* H3..H5 */
+#define PROBE_POLLS 10
+#define PROBE_POLL_MS 100
+#define OTHER_KEY 0x0123456789abcdefull
+
+START_TEST(foreign_leaf_level2)
+{
+	struct run r;
+	char sock[128], err[256] = "";
+	open_run(&r, "mkeysmfl");
+	sm_up(&r, 2);
+	ck_assert_uint_eq(check_keyed(&r, 2), KEYED_PORTS);
+	ck_assert_int_eq(emu_set_mkey(r.e, L1, 0, OTHER_KEY, 2, SHORT_LEASE_S), 0);
+	for (int h = L1_HOSTS; h < 2 * L1_HOSTS; h++)
+		ck_assert_int_eq(emu_set_mkey(r.e, emu_host_guid(h) - 1, 1, OTHER_KEY + (uint64_t)h,
+					      2, SHORT_LEASE_S), 0);
+	snprintf(sock, sizeof(sock), "%s/ctl.sock", r.state);
+	r.sm->ctl = control_open(r.base, sock, sm_control, r.sm, err, sizeof(err));
+	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+	double t0 = emu_now_s();
+	uint32_t heavy = r.sm->sweep.heavy_sweeps;
+	sweeper_request_heavy(r.sm, "test");
+	emu_run_sweeps(&r.run, heavy + 1);
+	emu_sm_settle(r.base, r.sm, 200);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, heavy + 1);	/* no loop */
+	ck_assert_uint_eq(r.sm->sweep.last.switches, 5);
+	/* the probes' answers due (their tries time out) */
+	json_int_t foreign = 0, ends = 0;
+	for (int i = 0; i < PROBE_POLLS && foreign < 1 + L1_HOSTS; i++) {
+		emu_run_while(r.base, emu_never, NULL, PROBE_POLL_MS);
+		json_t *st = emu_ctl_request(&r.run, sock, "{\"cmd\":\"status\"}\n", 0);
+		foreign = mkey_field(st, "ports_foreign");
+		ends = mkey_field(st, "foreign_ends_in_s");
+		json_decref(st);
+	}
+	ck_assert_int_eq(foreign, 1 + L1_HOSTS);
+	/* the estimate: the SM's own lease, as the ports' is hidden */
+	ck_assert_int_gt(ends, SHORT_LEASE_S);
+	ck_assert_int_le(ends, LEASE_S);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, heavy + 1);	/* still no loop */
+	/* the hosts behind the leaf: their lease runs (the probes' violations) */
+	for (int h = L1_HOSTS; h < 2 * L1_HOSTS; h++) {
+		struct emu_mkey k;
+		ck_assert_int_eq(emu_port_mkey(r.e, emu_host_guid(h) - 1, 1, &k), 0);
+		ck_assert_uint_gt(k.lease_left_ms, 0);
+	}
+
+	r.sm->cfg.sweep_interval_s = SWEEP_S;	/* light sweeps from now on */
+	struct all_keyed a = { .r = &r, .level = 2 };
+	char path[128];
+	snprintf(path, sizeof(path), "%s/%s", r.state, MKEYS_SECRET_FILE);
+	ck_assert_msg(mkeys_secret_load(path, 0, a.secret, err, sizeof(err)) == MKEYS_READ,
+		      "%s", err);
+	sweeper_request_light(r.sm);
+	ck_assert_msg(emu_run_while(r.base, holds_keys, &a, TAKE_OVER_MS),
+		      "the leaf and its hosts not taken over after %d ms", TAKE_OVER_MS);
+	double took = emu_now_s() - t0;
+	fprintf(stderr, "foreign_leaf_level2: taken over in %.2f s, %u heavy sweeps\n", took,
+		r.sm->sweep.heavy_sweeps - heavy);
+	/* the lease they hold, a sweep interval (the retry) and the sweeps */
+	ck_assert_double_lt(took, SHORT_LEASE_S + 2 * SWEEP_S + 1.0);
+	json_t *st = emu_ctl_request(&r.run, sock, "{\"cmd\":\"status\"}\n", 0);
+	ck_assert_int_eq(mkey_field(st, "taken_over"), 1 + L1_HOSTS);
+	ck_assert_int_eq(mkey_field(st, "ports_foreign"), 0);
+	json_decref(st);
+	ck_assert_uint_eq(r.sm->sweep.last.switches, 6);
+	ck_assert_uint_eq(r.sm->sweep.last.cas, 12);
+	control_close(r.sm->ctl);
+	r.sm->ctl = NULL;
+	emu_run_free(&r.run);
+}
+END_TEST
+
 START_TEST(lower_to_level0)
 {
 	struct run r;
@@ -809,7 +899,6 @@ START_TEST(lower_to_level0)
 }
 END_TEST
 
-#define L1 0x101
 #define SPARE_PORT 5
 #define NEW_LINK_SWEEPS 3
 #define NEW_LINK_MS 5000
@@ -904,6 +993,7 @@ static Suite *mkey_sm_suite(void)
 	tcase_add_test(tc, standby_other_secret);
 	tcase_add_test(tc, new_secret_level2);
 	tcase_add_test(tc, new_secret_level1);
+	tcase_add_test(tc, foreign_leaf_level2);
 	tcase_add_test(tc, lower_to_level0);
 	tcase_add_test(tc, new_cable_keyed);
 	suite_add_tcase(s, tc);
