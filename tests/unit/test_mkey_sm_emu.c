@@ -181,6 +181,23 @@ static void open_run(struct run *r, const char *name)
 	emu_run_open(&r->run, &(struct emu_world_opts){ .name = name, .seed = 7, .debug_env = "MKEY_DEBUG", .debug_level = LOG_INFO });
 }
 
+/* The SM's control socket, STATE_DIR/ctl.sock, into path. */
+static void ctl_up(struct run *r, char *path, size_t len)
+{
+	char err[256] = "";
+	snprintf(path, len, "%s/ctl.sock", r->state);
+	r->sm->ctl = control_open(r->base, path, sm_control, r->sm, err, sizeof(err));
+	ck_assert_msg(r->sm->ctl != NULL, "%s", err);
+}
+
+/* Closes it, then frees the run. */
+static void ctl_down_free(struct run *r)
+{
+	control_close(r->sm->ctl);
+	r->sm->ctl = NULL;
+	emu_run_free(&r->run);
+}
+
 /* M_KeyViolations summed over the ports the SM keys (as the devices count them). */
 static unsigned mkey_violations(struct run *r)
 {
@@ -339,14 +356,12 @@ static int hook_idle(const void *arg)
 START_TEST(trap256_reported)
 {
 	struct run r;
-	char path[128], err[256] = "", want[160];
+	char path[128], want[160];
 	open_run(&r, "mkeysmt");
 	sm_up(&r, 2);
 	host_attach(&r);
 	evhook_configure(r.sm->hook, hook_script(r.state), 5, 4);
-	snprintf(path, sizeof(path), "%s/ctl.sock", r.state);
-	r.sm->ctl = control_open(r.base, path, sm_control, r.sm, err, sizeof(err));
-	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+	ctl_up(&r, path, sizeof(path));
 	emu_sm_settle(r.base, r.sm, 2000);	/* the host's trap 144 answered */
 	struct emu_counters c0, c1;
 	emu_get_counters(r.e, &c0);
@@ -397,10 +412,8 @@ START_TEST(trap256_reported)
 			       "IBSM_ATTRIBUTE=0x0019", "IBSM_MODIFIER=0x00000000", key };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		ck_assert_msg(hook_lines(r.state, "hook.out", vars[i]) == 1, "no %s", vars[i]);
-	control_close(r.sm->ctl);
-	r.sm->ctl = NULL;
 	r.host.close(r.host.ctx);
-	emu_run_free(&r.run);
+	ctl_down_free(&r);
 }
 END_TEST
 
@@ -733,9 +746,7 @@ static void new_secret(const char *name, int level)
 	struct emu_log lg;
 	emu_log_capture(&lg, LOG_NOTICE);
 	emu_sm_start(r.sm, r.base, r.e);
-	snprintf(sock, sizeof(sock), "%s/ctl.sock", r.state);
-	r.sm->ctl = control_open(r.base, sock, sm_control, r.sm, err, sizeof(err));
-	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+	ctl_up(&r, sock, sizeof(sock));
 	struct all_keyed a = { .r = &r, .level = level };
 	ck_assert_msg(mkeys_secret_load(path, 0, a.secret, err, sizeof(err)) == MKEYS_READ,
 		      "%s", err);
@@ -781,9 +792,7 @@ static void new_secret(const char *name, int level)
 	ck_assert_uint_eq(r.sm->sweep.last.switches, 6);
 	ck_assert_uint_eq(r.sm->sweep.last.cas, 12);
 	ck_assert_uint_eq(mkey_violations(&r), v);	/* none after the take-over */
-	control_close(r.sm->ctl);
-	r.sm->ctl = NULL;
-	emu_run_free(&r.run);
+	ctl_down_free(&r);
 }
 
 START_TEST(new_secret_level2)
@@ -814,9 +823,7 @@ START_TEST(foreign_leaf_level2)
 	for (int h = L1_HOSTS; h < 2 * L1_HOSTS; h++)
 		ck_assert_int_eq(emu_set_mkey(r.e, emu_host_guid(h) - 1, 1, OTHER_KEY + (uint64_t)h,
 					      2, SHORT_LEASE_S), 0);
-	snprintf(sock, sizeof(sock), "%s/ctl.sock", r.state);
-	r.sm->ctl = control_open(r.base, sock, sm_control, r.sm, err, sizeof(err));
-	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+	ctl_up(&r, sock, sizeof(sock));
 	double t0 = emu_now_s();
 	uint32_t heavy = r.sm->sweep.heavy_sweeps;
 	sweeper_request_heavy(r.sm, "test");
@@ -865,9 +872,7 @@ START_TEST(foreign_leaf_level2)
 	json_decref(st);
 	ck_assert_uint_eq(r.sm->sweep.last.switches, 6);
 	ck_assert_uint_eq(r.sm->sweep.last.cas, 12);
-	control_close(r.sm->ctl);
-	r.sm->ctl = NULL;
-	emu_run_free(&r.run);
+	ctl_down_free(&r);
 }
 END_TEST
 
