@@ -35,6 +35,7 @@ struct txn {
 	uint32_t next, prev;	/* queue or in-flight list links */
 	uint8_t state;
 	uint8_t tries;
+	uint8_t keyed;		/* the M_Key its builder wrote: never stamped */
 };
 
 struct dest_q {
@@ -245,7 +246,7 @@ uint64_t txn_stamp_of(const struct txn_engine *e, const uint8_t *mad,
 static void stamp_mkey(struct txn_engine *e, struct txn *x)
 {
 	uint8_t cls = x->mad[OFF_CLASS];
-	if (!e->stamp || (cls != IB_SMI_CLASS && cls != IB_SMI_DIRECT_CLASS) ||
+	if (!e->stamp || x->keyed || (cls != IB_SMI_CLASS && cls != IB_SMI_DIRECT_CLASS) ||
 	    x->len < OFF_MKEY + 8)
 		return;
 	uint64_t key = e->stamp(e->stamp_arg, x->mad, &x->to);
@@ -420,9 +421,9 @@ static void dispatch(struct txn_engine *e)
 	}
 }
 
-int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
-	       const struct mad_addr *to, uint32_t dest, txn_done_fn done,
-	       void *arg)
+static int submit(struct txn_engine *e, const uint8_t *mad, size_t len,
+		  const struct mad_addr *to, uint32_t dest, txn_done_fn done,
+		  void *arg, int keyed)
 {
 	if (len < MAD_HDR_SIZE || len > MAD_SIZE || e->cancelling)
 		return -1;
@@ -442,6 +443,7 @@ int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
 	x->done = done;
 	x->arg = arg;
 	x->tries = 0;
+	x->keyed = (uint8_t)keyed;
 	x->tid = 0;
 	x->state = T_QUEUED;
 	x->next = NIL;
@@ -456,6 +458,20 @@ int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
 	dispatch(e);
 	rearm(e);
 	return 0;
+}
+
+int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
+	       const struct mad_addr *to, uint32_t dest, txn_done_fn done,
+	       void *arg)
+{
+	return submit(e, mad, len, to, dest, done, arg, 0);
+}
+
+int txn_submit_keyed(struct txn_engine *e, const uint8_t *mad, size_t len,
+		     const struct mad_addr *to, uint32_t dest, txn_done_fn done,
+		     void *arg)
+{
+	return submit(e, mad, len, to, dest, done, arg, 1);
 }
 
 /* Takes i out of flight and frees it; returns the callback to run. */

@@ -124,6 +124,13 @@ int txn_submit(struct txn_engine *e, const uint8_t *mad, size_t len,
 	       const struct mad_addr *to, uint32_t dest, txn_done_fn done,
 	       void *arg);
 /*
+ * The same, but the SMP goes with the M_Key its builder wrote, never
+ * stamped: a probe that tries a key the stamp would not choose.
+ */
+int txn_submit_keyed(struct txn_engine *e, const uint8_t *mad, size_t len,
+		     const struct mad_addr *to, uint32_t dest, txn_done_fn done,
+		     void *arg);
+/*
  * Offers a received MAD (a response, or with status != 0 one of our
  * requests the transport bounced); returns 1 if it answered a
  * transaction, else 0.  The signature is mad/dispatch.h's answer hook.

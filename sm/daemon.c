@@ -6,6 +6,7 @@
  * sweeps themselves are sm/heavy.c and sm/light.c.
  */
 #include "sm/daemon.h"
+#include "sm/write/mkeytake.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -293,6 +294,7 @@ void sm_shutdown(struct sm *sm)
 	scrub_free(sm->sweep.scrub);	/* its reads were cancelled above */
 	sm->sweep.scrub = NULL;
 	xprobe_abandon(sm->sweep.xprobe);	/* nothing due after txn_cancel_all() */
+	mktake_abandon(sm->sweep.mktake);
 	smstate_free(sm);
 	sa_free(sm);
 	notices_free(sm);

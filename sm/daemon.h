@@ -106,6 +106,9 @@ struct sweep_state {
 	/* extended LIDs (sm/discover/xlid_sm.h): the devices asked at a heavy sweep */
 	struct xprobe *xprobe;
 	int xprobed;			/* the discovery in disc was asked */
+	/* ports with another SM's M_Key taken over (sm/write/mkeytake.h) */
+	struct mktake *mktake;
+	int mktaken;			/* done for the discovery in disc */
 	int xlid_decided;		/* -1 until the first configuration */
 	char xlid_lacking[512];		/* the devices lacking it, named */
 	/* legacy LID space full: VF ports left without a LID, last warned of */

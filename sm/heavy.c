@@ -32,6 +32,7 @@
 #include "sm/sdnotify.h"
 #include "sm/model/vswitch.h"
 #include "sm/discover/xlid_sm.h"
+#include "sm/write/mkeytake.h"
 #include "routing/xlft.h"
 #include "sm/base/clock.h"
 #include "sm/apply.h"
@@ -77,6 +78,9 @@ void sm_sweep_abandon(struct sm *sm)
 	xprobe_abandon(sm->sweep.xprobe);
 	sm->sweep.xprobe = NULL;
 	sm->sweep.xprobed = 0;
+	mktake_abandon(sm->sweep.mktake);
+	sm->sweep.mktake = NULL;
+	sm->sweep.mktaken = 0;
 	subnet_building(&sm->sub, NULL);
 	discovery_free(sm->sweep.disc);
 	sm->sweep.disc = NULL;
@@ -84,8 +88,27 @@ void sm_sweep_abandon(struct sm *sm)
 	jobs_abandon(sm);	/* no longer master: the jobs are the next master's */
 }
 
+/*
+ * When to try again a sweep that ports with another SM's M_Key stopped
+ * (sm/model/mkeyrec.h): at the sweep interval, or when the first of their
+ * protections should end if that is sooner (without light sweeps: then);
+ * at least a second (sweeper_retry_in), as any failed sweep.
+ */
+static uint64_t mkey_retry_ms(const struct sm *sm)
+{
+	uint64_t first, ms = sm->cfg.sweep_interval_s > 0 ?
+			     (uint64_t)sm->cfg.sweep_interval_s * 1000 : 0;
+	if (!mkrec_refusing(&sm->sub.rec, &first, NULL))
+		return 0;
+	uint64_t now = clock_ms();
+	if (first > now && (!ms || first - now < ms))
+		ms = first - now;
+	return ms;
+}
+
 /* A heavy sweep that cannot go on: the last model stays; retried in 1 s
- * unless the watcher ends the run. */
+ * (mkey_retry_ms() when ports refuse the SM's keys) unless the watcher
+ * ends the run. */
 static void sweep_failed(struct sm *sm, const char *why)
 {
 	/* retried every second: a few lines a minute, then a count */
@@ -94,11 +117,32 @@ static void sweep_failed(struct sm *sm, const char *why)
 	sm_sweep_abandon(sm);
 	if (sm->watch && sm->watch->failed && sm->watch->failed(sm, sm->watch->arg))
 		return;
-	uint64_t cut_ms = election_cut_retry_ms(sm);	/* M_Key: the sweep interval */
+	uint64_t cut_ms = election_cut_retry_ms(sm);	/* M_Key cut short: the sweep interval */
 	if (cut_ms)
 		sweeper_retry_after(sm, cut_ms);
 	else
-		sweeper_retry(sm);
+		sweeper_retry_in(sm, mkey_retry_ms(sm));
+}
+
+/* Ports refusing the SM's keys: a few lines a minute. */
+static void mkey_report(const struct sm *sm)
+{
+	uint64_t first, last;
+	uint32_t n = mkrec_refusing(&sm->sub.rec, &first, &last);
+	if (!n)
+		return;
+	uint64_t now = clock_ms();
+	if (!last)
+		log_limited_by(4, 60000, LOG_WARN, "M_Key: %u port%s refuse%s the SM's SMPs "
+			       "(another SM's key) with a lease of 0: never manageable until "
+			       "reset (ibsmctl status: m_key)", n, n == 1 ? "" : "s",
+			       n == 1 ? "s" : "");
+	else
+		log_limited_by(4, 60000, LOG_WARN, "M_Key: %u port%s refuse%s the SM's SMPs "
+			       "(another SM's key): left out until their lease ends, in about "
+			       "%llu s (ibsmctl status: m_key)", n, n == 1 ? "" : "s",
+			       n == 1 ? "s" : "",
+			       (unsigned long long)(last > now ? (last - now + 999) / 1000 : 0));
 }
 
 static void on_discovered(void *arg, struct discovery *d)
@@ -108,7 +152,23 @@ static void on_discovered(void *arg, struct discovery *d)
 		return;
 	}
 	if (d->failed) {
-		if (!smstate_own_port_refused(sm))
+		/*
+		 * With M_Key: most likely its key (levels 2 and 3 drop the
+		 * Get).  An SM that follows the master its port names is done
+		 * (smstate_own_port_refused); else, the first time, the ports
+		 * beyond get a Get each to start their leases with its own.
+		 */
+		int followed = smstate_own_port_refused(sm);
+		if (sm->sub.mk.have_secret && !followed) {
+			int first = !mkrec_is_refusing(&sm->sub.rec, sm->sub.local_guid);
+			mkrec_refused(&sm->sub.rec, sm->sub.local_guid, 2, clock_ms(),
+				      (uint64_t)sm->sub.mk.lease_s * 1000);
+			if (first)
+				mkprobe_local(sm->txn, &sm->sub.nbrs, &sm->sub.mk, &sm->sub.rec,
+					      sm->sub.local_guid);
+		}
+		mkey_report(sm);
+		if (!followed)
 			sweep_failed(sm, "discovery failed: the local port does not answer");
 		return;
 	}
@@ -186,6 +246,19 @@ static void on_programmed(void *arg, const struct program_stats *ps)
 static void on_adopted(void *arg, int rc, struct lft_tables *t,
 		       const struct adopt_stats *st);
 static void on_xprobed(void *arg, struct xprobe *x);
+
+/* The devices answered what the configuration waited for: it goes on. */
+static void configure_resume(struct sm *sm)
+{
+	if (sm->stopping || !sm->sweep.disc)
+		return;
+	if (sm->state != SMS_MASTER) {
+		/* mastership went while the devices answered: nothing to configure */
+		sm_sweep_abandon(sm);
+		return;
+	}
+	sm_configure(sm);
+}
 static int xlid_mode(struct sm *sm, struct fabric *f);
 
 /* The devices answered XLIDCap (or never will): configure. */
@@ -197,14 +270,7 @@ static void on_xprobed(void *arg, struct xprobe *x)
 		 st->asked, st->known, st->capable, st->lacking);
 	sm->sweep.xprobe = NULL;
 	xprobe_free(x);
-	if (sm->stopping || !sm->sweep.disc)
-		return;
-	if (sm->state != SMS_MASTER) {
-		/* mastership went while the devices answered: nothing to configure */
-		sm_sweep_abandon(sm);
-		return;
-	}
-	sm_configure(sm);
+	configure_resume(sm);
 }
 
 /*
@@ -241,9 +307,67 @@ static int xlid_mode(struct sm *sm, struct fabric *f)
 	return 0;
 }
 
+/*
+ * What the take-over did, in the log; x freed.  Links it found with a
+ * guessed key are saved in the map and seen by a heavy sweep after this
+ * one.
+ */
+static void mkey_taken(struct sm *sm, struct mktake *x)
+{
+	const struct mktake_stats *st = mktake_stats(x);
+	if (st->taken || st->refused || st->silent || st->probed || st->link_tries)
+		log_info("M_Key: %u ports taken over, %u refused the Set, %u never answered, "
+			 "%u probed beyond them; %u links found in %u tries", st->taken,
+			 st->refused, st->silent, st->probed, st->links, st->link_tries);
+	if (st->links) {
+		char err[512];
+		if (sm->cfg.state_dir[0] &&
+		    nbr_save(&sm->sub.nbrs, sm->cfg.state_dir, err, sizeof(err)) < 0)
+			log_limited_by(2, 60000, LOG_WARN, "neighbour map not saved: %s", err);
+		sweeper_request_heavy(sm, "M_Key: a new link found with its device's key");
+	}
+	mktake_free(x);
+}
+
+static void on_mktaken(void *arg, struct mktake *x)
+{
+	struct sm *sm = arg;
+	sm->sweep.mktake = NULL;
+	mkey_taken(sm, x);
+	mkey_report(sm);
+	configure_resume(sm);
+}
+
+/* Ports with another SM's key taken over, or left out; 1 while it runs. */
+static int mkey_take(struct sm *sm)
+{
+	if (sm->sweep.mktaken)
+		return 0;
+	sm->sweep.mktaken = 1;
+	struct mktake *x = mktake_start(sm->txn, sm->sweep.disc, &sm->sub.mk, &sm->sub.rec,
+					&sm->sub.nbrs, (uint64_t)sm->sub.mk.lease_s * 1000,
+					on_mktaken, sm);
+	if (!x) {
+		log_err("out of memory taking ports over");
+		sm_stop(sm, SM_EXIT_RESOURCES);
+		return 1;
+	}
+	if (!mktake_finished(x)) {
+		sm->sweep.mktake = x;	/* on_mktaken() goes on */
+		return 1;
+	}
+	mkey_taken(sm, x);
+	return 0;
+}
+
 /* MASTER: LIDs, routes, writes on the discovery just made. */
 void sm_configure(struct sm *sm)
 {
+	int fresh = !sm->sweep.mktaken;
+	if (mkey_take(sm))
+		return;
+	if (fresh)
+		mkey_report(sm);
 	struct discovery *d = sm->sweep.disc;
 	struct fabric *f = &d->f;
 	/*
@@ -283,6 +407,7 @@ void sm_configure(struct sm *sm)
 		xprobe_free(x);
 	}
 	sm->sweep.xprobed = 0;
+	sm->sweep.mktaken = 0;
 	int first = !sm->sweep.ever_master;
 	sm->sweep.ever_master = 1;
 	/* the new model replaces the old one, which the routing may repair from */
@@ -538,6 +663,7 @@ void heavy_start(struct sm *sm)
 	sm->sweep.sweep_start_ms = clock_ms();
 	subnet_building(&sm->sub, NULL);
 	discovery_free(sm->sweep.disc);
+	sm->sweep.mktaken = 0;
 	/* the last model, for what it can spare asking: ours only as master */
 	const struct discovery *prev = sm->state == SMS_MASTER ? sm->sub.model : NULL;
 	sm->sweep.disc = discovery_start(sm->txn, SM_EXTRA_ROUNDS, prev, on_discovered, sm);

@@ -72,9 +72,27 @@ static int light_scrub(struct sm *sm)
 
 /* ---- light sweep: SwitchInfo of every switch, SMInfo of every other SM ---- */
 
+/*
+ * Ports that refuse the SM's M_Key (sm/model/mkeyrec.h) are tried again
+ * by a heavy sweep at each light sweep while they are listed -- the lease
+ * they hold may be shorter than the estimate -- one a sweep interval at
+ * most, never at once; those whose lease is 0 (shown at level 1) never
+ * end, and are not.
+ */
+static int mkey_due(const struct sm *sm)
+{
+	uint64_t last;
+	return mkrec_refusing(&sm->sub.rec, NULL, &last) && last;
+}
+
 static void light_done(struct sm *sm)
 {
 	sm->sweep.light_sweeps++;
+	if (!sm->sweep.light_changes && mkey_due(sm)) {
+		snprintf(sm->sw.heavy_reason, sizeof(sm->sw.heavy_reason),
+			 "M_Key: ports that refused the SM, tried again");
+		sm->sweep.light_changes++;
+	}
 	if (sm->sweep.light_changes) {
 		sweeper_request_heavy(sm, sm->sw.heavy_reason[0] ? sm->sw.heavy_reason :
 				 "light sweep saw a change");

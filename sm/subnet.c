@@ -31,9 +31,9 @@ int subnet_mkeys_configure(struct subnet *s, const struct config *c, int create,
 			   char *err, size_t errlen)
 {
 	struct mkeys k = { .protect = c->mkey_protect, .lease_s = (uint16_t)c->mkey_lease_s };
+	char path[4096];
+	mkeys_secret_path(c, path, sizeof(path));
 	if (k.protect) {
-		char path[4096];
-		mkeys_secret_path(c, path, sizeof(path));
 		int rc = mkeys_secret_load(path, create, k.secret, err, errlen);
 		if (rc < 0) {
 			sodium_memzero(&k, sizeof(k));
@@ -41,6 +41,24 @@ int subnet_mkeys_configure(struct subnet *s, const struct config *c, int create,
 		}
 		if (rc == MKEYS_MADE)
 			log_notice("M_Key secret made: %s", path);
+		k.have_secret = 1;
+	} else {
+		/*
+		 * Level 0: a secret left by a level above is read, never made,
+		 * so that the SMPs still carry the keys the ports hold until
+		 * the PortInfo Set that writes M_Key 0 and ProtectBits 0 (a
+		 * port holding 0 then passes any key, IBA vol. 1 14.2.4.1).  One
+		 * that cannot be used is no reason to stop: M_Key is off.
+		 */
+		char why[512];
+		int rc = mkeys_secret_load(path, 0, k.secret, why, sizeof(why));
+		if (rc == MKEYS_READ) {
+			k.have_secret = 1;
+			log_notice("M_Key level 0 with the secret %s: SMPs carry each port's "
+				   "key, ports still keyed are written M_Key 0", path);
+		} else if (rc < 0)
+			log_warn("M_Key level 0: %s; SMPs carry M_Key 0, ports keyed before "
+				 "refuse them until their lease ends", why);
 	}
 	s->mk = k;
 	sodium_memzero(&k, sizeof(k));
@@ -60,7 +78,7 @@ void subnet_building(struct subnet *s, const struct discovery *d)
 uint64_t subnet_mkey_stamp(void *subnet, const uint8_t *mad, const struct mad_addr *to)
 {
 	const struct subnet *s = subnet;
-	if (!s->mk.protect)
+	if (!s->mk.have_secret && !s->rec.n)
 		return 0;
 	uint64_t guid = 0;
 	if (mad[SMP_OFF_CLASS] == IB_SMI_DIRECT_CLASS) {
@@ -75,7 +93,13 @@ uint64_t subnet_mkey_stamp(void *subnet, const uint8_t *mad, const struct mad_ad
 		uint32_t pi = fabric_lid_port(f, to->lid);
 		guid = pi == FAB_NONE ? 0 : f->ports[pi].guid;
 	}
-	return mkeys_port_key(&s->mk, guid);
+	return subnet_port_key(s, guid);
+}
+
+uint64_t subnet_port_key(const struct subnet *s, uint64_t port_guid)
+{
+	uint64_t other = mkrec_key(&s->rec, port_guid);	/* another SM's, read */
+	return other ? other : mkeys_port_key(&s->mk, port_guid);
 }
 
 void subnet_save_neighbors(struct subnet *s, const char *state_dir)
@@ -132,6 +156,9 @@ void subnet_free(struct subnet *s)
 	lanes_free(&s->lanes);
 	nbr_free(&s->nbrs);
 	sodium_memzero(s->mk.secret, sizeof(s->mk.secret));
+	if (s->rec.v)
+		sodium_memzero(s->rec.v, (size_t)s->rec.cap * sizeof(*s->rec.v));
+	mkrec_free(&s->rec);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -20,6 +20,7 @@
 #include "sm/base/fabric.h"
 #include "sm/model/lanes.h"
 #include "sm/model/config.h"
+#include "sm/model/mkeyrec.h"
 #include "sm/model/mkeys.h"
 #include "sm/model/neighbors.h"
 #include "sm/write/program.h"
@@ -47,6 +48,7 @@ struct subnet {
 	 * and subnet_building(NULL) clear it).
 	 */
 	struct mkeys mk;
+	struct mkey_rec rec;		/* ports with another SM's key (mkeyrec.h) */
 	struct nbr_map nbrs;
 	const struct discovery *building;
 	uint64_t local_guid;		/* the SM's port */
@@ -78,6 +80,8 @@ void subnet_building(struct subnet *s, const struct discovery *d);
  * from its GUID; 0 when M_Key is off or the port is not known.
  */
 uint64_t subnet_mkey_stamp(void *subnet, const uint8_t *mad, const struct mad_addr *to);
+/* The key the SM addresses port port_guid with: another SM's it read, else its own. */
+uint64_t subnet_port_key(const struct subnet *s, uint64_t port_guid);
 /* After a configuring heavy sweep: the model's links into the neighbour
  * map, written to DIR/neighbors when that changed it. */
 void subnet_save_neighbors(struct subnet *s, const char *state_dir);

@@ -146,9 +146,9 @@ void sweeper_retry_after(struct sm *sm, uint64_t ms)
 	timer_in_ms(sm->sw.timer, ms);
 }
 
-void sweeper_retry(struct sm *sm)
+void sweeper_retry_in(struct sm *sm, uint64_t ms)
 {
-	sweeper_retry_after(sm, SWEEP_RETRY_MS);
+	sweeper_retry_after(sm, ms > SWEEP_RETRY_MS ? ms : SWEEP_RETRY_MS);
 }
 
 void sweeper_cancel_heavy(struct sm *sm)

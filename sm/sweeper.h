@@ -60,10 +60,10 @@ int sweeper_request_reroute(struct sm *sm, char *err, size_t errlen);
  * the next light sweep is scheduled.
  */
 void sweeper_resume(struct sm *sm);
-/* A heavy sweep that could not go on: another in a second (logged as
- * one line a few times a minute). */
-void sweeper_retry(struct sm *sm);
-/* The same after ms (an SM held back by M_Key retries at the sweep interval). */
+/* A heavy sweep that could not go on: another in ms, at least a second
+ * (logged as one line a few times a minute). */
+void sweeper_retry_in(struct sm *sm, uint64_t ms);
+/* The same after exactly ms (an SM held back by M_Key retries at the sweep interval). */
 void sweeper_retry_after(struct sm *sm, uint64_t ms);
 /* Drops a heavy sweep asked for and not started (a retry no longer due). */
 void sweeper_cancel_heavy(struct sm *sm);

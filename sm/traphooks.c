@@ -66,15 +66,15 @@ static void mkey_violation(void *arg, uint32_t pi, const struct mkey_trap256 *d)
 		hookev_mkey_violation(sm->hook, &sm->sub.model->f, pi, d);
 }
 
-/* The M_Key the SM holds for the port at lid (security.m_key), 0: none. */
+/* The M_Key the SM addresses the port at lid with (sm/subnet.h), 0: none. */
 static uint64_t repress_key(void *arg, uint32_t lid)
 {
 	const struct sm *sm = arg;
-	if (!sm->sub.mk.protect || !sm->sub.model)
+	if (!sm->sub.model)
 		return 0;
 	const struct fabric *f = &sm->sub.model->f;
 	uint32_t pi = fabric_lid_port(f, lid);
-	return pi == FAB_NONE ? 0 : mkeys_port_key(&sm->sub.mk, f->ports[pi].guid);
+	return pi == FAB_NONE ? 0 : subnet_port_key(&sm->sub, f->ports[pi].guid);
 }
 
 void sm_traps_init(struct sm *sm)

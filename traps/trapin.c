@@ -480,6 +480,15 @@ static void repress(struct trapin *t, const uint8_t *in, const struct trapin_tra
 	 * come back at once; the port sends its trap again in its own time.
 	 */
 	uint64_t key = t->h.repress_key ? t->h.repress_key(t->h.arg, tr->issuer_lid) : 0;
+	struct mkey_trap256 d;
+	char err[128];
+	if (tr->generic && tr->number == MKEY_TRAP &&
+	    mkey_trap256_get(in + SMP_DATA_OFFS + NOTICE_DATA_OFFS, MKEY_TRAP_DETAILS_LEN,
+			     &d, err, sizeof(err)) == 0 && d.mkey == key &&
+	    (key || d.method == MKEY_METHOD_TRAP_REPRESS)) {
+		t->st.mkey_unrepressed++;	/* it would refuse this key again */
+		return;
+	}
 	if (!key && mad_get_field64(mad, 0, IB_MAD_MKEY_F)) {
 		t->st.repress_withheld++;
 		return;
@@ -573,6 +582,7 @@ void *trapin_json(const struct trapin *t)
 		"represses", (json_int_t)s->represses,
 		"repress_failed", (json_int_t)s->repress_failed,
 		"repress_withheld", (json_int_t)s->repress_withheld,
+		"mkey_unrepressed", (json_int_t)s->mkey_unrepressed,
 		"log_suppressed", (json_int_t)s->log_suppressed,
 		"mkey_undecoded", (json_int_t)s->mkey_undecoded);
 }

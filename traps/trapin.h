@@ -32,6 +32,13 @@
  * The TrapRepress carries the M_Key the SM holds for the issuing port
  * (the repress_key hook): a port whose ProtectBits are set discards a
  * TrapRepress with another key (14.2.4.1) and would send the trap again.
+ * When the SM holds none (no model yet), the trap's own M_Key goes back,
+ * except in a trap 256 (see trapin.c, repress()).
+ * A trap 256 is not repressed when the key the SM would send is the one
+ * the trap says was refused (not 0, or 0 refused in a TrapRepress: the
+ * SM's own SMP, or its own repress, to a port with another SM's key):
+ * that repress would be one more violation and one more trap 256,
+ * without end (counted in mkey_unrepressed).
  *
  * Bursts: a claim that arrives while a heavy sweep is asked for and not
  * yet started is covered by that sweep (coalesced: its discovery starts
@@ -150,6 +157,7 @@ struct trapin_stats {
 	uint64_t sweeps;		/* heavy sweeps traps asked for */
 	uint64_t represses, repress_failed;
 	uint64_t repress_withheld;	/* traps of keyed ports whose key we do not hold */
+	uint64_t mkey_unrepressed;	/* traps 256 left unrepressed: no key that passes */
 	uint64_t log_suppressed;
 	/* traps 129-131 by node GUID and port: the first TRAPIN_PORT_ERR_PORTS */
 	struct trapin_port_err {

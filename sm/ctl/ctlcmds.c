@@ -20,6 +20,7 @@
 #include "sm/daemon.h"
 #include "sm/dftree.h"
 #include "sm/perfmgr.h"
+#include "sm/base/clock.h"
 #include "sm/base/log.h"
 #include "sm/ctl/metrics.h"
 #include "sm/base/nodemap.h"
@@ -102,11 +103,27 @@ static json_t *mkey_json(const struct subnet *sub, const struct trapin_stats *ts
 {
 	struct mkey_census c;
 	subnet_mkey_census(sub, &c);
-	return json_pack("{s:i,s:I,s:I,s:I,s:I}", "protect_level", sub->mk.protect,
+	/*
+	 * Ports with another SM's key (sm/model/mkeyrec.h): refusing the
+	 * SM now (ports_foreign), when the last of their protections should
+	 * end (foreign_ends_in_s; -1: a lease of 0, never), taken over.
+	 */
+	uint64_t last, now = clock_ms();
+	uint32_t foreign = mkrec_refusing(&sub->rec, NULL, &last);
+	json_int_t ends = 0;
+	for (uint32_t i = 0; i < sub->rec.n; i++)
+		if (sub->rec.v[i].since_ms && !sub->rec.v[i].end_ms)
+			ends = -1;
+	if (!ends && last > now)
+		ends = (json_int_t)((last - now + 999) / 1000);
+	return json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "protect_level", sub->mk.protect,
 			 "ports_keyed", (json_int_t)c.keyed,
 			 "ports_unkeyed", (json_int_t)c.unkeyed,
 			 "violations", (json_int_t)ts->mkey_violations,
-			 "violations_read", (json_int_t)c.violations);
+			 "violations_read", (json_int_t)c.violations,
+			 "ports_foreign", (json_int_t)foreign,
+			 "foreign_ends_in_s", ends,
+			 "taken_over", (json_int_t)sub->rec.taken_over);
 }
 
 static json_t *status_json(const struct sm *sm)

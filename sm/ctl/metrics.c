@@ -273,9 +273,14 @@ static void service_metrics(struct mtext *t, const struct sm *sm)
 	struct mkey_census mc;
 	subnet_mkey_census(&sm->sub, &mc);
 	mtext_family(t, "ibsmd_mkey_ports", "gauge",
-		     "Ports the SM keys (security.m_key): holding their M_Key, level and lease, or not yet");
+		     "Ports the SM keys (security.m_key): holding their M_Key, level and lease, or not yet; refusing the SM (another SM's key)");
 	mtext_sample(t, "ibsmd_mkey_ports", "state", "keyed", mc.keyed);
 	mtext_sample(t, "ibsmd_mkey_ports", "state", "unkeyed", mc.unkeyed);
+	mtext_sample(t, "ibsmd_mkey_ports", "state", "foreign",
+		     mkrec_refusing(&sm->sub.rec, NULL, NULL));
+	one(t, "ibsmd_mkey_taken_over_total", "counter",
+	    "Ports that held another SM's M_Key and were taken over (their lease over)",
+	    (double)sm->sub.rec.taken_over);
 	mkey_viol_metrics(t, sm, ts);
 	one(t, "ibsmd_notices_sent_total", "counter",
 	    "Notices (SA Reports) sent to subscribers, first sends", ns ? (double)ns->reports_sent : 0);

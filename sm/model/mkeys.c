@@ -30,7 +30,7 @@ uint64_t mkeys_derive(const uint8_t secret[MKEYS_SECRET_LEN], uint64_t port_guid
 
 uint64_t mkeys_port_key(const struct mkeys *k, uint64_t port_guid)
 {
-	if (!k || !k->protect || !port_guid)
+	if (!k || !k->have_secret || !port_guid)
 		return 0;
 	return mkeys_derive(k->secret, port_guid);
 }

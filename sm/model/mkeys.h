@@ -27,7 +27,13 @@
 
 /* What the SM gives ports: security.m_key with its secret read. */
 struct mkeys {
-	int protect;		/* M_KeyProtectBits; 0: no M_Key at all */
+	int protect;		/* M_KeyProtectBits; 0: no M_Key written */
+	/*
+	 * The secret is read: SMPs carry the derived keys.  With protect 0
+	 * too when the file is there (lowering the level on a keyed fabric:
+	 * the ports still hold their keys until the Set that writes 0).
+	 */
+	int have_secret;
 	uint16_t lease_s;	/* M_KeyLeasePeriod */
 	uint8_t secret[MKEYS_SECRET_LEN];
 };
@@ -38,7 +44,7 @@ struct mkeys {
  * protection at all, 14.2.4.1) is given as 1.
  */
 uint64_t mkeys_derive(const uint8_t secret[MKEYS_SECRET_LEN], uint64_t port_guid);
-/* The M_Key an SMP to port_guid carries: 0 when k is off or the port unknown. */
+/* The M_Key an SMP to port_guid carries: 0 without a secret or the port unknown. */
 uint64_t mkeys_port_key(const struct mkeys *k, uint64_t port_guid);
 
 /*

@@ -39,6 +39,22 @@ static const struct nbr_end *nbr_peer(const struct nbr_map *m, uint64_t node_gui
 	return s->node_guid ? &s->peer : NULL;
 }
 
+const struct nbr_end *nbr_far_end(const struct nbr_map *m, uint64_t node_guid,
+				  uint8_t port)
+{
+	return nbr_peer(m, node_guid, port);
+}
+
+int nbr_port_end(const struct nbr_map *m, uint64_t port_guid, struct nbr_end *e)
+{
+	for (uint32_t i = 0; i < m->cap; i++)
+		if (m->slots[i].node_guid && m->slots[i].peer.port_guid == port_guid) {
+			*e = m->slots[i].peer;
+			return 0;
+		}
+	return -1;
+}
+
 static int grow(struct nbr_map *m)
 {
 	uint32_t cap = m->cap ? 2 * m->cap : NBR_MIN_CAP;
@@ -75,8 +91,7 @@ static int put_end(struct nbr_map *m, const struct nbr_end *from,
 	return 1;
 }
 
-/* Records the link a <-> b (both directions): 1 if that changed the map, 0, -1 (ENOMEM). */
-static int nbr_put(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b)
+int nbr_add_link(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b)
 {
 	if (!a->node_guid || !b->node_guid)
 		return 0;
@@ -114,7 +129,7 @@ int nbr_from_fabric(struct nbr_map *m, const struct fabric *f)
 		end_of(f, r, &b);
 		if (!a.port_guid || !b.port_guid)
 			continue;	/* a CA port never asked */
-		int c = nbr_put(m, &a, &b);
+		int c = nbr_add_link(m, &a, &b);
 		if (c < 0)
 			return -1;
 		changed += c;
@@ -171,7 +186,7 @@ int nbr_load(struct nbr_map *m, const char *dir, char *err, size_t errlen)
 			rc = -1;
 			break;
 		}
-		if (nbr_put(m, &a, &b) < 0) {
+		if (nbr_add_link(m, &a, &b) < 0) {
 			snprintf(err, errlen, "out of memory");
 			rc = -1;
 			break;
@@ -244,6 +259,149 @@ uint64_t nbr_dr_target(const struct fabric *f, const struct nbr_map *m,
 	return target;
 }
 
+/* ---- walking the map beyond the links the SM could not cross ---- */
+
+struct nbr_walk {
+	const struct nbr_map *m;
+	const struct nbr_slot **by_node;	/* the slots sorted by node GUID, port */
+	uint8_t *seen;			/* per by_node index: its node visited */
+	uint32_t n;
+};
+
+struct nbr_hop {
+	uint64_t node_guid;
+	int hops;
+	uint8_t path[FAB_MAX_HOPS + 1];
+};
+
+static int slot_cmp(const void *a, const void *b)
+{
+	const struct nbr_slot *x = *(const struct nbr_slot *const *)a;
+	const struct nbr_slot *y = *(const struct nbr_slot *const *)b;
+	if (x->node_guid != y->node_guid)
+		return x->node_guid < y->node_guid ? -1 : 1;
+	return (int)x->port - (int)y->port;
+}
+
+struct nbr_walk *nbr_walk_new(const struct nbr_map *m)
+{
+	struct nbr_walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->m = m;
+	w->by_node = malloc(((size_t)m->n + 1) * sizeof(*w->by_node));
+	w->seen = calloc((size_t)m->n + 1, 1);
+	if (!w->by_node || !w->seen) {
+		nbr_walk_free(w);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < m->cap; i++)
+		if (m->slots[i].node_guid)
+			w->by_node[w->n++] = &m->slots[i];
+	qsort(w->by_node, w->n, sizeof(*w->by_node), slot_cmp);
+	return w;
+}
+
+void nbr_walk_free(struct nbr_walk *w)
+{
+	if (!w)
+		return;
+	free(w->by_node);
+	free(w->seen);
+	free(w);
+}
+
+/* The first of node_guid's slots in by_node, and how many (0: none). */
+static uint32_t node_slots(const struct nbr_walk *w, uint64_t node_guid, uint32_t *first)
+{
+	uint32_t lo = 0, hi = w->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (w->by_node[mid]->node_guid < node_guid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	uint32_t k = lo;
+	while (k < w->n && w->by_node[k]->node_guid == node_guid)
+		k++;
+	return k - lo;
+}
+
+/* Two links or more, one port GUID at this end of each: a switch. */
+static int is_switch(const struct nbr_walk *w, uint32_t first, uint32_t cnt)
+{
+	if (cnt < 2)
+		return 0;
+	const struct nbr_end *own = nbr_peer(w->m, w->by_node[first]->peer.node_guid,
+					     w->by_node[first]->peer.port);
+	for (uint32_t k = first + 1; own && k < first + cnt; k++) {
+		const struct nbr_end *o = nbr_peer(w->m, w->by_node[k]->peer.node_guid,
+						   w->by_node[k]->peer.port);
+		if (!o || o->port_guid != own->port_guid)
+			return 0;
+	}
+	return own != NULL;
+}
+
+struct nbr_visit {
+	struct nbr_walk *w;
+	int (*known)(void *arg, uint64_t node_guid);
+	nbr_visit_fn fn;
+	void *arg;
+	struct nbr_hop *q;	/* switches to walk on from */
+	uint32_t tail;
+};
+
+/* The node reached by path[1..hops] (the port port_guid): told, queued if a switch. */
+static void visit(struct nbr_visit *v, uint64_t node_guid, const uint8_t *path,
+		  int hops, uint64_t port_guid)
+{
+	struct nbr_walk *w = v->w;
+	uint32_t first, cnt = node_slots(w, node_guid, &first);
+	if (!cnt || w->seen[first] || v->known(v->arg, node_guid))
+		return;
+	w->seen[first] = 1;
+	v->fn(v->arg, path, hops, port_guid);
+	if (!is_switch(w, first, cnt) || hops >= FAB_MAX_HOPS || v->tail >= w->n)
+		return;
+	struct nbr_hop *h = &v->q[v->tail++];
+	h->node_guid = node_guid;
+	h->hops = hops;
+	memcpy(h->path, path, (size_t)hops + 1);
+}
+
+int nbr_walk_from(struct nbr_walk *w, const uint8_t *path, int hops,
+		  uint64_t node_guid, uint8_t port,
+		  int (*known)(void *arg, uint64_t node_guid), nbr_visit_fn fn,
+		  void *arg)
+{
+	const struct nbr_end *e = nbr_peer(w->m, node_guid, port);
+	if (!e || hops + 1 > FAB_MAX_HOPS)
+		return 0;
+	struct nbr_visit v = { .w = w, .known = known, .fn = fn, .arg = arg };
+	v.q = malloc(((size_t)w->n + 1) * sizeof(*v.q));
+	if (!v.q)
+		return -1;
+	uint8_t p[FAB_MAX_HOPS + 1];
+	memcpy(p, path, (size_t)hops + 1);
+	p[hops + 1] = port;
+	visit(&v, e->node_guid, p, hops + 1, e->port_guid);
+	for (uint32_t head = 0; head < v.tail; head++) {
+		const struct nbr_hop h = v.q[head];
+		uint32_t first, cnt = node_slots(w, h.node_guid, &first);
+		for (uint32_t k = first; k < first + cnt; k++) {
+			const struct nbr_slot *sl = w->by_node[k];
+			memcpy(p, h.path, (size_t)h.hops + 1);
+			p[h.hops + 1] = sl->port;
+			visit(&v, sl->peer.node_guid, p, h.hops + 1, sl->peer.port_guid);
+		}
+	}
+	free(v.q);
+	return 0;
+}
+
 /* NodeRecord (IBA vol. 1 15.2.5.2): LID, reserved, then NodeInfo. */
 #define NR_OFF_LID		0
 #define NR_OFF_NODE_GUID	16	/* NodeInfo (from byte 4) byte 12 */
@@ -312,7 +470,7 @@ int nbr_from_link_records(struct nbr_map *m, const struct nbr_lid *t, size_t nt,
 			continue;
 		struct nbr_end a = { x->node_guid, x->port_guid, r[LR_OFF_FROM_PORT] };
 		struct nbr_end b = { y->node_guid, y->port_guid, r[LR_OFF_TO_PORT] };
-		int c = nbr_put(m, &a, &b);
+		int c = nbr_add_link(m, &a, &b);
 		if (c < 0)
 			return -1;
 		changed += c;

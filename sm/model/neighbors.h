@@ -51,6 +51,37 @@ int nbr_load(struct nbr_map *m, const char *dir, char *err, size_t errlen);
 /* Writes m to DIR/neighbors atomically (sm/base/wfile.h). */
 int nbr_save(const struct nbr_map *m, const char *dir, char *err, size_t errlen);
 
+/* Records the link a <-> b (both directions): 1 if that changed the map, 0, -1 (ENOMEM). */
+int nbr_add_link(struct nbr_map *m, const struct nbr_end *a, const struct nbr_end *b);
+/* The end whose port GUID is port_guid (a CA's port; a switch: any of its ports) into e: 0, or -1. */
+int nbr_port_end(const struct nbr_map *m, uint64_t port_guid, struct nbr_end *e);
+/* What the map has across port of node node_guid, or NULL. */
+const struct nbr_end *nbr_far_end(const struct nbr_map *m, uint64_t node_guid,
+				  uint8_t port);
+
+/*
+ * Walks the map beyond links no SMP got across (their far ends refuse the
+ * SM: sm/write/mkeytake.h).  nbr_walk_from() visits the node across
+ * (node_guid, port) of a node reached by path[1..hops], and on from each
+ * switch found so, breadth first -- a switch being a node the map names
+ * with two links or more and one port GUID (a switch's ports share port
+ * 0's; a CA's each have their own, and a CA forwards no SMP) -- each
+ * node once over the walk's calls, none that known() says the SM reached.
+ * fn gets the directed route to it (path[1..hops]) and the port GUID
+ * that route reaches.
+ */
+struct nbr_walk;
+typedef void (*nbr_visit_fn)(void *arg, const uint8_t *path, int hops,
+			     uint64_t port_guid);
+/* NULL: ENOMEM. */
+struct nbr_walk *nbr_walk_new(const struct nbr_map *m);
+/* 0, or -1 (ENOMEM: part of it walked). */
+int nbr_walk_from(struct nbr_walk *w, const uint8_t *path, int hops,
+		  uint64_t node_guid, uint8_t port,
+		  int (*known)(void *arg, uint64_t node_guid), nbr_visit_fn fn,
+		  void *arg);
+void nbr_walk_free(struct nbr_walk *w);
+
 /*
  * The port GUID of the port a directed-route SMP with initial path
  * path[1..hops] reaches (a switch: its port 0; a CA or router: the port

@@ -57,6 +57,24 @@ static int pkey_enforce(const struct fabric *f, const struct program_params *pp,
 	return pp->parts->tenants && n <= plan_pkey_cap(f, pi);
 }
 
+/*
+ * M_Key protection (IBA vol. 1 14.2.4): the port's key, level and lease,
+ * or with M_Key off M_Key 0, ProtectBits 0 and lease 0 (a port keyed
+ * before is opened: the SMP carries the key it holds, sm/subnet.c);
+ * M_KeyViolations as read (the device takes the field from a Set:
+ * writing 0 would clear its count).
+ */
+void plan_mkey_fields(const struct mkeys *k, uint64_t port_guid, uint8_t *pi)
+{
+	struct mkey_pi m;
+	mkey_pi_get(pi, &m);
+	int on = k && k->protect;
+	m.key = on ? mkeys_port_key(k, port_guid) : 0;
+	m.protect = on ? (uint8_t)k->protect : 0;
+	m.lease_s = on ? k->lease_s : 0;
+	mkey_pi_put(pi, &m);
+}
+
 /* What the SM wants in a port's PortInfo, from what the port said it is. */
 static void encode_pi(const struct discovery *d, const struct program_params *pp,
 		      uint32_t pi, int state, int rereg, uint8_t *out)
@@ -78,20 +96,8 @@ static void encode_pi(const struct discovery *d, const struct program_params *pp
 		smp_pi_set64(out, IB_PORT_GID_PREFIX_F, pp->subnet_prefix);
 		smp_pi_set(out, IB_PORT_SUBN_TIMEOUT_F, (uint32_t)pp->subnet_timeout);
 		smp_pi_set(out, IB_PORT_CLIENT_REREG_F, rereg ? 1 : 0);
-		/*
-		 * M_Key protection (IBA vol. 1 14.2.4): the port's key, level and
-		 * lease; M_KeyViolations as read (the device takes the field from
-		 * a Set: writing 0 would clear its count).  A switch's external
-		 * ports have none: port 0's governs its SMA.
-		 */
-		if (pp->mkeys && pp->mkeys->protect) {
-			struct mkey_pi m;
-			mkey_pi_get(out, &m);
-			m.key = mkeys_port_key(pp->mkeys, p->guid);
-			m.protect = (uint8_t)pp->mkeys->protect;
-			m.lease_s = pp->mkeys->lease_s;
-			mkey_pi_put(out, &m);
-		}
+		/* a switch's external ports have none: port 0's governs its SMA */
+		plan_mkey_fields(pp->mkeys, p->guid, out);
 	}
 	if (fabric_port_linked(f, pi)) {
 		const struct fab_port *r = &f->ports[p->remote];

@@ -52,9 +52,12 @@ struct program_params {
 	/* the VMs: a member joined by its vGUID is at its VM's port */
 	const struct vm_registry *vms;
 	/* security.m_key (sm/model/mkeys.h): the M_Key fields of the end
-	 * ports' PortInfo; NULL or protect 0: M_Key 0, lease 0 */
+	 * ports' PortInfo; NULL or protect 0: M_Key 0, ProtectBits 0, lease 0 */
 	const struct mkeys *mkeys;
 };
+
+/* The M_Key fields of an end port's PortInfo pi (64 bytes) as k wants them. */
+void plan_mkey_fields(const struct mkeys *k, uint64_t port_guid, uint8_t *pi);
 
 /*
  * Each returns 0, or -1 on ENOMEM (with part of it planned).  c learns

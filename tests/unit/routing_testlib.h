@@ -431,6 +431,81 @@ static inline int cdg_has_cycle(const struct fabric *f,
 	return done != nch;
 }
 
+/* The VL a packet of SL sl takes out of port out of node n (entered by in). */
+static inline unsigned vl_at(const struct lft_tables *t, uint32_t n, unsigned in,
+		      unsigned out, uint8_t sl)
+{
+	const uint8_t *tab = lft_sl2vl(t, n, in, out);
+	ck_assert_ptr_nonnull(tab);
+	return tab[sl];
+}
+
+/*
+ * The channel-dependency graph over (switch-to-switch port, VL) of every
+ * CA-to-LID route: 1 if it has a cycle.  *vls: the VLs used (highest + 1).
+ */
+static inline int vl_cdg_cycle(const struct fabric *f, const struct lft_tables *t,
+			unsigned *vls)
+{
+	uint32_t nch = f->n_ports * 16;
+	uint8_t *dep = calloc((size_t)nch * nch, 1);
+	uint32_t *indeg = calloc(nch, sizeof(*indeg)), *q = malloc(nch * sizeof(*q));
+	uint8_t *used = calloc(nch, 1);
+	ck_assert(dep && indeg && q && used);
+	*vls = 0;
+	for (uint32_t s = 1; s <= f->max_lid; s++) {
+		uint32_t sp = f->lid_port[s];
+		if (sp == FAB_NONE || f->nodes[f->ports[sp].node].type == FAB_SWITCH)
+			continue;
+		for (uint32_t d = 1; d <= f->max_lid; d++) {
+			if (d == s || f->lid_port[d] == FAB_NONE)
+				continue;
+			uint8_t sl = lft_sl(t, s, d);
+			uint32_t cur = peer_switch(f, sp), prev_ch = FAB_NONE;
+			unsigned in = f->ports[f->ports[sp].remote].num;
+			for (uint32_t hops = 0; cur != FAB_NONE && hops <= t->n_sw; hops++) {
+				uint8_t p = lft_row(t, t->row_of_node[cur])[d];
+				ck_assert_uint_ne(p, LFT_DROP);
+				uint32_t pi = fabric_port(f, cur, p);
+				uint32_t next = p ? peer_switch(f, pi) : FAB_NONE;
+				if (next == FAB_NONE)
+					break;
+				unsigned vl = vl_at(t, cur, in, p, sl);
+				ck_assert_uint_lt(vl, 15);
+				if (vl + 1 > *vls)
+					*vls = vl + 1;
+				uint32_t ch = pi * 16 + vl;
+				used[ch] = 1;
+				if (prev_ch != FAB_NONE && !dep[(size_t)prev_ch * nch + ch]) {
+					dep[(size_t)prev_ch * nch + ch] = 1;
+					indeg[ch]++;
+				}
+				prev_ch = ch;
+				in = f->ports[f->ports[pi].remote].num;
+				cur = next;
+			}
+		}
+	}
+	uint32_t qh = 0, qt = 0, n = 0, done = 0;
+	for (uint32_t c = 0; c < nch; c++) {
+		n += used[c];
+		if (used[c] && !indeg[c])
+			q[qt++] = c;
+	}
+	while (qh < qt) {
+		uint32_t c = q[qh++];
+		done++;
+		for (uint32_t e = 0; e < nch; e++)
+			if (dep[(size_t)c * nch + e] && --indeg[e] == 0)
+				q[qt++] = e;
+	}
+	free(dep);
+	free(indeg);
+	free(q);
+	free(used);
+	return done != n;
+}
+
 static inline void free_all(struct fabric *f, struct lft_tables *t,
 			    struct tb *b)
 {

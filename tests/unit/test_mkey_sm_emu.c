@@ -66,6 +66,44 @@
  *   standby_learns_map: a standby that comes up before the fabric is
  *     keyed writes the links its own sweep saw to its own map; the master
  *     then keys the fabric and stops: the standby takes over at once.
+ *   new_secret_level2: the fabric keyed at level 2 with a lease of
+ *     SHORT_LEASE_S; ibsmd restarts on the same state directory (the
+ *     neighbour map) with a new secret.  While the ports drop its SMPs the
+ *     status says so (m_key.ports_foreign, foreign_ends_in_s within the
+ *     lease), and it does not loop on them: at most one heavy sweep a
+ *     sweep interval (SWEEP_S) and a bounded number of MADs.  As their
+ *     leases end it reads their keys, takes each over with one PortInfo
+ *     Set carrying it, all within one lease (ONE_LEASE_S: the ports
+ *     beyond those that refuse are probed at once): every port ends
+ *     holding its key under the new secret, level 2 and the lease,
+ *     m_key.taken_over counts all 18, the
+ *     metric ibsmd_mkey_taken_over_total as well, the log names each port
+ *     once, and a heavy sweep after adds no violation.
+ *   new_secret_level1: the same at level 1: Gets are answered (PortInfo
+ *     shows M_Key 0 and ProtectBits 1: the key hidden), the take-over Set
+ *     is dropped and starts the lease; the ports are reported with the
+ *     lease they show and taken over once it ends.
+ *   foreign_leaf_level2: on a fabric keyed at level 2, leaf L1 and its
+ *     three hosts are found holding another SM's key (replaced by devices
+ *     from another subnet), level 2, a lease of SHORT_LEASE_S.  The next
+ *     heavy sweep lists the leaf (the map names it across the spines'
+ *     up ports) and, past it, the hosts (one Get each, which starts their
+ *     lease too: the hosts' timers run although no sweep reached them),
+ *     configures the rest, and does not loop (one heavy sweep); the status
+ *     shows the four and the estimate (the SM's own lease, LEASE_S: theirs
+ *     is hidden).  With light sweeps on (SWEEP_S), each asks for a heavy
+ *     sweep while they are listed, and once their real lease ends one
+ *     takes the four over: every port holds the SM's key, taken_over 4.
+ *   lower_to_level0: the policy lowered from 2 to 0 on a keyed fabric:
+ *     the next heavy sweep still carries each port's key and writes M_Key
+ *     0, ProtectBits 0 and lease 0 to every port, no lease wait, no
+ *     violation.
+ *   new_cable_keyed: the tree with a spare cable L0[5] - L1[5], unplugged
+ *     while the SM keys the fabric at level 2 (the neighbour map lacks
+ *     it); plugged in, the NodeInfo across it goes with key 0 and is
+ *     dropped, the SM tries the key of the other device with an up port
+ *     of unknown far end, and within NEW_LINK_SWEEPS heavy sweeps the
+ *     link is in the model and in STATE_DIR/neighbors.
  */
 #include "emu_testlib.h"
 
@@ -85,6 +123,7 @@
 
 #define WRONG 0x0badc0de0badc0deull
 #define L0 0x100
+#define L1 0x101
 #define WAIT_MS 200
 #define MAD_TIMEOUT_MS 20
 #define LEASE_S 60
@@ -164,7 +203,24 @@ static void sm_up(struct run *r, int level)
 static void open_run(struct run *r, const char *name)
 {
 	memset(r, 0, sizeof(*r));
-	emu_run_open(&r->run, &(struct emu_world_opts){ .name = name, .seed = 7 });
+	emu_run_open(&r->run, &(struct emu_world_opts){ .name = name, .seed = 7, .debug_env = "MKEY_DEBUG", .debug_level = LOG_INFO });
+}
+
+/* The SM's control socket, STATE_DIR/ctl.sock, into path. */
+static void ctl_up(struct run *r, char *path, size_t len)
+{
+	char err[256] = "";
+	snprintf(path, len, "%s/ctl.sock", r->state);
+	r->sm->ctl = control_open(r->base, path, sm_control, r->sm, err, sizeof(err));
+	ck_assert_msg(r->sm->ctl != NULL, "%s", err);
+}
+
+/* Closes it, then frees the run. */
+static void ctl_down_free(struct run *r)
+{
+	control_close(r->sm->ctl);
+	r->sm->ctl = NULL;
+	emu_run_free(&r->run);
 }
 
 /* M_KeyViolations summed over the ports the SM keys (as the devices count them). */
@@ -225,10 +281,10 @@ static uint32_t sets_now(const struct run *r)
 
 static void heavy_sweep(struct run *r)
 {
-	uint32_t n = r->sm->sweep.heavy_sweeps;
+	uint32_t n = r->sm->sweep.heavy_sweeps, failed = r->sm->sweep.heavy_failed;
 	sweeper_request_heavy(r->sm, "test");
 	emu_run_sweeps(&r->run, n + 1);
-	ck_assert_uint_eq(r->sm->sweep.heavy_failed, 0);
+	ck_assert_uint_eq(r->sm->sweep.heavy_failed, failed);
 	ck_assert_uint_eq(r->sm->sweep.last.unresponsive, 0);
 }
 
@@ -325,14 +381,12 @@ static int hook_idle(const void *arg)
 START_TEST(trap256_reported)
 {
 	struct run r;
-	char path[128], err[256] = "", want[160];
+	char path[128], want[160];
 	open_run(&r, "mkeysmt");
 	sm_up(&r, 2);
 	host_attach(&r);
 	evhook_configure(r.sm->hook, hook_script(r.state), 5, 4);
-	snprintf(path, sizeof(path), "%s/ctl.sock", r.state);
-	r.sm->ctl = control_open(r.base, path, sm_control, r.sm, err, sizeof(err));
-	ck_assert_msg(r.sm->ctl != NULL, "%s", err);
+	ctl_up(&r, path, sizeof(path));
 	emu_sm_settle(r.base, r.sm, 2000);	/* the host's trap 144 answered */
 	struct emu_counters c0, c1;
 	emu_get_counters(r.e, &c0);
@@ -383,10 +437,8 @@ START_TEST(trap256_reported)
 			       "IBSM_ATTRIBUTE=0x0019", "IBSM_MODIFIER=0x00000000", key };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		ck_assert_msg(hook_lines(r.state, "hook.out", vars[i]) == 1, "no %s", vars[i]);
-	control_close(r.sm->ctl);
-	r.sm->ctl = NULL;
 	r.host.close(r.host.ctx);
-	emu_run_free(&r.run);
+	ctl_down_free(&r);
 }
 END_TEST
 
@@ -449,6 +501,17 @@ START_TEST(level3_host_get_fails)
 }
 END_TEST
 
+/* security.m_key as a reload gives it: level, lease, the secret read again. */
+static void reload_mkey(struct run *r, int level, int lease_s)
+{
+	struct config c = r->sm->cfg;
+	char err[256] = "";
+	c.mkey_protect = level;
+	c.mkey_lease_s = lease_s;
+	ck_assert_msg(subnet_mkeys_configure(&r->sm->sub, &c, 1, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
 START_TEST(policy_change_rewrites)
 {
 	struct run r;
@@ -456,12 +519,7 @@ START_TEST(policy_change_rewrites)
 	sm_up(&r, 2);
 	unsigned keyed = check_keyed(&r, 2);
 	/* a reload's new lease and level: the ports that hold the old ones are written */
-	struct config c = r.sm->cfg;
-	char err[256] = "";
-	c.mkey_lease_s = 30;
-	c.mkey_protect = 3;
-	ck_assert_msg(subnet_mkeys_configure(&r.sm->sub, &c, 1, err, sizeof(err)) == 0,
-		      "%s", err);
+	reload_mkey(&r, 3, 30);
 	uint32_t sets = sets_now(&r);
 	heavy_sweep(&r);
 	ck_assert_uint_ge(sets_now(&r) - sets, keyed);
@@ -909,6 +967,312 @@ START_TEST(standby_learns_map)
 }
 END_TEST
 
+#define SHORT_LEASE_S 2
+#define SWEEP_S 1		/* light sweeps: the pace of the retries */
+#define TAKE_OVER_MS 30000	/* the whole fabric, a lease per layer at most */
+#define ONE_LEASE_S (2 * SHORT_LEASE_S + 0.5)	/* one lease and the sweeps, not two */
+#define KEYED_PORTS (6 + 12)
+
+/* Every port the SM keys holds the key secret derives for it and level. */
+struct all_keyed {
+	struct run *r;
+	uint8_t secret[MKEYS_SECRET_LEN];
+	int level;
+};
+
+static int holds_keys(const void *arg)
+{
+	const struct all_keyed *a = arg;
+	const struct fabric *t = &a->r->topo;
+	const struct sm *sm = a->r->sm;
+	if (sm->sw.activity != SM_IDLE || sm->sw.heavy_wanted || sm->state != SMS_MASTER)
+		return 0;
+	for (uint32_t ni = 0; ni < t->n_nodes; ni++) {
+		const struct fab_node *nd = &t->nodes[ni];
+		int first = nd->type == FAB_SWITCH ? 0 : 1;
+		int last = nd->type == FAB_SWITCH ? 0 : nd->nports;
+		for (int p = first; p <= last; p++) {
+			uint64_t pg = t->ports[nd->first_port + (uint32_t)p].guid;
+			struct emu_mkey k;
+			if (emu_port_mkey(a->r->e, nd->guid, p, &k) < 0 ||
+			    k.key != mkeys_derive(a->secret, pg) || k.protect != a->level)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static json_int_t mkey_field(json_t *st, const char *name)
+{
+	json_t *v = json_object_get(json_object_get(st, "m_key"), name);
+	ck_assert_msg(v != NULL, "no m_key.%s in the status", name);
+	return json_integer_value(v);
+}
+
+/*
+ * The fabric keyed at level with a lease of SHORT_LEASE_S, the SM
+ * restarted on the same state directory with a new secret: while the
+ * ports refuse it, what the status says; then every port taken over.
+ */
+static void new_secret(const char *name, int level)
+{
+	struct run r;
+	char path[128], sock[128], err[256] = "";
+	open_run(&r, name);
+	r.sm = emu_sm_new(r.state, MAD_TIMEOUT_MS);
+	r.sm->cfg.mkey_protect = level;
+	r.sm->cfg.mkey_lease_s = SHORT_LEASE_S;
+	emu_sm_start(r.sm, r.base, r.e);
+	emu_run_sweeps(&r.run, 1);
+	ck_assert_uint_eq(check_keyed_lease(&r, level, SHORT_LEASE_S), KEYED_PORTS);
+	emu_run_stop_sm(&r.run);
+	snprintf(path, sizeof(path), "%s/%s", r.state, MKEYS_SECRET_FILE);
+	ck_assert_int_eq(unlink(path), 0);	/* a new one is made at the start */
+
+	r.sm = emu_sm_new(r.state, MAD_TIMEOUT_MS);
+	r.sm->cfg.mkey_protect = level;
+	r.sm->cfg.mkey_lease_s = SHORT_LEASE_S;
+	r.sm->cfg.sweep_interval_s = SWEEP_S;
+	double t0 = emu_now_s();
+	struct emu_log lg;
+	emu_log_capture(&lg, LOG_NOTICE);
+	emu_sm_start(r.sm, r.base, r.e);
+	ctl_up(&r, sock, sizeof(sock));
+	struct all_keyed a = { .r = &r, .level = level };
+	ck_assert_msg(mkeys_secret_load(path, 0, a.secret, err, sizeof(err)) == MKEYS_READ,
+		      "%s", err);
+
+	/* the ports refuse: reported, with when their lease should end */
+	emu_run_while(r.base, emu_never, NULL, 500);
+	json_t *st = emu_ctl_request(&r.run, sock, "{\"cmd\":\"status\"}\n", 0);
+	json_int_t foreign = mkey_field(st, "ports_foreign");
+	json_int_t ends = mkey_field(st, "foreign_ends_in_s");
+	json_decref(st);
+	double asked = emu_now_s() - t0;
+	ck_assert_int_gt(foreign, 0);
+	ck_assert_int_gt(ends, 0);
+	ck_assert_int_le(ends, SHORT_LEASE_S);
+
+	int all = emu_run_while(r.base, holds_keys, &a, TAKE_OVER_MS);
+	double took = emu_now_s() - t0;
+	/* one line a port taken over, naming it */
+	int lines = emu_log_lines(&lg, "M_Key: took over ");
+	ck_assert_msg(all, "not every port holds its new key after %d ms", TAKE_OVER_MS);
+	fprintf(stderr, "%s: %.2f s after the start: %lld ports refuse, their lease ends in %lld s\n",
+		name, asked, (long long)foreign, (long long)ends);
+	ck_assert_int_eq(lines, KEYED_PORTS);
+	uint32_t sweeps = r.sm->sweep.heavy_sweeps + r.sm->sweep.heavy_failed;
+	uint64_t sent = txn_get_stats(r.sm->txn)->all.sent;	/* since its start */
+	fprintf(stderr, "%s: taken over in %.2f s: %u heavy sweeps (%u failed), %u light, "
+		"%llu MADs\n", name, took, sweeps, r.sm->sweep.heavy_failed,
+		r.sm->sweep.light_sweeps, (unsigned long long)sent);
+	/* every port's lease ran from the first refused SMP: one lease in all */
+	ck_assert_double_lt(took, ONE_LEASE_S);
+	/* no loop: a heavy sweep a sweep interval at most, and its MADs */
+	ck_assert_uint_le(sweeps, (unsigned)(took / SWEEP_S) + 2);
+	ck_assert_uint_le(sent, (uint64_t)sweeps * 400);
+
+	st = emu_ctl_request(&r.run, sock, "{\"cmd\":\"status\"}\n", 0);
+	ck_assert_int_eq(mkey_field(st, "taken_over"), KEYED_PORTS);
+	ck_assert_int_eq(mkey_field(st, "ports_foreign"), 0);
+	json_decref(st);
+	ck_assert_double_eq(emu_metric(r.sm, "ibsmd_mkey_taken_over_total"), KEYED_PORTS);
+	ck_assert_uint_eq(check_keyed_lease(&r, level, SHORT_LEASE_S), KEYED_PORTS);
+	unsigned v = mkey_violations(&r);
+	heavy_sweep(&r);
+	ck_assert_uint_eq(r.sm->sweep.last.switches, 6);
+	ck_assert_uint_eq(r.sm->sweep.last.cas, 12);
+	ck_assert_uint_eq(mkey_violations(&r), v);	/* none after the take-over */
+	ctl_down_free(&r);
+}
+
+START_TEST(new_secret_level2)
+{
+	new_secret("mkeysmn2", 2);
+}
+END_TEST
+
+START_TEST(new_secret_level1)
+{
+	new_secret("mkeysmn1", 1);
+}
+END_TEST
+
+#define L1_HOSTS 3		/* H3..H5 */
+#define PROBE_POLLS 10
+#define PROBE_POLL_MS 100
+#define OTHER_KEY 0x0123456789abcdefull
+
+START_TEST(foreign_leaf_level2)
+{
+	struct run r;
+	char sock[128], err[256] = "";
+	open_run(&r, "mkeysmfl");
+	sm_up(&r, 2);
+	ck_assert_uint_eq(check_keyed(&r, 2), KEYED_PORTS);
+	ck_assert_int_eq(emu_set_mkey(r.e, L1, 0, OTHER_KEY, 2, SHORT_LEASE_S), 0);
+	for (int h = L1_HOSTS; h < 2 * L1_HOSTS; h++)
+		ck_assert_int_eq(emu_set_mkey(r.e, emu_host_guid(h) - 1, 1, OTHER_KEY + (uint64_t)h,
+					      2, SHORT_LEASE_S), 0);
+	ctl_up(&r, sock, sizeof(sock));
+	double t0 = emu_now_s();
+	uint32_t heavy = r.sm->sweep.heavy_sweeps;
+	sweeper_request_heavy(r.sm, "test");
+	emu_run_sweeps(&r.run, heavy + 1);
+	emu_sm_settle(r.base, r.sm, 200);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, heavy + 1);	/* no loop */
+	ck_assert_uint_eq(r.sm->sweep.last.switches, 5);
+	/* the probes' answers due (their tries time out) */
+	json_int_t foreign = 0, ends = 0;
+	for (int i = 0; i < PROBE_POLLS && foreign < 1 + L1_HOSTS; i++) {
+		emu_run_while(r.base, emu_never, NULL, PROBE_POLL_MS);
+		json_t *st = emu_ctl_request(&r.run, sock, "{\"cmd\":\"status\"}\n", 0);
+		foreign = mkey_field(st, "ports_foreign");
+		ends = mkey_field(st, "foreign_ends_in_s");
+		json_decref(st);
+	}
+	ck_assert_int_eq(foreign, 1 + L1_HOSTS);
+	/* the estimate: the SM's own lease, as the ports' is hidden */
+	ck_assert_int_gt(ends, SHORT_LEASE_S);
+	ck_assert_int_le(ends, LEASE_S);
+	ck_assert_uint_eq(r.sm->sweep.heavy_sweeps, heavy + 1);	/* still no loop */
+	/* the hosts behind the leaf: their lease runs (the probes' violations) */
+	for (int h = L1_HOSTS; h < 2 * L1_HOSTS; h++) {
+		struct emu_mkey k;
+		ck_assert_int_eq(emu_port_mkey(r.e, emu_host_guid(h) - 1, 1, &k), 0);
+		ck_assert_uint_gt(k.lease_left_ms, 0);
+	}
+
+	r.sm->cfg.sweep_interval_s = SWEEP_S;	/* light sweeps from now on */
+	struct all_keyed a = { .r = &r, .level = 2 };
+	char path[128];
+	snprintf(path, sizeof(path), "%s/%s", r.state, MKEYS_SECRET_FILE);
+	ck_assert_msg(mkeys_secret_load(path, 0, a.secret, err, sizeof(err)) == MKEYS_READ,
+		      "%s", err);
+	sweeper_request_light(r.sm);
+	ck_assert_msg(emu_run_while(r.base, holds_keys, &a, TAKE_OVER_MS),
+		      "the leaf and its hosts not taken over after %d ms", TAKE_OVER_MS);
+	double took = emu_now_s() - t0;
+	fprintf(stderr, "foreign_leaf_level2: taken over in %.2f s, %u heavy sweeps\n", took,
+		r.sm->sweep.heavy_sweeps - heavy);
+	/* the lease they hold, a sweep interval (the retry) and the sweeps */
+	ck_assert_double_lt(took, SHORT_LEASE_S + 2 * SWEEP_S + 1.0);
+	json_t *st = emu_ctl_request(&r.run, sock, "{\"cmd\":\"status\"}\n", 0);
+	ck_assert_int_eq(mkey_field(st, "taken_over"), 1 + L1_HOSTS);
+	ck_assert_int_eq(mkey_field(st, "ports_foreign"), 0);
+	json_decref(st);
+	ck_assert_uint_eq(r.sm->sweep.last.switches, 6);
+	ck_assert_uint_eq(r.sm->sweep.last.cas, 12);
+	ctl_down_free(&r);
+}
+END_TEST
+
+START_TEST(lower_to_level0)
+{
+	struct run r;
+	open_run(&r, "mkeysml0");
+	sm_up(&r, 2);
+	check_keyed(&r, 2);
+	reload_mkey(&r, 0, LEASE_S);	/* a reload without security.m_key */
+	double t0 = emu_now_s();
+	heavy_sweep(&r);
+	ck_assert_double_lt(emu_now_s() - t0, LEASE_S / 10.0);	/* no lease wait */
+	const struct fabric *t = &r.topo;
+	for (uint32_t ni = 0; ni < t->n_nodes; ni++) {
+		const struct fab_node *nd = &t->nodes[ni];
+		for (int p = nd->type == FAB_SWITCH ? 0 : 1;
+		     p <= (nd->type == FAB_SWITCH ? 0 : nd->nports); p++) {
+			struct emu_mkey k;
+			ck_assert_int_eq(emu_port_mkey(r.e, nd->guid, p, &k), 0);
+			ck_assert_msg(k.key == 0 && k.protect == 0 && k.lease_s == 0,
+				      "0x%llx[%d]: key 0x%llx level %u lease %u",
+				      (unsigned long long)nd->guid, p,
+				      (unsigned long long)k.key, k.protect, k.lease_s);
+		}
+	}
+	ck_assert_uint_eq(mkey_violations(&r), 0);
+	emu_run_free(&r.run);
+}
+END_TEST
+
+#define SPARE_PORT 5
+#define NEW_LINK_SWEEPS 3
+#define NEW_LINK_MS 5000
+
+/* The tree of emu_tree_text() with a cable L0[5] - L1[5]. */
+static char *tree_spare_cable(void)
+{
+	char *t = emu_tree_text();
+	size_t n = strlen(t) + 64;
+	char *o = malloc(n);
+	ck_assert_ptr_nonnull(o);
+	const char *a = strstr(t, "Switch\t8 \"L0\"\n"), *b = strstr(t, "Switch\t8 \"L1\"\n");
+	ck_assert(a && b && a < b);
+	a += strlen("Switch\t8 \"L0\"\n");
+	b += strlen("Switch\t8 \"L1\"\n");
+	snprintf(o, n, "%.*s[5]\t\"L1\"[5]\n%.*s[5]\t\"L0\"[5]\n%s", (int)(a - t), t,
+		 (int)(b - a), a, b);
+	free(t);
+	return o;
+}
+
+static int spare_linked(const void *arg)
+{
+	const struct sm *sm = arg;
+	if (sm->sw.activity != SM_IDLE || sm->sw.heavy_wanted || !sm->sub.model)
+		return 0;
+	const struct fabric *f = &sm->sub.model->f;
+	uint32_t a = fabric_find_node(f, L0), b = fabric_find_node(f, L1);
+	if (a == FAB_NONE || b == FAB_NONE)
+		return 0;
+	return f->ports[fabric_port(f, a, SPARE_PORT)].remote == fabric_port(f, b, SPARE_PORT);
+}
+
+/* Does STATE_DIR/neighbors hold the spare cable? */
+static int map_has_spare(const struct run *r)
+{
+	char path[128], line[256];
+	snprintf(path, sizeof(path), "%s/%s", r->state, NBR_FILE);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, ag, b, bg;
+		unsigned ap, bp;
+		if (sscanf(line, "%llx %u %llx %llx %u %llx", &a, &ap, &ag, &b, &bp, &bg) == 6 &&
+		    a == L0 && ap == SPARE_PORT && b == L1 && bp == SPARE_PORT)
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+START_TEST(new_cable_keyed)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	emu_run_open(&r.run, &(struct emu_world_opts){ .name = "mkeysmnc", .seed = 7,
+		     .text = tree_spare_cable(), .debug_env = "MKEY_DEBUG",
+		     .debug_level = LOG_INFO });
+	ck_assert_int_eq(emu_link_down(r.e, L0, SPARE_PORT), 0);
+	sm_up(&r, 2);
+	ck_assert_uint_eq(check_keyed(&r, 2), KEYED_PORTS);
+	ck_assert(!spare_linked(r.sm));
+	ck_assert(!map_has_spare(&r));
+	uint32_t sweeps = r.sm->sweep.heavy_sweeps;
+	ck_assert_int_eq(emu_link_up(r.e, L0, SPARE_PORT), 0);	/* traps 128: a heavy sweep */
+	ck_assert_msg(emu_run_while(r.base, spare_linked, r.sm, NEW_LINK_MS),
+		      "the new link is not in the model after %d ms (%u heavy sweeps)",
+		      NEW_LINK_MS, r.sm->sweep.heavy_sweeps - sweeps);
+	ck_assert_uint_le(r.sm->sweep.heavy_sweeps - sweeps, NEW_LINK_SWEEPS);
+	ck_assert(map_has_spare(&r));	/* a restart knows it */
+	ck_assert_uint_eq(r.sm->sweep.last.unresponsive, 0);
+	ck_assert_uint_eq(check_keyed(&r, 2), KEYED_PORTS);
+	emu_run_free(&r.run);
+}
+END_TEST
+
 static Suite *mkey_sm_suite(void)
 {
 	Suite *s = suite_create("mkey_sm_emu");
@@ -927,6 +1291,11 @@ static Suite *mkey_sm_suite(void)
 	tcase_add_test(tc, standby_without_map);
 	tcase_add_test(tc, standby_partial_map);
 	tcase_add_test(tc, standby_learns_map);
+	tcase_add_test(tc, new_secret_level2);
+	tcase_add_test(tc, new_secret_level1);
+	tcase_add_test(tc, foreign_leaf_level2);
+	tcase_add_test(tc, lower_to_level0);
+	tcase_add_test(tc, new_cable_keyed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,11 @@
  *     refused with FILE:LINE; an absent file is an empty map.
  *   from_sa: the map made from the SA's NodeRecords and LinkRecords (a
  *     standby's, read from its master) walks as the fabric's.
+ *   walk: beyond L0 port 4 (S0 refusing), the map alone leads to S0, L1
+ *     and H1, breadth first, with their directed routes and the port each
+ *     reaches; L0 and H0 (known) are not visited nor walked through, a
+ *     CA is not walked through, and a second walk from the same place
+ *     visits nothing again.
  */
 #include <check.h>
 #include <stdio.h>
@@ -221,6 +226,56 @@ START_TEST(from_sa)
 }
 END_TEST
 
+struct visits {
+	int n;
+	uint64_t port[8];
+	int hops[8];
+	uint8_t path[8][FAB_MAX_HOPS + 1];
+};
+
+static int known(void *arg, uint64_t node_guid)
+{
+	return node_guid == H0 || node_guid == L0;
+}
+
+static void visited(void *arg, const uint8_t *path, int hops, uint64_t port)
+{
+	struct visits *v = arg;
+	ck_assert_int_lt(v->n, 8);
+	v->port[v->n] = port;
+	v->hops[v->n] = hops;
+	memcpy(v->path[v->n], path, (size_t)hops + 1);
+	v->n++;
+}
+
+START_TEST(walk)
+{
+	struct nbr_map m = { 0 };
+	ck_assert_int_gt(nbr_from_fabric(&m, &f), 0);
+	struct nbr_walk *w = nbr_walk_new(&m);
+	ck_assert_ptr_nonnull(w);
+	struct visits v = { 0 };
+	const uint8_t at_l0[] = { 0, 1 };	/* H0 -> L0 */
+	ck_assert_int_eq(nbr_walk_from(w, at_l0, 1, L0, 4, known, visited, &v), 0);
+	ck_assert_int_eq(v.n, 3);
+	const uint64_t want[] = { port_guid(S0, 0), port_guid(L1, 0), port_guid(H1, 1) };
+	const uint8_t p2[] = { 0, 1, 4, 2, 1 };
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(v.port[i], want[i]);
+		ck_assert_int_eq(v.hops[i], 2 + i);
+		ck_assert_mem_eq(v.path[i], p2, (size_t)v.hops[i] + 1);
+		/* the route reaches that port in the fabric too */
+		ck_assert_uint_eq(nbr_dr_target(&f, &m, port_guid(H0, 1), v.path[i], v.hops[i]),
+				  want[i]);
+	}
+	v.n = 0;
+	ck_assert_int_eq(nbr_walk_from(w, at_l0, 1, L0, 4, known, visited, &v), 0);
+	ck_assert_int_eq(v.n, 0);
+	nbr_walk_free(w);
+	nbr_free(&m);
+}
+END_TEST
+
 static Suite *neighbors_suite(void)
 {
 	Suite *s = suite_create("neighbors");
@@ -230,6 +285,7 @@ static Suite *neighbors_suite(void)
 	tcase_add_test(tc, dr_target);
 	tcase_add_test(tc, save_load);
 	tcase_add_test(tc, from_sa);
+	tcase_add_test(tc, walk);
 	suite_add_tcase(s, tc);
 	return s;
 }
