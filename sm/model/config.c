@@ -1575,7 +1575,7 @@ int config_engine_sls_conflict(const struct config *c, char *msg, size_t len)
 		return 0;
 	if (c->qos_mode != QOS_NONE) {
 		snprintf(msg, len, "routing engine %s with qos.mode %s: both set the "
-			 "SLs and the SL-to-VL tables (%s's VL layers need qos.mode none)",
+			 "SLs and the SL-to-VL tables (%s's own SLs need qos.mode none)",
 			 eng, c->qos_mode == QOS_VFTREE ? "vftree" : "voqsw", eng);
 		return 1;
 	}

@@ -8,11 +8,15 @@ that traffic from CA ports can take are counted.  A cycle means the routes can
 deadlock on one VL.  Exit 0: no cycle; 1: a cycle (printed); 2: bad input.
 
 --sls SLS: lines "SLID DLID SL" (saquery -p answers) for every CA port's base
-LID as SLID and every LID as DLID; each route then runs on the VL of its SL
-(every port's SL-to-VL table the identity, as the test checked with smpquery
-sl2vl) and the channels are (link, VL): a cycle on one VL is a deadlock, one
-across VLs is none.  A pair without a line is an error (exit 2)."""
+LID as SLID and every LID as DLID; the channels are then (link, VL), each hop
+on the VL its switch's SL-to-VL table gives the pair's SL for the hop's input
+and output ports: DIR/sl2vl.LID, `smpquery sl2vl LID OUT` for every output
+port of every switch (--sl2vl DIR), or VL = SL without it.  A cycle on one VL
+is a deadlock, one across VLs is none.  A pair without a line, or a table
+missing, is an error (exit 2)."""
 import argparse
+import os
+import re
 import sys
 
 from check_fabric import InputError, parse_lfts, parse_topo
@@ -23,6 +27,7 @@ def main(argv):
     ap.add_argument("--topo", required=True)
     ap.add_argument("--lfts", required=True)
     ap.add_argument("--sls")
+    ap.add_argument("--sl2vl", metavar="DIR")
     a = ap.parse_args(argv)
     try:
         topo = parse_topo(a.topo)
@@ -32,7 +37,12 @@ def main(argv):
         print("cdg_check: %s" % e, file=sys.stderr)
         return 2
     if sls is not None:
-        return check_vls(topo, lfts, sls)
+        try:
+            tables = read_sl2vl(topo, a.sl2vl) if a.sl2vl else None
+        except (InputError, OSError, ValueError) as e:
+            print("cdg_check: %s" % e, file=sys.stderr)
+            return 2
+        return check_vls(topo, lfts, sls, tables)
     sw = sorted(g for g, n in topo.nodes.items() if n["type"] == "SW")
     is_sw = set(sw)
     # the switch each CA port hangs off
@@ -104,6 +114,27 @@ def read_sls(path):
     return sls
 
 
+RE_SL2VL = re.compile(r'^ports: in\s+(\d+), out\s+(\d+):\s*\|(.*)$')
+
+
+def read_sl2vl(topo, d):
+    """{(switch GUID, in, out): [16 VLs]} from DIR/sl2vl.LID of every switch."""
+    tables = {}
+    for base, lmc, g, p in topo.lids:
+        if topo.nodes[g]["type"] != "SW":
+            continue
+        path = os.path.join(d, "sl2vl.%d" % base)
+        with open(path) as fp:
+            for line in fp:
+                m = RE_SL2VL.match(line)
+                if m:
+                    tables[(g, int(m.group(1)), int(m.group(2)))] = [
+                        int(v) for v in m.group(3).split("|") if v.strip()]
+    if not tables:
+        raise InputError("no SL-to-VL table in %s" % d)
+    return tables
+
+
 def find_cycle(deps):
     """A cycle of the graph deps (node -> set of nodes) as a list, or None."""
     WHITE, GREY, BLACK = 0, 1, 2
@@ -133,7 +164,7 @@ def find_cycle(deps):
     return None
 
 
-def check_vls(topo, lfts, sls):
+def check_vls(topo, lfts, sls, tables):
     """The per-VL check of --sls: every CA port's routes on its pairs' VLs."""
     is_sw = {g for g, n in topo.nodes.items() if n["type"] == "SW"}
     lids = sorted({base + k for base, lmc, g, p in topo.lids for k in range(1 << lmc)})
@@ -141,17 +172,16 @@ def check_vls(topo, lfts, sls):
     for base, lmc, g, p in topo.lids:
         if g in is_sw or (g, p) not in topo.links:
             continue
-        s0 = topo.links[(g, p)][0]
+        s0, in0 = topo.links[(g, p)]
         for lid in lids:
             if lid == base:
                 continue
             if (base, lid) not in sls:
                 print("cdg_check: no SL for %d -> %d" % (base, lid), file=sys.stderr)
                 return 2
-            vl = sls[(base, lid)]
-            vls.add(vl)
+            sl = sls[(base, lid)]
             pairs += 1
-            s, prev = s0, None
+            s, inp, prev = s0, in0, None
             for _ in range(64):
                 port = lfts.get(s, {}).get(lid)
                 if port in (None, 0, 255):
@@ -159,11 +189,20 @@ def check_vls(topo, lfts, sls):
                 far = topo.links.get((s, port))
                 if far is None or far[0] not in is_sw:
                     break
+                if tables is None:
+                    vl = sl
+                elif (s, inp, port) in tables:
+                    vl = tables[(s, inp, port)][sl]
+                else:
+                    print("cdg_check: no SL-to-VL table of %s in %d out %d"
+                          % (topo.nodes[s]["desc"], inp, port), file=sys.stderr)
+                    return 2
+                vls.add(vl)
                 ch = (s, port, vl)
                 if prev is not None:
                     deps.setdefault(prev, set()).add(ch)
                 prev = ch
-                s = far[0]
+                s, inp = far
     cyc = find_cycle(deps)
     if cyc:
         print("cdg_check: CYCLE of %d channels: %s" % (len(cyc) - 1, " -> ".join(

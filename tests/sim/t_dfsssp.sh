@@ -4,11 +4,11 @@
 # 1-D torus: its shortest paths close a cycle on one VL) and a 4x4 torus:
 #  - the daemon routes with dfsssp: every CA reaches every LID, no loop
 #    (check_fabric.py over ibnetdiscover and dump_fts);
-#  - saquery -p from every host's LID to every LID: the SLs; cdg_check.py
-#    --sls finds no cycle in the channel-dependency graph over (link, VL),
-#    from ibnetdiscover, dump_fts and those SLs alone, and one on VL0
-#    without them; smpquery sl2vl on every switch and CA port: SL i -> VL
-#    i for the VLs used (qos_check.py sl2vl);
+#  - saquery -p from every host's LID to every LID: the SLs; smpquery
+#    sl2vl on every switch and CA port: SL i -> VL i for the VLs used
+#    (qos_check.py sl2vl); cdg_check.py --sls --sl2vl finds no cycle in the
+#    channel-dependency graph over (link, VL), from ibnetdiscover,
+#    dump_fts, those SLs and tables alone, and one on VL0 without them;
 #  - the SLs equal the offline run's (--offline -R dfsssp --dump-sls,
 #    matched by port GUID) and the VLs used its `vls: used=N`;
 #  - OpenSM -R dfsssp on a fresh ibsim: ibsmd uses no more VLs than
@@ -20,35 +20,7 @@ command -v saquery >/dev/null || fail "saquery is not installed (make deps)"
 CDG="$SIM_ROOT/tests/sim/cdg_check.py"
 LOADS="$SIM_ROOT/tests/sim/link_loads.py"
 
-# sl_of S D: "S D SL", the SL of saquery -p from LID S to LID D (at H-0)
-sl_of() {
-	local sl
-	sl=$(on_host H-0 saquery -p --slid "$1" --dlid "$2" 2>&1 |
-		sed -n 's/^\s*sl\.\+\(0x[0-9a-fA-F]*\)$/\1/p' | head -n 1)
-	[ -n "$sl" ] && echo "$1 $2 $((sl))"
-}
-
-# sls PREFIX CAS: PREFIX.sls, "SLID DLID SL" for every CA base LID (the
-# ports whose GUIDs are the first column of CAS) to every other LID, four
-# saquery at a time
-sls() {
-	local s d
-	python3 "$SIM_LIDS" "$1.topo" >"$1.lids" || fail "lids_of.py $1.topo"
-	awk 'NR == FNR { ca[$1] = 1; next } ($1 in ca) { print $2 }' \
-		"$2" "$1.lids" | while read -r s; do
-		awk '{ print $2 }' "$1.lids" | while read -r d; do
-			[ "$s" = "$d" ] || echo "$s $d"
-		done
-	done | (
-		k=0
-		while read -r s d; do
-			sl_of "$s" "$d" >"$1.sl.$k" &
-			k=$((k + 1)); [ $((k % 4)) -ne 0 ] || wait
-		done
-		wait
-	)
-	cat "$1".sl.* >"$1.sls"
-}
+. "$SIM_ROOT/tests/sim/vlroute_lib.sh"
 
 for spec in "ring|torus --dims 6" "torus44|torus --dims 4,4"; do
 	name=${spec%%|*}
@@ -69,45 +41,13 @@ for spec in "ring|torus --dims 6" "torus44|torus --dims 4,4"; do
 	grep -q 'routing=dfsssp ' "$SIM_TMP/$name.log" || fail "$name: $(grep '^subnet up' "$SIM_TMP/$name.log")"
 	check_up "$SIM_TMP/$name"
 	sls "$SIM_TMP/$name" "$SIM_TMP/$name.off-sls"
-	python3 "$CDG" --topo "$SIM_TMP/$name.topo" --lfts "$SIM_TMP/$name.lfts" \
-		--sls "$SIM_TMP/$name.sls" >"$SIM_TMP/$name.cdg" 2>&1 ||
-		fail "$name: $(cat "$SIM_TMP/$name.cdg")"
+	sl2vl_dump "$SIM_TMP/$name"
+	vl_cdg "$SIM_TMP/$name" || fail "$name: $(cat "$SIM_TMP/$name.cdg")"
 	python3 "$CDG" --topo "$SIM_TMP/$name.topo" --lfts "$SIM_TMP/$name.lfts" >/dev/null &&
 		fail "$name: no cycle on one VL: the test fabric needs none of dfsssp's layers"
-	# the daemon's SLs are the offline run's (by port GUID)
-	python3 - "$SIM_TMP/$name.lids" "$SIM_TMP/$name.sls" "$SIM_TMP/$name.off-sls" <<'PY' ||
-import sys
-guid = {}
-for line in open(sys.argv[1]):
-    g, lid = line.split()[:2]
-    guid[int(lid)] = int(g, 16)
-got = {}
-for line in open(sys.argv[2]):
-    s, d, sl = map(int, line.split())
-    got[(guid[s], guid[d])] = sl
-off = {}
-for line in open(sys.argv[3]):
-    s, d, sl = line.split()
-    off[(int(s, 16), int(d, 16))] = int(sl)
-bad = [k for k in got if off.get(k) != got[k]]
-if bad or not got:
-    print("%d of %d pairs differ, e.g. %s: daemon %s, offline %s" % (
-        len(bad), len(got), bad[:1], [got[k] for k in bad[:1]], [off.get(k) for k in bad[:1]]))
-    sys.exit(1)
-PY
+	same_sls "$SIM_TMP/$name" "$SIM_TMP/$name.off-sls" ||
 		fail "$name: the daemon's PathRecord SLs are not the offline run's"
 	# every switch (in, out) pair and CA port: SL i -> VL i below the VLs used
-	mkdir -p "$SIM_TMP/$name.sl2vl"
-	sed -n 's/^Switch\s\+\([0-9]\+\)\s.*\blid \([0-9]\+\) .*/\2 \1/p' "$SIM_TMP/$name.topo" |
-		while read -r lid n; do
-			for out in $(seq 0 "$n"); do
-				on_host H-0 smpquery sl2vl "$lid" "$out" 2>&1
-			done >"$SIM_TMP/$name.sl2vl/sl2vl.$lid"
-		done
-	grep '^0x' "$SIM_TMP/$name.lids" | while read -r _ lid; do
-		grep -q "^Switch.*\blid $lid " "$SIM_TMP/$name.topo" ||
-			on_host H-0 smpquery sl2vl "$lid" >"$SIM_TMP/$name.sl2vl/sl2vl.$lid" 2>&1
-	done
 	python3 "$SIM_ROOT/tests/sim/qos_check.py" sl2vl --topo "$SIM_TMP/$name.topo" \
 		--dir "$SIM_TMP/$name.sl2vl" --max-vls "$vls" --pairs linked >"$SIM_TMP/$name.sl2vl.check" 2>&1 ||
 		fail "$name: SL2VL tables: $(tail -n 3 "$SIM_TMP/$name.sl2vl.check")"

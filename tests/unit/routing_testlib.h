@@ -235,6 +235,22 @@ static inline struct tb *mesh(int x, int y)
 	return b;
 }
 
+/* An x by y torus: T<index>, ports 1 +x, 2 -x, 3 +y, 4 -y, a host on 5. */
+static inline struct tb *torus(int x, int y)
+{
+	struct tb *b = tb_new();
+	for (int k = 0; k < x * y; k++)
+		tb_node(b, 1, 5, 0x100 * (uint64_t)(k + 1), "T%d", k);
+	for (int k = 0; k < x * y; k++)
+		tb_link(b, k, 5, tb_node(b, 0, 1, 0x10000 + 0x10 * (uint64_t)k, "H%d", k), 1);
+	for (int j = 0; j < y; j++)
+		for (int i = 0; i < x; i++) {
+			tb_link(b, j * x + i, 1, j * x + (i + 1) % x, 2);
+			tb_link(b, j * x + i, 3, ((j + 1) % y) * x + i, 4);
+		}
+	return b;
+}
+
 /* --- look-ups and checks --- */
 
 static inline uint32_t node_named(const struct fabric *f, const char *name)
@@ -432,7 +448,7 @@ static inline int cdg_has_cycle(const struct fabric *f,
 }
 
 /* The VL a packet of SL sl takes out of port out of node n (entered by in). */
-static inline unsigned vl_at(const struct lft_tables *t, uint32_t n, unsigned in,
+static inline unsigned sl2vl_of(const struct lft_tables *t, uint32_t n, unsigned in,
 		      unsigned out, uint8_t sl)
 {
 	const uint8_t *tab = lft_sl2vl(t, n, in, out);
@@ -470,7 +486,7 @@ static inline int vl_cdg_cycle(const struct fabric *f, const struct lft_tables *
 				uint32_t next = p ? peer_switch(f, pi) : FAB_NONE;
 				if (next == FAB_NONE)
 					break;
-				unsigned vl = vl_at(t, cur, in, p, sl);
+				unsigned vl = sl2vl_of(t, cur, in, p, sl);
 				ck_assert_uint_lt(vl, 15);
 				if (vl + 1 > *vls)
 					*vls = vl + 1;

@@ -281,10 +281,10 @@ START_TEST(test_engine_scalar_and_sequence)
 
 	load_fails("routing:\n  engine: [ftree, bogus]\n",
 		   "2:19: routing.engine: unknown routing engine 'bogus' "
-		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp)");
+		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp dor)");
 	load_fails("routing:\n  engine: Ftree\n",
 		   "2:11: routing.engine: unknown routing engine 'Ftree' "
-		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp)");
+		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp dor)");
 	load_fails("routing:\n  engine: []\n",
 		   "2:11: routing.engine: the engine list is empty");
 	load_fails("routing:\n  engine:\n",
@@ -1061,9 +1061,9 @@ START_TEST(test_engine_sls)
 	struct loaded l;
 	char msg[256];
 	load_fails("routing: {engine: dfsssp}\nqos: {mode: vftree}\n",
-		   "1:19: routing.engine: routing engine dfsssp with qos.mode vftree: both set the SLs and the SL-to-VL tables (dfsssp's VL layers need qos.mode none)");
+		   "1:19: routing.engine: routing engine dfsssp with qos.mode vftree: both set the SLs and the SL-to-VL tables (dfsssp's own SLs need qos.mode none)");
 	load_fails("qos: {mode: voqsw}\nrouting:\n  engine: [updn, dfsssp]\n",
-		   "3:11: routing.engine: routing engine dfsssp with qos.mode voqsw: both set the SLs and the SL-to-VL tables (dfsssp's VL layers need qos.mode none)");
+		   "3:11: routing.engine: routing engine dfsssp with qos.mode voqsw: both set the SLs and the SL-to-VL tables (dfsssp's own SLs need qos.mode none)");
 	load_fails("routing: {engine: dfsssp}\ncongestion: {mode: dftree}\n",
 		   "1:19: routing.engine: routing engine dfsssp with congestion.mode dftree: both set the SLs and the SL-to-VL tables");
 	load_fails("routing: {engine: dfsssp}\npartitions:\n"
@@ -1592,7 +1592,7 @@ START_TEST(test_set_engines)
 	ck_assert_int_eq(config_set_engines(&c, "minhop,fattree", err,
 					    sizeof(err)), -1);
 	ck_assert_str_eq(err, "unknown routing engine 'fattree' "
-			 "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp)");
+			 "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp dor)");
 	ck_assert_int_eq(c.n_engines, 1);
 	ck_assert_str_eq(c.engines[0], "ftree");
 

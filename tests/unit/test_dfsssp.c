@@ -25,22 +25,6 @@ static struct tb *ring(int n)
 	return b;
 }
 
-/* An x by y torus: T<index>, ports 1 +x, 2 -x, 3 +y, 4 -y, a host on 5. */
-static struct tb *torus(int x, int y)
-{
-	struct tb *b = tb_new();
-	for (int k = 0; k < x * y; k++)
-		tb_node(b, 1, 5, 0x100 * (uint64_t)(k + 1), "T%d", k);
-	for (int k = 0; k < x * y; k++)
-		tb_link(b, k, 5, tb_node(b, 0, 1, 0x10000 + 0x10 * (uint64_t)k, "H%d", k), 1);
-	for (int j = 0; j < y; j++)
-		for (int i = 0; i < x; i++) {
-			tb_link(b, j * x + i, 1, j * x + (i + 1) % x, 2);
-			tb_link(b, j * x + i, 3, ((j + 1) % y) * x + i, 4);
-		}
-	return b;
-}
-
 static int route(const struct fabric *f, struct lft_tables *t, unsigned max_vls,
 		 char *err, size_t errlen)
 {
