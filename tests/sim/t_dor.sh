@@ -1,5 +1,5 @@
 #!/bin/bash
-# dor under ibsim, judged with infiniband-diags: a 4x4 torus (fabgen's
+# dor under ibsim, judged with infiniband-diags: a 4x3 torus (fabgen's
 # cabling: ports 2d+1, 2d+2 in dimension d), then the same with one x
 # cable pulled (ibsim Unlink):
 #  - the daemon routes with dor: every CA reaches every LID, no loop
@@ -18,7 +18,7 @@ command -v saquery >/dev/null || fail "saquery is not installed (make deps)"
 . "$SIM_ROOT/tests/sim/vlroute_lib.sh"
 CDG="$SIM_ROOT/tests/sim/cdg_check.py"
 net="$SIM_TMP/torus.net"
-gen torus --dims 4,4 -o "$net"
+gen torus --dims 4,3 -o "$net"
 "$IBSMD" --offline "$net" -R dor --verify --dump-sls "$SIM_TMP/off-sls" >"$SIM_TMP/off" 2>&1 ||
 	fail "offline: $(tail -n 3 "$SIM_TMP/off")"
 grep -q '^vls: used=2$' "$SIM_TMP/off" || fail "offline: $(grep '^vls' "$SIM_TMP/off")"
@@ -105,7 +105,7 @@ for s, row in lfts.items():
 if not checked:
     sys.exit(1)
 PY
-pass "4x4 torus: dor on 2 VLs: every CA reaches every LID, x before y; $(cut -d: -f2- "$SIM_TMP/t.cdg" | sed 's/^ //'); one VL would cycle; the SL2VL tables send SL s on VL bit d of s out of dimension d's ports; the PathRecord SLs are the offline run's"
+pass "4x3 torus: dor on 2 VLs: every CA reaches every LID, x before y; $(cut -d: -f2- "$SIM_TMP/t.cdg" | sed 's/^ //'); one VL would cycle; the SL2VL tables send SL s on VL bit d of s out of dimension d's ports; the PathRecord SLs are the offline run's"
 
 # one x cable pulled: L0-S1 port 1 (+x) to L0-S2
 sim_cmd 'Unlink "L0-S1"[1]' >/dev/null || fail "ibsim Unlink"
