@@ -55,6 +55,13 @@ const struct routing_engine dor_engine = {
 	.topologies = "meshes and tori cabled by dimension (ports 2d+1, 2d+2)",
 	.own_sls = 1,
 };
+const struct routing_engine nue_engine = {
+	.name = "nue",
+	.route = nue_route,
+	.summary = "routes on the channel-dependency graph, deadlock-free on one VL (Nue)",
+	.deadlock_free = 1,
+	.topologies = "any topology",
+};
 
 const struct routing_engine vswitch_ftree_engine = {
 	.name = "vswitch-ftree",
@@ -75,6 +82,7 @@ const struct routing_engine pftree_engine = {
 static const struct routing_engine *const engines[] = {
 	&minhop_engine, &updn_engine, &ftree_engine, &dmodk_engine,
 	&vswitch_ftree_engine, &pftree_engine, &dfsssp_engine, &dor_engine,
+	&nue_engine,
 };
 
 /* routing.engine by default: fat trees get ftree, the rest updn. */

@@ -25,6 +25,8 @@ int dfsssp_route(const struct fabric *f, const struct route_opts *o,
 		 struct lft_tables *t, char *err, size_t errlen);
 int dor_route(const struct fabric *f, const struct route_opts *o,
 	      struct lft_tables *t, char *err, size_t errlen);
+int nue_route(const struct fabric *f, const struct route_opts *o,
+	      struct lft_tables *t, char *err, size_t errlen);
 
 /*
  * In updn.c, used by dmodk.c for switch LIDs: routes the LIDs with

@@ -122,3 +122,51 @@ unsigned graph_data_vls(const struct fabric *f, unsigned cap)
 	}
 	return vls ? vls : 1;
 }
+
+int sw_links_build(struct sw_links *k, const struct sw_graph *g,
+		   const struct fabric *f, const struct lft_tables *t)
+{
+	memset(k, 0, sizeof(*k));
+	k->n_links = g->off[g->n];
+	k->stride = 1;
+	for (uint32_t r = 0; r < g->n; r++)
+		if (f->nodes[t->sw_node[r]].nports + 1u > k->stride)
+			k->stride = f->nodes[t->sw_node[r]].nports + 1u;
+	size_t nl = (size_t)k->n_links + 1, nr = (size_t)g->n + 1;
+	k->tail = malloc(nl * sizeof(*k->tail));
+	k->rev = malloc(nl * sizeof(*k->rev));
+	k->link_at = malloc(nr * k->stride * sizeof(*k->link_at));
+	k->n_src = calloc(nr, sizeof(*k->n_src));
+	if (!k->tail || !k->rev || !k->link_at || !k->n_src)
+		return -1;
+	for (size_t i = 0; i < (size_t)g->n * k->stride; i++)
+		k->link_at[i] = GRAPH_NONE;
+	for (uint32_t r = 0; r < g->n; r++)
+		for (uint32_t e = g->off[r]; e < g->off[r + 1]; e++) {
+			k->link_at[(size_t)r * k->stride + g->port[e]] = e;
+			k->tail[e] = r;
+		}
+	for (uint32_t r = 0; r < g->n; r++) {
+		const struct fab_node *nd = &f->nodes[t->sw_node[r]];
+		for (uint32_t e = g->off[r]; e < g->off[r + 1]; e++) {
+			const struct fab_port *q = &f->ports[f->ports[nd->first_port + g->port[e]].remote];
+			k->rev[e] = k->link_at[(size_t)g->nbr[e] * k->stride + q->num];
+		}
+		for (int p = 1; p <= nd->nports; p++) {
+			uint32_t pi = nd->first_port + (uint32_t)p;
+			if (graph_link_up(f, pi) && !graph_peer_is_switch(f, pi))
+				k->n_src[r]++;
+		}
+		k->p += k->n_src[r];
+	}
+	return 0;
+}
+
+void sw_links_free(struct sw_links *k)
+{
+	free(k->tail);
+	free(k->rev);
+	free(k->link_at);
+	free(k->n_src);
+	memset(k, 0, sizeof(*k));
+}

@@ -61,6 +61,25 @@ int graph_lid_attach(const struct fabric *f, const struct lft_tables *t,
 		     uint32_t lid, uint32_t *row, uint8_t *port);
 
 /*
+ * The directed switch-to-switch links of g for the engines that route on
+ * links (dfsssp, nue): link e leaves row tail[e] by port g->port[e] for
+ * row g->nbr[e]; rev[e] is the same cable the other way (GRAPH_NONE: no
+ * link back); link_at[row * stride + port] is the link out of that port
+ * (GRAPH_NONE); n_src[row] the CA ports cabled to the row, p all of them.
+ */
+#define GRAPH_NONE UINT32_MAX
+struct sw_links {
+	uint32_t n_links, stride;	/* stride: the widest switch's ports + 1 */
+	uint32_t *tail, *rev, *link_at, *n_src;
+	uint64_t p;
+};
+
+/* 0, or -1 (ENOMEM; sw_links_free() still safe). */
+int sw_links_build(struct sw_links *k, const struct sw_graph *g,
+		   const struct fabric *f, const struct lft_tables *t);
+void sw_links_free(struct sw_links *k);
+
+/*
  * The data VLs every usable link offers: the fewer of its ends' VLCap
  * (PortInfo, IBA 14.2.5.6: 1, 2, 4, 8 or 15 VLs), links whose VLCap is
  * unknown (offline) bounding nothing, at most cap (0: 15), at least 1.

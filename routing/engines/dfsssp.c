@@ -51,21 +51,18 @@
 
 #include "routing/engines.h"
 #include "routing/graph.h"
+#include "routing/heap.h"
 
-#define DF_NONE UINT32_MAX
+#define DF_NONE GRAPH_NONE
 #define DF_INF UINT64_MAX
 #define DF_MAX_LAYERS 15	/* data VLs 0..14 */
 #define DF_ROUNDS 2		/* routing rounds: the second against the first's loads */
-
-struct heap_item {
-	uint64_t key;
-	uint32_t row;
-};
 
 struct df {
 	const struct fabric *f;
 	struct lft_tables *t;
 	struct sw_graph g;
+	struct sw_links k;	/* owns tail, rev, link_at, n_src below */
 	uint32_t n, n_links, stride;
 	uint32_t *rev;		/* per link: the same cable the other way */
 	uint32_t *tail;		/* per link: the switch it leaves */
@@ -83,8 +80,7 @@ struct df {
 	uint32_t *settled;	/* rows in the order settled */
 	uint8_t *done;
 	uint64_t *sub;		/* per row: the CA ports routed through it */
-	struct heap_item *heap;
-	uint32_t heap_n, heap_cap;
+	struct heap heap;
 	/* layers */
 	uint32_t *cnt[DF_MAX_LAYERS + 1];	/* per layer, link * stride + out port: its paths */
 	uint32_t *seen;		/* per link: the stamp a reachability search saw it at */
@@ -100,49 +96,6 @@ static uint32_t head_of(const struct df *x, uint32_t l)
 	return x->g.nbr[l];
 }
 
-/* ---- the heap (lazy deletion: stale items are skipped when popped) ---- */
-
-static int heap_push(struct df *x, uint64_t key, uint32_t row)
-{
-	if (x->heap_n == x->heap_cap) {
-		uint32_t cap = x->heap_cap ? 2 * x->heap_cap : 1024;
-		void *p = realloc(x->heap, (size_t)cap * sizeof(*x->heap));
-		if (!p)
-			return -1;
-		x->heap = p;
-		x->heap_cap = cap;
-	}
-	uint32_t i = x->heap_n++;
-	while (i) {
-		uint32_t up = (i - 1) / 2;
-		if (x->heap[up].key <= key)
-			break;
-		x->heap[i] = x->heap[up];
-		i = up;
-	}
-	x->heap[i] = (struct heap_item){ key, row };
-	return 0;
-}
-
-static struct heap_item heap_pop(struct df *x)
-{
-	struct heap_item top = x->heap[0], last = x->heap[--x->heap_n];
-	uint32_t i = 0;
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= x->heap_n)
-			break;
-		if (c + 1 < x->heap_n && x->heap[c + 1].key < x->heap[c].key)
-			c++;
-		if (x->heap[c].key >= last.key)
-			break;
-		x->heap[i] = x->heap[c];
-		i = c;
-	}
-	if (x->heap_n)
-		x->heap[i] = last;
-	return top;
-}
 
 /* ---- routes ---- */
 
@@ -155,13 +108,13 @@ static int dijkstra(struct df *x, uint32_t d, uint32_t *n_settled)
 		x->done[s] = 0;
 	}
 	x->dist[d] = 0;
-	x->heap_n = 0;
-	if (heap_push(x, 0, d) < 0)
+	x->heap.n = 0;
+	if (heap_push(&x->heap, 0, d) < 0)
 		return -1;
 	uint32_t k = 0;
-	while (x->heap_n) {
-		struct heap_item it = heap_pop(x);
-		uint32_t v = it.row;
+	while (x->heap.n) {
+		struct heap_item it = heap_pop(&x->heap);
+		uint32_t v = it.val;
 		if (x->done[v] || it.key != x->dist[v])
 			continue;
 		x->done[v] = 1;
@@ -174,7 +127,7 @@ static int dijkstra(struct df *x, uint32_t d, uint32_t *n_settled)
 			if (nd < x->dist[u]) {	/* a tie keeps the first found */
 				x->dist[u] = nd;
 				x->nh[u] = r;
-				if (heap_push(x, nd, u) < 0)
+				if (heap_push(&x->heap, nd, u) < 0)
 					return -1;
 			}
 		}
@@ -508,20 +461,17 @@ static int df_alloc(struct df *x, const struct fabric *f, struct lft_tables *t)
 {
 	x->f = f;
 	x->t = t;
-	if (sw_graph_build(&x->g, f, t) < 0)
+	if (sw_graph_build(&x->g, f, t) < 0 || sw_links_build(&x->k, &x->g, f, t) < 0)
 		return -1;
 	x->n = x->g.n;
-	x->n_links = x->g.off[x->n];
-	x->stride = 1;
-	for (uint32_t r = 0; r < x->n; r++)
-		if (f->nodes[t->sw_node[r]].nports + 1u > x->stride)
-			x->stride = f->nodes[t->sw_node[r]].nports + 1u;
+	x->n_links = x->k.n_links;
+	x->stride = x->k.stride;
+	x->rev = x->k.rev;
+	x->tail = x->k.tail;
+	x->link_at = x->k.link_at;
+	x->n_src = x->k.n_src;
 	size_t nl = (size_t)x->n_links + 1, nr = (size_t)x->n + 1,
 	       nlid = (size_t)t->max_lid + 1;
-	x->rev = malloc(nl * sizeof(*x->rev));
-	x->tail = malloc(nl * sizeof(*x->tail));
-	x->link_at = malloc(nr * x->stride * sizeof(*x->link_at));
-	x->n_src = calloc(nr, sizeof(*x->n_src));
 	x->n_off = 1u << f->lmc;
 	x->w_all = malloc(nl * x->n_off * sizeof(*x->w_all));
 	x->pen = calloc(nl, 1);
@@ -538,7 +488,7 @@ static int df_alloc(struct df *x, const struct fabric *f, struct lft_tables *t)
 	x->iter = malloc(nl);
 	t->sl_class = malloc(nlid * sizeof(*t->sl_class));
 	t->sl = calloc(nr * nlid, 1);
-	if (!x->rev || !x->tail || !x->link_at || !x->n_src || !x->w_all || !x->pen || !x->drow || !x->dport ||
+	if (!x->w_all || !x->pen || !x->drow || !x->dport ||
 	    !x->dist || !x->nh || !x->settled || !x->done || !x->sub || !x->seen ||
 	    !x->color || !x->stack || !x->iter ||
 	    !t->sl_class || !t->sl)
@@ -550,10 +500,7 @@ static int df_alloc(struct df *x, const struct fabric *f, struct lft_tables *t)
 static void df_free(struct df *x)
 {
 	sw_graph_free(&x->g);
-	free(x->rev);
-	free(x->tail);
-	free(x->link_at);
-	free(x->n_src);
+	sw_links_free(&x->k);
 	free(x->w_all);
 	free(x->pen);
 	free(x->drow);
@@ -563,7 +510,7 @@ static void df_free(struct df *x)
 	free(x->settled);
 	free(x->done);
 	free(x->sub);
-	free(x->heap);
+	heap_free(&x->heap);
 	for (int l = 0; l <= DF_MAX_LAYERS; l++)
 		free(x->cnt[l]);
 	free(x->seen);
@@ -572,33 +519,12 @@ static void df_free(struct df *x)
 	free(x->iter);
 }
 
-/* The links' reverse, the sources per switch, the destinations, P^2. */
+/* The weights' base P^2 and the destinations. */
 static void df_setup(struct df *x)
 {
 	const struct fabric *f = x->f;
 	struct lft_tables *t = x->t;
-	for (size_t i = 0; i < (size_t)x->n * x->stride; i++)
-		x->link_at[i] = DF_NONE;
-	for (uint32_t r = 0; r < x->n; r++)
-		for (uint32_t e = x->g.off[r]; e < x->g.off[r + 1]; e++) {
-			x->link_at[(size_t)r * x->stride + x->g.port[e]] = e;
-			x->tail[e] = r;
-		}
-	uint64_t p = 0;
-	for (uint32_t r = 0; r < x->n; r++) {
-		const struct fab_node *nd = &f->nodes[t->sw_node[r]];
-		for (uint32_t e = x->g.off[r]; e < x->g.off[r + 1]; e++) {
-			uint32_t pi = nd->first_port + x->g.port[e];
-			const struct fab_port *q = &f->ports[f->ports[pi].remote];
-			x->rev[e] = x->link_at[(size_t)head_of(x, e) * x->stride + q->num];
-		}
-		for (int k = 1; k <= nd->nports; k++) {
-			uint32_t pi = nd->first_port + (uint32_t)k;
-			if (graph_link_up(f, pi) && !graph_peer_is_switch(f, pi))
-				x->n_src[r]++;
-		}
-		p += x->n_src[r];
-	}
+	uint64_t p = x->k.p;
 	for (uint32_t l = 0; l < x->n_links; l++)
 		for (uint32_t k = 0; k < x->n_off; k++)
 			x->w_all[(size_t)k * x->n_links + l] = p ? p * p : 1;

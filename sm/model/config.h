@@ -12,7 +12,7 @@
 
 #include "mad/pma.h"
 
-#define CFG_MAX_ENGINES 8
+#define CFG_MAX_ENGINES 16
 #define CFG_MAX_ROOTS   64
 #define CFG_NAME_LEN    64
 /*

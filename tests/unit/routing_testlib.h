@@ -522,6 +522,36 @@ static inline int vl_cdg_cycle(const struct fabric *f, const struct lft_tables *
 	return done != n;
 }
 
+/* Routes per switch-to-switch port over CA-to-CA pairs: the largest. */
+static inline uint32_t max_link_routes(const struct fabric *f, const struct lft_tables *t)
+{
+	uint32_t *n = calloc(f->n_ports, sizeof(*n)), max = 0;
+	ck_assert_ptr_nonnull(n);
+	for (uint32_t s = 1; s <= f->max_lid; s++) {
+		uint32_t sp = f->lid_port[s];
+		if (sp == FAB_NONE || f->nodes[f->ports[sp].node].type == FAB_SWITCH)
+			continue;
+		for (uint32_t d = 1; d <= f->max_lid; d++) {
+			uint32_t dp = f->lid_port[d];
+			if (d == s || dp == FAB_NONE || f->nodes[f->ports[dp].node].type == FAB_SWITCH)
+				continue;
+			uint32_t cur = peer_switch(f, sp);
+			for (uint32_t hops = 0; cur != FAB_NONE && hops <= t->n_sw; hops++) {
+				uint8_t p = lft_row(t, t->row_of_node[cur])[d];
+				uint32_t pi = fabric_port(f, cur, p);
+				uint32_t next = peer_switch(f, pi);
+				if (next == FAB_NONE)
+					break;
+				if (++n[pi] > max)
+					max = n[pi];
+				cur = next;
+			}
+		}
+	}
+	free(n);
+	return max;
+}
+
 static inline void free_all(struct fabric *f, struct lft_tables *t,
 			    struct tb *b)
 {

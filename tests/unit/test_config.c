@@ -281,10 +281,10 @@ START_TEST(test_engine_scalar_and_sequence)
 
 	load_fails("routing:\n  engine: [ftree, bogus]\n",
 		   "2:19: routing.engine: unknown routing engine 'bogus' "
-		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp dor)");
+		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp dor nue)");
 	load_fails("routing:\n  engine: Ftree\n",
 		   "2:11: routing.engine: unknown routing engine 'Ftree' "
-		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp dor)");
+		   "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp dor nue)");
 	load_fails("routing:\n  engine: []\n",
 		   "2:11: routing.engine: the engine list is empty");
 	load_fails("routing:\n  engine:\n",
@@ -1592,7 +1592,7 @@ START_TEST(test_set_engines)
 	ck_assert_int_eq(config_set_engines(&c, "minhop,fattree", err,
 					    sizeof(err)), -1);
 	ck_assert_str_eq(err, "unknown routing engine 'fattree' "
-			 "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp dor)");
+			 "(known: minhop updn ftree dmodk vswitch-ftree pftree dfsssp dor nue)");
 	ck_assert_int_eq(c.n_engines, 1);
 	ck_assert_str_eq(c.engines[0], "ftree");
 
