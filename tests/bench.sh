@@ -1349,8 +1349,11 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mkey ]; then
 fi
 
 # ---- routing: the engines for fabrics that are not trees, against OpenSM's ----
-# dfsssp on a 512-switch 3-D torus (8x8x8) and a 1,024-switch Dragonfly
-# (a=16 p=8 h=8, 64 of its 129 groups), a host a switch on the torus:
+# dfsssp, dor and nue on a 512-switch 3-D torus (8x8x8) and dfsssp and nue
+# on a 1,024-switch Dragonfly (a=16 p=8 h=8, 64 of its 129 groups), a host
+# a switch on the torus; OpenSM's engine of the same name (its dor is
+# minhop's routes taken by the lowest port, one VL, not deadlock-free on a
+# torus; its nue on one VL, its default):
 # ibsmd --offline (its route_ms; the process's peak RSS; median of ROUNDS)
 # against OpenSM -o -R dfsssp on a fresh ibsim (one round: it takes
 # minutes), whose routing time is read from its log: from "Entering MASTER
@@ -1385,7 +1388,7 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = routing ]; then
 		mine=$(printf '%s\n' "${ms[@]}" | median)
 		mb=$(( $(printf '%s\n' "${rss[@]}" | median) / 1024 ))
 		sim_start "$net"
-		d="$SIM_TMP/rt-osm-$name"
+		d="$SIM_TMP/rt-osm-$name-$eng"
 		mkdir -p "$d"
 		OSM_CACHE_DIR="$d" OSM_TMP_DIR="$d" on_host H-0 /usr/bin/time -f %M -o "$d/rss" \
 			opensm -o -R "$eng" -F /dev/null -D 0x03 -f "$d/log" >/dev/null 2>&1
@@ -1406,6 +1409,9 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = routing ]; then
 	done <<-'TABLE'
 	df-1024 dfsssp dragonfly --a 16 --p 8 --h 8 --groups 64
 	torus-512 dfsssp torus --dims 8,8,8
+	torus-512 dor torus --dims 8,8,8
+	torus-512 nue torus --dims 8,8,8
+	df-1024 nue dragonfly --a 16 --p 8 --h 8 --groups 64
 	TABLE
 fi
 
