@@ -72,34 +72,12 @@ def main(argv):
                 seen.add(ch)
                 prev = ch
                 s = far[0]
-    # iterative DFS for a cycle
-    WHITE, GREY, BLACK = 0, 1, 2
-    color = {}
+    cyc = find_cycle(deps)
+    if cyc:
+        print("cdg_check: CYCLE of %d channels: %s" % (len(cyc) - 1, " -> ".join(
+            "%s[%d]" % (topo.nodes[g]["desc"], p) for g, p in cyc)))
+        return 1
     nodes = set(deps) | {c for v in deps.values() for c in v}
-    for root in sorted(nodes):
-        if color.get(root, WHITE) != WHITE:
-            continue
-        stack = [(root, iter(sorted(deps.get(root, ()))))]
-        color[root] = GREY
-        path = [root]
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                color[node] = BLACK
-                stack.pop()
-                path.pop()
-                continue
-            c = color.get(nxt, WHITE)
-            if c == GREY:
-                cyc = path[path.index(nxt):] + [nxt]
-                print("cdg_check: CYCLE of %d channels: %s" % (len(cyc) - 1, " -> ".join(
-                    "%s[%d]" % (topo.nodes[g]["desc"], p) for g, p in cyc)))
-                return 1
-            if c == WHITE:
-                color[nxt] = GREY
-                path.append(nxt)
-                stack.append((nxt, iter(sorted(deps.get(nxt, ())))))
     ndeps = sum(len(v) for v in deps.values())
     print("cdg_check: OK: %d channels, %d dependencies, no cycle" % (len(nodes), ndeps))
     return 0

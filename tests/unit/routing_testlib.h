@@ -235,6 +235,19 @@ static inline struct tb *mesh(int x, int y)
 	return b;
 }
 
+/* A ring of n switches R1..Rn (GUID 0x100 * i), a host on each (port 1), ports 2 and 3 around. */
+static inline struct tb *ring(int n)
+{
+	struct tb *b = tb_new();
+	for (int i = 1; i <= n; i++)
+		tb_node(b, 1, 4, 0x100 * (uint64_t)i, "R%d", i);
+	for (int i = 1; i <= n; i++)
+		tb_link(b, i - 1, 1, tb_node(b, 0, 1, 0x1000 * (uint64_t)i, "H%d", i), 1);
+	for (int i = 0; i < n; i++)
+		tb_link(b, i, 2, (i + 1) % n, 3);
+	return b;
+}
+
 /* An x by y torus: T<index>, ports 1 +x, 2 -x, 3 +y, 4 -y, a host on 5. */
 static inline struct tb *torus(int x, int y)
 {

@@ -12,19 +12,6 @@
 
 extern const struct routing_engine dfsssp_engine, minhop_engine;
 
-/* A ring of n switches R1..Rn, a host on each (port 1), ports 2 and 3 around. */
-static struct tb *ring(int n)
-{
-	struct tb *b = tb_new();
-	for (int i = 1; i <= n; i++)
-		tb_node(b, 1, 4, 0x100 * (uint64_t)i, "R%d", i);
-	for (int i = 1; i <= n; i++)
-		tb_link(b, i - 1, 1, tb_node(b, 0, 1, 0x1000 * (uint64_t)i, "H%d", i), 1);
-	for (int i = 0; i < n; i++)
-		tb_link(b, i, 2, (i + 1) % n, 3);
-	return b;
-}
-
 static int route(const struct fabric *f, struct lft_tables *t, unsigned max_vls,
 		 char *err, size_t errlen)
 {

@@ -58,14 +58,7 @@ static void routes_deadlock_free(struct tb *b)
 START_TEST(ring_and_tori)
 {
 	/* on one VL, where shortest paths alone would cycle */
-	struct tb *ring = tb_new();
-	for (int i = 1; i <= 6; i++)
-		tb_node(ring, 1, 4, 0x100 * (uint64_t)i, "R%d", i);
-	for (int i = 1; i <= 6; i++)
-		tb_link(ring, i - 1, 1, tb_node(ring, 0, 1, 0x1000 * (uint64_t)i, "H%d", i), 1);
-	for (int i = 0; i < 6; i++)
-		tb_link(ring, i, 2, (i + 1) % 6, 3);
-	routes_deadlock_free(ring);
+	routes_deadlock_free(ring(6));
 	routes_deadlock_free(torus(4, 4));
 	routes_deadlock_free(torus(5, 3));
 	routes_deadlock_free(mesh(3, 5));

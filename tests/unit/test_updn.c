@@ -34,19 +34,6 @@ static struct tb *fat_tree(int leaves, int spines, int hosts)
 	return b;
 }
 
-/* A ring of n switches R1..Rn (GUID 0x100 * i), a host on each. */
-static struct tb *ring(int n)
-{
-	struct tb *b = tb_new();
-	for (int i = 1; i <= n; i++)
-		tb_node(b, 1, 4, 0x100 * (uint64_t)i, "R%d", i);
-	for (int i = 1; i <= n; i++)
-		tb_link(b, i - 1, 1, tb_node(b, 0, 1, 0x1000 * (uint64_t)i, "H%d", i), 1);
-	for (int i = 0; i < n; i++)
-		tb_link(b, i, 2, (i + 1) % n, 3);
-	return b;
-}
-
 static uint32_t lcg(uint32_t *s)
 {
 	*s = *s * 1103515245u + 12345u;
