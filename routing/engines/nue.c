@@ -34,9 +34,9 @@
  * when its dependency is refused, its next best among its settled
  * neighbours takes its place).  The switches no allowed path reaches (an
  * impasse) take the escape tree, with what that forces on the others
- * (resolve_impasse()).  As dfsssp, every LID is routed a second time,
- * against the loads of the first round and in a graph that holds the
- * first round's dependencies (measured against one round in
+ * (resolve_impasse()).  As dfsssp, every CA port's LID is routed a second
+ * time, against the loads of the first round and in a graph that holds
+ * the first round's dependencies (measured against one round in
  * tests/RESULTS.md, "nue beside OpenSM's").  Every
  * route's consecutive links are dependencies of the graph, which has no
  * cycle: the routes are free of deadlock on VL 0 alone.
@@ -71,6 +71,7 @@ struct nue {
 	uint32_t *tail, *rev, *link_at;
 	uint32_t *n_src;
 	uint64_t *w;
+	uint32_t *cand;		/* per row: its best offer's link (dist) */
 	uint64_t *through;	/* per row: the sources routed through it (route_lid) */
 	/* the dependency graph: dep[link * stride + port of the next link] */
 	uint8_t *dep;
@@ -428,17 +429,30 @@ static int may_take(const struct nue *x, uint32_t l, uint32_t d)
 	return x->done[v] && (v == d || !(*dep_at(x, l, x->nh[v]) & DEP_BLOCKED));
 }
 
+/* Whether taking link l (into settled v) adds no dependency to the graph. */
+static int dep_known(const struct nue *x, uint32_t l, uint32_t d)
+{
+	uint32_t v = head_of(x, l);
+	return v == d || (*dep_at(x, l, x->nh[v]) & DEP_IN);
+}
+
 /*
  * Offers switch u the link l into a settled switch at distance key: kept
- * (in the heap) when it is u's best so far.  An offer refused for its
- * dependency is replaced by u's next best (reoffer()).
+ * (in the heap) when it is u's best so far, or as good and its dependency
+ * already in the graph where the best's is not (the graph stays small, so
+ * later destinations find fewer dependencies refused; measured in
+ * tests/RESULTS.md, "nue at scale").  An offer refused for its dependency
+ * is replaced by u's next best (reoffer()).
  */
 static int offer(struct nue *x, uint32_t l, uint64_t key, uint32_t d)
 {
 	uint32_t u = x->tail[l];
-	if (x->done[u] || key >= x->dist[u] || !may_take(x, l, d))
+	if (x->done[u] || key > x->dist[u] || !may_take(x, l, d))
+		return 0;
+	if (key == x->dist[u] && (!dep_known(x, l, d) || dep_known(x, x->cand[u], d)))
 		return 0;
 	x->dist[u] = key;
+	x->cand[u] = l;
 	return heap_push(&x->heap, key, l);
 }
 
@@ -568,6 +582,7 @@ static int nue_alloc(struct nue *x)
 	size_t nl = (size_t)x->n_links + 1, nr = (size_t)x->n + 1;
 	x->w = malloc(nl * sizeof(*x->w));
 	x->through = calloc(nr, sizeof(*x->through));
+	x->cand = calloc(nr, sizeof(*x->cand));
 	x->dep = calloc(nl * x->stride, 1);
 	x->ord = malloc(nl * sizeof(*x->ord));
 	x->at = malloc(nl * sizeof(*x->at));
@@ -585,7 +600,7 @@ static int nue_alloc(struct nue *x)
 	x->nh = malloc(nr * sizeof(*x->nh));
 	x->done = malloc(nr);
 	x->settled = malloc(nr * sizeof(*x->settled));
-	if (!x->w || !x->through || !x->dep || !x->ord ||
+	if (!x->w || !x->through || !x->cand || !x->dep || !x->ord ||
 	    !x->at || !x->stamp_of || !x->fw || !x->bw || !x->pool || !x->keys || !x->parent || !x->down ||
 	    !x->anc || !x->tnh || !x->forced || !x->dist || !x->nh || !x->done || !x->settled)
 		return -1;
@@ -603,6 +618,7 @@ static void nue_free(struct nue *x)
 	sw_links_free(&x->k);
 	free(x->w);
 	free(x->through);
+	free(x->cand);
 	free(x->dep);
 	free(x->ord);
 	free(x->at);
@@ -635,9 +651,13 @@ int nue_route(const struct fabric *f, const struct route_opts *o,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	/* the CA ports' LIDs first, then the switches'; twice (above) */
+	/*
+	 * The CA ports' LIDs first, then the switches'; the CA ports' twice
+	 * (above).  A switch's LID carries management traffic only: routing
+	 * it again would balance nothing.
+	 */
 	for (int round = 0; round < NUE_ROUNDS; round++)
-		for (int sw = 0; sw < 2; sw++)
+		for (int sw = 0; sw < (round == 0 ? 2 : 1); sw++)
 			for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
 				uint32_t row;
 				uint8_t port;
