@@ -88,6 +88,16 @@ struct lft_tables {
 	uint8_t *xdefault;
 };
 
+/* dor's grid where the policy gives it (routing.dor in ibsmd.yaml(5)). */
+#define ROUTE_DOR_DIMS 3
+struct dor_opts {
+	/* the size of each dimension, 1..255; ndims 0: inferred */
+	int ndims;
+	int size[ROUTE_DOR_DIMS];
+	/* 1: the rings' wrap-around cables unused (every ring a line) */
+	int no_dateline;
+};
+
 struct route_opts {
 	int n_roots;
 	const char (*roots)[64];	/* node descriptions or GUIDs */
@@ -106,6 +116,7 @@ struct route_opts {
 	 * VLCaps alone (VL0-14 where none is known).
 	 */
 	unsigned max_vls;
+	struct dor_opts dor;
 };
 
 /*

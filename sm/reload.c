@@ -114,9 +114,7 @@ int sm_reload(struct sm *sm, int force, char *err, size_t errlen)
 	c.port_guid = sm->cfg.port_guid;
 	if (sm->log_level_override >= 0)
 		c.log_level = sm->log_level_override;
-	if (c.n_engines != sm->cfg.n_engines || c.n_roots != sm->cfg.n_roots ||
-	    memcmp(c.engines, sm->cfg.engines, sizeof(c.engines)) ||
-	    memcmp(c.roots, sm->cfg.roots, sizeof(c.roots))) {
+	if (config_routing_differs(&c, &sm->cfg)) {
 		sm->sub.route_gen++;
 		log_notice("routing policy changed: the next heavy sweep routes from scratch");
 	}

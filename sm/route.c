@@ -34,7 +34,11 @@ int sm_route(const struct config *c, const char *override,
 	unsigned op_vls = use->max_op_vls >= 5 ? 15 : 1u << (use->max_op_vls - 1);
 	struct route_opts o = { .n_roots = use->n_roots, .roots = use->roots,
 				.parts = parts, .warn = warn,
-				.warn_len = sizeof(warn), .max_vls = op_vls };
+				.warn_len = sizeof(warn), .max_vls = op_vls,
+				.dor = { .ndims = use->dor_ndims,
+					 .no_dateline = !use->dor_dateline } };
+	_Static_assert(CFG_DOR_DIMS == ROUTE_DOR_DIMS, "routing.dor.dimensions");
+	memcpy(o.dor.size, use->dor_size, sizeof(o.dor.size));
 	for (int i = 0; i < use->n_engines; i++) {
 		const struct routing_engine *e = routing_engine_find(use->engines[i]);
 		if (!e) {

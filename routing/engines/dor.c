@@ -15,6 +15,17 @@
  * line that closes on one switch and not another of the same length) is
  * refused: it is not a mesh or a torus for dor.
  *
+ * The policy may give the grid (route_opts.dor, routing.dor in
+ * ibsmd.yaml(5)): the size of each dimension.  The grid found must have
+ * them: a ring or an extent of another size (a cabling error, a row of
+ * switches gone at an edge) is refused, naming the dimension and both
+ * sizes.  A dimension of given size k none of whose lines closes is a
+ * mesh when its cables count its coordinates without a wrap and span k,
+ * else a ring of k broken in every line (the coordinates wrap modulo k).
+ * Without the datelines (dor_opts.no_dateline, for ports that offer one
+ * data VL) the rings' wrap-around cables, from k-1 to 0, are left out:
+ * every ring is routed as the line it then is, a mesh on VL 0.
+ *
  * Routes: from a switch to a destination, the lowest dimension in which
  * their coordinates differ first; in a ring the shorter way (+ on a tie);
  * when a link or switch along that way is missing, the other way round
@@ -39,7 +50,7 @@
 #include "routing/engines.h"
 #include "routing/graph.h"
 
-#define DOR_DIMS 3
+#define DOR_DIMS ROUTE_DOR_DIMS
 #define DOR_NONE UINT32_MAX
 #define DOR_FAR INT32_MIN	/* a coordinate not yet given */
 
@@ -140,10 +151,62 @@ static void place(struct dor *x)
 }
 
 /*
- * Per dimension: a ring when a line closes (its length the size), else
- * the extent; coordinates shifted or wrapped into 0 .. size-1.
+ * Whether every cable steps the coordinates of dimension d as it should
+ * (+1 along d, 0 along the others): exactly (flat), or modulo k.
  */
-static int shape(struct dor *x, char *err, size_t errlen)
+static void steps(const struct dor *x, int d, int k, int *flat, int *modk)
+{
+	*flat = *modk = 1;
+	for (uint32_t r = 0; r < x->n; r++)
+		for (int e = 0; e < x->ndim; e++) {
+			uint32_t v = x->nb[r][e][0];
+			if (v == DOR_NONE)
+				continue;
+			int32_t miss = x->at[v][d] - x->at[r][d] - (e == d);
+			*flat &= miss == 0;
+			*modk &= k > 0 && miss % k == 0;
+		}
+}
+
+/*
+ * Dimension d found as a ring (or not) of size x->size[d] against the
+ * given size k: the same, or a ring of k broken in every line.
+ */
+static int given_size(struct dor *x, int d, int k, char *err, size_t errlen)
+{
+	int flat, modk;
+	if (x->ring[d] && x->size[d] != k) {
+		snprintf(err, errlen, "dor: dimension %d is a ring of %d switches, "
+			 "routing.dor.dimensions gives %d", d, x->size[d], k);
+		return -1;
+	}
+	if (x->ring[d])
+		return 0;
+	steps(x, d, k, &flat, &modk);
+	if (flat && x->size[d] == k)
+		return 0;
+	if (flat) {
+		snprintf(err, errlen, "dor: dimension %d spans %d switch%s, routing.dor.dimensions "
+			 "gives %d (a cabling error, or switches gone at an edge)", d,
+			 x->size[d], x->size[d] == 1 ? "" : "es", k);
+		return -1;
+	}
+	if (!modk) {
+		snprintf(err, errlen, "dor: dimension %d: the cables close no ring of %d switches "
+			 "(routing.dor.dimensions)", d, k);
+		return -1;
+	}
+	x->ring[d] = 1;
+	x->size[d] = k;
+	return 0;
+}
+
+/*
+ * Per dimension: a ring when a line closes (its length the size), else
+ * the extent, checked against the given sizes (NULL: none); coordinates
+ * shifted or wrapped into 0 .. size-1.
+ */
+static int shape(struct dor *x, const struct dor_opts *given, char *err, size_t errlen)
 {
 	const struct fabric *f = x->f;
 	for (int d = 0; d < x->ndim; d++) {
@@ -179,6 +242,8 @@ static int shape(struct dor *x, char *err, size_t errlen)
 		}
 		if (!x->ring[d])
 			x->size[d] = hi - lo + 1;
+		if (given && given_size(x, d, given->size[d], err, errlen) < 0)
+			return -1;
 		for (uint32_t r = 0; r < x->n; r++) {
 			int32_t c = x->at[r][d] - (x->ring[d] ? 0 : lo);
 			if (x->ring[d])
@@ -238,6 +303,23 @@ static int check_grid(struct dor *x, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* Without datelines: each ring's cables from k-1 to 0 left out, a line. */
+static void cut_wraps(struct dor *x)
+{
+	for (int d = 0; d < x->ndim; d++) {
+		if (!x->ring[d])
+			continue;
+		for (uint32_t r = 0; r < x->n; r++) {
+			uint32_t v = x->nb[r][d][0];
+			if (x->at[r][d] != x->size[d] - 1 || v == DOR_NONE)
+				continue;
+			x->nb[r][d][0] = DOR_NONE;
+			x->nb[v][d][1] = DOR_NONE;
+		}
+		x->ring[d] = 0;
+	}
 }
 
 /*
@@ -316,7 +398,7 @@ static uint8_t dateline_sl(const struct dor *x, uint32_t r, uint32_t lid, uint32
 /*
  * The SL-to-VL tables: table 0 every SL on VL 0 (CA ports, switch port
  * 0, switch ports to CAs), table 1 + d SL s on VL (s >> d) & 1 (a switch
- * port of dimension d), whatever the input port.
+ * port of dimension d, a ring; VL 0 in a line), whatever the input port.
  */
 static int dor_sl2vl(struct dor *x)
 {
@@ -327,7 +409,8 @@ static int dor_sl2vl(struct dor *x)
 	t->sl2vl_n = 1u + (uint32_t)x->ndim;
 	for (int d = 0; d < x->ndim; d++)
 		for (unsigned s = 0; s < QOS_SLS; s++)
-			t->sl2vl[(size_t)(1 + d) * QOS_SLS + s] = (uint8_t)((s >> d) & 1);
+			t->sl2vl[(size_t)(1 + d) * QOS_SLS + s] =
+				(uint8_t)(x->ring[d] ? (s >> d) & 1 : 0);
 	for (uint32_t r = 0; r < x->n; r++) {
 		uint32_t ni = t->sw_node[r];
 		unsigned w = t->sl2vl_width[ni];
@@ -373,18 +456,36 @@ int dor_route(const struct fabric *f, const struct route_opts *o,
 		snprintf(err, errlen, "dor: no switch");
 		goto out;
 	}
+	const struct dor_opts *given = o && o->dor.ndims ? &o->dor : NULL;
 	if (read_cables(&x, err, errlen) < 0)
 		goto out;
-	place(&x);
-	if (shape(&x, err, errlen) < 0 || check_grid(&x, err, errlen) < 0)
+	int bad = given && given->ndims > DOR_DIMS;
+	for (int d = 0; given && !bad && d < given->ndims; d++)
+		bad = given->size[d] < 1;
+	if (bad) {
+		snprintf(err, errlen, "dor: routing.dor.dimensions: 1 to %d sizes, each at least 1",
+			 DOR_DIMS);
 		goto out;
+	}
+	if (given && x.ndim > given->ndims) {
+		snprintf(err, errlen, "dor: the cables run in %d dimensions, routing.dor.dimensions "
+			 "gives %d", x.ndim, given->ndims);
+		goto out;
+	}
+	if (given)
+		x.ndim = given->ndims;
+	place(&x);
+	if (shape(&x, given, err, errlen) < 0 || check_grid(&x, err, errlen) < 0)
+		goto out;
+	if (o && o->dor.no_dateline)
+		cut_wraps(&x);
 	int torus = 0;
 	for (int d = 0; d < x.ndim; d++)
 		torus |= x.ring[d];
 	unsigned vls = graph_data_vls(f, o ? o->max_vls : 0);
 	if (torus && vls < 2) {
-		snprintf(err, errlen, "dor: a torus needs 2 data VLs for its datelines, the links offer %u",
-			 vls);
+		snprintf(err, errlen, "dor: a torus needs 2 data VLs for its datelines, the links offer "
+			 "%u (routing.dor.dateline false routes its rings as lines, on one)", vls);
 		goto out;
 	}
 	for (uint32_t lid = 1; lid <= t->max_lid; lid++) {

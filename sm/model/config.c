@@ -182,6 +182,7 @@ static int set_policy(struct parse *p, const struct key *k, const char *key);
 static int member_scalar(struct parse *p, const char *key, void *elem);
 static int set_mgid(struct parse *p, const struct key *k, const char *key);
 static int set_jobs_mode(struct parse *p, const struct key *k, const char *key);
+static int set_dor_dims(struct parse *p, const struct key *k, const char *key);
 
 /* A member or a weight names its ports by node description or by GUID. */
 static int spec_check(const char *node, uint64_t guid, char *msg, size_t len)
@@ -371,6 +372,14 @@ static const struct key wlearn_keys[] = {
 	INT("max", wlearn_max, 1, CFG_MAX_WEIGHT),
 	END
 };
+/* routing.dor: the grid of the dor engine, for any engine list (as roots) */
+static const struct key dor_keys[] = {
+	{ .name = "dimensions", .type = K_FUNC, .set = set_dor_dims, .off = CFG(dor_size),
+	  .count_off = CFG(dor_ndims), .max_items = CFG_DOR_DIMS, .min = 1,
+	  .max = CFG_DOR_SIZE },
+	ENUM("dateline", dor_dateline, booleans),
+	END
+};
 static const struct key routing_keys[] = {
 	LIST("engine", engines, n_engines, 1),
 	LIST("roots", roots, n_roots, 0),
@@ -380,6 +389,7 @@ static const struct key routing_keys[] = {
 	SEQ("weights", weights, n_weights, weight_keys, "weights",
 	    weights_reset, NULL, NULL, weight_end),
 	MAP_CHECKED("weight_learning", wlearn_keys, NULL, wlearn_check),
+	MAP("dor", dor_keys),
 	END
 };
 /* Indexed by enum qos_mode. */
@@ -1117,6 +1127,43 @@ static int set_jobs_mode(struct parse *p, const struct key *k, const char *key)
 	if (set_enum(p, k, key) == -1)
 		return -1;
 	p->jobs_at = p->ev.start_mark;
+	return 0;
+}
+
+/*
+ * routing.dor.dimensions: a sequence of 1 to max_items sizes, each an
+ * integer min..max (a scalar would be one dimension: refused, as a
+ * likely slip for a list).
+ */
+static int set_dor_dims(struct parse *p, const struct key *k, const char *key)
+{
+	int *size = field(p, k->off), *count = field(p, k->count_off), n = 0;
+	char ikey[KEY_PATH_LEN + 8];
+	yaml_mark_t start = p->ev.start_mark;
+	if (p->ev.type != YAML_SEQUENCE_START_EVENT)
+		return fail_at(p, start, "%s: expected a sequence of 1 to %d sizes, got %s",
+			       key, k->max_items, event_kind(p));
+	for (;;) {
+		if (next(p) == -1)
+			return -1;
+		if (p->ev.type == YAML_SEQUENCE_END_EVENT)
+			break;
+		if (n == k->max_items)
+			return fail_at(p, p->ev.start_mark, "%s: more than %d dimensions",
+				       key, k->max_items);
+		snprintf(ikey, sizeof(ikey), "%s[%d]", key, n);
+		struct key item = *k;
+		item.off = k->off + (size_t)n * sizeof(*size);
+		if (set_int(p, &item, ikey) == -1)
+			return -1;
+		n++;
+	}
+	if (n == 0)
+		return fail_at(p, start, "%s: expected a sequence of 1 to %d sizes, got an "
+			       "empty one", key, k->max_items);
+	for (int i = n; i < k->max_items; i++)
+		size[i] = 0;
+	*count = n;
 	return 0;
 }
 
@@ -1940,6 +1987,8 @@ void config_defaults(struct config *c)
 		set_str(c->engines[c->n_engines], sizeof(c->engines[0]),
 			e->name);
 	c->n_roots = 0;
+	c->dor_ndims = 0;	/* dor infers its grid from the cables */
+	c->dor_dateline = 1;	/* tori on 2 VLs, as every IB switch offers */
 	c->subnet_timeout = 18;
 	c->hoq_life = 18;
 	c->leaf_hoq_life = 16;
@@ -2081,6 +2130,15 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		nodemap_free(m);
 	}
 	return rc;
+}
+
+int config_routing_differs(const struct config *a, const struct config *b)
+{
+	return a->n_engines != b->n_engines || a->n_roots != b->n_roots ||
+	       memcmp(a->engines, b->engines, sizeof(a->engines)) ||
+	       memcmp(a->roots, b->roots, sizeof(a->roots)) || a->dor_ndims != b->dor_ndims ||
+	       memcmp(a->dor_size, b->dor_size, sizeof(a->dor_size)) ||
+	       a->dor_dateline != b->dor_dateline;
 }
 
 int config_set_engines(struct config *c, const char *list, char *err,

@@ -14,6 +14,8 @@
 
 #define CFG_MAX_ENGINES 16
 #define CFG_MAX_ROOTS   64
+#define CFG_DOR_DIMS    3	/* routing.dor.dimensions: dor's (routing/engine.h) */
+#define CFG_DOR_SIZE    255	/* a dimension's switches: more than a fabric has */
 #define CFG_NAME_LEN    64
 /*
  * metrics.max_connections at most: etc/ibsmd.service.in's LimitNOFILE
@@ -148,6 +150,10 @@ struct config {
 	char engines[CFG_MAX_ENGINES][CFG_NAME_LEN];	/* default: the table's */
 	int n_roots;			/* routing.roots */
 	char roots[CFG_MAX_ROOTS][CFG_NAME_LEN];
+	/* routing.dor: the grid of the dor engine (struct dor_opts) */
+	int dor_ndims;			/* dimensions given; 0 (default): inferred */
+	int dor_size[CFG_DOR_DIMS];	/* each 1..CFG_DOR_SIZE */
+	int dor_dateline;		/* dateline: 1 (default), 0: rings as lines */
 	/* SM-side port parameters (defaults as OpenSM's) */
 	int subnet_timeout;		/* sm.subnet_timeout 0..31, default 18 */
 	int hoq_life;			/* ports.hoq_life 0..31, default 18 */
@@ -316,6 +322,11 @@ void config_defaults(struct config *c);
  * regular file of at most CFG_MAX_BYTES is read.
  */
 int config_load(struct config *c, const char *path, char *err, size_t errlen);
+/*
+ * 1 when a and b route differently (routing.engine, routing.roots,
+ * routing.dor): a reload routes from scratch.  0 otherwise.
+ */
+int config_routing_differs(const struct config *a, const struct config *b);
 /* Validates/parses a routing engine list "a,b,c" (the -R option). */
 int config_set_engines(struct config *c, const char *list, char *err,
 		       size_t errlen);

@@ -30,6 +30,7 @@ check_bad partitions-clash "3:15: partitions\\[1\\].pkey: partitions 'a' and 'b'
 check_bad control-group "2:10: control.group: no group 'no-such-group-ibsmd'" $'control:\n  group: no-such-group-ibsmd\n'
 check_bad misspelt "1:7: unknown key 'qos.mod'" $'qos: {mod: none}\n'
 check_bad vlarb-vl "2:20: qos.vlarb_low: entry 2: VL 15 is out of range 0..14" $'qos:\n  vlarb_low: "0:64,15:10"\n'
+check_bad dor-dimensions "2:25: routing.dor.dimensions\\[1\\]: 0 is out of range 1..255" $'routing:\n  dor: {dimensions: [4, 0]}\n'
 check_bad vlarb-max-vls "2:21: qos.vlarb_high: entry 2: VL 4 is at or above qos.max_vls 4" $'qos:\n  vlarb_high: "0:10,4:10"\n  max_vls: 4\n'
 [ -e "$SIM_TMP/state" ] && fail "a bad policy created the state directory"
 

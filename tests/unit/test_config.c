@@ -1666,6 +1666,65 @@ START_TEST(test_routing_jobs)
 }
 END_TEST
 
+/*
+ * routing.dor: the grid's sizes (1 to 3, each 1..255) and the datelines,
+ * with any engine list; anything else refused at its place.
+ */
+START_TEST(test_routing_dor)
+{
+	struct loaded l;
+	load_ok(&l, "lmc: 0\n");
+	ck_assert_int_eq(l.c.dor_ndims, 0);
+	ck_assert_int_eq(l.c.dor_dateline, 1);
+	load_ok(&l, "routing:\n  engine: dor\n  dor: {dimensions: [4, 4, 2], dateline: false}\n");
+	ck_assert_int_eq(l.c.dor_ndims, 3);
+	ck_assert_int_eq(l.c.dor_size[0], 4);
+	ck_assert_int_eq(l.c.dor_size[1], 4);
+	ck_assert_int_eq(l.c.dor_size[2], 2);
+	ck_assert_int_eq(l.c.dor_dateline, 0);
+	load_ok(&l, "routing:\n  dor:\n    dimensions:\n      - 255\n");
+	ck_assert_int_eq(l.c.dor_ndims, 1);
+	ck_assert_int_eq(l.c.dor_size[0], 255);
+	ck_assert_int_eq(l.c.dor_dateline, 1);
+	/* beside another engine: kept for -R dor or a later engine: dor */
+	load_ok(&l, "routing: {engine: ftree, dor: {dateline: true}}\n");
+	ck_assert_int_eq(l.c.dor_ndims, 0);
+	/* a reload that changes them routes from scratch */
+	struct loaded m;
+	load_ok(&l, "routing: {dor: {dimensions: [4, 4]}}\n");
+	load_ok(&m, "routing: {dor: {dimensions: [4, 4], dateline: true}}\n");
+	ck_assert_int_eq(config_routing_differs(&l.c, &m.c), 0);
+	load_ok(&m, "routing: {dor: {dimensions: [4, 4], dateline: false}}\n");
+	ck_assert_int_eq(config_routing_differs(&l.c, &m.c), 1);
+	load_ok(&m, "routing: {dor: {dimensions: [4, 5]}}\n");
+	ck_assert_int_eq(config_routing_differs(&l.c, &m.c), 1);
+	load_ok(&m, "routing: {dor: {dimensions: [4, 4, 1]}}\n");
+	ck_assert_int_eq(config_routing_differs(&l.c, &m.c), 1);
+	load_ok(&m, "lmc: 0\n");
+	ck_assert_int_eq(config_routing_differs(&l.c, &m.c), 1);
+	load_fails("routing:\n  dor: {dimensions: []}\n",
+		   "2:21: routing.dor.dimensions: expected a sequence of 1 to 3 sizes, got an empty one");
+	load_fails("routing:\n  dor: {dimensions: [4, 4, 4, 4]}\n",
+		   "2:31: routing.dor.dimensions: more than 3 dimensions");
+	load_fails("routing:\n  dor: {dimensions: [0]}\n",
+		   "2:22: routing.dor.dimensions[0]: 0 is out of range 1..255");
+	load_fails("routing:\n  dor: {dimensions: [4, 256]}\n",
+		   "2:25: routing.dor.dimensions[1]: 256 is out of range 1..255");
+	load_fails("routing:\n  dor: {dimensions: [4, x]}\n",
+		   "2:25: routing.dor.dimensions[1]: expected an integer, got 'x'");
+	load_fails("routing:\n  dor: {dimensions: [[4]]}\n",
+		   "2:22: routing.dor.dimensions[0]: expected an integer, got a sequence");
+	load_fails("routing:\n  dor: {dimensions: 4}\n",
+		   "2:21: routing.dor.dimensions: expected a sequence of 1 to 3 sizes, got a scalar");
+	load_fails("routing:\n  dor: {dateline: yes}\n",
+		   "2:19: routing.dor.dateline: 'yes' is not one of false, true");
+	load_fails("routing:\n  dor: {dims: [4]}\n",
+		   "2:9: unknown key 'routing.dor.dims'");
+	load_fails("routing:\n  dor: [4, 4]\n",
+		   "2:8: routing.dor: expected a mapping, got a sequence");
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -1709,6 +1768,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_set_engines);
 	tcase_add_test(tc, test_sa_limits);
 	tcase_add_test(tc, test_routing_jobs);
+	tcase_add_test(tc, test_routing_dor);
 	suite_add_tcase(s, tc);
 	return s;
 }
