@@ -217,14 +217,18 @@ static inline struct tb *fat2(int leaves, int spines, int hosts)
 	return b;
 }
 
-/* An x by y mesh: M<j*x+i+1>, GUID 0x100 * index, a host on each. */
-static inline struct tb *mesh(int x, int y)
+/*
+ * An x by y mesh: M<j*x+i+1>, GUID 0x100 * index, a host on each, H<index>
+ * with GUID host_base + host_step * index.
+ */
+static inline struct tb *mesh_guids(int x, int y, uint64_t host_base, uint64_t host_step)
 {
 	struct tb *b = tb_new();
 	for (int k = 1; k <= x * y; k++)
 		tb_node(b, 1, 5, 0x100 * (uint64_t)k, "M%d", k);
 	for (int k = 1; k <= x * y; k++)
-		tb_link(b, k - 1, 5, tb_node(b, 0, 1, 0x1000 * (uint64_t)k, "H%d", k), 1);
+		tb_link(b, k - 1, 5, tb_node(b, 0, 1, host_base + host_step * (uint64_t)k,
+					     "H%d", k), 1);
 	for (int j = 0; j < y; j++)
 		for (int i = 0; i < x; i++) {
 			if (i + 1 < x)
@@ -233,6 +237,12 @@ static inline struct tb *mesh(int x, int y)
 				tb_link(b, j * x + i, 3, (j + 1) * x + i, 4);
 		}
 	return b;
+}
+
+/* The mesh above, hosts' GUIDs 0x1000 * index (at most 15 switches). */
+static inline struct tb *mesh(int x, int y)
+{
+	return mesh_guids(x, y, 0, 0x1000);
 }
 
 /* A ring of n switches R1..Rn (GUID 0x100 * i), a host on each (port 1), ports 2 and 3 around. */
