@@ -10,8 +10,26 @@
 # malformed random:, a file missing or naming no CA) exits 2 saying why.
 . "$(dirname "$0")/common.sh"
 
-table=$(bash "$SIM_ROOT/tests/sim/pftree_wt_table.sh" 32 "1 2 3") ||
-	fail "the 32-node sweep: pFTree-Wt has down contention: $table"
+net="$SIM_TMP/x32.net"
+gen xgft --m 8,4 --w 1,4 -o "$net"
+# H-0 and H-4: ftree (the default engine) takes a leaf's hosts round-robin
+# over its 4 up links, so both go down from one spine to leaf 0 and up to
+# it from the 3 other leaves; H-0 and H-1 go apart
+printf '# receivers\nH-0\n"H-4"\n' >"$SIM_TMP/rcv.txt"
+"$IBSMD" --offline "$net" --verify --receivers "$SIM_TMP/rcv.txt" >"$SIM_TMP/out" 2>&1 ||
+	fail "a receivers file: $(head -n 2 "$SIM_TMP/out") ... $(tail -n 1 "$SIM_TMP/out")"
+grep -q '^verify: receivers: .*rcv.txt, weight 100: 2 receivers, 992 flows$' "$SIM_TMP/out" ||
+	fail "receivers line: $(grep receivers "$SIM_TMP/out")"
+grep -q '^verify: contention: up 3 on 3 of 16 links (max 1), down 1 on 1 of 16 links (max 1)$' "$SIM_TMP/out" ||
+	fail "contention of H-0, H-4: $(grep contention "$SIM_TMP/out")"
+printf 'H-0\nH-1\n' >"$SIM_TMP/rcv2.txt"
+"$IBSMD" --offline "$net" --verify --receivers "$SIM_TMP/rcv2.txt" >"$SIM_TMP/out" 2>&1 ||
+	fail "a receivers file: $(head -n 2 "$SIM_TMP/out") ... $(tail -n 1 "$SIM_TMP/out")"
+grep -q '^verify: contention: up 0 on 0 of 16 links (max 0), down 0 on 0 of 16 links (max 0)$' "$SIM_TMP/out" ||
+	fail "contention of H-0, H-1: $(grep contention "$SIM_TMP/out")"
+
+table=$(bash "$SIM_ROOT/tests/sim/pftree_wt_table.sh" 32 "1 2 3" 2>"$SIM_TMP/sweep.err") ||
+	fail "the 32-node sweep: $(cat "$SIM_TMP/sweep.err") $table"
 # row ROUTING COLUMN: a cell of the table (columns counted from 1)
 row() {
 	awk -F' *[|] *' -v r="$1" -v c="$2" '$4 == r { print $(c + 1) }' <<<"$table"
@@ -21,24 +39,6 @@ row() {
 [ "$(row pFTree 5)" = "2.00 / 4" ] || fail "pFTree down contention: $(row pFTree 5) (the paper: mean 2)"
 [ "$(row pFTree 11)" = "192.0" ] || fail "pFTree victim exposure: $(row pFTree 11) (the paper's Fig. 15: 192)"
 note "32 nodes: down contention pFTree $(row pFTree 5), pFTree-Wt $(row pFTree-Wt 5); victim exposure pFTree $(row pFTree 11), pFTree-Wt $(row pFTree-Wt 11)"
-
-net="$SIM_TMP/x32.net"
-gen xgft --m 8,4 --w 1,4 -o "$net"
-# H-0 and H-4: ftree (the default engine) takes a leaf's hosts round-robin
-# over its 4 up links, so both go down from one spine to leaf 0 and up to
-# it from the 3 other leaves; H-0 and H-1 go apart
-printf '# receivers\nH-0\n"H-4"\n' >"$SIM_TMP/rcv.txt"
-"$IBSMD" --offline "$net" --verify --receivers "$SIM_TMP/rcv.txt" >"$SIM_TMP/out" 2>&1 ||
-	fail "a receivers file: $(tail -n 3 "$SIM_TMP/out")"
-grep -q '^verify: receivers: .*rcv.txt, weight 100: 2 receivers, 992 flows$' "$SIM_TMP/out" ||
-	fail "receivers line: $(grep receivers "$SIM_TMP/out")"
-grep -q '^verify: contention: up 3 on 3 of 16 links (max 1), down 1 on 1 of 16 links (max 1)$' "$SIM_TMP/out" ||
-	fail "contention of H-0, H-4: $(grep contention "$SIM_TMP/out")"
-printf 'H-0\nH-1\n' >"$SIM_TMP/rcv2.txt"
-"$IBSMD" --offline "$net" --verify --receivers "$SIM_TMP/rcv2.txt" >"$SIM_TMP/out" 2>&1 ||
-	fail "a receivers file: $(tail -n 3 "$SIM_TMP/out")"
-grep -q '^verify: contention: up 0 on 0 of 16 links (max 0), down 0 on 0 of 16 links (max 0)$' "$SIM_TMP/out" ||
-	fail "contention of H-0, H-1: $(grep contention "$SIM_TMP/out")"
 
 # refused: exit 2 with the reason
 refused() {
