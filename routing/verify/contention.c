@@ -35,14 +35,6 @@ int contention_flow_end(const struct fabric *f, uint32_t pi)
 	       graph_peer_is_switch(f, pi);
 }
 
-/* A sending switch port of a usable switch-to-switch link. */
-static int sw_link(const struct fabric *f, uint32_t pi)
-{
-	const struct fab_port *p = &f->ports[pi];
-	return p->num != 0 && f->nodes[p->node].type == FAB_SWITCH &&
-	       graph_link_up(f, pi) && graph_peer_is_switch(f, pi);
-}
-
 /*
  * The switch-to-switch links (sending ports) of the route from s to d's
  * base LID into c->path; their number, or -1 when t does not deliver it.
@@ -55,15 +47,8 @@ static int route(struct cctx *c, uint32_t s, uint32_t d)
 	uint32_t in = f->ports[s].remote;
 	int n = 0;
 	for (uint32_t hops = 0; hops <= t->n_sw; hops++) {
-		uint32_t node = f->ports[in].node;
-		uint32_t row = t->row_of_node[node];
-		if (row == FAB_NONE || lid > t->max_lid)
-			return -1;
-		uint8_t out = lft_row(t, row)[lid];
-		if (out == LFT_DROP || out == 0 || out > f->nodes[node].nports)
-			return -1;
-		uint32_t pi = fabric_port(f, node, out);
-		if (!graph_link_up(f, pi))
+		uint32_t pi = graph_next_hop(f, t, in, lid);
+		if (pi == FAB_NONE)
 			return -1;
 		if (!graph_peer_is_switch(f, pi))
 			return f->ports[pi].remote == d ? n : -1;
@@ -104,31 +89,17 @@ static int crosses(const struct cctx *c, int n, const uint8_t *v, uint8_t mark)
 
 static void set_dmem(struct cctx *c, uint32_t d, int on)
 {
-	const struct part_model *m = c->m;
-	for (uint32_t k = m->mem_off[d]; k < m->mem_off[d + 1]; k++) {
-		uint16_t p = PART_IDX(m->mem[k]);
-		if (p < c->np)
-			c->dmem[p] = on ? ((m->mem[k] & PART_FULL) ? 2 : 1) : 0;
-	}
+	part_dest_mark(c->m, d, c->dmem, c->np, on);
 }
 
 /* The tenant partitions s may talk to the destination in (c->common). */
 static uint32_t common_parts(struct cctx *c, uint32_t s)
 {
-	const struct part_model *m = c->m;
-	uint32_t n = 0;
-	if (!m) {
+	if (!c->m) {
 		c->common[0] = 0;
 		return 1;
 	}
-	for (uint32_t k = m->mem_off[s]; k < m->mem_off[s + 1]; k++) {
-		uint16_t e = m->mem[k], p = PART_IDX(e);
-		if (p == 0 || p >= c->np || !c->dmem[p])
-			continue;
-		if ((e & PART_FULL) || c->dmem[p] == 2)
-			c->common[n++] = p;
-	}
-	return n;
+	return part_flow_parts(c->m, s, c->dmem, c->np, c->common, NULL);
 }
 
 /* Every flow walked once: to account (check 0), or to find the interfered. */
@@ -248,7 +219,7 @@ static void tally(struct cctx *c, struct contention_report *r)
 	const struct fabric *f = c->f;
 	const struct lft_tables *t = c->t;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		if (!sw_link(f, pi))
+		if (!graph_sw_link(f, pi))
 			continue;
 		uint32_t u = c->rank[t->row_of_node[f->ports[pi].node]];
 		uint32_t v = c->rank[t->row_of_node[f->ports[f->ports[pi].remote].node]];

@@ -27,16 +27,6 @@ SIM_TEST=pftree_wt_table
 sizes=${1:-32 48 64 128 192 256 512 768 1024}
 seeds=${2:-1 2 3}
 
-# Table 3: nodes -> "m1 m2 w2"
-xgft() {
-	case $1 in
-	32) echo "8 4 4" ;; 48) echo "12 4 4" ;; 64) echo "16 4 4" ;;
-	128) echo "16 8 8" ;; 192) echo "24 8 8" ;; 256) echo "32 8 8" ;;
-	512) echo "32 16 16" ;; 768) echo "48 16 16" ;; 1024) echo "64 16 16" ;;
-	*) return 1 ;;
-	esac
-}
-
 # policy M1 M2 SEED: victim (m1/4 hosts a leaf) and noise, YAML on stdout
 policy() {
 	python3 - "$@" <<'PY'
@@ -78,7 +68,7 @@ bad=0
 echo "| nodes | XGFT | routing | runs | down contention mean / max | down contended links mean / max | up contention mean | up contended links mean | interference (flow, link) mean | flows interfered mean | victim exposure mean |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for n in $sizes; do
-	read -r m1 m2 w2 < <(xgft "$n") || fail "no Table 3 row of $n nodes"
+	read -r m1 m2 w2 < <(table3 "$n") || fail "no Table 3 row of $n nodes"
 	net="$SIM_TMP/x$n.net"
 	gen xgft --m "$m1,$m2" --w "1,$w2" -o "$net"
 	rows="$SIM_TMP/rows$n"
