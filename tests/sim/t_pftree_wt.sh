@@ -6,8 +6,9 @@
 # 1-3).  pFTree-Wt (receivers weigh 100) has no down-direction
 # contention in any run; pFTree (--receiver-weight 1) has, 2 on average
 # as the paper's Fig. 13a; the victim's exposure under pFTree is the 192
-# of Fig. 15.  A receivers file is read by name; a bad --receivers (a
-# malformed random:, a file missing or naming no CA) exits 2 saying why.
+# of Fig. 15.  A receivers file is read by node description, node-name
+# map name and node GUID; a bad --receivers (a malformed random:, a file
+# missing or naming no CA) exits 2 saying why.
 . "$(dirname "$0")/common.sh"
 
 net="$SIM_TMP/x32.net"
@@ -22,6 +23,14 @@ grep -q '^verify: receivers: .*rcv.txt, weight 100: 2 receivers, 992 flows$' "$S
 	fail "receivers line: $(grep receivers "$SIM_TMP/out")"
 grep -q '^verify: contention: up 3 on 3 of 16 links (max 1), down 1 on 1 of 16 links (max 1)$' "$SIM_TMP/out" ||
 	fail "contention of H-0, H-4: $(grep contention "$SIM_TMP/out")"
+# by the node-name map's name and by node GUID: the same two receivers
+printf '0x0002c90200000000 "alpha"\n' >"$SIM_TMP/names.map"
+printf 'node_name_map: %s\n' "$SIM_TMP/names.map" >"$SIM_TMP/map.yaml"
+printf 'alpha\n0x0002c90200000010\n' >"$SIM_TMP/rcv1.txt"
+"$IBSMD" --offline "$net" -c "$SIM_TMP/map.yaml" --verify --receivers "$SIM_TMP/rcv1.txt" >"$SIM_TMP/out" 2>&1 ||
+	fail "receivers by map name and node GUID: $(head -n 2 "$SIM_TMP/out") ... $(tail -n 1 "$SIM_TMP/out")"
+grep -q '^verify: contention: up 3 on 3 of 16 links (max 1), down 1 on 1 of 16 links (max 1)$' "$SIM_TMP/out" ||
+	fail "contention of alpha (H-0), 0x...10 (H-4): $(grep contention "$SIM_TMP/out")"
 printf 'H-0\nH-1\n' >"$SIM_TMP/rcv2.txt"
 "$IBSMD" --offline "$net" --verify --receivers "$SIM_TMP/rcv2.txt" >"$SIM_TMP/out" 2>&1 ||
 	fail "a receivers file: $(head -n 2 "$SIM_TMP/out") ... $(tail -n 1 "$SIM_TMP/out")"
