@@ -170,3 +170,17 @@ void sw_links_free(struct sw_links *k)
 	free(k->n_src);
 	memset(k, 0, sizeof(*k));
 }
+
+uint32_t graph_next_hop(const struct fabric *f, const struct lft_tables *t,
+			uint32_t in, uint32_t lid)
+{
+	uint32_t node = f->ports[in].node;
+	uint32_t row = t->row_of_node[node];
+	if (row == FAB_NONE || lid == 0 || lid > t->max_lid)
+		return FAB_NONE;
+	uint8_t out = lft_row(t, row)[lid];
+	if (out == LFT_DROP || out == 0 || out > f->nodes[node].nports)
+		return FAB_NONE;
+	uint32_t pi = fabric_port(f, node, out);
+	return graph_link_up(f, pi) ? pi : FAB_NONE;
+}

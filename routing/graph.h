@@ -41,6 +41,23 @@ static inline int graph_peer_is_switch(const struct fabric *f, uint32_t pi)
 	return f->nodes[f->ports[f->ports[pi].remote].node].type == FAB_SWITCH;
 }
 
+/* Port pi is a switch port sending on a usable switch-to-switch link. */
+static inline int graph_sw_link(const struct fabric *f, uint32_t pi)
+{
+	const struct fab_port *p = &f->ports[pi];
+	return p->num != 0 && f->nodes[p->node].type == FAB_SWITCH &&
+	       graph_link_up(f, pi) && graph_peer_is_switch(f, pi);
+}
+
+/*
+ * One hop of a route to lid that enters a switch at port in: the port
+ * it leaves by, over a usable link, or FAB_NONE when in is no switch's,
+ * the LFT drops lid or names a port the switch lacks, or the link is not
+ * usable.
+ */
+uint32_t graph_next_hop(const struct fabric *f, const struct lft_tables *t,
+			uint32_t in, uint32_t lid);
+
 /* Builds g from f's usable links; 0, or -1 on ENOMEM with g emptied. */
 int sw_graph_build(struct sw_graph *g, const struct fabric *f,
 		   const struct lft_tables *t);

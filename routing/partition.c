@@ -76,3 +76,34 @@ uint16_t part_by_pkey(const struct part_model *m, uint16_t pkey)
 			return (uint16_t)i;
 	return PART_NONE;
 }
+
+void part_dest_mark(const struct part_model *m, uint32_t d, uint8_t *dmem,
+		    uint32_t np, int on)
+{
+	for (uint32_t k = m->mem_off[d]; k < m->mem_off[d + 1]; k++) {
+		uint16_t p = PART_IDX(m->mem[k]);
+		if (p < np)
+			dmem[p] = on ? ((m->mem[k] & PART_FULL) ? 2 : 1) : 0;
+	}
+}
+
+uint32_t part_flow_parts(const struct part_model *m, uint32_t s,
+			 const uint8_t *dmem, uint32_t np, uint16_t *out,
+			 int *any)
+{
+	uint32_t n = 0;
+	if (any)
+		*any = 0;
+	for (uint32_t k = m->mem_off[s]; k < m->mem_off[s + 1]; k++) {
+		uint16_t e = m->mem[k], p = PART_IDX(e);
+		if (p >= np || !dmem[p])
+			continue;
+		if (!(e & PART_FULL) && dmem[p] != 2)
+			continue;	/* limited to limited */
+		if (any)
+			*any = 1;
+		if (p != 0)
+			out[n++] = p;
+	}
+	return n;
+}

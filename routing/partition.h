@@ -95,6 +95,21 @@ unsigned part_pkeys(const struct part_model *m, const struct fabric *f,
 uint16_t part_shared(const struct part_model *m, uint32_t a, uint32_t b,
 		     uint16_t want);
 
+/*
+ * Flows towards one destination d (the verifiers': pverify.h,
+ * contention.h): part_dest_mark() sets dmem[p] (np entries, zero
+ * otherwise) to d's membership in each of its partitions, 1 limited, 2
+ * full (on 0: back to 0); part_flow_parts() lists in out the tenant
+ * partitions (not the default) port s may talk to d in, both members and
+ * one full, and returns their number; *any (when not NULL) says whether
+ * they share a partition at all, the default too.
+ */
+void part_dest_mark(const struct part_model *m, uint32_t d, uint8_t *dmem,
+		    uint32_t np, int on);
+uint32_t part_flow_parts(const struct part_model *m, uint32_t s,
+			 const uint8_t *dmem, uint32_t np, uint16_t *out,
+			 int *any);
+
 /* Partition index of the 15-bit P_Key pkey, or PART_NONE. */
 uint16_t part_by_pkey(const struct part_model *m, uint16_t pkey);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mad/emu/emu.h"
+#include "routing/verify/receivers.h"
 #include "routing/verify/verify.h"
 #include "sm/ctl/control.h"
 #include "sm/base/log.h"
@@ -31,6 +32,10 @@
 #define VERSION IBSMD_VERSION
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
 #define EXIT_CONFIG 78
+/* --receiver-weight: the pFTree paper's receivers weigh 100, the others 1
+ * (Section 7.1); at most routing.weights' largest weight */
+#define RECEIVER_WEIGHT_DEFAULT 100
+#define RECEIVER_WEIGHT_MAX 1000000
 
 struct options {
 	const char *config;
@@ -50,6 +55,8 @@ struct options {
 	uint32_t first, cpus_per_node;	/* --first N, --cpus-per-node C */
 	uint64_t seed;		/* --seed S */
 	int seed_set;
+	const char *receivers;	/* --receivers FILE|random:R[,PARTITION] */
+	uint32_t receiver_weight;	/* --receiver-weight W (0: not given) */
 	const char *dump_lfts;
 	const char *dump_topology;
 	const char *dot;	/* --dot FILE */
@@ -110,7 +117,14 @@ static void usage(FILE *fp)
 "                         random:4 per job)\n"
 "      --first N          with --jobs: the first N jobs the filter keeps (default all)\n"
 "      --cpus-per-node C  with --jobs: a job needs ceil(processors / C) nodes (default 1)\n"
-"      --seed S           with --jobs: the random patterns' and dynamic's seed (default 1)\n"
+"      --seed S           with --jobs: the random patterns' and dynamic's seed; with\n"
+"                         --receivers random: the draw's (default 1)\n"
+"      --receivers FILE|random:R[,PARTITION]\n"
+"                         with --offline --verify: receiver contention (up, down)\n"
+"                         and inter-partition interference; the receivers (one CA\n"
+"                         a line, or R drawn per leaf switch) weigh W, others 1\n"
+"      --receiver-weight W  with --receivers: their weight, 1..1000000 (default 100;\n"
+"                         1: the routing unweighted, plain pftree)\n"
 "      --migrate SRC DST  with --offline: plan moving a VM from CA SRC to DST (node\n"
 "                         description, port GUID or LID), print the migration: line\n"
 "      --scheme S         with --migrate: dynamic (default) or prepopulated\n"
@@ -135,15 +149,21 @@ static void usage(FILE *fp)
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
        OPT_DOT, OPT_IMPORT, OPT_IMPORT_TO, OPT_JOBS, OPT_FIRST, OPT_CPUS,
-       OPT_SEED, OPT_DUMP_SLS };
+       OPT_SEED, OPT_DUMP_SLS, OPT_RECEIVERS, OPT_RECEIVER_WEIGHT };
 
-/* --first, --cpus-per-node or --seed (option c) into o; 0, or -1 said why. */
+/*
+ * --first, --cpus-per-node, --seed or --receiver-weight (option c) into o;
+ * 0, or -1 said why.
+ */
 static int parse_jobs_number(struct options *o, int c, const char *arg)
 {
 	const char *opt = c == OPT_FIRST ? "--first" :
-			  c == OPT_CPUS ? "--cpus-per-node" : "--seed";
+			  c == OPT_CPUS ? "--cpus-per-node" :
+			  c == OPT_RECEIVER_WEIGHT ? "--receiver-weight" : "--seed";
 	unsigned long long min = c == OPT_SEED ? 0 : 1;
-	unsigned long long max = c == OPT_SEED ? UINT64_MAX : UINT32_MAX, v;
+	unsigned long long max = c == OPT_SEED ? UINT64_MAX :
+				 c == OPT_RECEIVER_WEIGHT ? RECEIVER_WEIGHT_MAX :
+				 UINT32_MAX, v;
 	char *end;
 	errno = 0;
 	v = strtoull(arg, &end, 10);
@@ -156,6 +176,8 @@ static int parse_jobs_number(struct options *o, int c, const char *arg)
 		o->first = (uint32_t)v;
 	else if (c == OPT_CPUS)
 		o->cpus_per_node = (uint32_t)v;
+	else if (c == OPT_RECEIVER_WEIGHT)
+		o->receiver_weight = (uint32_t)v;
 	else
 		o->seed = v, o->seed_set = 1;
 	return 0;
@@ -168,14 +190,52 @@ static int check_jobs_options(struct options *o)
 		fprintf(stderr, "ibsmd: --jobs needs --offline\n");
 		return -1;
 	}
-	if ((o->first || o->cpus_per_node || o->seed_set) && !o->jobs) {
-		fprintf(stderr, "ibsmd: --first, --cpus-per-node and --seed go with --jobs\n");
+	if ((o->first || o->cpus_per_node) && !o->jobs) {
+		fprintf(stderr, "ibsmd: --first and --cpus-per-node go with --jobs\n");
+		return -1;
+	}
+	if (o->seed_set && !o->jobs && !o->receivers) {
+		fprintf(stderr, "ibsmd: --seed goes with --jobs or --receivers random:R\n");
 		return -1;
 	}
 	if (!o->seed_set)
 		o->seed = 1;
 	if (o->jobs && o->pattern && o->verify) {
 		fprintf(stderr, "ibsmd: --pattern with --jobs is the jobs' pattern: not with --verify\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* --receivers and --receiver-weight: their combinations and syntax; 0, or -1 said why. */
+static int check_receivers_options(struct options *o)
+{
+	char err[256], part[PART_NAME_LEN];
+	uint32_t per_leaf;
+	if (o->receiver_weight && !o->receivers) {
+		fprintf(stderr, "ibsmd: --receiver-weight goes with --receivers\n");
+		return -1;
+	}
+	if (!o->receiver_weight)
+		o->receiver_weight = RECEIVER_WEIGHT_DEFAULT;
+	if (!o->receivers)
+		return 0;
+	if (!o->verify) {
+		fprintf(stderr, "ibsmd: --receivers goes with --verify\n");
+		return -1;
+	}
+	if (!o->offline) {
+		fprintf(stderr, "ibsmd: --receivers with --once or --emulate: not implemented yet (--offline)\n");
+		return -1;
+	}
+	int random = receivers_spec(o->receivers, &per_leaf, part, sizeof(part),
+				    err, sizeof(err));
+	if (random < 0) {
+		fprintf(stderr, "ibsmd: bad --receivers %s\n", err);
+		return -1;
+	}
+	if (o->seed_set && !random) {
+		fprintf(stderr, "ibsmd: --seed goes with --receivers random:R, not a file\n");
 		return -1;
 	}
 	return 0;
@@ -211,6 +271,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "first", required_argument, NULL, OPT_FIRST },
 		{ "cpus-per-node", required_argument, NULL, OPT_CPUS },
 		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "receivers", required_argument, NULL, OPT_RECEIVERS },
+		{ "receiver-weight", required_argument, NULL, OPT_RECEIVER_WEIGHT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		/* documented (ibsmd(8)), not built: refused */
@@ -265,9 +327,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_IMPORT_TO: o->import_to = optarg; break;
 		case OPT_JOBS: o->jobs = optarg; break;
+		case OPT_RECEIVERS: o->receivers = optarg; break;
 		case OPT_FIRST:
 		case OPT_CPUS:
 		case OPT_SEED:
+		case OPT_RECEIVER_WEIGHT:
 			if (parse_jobs_number(o, c, optarg) < 0)
 				return -1;
 			break;
@@ -360,7 +424,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsmd: --pattern with --once or --emulate: not implemented yet (--offline)\n");
 		return -1;
 	}
-	return 0;
+	return check_receivers_options(o);
 }
 
 /* The policy file: -c, else the default one if it exists, else NULL. */
@@ -772,6 +836,8 @@ int main(int argc, char **argv)
 			.scheme = o.scheme, .method = o.method,
 			.jobs = o.jobs, .first = o.first,
 			.cpus_per_node = o.cpus_per_node, .seed = o.seed,
+			.receivers = o.receivers,
+			.receiver_weight = o.receiver_weight,
 		};
 		return offline_run(&cfg, &off);
 	}

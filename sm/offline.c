@@ -4,7 +4,8 @@
  * line, and the what-if options on the result: --dump-lfts,
  * --dump-topology, --dot, --verify, --pattern (head-of-line exposure),
  * --migrate (a VM's or a port's move, counted against an emulated fabric),
- * --jobs (a job trace replayed, sm/offjobs.h).
+ * --jobs (a job trace replayed, sm/offjobs.h), --receivers (receiver
+ * contention and inter-partition interference, routing/verify/contention.h).
  */
 #include "sm/offline.h"
 
@@ -16,7 +17,9 @@
 
 #include "routing/qos/pvl.h"
 #include "routing/qos/voqsw.h"
+#include "routing/verify/contention.h"
 #include "routing/verify/hol.h"
+#include "routing/verify/receivers.h"
 #include "routing/verify/verify.h"
 #include "sm/base/clock.h"
 #include "sm/base/log.h"
@@ -268,6 +271,115 @@ static int run_hol(const struct fabric *f, const struct lft_tables *t,
 	return 0;
 }
 
+/* --receivers: the receivers chosen, for the contention section. */
+struct rcv_run {
+	const struct fabric *f;
+	const struct lft_tables *t;
+	const struct part_model *m;
+	uint8_t *recv;		/* per port */
+	char what[512];
+};
+
+/*
+ * The receivers of o->receivers into r->recv (allocated), r->what naming
+ * them; 0, or 2 when the file cannot be read or names no CA port.
+ */
+static int rcv_select(struct rcv_run *r, const struct offline_opts *o)
+{
+	char err[1024], part[PART_NAME_LEN];
+	uint32_t per_leaf;
+	int n;
+	r->recv = calloc((size_t)r->f->n_ports + 1, 1);
+	if (!r->recv) {
+		fprintf(stderr, "ibsmd: out of memory\n");
+		return 1;
+	}
+	int random = receivers_spec(o->receivers, &per_leaf, part, sizeof(part),
+				    err, sizeof(err));
+	if (random > 0) {
+		n = receivers_random(r->f, r->m, per_leaf, part, o->seed, r->recv,
+				     err, sizeof(err));
+		snprintf(r->what, sizeof(r->what), "%s (seed %llu), weight %u",
+			 o->receivers, (unsigned long long)o->seed,
+			 o->receiver_weight);
+	} else {
+		char *text = read_text(o->receivers);
+		if (!text) {
+			fprintf(stderr, "ibsmd: --receivers %s: %s\n", o->receivers,
+				strerror(errno));
+			return 2;
+		}
+		n = receivers_parse(r->f, text, o->receivers, r->recv, err,
+				    sizeof(err));
+		free(text);
+		snprintf(r->what, sizeof(r->what), "%s, weight %u", o->receivers,
+			 o->receiver_weight);
+	}
+	if (n < 0) {
+		fprintf(stderr, "ibsmd: --receivers: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+/*
+ * The paper's setting for pFTree-Wt (Section 7.1): the receivers weigh
+ * o->receiver_weight, every other end port 1, in place of the policy's
+ * and learned weights; m resolved again with them.  0, or 1 (said why).
+ */
+static int rcv_weights(const struct config *cfg, const struct fabric *f,
+		       const uint8_t *recv, uint32_t weight,
+		       struct part_model *m)
+{
+	struct part_weights w = { 0 };
+	struct { uint64_t guid; uint32_t weight; } *v;
+	v = malloc(((size_t)f->n_ports + 1) * sizeof(*v));
+	w.guid = malloc(((size_t)f->n_ports + 1) * sizeof(*w.guid));
+	w.weight = malloc(((size_t)f->n_ports + 1) * sizeof(*w.weight));
+	int rc = 1;
+	if (!v || !w.guid || !w.weight)
+		goto out;
+	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
+		const struct fab_port *p = &f->ports[pi];
+		if (!fabric_is_endport(f, pi) || f->nodes[p->node].type == FAB_SWITCH)
+			continue;
+		v[w.n].guid = p->guid ? p->guid : f->nodes[p->node].guid;
+		v[w.n++].weight = recv[pi] ? weight : 1;
+	}
+	/* sorted by GUID (insertion: the CA ports of a test fabric) */
+	for (uint32_t i = 0; i < w.n; i++) {
+		uint32_t j = i;
+		while (j > 0 && w.guid[j - 1] > v[i].guid) {
+			w.guid[j] = w.guid[j - 1];
+			w.weight[j] = w.weight[j - 1];
+			j--;
+		}
+		w.guid[j] = v[i].guid;
+		w.weight[j] = v[i].weight;
+	}
+	part_model_free(m);
+	rc = part_resolve(cfg, f, &w, 0, m) < 0;
+out:
+	if (rc)
+		fprintf(stderr, "ibsmd: out of memory\n");
+	free(v);
+	free(w.guid);
+	free(w.weight);
+	return rc;
+}
+
+/* verify_tables()'s extra section: the contention of the receivers. */
+static int rcv_section(void *arg, FILE *fp)
+{
+	struct rcv_run *r = arg;
+	struct contention_report cr;
+	if (contention_measure(r->f, r->t, r->m, r->recv, &cr) < 0)
+		return -1;
+	contention_print(&cr, r->m, r->what, fp);
+	contention_free(&cr);
+	return 0;
+}
+
 /* --jobs: the trace's text to the replay's driver. */
 static int run_jobs(const struct fabric *f, const struct lft_tables *t,
 		    const char *engine, const struct offline_opts *o)
@@ -327,6 +439,7 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 	struct sweep_summary s = { 0 };
 	struct guid_map vm_lids = { 0 };
 	struct part_model parts = { 0 };
+	struct rcv_run rcv = { 0 };
 	uint64_t t0 = clock_ms();
 	fabric_init(&f);
 	if (topo_load(&f, o->topo, err, sizeof(err)) < 0) {
@@ -350,6 +463,14 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 		fprintf(stderr, "ibsmd: out of memory\n");
 		goto out;
 	}
+	rcv.f = &f;
+	rcv.t = &t;
+	rcv.m = &parts;
+	if (o->receivers && ((rc = rcv_select(&rcv, o)) != 0 ||
+			     (rc = rcv_weights(cfg, &f, rcv.recv,
+					       o->receiver_weight, &parts)) != 0))
+		goto out;
+	rc = 1;
 	if (sm_route(cfg, NULL, &f, &parts, &t, &s.routing, &s.route_ms) < 0)
 		goto out;
 	if ((config_qos_tables(cfg) || pvl_needed(&parts)) &&
@@ -371,7 +492,8 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 		goto out;
 	sm_print_summary(&s, "offline");
 	rc = o->verify ? verify_tables(stdout, &f, &t, &parts, s.routing,
-				       "the computed LFTs", cfg->max_op_vls, NULL, NULL) : 0;
+				       "the computed LFTs", cfg->max_op_vls,
+				       o->receivers ? rcv_section : NULL, &rcv) : 0;
 	if (rc < 0) {
 		fprintf(stderr, "ibsmd: verify: out of memory\n");
 		rc = 1;
@@ -386,6 +508,7 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 	if (rc == 0 && o->jobs)
 		rc = run_jobs(&f, &t, s.routing, o);
 out:
+	free(rcv.recv);
 	guid_map_free(&vm_lids);
 	part_model_free(&parts);
 	lft_tables_free(&t);

@@ -21,9 +21,14 @@ struct offline_opts {
 	const char *jobs;		/* --jobs TRACE (sm/offjobs.h) */
 	uint32_t first, cpus_per_node;	/* --first N, --cpus-per-node C */
 	uint64_t seed;			/* --seed S */
+	const char *receivers;		/* --receivers FILE|random:R[,PARTITION] */
+	uint32_t receiver_weight;	/* --receiver-weight W */
 };
 
-/* The exit status: 0, 1 (a check failed or an error, said why), 2 (--pattern unreadable). */
+/*
+ * The exit status: 0, 1 (a check failed or an error, said why), 2
+ * (--pattern or --receivers unreadable, or naming no CA).
+ */
 int offline_run(const struct config *cfg, const struct offline_opts *o);
 
 #endif

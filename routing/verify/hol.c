@@ -9,6 +9,7 @@
 
 #include "routing/graph.h"
 #include "routing/verify/hol.h"
+#include "sm/base/nodemap.h"
 
 #define HOL_VLS 16	/* VL 0..15: the marks take whatever a table gives */
 
@@ -33,8 +34,9 @@ uint32_t endport_find(const struct fabric *f, const char *name, char *err,
 		if (n->type == FAB_SWITCH || !fabric_is_endport(f, pi) ||
 		    (!p->lid && fabric_vswitch_of(f, pi, NULL) == FAB_NONE))
 			continue;
-		if (guid ? p->guid == guid :
-		    lid ? p->lid == lid : strcmp(n->desc, name) == 0) {
+		if (guid ? p->guid == guid || n->guid == guid :
+		    lid ? p->lid == lid : strcmp(n->desc, name) == 0 ||
+		    strcmp(fabric_node_name(f, p->node), name) == 0) {
 			if (found != FAB_NONE && f->ports[found].node != p->node) {
 				snprintf(err, errlen, "'%s' names more than one CA", name);
 				return FAB_NONE;

@@ -22,8 +22,9 @@
  *                     comment; a name with blanks in double quotes.  The
  *                     flows are those listed; those marked hot the hot
  *                     ones.  At least one must be.
- * CA ports are named by node description (the CA's lowest numbered port
- * with a LID), port GUID (0x...) or LID (decimal).
+ * CA ports are named by node description or node-name map name (the
+ * CA's lowest numbered port with a LID), port or node GUID (0x...) or
+ * LID (decimal).
  */
 #ifndef IBSMD_HOL_H
 #define IBSMD_HOL_H
@@ -58,8 +59,8 @@ struct hol_report {
 };
 
 /*
- * The CA port called name (node description, 0x port GUID, decimal
- * LID) with a LID, or a VF behind a vSwitch (an idle VF has none under
+ * The CA port called name (node description or node-name map name,
+ * 0x port GUID or node GUID, decimal LID) with a LID, or a VF behind a vSwitch (an idle VF has none under
  * the dynamic scheme).  FAB_NONE with a reason in err when there is none
  * or the description is two CAs'.
  */

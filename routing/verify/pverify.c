@@ -29,14 +29,6 @@ static int ca_source(const struct fabric *f, uint32_t pi)
 	       graph_peer_is_switch(f, pi);
 }
 
-/* A sending switch port of a usable switch-to-switch link. */
-static int sw_link(const struct fabric *f, uint32_t pi)
-{
-	const struct fab_port *p = &f->ports[pi];
-	return p->num != 0 && f->nodes[p->node].type == FAB_SWITCH &&
-	       graph_link_up(f, pi) && graph_peer_is_switch(f, pi);
-}
-
 /* The VL of SL sl out of node's port out, entered at port in. */
 static unsigned hop_vl(const struct lft_tables *t, uint32_t node,
 		       unsigned in, unsigned out, unsigned sl)
@@ -57,18 +49,13 @@ static int walk(struct pctx *c, uint32_t s, uint32_t d, uint32_t nc)
 	uint32_t lid = f->ports[d].lid;
 	uint32_t in = f->ports[s].remote;
 	for (uint32_t hops = 0; hops <= t->n_sw; hops++) {
-		uint32_t node = f->ports[in].node;
-		uint32_t row = t->row_of_node[node];
-		if (row == FAB_NONE || lid == 0 || lid > t->max_lid)
-			return -1;
-		uint8_t out = lft_row(t, row)[lid];
-		if (out == LFT_DROP || out == 0 || out > f->nodes[node].nports)
-			return -1;
-		uint32_t pi = fabric_port(f, node, out);
-		if (!graph_link_up(f, pi))
+		uint32_t pi = graph_next_hop(f, t, in, lid);
+		if (pi == FAB_NONE)
 			return -1;
 		if (!graph_peer_is_switch(f, pi))
 			return f->ports[pi].remote == d ? 0 : -1;
+		uint32_t node = f->ports[in].node;
+		unsigned out = f->ports[pi].num;
 		c->load[pi]++;
 		for (uint32_t k = 0; k < nc; k++) {
 			uint16_t p = c->common[k];
@@ -80,38 +67,6 @@ static int walk(struct pctx *c, uint32_t s, uint32_t d, uint32_t nc)
 	return -1;
 }
 
-/*
- * The tenant partitions s shares with the destination (c->dmem) into
- * c->common; *any: they share a partition at all (the default too).
- */
-static uint32_t common_parts(struct pctx *c, uint32_t s, int *any)
-{
-	const struct part_model *m = c->m;
-	uint32_t n = 0;
-	*any = 0;
-	for (uint32_t k = m->mem_off[s]; k < m->mem_off[s + 1]; k++) {
-		uint16_t e = m->mem[k], p = PART_IDX(e);
-		if (p >= c->np || !c->dmem[p])
-			continue;
-		if (!(e & PART_FULL) && c->dmem[p] != 2)
-			continue;	/* limited to limited */
-		*any = 1;
-		if (p != 0)
-			c->common[n++] = p;
-	}
-	return n;
-}
-
-static void set_dmem(struct pctx *c, uint32_t d, uint8_t v)
-{
-	const struct part_model *m = c->m;
-	for (uint32_t k = m->mem_off[d]; k < m->mem_off[d + 1]; k++) {
-		uint16_t p = PART_IDX(m->mem[k]);
-		if (p < c->np)
-			c->dmem[p] = v ? ((m->mem[k] & PART_FULL) ? 2 : 1) : 0;
-	}
-}
-
 static void flows(struct pctx *c, struct pverify_report *r)
 {
 	const struct fabric *f = c->f;
@@ -119,19 +74,20 @@ static void flows(struct pctx *c, struct pverify_report *r)
 	for (uint32_t d = 0; d < np; d++) {
 		if (!ca_source(f, d))
 			continue;
-		set_dmem(c, d, 1);
+		part_dest_mark(c->m, d, c->dmem, c->np, 1);
 		for (uint32_t s = 0; s < np; s++) {
 			int any;
 			if (s == d || !ca_source(f, s))
 				continue;
-			uint32_t nc = common_parts(c, s, &any);
+			uint32_t nc = part_flow_parts(c->m, s, c->dmem, c->np,
+						      c->common, &any);
 			if (!any)
 				continue;
 			r->pairs++;
 			if (walk(c, s, d, nc) < 0)
 				r->undelivered++;
 		}
-		set_dmem(c, d, 0);
+		part_dest_mark(c->m, d, c->dmem, c->np, 0);
 	}
 }
 
@@ -142,7 +98,7 @@ static void tally(struct pctx *c, struct pverify_report *r)
 	uint32_t np = c->np;
 	int first = 1;
 	for (uint32_t pi = 0; pi < f->n_ports; pi++) {
-		if (!sw_link(f, pi))
+		if (!graph_sw_link(f, pi))
 			continue;
 		r->links++;
 		if (first || c->load[pi] > r->max_routes)

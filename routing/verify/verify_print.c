@@ -3,6 +3,7 @@
  */
 #include <stdio.h>
 
+#include "routing/verify/contention.h"
 #include "routing/verify/hol.h"
 #include "routing/verify/pverify.h"
 #include "routing/verify/verify.h"
@@ -212,6 +213,36 @@ int hol_print(const struct hol_report *r, const char *pattern, FILE *fp)
 		fprintf(fp, "; %llu undelivered", (unsigned long long)r->undelivered);
 	fprintf(fp, "\n");
 	return ferror(fp) ? -1 : 0;
+}
+
+/* ---- receivers (contention.h) ---- */
+
+static void print_dir(FILE *fp, const char *what,
+		      const struct contention_dir *d)
+{
+	fprintf(fp, "%s %llu on %u of %u links (max %u)", what,
+		(unsigned long long)d->total, d->contended, d->links, d->max);
+}
+
+void contention_print(const struct contention_report *r,
+		      const struct part_model *m, const char *what, FILE *fp)
+{
+	fprintf(fp, "verify: receivers: %s: %u receivers, %llu flows",
+		what, r->receivers, (unsigned long long)r->flows);
+	if (r->undelivered)
+		fprintf(fp, ", %llu undelivered", (unsigned long long)r->undelivered);
+	fprintf(fp, "\nverify: contention: ");
+	print_dir(fp, "up", &r->up);
+	print_dir(fp, ", down", &r->down);
+	if (r->lateral)
+		fprintf(fp, "; %u links between switches of one rank not counted",
+			r->lateral);
+	fprintf(fp, "\nverify: interference: %llu (flow, link) occurrences on %u shared links; %llu of %llu flows share a link with another partition's\n",
+		(unsigned long long)r->interference, r->shared_links,
+		(unsigned long long)r->interfered, (unsigned long long)r->flows);
+	for (uint32_t p = 1; p < r->n_parts && m && p < m->n_parts; p++)
+		fprintf(fp, "verify: exposure: partition %s: %llu routes cross a link where its flows meet another route\n",
+			m->parts[p].name, (unsigned long long)r->exposed[p]);
 }
 
 /* ---- partitions (pverify.h) ---- */

@@ -12,6 +12,17 @@ gen() {
 	python3 "$SIM_FABGEN" "$@" 2>/dev/null || fail "fabgen $*"
 }
 
+# table3 NODES: "m1 m2 w2" of the pFTree paper's Table 3 row of NODES
+# nodes, XGFT(2; m1,m2; 1,w2) (fails for a size not in it)
+table3() {
+	case $1 in
+	32) echo "8 4 4" ;; 48) echo "12 4 4" ;; 64) echo "16 4 4" ;;
+	128) echo "16 8 8" ;; 192) echo "24 8 8" ;; 256) echo "32 8 8" ;;
+	512) echo "32 16 16" ;; 768) echo "48 16 16" ;; 1024) echo "64 16 16" ;;
+	*) return 1 ;;
+	esac
+}
+
 # ibsmd_once HOST STATE_DIR [ibsmd options]: one bring-up; stdout in
 # $SIM_TMP/once.out, stderr in $SIM_TMP/once.err; returns ibsmd's status.
 ibsmd_once() {

@@ -23,16 +23,6 @@ sizes=${1:-32 48 64 128 192 256 512 768 1024}
 parts=${2:-2 4 8}
 seeds=${3:-1 2 3}
 
-# Table 3: nodes -> "m1 m2 w2"
-xgft() {
-	case $1 in
-	32) echo "8 4 4" ;; 48) echo "12 4 4" ;; 64) echo "16 4 4" ;;
-	128) echo "16 8 8" ;; 192) echo "24 8 8" ;; 256) echo "32 8 8" ;;
-	512) echo "32 16 16" ;; 768) echo "48 16 16" ;; 1024) echo "64 16 16" ;;
-	*) return 1 ;;
-	esac
-}
-
 # policy HOSTS K SEED: the partitions, YAML, on stdout
 policy() {
 	python3 - "$@" "${PHY:-}" <<'PY'
@@ -69,7 +59,7 @@ bad=0
 echo "| nodes | XGFT | partitions | seed | shared links ftree | pftree | routes/link, all pairs, max/min ftree | pftree | routes/link, partition pairs, max/min ftree | pftree | verdict |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for n in $sizes; do
-	read -r m1 m2 w2 < <(xgft "$n") || fail "no Table 3 row of $n nodes"
+	read -r m1 m2 w2 < <(table3 "$n") || fail "no Table 3 row of $n nodes"
 	net="$SIM_TMP/x$n.net"
 	gen ftree2 --radix $((m1 + w2)) --leaves "$m2" --spines "$w2" --hosts-per-leaf "$m1" -o "$net"
 	for k in $parts; do
