@@ -12,7 +12,7 @@
 #                         or one row alone: "sa", "notices", "migration", "vlids",
 #                         "qos", "part", "mcast", "mcast-emu", "perfmgr", "dftree",
 #                         "jobs-offline", "jobs", "mkey" (ibsmd and OpenSM, M_Key off and on),
-#                         "routing"
+#                         "routing", "lft-order" (ibsmd alone, the emulator)
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
@@ -1010,6 +1010,41 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast-emu ]; then
 			"$(mc_field plan_ms "$mc_out")" "$(mc_field pr_latency_ms_avg "$mc_out")" \
 			"$(mc_field pr_latency_ms_max "$mc_out")"
 	done
+fi
+
+# ---- ordered LFT writes in the emulator (build/emuorder; ibsmd alone) ----
+# The 3456-host tree routed with ftree, a spine's cable taken down (the
+# routes repaired), then a full reroute with updn (a reload that changes
+# the engine: most entries change), timed from the request to the SM idle
+# again: with the LFT order (sm/write/plan_lft.h) and the same writes in
+# one wave, as before the order (-U).  BENCH_ROUNDS rounds each, medians.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = lft-order ]; then
+	EMUORDER="$SIM_ROOT/build/emuorder"
+	[ -x "$EMUORDER" ] || fail "build/emuorder is missing"
+	lo_net="$SIM_TMP/lftorder-ft3-3456.net"
+	gen ftree3 --radix 24 -o "$lo_net"
+	lo_field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
+	echo
+	echo "Full reroute of the emulated 3456-host tree, ftree to updn after a cable went (build/emuorder, ibsmd only)"
+	printf '%-10s %10s %9s %6s %10s  %s\n' writes reroute_ms lft_sets waves entries how
+	lo_ms=()
+	for lo_mode in ordered one-wave; do
+		flag=; [ "$lo_mode" = one-wave ] && flag=-U
+		ms=()
+		for _ in $(seq "$ROUNDS"); do
+			lo_out=$("$EMUORDER" $flag -R ftree -E updn "$lo_net" 2>"$SIM_TMP/emuorder.err") ||
+				fail "emuorder $flag failed: $lo_out $(tail -n 3 "$SIM_TMP/emuorder.err")"
+			note "emuorder $flag: $lo_out"
+			ms+=("$(lo_field reroute_ms "$lo_out")")
+		done
+		m=$(printf '%s\n' "${ms[@]}" | median)
+		lo_ms+=("$m")
+		printf '%-10s %10s %9s %6s %10s  %s\n' "$lo_mode" "$m" "$(lo_field lft_sets "$lo_out")" \
+			"$(lo_field waves "$lo_out")" "$(lo_field entries "$lo_out")" \
+			"$(sed -n 's/.*"how":"\([^"]*\)".*/\1/p' <<<"$lo_out")"
+		echo "lftorder $lo_mode $m $(lo_field lft_sets "$lo_out") $(lo_field waves "$lo_out")" >>"$RESULTS"
+	done
+	echo "ordered / one wave: $(ratio "${lo_ms[0]}" "${lo_ms[1]}") (goal: at most 1.5)"
 fi
 
 # ---- notices: a host's cable pulled, the trap 65 at a subscribed host ----
