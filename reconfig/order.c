@@ -9,6 +9,8 @@
 /* an entry's code */
 #define CODE_CHANGES 1	/* wanted differs from held, or held not known */
 #define CODE_DROPS 2	/* held, and it drops the LID */
+#define DRAIN_ROUNDS 4	/* rounds of draining the LIDs on a cycle; then, or
+			 * once half the changing LIDs are, all of them */
 
 struct order {
 	const struct fabric *f;
@@ -24,6 +26,9 @@ struct order {
 	uint8_t *ew;		/* per entry: its wave (the split plan) */
 	uint8_t *code;		/* per entry: CODE_* below */
 	uint8_t *colchg;	/* per LID: some switch's entry changes */
+	uint8_t *drained;	/* per LID: its changed entries dropped first */
+	uint32_t *owner;	/* per dependency: a changing LID that makes it */
+	uint32_t n_waves;	/* waves the plan needs (compute_waves) */
 	int split;		/* entries, not blocks, get waves */
 	int grew;		/* a block's wave rose in this pass */
 	int too_deep;
@@ -198,41 +203,51 @@ static int by_wave(const void *a, const void *b)
 	return (x->block > y->block) - (x->block < y->block);
 }
 
-/* The writes: a block once in its wave, or (split) once per wave of its entries. */
+/* The wave changed entry (row, lid) is written in (drained: the last). */
+static uint32_t entry_wave(const struct order *o, uint32_t row, uint32_t lid)
+{
+	if (o->drained[lid])
+		return 1;
+	return o->split ? o->ew[(size_t)row * o->n_lid + lid] :
+	       o->B[(size_t)row * o->blocks + lid / FAB_LFT_BLOCK];
+}
+
+/*
+ * The writes: a block once per wave that one of its changing entries
+ * needs (an ordered entry's; a drained entry's drop, wave 0, when it
+ * forwards now, and its new entry, wave 1); the last whole, the others
+ * mixed (order_payload()).
+ */
 static int writes(struct order *o, struct order_result *r)
 {
 	uint32_t cap = 0;
 	const struct lft_tables *t = o->t;
 	for (uint32_t row = 0; row < t->n_sw; row++)
 		for (uint32_t b = 0; b < o->blocks; b++) {
-			size_t k = (size_t)row * o->blocks + b;
-			if (!o->chg[k])
+			if (!o->chg[(size_t)row * o->blocks + b])
 				continue;
 			r->blocks++;
-			if (!o->split) {
-				if (add_write(r, &cap, row, b, o->B[k], ORDER_W_WHOLE) < 0)
-					return -1;
-				continue;
-			}
-			/* the distinct waves of its changing entries, ascending */
 			uint64_t seen[(ORDER_MAX_WAVES + 63) / 64] = { 0 };
 			uint32_t hi = 0, n = 0;
 			for (uint32_t lid = b * FAB_LFT_BLOCK; lid < (b + 1) * FAB_LFT_BLOCK && lid < o->n_lid; lid++) {
 				int drops;
 				if (!changes(o, row, lid, &drops))
 					continue;
-				uint32_t w = o->ew[(size_t)row * o->n_lid + lid];
-				if (!(seen[w / 64] >> (w % 64) & 1))
-					n++;
-				seen[w / 64] |= 1ull << (w % 64);
-				hi = w > hi ? w : hi;
+				uint32_t w = entry_wave(o, row, lid);
+				r->entry_wave[(size_t)row * o->n_lid + lid] = (uint8_t)w;
+				for (int d = o->drained[lid] && !drops; d >= 0; d--) {
+					uint32_t x = d ? 0 : w;	/* a drained entry's drop first */
+					n += !(seen[x / 64] >> (x % 64) & 1);
+					seen[x / 64] |= 1ull << (x % 64);
+					hi = x > hi ? x : hi;
+				}
 			}
 			if (n > 1)
 				r->split++;
 			for (uint32_t w = 0; w <= hi; w++)
 				if ((seen[w / 64] >> (w % 64) & 1) &&
 				    add_write(r, &cap, row, b, w,
-					      w < hi ? ORDER_W_PARTIAL : ORDER_W_WHOLE) < 0)
+					      w < hi ? ORDER_W_MIX : ORDER_W_WHOLE) < 0)
 					return -1;
 		}
 	if (r->n_w)
@@ -242,10 +257,11 @@ static int writes(struct order *o, struct order_result *r)
 
 /*
  * The entries switch r may hold for lid while wave k is written: as held
- * before its wave, wanted after, either during it.  n: how many (1, 2).
+ * before its wave, wanted after, either during it; a drained LID's, as
+ * held (or dropped) in wave 0, wanted (or dropped) from wave 1 on.  n:
+ * how many (1, 2).
  */
-static int may_hold(const struct order *o, const struct order_result *r,
-		    uint32_t row, uint32_t lid, uint32_t k, uint8_t e[2])
+static int may_hold(const struct order *o, uint32_t row, uint32_t lid, uint32_t k, uint8_t e[2])
 {
 	uint8_t now, want = lft_row(o->t, row)[lid];
 	int drops;
@@ -253,10 +269,13 @@ static int may_hold(const struct order *o, const struct order_result *r,
 		e[0] = want;
 		return 1;
 	}
-	uint32_t w = r->entry_wave ? r->entry_wave[(size_t)row * o->n_lid + lid] :
-		     o->B[(size_t)row * o->blocks + lid / FAB_LFT_BLOCK];
 	if (!held(o, row, lid, &now))
 		now = LFT_DROP;	/* unknown: the dependency check sees none */
+	uint32_t w = entry_wave(o, row, lid);
+	if (o->drained[lid]) {
+		e[0] = k == 0 ? now : want;
+		return 1;
+	}
 	if (w < k) {
 		e[0] = want;
 		return 1;
@@ -313,8 +332,8 @@ static int cyclic(const struct order *o, const uint8_t *dep, uint32_t *indeg, ui
 /* The dependencies of the held tables (end 0) or the wanted ones (1). */
 static void end_deps(const struct order *o, uint8_t *dep, int end)
 {
-	for (uint32_t lid = 1; lid < o->n_lid; lid++)
-		for (uint32_t row = 0; row < o->t->n_sw; row++) {
+	for (uint32_t row = 0; row < o->t->n_sw; row++)
+		for (uint32_t lid = 1; lid < o->n_lid; lid++) {
 			uint8_t e = entry_at(o, row, lid, end);
 			if (e >= o->stride)
 				continue;
@@ -328,126 +347,228 @@ static void end_deps(const struct order *o, uint8_t *dep, int end)
 		}
 }
 
-/* Into dep: what lid's routes may depend on while wave k is written. */
-static void column_deps(const struct order *o, const struct order_result *r,
-			uint8_t *dep, uint32_t lid, uint32_t k)
+/*
+ * Into dep: what the routes of the LIDs in lids[0..n) may depend on while
+ * wave k is written (changing LIDs not drained recorded as the owners of
+ * what they make).  Row by row, so that a row's entries are read in order
+ * and its neighbours' rows stay in the cache.
+ */
+static void deps_of(const struct order *o, uint8_t *dep, const uint32_t *lids,
+		    uint32_t n_lids, uint32_t k)
 {
-	for (uint32_t row = 0; row < o->t->n_sw; row++) {
-		uint8_t e[2], g[2];
-		int n = may_hold(o, r, row, lid, k, e);
-		for (int i = 0; i < n; i++) {
-			if (e[i] >= o->stride)
+	for (uint32_t row = 0; row < o->t->n_sw; row++)
+		for (uint32_t i = 0; i < n_lids; i++) {
+			uint32_t lid = lids[i];
+			if (!o->colchg[lid]) {	/* as wanted everywhere */
+				uint8_t e = lft_row(o->t, row)[lid];
+				if (e >= o->stride)
+					continue;
+				size_t a = (size_t)row * o->stride + e;
+				uint32_t nx = o->nbr[a];
+				uint8_t g = nx == ORDER_NONE ? LFT_DROP : lft_row(o->t, nx)[lid];
+				if (g < o->stride && o->nbr[(size_t)nx * o->stride + g] != ORDER_NONE)
+					dep[a * o->stride + g] = 1;
 				continue;
-			size_t a = (size_t)row * o->stride + e[i];
-			uint32_t nx = o->nbr[a];
-			if (nx == ORDER_NONE)
-				continue;
-			int m = may_hold(o, r, nx, lid, k, g);
-			for (int j = 0; j < m; j++)
-				if (g[j] < o->stride &&
-				    o->nbr[(size_t)nx * o->stride + g[j]] != ORDER_NONE)
-					dep[a * o->stride + g[j]] = 1;
+			}
+			int own = o->colchg[lid] && !o->drained[lid];
+			uint8_t e[2], g[2];
+			int n = may_hold(o, row, lid, k, e);
+			for (int x = 0; x < n; x++) {
+				if (e[x] >= o->stride)
+					continue;
+				size_t a = (size_t)row * o->stride + e[x];
+				uint32_t nx = o->nbr[a];
+				if (nx == ORDER_NONE)
+					continue;
+				int m = may_hold(o, nx, lid, k, g);
+				for (int j = 0; j < m; j++)
+					if (g[j] < o->stride &&
+					    o->nbr[(size_t)nx * o->stride + g[j]] != ORDER_NONE) {
+						dep[a * o->stride + g[j]] = 1;
+						if (own)
+							o->owner[a * o->stride + g[j]] = lid;
+					}
+			}
+		}
+}
+
+/*
+ * After cyclic() found a cycle: the channels left are on cycles or
+ * downstream of them; those with nothing left downstream are pruned
+ * too, and every changing LID that owns a dependency between two channels
+ * still left is drained.  Returns how many were newly drained.
+ */
+static uint32_t drain_core(struct order *o, const uint8_t *dep, uint32_t *indeg,
+			   uint32_t *outdeg, uint32_t *q)
+{
+	uint32_t nch = o->t->n_sw * o->stride, qh = 0, qt = 0, n = 0;
+	/* left: indeg > 0 after Kahn; now the out-degrees among them */
+	memset(outdeg, 0, (size_t)nch * sizeof(*outdeg));
+	for (uint32_t a = 0; a < nch; a++) {
+		if (!indeg[a] || o->nbr[a] == ORDER_NONE)
+			continue;
+		for (uint32_t p = 0; p < o->stride; p++)
+			if (dep[(size_t)a * o->stride + p] && indeg[o->nbr[a] * o->stride + p])
+				outdeg[a]++;
+	}
+	for (uint32_t a = 0; a < nch; a++)
+		if (indeg[a] && !outdeg[a])
+			q[qt++] = a;
+	while (qh < qt) {	/* prune what leads nowhere back */
+		uint32_t b = q[qh++];
+		indeg[b] = 0;
+		uint32_t hd = b / o->stride, port = b % o->stride;
+		/* the channels into b: a leaves some row into hd */
+		for (uint32_t a = 0; a < nch; a++)
+			if (indeg[a] && o->nbr[a] == hd && dep[(size_t)a * o->stride + port] &&
+			    --outdeg[a] == 0)
+				q[qt++] = a;
+	}
+	for (uint32_t a = 0; a < nch; a++) {
+		if (!indeg[a] || o->nbr[a] == ORDER_NONE)
+			continue;
+		for (uint32_t p = 0; p < o->stride; p++) {
+			size_t d = (size_t)a * o->stride + p;
+			uint32_t lid = o->owner[d];
+			if (dep[d] && indeg[o->nbr[a] * o->stride + p] && lid &&
+			    !o->drained[lid]) {
+				o->drained[lid] = 1;
+				n++;
+			}
 		}
 	}
+	return n;
+}
+
+/* Scratch of the dependency checks. */
+struct depcheck {
+	uint8_t *dep, *base;
+	uint32_t *indeg, *outdeg, *q;
+	uint32_t *same, n_same;		/* the LIDs whose entries do not change */
+	uint32_t *moved, n_moved;	/* those whose do */
+};
+
+static int depcheck_alloc(struct depcheck *c, const struct order *o)
+{
+	size_t nch = (size_t)o->t->n_sw * o->stride;
+	c->dep = malloc(nch * o->stride + 1);
+	c->base = malloc(nch * o->stride + 1);
+	c->indeg = malloc((nch + 1) * sizeof(*c->indeg));
+	c->outdeg = malloc((nch + 1) * sizeof(*c->outdeg));
+	c->q = malloc((nch + 1) * sizeof(*c->q));
+	c->same = malloc(((size_t)o->n_lid + 1) * sizeof(*c->same));
+	c->moved = malloc(((size_t)o->n_lid + 1) * sizeof(*c->moved));
+	if (!c->dep || !c->base || !c->indeg || !c->outdeg || !c->q || !c->same || !c->moved)
+		return -1;
+	c->n_same = c->n_moved = 0;
+	for (uint32_t lid = 1; lid < o->n_lid; lid++) {
+		if (o->colchg[lid])
+			c->moved[c->n_moved++] = lid;
+		else
+			c->same[c->n_same++] = lid;
+	}
+	return 0;
+}
+
+static void depcheck_free(struct depcheck *c)
+{
+	free(c->dep);
+	free(c->base);
+	free(c->indeg);
+	free(c->outdeg);
+	free(c->q);
+	free(c->same);
+	free(c->moved);
+}
+
+/* Whether the held (end 0) or the wanted tables (1) have a cycle, VLs as one. */
+static int end_cyclic(const struct order *o, struct depcheck *c, int end)
+{
+	size_t nch = (size_t)o->t->n_sw * o->stride;
+	memset(c->dep, 0, nch * o->stride);
+	end_deps(o, c->dep, end);
+	return cyclic(o, c->dep, c->indeg, c->q);
 }
 
 /*
  * Whether every state of every wave is free of channel-dependency cycles
  * (all VLs as one): the dependencies any mix of what a wave's switches
- * may hold can make, together, have none.  1 safe; 0 not, *bad the wave;
- * 2 not known (the held or the wanted tables have a cycle themselves);
- * -1 ENOMEM.
+ * may hold can make, together, have none.  1 safe; 0 not: *bad the wave,
+ * *newly the LIDs on its cycles drained now (drain_core()).
  */
-static int waves_acyclic(const struct order *o, const struct order_result *r, uint32_t *bad)
+static int waves_acyclic(struct order *o, struct depcheck *c, uint32_t *bad, uint32_t *newly)
 {
 	size_t nch = (size_t)o->t->n_sw * o->stride;
-	uint8_t *dep = malloc(nch * o->stride + 1), *base = malloc(nch * o->stride + 1);
-	uint32_t *indeg = malloc((nch + 1) * sizeof(*indeg));
-	uint32_t *q = malloc((nch + 1) * sizeof(*q));
-	int rc = 1;
-	if (!dep || !base || !indeg || !q) {
-		rc = -1;
-		goto out;
-	}
-	/*
-	 * First the ends, the tables held and the tables wanted: if either
-	 * has a cycle with every VL taken as one, this check has nothing to
-	 * say (2).
-	 */
-	for (int end = 0; end < 2; end++) {
-		memset(dep, 0, nch * o->stride);
-		end_deps(o, dep, end);
-		if (cyclic(o, dep, indeg, q)) {
-			rc = 2;
-			goto out;
-		}
-	}
-	/* the columns that do not change: the same in every wave */
-	memset(base, 0, nch * o->stride);
-	for (uint32_t lid = 1; lid < o->n_lid; lid++)
-		if (!o->colchg[lid])
-			column_deps(o, r, base, lid, 0);
-	for (uint32_t k = 0; k < r->waves && rc == 1; k++) {
-		memcpy(dep, base, nch * o->stride);
-		for (uint32_t lid = 1; lid < o->n_lid; lid++)
-			if (o->colchg[lid])
-				column_deps(o, r, dep, lid, k);
-		if (cyclic(o, dep, indeg, q)) {
+	memset(o->owner, 0, nch * o->stride * sizeof(*o->owner));
+	/* the LIDs that do not change: the same in every wave */
+	memset(c->base, 0, nch * o->stride);
+	deps_of(o, c->base, c->same, c->n_same, 0);
+	for (uint32_t k = 0; k < o->n_waves; k++) {
+		memcpy(c->dep, c->base, nch * o->stride);
+		deps_of(o, c->dep, c->moved, c->n_moved, k);
+		if (cyclic(o, c->dep, c->indeg, c->q)) {
 			*bad = k;
-			rc = 0;
+			*newly = drain_core(o, c->dep, c->indeg, c->outdeg, c->q);
+			return 0;
 		}
 	}
-out:
-	free(dep);
-	free(base);
-	free(indeg);
-	free(q);
-	return rc;
-}
-
-/* Whether a changing entry of row's block b forwards now (held, not dropped). */
-static int forwards_changed(const struct order *o, uint32_t row, uint32_t b)
-{
-	for (uint32_t lid = b * FAB_LFT_BLOCK; lid < (b + 1) * FAB_LFT_BLOCK && lid < o->n_lid; lid++) {
-		int drops;
-		if (changes(o, row, lid, &drops) && !drops)
-			return 1;
-	}
-	return 0;
+	return 1;
 }
 
 /*
- * The drain: wave 0 drops every entry that changes, wave 1 writes the
- * tables.  While wave 0 lands a packet follows held entries until one
- * drops it, while wave 1 lands wanted ones (or is dropped): never a mix.
+ * The waves of the LIDs not drained: per block, each pass raising a block
+ * to what its entries need given the others' waves, until none rises; a
+ * chain of waiting blocks longer than the switches are is a cycle between
+ * blocks, and then each entry gets its own wave.  0, or -1 (ENOMEM, or a
+ * route of more than ORDER_MAX_WAVES changing switches).
  */
-static int drain(struct order *o, struct order_result *r)
+static int compute_waves(struct order *o)
 {
-	uint32_t cap = 0;
-	free(r->w);
-	free(o->ew);
-	o->ew = NULL;
-	r->w = NULL;
-	r->n_w = r->waves = r->split = 0;
-	r->blocks = 0;
-	int any = 0;	/* a block with something to drop: else one wave */
-	for (uint32_t row = 0; row < o->t->n_sw; row++)
-		for (uint32_t b = 0; b < o->blocks; b++) {
-			if (!o->chg[(size_t)row * o->blocks + b])
-				continue;
-			r->blocks++;
-			if (forwards_changed(o, row, b)) {
-				any = 1;
-				if (add_write(r, &cap, row, b, 0, ORDER_W_DRAIN) < 0)
-					return -1;
-			}
+	const struct lft_tables *t = o->t;
+	memset(o->B, 0, ((size_t)t->n_sw * o->blocks + 1) * sizeof(*o->B));
+	o->split = o->too_deep = 0;
+	o->deepest = o->deepest_lid = 0;
+	for (uint32_t pass = 0;; pass++) {
+		o->grew = 0;
+		for (uint32_t lid = 1; lid < o->n_lid && !o->too_deep; lid++)
+			if (o->colchg[lid] && !o->drained[lid])
+				column(o, lid);
+		if (!o->grew || o->too_deep)
+			break;
+		if (pass > t->n_sw) {
+			o->too_deep = 1;
+			break;
 		}
-	for (uint32_t row = 0; row < o->t->n_sw; row++)
-		for (uint32_t b = 0; b < o->blocks; b++)
-			if (o->chg[(size_t)row * o->blocks + b] &&
-			    add_write(r, &cap, row, b, (uint32_t)any, ORDER_W_WHOLE) < 0)
-				return -1;
-	r->drained = 1;
+	}
+	if (o->too_deep) {
+		o->split = 1;
+		o->too_deep = 0;
+		o->deepest = 0;
+		if (!o->ew && !(o->ew = calloc((size_t)t->n_sw * o->n_lid + 1, 1)))
+			return -1;
+		for (uint32_t lid = 1; lid < o->n_lid; lid++)
+			if (o->colchg[lid] && !o->drained[lid])
+				column(o, lid);
+		if (o->too_deep)
+			return -1;
+	}
+	/* the waves used: the highest entry's, and 0 and 1 for a drain */
+	o->n_waves = 0;
+	int any_drained = 0;
+	for (uint32_t row = 0; row < t->n_sw; row++)
+		for (uint32_t lid = 1; lid < o->n_lid; lid++) {
+			int drops;
+			if (!o->colchg[lid] || !changes(o, row, lid, &drops))
+				continue;
+			if (o->drained[lid]) {
+				any_drained = 1;
+				continue;
+			}
+			uint32_t w = entry_wave(o, row, lid) + 1;
+			o->n_waves = w > o->n_waves ? w : o->n_waves;
+		}
+	if (any_drained && o->n_waves < 2)
+		o->n_waves = 2;
 	return 0;
 }
 
@@ -455,6 +576,9 @@ static void order_free(struct order *o)
 {
 	free(o->code);
 	free(o->colchg);
+	free(o->drained);
+	free(o->owner);
+	free(o->ew);
 	free(o->nbr);
 	free(o->W);
 	free(o->state);
@@ -481,58 +605,66 @@ int order_lft(const struct fabric *f, const struct lft_tables *t,
 		goto fail;
 	if (codes(&o, r) < 0)
 		goto fail;
-	/*
-	 * A wave per block: each pass raises a block to what its entries need
-	 * given the others' waves, until none rises.  A chain of waiting
-	 * blocks longer than the switches are is a cycle between blocks.
-	 */
-	for (uint32_t pass = 0;; pass++) {
-		o.grew = 0;
-		for (uint32_t lid = 1; lid < o.n_lid && !o.too_deep; lid++)
-			if (o.colchg[lid])
-				column(&o, lid);
-		if (!o.grew || o.too_deep)
+	o.drained = calloc(o.n_lid + 1, 1);
+	o.owner = malloc(((size_t)t->n_sw * o.stride * o.stride + 1) * sizeof(*o.owner));
+	struct depcheck c;
+	memset(&c, 0, sizeof(c));
+	if (!o.drained || !o.owner || depcheck_alloc(&c, &o) < 0) {
+		depcheck_free(&c);
+		goto fail;
+	}
+	r->dep_checked = 1;
+	for (uint32_t round = 0;; round++) {
+		if (compute_waves(&o) < 0) {
+			depcheck_free(&c);
+			goto fail;
+		}
+		uint32_t bad = 0, newly = 0;
+		if (waves_acyclic(&o, &c, &bad, &newly))
 			break;
-		if (pass > t->n_sw) {
-			o.too_deep = 1;
+		/*
+		 * A cycle: if the tables held or wanted have one themselves
+		 * (every VL as one), the check has nothing to say.
+		 */
+		if (round == 0 && (end_cyclic(&o, &c, 0) || end_cyclic(&o, &c, 1))) {
+			r->dep_checked = 0;
+			memset(o.drained, 0, o.n_lid + 1);
+			if (compute_waves(&o) < 0) {
+				depcheck_free(&c);
+				goto fail;
+			}
+			break;
+		}
+		if (!r->drained)
+			r->cycle_wave = bad;	/* the first one found */
+		r->drained = 1;
+		uint32_t n_drained = 0;
+		for (uint32_t lid = 1; lid < o.n_lid; lid++)
+			n_drained += o.drained[lid];
+		if (!newly || round + 1 >= DRAIN_ROUNDS || 2 * n_drained >= c.n_moved) {
+			/* no LID to blame, too many rounds or LIDs: every changed LID */
+			for (uint32_t lid = 1; lid < o.n_lid; lid++)
+				o.drained[lid] |= o.colchg[lid];
+			if (compute_waves(&o) < 0) {
+				depcheck_free(&c);
+				goto fail;
+			}
 			break;
 		}
 	}
-	if (o.too_deep) {
-		/* blocks that wait for each other: a wave per entry */
-		o.split = 1;
-		o.too_deep = 0;
-		o.deepest = 0;
-		o.ew = calloc((size_t)t->n_sw * o.n_lid + 1, 1);
-		if (!o.ew)
-			goto fail;
-		for (uint32_t lid = 1; lid < o.n_lid; lid++)
-			if (o.colchg[lid])
-				column(&o, lid);
-		if (o.too_deep)
-			goto fail;	/* a route of ORDER_MAX_WAVES changing switches */
-	}
+	depcheck_free(&c);
+	for (uint32_t lid = 1; lid < o.n_lid; lid++)
+		r->drained_lids += o.drained[lid] && o.colchg[lid];
+	r->drained = r->drained_lids != 0;
 	r->deepest_lid = o.deepest_lid;
-	if (writes(&o, r) < 0)
+	r->entry_wave = calloc((size_t)t->n_sw * o.n_lid + 1, 1);
+	if (!r->entry_wave || writes(&o, r) < 0)
 		goto fail;
-	r->entry_wave = o.ew;
-	o.ew = NULL;
-	uint32_t bad = 0;
-	int safe = waves_acyclic(&o, r, &bad);
-	if (safe < 0)
-		goto fail;
-	r->dep_checked = safe != 2;
-	if (!safe) {
-		r->cycle_wave = bad;
-		o.ew = r->entry_wave;
-		r->entry_wave = NULL;
-		if (drain(&o, r) < 0)
-			goto fail;
-	}
+	r->drained_lid = o.drained;
+	o.drained = NULL;
 	order_free(&o);
 	return 0;
 fail:
-	free(o.ew);
 	order_free(&o);
 	order_result_free(r);
 	return -1;
@@ -553,16 +685,13 @@ void order_payload(const struct lft_tables *t, const struct order_held *h,
 		}
 		uint8_t want = lft_row(t, w->row)[lid];
 		uint8_t now = known ? h->port[(size_t)w->row * n_lid + lid] : LFT_DROP;
-		switch (w->how) {
-		case ORDER_W_DRAIN:	/* what changes, dropped */
-			out[k] = known && now == want ? want : LFT_DROP;
-			break;
-		case ORDER_W_PARTIAL:	/* due later: as held */
-			out[k] = r->entry_wave[(size_t)w->row * n_lid + lid] <= w->wave ? want : now;
-			break;
-		default:
-			out[k] = want;
-		}
+		if (w->how == ORDER_W_WHOLE || (known && now == want) ||
+		    r->entry_wave[(size_t)w->row * n_lid + lid] <= w->wave)
+			out[k] = want;	/* due, or the same */
+		else if (r->drained_lid && r->drained_lid[lid])
+			out[k] = LFT_DROP;	/* drained: dropped until due */
+		else
+			out[k] = now;	/* due later: as held */
 	}
 }
 
@@ -570,5 +699,6 @@ void order_result_free(struct order_result *r)
 {
 	free(r->w);
 	free(r->entry_wave);
+	free(r->drained_lid);
 	memset(r, 0, sizeof(*r));
 }

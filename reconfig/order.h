@@ -29,20 +29,22 @@
  *
  * Deadlock: a packet that meets a changed switch after unchanged ones
  * turns from an old route onto a new one, a dependency that neither table
- * has.  The order is kept only when, for every wave, the dependencies
- * that any mix of what its switches may hold can make (before their
- * wave: as held; after: as wanted; during: either) have no cycle, every
- * VL taken as one.  Otherwise the change is drained: wave 0 drops every
- * entry that changes, wave 1 writes the tables.  While wave 0 lands a
- * packet follows held entries until one drops it; while wave 1 lands,
- * wanted ones until one drops it: each state's dependencies are the old
- * tables' or the new tables', never a mix, at the cost of the packets
- * to the changed LIDs dropped between the two waves.  Entries not known
- * count as dropping for this check.  When the held or the wanted tables
- * themselves have a cycle with every VL taken as one -- an engine that
- * breaks cycles with VLs (dfsssp, dor on tori) or promises nothing
- * (minhop) -- the check cannot tell, and the order (free of loops) is
- * kept.
+ * has.  For every wave, the dependencies that any mix of what its
+ * switches may hold can make (before their wave: as held; after: as
+ * wanted; during: either) are put together, every VL taken as one; where
+ * they close a cycle, the LIDs that make a dependency on it are drained:
+ * wave 0 drops their changing entries, wave 1 writes them.  While their
+ * drop lands a packet to such a LID follows held entries until one drops
+ * it; from wave 1 on, wanted ones until one drops it: the old tables'
+ * dependencies or the new tables', never a mix, at the cost of the
+ * packets to those LIDs dropped between the two waves.  The order is
+ * computed again without them and checked again, up to DRAIN_ROUNDS
+ * rounds; then, or once half the changing LIDs are drained, all are.
+ * Entries not known count as dropping for this check.  When the held or
+ * the wanted tables themselves have a cycle with every VL taken as one --
+ * an engine that breaks cycles with VLs (dfsssp, dor on tori) or promises
+ * nothing (minhop) -- the check cannot tell, and the order (free of
+ * loops) is kept.
  *
  * Pure functions over the fabric model and the tables; no I/O.
  */
@@ -65,8 +67,7 @@ struct order_held {
 
 enum order_how {
 	ORDER_W_WHOLE,		/* the block as t has it */
-	ORDER_W_PARTIAL,	/* entries of later waves as held: order_payload() */
-	ORDER_W_DRAIN,		/* the entries that change dropped, the others kept */
+	ORDER_W_MIX,		/* entries due later as held or dropped: order_payload() */
 };
 
 struct order_write {
@@ -83,10 +84,12 @@ struct order_result {
 	uint32_t blocks;	/* blocks that change */
 	uint32_t split;		/* blocks written in more than one wave */
 	uint32_t deepest_lid;	/* a LID whose routes needed the most waves */
-	uint8_t *entry_wave;	/* per entry: its wave (split plans only), else NULL */
+	uint8_t *entry_wave;	/* per entry: the wave it is written in (changing ones) */
+	uint8_t *drained_lid;	/* per LID: drained (above) */
 	int dep_checked;	/* the dependency check could say (see above) */
-	int drained;		/* the drain (above) was needed */
-	uint32_t cycle_wave;	/* drained: the ordered wave whose states could close a cycle */
+	int drained;		/* some LIDs were drained */
+	uint32_t drained_lids;	/* how many */
+	uint32_t cycle_wave;	/* drained: the wave where a cycle was found first */
 	uint32_t max_lid;
 };
 
@@ -99,10 +102,9 @@ struct order_result {
 int order_lft(const struct fabric *f, const struct lft_tables *t,
 	      const struct order_held *h, struct order_result *r);
 /*
- * The 64 entries write i carries: t's (ORDER_W_WHOLE); t's where the
- * entry's wave is at most the write's, else as held, LFT_DROP where
- * unknown (ORDER_W_PARTIAL); as held where t has the same, else LFT_DROP
- * (ORDER_W_DRAIN).
+ * The 64 entries write i carries: t's (ORDER_W_WHOLE); or t's where the
+ * entry's wave is at most the write's, else LFT_DROP for a drained LID
+ * and as held (LFT_DROP where unknown) for the others (ORDER_W_MIX).
  */
 void order_payload(const struct lft_tables *t, const struct order_held *h,
 		   const struct order_result *r, uint32_t i, uint8_t *out /* [64] */);

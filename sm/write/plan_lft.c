@@ -25,8 +25,11 @@ static int held_build(struct order_held *h, uint8_t **port, uint8_t **known,
 			const uint8_t *blk = devcache_lft_block(c, f, ni, b, &top);
 			uint8_t *dst = *port + (size_t)r * n_lid + first;
 			uint32_t n = n_lid - first < FAB_LFT_BLOCK ? n_lid - first : FAB_LFT_BLOCK;
-			/* entries above LinearFDBTop forward nothing (SwitchInfo, IBA 14.2.5.4) */
-			if (top != UINT32_MAX && first > top) {
+			/*
+			 * entries above LinearFDBTop forward nothing (SwitchInfo,
+			 * IBA 14.2.5.4); LID 0, block 0's first, is no LID
+			 */
+			if (top != UINT32_MAX && first + (first == 0) > top) {
 				memset(dst, LFT_DROP, n);
 			} else if (blk) {
 				memcpy(dst, blk, n);
@@ -93,7 +96,7 @@ static int emit(struct plan *p, int first, const struct fabric *f,
 	st->entries = r->entries;
 	st->split = r->split;
 	st->deepest_lid = r->deepest_lid;
-	st->drained = r->drained;
+	st->drained = r->drained_lids;
 	st->cycle_wave = r->cycle_wave;
 	st->dep_checked = r->dep_checked;
 	return 0;
@@ -170,8 +173,9 @@ void lft_order_describe(const struct lft_order_stats *st, char *buf, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		return;
 	if (st->drained)
-		snprintf(buf + n, len - n, "drained (the changed entries dropped, then written): "
-			 "wave %u of the ordered change could close a channel-dependency cycle",
+		snprintf(buf + n, len - n, "each switch after its new next hop, and %u LID%s drained "
+			 "(its changed entries dropped, then written): without, wave %u could close a "
+			 "channel-dependency cycle", st->drained, st->drained == 1 ? "" : "s",
 			 st->cycle_wave);
 	else if (st->waves == 1)
 		snprintf(buf + n, len - n, "no switch waits for another%s",
@@ -188,8 +192,9 @@ json_t *lft_order_to_ctl(const struct lft_order_stats *st)
 	lft_order_describe(st, why, sizeof(why));
 	const char *how = !st->waves ? "none" : st->drained ? "drained" :
 			  st->waves == 1 ? "one wave" : "ordered";
-	return json_pack("{s:i,s:i,s:I,s:i,s:s,s:s,s:b}",
+	return json_pack("{s:i,s:i,s:I,s:i,s:i,s:s,s:s,s:b}",
 			 "waves", (int)st->waves, "blocks", (int)st->blocks,
 			 "entries", (json_int_t)st->entries, "split", (int)st->split,
+			 "drained_lids", (int)st->drained,
 			 "how", how, "reason", why, "dependencies_checked", st->dep_checked);
 }

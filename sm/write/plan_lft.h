@@ -23,8 +23,8 @@ struct lft_order_stats {
 	uint64_t entries;	/* entries that change */
 	uint32_t split;		/* blocks written in more than one wave */
 	uint32_t deepest_lid;	/* a LID whose routes needed the most waves */
-	int drained;		/* drained: an ordered wave could close a cycle */
-	uint32_t cycle_wave;	/* drained: that wave */
+	uint32_t drained;	/* LIDs drained: without, a wave could close a cycle */
+	uint32_t cycle_wave;	/* drained: the first such wave found */
 	int dep_checked;	/* the dependency check could tell */
 };
 
@@ -47,7 +47,7 @@ int plan_lft_change(struct plan *p, int first, const struct fabric *f,
 		    const struct lft_tables *from, const struct lft_tables *to,
 		    struct lft_order_stats *st);
 struct json_t;
-/* For ibsmctl status: {"waves", "blocks", "entries", "split", "how", "reason"}. */
+/* For ibsmctl status: {"waves", "blocks", "entries", "split", "drained_lids", "how", "reason", ...}. */
 struct json_t *lft_order_to_ctl(const struct lft_order_stats *st);
 /* One line for the log: how the change was ordered, and why. */
 void lft_order_describe(const struct lft_order_stats *st, char *buf, size_t len);

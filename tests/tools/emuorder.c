@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	int ok = !ps->failed;
 	emusm_stdout(&x);
 	printf("{\"ordered\":%d,\"reroute_ms\":%.1f,\"lft_sets\":%u,\"waves\":%u,"
-	       "\"lft_waves\":%u,\"entries\":%llu,\"split\":%u,\"drained\":%d,\"failed\":%u,"
+	       "\"lft_waves\":%u,\"entries\":%llu,\"split\":%u,\"drained\":%u,\"failed\":%u,"
 	       "\"how\":\"%s\"}\n",
 	       !unordered, ms, ps->lft_blocks, ps->waves, ps->order.waves,
 	       (unsigned long long)ps->order.entries, ps->order.split, ps->order.drained,
