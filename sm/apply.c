@@ -35,6 +35,7 @@ void sm_program_params(const struct sm *sm, int first,
 		.mc = &sm->mc,
 		.vms = &sm->vms,
 		.mkeys = &sm->sub.mk,
+		.lft_unordered = sm->cfg.lft_unordered,
 	};
 	if (sm->cfg.qos_mode != QOS_NONE) {	/* none: the devices keep theirs */
 		pp->vlarb_low = sm->cfg.qos_vlarb_low;

@@ -712,6 +712,7 @@ void last_sweep_to_ctl(const struct sm *sm, json_t *o)
 			"lft_blocks", s->prog.lft_blocks,
 			"portinfo_sets", s->prog.portinfo_sets);
 		json_object_set_new(l, "time", control_time_json(s->when));
+		json_object_set_new(l, "lft_order", lft_order_to_ctl(&s->prog.order));
 		json_object_set_new(o, "last_heavy_sweep", l);
 	}
 	/* extended LIDs (sm/discover/xlid_sm.h): the mode and the devices lacking it */

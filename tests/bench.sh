@@ -12,7 +12,7 @@
 #                         or one row alone: "sa", "notices", "migration", "vlids",
 #                         "qos", "part", "mcast", "mcast-emu", "perfmgr", "dftree",
 #                         "jobs-offline", "jobs", "mkey" (ibsmd and OpenSM, M_Key off and on),
-#                         "routing"
+#                         "routing", "lft-order" (ibsmd alone, the emulator)
 #   BENCH_SA_SECONDS=3    length of each PathRecord Get run (SA row)
 #   BENCH_MC_INFLIGHT=16  each host's joins in flight (mcast row)
 #   BENCH_MC_PROGS="ibsmd osm floor"  what the mcast row runs (floor: madsend echo)
@@ -1010,6 +1010,46 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = mcast-emu ]; then
 			"$(mc_field plan_ms "$mc_out")" "$(mc_field pr_latency_ms_avg "$mc_out")" \
 			"$(mc_field pr_latency_ms_max "$mc_out")"
 	done
+fi
+
+# ---- ordered LFT writes in the emulator (build/emuorder; ibsmd alone) ----
+# The 3456-host tree routed with ftree, a spine's cable taken down (the
+# routes repaired), then a full reroute (ibsmctl reroute) timed from the
+# request to the SM idle again: with ftree again (the reroute after a
+# topology change), and with minhop and updn (a reload that changes the
+# engine: most entries change).  Each with the LFT order
+# (sm/write/plan_lft.h) and with the same writes in one wave, as before
+# the order (-U).  BENCH_ROUNDS rounds each, medians.
+if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = lft-order ]; then
+	EMUORDER="$SIM_ROOT/build/emuorder"
+	[ -x "$EMUORDER" ] || fail "build/emuorder is missing"
+	lo_net="$SIM_TMP/lftorder-ft3-3456.net"
+	gen ftree3 --radix 24 -o "$lo_net"
+	lo_field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
+	echo
+	echo "Full reroute of the emulated 3456-host tree after a cable went (build/emuorder, ibsmd only)"
+	printf '%-8s %-9s %10s %9s %6s %8s %10s %7s\n' reroute writes reroute_ms lft_sets waves drained entries ratio
+	for lo_eng in ftree minhop updn; do
+		one=
+		for lo_mode in one-wave ordered; do
+			flag=; [ "$lo_mode" = one-wave ] && flag=-U
+			ms=()
+			for _ in $(seq "$ROUNDS"); do
+				lo_out=$("$EMUORDER" $flag -R ftree -E "$lo_eng" "$lo_net" 2>"$SIM_TMP/emuorder.err") ||
+					fail "emuorder $flag -E $lo_eng failed: $lo_out $(tail -n 3 "$SIM_TMP/emuorder.err")"
+				note "emuorder $flag -E $lo_eng: $lo_out"
+				ms+=("$(lo_field reroute_ms "$lo_out")")
+			done
+			m=$(printf '%s\n' "${ms[@]}" | median)
+			[ "$lo_mode" = one-wave ] && one=$m
+			printf '%-8s %-9s %10s %9s %6s %8s %10s %7s\n' "$lo_eng" "$lo_mode" "$m" \
+				"$(lo_field lft_sets "$lo_out")" "$(lo_field waves "$lo_out")" \
+				"$(lo_field drained "$lo_out")" "$(lo_field entries "$lo_out")" \
+				"$([ "$lo_mode" = ordered ] && ratio "$m" "$one")"
+			echo "lftorder $lo_eng $lo_mode $m $(lo_field lft_sets "$lo_out") $(lo_field waves "$lo_out")" >>"$RESULTS"
+		done
+	done
+	echo "(ratio: ordered / one wave; goal for the reroute after a topology change: at most 1.5)"
 fi
 
 # ---- notices: a host's cable pulled, the trap 65 at a subscribed host ----

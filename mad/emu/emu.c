@@ -609,6 +609,12 @@ int emu_register_attr(struct emu *e, uint16_t attr_id, emu_attr_fn fn,
 	return 0;
 }
 
+void emu_on_lft_set(struct emu *e, emu_lft_hook_fn fn, void *ctx)
+{
+	e->lft_hook = fn;
+	e->lft_hook_ctx = ctx;
+}
+
 uint32_t emu_node_index(const struct emu *e, uint64_t guid)
 {
 	uint32_t ni = guid_map_get(&e->node_map, guid);

@@ -286,6 +286,14 @@ int emu_port_mkey(struct emu *e, uint64_t guid, int port, struct emu_mkey *m);
  */
 int emu_set_mkey(struct emu *e, uint64_t guid, int port, uint64_t key,
 		 uint8_t protect, uint16_t lease_s);
+/*
+ * Called after every LinearForwardingTable Set the emulator applied (the
+ * switch's node GUID, the block), so a test can look at every state the
+ * switches pass through; NULL: none.
+ */
+typedef void (*emu_lft_hook_fn)(void *ctx, struct emu *e, uint64_t sw_guid,
+				uint32_t block);
+void emu_on_lft_set(struct emu *e, emu_lft_hook_fn fn, void *ctx);
 /* A switch's LFT entry for lid (0xff = none), or -1 if not a switch. */
 int emu_lft_entry(const struct emu *e, uint64_t sw_guid, uint32_t lid);
 /*

@@ -226,6 +226,8 @@ struct emu {
 	struct emu_vattr vattrs[EMU_MAX_VATTRS];
 	uint32_t n_vattrs;
 	struct emu_xlid *xlid;	/* extended LIDs, NULL until a device has them */
+	emu_lft_hook_fn lft_hook;	/* after each LFT block a Set wrote */
+	void *lft_hook_ctx;
 
 	uint64_t rng;
 	uint32_t loss;		/* global, out of 2^32 */

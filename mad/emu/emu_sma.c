@@ -503,6 +503,8 @@ static int lft(struct req *r)
 		if (lft_grow(s, base + 64) < 0)
 			return -1;
 		memcpy(s->lft + base, r->d, 64);
+		if (r->e->lft_hook)
+			r->e->lft_hook(r->e->lft_hook_ctx, r->e, r->n->guid, block);
 	} else if (r->method != METHOD_GET) {
 		return ST_BAD_METHOD_ATTR;
 	}

@@ -141,6 +141,9 @@ struct config {
 					   blocks a light sweep reads back
 					   (sm/write/scrub.h); 0 = none */
 	int mad_timeout_ms;		/* 1..60000, default 200 */
+	/* not a policy key: the tests' switch to the writer before the LFT
+	 * order (sm/write/plan_lft.h), to show what it prevents; 0 */
+	int lft_unordered;
 	int mad_retries;		/* 0..20, default 3 */
 	int mad_window;			/* 1..4096, default 256 */
 	int mad_window_per_node;	/* 1..256, default 64 */

@@ -1,4 +1,5 @@
 #include "sm/write/plan_sweep.h"
+#include "sm/write/plan_lft.h"
 
 #include <infiniband/mad.h>
 #include <stdlib.h>
@@ -311,20 +312,10 @@ static int plan_switch(struct plan *p, int wave, const struct discovery *d,
 	uint32_t di = plan_data(p, wave, si);
 	if (di == UINT32_MAX || !plan_add(p, wave, PLAN_SWITCHINFO, ni, 0, 0, di))
 		return -1;
-	uint32_t row = t->row_of_node[ni];
-	if (row == FAB_NONE)
-		return 0;
-	uint32_t blocks = top / FAB_LFT_BLOCK + 1;
-	if (n->lft_cap && blocks > (n->lft_cap + FAB_LFT_BLOCK - 1) / FAB_LFT_BLOCK) {
+	/* its LFT blocks: plan_lft_ordered(), for every switch at once */
+	if (t->row_of_node[ni] != FAB_NONE && n->lft_cap && top >= n->lft_cap)
 		log_err("switch 0x%016llx \"%s\": LinearFDBCap %u is below the highest LID %u",
 			(unsigned long long)n->guid, fabric_node_name(&d->f, ni), n->lft_cap, top);
-		blocks = (n->lft_cap + FAB_LFT_BLOCK - 1) / FAB_LFT_BLOCK;
-	}
-	for (uint32_t b = 0; b < blocks; b += UINT16_MAX) {
-		uint32_t k = blocks - b < UINT16_MAX ? blocks - b : UINT16_MAX;
-		if (!plan_add_lft_row(p, wave, ni, row, b, k))
-			return -1;
-	}
 	return 0;
 }
 
@@ -450,7 +441,8 @@ int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
 static int plan_sweep_switches(struct plan *p, int wave,
 			       const struct discovery *d, struct devcache *c,
 			       const struct lft_tables *t,
-			       const struct program_params *pp)
+			       const struct program_params *pp,
+			       struct lft_order_stats *order)
 {
 	plan_set_tables(p, t);
 	for (uint32_t ni = 0; ni < d->f.n_nodes; ni++)
@@ -458,6 +450,11 @@ static int plan_sweep_switches(struct plan *p, int wave,
 		    (plan_switch(p, wave, d, c, t, ni, pp) < 0 ||
 		     (d->f.xlid_mode && t->xrow && plan_xswitch(p, wave, d, c, t, ni) < 0)))
 			return -1;
+	if (plan_lft_ordered(p, wave, &d->f, c, t, pp->lft_unordered, order) < 0)
+		return -1;
+	char how[256];
+	lft_order_describe(order, how, sizeof(how));
+	log_info("LFT writes: %s", how);
 	for (uint32_t pi = 0; d->f.xlid_mode && pi < d->f.n_ports; pi++)
 		if (fabric_is_endport(&d->f, pi) && fabric_is_vlid(d->f.ports[pi].lid) &&
 		    plan_xlid_port(p, wave, &d->f, pi, d->f.ports[pi].lid) < 0)
@@ -496,6 +493,7 @@ struct sweep_run {
 	program_done_fn done;
 	void *arg;
 	int unrouted;
+	struct lft_order_stats order;	/* how the LFT writes were ordered */
 };
 
 static void sweep_free(void *arg)
@@ -532,6 +530,7 @@ static void sweep_done(void *arg, const struct program_stats *st)
 	struct sweep_run *s = arg;
 	struct program_stats out = *st;
 	out.unrouted = s->unrouted;
+	out.order = s->order;
 	plan_free(&s->plan);	/* the executor is done with it */
 	s->done(s->arg, &out);
 }
@@ -552,7 +551,7 @@ struct program *program_start(struct txn_engine *txn,
 	s->done = done;
 	s->arg = arg;
 	if (plan_sweep_ports(&s->plan, 0, d, c, p) < 0 ||
-	    (t && plan_sweep_switches(&s->plan, 0, d, c, t, p) < 0)) {
+	    (t && plan_sweep_switches(&s->plan, 0, d, c, t, p, &s->order) < 0)) {
 		sweep_free(s);
 		return NULL;
 	}
@@ -582,7 +581,7 @@ void program_set_tables(struct program *pr, const struct lft_tables *t)
 		s->unrouted = 1;
 		plan_seal(&s->plan);
 	} else {
-		if (plan_sweep_switches(&s->plan, 0, s->d, s->c, t, &s->pp) < 0)
+		if (plan_sweep_switches(&s->plan, 0, s->d, s->c, t, &s->pp, &s->order) < 0)
 			log_err("out of memory planning the switches' writes");
 		plan_close_wave(&s->plan, 0);
 	}

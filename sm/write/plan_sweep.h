@@ -54,6 +54,9 @@ struct program_params {
 	/* security.m_key (sm/model/mkeys.h): the M_Key fields of the end
 	 * ports' PortInfo; NULL or protect 0: M_Key 0, ProtectBits 0, lease 0 */
 	const struct mkeys *mkeys;
+	/* the LFT blocks in one wave, unordered (sm/write/plan_lft.h): the
+	 * tests' comparison with the writer before the order; 0 in the daemon */
+	int lft_unordered;
 };
 
 /* The M_Key fields of an end port's PortInfo pi (64 bytes) as k wants them. */

@@ -22,6 +22,7 @@
 #include "routing/engine.h"
 #include "sm/write/devcache.h"
 #include "sm/write/plan.h"
+#include "sm/write/plan_lft.h"
 #include "sm/write/plan_sweep.h"
 #include "sm/discover/sweep.h"
 
@@ -39,6 +40,7 @@ struct program_stats {
 	int stopped;		/* stop_on_failure ended the plan early */
 	int cancelled;		/* the transaction table was cancelled */
 	int unrouted;		/* no tables came: ports armed, nothing activated */
+	struct lft_order_stats order;	/* the sweep's LFT writes: their waves and why */
 };
 
 struct program;

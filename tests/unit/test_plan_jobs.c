@@ -3,8 +3,10 @@
  * XGFT(3;2,2,4;1,2,2) with its D-mod-K tables and random jobs routed by
  * the job routing core:
  *   - exactly the 64-LID blocks that differ are planned, one op each;
- *   - waves from the top down: the aggregation switches' blocks before
- *     the leaves' (tops never change);
+ *   - waves from the top down where it matters: a leaf whose changed
+ *     entry leads to an aggregation switch whose entry changes too goes
+ *     in a later wave (the check below: its next hop final already),
+ *     some plans need two waves; tops never change;
  *   - every entry a wave changes has its new next hop's entry already
  *     final when the wave goes (the next hop forwards on the new route),
  *     and every table state on the way -- after each wave, and with any
@@ -112,7 +114,6 @@ static uint32_t check_plan(const struct fabric *f, const struct lft_tables *from
 	ck_assert_uint_eq(c.blocks, (uint32_t)blocks_differing(from, to));
 	tables_copy(&cur, from, f);
 	uint32_t ops = 0;
-	int leaf_wave = -1, agg_wave = -1;
 	for (uint32_t w = 0; w < p.n_waves; w++) {
 		const struct plan_wave *pw = &p.waves[w];
 		for (uint32_t i = 0; i < pw->n; i++) {
@@ -121,10 +122,6 @@ static uint32_t check_plan(const struct fabric *f, const struct lft_tables *from
 			ck_assert_int_eq(o->kind, PLAN_LFT);
 			ck_assert_uint_eq(o->count, 1);
 			ck_assert_msg(d[0] != 'T', "a top switch %s is written", d);
-			if (d[0] == 'L')
-				leaf_wave = (int)w;
-			else if (agg_wave < 0 || agg_wave < (int)w)
-				agg_wave = (int)w;
 			uint32_t r = o->data;
 			/* each changed entry's next hop is final already */
 			for (uint32_t l = o->mod * FAB_LFT_BLOCK;
@@ -154,8 +151,6 @@ static uint32_t check_plan(const struct fabric *f, const struct lft_tables *from
 	}
 	ck_assert_uint_eq(ops, c.blocks);
 	ck_assert_int_eq(blocks_differing(&cur, to), 0);
-	if (leaf_wave >= 0 && agg_wave >= 0)
-		ck_assert_int_lt(agg_wave, leaf_wave);
 	lft_tables_free(&cur);
 	plan_free(&p);
 	return c.blocks;

@@ -1,0 +1,55 @@
+/*
+ * The LFT writes of a change, in waves (reconfig/order.h): from what the
+ * device cache says the switches hold to the tables wanted, so that no
+ * state the switches pass through forwards a LID in a loop, and, where
+ * the check can tell, none closes a channel-dependency cycle (else the
+ * changed entries are drained first).  Every planner that writes LFT
+ * blocks takes them from here.
+ */
+#ifndef IBSMD_PLAN_LFT_H
+#define IBSMD_PLAN_LFT_H
+
+#include <stdint.h>
+
+#include "sm/base/fabric.h"
+#include "sm/write/devcache.h"
+#include "sm/write/plan.h"
+
+/* How the last change was ordered: for the log and ibsmctl status. */
+struct lft_order_stats {
+	uint32_t waves;		/* waves of LFT writes (0: nothing changed) */
+	uint32_t blocks;	/* blocks that change */
+	uint32_t writes;	/* LFT Sets planned (a split or drained block: more than one) */
+	uint64_t entries;	/* entries that change */
+	uint32_t split;		/* blocks written in more than one wave */
+	uint32_t deepest_lid;	/* a LID whose routes needed the most waves */
+	uint32_t drained;	/* LIDs drained: without, a wave could close a cycle */
+	uint32_t cycle_wave;	/* drained: the first such wave found */
+	int dep_checked;	/* the dependency check could tell */
+};
+
+/*
+ * Plans the LFT blocks of every switch of f whose tables t change (rows
+ * of t, blocks up to t->max_lid), from wave `first` on; t is set as the
+ * plan's tables.  unordered: every block in wave `first`, the writer
+ * before the order (the tests compare the two; st left zero).  0, or -1
+ * on ENOMEM (or more waves than a plan has).
+ */
+int plan_lft_ordered(struct plan *p, int first, const struct fabric *f,
+		     const struct devcache *c, const struct lft_tables *t,
+		     int unordered, struct lft_order_stats *st);
+/*
+ * The same from tables the switches are known to hold (from: the same
+ * rows and switches as to; entries past from->max_lid not known), into
+ * p from wave first, to set as the plan's tables.  0, or -1.
+ */
+int plan_lft_change(struct plan *p, int first, const struct fabric *f,
+		    const struct lft_tables *from, const struct lft_tables *to,
+		    struct lft_order_stats *st);
+struct json_t;
+/* For ibsmctl status: {"waves", "blocks", "entries", "split", "drained_lids", "how", "reason", ...}. */
+struct json_t *lft_order_to_ctl(const struct lft_order_stats *st);
+/* One line for the log: how the change was ordered, and why. */
+void lft_order_describe(const struct lft_order_stats *st, char *buf, size_t len);
+
+#endif
