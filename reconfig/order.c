@@ -53,27 +53,39 @@ static int changes(const struct order *o, uint32_t r, uint32_t lid, int *drops)
 	return c & CODE_CHANGES;
 }
 
-/* The codes, once: what held() and the tables say of every entry. */
+/*
+ * The codes, once: what held() and the tables say of every entry.  A
+ * block known and held as wanted is compared whole.
+ */
 static int codes(struct order *o, struct order_result *r)
 {
 	const struct lft_tables *t = o->t;
-	o->code = malloc((size_t)t->n_sw * o->n_lid + 1);
+	const struct order_held *h = o->h;
+	o->code = calloc((size_t)t->n_sw * o->n_lid + 1, 1);
 	o->colchg = calloc(o->n_lid + 1, 1);
 	if (!o->code || !o->colchg)
 		return -1;
 	for (uint32_t row = 0; row < t->n_sw; row++)
-		for (uint32_t lid = 0; lid < o->n_lid; lid++) {
-			uint8_t now, c = 0;
-			if (!held(o, row, lid, &now))
-				c = CODE_CHANGES;
-			else
-				c = (now == LFT_DROP ? CODE_DROPS : 0) |
-				    (now != lft_row(t, row)[lid] ? CODE_CHANGES : 0);
-			o->code[(size_t)row * o->n_lid + lid] = c;
-			if (c & CODE_CHANGES) {
-				o->chg[(size_t)row * o->blocks + lid / FAB_LFT_BLOCK] = 1;
-				o->colchg[lid] = 1;
-				r->entries++;
+		for (uint32_t b = 0; b < o->blocks; b++) {
+			uint32_t lo = b * FAB_LFT_BLOCK, n = o->n_lid - lo < FAB_LFT_BLOCK ?
+							   o->n_lid - lo : FAB_LFT_BLOCK;
+			size_t at = (size_t)row * o->n_lid + lo;
+			int known = h && b < h->blocks && h->known[(size_t)row * h->blocks + b];
+			if (known && !memcmp(h->port + at, lft_row(t, row) + lo, n))
+				continue;	/* held as wanted: codes 0 */
+			for (uint32_t lid = lo; lid < lo + n; lid++) {
+				uint8_t now = known ? h->port[(size_t)row * o->n_lid + lid] : 0, c;
+				if (!known)
+					c = CODE_CHANGES;
+				else
+					c = (now == LFT_DROP ? CODE_DROPS : 0) |
+					    (now != lft_row(t, row)[lid] ? CODE_CHANGES : 0);
+				o->code[(size_t)row * o->n_lid + lid] = c;
+				if (c & CODE_CHANGES) {
+					o->chg[(size_t)row * o->blocks + b] = 1;
+					o->colchg[lid] = 1;
+					r->entries++;
+				}
 			}
 		}
 	return 0;
@@ -353,43 +365,59 @@ static void end_deps(const struct order *o, uint8_t *dep, int end)
  * what they make).  Row by row, so that a row's entries are read in order
  * and its neighbours' rows stay in the cache.
  */
-static void deps_of(const struct order *o, uint8_t *dep, const uint32_t *lids,
-		    uint32_t n_lids, uint32_t k)
+static void dep_pair(const struct order *o, uint8_t *dep, uint32_t row, uint32_t lid,
+		     uint32_t k)
 {
-	for (uint32_t row = 0; row < o->t->n_sw; row++)
-		for (uint32_t i = 0; i < n_lids; i++) {
-			uint32_t lid = lids[i];
-			if (!o->colchg[lid]) {	/* as wanted everywhere */
-				uint8_t e = lft_row(o->t, row)[lid];
-				if (e >= o->stride)
-					continue;
-				size_t a = (size_t)row * o->stride + e;
-				uint32_t nx = o->nbr[a];
-				uint8_t g = nx == ORDER_NONE ? LFT_DROP : lft_row(o->t, nx)[lid];
-				if (g < o->stride && o->nbr[(size_t)nx * o->stride + g] != ORDER_NONE)
-					dep[a * o->stride + g] = 1;
+	if (!o->colchg[lid]) {	/* as wanted everywhere */
+		uint8_t e = lft_row(o->t, row)[lid];
+		if (e >= o->stride)
+			return;
+		size_t a = (size_t)row * o->stride + e;
+		uint32_t nx = o->nbr[a];
+		uint8_t g = nx == ORDER_NONE ? LFT_DROP : lft_row(o->t, nx)[lid];
+		if (g < o->stride && o->nbr[(size_t)nx * o->stride + g] != ORDER_NONE)
+			dep[a * o->stride + g] = 1;
+		return;
+	}
+	int own = !o->drained[lid];
+	uint8_t e[2], g[2];
+	int n = may_hold(o, row, lid, k, e);
+	for (int x = 0; x < n; x++) {
+		if (e[x] >= o->stride)
+			continue;
+		size_t a = (size_t)row * o->stride + e[x];
+		uint32_t nx = o->nbr[a];
+		if (nx == ORDER_NONE)
+			continue;
+		int m = may_hold(o, nx, lid, k, g);
+		for (int j = 0; j < m; j++)
+			if (g[j] < o->stride &&
+			    o->nbr[(size_t)nx * o->stride + g[j]] != ORDER_NONE) {
+				dep[a * o->stride + g[j]] = 1;
+				if (own)
+					o->owner[a * o->stride + g[j]] = lid;
+			}
+	}
+}
+
+/* The dependencies of the LIDs that do not change, row by row, LID by LID. */
+static void same_deps(const struct order *o, uint8_t *dep)
+{
+	const uint8_t *chg = o->colchg;
+	for (uint32_t row = 0; row < o->t->n_sw; row++) {
+		const uint8_t *mine = lft_row(o->t, row);
+		const uint32_t *nb = o->nbr + (size_t)row * o->stride;
+		uint8_t *d = dep + (size_t)row * o->stride * o->stride;
+		for (uint32_t lid = 1; lid < o->n_lid; lid++) {
+			uint8_t e = mine[lid];
+			if (chg[lid] || e >= o->stride || nb[e] == ORDER_NONE)
 				continue;
-			}
-			int own = o->colchg[lid] && !o->drained[lid];
-			uint8_t e[2], g[2];
-			int n = may_hold(o, row, lid, k, e);
-			for (int x = 0; x < n; x++) {
-				if (e[x] >= o->stride)
-					continue;
-				size_t a = (size_t)row * o->stride + e[x];
-				uint32_t nx = o->nbr[a];
-				if (nx == ORDER_NONE)
-					continue;
-				int m = may_hold(o, nx, lid, k, g);
-				for (int j = 0; j < m; j++)
-					if (g[j] < o->stride &&
-					    o->nbr[(size_t)nx * o->stride + g[j]] != ORDER_NONE) {
-						dep[a * o->stride + g[j]] = 1;
-						if (own)
-							o->owner[a * o->stride + g[j]] = lid;
-					}
-			}
+			uint32_t nx = nb[e];
+			uint8_t g = lft_row(o->t, nx)[lid];
+			if (g < o->stride && o->nbr[(size_t)nx * o->stride + g] != ORDER_NONE)
+				d[(size_t)e * o->stride + g] = 1;
 		}
+	}
 }
 
 /*
@@ -446,6 +474,7 @@ struct depcheck {
 	uint32_t *indeg, *outdeg, *q;
 	uint32_t *same, n_same;		/* the LIDs whose entries do not change */
 	uint32_t *moved, n_moved;	/* those whose do */
+	uint32_t (*act)[2], n_act;	/* (row, LID) of moved LIDs whose dependency may change */
 };
 
 static int depcheck_alloc(struct depcheck *c, const struct order *o)
@@ -467,6 +496,33 @@ static int depcheck_alloc(struct depcheck *c, const struct order *o)
 		else
 			c->same[c->n_same++] = lid;
 	}
+	/*
+	 * Of a moved LID, the rows whose entry changes or whose next switch's
+	 * does: the others make the same dependency in every state.
+	 */
+	uint32_t cap = 1024;
+	c->n_act = 0;
+	c->act = malloc(cap * sizeof(*c->act));
+	if (!c->act)
+		return -1;
+	for (uint32_t row = 0; row < o->t->n_sw; row++)
+		for (uint32_t i = 0; i < c->n_moved; i++) {
+			uint32_t lid = c->moved[i];
+			int drops;
+			uint32_t nx = next_row(o, row, lid);
+			if (!changes(o, row, lid, &drops) &&
+			    (nx == ORDER_NONE || !changes(o, nx, lid, &drops)))
+				continue;
+			if (c->n_act == cap) {
+				void *p = realloc(c->act, 2 * (size_t)cap * sizeof(*c->act));
+				if (!p)
+					return -1;
+				c->act = p;
+				cap *= 2;
+			}
+			c->act[c->n_act][0] = row;
+			c->act[c->n_act++][1] = lid;
+		}
 	return 0;
 }
 
@@ -479,6 +535,7 @@ static void depcheck_free(struct depcheck *c)
 	free(c->q);
 	free(c->same);
 	free(c->moved);
+	free(c->act);
 }
 
 /* Whether the held (end 0) or the wanted tables (1) have a cycle, VLs as one. */
@@ -499,13 +556,24 @@ static int end_cyclic(const struct order *o, struct depcheck *c, int end)
 static int waves_acyclic(struct order *o, struct depcheck *c, uint32_t *bad, uint32_t *newly)
 {
 	size_t nch = (size_t)o->t->n_sw * o->stride;
-	memset(o->owner, 0, nch * o->stride * sizeof(*o->owner));
-	/* the LIDs that do not change: the same in every wave */
+	/* what is the same in every wave: the LIDs that do not change, and
+	 * the rows of those that do whose dependency does not */
 	memset(c->base, 0, nch * o->stride);
-	deps_of(o, c->base, c->same, c->n_same, 0);
+	same_deps(o, c->base);
+	for (uint32_t row = 0, i = 0; row < o->t->n_sw; row++)
+		for (uint32_t j = 0; j < c->n_moved; j++) {
+			if (i < c->n_act && c->act[i][0] == row && c->act[i][1] == c->moved[j]) {
+				i++;
+				continue;
+			}
+			dep_pair(o, c->base, row, c->moved[j], 0);
+		}
+	/* owners: of what may change only (draining the rest would not help) */
+	memset(o->owner, 0, nch * o->stride * sizeof(*o->owner));
 	for (uint32_t k = 0; k < o->n_waves; k++) {
 		memcpy(c->dep, c->base, nch * o->stride);
-		deps_of(o, c->dep, c->moved, c->n_moved, k);
+		for (uint32_t i = 0; i < c->n_act; i++)
+			dep_pair(o, c->dep, c->act[i][0], c->act[i][1], k);
 		if (cyclic(o, c->dep, c->indeg, c->q)) {
 			*bad = k;
 			*newly = drain_core(o, c->dep, c->indeg, c->outdeg, c->q);
