@@ -611,9 +611,10 @@ static void vl_stats(struct vctx *c)
 {
 	struct verify_report *r = c->r;
 	size_t nl = (size_t)c->n * c->stride;
+	/* used: by any route, a switch's LID too (its VL binds as much) */
 	for (size_t k = 0; k < nl; k++)
 		for (uint32_t vl = 0; vl < c->nvl; vl++)
-			if (c->vload[k * c->nvl + vl])
+			if (c->vused[k * c->nvl + vl])
 				r->vls_used |= (uint16_t)(1u << vl);
 	for (size_t k = 0; k < nl; k++) {
 		if (k % c->stride == 0 || c->nb_row[k] == FAB_NONE)

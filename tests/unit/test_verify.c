@@ -605,6 +605,31 @@ END_TEST
  * spoils all six of H1's pairs, the switches sending SL 3 on VL 15 all
  * but the one to L1 itself.
  */
+/*
+ * A VL that only routes to a switch's LID take is a VL used: H1 sends to
+ * SP (the spine's own LID) on SL 3, everything else on SL 0.
+ */
+START_TEST(t_vl_used_towards_a_switch)
+{
+	struct fabric f;
+	struct lft_tables t;
+	struct verify_report r;
+	TREE;
+	route(&f, &t);
+	uint8_t *src_sl = calloc(t.max_lid + 1, 1);
+	ck_assert_ptr_nonnull(src_sl);
+	hand_qos(&f, &t, src_sl, IDENTITY, IDENTITY);
+	size_t cols = (size_t)t.max_lid + 1;
+	t.sl[lid_of(&f, "H1") * cols + lid_of(&f, "SP")] = 3;
+	verify(&f, &t, 1, &r);
+	ck_assert_uint_eq(r.errors, 0);
+	ck_assert_uint_eq(r.vls_used, (1u << 0) | (1u << 3));
+	free(src_sl);
+	lft_tables_free(&t);
+	fabric_free(&f);
+}
+END_TEST
+
 START_TEST(t_vl_beyond_link)
 {
 	struct fabric f;
@@ -687,6 +712,7 @@ static Suite *verify_suite(void)
 	tcase_add_test(tc, t_engine_names);
 	tcase_add_test(tc, t_ring_cycle_per_vl);
 	tcase_add_test(tc, t_vl_beyond_link);
+	tcase_add_test(tc, t_vl_used_towards_a_switch);
 	suite_add_tcase(s, tc);
 	return s;
 }
