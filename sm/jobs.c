@@ -664,8 +664,10 @@ static int batch_start(struct jobs *js)
 		sweeper_request_heavy(sm, "job writes could not start");
 		return 0;
 	}
-	log_info("job writes: %u LFT blocks on %u switches in %u waves",
-		 js->pc.blocks, js->pc.switches, js->pc.waves);
+	char how[256];
+	lft_order_describe(&js->pc.order, how, sizeof(how));
+	log_info("job writes: %u LFT blocks on %u switches: %s",
+		 js->pc.blocks, js->pc.switches, how);
 	return 1;
 }
 
