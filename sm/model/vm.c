@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm/base/clock.h"
 #include "sm/model/lids.h"
 #include "sm/base/nodemap.h"
 #include "sm/base/wfile.h"
@@ -184,6 +185,7 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 		     size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
+	rebalance_init(&r->rb, clock_ms());
 	snprintf(r->path, sizeof(r->path), "%s/vms", state_dir);
 	FILE *fp = rfile_open(r->path, 0, err, errlen);
 	if (!fp)

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reconfig/rebalance.h"
 #include "sm/base/fabric.h"
 
 #define VM_NAME_LEN 64
@@ -70,6 +71,8 @@ struct vm_registry {
 	struct guid_map per_hyp;	/* hypervisor GUID -> VMs on it */
 	/* creates and moves vm_room() refused, since start */
 	uint64_t refused_total, refused_hyp;
+	/* virtualization.rebalance's counters (reconfig/rebalance.h) */
+	struct rebalance_state rb;
 };
 
 /*
