@@ -308,6 +308,11 @@ void vm_registry_free(struct vm_registry *r)
 	guid_map_free(&r->by_name);
 	guid_map_free(&r->per_hyp);
 	r->name_clashes = 0;
+	if (r->prep) {
+		mig_prepared_free(r->prep);
+		free(r->prep);
+		r->prep = NULL;
+	}
 }
 
 /* A name's key in by_name: FNV-1a, never 0 (guid_map's empty key). */

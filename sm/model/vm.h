@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "reconfig/rebalance.h"
+#include "reconfig/prepared.h"
 #include "sm/base/fabric.h"
 
 #define VM_NAME_LEN 64
@@ -73,6 +74,13 @@ struct vm_registry {
 	uint64_t refused_total, refused_hyp;
 	/* virtualization.rebalance's counters (reconfig/rebalance.h) */
 	struct rebalance_state rb;
+	/*
+	 * The last move prepared (vm migrate --prepare) with its plan
+	 * (reconfig/prepared.h), written at its commit if it still holds;
+	 * NULL: none.  Kept by sm/vm/vmops.c, freed by vm_registry_free().
+	 */
+	struct mig_prepared *prep;
+	char prep_name[VM_NAME_LEN];
 };
 
 /*

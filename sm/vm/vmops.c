@@ -585,6 +585,83 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 	return exec(sm, op, &m, &t);
 }
 
+/* Forgets the prepared move's plan, if any. */
+static void prep_drop(struct sm *sm)
+{
+	if (!sm->vms.prep)
+		return;
+	mig_prepared_free(sm->vms.prep);
+	free(sm->vms.prep);
+	sm->vms.prep = NULL;
+	sm->vms.prep_name[0] = '\0';
+}
+
+/*
+ * vm migrate --prepare: the move planned now (FTreeMinRC's ranking and
+ * marking, the new entries, the writes), kept for the commit.  A plan
+ * that cannot be made is only logged: the commit plans again and says why.
+ */
+static void prep_plan(struct sm *sm, struct vmop *op, const struct vm *v)
+{
+	struct fabric *f = &sm->sub.model->f;
+	char err[256];
+	prep_drop(sm);
+	if (fabric_is_vlid(v->lid))
+		return;	/* secondary tables: planned at commit */
+	struct mig_prepared *p = calloc(1, sizeof(*p));
+	if (!p || mig_prepare_vm(f, &sm->sub.lft, op->src_pi, op->vf_pi,
+				 sm->cfg.lid_scheme, MIG_FTREEMINRC, p, err,
+				 sizeof(err)) < 0) {
+		log_warn("vm migrate '%s' --prepare: not planned ahead (%s); the commit plans it",
+			 v->name, p ? err : "out of memory");
+		free(p);
+		return;
+	}
+	sm->vms.prep = p;
+	snprintf(sm->vms.prep_name, sizeof(sm->vms.prep_name), "%s", v->name);
+	op->r.planned_at_prepare = 1;
+	op->r.method = mig_method_name(p->m.method);
+	op->r.st.switches_marked = p->m.switches_marked;
+	op->r.st.switches_written = p->m.switches_written;
+	op->r.st.lft_blocks = p->m.lft_blocks;
+	op->r.st.vswitch_blocks = p->m.vswitch_blocks;
+	op->r.st.plan_us = p->prepare_us;
+	log_info("vm migrate '%s' --prepare: %u switches marked, %u LFT blocks and %u vSwitch blocks to write, planned in %" PRIu64 " us",
+		 v->name, p->m.switches_marked, p->m.lft_blocks, p->m.vswitch_blocks,
+		 p->prepare_us);
+}
+
+/*
+ * vm migrate --commit: the prepared plan into m and t if it still holds
+ * (1), else 0 (logged: planned again); -1 on ENOMEM (err).
+ */
+static int prep_take(struct sm *sm, const struct vmop *op, struct migration *m,
+		     struct lft_tables *t, char *err, size_t errlen)
+{
+	struct fabric *f = &sm->sub.model->f;
+	char why[160] = "another VM's move was prepared since";
+	int rc = 0;
+	if (sm->vms.prep && !strcmp(sm->vms.prep_name, op->q.name)) {
+		if (sm->vms.prep->m.scheme != sm->cfg.lid_scheme)
+			snprintf(why, sizeof(why), "the LID scheme changed");
+		else
+			rc = mig_prepared_take(sm->vms.prep, f, &sm->sub.lft, op->src_pi,
+					       op->vf_pi, t, m, why, sizeof(why));
+		if (rc == 1 && xlft_copy(t, &sm->sub.lft) < 0) {
+			migration_free(m);
+			lft_tables_free(t);
+			rc = -1;
+		}
+	}
+	prep_drop(sm);
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory");
+	else if (rc == 0)
+		log_info("vm migrate '%s' --commit: the plan made at prepare no longer holds (%s): planned now",
+			 op->q.name, why);
+	return rc;
+}
+
 static int do_migrate(struct sm *sm, struct vmop *op)
 {
 	struct fabric *f = &sm->sub.model->f;
@@ -680,6 +757,7 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 		v->to_vf = vf;
 		op->r.vm = *v;
 		op->r.prepared = 1;
+		prep_plan(sm, op, v);
 		save_state(sm, 0);
 		op->r.ok = 1;
 		return 1;
@@ -688,6 +766,15 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 	struct lft_tables t = { 0 };
 	struct migration m;
 	memset(&m, 0, sizeof(m));
+	if (q->commit && !q->prepare) {
+		int took = prep_take(sm, op, &m, &t, err, errlen);
+		if (took < 0)
+			return -1;
+		if (took) {
+			op->r.planned_at_prepare = 1;
+			return exec(sm, op, &m, &t);
+		}
+	}
 	if (migrate_tables_copy(&t, &sm->sub.lft, f, 0) < 0 ||
 	    xlft_copy(&t, &sm->sub.lft) < 0) {
 		lft_tables_free(&t);
