@@ -263,6 +263,36 @@ START_TEST(t_after_migrations)
 }
 END_TEST
 
+static int interval_fired(const void *arg)
+{
+	return ((const struct sm *)arg)->vms.rb.fired[REBAL_INTERVAL] > 0;
+}
+
+/*
+ * interval_s 1 with light sweeps every second: nothing while no VM moved
+ * since the last reroute; after a move to another leaf, a reroute once a
+ * sweep ends a second or more after the last one.
+ */
+START_TEST(t_interval)
+{
+	struct run r;
+	setup(&r, "  rebalance:\n    interval_s: 1\n");
+	populate(&r);
+	r.sm->cfg.sweep_interval_s = 1;
+	sweeper_request_light(r.sm);
+	ck_assert(!emu_run_while(r.base, interval_fired, r.sm, 2500));
+	vm_ok(&r, VMOP_MIGRATE, "vm-1-0", "V-0-0", 1);
+	ck_assert_uint_eq(r.sm->vms.rb.migrations, 1);
+	ck_assert(emu_run_while(r.base, interval_fired, r.sm, 5000));
+	ck_assert_uint_eq(r.sm->vms.rb.migrations, 0);
+	r.sm->cfg.sweep_interval_s = 0;
+	settle(&r);
+	struct rebalance_quality q;
+	ck_assert_int_eq(device_quality(&r, &q), REBAL_PERMILLE);
+	teardown(&r);
+}
+END_TEST
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
@@ -272,6 +302,7 @@ int main(void)
 	tcase_add_test(tc, t_consolidate_unbalances);
 	tcase_add_test(tc, t_consolidate_rebalances);
 	tcase_add_test(tc, t_after_migrations);
+	tcase_add_test(tc, t_interval);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
