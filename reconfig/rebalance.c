@@ -178,6 +178,8 @@ int rebalance_after_vm(const struct rebalance_policy *p,
 int rebalance_due(const struct rebalance_policy *p,
 		  const struct rebalance_state *s, uint64_t now_ms)
 {
+	if (!rebalance_enabled(p))
+		return REBAL_NONE;	/* turned off (a reload) since it was due */
 	if (s->pending)
 		return s->pending;
 	/* the interval: only when a VM moved since (else nothing decayed) */

@@ -98,7 +98,7 @@ int rebalance_after_vm(const struct rebalance_policy *p,
 		       struct rebalance_state *s, int moved, int permille);
 /*
  * The loop is free at now_ms: the reason a reroute is due (pending, or
- * the interval), REBAL_NONE if none.  Nothing changes; see
+ * the interval), REBAL_NONE if none or p has no trigger on.  Nothing changes; see
  * rebalance_rerouted.
  */
 int rebalance_due(const struct rebalance_policy *p,

@@ -45,6 +45,8 @@ START_TEST(t_after_migrations)
 	ck_assert_int_eq(rebalance_due(&p, &s, 5), REBAL_NONE);
 	ck_assert_int_eq(rebalance_after_vm(&p, &s, 1, -1), REBAL_MIGRATIONS);
 	ck_assert_int_eq(rebalance_due(&p, &s, 5), REBAL_MIGRATIONS);
+	struct rebalance_policy off = { 0 };	/* a reload turned it off */
+	ck_assert_int_eq(rebalance_due(&off, &s, 5), REBAL_NONE);
 	rebalance_rerouted(&s, REBAL_MIGRATIONS, 7);
 	ck_assert_uint_eq(s.fired[REBAL_MIGRATIONS], 1);
 	ck_assert_uint_eq(s.migrations, 0);
