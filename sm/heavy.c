@@ -682,6 +682,8 @@ void heavy_reroute(struct sm *sm)
 	sm->sweep.sweep_base = txn_get_stats(sm->txn)->all;
 	sm->sweep.sweep_start_ms = clock_ms();
 	sm->sub.model->unresponsive = 0;
+	/* a full reroute: what VM moves unbalanced is routed afresh */
+	rebalance_rerouted(&sm->vms.rb, REBAL_NONE, clock_ms());
 	route_and_program(sm, 0, NULL, 0);
 }
 

@@ -383,6 +383,16 @@ static json_t *vmop_json(struct sm *sm, const struct vmop_req *q,
 			      "vm", vm_json(sm, &r->vm),
 			      "method", r->method ? r->method : "none",
 			      "scheme", r->scheme ? r->scheme : "?");
+	if (o && r->prepared) {
+		json_object_set_new(o, "planned", json_boolean(r->planned_at_prepare));
+		if (r->planned_at_prepare) {
+			json_object_set_new(o, "switches_marked",
+					    json_integer(r->st.switches_marked));
+			json_object_set_new(o, "switches_written",
+					    json_integer(r->st.switches_written));
+			json_object_set_new(o, "plan_us", json_integer((json_int_t)r->st.plan_us));
+		}
+	}
 	if (!o || r->prepared)
 		return o;
 	if (r->shared) {	/* no writes: Paper VI's signalling instead */
@@ -404,6 +414,9 @@ static json_t *vmop_json(struct sm *sm, const struct vmop_req *q,
 		"other_smps", (int)st->other_smps,
 		"plan_us", (json_int_t)st->plan_us,
 		"commit_us", (json_int_t)st->commit_us);
+	if (n && q->kind == VMOP_MIGRATE)
+		json_object_set_new(n, "planned_at_prepare",
+				    json_boolean(r->planned_at_prepare));
 	if (json_object_update(o, n) < 0) {
 		json_decref(o);
 		o = NULL;

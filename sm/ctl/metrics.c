@@ -354,6 +354,18 @@ static void vm_metrics(struct mtext *t, const struct sm *sm)
 		     (double)sm->vms.refused_total);
 	mtext_sample(t, "ibsmd_vm_creates_refused_total", "bound", "per_hypervisor",
 		     (double)sm->vms.refused_hyp);
+	const struct rebalance_state *rb = &sm->vms.rb;
+	one(t, "ibsmd_vm_migrations_since_reroute", "gauge",
+	    "VM moves to another leaf since the last full reroute", rb->migrations);
+	mtext_family(t, "ibsmd_vm_rebalances_total", "counter",
+		     "Full reroutes virtualization.rebalance asked for, by reason");
+	for (int why = REBAL_NONE + 1; why < REBAL_REASONS; why++)
+		mtext_sample(t, "ibsmd_vm_rebalances_total", "reason",
+			     rebalance_reason_name(why), (double)rb->fired[why]);
+	if (rb->last_permille >= 0)
+		one(t, "ibsmd_vm_balance_ratio", "gauge",
+		    "The last balance measured: a fresh vswitch-ftree's heaviest link over the installed routes'",
+		    rb->last_permille / 1000.0);
 }
 
 char *metrics_render(const struct sm *sm, uint64_t start_time, size_t *len)

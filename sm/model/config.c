@@ -463,6 +463,23 @@ static const struct key events_keys[] = {
 	END
 };
 static const char *const lid_schemes[] = { "dynamic", "prepopulated", NULL };
+static int set_rebalance_drop(struct parse *p, const struct key *k, const char *key);
+static int set_rebalance_local(struct parse *p, const struct key *k, const char *key);
+/*
+ * virtualization.rebalance (reconfig/rebalance.h): when a full reroute
+ * follows VM moves.  Every trigger 0 (default): never; a fabric whose
+ * VMs do not move never meets one.  1,000,000 moves and a week bound
+ * what a counter or a timer usefully waits.
+ */
+static const struct key rebalance_keys[] = {
+	INT("after_migrations", rb_after_migrations, 0, 1000000),
+	{ .name = "balance_drop", .type = K_FUNC, .set = set_rebalance_drop,
+	  .off = CFG(rb_balance_drop) },
+	INT("interval_s", rb_interval_s, 0, 604800),
+	{ .name = "local", .type = K_FUNC, .set = set_rebalance_local,
+	  .off = CFG(rb_local), .names = booleans },
+	END
+};
 
 static const struct key virt_keys[] = {
 	ENUM("lid_scheme", lid_scheme, lid_schemes),
@@ -470,6 +487,7 @@ static const struct key virt_keys[] = {
 	LIST("vswitches", vswitches, n_vswitches, 0),
 	INT("max_vms", vm_max, 1, 1000000),
 	INT("max_vms_per_hypervisor", vm_max_per_hyp, 1, 100000),
+	MAP("rebalance", rebalance_keys),
 	END
 };
 static const struct key control_keys[] = {
@@ -1180,6 +1198,37 @@ static int set_utilisation(struct parse *p, const struct key *k, const char *key
 			       "in (0, 1] (a fraction of the link's bandwidth)",
 			       key, scalar(p));
 	*(double *)field(p, k->off) = v;
+	return 0;
+}
+
+/*
+ * virtualization.rebalance.balance_drop: a fraction in [0, 1), how far
+ * the balance may fall below a fresh vswitch-ftree's; 0: not watched.
+ */
+static int set_rebalance_drop(struct parse *p, const struct key *k, const char *key)
+{
+	char *end;
+	if (want_string(p, key, "a number in [0, 1)") == -1)
+		return -1;
+	errno = 0;
+	double v = strtod(scalar(p), &end);
+	if (end == scalar(p) || *end || errno || !(v >= 0 && v < 1))
+		return fail_at(p, p->ev.start_mark, "%s: '%s' is not a number "
+			       "in [0, 1) (a fraction of a fresh vswitch-ftree's "
+			       "balance; 0: not watched)", key, scalar(p));
+	*(double *)field(p, k->off) = v;
+	return 0;
+}
+
+/* virtualization.rebalance.local: false; the sub-tree variant is not built. */
+static int set_rebalance_local(struct parse *p, const struct key *k, const char *key)
+{
+	if (set_enum(p, k, key) == -1)
+		return -1;
+	if (*(int *)field(p, k->off))
+		return fail_at(p, p->ev.start_mark, "%s: true (re-routing only "
+			       "the sub-tree a move disturbed) is not implemented "
+			       "yet; false re-routes the whole fabric", key);
 	return 0;
 }
 
@@ -2012,6 +2061,10 @@ void config_defaults(struct config *c)
 	c->n_vswitches = 0;
 	c->vm_max = 65536;		/* far beyond a fabric's VMs (ibsmd.yaml(5)) */
 	c->vm_max_per_hyp = 512;	/* 255 VFs and a PF's alias GUIDs */
+	c->rb_after_migrations = 0;	/* rebalance: off (ibsmd.yaml(5)) */
+	c->rb_balance_drop = 0;
+	c->rb_interval_s = 0;
+	c->rb_local = 0;
 	c->qos_mode = QOS_NONE;
 	c->qos_max_vls = 0;	/* what the links run */
 	c->qos_vlarb_high_limit = -1;	/* as the port holds it */

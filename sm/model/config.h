@@ -190,6 +190,11 @@ struct config {
 					   default 65536 (sm/model/vm.h) */
 	int vm_max_per_hyp;		/* virtualization.max_vms_per_hypervisor
 					   1..100000, default 512 */
+	/* virtualization.rebalance (reconfig/rebalance.h); 0: off, the default */
+	int rb_after_migrations;	/* .after_migrations 0..1000000 */
+	double rb_balance_drop;		/* .balance_drop [0, 1) */
+	int rb_interval_s;		/* .interval_s 0..604800 */
+	int rb_local;			/* .local: 0 (true refused: not built) */
 	/* qos (sm/model/qos.h) */
 	int qos_mode;			/* enum qos_mode, default none */
 	int qos_max_vls;		/* qos.max_vls 1..15; 0 (default): as many

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm/base/clock.h"
 #include "sm/model/lids.h"
 #include "sm/base/nodemap.h"
 #include "sm/base/wfile.h"
@@ -184,6 +185,7 @@ int vm_registry_load(struct vm_registry *r, const char *state_dir, char *err,
 		     size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
+	rebalance_init(&r->rb, clock_ms());
 	snprintf(r->path, sizeof(r->path), "%s/vms", state_dir);
 	FILE *fp = rfile_open(r->path, 0, err, errlen);
 	if (!fp)
@@ -306,6 +308,11 @@ void vm_registry_free(struct vm_registry *r)
 	guid_map_free(&r->by_name);
 	guid_map_free(&r->per_hyp);
 	r->name_clashes = 0;
+	if (r->prep) {
+		mig_prepared_free(r->prep);
+		free(r->prep);
+		r->prep = NULL;
+	}
 }
 
 /* A name's key in by_name: FNV-1a, never 0 (guid_map's empty key). */

@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reconfig/rebalance.h"
+#include "reconfig/prepared.h"
 #include "sm/base/fabric.h"
 
 #define VM_NAME_LEN 64
@@ -70,6 +72,15 @@ struct vm_registry {
 	struct guid_map per_hyp;	/* hypervisor GUID -> VMs on it */
 	/* creates and moves vm_room() refused, since start */
 	uint64_t refused_total, refused_hyp;
+	/* virtualization.rebalance's counters (reconfig/rebalance.h) */
+	struct rebalance_state rb;
+	/*
+	 * The last move prepared (vm migrate --prepare) with its plan
+	 * (reconfig/prepared.h), written at its commit if it still holds;
+	 * NULL: none.  Kept by sm/vm/vmops.c, freed by vm_registry_free().
+	 */
+	struct mig_prepared *prep;
+	char prep_name[VM_NAME_LEN];
 };
 
 /*

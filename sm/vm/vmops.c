@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "reconfig/migrate.h"
+#include "reconfig/rebalance.h"
+#include "sm/base/clock.h"
 #include "sm/daemon.h"
 #include "sm/model/lids.h"
 #include "sm/base/log.h"
@@ -179,6 +181,82 @@ static void finish(struct sm *sm, struct vmop *op)
 	free(op);
 }
 
+static void rebalance_policy_of(const struct config *c, struct rebalance_policy *p)
+{
+	p->after_migrations = (uint32_t)c->rb_after_migrations;
+	p->balance_drop = c->rb_balance_drop;
+	p->interval_s = (uint32_t)c->rb_interval_s;
+}
+
+/* A move to another leaf: within one, no route above the leaf changes. */
+static int moved_leaf(const struct fabric *f, uint32_t src_pi, uint32_t dst_pi)
+{
+	uint32_t a = fabric_vswitch_of(f, src_pi, NULL);
+	uint32_t b = fabric_vswitch_of(f, dst_pi, NULL);
+	return a == FAB_NONE || b == FAB_NONE ||
+	       fabric_vswitch_leaf(f, a) != fabric_vswitch_leaf(f, b);
+}
+
+/*
+ * A VM command's writes ended and the model has its weights: counts a
+ * move, measures the balance when virtualization.rebalance.balance_drop
+ * asks (one vswitch-ftree routing of the model, on the loop), and marks
+ * a reroute due for vmops_resume.
+ */
+static void rebalance_after(struct sm *sm, const struct vmop *op)
+{
+	struct rebalance_policy p;
+	struct fabric *f = &sm->sub.model->f;
+	int permille = -1;
+	rebalance_policy_of(&sm->cfg, &p);
+	if (p.balance_drop > 0) {
+		struct rebalance_quality q;
+		char err[256];
+		if (rebalance_quality(f, &sm->sub.lft, &q, err, sizeof(err)) < 0) {
+			log_limited(LOG_WARN, "rebalance: the balance was not measured: %s",
+				    err);
+		} else if (q.permille >= 0) {
+			permille = q.permille;
+			log_info("rebalance: balance %d/1000 of a fresh vswitch-ftree's "
+				 "(heaviest link %llu, fresh %llu; %u VMs)", permille,
+				 (unsigned long long)q.now.max_load,
+				 (unsigned long long)q.fresh.max_load, q.now.vms);
+		}
+	}
+	int moved = op->q.kind == VMOP_MIGRATE && moved_leaf(f, op->src_pi, op->vf_pi);
+	int was = sm->vms.rb.pending;
+	int why = rebalance_after_vm(&p, &sm->vms.rb, moved, permille);
+	if (why && !was)
+		log_notice("rebalance: a reroute is due (%s: %u moves since the last, "
+			   "balance %d/1000 of a fresh vswitch-ftree's)",
+			   rebalance_reason_name(why), sm->vms.rb.migrations, permille);
+}
+
+/*
+ * The loop is free: the reroute virtualization.rebalance made due, as
+ * ibsmctl reroute asks for it.  1 when it started.
+ */
+static int rebalance_start(struct sm *sm)
+{
+	struct rebalance_policy p;
+	rebalance_policy_of(&sm->cfg, &p);
+	uint64_t now = clock_ms();
+	int why = rebalance_due(&p, &sm->vms.rb, now);
+	if (!why || sm->state != SMS_MASTER || !sm->sub.model)
+		return 0;
+	char err[256];
+	uint32_t moves = sm->vms.rb.migrations;
+	if (sweeper_request_reroute(sm, err, sizeof(err)) < 0) {
+		log_limited(LOG_WARN, "rebalance: reroute not started: %s", err);
+		return 0;
+	}
+	log_notice("rebalance: rerouting the fabric (%s; %u moves since the last reroute, "
+		   "last balance %d/1000 of a fresh vswitch-ftree's)",
+		   rebalance_reason_name(why), moves, sm->vms.rb.last_permille);
+	rebalance_rerouted(&sm->vms.rb, why, now);
+	return 1;
+}
+
 /* The writes are over: the registry and the rest follow, or not. */
 static void on_exec_done(struct sm *sm, void *arg, int ok,
 			 const struct vmexec_stats *st)
@@ -252,6 +330,7 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 	sa_publish(sm, f, &sm->sub.lft);
 	if (op->q.kind == VMOP_MIGRATE)
 		sm_paths_rerouted(sm);
+	rebalance_after(sm, op);
 	/* it must find nothing to change: the model, tables and cache are the fabric's */
 	sweeper_request_heavy(sm, "check after a VM's writes");
 	finish(sm, op);
@@ -506,6 +585,83 @@ static int do_destroy(struct sm *sm, struct vmop *op)
 	return exec(sm, op, &m, &t);
 }
 
+/* Forgets the prepared move's plan, if any. */
+static void prep_drop(struct sm *sm)
+{
+	if (!sm->vms.prep)
+		return;
+	mig_prepared_free(sm->vms.prep);
+	free(sm->vms.prep);
+	sm->vms.prep = NULL;
+	sm->vms.prep_name[0] = '\0';
+}
+
+/*
+ * vm migrate --prepare: the move planned now (FTreeMinRC's ranking and
+ * marking, the new entries, the writes), kept for the commit.  A plan
+ * that cannot be made is only logged: the commit plans again and says why.
+ */
+static void prep_plan(struct sm *sm, struct vmop *op, const struct vm *v)
+{
+	struct fabric *f = &sm->sub.model->f;
+	char err[256];
+	prep_drop(sm);
+	if (fabric_is_vlid(v->lid))
+		return;	/* secondary tables: planned at commit */
+	struct mig_prepared *p = calloc(1, sizeof(*p));
+	if (!p || mig_prepare_vm(f, &sm->sub.lft, op->src_pi, op->vf_pi,
+				 sm->cfg.lid_scheme, MIG_FTREEMINRC, p, err,
+				 sizeof(err)) < 0) {
+		log_warn("vm migrate '%s' --prepare: not planned ahead (%s); the commit plans it",
+			 v->name, p ? err : "out of memory");
+		free(p);
+		return;
+	}
+	sm->vms.prep = p;
+	snprintf(sm->vms.prep_name, sizeof(sm->vms.prep_name), "%s", v->name);
+	op->r.planned_at_prepare = 1;
+	op->r.method = mig_method_name(p->m.method);
+	op->r.st.switches_marked = p->m.switches_marked;
+	op->r.st.switches_written = p->m.switches_written;
+	op->r.st.lft_blocks = p->m.lft_blocks;
+	op->r.st.vswitch_blocks = p->m.vswitch_blocks;
+	op->r.st.plan_us = p->prepare_us;
+	log_info("vm migrate '%s' --prepare: %u switches marked, %u LFT blocks and %u vSwitch blocks to write, planned in %" PRIu64 " us",
+		 v->name, p->m.switches_marked, p->m.lft_blocks, p->m.vswitch_blocks,
+		 p->prepare_us);
+}
+
+/*
+ * vm migrate --commit: the prepared plan into m and t if it still holds
+ * (1), else 0 (logged: planned again); -1 on ENOMEM (err).
+ */
+static int prep_take(struct sm *sm, const struct vmop *op, struct migration *m,
+		     struct lft_tables *t, char *err, size_t errlen)
+{
+	struct fabric *f = &sm->sub.model->f;
+	char why[160] = "another VM's move was prepared since";
+	int rc = 0;
+	if (sm->vms.prep && !strcmp(sm->vms.prep_name, op->q.name)) {
+		if (sm->vms.prep->m.scheme != sm->cfg.lid_scheme)
+			snprintf(why, sizeof(why), "the LID scheme changed");
+		else
+			rc = mig_prepared_take(sm->vms.prep, f, &sm->sub.lft, op->src_pi,
+					       op->vf_pi, t, m, why, sizeof(why));
+		if (rc == 1 && xlft_copy(t, &sm->sub.lft) < 0) {
+			migration_free(m);
+			lft_tables_free(t);
+			rc = -1;
+		}
+	}
+	prep_drop(sm);
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory");
+	else if (rc == 0)
+		log_info("vm migrate '%s' --commit: the plan made at prepare no longer holds (%s): planned now",
+			 op->q.name, why);
+	return rc;
+}
+
 static int do_migrate(struct sm *sm, struct vmop *op)
 {
 	struct fabric *f = &sm->sub.model->f;
@@ -601,6 +757,7 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 		v->to_vf = vf;
 		op->r.vm = *v;
 		op->r.prepared = 1;
+		prep_plan(sm, op, v);
 		save_state(sm, 0);
 		op->r.ok = 1;
 		return 1;
@@ -609,6 +766,15 @@ static int do_migrate(struct sm *sm, struct vmop *op)
 	struct lft_tables t = { 0 };
 	struct migration m;
 	memset(&m, 0, sizeof(m));
+	if (q->commit && !q->prepare) {
+		int took = prep_take(sm, op, &m, &t, err, errlen);
+		if (took < 0)
+			return -1;
+		if (took) {
+			op->r.planned_at_prepare = 1;
+			return exec(sm, op, &m, &t);
+		}
+	}
 	if (migrate_tables_copy(&t, &sm->sub.lft, f, 0) < 0 ||
 	    xlft_copy(&t, &sm->sub.lft) < 0) {
 		lft_tables_free(&t);
@@ -687,7 +853,9 @@ int vmop_start(struct sm *sm, const struct vmop_req *q, vmop_done_fn done,
 int vmops_resume(struct sm *sm)
 {
 	struct vmop *op = sm->vmop;
-	if (!op || op->running)
+	if (!op)
+		return rebalance_start(sm);
+	if (op->running)
 		return 0;
 	int rc = run(sm, op);
 	if (rc == 0)
@@ -706,6 +874,22 @@ void vms_to_ctl(const struct sm *sm, json_t *o)
 		"refused",
 		"max_vms", (json_int_t)r->refused_total,
 		"per_hypervisor", (json_int_t)r->refused_hyp));
+	const struct rebalance_state *rb = &r->rb;
+	json_t *b = json_pack("{s:i,s:f,s:i,s:I,s:s,s:I,s:{s:I,s:I,s:I}}",
+		"after_migrations", sm->cfg.rb_after_migrations,
+		"balance_drop", sm->cfg.rb_balance_drop,
+		"interval_s", sm->cfg.rb_interval_s,
+		"migrations_since_reroute", (json_int_t)rb->migrations,
+		"due", rebalance_reason_name(rb->pending),
+		"balance_checks", (json_int_t)rb->checks,
+		"rerouted",
+		"migrations", (json_int_t)rb->fired[REBAL_MIGRATIONS],
+		"balance", (json_int_t)rb->fired[REBAL_BALANCE],
+		"interval", (json_int_t)rb->fired[REBAL_INTERVAL]);
+	if (b)
+		json_object_set_new(b, "last_balance_permille", rb->last_permille < 0 ?
+				    json_null() : json_integer(rb->last_permille));
+	json_object_set_new(json_object_get(o, "vms"), "rebalance", b);
 }
 
 void vmops_free(struct sm *sm)

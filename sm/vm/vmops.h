@@ -36,6 +36,12 @@ struct vmop_result {
 	char err[256];
 	struct vm vm;		/* the VM after the command (before: destroy) */
 	int prepared;		/* migrate --prepare: only recorded */
+	/*
+	 * migrate --prepare: the move was planned (st.switches_marked,
+	 * lft_blocks, vswitch_blocks, plan_us are the plan's); --commit: it
+	 * wrote that plan (st.plan_us is the prepare's).
+	 */
+	int planned_at_prepare;
 	int wrote;		/* the fabric was written: st is its stats */
 	const char *method;	/* ftreeminrc, itrc, full, or "none" */
 	const char *scheme;	/* dynamic, prepopulated */

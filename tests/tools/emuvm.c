@@ -20,6 +20,11 @@
  * (shared_ms_per_1000), the longest Set from request to answer
  * (set_max_ms: in-process, that is its time on the loop) and the VMs
  * the registry holds.
+ * -m N: then one VM created on the first hypervisor and moved N times
+ * between it and the last (another leaf), each move twice: as one
+ * `vm migrate` (planned and written at once) and as `--prepare` then
+ * `--commit`; the JSON adds the mean time of each (one_step_ms,
+ * prepare_ms, commit_ms: from the command to its answer, in-process).
  * Exit 0 when the SM came up master in the mode asked, every VF port
  * holds a LID (extended) or every VF port without one is counted as
  * shared-LID capable (legacy), and every Set was answered with status
@@ -41,6 +46,7 @@
 #include "sm/model/lids.h"
 #include "sm/base/log.h"
 #include "sm/base/topo.h"
+#include "sm/vm/vmops.h"
 #include "emusm.h"
 
 static double now_ms(void)
@@ -50,7 +56,7 @@ static double now_ms(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: emuvm [-x] [-c CAP] [-s N] TOPO\n");
+	fprintf(stderr, "usage: emuvm [-x] [-c CAP] [-s N] [-m N] TOPO\n");
 	exit(2);
 }
 
@@ -145,17 +151,95 @@ static void sets_free(struct sets *s)
 	free(s->t);
 }
 
+/* -m: one VM command to its answer; its time in ms, -1 when refused or failed. */
+struct mig_wait {
+	int done, ok;
+};
+
+static void mig_done(struct sm *sm, void *arg, const struct vmop_result *r)
+{
+	struct mig_wait *w = arg;
+	(void)sm;
+	w->done = 1;
+	w->ok = r->ok;
+}
+
+static int mig_answered(void *arg)
+{
+	return ((struct mig_wait *)arg)->done;
+}
+
+static double vm_step(struct emusm *x, int kind, const char *hyp, int prepare,
+		      int commit)
+{
+	struct vmop_req q;
+	struct vmop_result r;
+	struct mig_wait w = { 0 };
+	memset(&q, 0, sizeof(q));
+	q.kind = kind;
+	q.vf = -1;
+	q.prepare = prepare;
+	q.commit = commit;
+	snprintf(q.name, sizeof(q.name), "m");
+	snprintf(q.hyp, sizeof(q.hyp), "%s", hyp);
+	double a = now_ms();
+	int rc = vmop_start(x->sm, &q, mig_done, &w, &r);
+	if (rc < 0)
+		return -1;
+	if (rc == 0 && !saload_run_until(x->base, mig_answered, &w, 60000))
+		return -1;
+	double ms = now_ms() - a;
+	if (!(rc == 1 ? r.ok : w.ok) || !emusm_run_idle(x, 600000))
+		return -1;
+	return ms;
+}
+
+/* -m: the mean times of n moves each way; 0, or -1 (said). */
+static int migrations(struct emusm *x, unsigned n, double *one, double *prep,
+		      double *commit)
+{
+	const struct fabric *f = &x->sm->sub.model->f;
+	char first[FAB_DESC_LEN + 1] = "", last[FAB_DESC_LEN + 1] = "";
+	for (uint32_t ni = 0; ni < f->n_nodes; ni++)
+		if (fabric_is_vswitch(f, ni)) {
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", f->nodes[ni].desc);
+			snprintf(last, sizeof(last), "%s", f->nodes[ni].desc);
+		}
+	*one = *prep = *commit = 0;
+	if (!first[0] || !strcmp(first, last) ||
+	    vm_step(x, VMOP_CREATE, first, 0, 0) < 0) {
+		fprintf(stderr, "emuvm: no two hypervisors, or the VM not created\n");
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const char *to = i % 2 ? first : last, *back = i % 2 ? last : first;
+		double a = vm_step(x, VMOP_MIGRATE, to, 0, 0);
+		double b = vm_step(x, VMOP_MIGRATE, back, 1, 0);
+		double c = vm_step(x, VMOP_MIGRATE, "", 0, 1);
+		if (a < 0 || b < 0 || c < 0) {
+			fprintf(stderr, "emuvm: move %u failed\n", i);
+			return -1;
+		}
+		*one += a / n;
+		*prep += b / n;
+		*commit += c / n;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int extended = 0;
-	unsigned long cap = 0x30000, n_sets = 0;
+	unsigned long cap = 0x30000, n_sets = 0, n_moves = 0;
 	int c;
 
-	while ((c = getopt(argc, argv, "xc:s:")) != -1) {
+	while ((c = getopt(argc, argv, "xc:s:m:")) != -1) {
 		switch (c) {
 		case 'x': extended = 1; break;
 		case 'c': cap = strtoul(optarg, NULL, 0); break;
 		case 's': n_sets = strtoul(optarg, NULL, 0); break;
+		case 'm': n_moves = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
@@ -231,8 +315,14 @@ int main(int argc, char **argv)
 	if (n_sets && (shared_sets(&x, &sets, (unsigned)n_sets) < 0 || sets.failed))
 		ok = 0;
 
+	double one_ms = 0, prep_ms = 0, commit_ms = 0;
+	if (n_moves && migrations(&x, (unsigned)n_moves, &one_ms, &prep_ms, &commit_ms) < 0)
+		ok = 0;
 	if (emusm_stdout(&x) < 0)
 		return 1;
+	if (n_moves)
+		printf("{\"moves\":%lu,\"one_step_ms\":%.3f,\"prepare_ms\":%.3f,"
+		       "\"commit_ms\":%.3f}\n", n_moves, one_ms, prep_ms, commit_ms);
 	if (n_sets) {
 		printf("{\"shared_creates\":%lu,\"hypervisors\":%u,\"failed\":%u,\"vms\":%u,"
 		       "\"set_max_ms\":%.1f,\"shared_ms_per_1000\":[", n_sets, sets.n_pf,

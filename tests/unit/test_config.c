@@ -1185,6 +1185,52 @@ START_TEST(test_virtualization)
 }
 END_TEST
 
+/*
+ * virtualization.rebalance: every trigger off by default; each read and
+ * bounded; the local variant refused as not built.
+ */
+START_TEST(test_rebalance)
+{
+	struct loaded l;
+
+	load_ok(&l, "virtualization: {}\n");
+	ck_assert_int_eq(l.c.rb_after_migrations, 0);
+	ck_assert(l.c.rb_balance_drop == 0);
+	ck_assert_int_eq(l.c.rb_interval_s, 0);
+	ck_assert_int_eq(l.c.rb_local, 0);
+	load_ok(&l, "virtualization:\n  rebalance:\n    after_migrations: 50\n"
+		"    balance_drop: 0.1\n    interval_s: 3600\n    local: false\n");
+	ck_assert_int_eq(l.c.rb_after_migrations, 50);
+	ck_assert(l.c.rb_balance_drop > 0.0999 && l.c.rb_balance_drop < 0.1001);
+	ck_assert_int_eq(l.c.rb_interval_s, 3600);
+	load_ok(&l, "virtualization: {rebalance: {balance_drop: 0}}\n");
+	ck_assert(l.c.rb_balance_drop == 0);
+	load_fails("virtualization:\n  rebalance:\n    balance_drop: 1\n",
+		   "3:19: virtualization.rebalance.balance_drop: '1' is not a number "
+		   "in [0, 1) (a fraction of a fresh vswitch-ftree's balance; 0: "
+		   "not watched)");
+	load_fails("virtualization: {rebalance: {balance_drop: ten}}\n",
+		   "1:44: virtualization.rebalance.balance_drop: 'ten' is not a "
+		   "number in [0, 1) (a fraction of a fresh vswitch-ftree's "
+		   "balance; 0: not watched)");
+	load_fails("virtualization: {rebalance: {after_migrations: -1}}\n",
+		   "1:48: virtualization.rebalance.after_migrations: -1 is out of "
+		   "range 0..1000000");
+	load_fails("virtualization:\n  rebalance:\n    interval_s: 604801\n",
+		   "3:17: virtualization.rebalance.interval_s: 604801 is out of "
+		   "range 0..604800");
+	load_fails("virtualization:\n  rebalance:\n    local: true\n",
+		   "3:12: virtualization.rebalance.local: true (re-routing only the "
+		   "sub-tree a move disturbed) is not implemented yet; false "
+		   "re-routes the whole fabric");
+	load_fails("virtualization:\n  rebalance:\n    local: maybe\n",
+		   "3:12: virtualization.rebalance.local: 'maybe' is not one of "
+		   "false, true");
+	load_fails("virtualization:\n  rebalance:\n    every: 3\n",
+		   "3:5: unknown key 'virtualization.rebalance.every'");
+}
+END_TEST
+
 /* events.signalling: hybrid by default, each mode by name, nothing else. */
 START_TEST(test_events_signalling)
 {
@@ -1754,6 +1800,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_engine_sls);
 	tcase_add_test(tc, test_qos_vlarb);
 	tcase_add_test(tc, test_virtualization);
+	tcase_add_test(tc, test_rebalance);
 	tcase_add_test(tc, test_unknown_key);
 	tcase_add_test(tc, test_wrong_type);
 	tcase_add_test(tc, test_wrong_type_strings);

@@ -345,6 +345,104 @@ START_TEST(t_prepopulated)
 }
 END_TEST
 
+/* vm migrate NAME --to HYP --vf VF with --prepare, or --commit; its result. */
+static const struct vmop_result *migrate_step(struct run *r, const char *name,
+					      const char *hyp, int vf, int prepare,
+					      double *ms)
+{
+	struct vmop_req q;
+	memset(&q, 0, sizeof(q));
+	q.kind = VMOP_MIGRATE;
+	q.prepare = prepare;
+	q.commit = !prepare;
+	q.vf = vf;
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	snprintf(q.hyp, sizeof(q.hyp), "%s", hyp);
+	r->w.done = 0;
+	double t0 = emu_now_s();
+	int rc = vmop_start(r->sm, &q, vmop_wait_done, &r->w, &r->w.r);
+	if (rc == 0)
+		emu_run_until(r->base, &r->w.done, 5000);
+	*ms = (emu_now_s() - t0) * 1000;
+	ck_assert_msg(r->w.r.ok, "%s: %s", name, r->w.r.err);
+	return &r->w.r;
+}
+
+/*
+ * vm migrate --prepare plans the move (FTreeMinRC's marking and the
+ * writes) and --commit writes that plan: the VM reaches its new VF from
+ * every switch, no other LID's entry moved, the check sweep writes
+ * nothing.  A plan another VM's prepare replaced, or one whose LIDs'
+ * routes changed since (a full reroute over new weights), is planned
+ * again at commit, with the same outcome.
+ */
+START_TEST(t_prepare_plans)
+{
+	struct run r;
+	static int before[128 * (MAXLID + 1)], after[128 * (MAXLID + 1)];
+	double ms, commit_prepared = 0, commit_unprepared = 0;
+	setup(&r, MIG_DYNAMIC);
+	const struct vmop_result *res = vm_cmd(&r, VMOP_CREATE, "a", "V-0-0", 0);
+	ck_assert_msg(res->ok, "%s", res->err);
+	uint32_t a = res->vm.lid;
+	res = vm_cmd(&r, VMOP_CREATE, "b", "V-1-0", 0);
+	ck_assert_msg(res->ok, "%s", res->err);
+	uint32_t b = res->vm.lid;
+	settle(&r);
+
+	/* prepared, then committed: the plan of the prepare is written */
+	res = migrate_step(&r, "a", "V-3-1", 1, 1, &ms);
+	ck_assert(res->prepared);
+	ck_assert(res->planned_at_prepare);
+	ck_assert_uint_gt(res->st.switches_marked, 0);
+	uint32_t marked = res->st.switches_marked;
+	snapshot(&r, before);
+	res = migrate_step(&r, "a", "", -1, 0, &commit_prepared);
+	ck_assert(!res->prepared);
+	ck_assert(res->planned_at_prepare);
+	ck_assert_uint_eq(res->st.switches_marked, marked);
+	reaches(&r, a, vf_port(&r, 3, 1, 1)->guid);
+	snapshot(&r, after);
+	ck_assert_int_eq(moved(&r, before, after, a, a), 0);
+	settle(&r);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.portinfo_sets, 0);
+
+	/* a's plan replaced by b's: a's commit plans again; b's writes its own */
+	migrate_step(&r, "a", "V-2-0", 2, 1, &ms);
+	migrate_step(&r, "b", "V-0-1", 3, 1, &ms);
+	res = migrate_step(&r, "a", "", -1, 0, &commit_unprepared);
+	ck_assert(!res->planned_at_prepare);
+	reaches(&r, a, vf_port(&r, 2, 0, 2)->guid);
+	settle(&r);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
+	res = migrate_step(&r, "b", "", -1, 0, &ms);
+	ck_assert(!res->planned_at_prepare);	/* a's commit dropped it */
+	reaches(&r, b, vf_port(&r, 0, 1, 3)->guid);
+	settle(&r);
+
+	/* routes of the destination's PF changed after the prepare: planned again */
+	migrate_step(&r, "b", "V-2-2", 0, 1, &ms);
+	uint32_t pf = fabric_vswitch_pf(&r.sm->sub.model->f,
+					hv_find(&r.sm->sub.model->f, "V-2-2"));
+	uint32_t row = r.sm->sub.lft.row_of_node[hv_find(&r.sm->sub.model->f, "L1")];
+	uint32_t pf_lid = r.sm->sub.model->f.ports[pf].lid;
+	uint8_t *e = &lft_row(&r.sm->sub.lft, row)[pf_lid];
+	uint8_t keep = *e;
+	ck_assert(keep == 7 || keep == 8);
+	*e = keep == 7 ? 8 : 7;	/* L1 up the other spine, as a reroute could */
+	res = migrate_step(&r, "b", "", -1, 0, &ms);
+	ck_assert(!res->planned_at_prepare);
+	lft_row(&r.sm->sub.lft, row)[pf_lid] = keep;	/* the tables are the commit's now */
+	reaches(&r, b, vf_port(&r, 2, 2, 0)->guid);
+	fprintf(stderr, "vm migrate --commit: %.3f ms with the plan made at prepare, "
+		"%.3f ms planned at commit (%u switches marked)\n",
+		commit_prepared, commit_unprepared, marked);
+	settle(&r);
+	teardown(&r);
+}
+END_TEST
+
 static Suite *vm_emu_suite(void)
 {
 	Suite *s = suite_create("vm_emu");
@@ -353,6 +451,7 @@ static Suite *vm_emu_suite(void)
 	tcase_add_test(tc, t_dynamic);
 	tcase_add_test(tc, t_prepopulated);
 	tcase_add_test(tc, t_multicast_follows_vm);
+	tcase_add_test(tc, t_prepare_plans);
 	suite_add_tcase(s, tc);
 	return s;
 }
