@@ -12,6 +12,7 @@
 #include "routing/engines/ftree.h"
 #include "routing/verify/bisect.h"
 #include "sm/route.h"
+#include "sm/write/migcount.h"
 
 #define PCT 100
 
@@ -154,6 +155,30 @@ static int move_lid(struct fabric *f, uint32_t from, uint32_t to)
 	return fabric_index_lids(f);
 }
 
+/*
+ * The physical switches m's writes reach through the counting transport
+ * (as --migrate counts them), into *n; it must be the plan's count.
+ * 0, or 1 said why.
+ */
+static int counted(struct fabric *f, const struct lft_tables *t,
+		   const struct migration *m, uint32_t *n)
+{
+	char err[256];
+	struct mig_count k;
+	if (migcount_run(f, t, m, &k, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: --migrate-pattern: %s: %s\n",
+			mig_method_name(m->method), err);
+		return 1;
+	}
+	if (k.switches != m->switches_written) {
+		fprintf(stderr, "ibsmd: --migrate-pattern: %s: %u switches written, %u planned\n",
+			mig_method_name(m->method), k.switches, m->switches_written);
+		return 1;
+	}
+	*n = k.switches;
+	return 0;
+}
+
 /* One migration planned on both tables; 0, or 1 said why. */
 static int migrate_one(struct study *y, const struct migpat_move *mv,
 		       const uint32_t *rank, uint32_t i, struct tally k[2],
@@ -173,14 +198,19 @@ static int migrate_one(struct study *y, const struct migpat_move *mv,
 		fprintf(stderr, "ibsmd: --migrate-pattern: itrc: %s\n", err);
 		return 1;
 	}
+	uint32_t wi = 0, wf = 0;
+	if (counted(y->f, &y->ti, &mi, &wi) || counted(y->f, y->tf, &mf, &wf)) {
+		migration_free(&mf);
+		migration_free(&mi);
+		return 1;
+	}
 	printf("migration: n=%u vm_lid=%u from=%s to=%s itrc=%u ftreeminrc=%u marked=%u%s\n",
 	       i + 1, mf.vm_lid,
 	       y->f->nodes[y->s->hyp[mv->from / y->s->place.vfs]].desc,
 	       y->f->nodes[y->s->hyp[mv->to / y->s->place.vfs]].desc,
-	       mi.switches_written, mf.switches_written, mf.switches_marked,
-	       mf.fallback ? " fallback=itrc" : "");
-	tally_add(&k[0], mi.switches_written);
-	tally_add(&k[1], mf.switches_written);
+	       wi, wf, mf.switches_marked, mf.fallback ? " fallback=itrc" : "");
+	tally_add(&k[0], wi);
+	tally_add(&k[1], wf);
 	if (mf.switches_marked > *marked_max)
 		*marked_max = mf.switches_marked;
 	migration_free(&mf);
