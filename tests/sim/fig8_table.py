@@ -98,7 +98,7 @@ def main(argv):
                  "no (max %d, marked %d)" % (max(ft), marked), at))
 
     print("\nBisection quality, FTreeMinRC / fresh vswitch-ftree on the same "
-          "placement, after the last migration (lowest over the 10%% snapshots "
+          "placement, after the last migration (lowest over the 10% snapshots "
           "in brackets; ItRC's final ratio after the slash), Fig. 8(b)-(h):\n")
     print("| panel | scenario | population | " +
           " | ".join(t[0] for t in TABLE4) + " |")
