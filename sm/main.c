@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mad/emu/emu.h"
+#include "reconfig/migpattern.h"
 #include "routing/verify/receivers.h"
 #include "routing/verify/verify.h"
 #include "sm/ctl/control.h"
@@ -57,6 +58,9 @@ struct options {
 	int seed_set;
 	const char *receivers;	/* --receivers FILE|random:R[,PARTITION] */
 	uint32_t receiver_weight;	/* --receiver-weight W (0: not given) */
+	int mig_pattern;		/* --migrate-pattern (enum migpat), -1 */
+	uint32_t population;		/* --population PCT (0: not given) */
+	int initial;			/* --initial: 0 random, 1 uniform, -1 */
 	const char *dump_lfts;
 	const char *dump_topology;
 	const char *dot;	/* --dot FILE */
@@ -118,7 +122,8 @@ static void usage(FILE *fp)
 "      --first N          with --jobs: the first N jobs the filter keeps (default all)\n"
 "      --cpus-per-node C  with --jobs: a job needs ceil(processors / C) nodes (default 1)\n"
 "      --seed S           with --jobs: the random patterns' and dynamic's seed; with\n"
-"                         --receivers random: the draw's (default 1)\n"
+"                         --receivers random: the draw's; with --migrate-pattern:\n"
+"                         the placement's, pattern's and bisections' (default 1)\n"
 "      --receivers FILE|random:R[,PARTITION]\n"
 "                         with --offline --verify: receiver contention (up, down)\n"
 "                         and inter-partition interference; the receivers (one CA\n"
@@ -129,6 +134,12 @@ static void usage(FILE *fp)
 "                         description, port GUID or LID), print the migration: line\n"
 "      --scheme S         with --migrate: dynamic (default) or prepopulated\n"
 "      --method M         with --migrate: ftreeminrc (default), itrc or full\n"
+"      --migrate-pattern P  with --offline: the vSwitch paper's Fig. 8 study, pattern\n"
+"                         random, consolidate, grouping or to-uniform: switches\n"
+"                         written by ItRC and FTreeMinRC per migration, bisection\n"
+"                         quality against a fresh routing every 10%%\n"
+"      --population PCT   with --migrate-pattern: VMs on PCT%% of the VFs (1..100)\n"
+"      --initial I        with --migrate-pattern: random (default) or uniform\n"
 "      --dump-lfts FILE   write every switch's LFT (dump_fts -n format)\n"
 "      --dump-topology FILE  write the fabric as ibnetdiscover output, with LIDs\n"
 "      --dot FILE         with --offline: the fabric as Graphviz DOT, links coloured by\n"
@@ -149,7 +160,8 @@ static void usage(FILE *fp)
 enum { OPT_OFFLINE = 256, OPT_EMULATE, OPT_VERIFY, OPT_PATTERN, OPT_DUMP_LFTS,
        OPT_DUMP_TOPO, OPT_LOG_LEVEL, OPT_MIGRATE, OPT_SCHEME, OPT_METHOD,
        OPT_DOT, OPT_IMPORT, OPT_IMPORT_TO, OPT_JOBS, OPT_FIRST, OPT_CPUS,
-       OPT_SEED, OPT_DUMP_SLS, OPT_RECEIVERS, OPT_RECEIVER_WEIGHT };
+       OPT_SEED, OPT_DUMP_SLS, OPT_RECEIVERS, OPT_RECEIVER_WEIGHT,
+       OPT_MIG_PATTERN, OPT_POPULATION, OPT_INITIAL };
 
 /*
  * --first, --cpus-per-node, --seed or --receiver-weight (option c) into o;
@@ -183,6 +195,61 @@ static int parse_jobs_number(struct options *o, int c, const char *arg)
 	return 0;
 }
 
+/* --migrate-pattern, --population or --initial (option c) into o; 0, or -1 said why. */
+static int parse_mig_pattern(struct options *o, int c, const char *arg)
+{
+	char *end;
+	unsigned long v;
+	if (c == OPT_MIG_PATTERN) {
+		if ((o->mig_pattern = migpat_parse(arg)) < 0) {
+			fprintf(stderr, "ibsmd: bad --migrate-pattern '%s' (random, consolidate, grouping, to-uniform)\n",
+				arg);
+			return -1;
+		}
+	} else if (c == OPT_INITIAL) {
+		o->initial = !strcmp(arg, "uniform") ? 1 : !strcmp(arg, "random") ? 0 : -1;
+		if (o->initial < 0) {
+			fprintf(stderr, "ibsmd: bad --initial '%s' (random, uniform)\n", arg);
+			return -1;
+		}
+	} else {
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || *end || end == arg || arg[0] == '-' || v < 1 ||
+		    v > MIGPAT_POPULATION_MAX) {
+			fprintf(stderr, "ibsmd: bad --population '%s' (1..%u, percent of the VFs)\n",
+				arg, MIGPAT_POPULATION_MAX);
+			return -1;
+		}
+		o->population = (uint32_t)v;
+	}
+	return 0;
+}
+
+/* The --migrate-pattern options' combinations; 0, or -1 said why. */
+static int check_pattern_options(struct options *o)
+{
+	if ((o->population || o->initial >= 0) && o->mig_pattern < 0) {
+		fprintf(stderr, "ibsmd: --population and --initial go with --migrate-pattern\n");
+		return -1;
+	}
+	if (o->mig_pattern < 0)
+		return 0;
+	if (!o->offline) {
+		fprintf(stderr, "ibsmd: --migrate-pattern needs --offline\n");
+		return -1;
+	}
+	if (!o->population) {
+		fprintf(stderr, "ibsmd: --migrate-pattern needs --population PCT\n");
+		return -1;
+	}
+	if (o->mig_src || o->jobs || o->receivers) {
+		fprintf(stderr, "ibsmd: --migrate-pattern does not combine with --migrate, --jobs or --receivers\n");
+		return -1;
+	}
+	return 0;
+}
+
 /* The --jobs options' combinations; 0, or -1 said why. */
 static int check_jobs_options(struct options *o)
 {
@@ -194,8 +261,8 @@ static int check_jobs_options(struct options *o)
 		fprintf(stderr, "ibsmd: --first and --cpus-per-node go with --jobs\n");
 		return -1;
 	}
-	if (o->seed_set && !o->jobs && !o->receivers) {
-		fprintf(stderr, "ibsmd: --seed goes with --jobs or --receivers random:R\n");
+	if (o->seed_set && !o->jobs && !o->receivers && o->mig_pattern < 0) {
+		fprintf(stderr, "ibsmd: --seed goes with --jobs, --receivers random:R or --migrate-pattern\n");
 		return -1;
 	}
 	if (!o->seed_set)
@@ -273,6 +340,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "receivers", required_argument, NULL, OPT_RECEIVERS },
 		{ "receiver-weight", required_argument, NULL, OPT_RECEIVER_WEIGHT },
+		{ "migrate-pattern", required_argument, NULL, OPT_MIG_PATTERN },
+		{ "population", required_argument, NULL, OPT_POPULATION },
+		{ "initial", required_argument, NULL, OPT_INITIAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		/* documented (ibsmd(8)), not built: refused */
@@ -283,6 +353,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->log_level = -1;
 	o->scheme = o->method = -1;
+	o->mig_pattern = o->initial = -1;
 	while ((c = getopt_long(argc, argv, "c:d:p:g:onR:S:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
@@ -366,6 +437,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -1;
 			}
 			break;
+		case OPT_MIG_PATTERN:
+		case OPT_POPULATION:
+		case OPT_INITIAL:
+			if (parse_mig_pattern(o, c, optarg) < 0)
+				return -1;
+			break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("ibsmd %s\n", VERSION); exit(0);
 		default: usage(stderr); return -1;
@@ -414,7 +491,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsmd: --dump-sls needs --offline (a running daemon answers PathRecords)\n");
 		return -1;
 	}
-	if (check_jobs_options(o) < 0)
+	if (check_pattern_options(o) < 0 || check_jobs_options(o) < 0)
 		return -1;
 	if (o->pattern && !o->verify && !o->jobs) {
 		fprintf(stderr, "ibsmd: --pattern goes with --verify or --jobs\n");
@@ -838,6 +915,8 @@ int main(int argc, char **argv)
 			.cpus_per_node = o.cpus_per_node, .seed = o.seed,
 			.receivers = o.receivers,
 			.receiver_weight = o.receiver_weight,
+			.mig_pattern = o.mig_pattern, .population = o.population,
+			.initial_uniform = o.initial == 1,
 		};
 		return offline_run(&cfg, &off);
 	}

@@ -5,7 +5,8 @@
  * --dump-topology, --dot, --verify, --pattern (head-of-line exposure),
  * --migrate (a VM's or a port's move, counted against an emulated fabric),
  * --jobs (a job trace replayed, sm/offjobs.h), --receivers (receiver
- * contention and inter-partition interference, routing/verify/contention.h).
+ * contention and inter-partition interference, routing/verify/contention.h),
+ * --migrate-pattern (a pattern of VM migrations, sm/offmig.h).
  */
 #include "sm/offline.h"
 
@@ -27,6 +28,7 @@
 #include "sm/daemon.h"
 #include "sm/heavy.h"
 #include "sm/offjobs.h"
+#include "sm/offmig.h"
 #include "sm/model/vswitch.h"
 #include "sm/render/dot.h"
 #include "sm/render/dump.h"
@@ -440,6 +442,9 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 	struct guid_map vm_lids = { 0 };
 	struct part_model parts = { 0 };
 	struct rcv_run rcv = { 0 };
+	struct offmig mig = { .pattern = o->mig_pattern,
+			      .population = o->population,
+			      .uniform = o->initial_uniform, .seed = o->seed };
 	uint64_t t0 = clock_ms();
 	fabric_init(&f);
 	if (topo_load(&f, o->topo, err, sizeof(err)) < 0) {
@@ -450,6 +455,9 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 	int rc = 1;
 	if (offline_vms(&f, cfg, o, &vm_lids) < 0)
 		goto out;
+	if (o->mig_pattern >= 0 && (rc = offmig_place(&f, &mig)) != 0)
+		goto out;
+	rc = 1;
 	if (lids_assign(&f, &vm_lids, (uint8_t)cfg->lmc, &s.lids_rep) < 0) {
 		fprintf(stderr, "ibsmd: out of memory\n");
 		goto out;
@@ -507,7 +515,10 @@ int offline_run(const struct config *cfg, const struct offline_opts *o)
 		rc = run_migrate(&f, &t, o);
 	if (rc == 0 && o->jobs)
 		rc = run_jobs(&f, &t, s.routing, o);
+	if (rc == 0 && o->mig_pattern >= 0)
+		rc = offmig_run(cfg, &f, &parts, &t, &mig);
 out:
+	offmig_free(&mig);
 	free(rcv.recv);
 	guid_map_free(&vm_lids);
 	part_model_free(&parts);

@@ -23,11 +23,15 @@ struct offline_opts {
 	uint64_t seed;			/* --seed S */
 	const char *receivers;		/* --receivers FILE|random:R[,PARTITION] */
 	uint32_t receiver_weight;	/* --receiver-weight W */
+	int mig_pattern;		/* --migrate-pattern (enum migpat), -1: none */
+	uint32_t population;		/* --population PCT */
+	int initial_uniform;		/* --initial uniform (else random) */
 };
 
 /*
  * The exit status: 0, 1 (a check failed or an error, said why), 2
- * (--pattern or --receivers unreadable, or naming no CA).
+ * (--pattern or --receivers unreadable, or naming no CA; a
+ * --migrate-pattern the topology cannot carry).
  */
 int offline_run(const struct config *cfg, const struct offline_opts *o);
 

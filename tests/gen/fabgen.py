@@ -28,6 +28,10 @@ Subcommands:
                                      (names keep their full-tree index);
                                      down ports 1..Mi by child digit, up
                                      ports Mi+1.. by parent
+    xgft   ... --vfs K               the same, each host a hypervisor
+                                     "V-<d>" as hyper's (vSwitch, PF
+                                     "P-<d>", VFs "F-<d>-<k>"); any
+                                     number of levels
     mesh   --x X --y Y [--hosts H]   2-D mesh of switches, H hosts each
     mesh   --dims X,Y[,Z] [--hosts H]
     torus  --dims X,Y[,Z] [--hosts H]
@@ -252,7 +256,20 @@ def gen_kary(fab, k, n, par=1):
                              sw[m + 1][up], 1 + wd * par + r)
 
 
-def gen_xgft(fab, m, w, nhosts):
+def add_hypervisor(fab, tag, vfs, level, nports=None):
+    """A hypervisor: a switch node (the vSwitch "V-<tag>") of 2 + vfs
+    ports (or nports, spare ports left free), port 2 the PF "P-<tag>",
+    ports 3.. the VFs "F-<tag>-<k>": ibsim has no SR-IOV, so the PF and
+    each VF are HCAs of their own (seed 000 notes, section 3).  Port 1 is
+    left for the uplink."""
+    vsw = fab._add("S", "V-" + tag, nports or 2 + vfs, level)
+    fab.link(vsw, 2, fab.add_host(name="P-" + tag), 1)
+    for k in range(vfs):
+        fab.link(vsw, 3 + k, fab.add_host(name="F-%s-%d" % (tag, k)), 1)
+    return vsw
+
+
+def gen_xgft(fab, m, w, nhosts, vfs=0):
     """XGFT(h; m1..mh; w1..wh) (Ohring et al.), hosts 0..nhosts-1 cabled.
 
     A level-i node (0: hosts) is labelled by positions 1..h: b_j < w_j at
@@ -305,7 +322,11 @@ def gen_xgft(fab, m, w, nhosts):
             mul *= m[j]
         return d
 
-    hosts = [fab.add_host() for _ in range(nhosts)]
+    if vfs:
+        # hypervisors "V-<d>" in place of the hosts (vSwitch, PF, VFs)
+        hosts = [add_hypervisor(fab, str(d), vfs, h) for d in range(nhosts)]
+    else:
+        hosts = [fab.add_host() for _ in range(nhosts)]
     sw = {}
     for i in range(1, h + 1):
         for idx, t in enumerate(labels(i)):
@@ -352,12 +373,8 @@ def gen_hyper(fab, leaves, spines, hyps, vfs, hpl, spare):
             fab.link_free(leaf, h)
         for i in range(hyps):
             tag = "%d-%d" % (li, i)
-            vsw = fab._add("S", "V-" + tag, vsw_ports, 2)
+            vsw = add_hypervisor(fab, tag, vfs, 2, vsw_ports)
             fab.link(vsw, 1, leaf, fab.free_port(leaf))
-            fab.link(vsw, 2, fab.add_host(name="P-" + tag), 1)
-            for k in range(vfs):
-                fab.link(vsw, 3 + k,
-                         fab.add_host(name="F-%s-%d" % (tag, k)), 1)
     for li, leaf in enumerate(lsw):
         for si, spine in enumerate(ssw):
             fab.link(leaf, hpl + hyps + si + 1, spine, li + 1)
@@ -748,6 +765,8 @@ def parse_args(argv):
     p.add_argument("--m", required=True, help="M1,..,Mh")
     p.add_argument("--w", required=True, help="W1,..,Wh")
     p.add_argument("--hosts", type=int)
+    p.add_argument("--vfs", type=int, default=0,
+                   help="hypervisors of this many VFs in place of hosts")
 
     p = sub.add_parser("mesh", parents=[glob], help="mesh (2-D: --x --y)")
     p.add_argument("--x", type=int)
@@ -835,7 +854,9 @@ def build(args):
             w = [int(x) for x in args.w.split(",")]
         except ValueError:
             raise FabgenError("xgft: --m and --w are comma-separated integers")
-        gen_xgft(fab, m, w, args.hosts)
+        if args.vfs < 0:
+            raise FabgenError("xgft: --vfs must be >= 0")
+        gen_xgft(fab, m, w, args.hosts, args.vfs)
     elif args.topo == "hyper":
         gen_hyper(fab, args.leaves, args.spines, args.hypervisors_per_leaf,
                   args.vfs, args.hosts_per_leaf, args.spare_ports)

@@ -1,0 +1,57 @@
+#!/bin/bash
+# The vSwitch paper's Fig. 8 study, offline (no ibsim; a second or two):
+# `ibsmd --offline --migrate-pattern random --population 25` with
+# vswitch-ftree on the smallest fabric of the paper's Table 4, the
+# 4-ary-2-full XGFT(2;8,4;4,1) of 32 hypervisors with 4 VFs each
+# (12 physical switches).  Every migration writes no more switches than
+# the worst case allows: ItRC at most the 12, FTreeMinRC at most what it
+# marks, and it marks 1 (same leaf) or 6 (two leaves and the 4 roots:
+# Table 4's 6/12), which some migration reaches; the summary agrees
+# with the lines (2 x 32 migrations, the means, the maxima); a quality
+# line at 0% and every 10% (11), none with an unrouted flow, the first
+# with the three tables equal.  Refused with exit 2: an unknown
+# pattern, a population out of 1..100, --population alone, the pattern
+# without --population or --offline, a topology without vSwitches.
+. "$(dirname "$0")/common.sh"
+
+net="$SIM_TMP/x.net"
+gen xgft --m 4,8 --w 1,4 --vfs 4 -o "$net"
+pol="$SIM_TMP/p.yaml"
+printf 'virtualization:\n  lid_scheme: dynamic\n  vswitches: ["V-*"]\nrouting:\n  engine: vswitch-ftree\n' >"$pol"
+out="$SIM_TMP/r.out"
+"$IBSMD" -c "$pol" -S "$SIM_TMP" --offline "$net" --migrate-pattern random \
+	--population 25 --seed 1 >"$out" 2>"$SIM_TMP/r.err" ||
+	fail "exit $?: $(tail -n 3 "$SIM_TMP/r.err")"
+awk '
+	function v(k,   i) { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+	/^migration: / { n++; it = v("itrc") + 0; ft = v("ftreeminrc") + 0; mk = v("marked") + 0
+		if (it > 12 || ft > mk || (mk != 1 && mk != 6) || v("fallback") != "") { print "bad: " $0; bad = 1 }
+		si += it; sf += ft; if (it > mi) mi = it; if (ft > mf) mf = ft; if (mk > mm) mm = mk }
+	/^quality: / { q++; if (v("unrouted") != "0") { print "unrouted: " $0; bad = 1 }
+		if (q == 1 && (v("ratio") != "1.0000" || v("ftreeminrc") != v("fresh") || v("itrc") != v("fresh"))) { print "first: " $0; bad = 1 } }
+	/^migpattern: / { s = $0; sm = v("migrations"); smi = v("itrc_max"); smf = v("ftreeminrc_max")
+		sim = v("itrc_mean"); sfm = v("ftreeminrc_mean"); smm = v("marked_max"); sw = v("switches") }
+	END {
+		if (bad) exit 1
+		if (n != 64 || sm != 64 || q != 11 || sw != 12) { print "counts: n=" n " q=" q " " s; exit 1 }
+		if (mm != 6 || smm != 6 || mf != smf || mi != smi || mf > 6 || mi > 12) { print "maxima: " mf " " mi " " mm " " s; exit 1 }
+		if (sprintf("%.2f", si / n) != sim || sprintf("%.2f", sf / n) != sfm || sf >= si) { print "means: " si / n " " sf / n " " s; exit 1 }
+	}' "$out" >"$SIM_TMP/judge" || fail "$(head -n 3 "$SIM_TMP/judge")"
+pass "random 25% on 4-ary-2-full: 64 migrations, ItRC <= 12, FTreeMinRC <= marked <= 6 (6 reached), summary and 11 quality lines agree"
+
+refuse() {	# WANT ARGS...: exit 2 and WANT on stderr
+	local want="$1"; shift
+	"$IBSMD" "$@" >"$SIM_TMP/o" 2>&1
+	local rc=$?
+	[ "$rc" -eq 2 ] && grep -q -- "$want" "$SIM_TMP/o" ||
+		fail "$*: exit $rc: $(tail -n 2 "$SIM_TMP/o")"
+}
+base=(-c "$pol" -S "$SIM_TMP" --offline "$net")
+refuse "bad --migrate-pattern 'shuffle'" "${base[@]}" --migrate-pattern shuffle --population 25
+refuse "bad --population '0'" "${base[@]}" --migrate-pattern random --population 0
+refuse "bad --population '101'" "${base[@]}" --migrate-pattern random --population 101
+refuse "go with --migrate-pattern" "${base[@]}" --population 25
+refuse "needs --population" "${base[@]}" --migrate-pattern consolidate
+refuse "needs --offline" --migrate-pattern grouping --population 25
+refuse "no vSwitch" -S "$SIM_TMP" --offline "$net" --migrate-pattern to-uniform --population 25
+pass "refused with exit 2: an unknown pattern, population 0 and 101, --population alone, no --population, no --offline, no vSwitch"
