@@ -470,6 +470,31 @@ static inline int cdg_has_cycle(const struct fabric *f,
 	return done != nch;
 }
 
+/*
+ * Does some switch forward some LID in a loop?  Each switch's entry
+ * followed to a CA port, a switch's own LID, a drop or a port without a
+ * switch behind it; more hops than switches is a loop.
+ */
+static inline int lft_has_loop(const struct fabric *f, const struct lft_tables *t)
+{
+	for (uint32_t lid = 1; lid <= t->max_lid; lid++)
+		for (uint32_t r = 0; r < t->n_sw; r++) {
+			uint32_t v = r, hops = 0;
+			for (; hops <= t->n_sw; hops++) {
+				uint8_t p = lft_row(t, v)[lid];
+				if (p == LFT_DROP || p == 0 || p > f->nodes[t->sw_node[v]].nports)
+					break;
+				uint32_t n = peer_switch(f, fabric_port(f, t->sw_node[v], p));
+				if (n == FAB_NONE)
+					break;
+				v = t->row_of_node[n];
+			}
+			if (hops > t->n_sw)
+				return 1;
+		}
+	return 0;
+}
+
 /* The VL a packet of SL sl takes out of port out of node n (entered by in). */
 static inline unsigned sl2vl_of(const struct lft_tables *t, uint32_t n, unsigned in,
 		      unsigned out, uint8_t sl)

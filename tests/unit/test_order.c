@@ -61,22 +61,8 @@ static struct lft_tables as_tables(const struct lft_tables *t, const struct stat
 /* Does some switch forward some LID in a loop in state s? */
 static int has_loop(const struct fabric *f, const struct lft_tables *t, const struct state *s)
 {
-	for (uint32_t lid = 1; lid <= t->max_lid; lid++)
-		for (uint32_t r = 0; r < t->n_sw; r++) {
-			uint32_t v = r, hops = 0;
-			for (; hops <= t->n_sw; hops++) {
-				uint8_t p = s->port[(size_t)v * s->n_lid + lid];
-				if (p == LFT_DROP || p == 0 || p > f->nodes[t->sw_node[v]].nports)
-					break;
-				uint32_t n = peer_switch(f, fabric_port(f, t->sw_node[v], p));
-				if (n == FAB_NONE)
-					break;
-				v = t->row_of_node[n];
-			}
-			if (hops > t->n_sw)
-				return 1;
-		}
-	return 0;
+	struct lft_tables x = as_tables(t, s);
+	return lft_has_loop(f, &x);
 }
 
 static void apply(const struct lft_tables *t, struct state *s, const struct order_result *r,
