@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "reconfig/migrate.h"
+#include "reconfig/rebalance.h"
 #include "routing/engines/ftree.h"
 #include "routing/verify/bisect.h"
 #include "sm/route.h"
@@ -98,6 +99,10 @@ struct study {
 	struct offmig *s;
 	uint32_t *ep;		/* the VMs' VF ports */
 	double q[3];		/* the last snapshot: ftreeminrc, itrc, fresh */
+	/* virtualization.rebalance on FTreeMinRC's tables */
+	struct rebalance_policy pol;
+	struct rebalance_state rs;
+	uint32_t rebalances, rb_switches;
 };
 
 /* The bisection quality of the three tables now; 0, or 1 said why. */
@@ -223,6 +228,59 @@ static int migrate_one(struct study *y, const struct migpat_move *mv,
 	return 0;
 }
 
+/*
+ * virtualization.rebalance, as the daemon applies it after a VM move
+ * (sm/vm/vmops.c), on FTreeMinRC's tables: when due, they are routed
+ * afresh and the switches whose tables differ counted as the reroute's
+ * writes.  0, or 1 said why.
+ */
+static int rebalance_step(struct study *y, uint32_t from, uint32_t to, uint32_t n)
+{
+	int permille = -1;
+	if (y->pol.balance_drop > 0) {
+		struct rebalance_quality q;
+		char err[256];
+		if (rebalance_quality(y->f, y->tf, &q, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ibsmd: --migrate-pattern: the balance: %s\n", err);
+			return 1;
+		}
+		permille = q.permille;
+	}
+	uint32_t a = fabric_vswitch_of(y->f, from, NULL), b = fabric_vswitch_of(y->f, to, NULL);
+	int moved = a == FAB_NONE || b == FAB_NONE ||
+		    fabric_vswitch_leaf(y->f, a) != fabric_vswitch_leaf(y->f, b);
+	int why = rebalance_after_vm(&y->pol, &y->rs, moved, permille);
+	if (!why)
+		return 0;
+	struct lft_tables fresh = { 0 };
+	const char *used;
+	uint64_t ms;
+	if (sm_route(y->cfg, NULL, y->f, y->parts, &fresh, &used, &ms) < 0) {
+		fprintf(stderr, "ibsmd: --migrate-pattern: no engine routes the placement\n");
+		return 1;
+	}
+	uint32_t sw = 0, blocks = 0, n_lid = fresh.max_lid + 1;
+	for (uint32_t r = 0; r < fresh.n_sw; r++) {
+		uint32_t changed = 0;
+		if (fabric_is_vswitch(y->f, fresh.sw_node[r]))
+			continue;	/* physical switches, as the migrations count them */
+		for (uint32_t lo = 0; lo < n_lid; lo += FAB_LFT_BLOCK) {
+			uint32_t k = n_lid - lo < FAB_LFT_BLOCK ? n_lid - lo : FAB_LFT_BLOCK;
+			changed += memcmp(lft_row(&fresh, r) + lo, lft_row(y->tf, r) + lo, k) != 0;
+		}
+		sw += changed != 0;
+		blocks += changed;
+	}
+	printf("rebalance: n=%u reason=%s moves=%u balance_permille=%d switches=%u blocks=%u\n",
+	       n, rebalance_reason_name(why), y->rs.migrations, permille, sw, blocks);
+	lft_tables_free(y->tf);
+	*y->tf = fresh;
+	rebalance_rerouted(&y->rs, why, 0);
+	y->rebalances++;
+	y->rb_switches += sw;
+	return 0;
+}
+
 int offmig_run(const struct config *cfg, struct fabric *f,
 	       const struct part_model *parts, struct lft_tables *t,
 	       struct offmig *s)
@@ -254,10 +312,18 @@ int offmig_run(const struct config *cfg, struct fabric *f,
 	}
 	for (uint32_t r = 0; r < t->n_sw; r++)
 		phys += !fabric_is_vswitch(f, t->sw_node[r]);
+	y.pol.after_migrations = (uint32_t)cfg->rb_after_migrations;
+	y.pol.balance_drop = cfg->rb_balance_drop;
+	rebalance_init(&y.rs, 0);
+	if (cfg->rb_interval_s)
+		fprintf(stderr, "ibsmd: --migrate-pattern: virtualization.rebalance.interval_s:"
+			" no time passes between the moves offline; that trigger is not looked at\n");
 	if (snapshot(&y, 0, n_mv))
 		goto out;
 	for (uint32_t i = 0, snap = 1; i < n_mv; i++) {
-		if (migrate_one(&y, &mv[i], rank, i, k, &marked_max))
+		uint32_t from = s->vf_pi[mv[i].from], to = s->vf_pi[mv[i].to];
+		if (migrate_one(&y, &mv[i], rank, i, k, &marked_max) ||
+		    rebalance_step(&y, from, to, i + 1))
 			goto out;
 		/* every tenth of the migrations, and after the last */
 		if ((uint64_t)(i + 1) * OFFMIG_SNAPSHOTS >= (uint64_t)snap * n_mv) {
@@ -271,13 +337,13 @@ int offmig_run(const struct config *cfg, struct fabric *f,
 	       " hypervisors=%u vfs=%u vms=%u switches=%u migrations=%u"
 	       " itrc_mean=%.2f itrc_max=%u ftreeminrc_mean=%.2f ftreeminrc_max=%u"
 	       " ftreeminrc_at_max=%u marked_max=%u quality_ftreeminrc=%.4f"
-	       " quality_itrc=%.4f quality_fresh=%.4f\n",
+	       " quality_itrc=%.4f quality_fresh=%.4f rebalances=%u rebalance_switches=%u\n",
 	       migpat_name(s->pattern), s->uniform ? "uniform" : "random",
 	       s->population, s->seed, s->place.n_hyp, s->place.vfs,
 	       s->place.n_vm, phys, n_mv,
 	       n_mv ? (double)k[0].sum / n_mv : 0, k[0].max,
 	       n_mv ? (double)k[1].sum / n_mv : 0, k[1].max, k[1].n_max,
-	       marked_max, y.q[0], y.q[1], y.q[2]);
+	       marked_max, y.q[0], y.q[1], y.q[2], y.rebalances, y.rb_switches);
 	rc = 0;
 out:
 	free(mv);

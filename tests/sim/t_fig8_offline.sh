@@ -39,6 +39,37 @@ awk '
 	}' "$out" >"$SIM_TMP/judge" || fail "$(head -n 3 "$SIM_TMP/judge")"
 pass "random 25% on 4-ary-2-full: 64 migrations, ItRC <= 12, FTreeMinRC <= marked <= 6 (6 reached), summary and 11 quality lines agree"
 
+# virtualization.rebalance on FTreeMinRC's tables: a consolidation from a
+# random placement (half the VFs) on 4-ary-3-full decays FTreeMinRC's
+# bisection quality below a fresh routing's; after_migrations 16
+# reroutes every 16 moves (8 times), each writing some physical switches,
+# the summary counting them, and the quality stays within 1% of fresh,
+# ending equal to it.
+net3="$SIM_TMP/x3.net"
+gen xgft --m 4,4,8 --w 1,4,4 --vfs 4 -o "$net3"
+for rb in 0 16; do
+	p="$SIM_TMP/rb$rb.yaml"
+	printf 'virtualization:\n  lid_scheme: dynamic\n  vswitches: ["V-*"]\n  rebalance:\n    after_migrations: %s\nrouting:\n  engine: vswitch-ftree\n' \
+		"$rb" >"$p"
+	"$IBSMD" -c "$p" -S "$SIM_TMP" --offline "$net3" --migrate-pattern consolidate \
+		--population 50 --seed 1 >"$SIM_TMP/rb$rb.out" 2>"$SIM_TMP/rb$rb.err" ||
+		fail "rebalance $rb: exit $?: $(tail -n 3 "$SIM_TMP/rb$rb.err")"
+done
+awk '
+	function v(k,   i) { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+	FNR == 1 { f++ }
+	/^quality: / { r = v("ratio") + 0; last[f] = r; if (!seen[f]++ || r < lo[f]) lo[f] = r }
+	/^rebalance: / { n[f]++; sw = v("switches") + 0; s[f] += sw; if (sw < 1 || sw > 80) { print "switches: " $0; bad = 1 } }
+	/^migpattern: / { rb[f] = v("rebalances"); rs[f] = v("rebalance_switches") }
+	END {
+		if (bad) exit 1
+		if (rb[1] != "0" || n[1] || last[1] >= 0.99) { print "without: " rb[1] " " n[1] " " last[1]; exit 1 }
+		if (rb[2] != 8 || n[2] != 8 || rs[2] != s[2]) { print "counts: " rb[2] " " n[2] " " rs[2] " " s[2]; exit 1 }
+		if (lo[2] < 0.99 || last[2] != 1) { print "quality: " lo[2] " " last[2]; exit 1 }
+		printf "without %.4f at the end; with 8 reroutes (%d switches) at least %.4f, at the end %.4f\n", last[1], s[2], lo[2], last[2]
+	}' "$SIM_TMP/rb0.out" "$SIM_TMP/rb16.out" >"$SIM_TMP/judge" || fail "rebalance: $(head -n 3 "$SIM_TMP/judge")"
+pass "virtualization.rebalance after a consolidation on 4-ary-3-full: $(cat "$SIM_TMP/judge")"
+
 refuse() {	# WANT ARGS...: exit 2 and WANT on stderr
 	local want="$1"; shift
 	"$IBSMD" "$@" >"$SIM_TMP/o" 2>&1
