@@ -1,6 +1,6 @@
 #!/bin/bash
 # By hand (no ibsim): pFTree against pFTree-Wt on the 2-level XGFTs of the
-# seed-001 paper's Table 3 (32..1024 nodes, XGFT(2; m1,m2; 1,w2) = fabgen
+# pFTree paper's Table 3 (32..1024 nodes, XGFT(2; m1,m2; 1,w2) = fabgen
 # xgft --m m1,m2 --w 1,w2), the paper's Section 7.1 setting: a victim
 # partition of a quarter of the hosts, spread evenly over the leaves (m1/4
 # a leaf, drawn at random within each leaf, seeded), every other host in

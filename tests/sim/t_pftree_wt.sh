@@ -1,6 +1,6 @@
 #!/bin/bash
 # pFTree-Wt's receivers offline (no ibsim; about a second): `ibsmd
-# --offline --verify --receivers` on the 32-node XGFT of the seed-001
+# --offline --verify --receivers` on the 32-node XGFT of the pFTree
 # paper's Table 3 with its Section 7.1 setting (tests/sim/pftree_wt_table.sh:
 # an evenly spread victim of 8 hosts, 1 and 2 receivers a leaf, seeds
 # 1-3).  pFTree-Wt (receivers weigh 100) has no down-direction

@@ -126,6 +126,18 @@ static struct walk walk(const struct fabric *f, const struct lft_tables *t,
 	return out;
 }
 
+/* Frees a test's plan, held state, old and new tables, fabric and builder. */
+static void done_with(struct order_result *r, struct state *held, struct lft_tables *old,
+		      struct lft_tables *t, struct fabric *f, struct tb *b)
+{
+	order_result_free(r);
+	state_free(held);
+	lft_tables_free(old);
+	lft_tables_free(t);
+	fabric_free(f);
+	free(b);
+}
+
 /* The same writes, every one in wave 0 (the one-wave writer). */
 static void one_wave(struct order_result *r)
 {
@@ -173,12 +185,7 @@ START_TEST(ring_reversal)
 	for (unsigned seed = 0; seed < 20; seed++)
 		loops += walk(&f, &t, &held, &r, seed, 0).loops;
 	ck_assert_uint_gt(loops, 0);
-	order_result_free(&r);
-	state_free(&held);
-	lft_tables_free(&old);
-	lft_tables_free(&t);
-	fabric_free(&f);
-	free(b);
+	done_with(&r, &held, &old, &t, &f, b);
 }
 END_TEST
 
@@ -265,12 +272,7 @@ START_TEST(updn_new_root)
 	}
 	ck_assert_uint_gt(loops, 0);
 	ck_assert_uint_gt(cyc, 0);
-	order_result_free(&r);
-	state_free(&held);
-	lft_tables_free(&old);
-	lft_tables_free(&t);
-	fabric_free(&f);
-	free(b);
+	done_with(&r, &held, &old, &t, &f, b);
 }
 END_TEST
 
