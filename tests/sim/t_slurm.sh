@@ -127,7 +127,8 @@ started_as() {
 	want="-s $SIM_TMP/ctl.sock job start $1 --nodes $nodes --pattern ring --wait --timeout 7"
 	[ "$(call_of "$1" start)" = "$want" ] ||
 		fail "job $1's prolog ran: '$(call_of "$1" start)', not '$want'"
-	[ -s "$SIM_TMP/ran/$1" ] || fail "job $1 did not run"
+	# RUNNING comes before the batch script's first line has written
+	wait_until 5 test -s "$SIM_TMP/ran/$1" || fail "job $1 did not run"
 	python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]) + 1)' \
 		"$(cat "$SIM_TMP/ran/$1")" "$(time_of "$1" start)" &&
 		fail "job $1 started before its prolog's ready"
