@@ -26,6 +26,7 @@ struct order {
 	uint8_t *ew;		/* per entry: its wave (the split plan) */
 	uint8_t *code;		/* per entry: CODE_* below */
 	uint8_t *colchg;	/* per LID: some switch's entry changes */
+	uint32_t *moved, n_moved;	/* the LIDs with colchg set, ascending */
 	uint8_t *drained;	/* per LID: its changed entries dropped first */
 	uint32_t *owner;	/* per dependency: a changing LID that makes it */
 	uint32_t n_waves;	/* waves the plan needs (compute_waves) */
@@ -88,6 +89,13 @@ static int codes(struct order *o, struct order_result *r)
 				}
 			}
 		}
+	o->moved = malloc(((size_t)o->n_lid + 1) * sizeof(*o->moved));
+	if (!o->moved)
+		return -1;
+	o->n_moved = 0;
+	for (uint32_t lid = 1; lid < o->n_lid; lid++)
+		if (o->colchg[lid])
+			o->moved[o->n_moved++] = lid;
 	return 0;
 }
 
@@ -400,19 +408,29 @@ static void dep_pair(const struct order *o, uint8_t *dep, uint32_t row, uint32_t
 	}
 }
 
-/* The dependencies of the LIDs that do not change, row by row, LID by LID. */
+/*
+ * The dependencies that are the same in every state: of every (row, LID)
+ * whose entry there and at the next switch do not change -- all of a LID
+ * that does not change, and of one that does the rows outside
+ * depcheck.act.  Row by row, LID by LID, so that a row's entries are read
+ * in order and its neighbours' rows stay in the cache.
+ */
 static void same_deps(const struct order *o, uint8_t *dep)
 {
 	const uint8_t *chg = o->colchg;
 	for (uint32_t row = 0; row < o->t->n_sw; row++) {
 		const uint8_t *mine = lft_row(o->t, row);
+		const uint8_t *code = o->code + (size_t)row * o->n_lid;
 		const uint32_t *nb = o->nbr + (size_t)row * o->stride;
 		uint8_t *d = dep + (size_t)row * o->stride * o->stride;
 		for (uint32_t lid = 1; lid < o->n_lid; lid++) {
 			uint8_t e = mine[lid];
-			if (chg[lid] || e >= o->stride || nb[e] == ORDER_NONE)
+			if (e >= o->stride || nb[e] == ORDER_NONE ||
+			    (chg[lid] && (code[lid] & CODE_CHANGES)))
 				continue;
 			uint32_t nx = nb[e];
+			if (chg[lid] && (o->code[(size_t)nx * o->n_lid + lid] & CODE_CHANGES))
+				continue;
 			uint8_t g = lft_row(o->t, nx)[lid];
 			if (g < o->stride && o->nbr[(size_t)nx * o->stride + g] != ORDER_NONE)
 				d[(size_t)e * o->stride + g] = 1;
@@ -472,8 +490,6 @@ static uint32_t drain_core(struct order *o, const uint8_t *dep, uint32_t *indeg,
 struct depcheck {
 	uint8_t *dep, *base;
 	uint32_t *indeg, *outdeg, *q;
-	uint32_t *same, n_same;		/* the LIDs whose entries do not change */
-	uint32_t *moved, n_moved;	/* those whose do */
 	uint32_t (*act)[2], n_act;	/* (row, LID) of moved LIDs whose dependency may change */
 };
 
@@ -485,17 +501,8 @@ static int depcheck_alloc(struct depcheck *c, const struct order *o)
 	c->indeg = malloc((nch + 1) * sizeof(*c->indeg));
 	c->outdeg = malloc((nch + 1) * sizeof(*c->outdeg));
 	c->q = malloc((nch + 1) * sizeof(*c->q));
-	c->same = malloc(((size_t)o->n_lid + 1) * sizeof(*c->same));
-	c->moved = malloc(((size_t)o->n_lid + 1) * sizeof(*c->moved));
-	if (!c->dep || !c->base || !c->indeg || !c->outdeg || !c->q || !c->same || !c->moved)
+	if (!c->dep || !c->base || !c->indeg || !c->outdeg || !c->q)
 		return -1;
-	c->n_same = c->n_moved = 0;
-	for (uint32_t lid = 1; lid < o->n_lid; lid++) {
-		if (o->colchg[lid])
-			c->moved[c->n_moved++] = lid;
-		else
-			c->same[c->n_same++] = lid;
-	}
 	/*
 	 * Of a moved LID, the rows whose entry changes or whose next switch's
 	 * does: the others make the same dependency in every state.
@@ -506,8 +513,8 @@ static int depcheck_alloc(struct depcheck *c, const struct order *o)
 	if (!c->act)
 		return -1;
 	for (uint32_t row = 0; row < o->t->n_sw; row++)
-		for (uint32_t i = 0; i < c->n_moved; i++) {
-			uint32_t lid = c->moved[i];
+		for (uint32_t i = 0; i < o->n_moved; i++) {
+			uint32_t lid = o->moved[i];
 			int drops;
 			uint32_t nx = next_row(o, row, lid);
 			if (!changes(o, row, lid, &drops) &&
@@ -533,8 +540,6 @@ static void depcheck_free(struct depcheck *c)
 	free(c->indeg);
 	free(c->outdeg);
 	free(c->q);
-	free(c->same);
-	free(c->moved);
 	free(c->act);
 }
 
@@ -556,18 +561,8 @@ static int end_cyclic(const struct order *o, struct depcheck *c, int end)
 static int waves_acyclic(struct order *o, struct depcheck *c, uint32_t *bad, uint32_t *newly)
 {
 	size_t nch = (size_t)o->t->n_sw * o->stride;
-	/* what is the same in every wave: the LIDs that do not change, and
-	 * the rows of those that do whose dependency does not */
 	memset(c->base, 0, nch * o->stride);
 	same_deps(o, c->base);
-	for (uint32_t row = 0, i = 0; row < o->t->n_sw; row++)
-		for (uint32_t j = 0; j < c->n_moved; j++) {
-			if (i < c->n_act && c->act[i][0] == row && c->act[i][1] == c->moved[j]) {
-				i++;
-				continue;
-			}
-			dep_pair(o, c->base, row, c->moved[j], 0);
-		}
 	/* owners: of what may change only (draining the rest would not help) */
 	memset(o->owner, 0, nch * o->stride * sizeof(*o->owner));
 	for (uint32_t k = 0; k < o->n_waves; k++) {
@@ -598,9 +593,9 @@ static int compute_waves(struct order *o)
 	o->deepest = o->deepest_lid = 0;
 	for (uint32_t pass = 0;; pass++) {
 		o->grew = 0;
-		for (uint32_t lid = 1; lid < o->n_lid && !o->too_deep; lid++)
-			if (o->colchg[lid] && !o->drained[lid])
-				column(o, lid);
+		for (uint32_t i = 0; i < o->n_moved && !o->too_deep; i++)
+			if (!o->drained[o->moved[i]])
+				column(o, o->moved[i]);
 		if (!o->grew || o->too_deep)
 			break;
 		if (pass > t->n_sw) {
@@ -614,19 +609,19 @@ static int compute_waves(struct order *o)
 		o->deepest = 0;
 		if (!o->ew && !(o->ew = calloc((size_t)t->n_sw * o->n_lid + 1, 1)))
 			return -1;
-		for (uint32_t lid = 1; lid < o->n_lid; lid++)
-			if (o->colchg[lid] && !o->drained[lid])
-				column(o, lid);
+		for (uint32_t i = 0; i < o->n_moved; i++)
+			if (!o->drained[o->moved[i]])
+				column(o, o->moved[i]);
 		if (o->too_deep)
 			return -1;
 	}
 	/* the waves used: the highest entry's, and 0 and 1 for a drain */
 	o->n_waves = 0;
 	int any_drained = 0;
-	for (uint32_t row = 0; row < t->n_sw; row++)
-		for (uint32_t lid = 1; lid < o->n_lid; lid++) {
+	for (uint32_t i = 0; i < o->n_moved; i++)
+		for (uint32_t row = 0, lid = o->moved[i]; row < t->n_sw; row++) {
 			int drops;
-			if (!o->colchg[lid] || !changes(o, row, lid, &drops))
+			if (!changes(o, row, lid, &drops))
 				continue;
 			if (o->drained[lid]) {
 				any_drained = 1;
@@ -644,6 +639,7 @@ static void order_free(struct order *o)
 {
 	free(o->code);
 	free(o->colchg);
+	free(o->moved);
 	free(o->drained);
 	free(o->owner);
 	free(o->ew);
@@ -714,7 +710,7 @@ int order_lft(const struct fabric *f, const struct lft_tables *t,
 		uint32_t n_drained = 0;
 		for (uint32_t lid = 1; lid < o.n_lid; lid++)
 			n_drained += o.drained[lid];
-		if (!newly || round + 1 >= DRAIN_ROUNDS || 2 * n_drained >= c.n_moved) {
+		if (!newly || round + 1 >= DRAIN_ROUNDS || 2 * n_drained >= o.n_moved) {
 			/* no LID to blame, too many rounds or LIDs: every changed LID */
 			for (uint32_t lid = 1; lid < o.n_lid; lid++)
 				o.drained[lid] |= o.colchg[lid];

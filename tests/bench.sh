@@ -1028,26 +1028,35 @@ if [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = lft-order ]; then
 	lo_field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
 	echo
 	echo "Full reroute of the emulated 3456-host tree after a cable went (build/emuorder, ibsmd only)"
-	printf '%-8s %-9s %10s %9s %6s %8s %10s %7s\n' reroute writes reroute_ms lft_sets waves drained entries ratio
+	printf '%-8s %-9s %10s %8s %9s %6s %8s %10s %7s\n' reroute writes reroute_ms plan_ms lft_sets waves drained entries ratio
+	# the two writers alternate round by round, so that a change in the
+	# machine's load falls on both alike
 	for lo_eng in ftree minhop updn; do
-		one=
-		for lo_mode in one-wave ordered; do
-			flag=; [ "$lo_mode" = one-wave ] && flag=-U
-			ms=()
-			for _ in $(seq "$ROUNDS"); do
+		declare -A lo_ms=() lo_pms=() lo_last=()
+		for _ in $(seq "$ROUNDS"); do
+			for lo_mode in one-wave ordered; do
+				flag=; [ "$lo_mode" = one-wave ] && flag=-U
 				lo_out=$("$EMUORDER" $flag -R ftree -E "$lo_eng" "$lo_net" 2>"$SIM_TMP/emuorder.err") ||
 					fail "emuorder $flag -E $lo_eng failed: $lo_out $(tail -n 3 "$SIM_TMP/emuorder.err")"
 				note "emuorder $flag -E $lo_eng: $lo_out"
-				ms+=("$(lo_field reroute_ms "$lo_out")")
+				lo_ms[$lo_mode]+="$(lo_field reroute_ms "$lo_out") "
+				lo_pms[$lo_mode]+="$(lo_field plan_ms "$lo_out") "
+				lo_last[$lo_mode]=$lo_out
 			done
-			m=$(printf '%s\n' "${ms[@]}" | median)
+		done
+		one=
+		for lo_mode in one-wave ordered; do
+			lo_out=${lo_last[$lo_mode]}
+			m=$(printf '%s\n' ${lo_ms[$lo_mode]} | median)
+			pm=$(printf '%s\n' ${lo_pms[$lo_mode]} | median)
 			[ "$lo_mode" = one-wave ] && one=$m
-			printf '%-8s %-9s %10s %9s %6s %8s %10s %7s\n' "$lo_eng" "$lo_mode" "$m" \
+			printf '%-8s %-9s %10s %8s %9s %6s %8s %10s %7s\n' "$lo_eng" "$lo_mode" "$m" "$pm" \
 				"$(lo_field lft_sets "$lo_out")" "$(lo_field waves "$lo_out")" \
 				"$(lo_field drained "$lo_out")" "$(lo_field entries "$lo_out")" \
 				"$([ "$lo_mode" = ordered ] && ratio "$m" "$one")"
 			echo "lftorder $lo_eng $lo_mode $m $(lo_field lft_sets "$lo_out") $(lo_field waves "$lo_out")" >>"$RESULTS"
 		done
+		unset lo_ms lo_pms lo_last
 	done
 	echo "(ratio: ordered / one wave; goal for the reroute after a topology change: at most 1.5)"
 fi

@@ -370,14 +370,14 @@ const uint8_t *devcache_attr(const struct devcache *c, const struct fabric *f,
 	return a ? a->data : NULL;
 }
 
-const uint8_t *devcache_lft_block(const struct devcache *c, const struct fabric *f,
-				  uint32_t node, uint32_t block, uint32_t *top)
+const uint8_t *devcache_lft(const struct devcache *c, const struct fabric *f, uint32_t node,
+			    uint32_t *blocks, const uint8_t **valid, uint32_t *top)
 {
 	const struct node_cache *nc = find_node(c, &f->nodes[node]);
 	*top = nc && nc->si_valid ? nc->lft_top : UINT32_MAX;
-	if (!nc || block >= nc->lft_blocks || !nc->lft_valid[block])
-		return NULL;
-	return nc->lft + (size_t)block * FAB_LFT_BLOCK;
+	*blocks = nc ? nc->lft_blocks : 0;
+	*valid = nc ? nc->lft_valid : NULL;
+	return nc && nc->lft_blocks ? nc->lft : NULL;
 }
 
 const uint8_t *devcache_attr_below(const struct devcache *c, const struct fabric *f,

@@ -59,12 +59,13 @@ const uint8_t *devcache_attr_below(const struct devcache *c, const struct fabric
 				   uint32_t node, uint8_t port, uint16_t attr,
 				   uint32_t lo, uint32_t below, uint32_t *mod);
 /*
- * LFT block `block` of switch node as the cache knows the switch holds
- * it (64 entries), or NULL when it does not know; *top: the switch's
- * LinearFDBTop as held, UINT32_MAX when not known.
+ * The LFT of switch node as the cache knows the switch holds it:
+ * *blocks blocks of 64 entries, (*valid)[b] 1 where block b is known;
+ * NULL when none is.  *top: the switch's LinearFDBTop as held,
+ * UINT32_MAX when not known.
  */
-const uint8_t *devcache_lft_block(const struct devcache *c, const struct fabric *f,
-				  uint32_t node, uint32_t block, uint32_t *top);
+const uint8_t *devcache_lft(const struct devcache *c, const struct fabric *f, uint32_t node,
+			    uint32_t *blocks, const uint8_t **valid, uint32_t *top);
 /* Does the cache hold any record of node's attribute attr at port? */
 int devcache_holds_attr(const struct devcache *c, const struct fabric *f,
 			uint32_t node, uint8_t port, uint16_t attr);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "reconfig/order.h"
+#include "sm/base/clock.h"
 
 /* What the switches hold, as the cache knows it, in t's layout. */
 static int held_build(struct order_held *h, uint8_t **port, uint8_t **known,
@@ -19,10 +20,12 @@ static int held_build(struct order_held *h, uint8_t **port, uint8_t **known,
 	if (!*port || !*known)
 		return -1;
 	for (uint32_t r = 0; r < t->n_sw; r++) {
-		uint32_t ni = t->sw_node[r];
+		uint32_t top, nb;
+		const uint8_t *valid;
+		const uint8_t *lft = devcache_lft(c, f, t->sw_node[r], &nb, &valid, &top);
 		for (uint32_t b = 0; b < h->blocks; b++) {
-			uint32_t top, first = b * FAB_LFT_BLOCK;
-			const uint8_t *blk = devcache_lft_block(c, f, ni, b, &top);
+			uint32_t first = b * FAB_LFT_BLOCK;
+			const uint8_t *blk = lft && b < nb && valid[b] ? lft + first : NULL;
 			uint8_t *dst = *port + (size_t)r * n_lid + first;
 			uint32_t n = n_lid - first < FAB_LFT_BLOCK ? n_lid - first : FAB_LFT_BLOCK;
 			/*
@@ -33,7 +36,7 @@ static int held_build(struct order_held *h, uint8_t **port, uint8_t **known,
 				memset(dst, LFT_DROP, n);
 			} else if (blk) {
 				memcpy(dst, blk, n);
-				for (uint32_t k = 0; top != UINT32_MAX && k < n; k++)
+				for (uint32_t k = 0; top != UINT32_MAX && first + n - 1 > top && k < n; k++)
 					if (first + k > top)
 						dst[k] = LFT_DROP;
 			} else {
@@ -105,13 +108,14 @@ static int emit(struct plan *p, int first, const struct fabric *f,
 /* Orders held -> t and plans it; frees what it made. */
 static int plan_held(struct plan *p, int first, const struct fabric *f,
 		     const struct lft_tables *t, struct order_held *h,
-		     uint8_t *port, uint8_t *known, struct lft_order_stats *st)
+		     uint8_t *port, uint8_t *known, uint64_t t0, struct lft_order_stats *st)
 {
 	struct order_result r;
 	int rc = -1;
 	memset(&r, 0, sizeof(r));
 	if (port && known && order_lft(f, t, h, &r) == 0 && emit(p, first, f, t, h, &r, st) == 0)
 		rc = 0;
+	st->plan_us = clock_us() - t0;
 	order_result_free(&r);
 	free(port);
 	free(known);
@@ -124,6 +128,7 @@ int plan_lft_ordered(struct plan *p, int first, const struct fabric *f,
 {
 	struct order_held h;
 	uint8_t *port = NULL, *known = NULL;
+	uint64_t t0 = clock_us();
 	memset(st, 0, sizeof(*st));
 	plan_set_tables(p, t);
 	if (unordered)
@@ -133,7 +138,7 @@ int plan_lft_ordered(struct plan *p, int first, const struct fabric *f,
 		free(known);
 		return -1;
 	}
-	return plan_held(p, first, f, t, &h, port, known, st);
+	return plan_held(p, first, f, t, &h, port, known, t0, st);
 }
 
 int plan_lft_change(struct plan *p, int first, const struct fabric *f,
@@ -142,6 +147,7 @@ int plan_lft_change(struct plan *p, int first, const struct fabric *f,
 {
 	struct order_held h;
 	uint32_t n_lid = to->max_lid + 1;
+	uint64_t t0 = clock_us();
 	memset(st, 0, sizeof(*st));
 	plan_set_tables(p, to);
 	h.blocks = to->max_lid / FAB_LFT_BLOCK + 1;
@@ -158,7 +164,7 @@ int plan_lft_change(struct plan *p, int first, const struct fabric *f,
 		}
 	h.port = port;
 	h.known = known;
-	return plan_held(p, first, f, to, &h, port, known, st);
+	return plan_held(p, first, f, to, &h, port, known, t0, st);
 }
 
 void lft_order_describe(const struct lft_order_stats *st, char *buf, size_t len)
@@ -192,9 +198,10 @@ json_t *lft_order_to_ctl(const struct lft_order_stats *st)
 	lft_order_describe(st, why, sizeof(why));
 	const char *how = !st->waves ? "none" : st->drained ? "drained" :
 			  st->waves == 1 ? "one wave" : "ordered";
-	return json_pack("{s:i,s:i,s:I,s:i,s:i,s:s,s:s,s:b}",
+	return json_pack("{s:i,s:i,s:I,s:i,s:i,s:s,s:s,s:b,s:f}",
 			 "waves", (int)st->waves, "blocks", (int)st->blocks,
 			 "entries", (json_int_t)st->entries, "split", (int)st->split,
 			 "drained_lids", (int)st->drained,
-			 "how", how, "reason", why, "dependencies_checked", st->dep_checked);
+			 "how", how, "reason", why, "dependencies_checked", st->dep_checked,
+			 "plan_ms", st->plan_us / 1000.0);
 }

@@ -26,6 +26,7 @@ struct lft_order_stats {
 	uint32_t drained;	/* LIDs drained: without, a wave could close a cycle */
 	uint32_t cycle_wave;	/* drained: the first such wave found */
 	int dep_checked;	/* the dependency check could tell */
+	uint64_t plan_us;	/* reading what is held, ordering, planning */
 };
 
 /*
@@ -47,7 +48,7 @@ int plan_lft_change(struct plan *p, int first, const struct fabric *f,
 		    const struct lft_tables *from, const struct lft_tables *to,
 		    struct lft_order_stats *st);
 struct json_t;
-/* For ibsmctl status: {"waves", "blocks", "entries", "split", "drained_lids", "how", "reason", ...}. */
+/* For ibsmctl status: {"waves", "blocks", "entries", "split", "drained_lids", "how", "reason", "plan_ms", ...}. */
 struct json_t *lft_order_to_ctl(const struct lft_order_stats *st);
 /* One line for the log: how the change was ordered, and why. */
 void lft_order_describe(const struct lft_order_stats *st, char *buf, size_t len);

@@ -127,10 +127,10 @@ int main(int argc, char **argv)
 	lft_order_describe(&ps->order, how, sizeof(how));
 	int ok = !ps->failed;
 	emusm_stdout(&x);
-	printf("{\"ordered\":%d,\"reroute_ms\":%.1f,\"lft_sets\":%u,\"waves\":%u,"
+	printf("{\"ordered\":%d,\"reroute_ms\":%.1f,\"plan_ms\":%.1f,\"lft_sets\":%u,\"waves\":%u,"
 	       "\"lft_waves\":%u,\"entries\":%llu,\"split\":%u,\"drained\":%u,\"failed\":%u,"
 	       "\"how\":\"%s\"}\n",
-	       !unordered, ms, ps->lft_blocks, ps->waves, ps->order.waves,
+	       !unordered, ms, ps->order.plan_us / 1000.0, ps->lft_blocks, ps->waves, ps->order.waves,
 	       (unsigned long long)ps->order.entries, ps->order.split, ps->order.drained,
 	       ps->failed, unordered ? "one wave" : how);
 	return emusm_close(&x) < 0 || !ok;
