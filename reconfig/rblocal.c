@@ -260,16 +260,30 @@ static int cut(const struct fabric *f, const struct lft_tables *t,
 /*
  * t's entries for the LIDs attached below the sub-tree (not a physical
  * switch's), on its switches below T, set as st (the tables of sub) has
- * them.
+ * them.  0, or -1 on ENOMEM (t unchanged).
  */
-static void merge(const struct fabric *f, struct lft_tables *t,
+static int merge(const struct fabric *f, struct lft_tables *t,
 		  const uint8_t *member, const uint32_t *rank,
 		  const struct rblocal_subtree *s, const uint32_t *map,
 		  const struct fabric *sub, const struct lft_tables *st,
 		  struct rblocal_result *r)
 {
 	uint8_t *changed = calloc((size_t)t->n_sw + 1, 1);
+	uint32_t *rows = malloc(((size_t)s->switches + 1) * 2 * sizeof(*rows));
+	uint32_t n_rows = 0;
 	uint32_t top = t->max_lid < st->max_lid ? t->max_lid : st->max_lid;
+	if (!changed || !rows) {
+		free(changed);
+		free(rows);
+		return -1;
+	}
+	/* the rows written: the sub-tree's below T, with their rows in st */
+	for (uint32_t row = 0; row < t->n_sw; row++)
+		if (member[row] && rank[row] != s->level) {
+			rows[2 * n_rows] = row;
+			rows[2 * n_rows + 1] = st->row_of_node[map[t->sw_node[row]]];
+			n_rows++;
+		}
 	for (uint32_t lid = 1; lid <= top && lid <= f->max_lid; lid++) {
 		uint32_t pi = f->lid_port ? f->lid_port[lid] : FAB_NONE;
 		if (pi == FAB_NONE || physical(f, f->ports[pi].node) ||
@@ -278,24 +292,23 @@ static void merge(const struct fabric *f, struct lft_tables *t,
 		if (sub->lid_port[lid] == FAB_NONE)
 			continue;	/* not attached inside: not routed there */
 		r->lids++;
-		for (uint32_t row = 0; row < t->n_sw; row++) {
-			uint32_t node = t->sw_node[row];
-			if (!member[row] || rank[row] == s->level)
-				continue;
-			uint32_t srow = st->row_of_node[map[node]];
+		for (uint32_t i = 0; i < n_rows; i++) {
+			uint32_t row = rows[2 * i];
 			uint8_t *e = &lft_row(t, row)[lid];
-			uint8_t v = lft_row(st, srow)[lid];
+			uint8_t v = lft_row(st, rows[2 * i + 1])[lid];
 			if (*e == v)
 				continue;
 			*e = v;
 			r->entries_changed++;
-			if (changed && !changed[row]) {
+			if (!changed[row]) {
 				changed[row] = 1;
 				r->switches_changed++;
 			}
 		}
 	}
 	free(changed);
+	free(rows);
+	return 0;
 }
 
 int rblocal_route(const struct fabric *f, struct lft_tables *t,
@@ -331,7 +344,10 @@ int rblocal_route(const struct fabric *f, struct lft_tables *t,
 		snprintf(err, errlen, "vswitch-ftree cannot route the sub-tree: %s", why);
 		goto out;
 	}
-	merge(f, t, member, rank, &r->st, map, &sub, &st, r);
+	if (merge(f, t, member, rank, &r->st, map, &sub, &st, r) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	r->route_us = clock_us() - t0;

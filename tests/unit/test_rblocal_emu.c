@@ -10,7 +10,8 @@
  *  - local: true: the level-1 sub-tree of pod 0 is routed again; only
  *    pod 0's leaves are written, no entry of another switch and none for
  *    a destination outside pod 0 changes, and the balance is a fresh
- *    vswitch-ftree's again (1000/1000); status and metrics say so;
+ *    vswitch-ftree's again (1000/1000); the blocks went out in the LFT
+ *    order's waves (the reroute's planner); status and metrics say so;
  *  - local: false (the same moves): a full reroute, which writes more
  *    switches, to the same balance;
  *  - local: true with a move across the pods: the whole fabric,
@@ -237,6 +238,11 @@ START_TEST(t_local_vs_full)
 	ck_assert_uint_eq(rb->last_local.st.level, 1);
 	ck_assert_uint_eq(rb->last_local.st.leaves, 2);
 	ck_assert_uint_eq(rb->last_local.switches_changed, local.switches);
+	/* written by the reroute's planner: the LFT order's waves, its blocks */
+	const struct lft_order_stats *os = &r.sm->sweep.last.prog.order;
+	ck_assert_uint_ge(os->waves, 1);
+	ck_assert_uint_ge(os->blocks, local.switches);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, os->writes);
 	json_t *o = json_object();
 	vms_to_ctl(r.sm, o);
 	json_t *b = json_object_get(json_object_get(o, "vms"), "rebalance");
