@@ -284,8 +284,8 @@ static int rebalance_local(struct sm *sm, int why, uint64_t now)
 	}
 	for (uint32_t i = 0; i < rb->n_touched; i++)
 		leaves[i] = fabric_find_node(f, rb->touched[i]);
-	struct lft_tables t;
-	struct rblocal_result res;
+	struct lft_tables t = { 0 };
+	struct rblocal_result res = { 0 };
 	int rc = migrate_tables_copy(&t, &sm->sub.lft, f, sm->sub.lft.max_lid);
 	if (rc < 0)
 		snprintf(err, sizeof(err), "out of memory");

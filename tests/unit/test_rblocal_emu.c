@@ -12,6 +12,7 @@
  *    a destination outside pod 0 changes, and the balance is a fresh
  *    vswitch-ftree's again (1000/1000); the blocks went out in the LFT
  *    order's waves (the reroute's planner); status and metrics say so;
+ *    a heavy sweep afterwards keeps those tables (writes nothing);
  *  - local: false (the same moves): a full reroute, which writes more
  *    switches, to the same balance;
  *  - local: true with a move across the pods: the whole fabric,
@@ -256,6 +257,18 @@ START_TEST(t_local_vs_full)
 	json_decref(o);
 	ck_assert(emu_metric(r.sm, "ibsmd_vm_local_rebalances_total") == 1);
 	ck_assert(emu_metric(r.sm, "ibsmd_vm_rebalances_total{reason=\"migrations\"}") == 1);
+	/* a heavy sweep afterwards keeps the rebalanced tables: nothing written */
+	struct lft_tables held, again;
+	struct diff d;
+	device_tables(&r, &held);
+	sweeper_request_heavy(r.sm, "test: after the local rebalance");
+	settle(&r);
+	device_tables(&r, &again);
+	diff(&r, &held, &again, &d);
+	ck_assert_uint_eq(d.switches, 0);
+	ck_assert_uint_eq(r.sm->sweep.last.prog.lft_blocks, 0);
+	lft_tables_free(&held);
+	lft_tables_free(&again);
 	teardown(&r);
 
 	setup(&r, 0);
