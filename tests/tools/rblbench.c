@@ -11,7 +11,9 @@
  * Then MOVES (default 8) VMs of the hypervisors under LEAF_B move to VF
  * 1 of those under LEAF_A, and the smallest sub-tree holding both
  * leaves is routed again (timed: the local rebalance, as the daemon
- * computes it).  Prints both times, the sub-tree and what changed.
+ * computes it).  Prints both times, the sub-tree and what changed, and
+ * how many of the entries it set differ from a fresh vswitch-ftree
+ * routing of the whole fabric on the new placement.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 
 #include "reconfig/rblocal.h"
 #include "routing/engines.h"
+#include "routing/engines/ftree.h"
 #include "sm/base/topo.h"
 #include "sm/model/lids.h"
 
@@ -49,6 +52,65 @@ static unsigned hyps(const struct fabric *f, uint32_t leaf, uint32_t *vs, unsign
 			vs[n++] = f->ports[r].node;
 	}
 	return n;
+}
+
+/* The leaf switch a LID's end port hangs from (through its vSwitch), FAB_NONE. */
+static uint32_t leaf_of(const struct fabric *f, uint32_t lid)
+{
+	uint32_t pi = f->lid_port[lid];
+	if (pi == FAB_NONE)
+		return FAB_NONE;
+	uint32_t n = f->ports[pi].node;
+	if (f->nodes[n].type != FAB_SWITCH) {
+		uint32_t rem = f->ports[pi].remote;
+		if (rem == FAB_NONE)
+			return FAB_NONE;
+		n = f->ports[rem].node;
+	}
+	if (fabric_is_vswitch(f, n))
+		return fabric_vswitch_leaf(f, n);
+	return FAB_NONE;	/* a physical switch's own LID */
+}
+
+/*
+ * The entries the local rebalance may set (the sub-tree's switches below
+ * its tops, for the LIDs hanging below it) against a fresh vswitch-ftree
+ * routing of the whole fabric on the same placement: how many differ.
+ */
+static int compare_fresh(const struct fabric *f, const struct lft_tables *t,
+			 const uint32_t *leaves, const struct rblocal_subtree *s)
+{
+	char err[256] = "";
+	struct rblocal_subtree s2;
+	struct lft_tables fr = { 0 };
+	struct route_opts o = { 0 };
+	uint8_t *member = calloc(t->n_sw + 1, 1);
+	uint32_t *rank = malloc((t->n_sw + 1) * sizeof(*rank));
+	if (!member || !rank || lft_tables_alloc(&fr, f) < 0 ||
+	    rblocal_subtree(f, t, leaves, 2, &s2, member, err, sizeof(err)) < 0 ||
+	    ftree_levels(f, t, rank, err, sizeof(err)) < 0 ||
+	    vswitch_ftree_route(f, &o, &fr, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rblbench: fresh: %s\n", err);
+		return -1;
+	}
+	uint64_t n = 0, differ = 0;
+	for (uint32_t lid = 1; lid <= t->max_lid; lid++) {
+		uint32_t lf = leaf_of(f, lid);
+		if (lf == FAB_NONE || !member[t->row_of_node[lf]])
+			continue;
+		for (uint32_t row = 0; row < t->n_sw; row++) {
+			if (!member[row] || rank[row] == s->level)
+				continue;
+			n++;
+			differ += lft_row(t, row)[lid] != lft_row(&fr, row)[lid];
+		}
+	}
+	printf("rblbench: against a fresh vswitch-ftree of the whole fabric: %llu of the %llu entries the local rebalance sets differ\n",
+	       (unsigned long long)differ, (unsigned long long)n);
+	lft_tables_free(&fr);
+	free(member);
+	free(rank);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -112,6 +174,8 @@ int main(int argc, char **argv)
 	       desc, r.st.whole ? " (the whole fabric: nothing done)" : "", r.lids,
 	       r.switches_changed, (unsigned long long)r.entries_changed,
 	       (unsigned long long)r.route_us);
+	if (!r.st.whole && compare_fresh(&f, &t, leaves, &r.st) < 0)
+		return 1;
 	lft_tables_free(&t);
 	fabric_free(&f);
 	return 0;
