@@ -34,7 +34,8 @@ CORE_SRCS := $(filter-out $(IBSMD_SRCS) $(IBSMCTL_SRCS) $(LISTEN_SRCS),$(ALL_SRC
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 SHIMS        := $(BUILD)/libmaddrop.so
 TOOLS        := $(BUILD)/madflood $(BUILD)/madsend $(BUILD)/lftset $(BUILD)/mcjoin $(BUILD)/saperf $(BUILD)/prdbench \
-	$(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc $(BUILD)/pmaquery $(BUILD)/emuflow $(BUILD)/emuorder
+	$(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc $(BUILD)/pmaquery $(BUILD)/emuflow $(BUILD)/emuorder \
+	$(BUILD)/rblbench
 
 # What a host-side program (ibsm-listen, the test tools) links: mad/ and the
 # bottom layer, no daemon.  Building the tools from it keeps that true.
@@ -94,7 +95,7 @@ $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd-host.a
 # with vLIDs or shared-LID slots (make bench); emuflow: traffic on the
 # emulator after the daemon configured it, per-flow throughput over time.
 # They link the daemon.
-$(BUILD)/prdbench $(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc $(BUILD)/emuflow $(BUILD)/emuorder: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
+$(BUILD)/prdbench $(BUILD)/emusa $(BUILD)/emuvm $(BUILD)/emumc $(BUILD)/emuflow $(BUILD)/emuorder $(BUILD)/rblbench: $(BUILD)/%: tests/tools/%.c $(BUILD)/libibsmd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd.a $(LDLIBS)
 

@@ -156,6 +156,30 @@ void rebalance_init(struct rebalance_state *s, uint64_t now_ms)
 	s->last_permille = -1;
 }
 
+void rebalance_free(struct rebalance_state *s)
+{
+	free(s->touched);
+	s->touched = NULL;
+	s->n_touched = s->cap_touched = 0;
+}
+
+int rebalance_touch(struct rebalance_state *s, uint64_t guid)
+{
+	for (uint32_t i = 0; i < s->n_touched; i++)
+		if (s->touched[i] == guid)
+			return 0;
+	if (s->n_touched == s->cap_touched) {
+		uint32_t nc = s->cap_touched ? 2 * s->cap_touched : 16;
+		uint64_t *v = realloc(s->touched, (size_t)nc * sizeof(*v));
+		if (!v)
+			return -1;
+		s->touched = v;
+		s->cap_touched = nc;
+	}
+	s->touched[s->n_touched++] = guid;
+	return 0;
+}
+
 int rebalance_after_vm(const struct rebalance_policy *p,
 		       struct rebalance_state *s, int moved, int permille)
 {
@@ -196,6 +220,8 @@ void rebalance_rerouted(struct rebalance_state *s, int reason, uint64_t now_ms)
 	s->migrations = 0;
 	s->pending = REBAL_NONE;
 	s->since_ms = now_ms;
+	s->n_touched = 0;
+	s->touch_lost = 0;
 }
 
 const char *rebalance_reason_name(int reason)

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reconfig/rblocal.h"
 #include "routing/engine.h"
 #include "sm/base/fabric.h"
 
@@ -75,6 +76,7 @@ struct rebalance_policy {
 	uint32_t after_migrations;
 	double balance_drop;
 	uint32_t interval_s;
+	int local;		/* only the sub-tree the moves touched (reconfig/rblocal.h) */
 };
 
 /* The owner's counters (in the VM registry, sm/model/vm.h). */
@@ -85,10 +87,21 @@ struct rebalance_state {
 	int last_permille;	/* the last quality measured, -1: none */
 	uint64_t checks;	/* qualities measured */
 	uint64_t fired[REBAL_REASONS];	/* reroutes asked for, by reason */
+	/* the leaf switches moves to another leaf touched since (node GUIDs) */
+	uint64_t *touched;
+	uint32_t n_touched, cap_touched;
+	int touch_lost;		/* one was not recorded (no memory): the whole fabric */
+	/* local: rebalances done in a sub-tree, and those that took the whole fabric */
+	uint64_t local, local_whole;
+	struct rblocal_result last_local;	/* the last done in a sub-tree */
+	uint64_t last_local_top;	/* its top switch's node GUID, 0: none yet */
 };
 
 /* Starts the counters at now_ms (clock_ms()). */
 void rebalance_init(struct rebalance_state *s, uint64_t now_ms);
+void rebalance_free(struct rebalance_state *s);
+/* A move touched leaf switch guid (once each until the next reroute); 0 or -1 (ENOMEM). */
+int rebalance_touch(struct rebalance_state *s, uint64_t guid);
 /*
  * A VM command's writes ended: moved (a migration, counted), permille
  * (the quality after it, or -1 when not measured).  Sets s->pending to
@@ -103,7 +116,7 @@ int rebalance_after_vm(const struct rebalance_policy *p,
  */
 int rebalance_due(const struct rebalance_policy *p,
 		  const struct rebalance_state *s, uint64_t now_ms);
-/* A full reroute began at now_ms (by reason, REBAL_NONE: another cause). */
+/* A reroute (full or local) began at now_ms (by reason, REBAL_NONE: another cause). */
 void rebalance_rerouted(struct rebalance_state *s, int reason, uint64_t now_ms);
 
 /* "migrations", "balance", "interval"; "none". */

@@ -530,6 +530,40 @@ static void on_adopted(void *arg, int rc, struct lft_tables *t,
 	route_and_program(sm, sm->sweep.lft_first, &sm->sub.model->f, 1);
 }
 
+/*
+ * sm->sub.lft holds the new base tables (qos: the QoS mode already run
+ * over them on the routing thread, else run here): the live jobs, the
+ * secondary LFTs and the QoS over them, then written.
+ */
+static void tables_routed(struct sm *sm, const struct qos_report *qos,
+			  int qos_rc, uint64_t qos_ms, const char *used,
+			  uint64_t ms)
+{
+	jobs_rebase(sm);	/* the live jobs' entries over the base just routed */
+	if (sm->sub.model->f.xlid_mode) {
+		/* vLIDs: secondary tables copied from the PF columns just routed */
+		struct xlft_report xr;
+		if (xlft_fill(&sm->sub.model->f, &sm->sub.lft, &xr) < 0)
+			log_err("out of memory filling the secondary LFTs");
+		else if (xr.unrouted)
+			log_warn("%u of %u vLIDs have no PF route to copy", xr.unrouted,
+				 xr.vlids);
+	}
+	if (qos) {	/* on the routing thread */
+		sm_lanes_applied(sm, qos);
+		if (qos_rc == 0)
+			qos_log(qos);
+		log_info("qos: %llu ms on the routing thread",
+			 (unsigned long long)qos_ms);
+	} else {
+		sm_qos_apply(sm);
+	}
+	sm->sub.engine = used;
+	sm->sweep.last.routing = used;
+	sm->sweep.last.route_ms = ms;
+	program_set_tables(sm->sweep.prog, &sm->sub.lft);
+}
+
 static void on_routed(void *arg, struct route_result *r)
 {
 	struct sm *sm = arg;
@@ -565,29 +599,8 @@ static void on_routed(void *arg, struct route_result *r)
 		log_info("routing: %s", r->note);
 	sm->sub.lft = r->t;
 	memset(&r->t, 0, sizeof(r->t));
-	jobs_rebase(sm);	/* the live jobs' entries over the base just routed */
-	if (sm->sub.model->f.xlid_mode) {
-		/* vLIDs: secondary tables copied from the PF columns just routed */
-		struct xlft_report xr;
-		if (xlft_fill(&sm->sub.model->f, &sm->sub.lft, &xr) < 0)
-			log_err("out of memory filling the secondary LFTs");
-		else if (xr.unrouted)
-			log_warn("%u of %u vLIDs have no PF route to copy", xr.unrouted,
-				 xr.vlids);
-	}
-	if (r->qos_ran) {	/* on the routing thread */
-		sm_lanes_applied(sm, &r->qos);
-		if (r->qos_rc == 0)
-			qos_log(&r->qos);
-		log_info("qos: %llu ms on the routing thread",
-			 (unsigned long long)r->qos_ms);
-	} else {
-		sm_qos_apply(sm);
-	}
-	sm->sub.engine = r->used;
-	sm->sweep.last.routing = r->used;
-	sm->sweep.last.route_ms = r->ms;
-	program_set_tables(sm->sweep.prog, &sm->sub.lft);
+	tables_routed(sm, r->qos_ran ? &r->qos : NULL, r->qos_rc, r->qos_ms,
+		      r->used, r->ms);
 }
 
 /*
@@ -685,6 +698,36 @@ void heavy_reroute(struct sm *sm)
 	/* a full reroute: what VM moves unbalanced is routed afresh */
 	rebalance_rerouted(&sm->vms.rb, REBAL_NONE, clock_ms());
 	route_and_program(sm, 0, NULL, 0);
+}
+
+int heavy_write_tables(struct sm *sm, struct lft_tables *t, uint64_t ms)
+{
+	struct fabric *f = &sm->sub.model->f;
+	struct program_params pp;
+	sm->sw.activity = SM_HEAVY_SWEEP;
+	event_del(sm->sw.timer);
+	sm->sweep.sweep_base = txn_get_stats(sm->txn)->all;
+	sm->sweep.sweep_start_ms = clock_ms();
+	sm->sub.model->unresponsive = 0;
+	part_model_free(&sm->parts);
+	if (part_resolve(&sm->cfg, f, &sm->learned, 1, &sm->parts) < 0)
+		log_err("partitions: out of memory; P_Key tables not planned");
+	sm_program_params(sm, 0, &pp);
+	program_free(sm->sweep.prog);
+	route_job_cancel(sm->sweep.route_job);
+	sm->sweep.route_job = NULL;
+	lft_tables_free(&sm->sub.lft);
+	sm->sub.lft = *t;
+	memset(t, 0, sizeof(*t));
+	sm->sweep.prog = program_start(sm->txn, sm->sub.model, NULL, sm->sub.cache, &pp,
+				 on_programmed, sm);
+	if (!sm->sweep.prog) {
+		log_err("out of memory planning the writes");
+		sm_stop(sm, SM_EXIT_RESOURCES);
+		return -1;
+	}
+	tables_routed(sm, NULL, 0, 0, sm->sub.engine, ms);
+	return 0;
 }
 
 void sweeps_to_ctl(const struct sm *sm, json_t *o)

@@ -6,6 +6,8 @@
 #ifndef IBSMD_HEAVY_H
 #define IBSMD_HEAVY_H
 
+#include <stdint.h>
+
 struct sm;
 struct sweep_summary;
 
@@ -17,6 +19,15 @@ void sm_configure(struct sm *sm);
 void sm_sweep_abandon(struct sm *sm);
 /* The sweeper's reroute: the model routed again from scratch, written. */
 void heavy_reroute(struct sm *sm);
+struct lft_tables;
+/*
+ * A reroute whose tables were computed on the loop (a local rebalance,
+ * sm/vm/vmops.c): t (moved into sm->sub.lft) written as heavy_reroute()
+ * writes a routing's, the LFT blocks in the LFT order's waves, with the
+ * same engine named; ms: the time they took.  The caller checked that
+ * the SM is idle and master.  0, or -1 (out of memory: the daemon stops).
+ */
+int heavy_write_tables(struct sm *sm, struct lft_tables *t, uint64_t ms);
 /* A sweep is over (heavy, or light with no change): the loop goes on. */
 void finish_sweep(struct sm *sm);
 /* Prints the summary line ("subnet up: ...") to stdout and flushes it. */

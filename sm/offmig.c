@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "reconfig/migrate.h"
+#include "reconfig/rblocal.h"
 #include "reconfig/rebalance.h"
 #include "routing/engines/ftree.h"
 #include "routing/verify/bisect.h"
+#include "sm/base/clock.h"
 #include "sm/route.h"
 #include "sm/write/migcount.h"
 
@@ -102,7 +104,7 @@ struct study {
 	/* virtualization.rebalance on FTreeMinRC's tables */
 	struct rebalance_policy pol;
 	struct rebalance_state rs;
-	uint32_t rebalances, rb_switches;
+	uint32_t rebalances, rb_local, rb_switches;
 };
 
 /* The bisection quality of the three tables now; 0, or 1 said why. */
@@ -228,11 +230,64 @@ static int migrate_one(struct study *y, const struct migpat_move *mv,
 	return 0;
 }
 
+/* The physical switches, and their blocks, whose tables differ between a and b. */
+static void tables_diff(const struct fabric *f, const struct lft_tables *a,
+			const struct lft_tables *b, uint32_t *sw, uint32_t *blocks)
+{
+	uint32_t n_lid = a->max_lid + 1;
+	*sw = *blocks = 0;
+	for (uint32_t r = 0; r < a->n_sw; r++) {
+		uint32_t changed = 0;
+		if (fabric_is_vswitch(f, a->sw_node[r]))
+			continue;	/* physical switches, as the migrations count them */
+		for (uint32_t lo = 0; lo < n_lid; lo += FAB_LFT_BLOCK) {
+			uint32_t k = n_lid - lo < FAB_LFT_BLOCK ? n_lid - lo : FAB_LFT_BLOCK;
+			changed += memcmp(lft_row(a, r) + lo, lft_row(b, r) + lo, k) != 0;
+		}
+		*sw += changed != 0;
+		*blocks += changed;
+	}
+}
+
+/*
+ * virtualization.rebalance.local, as the daemon applies it: the smallest
+ * sub-tree holding the leaves the moves touched routed again into out (a
+ * copy of FTreeMinRC's tables).  1 done, 0 the whole fabric is to be
+ * routed (scope says why), -1 out of memory.
+ */
+static int rebalance_local(struct study *y, struct lft_tables *out,
+			   struct rblocal_result *res, const char **scope)
+{
+	char err[256];
+	const struct rebalance_state *rs = &y->rs;
+	*scope = "whole";
+	if (rs->touch_lost || !rs->n_touched)
+		return 0;
+	uint32_t *leaves = malloc(rs->n_touched * sizeof(*leaves));
+	if (!leaves || migrate_tables_copy(out, y->tf, y->f, y->tf->max_lid) < 0) {
+		free(leaves);
+		return -1;
+	}
+	for (uint32_t i = 0; i < rs->n_touched; i++)
+		leaves[i] = fabric_find_node(y->f, rs->touched[i]);
+	int rc = rblocal_route(y->f, out, leaves, rs->n_touched, res, err, sizeof(err));
+	free(leaves);
+	if (rc == 0 && !res->st.whole) {
+		*scope = "local";
+		return 1;
+	}
+	if (rc < 0)
+		fprintf(stderr, "ibsmd: --migrate-pattern: local rebalance: %s; the whole fabric\n",
+			err);
+	lft_tables_free(out);
+	return 0;
+}
+
 /*
  * virtualization.rebalance, as the daemon applies it after a VM move
  * (sm/vm/vmops.c), on FTreeMinRC's tables: when due, they are routed
- * afresh and the switches whose tables differ counted as the reroute's
- * writes.  0, or 1 said why.
+ * afresh (or, local, the sub-tree the moves touched) and the switches
+ * whose tables differ counted as the reroute's writes.  0, or 1 said why.
  */
 static int rebalance_step(struct study *y, uint32_t from, uint32_t to, uint32_t n)
 {
@@ -249,34 +304,45 @@ static int rebalance_step(struct study *y, uint32_t from, uint32_t to, uint32_t 
 	uint32_t a = fabric_vswitch_of(y->f, from, NULL), b = fabric_vswitch_of(y->f, to, NULL);
 	int moved = a == FAB_NONE || b == FAB_NONE ||
 		    fabric_vswitch_leaf(y->f, a) != fabric_vswitch_leaf(y->f, b);
+	if (moved && a != FAB_NONE && b != FAB_NONE &&
+	    (rebalance_touch(&y->rs, y->f->nodes[fabric_vswitch_leaf(y->f, a)].guid) < 0 ||
+	     rebalance_touch(&y->rs, y->f->nodes[fabric_vswitch_leaf(y->f, b)].guid) < 0))
+		y->rs.touch_lost = 1;
 	int why = rebalance_after_vm(&y->pol, &y->rs, moved, permille);
 	if (!why)
 		return 0;
 	struct lft_tables fresh = { 0 };
-	const char *used;
-	uint64_t ms;
-	if (sm_route(y->cfg, NULL, y->f, y->parts, &fresh, &used, &ms) < 0) {
-		fprintf(stderr, "ibsmd: --migrate-pattern: no engine routes the placement\n");
+	struct rblocal_result res = { 0 };
+	const char *used, *scope = "full";
+	uint64_t ms, us;
+	int local = y->pol.local ? rebalance_local(y, &fresh, &res, &scope) : 0;
+	if (local < 0) {
+		fprintf(stderr, "ibsmd: out of memory\n");
 		return 1;
 	}
-	uint32_t sw = 0, blocks = 0, n_lid = fresh.max_lid + 1;
-	for (uint32_t r = 0; r < fresh.n_sw; r++) {
-		uint32_t changed = 0;
-		if (fabric_is_vswitch(y->f, fresh.sw_node[r]))
-			continue;	/* physical switches, as the migrations count them */
-		for (uint32_t lo = 0; lo < n_lid; lo += FAB_LFT_BLOCK) {
-			uint32_t k = n_lid - lo < FAB_LFT_BLOCK ? n_lid - lo : FAB_LFT_BLOCK;
-			changed += memcmp(lft_row(&fresh, r) + lo, lft_row(y->tf, r) + lo, k) != 0;
+	if (local) {
+		us = res.route_us;
+	} else {
+		us = clock_us();
+		if (sm_route(y->cfg, NULL, y->f, y->parts, &fresh, &used, &ms) < 0) {
+			fprintf(stderr, "ibsmd: --migrate-pattern: no engine routes the placement\n");
+			return 1;
 		}
-		sw += changed != 0;
-		blocks += changed;
+		us = clock_us() - us;
 	}
-	printf("rebalance: n=%u reason=%s moves=%u balance_permille=%d switches=%u blocks=%u\n",
-	       n, rebalance_reason_name(why), y->rs.migrations, permille, sw, blocks);
+	uint32_t sw, blocks;
+	tables_diff(y->f, &fresh, y->tf, &sw, &blocks);
+	printf("rebalance: n=%u reason=%s moves=%u balance_permille=%d scope=%s",
+	       n, rebalance_reason_name(why), y->rs.migrations, permille, scope);
+	if (local)
+		printf(" level=%u leaves=%u subtree_switches=%u",
+		       res.st.level, res.st.leaves, res.st.switches);
+	printf(" switches=%u blocks=%u route_us=%" PRIu64 "\n", sw, blocks, us);
 	lft_tables_free(y->tf);
 	*y->tf = fresh;
 	rebalance_rerouted(&y->rs, why, 0);
 	y->rebalances++;
+	y->rb_local += local;
 	y->rb_switches += sw;
 	return 0;
 }
@@ -314,6 +380,7 @@ int offmig_run(const struct config *cfg, struct fabric *f,
 		phys += !fabric_is_vswitch(f, t->sw_node[r]);
 	y.pol.after_migrations = (uint32_t)cfg->rb_after_migrations;
 	y.pol.balance_drop = cfg->rb_balance_drop;
+	y.pol.local = cfg->rb_local;
 	rebalance_init(&y.rs, 0);
 	if (cfg->rb_interval_s)
 		fprintf(stderr, "ibsmd: --migrate-pattern: virtualization.rebalance.interval_s:"
@@ -337,18 +404,21 @@ int offmig_run(const struct config *cfg, struct fabric *f,
 	       " hypervisors=%u vfs=%u vms=%u switches=%u migrations=%u"
 	       " itrc_mean=%.2f itrc_max=%u ftreeminrc_mean=%.2f ftreeminrc_max=%u"
 	       " ftreeminrc_at_max=%u marked_max=%u quality_ftreeminrc=%.4f"
-	       " quality_itrc=%.4f quality_fresh=%.4f rebalances=%u rebalance_switches=%u\n",
+	       " quality_itrc=%.4f quality_fresh=%.4f rebalances=%u rebalances_local=%u"
+	       " rebalance_switches=%u\n",
 	       migpat_name(s->pattern), s->uniform ? "uniform" : "random",
 	       s->population, s->seed, s->place.n_hyp, s->place.vfs,
 	       s->place.n_vm, phys, n_mv,
 	       n_mv ? (double)k[0].sum / n_mv : 0, k[0].max,
 	       n_mv ? (double)k[1].sum / n_mv : 0, k[1].max, k[1].n_max,
-	       marked_max, y.q[0], y.q[1], y.q[2], y.rebalances, y.rb_switches);
+	       marked_max, y.q[0], y.q[1], y.q[2], y.rebalances, y.rb_local,
+	       y.rb_switches);
 	rc = 0;
 out:
 	free(mv);
 	free(rank);
 	free(y.ep);
 	lft_tables_free(&y.ti);
+	rebalance_free(&y.rs);
 	return rc;
 }

@@ -358,10 +358,13 @@ static void vm_metrics(struct mtext *t, const struct sm *sm)
 	one(t, "ibsmd_vm_migrations_since_reroute", "gauge",
 	    "VM moves to another leaf since the last full reroute", rb->migrations);
 	mtext_family(t, "ibsmd_vm_rebalances_total", "counter",
-		     "Full reroutes virtualization.rebalance asked for, by reason");
+		     "Reroutes virtualization.rebalance asked for (full, or local in a sub-tree), by reason");
 	for (int why = REBAL_NONE + 1; why < REBAL_REASONS; why++)
 		mtext_sample(t, "ibsmd_vm_rebalances_total", "reason",
 			     rebalance_reason_name(why), (double)rb->fired[why]);
+	one(t, "ibsmd_vm_local_rebalances_total", "counter",
+	    "Of those, the ones virtualization.rebalance.local made in a sub-tree of the fabric",
+	    rb->local);
 	if (rb->last_permille >= 0)
 		one(t, "ibsmd_vm_balance_ratio", "gauge",
 		    "The last balance measured: a fresh vswitch-ftree's heaviest link over the installed routes'",

@@ -464,7 +464,6 @@ static const struct key events_keys[] = {
 };
 static const char *const lid_schemes[] = { "dynamic", "prepopulated", NULL };
 static int set_rebalance_drop(struct parse *p, const struct key *k, const char *key);
-static int set_rebalance_local(struct parse *p, const struct key *k, const char *key);
 /*
  * virtualization.rebalance (reconfig/rebalance.h): when a full reroute
  * follows VM moves.  Every trigger 0 (default): never; a fabric whose
@@ -476,8 +475,7 @@ static const struct key rebalance_keys[] = {
 	{ .name = "balance_drop", .type = K_FUNC, .set = set_rebalance_drop,
 	  .off = CFG(rb_balance_drop) },
 	INT("interval_s", rb_interval_s, 0, 604800),
-	{ .name = "local", .type = K_FUNC, .set = set_rebalance_local,
-	  .off = CFG(rb_local), .names = booleans },
+	ENUM("local", rb_local, booleans),
 	END
 };
 
@@ -1217,18 +1215,6 @@ static int set_rebalance_drop(struct parse *p, const struct key *k, const char *
 			       "in [0, 1) (a fraction of a fresh vswitch-ftree's "
 			       "balance; 0: not watched)", key, scalar(p));
 	*(double *)field(p, k->off) = v;
-	return 0;
-}
-
-/* virtualization.rebalance.local: false; the sub-tree variant is not built. */
-static int set_rebalance_local(struct parse *p, const struct key *k, const char *key)
-{
-	if (set_enum(p, k, key) == -1)
-		return -1;
-	if (*(int *)field(p, k->off))
-		return fail_at(p, p->ev.start_mark, "%s: true (re-routing only "
-			       "the sub-tree a move disturbed) is not implemented "
-			       "yet; false re-routes the whole fabric", key);
 	return 0;
 }
 
@@ -2064,7 +2050,7 @@ void config_defaults(struct config *c)
 	c->rb_after_migrations = 0;	/* rebalance: off (ibsmd.yaml(5)) */
 	c->rb_balance_drop = 0;
 	c->rb_interval_s = 0;
-	c->rb_local = 0;
+	c->rb_local = 0;	/* the whole fabric, as the paper re-routes */
 	c->qos_mode = QOS_NONE;
 	c->qos_max_vls = 0;	/* what the links run */
 	c->qos_vlarb_high_limit = -1;	/* as the port holds it */

@@ -194,7 +194,7 @@ struct config {
 	int rb_after_migrations;	/* .after_migrations 0..1000000 */
 	double rb_balance_drop;		/* .balance_drop [0, 1) */
 	int rb_interval_s;		/* .interval_s 0..604800 */
-	int rb_local;			/* .local: 0 (true refused: not built) */
+	int rb_local;			/* .local: 1 the sub-tree the moves touched (reconfig/rblocal.h) */
 	/* qos (sm/model/qos.h) */
 	int qos_mode;			/* enum qos_mode, default none */
 	int qos_max_vls;		/* qos.max_vls 1..15; 0 (default): as many

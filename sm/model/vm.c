@@ -308,6 +308,7 @@ void vm_registry_free(struct vm_registry *r)
 	guid_map_free(&r->by_name);
 	guid_map_free(&r->per_hyp);
 	r->name_clashes = 0;
+	rebalance_free(&r->rb);
 	if (r->prep) {
 		mig_prepared_free(r->prep);
 		free(r->prep);

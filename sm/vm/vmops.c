@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "reconfig/migrate.h"
+#include "reconfig/rblocal.h"
 #include "reconfig/rebalance.h"
 #include "sm/base/clock.h"
+#include "sm/heavy.h"
 #include "sm/daemon.h"
 #include "sm/model/lids.h"
 #include "sm/base/log.h"
@@ -186,6 +188,7 @@ static void rebalance_policy_of(const struct config *c, struct rebalance_policy 
 	p->after_migrations = (uint32_t)c->rb_after_migrations;
 	p->balance_drop = c->rb_balance_drop;
 	p->interval_s = (uint32_t)c->rb_interval_s;
+	p->local = c->rb_local;
 }
 
 /* A move to another leaf: within one, no route above the leaf changes. */
@@ -195,6 +198,23 @@ static int moved_leaf(const struct fabric *f, uint32_t src_pi, uint32_t dst_pi)
 	uint32_t b = fabric_vswitch_of(f, dst_pi, NULL);
 	return a == FAB_NONE || b == FAB_NONE ||
 	       fabric_vswitch_leaf(f, a) != fabric_vswitch_leaf(f, b);
+}
+
+/*
+ * The leaves a move to another leaf touched, for a local rebalance
+ * (reconfig/rblocal.h).  Without memory for them the next one takes the
+ * whole fabric: the roots stand for every leaf.
+ */
+static void touch_leaves(struct sm *sm, const struct fabric *f, uint32_t src_pi,
+			 uint32_t dst_pi)
+{
+	uint32_t pis[2] = { src_pi, dst_pi };
+	for (int i = 0; i < 2; i++) {
+		uint32_t vs = fabric_vswitch_of(f, pis[i], NULL);
+		uint32_t leaf = vs != FAB_NONE ? fabric_vswitch_leaf(f, vs) : FAB_NONE;
+		if (leaf == FAB_NONE || rebalance_touch(&sm->vms.rb, f->nodes[leaf].guid) < 0)
+			sm->vms.rb.touch_lost = 1;
+	}
 }
 
 /*
@@ -224,12 +244,79 @@ static void rebalance_after(struct sm *sm, const struct vmop *op)
 		}
 	}
 	int moved = op->q.kind == VMOP_MIGRATE && moved_leaf(f, op->src_pi, op->vf_pi);
+	if (moved)
+		touch_leaves(sm, f, op->src_pi, op->vf_pi);
 	int was = sm->vms.rb.pending;
 	int why = rebalance_after_vm(&p, &sm->vms.rb, moved, permille);
 	if (why && !was)
 		log_notice("rebalance: a reroute is due (%s: %u moves since the last, "
 			   "balance %d/1000 of a fresh vswitch-ftree's)",
 			   rebalance_reason_name(why), sm->vms.rb.migrations, permille);
+}
+
+/*
+ * virtualization.rebalance.local: the smallest sub-tree holding the leaves
+ * the moves touched routed again (reconfig/rblocal.h) and written as a
+ * reroute's tables are (heavy_write_tables: the LFT order).  1 when it
+ * started, 0 when it could not start now, -1 when the whole fabric is to
+ * be rerouted (said why).
+ */
+static int rebalance_local(struct sm *sm, int why, uint64_t now)
+{
+	struct rebalance_state *rb = &sm->vms.rb;
+	const struct fabric *f = &sm->sub.model->f;
+	char err[256] = "", desc[256];
+	if (sm->sw.activity != SM_IDLE)
+		return 0;
+	if (!sm->sub.engine || strcmp(sm->sub.engine, "vswitch-ftree")) {
+		snprintf(err, sizeof(err), "the tables are %s's, not vswitch-ftree's",
+			 sm->sub.engine ? sm->sub.engine : "no engine");
+		goto whole;
+	}
+	if (rb->touch_lost || !rb->n_touched) {
+		snprintf(err, sizeof(err), "the leaves the moves touched are not known");
+		goto whole;
+	}
+	uint32_t *leaves = malloc(rb->n_touched * sizeof(*leaves));
+	if (!leaves) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto whole;
+	}
+	for (uint32_t i = 0; i < rb->n_touched; i++)
+		leaves[i] = fabric_find_node(f, rb->touched[i]);
+	struct lft_tables t = { 0 };
+	struct rblocal_result res = { 0 };
+	int rc = migrate_tables_copy(&t, &sm->sub.lft, f, sm->sub.lft.max_lid);
+	if (rc < 0)
+		snprintf(err, sizeof(err), "out of memory");
+	else
+		rc = rblocal_route(f, &t, leaves, rb->n_touched, &res, err, sizeof(err));
+	free(leaves);
+	if (rc == 0 && res.st.whole)
+		snprintf(err, sizeof(err), "the smallest sub-tree holding the %u leaves the moves touched is the whole fabric",
+			 rb->n_touched);
+	if (rc < 0 || res.st.whole) {
+		lft_tables_free(&t);
+		goto whole;
+	}
+	rblocal_describe(f, &res.st, desc, sizeof(desc));
+	uint32_t moves = rb->migrations;
+	rb->last_local = res;
+	rb->last_local_top = f->nodes[res.st.top_node].guid;
+	rb->local++;
+	rebalance_rerouted(rb, why, now);
+	log_notice("rebalance: local (%s; %u moves since the last reroute): the %s routed "
+		   "again in %llu us, %u LIDs, %u switches and %llu entries change",
+		   rebalance_reason_name(why), moves, desc,
+		   (unsigned long long)res.route_us, res.lids, res.switches_changed,
+		   (unsigned long long)res.entries_changed);
+	if (heavy_write_tables(sm, &t, res.route_us / 1000) < 0)
+		return 0;
+	return 1;
+whole:
+	rb->local_whole++;
+	log_notice("rebalance: local asked, the whole fabric rerouted: %s", err);
+	return -1;
 }
 
 /*
@@ -246,6 +333,11 @@ static int rebalance_start(struct sm *sm)
 		return 0;
 	char err[256];
 	uint32_t moves = sm->vms.rb.migrations;
+	if (p.local) {
+		int rc = rebalance_local(sm, why, now);
+		if (rc >= 0)
+			return rc;
+	}
 	if (sweeper_request_reroute(sm, err, sizeof(err)) < 0) {
 		log_limited(LOG_WARN, "rebalance: reroute not started: %s", err);
 		return 0;
@@ -864,6 +956,23 @@ int vmops_resume(struct sm *sm)
 	return 0;
 }
 
+/* The last local rebalance's sub-tree and what it changed; null: none yet. */
+static json_t *last_local_json(const struct rebalance_state *rb)
+{
+	if (!rb->last_local_top)
+		return json_null();
+	const struct rblocal_result *r = &rb->last_local;
+	char top[32];
+	snprintf(top, sizeof(top), "0x%016" PRIx64, rb->last_local_top);
+	return json_pack("{s:i,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:I}",
+		"level", (int)r->st.level, "top_guid", top,
+		"top_switches", (int)r->st.tops, "switches", (int)r->st.switches,
+		"leaves", (int)r->st.leaves, "end_nodes", (int)r->st.end_nodes,
+		"lids", (int)r->lids, "switches_written", (int)r->switches_changed,
+		"entries_written", (json_int_t)r->entries_changed,
+		"route_us", (json_int_t)r->route_us);
+}
+
 void vms_to_ctl(const struct sm *sm, json_t *o)
 {
 	const struct vm_registry *r = &sm->vms;
@@ -886,9 +995,14 @@ void vms_to_ctl(const struct sm *sm, json_t *o)
 		"migrations", (json_int_t)rb->fired[REBAL_MIGRATIONS],
 		"balance", (json_int_t)rb->fired[REBAL_BALANCE],
 		"interval", (json_int_t)rb->fired[REBAL_INTERVAL]);
-	if (b)
+	if (b) {
 		json_object_set_new(b, "last_balance_permille", rb->last_permille < 0 ?
 				    json_null() : json_integer(rb->last_permille));
+		json_object_set_new(b, "local", json_boolean(sm->cfg.rb_local));
+		json_object_set_new(b, "local_rebalances", json_integer((json_int_t)rb->local));
+		json_object_set_new(b, "local_whole", json_integer((json_int_t)rb->local_whole));
+		json_object_set_new(b, "last_local", last_local_json(rb));
+	}
 	json_object_set_new(json_object_get(o, "vms"), "rebalance", b);
 }
 

@@ -70,6 +70,42 @@ awk '
 	}' "$SIM_TMP/rb0.out" "$SIM_TMP/rb16.out" >"$SIM_TMP/judge" || fail "rebalance: $(head -n 3 "$SIM_TMP/judge")"
 pass "virtualization.rebalance after a consolidation on 4-ary-3-full: $(cat "$SIM_TMP/judge")"
 
+# virtualization.rebalance.local on the same fabric: the grouping pattern
+# (half the VFs), a rebalance after every move to another leaf.  Where
+# the leaves the move touched share a pod, only that level-1 sub-tree is
+# routed again and it writes no switch but its leaves (at most its
+# leaf count), fewer than any whole-fabric rebalance; the others take the
+# whole fabric, as local: false does every time.  In all, the local run
+# writes fewer switches, to the same bisection quality (within 1%).
+for loc in false true; do
+	p="$SIM_TMP/loc$loc.yaml"
+	printf 'virtualization:\n  lid_scheme: dynamic\n  vswitches: ["V-*"]\n  rebalance:\n    after_migrations: 1\n    local: %s\nrouting:\n  engine: vswitch-ftree\n' \
+		"$loc" >"$p"
+	"$IBSMD" -c "$p" -S "$SIM_TMP" --offline "$net3" --migrate-pattern grouping \
+		--population 50 --seed 1 >"$SIM_TMP/loc$loc.out" 2>"$SIM_TMP/loc$loc.err" ||
+		fail "local $loc: exit $?: $(tail -n 3 "$SIM_TMP/loc$loc.err")"
+done
+awk '
+	function v(k,   i) { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+	FNR == 1 { f++ }
+	/^quality: / { r = v("ratio") + 0; last[f] = r; if (!seen[f]++ || r < lo[f]) lo[f] = r }
+	/^rebalance: / { sc = v("scope"); sw = v("switches") + 0; n[f, sc]++
+		if (sc == "local") { if (v("level") != 1 || sw < 1 || sw > v("leaves") + 0) { print "local: " $0; bad = 1 }
+			if (sw > ml) ml = sw }
+		else if (sw < mw[f] || !mw[f]) mw[f] = sw }
+	/^migpattern: / { rb[f] = v("rebalances"); rl[f] = v("rebalances_local"); rs[f] = v("rebalance_switches") }
+	END {
+		if (bad) exit 1
+		if (n[1, "local"] || rl[1] != "0" || n[1, "full"] != rb[1]) { print "without: " rb[1] " " rl[1]; exit 1 }
+		if (!n[2, "local"] || rl[2] != n[2, "local"] || n[2, "local"] + n[2, "whole"] != rb[2] || rb[2] != rb[1]) {
+			print "counts: " rb[2] " " rl[2] " " n[2, "local"]; exit 1 }
+		if (ml >= mw[2] || rs[2] + 0 >= rs[1] + 0) { print "switches: " ml " " mw[2] " " rs[2] " " rs[1]; exit 1 }
+		if (lo[2] < lo[1] - 0.01 || last[2] < 0.99) { print "quality: " lo[2] " " lo[1] " " last[2]; exit 1 }
+		printf "%d of %d rebalances local (at most %d switches each, a whole one at least %d), %d switches in all against %d; quality at least %.4f (full %.4f)\n",
+			n[2, "local"], rb[2], ml, mw[2], rs[2], rs[1], lo[2], lo[1]
+	}' "$SIM_TMP/locfalse.out" "$SIM_TMP/loctrue.out" >"$SIM_TMP/judge" || fail "local: $(head -n 3 "$SIM_TMP/judge")"
+pass "virtualization.rebalance.local, grouping on 4-ary-3-full: $(cat "$SIM_TMP/judge")"
+
 refuse() {	# WANT ARGS...: exit 2 and WANT on stderr
 	local want="$1"; shift
 	"$IBSMD" "$@" >"$SIM_TMP/o" 2>&1

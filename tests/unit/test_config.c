@@ -1187,7 +1187,7 @@ END_TEST
 
 /*
  * virtualization.rebalance: every trigger off by default; each read and
- * bounded; the local variant refused as not built.
+ * bounded; local a boolean, false by default.
  */
 START_TEST(test_rebalance)
 {
@@ -1219,10 +1219,9 @@ START_TEST(test_rebalance)
 	load_fails("virtualization:\n  rebalance:\n    interval_s: 604801\n",
 		   "3:17: virtualization.rebalance.interval_s: 604801 is out of "
 		   "range 0..604800");
-	load_fails("virtualization:\n  rebalance:\n    local: true\n",
-		   "3:12: virtualization.rebalance.local: true (re-routing only the "
-		   "sub-tree a move disturbed) is not implemented yet; false "
-		   "re-routes the whole fabric");
+	ck_assert_int_eq(l.c.rb_local, 0);
+	load_ok(&l, "virtualization:\n  rebalance:\n    after_migrations: 8\n    local: true\n");
+	ck_assert_int_eq(l.c.rb_local, 1);
 	load_fails("virtualization:\n  rebalance:\n    local: maybe\n",
 		   "3:12: virtualization.rebalance.local: 'maybe' is not one of "
 		   "false, true");
