@@ -1,0 +1,124 @@
+/* The order of a migration's LFT writes: see migorder.h. */
+#include "reconfig/migorder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int by_wave_prio(const void *a, const void *b)
+{
+	const struct mig_write *x = a, *y = b;
+	if (x->wave != y->wave)
+		return x->wave < y->wave ? -1 : 1;
+	if (x->prio != y->prio)
+		return x->prio < y->prio ? -1 : 1;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return (x->block > y->block) - (x->block < y->block);
+}
+
+/*
+ * The tables the order sees: t's rows, c's columns alone, at column 1
+ * and (second LID) 2 when both are written in one block, else 65 -- a
+ * block apart, as they are.
+ */
+struct small {
+	struct lft_tables t;
+	struct order_held h;
+	uint8_t *held, *known;
+	uint32_t col[2];
+};
+
+static int small_build(struct small *s, const struct lft_tables *t,
+		       const struct mig_cols *c)
+{
+	int apart = c->n == 2 && c->block[0] != c->block[1];
+	memset(s, 0, sizeof(*s));
+	s->col[0] = 1;
+	s->col[1] = apart ? FAB_LFT_BLOCK + 1 : 2;
+	s->t.n_sw = t->n_sw;
+	s->t.sw_node = t->sw_node;
+	s->t.row_of_node = t->row_of_node;
+	s->t.max_lid = s->col[c->n - 1];
+	uint32_t n_lid = s->t.max_lid + 1;
+	size_t cells = (size_t)t->n_sw * n_lid;
+	s->h.blocks = s->t.max_lid / FAB_LFT_BLOCK + 1;
+	s->t.port = malloc(cells + 1);
+	s->held = malloc(cells + 1);
+	s->known = malloc((size_t)t->n_sw * s->h.blocks + 1);
+	if (!s->t.port || !s->held || !s->known)
+		return -1;
+	memset(s->t.port, LFT_DROP, cells);
+	memset(s->held, LFT_DROP, cells);
+	memset(s->known, 1, (size_t)t->n_sw * s->h.blocks);
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		for (unsigned k = 0; k < c->n; k++) {
+			size_t at = (size_t)r * n_lid + s->col[k];
+			s->t.port[at] = lft_row(t, r)[c->lid[k]];
+			s->held[at] = c->before[(size_t)r * c->n + k];
+		}
+	s->h.port = s->held;
+	s->h.known = s->known;
+	return 0;
+}
+
+static void small_free(struct small *s)
+{
+	free(s->t.port);
+	free(s->held);
+	free(s->known);
+}
+
+int mig_order(const struct fabric *f, const struct lft_tables *t,
+	      const struct mig_cols *c, const uint8_t *prio, uint8_t first,
+	      struct migration *m, struct mig_write **w, uint32_t *n_w)
+{
+	struct small s;
+	struct order_result r;
+	int rc = -1;
+	memset(&r, 0, sizeof(r));
+	*w = NULL;
+	*n_w = 0;
+	if (small_build(&s, t, c) < 0 || order_lft(f, &s.t, &s.h, &r) < 0)
+		goto out;
+	uint32_t n_lid = s.t.max_lid + 1;
+	m->ord_wave = calloc((size_t)t->n_sw * c->n + 1, 1);
+	*w = calloc((size_t)r.n_w + 1, sizeof(**w));
+	if (!m->ord_wave || !*w)
+		goto out;
+	for (uint32_t i = 0; i < r.n_w; i++) {
+		const struct order_write *o = &r.w[i];
+		(*w)[i] = (struct mig_write){
+			.row = o->row,
+			.block = c->block[o->block && c->n == 2],
+			.wave = (uint8_t)(first + o->wave),
+			.vswitch = (uint8_t)fabric_is_vswitch(f, t->sw_node[o->row]),
+			.mixed = o->how == ORDER_W_MIX,
+			.prio = prio[o->row],
+		};
+	}
+	*n_w = r.n_w;
+	qsort(*w, *n_w, sizeof(**w), by_wave_prio);
+	m->ord_n = c->n;
+	for (unsigned k = 0; k < c->n; k++) {
+		m->ord_lid[k] = c->lid[k];
+		m->ord_drained[k] = r.drained_lid && r.drained_lid[s.col[k]];
+		for (uint32_t row = 0; row < t->n_sw; row++)
+			m->ord_wave[(size_t)row * c->n + k] = (uint8_t)(first + (!r.entry_wave ? 0 :
+				r.entry_wave[(size_t)row * n_lid + s.col[k]]));
+	}
+	order_stats(&r, &m->order);
+	m->order.deepest_lid = r.deepest_lid == s.col[1] && c->n == 2 ?
+			       c->lid[1] : c->lid[0];
+	m->lft_first = first;
+	m->waves = first + r.waves;
+	rc = 0;
+out:
+	if (rc < 0) {
+		free(*w);
+		*w = NULL;
+		*n_w = 0;
+	}
+	order_result_free(&r);
+	small_free(&s);
+	return rc;
+}
