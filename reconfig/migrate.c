@@ -58,6 +58,31 @@ void migration_free(struct migration *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* Drops the mixed writes of w[0..*n), the others into wave first. */
+static void flatten(struct mig_write *w, uint32_t *n, uint8_t first)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < *n; i++)
+		if (!w[i].mixed) {
+			w[k] = w[i];
+			w[k++].wave = first;
+		}
+	*n = k;
+}
+
+void migrate_one_wave(struct migration *m)
+{
+	flatten(m->w, &m->n_w, m->lft_first);
+	flatten(m->xw, &m->n_xw, m->lft_first);
+	m->lft_blocks = m->vswitch_blocks = 0;
+	for (uint32_t i = 0; i < m->n_w; i++) {
+		m->vswitch_blocks += m->w[i].vswitch;
+		m->lft_blocks += !m->w[i].vswitch;
+	}
+	m->xlft_blocks = m->n_xw;
+	memset(&m->order, 0, sizeof(m->order));
+}
+
 void migrate_payload(const struct migration *m, const struct mig_write *w,
 		     const uint8_t *blk, uint8_t *out)
 {

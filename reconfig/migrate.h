@@ -195,6 +195,12 @@ int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 			const struct fabric *f, uint32_t max_lid);
 void migration_free(struct migration *m);
 /*
+ * The writer before the order, for the tests that show what it prevents
+ * (cfg.lft_unordered): every LFT write of m in its first LFT wave, each
+ * block once, as the new tables have it.
+ */
+void migrate_one_wave(struct migration *m);
+/*
  * The 64 entries write w of m carries, from blk (the block as the
  * tables written have it: primary, or secondary for m->xw): blk, with
  * the changed LIDs not yet due as before (or none, drained).

@@ -311,6 +311,8 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 		goto nomem_vx;
 	memcpy(vx->ps, ps, (size_t)n_ps * sizeof(*ps));
 	vx->n_ps = n_ps;
+	if (sm->cfg.lft_unordered)
+		migrate_one_wave(m);	/* the tests' writer before the order */
 	/* the plan points to t: t's arrays move into vx now, not later */
 	if (mig_plan_build(&vx->plan, sm->sub.model, sm->sub.cache, t, m,
 			   MIGPLAN_RAISE_TOP) < 0)
