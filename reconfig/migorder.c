@@ -45,6 +45,13 @@ static uint32_t next_row(const struct fabric *f, const struct lft_tables *t,
 	return rem == FAB_NONE ? FAB_NONE : t->row_of_node[f->ports[rem].node];
 }
 
+/* Row r's entry for c's k-th LID after the change. */
+static uint8_t after(const struct mig_cols *c, const struct lft_tables *t,
+		     uint32_t r, unsigned k)
+{
+	return c->after ? c->after[(size_t)r * c->n + k] : lft_row(t, r)[c->lid[k]];
+}
+
 /* Which rows the order needs (keep[], per row of t); how many. */
 static uint32_t rows_needed(const struct fabric *f, const struct lft_tables *t,
 			    const struct mig_cols *c, uint8_t *keep)
@@ -53,7 +60,7 @@ static uint32_t rows_needed(const struct fabric *f, const struct lft_tables *t,
 	for (uint32_t r = 0; r < t->n_sw; r++)
 		for (unsigned k = 0; k < c->n; k++) {
 			uint8_t was = c->before[(size_t)r * c->n + k];
-			uint8_t now = lft_row(t, r)[c->lid[k]];
+			uint8_t now = after(c, t, r, k);
 			uint32_t a = next_row(f, t, r, was), b = next_row(f, t, r, now);
 			keep[r] |= was != now;
 			if (a != FAB_NONE)
@@ -106,7 +113,7 @@ static int small_build(struct small *s, const struct fabric *f,
 		s->t.row_of_node[t->sw_node[r]] = i;
 		for (unsigned k = 0; k < c->n; k++) {
 			size_t at = (size_t)i * n_lid + s->col[k];
-			s->t.port[at] = lft_row(t, r)[c->lid[k]];
+			s->t.port[at] = after(c, t, r, k);
 			s->held[at] = c->before[(size_t)r * c->n + k];
 		}
 		i++;

@@ -23,10 +23,12 @@ struct mig_cols {
 	uint32_t lid[2];	/* columns of the tables ordered */
 	uint32_t block[2];	/* the block each is written in (its LID's, or vLID's) */
 	const uint8_t *before;	/* per row * n: the entries before, as t encodes them */
+	const uint8_t *after;	/* the same after; NULL: t's entries for lid[] */
 };
 
 /*
- * Orders the change of t's columns c from c->before to t's entries, on
+ * Orders the change of t's columns c from c->before to t's entries (or
+ * c->after), on
  * every row of t: the writes (row, c->block[k], wave from first, mixed
  * where a block is written before all its changed entries are due) into
  * *w, *n_w, a wave's writes by prio[row] (lower first), then row; m's

@@ -368,6 +368,7 @@ out:
 /* The columns a move changes: the VM's LID, and prepopulated the destination's. */
 static void move_cols(const struct migration *m, struct mig_cols *c)
 {
+	memset(c, 0, sizeof(*c));
 	c->n = m->scheme == MIG_PREPOPULATED ? 2 : 1;
 	c->lid[0] = m->vm_lid;
 	c->lid[1] = m->dst_lid;
@@ -1016,36 +1017,50 @@ out:
 	return rc;
 }
 
-/* Sets v's entry on every row to what want() says; the blocks that differ go to m->xw. */
+/*
+ * Sets v's entry on every row to want[] (primary-style: a vSwitch's
+ * uplink for its DefaultPort); the blocks that differ go to m->xw, in
+ * the LFT order: under the extension a vSwitch without an entry sends
+ * the vLID up, so the VF's vSwitch changes before the leaf sends the
+ * vLID down to it (a boot), and after the leaf drops it (a destroy).
+ */
 static int x_rewrite(const struct fabric *f, struct lft_tables *t, uint32_t v,
 		     const uint8_t *want, struct migration *m, char *err,
 		     size_t errlen)
 {
-	m->xw = calloc((size_t)t->n_sw + 1, sizeof(*m->xw));
-	if (!m->xw)
+	uint32_t x = v - FAB_VLID_BASE;
+	struct mig_cols c = { .n = 1, .lid = { v }, .block = { x / FAB_LFT_BLOCK },
+			      .after = want };
+	uint8_t *before = malloc((size_t)t->n_sw + 1);
+	uint8_t *prio = calloc((size_t)t->n_sw + 1, 1);
+	m->ord_before = malloc((size_t)t->n_sw + 1);
+	if (!before || !prio || !m->ord_before)
 		goto enomem;
 	for (uint32_t r = 0; r < t->n_sw; r++) {
-		int ch = x_set(f, t, r, v, want[r]);
-		if (ch < 0)
-			goto enomem;
-		if (!ch)
-			continue;
-		struct mig_write *x = &m->xw[m->n_xw++];
-		x->row = r;
-		x->block = (v - FAB_VLID_BASE) / 64;
-		x->wave = 0;
-		x->vswitch = fabric_is_vswitch(f, t->sw_node[r]);
-		if (x->vswitch)
-			m->vswitches_written++;
-		else
-			m->switches_written++;
+		before[r] = x_entry(f, t, r, v);
+		m->ord_before[r] = x < t->x_blocks * 64u ? xlft_get(t, r, x) : LFT_DROP;
 	}
+	c.before = before;
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		if (x_set(f, t, r, v, want[r]) < 0)
+			goto enomem;
+	if (mig_order(f, t, &c, prio, 0, m, &m->xw, &m->n_xw) < 0 ||
+	    count_writes(m, m->xw, m->n_xw, t->n_sw, 0) < 0) {
+		free(before);
+		free(prio);
+		migration_free(m);
+		order_failed(err, errlen);
+		return -1;
+	}
+	free(before);
+	free(prio);
 	m->xlft_blocks = m->n_xw;
+	m->src_wave = (uint8_t)m->waves;
 	return 0;
 enomem:
-	free(m->xw);
-	m->xw = NULL;
-	m->n_xw = 0;
+	free(before);
+	free(prio);
+	migration_free(m);
 	snprintf(err, errlen, "out of memory");
 	return -1;
 }

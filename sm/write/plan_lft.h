@@ -4,7 +4,9 @@
  * state the switches pass through forwards a LID in a loop, and, where
  * the check can tell, none closes a channel-dependency cycle (else the
  * changed entries are drained first).  Every planner that writes LFT
- * blocks takes them from here.
+ * blocks takes them from here, but a VM's writes: the same order on the
+ * LIDs they change (reconfig/migorder.h), made a plan by
+ * sm/write/migcount.c.
  */
 #ifndef IBSMD_PLAN_LFT_H
 #define IBSMD_PLAN_LFT_H

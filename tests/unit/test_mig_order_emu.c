@@ -2,8 +2,8 @@
  * A VM's migrations written in the LFT order, on the emulator: a 3-level
  * fat tree (3 pods of 2 leaves under 2 aggregation switches, 4 top
  * switches) whose leaves hold hypervisors (vSwitch V-<p>-<l>-<i>, its PF
- * and VFs) and a host each.  A VM is created, then moved at random
- * across pods, under both LID schemes, with the VM on a LID and (every
+ * and VFs) and a host each.  A VM is created, moved at random across
+ * pods and destroyed, under both LID schemes, with the VM on a LID and (every
  * device given the extension) on a vLID.  After every LFT and every
  * secondary-LFT Set the emulator applies (its hook), every switch's
  * entries are read back and followed: no state forwards a LID or a vLID
@@ -93,6 +93,7 @@ struct seen {
 	const struct fabric *f;	/* the topology the states are judged on */
 	struct lft_tables t;	/* its switches' rows, filled from the emulator */
 	int judge;		/* 0 while the SM comes up */
+	uint32_t xtop;		/* vLIDs judged: XLID_VBASE .. + xtop - 1 */
 	uint32_t sets, loops, xloops, cycles;
 };
 
@@ -149,15 +150,8 @@ static void on_set(void *ctx, struct emu *e, uint64_t guid, uint32_t block)
 	s->loops += lft_has_loop(s->f, &s->t);
 	s->cycles += cdg_has_cycle(s->f, &s->t);
 	int xl = 0;
-	for (uint32_t pi = 0; pi < s->f->n_ports && !xl; pi++) {
-		struct emu_xcap c;
-		const struct fab_port *fp = &s->f->ports[pi];
-		if (s->f->nodes[fp->node].type == FAB_SWITCH ||
-		    emu_xlid_cap_get(e, s->f->nodes[fp->node].guid, fp->num, &c) < 0 ||
-		    !c.enabled || !c.port_vlid)
-			continue;
-		xl = xlid_loops(e, s->f, c.port_vlid);
-	}
+	for (uint32_t v = XLID_VBASE; v < XLID_VBASE + s->xtop && !xl; v++)
+		xl = xlid_loops(e, s->f, v);
 	s->xloops += (uint32_t)xl;
 }
 
@@ -197,12 +191,14 @@ static void moves(int scheme, int extended, int unordered, uint32_t seed,
 	srand(seed);
 	int pod = 0;
 	hyp_name(hyp, sizeof(hyp), 0, 0, 0);
+	/* every vLID a VF may take (a boot may grow the secondary tables) */
+	r.s.xtop = extended ? (r.sm->sub.lft.x_blocks + 1) * 64u : 0;
+	r.s.judge = 1;
 	const struct vmop_result *res = vmop_run(r.base, r.sm, &r.w, VMOP_CREATE,
 						 "vm1", hyp, -1);
 	ck_assert_msg(res->ok, "create: %s", res->err);
 	vmop_settle(r.base, r.sm);
 	ck_assert_uint_eq(res->vm.lid >= XLID_VBASE, (unsigned)extended);
-	r.s.judge = 1;
 	uint32_t waves = 0, split = 0;
 	for (int k = 0; k < MOVES; k++) {
 		pod = (pod + 1 + rand() % (PODS - 1)) % PODS;
@@ -214,6 +210,9 @@ static void moves(int scheme, int extended, int unordered, uint32_t seed,
 		split += res->st.order.split;
 		vmop_settle(r.base, r.sm);
 	}
+	res = vmop_run(r.base, r.sm, &r.w, VMOP_DESTROY, "vm1", NULL, -1);
+	ck_assert_msg(res->ok, "destroy: %s", res->err);
+	vmop_settle(r.base, r.sm);
 	fprintf(stderr, "%s %s %s seed %u: %u states, %u with a LID loop, %u with a vLID loop,"
 		" %u with a cycle (LFT waves %u, blocks split %u)\n",
 		mig_scheme_name(scheme), extended ? "vLIDs" : "LIDs",
