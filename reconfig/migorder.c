@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A plan's writes: by wave, then the priority of their row, row, block. */
 static int by_wave_prio(const void *a, const void *b)
 {
 	const struct mig_write *x = a, *y = b;
@@ -14,6 +15,12 @@ static int by_wave_prio(const void *a, const void *b)
 	if (x->row != y->row)
 		return x->row < y->row ? -1 : 1;
 	return (x->block > y->block) - (x->block < y->block);
+}
+
+void mig_sort_writes(struct mig_write *w, uint32_t n)
+{
+	if (n)
+		qsort(w, n, sizeof(*w), by_wave_prio);
 }
 
 /*
@@ -164,7 +171,7 @@ int mig_order(const struct fabric *f, const struct lft_tables *t,
 		};
 	}
 	*n_w = r.n_w;
-	qsort(*w, *n_w, sizeof(**w), by_wave_prio);
+	mig_sort_writes(*w, *n_w);
 	m->ord_n = c->n;
 	memset(m->ord_wave, first, (size_t)t->n_sw * c->n);
 	for (unsigned k = 0; k < c->n; k++) {

@@ -39,4 +39,7 @@ int mig_order(const struct fabric *f, const struct lft_tables *t,
 	      const struct mig_cols *c, const uint8_t *prio, uint8_t first,
 	      struct migration *m, struct mig_write **w, uint32_t *n_w);
 
+/* Writes by wave, then their row's priority (lower first), row, block. */
+void mig_sort_writes(struct mig_write *w, uint32_t n);
+
 #endif

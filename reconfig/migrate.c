@@ -223,19 +223,6 @@ static int add_write(struct migration *m, uint32_t *cap, uint32_t row,
 	return 0;
 }
 
-/* A plan's writes: by wave, then the priority of their row, row, block. */
-static int by_wave_prio(const void *a, const void *b)
-{
-	const struct mig_write *x = a, *y = b;
-	if (x->wave != y->wave)
-		return x->wave < y->wave ? -1 : 1;
-	if (x->prio != y->prio)
-		return x->prio < y->prio ? -1 : 1;
-	if (x->row != y->row)
-		return x->row < y->row ? -1 : 1;
-	return (x->block > y->block) - (x->block < y->block);
-}
-
 /* A vSwitch row: migrate_plan_vm writes it apart (skip[] in plan_core). */
 static int vs_row(const struct fabric *f, const struct lft_tables *t,
 		  uint32_t r)
@@ -425,7 +412,7 @@ static int order_writes(const struct fabric *f, const struct lft_tables *t,
 		}
 	}
 	free(done);
-	qsort(m->w, m->n_w, sizeof(*m->w), by_wave_prio);
+	mig_sort_writes(m->w, m->n_w);
 	return 0;
 }
 
