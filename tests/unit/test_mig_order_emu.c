@@ -250,13 +250,10 @@ START_TEST(one_wave_states_not)
 {
 	for (int scheme = 0; scheme < 2; scheme++)
 		for (int x = 0; x < 2; x++) {
-			uint32_t loops = 0;
-			for (uint32_t seed = 1; seed <= 2; seed++) {
-				struct seen s;
-				moves(scheme, x, 1, seed, &s);
-				loops += x ? s.xloops : s.loops;
-			}
-			ck_assert_msg(loops > 0, "%s %s in one wave: no state with a loop",
+			struct seen s;
+			moves(scheme, x, 1, 1, &s);
+			ck_assert_msg((x ? s.xloops : s.loops) > 0,
+				      "%s %s in one wave: no state with a loop",
 				      mig_scheme_name(scheme), x ? "vLIDs" : "LIDs");
 		}
 }
