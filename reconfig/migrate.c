@@ -9,6 +9,7 @@
 #include "routing/engines/ftree.h"
 #include "routing/graph.h"
 #include "routing/xlft.h"
+#include "reconfig/migorder.h"
 #include "reconfig/migrate.h"
 
 static const char *const scheme_names[] = { "dynamic", "prepopulated" };
@@ -52,7 +53,50 @@ void migration_free(struct migration *m)
 	free(m->marked);
 	free(m->w);
 	free(m->xw);
+	free(m->ord_before);
+	free(m->ord_wave);
 	memset(m, 0, sizeof(*m));
+}
+
+/* Drops the mixed writes of w[0..*n), the others into wave first. */
+static void flatten(struct mig_write *w, uint32_t *n, uint8_t first)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < *n; i++)
+		if (!w[i].mixed) {
+			w[k] = w[i];
+			w[k++].wave = first;
+		}
+	*n = k;
+}
+
+void migrate_one_wave(struct migration *m)
+{
+	flatten(m->w, &m->n_w, m->lft_first);
+	flatten(m->xw, &m->n_xw, m->lft_first);
+	m->lft_blocks = m->vswitch_blocks = 0;
+	for (uint32_t i = 0; i < m->n_w; i++) {
+		m->vswitch_blocks += m->w[i].vswitch;
+		m->lft_blocks += !m->w[i].vswitch;
+	}
+	m->xlft_blocks = m->n_xw;
+	memset(&m->order, 0, sizeof(m->order));
+}
+
+void migrate_payload(const struct migration *m, const struct mig_write *w,
+		     const uint8_t *blk, uint8_t *out)
+{
+	memcpy(out, blk, FAB_LFT_BLOCK);
+	if (!w->mixed)
+		return;
+	for (unsigned k = 0; k < m->ord_n; k++) {
+		uint32_t lid = m->ord_lid[k];
+		uint32_t x = fabric_is_vlid(lid) ? lid - FAB_VLID_BASE : lid;
+		size_t at = (size_t)w->row * m->ord_n + k;
+		if (x / FAB_LFT_BLOCK != w->block || m->ord_wave[at] <= w->wave)
+			continue;	/* another block's, or due */
+		out[x % FAB_LFT_BLOCK] = m->ord_drained[k] ? LFT_DROP : m->ord_before[at];
+	}
 }
 
 /* The end port's LID and the row of the switch it hangs on. */
@@ -165,7 +209,7 @@ static uint32_t trace(const struct fabric *f, const struct lft_tables *t,
 }
 
 static int add_write(struct migration *m, uint32_t *cap, uint32_t row,
-		     uint32_t block, uint8_t wave, uint8_t vs)
+		     uint32_t block, uint8_t wave, uint8_t vs, uint8_t prio)
 {
 	if (m->n_w == *cap) {
 		uint32_t nc = *cap ? *cap * 2 : 64;
@@ -175,7 +219,7 @@ static int add_write(struct migration *m, uint32_t *cap, uint32_t row,
 		m->w = w;
 		*cap = nc;
 	}
-	m->w[m->n_w++] = (struct mig_write){ row, block, wave, vs };
+	m->w[m->n_w++] = (struct mig_write){ row, block, wave, vs, 0, prio };
 	return 0;
 }
 
@@ -188,25 +232,23 @@ static int vs_row(const struct fabric *f, const struct lft_tables *t,
 
 /*
  * The physical part of a plan: m->vm_lid, dst_lid, src_leaf, dst_leaf,
- * scheme and method set.  Marks, orders by wave, changes t and adds the
- * writes.  With vs (migrate_plan_vm) the vSwitch rows are neither marked
- * nor written here, nor taken for the apex of the active path.
+ * scheme and method set.  Marks and changes t; prio (per row) the place
+ * of a row's writes within a wave: the active path first.  With vs
+ * (migrate_plan_vm) the vSwitch rows are neither marked nor changed
+ * here, nor taken for the apex of the active path.
  */
 static int plan_core(const struct fabric *f, struct lft_tables *t,
 		     const uint32_t *rank, int vs, struct migration *m,
-		     uint32_t *cap, char *err, size_t errlen)
+		     uint8_t *prio, char *err, size_t errlen)
 {
 	struct sw_graph g = { 0 };
 	uint32_t n = t->n_sw;
-	uint32_t *own_rank = NULL, *buf = NULL, *order = NULL;
-	uint8_t *wave = NULL;
+	uint32_t *own_rank = NULL, *buf = NULL;
 	int rc = -1, scheme = m->scheme;
 
 	m->marked = calloc((size_t)n + 1, 1);
-	wave = malloc((size_t)n + 1);
 	buf = malloc(((size_t)n + 1) * 5 * sizeof(*buf));
-	order = malloc(((size_t)n + 1) * sizeof(*order));
-	if (!m->marked || !wave || !buf || !order)
+	if (!m->marked || !buf)
 		goto nomem;
 
 	if (m->method == MIG_FTREEMINRC) {
@@ -254,8 +296,8 @@ static int plan_core(const struct fabric *f, struct lft_tables *t,
 			}
 	}
 
-	/* waves from the old active path */
-	memset(wave, MIG_WAVES - 1, n);
+	/* the priority within a wave, from the old active path */
+	memset(prio, MIG_PRIO_REST, n);
 	uint32_t *path = buf + 4 * (n + 1);
 	uint32_t np = trace(f, t, m->src_leaf, m->dst_lid, path);
 	if (vs && np) {	/* the physical part of the path */
@@ -279,47 +321,25 @@ static int plan_core(const struct fabric *f, struct lft_tables *t,
 		}
 		for (uint32_t i = 0; i < np; i++) {
 			int is_apex = rank ? rank[path[i]] == top : i == apex;
-			wave[path[i]] = is_apex ? 1 : i > apex ? 0 : 2;
+			prio[path[i]] = is_apex ? MIG_PRIO_APEX : i > apex ?
+					MIG_PRIO_DST : MIG_PRIO_SRC;
 		}
 	}
 
-	/* new entries, and the blocks that differ */
-	uint32_t bv = m->vm_lid / FAB_LFT_BLOCK, bd = m->dst_lid / FAB_LFT_BLOCK;
-	uint32_t nblocks = t->max_lid / FAB_LFT_BLOCK + 1, no = 0;
-	for (uint8_t w = 0; w < MIG_WAVES; w++)
-		for (uint32_t r = 0; r < n; r++)
-			if (wave[r] == w && m->marked[r])
-				order[no++] = r;
-	for (uint32_t i = 0; i < no; i++) {
-		uint32_t r = order[i];
+	/* the new entries of the marked switches */
+	for (uint32_t r = 0; r < n; r++) {
+		if (!m->marked[r])
+			continue;
 		uint8_t *row = lft_row(t, r);
 		uint8_t pv = row[m->vm_lid], pd = row[m->dst_lid];
-		int changed = 0;
-		if (scheme == MIG_DYNAMIC) {
-			if (pv != pd) {
-				row[m->vm_lid] = pd;
-				m->entries_changed++;
-				changed = 1;
-			}
-		} else if (pv != pd) {
-			row[m->vm_lid] = pd;
+		if (pv == pd)
+			continue;
+		row[m->vm_lid] = pd;
+		m->entries_changed++;
+		if (scheme == MIG_PREPOPULATED) {
 			row[m->dst_lid] = pv;
-			m->entries_changed += 2;
-			changed = 2;
+			m->entries_changed++;
 		}
-		if (m->method == MIG_FULL) {
-			for (uint32_t b = 0; b < nblocks; b++)
-				if (add_write(m, cap, r, b, wave[r], 0) < 0)
-					goto nomem;
-			continue;
-		}
-		if (!changed)
-			continue;
-		if (add_write(m, cap, r, bv, wave[r], 0) < 0)
-			goto nomem;
-		if (changed == 2 && bd != bv &&
-		    add_write(m, cap, r, bd, wave[r], 0) < 0)
-			goto nomem;
 	}
 	rc = 0;
 	goto out;
@@ -329,26 +349,115 @@ out:
 	sw_graph_free(&g);
 	free(own_rank);
 	free(buf);
-	free(order);
-	free(wave);
 	return rc;
 }
 
-/* The counts of m's writes: physical and vSwitch apart. */
-static void count_writes(struct migration *m)
+/* The columns a move changes: the VM's LID, and prepopulated the destination's. */
+static void move_cols(const struct migration *m, struct mig_cols *c)
 {
-	m->lft_blocks = m->switches_written = 0;
-	m->vswitch_blocks = m->vswitches_written = 0;
-	for (uint32_t i = 0; i < m->n_w; i++) {
-		int first = i == 0 || m->w[i].row != m->w[i - 1].row;
-		if (m->w[i].vswitch) {
-			m->vswitch_blocks++;
-			m->vswitches_written += first;
-		} else {
-			m->lft_blocks++;
-			m->switches_written += first;
+	memset(c, 0, sizeof(*c));
+	c->n = m->scheme == MIG_PREPOPULATED ? 2 : 1;
+	c->lid[0] = m->vm_lid;
+	c->lid[1] = m->dst_lid;
+	c->block[0] = m->vm_lid / FAB_LFT_BLOCK;
+	c->block[1] = m->dst_lid / FAB_LFT_BLOCK;
+}
+
+/* c's columns of t as they are now, into m->ord_before (per row * c->n). */
+static int take_before(const struct lft_tables *t, const struct mig_cols *c,
+		       struct migration *m)
+{
+	m->ord_before = malloc((size_t)t->n_sw * c->n + 1);
+	if (!m->ord_before)
+		return -1;
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		for (unsigned k = 0; k < c->n; k++)
+			m->ord_before[(size_t)r * c->n + k] = lft_row(t, r)[c->lid[k]];
+	return 0;
+}
+
+/*
+ * The writes of a primary plan: the order of c's change (from
+ * m->ord_before to t), from wave first; full: every other block of the
+ * rows whole[] names too, in wave first (they hold what is written).
+ */
+static int order_writes(const struct fabric *f, const struct lft_tables *t,
+			const struct mig_cols *c, const uint8_t *prio,
+			const uint8_t *whole, uint8_t first,
+			struct migration *m)
+{
+	struct mig_cols cc = *c;
+	cc.before = m->ord_before;
+	if (mig_order(f, t, &cc, prio, first, m, &m->w, &m->n_w) < 0)
+		return -1;
+	if (m->method != MIG_FULL)
+		return 0;
+	uint32_t cap = m->n_w;
+	uint8_t *done = calloc((size_t)t->n_sw + 1, 1);	/* per row: c's blocks 1, 2 written */
+	if (!done)
+		return -1;
+	for (uint32_t i = 0; i < m->n_w; i++)
+		done[m->w[i].row] |= (uint8_t)(m->w[i].block == c->block[0] ? 1 : 2);
+	for (uint32_t r = 0; r < t->n_sw; r++) {
+		if (!whole[r])
+			continue;
+		for (uint32_t b = 0; b <= t->max_lid / FAB_LFT_BLOCK; b++) {
+			int had = (b == c->block[0] && (done[r] & 1)) ||
+				  (c->n == 2 && b == c->block[1] && (done[r] & 2));
+			if (!had && add_write(m, &cap, r, b, first,
+					      (uint8_t)vs_row(f, t, r), prio[r]) < 0) {
+				free(done);
+				return -1;
+			}
 		}
 	}
+	free(done);
+	mig_sort_writes(m->w, m->n_w);
+	return 0;
+}
+
+/*
+ * The counts of writes w[0..n) (m->w, or m->xw: blocks not counted):
+ * physical and vSwitch apart, a row once whatever its waves.  0, or -1.
+ */
+static int count_writes(struct migration *m, const struct mig_write *w,
+			uint32_t n, uint32_t n_sw, int blocks)
+{
+	uint8_t *seen = calloc((size_t)n_sw + 1, 1);
+	if (!seen)
+		return -1;
+	if (blocks)
+		m->lft_blocks = m->vswitch_blocks = 0;
+	m->switches_written = m->vswitches_written = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		int first = !seen[w[i].row];
+		seen[w[i].row] = 1;
+		if (w[i].vswitch) {
+			m->vswitch_blocks += (uint32_t)blocks;
+			m->vswitches_written += (uint32_t)first;
+		} else {
+			m->lft_blocks += (uint32_t)blocks;
+			m->switches_written += (uint32_t)first;
+		}
+	}
+	free(seen);
+	return 0;
+}
+
+/* The counts of m->w; 0, or -1 with err. */
+static int count_w(struct migration *m, uint32_t n_sw, char *err, size_t errlen)
+{
+	if (count_writes(m, m->w, m->n_w, n_sw, 1) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+/* Why mig_order() failed. */
+static void order_failed(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "out of memory, or the order needs more than %d waves",
+		 ORDER_MAX_WAVES);
 }
 
 /* An empty migration of that kind between those ports. */
@@ -370,7 +479,8 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 		 size_t errlen)
 {
 	uint64_t t0 = now_us();
-	uint32_t cap = 0;
+	struct mig_cols c;
+	uint8_t *prio;
 
 	mig_init(m, MIG_MOVE, scheme, method, src_pi, dst_pi);
 	if (end_port(f, t, src_pi, &m->vm_lid, &m->src_leaf, err, errlen) < 0 ||
@@ -380,13 +490,29 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 		snprintf(err, errlen, "source and destination are the same port");
 		return -1;
 	}
-	if (plan_core(f, t, rank, 0, m, &cap, err, errlen) < 0) {
-		migration_free(m);
-		return -1;
+	move_cols(m, &c);
+	prio = malloc((size_t)t->n_sw + 1);
+	if (!prio || take_before(t, &c, m) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
 	}
-	count_writes(m);
+	if (plan_core(f, t, rank, 0, m, prio, err, errlen) < 0)
+		goto fail;
+	if (order_writes(f, t, &c, prio, m->marked, 0, m) < 0) {
+		order_failed(err, errlen);
+		goto fail;
+	}
+	if (count_w(m, t->n_sw, err, errlen) < 0)
+		goto fail;
+	free(prio);
+	m->src_wave = (uint8_t)m->waves;
 	m->plan_us = now_us() - t0;
+	m->order.plan_us = m->plan_us;
 	return 0;
+fail:
+	free(prio);
+	migration_free(m);
+	return -1;
 }
 
 /* The vSwitch port number a VF (or PF) CA port is cabled to. */
@@ -414,42 +540,12 @@ static int set_entry(struct migration *m, struct lft_tables *t, uint32_t r,
 	return 1;
 }
 
-static int by_wave_row_block(const void *a, const void *b)
+/* A vSwitch row's entries for the LIDs lids[0..nl-1] become ports[]. */
+static void vs_set(struct migration *m, struct lft_tables *t, uint32_t vs,
+		   const uint32_t *lids, const uint8_t *ports, unsigned nl)
 {
-	const struct mig_write *x = a, *y = b;
-	if (x->wave != y->wave)
-		return x->wave < y->wave ? -1 : 1;
-	if (x->row != y->row)
-		return x->row < y->row ? -1 : 1;
-	return x->block < y->block ? -1 : x->block > y->block;
-}
-
-/*
- * A vSwitch row's entries for the LIDs lids[0..nl-1] become ports[];
- * the blocks that changed are written (every block of the row, full).
- */
-static int vs_write(struct migration *m, uint32_t *cap, struct lft_tables *t,
-		    uint32_t vs, const uint32_t *lids, const uint8_t *ports,
-		    unsigned nl, uint8_t wave)
-{
-	uint32_t r = t->row_of_node[vs], blocks[2];
-	unsigned nb = 0;
-	for (unsigned i = 0; i < nl; i++) {
-		int ch = set_entry(m, t, r, lids[i], ports[i]);
-		uint32_t b = lids[i] / FAB_LFT_BLOCK;
-		if (ch && (nb == 0 || blocks[0] != b))
-			blocks[nb++] = b;
-	}
-	if (m->method == MIG_FULL) {
-		for (uint32_t b = 0; b <= t->max_lid / FAB_LFT_BLOCK; b++)
-			if (add_write(m, cap, r, b, wave, 1) < 0)
-				return -1;
-		return 0;
-	}
-	for (unsigned i = 0; i < nb; i++)
-		if (add_write(m, cap, r, blocks[i], wave, 1) < 0)
-			return -1;
-	return 0;
+	for (unsigned i = 0; i < nl; i++)
+		set_entry(m, t, t->row_of_node[vs], lids[i], ports[i]);
 }
 
 /* The vSwitch a VF port hangs on, or FAB_NONE with err. */
@@ -482,13 +578,18 @@ static uint32_t port_lid(const struct fabric *f, const struct lft_tables *t,
 	return lid && lid <= t->max_lid ? lid : 0;
 }
 
-int migrate_plan_vm(const struct fabric *f, struct lft_tables *t,
-		    uint32_t vm_pi, uint32_t dst_vf_pi, int scheme, int method,
-		    const uint32_t *rank, struct migration *m, char *err,
-		    size_t errlen)
+/*
+ * migrate_plan_vm without the writes: the marking, the new entries of
+ * every row in t, the columns c that change with their entries before in
+ * m->ord_before, prio (per row, n_sw + 1).  0, or -1 with err (m then
+ * holds what to free).
+ */
+static int plan_vm(const struct fabric *f, struct lft_tables *t,
+		   uint32_t vm_pi, uint32_t dst_vf_pi, int scheme, int method,
+		   const uint32_t *rank, struct migration *m, struct mig_cols *c,
+		   uint8_t *prio, char *err, size_t errlen)
 {
-	uint64_t t0 = now_us();
-	uint32_t cap = 0, svs, dvs;
+	uint32_t svs, dvs;
 
 	mig_init(m, MIG_MOVE, scheme, method, vm_pi, dst_vf_pi);
 	if ((svs = vf_vswitch(f, vm_pi, "the VM's", err, errlen)) == FAB_NONE ||
@@ -513,48 +614,89 @@ int migrate_plan_vm(const struct fabric *f, struct lft_tables *t,
 	}
 	m->src_leaf = t->row_of_node[fabric_vswitch_leaf(f, svs)];
 	m->dst_leaf = t->row_of_node[fabric_vswitch_leaf(f, dvs)];
-	if (plan_core(f, t, rank, 1, m, &cap, err, errlen) < 0)
-		goto fail;
+	move_cols(m, c);
+	if (take_before(t, c, m) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (plan_core(f, t, rank, 1, m, prio, err, errlen) < 0)
+		return -1;
 
 	/*
-	 * The vSwitch rows.  Destination first (wave 0): the VM's LID to
-	 * its VF; then the source (wave 2): the VM's LID up, and under
-	 * prepopulated the destination's old LID down to the source VF.
+	 * The vSwitch rows: the destination's sends the VM's LID to its VF;
+	 * the source's sends it up, and under prepopulated the
+	 * destination's old LID down to the source VF.  Their waves are the
+	 * order's (the destination's first: its next hop is the VF).
 	 */
 	uint8_t dport = vs_port_of(f, dst_vf_pi), sport = vs_port_of(f, vm_pi);
 	uint32_t lids[2] = { m->vm_lid, m->dst_lid };
 	uint8_t ports[2];
-	unsigned nl = scheme == MIG_PREPOPULATED ? 2 : 1;
+	unsigned nl = c->n;
 	if (svs == dvs) {
 		ports[0] = dport;
 		ports[1] = sport;
-		if (vs_write(m, &cap, t, dvs, lids, ports, nl, 0) < 0)
-			goto nomem;
+		vs_set(m, t, dvs, lids, ports, nl);
 	} else {
 		ports[0] = dport;
 		ports[1] = vs_uplink(f, dvs);
-		if (vs_write(m, &cap, t, dvs, lids, ports, nl, 0) < 0)
-			goto nomem;
+		vs_set(m, t, dvs, lids, ports, nl);
 		ports[0] = vs_uplink(f, svs);
 		ports[1] = sport;
-		if (vs_write(m, &cap, t, svs, lids, ports, nl, 2) < 0)
-			goto nomem;
+		vs_set(m, t, svs, lids, ports, nl);
+		prio[t->row_of_node[svs]] = MIG_PRIO_SRC;
 	}
-	/* full: every other vSwitch's every block too (the reference) */
-	if (method == MIG_FULL)
-		for (uint32_t r = 0; r < t->n_sw; r++) {
-			uint32_t vs = t->sw_node[r];
-			if (vs_row(f, t, r) && vs != svs && vs != dvs &&
-			    vs_write(m, &cap, t, vs, lids, ports, 0, MIG_WAVES - 1) < 0)
-				goto nomem;
-		}
-	qsort(m->w, m->n_w, sizeof(*m->w), by_wave_row_block);
-	count_writes(m);
-	m->plan_us = now_us() - t0;
+	prio[t->row_of_node[dvs]] = MIG_PRIO_DST;
 	return 0;
-nomem:
-	snprintf(err, errlen, "out of memory");
+}
+
+/* Rows written whole under full: the marked ones and every vSwitch (the reference). */
+static uint8_t *whole_rows(const struct fabric *f, const struct lft_tables *t,
+			   const struct migration *m)
+{
+	uint8_t *whole = malloc((size_t)t->n_sw + 1);
+	for (uint32_t r = 0; whole && r < t->n_sw; r++)
+		whole[r] = m->marked[r] || vs_row(f, t, r);
+	return whole;
+}
+
+int migrate_plan_vm(const struct fabric *f, struct lft_tables *t,
+		    uint32_t vm_pi, uint32_t dst_vf_pi, int scheme, int method,
+		    const uint32_t *rank, struct migration *m, char *err,
+		    size_t errlen)
+{
+	uint64_t t0 = now_us();
+	struct mig_cols c;
+	uint8_t *prio = malloc((size_t)t->n_sw + 1), *whole = NULL;
+
+	memset(m, 0, sizeof(*m));
+	if (!prio) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (plan_vm(f, t, vm_pi, dst_vf_pi, scheme, method, rank, m, &c, prio,
+		    err, errlen) < 0)
+		goto fail;
+	if (method == MIG_FULL && !(whole = whole_rows(f, t, m))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	/* wave 0: the destination VF's PortInfo (vmexec_port_sets()) */
+	if (order_writes(f, t, &c, prio, whole, 1, m) < 0) {
+		order_failed(err, errlen);
+		goto fail;
+	}
+	if (count_w(m, t->n_sw, err, errlen) < 0)
+		goto fail;
+	free(prio);
+	free(whole);
+	m->src_wave = (uint8_t)m->waves;
+	m->waves++;
+	m->plan_us = now_us() - t0;
+	m->order.plan_us = m->plan_us;
+	return 0;
 fail:
+	free(prio);
+	free(whole);
 	migration_free(m);
 	return -1;
 }
@@ -569,7 +711,13 @@ static int set_column(const struct fabric *f, struct lft_tables *t,
 		      struct migration *m, uint32_t vs, uint8_t vport,
 		      uint64_t t0, char *err, size_t errlen)
 {
-	uint32_t cap = 0, lid = m->vm_lid;
+	uint32_t lid = m->vm_lid;
+	struct mig_cols c = { .n = 1, .lid = { lid }, .block = { lid / FAB_LFT_BLOCK } };
+	uint8_t *prio = calloc((size_t)t->n_sw + 1, 1);
+	if (!prio || take_before(t, &c, m) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	for (uint32_t r = 0; r < t->n_sw; r++) {
 		uint32_t node = t->sw_node[r];
 		int isvs = fabric_is_vswitch(f, node);
@@ -578,16 +726,24 @@ static int set_column(const struct fabric *f, struct lft_tables *t,
 			       node == vs ? vport : vs_uplink(f, node);
 		if (!isvs)
 			m->switches_marked++;
-		if (set_entry(m, t, r, lid, want) &&
-		    add_write(m, &cap, r, lid / FAB_LFT_BLOCK, 0, (uint8_t)isvs) < 0) {
-			snprintf(err, errlen, "out of memory");
-			migration_free(m);
-			return -1;
-		}
+		set_entry(m, t, r, lid, want);
 	}
-	count_writes(m);
+	/* one wave: a new LID is dropped everywhere before, a dropped one after */
+	if (order_writes(f, t, &c, prio, NULL, 0, m) < 0) {
+		order_failed(err, errlen);
+		goto fail;
+	}
+	if (count_w(m, t->n_sw, err, errlen) < 0)
+		goto fail;
+	free(prio);
+	m->src_wave = (uint8_t)m->waves;
 	m->plan_us = now_us() - t0;
+	m->order.plan_us = m->plan_us;
 	return 0;
+fail:
+	free(prio);
+	migration_free(m);
+	return -1;
 }
 
 int migrate_plan_boot(const struct fabric *f, struct lft_tables *t,
@@ -742,15 +898,16 @@ int migrate_plan_xvm(const struct fabric *f, struct lft_tables *t,
 		     const uint32_t *rank, struct migration *m, char *err,
 		     size_t errlen)
 {
+	uint64_t t0 = now_us();
 	struct fabric ff;
 	struct lft_tables tt = { 0 };
-	struct migration mm;
+	struct mig_cols c;
+	uint8_t *prio = NULL, *raw = NULL;
 	uint32_t v = f->ports[vm_pi].lid, w = f->ports[dst_vf_pi].lid;
 	uint32_t col[2] = { t->max_lid + 1, t->max_lid + 2 };
 	int two = scheme == MIG_PREPOPULATED;
 	int rc = -1;
 	memset(m, 0, sizeof(*m));
-	memset(&mm, 0, sizeof(mm));
 	if (!fabric_is_vlid(v) || (two && !fabric_is_vlid(w)) || !t->xrow ||
 	    v > f->max_vlid || (two && w > f->max_vlid)) {
 		snprintf(err, errlen, "not a VM on a vLID%s", two ?
@@ -784,118 +941,117 @@ int migrate_plan_xvm(const struct fabric *f, struct lft_tables *t,
 		if (two)
 			lft_row(&tt, r)[col[1]] = x_entry(f, t, r, w);
 	}
-	if (migrate_plan_vm(&ff, &tt, vm_pi, dst_vf_pi, scheme, method, rank,
-			    &mm, err, errlen) < 0)
-		goto out;
-	/* back to the secondary tables: the blocks that changed, by wave */
-	uint8_t *wave = malloc((size_t)t->n_sw + 1);
-	m->xw = calloc((size_t)t->n_sw * 2 + 1, sizeof(*m->xw));
-	if (!wave || !m->xw) {
-		free(wave);
+	if (!(prio = malloc((size_t)t->n_sw + 1))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	memset(wave, MIG_WAVES - 1, (size_t)t->n_sw + 1);
-	for (uint32_t i = 0; i < mm.n_w; i++)
-		if (mm.w[i].wave < wave[mm.w[i].row])
-			wave[mm.w[i].row] = mm.w[i].wave;
-	for (int wv = 0; wv < MIG_WAVES; wv++)
-		for (uint32_t r = 0; r < t->n_sw; r++) {
-			if (wave[r] != wv)
-				continue;
-			uint32_t lids[2] = { v, w };
-			int blk_written = -1;
-			for (int k = 0; k <= two; k++) {
-				int ch = x_set(f, t, r, lids[k], lft_row(&tt, r)[col[k]]);
-				if (ch < 0) {
-					free(wave);
-					snprintf(err, errlen, "out of memory");
-					goto out;
-				}
-				uint32_t b = (lids[k] - FAB_VLID_BASE) / 64;
-				if (!ch || (int)b == blk_written)
-					continue;
-				blk_written = (int)b;
-				struct mig_write *x = &m->xw[m->n_xw++];
-				x->row = r;
-				x->block = b;
-				x->wave = (uint8_t)wv;
-				x->vswitch = fabric_is_vswitch(f, t->sw_node[r]);
-			}
-		}
-	free(wave);
-	m->kind = mm.kind;
-	m->scheme = mm.scheme;
-	m->method = mm.method;
-	m->fallback = mm.fallback;
-	memcpy(m->note, mm.note, sizeof(m->note));
-	m->vm_lid = v;
-	m->dst_lid = two ? w : mm.dst_lid;
-	m->src_leaf = mm.src_leaf;
-	m->dst_leaf = mm.dst_leaf;
-	m->marked = mm.marked;
-	mm.marked = NULL;
-	m->vm_pi = vm_pi;
-	m->dst_pi = dst_vf_pi;
-	m->switches_marked = mm.switches_marked;
-	m->entries_changed = mm.entries_changed;
-	m->levels_us = mm.levels_us;
-	m->mark_us = mm.mark_us;
-	m->plan_us = mm.plan_us;
-	m->xlft_blocks = m->n_xw;
-	uint32_t last = FAB_NONE;
-	for (uint32_t i = 0; i < m->n_xw; i++) {
-		if (m->xw[i].row == last)
-			continue;
-		last = m->xw[i].row;
-		if (m->xw[i].vswitch)
-			m->vswitches_written++;
-		else
-			m->switches_written++;
+	if (plan_vm(&ff, &tt, vm_pi, dst_vf_pi, scheme, method, rank, m, &c,
+		    prio, err, errlen) < 0)
+		goto out;
+	/*
+	 * Back to the secondary tables: the order on the stand-ins' entries
+	 * (c.before, as plan_vm took them), each written in its vLID's
+	 * secondary block; the mixed writes' entries before as the
+	 * secondary tables hold them.
+	 */
+	uint32_t lids[2] = { v, w };
+	raw = malloc((size_t)t->n_sw * c.n + 1);
+	if (!raw) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
 	}
+	for (unsigned k = 0; k < c.n; k++) {
+		uint32_t x = lids[k] - FAB_VLID_BASE;
+		c.lid[k] = col[k];
+		c.block[k] = x / FAB_LFT_BLOCK;
+		for (uint32_t r = 0; r < t->n_sw; r++)
+			raw[(size_t)r * c.n + k] = x < t->x_blocks * 64u ?
+						   xlft_get(t, r, x) : LFT_DROP;
+	}
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		for (unsigned k = 0; k < c.n; k++)
+			if (x_set(f, t, r, lids[k], lft_row(&tt, r)[col[k]]) < 0) {
+				snprintf(err, errlen, "out of memory");
+				goto out;
+			}
+	c.before = m->ord_before;
+	/* wave 0: the destination VF's PortInfo (vmexec_port_sets()) */
+	if (mig_order(&ff, &tt, &c, prio, 1, m, &m->xw, &m->n_xw) < 0) {
+		order_failed(err, errlen);
+		goto out;
+	}
+	free(m->ord_before);
+	m->ord_before = raw;
+	raw = NULL;
+	for (unsigned k = 0; k < c.n; k++)
+		m->ord_lid[k] = lids[k];
+	if (count_writes(m, m->xw, m->n_xw, t->n_sw, 0) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	m->vm_lid = v;
+	if (two)
+		m->dst_lid = w;
+	m->xlft_blocks = m->n_xw;
+	m->src_wave = (uint8_t)m->waves;
+	m->waves++;
+	m->plan_us = now_us() - t0;
+	m->order.plan_us = m->plan_us;
 	rc = 0;
 out:
-	if (rc < 0) {
-		free(m->xw);
-		m->xw = NULL;
-		m->n_xw = 0;
-	}
-	migration_free(&mm);
+	if (rc < 0)
+		migration_free(m);
+	free(prio);
+	free(raw);
 	lft_tables_free(&tt);
 	fabric_free(&ff);
 	return rc;
 }
 
-/* Sets v's entry on every row to what want() says; the blocks that differ go to m->xw. */
+/*
+ * Sets v's entry on every row to want[] (primary-style: a vSwitch's
+ * uplink for its DefaultPort); the blocks that differ go to m->xw, in
+ * the LFT order: under the extension a vSwitch without an entry sends
+ * the vLID up, so the VF's vSwitch changes before the leaf sends the
+ * vLID down to it (a boot), and after the leaf drops it (a destroy).
+ */
 static int x_rewrite(const struct fabric *f, struct lft_tables *t, uint32_t v,
 		     const uint8_t *want, struct migration *m, char *err,
 		     size_t errlen)
 {
-	m->xw = calloc((size_t)t->n_sw + 1, sizeof(*m->xw));
-	if (!m->xw)
+	uint32_t x = v - FAB_VLID_BASE;
+	struct mig_cols c = { .n = 1, .lid = { v }, .block = { x / FAB_LFT_BLOCK },
+			      .after = want };
+	uint8_t *before = malloc((size_t)t->n_sw + 1);
+	uint8_t *prio = calloc((size_t)t->n_sw + 1, 1);
+	m->ord_before = malloc((size_t)t->n_sw + 1);
+	if (!before || !prio || !m->ord_before)
 		goto enomem;
 	for (uint32_t r = 0; r < t->n_sw; r++) {
-		int ch = x_set(f, t, r, v, want[r]);
-		if (ch < 0)
-			goto enomem;
-		if (!ch)
-			continue;
-		struct mig_write *x = &m->xw[m->n_xw++];
-		x->row = r;
-		x->block = (v - FAB_VLID_BASE) / 64;
-		x->wave = 0;
-		x->vswitch = fabric_is_vswitch(f, t->sw_node[r]);
-		if (x->vswitch)
-			m->vswitches_written++;
-		else
-			m->switches_written++;
+		before[r] = x_entry(f, t, r, v);
+		m->ord_before[r] = x < t->x_blocks * 64u ? xlft_get(t, r, x) : LFT_DROP;
 	}
+	c.before = before;
+	for (uint32_t r = 0; r < t->n_sw; r++)
+		if (x_set(f, t, r, v, want[r]) < 0)
+			goto enomem;
+	if (mig_order(f, t, &c, prio, 0, m, &m->xw, &m->n_xw) < 0 ||
+	    count_writes(m, m->xw, m->n_xw, t->n_sw, 0) < 0) {
+		free(before);
+		free(prio);
+		migration_free(m);
+		order_failed(err, errlen);
+		return -1;
+	}
+	free(before);
+	free(prio);
 	m->xlft_blocks = m->n_xw;
+	m->src_wave = (uint8_t)m->waves;
 	return 0;
 enomem:
-	free(m->xw);
-	m->xw = NULL;
-	m->n_xw = 0;
+	free(before);
+	free(prio);
+	migration_free(m);
 	snprintf(err, errlen, "out of memory");
 	return -1;
 }
@@ -938,6 +1094,7 @@ int migrate_plan_xboot(const struct fabric *f, struct lft_tables *t,
 	m->vm_pi = vf_pi;
 	m->dst_pi = FAB_NONE;
 	m->plan_us = now_us() - t0;
+	m->order.plan_us = m->plan_us;
 	return rc;
 }
 
@@ -968,5 +1125,6 @@ int migrate_plan_xdrop(const struct fabric *f, struct lft_tables *t,
 	m->vm_pi = fabric_lid_port(f, vlid);
 	m->dst_pi = FAB_NONE;
 	m->plan_us = now_us() - t0;
+	m->order.plan_us = m->plan_us;
 	return rc;
 }

@@ -13,16 +13,26 @@
  * every LFT block of every switch, no diff (the reference).  ftreeminrc
  * on a fabric that is not a fat tree falls back to itrc (fallback set).
  *
- * Waves: the switches of the active path (the old route from the source
- * leaf to the destination's LID) first, destination side, then the
- * common ancestor(s), then the source side; then the rest.
+ * Waves: the LFT order of every other table change (reconfig/order.h),
+ * on the one or two LIDs whose entries change (mig_order(),
+ * reconfig/migorder.h): per LID a switch takes its new entry only after
+ * every changing switch on its new route onwards did, so no state
+ * forwards the VM's LID (or the swapped one) in a loop.  Within a wave
+ * the switches of the active path (the old route from the source leaf
+ * to the destination's LID) go first -- destination side, common
+ * ancestor(s), source side -- then the rest: the priority holds only
+ * where the order leaves room.  Moving a VM between VFs, the
+ * destination VF's PortInfo (its new LID) goes in wave 0, before any
+ * switch sends the LID towards it, the LFT waves from 1 (lft_first), the
+ * source VF's after the last (src_wave).
  *
  * vSwitches (FNODE_VSWITCH, sm/base/fabric.h): migrate_plan_vm moves a VM
  * between VF ports behind vSwitches.  The leaves are the physical
  * switches above the vSwitches; the physical switches take the entries
  * as above; the two vSwitch rows (destination: the VM's LID to the VF
  * port; source: to its uplink -- and, prepopulated, the swapped LID the
- * other way) are written as separate writes flagged vswitch, counted in
+ * other way) are ordered with them (the destination's in the first LFT
+ * wave: its next hop is the VF) and written as separate writes flagged vswitch, counted in
  * vswitch_blocks and not in lft_blocks nor switches_written.  Every
  * other vSwitch already sends a LID that is not its own to its uplink.
  */
@@ -32,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reconfig/order.h"
 #include "routing/engine.h"
 #include "sm/base/fabric.h"
 
@@ -41,14 +52,20 @@ enum mig_method { MIG_FTREEMINRC, MIG_ITRC, MIG_FULL };
 /* what a plan does: migrate_plan(_vm), migrate_plan_boot, migrate_plan_drop */
 enum mig_kind { MIG_MOVE, MIG_BOOT, MIG_DROP };
 
-#define MIG_WAVES 4	/* destination side, ancestors, source side, rest */
+/* the destination's PortInfo, the LFT order's waves, the source's PortInfo */
+#define MIG_MAX_WAVES (ORDER_MAX_WAVES + 2)
 
 struct mig_write {
 	uint32_t row;		/* LFT row (switch) */
 	uint32_t block;		/* LFT block (64 LIDs) */
-	uint8_t wave;		/* 0 .. MIG_WAVES - 1 */
+	uint8_t wave;		/* 0 .. m->waves - 1 */
 	uint8_t vswitch;	/* the row is a vSwitch's */
+	uint8_t mixed;		/* entries not yet due as before: migrate_payload() */
+	uint8_t prio;		/* enum mig_prio of its row */
 };
+
+/* Within a wave: the active path first, destination side, apex, source side. */
+enum mig_prio { MIG_PRIO_DST, MIG_PRIO_APEX, MIG_PRIO_SRC, MIG_PRIO_REST };
 
 struct migration {
 	int kind;		/* enum mig_kind */
@@ -77,6 +94,21 @@ struct migration {
 	 */
 	struct mig_write *xw;
 	uint32_t n_xw, xlft_blocks;
+	/*
+	 * The order (waves): waves of the plan, port sets included;
+	 * lft_first the first LFT wave, src_wave the source VF's PortInfo;
+	 * order, how the LFT writes (w, or xw) were ordered.  A mixed write
+	 * carries, of the ord_n changed LIDs ord_lid[] in its block, the new
+	 * entry where ord_wave (per row * ord_n) is at most its wave, else
+	 * ord_before's (the tables' encoding), or none where ord_drained.
+	 */
+	uint32_t waves;
+	uint8_t lft_first, src_wave;
+	struct lft_order_stats order;
+	unsigned ord_n;
+	uint32_t ord_lid[2];
+	uint8_t ord_drained[2];
+	uint8_t *ord_before, *ord_wave;
 };
 
 /*
@@ -97,8 +129,8 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
  * of the same).  Dynamic: the VM's LID copies the entries of the
  * destination vSwitch's PF's LID (dst_vf_pi needs no LID).  Prepopulated:
  * the VM's LID and dst_vf_pi's LID swap entries.  Physical switches by
- * method as migrate_plan; the vSwitch rows as said above (destination
- * vSwitch in wave 0, source vSwitch in wave 2).  t is updated in place,
+ * method as migrate_plan; the vSwitch rows as said above, all in the
+ * LFT order from wave 1 (the destination VF's PortInfo in wave 0).  t is updated in place,
  * f is not (the caller sets the VF ports' LIDs: see sm/vm/vmexec.h).
  * Returns 0, or -1 with err (ports not VFs, no LID, ENOMEM).
  */
@@ -162,6 +194,19 @@ int migrate_plan_xdrop(const struct fabric *f, struct lft_tables *t,
 int migrate_tables_copy(struct lft_tables *dst, const struct lft_tables *src,
 			const struct fabric *f, uint32_t max_lid);
 void migration_free(struct migration *m);
+/*
+ * The writer before the order, for the tests that show what it prevents
+ * (cfg.lft_unordered): every LFT write of m in its first LFT wave, each
+ * block once, as the new tables have it.
+ */
+void migrate_one_wave(struct migration *m);
+/*
+ * The 64 entries write w of m carries, from blk (the block as the
+ * tables written have it: primary, or secondary for m->xw): blk, with
+ * the changed LIDs not yet due as before (or none, drained).
+ */
+void migrate_payload(const struct migration *m, const struct mig_write *w,
+		     const uint8_t *blk, uint8_t *out /* [64] */);
 
 const char *mig_scheme_name(int scheme);
 const char *mig_method_name(int method);

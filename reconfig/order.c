@@ -764,6 +764,19 @@ void order_payload(const struct lft_tables *t, const struct order_held *h,
 	}
 }
 
+void order_stats(const struct order_result *r, struct lft_order_stats *st)
+{
+	st->waves = r->waves;
+	st->blocks = r->blocks;
+	st->writes = r->n_w;
+	st->entries = r->entries;
+	st->split = r->split;
+	st->deepest_lid = r->deepest_lid;
+	st->drained = r->drained_lids;
+	st->cycle_wave = r->cycle_wave;
+	st->dep_checked = r->dep_checked;
+}
+
 void order_result_free(struct order_result *r)
 {
 	free(r->w);

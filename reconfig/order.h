@@ -110,4 +110,21 @@ void order_payload(const struct lft_tables *t, const struct order_held *h,
 		   const struct order_result *r, uint32_t i, uint8_t *out /* [64] */);
 void order_result_free(struct order_result *r);
 
+/* How the last change was ordered: for the log and ibsmctl status and vm. */
+struct lft_order_stats {
+	uint32_t waves;		/* waves of LFT writes (0: nothing changed) */
+	uint32_t blocks;	/* blocks that change */
+	uint32_t writes;	/* LFT Sets planned (a split or drained block: more than one) */
+	uint64_t entries;	/* entries that change */
+	uint32_t split;		/* blocks written in more than one wave */
+	uint32_t deepest_lid;	/* a LID whose routes needed the most waves */
+	uint32_t drained;	/* LIDs drained: without, a wave could close a cycle */
+	uint32_t cycle_wave;	/* drained: the first such wave found */
+	int dep_checked;	/* the dependency check could tell */
+	uint64_t plan_us;	/* planning: what is held read, ordered, planned (a VM: its whole plan) */
+};
+
+/* What r says of the change, for the log and ibsmctl (writes: r->n_w). */
+void order_stats(const struct order_result *r, struct lft_order_stats *st);
+
 #endif

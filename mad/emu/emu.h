@@ -287,9 +287,9 @@ int emu_port_mkey(struct emu *e, uint64_t guid, int port, struct emu_mkey *m);
 int emu_set_mkey(struct emu *e, uint64_t guid, int port, uint64_t key,
 		 uint8_t protect, uint16_t lease_s);
 /*
- * Called after every LinearForwardingTable Set the emulator applied (the
- * switch's node GUID, the block), so a test can look at every state the
- * switches pass through; NULL: none.
+ * Called after every LinearForwardingTable Set the emulator applied, and
+ * every secondary-LFT (XLIDLFT) Set (the switch's node GUID, the block),
+ * so a test can look at every state the switches pass through; NULL: none.
  */
 typedef void (*emu_lft_hook_fn)(void *ctx, struct emu *e, uint64_t sw_guid,
 				uint32_t block);

@@ -414,6 +414,8 @@ static int sma_lft(struct emu *e, struct emu_smp *s)
 		}
 		if (store_block(xn, s->attr_mod, s->data) < 0)
 			return -1;
+		if (e->lft_hook)	/* a state the switches pass through */
+			e->lft_hook(e->lft_hook_ctx, e, nd->guid, s->attr_mod);
 	} else if ((uint64_t)s->attr_mod * 64 >= xn->cap) {
 		return ST_BAD_FIELD;
 	}

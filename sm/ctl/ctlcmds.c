@@ -27,6 +27,7 @@
 #include "sm/mcast/mcast_sm.h"
 #include "sm/sa/sa_server.h"
 #include "sm/vm/vmops.h"
+#include "sm/write/plan_lft.h"
 #include "sm/reload.h"
 #include "sm/heavy.h"
 #include "sm/jobs.h"
@@ -391,6 +392,7 @@ static json_t *vmop_json(struct sm *sm, const struct vmop_req *q,
 			json_object_set_new(o, "switches_written",
 					    json_integer(r->st.switches_written));
 			json_object_set_new(o, "plan_us", json_integer((json_int_t)r->st.plan_us));
+			json_object_set_new(o, "lft_order", lft_order_to_ctl(&r->st.order));
 		}
 	}
 	if (!o || r->prepared)
@@ -417,6 +419,8 @@ static json_t *vmop_json(struct sm *sm, const struct vmop_req *q,
 	if (n && q->kind == VMOP_MIGRATE)
 		json_object_set_new(n, "planned_at_prepare",
 				    json_boolean(r->planned_at_prepare));
+	if (n)
+		json_object_set_new(n, "lft_order", lft_order_to_ctl(&st->order));
 	if (json_object_update(o, n) < 0) {
 		json_decref(o);
 		o = NULL;

@@ -142,7 +142,8 @@ struct config {
 					   (sm/write/scrub.h); 0 = none */
 	int mad_timeout_ms;		/* 1..60000, default 200 */
 	/* not a policy key: the tests' switch to the writer before the LFT
-	 * order (sm/write/plan_lft.h), to show what it prevents; 0 */
+	 * order (sm/write/plan_lft.h; a VM's writes: migrate_one_wave()),
+	 * to show what it prevents; 0 */
 	int lft_unordered;
 	int mad_retries;		/* 0..20, default 3 */
 	int mad_window;			/* 1..4096, default 256 */

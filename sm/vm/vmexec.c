@@ -2,6 +2,7 @@
  * A VM's writes on the live fabric: see vmexec.h.
  */
 #include "sm/vm/vmexec.h"
+#include "routing/xlft.h"
 
 #include <event2/event.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "sm/base/log.h"
 #include "sm/mcast/mcast_sm.h"
 #include "sm/write/migcount.h"
+#include "sm/write/plan_lft.h"
 #include "sm/write/plan_sweep.h"
 #include "sm/write/program.h"
 #include "sm/discover/xlid_sm.h"
@@ -55,12 +57,17 @@ unsigned vmexec_port_sets(const struct migration *m, struct vm_port_set *ps)
 	default:
 		break;
 	}
+	/*
+	 * The destination VF's LID before any switch sends the VM's LID
+	 * towards it (wave 0, the LFT order from 1); the source's after
+	 * the last switch that may send it there (src_wave).
+	 */
 	if (m->scheme == MIG_DYNAMIC) {
 		ps[0] = (struct vm_port_set){ m->dst_pi, m->vm_lid, 1, 0 };
-		ps[1] = (struct vm_port_set){ m->vm_pi, 0, 0, 2 };
+		ps[1] = (struct vm_port_set){ m->vm_pi, 0, 0, m->src_wave };
 	} else {
 		ps[0] = (struct vm_port_set){ m->dst_pi, m->vm_lid, 0, 0 };
-		ps[1] = (struct vm_port_set){ m->vm_pi, m->dst_lid, 0, 2 };
+		ps[1] = (struct vm_port_set){ m->vm_pi, m->dst_lid, 0, m->src_wave };
 	}
 	return 2;
 }
@@ -102,6 +109,7 @@ static void vx_finish(struct vmexec *vx)
 		.stopped = s->stopped,
 		.plan_us = vx->m.plan_us,
 		.commit_us = clock_us() - vx->t0,
+		.order = vx->m.order,
 	};
 	int ok = vx->finished && !s->failed && !s->stopped && !s->cancelled;
 	vmexec_done_fn done = vx->done;
@@ -234,7 +242,15 @@ static int plan_x(struct vmexec *vx, const struct lft_tables *t,
 			return -1;
 	for (uint32_t i = 0; i < m->n_xw; i++) {
 		const struct mig_write *x = &m->xw[i];
-		if (plan_xlid_block(&vx->plan, x->wave, t, x->row, x->block) < 0)
+		const uint8_t *blk = xlft_block(t, x->row, x->block);
+		uint8_t mix[SMP_DATA_SIZE];
+		if (!x->mixed || !blk) {
+			if (plan_xlid_block(&vx->plan, x->wave, t, x->row, x->block) < 0)
+				return -1;
+			continue;
+		}
+		migrate_payload(m, x, blk, mix);	/* entries not yet due as before */
+		if (plan_xlid_data(&vx->plan, x->wave, t->sw_node[x->row], x->block, mix) < 0)
 			return -1;
 	}
 	return 0;
@@ -274,7 +290,7 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 	}
 	for (unsigned i = 0; i < n_ps; i++) {
 		if (ps[i].pi >= sm->sub.model->f.n_ports ||
-		    ps[i].wave >= MIG_WAVES) {
+		    ps[i].wave >= MIG_MAX_WAVES) {
 			snprintf(err, errlen, "port set %u: no such port or wave", i);
 			return -1;
 		}
@@ -295,6 +311,8 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 		goto nomem_vx;
 	memcpy(vx->ps, ps, (size_t)n_ps * sizeof(*ps));
 	vx->n_ps = n_ps;
+	if (sm->cfg.lft_unordered)
+		migrate_one_wave(m);	/* the tests' writer before the order */
 	/* the plan points to t: t's arrays move into vx now, not later */
 	if (mig_plan_build(&vx->plan, sm->sub.model, sm->sub.cache, t, m,
 			   MIGPLAN_RAISE_TOP) < 0)
@@ -328,9 +346,11 @@ int vmexec_start(struct sm *sm, struct migration *m, struct lft_tables *t,
 		sm->vmexec = NULL;
 		goto nomem_vx;
 	}
-	log_info("VM writes: %u LFT blocks (%u on vSwitches), %u port sets",
+	char how[256];
+	lft_order_describe(&vx->m.order, how, sizeof(how));
+	log_info("VM writes: %u LFT blocks (%u on vSwitches), %u secondary, %u port sets; %s",
 		 vx->m.lft_blocks + vx->m.vswitch_blocks, vx->m.vswitch_blocks,
-		 n_ps);
+		 vx->m.xlft_blocks, n_ps, how);
 	return 0;
 nomem_vx:
 	vx_free(vx);

@@ -4,8 +4,10 @@
  * Sets of the VF ports whose LID changes, run by the plan executor
  * (program.h) with stop_on_failure, one VM operation at a time.
  *
- * The plan, in executor waves: the migration's waves 0..3 (LFT blocks by
- * switch, LID-less directed route); a SwitchInfo LinearFDBTop raise on
+ * The plan, in executor waves: the migration's waves 0..m->waves - 1
+ * (LFT blocks by switch in the LFT order, reconfig/migorder.h; a block
+ * written before all its changed entries are due carries the others as
+ * before; LID-less directed route); a SwitchInfo LinearFDBTop raise on
  * every switch (physical or vSwitch) whose top is below the new tables'
  * highest LID, in the wave of its first block (wave 0 when it has none),
  * before its blocks; each vm_port_set's PortInfo (the port's new LID; a
@@ -37,7 +39,7 @@ struct vm_port_set {
 	uint32_t pi;		/* port index in sm->sub.model */
 	uint32_t lid;
 	int activate;		/* an idle VF gets a VM: ARMED -> ACTIVE after */
-	uint8_t wave;		/* 0 .. MIG_WAVES - 1 */
+	uint8_t wave;		/* 0 .. MIG_MAX_WAVES - 1 */
 };
 
 struct vmexec_stats {
@@ -51,6 +53,7 @@ struct vmexec_stats {
 	int stopped;			/* stop_on_failure ended it early */
 	uint64_t plan_us;		/* the migration's planning */
 	uint64_t commit_us;		/* vmexec_start to the last answer */
+	struct lft_order_stats order;	/* how the LFT writes were ordered */
 };
 
 /* ok: every write succeeded (then sm->sub.lft is the new tables). */
@@ -78,9 +81,10 @@ int vmexec_busy(const struct sm *sm);
 /*
  * The port sets a plan implies (ps has room for 2), from m->vm_pi,
  * m->dst_pi and the LIDs: migrate_plan_vm dynamic: the destination VF
- * gets the VM's LID (wave 0, activated), the source VF none (wave 2);
- * prepopulated: the destination VF the VM's LID (wave 0), the source VF
- * the destination's old LID (wave 2); migrate_plan_boot: the VF the LID
+ * gets the VM's LID (wave 0, before the LFT order's waves, activated),
+ * the source VF none (m->src_wave, after them); prepopulated: the
+ * destination VF the VM's LID (wave 0), the source VF the destination's
+ * old LID (m->src_wave); migrate_plan_boot: the VF the LID
  * (wave 0, activated); migrate_plan_drop: the VF none.  Returns how many.
  */
 unsigned vmexec_port_sets(const struct migration *m, struct vm_port_set *ps);

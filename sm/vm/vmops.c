@@ -23,6 +23,7 @@
 #include "sm/sa/sa_server.h"
 #include "sm/model/state.h"
 #include "sm/vm/vmshared.h"
+#include "sm/write/plan_lft.h"
 #include "traps/vguid.h"
 #include "sm/apply.h"
 
@@ -408,16 +409,18 @@ static void on_exec_done(struct sm *sm, void *arg, int ok,
 		op->r.vm = *v;
 		break;
 	}
+	char how[256];
+	lft_order_describe(&st->order, how, sizeof(how));
 	if (op->q.kind == VMOP_DESTROY)
-		log_notice("vm destroy '%s': LID %u dropped (%u LFT blocks, %u vSwitch blocks)",
-			   op->q.name, op->lid, st->lft_blocks, st->vswitch_blocks);
+		log_notice("vm destroy '%s': LID %u dropped (%u LFT blocks, %u vSwitch blocks; %s)",
+			   op->q.name, op->lid, st->lft_blocks, st->vswitch_blocks, how);
 	else
-		log_notice("vm %s '%s': LID %u on VF %d of 0x%016" PRIx64 " (%u switches marked, %u written, %u LFT blocks, %u vSwitch blocks, %u other SMPs, commit %" PRIu64 " us)",
+		log_notice("vm %s '%s': LID %u on VF %d of 0x%016" PRIx64 " (%u switches marked, %u written, %u LFT blocks, %u vSwitch blocks, %u other SMPs, commit %" PRIu64 " us; %s)",
 			   op->q.kind == VMOP_CREATE ? "create" : "migrate",
 			   op->q.name, op->r.vm.lid, op->r.vm.vf, op->r.vm.hyp_guid,
 			   st->switches_marked, st->switches_written,
 			   st->lft_blocks, st->vswitch_blocks, st->other_smps,
-			   st->commit_us);
+			   st->commit_us, how);
 	save_state(sm, 1);
 	sa_publish(sm, f, &sm->sub.lft);
 	if (op->q.kind == VMOP_MIGRATE)
@@ -718,9 +721,12 @@ static void prep_plan(struct sm *sm, struct vmop *op, const struct vm *v)
 	op->r.st.lft_blocks = p->m.lft_blocks;
 	op->r.st.vswitch_blocks = p->m.vswitch_blocks;
 	op->r.st.plan_us = p->prepare_us;
-	log_info("vm migrate '%s' --prepare: %u switches marked, %u LFT blocks and %u vSwitch blocks to write, planned in %" PRIu64 " us",
+	op->r.st.order = p->m.order;
+	char how[256];
+	lft_order_describe(&p->m.order, how, sizeof(how));
+	log_info("vm migrate '%s' --prepare: %u switches marked, %u LFT blocks and %u vSwitch blocks to write, planned in %" PRIu64 " us; %s",
 		 v->name, p->m.switches_marked, p->m.lft_blocks, p->m.vswitch_blocks,
-		 p->prepare_us);
+		 p->prepare_us, how);
 }
 
 /*

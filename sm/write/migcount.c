@@ -26,6 +26,7 @@ struct answer {
 struct counter {
 	const struct fabric *f;
 	const struct lft_tables *t;
+	const struct migration *m;
 	struct answer *q;	/* answers not yet handed back, FIFO */
 	uint32_t head, n, cap;
 	uint8_t *seen;		/* per LID: a switch already written */
@@ -38,6 +39,20 @@ static uint64_t txn_clock(void *arg)
 {
 	(void)arg;
 	return clock_ms();
+}
+
+/*
+ * Whether entry (row, lid) sent as p is one of m's changed entries
+ * written before it is due (a mixed block: as before, or none drained).
+ */
+static int early(const struct migration *m, uint32_t row, uint32_t lid,
+		 uint8_t p)
+{
+	for (unsigned k = 0; k < m->ord_n; k++)
+		if (m->ord_lid[k] == lid)
+			return p == (m->ord_drained[k] ? LFT_DROP :
+				     m->ord_before[(size_t)row * m->ord_n + k]);
+	return 0;
 }
 
 /* Checks and counts a Set, and queues its success answer. */
@@ -65,7 +80,7 @@ static int count_send(void *ctx, const uint8_t *mad, size_t len,
 			for (uint32_t j = 0; j < FAB_LFT_BLOCK && !k->bad; j++) {
 				uint32_t e = b * FAB_LFT_BLOCK + j;
 				uint8_t want = e <= k->t->max_lid ? r[e] : LFT_DROP;
-				if (d[j] != want) {
+				if (d[j] != want && !early(k->m, row, e, d[j])) {
 					snprintf(k->why, sizeof(k->why),
 						 "%s: block %u LID %u: sent %u, the tables say %u",
 						 k->f->nodes[node].desc, b, e, d[j], want);
@@ -135,7 +150,7 @@ int mig_plan_build(struct plan *p, const struct discovery *d,
 			if (!first[m->w[i].row] || first[m->w[i].row] > m->w[i].wave + 1)
 				first[m->w[i].row] = (uint8_t)(m->w[i].wave + 1);
 	}
-	for (int w = 0; w < MIG_WAVES; w++) {
+	for (int w = 0; w < (int)m->waves; w++) {
 		for (uint32_t r = 0; first && r < t->n_sw; r++) {
 			uint32_t node = t->sw_node[r];
 			int fw = first[r] ? first[r] - 1 : 0;
@@ -147,8 +162,21 @@ int mig_plan_build(struct plan *p, const struct discovery *d,
 			if (m->w[i].wave != w)
 				continue;
 			uint32_t node = t->sw_node[m->w[i].row];
-			struct plan_op *op = plan_add_lft_row(p, w, node, m->w[i].row,
-							      m->w[i].block, 1);
+			struct plan_op *op;
+			if (m->w[i].mixed) {	/* entries not yet due as before */
+				uint8_t blk[SMP_DATA_SIZE], now[FAB_LFT_BLOCK];
+				uint32_t lo = m->w[i].block * FAB_LFT_BLOCK;
+				memset(now, LFT_DROP, sizeof(now));
+				for (uint32_t e = lo; e <= t->max_lid && e < lo + FAB_LFT_BLOCK; e++)
+					now[e - lo] = lft_row(t, m->w[i].row)[e];
+				migrate_payload(m, &m->w[i], now, blk);
+				uint32_t di = plan_data(p, w, blk);
+				op = di == UINT32_MAX ? NULL :
+				     plan_add(p, w, PLAN_LFT, node, 0, m->w[i].block, di);
+			} else {
+				op = plan_add_lft_row(p, w, node, m->w[i].row,
+						      m->w[i].block, 1);
+			}
 			if (!op)
 				goto nomem;
 			if (flags & MIGPLAN_LID_ROUTED)
@@ -179,7 +207,7 @@ int migcount_run(struct fabric *f, const struct lft_tables *t,
 		 const struct migration *m, struct mig_count *out, char *err,
 		 size_t errlen)
 {
-	struct counter k = { .f = f, .t = t, .c = out };
+	struct counter k = { .f = f, .t = t, .m = m, .c = out };
 	struct mad_transport tr = { .ctx = &k, .send = count_send,
 				    .close = count_close };
 	struct txn_params tp = { .timeout_ms = 1000, .retries = 0,

@@ -93,15 +93,7 @@ static int emit(struct plan *p, int first, const struct fabric *f,
 		if (di == UINT32_MAX || !plan_add(p, wave, PLAN_LFT, node, 0, w->block, di))
 			return -1;
 	}
-	st->waves = r->waves;
-	st->blocks = r->blocks;
-	st->writes = r->n_w;
-	st->entries = r->entries;
-	st->split = r->split;
-	st->deepest_lid = r->deepest_lid;
-	st->drained = r->drained_lids;
-	st->cycle_wave = r->cycle_wave;
-	st->dep_checked = r->dep_checked;
+	order_stats(r, st);
 	return 0;
 }
 

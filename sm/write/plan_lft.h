@@ -4,30 +4,19 @@
  * state the switches pass through forwards a LID in a loop, and, where
  * the check can tell, none closes a channel-dependency cycle (else the
  * changed entries are drained first).  Every planner that writes LFT
- * blocks takes them from here.
+ * blocks takes them from here, but a VM's writes: the same order on the
+ * LIDs they change (reconfig/migorder.h), made a plan by
+ * sm/write/migcount.c.
  */
 #ifndef IBSMD_PLAN_LFT_H
 #define IBSMD_PLAN_LFT_H
 
 #include <stdint.h>
 
+#include "reconfig/order.h"
 #include "sm/base/fabric.h"
 #include "sm/write/devcache.h"
 #include "sm/write/plan.h"
-
-/* How the last change was ordered: for the log and ibsmctl status. */
-struct lft_order_stats {
-	uint32_t waves;		/* waves of LFT writes (0: nothing changed) */
-	uint32_t blocks;	/* blocks that change */
-	uint32_t writes;	/* LFT Sets planned (a split or drained block: more than one) */
-	uint64_t entries;	/* entries that change */
-	uint32_t split;		/* blocks written in more than one wave */
-	uint32_t deepest_lid;	/* a LID whose routes needed the most waves */
-	uint32_t drained;	/* LIDs drained: without, a wave could close a cycle */
-	uint32_t cycle_wave;	/* drained: the first such wave found */
-	int dep_checked;	/* the dependency check could tell */
-	uint64_t plan_us;	/* reading what is held, ordering, planning */
-};
 
 /*
  * Plans the LFT blocks of every switch of f whose tables t change (rows

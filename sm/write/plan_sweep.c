@@ -366,6 +366,12 @@ int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
 	return plan_vendor(p, wave, ni, 0, XLID_ATTR_CAP, 0, buf);
 }
 
+int plan_xlid_data(struct plan *p, int wave, uint32_t node, uint32_t block,
+		   const uint8_t *payload)
+{
+	return plan_vendor(p, wave, node, 0, XLID_ATTR_LFT, block, payload);
+}
+
 int plan_xlid_block(struct plan *p, int wave, const struct lft_tables *t,
 		    uint32_t row, uint32_t block)
 {

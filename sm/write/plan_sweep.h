@@ -88,6 +88,9 @@ int plan_xlid_cap(struct plan *p, int wave, const struct fabric *f,
 		  const struct lft_tables *t, uint32_t ni);
 int plan_xlid_block(struct plan *p, int wave, const struct lft_tables *t,
 		    uint32_t row, uint32_t block);
+/* A secondary block of node given as payload (a VM's mixed write: migrate_payload()). */
+int plan_xlid_data(struct plan *p, int wave, uint32_t node, uint32_t block,
+		   const uint8_t *payload);
 int plan_xlid_port(struct plan *p, int wave, const struct fabric *f,
 		   uint32_t pi, uint32_t vlid);
 /*

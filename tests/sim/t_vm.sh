@@ -208,7 +208,10 @@ scheme_run() {
 	else
 		[ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 2 ] || fail "prepopulated: same-leaf migration: lft_blocks=$n"
 	fi
-	pass "$SCHEME: same-leaf migration V-2-0 -> V-2-1: lft_blocks=$n on L0-S2 alone (dump_fts agrees), vswitch_blocks=$(reply vswitch_blocks), commit_us=$(reply commit_us)"
+	# in the LFT order: the destination vSwitch, the leaf, the source vSwitch
+	[ "$(reply lft_order.how)" = ordered ] && [ "$(reply lft_order.waves)" = 3 ] ||
+		fail "$SCHEME: same-leaf migration: lft_order $(jq -c .lft_order <<<"$REPLY_JSON"), not 3 ordered waves"
+	pass "$SCHEME: same-leaf migration V-2-0 -> V-2-1: lft_blocks=$n on L0-S2 alone (dump_fts agrees), vswitch_blocks=$(reply vswitch_blocks), commit_us=$(reply commit_us), $(reply lft_order.reason)"
 
 	# a heavy sweep finds nothing to write
 	n=$(ups)

@@ -24,7 +24,9 @@
  * between it and the last (another leaf), each move twice: as one
  * `vm migrate` (planned and written at once) and as `--prepare` then
  * `--commit`; the JSON adds the mean time of each (one_step_ms,
- * prepare_ms, commit_ms: from the command to its answer, in-process).
+ * prepare_ms, commit_ms: from the command to its answer, in-process) and
+ * the commits' means of physical switches written, LFT Sets (LFT,
+ * vSwitch and secondary blocks) and other SMPs (PortInfo, SwitchInfo).
  * Exit 0 when the SM came up master in the mode asked, every VF port
  * holds a LID (extended) or every VF port without one is counted as
  * shared-LID capable (legacy), and every Set was answered with status
@@ -154,6 +156,7 @@ static void sets_free(struct sets *s)
 /* -m: one VM command to its answer; its time in ms, -1 when refused or failed. */
 struct mig_wait {
 	int done, ok;
+	struct vmexec_stats st;	/* the command's writes */
 };
 
 static void mig_done(struct sm *sm, void *arg, const struct vmop_result *r)
@@ -162,6 +165,7 @@ static void mig_done(struct sm *sm, void *arg, const struct vmop_result *r)
 	(void)sm;
 	w->done = 1;
 	w->ok = r->ok;
+	w->st = r->st;
 }
 
 static int mig_answered(void *arg)
@@ -170,7 +174,7 @@ static int mig_answered(void *arg)
 }
 
 static double vm_step(struct emusm *x, int kind, const char *hyp, int prepare,
-		      int commit)
+		      int commit, struct vmexec_stats *st)
 {
 	struct vmop_req q;
 	struct vmop_result r;
@@ -191,12 +195,14 @@ static double vm_step(struct emusm *x, int kind, const char *hyp, int prepare,
 	double ms = now_ms() - a;
 	if (!(rc == 1 ? r.ok : w.ok) || !emusm_run_idle(x, 600000))
 		return -1;
+	if (st)
+		*st = rc == 1 ? r.st : w.st;
 	return ms;
 }
 
 /* -m: the mean times of n moves each way; 0, or -1 (said). */
 static int migrations(struct emusm *x, unsigned n, double *one, double *prep,
-		      double *commit)
+		      double *commit, double *written, double *sets, double *smps)
 {
 	const struct fabric *f = &x->sm->sub.model->f;
 	char first[FAB_DESC_LEN + 1] = "", last[FAB_DESC_LEN + 1] = "";
@@ -208,15 +214,16 @@ static int migrations(struct emusm *x, unsigned n, double *one, double *prep,
 		}
 	*one = *prep = *commit = 0;
 	if (!first[0] || !strcmp(first, last) ||
-	    vm_step(x, VMOP_CREATE, first, 0, 0) < 0) {
+	    vm_step(x, VMOP_CREATE, first, 0, 0, NULL) < 0) {
 		fprintf(stderr, "emuvm: no two hypervisors, or the VM not created\n");
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		const char *to = i % 2 ? first : last, *back = i % 2 ? last : first;
-		double a = vm_step(x, VMOP_MIGRATE, to, 0, 0);
-		double b = vm_step(x, VMOP_MIGRATE, back, 1, 0);
-		double c = vm_step(x, VMOP_MIGRATE, "", 0, 1);
+		struct vmexec_stats st;
+		double a = vm_step(x, VMOP_MIGRATE, to, 0, 0, NULL);
+		double b = vm_step(x, VMOP_MIGRATE, back, 1, 0, NULL);
+		double c = vm_step(x, VMOP_MIGRATE, "", 0, 1, &st);
 		if (a < 0 || b < 0 || c < 0) {
 			fprintf(stderr, "emuvm: move %u failed\n", i);
 			return -1;
@@ -224,6 +231,9 @@ static int migrations(struct emusm *x, unsigned n, double *one, double *prep,
 		*one += a / n;
 		*prep += b / n;
 		*commit += c / n;
+		*written += (double)st.switches_written / n;
+		*sets += (double)(st.lft_blocks + st.vswitch_blocks + st.xlft_blocks) / n;
+		*smps += (double)st.other_smps / n;
 	}
 	return 0;
 }
@@ -315,14 +325,17 @@ int main(int argc, char **argv)
 	if (n_sets && (shared_sets(&x, &sets, (unsigned)n_sets) < 0 || sets.failed))
 		ok = 0;
 
-	double one_ms = 0, prep_ms = 0, commit_ms = 0;
-	if (n_moves && migrations(&x, (unsigned)n_moves, &one_ms, &prep_ms, &commit_ms) < 0)
+	double one_ms = 0, prep_ms = 0, commit_ms = 0, written = 0, lft_sets = 0, smps = 0;
+	if (n_moves && migrations(&x, (unsigned)n_moves, &one_ms, &prep_ms, &commit_ms,
+				  &written, &lft_sets, &smps) < 0)
 		ok = 0;
 	if (emusm_stdout(&x) < 0)
 		return 1;
 	if (n_moves)
 		printf("{\"moves\":%lu,\"one_step_ms\":%.3f,\"prepare_ms\":%.3f,"
-		       "\"commit_ms\":%.3f}\n", n_moves, one_ms, prep_ms, commit_ms);
+		       "\"commit_ms\":%.3f,\"switches_written\":%.1f,\"lft_sets\":%.1f,"
+		       "\"other_smps\":%.1f}\n", n_moves, one_ms, prep_ms, commit_ms,
+		       written, lft_sets, smps);
 	if (n_sets) {
 		printf("{\"shared_creates\":%lu,\"hypervisors\":%u,\"failed\":%u,\"vms\":%u,"
 		       "\"set_max_ms\":%.1f,\"shared_ms_per_1000\":[", n_sets, sets.n_pf,

@@ -282,10 +282,14 @@ static void check_one(const struct fx *z, long h1, long h2, int scheme,
 	ck_assert_uint_eq(m->vm_lid, z->f.ports[sp].lid);
 	ck_assert_uint_eq(m->dst_lid, z->f.ports[dp].lid);
 	ck_assert_uint_le(m->lft_blocks, method == MIG_FULL ?
-			  z->t.n_sw * (z->t.max_lid / 64 + 1) : 2 * z->t.n_sw);
+			  z->t.n_sw * (z->t.max_lid / 64 + 1) + m->order.split :
+			  2 * z->t.n_sw + m->order.split);
 	ck_assert_uint_le(m->switches_written, m->switches_marked);
 	check_moved(&z->f, &z->t, &nt, m, scheme, sp, dp, 1);
-	/* writes in wave order, no (row, block) twice */
+	/*
+	 * writes in wave order, no (row, block) twice but a block split by
+	 * the order (its entries due in two waves: first mixed, then whole)
+	 */
 	for (uint32_t i = 1; i < m->n_w; i++)
 		if (m->w[i - 1].wave > m->w[i].wave)
 			ck_abort_msg("write %u: wave %u after wave %u", i, m->w[i].wave,
@@ -293,7 +297,8 @@ static void check_one(const struct fx *z, long h1, long h2, int scheme,
 	for (uint32_t i = 0; i < m->n_w; i++)
 		for (uint32_t j = i + 1; j < m->n_w && method != MIG_FULL; j++)
 			if (m->w[i].row == m->w[j].row &&
-			    m->w[i].block == m->w[j].block)
+			    m->w[i].block == m->w[j].block &&
+			    (!m->w[i].mixed || m->w[i].wave >= m->w[j].wave))
 				ck_abort_msg("row %u block %u written twice",
 					     m->w[i].row, m->w[i].block);
 	free(nt.port);
@@ -560,12 +565,13 @@ static void check_vm(struct hv *h, uint32_t src, uint32_t dst, int scheme,
 	ck_assert_uint_eq(m->dst_lid, scheme == MIG_DYNAMIC ?
 			  h->f.ports[fabric_vswitch_pf(&h->f, dvs)].lid :
 			  h->f.ports[dst].lid);
-	ck_assert_uint_le(m->lft_blocks, 2 * h->phys);
+	ck_assert_uint_le(m->lft_blocks, 2 * h->phys + m->order.split);
 	ck_assert_uint_le(m->switches_written, h->phys);
 	if (method != MIG_FULL)
 		ck_assert_uint_le(m->vswitches_written, 2);
 	ck_assert_uint_eq(m->lft_blocks + m->vswitch_blocks, m->n_w);
 	check_moved(&h->f, &h->t, &nt, m, scheme, src, dst, 0);
+	int dvs_first = 0;
 	for (uint32_t i = 0; i < m->n_w; i++) {
 		if (m->w[i].vswitch != is_vs_row(h, m->w[i].row))
 			ck_abort_msg("write %u: vswitch flag %u on row %u", i,
@@ -573,12 +579,21 @@ static void check_vm(struct hv *h, uint32_t src, uint32_t dst, int scheme,
 		if (i && m->w[i - 1].wave > m->w[i].wave)
 			ck_abort_msg("write %u: wave %u after wave %u", i,
 				     m->w[i].wave, m->w[i - 1].wave);
-		/* the destination vSwitch first, the source's in the source wave */
+		/*
+		 * the destination vSwitch in the first LFT wave (its next hop
+		 * is the VF), after the VF's PortInfo (wave 0); every write
+		 * before the source VF's (src_wave)
+		 */
 		if (m->w[i].vswitch && h->t.sw_node[m->w[i].row] == dvs &&
-		    m->w[i].wave != 0)
-			ck_abort_msg("destination vSwitch written in wave %u",
-				     m->w[i].wave);
+		    m->w[i].wave == m->lft_first)
+			dvs_first = 1;
+		if (m->w[i].wave < 1 || m->w[i].wave >= m->src_wave)
+			ck_abort_msg("write %u in wave %u: the VF PortInfos go in 0 and %u",
+				     i, m->w[i].wave, m->src_wave);
 	}
+	ck_assert_msg(dvs_first, "the destination vSwitch not in the first LFT wave");
+	ck_assert_uint_eq(m->ord_lid[0], m->vm_lid);
+	ck_assert_uint_eq(m->ord_wave[(size_t)h->t.row_of_node[dvs] * m->ord_n], m->lft_first);
 	/* the same writes through the executor, payloads checked */
 	if (migcount_run(&h->f, &nt, m, &k, err, sizeof(err)) != 0)
 		ck_abort_msg("migcount_run: %s", err);
@@ -615,7 +630,12 @@ START_TEST(t_vm_same_leaf)
 	ck_assert_uint_le(m.lft_blocks, 2);
 	ck_assert_uint_eq(m.switches_written, 1);
 	ck_assert_uint_eq(m.lft_blocks, m.vm_lid / 64 == m.dst_lid / 64 ? 1 : 2);
-	ck_assert_uint_eq(m.vswitch_blocks, 2 * m.lft_blocks);
+	/*
+	 * each vSwitch's block twice when the LIDs share it: its entry to
+	 * the VF at once, the one up after the leaf (which waits for both)
+	 */
+	ck_assert_uint_eq(m.order.split, m.vm_lid / 64 == m.dst_lid / 64 ? 2 : 0);
+	ck_assert_uint_eq(m.vswitch_blocks, 2 * m.lft_blocks + m.order.split);
 	migration_free(&m);
 
 	/* VF to VF on one vSwitch: the leaf already sends both LIDs there */

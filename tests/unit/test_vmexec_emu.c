@@ -277,7 +277,7 @@ START_TEST(t_stop_on_failure)
 	uint32_t a = f->ports[src].lid;
 	uint32_t svs = hv_find(&r.topo, "V-0-0");
 
-	/* the destination vSwitch (wave 0) answers nothing */
+	/* the destination vSwitch (the first LFT wave) answers nothing */
 	ck_assert_int_eq(emu_set_dead(r.e, r.topo.nodes[hv_find(&r.topo, "V-3-2")].guid,
 				      0, 1), 0);
 	ck_assert_int_eq(migrate_tables_copy(&t, &r.sm->sub.lft, f, 0), 0);
@@ -289,7 +289,7 @@ START_TEST(t_stop_on_failure)
 	ck_assert_int_eq(r.ok, 0);
 	ck_assert_uint_gt(r.st.failed, 0);
 	ck_assert_int_eq(r.st.stopped, 1);
-	/* the source vSwitch (wave 2) was never told */
+	/* the source vSwitch (the last LFT wave: it waits for its leaf) was never told */
 	ck_assert_int_eq(emu_lft_entry(r.e, r.topo.nodes[svs].guid, a), old);
 	/* the SM kept its tables and LIDs */
 	ck_assert_uint_eq(f->ports[src].lid, a);
