@@ -460,6 +460,26 @@ static void order_failed(char *err, size_t errlen)
 		 ORDER_MAX_WAVES);
 }
 
+/* order_writes(), then the counts: 0, or -1 with err. */
+static int writes_planned(const struct fabric *f, const struct lft_tables *t,
+			  const struct mig_cols *c, const uint8_t *prio,
+			  const uint8_t *whole, uint8_t first, struct migration *m,
+			  char *err, size_t errlen)
+{
+	if (order_writes(f, t, c, prio, whole, first, m) < 0) {
+		order_failed(err, errlen);
+		return -1;
+	}
+	return count_w(m, t->n_sw, err, errlen);
+}
+
+/* The plan's time, since t0 (the marking included), also as the order's. */
+static void plan_timed(struct migration *m, uint64_t t0)
+{
+	m->plan_us = now_us() - t0;
+	m->order.plan_us = m->plan_us;
+}
+
 /* An empty migration of that kind between those ports. */
 static void mig_init(struct migration *m, int kind, int scheme, int method,
 		     uint32_t vm_pi, uint32_t dst_pi)
@@ -498,16 +518,11 @@ int migrate_plan(const struct fabric *f, struct lft_tables *t,
 	}
 	if (plan_core(f, t, rank, 0, m, prio, err, errlen) < 0)
 		goto fail;
-	if (order_writes(f, t, &c, prio, m->marked, 0, m) < 0) {
-		order_failed(err, errlen);
-		goto fail;
-	}
-	if (count_w(m, t->n_sw, err, errlen) < 0)
+	if (writes_planned(f, t, &c, prio, m->marked, 0, m, err, errlen) < 0)
 		goto fail;
 	free(prio);
 	m->src_wave = (uint8_t)m->waves;
-	m->plan_us = now_us() - t0;
-	m->order.plan_us = m->plan_us;
+	plan_timed(m, t0);
 	return 0;
 fail:
 	free(prio);
@@ -681,18 +696,13 @@ int migrate_plan_vm(const struct fabric *f, struct lft_tables *t,
 		goto fail;
 	}
 	/* wave 0: the destination VF's PortInfo (vmexec_port_sets()) */
-	if (order_writes(f, t, &c, prio, whole, 1, m) < 0) {
-		order_failed(err, errlen);
-		goto fail;
-	}
-	if (count_w(m, t->n_sw, err, errlen) < 0)
+	if (writes_planned(f, t, &c, prio, whole, 1, m, err, errlen) < 0)
 		goto fail;
 	free(prio);
 	free(whole);
 	m->src_wave = (uint8_t)m->waves;
 	m->waves++;
-	m->plan_us = now_us() - t0;
-	m->order.plan_us = m->plan_us;
+	plan_timed(m, t0);
 	return 0;
 fail:
 	free(prio);
@@ -729,16 +739,11 @@ static int set_column(const struct fabric *f, struct lft_tables *t,
 		set_entry(m, t, r, lid, want);
 	}
 	/* one wave: a new LID is dropped everywhere before, a dropped one after */
-	if (order_writes(f, t, &c, prio, NULL, 0, m) < 0) {
-		order_failed(err, errlen);
-		goto fail;
-	}
-	if (count_w(m, t->n_sw, err, errlen) < 0)
+	if (writes_planned(f, t, &c, prio, NULL, 0, m, err, errlen) < 0)
 		goto fail;
 	free(prio);
 	m->src_wave = (uint8_t)m->waves;
-	m->plan_us = now_us() - t0;
-	m->order.plan_us = m->plan_us;
+	plan_timed(m, t0);
 	return 0;
 fail:
 	free(prio);
@@ -995,8 +1000,7 @@ int migrate_plan_xvm(const struct fabric *f, struct lft_tables *t,
 	m->xlft_blocks = m->n_xw;
 	m->src_wave = (uint8_t)m->waves;
 	m->waves++;
-	m->plan_us = now_us() - t0;
-	m->order.plan_us = m->plan_us;
+	plan_timed(m, t0);
 	rc = 0;
 out:
 	if (rc < 0)
@@ -1093,8 +1097,7 @@ int migrate_plan_xboot(const struct fabric *f, struct lft_tables *t,
 	m->dst_lid = pl;
 	m->vm_pi = vf_pi;
 	m->dst_pi = FAB_NONE;
-	m->plan_us = now_us() - t0;
-	m->order.plan_us = m->plan_us;
+	plan_timed(m, t0);
 	return rc;
 }
 
@@ -1124,7 +1127,6 @@ int migrate_plan_xdrop(const struct fabric *f, struct lft_tables *t,
 	m->vm_lid = vlid;
 	m->vm_pi = fabric_lid_port(f, vlid);
 	m->dst_pi = FAB_NONE;
-	m->plan_us = now_us() - t0;
-	m->order.plan_us = m->plan_us;
+	plan_timed(m, t0);
 	return rc;
 }
