@@ -10,7 +10,10 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP
+# The version, one place: ibsmd -V, ibsmctl -V, status and the metrics' label.
+VERSION_STR := $(shell cat VERSION)
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP \
+	-DIBSMD_VERSION='"$(VERSION_STR)"'
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # Graphviz's dot layout and SVG renderer linked in (sm/render/svg.c), not
 # loaded from its plugin directory at run time: no font or text-layout plugin
@@ -49,10 +52,10 @@ SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 .PHONY: all deps demo check structure unit unit-runs sim bench fuzz install uninstall clean
 all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(SHIMS) $(TOOLS)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-$(BUILD)/san/%.o: %.c
+$(BUILD)/san/%.o: %.c VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
 
