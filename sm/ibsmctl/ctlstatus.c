@@ -90,10 +90,15 @@ static void print_errors(FILE *fp, const json_t *r)
 		return;
 	}
 	fprintf(fp, "errors: %zu, until they clear\n", json_array_size(errs));
-	json_array_foreach(errs, i, e)
-		fprintf(fp, "  %s: %s (since %s, last %s, %lld times)\n",
-			str(e, "kind", "?"), str(e, "message", "?"), str(e, "since", "-"),
-			str(e, "last", "-"), (long long)num(e, "count"));
+	json_array_foreach(errs, i, e) {
+		json_int_t n = num(e, "count");
+		fprintf(fp, "  %s: %s (since %s, last %s, ", str(e, "kind", "?"),
+			str(e, "message", "?"), str(e, "since", "-"), str(e, "last", "-"));
+		if (n == 1)
+			fputs("once)\n", fp);
+		else
+			fprintf(fp, "%lld times)\n", (long long)n);
+	}
 }
 
 static void print_sweeps(FILE *fp, const json_t *r)
@@ -110,7 +115,7 @@ static void print_sweeps(FILE *fp, const json_t *r)
 			(long long)num(l, "ports"), (long long)num(l, "lids"),
 			(long long)num(l, "max_lid"));
 	} else {
-		fputs("last heavy sweep: none yet\n", fp);
+		fputs("last heavy sweep: none completed yet\n", fp);
 	}
 	fprintf(fp, "links: %lld failed, %lld degraded\n", (long long)num(r, "failed_links"),
 		(long long)num(r, "degraded_links"));
