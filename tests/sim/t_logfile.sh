@@ -68,6 +68,12 @@ out=$(logrotate -d -s "$SIM_TMP/lr.state" "$lr" 2>&1) || fail "logrotate -d: $ou
 sed 's/^\tweekly$/\tweakly/' "$lr" >"$SIM_TMP/broken.lr"
 logrotate -d -s "$SIM_TMP/lr.state" "$SIM_TMP/broken.lr" 2>&1 | grep -q "^error: .*unknown option 'weakly'" ||
 	fail "logrotate -d did not see a broken copy"
+# its postrotate is sh (logrotate runs it with /bin/sh -c): it parses, and
+# names the units and the process
+post=$(sed -n '/^\tpostrotate$/,/^\tendscript$/p' "$lr" | sed '1d;$d')
+sh -n -c "$post" || fail "postrotate does not parse: $post"
+grep -q "systemctl --quiet kill --kill-whom=main" <<<"$post" && grep -q "ibsmd.service 'ibsmd@\*.service'" <<<"$post" &&
+	grep -q 'pkill -USR1 -x ibsmd' <<<"$post" || fail "postrotate: $post"
 # a real rotation, the snippet aimed at this test's file, its signal at this daemon
 rm -f "$log".*
 sed -e "s|^/var/log/ibsmd.log /var/log/ibsmd-\*.log {|$log {|" \
