@@ -10,7 +10,10 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP
+# The version, one place: ibsmd -V, ibsmctl -V, status and the metrics' label.
+VERSION_STR := $(shell cat VERSION)
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP \
+	-DIBSMD_VERSION='"$(VERSION_STR)"'
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # Graphviz's dot layout and SVG renderer linked in (sm/render/svg.c), not
 # loaded from its plugin directory at run time: no font or text-layout plugin
@@ -49,10 +52,10 @@ SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 .PHONY: all deps demo check structure unit unit-runs sim bench fuzz install uninstall clean
 all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(SHIMS) $(TOOLS)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-$(BUILD)/san/%.o: %.c
+$(BUILD)/san/%.o: %.c VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
 
@@ -184,14 +187,18 @@ LIBEXECDIR = $(PREFIX)/libexec
 MANDIR     = $(PREFIX)/share/man
 UNITDIR    = $(PREFIX)/lib/systemd/system
 SYSCONFDIR = /etc
+# bash-completion's directory for completions loaded on demand
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
 MAN8       := ibsmd.8 ibsmctl.8 ibsm-listen.8 ibsmd-prolog.8
 INSTALLED  = $(SBINDIR)/ibsmd $(BINDIR)/ibsmctl $(BINDIR)/ibsm-listen \
 	$(MAN8:%=$(MANDIR)/man8/%) $(MANDIR)/man5/ibsmd.yaml.5 \
 	$(SYSCONFDIR)/ibsmd/ibsmd.yaml.example $(SYSCONFDIR)/ibsmd/ibsm-lanes.sh.example \
 	$(UNITDIR)/ibsmd.service $(SLURM_SCRIPTS:%=$(LIBEXECDIR)/ibsmd/%) \
-	$(SYSCONFDIR)/ibsmd/slurm.conf.ibsmd
+	$(SYSCONFDIR)/ibsmd/slurm.conf.ibsmd \
+	$(BASHCOMPDIR)/ibsmctl $(SYSCONFDIR)/logrotate.d/ibsmd
 INSTALL_DIRS = $(SBINDIR) $(BINDIR) $(MANDIR)/man8 $(MANDIR)/man5 \
-	$(SYSCONFDIR)/ibsmd $(UNITDIR) $(LIBEXECDIR)/ibsmd
+	$(SYSCONFDIR)/ibsmd $(UNITDIR) $(LIBEXECDIR)/ibsmd $(BASHCOMPDIR) \
+	$(SYSCONFDIR)/logrotate.d
 # Slurm's PrologSlurmctld and EpilogSlurmctld: one script, the epilog a
 # link to the prolog (it acts on the name it is run by)
 SLURM_SCRIPTS := ibsmd-prolog ibsmd-epilog
@@ -212,6 +219,8 @@ install: all
 	sed -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' etc/slurm/slurm.conf.ibsmd \
 		> $(DESTDIR)$(SYSCONFDIR)/ibsmd/slurm.conf.ibsmd
 	chmod 644 $(DESTDIR)$(SYSCONFDIR)/ibsmd/slurm.conf.ibsmd
+	install -m 644 etc/ibsmctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/ibsmctl
+	install -m 644 etc/ibsmd.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/ibsmd
 
 # Removes what install put there, and /etc/ibsmd when empty (a policy the
 # operator wrote stays).  Under DESTDIR also the directories install made,
@@ -219,6 +228,7 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/ibsmd 2>/dev/null
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/logrotate.d 2>/dev/null
 	@if [ -n "$(DESTDIR)" ]; then for d in $(INSTALL_DIRS); do \
 		while [ "$$d" != / ]; do rmdir "$(DESTDIR)$$d" 2>/dev/null; \
 			[ -e "$(DESTDIR)$$d" ] && break; d=$$(dirname "$$d"); done; done; fi

@@ -32,7 +32,7 @@
 #include "sm/discover/sweep.h"
 #include "sm/model/vm.h"
 
-#define IBSMD_VERSION "0.1"
+/* IBSMD_VERSION: the top-level VERSION file, passed by the Makefile (-D). */
 
 struct control;
 struct mad_dispatch;

@@ -30,7 +30,6 @@
 #include "sm/model/mkeys.h"
 #include "sm/import/osm_import.h"
 
-#define VERSION IBSMD_VERSION
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
 #define EXIT_CONFIG 78
 /* --receiver-weight: the pFTree paper's receivers weigh 100, the others 1
@@ -66,6 +65,7 @@ struct options {
 	const char *dot;	/* --dot FILE */
 	const char *dump_sls;	/* --dump-sls FILE */
 	int log_level;
+	const char *log_file;	/* -f FILE */
 	const char *mig_src, *mig_dst;	/* --migrate SRC DST */
 	int scheme, method;
 	const char **import_paths;	/* --import-opensm PATH... */
@@ -147,6 +147,8 @@ static void usage(FILE *fp)
 "      --dump-sls FILE    with --offline: the PathRecord SL of every pair of end\n"
 "                         ports, \"SRC-GUID DST-GUID SL\" lines\n"
 "      --log-level LEVEL  error, warn, notice (default), info, debug\n"
+"  -f, --log-file FILE    the log lines to FILE (appended) instead of stderr;\n"
+"                         opened again on SIGUSR1 and SIGHUP (logrotate)\n"
 "      --import-opensm PATH... --import-to DIR\n"
 "                         translate OpenSM's opensm.conf, partitions.conf,\n"
 "                         qos-policy.conf, guid2lid, root/cn GUID files, node-name\n"
@@ -327,6 +329,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "dump-lfts", required_argument, NULL, OPT_DUMP_LFTS },
 		{ "dump-topology", required_argument, NULL, OPT_DUMP_TOPO },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "log-file", required_argument, NULL, 'f' },
 		{ "dot", required_argument, NULL, OPT_DOT },
 		{ "dump-sls", required_argument, NULL, OPT_DUMP_SLS },
 		{ "migrate", required_argument, NULL, OPT_MIGRATE },
@@ -354,7 +357,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->log_level = -1;
 	o->scheme = o->method = -1;
 	o->mig_pattern = o->initial = -1;
-	while ((c = getopt_long(argc, argv, "c:d:p:g:onR:S:s:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:d:p:g:onR:S:s:f:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 'd': o->ca = optarg; break;
@@ -379,6 +382,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'R': o->routing = optarg; break;
 		case 'S': o->state_dir = optarg; break;
 		case 's': o->socket = optarg; break;
+		case 'f': o->log_file = optarg; break;
 		case OPT_OFFLINE: o->offline = optarg; break;
 		case OPT_EMULATE: o->emulate = optarg; break;
 		case OPT_VERIFY: o->verify = 1; break;
@@ -444,7 +448,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -1;
 			break;
 		case 'h': usage(stdout); exit(0);
-		case 'V': printf("ibsmd %s\n", VERSION); exit(0);
+		case 'V': printf("ibsmd %s\n", IBSMD_VERSION); exit(0);
 		default: usage(stderr); return -1;
 		}
 	}
@@ -605,10 +609,27 @@ out:
 	return rc;
 }
 
+/*
+ * -f's file opened again by its name: logrotate moved it (SIGUSR1; SIGHUP
+ * too, as OpenSM does).  One that cannot be opened: the old one stays.
+ */
+static void reopen_log(const char *sig)
+{
+	char err[1024];
+	if (log_reopen_file(err, sizeof(err)) < 0)
+		log_err("%s: %s: still writing to the file opened before", sig, err);
+}
+
+static void on_sigusr1(evutil_socket_t sig, short what, void *arg)
+{
+	reopen_log("SIGUSR1");
+}
+
 static void on_sighup(evutil_socket_t sig, short what, void *arg)
 {
 	struct sm *sm = arg;
 	char err[1024];
+	reopen_log("SIGHUP");
 	if (sm_reload(sm, 0, err, sizeof(err)) < 0)
 		log_err("SIGHUP: policy not reloaded: %s", err);
 	sweeper_request_heavy(sm, "SIGHUP");
@@ -736,7 +757,7 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	char err[1024];
 	struct sm *sm = calloc(1, sizeof(*sm));
 	struct event_base *base = event_base_new();
-	struct event *sigs[2] = { NULL };
+	struct event *sigs[3] = { NULL };
 	struct event *watchdog = NULL;	/* WATCHDOG=1 (sdnotify.h) */
 	struct emu *emu = NULL;
 	struct oneshot os = { 0 };
@@ -777,7 +798,8 @@ static int run_fabric(struct config *cfg, const struct options *o)
 	}
 	sigs[0] = event_new(base, stop_pipe[0], EV_READ | EV_PERSIST, on_stop_pipe, sm);
 	sigs[1] = evsignal_new(base, SIGHUP, on_sighup, sm);
-	for (int i = 0; i < 2; i++)
+	sigs[2] = evsignal_new(base, SIGUSR1, on_sigusr1, sm);
+	for (int i = 0; i < 3; i++)
 		if (sigs[i])
 			event_add(sigs[i], NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -827,7 +849,7 @@ out:
 	}
 	if (watchdog)
 		event_free(watchdog);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (sigs[i])
 			event_free(sigs[i]);
 	if (base)
@@ -899,6 +921,11 @@ int main(int argc, char **argv)
 	}
 	log_set_level(o.log_level >= 0 ? o.log_level : cfg.log_level);
 	char err[1024];
+	/* as an unusable -S or -s: said on stderr, exit 1 */
+	if (o.log_file && log_open_file(o.log_file, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsmd: %s\n", err);
+		return 1;
+	}
 	if (nodemap_use_file(cfg.node_name_map, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibsmd: %s\n", err);
 		return EXIT_CONFIG;

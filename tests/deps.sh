@@ -3,7 +3,7 @@
 set -e
 PKGS="build-essential pkg-config libibumad-dev libibmad-dev libevent-dev libyaml-dev
 libjansson-dev libsystemd-dev libsodium-dev check ibsim-utils libumad2sim0 infiniband-diags opensm
-python3 procps python3-prometheus-client prometheus curl graphviz libgraphviz-dev chromium mandoc systemd
+python3 procps python3-prometheus-client prometheus curl graphviz libgraphviz-dev chromium mandoc systemd logrotate bash-completion
 slurmctld slurmd slurm-client munge"
 missing=""
 for p in $PKGS; do

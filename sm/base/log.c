@@ -1,5 +1,10 @@
+/* The log (see log.h). */
+#define _GNU_SOURCE	/* dup3() */
 #include "sm/base/log.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,14 +20,21 @@
 /*
  * The process-wide state: the log threshold, the program's name, the
  * kind of stream (-1 not looked at yet, 0 dates, 1 journald priorities)
- * and the rate-limited sites that logged (under rl_lock: the routing
- * thread logs too).
+ * the rate-limited sites that logged (under rl_lock: the routing
+ * thread logs too), and the log file of -f, its name and descriptor (-1:
+ * none; set once before the threads start, then only replaced in place
+ * by dup3(), so that no lock is needed to write).
  */
 static int log_threshold = LOG_NOTICE;
 static const char *log_ident = "ibsmd";
 static int log_journal = -1;
 static pthread_mutex_t rl_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct log_rl *rl_sites;
+static int log_fd = -1;
+static char log_path[PATH_MAX];
+
+/* rw-r-----: the log may name hosts and keys' faults; adm reads it */
+#define LOG_FILE_MODE 0640
 
 void log_set_ident(const char *ident)
 {
@@ -96,10 +108,70 @@ static void iso_stamp(char *out, size_t n)
 		 zone + 3);
 }
 
+static int open_log(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, LOG_FILE_MODE);
+	if (fd < 0)
+		snprintf(err, errlen, "log file %s: %s", path, strerror(errno));
+	return fd;
+}
+
+int log_open_file(const char *path, char *err, size_t errlen)
+{
+	if (strlen(path) >= sizeof(log_path)) {
+		snprintf(err, errlen, "log file %.64s...: name too long", path);
+		return -1;
+	}
+	int fd = open_log(path, err, errlen);
+	if (fd < 0)
+		return -1;
+	if (log_fd >= 0)
+		close(log_fd);
+	log_fd = fd;
+	snprintf(log_path, sizeof(log_path), "%s", path);
+	return 0;
+}
+
+int log_reopen_file(char *err, size_t errlen)
+{
+	if (log_fd < 0)
+		return 0;
+	int fd = open_log(log_path, err, errlen);
+	if (fd < 0)
+		return -1;
+	/* the same number, now the new file: a writer uses one or the other */
+	int rc = dup3(fd, log_fd, O_CLOEXEC);
+	if (rc < 0)
+		snprintf(err, errlen, "log file %s: %s", log_path, strerror(errno));
+	close(fd);
+	return rc < 0 ? -1 : 0;
+}
+
+/* One line to the log file, in one write(): O_APPEND keeps lines whole. */
+static void file_line(int level, const char *line)
+{
+	char stamp[64], buf[1200];
+	iso_stamp(stamp, sizeof(stamp));
+	int n = snprintf(buf, sizeof(buf), "%s %s[%s]: %s\n", stamp, log_ident,
+			 level_names[level], line);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf)) {
+		n = sizeof(buf) - 1;
+		buf[n - 1] = '\n';
+	}
+	ssize_t w = write(log_fd, buf, (size_t)n);
+	(void)w;	/* a full disk: nowhere to say so */
+}
+
 static void vlog(int level, const char *fmt, va_list ap)
 {
 	char line[1024];
 	vsnprintf(line, sizeof(line), fmt, ap);
+	if (log_fd >= 0) {
+		file_line(level, line);
+		return;
+	}
 	if (log_journal < 0)
 		log_detect_stream();
 	if (log_journal) {

@@ -6,8 +6,11 @@
  * device:inode), each line starts with a syslog priority "<N>" and no
  * date, journald adds its own; otherwise with the local date and time,
  * ISO 8601 with milliseconds and the zone's offset.  Then
- * "IDENT[level]: text".
+ * "IDENT[level]: text".  With a log file (ibsmd -f), the lines go there
+ * instead of stderr, always with the date.
  */
+#include <stddef.h>
+
 enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
 
 void log_set_level(int level);
@@ -21,6 +24,18 @@ int log_level_parse(const char *name);
  * anyway); returns 1 when lines get "<N>" prefixes.
  */
 int log_detect_stream(void);
+/*
+ * ibsmd -f FILE: the lines from now on appended to FILE (created 0640,
+ * close-on-exec) instead of stderr.  0, or -1 with the reason in err.
+ */
+int log_open_file(const char *path, char *err, size_t errlen);
+/*
+ * The log file opened again by its name (after logrotate moved it: SIGUSR1,
+ * SIGHUP); a line written meanwhile goes to the old file or the new one,
+ * never nowhere.  On failure the old file stays in use: -1 with the reason
+ * in err.  0, also without a log file.
+ */
+int log_reopen_file(char *err, size_t errlen);
 void log_msg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

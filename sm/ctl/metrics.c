@@ -24,10 +24,6 @@
 #include "sm/smstate.h"
 #include "sm/write/scrub.h"
 
-#ifndef IBSMD_VERSION
-#define IBSMD_VERSION "0.1"	/* ibsmd -V (sm/main.c) */
-#endif
-
 /* A family of one sample without labels. */
 static void one(struct mtext *t, const char *name, const char *type,
 		const char *help, double v)

@@ -5,6 +5,7 @@
 #include "sm/ibsmctl/ctlrender.h"
 
 #include <string.h>
+#include <time.h>
 
 static int is_scalar(const json_t *v)
 {
@@ -87,6 +88,33 @@ static void print_array_block(FILE *fp, const json_t *a, int indent)
 	}
 }
 
+#define TIME_SUFFIX	"_time"
+
+/*
+ * A time in seconds since the epoch ("X_time" in the JSON): printed as
+ * ISO 8601 (UTC); not at all when "X_date" beside it says it already.
+ * Returns 1 when key is such a member and was dealt with.
+ */
+static int print_epoch_member(FILE *fp, const json_t *obj, const char *key,
+    const json_t *v, int indent)
+{
+	size_t n = strlen(key), k = strlen(TIME_SUFFIX);
+	char date_key[128], buf[32];
+	if (!json_is_integer(v) || n <= k || strcmp(key + n - k, TIME_SUFFIX) ||
+	    n - k + sizeof("_date") > sizeof(date_key))
+		return 0;
+	snprintf(date_key, sizeof(date_key), "%.*s_date", (int)(n - k), key);
+	if (json_is_string(json_object_get(obj, date_key)))
+		return 1;
+	time_t t = (time_t)json_integer_value(v);
+	struct tm tm;
+	if (t <= 0 || !gmtime_r(&t, &tm) ||
+	    !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, sizeof(buf), "-");
+	fprintf(fp, "%*s%s: %s\n", indent, "", key, buf);
+	return 1;
+}
+
 static void print_member(FILE *fp, const char *key, const json_t *v,
     int indent)
 {
@@ -119,7 +147,8 @@ static void print_object(FILE *fp, const json_t *obj, int indent,
 
 	/* json_object_foreach wants a non-const object; it only reads. */
 	json_object_foreach((json_t *)obj, key, v) {
-		if (skip == NULL || strcmp(key, skip) != 0)
+		if ((skip == NULL || strcmp(key, skip) != 0) &&
+		    !print_epoch_member(fp, obj, key, v, indent))
 			print_member(fp, key, v, indent);
 	}
 }

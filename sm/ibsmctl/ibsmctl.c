@@ -4,6 +4,7 @@
  */
 #include "sm/ibsmctl/ctlclient.h"
 #include "sm/ibsmctl/ctlrender.h"
+#include "sm/ibsmctl/ctlstatus.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -13,7 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define IBSMCTL_VERSION	"ibsmctl 0.1"
+/* IBSMD_VERSION: the top-level VERSION file, passed by the Makefile (-D) */
+#define IBSMCTL_VERSION	"ibsmctl " IBSMD_VERSION
 #define REPLY_TIMEOUT_MS	30000
 #define JOB_WAIT_DEFAULT_S	60	/* job start --wait without --timeout */
 #define JOB_WAIT_SLACK_MS	5000	/* the daemon's answer after its timeout */
@@ -28,8 +30,8 @@ static void usage(FILE *fp)
 	    "  -j, --json         print the reply as one JSON document\n"
 	    "  -h, --help / -V, --version\n"
 	    "commands:\n"
-	    "  status                 version, uptime, state, sweeps, counts, MAD stats,\n"
-	    "                         the last error until it clears\n"
+	    "  status [--verbose]     a screenful: state, errors until they clear, the last\n"
+	    "                         heavy sweep, counts; --verbose: every counter\n"
 	    "  topology [--dot|--svg] switches, hosts, links, routes per link (--dot: Graphviz,\n"
 	    "                         --svg: drawn by the daemon)\n"
 	    "  forget LINK            stop listing a failed link: NAME[PORT] of an end, or\n"
@@ -432,11 +434,13 @@ static json_t *build_request(const char *cmd, char **argv, int argc,
  * Prints a successful reply; returns the exit status: 0, or 1 when it
  * reports a failed check (verify's "result": "FAILED").
  */
-static int print_reply(const json_t *reply, int as_json)
+static int print_reply(const json_t *reply, int as_json, int summary)
 {
 	if (as_json) {
 		if (json_dumpf(reply, stdout, JSON_INDENT(2)) == 0)
 			putchar('\n');
+	} else if (summary) {
+		status_print_summary(stdout, reply);
 	} else {
 		control_print_text(stdout, reply);
 	}
@@ -494,7 +498,7 @@ int main(int argc, char *argv[])
 		return usage_error("no command given", as_json);
 	const char *cmd = argv[optind];
 	char **args = calloc((size_t)argc, sizeof(*args));
-	int nargs = 0;
+	int nargs = 0, verbose = 0;
 	if (args == NULL) {
 		perror("ibsmctl");
 		return 1;
@@ -503,6 +507,9 @@ int main(int argc, char *argv[])
 	for (int i = optind + 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			as_json = 1;
+		/* how to print it, the client's own: not sent */
+		else if (!strcmp(cmd, "status") && !strcmp(argv[i], "--verbose"))
+			verbose = 1;
 		else
 			args[nargs++] = argv[i];
 	}
@@ -525,7 +532,7 @@ int main(int argc, char *argv[])
 		status = print_error(why != NULL ? why :
 		    "command rejected by ibsmd", as_json);
 	} else {
-		status = print_reply(reply, as_json);
+		status = print_reply(reply, as_json, !strcmp(cmd, "status") && !verbose);
 	}
 	json_decref(reply);
 	return status;

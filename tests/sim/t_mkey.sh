@@ -63,7 +63,7 @@ grep -q 'unresponsive=0' "$log" || fail "restart: $(grep '^subnet up' "$log")"
 m=$(timeout 10 "$IBSMCTL" -s "$ctl" metrics)
 grep -q "^ibsmd_mkey_ports{state=\"keyed\"} $NODES\$" <<<"$m" ||
 	fail "metrics: $(grep ibsmd_mkey_ports <<<"$m")"
-timeout 10 "$IBSMCTL" -s "$ctl" status | grep -q 'protect_level' || fail "ibsmctl status: no m_key"
+timeout 10 "$IBSMCTL" -s "$ctl" status | grep -q '^M_Key: protect level ' || fail "ibsmctl status: no M_Key line"
 
 # ibsmd -n: the secret checked
 check_n() {	# check_n WANT_STATUS: ibsmd -n with the level-2 policy on $SIM_TMP/state

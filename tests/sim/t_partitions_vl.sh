@@ -111,8 +111,8 @@ mv "$SIM_TMP/p2.yaml" "$SIM_TMP/p.yaml"
 wait_until 10 grep -q 'no data VL is left of 2' "$SIM_TMP/ibsmd.log" ||
 	fail "reload with 2 data VLs: no refusal: $(tail -n 3 "$SIM_TMP/ibsmd.log")"
 status=$("$IBSMCTL" -s "$sock" status) || fail "ibsmctl status: $status"
-grep -A2 '^errors:' <<<"$status" | grep -q 'kind: routing' &&
-	grep -q 'message: partition red (vlane-isolation) shares links and no data VL is left of 2' <<<"$status" ||
+grep -A3 '^errors: ' <<<"$status" |
+	grep -q '^  routing: partition red (vlane-isolation) shares links and no data VL is left of 2' ||
 	fail "ibsmctl status: no routing error naming red: $status"
 for q in "H-0 H-12 1" "H-1 H-9 2"; do
 	read -r s d want <<<"$q"

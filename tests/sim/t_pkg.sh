@@ -1,6 +1,7 @@
 #!/bin/bash
 # Packaging, no fabric (a few seconds): `make install` under DESTDIR puts
-# every file where PREFIX says and fills the unit's ExecStart/ExecReload;
+# every file where PREFIX says (the bash completion and the logrotate snippet
+# among them) and fills the unit's ExecStart/ExecReload;
 # `systemd-analyze verify` on the unit (ExecStart at the built binary) is
 # clean, and not on a broken copy; `mandoc -Tlint -Wstyle man/*` reports
 # nothing (cross-references to the pages of man/ resolved through the
@@ -21,10 +22,12 @@ make -s install DESTDIR="$dest" PREFIX="$prefix" >"$SIM_TMP/install.out" 2>&1 ||
 unit="$dest$prefix/lib/systemd/system/ibsmd.service"
 for f in sbin/ibsmd bin/ibsmctl bin/ibsm-listen share/man/man8/ibsmd.8 \
 	share/man/man8/ibsmctl.8 share/man/man8/ibsm-listen.8 share/man/man5/ibsmd.yaml.5 \
-	lib/systemd/system/ibsmd.service; do
+	lib/systemd/system/ibsmd.service share/bash-completion/completions/ibsmctl; do
 	[ -s "$dest$prefix/$f" ] || fail "make install: no $prefix/$f"
 done
-[ -s "$dest/etc/ibsmd/ibsmd.yaml.example" ] || fail "make install: no /etc/ibsmd/ibsmd.yaml.example"
+for f in ibsmd/ibsmd.yaml.example logrotate.d/ibsmd; do
+	[ -s "$dest/etc/$f" ] || fail "make install: no /etc/$f"
+done
 grep -qx "ExecStart=$prefix/sbin/ibsmd" "$unit" &&
 	grep -qx "ExecReload=$prefix/bin/ibsmctl reload" "$unit" ||
 	fail "unit: $(grep '^Exec' "$unit")"

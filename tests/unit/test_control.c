@@ -5,6 +5,7 @@
 #include "sm/ctl/control.h"
 #include "sm/ibsmctl/ctlclient.h"
 #include "sm/ibsmctl/ctlrender.h"
+#include "sm/ibsmctl/ctlstatus.h"
 #include "sm/daemon.h"
 
 #include <sys/socket.h>
@@ -1168,15 +1169,27 @@ END_TEST
 
 /* ---------------------------------------------------------- text output */
 
-static char *render(const char *reply_json)
+/* What print (control_print_text, status_print_summary) makes of a reply, malloc'd. */
+static char *text_by(void (*print)(FILE *, const json_t *), const json_t *r)
 {
 	char *out = NULL;
 	size_t len = 0;
+	FILE *fp = open_memstream(&out, &len);
+	print(fp, r);
+	fclose(fp);
+	return out;
+}
+
+static char *text_of(const json_t *r)
+{
+	return text_by(control_print_text, r);
+}
+
+static char *render(const char *reply_json)
+{
 	json_t *r = json_loads(reply_json, 0, NULL);
 	ck_assert_ptr_nonnull(r);
-	FILE *fp = open_memstream(&out, &len);
-	control_print_text(fp, r);
-	fclose(fp);
+	char *out = text_of(r);
 	json_decref(r);
 	return out;
 }
@@ -1378,11 +1391,7 @@ START_TEST(status_text_m_key)
 	sm->traps.st.mkey_violations = 3;
 	json_t *st = run_json(sm, "{\"cmd\":\"status\"}", err, sizeof(err));
 	ck_assert_ptr_nonnull(st);
-	char *s = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&s, &len);
-	control_print_text(fp, st);
-	fclose(fp);
+	char *s = text_of(st);
 	json_decref(st);
 	ck_assert_msg(strstr(s, "\nm_key:\n"
 	    "  protect_level: 2\n"
@@ -1427,6 +1436,85 @@ static struct mc_group *new_group(struct sm *sm, const uint8_t mgid[16],
 	memcpy(g.mgid, mgid, 16);
 	return mc_create(&sm->mc, &g, &why);
 }
+
+/* The summary of a status reply (ibsmctl(8), "status"), as a string. */
+static char *summary_of(const json_t *r)
+{
+	return text_by(status_print_summary, r);
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/*
+ * ibsmctl status: a screenful (at most 25 lines) from the daemon's own
+ * reply, the state on a line of its own, no time in seconds since the
+ * epoch; the errors that need an operator one a line with their kind and
+ * dates; a heavy sweep with its ISO date.  --verbose: an "X_time" number
+ * as ISO 8601, or left out where "X_date" says it.
+ */
+START_TEST(status_summary)
+{
+	struct sm *sm = calloc(1, sizeof(*sm));
+	char err[256];
+	ck_assert_ptr_nonnull(sm);
+	sm->state = SMS_MASTER;
+	sm->start_time = 1795932000;
+	sm->sweep.last_sweep_time = 1795932047;
+	json_t *st = run_json(sm, "{\"cmd\":\"status\"}", err, sizeof(err));
+	ck_assert_ptr_nonnull(st);
+	char *s = summary_of(st);
+	ck_assert_msg(count_lines(s) <= 25, "%d lines:\n%s", count_lines(s), s);
+	ck_assert_msg(strstr(s, "\nstate: MASTER\n") && strstr(s, "\nerrors: none\n") &&
+		      strstr(s, "\nlast heavy sweep: none completed yet\n"), "%s", s);
+	ck_assert_msg(!strstr(s, "1795932"), "%s", s);
+	free(s);
+	/* the verbose text: the same reply, the epoch as ISO 8601 once */
+	char *v = text_of(st);
+	ck_assert_msg(!strstr(v, "1795932047") &&
+		      strstr(v, "\nlast_sweep_date: 2026-11-29T06:00:47Z\n"), "%s", v);
+	free(v);
+	json_decref(st);
+	free(sm);
+
+	json_t *r = json_loads("{\"ok\":true,\"version\":\"9.9\",\"uptime_s\":7322,"
+	    "\"started\":\"2026-11-29T04:00:00Z\",\"state\":\"STANDBY\","
+	    "\"master_guid\":\"0x2\",\"master_lid\":3,\"master_priority\":9,"
+	    "\"errors\":[{\"kind\":\"routing\",\"message\":\"no engine could route\","
+	    "\"since\":\"2026-11-29T05:00:00Z\",\"last\":\"2026-11-29T06:00:00Z\",\"count\":3}],"
+	    "\"last_heavy_sweep\":{\"switches\":6,\"cas\":12,\"ports\":66,\"lids\":18,"
+	    "\"max_lid\":18,\"routing\":\"ftree\",\"sweep_ms\":4,\"route_ms\":1,"
+	    "\"unresponsive\":2,\"mad_timeouts\":5,\"time\":\"2026-11-29T06:00:47Z\"},"
+	    "\"failed_links\":1,\"degraded_links\":2}", 0, NULL);
+	ck_assert_ptr_nonnull(r);
+	s = summary_of(r);
+	json_decref(r);
+	ck_assert_msg(strstr(s, "ibsmd 9.9, up 2 h 2 min (started 2026-11-29T04:00:00Z)\n"
+	    "state: STANDBY\n") &&
+	    strstr(s, "\nmaster: port 0x2, LID 3, priority 9\n"
+	    "errors: 1, until they clear\n"
+	    "  routing: no engine could route (since 2026-11-29T05:00:00Z, "
+	    "last 2026-11-29T06:00:00Z, 3 times)\n"
+	    "last heavy sweep: 2026-11-29T06:00:47Z, 4 ms, routed by ftree in 1 ms; "
+	    "2 unresponsive, 5 MAD timeouts\n"
+	    "fabric: 6 switches, 12 CAs, 66 ports, 18 LIDs (max 18)\n"
+	    "links: 1 failed, 2 degraded\n"), "%s", s);
+	free(s);
+
+	s = render("{\"ok\":true,\"a_time\":1795932047,\"b_time\":1795932047,"
+	    "\"b_date\":\"2026-11-29T06:00:47Z\",\"c_time\":0,\"uptime_s\":5}");
+	ck_assert_str_eq(s, "a_time: 2026-11-29T06:00:47Z\n"
+	    "b_date: 2026-11-29T06:00:47Z\n"
+	    "c_time: -\n"
+	    "uptime_s: 5\n");
+	free(s);
+}
+END_TEST
 
 START_TEST(groups_command)
 {
@@ -1525,6 +1613,7 @@ static Suite *control_suite(void)
 	tcase_add_test(alone, client_errors);
 	tcase_add_test(alone, text_rendering);
 	tcase_add_test(alone, status_text_m_key);
+	tcase_add_test(alone, status_summary);
 	tcase_add_test(alone, daemon_commands);
 	tcase_add_test(alone, groups_command);
 	suite_add_tcase(s, alone);

@@ -1,9 +1,11 @@
 /*
  * sm/base/log.c (dates, journald priorities, rate limiting), sm/base/nodemap.c (the
  * node_name_map format) and sm/discover/changes.c (a heavy sweep's changes in
- * words).  stderr goes to a temporary file that each test reads back.
+ * words), and the log file of ibsmd -f.  stderr goes to a temporary file that
+ * each test reads back.
  */
 #include <check.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,16 +81,23 @@ START_TEST(t_dated)
 }
 END_TEST
 
-START_TEST(t_journal)
+/* stderr captured, and JOURNAL_STREAM naming it, as systemd sets it; its stat in st */
+static void journal_stderr(struct stat *st)
 {
 	capture();
-	struct stat st;
-	ck_assert_int_eq(fstat(2, &st), 0);
+	ck_assert_int_eq(fstat(2, st), 0);
 	char js[64];
-	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino);
+	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
 	setenv("JOURNAL_STREAM", js, 1);
 	ck_assert_int_eq(log_detect_stream(), 1);
+}
+
+START_TEST(t_journal)
+{
+	struct stat st;
+	journal_stderr(&st);
+	char js[64];
 	log_err("e");
 	log_warn("w");
 	log_notice("n");
@@ -114,6 +123,103 @@ static int site(const char *what, int i)
 {
 	return log_limited_by(3, 100, LOG_NOTICE, "%s %d", what, i);
 }
+
+#define LOGFILE_LINES	4000
+#define LOGFILE_MOVES	40
+
+static void *log_lines(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < LOGFILE_LINES; i++)
+		log_notice("line %d", i);
+	return NULL;
+}
+
+/* Every "line N" of the files in dir, each counted in seen[N]; lines that are not whole: -1. */
+static int count_file_lines(const char *dir, int moves, int *seen)
+{
+	char path[128], buf[256];
+	for (int k = 0; k <= moves; k++) {
+		if (k < moves)
+			snprintf(path, sizeof(path), "%s/ibsmd.log.%d", dir, k);
+		else
+			snprintf(path, sizeof(path), "%s/ibsmd.log", dir);
+		FILE *fp = fopen(path, "r");
+		if (!fp)
+			continue;
+		while (fgets(buf, sizeof(buf), fp)) {
+			int n;
+			if (!matches(buf, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{12}[+-][0-9]{2}:[0-9]{2} "
+				     "ibsmd\\[notice\\]: line [0-9]+\n$") ||
+			    sscanf(strstr(buf, "line "), "line %d", &n) != 1 || n < 0 ||
+			    n >= LOGFILE_LINES) {
+				fclose(fp);
+				return -1;
+			}
+			seen[n]++;
+		}
+		fclose(fp);
+	}
+	return 0;
+}
+
+/*
+ * ibsmd -f: lines to the file, dated, also when stderr is the journal's
+ * stream, nothing on stderr; created 0640.  Moved away and opened again
+ * 40 times while a thread logs 4000 lines: every line whole, once, in the
+ * old file or the new one.  A name that cannot be opened again: -1 with
+ * the reason, and the old file stays in use.
+ */
+START_TEST(t_log_file)
+{
+	char dir[] = "/tmp/test_logfile.XXXXXX", path[128], moved[128], msg[256];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ibsmd.log", dir);
+	umask(022);
+	struct stat st;
+	journal_stderr(&st);
+	ck_assert_int_eq(log_reopen_file(msg, sizeof(msg)), 0);	/* no file: nothing */
+	snprintf(moved, sizeof(moved), "%s/no/such/dir/x.log", dir);
+	ck_assert_int_eq(log_open_file(moved, msg, sizeof(msg)), -1);
+	ck_assert_msg(strstr(msg, "No such file or directory") != NULL, "%s", msg);
+	ck_assert_int_eq(log_open_file(path, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0640);
+
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, log_lines, NULL), 0);
+	for (int k = 0; k < LOGFILE_MOVES; k++) {
+		snprintf(moved, sizeof(moved), "%s/ibsmd.log.%d", dir, k);
+		ck_assert_int_eq(rename(path, moved), 0);
+		ck_assert_int_eq(log_reopen_file(msg, sizeof(msg)), 0);
+		usleep(200);
+	}
+	pthread_join(t, NULL);
+	char *out = captured();
+	ck_assert_str_eq(out, "");
+	free(out);
+	static int seen[LOGFILE_LINES];
+	ck_assert_int_eq(count_file_lines(dir, LOGFILE_MOVES, seen), 0);
+	for (int i = 0; i < LOGFILE_LINES; i++)
+		ck_assert_msg(seen[i] == 1, "line %d seen %d times", i, seen[i]);
+
+	/* the name a directory now: the old file stays */
+	snprintf(moved, sizeof(moved), "%s/ibsmd.log.%d", dir, LOGFILE_MOVES);
+	ck_assert_int_eq(rename(path, moved), 0);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(log_reopen_file(msg, sizeof(msg)), -1);
+	ck_assert_msg(strstr(msg, path) && strstr(msg, "Is a directory"), "%s", msg);
+	log_notice("still here");
+	FILE *fp = fopen(moved, "r");
+	ck_assert_ptr_nonnull(fp);
+	char buf[256], last[256] = "";
+	while (fgets(buf, sizeof(buf), fp))
+		snprintf(last, sizeof(last), "%s", buf);
+	fclose(fp);
+	ck_assert_msg(strstr(last, "ibsmd[notice]: still here\n") != NULL, "%s", last);
+	unsetenv("JOURNAL_STREAM");
+}
+END_TEST
 
 START_TEST(t_rate_limit)
 {
@@ -340,6 +446,7 @@ static Suite *log_suite(void)
 	tcase_add_test(tc, t_changes);
 	tcase_add_test(tc, t_switch_lost);
 	tcase_add_test(tc, t_flapping);
+	tcase_add_test(tc, t_log_file);	/* last: the log stays on its file */
 	suite_add_tcase(s, tc);
 	return s;
 }
