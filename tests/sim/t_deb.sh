@@ -19,11 +19,16 @@ for c in dpkg-buildpackage dh lintian systemd-analyze; do
 done
 dpkg-query -W -f='${Status}' ibsmd ibsm-listen 2>/dev/null | grep -q installed &&
 	fail "ibsmd's packages are installed already: this test installs and purges them"
+# the purge removes these: someone's state, policy or logs are not the test's
+for d in /etc/ibsmd /var/lib/ibsmd /var/log/ibsmd; do
+	[ -e "$d" ] && fail "$d exists (make install?): this test's purge would remove it"
+done
 had_group=$(getent group ibsmd)
 inst_policy=/etc/ibsmd/mlx4_0:1.yaml
 deb_cleanup() {
 	rm -f "$inst_policy"
 	dpkg -P ibsmd ibsm-listen >/dev/null 2>&1
+	rm -rf /var/lib/ibsmd /var/log/ibsmd	# not there before (above); a failed purge's
 	# the group stays on purge (debian/ibsmd.postrm); the test made it
 	[ -n "$had_group" ] || groupdel ibsmd 2>/dev/null
 	return 0
