@@ -20,7 +20,7 @@ done
 dpkg-query -W -f='${Status}' ibsmd ibsm-listen 2>/dev/null | grep -q installed &&
 	fail "ibsmd's packages are installed already: this test installs and purges them"
 # the purge removes these: someone's state, policy or logs are not the test's
-for d in /etc/ibsmd /var/lib/ibsmd /var/log/ibsmd; do
+for d in /etc/ibsmd /var/lib/ibsmd /var/log/ibsmd /var/log/ibsmd.log; do
 	[ -e "$d" ] && fail "$d exists (make install?): this test's purge would remove it"
 done
 had_group=$(getent group ibsmd)
@@ -28,7 +28,7 @@ inst_policy=/etc/ibsmd/mlx4_0:1.yaml
 deb_cleanup() {
 	rm -f "$inst_policy"
 	dpkg -P ibsmd ibsm-listen >/dev/null 2>&1
-	rm -rf /var/lib/ibsmd /var/log/ibsmd	# not there before (above); a failed purge's
+	rm -rf /var/lib/ibsmd /var/log/ibsmd /var/log/ibsmd.log	# not there before (above)
 	# the group stays on purge (debian/ibsmd.postrm); the test made it
 	[ -n "$had_group" ] || groupdel ibsmd 2>/dev/null
 	return 0
@@ -111,9 +111,11 @@ out=$(/usr/sbin/ibsmd --instance mlx4_0 -n 2>&1) && fail "--instance mlx4_0 acce
 rm -f "$inst_policy"
 pass "systemd-analyze verify: ibsmd.service (Conflicts=opensm.service), ibsmd@ on a GUID and on mlx4_0:1; its policy $inst_policy"
 
+echo "a log line" >/var/log/ibsmd.log	# ibsmd -f /var/log/ibsmd.log's
 dpkg -r ibsmd ibsm-listen >"$SIM_TMP/dpkg.out" 2>&1 || fail "dpkg -r: $(tail -n 5 "$SIM_TMP/dpkg.out")"
-cmp -s "$SIM_TMP/imp/guid2lid" /var/lib/ibsmd/guid2lid || fail "dpkg -r removed guid2lid"
+cmp -s "$SIM_TMP/imp/guid2lid" /var/lib/ibsmd/guid2lid && [ -s /var/log/ibsmd.log ] ||
+	fail "dpkg -r removed guid2lid or the log"
 dpkg -P ibsmd ibsm-listen >"$SIM_TMP/dpkg.out" 2>&1 || fail "dpkg -P: $(tail -n 5 "$SIM_TMP/dpkg.out")"
 listing >"$SIM_TMP/after"
 diff "$SIM_TMP/before" "$SIM_TMP/after" >"$SIM_TMP/diff" || fail "dpkg -P left or took: $(head -n 20 "$SIM_TMP/diff")"
-pass "dpkg -r keeps guid2lid; dpkg -P: the $(wc -l <"$SIM_TMP/after") files of /etc /usr /var /opt /srv as before"
+pass "dpkg -r keeps guid2lid and the log; dpkg -P: the $(wc -l <"$SIM_TMP/after") files of /etc /usr /var /opt /srv as before"
