@@ -12,7 +12,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 # The version, one place: ibsmd -V, ibsmctl -V, status and the metrics' label.
 VERSION_STR := $(shell cat VERSION)
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP \
+# CPPFLAGS and LDFLAGS: a distribution's hardening (dpkg-buildflags, debian/)
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -I. -MMD -MP \
 	-DIBSMD_VERSION='"$(VERSION_STR)"'
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # Graphviz's dot layout and SVG renderer linked in (sm/render/svg.c), not
@@ -22,6 +23,8 @@ GV_PLUGINS = $(shell pkg-config --variable=libdir libgvc 2>/dev/null)/graphviz
 LDLIBS   = $(PKG_LIBS) -L$(GV_PLUGINS) -Wl,-rpath,$(GV_PLUGINS) \
 	   -lgvplugin_dot_layout -lgvplugin_core -lpthread -lm
 IBSMCTL_LIBS = $(shell pkg-config --libs jansson 2>/dev/null)
+# ibsm-listen: what libibsmd-host.a needs, no Graphviz (and no RUNPATH)
+LISTEN_LIBS = $(shell pkg-config --libs libibumad libibmad libevent jansson 2>/dev/null) -lpthread -lm
 
 # Sources by folder: every .c under a product folder is built, so a file
 # moved between folders cannot drop out of the build.  ARCHITECTURE.md
@@ -49,8 +52,10 @@ HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/san/%.o)
 
-.PHONY: all deps demo check structure unit unit-runs sim bench fuzz install uninstall clean
-all: $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(SHIMS) $(TOOLS)
+.PHONY: all deps demo check structure unit unit-runs sim bench fuzz install uninstall package clean
+# What make install installs (the tools and shims are the tests')
+PROGRAMS := $(BUILD)/ibsmd $(BUILD)/ibsmctl $(BUILD)/ibsm-listen
+all: $(PROGRAMS) $(SHIMS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c VERSION
 	@mkdir -p $(dir $@)
@@ -67,14 +72,14 @@ $(BUILD)/libibsmd-host.a: $(HOST_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/ibsmd: $(IBSMD_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libibsmd.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/ibsmctl: $(IBSMCTL_LINK:%.c=$(BUILD)/obj/%.o)
-	$(CC) $(CFLAGS) -o $@ $^ $(IBSMCTL_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(IBSMCTL_LIBS)
 
 # A host's program: the SA client and the notice codec, no daemon.
 $(BUILD)/ibsm-listen: $(LISTEN_SRCS) $(BUILD)/libibsmd-host.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libibsmd-host.a $(LISTEN_LIBS)
 
 # ibsmd with ASan+UBSan: t_traps.sh throws a trap storm at it.
 $(BUILD)/ibsmd-asan: $(IBSMD_SRCS:%.c=$(BUILD)/san/%.o) $(BUILD)/libibsmd-san.a
@@ -186,6 +191,9 @@ SBINDIR    = $(PREFIX)/sbin
 LIBEXECDIR = $(PREFIX)/libexec
 MANDIR     = $(PREFIX)/share/man
 UNITDIR    = $(PREFIX)/lib/systemd/system
+# The control group (control.group in etc/ibsmd.yaml): systemd-sysusers
+# reads /usr/local/lib/sysusers.d too; the Debian package runs it.
+SYSUSERSDIR = $(PREFIX)/lib/sysusers.d
 SYSCONFDIR = /etc
 # bash-completion's directory for completions loaded on demand
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
@@ -193,17 +201,21 @@ MAN8       := ibsmd.8 ibsmctl.8 ibsm-listen.8 ibsmd-prolog.8
 INSTALLED  = $(SBINDIR)/ibsmd $(BINDIR)/ibsmctl $(BINDIR)/ibsm-listen \
 	$(MAN8:%=$(MANDIR)/man8/%) $(MANDIR)/man5/ibsmd.yaml.5 \
 	$(SYSCONFDIR)/ibsmd/ibsmd.yaml.example $(SYSCONFDIR)/ibsmd/ibsm-lanes.sh.example \
-	$(UNITDIR)/ibsmd.service $(SLURM_SCRIPTS:%=$(LIBEXECDIR)/ibsmd/%) \
-	$(SYSCONFDIR)/ibsmd/slurm.conf.ibsmd \
+	$(UNITDIR)/ibsmd.service $(UNITDIR)/ibsmd@.service $(SLURM_SCRIPTS:%=$(LIBEXECDIR)/ibsmd/%) \
+	$(SYSCONFDIR)/ibsmd/slurm.conf.ibsmd $(SYSUSERSDIR)/ibsmd.conf \
 	$(BASHCOMPDIR)/ibsmctl $(SYSCONFDIR)/logrotate.d/ibsmd
 INSTALL_DIRS = $(SBINDIR) $(BINDIR) $(MANDIR)/man8 $(MANDIR)/man5 \
-	$(SYSCONFDIR)/ibsmd $(UNITDIR) $(LIBEXECDIR)/ibsmd $(BASHCOMPDIR) \
+	$(SYSCONFDIR)/ibsmd $(UNITDIR) $(LIBEXECDIR)/ibsmd $(SYSUSERSDIR) $(BASHCOMPDIR) \
 	$(SYSCONFDIR)/logrotate.d
 # Slurm's PrologSlurmctld and EpilogSlurmctld: one script, the epilog a
 # link to the prolog (it acts on the name it is run by)
 SLURM_SCRIPTS := ibsmd-prolog ibsmd-epilog
 
-install: all
+# ibsmd.service and ibsmd@.service (one per local port, the instance its
+# name: ibsmd --instance) from one source
+UNIT_SED = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g'
+
+install: $(PROGRAMS)
 	install -d $(addprefix $(DESTDIR),$(INSTALL_DIRS))
 	install -m 755 $(BUILD)/ibsmd $(DESTDIR)$(SBINDIR)/ibsmd
 	install -m 755 $(BUILD)/ibsmctl $(BUILD)/ibsm-listen $(DESTDIR)$(BINDIR)/
@@ -211,9 +223,13 @@ install: all
 	install -m 644 man/ibsmd.yaml.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 etc/ibsmd.yaml $(DESTDIR)$(SYSCONFDIR)/ibsmd/ibsmd.yaml.example
 	install -m 755 etc/ibsm-lanes.sh $(DESTDIR)$(SYSCONFDIR)/ibsmd/ibsm-lanes.sh.example
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' etc/ibsmd.service.in \
+	$(UNIT_SED) -e 's|@INSTANCE_[A-Z]*@||g' etc/ibsmd.service.in \
 		> $(DESTDIR)$(UNITDIR)/ibsmd.service
-	chmod 644 $(DESTDIR)$(UNITDIR)/ibsmd.service
+	$(UNIT_SED) -e 's|@INSTANCE_DESC@| on port %i|' -e 's|@INSTANCE_OPT@| --instance %i|' \
+		-e 's|@INSTANCE_SOCKET@| -s /run/ibsmd/%i.sock|' -e 's|@INSTANCE_STATE@|/%i|' \
+		etc/ibsmd.service.in > $(DESTDIR)$(UNITDIR)/ibsmd@.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/ibsmd.service $(DESTDIR)$(UNITDIR)/ibsmd@.service
+	install -m 644 etc/ibsmd.sysusers $(DESTDIR)$(SYSUSERSDIR)/ibsmd.conf
 	install -m 755 etc/slurm/ibsmd-prolog $(DESTDIR)$(LIBEXECDIR)/ibsmd/ibsmd-prolog
 	ln -sf ibsmd-prolog $(DESTDIR)$(LIBEXECDIR)/ibsmd/ibsmd-epilog
 	sed -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' etc/slurm/slurm.conf.ibsmd \
@@ -232,6 +248,23 @@ uninstall:
 	@if [ -n "$(DESTDIR)" ]; then for d in $(INSTALL_DIRS); do \
 		while [ "$$d" != / ]; do rmdir "$(DESTDIR)$$d" 2>/dev/null; \
 			[ -e "$(DESTDIR)$$d" ] && break; d=$$(dirname "$$d"); done; done; fi
+
+# The .deb files (debian/) into build/pkg/, built from a copy of the files
+# git tracks (as they are in the work tree: nothing untracked, no build/)
+# by dpkg-buildpackage; no -dbgsym package.  debhelper: make deps.
+PKG_OUT := $(BUILD)/pkg
+package:
+	@command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || \
+		{ echo "make package: dpkg-buildpackage or debhelper missing (make deps installs them)" >&2; exit 1; }
+	@git rev-parse --git-dir >/dev/null 2>&1 || \
+		{ echo "make package: not a git work tree (the package is built from the tracked files)" >&2; exit 1; }
+	rm -rf $(PKG_OUT) && mkdir -p $(PKG_OUT)/src
+	git ls-files -z | tar -c --null -T - | tar -x -C $(PKG_OUT)/src
+	cd $(PKG_OUT)/src && DEB_BUILD_OPTIONS="noautodbgsym parallel=$(NPROC)" \
+		dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log >&2; echo "make package: dpkg-buildpackage failed ($(PKG_OUT)/build.log)" >&2; exit 1; }
+	rm -rf $(PKG_OUT)/src
+	@ls $(PKG_OUT)/*.deb
 
 clean:
 	rm -rf $(BUILD)

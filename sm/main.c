@@ -31,6 +31,18 @@
 #include "sm/import/osm_import.h"
 
 #define DEFAULT_CONFIG "/etc/ibsmd/ibsmd.yaml"
+/* --instance NAME (ibsmd@.service): the policy CONFIG_DIR/NAME.yaml if it
+ * exists (else DEFAULT_CONFIG), the state STATE_ROOT/NAME (the unit's
+ * StateDirectory=ibsmd/%i), the socket SOCKET_DIR/NAME.sock (its
+ * RuntimeDirectory=ibsmd). */
+#define CONFIG_DIR "/etc/ibsmd"
+#define STATE_ROOT "/var/lib/ibsmd"
+#define SOCKET_DIR "/run/ibsmd"
+/* an RDMA device name (mlx5_0, ibp1s0, hfi1_0): no '/' into the paths */
+#define CA_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+#define HEX_DIGITS "0123456789abcdefABCDEF"
+#define GUID_DIGITS_MAX 16
+#define PORT_NUM_MAX 254
 #define EXIT_CONFIG 78
 /* --receiver-weight: the pFTree paper's receivers weigh 100, the others 1
  * (Section 7.1); at most routing.weights' largest weight */
@@ -71,6 +83,9 @@ struct options {
 	const char **import_paths;	/* --import-opensm PATH... */
 	int n_import;
 	const char *import_to;		/* --import-to DIR */
+	const char *instance;		/* --instance NAME */
+	char inst_ca[CFG_NAME_LEN];	/* its CA, for CA:PORT */
+	char inst_config[4096], inst_state[256], inst_socket[128];
 };
 
 /* The engine table (routing/engine.c), one line per engine. */
@@ -108,6 +123,10 @@ static void usage(FILE *fp)
 "  -R, --routing ENGINE   routing engine(s), overrides the policy (%s)\n"
 "  -S, --state-dir DIR    persistent state (default /var/lib/ibsmd)\n"
 "  -s, --socket PATH      control socket (default " CONTROL_DEFAULT_SOCKET ")\n"
+"  -i, --instance NAME    one SM per local port (ibsmd@.service): NAME is the port\n"
+"                         GUID (0x...) or CA:PORT (mlx5_0:1); the policy\n"
+"                         " CONFIG_DIR "/NAME.yaml if it exists, state " STATE_ROOT "/NAME,\n"
+"                         socket " SOCKET_DIR "/NAME.sock (-c, -S, -s still override)\n"
 "      --offline TOPO     no fabric: read a topology file, assign LIDs, route, exit\n"
 "      --emulate TOPO     run against an in-process emulated fabric built from TOPO\n"
 "      --verify           with --once/--offline/--emulate: check the routes; exit 1 on an error\n"
@@ -310,6 +329,63 @@ static int check_receivers_options(struct options *o)
 	return 0;
 }
 
+/* --instance NAME's port: 0x and 1 to 16 hex digits (not 0), or CA:PORT
+ * with PORT 1..254; 0, or -1 (not a port). */
+static int instance_port(struct options *o, const char *name)
+{
+	const char *colon = strchr(name, ':');
+	char *end;
+	if (!colon) {
+		size_t n = strncmp(name, "0x", 2) ? 0 : strspn(name + 2, HEX_DIGITS);
+		if (n < 1 || n > GUID_DIGITS_MAX || name[2 + n])
+			return -1;
+		o->guid = strtoull(name + 2, NULL, 16);
+		return o->guid ? 0 : -1;
+	}
+	size_t ca_len = (size_t)(colon - name);
+	if (ca_len < 1 || ca_len >= sizeof(o->inst_ca) || strspn(name, CA_NAME_CHARS) != ca_len ||
+	    colon[1] < '1' || colon[1] > '9')
+		return -1;
+	errno = 0;
+	long port = strtol(colon + 1, &end, 10);
+	if (errno || *end || port > PORT_NUM_MAX)
+		return -1;
+	snprintf(o->inst_ca, sizeof(o->inst_ca), "%.*s", (int)ca_len, name);
+	o->ca = o->inst_ca;
+	o->port = (int)port;
+	return 0;
+}
+
+/* --instance NAME: the port, and the policy, state directory and socket
+ * that -c, -S and -s did not name; 0, or -1 said why. */
+static int apply_instance(struct options *o)
+{
+	const char *name = o->instance;
+	if (o->ca || o->port || o->guid) {
+		fprintf(stderr, "ibsmd: --instance names the port: no -d, -p or -g with it\n");
+		return -1;
+	}
+	if (instance_port(o, name) < 0) {
+		fprintf(stderr, "ibsmd: bad --instance '%s': a port GUID (0x0002c903000a0b0c) "
+			"or CA:PORT (mlx5_0:1)\n", name);
+		return -1;
+	}
+	if (!o->config) {
+		snprintf(o->inst_config, sizeof(o->inst_config), CONFIG_DIR "/%s.yaml", name);
+		if (access(o->inst_config, F_OK) == 0)
+			o->config = o->inst_config;
+	}
+	if (!o->state_dir) {
+		snprintf(o->inst_state, sizeof(o->inst_state), STATE_ROOT "/%s", name);
+		o->state_dir = o->inst_state;
+	}
+	if (!o->socket) {	/* fits: a CA name is shorter than CFG_NAME_LEN */
+		snprintf(o->inst_socket, sizeof(o->inst_socket), SOCKET_DIR "/%s.sock", name);
+		o->socket = o->inst_socket;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -322,6 +398,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "routing", required_argument, NULL, 'R' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "instance", required_argument, NULL, 'i' },
 		{ "offline", required_argument, NULL, OPT_OFFLINE },
 		{ "emulate", required_argument, NULL, OPT_EMULATE },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
@@ -357,7 +434,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->log_level = -1;
 	o->scheme = o->method = -1;
 	o->mig_pattern = o->initial = -1;
-	while ((c = getopt_long(argc, argv, "c:d:p:g:onR:S:s:f:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:d:p:g:onR:S:s:i:f:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 'd': o->ca = optarg; break;
@@ -383,6 +460,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'S': o->state_dir = optarg; break;
 		case 's': o->socket = optarg; break;
 		case 'f': o->log_file = optarg; break;
+		case 'i': o->instance = optarg; break;
 		case OPT_OFFLINE: o->offline = optarg; break;
 		case OPT_EMULATE: o->emulate = optarg; break;
 		case OPT_VERIFY: o->verify = 1; break;
@@ -459,6 +537,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsmd: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
+	if (o->instance && apply_instance(o) < 0)
+		return -1;
 	if (!o->import_paths != !o->import_to) {
 		fprintf(stderr, "ibsmd: --import-opensm PATH... and --import-to DIR go together\n");
 		return -1;
@@ -912,6 +992,12 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	if (o.check) {
 		/* as OpenBSD daemons' -n: the policy and the files it names */
+		if (o.instance && o.guid)
+			printf("instance %s: port GUID 0x%016" PRIx64 ", state %s, socket %s\n",
+			       o.instance, o.guid, o.state_dir, o.socket);
+		else if (o.instance)
+			printf("instance %s: CA %s port %d, state %s, socket %s\n",
+			       o.instance, o.ca, o.port, o.state_dir, o.socket);
 		if (config_path(&o))
 			printf("%s: policy OK\n", config_path(&o));
 		else

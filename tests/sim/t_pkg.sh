@@ -1,9 +1,11 @@
 #!/bin/bash
 # Packaging, no fabric (a few seconds): `make install` under DESTDIR puts
 # every file where PREFIX says (the bash completion and the logrotate snippet
-# among them) and fills the unit's ExecStart/ExecReload;
-# `systemd-analyze verify` on the unit (ExecStart at the built binary) is
-# clean, and not on a broken copy; `mandoc -Tlint -Wstyle man/*` reports
+# among them) and fills the units' ExecStart/ExecReload;
+# `systemd-analyze verify` on ibsmd.service and on ibsmd@.service's
+# instances (a port GUID, CA:PORT; ExecStart at the built binary) is clean,
+# and not on a broken copy; `ibsmd --instance` takes the port, state
+# directory and socket from the name and refuses a name of neither form; `mandoc -Tlint -Wstyle man/*` reports
 # nothing (cross-references to the pages of man/ resolved through the
 # installed tree); every --help option is in its page's SYNOPSIS, every
 # policy key in ibsmd.yaml.5 (man_sync.py); `make uninstall` with the same
@@ -22,7 +24,8 @@ make -s install DESTDIR="$dest" PREFIX="$prefix" >"$SIM_TMP/install.out" 2>&1 ||
 unit="$dest$prefix/lib/systemd/system/ibsmd.service"
 for f in sbin/ibsmd bin/ibsmctl bin/ibsm-listen share/man/man8/ibsmd.8 \
 	share/man/man8/ibsmctl.8 share/man/man8/ibsm-listen.8 share/man/man5/ibsmd.yaml.5 \
-	lib/systemd/system/ibsmd.service share/bash-completion/completions/ibsmctl; do
+	lib/systemd/system/ibsmd.service lib/systemd/system/ibsmd@.service lib/sysusers.d/ibsmd.conf \
+	share/bash-completion/completions/ibsmctl; do
 	[ -s "$dest$prefix/$f" ] || fail "make install: no $prefix/$f"
 done
 for f in ibsmd/ibsmd.yaml.example logrotate.d/ibsmd; do
@@ -31,9 +34,33 @@ done
 grep -qx "ExecStart=$prefix/sbin/ibsmd" "$unit" &&
 	grep -qx "ExecReload=$prefix/bin/ibsmctl reload" "$unit" ||
 	fail "unit: $(grep '^Exec' "$unit")"
-! grep -q '@[A-Z]*@' "$unit" || fail "unit: a placeholder left: $(grep '@[A-Z]*@' "$unit")"
+tunit="$dest$prefix/lib/systemd/system/ibsmd@.service"
+grep -qx "ExecStart=$prefix/sbin/ibsmd --instance %i" "$tunit" &&
+	grep -qx "ExecReload=$prefix/bin/ibsmctl -s /run/ibsmd/%i.sock reload" "$tunit" &&
+	grep -qx "StateDirectory=ibsmd/%i" "$tunit" && grep -qx "StateDirectory=ibsmd" "$unit" &&
+	grep -qx "Conflicts=opensm.service" "$unit" && grep -qx "Conflicts=opensm.service" "$tunit" ||
+	fail "units: $(grep -hE '^(Exec|StateDir|Conflicts)' "$unit" "$tunit")"
+! grep -q '@[A-Z_]*@' "$unit" "$tunit" || fail "units: a placeholder left: $(grep '@[A-Z_]*@' "$unit" "$tunit")"
+grep -qx 'g ibsmd - -' "$dest$prefix/lib/sysusers.d/ibsmd.conf" || fail "sysusers.d/ibsmd.conf: no 'g ibsmd - -'"
 n=$(find "$dest" -type f | wc -l)
-pass "make install DESTDIR PREFIX=$prefix: $n files, ExecStart=$prefix/sbin/ibsmd, ExecReload=ibsmctl reload"
+pass "make install DESTDIR PREFIX=$prefix: $n files, ExecStart=$prefix/sbin/ibsmd, ExecReload=ibsmctl reload; ibsmd@.service: --instance %i; sysusers.d: g ibsmd"
+
+# --instance NAME: the port, state directory and socket from NAME (the
+# policy: /etc/ibsmd/NAME.yaml if it exists, t_deb.sh); neither form refused
+out=$("$IBSMD" --instance mlx4_0:1 -n -c "$SIM_ROOT/etc/ibsmd.yaml" 2>&1) &&
+	grep -qx 'instance mlx4_0:1: CA mlx4_0 port 1, state /var/lib/ibsmd/mlx4_0:1, socket /run/ibsmd/mlx4_0:1.sock' <<<"$out" ||
+	fail "ibsmd --instance mlx4_0:1 -n: $out"
+out=$("$IBSMD" --instance 0x0002c903000a0b0c -n -c "$SIM_ROOT/etc/ibsmd.yaml" -S "$SIM_TMP/st" 2>&1) &&
+	grep -qx "instance 0x0002c903000a0b0c: port GUID 0x0002c903000a0b0c, state $SIM_TMP/st, socket /run/ibsmd/0x0002c903000a0b0c.sock" <<<"$out" ||
+	fail "ibsmd --instance 0x0002c903000a0b0c -n -S: $out"
+for bad in mlx4_0 mlx4_0:0 mlx4_0:255 ../x:1 0x 0x0 0x00000000000000001 0xg1; do
+	out=$("$IBSMD" --instance "$bad" -n 2>&1)
+	rc=$?
+	[ "$rc" -eq 2 ] && grep -q "bad --instance '$bad': a port GUID (0x0002c903000a0b0c) or CA:PORT (mlx5_0:1)" <<<"$out" ||
+		fail "ibsmd --instance $bad: exit $rc, $out"
+done
+out=$("$IBSMD" --instance mlx4_0:1 -g 0x2 -n 2>&1) && fail "--instance with -g accepted: $out"
+pass "ibsmd --instance: CA:PORT and a GUID give port, state and socket; 8 bad names refused (exit 2), -g with it too"
 
 # The sample lane agent, installed executable beside the policy example, as
 # ibsm-listen --exec runs it: a 69 lane order reaches the site hook as
@@ -74,14 +101,24 @@ grep -q '^Type=notify$' "$SIM_TMP/ibsmd.service" && grep -q '^WatchdogSec=' "$SI
 	grep -q '^DeviceAllow=char-infiniband_mad rw$' "$SIM_TMP/ibsmd.service" ||
 	fail "unit: Type=notify, WatchdogSec, Restart=on-failure, DeviceAllow umad expected"
 # man:ibsmd(8) and the others of Documentation= are looked up in the installed tree
-out=$(MANPATH="$dest$prefix/share/man:/usr/share/man" systemd-analyze verify "$SIM_TMP/ibsmd.service" 2>&1)
+sed -e "s|^ExecStart=.*|ExecStart=$SIM_ROOT/build/ibsmd --instance %i|" \
+	-e "s|^ExecReload=.*|ExecReload=$SIM_ROOT/build/ibsmctl -s /run/ibsmd/%i.sock reload|" "$tunit" \
+	>"$SIM_TMP/ibsmd@.service"
+# FILE:NAME: the template loaded as the instance NAME
+out=$(MANPATH="$dest$prefix/share/man:/usr/share/man" systemd-analyze verify "$SIM_TMP/ibsmd.service" \
+	"$SIM_TMP/ibsmd@.service:ibsmd@0x0002c903000a0b0c.service" \
+	"$SIM_TMP/ibsmd@.service:ibsmd@mlx4_0:1.service" 2>&1)
 rc=$?
 [ "$rc" -eq 0 ] && [ -z "$out" ] || fail "systemd-analyze verify (exit $rc): $out"
 mkdir -p "$SIM_TMP/broken"
 sed 's/^Type=notify$/Type=notfy/' "$SIM_TMP/ibsmd.service" >"$SIM_TMP/broken/ibsmd.service"
 out=$(MANPATH="$dest$prefix/share/man:/usr/share/man" systemd-analyze verify "$SIM_TMP/broken/ibsmd.service" 2>&1)
 grep -q "notfy" <<<"$out" || fail "systemd-analyze did not see Type=notfy: $out"
-pass "systemd-analyze verify: the unit is clean (and a Type=notfy copy is not)"
+sed 's/^Type=notify$/Type=notfy/' "$SIM_TMP/ibsmd@.service" >"$SIM_TMP/broken/ibsmd@.service"
+out=$(MANPATH="$dest$prefix/share/man:/usr/share/man" systemd-analyze verify \
+	"$SIM_TMP/broken/ibsmd@.service:ibsmd@mlx4_0:1.service" 2>&1)
+grep -q "ibsmd@mlx4_0:1.service:.*notfy" <<<"$out" || fail "systemd-analyze did not see the instance's Type=notfy: $out"
+pass "systemd-analyze verify: ibsmd.service, ibsmd@0x0002c903000a0b0c and ibsmd@mlx4_0:1 are clean (and Type=notfy copies are not)"
 
 # mandoc lint: the pages' cross-references resolve through the installed tree
 command -v mandoc >/dev/null && command -v makewhatis >/dev/null || fail "mandoc missing (make deps)"
