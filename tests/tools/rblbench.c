@@ -18,20 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "reconfig/rblocal.h"
 #include "routing/engines.h"
 #include "routing/engines/ftree.h"
+#include "sm/base/clock.h"
 #include "sm/base/topo.h"
 #include "sm/model/lids.h"
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static uint32_t find(const struct fabric *f, const char *desc)
 {
@@ -147,12 +140,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rblbench: out of memory or LIDs\n");
 		return 1;
 	}
-	uint64_t t0 = now_us();
+	uint64_t t0 = clock_us();
 	if (vswitch_ftree_route(&f, &o, &t, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rblbench: vswitch-ftree: %s\n", err);
 		return 1;
 	}
-	uint64_t full = now_us() - t0;
+	uint64_t full = clock_us() - t0;
 	uint32_t leaves[2] = { find(&f, argv[2]), find(&f, argv[3]) };
 	uint32_t va[64], vb[64];
 	unsigned na = hyps(&f, leaves[0], va, 64), nb = hyps(&f, leaves[1], vb, 64);
