@@ -89,7 +89,13 @@ getent group ibsmd >/dev/null || fail "no group ibsmd after dpkg -i"
 out=$(/usr/sbin/ibsmd -n -c /etc/ibsmd/ibsmd.yaml.example 2>&1) &&
 	out2=$(/usr/sbin/ibsmd -n -c "$policy" 2>&1) ||
 	fail "ibsmd -n on the installed example: $out $out2"
-pass "installed: ibsmd --version '$version' as debian/changelog; group ibsmd; ibsmd -n: example OK, with control.group ibsmd OK"
+# the operator comforts: the completion where bash-completion looks, the
+# logrotate snippet a conffile (an admin's edit survives an upgrade)
+[ -s /usr/share/bash-completion/completions/ibsmctl ] ||
+	fail "no /usr/share/bash-completion/completions/ibsmctl: $(dpkg -L ibsmd | grep -i compl)"
+dpkg-query -W -f='${Conffiles}\n' ibsmd | grep -q '^ /etc/logrotate.d/ibsmd ' ||
+	fail "/etc/logrotate.d/ibsmd not a conffile: $(dpkg-query -W -f='${Conffiles}' ibsmd)"
+pass "installed: ibsmd --version '$version' as debian/changelog; group ibsmd; ibsmd -n: example OK, with control.group ibsmd OK; completion, logrotate conffile"
 
 # the units, installed, and an instance of each form
 dir=$(dirname "$(dpkg -L ibsmd | grep '/systemd/system/ibsmd\.service$')")

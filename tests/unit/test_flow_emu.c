@@ -429,8 +429,14 @@ START_TEST(loop_clock)
 	ck_assert(s > 0.05 && s < 10);
 	double units = C / 2 * s / 4;
 	uint64_t got = counter(n.e, emu_host_guid(0), 0, PMC_XMIT_DATA);
-	ck_assert_msg(fabs((double)got - units) <= 1, "%llu units, not %.1f",
-		      (unsigned long long)got, units);
+	/*
+	 * The whole units of the sum: at most units, more than units - 1;
+	 * the ticks' seconds are whole microseconds (125 units each here), so
+	 * units is a whole number that the sum of the ticks' doubles may miss
+	 * by a rounding either way: 1e-6 of slack on both sides.
+	 */
+	ck_assert_msg((double)got <= units + 1e-6 && (double)got > units - 1 - 1e-6,
+		      "%llu units, not %.6f", (unsigned long long)got, units);
 	ck_assert_int_eq(emu_traffic_run(t, n.base, 0), 0);
 	loop_for(&n, 50);
 	ck_assert_uint_eq(counter(n.e, emu_host_guid(0), 0, PMC_XMIT_DATA), got);
