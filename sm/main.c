@@ -979,6 +979,12 @@ int main(int argc, char **argv)
 	struct config cfg;
 	if (parse_args(argc, argv, &o) < 0)
 		return 2;
+	/*
+	 * logrotate's SIGUSR1 may come while a restart loads the policy, before
+	 * the loop's handler (on_sigusr1) is in place: not the end of the
+	 * daemon.  The handler replaces this; exec'd programs get the default.
+	 */
+	signal(SIGUSR1, SIG_IGN);
 	if (o.import_paths)
 		return import_opensm(&o);
 	log_take_libevent();

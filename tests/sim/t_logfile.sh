@@ -60,6 +60,21 @@ kill -HUP "$pid"
 wait_until 10 grep -q 'heavy sweep done' "$log" 2>/dev/null || fail "SIGHUP: nothing in a new $log"
 pass "a reopen that fails keeps the old file (the error logged in it); SIGHUP opens the file again"
 
+# SIGUSR1 from the first instant (a rotation while ibsmd restarts): it comes
+# up all the same, before and after its handler is in place
+"$IBSMD" --emulate "$net" -S "$SIM_TMP/st3" -s "$SIM_TMP/c3.sock" -f "$SIM_TMP/early.log" \
+	>"$SIM_TMP/out3" 2>&1 &
+pid3=$!
+bg_register "$pid3"
+for _ in $(seq 300); do
+	kill -USR1 "$pid3" 2>/dev/null || break
+done
+kill -0 "$pid3" 2>/dev/null || fail "SIGUSR1 at start ended ibsmd: $(tail -n 3 "$SIM_TMP/out3")"
+wait_until 10 grep -q 'heavy sweep done' "$SIM_TMP/early.log" ||
+	fail "no sweep after SIGUSR1 at start: $(tail -n 3 "$SIM_TMP/early.log" "$SIM_TMP/out3" 2>&1)"
+kill -TERM "$pid3"
+pass "SIGUSR1 300 times from the start: ibsmd came up"
+
 # the shipped logrotate snippet: read without an error (and a broken copy not)
 command -v logrotate >/dev/null || fail "logrotate missing (make deps)"
 lr="$SIM_ROOT/etc/ibsmd.logrotate"
