@@ -5,7 +5,8 @@
 # descriptions as `ibsmctl --json topology` lists them; 0x<TAB> their
 # GUIDs; a name with blanks, ';' and ':' shell-quoted, and with
 # bash-completion loaded, completed after the ':' as readline wants it);
-# `ibsmctl vm migrate <TAB>` the VMs `vm list --json` lists; the
+# `ibsmctl vm migrate <TAB>` the VMs `vm list --json` lists; `job
+# end <TAB>` the jobs `job list --json` lists; the
 # commands offered are the ones the daemon knows; operations
 # (vm <TAB>) and options (status --<TAB>) from ibsmctl's help; a daemon
 # that does not answer: nothing offered, nothing printed, in a second.
@@ -76,6 +77,26 @@ got=$(complete_words ibsmctl -s "$sock" vm migrate "" 2>&1 | sort)
 [ "$(complete_words ibsmctl -s "$sock" vm destroy w)" = web_1 ] ||
 	fail "ibsmctl vm destroy w<TAB>: $(complete_words ibsmctl -s "$sock" vm destroy w)"
 pass "ibsmctl -s SOCK vm migrate <TAB>: the daemon's VMs ($(tr '\n' ' ' <<<"$got"))"
+
+# job end|loads <TAB>: the live jobs' IDs, from a daemon routing jobs on
+# a small XGFT
+jnet="$SIM_TMP/x.net"
+jsock="$SIM_TMP/j.sock"
+gen xgft --m 2,2,4 --w 1,2,2 -o "$jnet"
+printf 'routing: {engine: dmodk, jobs: least-max-load}\n' >"$SIM_TMP/j.yaml"
+"$IBSMD" --emulate "$jnet" -c "$SIM_TMP/j.yaml" -S "$SIM_TMP/jst" -s "$jsock" >"$SIM_TMP/jout" 2>&1 &
+bg_register $!
+jctl() { timeout 10 "$IBSMCTL" -s "$jsock" "$@"; }
+wait_until 10 jctl status >/dev/null 2>&1 || fail "the jobs daemon does not answer: $(tail -n 3 "$SIM_TMP/jout")"
+jctl job start 17 --nodes 'H-[0-3]' --wait >/dev/null || fail "job start 17: $(jctl job start 17 --nodes 'H-[0-3]' 2>&1)"
+jctl job start big-2 --nodes 'H-[8-11]' --wait >/dev/null || fail "job start big-2"
+want=$(jctl --json job list | jq -r '.jobs[].id' | sort)
+got=$(complete_words ibsmctl -s "$jsock" job end "" 2>&1 | sort)
+[ "$(wc -l <<<"$want")" -eq 2 ] && [ "$got" = "$want" ] ||
+	fail "ibsmctl job end <TAB>: '$(tr '\n' ' ' <<<"$got")', job list: '$(tr '\n' ' ' <<<"$want")'"
+[ "$(complete_words ibsmctl -s "$jsock" job loads b)" = big-2 ] ||
+	fail "ibsmctl job loads b<TAB>: $(complete_words ibsmctl -s "$jsock" job loads b)"
+pass "ibsmctl -s SOCK job end <TAB>: the live jobs ($(tr '\n' ' ' <<<"$got")); job loads b<TAB>: big-2"
 
 # the commands offered: the ones the daemon names when it refuses one
 known=$(ctl frobnicate 2>&1 | sed -n "s/^ibsmctl: unknown command 'frobnicate' (\(.*\))$/\1/p" | tr -d ' ' | tr ',' '\n' | sort)
