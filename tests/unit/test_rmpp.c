@@ -596,6 +596,17 @@ END_TEST
  * only the same message while our answer with its TID is still going
  * is a duplicate (ACKed again, not delivered).
  */
+struct poke_wait {
+	const struct raw *c;
+	int before;
+};
+
+static int poke_answered(const void *arg)
+{
+	const struct poke_wait *w = arg;
+	return w->c->n > w->before;
+}
+
 static int poke_body(struct emu_net *n, struct raw *c, struct peer *b, uint64_t tid,
 		     uint8_t body)
 {
@@ -606,6 +617,13 @@ static int poke_body(struct emu_net *n, struct raw *c, struct peer *b, uint64_t 
 		1, 20 + 64);
 	memset(m + SA_HDR_SIZE, body, 64);
 	ck_assert_int_eq(mad_transport_send(&c->h.t, m, MAD_SIZE, &to), 0);
+	/*
+	 * The first answer however slow a loaded machine is (a fixed window
+	 * alone could close before it, and count it with the next poke), then
+	 * 20 ms for any other
+	 */
+	struct poke_wait w = { c, before };
+	emu_run_while(n->base, poke_answered, &w, 2000);
 	emu_run_until(n->base, &(int){ 0 }, 20);
 	return c->n - before;
 }
