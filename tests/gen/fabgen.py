@@ -260,8 +260,8 @@ def add_hypervisor(fab, tag, vfs, level, nports=None):
     """A hypervisor: a switch node (the vSwitch "V-<tag>") of 2 + vfs
     ports (or nports, spare ports left free), port 2 the PF "P-<tag>",
     ports 3.. the VFs "F-<tag>-<k>": ibsim has no SR-IOV, so the PF and
-    each VF are HCAs of their own (seed 000 notes, section 3).  Port 1 is
-    left for the uplink."""
+    each VF are HCAs of their own (DEVELOPERS.md, hypervisors under
+    ibsim).  Port 1 is left for the uplink."""
     vsw = fab._add("S", "V-" + tag, nports or 2 + vfs, level)
     fab.link(vsw, 2, fab.add_host(name="P-" + tag), 1)
     for k in range(vfs):
@@ -358,7 +358,8 @@ def gen_hyper(fab, leaves, spines, hyps, vfs, hpl, spare):
     """Leaves L0-S<i> and spines L1-S<j>, every leaf to every spine; per
     leaf hpl plain hosts then hyps hypervisors.  A hypervisor is a switch
     node (the vSwitch) of 2 + vfs + spare ports: ibsim has no SR-IOV, so
-    the PF and each VF are HCAs of their own (seed 000 notes §3)."""
+    the PF and each VF are HCAs of their own (DEVELOPERS.md, hypervisors
+    under ibsim)."""
     if min(leaves, spines, hyps, vfs) < 1 or min(hpl, spare) < 0:
         raise FabgenError("hyper: counts must be positive")
     vsw_ports = 2 + vfs + spare

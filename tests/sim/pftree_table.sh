@@ -1,6 +1,6 @@
 #!/bin/bash
 # By hand (no ibsim): partition isolation, pftree against ftree, on the
-# 2-level XGFTs of the seed-001 paper's Table 3 (notes §2.3: 32..1024
+# 2-level XGFTs of the pFTree paper's Table 3 (Section 6.3.3: 32..1024
 # nodes, XGFT(2; m1,m2; 1,w2) = fabgen ftree2 --leaves m2 --spines w2
 # --hosts-per-leaf m1).  For each size, partition count and seed, every
 # host joins one of K partitions drawn at random (seeded; each non-empty;

@@ -6,12 +6,12 @@
       ports (names from ibnetdiscover's comments): the SL the vFtree
       policy must give, computed here independently of ibsmd: the leaves
       are the switches with a CA attached, numbered in ascending node GUID
-      order; the thesis's Algorithm 1 (seed-003 notes, section 1.3) fills
+      order; the thesis's Algorithm 1 (Paper III, vFtree) fills
       VL[src leaf][dst leaf], symmetric, 0 within a leaf; SL = VL.
       `--max-vls 1` gives SL 0 everywhere (mode none).
   qos_check.py matrix --leaves L --max-vls N
-      Algorithm 1's matrix for L leaves (a self-test: the notes' 6-leaf,
-      maxvl 4 matrix).
+      Algorithm 1's matrix for L leaves (a self-test: its matrix for 6
+      leaves and 4 VLs).
   qos_check.py sl2vl --topo TOPO --dir DIR (--max-vls N | --expect ROW)
       DIR/sl2vl.LID holds `smpquery sl2vl LID [OUT]` outputs (a switch:
       one per output port 0..N; a CA: one).  Every switch must show every
@@ -95,8 +95,9 @@ def algorithm1(n, maxvl):
 
 # ------------------------------------------------------------- VOQsw
 #
-# An independent VOQsw (BRIEF-voqsw-spec.md, seed-002 notes 1.4-1.6): the
-# fabric from ibnetdiscover, the routes from dump_fts, nothing from ibsmd.
+# An independent VOQsw (the VOQsw paper, Section 3, with ibsmd's rules 1-5
+# of routing/qos/voqsw.c): the fabric from ibnetdiscover, the routes from
+# dump_fts, nothing from ibsmd.
 
 class Fabric:
     """What VOQsw reads: switches {guid: nports}, links {(guid, port):
@@ -351,9 +352,9 @@ def cmd_cut(a):
 
 
 def cmd_voqsw_example(a):
-    """The notes' hand example (section 1.14): a line of three switches,
-    two hosts each, LIDs in host order; prints what it finds, exit 1 when
-    it is not the notes' figures."""
+    """A hand-worked example: a line of three switches, two hosts each,
+    LIDs in host order; prints what it finds, exit 1 when it is not the
+    figures worked by hand."""
     S = [0x100 + i for i in range(3)]
     H = [0x200 + i for i in range(6)]
     links = {}
@@ -387,7 +388,7 @@ def cmd_voqsw_example(a):
           (full.x_max, need, row(1), row(5)))
     if full.x_max != 24 or need != 4 or row(1) != [0, 0, 1, 2, 3] or \
             row(5) != [0, 1, 2, 3, 0]:
-        bad.append("not the notes' 24 tuples, 4 SLs, h0: 0 0 1 2 3, h4: 0 1 2 3 0")
+        bad.append("not the hand-worked 24 tuples, 4 SLs, h0: 0 0 1 2 3, h4: 0 1 2 3 0")
     four = Voqsw(fab, 4, 8)
     t = four.switch_tables(S[0])[(1, 3)][:4]
     u = four.switch_tables(S[1])[(3, 4)][2:4]
@@ -395,12 +396,12 @@ def cmd_voqsw_example(a):
           % (t, u, row(3)))
     if t != [0, 1, 3, 3] or u != [0, 1] or row(3) != [0, 1, 0, 0, 1]:
         bad.append("S0 (1, 3) is not SL0->VL0 SL1->VL1 SL2->VL3 SL3->VL3, S1 (3, 4) not SL2->VL0 SL3->VL1,"
-                   " or h2 not 0 1 0 0 1 (the notes)")
+                   " or h2 not 0 1 0 0 1 (as worked by hand)")
     for n, linear in ((2, 8), (3, 9)):
         x = Voqsw(fab, n, 8).x
-        print("SLmax %d: binary search x = %d (the notes' linear search: %d)" % (n, x, linear))
+        print("SLmax %d: binary search x = %d (a linear search: %d)" % (n, x, linear))
         if x != linear:
-            bad.append("SLmax %d: x = %d, the notes' %d" % (n, x, linear))
+            bad.append("SLmax %d: x = %d, a linear search's %d" % (n, x, linear))
     for line in bad:
         print("FAIL: " + line)
     return 1 if bad else 0

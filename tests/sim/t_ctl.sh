@@ -1,6 +1,6 @@
 #!/bin/bash
 # ibsmctl against a real daemon (on the in-process emulator: no ibsim
-# needed): every command INTERFACE.md documents is carried out (a refusal
+# needed): every command ibsmctl(8) documents is carried out (a refusal
 # is exit 1, the reason on stderr, with --json also {"error": ...} on
 # stdout), never silently accepted; an unknown command stays "unknown
 # command".

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Logs that name what happened (issue 15, item 4):
+# Logs that name what happened (ibsmd(8) Log):
 # (a) without JOURNAL_STREAM every line starts with an ISO 8601 date and
 #     time (milliseconds, zone offset);
 # (b) Unlink of a leaf-spine link logs exactly one notice line naming both

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Multicast trees follow the members and the links (issue 17): a 2-level
+# Multicast trees follow the members and the links: a 2-level
 # tree of 16 hosts (H-0..H-3 on leaf L0-S0, ...), ibsmd on H-15 with its
 # MADs counted by libmaddrop.  Judged from infiniband-diags output only
 # (tests/sim/mcast_check.py over ibnetdiscover and `ibroute -M` of every

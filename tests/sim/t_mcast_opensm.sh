@@ -1,5 +1,5 @@
 #!/bin/bash
-# Multicast beside OpenSM (issue 17, Done when): a 2-level tree of 16 hosts
+# Multicast beside OpenSM: a 2-level tree of 16 hosts
 # (H-0..H-3 on leaf L0-S0, ...), the SM on H-15, on a fresh ibsim each for
 # OpenSM and for ibsmd.  Before any join, `saquery -g` lists the default
 # partition's IPoIB broadcast group (MGID, MTU, rate, P_Key); then H-0, H-5,

@@ -1,6 +1,6 @@
 #!/bin/bash
-# ibsmd --offline --migrate on the paper's four Table 2 fabrics (seed 000
-# §2.2; 36-port switches): the migration code's writes handed to the
+# ibsmd --offline --migrate on the vSwitch paper's four Table 2 fabrics
+# (Section 7.1; 36-port switches): the migration code's writes handed to the
 # counting transport.  Full reconfiguration = switches x LFT blocks (from
 # the bring-up's max_lid) = 216 / 594 / 104,004 / 336,960; the worst-case
 # LID swap (ItRC, prepopulated, LIDs in different blocks) exactly 72 / 108

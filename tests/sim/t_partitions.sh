@@ -1,12 +1,12 @@
 #!/bin/bash
-# Partitions on ibsim (issue 16): three tenants and the default partition
-# on a 2-level tree.  smpquery pkeys reads back a host of each tenant, a
-# limited member, a host in none, the SM's port, a switch's port 0 and the
-# leaf port facing a host (its host's table: the leaves enforce); a reload
-# that moves H-13 from tenantA to tenantC writes exactly two P_Key blocks
-# (H-13's and its leaf port's) and as many LFT blocks as dump_fts shows
-# changed (pftree); a trap 257 from H-5 is counted
-# in `ibsmctl partitions --json`.
+# Partitions (ibsmd.yaml(5) Partitions) on ibsim: three tenants and the
+# default partition on a 2-level tree.  smpquery pkeys reads back a host of
+# each tenant, a limited member, a host in none, the SM's port, a switch's
+# port 0 and the leaf port facing a host (its host's table: the leaves
+# enforce); a reload that moves H-13 from tenantA to tenantC writes exactly
+# two P_Key blocks (H-13's and its leaf port's) and as many LFT blocks as
+# dump_fts shows changed (pftree); a trap 257 from H-5 is counted in
+# `ibsmctl partitions --json`.
 . "$(dirname "$0")/common.sh"
 
 net="$SIM_TMP/ft.net"

@@ -1,8 +1,8 @@
 #!/bin/bash
-# The SA within partitions (issue 16), beside OpenSM on a fresh ibsim of
-# the same fabric and the same partitions: a 2-level tree of 16 hosts
-# (H-0..H-3 on leaf L0-S0, ...), the SM on H-15, three tenants and a host
-# in none:
+# The SA within partitions (ibsmd(8) Subnet administration), beside OpenSM on
+# a fresh ibsim of the same fabric and the same partitions: a 2-level tree of
+# 16 hosts (H-0..H-3 on leaf L0-S0, ...), the SM on H-15, three tenants and a
+# host in none:
 #   tenantA 0x0001: H-0 H-4 H-8 H-12 full, H-3 limited
 #   tenantB 0x0002: H-1 H-5 H-9 H-13 full, SL 2
 #   tenantC 0x0003: H-2 H-6 H-10 H-14 H-7 full

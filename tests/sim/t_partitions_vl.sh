@@ -1,7 +1,8 @@
 #!/bin/bash
-# vlane-isolation on ibsim (issue 16, routing/qos/pvl.c): a 2-level tree of 16
-# hosts (2 spines), ibsmd on H-15 routing with ftree (which ignores the
-# partitions, so they share links) and three tenants dealt round-robin:
+# vlane-isolation on ibsim (ibsmd.yaml(5) Partitions, routing/qos/pvl.c): a
+# 2-level tree of 16 hosts (2 spines), ibsmd on H-15 routing with ftree (which
+# ignores the partitions, so they share links) and three tenants dealt
+# round-robin:
 #   blue 0x0001 vlane-isolation: H-0 H-4 H-8 H-12
 #   red  0x0002 vlane-isolation: H-1 H-5 H-9 H-13
 #   rest 0x0003 def-isolation:   H-2 H-6 H-10 H-14 H-3 H-7 H-11

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Partition isolation offline (no ibsim; about a second): on the 32- and
-# 128-node XGFTs of the seed-001 paper's Table 3, `ibsmd --offline
+# 128-node XGFTs of the pFTree paper's Table 3, `ibsmd --offline
 # --verify` prints the links shared between tenant partitions
 # (routing/verify/pverify.c).  With three tenants dealt round-robin (host h in
 # t<h mod 3>) pftree shares fewer links than ftree; a phy-isolation

@@ -26,7 +26,7 @@
 #  - mode voqsw, max_vls 8, sls 8, on an irregular fabric (8 switches of
 #    8 ports, 4 hosts each, switch graph 4-regular; fabgen irregular,
 #    seed 1) routed -R updn, as in the VOQsw paper: qos_check.py computes
-#    VOQsw itself (BRIEF-voqsw-spec rules, from ibnetdiscover and
+#    VOQsw itself (the rules of routing/qos/voqsw.c, from ibnetdiscover and
 #    dump_fts); `smpquery sl2vl` on every linked switch pair and CA port
 #    and the PathRecords of every pair with a listener at one end
 #    (T_QOS_PATHS=all: all 992) are what it says, some SLs are not 0; a
@@ -51,16 +51,17 @@ VOQ_LISTENERS=${VOQ_LISTENERS:-H-9 H-14 H-17}
 case " ${T_QOS_MODES:-voqsw} " in
 *" voqsw:"* | " voqsw ")
 	gen irregular --switches 8 --seed 1 -o "$VOQ_NET"
-	# the judge's own VOQsw reproduces the notes' hand example (section 1.14)
+	# the judge's own VOQsw reproduces a hand-worked example (a line
+	# of three switches, two hosts each)
 	qc voqsw-example >"$SIM_TMP/example" ||
-		fail "qos_check.py's VOQsw is not the notes' hand example: $(cat "$SIM_TMP/example")"
+		fail "qos_check.py's VOQsw is not the hand-worked example: $(cat "$SIM_TMP/example")"
 	;;
 esac
 
-# the judge's own Algorithm 1 reproduces the notes' 6-leaf, maxvl 4 matrix
+# the judge's own Algorithm 1 reproduces its matrix for 6 leaves and 4 VLs
 [ "$(qc matrix --leaves 6 --max-vls 4 | tr -d '\n')" = \
 	"[0,0,1,2,3,0][0,0,2,3,0,1][1,2,0,1,2,3][2,3,1,0,3,0][3,0,2,3,0,0][0,1,3,0,0,0]" ] ||
-	fail "qos_check.py's Algorithm 1 is not the notes' 6-leaf matrix: $(qc matrix --leaves 6 --max-vls 4)"
+	fail "qos_check.py's Algorithm 1 is not Algorithm 1's 6-leaf, 4-VL matrix: $(qc matrix --leaves 6 --max-vls 4)"
 
 ups() { grep -c '^subnet up' "$DIR/out"; }
 ups_over() { [ "$(ups)" -gt "$1" ] || ! kill -0 "$SM_PID" 2>/dev/null; }

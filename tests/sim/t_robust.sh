@@ -1,6 +1,6 @@
 #!/bin/bash
-# A hostile or broken fabric around the SM's port (issue 10, "one receive
-# path"): a host sprays forged NodeInfo/PortInfo GetResps (guessed TIDs,
+# A hostile or broken fabric around the SM's port (one receive path for
+# every MAD): a host sprays forged NodeInfo/PortInfo GetResps (guessed TIDs,
 # directed-route along a real return path and LID-routed) at the SM while
 # it brings the fabric up with 10% of its MADs silently lost -- the fabric
 # ends up as after a clean bring-up (same LIDs, same LFT entries, checked
@@ -91,7 +91,7 @@ pass "ibping and a Get of $sent classes ($answered answered, 'unsupported' from 
 
 # the SM's own port failing, then healing: every SMP to it lost (the local
 # NodeInfo fails), then only PortInfo (NodeInfo answers, the port is left
-# out of the model: the SIGSEGV in after_discovery of issue 10)
+# out of the model: this once crashed ibsmd in after_discovery)
 for what in "" " 0x15"; do
 	sim_cmd "Error \"H-0\"[1] 100$what" >/dev/null
 	n=$(sweeps)

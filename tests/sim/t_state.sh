@@ -1,5 +1,5 @@
 #!/bin/bash
-# State and shutdown safety (issue 15, items 5 and 6):
+# State and shutdown safety:
 # 1. the policy file: a FIFO or a link to /dev/zero as -c is refused at once,
 #    100,000 nested brackets in well under a second;
 # 2. an unwritable state directory: `--once` exits 1 and sends no Set

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Traps in (issue 11), against ibsmd built with ASan (build/ibsmd-asan):
+# Traps in (ibsmd(8) Traps), against ibsmd built with ASan (build/ibsmd-asan):
 # (a) an IsSM port that never answers SMInfo (`madsend silent`, which
 #     claims IsSM after its agents) is probed by one heavy sweep and never again: the
 #     heavy sweeps after it take as long as those before it came;

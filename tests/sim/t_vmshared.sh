@@ -1,5 +1,5 @@
 #!/bin/bash
-# Shared-LID VMs and Paper VI signalling under ibsim (issue 13 item 5):
+# Shared-LID VMs and Paper VI signalling under ibsim:
 # a fabric of 8 hypervisors (fabgen hyper: 4 leaves x 2), ibsmd on the plain
 # host H-0, and on each hypervisor's PF `ibsm-listen --hypervisor` with 4
 # --vguid: it subscribes to 69 (registering the hypervisor) and Sets its

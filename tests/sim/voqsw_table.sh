@@ -1,6 +1,6 @@
 #!/bin/bash
 # By hand (no ibsim; a few seconds): VOQsw's coverage on the paper's
-# fabrics (seed 002, Table 1): random irregular networks of 8-port
+# fabrics (the VOQsw paper's Table 1): random irregular networks of 8-port
 # switches, 4 hosts each, a 4-regular switch graph (fabgen.py irregular),
 # up*/down* routing, 8 VLs.  For each size and seed, ibsmd --offline with
 # qos.mode voqsw and 8, then 4 SLs; prints one Markdown row each: the

@@ -1,5 +1,5 @@
 /*
- * emumc: a multicast join storm on an emulated fabric (issue 17).  Builds
+ * emumc: a multicast join storm on an emulated fabric.  Builds
  * the emulator (mad/emu/emu.h) from a topology file, brings ibsmd's code up
  * on it in-process (the SM on the first CA, its IPoIB broadcast group
  * made at start), attaches an SA client (traps/host/saclient.c) to every other

@@ -332,9 +332,9 @@ START_TEST(test_list_limits)
 END_TEST
 
 /*
- * Keys ibsmd.yaml(5) and INTERFACE.md document for coming issues are
- * refused at the key, whatever the value, with their own message; a
- * misspelt key in the same sections stays an unknown key.
+ * Keys ibsmd.yaml(5) documents as not implemented yet are refused at the key,
+ * whatever the value, with their own message; a misspelt key in the same
+ * sections stays an unknown key.
  */
 /* node_name_map: the file is read with the policy; its errors refuse it */
 START_TEST(test_node_name_map)
@@ -498,7 +498,7 @@ START_TEST(test_not_implemented)
 }
 END_TEST
 
-/* The policy keys of issue 16, every form, read back field by field. */
+/* The partition keys of ibsmd.yaml(5), every form, read back field by field. */
 static const char partition_policy[] =
 	"routing:\n"
 	"  engine: ftree\n"

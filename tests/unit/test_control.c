@@ -1277,7 +1277,7 @@ static json_t *run_json(struct sm *sm, const char *text, char *err, size_t errle
 }
 
 /*
- * The daemon's command table (sm/ctl/ctlcmds.c): every command INTERFACE.md
+ * The daemon's command table (sm/ctl/ctlcmds.c): every command ibsmctl(8)
  * documents is implemented (one that is not would be refused as not
  * implemented yet); an unknown one stays unknown, the message naming
  * those carried out.

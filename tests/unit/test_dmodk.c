@@ -3,7 +3,7 @@
  * net-file text: each entry towards a CA is the one the D-mod-K formula
  * gives (destination index computed here from leaf GUIDs and port ranks,
  * up links from parent GUIDs, whatever the port numbers), the hand-checked
- * example of seed 004 section 2.2, LMC offsets, parallel cables, every
+ * example XGFT(3;2,2,4;1,2,2), LMC offsets, parallel cables, every
  * switch reaches every LID with an acyclic channel dependency graph, and
  * fabrics that are no fat tree are refused.
  */
@@ -212,7 +212,7 @@ START_TEST(t_lmc_offsets)
 END_TEST
 
 /*
- * Seed 004 section 2.2's example, XGFT(3;2,2,4;1,2,2): destination d goes
+ * A hand-checked example, XGFT(3;2,2,4;1,2,2): destination d goes
  * up to A(p, j) with j = d mod 2 and on to T(j, k) with k = (d / 2) mod 2,
  * (0,0),(1,0),(0,1),(1,1) repeating; flows 0->4 and 1->6 both leave L00
  * by j = 0.

@@ -1,11 +1,11 @@
 /*
- * Multicast trees written by the SM on the in-process emulator (issue
- * 17): groups made and joined through sm/model/mcgroups.h as the SA does, the
- * MFTs read back from the emulated switches (emu_mft_entry) and judged
- * by the multicast verifier (routing/verify/verify_mcast.h) against the fabric
- * the test parsed, never against the SM's trees.  The tree of
- * emu_testlib.h: leaves L0..L3 (GUIDs 0x100..0x103; ports 1-3 hosts, 7 to
- * S0, 8 to S1), spines S0, S1 (0x200, 0x201; port l + 1 to leaf l).
+ * Multicast trees written by the SM on the in-process emulator: groups made
+ * and joined through sm/model/mcgroups.h as the SA does, the MFTs read back
+ * from the emulated switches (emu_mft_entry) and judged by the multicast
+ * verifier (routing/verify/verify_mcast.h) against the fabric the test
+ * parsed, never against the SM's trees.  The tree of emu_testlib.h: leaves
+ * L0..L3 (GUIDs 0x100..0x103; ports 1-3 hosts, 7 to S0, 8 to S1), spines S0,
+ * S1 (0x200, 0x201; port l + 1 to leaf l).
  */
 #include <check.h>
 #include <stdio.h>

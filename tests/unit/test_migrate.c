@@ -2,14 +2,14 @@
  * Minimal reconfiguration on migration (reconfig/migrate.c) on XGFTs
  * generated here in the paper's notation (roots level 0, hosts level n,
  * m_i children per level-(i-1) node, w_i parents per level-i node):
- * FTreeMinRC marks as many switches as the closed form of seed 000
- * §1.6.3 says (computed here from the leaves' digits, not by walking),
- * the digest's table among them; a same-leaf migration writes one block
- * (dynamic) or at most two (prepopulated) on one switch; no migration
- * writes more than 2 x switches blocks; full writes every block of every
- * switch; the new tables take the VM's LID to the destination from every
- * switch and leave every other LID's entries as they were; a fabric that
- * is not a fat tree falls back to ItRC.
+ * FTreeMinRC marks as many switches as the closed form of the skyline (the
+ * vSwitch paper, Section 6.2) says (computed here from the leaves' digits,
+ * not by walking), the digest's table among them; a same-leaf migration
+ * writes one block (dynamic) or at most two (prepopulated) on one switch; no
+ * migration writes more than 2 x switches blocks; full writes every block of
+ * every switch; the new tables take the VM's LID to the destination from
+ * every switch and leave every other LID's entries as they were; a fabric
+ * that is not a fat tree falls back to ItRC.
  *
  * On a hypervisor fabric (vSwitches "V-*" with a PF and 4 VFs under the
  * leaves of a 2-level tree): migrate_plan_vm writes the physical and the
@@ -176,8 +176,10 @@ static uint32_t host_port(const struct fx *z, long h)
 }
 
 /*
- * The closed form (seed 000 §1.6.3) from the two hosts' digits: leaf
- * level L = n - 1, c = common prefix of the leaves' a-digits.
+ * The skyline's size in closed form (the vSwitch paper, Section 6.2: the top
+ * switches of every sub-tree the migration crosses, up to the common
+ * ancestors) from the two hosts' digits: leaf level L = n - 1, c = common
+ * prefix of the leaves' a-digits.
  */
 static uint32_t closed_form(const struct xgft *x, long h1, long h2)
 {

@@ -1,6 +1,6 @@
 /*
- * pftree (routing/engines/pftree.c): the worked examples of seed 001 (notes
- * §1.11) on their fabrics, with the partitions resolved by part_resolve()
+ * pftree (routing/engines/pftree.c): the worked examples of the pFTree
+ * paper on their fabrics, with the partitions resolved by part_resolve()
  * from a filled struct config: Fig. 4 (two partitions, two disjoint
  * halves), Fig. 12 (pFTree-Wt: the heavy node alone on its link), Figs 5
  * and 6 (pFTree shares, phy-isolation does not), Fig. 3b (full isolation

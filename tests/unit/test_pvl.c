@@ -1,6 +1,7 @@
 /*
- * The partition VL assignment (routing/qos/pvl.c, seed 001 Algorithm 5 as
- * corrected): VLs only for vlane-isolation partitions that share a link
+ * The partition VL assignment (routing/qos/pvl.c, the pFTree paper's
+ * Algorithm 5, its strict and best-effort branches as the text of Section
+ * 6.2 has them): VLs only for vlane-isolation partitions that share a link
  * with one still on VL 0, in policy order; strict fails naming the
  * partition when the data VLs run out, best-effort wraps to VL 1; then
  * part_sl and the SL-to-VL tables on a hand-routed fat tree.

@@ -1,10 +1,11 @@
 /*
- * qos.mode (issue 14) on the in-process emulator: what the SM writes of
- * SL-to-VL and VL arbitration tables, read back from the emulated devices
- * (the emulator's own decoders, mad/emu/emu.c), never from the SM's memory.
- * The tree of emu_testlib.h: 4 leaves (L0..L3, GUIDs 0x100..0x103) of 3
- * hosts, 2 spines, every port VLCap 4 (VL0-7).  voqsw is judged against
- * voqsw_apply() over the LIDs and LFTs read back from the devices.
+ * qos.mode (ibsmd.yaml(5) Quality of service) on the in-process emulator:
+ * what the SM writes of SL-to-VL and VL arbitration tables, read back from
+ * the emulated devices (the emulator's own decoders, mad/emu/emu.c), never
+ * from the SM's memory.  The tree of emu_testlib.h: 4 leaves (L0..L3, GUIDs
+ * 0x100..0x103) of 3 hosts, 2 spines, every port VLCap 4 (VL0-7).  voqsw is
+ * judged against voqsw_apply() over the LIDs and LFTs read back from the
+ * devices.
  */
 #include <check.h>
 #include <stdio.h>

@@ -1,8 +1,9 @@
 /*
- * The SA within partitions (sm/sa/sa_server.c, sa_path.c, sa_node.c; issue 16):
- * the policy's partitions filled into the config as helper A's parser
- * will, resolved by sa_publish() against the SA's own copy, and requests
- * sent in through the receive path from a chosen requester's LID.
+ * The SA within partitions (sm/sa/sa_server.c, sa_path.c, sa_node.c): the
+ * policy's partitions filled into the config as the policy parser
+ * (sm/model/config.c) fills them, resolved by sa_publish() against the SA's
+ * own copy, and requests sent in through the receive path from a chosen
+ * requester's LID.
  *
  * Fabric and policy: sa_parttestlib.h.
  */
@@ -122,7 +123,7 @@ START_TEST(path_no_tenants)
 	uint16_t pk = 0;
 	uint8_t sl = 0;
 	env_up(&e, 0);
-	/* everyone a full default member, as before issue 16 */
+	/* everyone a full default member, as with no partitions in the policy */
 	ck_assert_int_eq(paths(&e, "H6", "H4", "H5", 0, 0, 0, &pk, &sl), 1);
 	ck_assert_uint_eq(pk, 0xffff);
 	ck_assert_uint_eq(sl, 0);	/* part_sl[0] unset: the routing's */

@@ -2,10 +2,10 @@
  * vSwitches in the fat-tree engines (routing/engines/ftree.c): ftree routes a
  * hypervisor (vSwitch, PF, VFs) as one end node of its leaf, exactly as
  * it routes a plain host there, and the LIDs behind the vSwitch follow
- * the PF; vswitch-ftree (seed 000, Algorithm 1) routes each VM on its
- * own by its weight: the paper's Fig. 2 example, the same tables as
- * ftree with one VM per hypervisor, and a more even spread of VM-to-VM
- * routes than ftree with uneven VM counts.
+ * the PF; vswitch-ftree (the vSwitch paper's Algorithm 1) routes each VM on
+ * its own by its weight: the paper's Fig. 2 example, the same tables as ftree
+ * with one VM per hypervisor, and a more even spread of VM-to-VM routes than
+ * ftree with uneven VM counts.
  */
 #include <check.h>
 #include <stdint.h>
@@ -306,11 +306,11 @@ static void fig2_loads(const struct fig2 *x, const struct lft_tables *t,
 }
 
 /*
- * Seed 000 Fig. 2: R1, R2 over L1 {vSw1: VM1, VM2; vSw2: VM3, VM4} and
- * L2 {vSw3: VM5-7; vSw4: VM8}.  VM1 R1, VM2 R2, VM3 R1, VM4 R2; on L2
- * vSw4 first: VM8 R1, then VM5-7 all R2; every root-to-leaf link ends
- * with a down-load of one vSwitch.  ftree sends a vSwitch's VMs down
- * one link together.
+ * The vSwitch paper's Fig. 2: R1, R2 over L1 {vSw1: VM1, VM2; vSw2: VM3, VM4}
+ * and L2 {vSw3: VM5-7; vSw4: VM8}.  VM1 R1, VM2 R2, VM3 R1, VM4 R2; on L2 vSw4
+ * first: VM8 R1, then VM5-7 all R2; every root-to-leaf link ends with a
+ * down-load of one vSwitch.  ftree sends a vSwitch's VMs down one link
+ * together.
  */
 START_TEST(t_fig2)
 {
@@ -412,10 +412,10 @@ static void vm_link_loads(const struct fabric *f, const struct lft_tables *t,
 }
 
 /*
- * One VM per hypervisor, equal weights (seed 000 L.967-969): vswitch-ftree
- * gives ftree's tables, so the same VM-to-VM load on every link, every
- * route minimal.  The VMs sit on different VFs; the idle VFs keep LIDs
- * (prepopulated) on one fabric and have none (dynamic) on the other.
+ * One VM per hypervisor, equal weights (the vSwitch paper, Section 7):
+ * vswitch-ftree gives ftree's tables, so the same VM-to-VM load on every
+ * link, every route minimal.  The VMs sit on different VFs; the idle VFs keep
+ * LIDs (prepopulated) on one fabric and have none (dynamic) on the other.
  */
 START_TEST(t_one_vm_is_ftree)
 {

@@ -1,7 +1,7 @@
 /*
- * vFtree QoS (routing/qos/vftree.c, seed 003 §1.3): Algorithm 1's VL matrix
- * (the notes' 6-leaf maxvl-4 vector, symmetry, the 36-leaf x 8-VL pair
- * counts), the SL that lft_sl() gives between hosts (leaves in ascending
+ * vFtree QoS (routing/qos/vftree.c, the thesis's Paper III): Algorithm 1's VL
+ * matrix (its matrix for 6 leaves and 4 VLs, symmetry, the 36-leaf x 8-VL
+ * pair counts), the SL that lft_sl() gives between hosts (leaves in ascending
  * node GUID order, the physical leaf for ports behind a vSwitch), and the
  * SL-to-VL tables (SL i -> VL i below max_vls, VL 0 above).
  */
@@ -15,7 +15,7 @@
 #include "routing/qos/vftree.h"
 #include "routing_testlib.h"
 
-/* The notes' matrix: 6 leaves, maxvl 4. */
+/* Algorithm 1's matrix for 6 leaves and 4 VLs. */
 static const uint8_t six_by_four[6][6] = {
 	{ 0, 0, 1, 2, 3, 0 },
 	{ 0, 0, 2, 3, 0, 1 },
@@ -126,7 +126,7 @@ static void qos_close(struct fabric *f, struct lft_tables *t, struct tb *b)
 }
 
 /*
- * Six leaves, four VLs: the SL between every two hosts is the notes'
+ * Six leaves, four VLs: the SL between every two hosts is Algorithm 1's
  * matrix entry of their leaves' GUID ranks, 0 within a leaf, and 0 to or
  * from a switch's LID.
  */

@@ -74,7 +74,7 @@ static struct run population(uint32_t n, uint32_t m, int vms_register)
 			 VGUID_MOVED);
 	out.migrated = r.total - before;
 	ck_assert_uint_eq(r.last_vguid, 0);
-	ck_assert_uint_eq(r.last_lid, 2);	/* the NEW mapping (notes §5 item 9) */
+	ck_assert_uint_eq(r.last_lid, 2);	/* the NEW mapping (traps/vguid.h) */
 	out.told_min = UINT32_MAX;
 	for (size_t i = 0; i < subs; i++) {
 		out.told_min = r.per[i] < out.told_min ? r.per[i] : out.told_min;

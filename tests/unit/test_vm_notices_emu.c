@@ -1,5 +1,5 @@
 /*
- * Repath notices for VM migrations (issue 12 item 6) on the emulator:
+ * Repath notices for VM migrations (ibsmd(8) Event notices) on the emulator:
  * the SM brings up the hypervisor fabric of vswitch_testlib.h with
  * virtualization.vswitches ["V-*"] and events.signalling repath-only, in
  * which VF 1 of V-1-2 is cabled 1x (a net-file w=1 on both ends) and VF 1

@@ -1,10 +1,10 @@
 /*
- * Shared-LID VMs and Paper VI signalling on the emulator (issue 13
- * item 5): the hypervisor fabric of vswitch_testlib.h, 8 of its 12
- * hypervisors registered (their PFs subscribe to every notice with an SA
- * InformInfo Set) and the plain host H1 subscribed too (a host, not a
- * hypervisor).  4 shared-LID VMs are created on each registered
- * hypervisor (ibsmctl vm create --shared-lid, as sm/vm/vmops.c runs it):
+ * Shared-LID VMs and Paper VI signalling on the emulator: the hypervisor
+ * fabric of vswitch_testlib.h, 8 of its 12 hypervisors registered (their PFs
+ * subscribe to every notice with an SA InformInfo Set) and the plain host H1
+ * subscribed too (a host, not a hypervisor).  4 shared-LID VMs are created on
+ * each registered hypervisor (ibsmctl vm create --shared-lid, as
+ * sm/vm/vmops.c runs it):
  *   - creation sends no notice; the SA answers a PathRecord to a VM's
  *     GID with its hypervisor's PF LID;
  *   - a reboot on the same hypervisor (destroy, create with the same

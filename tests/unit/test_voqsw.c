@@ -1,15 +1,15 @@
 /*
- * VOQsw (routing/qos/voqsw.c, seed 002, BRIEF-voqsw-spec.md): the notes'
- * hand example (§1.14: the SL of every path, 24 tuples, full VOQ in 4
- * SLs, S0's (1, 3) table, the 2- and 3-SL cut-offs), and on random
- * irregular fabrics (the paper's: 8-port switches, 4 hosts each, a
- * 4-regular switch graph, up-down routing): every path through a considered
- * tuple finds at that switch the VL of its output port at the next
- * switch, the ranking and the report recomputed here independently,
- * every table entry a data VL of its link, full VOQ at or above the
- * per-(source, first port) lower bound, the same result twice and from
- * a fabric described in another order, and the VL grouping (8 ports on
- * 8 VLs: one each; on 4 VLs: two each).
+ * VOQsw (the VOQsw paper; routing/qos/voqsw.c and its rules 1-5): a
+ * hand-worked example (a line of three switches, two hosts each: the SL of
+ * every path, 24 tuples, full VOQ in 4 SLs, S0's (1, 3) table, the 2- and
+ * 3-SL cut-offs), and on random irregular fabrics (the paper's: 8-port
+ * switches, 4 hosts each, a 4-regular switch graph, up-down routing): every
+ * path through a considered tuple finds at that switch the VL of its output
+ * port at the next switch, the ranking and the report recomputed here
+ * independently, every table entry a data VL of its link, full VOQ at or
+ * above the per-(source, first port) lower bound, the same result twice and
+ * from a fabric described in another order, and the VL grouping (8 ports on 8
+ * VLs: one each; on 4 VLs: two each).
  */
 #include <check.h>
 #include <stdint.h>
@@ -122,7 +122,7 @@ static unsigned sl_between(const struct fabric *f, const struct lft_tables *t,
 	return lft_sl(t, lid_of(f, na), lid_of(f, nz));
 }
 
-/* The notes' SL from h0..h5 (rows) to h0..h5 (the diagonal unused). */
+/* The hand-worked SL from h0..h5 (rows) to h0..h5 (the diagonal unused). */
 static const unsigned want[6][6] = {
 	{ 0, 0, 0, 1, 2, 3 },
 	{ 0, 0, 0, 1, 2, 3 },
@@ -132,7 +132,7 @@ static const unsigned want[6][6] = {
 	{ 0, 1, 2, 3, 0, 0 },
 };
 
-/* Full VOQ: 24 tuples, 4 SLs, the notes' SL of every path. */
+/* Full VOQ: 24 tuples, 4 SLs, the hand-worked SL of every path. */
 START_TEST(t_hand_full)
 {
 	struct tb *b;
@@ -231,7 +231,7 @@ START_TEST(t_hand_lmc)
 END_TEST
 
 /*
- * With 1 to 4 SLs.  The notes' linear search (x = 1, 2, ... up to the
+ * With 1 to 4 SLs.  A linear search (x = 1, 2, ... up to the
  * first failure) stops at x = 8 with SLmax 2 and x = 9 with SLmax 3.
  * Rule 4 bisects instead (ComputeSLs' success is not monotone in x, so
  * the two could differ: the bisection keeps the last x it saw succeed);

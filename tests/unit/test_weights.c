@@ -1,9 +1,10 @@
 /*
- * pFTree-Wt weight learning, the pure parts: Eq. 1 as corrected in seed
- * 001 §1.7 (sm/weights.c, weights_rescale) and the PortCountersExtended
- * codec (mad/pma.c) against answers written byte by byte from IBA vol. 1
- * 16.1.4.11 (data at MAD byte 64: PortSelect byte 1, PortXmitData 8,
- * PortRcvData 16, in units of 4 octets).
+ * pFTree-Wt weight learning, the pure parts: the pFTree paper's Eq. 1
+ * (Section 7) with x - min B where the paper prints x - a (sm/weights.c,
+ * weights_rescale) and the PortCountersExtended codec (mad/pma.c) against
+ * answers written byte by byte from IBA vol. 1 16.1.4.11 (data at MAD byte
+ * 64: PortSelect byte 1, PortXmitData 8, PortRcvData 16, in units of 4
+ * octets).
  */
 #include <check.h>
 #include <stdint.h>

@@ -1,9 +1,10 @@
 /*
  * pFTree-Wt weight learning on the in-process emulator (sm/weights.c):
  * the SM reads PortCountersExtended from the emulated PMAs (mad/emu/emu_pma.c,
- * their own decoder), learns the weights of seed 001 §1.7 and reroutes.
+ * their own decoder), learns the weights of the pFTree paper's Section 7
+ * (Eq. 1) and reroutes.
  *
- * The fabric is Fig. 4 of the paper (notes §1.2, §1.11): leaves L1, L2
+ * The fabric is Fig. 4 of the pFTree paper (Section 5): leaves L1, L2
  * with 4 compute nodes each, roots R1, R2; a(P1) b(P2) c(P2) d(P1) on L1,
  * e, f (P2) and g, h (P1) on L2.  The SM runs on h.  With a receiving 100
  * times what the others do, the learned weights are a -> 100, the others
