@@ -10,9 +10,8 @@
  *    prepopulated scheme every VF port gets a vLID >= 0x10000 (PFs and
  *    hosts keep pLIDs), its PortInfo LID stays 0 (16 bits cannot hold
  *    it) and its port goes Active.
- * Until the emulator's own XLIDCap (helper xcodec, mad/emu/emu_xlid.c) is
- * merged, capability is a test-local vendor attribute handler answering
- * XLIDCap Get with the SM's encoder on the devices the test chooses.
+ * Capability is the emulator's own extension (mad/emu/emu_xlid.c),
+ * switched on for the devices the test chooses.
  */
 #include <check.h>
 #include <stdio.h>
