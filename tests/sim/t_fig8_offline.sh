@@ -47,16 +47,23 @@ pass "random 25% on 4-ary-2-full: 64 migrations, ItRC <= 12, FTreeMinRC <= marke
 # ending equal to it.
 net3="$SIM_TMP/x3.net"
 gen xgft --m 4,4,8 --w 1,4,4 --vfs 4 -o "$net3"
+# study NAME PATTERN REBALANCE: --migrate-pattern PATTERN (half the VFs,
+# seed 1) on net3 under vswitch-ftree with virtualization.rebalance's
+# REBALANCE lines; its lines in $SIM_TMP/NAME.out
+study() {
+	printf 'virtualization:\n  lid_scheme: dynamic\n  vswitches: ["V-*"]\n  rebalance:\n%srouting:\n  engine: vswitch-ftree\n' \
+		"$3" >"$SIM_TMP/$1.yaml"
+	"$IBSMD" -c "$SIM_TMP/$1.yaml" -S "$SIM_TMP" --offline "$net3" --migrate-pattern "$2" \
+		--population 50 --seed 1 >"$SIM_TMP/$1.out" 2>"$SIM_TMP/$1.err" ||
+		fail "$1: exit $?: $(tail -n 3 "$SIM_TMP/$1.err")"
+}
+# the judges' field reader: v("key") of a "what: key=value ..." line
+AWK_V='function v(k,   i) { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }'
 for rb in 0 16; do
-	p="$SIM_TMP/rb$rb.yaml"
-	printf 'virtualization:\n  lid_scheme: dynamic\n  vswitches: ["V-*"]\n  rebalance:\n    after_migrations: %s\nrouting:\n  engine: vswitch-ftree\n' \
-		"$rb" >"$p"
-	"$IBSMD" -c "$p" -S "$SIM_TMP" --offline "$net3" --migrate-pattern consolidate \
-		--population 50 --seed 1 >"$SIM_TMP/rb$rb.out" 2>"$SIM_TMP/rb$rb.err" ||
-		fail "rebalance $rb: exit $?: $(tail -n 3 "$SIM_TMP/rb$rb.err")"
+	study "rb$rb" consolidate "    after_migrations: $rb
+"
 done
-awk '
-	function v(k,   i) { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+awk "$AWK_V"'
 	FNR == 1 { f++ }
 	/^quality: / { r = v("ratio") + 0; last[f] = r; if (!seen[f]++ || r < lo[f]) lo[f] = r }
 	/^rebalance: / { n[f]++; sw = v("switches") + 0; s[f] += sw; if (sw < 1 || sw > 80) { print "switches: " $0; bad = 1 } }
@@ -78,15 +85,11 @@ pass "virtualization.rebalance after a consolidation on 4-ary-3-full: $(cat "$SI
 # whole fabric, as local: false does every time.  In all, the local run
 # writes fewer switches, to the same bisection quality (within 1%).
 for loc in false true; do
-	p="$SIM_TMP/loc$loc.yaml"
-	printf 'virtualization:\n  lid_scheme: dynamic\n  vswitches: ["V-*"]\n  rebalance:\n    after_migrations: 1\n    local: %s\nrouting:\n  engine: vswitch-ftree\n' \
-		"$loc" >"$p"
-	"$IBSMD" -c "$p" -S "$SIM_TMP" --offline "$net3" --migrate-pattern grouping \
-		--population 50 --seed 1 >"$SIM_TMP/loc$loc.out" 2>"$SIM_TMP/loc$loc.err" ||
-		fail "local $loc: exit $?: $(tail -n 3 "$SIM_TMP/loc$loc.err")"
+	study "loc$loc" grouping "    after_migrations: 1
+    local: $loc
+"
 done
-awk '
-	function v(k,   i) { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+awk "$AWK_V"'
 	FNR == 1 { f++ }
 	/^quality: / { r = v("ratio") + 0; last[f] = r; if (!seen[f]++ || r < lo[f]) lo[f] = r }
 	/^rebalance: / { sc = v("scope"); sw = v("switches") + 0; n[f, sc]++
