@@ -14,6 +14,9 @@
 # without --population or --offline, a topology without vSwitches.
 . "$(dirname "$0")/common.sh"
 
+# the judges' field reader: v("key") of a "what: key=value ..." line
+AWK_V='function v(k,   i) { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }'
+
 net="$SIM_TMP/x.net"
 gen xgft --m 4,8 --w 1,4 --vfs 4 -o "$net"
 pol="$SIM_TMP/p.yaml"
@@ -22,8 +25,7 @@ out="$SIM_TMP/r.out"
 "$IBSMD" -c "$pol" -S "$SIM_TMP" --offline "$net" --migrate-pattern random \
 	--population 25 --seed 1 >"$out" 2>"$SIM_TMP/r.err" ||
 	fail "exit $?: $(tail -n 3 "$SIM_TMP/r.err")"
-awk '
-	function v(k,   i) { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+awk "$AWK_V"'
 	/^migration: / { n++; it = v("itrc") + 0; ft = v("ftreeminrc") + 0; mk = v("marked") + 0
 		if (it > 12 || ft > mk || (mk != 1 && mk != 6) || v("fallback") != "") { print "bad: " $0; bad = 1 }
 		si += it; sf += ft; if (it > mi) mi = it; if (ft > mf) mf = ft; if (mk > mm) mm = mk }
@@ -57,8 +59,6 @@ study() {
 		--population 50 --seed 1 >"$SIM_TMP/$1.out" 2>"$SIM_TMP/$1.err" ||
 		fail "$1: exit $?: $(tail -n 3 "$SIM_TMP/$1.err")"
 }
-# the judges' field reader: v("key") of a "what: key=value ..." line
-AWK_V='function v(k,   i) { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }'
 for rb in 0 16; do
 	study "rb$rb" consolidate "    after_migrations: $rb
 "
